@@ -1,0 +1,28 @@
+/**
+ * `npm run bench [service...] [-- --seconds N]`: runs each service's benchmark and prints
+ * throughput and latency percentiles. Services: store (binding in process, then HTTP through
+ * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener).
+ */
+import { parseArgs } from 'node:util';
+import { benchStoreBinding } from './store-binding.ts';
+import { benchStoreHttp } from './store-http.ts';
+import { benchS3 } from './s3.ts';
+
+const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
+  store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
+  'store-binding': benchStoreBinding,
+  'store-http': benchStoreHttp,
+  s3: benchS3,
+};
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' } } });
+const names = positionals.length > 0 ? positionals : ['store', 's3'];
+for (const name of names) {
+  const bench = BENCHES[name];
+  if (!bench) {
+    console.error(`Unknown benchmark ${JSON.stringify(name)}; known: ${Object.keys(BENCHES).join(', ')}`);
+    process.exit(2);
+  }
+  console.log(`== ${name} (${process.version}, ${values.seconds}s per measurement)`);
+  await bench(Number(values.seconds));
+}

@@ -1,0 +1,72 @@
+/**
+ * S3 API: PUT/GET of 1 KiB and 1 MiB over a real listener, each request SigV4-verified (presigned
+ * URLs, so wrk/autocannon can replay them), beside the same operations through the binding in
+ * process. 32 connections.
+ */
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { systemClock } from '../src/core/clock.ts';
+import { silentLogger } from '../src/core/log.ts';
+import { createStoreBucket } from '../src/store/binding/index.ts';
+import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
+import { createS3Handler } from '../src/store/s3/s3-handler.ts';
+import { runLoad } from './load.ts';
+import { formatResult, runClosedLoop } from './stats.ts';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export async function benchS3(seconds: number): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-s3-'));
+  const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
+  await engine.ensureBucket('bench');
+  const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, secrets: (id) => (id === 'BENCHKEY' ? 'bench-secret' : undefined) });
+  const server = createServer((req, res) => { void handler(req, res); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: 'BENCHKEY', secretAccessKey: 'bench-secret' } });
+  const binding = createStoreBucket(engine, 'bench', { listHonorsInclude: true });
+  const lines: string[] = [];
+  const report = (line: string) => {
+    lines.push(line);
+    console.log(line);
+  };
+  try {
+    for (const [label, size] of [['1 KiB', KiB], ['1 MiB', MiB]] as const) {
+      const body = Buffer.alloc(size, 97);
+      const key = `obj-${size}`;
+      await client.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: body }));
+      const getUrl = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'bench', Key: key }), { expiresIn: 3600 });
+      const putUrl = await getSignedUrl(client, new PutObjectCommand({ Bucket: 'bench', Key: `put-${size}` }), { expiresIn: 3600 });
+      const bodyFile = join(dataDir, `body-${size}`);
+      writeFileSync(bodyFile, body);
+      const lua = join(dataDir, `put-${size}.lua`);
+      writeFileSync(lua, `wrk.method = "PUT"\nlocal f = io.open("${bodyFile}", "rb")\nwrk.body = f:read("*all")\nf:close()\n`);
+      const getLua = join(dataDir, 'get.lua');
+      writeFileSync(getLua, 'wrk.method = "GET"\n');
+      const get = await runLoad({ url: getUrl, connections: 32, seconds, lua: getLua, env: {}, autocannonRequest: () => ({ method: 'GET' }) });
+      report(formatResult({ name: `s3 signed GET ${label} (${get.tool})`, ops: get.requestsPerSec * seconds, seconds, p50: get.p50, p99: get.p99, bytesPerOp: size }) + (get.errors ? `  errors ${get.errors}` : ''));
+      const put = await runLoad({ url: putUrl, connections: 32, seconds, lua, env: {}, autocannonRequest: () => ({ method: 'PUT', body }) });
+      report(formatResult({ name: `s3 signed PUT ${label} (${put.tool})`, ops: put.requestsPerSec * seconds, seconds, p50: put.p50, p99: put.p99, bytesPerOp: size }) + (put.errors ? `  errors ${put.errors}` : ''));
+      report(formatResult(await runClosedLoop(`binding get ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async () => {
+        const object = await binding.get(key);
+        if (object && 'arrayBuffer' in object) await object.arrayBuffer();
+      })));
+      report(formatResult(await runClosedLoop(`binding put ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async (i) => {
+        await binding.put(`bput-${size}-${i % 100}`, body);
+      })));
+    }
+  } finally {
+    client.destroy();
+    server.closeAllConnections();
+    server.close();
+    await engine.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return lines;
+}

@@ -1,0 +1,62 @@
+/**
+ * Store through the bucket binding, in process, on disk: put/get/head of 1 KiB, put/get of
+ * 1 MiB, list of 100 keys, and a 100 MiB multipart upload. 32 concurrent callers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createStoreBucket } from '../src/store/binding/index.ts';
+import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
+import { formatResult, runClosedLoop } from './stats.ts';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export async function benchStoreBinding(seconds: number): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-'));
+  const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
+  await engine.ensureBucket('bench');
+  const bucket = createStoreBucket(engine, 'bench', { listHonorsInclude: true });
+  const lines: string[] = [];
+  const report = (line: string) => {
+    lines.push(line);
+    console.log(line);
+  };
+  const opts = { concurrency: 32, durationMs: seconds * 1000 };
+  try {
+    const small = new Uint8Array(KiB).fill(97);
+    report(formatResult(await runClosedLoop('binding put 1 KiB', { ...opts, bytesPerOp: KiB }, async (i) => {
+      await bucket.put(`d/${String(i % 100).padStart(2, '0')}/${String(Math.floor(i / 100) % 100).padStart(3, '0')}`, small);
+    })));
+    const key = () => `d/${String(Math.floor(Math.random() * 100)).padStart(2, '0')}/${String(Math.floor(Math.random() * 100)).padStart(3, '0')}`;
+    report(formatResult(await runClosedLoop('binding get 1 KiB', { ...opts, bytesPerOp: KiB }, async () => {
+      const object = await bucket.get(key());
+      if (object && 'arrayBuffer' in object) await object.arrayBuffer();
+    })));
+    report(formatResult(await runClosedLoop('binding head 1 KiB', opts, async () => {
+      await bucket.head(key());
+    })));
+    report(formatResult(await runClosedLoop('binding list 100 keys', opts, async () => {
+      await bucket.list({ prefix: `d/${String(Math.floor(Math.random() * 100)).padStart(2, '0')}/`, limit: 100 });
+    })));
+    const big = new Uint8Array(MiB).fill(98);
+    report(formatResult(await runClosedLoop('binding put 1 MiB', { ...opts, bytesPerOp: MiB }, async (i) => {
+      await bucket.put(`big/${i % 64}`, big);
+    })));
+    report(formatResult(await runClosedLoop('binding get 1 MiB', { ...opts, bytesPerOp: MiB }, async () => {
+      const object = await bucket.get(`big/${Math.floor(Math.random() * 64)}`);
+      if (object && 'body' in object) for await (const _ of object.body as unknown as AsyncIterable<Uint8Array>) { /* drain */ }
+    })));
+    const part = new Uint8Array(10 * MiB).fill(99);
+    const started = performance.now();
+    const upload = await bucket.createMultipartUpload('mpu/100MiB');
+    const parts = await Promise.all(Array.from({ length: 10 }, (_, i) => upload.uploadPart(i + 1, part)));
+    await upload.complete(parts);
+    const ms = performance.now() - started;
+    report(formatResult({ name: 'binding multipart 100 MiB (10 MiB parts)', ops: 1, seconds: ms / 1000, bytesPerOp: 100 * MiB, p50: ms, p99: ms }));
+  } finally {
+    await engine.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return lines;
+}

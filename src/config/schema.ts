@@ -1,0 +1,54 @@
+/**
+ * The server config (`edgeport.toml`), its zod schema (the source of truth), and the conversion of
+ * its snake_case keys into the camelCase `Config` the services receive. Unknown keys are errors.
+ */
+import { z } from 'zod';
+import { DEFAULTS } from './defaults.ts';
+
+const port = z.number().int().min(0).max(65535);
+
+export const configFileSchema = z.strictObject({
+  data_dir: z.string().min(1).optional(),
+  host: z.string().min(1).optional(),
+  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).optional(),
+  ports: z.strictObject({
+    edge: port.optional(),
+    api: port.optional(),
+    gateway: port.optional(),
+    s3: port.optional(),
+  }).optional(),
+  db: z.strictObject({ url: z.string().min(1) }).optional(),
+  blobs: z.strictObject({ url: z.string().min(1) }).optional(),
+  scripts: z.array(z.union([
+    z.strictObject({ path: z.string().min(1) }),
+    z.record(z.string(), z.unknown()),
+  ])).optional(),
+});
+
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  logLevel: string;
+  ports: { edge: number; api: number; gateway: number; s3: number };
+  /** Metadata database URL; undefined means SQLite in the data dir. */
+  dbUrl: string | undefined;
+  /** Blob store URL; undefined means the data dir's `blobs/`. */
+  blobsUrl: string | undefined;
+  /** Script configs, inline tables or `{ path }` references (validated by src/runtime). */
+  scripts: ReadonlyArray<Record<string, unknown>>;
+}
+
+/** Fills defaults into a validated file (defaults and validation are separate steps). */
+export function toConfig(file: ConfigFile): Config {
+  return {
+    dataDir: file.data_dir ?? DEFAULTS.dataDir,
+    host: file.host ?? DEFAULTS.host,
+    logLevel: file.log_level ?? DEFAULTS.logLevel,
+    ports: { edge: DEFAULTS.ports.edge, api: DEFAULTS.ports.api, gateway: DEFAULTS.ports.gateway, s3: DEFAULTS.ports.s3, ...file.ports },
+    dbUrl: file.db?.url,
+    blobsUrl: file.blobs?.url,
+    scripts: file.scripts ?? [],
+  };
+}

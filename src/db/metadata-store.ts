@@ -1,0 +1,124 @@
+/**
+ * MetadataStore: the one asynchronous interface to the relational metadata of the object store.
+ * SQLite implements it now (src/db/sqlite); PostgreSQL implements the same methods later, so
+ * callers never see SQL. Every write method is atomic; preconditions run inside the transaction.
+ */
+import type {
+  BucketInfo, Checksums, HttpMetadata, ObjectMeta, StorageClass,
+} from '../store/engine/types.ts';
+
+/** Where the bytes of a stored object live. */
+export type StoredData =
+  | { kind: 'inline'; bytes: Uint8Array }
+  | { kind: 'blob'; blobId: string }
+  | { kind: 'parts'; parts: Array<{ blobId: string; size: number }> };
+
+export interface StoredObject {
+  meta: ObjectMeta;
+  data: StoredData;
+}
+
+export interface UploadRow {
+  uploadId: string;
+  bucket: string;
+  key: string;
+  created: number;
+  httpMetadata: HttpMetadata;
+  customMetadata: Record<string, string>;
+  storageClass: StorageClass;
+  state: 'active' | 'completed' | 'aborted';
+}
+
+export interface PartRow {
+  partNumber: number;
+  etag: string;
+  size: number;
+  blobId: string;
+  uploaded: number;
+}
+
+/** What a completion writes, decided by the caller from the upload's current parts. */
+export interface CompletionPlan {
+  meta: ObjectMeta;
+  /** The parts that make up the object, in order. */
+  parts: PartRow[];
+}
+
+export interface ListQuery {
+  /** Only keys strictly greater than this. */
+  after?: string;
+  prefix?: string;
+  limit: number;
+  withHttpMetadata: boolean;
+  withCustomMetadata: boolean;
+}
+
+/** A listed row: metadata kinds not asked for are undefined. */
+export type ListedRow = Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & {
+  httpMetadata: HttpMetadata | undefined;
+  customMetadata: Record<string, string> | undefined;
+};
+
+export type Precondition = (current: ObjectMeta | null) => boolean;
+
+export interface AccessKeyRow {
+  accessKeyId: string;
+  secret: string;
+  created: number;
+  revoked: number | null;
+}
+
+export interface MetadataStore {
+  insertBucket(bucket: BucketInfo): Promise<boolean>;
+  getBucket(name: string): Promise<BucketInfo | null>;
+  listBuckets(): Promise<BucketInfo[]>;
+  deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'>;
+
+  headObject(bucket: string, key: string): Promise<ObjectMeta | null>;
+  getObject(bucket: string, key: string): Promise<StoredObject | null>;
+  /**
+   * Writes the object unless `precondition` rejects the current one (then returns false and
+   * writes nothing). The replaced object's blobs are queued for reclamation in the same transaction.
+   */
+  putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean>;
+  deleteObjects(bucket: string, keys: readonly string[]): Promise<void>;
+  listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]>;
+
+  insertUpload(upload: UploadRow): Promise<void>;
+  getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow | null>;
+  /** Records a part (replacing one with the same number); false when the upload is not active. */
+  putPart(uploadId: string, part: PartRow): Promise<boolean>;
+  listParts(uploadId: string): Promise<PartRow[]>;
+  listUploads(bucket: string, prefix: string): Promise<UploadRow[]>;
+  /**
+   * Completes an active upload atomically: `plan` sees the upload and its parts and returns the
+   * object to write (or throws to refuse). Unused parts and any replaced object are reclaimed.
+   */
+  completeUpload(bucket: string, key: string, uploadId: string, plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta>;
+  /** Aborts the upload; returns its previous state, or null when it never existed. */
+  abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null>;
+  /** Aborts every active upload created before `createdBefore`; returns how many. */
+  expireUploads(createdBefore: number): Promise<number>;
+
+  /** Blob ids whose grace period has ended; call confirmReclaimed once their files are gone. */
+  reclaimableBlobs(now: number, limit: number): Promise<string[]>;
+  confirmReclaimed(blobIds: readonly string[]): Promise<void>;
+  /** Queues blobs for reclamation (e.g. a blob written for a put whose precondition then failed). */
+  queueReclaim(blobIds: readonly string[]): Promise<void>;
+  /** Every blob id some row still references (for the startup sweep of orphaned files). */
+  referencedBlobIds(): Promise<Set<string>>;
+  /** Forgets every pending reclamation (the startup sweep deletes those files itself). */
+  clearReclaimQueue(): Promise<void>;
+
+  /** Creates or, for an existing id, replaces (and un-revokes) an S3 access key. */
+  putAccessKey(key: AccessKeyRow): Promise<void>;
+  /** The secret of a usable (not revoked) key. */
+  accessKeySecret(accessKeyId: string): Promise<string | undefined>;
+  listAccessKeys(): Promise<AccessKeyRow[]>;
+  /** false when no such key exists. */
+  revokeAccessKey(accessKeyId: string, at: number): Promise<boolean>;
+
+  close(): Promise<void>;
+}
+
+export type { Checksums };

@@ -1,0 +1,11 @@
+/** The ordered list of schema migrations; each carries its SQL per dialect. */
+import { objectStore } from './0001-object-store.ts';
+import { s3AccessKeys } from './0002-s3-access-keys.ts';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sqlite: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys];

@@ -1,0 +1,101 @@
+/** Every prepared statement of the SQLite metadata store, built once per connection. */
+import type { Database, Statement } from 'better-sqlite3';
+
+export interface ObjectRecord {
+  key: string;
+  version: string;
+  size: number;
+  etag: string;
+  uploaded: number;
+  http_metadata: string;
+  custom_metadata: string;
+  checksums: string;
+  storage_class: string;
+  has_inline: number;
+  inline_data?: Uint8Array | null;
+  blob_id: string | null;
+  part_count: number;
+}
+
+export interface UploadRecord {
+  upload_id: string;
+  bucket: string;
+  key: string;
+  created: number;
+  http_metadata: string;
+  custom_metadata: string;
+  storage_class: string;
+  state: string;
+}
+
+export interface PartRecord {
+  part_number: number;
+  etag: string;
+  size: number;
+  blob_id: string;
+  uploaded: number;
+}
+
+const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
+
+/** Column order of a raw list row; http_metadata and custom_metadata follow when requested. */
+const LIST_COLUMNS = 'key, version, size, etag, uploaded, checksums, storage_class';
+export type ListRecord = [key: string, version: string, size: number, etag: string, uploaded: number, checksums: string,
+  storageClass: string, httpMetadata?: string, customMetadata?: string];
+
+export function prepareStatements(db: Database) {
+  const s = (sql: string): Statement => db.prepare(sql);
+  return {
+    insertBucket: s('INSERT OR IGNORE INTO buckets (name, created, storage_class) VALUES (?, ?, ?)'),
+    getBucket: s('SELECT name, created, storage_class FROM buckets WHERE name = ?'),
+    listBuckets: s('SELECT name, created, storage_class FROM buckets ORDER BY name'),
+    deleteBucket: s('DELETE FROM buckets WHERE name = ?'),
+    anyObject: s('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
+    anyActiveUpload: s("SELECT 1 FROM uploads WHERE bucket = ? AND state = 'active' LIMIT 1"),
+
+    headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`),
+    getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data
+      FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`),
+    upsertObject: s(`INSERT OR REPLACE INTO objects (bucket, key, version, size, etag, uploaded, http_metadata,
+      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertInlineBody: s('INSERT OR REPLACE INTO inline_bodies (version, bytes) VALUES (?, ?)'),
+    deleteInlineBody: s('DELETE FROM inline_bodies WHERE version = ?'),
+    deleteObject: s('DELETE FROM objects WHERE bucket = ? AND key = ?'),
+    // Listing returns arrays (raw mode) of LIST_COLUMNS, plus the two metadata columns when asked:
+    // building fewer JS values per row is most of a list's cost.
+    listFrom: s(`SELECT ${LIST_COLUMNS} FROM objects WHERE bucket = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?`).raw(),
+    listAfter: s(`SELECT ${LIST_COLUMNS} FROM objects WHERE bucket = ? AND key > ? AND key < ? ORDER BY key LIMIT ?`).raw(),
+    listFromWithMetadata: s(`SELECT ${LIST_COLUMNS}, http_metadata, custom_metadata FROM objects
+      WHERE bucket = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?`).raw(),
+    listAfterWithMetadata: s(`SELECT ${LIST_COLUMNS}, http_metadata, custom_metadata FROM objects
+      WHERE bucket = ? AND key > ? AND key < ? ORDER BY key LIMIT ?`).raw(),
+    objectParts: s('SELECT blob_id, size FROM object_parts WHERE version = ? ORDER BY idx'),
+    insertObjectPart: s('INSERT INTO object_parts (version, idx, blob_id, size) VALUES (?, ?, ?, ?)'),
+    deleteObjectParts: s('DELETE FROM object_parts WHERE version = ?'),
+
+    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
+    setUploadState: s('UPDATE uploads SET state = ? WHERE upload_id = ?'),
+    listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created`),
+    expiredUploads: s("SELECT upload_id FROM uploads WHERE state = 'active' AND created < ?"),
+    getPart: s('SELECT * FROM upload_parts WHERE upload_id = ? AND part_number = ?'),
+    upsertPart: s(`INSERT OR REPLACE INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded) VALUES (?, ?, ?, ?, ?, ?)`),
+    listParts: s('SELECT * FROM upload_parts WHERE upload_id = ? ORDER BY part_number'),
+    deleteParts: s('DELETE FROM upload_parts WHERE upload_id = ?'),
+
+    queueReclaim: s('INSERT OR REPLACE INTO blob_reclaim (blob_id, after) VALUES (?, ?)'),
+    reclaimable: s('SELECT blob_id FROM blob_reclaim WHERE after <= ? LIMIT ?'),
+    forgetReclaim: s('DELETE FROM blob_reclaim WHERE blob_id = ?'),
+    clearReclaim: s('DELETE FROM blob_reclaim'),
+    putAccessKey: s('INSERT OR REPLACE INTO s3_access_keys (access_key_id, secret, created, revoked) VALUES (?, ?, ?, ?)'),
+    accessKeySecret: s('SELECT secret FROM s3_access_keys WHERE access_key_id = ? AND revoked IS NULL').pluck(),
+    listAccessKeys: s('SELECT access_key_id, secret, created, revoked FROM s3_access_keys ORDER BY created'),
+    revokeAccessKey: s('UPDATE s3_access_keys SET revoked = ? WHERE access_key_id = ? AND revoked IS NULL'),
+    accessKeyExists: s('SELECT 1 FROM s3_access_keys WHERE access_key_id = ?'),
+    referencedBlobs: s(`SELECT blob_id FROM objects WHERE blob_id IS NOT NULL
+      UNION ALL SELECT blob_id FROM object_parts UNION ALL SELECT blob_id FROM upload_parts`),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;

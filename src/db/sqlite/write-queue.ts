@@ -1,0 +1,79 @@
+/**
+ * Group commit for SQLite: writes queued during one turn of the event loop run in ONE transaction,
+ * each inside its own savepoint so a failing write does not undo the others. The database runs with
+ * synchronous=NORMAL, so the commit itself does not fsync; instead the WAL file is fsynced off the
+ * event loop (shared by every batch that committed meanwhile, across connections too), and only
+ * then do the writes resolve. A write therefore resolves only once durable, while the thread goes
+ * on serving reads and forming the next batch during the fsync.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
+
+interface QueuedWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export class WriteQueue {
+  readonly #db: Database;
+  readonly #wal: CoalescedFsync;
+  readonly #savepoint: Statement;
+  readonly #release: Statement;
+  readonly #rollbackTo: Statement;
+  #pending: QueuedWrite[] = [];
+  #scheduled = false;
+
+  constructor(db: Database, wal: CoalescedFsync) {
+    this.#db = db;
+    this.#wal = wal;
+    this.#savepoint = db.prepare('SAVEPOINT write');
+    this.#release = db.prepare('RELEASE write');
+    this.#rollbackTo = db.prepare('ROLLBACK TO write');
+  }
+
+  /** Runs `write` inside the next group transaction; resolves after that transaction committed. */
+  run<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ run: write, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#pending;
+    this.#pending = [];
+    const outcomes: Array<{ ok: boolean; value: unknown }> = [];
+    try {
+      this.#db.transaction(() => {
+        for (const write of batch) {
+          this.#savepoint.run();
+          try {
+            outcomes.push({ ok: true, value: write.run() });
+            this.#release.run();
+          } catch (error) {
+            this.#rollbackTo.run();
+            this.#release.run();
+            outcomes.push({ ok: false, value: error });
+          }
+        }
+      }).immediate();
+    } catch (error) {
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    this.#wal.sync().then(() => {
+      batch.forEach((write, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) write.resolve(outcome.value);
+        else write.reject(outcome.value);
+      });
+    }, (error: unknown) => {
+      for (const write of batch) write.reject(error);
+    });
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Compatibility dates and flags (DESIGN.md "script config"): the date's format and range, and the
+ * table of flags this runtime knows. Behaviour that changed on a date is on from that date or by flag.
+ */
+
+/** Every flag a script config may name, with what it does here. */
+export const COMPATIBILITY_FLAGS = {
+  store_list_honor_include: 'StoreBucket.list() honours `include` before 2022-08-04 too (SPEC §4.3 list rule 3).',
+  nodejs_compat: 'Accepted as on the real platform; Node.js built-in modules are always importable here.',
+} as const satisfies Record<string, string>;
+
+export type CompatibilityFlag = keyof typeof COMPATIBILITY_FLAGS;
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** The furthest timezone is UTC+14: a date that is "today" anywhere on Earth is accepted. */
+const LATEST_OFFSET_MS = 14 * 60 * 60 * 1000;
+
+/** The problem with a compatibility date, or undefined when it is a real `YYYY-MM-DD` not after today. */
+export function compatibilityDateProblem(date: string, now: number): string | undefined {
+  const match = DATE.exec(date);
+  if (!match) return `must be a date written YYYY-MM-DD, got ${JSON.stringify(date)}`;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const parsed = new Date(Date.UTC(year, month - 1, day));
+  if (parsed.getUTCFullYear() !== year || parsed.getUTCMonth() !== month - 1 || parsed.getUTCDate() !== day) {
+    return `${date} is not a calendar date`;
+  }
+  const today = new Date(now + LATEST_OFFSET_MS).toISOString().slice(0, 10);
+  if (date > today) return `${date} is in the future (today is ${today}); use a date no later than today`;
+  return undefined;
+}
+
+/** The flags this runtime does not know, in the order given. */
+export function unknownCompatibilityFlags(flags: readonly string[]): string[] {
+  return flags.filter((flag) => !Object.hasOwn(COMPATIBILITY_FLAGS, flag));
+}

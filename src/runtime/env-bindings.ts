@@ -1,0 +1,29 @@
+/**
+ * The `env` a script receives: one StoreBucket per `store_buckets` entry, on this worker's own
+ * store engine (its own database connection), with the script's compatibility rules applied.
+ */
+import type { ScriptConfig } from './script-config.ts';
+
+export interface ScriptEnv {
+  env: Readonly<Record<string, unknown>>;
+  /** Closes what the bindings opened. */
+  close(): Promise<void>;
+}
+
+/** Builds `env`; opens the store only when the script binds a bucket. */
+export async function createScriptEnv(script: ScriptConfig, dataDir: string): Promise<ScriptEnv> {
+  if (script.storeBuckets.length === 0) return { env: Object.freeze({}), close: async () => undefined };
+  // Loaded only here, so a script without buckets never loads the store (or SQLite).
+  const [{ createStoreBucket, listHonorsInclude }, { openStoreEngine }] = await Promise.all([
+    import('../store/binding/index.ts'), import('../store/engine/open-store-engine.ts'),
+  ]);
+  // The server opened the store first (recovery, bucket creation, background checkpoints), so
+  // this connection leaves WAL checkpoints to the server's checkpointer thread.
+  const engine = await openStoreEngine({ dataDir, backgroundCheckpoints: true });
+  const honorsInclude = listHonorsInclude(script.compatibilityDate, script.compatibilityFlags);
+  const env: Record<string, unknown> = {};
+  for (const { binding, bucketName } of script.storeBuckets) {
+    env[binding] = createStoreBucket(engine, bucketName, { listHonorsInclude: honorsInclude });
+  }
+  return { env: Object.freeze(env), close: () => engine.close() };
+}

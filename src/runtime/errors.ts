@@ -1,0 +1,29 @@
+/**
+ * How the script runtime fails: RUNTIME_ERRORS for the server (a script that cannot start), and
+ * SCRIPT_FAILURES, what a client is answered when its script could not produce a response.
+ */
+import { EdgeportError, type ErrorCatalog } from '../core/errors/edgeport-error.ts';
+
+export type RuntimeErrorCode = 'RUNTIME_SCRIPT_START_FAILED';
+
+export const RUNTIME_ERRORS: ErrorCatalog<RuntimeErrorCode> = {
+  RUNTIME_SCRIPT_START_FAILED: { kind: 'user', message: 'The script failed to start.' },
+};
+
+export class RuntimeError extends EdgeportError<RuntimeErrorCode> {
+  constructor(code: RuntimeErrorCode, message: string = RUNTIME_ERRORS[code].message, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(code, RUNTIME_ERRORS[code].kind, message, options);
+  }
+}
+
+/** Why a request got no response from its script. */
+export type ScriptFailure = 'exception' | 'cpu' | 'memory' | 'crash' | 'unavailable';
+
+/** What the client is answered for each failure (the real platform's 1101 / 1102 pages, in plain text). */
+export const SCRIPT_FAILURES: Record<ScriptFailure, { status: number; body: string }> = {
+  exception: { status: 500, body: 'The script threw an exception.\n' },
+  cpu: { status: 503, body: 'The script exceeded its CPU time limit.\n' },
+  memory: { status: 503, body: 'The script exceeded its memory limit.\n' },
+  crash: { status: 502, body: 'The script stopped unexpectedly.\n' },
+  unavailable: { status: 503, body: 'The script is not running.\n' },
+};

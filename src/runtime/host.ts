@@ -1,0 +1,53 @@
+/**
+ * The script host: prepares the store a script binds (recovery, buckets created on first use,
+ * background maintenance), starts its worker pool, and answers node:http requests through it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../core/log.ts';
+import { HttpExchange, type ExchangeContext } from './http-exchange.ts';
+import type { ScriptConfig } from './script-config.ts';
+import { WorkerPool } from './worker-pool.ts';
+
+export interface ScriptHostOptions {
+  script: ScriptConfig;
+  dataDir: string;
+  logger: Logger;
+  /** Workers for the script (default 2). */
+  poolSize?: number;
+}
+
+export interface ScriptHost {
+  /** A node:http request listener that serves the script. */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Stops the workers (requests in flight get 503) and closes the store. */
+  close(): Promise<void>;
+}
+
+/** Starts a host; rejects with RUNTIME_SCRIPT_START_FAILED when the script cannot load. */
+export async function startScriptHost(options: ScriptHostOptions): Promise<ScriptHost> {
+  const { script, dataDir, logger } = options;
+  // The server's own engine: it alone recovers the data dir (before any worker opens it), creates
+  // the buckets, and runs maintenance and WAL checkpoints; workers open their own connections.
+  const engine = script.storeBuckets.length === 0 ? undefined
+    : await (await import('../store/engine/open-store-engine.ts')).openStoreEngine({
+      dataDir, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
+    });
+  let pool: WorkerPool;
+  try {
+    for (const { bucketName } of script.storeBuckets) await engine!.ensureBucket(bucketName);
+    pool = await WorkerPool.start({ script, dataDir, logger, ...(options.poolSize !== undefined ? { size: options.poolSize } : {}) });
+  } catch (error) {
+    await engine?.close();
+    throw error;
+  }
+  const context: ExchangeContext = { logger, scriptName: script.name, blobDir: engine?.blobDir };
+  return {
+    handle: function handleScriptRequest(req, res) {
+      pool.dispatch(new HttpExchange(req, res, context));
+    },
+    async close() {
+      await pool.close();
+      await engine?.close();
+    },
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * The script runtime: script configs, compatibility dates and flags, env bindings, and the worker
+ * pool that runs scripts isolated from the server (DESIGN.md "Script isolation").
+ */
+export { COMPATIBILITY_FLAGS, type CompatibilityFlag } from './compat.ts';
+export { RUNTIME_ERRORS, RuntimeError, SCRIPT_FAILURES, type RuntimeErrorCode, type ScriptFailure } from './errors.ts';
+export { startScriptHost, type ScriptHost, type ScriptHostOptions } from './host.ts';
+export {
+  loadScriptConfig, parseScriptConfig, SCRIPT_LIMIT_DEFAULTS, type ScriptConfig, type ScriptLimits, type StoreBucketBinding,
+} from './script-config.ts';
+export { WorkerPool, type WorkerPoolOptions } from './worker-pool.ts';

@@ -1,0 +1,63 @@
+/**
+ * How engine failures reach a script: a plain `Error` (no `code`, name "Error") whose message is
+ * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors (reference §1.1).
+ */
+import { StoreError } from '../engine/errors.ts';
+
+export type BindingAction =
+  | 'head' | 'get' | 'put' | 'list' | 'delete' | 'createMultipartUpload' | 'uploadPart'
+  | 'completeMultipartUpload' | 'abortMultipartUpload';
+
+/**
+ * A failure of the script's own body stream while the engine read it: the script gets the
+ * stream's error itself, not an internal error.
+ */
+export class ScriptStreamFailure {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
+  }
+}
+
+const INTERNAL = 'We encountered an internal error. Please try again. (10001)';
+const ALGORITHM_NAMES: Record<string, string> = { md5: 'MD5', sha1: 'SHA-1', sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' };
+
+/**
+ * Converts anything the engine threw into the error a script sees. A failure of the script's own
+ * body stream is rethrown as is; any other foreign error is an internal error (10001) with the
+ * original as `cause`, as the real runtime shows backend faults.
+ */
+export function toScriptError(action: BindingAction, error: unknown): unknown {
+  if (error instanceof ScriptStreamFailure) return error.reason;
+  if (error instanceof StoreError) return new Error(`${action}: ${storeMessage(error)} (${error.v4})`);
+  return new Error(`${action}: ${INTERNAL}`, { cause: error });
+}
+
+/** The backend message; BadDigest's is the three lines of reference §1.3, built from the details. */
+function storeMessage(error: StoreError): string {
+  const details = error.details;
+  if (error.code !== 'STORE_BAD_DIGEST' || typeof details?.algorithm !== 'string') return error.message;
+  const name = ALGORITHM_NAMES[details.algorithm] ?? details.algorithm.toUpperCase();
+  const expected = String(details.expected).toLowerCase();
+  const actual = String(details.actual).toLowerCase();
+  return `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${expected}\nActual ${name} was: ${actual}`;
+}
+
+/** Runs an engine call, rethrowing failures in the script-facing shape. */
+export async function scriptCall<T>(action: BindingAction, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw toScriptError(action, error);
+  }
+}
+
+/** The JSG argument-conversion error for a parameter of the wrong type. */
+export function wrongParameter(method: string, owner: string, index: number, types: string): TypeError {
+  return new TypeError(`Failed to execute '${method}' on '${owner}': parameter ${index} is not of type '${types}'.`);
+}
+
+/** The JSG error for a struct field of the wrong type. */
+export function wrongField(field: string, struct: string, type: string): TypeError {
+  return new TypeError(`Incorrect type for the '${field}' field on '${struct}': the provided value is not of type '${type}'.`);
+}

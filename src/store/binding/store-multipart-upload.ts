@@ -1,0 +1,45 @@
+/** StoreMultipartUpload: a handle on one upload (SPEC §2.10); resuming one does no I/O. */
+import type { StoreEngine } from '../engine/store-engine.ts';
+import { scriptCall } from './binding-errors.ts';
+import { assertBodyValue, toBodyInput } from './put-value.ts';
+import { HeadResult } from './store-object.ts';
+import type { StoreUploadedPart } from './types.ts';
+
+/** The runtime takes part numbers as a C++ `int` (ToInt32: 1.5 is 1, "2" is 2), then checks 1..10000. */
+function checkPartNumber(partNumber: unknown): number {
+  const n = Number(partNumber) | 0;
+  if (n < 1 || n > 10_000) throw new TypeError(`Part number must be between 1 and 10000 (inclusive). Actual value was: ${n}`);
+  return n;
+}
+
+export class StoreMultipartUploadHandle {
+  readonly key: string;
+  readonly uploadId: string;
+  readonly #engine: StoreEngine;
+  readonly #bucket: string;
+
+  constructor(engine: StoreEngine, bucket: string, key: string, uploadId: string) {
+    this.#engine = engine;
+    this.#bucket = bucket;
+    this.key = key;
+    this.uploadId = uploadId;
+  }
+
+  async uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob): Promise<StoreUploadedPart> {
+    assertBodyValue(value, 'uploadPart', 'StoreMultipartUpload');
+    const n = checkPartNumber(partNumber);
+    const body = toBodyInput(value);
+    return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body));
+  }
+
+  async abort(): Promise<void> {
+    await scriptCall('abortMultipartUpload', () => this.#engine.abortMultipartUpload(this.#bucket, this.key, this.uploadId));
+  }
+
+  async complete(uploadedParts: StoreUploadedPart[]): Promise<HeadResult> {
+    if (!Array.isArray(uploadedParts)) throw new TypeError("Failed to execute 'complete' on 'StoreMultipartUpload': parameter 1 is not of type 'Array'.");
+    const parts = uploadedParts.map((part) => ({ partNumber: checkPartNumber(part?.partNumber), etag: String(part?.etag) }));
+    const meta = await scriptCall('completeMultipartUpload', () => this.#engine.completeMultipartUpload(this.#bucket, this.key, this.uploadId, parts));
+    return new HeadResult(meta);
+  }
+}

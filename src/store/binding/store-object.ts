@@ -1,0 +1,144 @@
+/**
+ * StoreObject and StoreObjectBody as scripts see them: classes `HeadResult` and `GetResult`, as in
+ * the real runtime (reference §2.1). A body is a web ReadableStream created on first access; while
+ * untouched, a server may take its segments and send the bytes itself (takeStoreBody).
+ */
+import type { HttpMetadata, ObjectBody, ObjectMeta, ServedRange, StorageClass } from '../engine/types.ts';
+import { StoreChecksums } from './checksums.ts';
+import { toStoreHttpMetadata, writeHttpMetadata } from './http-metadata.ts';
+import type { StoreHTTPMetadata } from './types.ts';
+
+export class HeadResult {
+  readonly key: string;
+  readonly version: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly httpEtag: string;
+  readonly checksums: StoreChecksums;
+  readonly uploaded: Date;
+  readonly httpMetadata: StoreHTTPMetadata | undefined;
+  readonly customMetadata: Record<string, string> | undefined;
+  readonly range: ServedRange | undefined;
+  readonly storageClass: StorageClass;
+
+  constructor(meta: Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & { httpMetadata: HttpMetadata | undefined; customMetadata: Record<string, string> | undefined },
+    range?: ServedRange) {
+    this.key = meta.key;
+    this.version = meta.version;
+    this.size = meta.size;
+    this.etag = meta.etag;
+    this.httpEtag = `"${meta.etag}"`;
+    this.checksums = new StoreChecksums(meta.checksums);
+    this.uploaded = new Date(meta.uploaded);
+    this.httpMetadata = meta.httpMetadata === undefined ? undefined : toStoreHttpMetadata(meta.httpMetadata);
+    this.customMetadata = meta.customMetadata === undefined ? undefined : { ...meta.customMetadata };
+    this.range = range;
+    this.storageClass = meta.storageClass;
+  }
+
+  writeHttpMetadata(headers: Headers): void {
+    writeHttpMetadata(this.key, this.httpMetadata, headers);
+  }
+}
+
+interface BodyState {
+  source: ObjectBody;
+  stream: ReadableStream<Uint8Array> | undefined;
+  /** Some reader started on the bytes (the stream, a read method, or takeStoreBody). */
+  used: boolean;
+  /** The bytes went elsewhere than `stream` (a read method or takeStoreBody): the stream errors. */
+  taken: boolean;
+}
+
+/** Stream -> the engine body behind it, while nobody has read from it. */
+const untouchedBodies = new WeakMap<ReadableStream<Uint8Array>, BodyState>();
+
+const USED = 'Body has already been used. It can only be used once. Use tee() first if you need to read it twice.';
+
+export class GetResult extends HeadResult {
+  readonly #state: BodyState;
+
+  constructor(meta: ObjectMeta, range: ServedRange, body: ObjectBody) {
+    super(meta, range);
+    this.#state = { source: body, stream: undefined, used: false, taken: false };
+  }
+
+  get body(): ReadableStream<Uint8Array> {
+    const state = this.#state;
+    if (!state.stream) {
+      let iterator: AsyncIterator<Uint8Array> | undefined;
+      state.stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (!iterator && state.taken) {
+            controller.error(new TypeError(USED));
+            return;
+          }
+          state.used = true;
+          untouchedBodies.delete(state.stream!);
+          // The engine's chunks are enqueued as they are: no copy between the file and the script.
+          iterator ??= state.source.stream()[Symbol.asyncIterator]();
+          const next = await iterator.next();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        },
+        async cancel() {
+          await iterator?.return?.();
+        },
+      }, { highWaterMark: 0 });
+      untouchedBodies.set(state.stream, state);
+    }
+    return state.stream;
+  }
+
+  get bodyUsed(): boolean {
+    return this.#state.used || (this.#state.stream?.locked ?? false);
+  }
+
+  async bytes(): Promise<Uint8Array> {
+    if (this.bodyUsed) throw new TypeError(USED);
+    const state = this.#state;
+    state.used = true;
+    state.taken = true;
+    if (state.stream) untouchedBodies.delete(state.stream);
+    const segments = state.source.segments;
+    if (segments.length === 1 && segments[0]!.kind === 'inline') return new Uint8Array(segments[0]!.bytes);
+    const out = new Uint8Array(state.source.length);
+    let at = 0;
+    for await (const chunk of state.source.stream()) {
+      out.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return out;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.bytes();
+    return bytes.buffer.byteLength === bytes.byteLength ? bytes.buffer as ArrayBuffer : bytes.slice().buffer as ArrayBuffer;
+  }
+
+  async text(): Promise<string> {
+    return new TextDecoder().decode(await this.bytes());
+  }
+
+  async json<T>(): Promise<T> {
+    return JSON.parse(await this.text()) as T;
+  }
+
+  async blob(): Promise<Blob> {
+    return new Blob([await this.bytes() as Uint8Array<ArrayBuffer>], { type: this.httpMetadata?.contentType ?? '' });
+  }
+}
+
+/**
+ * The engine body behind `stream` if `stream` is a store body nobody has read or locked; it is then
+ * marked used, and the caller owns sending its bytes (e.g. straight from the file to a socket).
+ */
+export function takeStoreBody(stream: ReadableStream<Uint8Array> | null): ObjectBody | undefined {
+  if (!stream || stream.locked) return undefined;
+  const state = untouchedBodies.get(stream);
+  if (!state || state.used) return undefined;
+  state.used = true;
+  state.taken = true;
+  untouchedBodies.delete(stream);
+  return state.source;
+}

@@ -1,0 +1,117 @@
+/**
+ * Local-disk BlobStore. Writes go to `tmp/<id>`, are fsynced, renamed to `blobs/<id>`, and the
+ * directory is fsynced (one directory fsync is shared by every rename that happened before it), so
+ * a blob is durable before its metadata commits. Ids are random hex: no key ever reaches a path.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
+import { randomHexId } from '../../core/ids.ts';
+import type { BlobStore, BlobWriter } from './blob-store.ts';
+
+const BLOB_ID = /^[0-9a-f]{32}$/;
+
+export class FsBlobStore implements BlobStore {
+  readonly dir: string;
+  readonly #tmp: string;
+  readonly #dirSync: CoalescedFsync;
+
+  private constructor(root: string) {
+    this.dir = join(root, 'blobs');
+    this.#tmp = join(root, 'tmp');
+    this.#dirSync = new CoalescedFsync(this.dir, { dataOnly: false });
+  }
+
+  static async open(root: string): Promise<FsBlobStore> {
+    const store = new FsBlobStore(root);
+    await mkdir(store.dir, { recursive: true });
+    await mkdir(store.#tmp, { recursive: true });
+    return store;
+  }
+
+  async createWriter(): Promise<BlobWriter> {
+    const blobId = randomHexId();
+    const tmpPath = join(this.#tmp, blobId);
+    const file = await open(tmpPath, 'wx');
+    return new FsBlobWriter(blobId, file, tmpPath, join(this.dir, blobId), this.#dirSync);
+  }
+
+  async *read(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array> {
+    if (length <= 0) return;
+    assertBlobId(blobId);
+    const stream = createReadStream(join(this.dir, blobId), { start: offset, end: offset + length - 1, highWaterMark: 256 * 1024 });
+    for await (const chunk of stream) yield chunk as Buffer;
+  }
+
+  async delete(blobIds: readonly string[]): Promise<void> {
+    await Promise.all(blobIds.map(async (id) => {
+      assertBlobId(id);
+      await unlink(join(this.dir, id)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    }));
+  }
+
+  async list(): Promise<string[]> {
+    return (await readdir(this.dir)).filter((name) => BLOB_ID.test(name));
+  }
+
+  async clearTemporary(): Promise<number> {
+    const names = await readdir(this.#tmp);
+    await Promise.all(names.map((name) => rm(join(this.#tmp, name), { force: true, recursive: true })));
+    return names.length;
+  }
+}
+
+function assertBlobId(id: string): void {
+  if (!BLOB_ID.test(id)) throw new Error(`Not a blob id: ${JSON.stringify(id)}`);
+}
+
+class FsBlobWriter implements BlobWriter {
+  #size = 0;
+  #done = false;
+  readonly #blobId: string;
+  readonly #file: FileHandle;
+  readonly #tmpPath: string;
+  readonly #finalPath: string;
+  readonly #dirSync: CoalescedFsync;
+
+  constructor(blobId: string, file: FileHandle, tmpPath: string, finalPath: string, dirSync: CoalescedFsync) {
+    this.#blobId = blobId;
+    this.#file = file;
+    this.#tmpPath = tmpPath;
+    this.#finalPath = finalPath;
+    this.#dirSync = dirSync;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    let written = 0;
+    while (written < chunk.byteLength) {
+      const { bytesWritten } = await this.#file.write(chunk, written, chunk.byteLength - written);
+      written += bytesWritten;
+    }
+    this.#size += chunk.byteLength;
+  }
+
+  async commit(): Promise<{ blobId: string; size: number }> {
+    this.#done = true;
+    try {
+      await this.#file.sync();
+      await this.#file.close();
+      await rename(this.#tmpPath, this.#finalPath);
+      await this.#dirSync.sync();
+    } catch (error) {
+      await rm(this.#tmpPath, { force: true });
+      throw error;
+    }
+    return { blobId: this.#blobId, size: this.#size };
+  }
+
+  async abort(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    await this.#file.close().catch(() => undefined);
+    await rm(this.#tmpPath, { force: true });
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Multipart completion rules (reference §6): parts sorted by number, each named part must exist
+ * with its current etag, every part but the last at least 5 MiB and all of one size, the last no
+ * larger; the etag is the MD5 of the parts' binary MD5s followed by `-<count>`.
+ */
+import { createHash } from 'node:crypto';
+import type { CompletionPlan, PartRow, UploadRow } from '../../db/metadata-store.ts';
+import { StoreError, STORE_LIMITS } from './errors.ts';
+import type { ObjectMeta, UploadedPart } from './types.ts';
+
+export function multipartEtag(partEtags: readonly string[]): string {
+  const hash = createHash('md5');
+  for (const etag of partEtags) hash.update(Buffer.from(etag, 'hex'));
+  return `${hash.digest('hex')}-${partEtags.length}`;
+}
+
+export interface CompletionInput {
+  requested: readonly UploadedPart[];
+  version: string;
+  now: number;
+  /** Uploads created before this are expired. */
+  expiredBefore: number;
+}
+
+export function planCompletion(upload: UploadRow | null, parts: PartRow[], input: CompletionInput): CompletionPlan {
+  if (!upload || upload.state !== 'active' || upload.created < input.expiredBefore) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+  const requested = [...input.requested].sort((a, b) => a.partNumber - b.partNumber);
+  const byNumber = new Map(parts.map((part) => [part.partNumber, part]));
+  const used: PartRow[] = [];
+  for (let i = 0; i < requested.length; i++) {
+    const want = requested[i]!;
+    if (i > 0 && requested[i - 1]!.partNumber === want.partNumber) {
+      throw new StoreError('STORE_INTERNAL', { message: `We encountered an internal error. Please try again.`, details: { duplicatePart: want.partNumber } });
+    }
+    const part = byNumber.get(want.partNumber);
+    if (!part || part.etag !== normaliseEtag(want.etag)) throw new StoreError('STORE_INVALID_PART');
+    used.push(part);
+  }
+  const first = used[0];
+  for (let i = 0; i < used.length - 1; i++) {
+    if (used[i]!.size < STORE_LIMITS.minPartBytes) throw new StoreError('STORE_ENTITY_TOO_SMALL');
+    if (used[i]!.size !== first!.size) throw new StoreError('STORE_BAD_UPLOAD');
+  }
+  const last = used[used.length - 1];
+  if (last && first && used.length > 1 && last.size > first.size) throw new StoreError('STORE_BAD_UPLOAD');
+
+  const meta: ObjectMeta = {
+    key: upload.key,
+    version: input.version,
+    size: used.reduce((sum, part) => sum + part.size, 0),
+    etag: multipartEtag(used.map((part) => part.etag)),
+    uploaded: input.now,
+    httpMetadata: upload.httpMetadata,
+    customMetadata: upload.customMetadata,
+    checksums: {},
+    storageClass: upload.storageClass,
+  };
+  return { meta, parts: used };
+}
+
+/** S3 clients send part etags quoted; the binding sends them bare. */
+export function normaliseEtag(etag: string): string {
+  return etag.length >= 2 && etag.startsWith('"') && etag.endsWith('"') ? etag.slice(1, -1) : etag;
+}

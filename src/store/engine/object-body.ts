@@ -1,0 +1,46 @@
+/**
+ * Builds the body of a get: the segments (inline bytes or blob slices) that cover the served
+ * range, and a stream over them. Multipart objects map the range across their parts.
+ */
+import type { StoredData } from '../../db/metadata-store.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import type { BodySegment, ObjectBody, ServedRange } from './types.ts';
+
+export function segmentsFor(data: StoredData, range: ServedRange): BodySegment[] {
+  const end = range.offset + range.length;
+  switch (data.kind) {
+    case 'inline':
+      return range.length === 0 ? [] : [{ kind: 'inline', bytes: data.bytes.subarray(range.offset, end) }];
+    case 'blob':
+      return range.length === 0 ? [] : [{ kind: 'blob', blobId: data.blobId, offset: range.offset, length: range.length }];
+    case 'parts': {
+      const segments: BodySegment[] = [];
+      let partStart = 0;
+      for (const part of data.parts) {
+        const partEnd = partStart + part.size;
+        const from = Math.max(range.offset, partStart);
+        const to = Math.min(end, partEnd);
+        if (to > from) segments.push({ kind: 'blob', blobId: part.blobId, offset: from - partStart, length: to - from });
+        partStart = partEnd;
+        if (partStart >= end) break;
+      }
+      return segments;
+    }
+  }
+}
+
+export function createObjectBody(blobs: BlobStore, segments: BodySegment[], length: number): ObjectBody {
+  return {
+    length,
+    segments,
+    stream: () => streamSegments(blobs, segments),
+    discard: () => undefined,
+  };
+}
+
+async function* streamSegments(blobs: BlobStore, segments: readonly BodySegment[]): AsyncIterable<Uint8Array> {
+  for (const segment of segments) {
+    if (segment.kind === 'inline') yield segment.bytes;
+    else yield* blobs.read(segment.blobId, segment.offset, segment.length);
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * ObjectEngine: the store engine on a MetadataStore and a BlobStore. A write makes its bytes
+ * durable first (inline in the metadata row, or a fsynced blob file), then commits the metadata row
+ * that makes it visible; a conditional write re-checks its condition inside that commit, so of two
+ * racing writes with the same condition exactly one wins.
+ */
+import type { Clock } from '../../core/clock.ts';
+import { randomBase64UrlId, randomHexId } from '../../core/ids.ts';
+import type { Logger } from '../../core/log.ts';
+import type { MetadataStore, StoredData } from '../../db/metadata-store.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import { evaluateConditional } from './conditions.ts';
+import { StoreError, STORE_LIMITS } from './errors.ts';
+import { ingestBody, type Ingested } from './ingest.ts';
+import { listObjects } from './list.ts';
+import { planCompletion } from './multipart.ts';
+import { createObjectBody, segmentsFor } from './object-body.ts';
+import { resolveRange } from './ranges.ts';
+import type { StoreEngine } from './store-engine.ts';
+import type {
+  BodyInput, BucketInfo, Checksums, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta,
+  PartInfo, PutOptions, StorageClass, UploadedPart, UploadInfo,
+} from './types.ts';
+import { assertBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
+
+export interface ObjectEngineOptions {
+  meta: MetadataStore;
+  blobs: BlobStore;
+  clock: Clock;
+  logger: Logger;
+  /** Bodies up to this many bytes are stored inside the metadata row. */
+  inlineMaxBytes?: number;
+}
+
+const ALGORITHM_NAMES = { md5: 'MD5', sha1: 'SHA-1', sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' } as const;
+
+export class ObjectEngine implements StoreEngine {
+  readonly #meta: MetadataStore;
+  readonly #blobs: BlobStore;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #inlineMax: number;
+
+  constructor(options: ObjectEngineOptions) {
+    this.#meta = options.meta;
+    this.#blobs = options.blobs;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#inlineMax = options.inlineMaxBytes ?? 64 * 1024;
+  }
+
+  /** The metadata store, for services that keep their own rows beside the store's (S3 access keys). */
+  get metadata(): MetadataStore {
+    return this.#meta;
+  }
+
+  get blobDir(): string {
+    return this.#blobs.dir;
+  }
+
+  async createBucket(name: string, options: { storageClass?: StorageClass } = {}): Promise<BucketInfo> {
+    assertBucketName(name);
+    const bucket: BucketInfo = { name, created: this.#clock.now(), storageClass: checkStorageClass(options.storageClass, 'Standard') };
+    if (!(await this.#meta.insertBucket(bucket))) throw new StoreError('STORE_BUCKET_ALREADY_EXISTS');
+    return bucket;
+  }
+
+  async ensureBucket(name: string, options: { storageClass?: StorageClass } = {}): Promise<BucketInfo> {
+    const existing = await this.#meta.getBucket(name);
+    if (existing) return existing;
+    assertBucketName(name);
+    const bucket: BucketInfo = { name, created: this.#clock.now(), storageClass: checkStorageClass(options.storageClass, 'Standard') };
+    await this.#meta.insertBucket(bucket);
+    return (await this.#meta.getBucket(name)) ?? bucket;
+  }
+
+  getBucket(name: string): Promise<BucketInfo | null> {
+    return this.#meta.getBucket(name);
+  }
+
+  listBuckets(): Promise<BucketInfo[]> {
+    return this.#meta.listBuckets();
+  }
+
+  async deleteBucket(name: string): Promise<void> {
+    const outcome = await this.#meta.deleteBucket(name);
+    if (outcome === 'missing') throw new StoreError('STORE_NO_SUCH_BUCKET');
+    if (outcome === 'not-empty') throw new StoreError('STORE_BUCKET_NOT_EMPTY');
+  }
+
+  async head(bucket: string, key: string): Promise<ObjectMeta | null> {
+    assertKey(key);
+    const meta = await this.#meta.headObject(bucket, key);
+    if (!meta) await this.#bucket(bucket);
+    return meta;
+  }
+
+  async get(bucket: string, key: string, options: GetOptions = {}): Promise<GetResult | null> {
+    assertKey(key);
+    const stored = await this.#meta.getObject(bucket, key);
+    if (!stored) {
+      await this.#bucket(bucket);
+      return null;
+    }
+    const { meta, data } = stored;
+    if (!evaluateConditional(options.onlyIf, meta)) return { meta, range: { offset: 0, length: meta.size } };
+    const range = resolveRange(options.range, meta.size);
+    return { meta, range, body: createObjectBody(this.#blobs, segmentsFor(data, range), range.length) };
+  }
+
+  async put(bucket: string, key: string, body: BodyInput, options: PutOptions = {}): Promise<ObjectMeta | null> {
+    assertKey(key);
+    assertCustomMetadata(options.customMetadata);
+    const info = await this.#bucket(bucket);
+    const storageClass = checkStorageClass(options.storageClass, info.storageClass);
+    const condition = options.onlyIf;
+    // Checked before the body is read, so a failing condition costs no upload; checked again at commit.
+    if (condition && !evaluateConditional(condition, await this.#meta.headObject(bucket, key))) return null;
+
+    const ingested = await ingestBody(body, {
+      blobs: this.#blobs, inlineMax: this.#inlineMax, maxSize: STORE_LIMITS.maxPutBytes,
+      ...(options.expectedChecksum ? { extraAlgorithm: options.expectedChecksum.algorithm } : {}),
+    });
+    try {
+      const checksums = this.#verifyChecksum(ingested, options.expectedChecksum);
+      const meta: ObjectMeta = {
+        key, version: randomHexId(), size: ingested.size, etag: ingested.md5, uploaded: this.#clock.now(),
+        httpMetadata: options.httpMetadata ?? {}, customMetadata: options.customMetadata ?? {}, checksums, storageClass,
+      };
+      const data: StoredData = ingested.blobId !== undefined
+        ? { kind: 'blob', blobId: ingested.blobId }
+        : { kind: 'inline', bytes: ingested.inline ?? new Uint8Array(0) };
+      const written = await this.#meta.putObject(bucket, meta, data,
+        condition ? (current) => evaluateConditional(condition, current) : undefined);
+      if (!written) {
+        await this.#discard(ingested);
+        return null;
+      }
+      return meta;
+    } catch (error) {
+      await this.#discard(ingested);
+      throw error;
+    }
+  }
+
+  async delete(bucket: string, keys: readonly string[]): Promise<void> {
+    if (keys.length > STORE_LIMITS.maxDeleteKeys) throw new StoreError('STORE_TOO_MANY_KEYS');
+    for (const key of keys) assertKey(key);
+    await this.#bucket(bucket);
+    await this.#meta.deleteObjects(bucket, keys);
+  }
+
+  async list(bucket: string, options: ListOptions = {}): Promise<ListResult> {
+    await this.#bucket(bucket);
+    return listObjects(this.#meta, bucket, options);
+  }
+
+  async createMultipartUpload(bucket: string, key: string, options: MultipartOptions = {}): Promise<string> {
+    assertKey(key);
+    assertCustomMetadata(options.customMetadata);
+    const info = await this.#bucket(bucket);
+    const uploadId = randomBase64UrlId(96);
+    await this.#meta.insertUpload({
+      uploadId, bucket, key, created: this.#clock.now(), httpMetadata: options.httpMetadata ?? {},
+      customMetadata: options.customMetadata ?? {}, storageClass: checkStorageClass(options.storageClass, info.storageClass), state: 'active',
+    });
+    return uploadId;
+  }
+
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput): Promise<UploadedPart> {
+    assertKey(key);
+    if (!(await this.#activeUpload(bucket, key, uploadId))) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+    const ingested = await ingestBody(body, { blobs: this.#blobs, inlineMax: 0, maxSize: STORE_LIMITS.maxPartBytes, alwaysBlob: true });
+    const recorded = await this.#meta.putPart(uploadId, {
+      partNumber, etag: ingested.md5, size: ingested.size, blobId: ingested.blobId!, uploaded: this.#clock.now(),
+    }).catch(async (error: unknown) => {
+      await this.#discard(ingested);
+      throw error;
+    });
+    if (!recorded) {
+      await this.#discard(ingested);
+      throw new StoreError('STORE_NO_SUCH_UPLOAD');
+    }
+    return { partNumber, etag: ingested.md5 };
+  }
+
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta> {
+    assertKey(key);
+    const now = this.#clock.now();
+    return this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
+      requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
+    }));
+  }
+
+  async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    assertKey(key);
+    const previous = await this.#meta.abortUpload(bucket, key, uploadId);
+    if (previous === null) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+  }
+
+  async getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null> {
+    const upload = await this.#activeUpload(bucket, key, uploadId);
+    if (!upload) return null;
+    return {
+      uploadId, key, initiated: upload.created, storageClass: upload.storageClass,
+      httpMetadata: upload.httpMetadata, customMetadata: upload.customMetadata,
+    };
+  }
+
+  async listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
+    if (!(await this.#activeUpload(bucket, key, uploadId))) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+    return (await this.#meta.listParts(uploadId)).map(({ partNumber, etag, size, uploaded }) => ({ partNumber, etag, size, uploaded }));
+  }
+
+  async listUploads(bucket: string, options: { prefix?: string } = {}): Promise<UploadInfo[]> {
+    await this.#bucket(bucket);
+    const expiredBefore = this.#clock.now() - STORE_LIMITS.multipartLifetimeMs;
+    return (await this.#meta.listUploads(bucket, options.prefix ?? ''))
+      .filter((upload) => upload.created >= expiredBefore)
+      .map((upload) => ({ uploadId: upload.uploadId, key: upload.key, initiated: upload.created, storageClass: upload.storageClass }));
+  }
+
+  async expireUploads(): Promise<number> {
+    return this.#meta.expireUploads(this.#clock.now() - STORE_LIMITS.multipartLifetimeMs);
+  }
+
+  /** Deletes the files of blobs no row references any more, once their grace period has passed. */
+  async reclaimBlobs(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const ids = await this.#meta.reclaimableBlobs(this.#clock.now(), 500);
+      if (ids.length === 0) return total;
+      await this.#blobs.delete(ids);
+      await this.#meta.confirmReclaimed(ids);
+      total += ids.length;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#meta.close();
+  }
+
+  async #bucket(name: string): Promise<BucketInfo> {
+    const bucket = await this.#meta.getBucket(name);
+    if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
+    return bucket;
+  }
+
+  async #activeUpload(bucket: string, key: string, uploadId: string) {
+    const upload = await this.#meta.getUpload(bucket, key, uploadId);
+    if (!upload || upload.state !== 'active') return null;
+    if (upload.created < this.#clock.now() - STORE_LIMITS.multipartLifetimeMs) return null;
+    return upload;
+  }
+
+  #verifyChecksum(ingested: Ingested, expected: PutOptions['expectedChecksum']): Checksums {
+    const checksums: Checksums = { md5: ingested.md5 };
+    if (!expected || !ingested.extra) return checksums;
+    const actual = ingested.extra.hex;
+    if (actual !== expected.hex.toLowerCase()) {
+      const name = ALGORITHM_NAMES[expected.algorithm];
+      throw new StoreError('STORE_BAD_DIGEST', {
+        message: `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${expected.hex.toLowerCase()}\nActual ${name} was: ${actual}`,
+        details: { algorithm: expected.algorithm, expected: expected.hex.toLowerCase(), actual },
+      });
+    }
+    checksums[expected.algorithm] = actual;
+    return checksums;
+  }
+
+  async #discard(ingested: Ingested): Promise<void> {
+    if (ingested.blobId === undefined) return;
+    await this.#blobs.delete([ingested.blobId]).catch((error: unknown) => {
+      this.#logger.warn({ err: error, blobId: ingested.blobId }, 'Unreferenced blob could not be deleted; it is swept at the next start.');
+    });
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The store engine's contract: typed operations on buckets, objects and multipart uploads, with no
+ * HTTP. The bucket binding (src/store/binding) and the S3 API (src/store/s3) are thin faces on it.
+ * Every method throws only StoreError for user-facing failures.
+ */
+import type {
+  BodyInput, BucketInfo, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta,
+  PartInfo, PutOptions, StorageClass, UploadedPart, UploadInfo,
+} from './types.ts';
+
+export interface StoreEngine {
+  /** Where blob files live (`<dir>/<blobId>`): lets a server stream a body straight from disk. */
+  readonly blobDir: string;
+
+  createBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo>;
+  /** Creates the bucket if it does not exist (dev mode creates buckets on first use). */
+  ensureBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo>;
+  getBucket(name: string): Promise<BucketInfo | null>;
+  listBuckets(): Promise<BucketInfo[]>;
+  /** Refused with STORE_BUCKET_NOT_EMPTY while objects or uploads remain. */
+  deleteBucket(name: string): Promise<void>;
+
+  /** Metadata only; null when the key does not exist. */
+  head(bucket: string, key: string): Promise<ObjectMeta | null>;
+  /** null when the key does not exist; a result without body when `onlyIf` fails. */
+  get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null>;
+  /** Stores the body durably, then makes it visible; null (nothing stored) when `onlyIf` fails. */
+  put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null>;
+  /** Missing keys are ignored. At most 1000 keys. */
+  delete(bucket: string, keys: readonly string[]): Promise<void>;
+  list(bucket: string, options?: ListOptions): Promise<ListResult>;
+
+  createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;
+  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput): Promise<UploadedPart>;
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta>;
+  abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
+  /** Metadata of an in-progress upload, or null. */
+  getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null>;
+  listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]>;
+  listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]>;
+  /** Aborts uploads older than 7 days (by the injected clock); returns how many. */
+  expireUploads(): Promise<number>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,158 @@
+/**
+ * The store engine's data types. The engine knows nothing of HTTP or of scripts: the bucket
+ * binding and the S3 API convert their inputs into these and back.
+ */
+
+export type StorageClass = 'Standard' | 'InfrequentAccess';
+export const STORAGE_CLASSES: readonly StorageClass[] = ['Standard', 'InfrequentAccess'];
+
+/** HTTP metadata as stored. `cacheExpiry` is epoch milliseconds. Only fields that were set exist. */
+export interface HttpMetadata {
+  contentType?: string;
+  contentLanguage?: string;
+  contentDisposition?: string;
+  contentEncoding?: string;
+  cacheControl?: string;
+  cacheExpiry?: number;
+}
+
+export type ChecksumAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha384' | 'sha512';
+export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'];
+
+/** Stored checksums, lowercase hex. */
+export type Checksums = Partial<Record<ChecksumAlgorithm, string>>;
+
+/** Everything known about one stored object (one upload of a key). */
+export interface ObjectMeta {
+  key: string;
+  /** Random, unique per upload of the key. */
+  version: string;
+  size: number;
+  /** MD5 hex for single uploads; `<md5 of part md5s>-<parts>` for multipart ones. */
+  etag: string;
+  /** Epoch milliseconds. */
+  uploaded: number;
+  httpMetadata: HttpMetadata;
+  customMetadata: Record<string, string>;
+  checksums: Checksums;
+  storageClass: StorageClass;
+}
+
+/** One element of an If-Match / If-None-Match list (RFC 7232 §3.1/§3.2). */
+export type EtagMatcher = { type: 'wildcard' } | { type: 'strong'; value: string } | { type: 'weak'; value: string };
+
+/** A parsed precondition. Dates are epoch ms. */
+export interface Conditional {
+  etagMatches?: EtagMatcher[];
+  etagDoesNotMatch?: EtagMatcher[];
+  uploadedBefore?: number;
+  uploadedAfter?: number;
+  /** Compare dates truncated to whole seconds (always true for the Headers form). */
+  secondsGranularity?: boolean;
+}
+
+/** A requested range, already validated for shape (non-negative integers, suffix alone). */
+export type RangeRequest = { offset?: number; length?: number } | { suffix: number };
+
+/** The range actually served. */
+export interface ServedRange {
+  offset: number;
+  length: number;
+}
+
+/** Where an object's bytes live; used to stream them, or to hand a file straight to a socket. */
+export type BodySegment =
+  | { kind: 'inline'; bytes: Uint8Array }
+  | { kind: 'blob'; blobId: string; offset: number; length: number };
+
+/** A body handed to put/uploadPart: bytes already in memory, or a stream of known or unknown length. */
+export type BodyInput = Uint8Array | { stream: AsyncIterable<Uint8Array>; length?: number };
+
+export interface PutOptions {
+  httpMetadata?: HttpMetadata;
+  customMetadata?: Record<string, string>;
+  /** At most one expected checksum (validated by the caller), lowercase hex. */
+  expectedChecksum?: { algorithm: ChecksumAlgorithm; hex: string };
+  storageClass?: StorageClass;
+  onlyIf?: Conditional;
+}
+
+export interface GetOptions {
+  onlyIf?: Conditional;
+  range?: RangeRequest;
+}
+
+/** Result of a get: `body` is absent when the precondition failed. */
+export interface GetResult {
+  meta: ObjectMeta;
+  range: ServedRange;
+  body?: ObjectBody;
+}
+
+/** An object's body: the segments that make up the served range, and a way to stream them. */
+export interface ObjectBody {
+  readonly length: number;
+  readonly segments: readonly BodySegment[];
+  /** Streams the bytes. Call at most once. */
+  stream(): AsyncIterable<Uint8Array>;
+  /** Releases file handles if the body is never read. */
+  discard(): void;
+}
+
+export interface ListOptions {
+  prefix?: string;
+  delimiter?: string;
+  cursor?: string;
+  startAfter?: string;
+  /** 1..1000, default 1000. */
+  limit?: number;
+  /** Which metadata to fill in on each item; absent kinds are left undefined. */
+  include?: { httpMetadata: boolean; customMetadata: boolean };
+}
+
+/** A list item: metadata kinds not requested are undefined. */
+export type ListedObject = Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & {
+  httpMetadata: HttpMetadata | undefined;
+  customMetadata: Record<string, string> | undefined;
+};
+
+export interface ListResult {
+  objects: ListedObject[];
+  delimitedPrefixes: string[];
+  truncated: boolean;
+  /** Present only when truncated. */
+  cursor?: string;
+}
+
+export interface MultipartOptions {
+  httpMetadata?: HttpMetadata;
+  customMetadata?: Record<string, string>;
+  storageClass?: StorageClass;
+}
+
+export interface UploadedPart {
+  partNumber: number;
+  etag: string;
+}
+
+/** An in-progress multipart upload, for listing (S3 ListMultipartUploads). */
+export interface UploadInfo {
+  uploadId: string;
+  key: string;
+  initiated: number;
+  storageClass: StorageClass;
+}
+
+/** A part of an in-progress upload, for listing (S3 ListParts). */
+export interface PartInfo {
+  partNumber: number;
+  etag: string;
+  size: number;
+  uploaded: number;
+}
+
+export interface BucketInfo {
+  name: string;
+  created: number;
+  storageClass: StorageClass;
+}

@@ -1,0 +1,63 @@
+/** What every S3 operation receives, and the helpers to answer. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StoreEngine } from '../engine/store-engine.ts';
+import { S3_ERRORS, S3Error } from './s3-error.ts';
+import { sha256Hex, type SigningContext } from './sigv4.ts';
+
+export interface S3Context {
+  engine: StoreEngine;
+  req: IncomingMessage;
+  res: ServerResponse;
+  bucket: string | undefined;
+  key: string | undefined;
+  query: URLSearchParams;
+  signing: SigningContext | undefined;
+  requestId: string;
+  now: number;
+  /** The whole body, when the handler had to read it first (to check a deferred signature). */
+  body?: Buffer;
+}
+
+export function sendXml(ctx: S3Context, status: number, body: string): void {
+  ctx.res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': ctx.requestId });
+  ctx.res.end(body);
+}
+
+export function sendEmpty(ctx: S3Context, status: number, headers: Record<string, string | number> = {}): void {
+  ctx.res.writeHead(status, { 'content-length': 0, 'x-amz-request-id': ctx.requestId, ...headers });
+  ctx.res.end();
+}
+
+export function requireBucket(ctx: S3Context): string {
+  return ctx.bucket!;
+}
+
+export function requireKey(ctx: S3Context): string {
+  return ctx.key!;
+}
+
+/** S3 storage class names <-> the store's. */
+export const TO_S3_CLASS = { Standard: 'STANDARD', InfrequentAccess: 'STANDARD_IA' } as const;
+export const FROM_S3_CLASS: Record<string, 'Standard' | 'InfrequentAccess'> = { STANDARD: 'Standard', STANDARD_IA: 'InfrequentAccess' };
+
+export const SMALL_BODY_LIMIT = 2 * 1024 * 1024;
+
+/** Reads a whole (small) request body, refusing more than `limit` bytes. */
+export async function readBody(req: IncomingMessage, limit = SMALL_BODY_LIMIT): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > limit) throw new S3Error('MaxMessageLengthExceeded', 400, `Your request was too big: at most ${limit} bytes here.`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Reads a small request body (XML documents), checking a declared x-amz-content-sha256. */
+export async function readSmallBody(ctx: S3Context): Promise<string> {
+  const body = ctx.body ?? await readBody(ctx.req);
+  const declared = ctx.signing?.payloadHash;
+  if (declared && /^[0-9a-f]{64}$/.test(declared) && sha256Hex(body) !== declared) throw S3_ERRORS.contentSha256Mismatch();
+  return body.toString('utf8');
+}

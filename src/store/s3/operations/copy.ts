@@ -1,0 +1,56 @@
+/**
+ * CopyObject and the copy source shared with UploadPartCopy: `x-amz-copy-source` (bucket/key,
+ * URL-encoded), its `x-amz-copy-source-if-*` conditions (412 on failure) and, for parts,
+ * `x-amz-copy-source-range`. The source streams into the destination; nothing is buffered.
+ */
+import type { PutOptions } from '../../engine/types.ts';
+import { requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
+import { preconditionStatus, readPreconditions } from '../http-conditions.ts';
+import { S3_ERRORS, S3Error } from '../s3-error.ts';
+import { element, xmlDocument } from '../xml.ts';
+import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { StoreError } from '../../engine/errors.ts';
+import type { ObjectMeta } from '../../engine/types.ts';
+
+export interface CopySource {
+  meta: ObjectMeta;
+  body: AsyncIterable<Uint8Array>;
+  length: number;
+}
+
+export async function readCopySource(ctx: S3Context, allowRange: boolean): Promise<CopySource> {
+  const raw = String(ctx.req.headers['x-amz-copy-source'] ?? '');
+  const decoded = decodeURIComponent(raw.split('?')[0]!).replace(/^\//, '');
+  const slash = decoded.indexOf('/');
+  if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>.');
+  const bucket = decoded.slice(0, slash);
+  const key = decoded.slice(slash + 1);
+  const rangeHeader = allowRange ? ctx.req.headers['x-amz-copy-source-range'] : undefined;
+  let range: { offset: number; length: number } | undefined;
+  if (typeof rangeHeader === 'string') {
+    const m = /^bytes=(\d+)-(\d+)$/.exec(rangeHeader);
+    if (!m || Number(m[2]) < Number(m[1])) throw S3_ERRORS.invalidArgument('x-amz-copy-source-range must be bytes=first-last.');
+    range = { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
+  }
+  const result = await ctx.engine.get(bucket, key, range ? { range } : {});
+  if (!result?.body) throw new StoreError('STORE_NO_SUCH_KEY');
+  if (preconditionStatus(readPreconditions(ctx.req.headers, 'x-amz-copy-source-'), result.meta, false) !== 200) {
+    result.body.discard();
+    throw new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
+  }
+  return { meta: result.meta, body: result.body.stream(), length: result.range.length };
+}
+
+export async function copyObject(ctx: S3Context): Promise<void> {
+  const source = await readCopySource(ctx, false);
+  const directive = String(ctx.req.headers['x-amz-metadata-directive'] ?? 'COPY').toUpperCase();
+  if (directive !== 'COPY' && directive !== 'REPLACE') throw S3_ERRORS.invalidArgument('x-amz-metadata-directive must be COPY or REPLACE.');
+  const storageClass = storageClassFrom(ctx.req.headers);
+  const options: PutOptions = directive === 'REPLACE'
+    ? { httpMetadata: httpMetadataFrom(ctx.req.headers), customMetadata: customMetadataFrom(ctx.req.headers) }
+    : { httpMetadata: source.meta.httpMetadata, customMetadata: source.meta.customMetadata };
+  options.storageClass = storageClass ?? source.meta.storageClass;
+  const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: source.body, length: source.length }, options);
+  if (!meta) throw new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
+  sendXml(ctx, 200, xmlDocument('CopyObjectResult', element('LastModified', new Date(meta.uploaded).toISOString()) + element('ETag', `"${meta.etag}"`)));
+}

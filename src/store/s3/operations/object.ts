@@ -1,0 +1,209 @@
+/**
+ * Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects. Bodies stream
+ * both ways: a put hands the verified request stream to the engine; a get pipes the engine's
+ * segments to the socket with backpressure.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { XMLParser } from 'fast-xml-parser';
+import { StoreError } from '../../engine/errors.ts';
+import type { GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
+import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
+import { parseRange, preconditionStatus, readPreconditions } from '../http-conditions.ts';
+import { declaredLength, verifiedBody } from '../payload.ts';
+import { S3_ERRORS, S3Error } from '../s3-error.ts';
+import { element, xmlDocument } from '../xml.ts';
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** Standard headers -> httpMetadata; `aws-chunked` is a transfer detail, not the object's encoding. */
+export function httpMetadataFrom(headers: IncomingHttpHeaders): HttpMetadata {
+  const out: HttpMetadata = {};
+  const contentType = header(headers, 'content-type');
+  if (contentType !== undefined) out.contentType = contentType;
+  const language = header(headers, 'content-language');
+  if (language !== undefined) out.contentLanguage = language;
+  const disposition = header(headers, 'content-disposition');
+  if (disposition !== undefined) out.contentDisposition = disposition;
+  const encoding = header(headers, 'content-encoding')?.split(',').map((s) => s.trim()).filter((s) => s !== 'aws-chunked' && s !== '').join(', ');
+  if (encoding) out.contentEncoding = encoding;
+  const cacheControl = header(headers, 'cache-control');
+  if (cacheControl !== undefined) out.cacheControl = cacheControl;
+  const expires = header(headers, 'expires');
+  if (expires !== undefined && !Number.isNaN(Date.parse(expires))) out.cacheExpiry = Date.parse(expires);
+  return out;
+}
+
+export function customMetadataFrom(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith('x-amz-meta-') && value !== undefined) out[name.slice('x-amz-meta-'.length)] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return out;
+}
+
+export function storageClassFrom(headers: IncomingHttpHeaders): PutOptions['storageClass'] {
+  const value = header(headers, 'x-amz-storage-class');
+  if (value === undefined) return undefined;
+  const mapped = FROM_S3_CLASS[value];
+  if (!mapped) throw S3_ERRORS.invalidArgument(`x-amz-storage-class must be STANDARD or STANDARD_IA, not ${value}.`);
+  return mapped;
+}
+
+export function contentMd5Hex(headers: IncomingHttpHeaders): string | undefined {
+  const value = header(headers, 'content-md5');
+  if (value === undefined) return undefined;
+  const bytes = Buffer.from(value, 'base64');
+  if (bytes.length !== 16 || bytes.toString('base64') !== value) throw S3_ERRORS.invalidDigest();
+  return bytes.toString('hex');
+}
+
+/** The object's metadata as response headers (GET and HEAD). */
+export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Record<string, string | number> {
+  const h: Record<string, string | number> = {
+    etag: `"${meta.etag}"`,
+    'last-modified': new Date(meta.uploaded).toUTCString(),
+    'accept-ranges': 'bytes',
+    'content-type': meta.httpMetadata.contentType ?? 'application/octet-stream',
+  };
+  if (meta.httpMetadata.contentLanguage) h['content-language'] = meta.httpMetadata.contentLanguage;
+  if (meta.httpMetadata.contentDisposition) h['content-disposition'] = meta.httpMetadata.contentDisposition;
+  if (meta.httpMetadata.contentEncoding) h['content-encoding'] = meta.httpMetadata.contentEncoding;
+  if (meta.httpMetadata.cacheControl) h['cache-control'] = meta.httpMetadata.cacheControl;
+  if (meta.httpMetadata.cacheExpiry !== undefined) h.expires = new Date(meta.httpMetadata.cacheExpiry).toUTCString();
+  if (meta.storageClass !== 'Standard') h['x-amz-storage-class'] = TO_S3_CLASS[meta.storageClass];
+  for (const [name, value] of Object.entries(meta.customMetadata)) h[`x-amz-meta-${name}`] = value;
+  // GetObject's response-* query parameters override the stored headers (S3 API reference).
+  for (const [param, name] of [['response-content-type', 'content-type'], ['response-content-language', 'content-language'],
+    ['response-expires', 'expires'], ['response-cache-control', 'cache-control'], ['response-content-disposition', 'content-disposition'],
+    ['response-content-encoding', 'content-encoding']] as const) {
+    const value = overrides.get(param);
+    if (value !== null) h[name] = value;
+  }
+  return h;
+}
+
+export async function putObject(ctx: S3Context): Promise<void> {
+  const headers = ctx.req.headers;
+  const length = declaredLength(headers);
+  if (length === undefined && header(headers, 'transfer-encoding') === undefined) throw S3_ERRORS.missingContentLength();
+  const md5 = contentMd5Hex(headers);
+  const conds = readPreconditions(headers);
+  const storageClass = storageClassFrom(headers);
+  const options: PutOptions = {
+    httpMetadata: httpMetadataFrom(headers),
+    customMetadata: customMetadataFrom(headers),
+    ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
+    ...(storageClass ? { storageClass } : {}),
+  };
+  if (conds.mustMatch || conds.mustChange) {
+    options.onlyIf = { ...conds.mustMatch, ...conds.mustChange, secondsGranularity: true };
+  }
+  const body = verifiedBody(ctx.req, { headers, signing: ctx.signing });
+  const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: body, ...(length !== undefined ? { length } : {}) }, options);
+  if (!meta) {
+    ctx.req.resume();
+    throw preconditionFailed();
+  }
+  sendEmpty(ctx, 200, { etag: `"${meta.etag}"` });
+}
+
+export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
+  const bucket = requireBucket(ctx);
+  const key = requireKey(ctx);
+  const conds = readPreconditions(ctx.req.headers);
+  const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
+  let result: GetResult | null;
+  try {
+    result = head ? await headAsGet(ctx, bucket, key) : await ctx.engine.get(bucket, key, range ? { range } : {});
+  } catch (error) {
+    // An unsatisfiable range still answers a failed precondition first (RFC 7233 §3.1).
+    if (!(error instanceof StoreError) || error.code !== 'STORE_INVALID_RANGE') throw error;
+    const meta = await ctx.engine.head(bucket, key);
+    const status = meta ? preconditionStatus(conds, meta, true) : 200;
+    if (meta && status !== 200) return answerPrecondition(ctx, meta, status, head);
+    throw error;
+  }
+  if (!result) {
+    if (head) return sendEmpty(ctx, 404);
+    throw new StoreError('STORE_NO_SUCH_KEY');
+  }
+  const { meta } = result;
+  const status = preconditionStatus(conds, meta, true);
+  if (status !== 200) {
+    result.body?.discard();
+    return answerPrecondition(ctx, meta, status, head);
+  }
+  const headers = objectHeaders(meta, ctx.query);
+  headers['x-amz-request-id'] = ctx.requestId;
+  if (head || !result.body) {
+    headers['content-length'] = meta.size;
+    ctx.res.writeHead(200, headers);
+    ctx.res.end();
+    return;
+  }
+  const served = result.range;
+  if (range) headers['content-range'] = `bytes ${served.offset}-${served.offset + served.length - 1}/${meta.size}`;
+  headers['content-length'] = served.length;
+  ctx.res.writeHead(range ? 206 : 200, headers);
+  const segments = result.body.segments;
+  // A small body in the row goes out with the headers in one write.
+  if (segments.length === 1 && segments[0]!.kind === 'inline') {
+    ctx.res.end(segments[0]!.bytes);
+    return;
+  }
+  await pipeBody(result.body.stream(), ctx.res);
+}
+
+async function headAsGet(ctx: S3Context, bucket: string, key: string): Promise<GetResult | null> {
+  const meta = await ctx.engine.head(bucket, key);
+  return meta ? { meta, range: { offset: 0, length: meta.size } } : null;
+}
+
+function answerPrecondition(ctx: S3Context, meta: ObjectMeta, status: 304 | 412, head: boolean): void {
+  if (status === 412 && !head) throw preconditionFailed();
+  sendEmpty(ctx, status, status === 304 ? { etag: `"${meta.etag}"`, 'last-modified': new Date(meta.uploaded).toUTCString() } : {});
+}
+
+function preconditionFailed(): S3Error {
+  return new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
+}
+
+async function pipeBody(source: AsyncIterable<Uint8Array>, res: ServerResponse): Promise<void> {
+  for await (const chunk of source) {
+    if (!res.write(chunk)) await new Promise<void>((resolve, reject) => {
+      res.once('drain', resolve);
+      res.once('close', () => reject(new Error('Client went away')));
+    });
+  }
+  res.end();
+}
+
+export async function deleteObject(ctx: S3Context): Promise<void> {
+  await ctx.engine.delete(requireBucket(ctx), [requireKey(ctx)]);
+  sendEmpty(ctx, 204);
+}
+
+const xml = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isArray: (name) => name === 'Object' || name === 'Part' });
+
+export async function deleteObjects(ctx: S3Context): Promise<void> {
+  const text = await readSmallBody(ctx);
+  let keys: string[];
+  let quiet: boolean;
+  try {
+    const doc = xml.parse(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
+    if (!doc.Delete) throw new Error('no Delete');
+    keys = (doc.Delete.Object ?? []).map((o) => String(o.Key ?? ''));
+    quiet = String(doc.Delete.Quiet ?? 'false') === 'true';
+  } catch {
+    throw S3_ERRORS.malformedXml();
+  }
+  if (keys.length === 0 || keys.length > 1000) throw S3_ERRORS.malformedXml();
+  await ctx.engine.delete(requireBucket(ctx), keys);
+  const inner = quiet ? '' : keys.map((key) => `<Deleted>${element('Key', key)}</Deleted>`).join('');
+  sendXml(ctx, 200, xmlDocument('DeleteResult', inner));
+}
+
+export { xml as s3XmlParser };

@@ -1,0 +1,171 @@
+/**
+ * Request bodies of the S3 API, verified while they stream: the declared x-amz-content-sha256,
+ * x-amz-checksum-* (header or aws-chunked trailer), and aws-chunked decoding with chunk signatures
+ * (AWS "Signature Calculations for the Authorization Header: Transferring Payload in Multiple
+ * Chunks"). A mismatch throws before the last byte is handed on, so the engine never commits it.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import * as zlib from 'node:zlib';
+import { S3_ERRORS, S3Error } from './s3-error.ts';
+import { EMPTY_SHA256, hmacHex, type SigningContext } from './sigv4.ts';
+
+interface Digest {
+  update(data: Uint8Array): void;
+  /** base64 of the digest */
+  base64(): string;
+}
+
+const crc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** Digests edgeport can verify; crc32c and crc64nvme are accepted unverified (documented). */
+function createDigest(algorithm: string): Digest | undefined {
+  if (algorithm === 'crc32' && crc32) {
+    let value = 0;
+    return {
+      update: (data) => { value = crc32(data, value); },
+      base64: () => { const b = Buffer.alloc(4); b.writeUInt32BE(value >>> 0); return b.toString('base64'); },
+    };
+  }
+  if (algorithm === 'sha1' || algorithm === 'sha256') {
+    const hash: Hash = createHash(algorithm);
+    return { update: (data) => { hash.update(data); }, base64: () => hash.digest('base64') };
+  }
+  return undefined;
+}
+
+export interface PayloadOptions {
+  headers: IncomingHttpHeaders;
+  signing: SigningContext | undefined;
+}
+
+/** Length of the decoded body, when the request says it. */
+export function declaredLength(headers: IncomingHttpHeaders): number | undefined {
+  const decoded = headers['x-amz-decoded-content-length'];
+  const raw = typeof decoded === 'string' ? decoded : headers['content-length'];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** Streams the request body decoded and verified. */
+export function verifiedBody(source: AsyncIterable<Uint8Array>, options: PayloadOptions): AsyncIterable<Uint8Array> {
+  const payloadHash = options.signing?.payloadHash ?? String(options.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD');
+  const encoding = String(options.headers['content-encoding'] ?? '');
+  const chunked = payloadHash.startsWith('STREAMING-') || encoding.split(',').map((s) => s.trim()).includes('aws-chunked');
+  const checksumHeader = Object.keys(options.headers).find((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm');
+  const trailerName = typeof options.headers['x-amz-trailer'] === 'string' ? options.headers['x-amz-trailer'].toLowerCase() : undefined;
+  const checksumName = checksumHeader ?? trailerName;
+  const digest = checksumName ? createDigest(checksumName.slice('x-amz-checksum-'.length)) : undefined;
+  const expectedFromHeader = checksumHeader ? String(options.headers[checksumHeader]) : undefined;
+  if (chunked) {
+    const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
+    return decodeAwsChunked(source, signed, digest, expectedFromHeader, trailerName);
+  }
+  const check = options.signing?.verifyDeferred
+    ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
+  const mismatch = options.signing?.verifyDeferred ? S3_ERRORS.signatureDoesNotMatch : S3_ERRORS.contentSha256Mismatch;
+  return plainBody(source, check, mismatch, digest, expectedFromHeader);
+}
+
+async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: string) => boolean) | undefined, mismatch: () => S3Error,
+  digest: Digest | undefined, expected: string | undefined): AsyncIterable<Uint8Array> {
+  const hash = check ? createHash('sha256') : undefined;
+  let held: Uint8Array | undefined;
+  // Each chunk is handed on one step late, so a mismatch is thrown before the final byte leaves.
+  for await (const chunk of source) {
+    hash?.update(chunk);
+    digest?.update(chunk);
+    if (held) yield held;
+    held = chunk;
+  }
+  if (hash && !check!(hash.digest('hex'))) throw mismatch();
+  if (digest && expected !== undefined && digest.base64() !== expected) throw S3_ERRORS.badDigest();
+  if (held) yield held;
+}
+
+const CRLF = Buffer.from('\r\n');
+
+async function* decodeAwsChunked(source: AsyncIterable<Uint8Array>, signing: SigningContext | undefined, digest: Digest | undefined,
+  expectedFromHeader: string | undefined, trailerName: string | undefined): AsyncIterable<Uint8Array> {
+  let buffer: Buffer = Buffer.alloc(0);
+  let state: 'header' | 'data' | 'crlf' | 'trailer' | 'done' = 'header';
+  let remaining = 0;
+  let chunkSignature = '';
+  let chunkHash: Hash | undefined;
+  let previousSignature = signing?.signature ?? '';
+  const trailers = new Map<string, string>();
+  let held: Uint8Array | undefined;
+
+  const verifyChunk = (dataHash: string) => {
+    if (!signing) return;
+    const stringToSign = `AWS4-HMAC-SHA256-PAYLOAD\n${signing.amzDate}\n${signing.scope}\n${previousSignature}\n${EMPTY_SHA256}\n${dataHash}`;
+    const expected = hmacHex(signing.signingKey, stringToSign);
+    if (expected !== chunkSignature) throw S3_ERRORS.signatureDoesNotMatch();
+    previousSignature = expected;
+  };
+
+  for await (const incoming of source) {
+    buffer = buffer.length === 0 ? Buffer.from(incoming.buffer, incoming.byteOffset, incoming.byteLength) : Buffer.concat([buffer, incoming]);
+    for (;;) {
+      if (state === 'header' || state === 'trailer') {
+        const end = buffer.indexOf(CRLF);
+        if (end < 0) {
+          if (buffer.length > 8192) throw new S3Error('IncompleteBody', 400, 'An aws-chunked header line is too long.');
+          break;
+        }
+        const line = buffer.subarray(0, end).toString('latin1');
+        buffer = buffer.subarray(end + 2);
+        if (state === 'trailer') {
+          if (line === '') {
+            state = 'done';
+            break;
+          }
+          const colon = line.indexOf(':');
+          if (colon > 0) trailers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+          continue;
+        }
+        const [sizeHex, ...extensions] = line.split(';');
+        const size = Number.parseInt(sizeHex ?? '', 16);
+        if (!Number.isInteger(size) || size < 0) throw new S3Error('IncompleteBody', 400, `Invalid aws-chunked chunk header ${JSON.stringify(line)}.`);
+        chunkSignature = extensions.find((e) => e.startsWith('chunk-signature='))?.slice('chunk-signature='.length) ?? '';
+        if (size === 0) {
+          verifyChunk(EMPTY_SHA256);
+          state = 'trailer';
+          continue;
+        }
+        remaining = size;
+        chunkHash = signing ? createHash('sha256') : undefined;
+        state = 'data';
+      }
+      if (state === 'data') {
+        if (buffer.length === 0) break;
+        const take = Math.min(remaining, buffer.length);
+        const piece = buffer.subarray(0, take);
+        buffer = buffer.subarray(take);
+        remaining -= take;
+        chunkHash?.update(piece);
+        digest?.update(piece);
+        if (held) yield held;
+        held = piece;
+        if (remaining > 0) break;
+        if (chunkHash) verifyChunk(chunkHash.digest('hex'));
+        state = 'crlf';
+      }
+      if (state === 'crlf') {
+        if (buffer.length < 2) break;
+        if (buffer[0] !== 13 || buffer[1] !== 10) throw new S3Error('IncompleteBody', 400, 'aws-chunked data must end with CRLF.');
+        buffer = buffer.subarray(2);
+        state = 'header';
+      }
+      if (state === 'done') break;
+    }
+  }
+  // Some clients end the body right after the last trailer without the final empty line.
+  if ((state as string) === 'trailer' && buffer.length === 0) state = 'done';
+  if (state !== 'done') throw new S3Error('IncompleteBody', 400, 'The aws-chunked body ended before its final chunk.');
+  const expected = expectedFromHeader ?? (trailerName ? trailers.get(trailerName) : undefined);
+  if (digest && expected !== undefined && digest.base64() !== expected) throw S3_ERRORS.badDigest();
+  if (held) yield held;
+}
+

@@ -1,0 +1,46 @@
+/**
+ * Errors of the S3 API: S3's code, HTTP status and message. Store engine errors map through the
+ * store catalog's `s3Code`/`status`; the rest are the API's own (authentication, request shape).
+ */
+import { STORE_ERRORS, StoreError } from '../engine/errors.ts';
+
+export class S3Error extends Error {
+  readonly s3Code: string;
+  readonly status: number;
+  constructor(s3Code: string, status: number, message: string) {
+    super(message);
+    this.name = 'S3Error';
+    this.s3Code = s3Code;
+    this.status = status;
+  }
+}
+
+export const S3_ERRORS = {
+  accessDenied: () => new S3Error('AccessDenied', 403, 'Access Denied'),
+  invalidAccessKeyId: () => new S3Error('InvalidAccessKeyId', 403, 'The AWS Access Key Id you provided does not exist in our records.'),
+  signatureDoesNotMatch: () => new S3Error('SignatureDoesNotMatch', 403,
+    'The request signature we calculated does not match the signature you provided. Check your key and signing method.'),
+  expiredPresigned: () => new S3Error('AccessDenied', 403, 'Request has expired'),
+  requestTimeTooSkewed: () => new S3Error('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.'),
+  missingSecurityHeader: () => new S3Error('AccessDenied', 403, 'Missing authentication: sign the request with AWS Signature Version 4 (Authorization header or presigned URL).'),
+  authorizationMalformed: (why: string) => new S3Error('AuthorizationHeaderMalformed', 400, `The authorization header is malformed; ${why}`),
+  contentSha256Mismatch: () => new S3Error('XAmzContentSHA256Mismatch', 400, "The provided 'x-amz-content-sha256' header does not match what was computed."),
+  badDigest: () => new S3Error('BadDigest', 400, 'The Content-MD5 or checksum you specified did not match what we received.'),
+  invalidDigest: () => new S3Error('InvalidDigest', 400, 'The Content-MD5 you specified is not valid.'),
+  malformedXml: () => new S3Error('MalformedXML', 400, 'The XML you provided was not well-formed or did not validate against our published schema.'),
+  notImplemented: (what: string) => new S3Error('NotImplemented', 501, `${what} is not implemented by edgeport.`),
+  methodNotAllowed: () => new S3Error('MethodNotAllowed', 405, 'The specified method is not allowed against this resource.'),
+  invalidArgument: (message: string) => new S3Error('InvalidArgument', 400, message),
+  missingContentLength: () => new S3Error('MissingContentLength', 411, 'You must provide the Content-Length HTTP header.'),
+  invalidRequest: (message: string) => new S3Error('InvalidRequest', 400, message),
+} as const;
+
+/** Any error -> the S3 error to send; unknown errors become InternalError. */
+export function toS3Error(error: unknown): { error: S3Error; internal: boolean } {
+  if (error instanceof S3Error) return { error, internal: false };
+  if (error instanceof StoreError) {
+    const entry = STORE_ERRORS[error.code];
+    return { error: new S3Error(entry.s3Code, entry.status, error.message), internal: entry.kind === 'system' };
+  }
+  return { error: new S3Error('InternalError', 500, 'We encountered an internal error. Please try again.'), internal: true };
+}

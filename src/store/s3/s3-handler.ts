@@ -1,0 +1,140 @@
+/**
+ * The S3-compatible API: a thin face on the store engine, served with raw node:http so bodies
+ * stream both ways without copies. Pipeline, in order: address (path-style or virtual-hosted) ->
+ * authenticate (SigV4) -> detect the operation -> run it -> map errors to S3 XML.
+ *
+ * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock are not implemented
+ * (NotImplemented 501). By design: one region, named `auto`; any region in the credential scope is
+ * accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+
+/** Request ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
+const REQUEST_ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
+let requestCounter = 0;
+import type { Clock } from '../../core/clock.ts';
+import type { Logger } from '../../core/log.ts';
+import type { StoreEngine } from '../engine/store-engine.ts';
+import { readBody, type S3Context } from './context.ts';
+import { createBucket, deleteBucket, getBucketLocation, headBucket, listBuckets } from './operations/bucket.ts';
+import { copyObject } from './operations/copy.ts';
+import { listObjectsV1, listObjectsV2 } from './operations/list.ts';
+import {
+  abortMultipartUpload, completeMultipartUpload, createMultipartUpload, listMultipartUploads, listParts, uploadPart, uploadPartCopy,
+} from './operations/multipart.ts';
+import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
+import { S3_ERRORS, toS3Error } from './s3-error.ts';
+import { sha256Hex, verifySignature, type SecretLookup } from './sigv4.ts';
+import { errorXml } from './xml.ts';
+
+export interface S3HandlerOptions {
+  engine: StoreEngine;
+  /** The secret of an access key id, or undefined when unknown or revoked. */
+  secrets: SecretLookup;
+  clock: Clock;
+  logger: Logger;
+  /** Host names under which `<bucket>.<host>` addresses a bucket (virtual-hosted style). */
+  virtualHostBases?: readonly string[];
+}
+
+type Operation = (ctx: S3Context) => Promise<void>;
+
+/** Picks the operation from method, addressing and query (S3 API reference, per operation). */
+function detect(method: string, bucket: string | undefined, key: string | undefined, query: URLSearchParams): Operation {
+  if (!bucket) {
+    if (method === 'GET') return listBuckets;
+    throw S3_ERRORS.methodNotAllowed();
+  }
+  if (key === undefined) {
+    switch (method) {
+      case 'PUT': return createBucket;
+      case 'HEAD': return headBucket;
+      case 'DELETE': return deleteBucket;
+      case 'POST':
+        if (query.has('delete')) return deleteObjects;
+        break;
+      case 'GET':
+        if (query.has('location')) return getBucketLocation;
+        if (query.has('uploads')) return listMultipartUploads;
+        if (query.get('list-type') === '2') return listObjectsV2;
+        if ([...query.keys()].every((name) => ['prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type'].includes(name))) return listObjectsV1;
+        break;
+    }
+    throw S3_ERRORS.notImplemented(`${method} on a bucket with ?${[...query.keys()].join('&')}`);
+  }
+  const inUpload = query.has('uploadId');
+  switch (method) {
+    case 'PUT':
+      if (inUpload) return (ctx) => (ctx.req.headers['x-amz-copy-source'] ? uploadPartCopy(ctx) : uploadPart(ctx));
+      return (ctx) => (ctx.req.headers['x-amz-copy-source'] ? copyObject(ctx) : putObject(ctx));
+    case 'GET':
+      return inUpload ? listParts : (ctx) => getObject(ctx, false);
+    case 'HEAD':
+      return (ctx) => getObject(ctx, true);
+    case 'DELETE':
+      return inUpload ? abortMultipartUpload : deleteObject;
+    case 'POST':
+      if (query.has('uploads')) return createMultipartUpload;
+      if (inUpload) return completeMultipartUpload;
+      break;
+  }
+  throw S3_ERRORS.methodNotAllowed();
+}
+
+export function createS3Handler(options: S3HandlerOptions) {
+  const bases = options.virtualHostBases ?? ['localhost'];
+
+  function address(req: IncomingMessage, rawPath: string): { bucket: string | undefined; key: string | undefined } {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    const base = bases.find((b) => host.endsWith(`.${b}`));
+    const path = decodeURIComponent(rawPath);
+    if (base) {
+      const bucket = host.slice(0, host.length - base.length - 1);
+      return { bucket, key: path.length > 1 ? path.slice(1) : undefined };
+    }
+    const slash = path.indexOf('/', 1);
+    if (path === '/' || path === '') return { bucket: undefined, key: undefined };
+    if (slash < 0) return { bucket: path.slice(1), key: undefined };
+    const key = path.slice(slash + 1);
+    return { bucket: path.slice(1, slash), key: key === '' ? undefined : key };
+  }
+
+  return async function handleS3Request(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = `${REQUEST_ID_PREFIX}${(requestCounter++).toString(16).toUpperCase().padStart(8, '0')}`;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const rawPath = q < 0 ? url : url.slice(0, q);
+    const rawQuery = q < 0 ? '' : url.slice(q + 1);
+    let resource = rawPath;
+    try {
+      const { bucket, key } = address(req, rawPath);
+      resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
+      const now = options.clock.now();
+      const query = new URLSearchParams(rawQuery);
+      const signing = await verifySignature({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers }, options.secrets, now);
+      const operation = detect(req.method ?? 'GET', bucket, key, query);
+      const ctx: S3Context = { engine: options.engine, req, res, bucket, key, query, signing, requestId, now };
+      // PutObject and UploadPart check a deferred signature as their body streams; every other
+      // operation reads its (small) body first, so nothing acts on an unverified request.
+      const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
+      if (signing.verifyDeferred && !streamsBody) {
+        ctx.body = await readBody(req);
+        if (!signing.verifyDeferred(sha256Hex(ctx.body))) throw S3_ERRORS.signatureDoesNotMatch();
+      }
+      await operation(ctx);
+    } catch (thrown) {
+      const { error, internal } = toS3Error(thrown);
+      if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, resource, requestId);
+      res.writeHead(error.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close' });
+      res.end(body);
+      // A refused upload's remaining body is not read.
+      if (!req.readableEnded) req.resume();
+    }
+  };
+}

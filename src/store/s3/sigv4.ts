@@ -1,0 +1,207 @@
+/**
+ * AWS Signature Version 4 verification for the S3 API: the Authorization header form and the
+ * presigned-URL (query) form, with the payload hash the client declared (a hex SHA-256,
+ * UNSIGNED-PAYLOAD, or one of the aws-chunked streaming modes, checked chunk by chunk in
+ * aws-chunked.ts). Spec: AWS "Signature Version 4 signing process" and "Authenticating Requests:
+ * Using Query Parameters" / "Using the Authorization Header (chunked upload)".
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { S3_ERRORS } from './s3-error.ts';
+
+export const ALGORITHM = 'AWS4-HMAC-SHA256';
+export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const MAX_SKEW_MS = 15 * 60 * 1000;
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+export interface SigningContext {
+  accessKeyId: string;
+  /** yyyymmddThhmmssZ */
+  amzDate: string;
+  /** date/region/s3/aws4_request */
+  scope: string;
+  signingKey: Buffer;
+  /** The request's signature: the seed of chunk signatures. */
+  signature: string;
+  /** As declared by the client: hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING-* mode; DEFERRED below. */
+  payloadHash: string;
+  /**
+   * When a client signed the body's SHA-256 without declaring it (no x-amz-content-sha256, as curl
+   * does), the signature can only be checked once the body is read: this checks it then.
+   */
+  verifyDeferred?: (bodySha256: string) => boolean;
+}
+
+export type SecretLookup = (accessKeyId: string) => string | undefined | Promise<string | undefined>;
+
+const RFC3986_EXTRA = /[!'()*]/g;
+
+/**
+ * AWS URI encoding: everything but A-Z a-z 0-9 - _ . ~ is %XX (uppercase); '/' kept when asked.
+ * encodeURIComponent differs only in leaving !'()* alone.
+ */
+export function awsUriEncode(text: string, keepSlash: boolean): string {
+  let out = encodeURIComponent(text);
+  if (out.includes('!') || out.includes("'") || out.includes('(') || out.includes(')') || out.includes('*')) {
+    out = out.replace(RFC3986_EXTRA, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  }
+  return keepSlash ? out.replace(/%2F/g, '/') : out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+export function canonicalUri(rawPath: string): string {
+  return rawPath.split('/').map((segment) => awsUriEncode(safeDecode(segment), false)).join('/') || '/';
+}
+
+export function canonicalQuery(rawQuery: string, skip?: string): string {
+  if (rawQuery === '') return '';
+  const pairs: Array<[string, string]> = [];
+  for (const part of rawQuery.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = safeDecode(eq < 0 ? part : part.slice(0, eq));
+    if (key === skip) continue;
+    const value = eq < 0 ? '' : safeDecode(part.slice(eq + 1));
+    pairs.push([awsUriEncode(key, false), awsUriEncode(value, false)]);
+  }
+  pairs.sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
+  return pairs.map(([k, v]) => `${k}=${v}`).join('&');
+}
+
+function canonicalHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): string {
+  return signed.map((name) => {
+    const raw = headers[name];
+    const value = Array.isArray(raw) ? raw.join(',') : raw ?? '';
+    return `${name}:${value.trim().replace(/\s+/g, ' ')}\n`;
+  }).join('');
+}
+
+const keyCache = new Map<string, Buffer>();
+
+/** The derived key changes once a day per secret and region: cache it (bounded). */
+export function signingKey(secret: string, date: string, region: string, service: string): Buffer {
+  const id = `${secret}\0${date}\0${region}\0${service}`;
+  let key = keyCache.get(id);
+  if (!key) {
+    key = deriveSigningKey(secret, date, region, service);
+    if (keyCache.size > 1000) keyCache.clear();
+    keyCache.set(id, key);
+  }
+  return key;
+}
+
+function deriveSigningKey(secret: string, date: string, region: string, service: string): Buffer {
+  const kDate = createHmac('sha256', `AWS4${secret}`).update(date).digest();
+  const kRegion = createHmac('sha256', kDate).update(region).digest();
+  const kService = createHmac('sha256', kRegion).update(service).digest();
+  return createHmac('sha256', kService).update('aws4_request').digest();
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function hmacHex(key: Buffer, text: string): string {
+  return createHmac('sha256', key).update(text).digest('hex');
+}
+
+function sameSignature(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
+function parseAmzDate(amzDate: string): number {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  if (!m) return Number.NaN;
+  return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+}
+
+export interface VerifiableRequest {
+  method: string;
+  /** The parsed query (the same parameters as rawQuery). */
+  query: URLSearchParams;
+  /** Path as received, still percent-encoded. */
+  rawPath: string;
+  /** Query string as received, without '?'. */
+  rawQuery: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** Verifies a request's SigV4 signature (header or query form); throws the S3 error otherwise. */
+export async function verifySignature(request: VerifiableRequest, lookup: SecretLookup, now: number): Promise<SigningContext> {
+  const query = request.query;
+  const authorization = request.headers.authorization;
+  const presigned = query.get('X-Amz-Algorithm') !== null;
+  if (!authorization && !presigned) throw S3_ERRORS.missingSecurityHeader();
+
+  let credential: string;
+  let signedHeaders: string[];
+  let signature: string;
+  let amzDate: string;
+  let payloadHash: string;
+  if (presigned) {
+    if (query.get('X-Amz-Algorithm') !== ALGORITHM) throw S3_ERRORS.invalidArgument(`X-Amz-Algorithm must be ${ALGORITHM}.`);
+    credential = query.get('X-Amz-Credential') ?? '';
+    signedHeaders = (query.get('X-Amz-SignedHeaders') ?? '').split(';');
+    signature = query.get('X-Amz-Signature') ?? '';
+    amzDate = query.get('X-Amz-Date') ?? '';
+    const expires = Number(query.get('X-Amz-Expires'));
+    if (!Number.isInteger(expires) || expires < 1 || expires > MAX_PRESIGN_SECONDS) {
+      throw S3_ERRORS.invalidArgument('X-Amz-Expires must be a whole number of seconds between 1 and 604800.');
+    }
+    const signedAt = parseAmzDate(amzDate);
+    if (Number.isNaN(signedAt)) throw S3_ERRORS.invalidArgument('X-Amz-Date must be of the form yyyyMMddTHHmmssZ.');
+    if (now > signedAt + expires * 1000) throw S3_ERRORS.expiredPresigned();
+    if (signedAt - now > MAX_SKEW_MS) throw S3_ERRORS.requestTimeTooSkewed();
+    const declared = request.headers['x-amz-content-sha256'];
+    payloadHash = typeof declared === 'string' ? declared : 'UNSIGNED-PAYLOAD';
+  } else {
+    const m = /^AWS4-HMAC-SHA256\s+Credential=([^,\s]+)\s*,\s*SignedHeaders=([^,\s]+)\s*,\s*Signature=([0-9a-f]{64})\s*$/.exec(authorization ?? '');
+    if (!m) throw S3_ERRORS.authorizationMalformed('expected "AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...".');
+    [, credential, , signature] = m as unknown as [string, string, string, string];
+    signedHeaders = m[2]!.split(';');
+    const dateHeader = request.headers['x-amz-date'];
+    amzDate = typeof dateHeader === 'string' ? dateHeader : '';
+    const signedAt = parseAmzDate(amzDate);
+    if (Number.isNaN(signedAt)) throw S3_ERRORS.accessDenied();
+    if (Math.abs(now - signedAt) > MAX_SKEW_MS) throw S3_ERRORS.requestTimeTooSkewed();
+    const declared = request.headers['x-amz-content-sha256'];
+    payloadHash = typeof declared === 'string' ? declared : hasBody(request.headers) ? 'DEFERRED' : EMPTY_SHA256;
+  }
+
+  const [accessKeyId, date, region, service, terminator] = credential.split('/');
+  if (!accessKeyId || !date || !region || service !== 's3' || terminator !== 'aws4_request' || date !== amzDate.slice(0, 8)) {
+    throw S3_ERRORS.authorizationMalformed('the credential scope must be <key>/<yyyymmdd of the request>/<region>/s3/aws4_request.');
+  }
+  if (!signedHeaders.includes('host')) throw S3_ERRORS.authorizationMalformed('SignedHeaders must include host.');
+  const secret = await lookup(accessKeyId);
+  if (secret === undefined) throw S3_ERRORS.invalidAccessKeyId();
+
+  const head = [
+    request.method,
+    canonicalUri(request.rawPath),
+    canonicalQuery(request.rawQuery, presigned ? 'X-Amz-Signature' : undefined),
+    canonicalHeaders(request.headers, signedHeaders),
+    signedHeaders.join(';'),
+  ].join('\n');
+  const scope = `${date}/${region}/s3/aws4_request`;
+  const key = signingKey(secret, date, region, 's3');
+  const matches = (hash: string) => sameSignature(hmacHex(key, `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(`${head}\n${hash}`)}`), signature);
+  const context: SigningContext = { accessKeyId, amzDate, scope, signingKey: key, signature, payloadHash };
+  if (payloadHash === 'DEFERRED') {
+    context.verifyDeferred = matches;
+    return context;
+  }
+  if (!matches(payloadHash)) throw S3_ERRORS.signatureDoesNotMatch();
+  return context;
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/load.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+test('defaults apply with no file, env or flags', () => {
+  const config = loadConfig({ env: {} });
+  assert.deepEqual(config.ports, { edge: 8080, api: 8081, gateway: 8545, s3: 9000 });
+  assert.equal(config.dataDir, './.edgeport');
+  assert.ok(Object.isFrozen(config.ports));
+});
+
+test('file, then environment, then flags: each overrides the one before', (t) => {
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, 'data_dir = "/from/file"\n[ports]\napi = 1111\nedge = 2222\n');
+  const config = loadConfig({ file, env: { EDGEPORT_API_PORT: '3333' }, flags: { ports: { edge: 4444 } } });
+  assert.equal(config.dataDir, '/from/file');
+  assert.equal(config.ports.api, 3333);
+  assert.equal(config.ports.edge, 4444);
+  assert.equal(config.ports.s3, 9000);
+});
+
+test('every problem is reported at once, unknown keys by name', (t) => {
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, 'colour = "blue"\n[ports]\napi = "high"\nweb = 1\n');
+  assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.equal(error.code, 'CONFIG_INVALID');
+    assert.match(error.message, /unknown key\(s\) "colour"/);
+    assert.match(error.message, /ports: unknown key\(s\) "web"/);
+    assert.match(error.message, /ports\.api:/);
+    return true;
+  });
+});
+
+test('a missing or malformed file is a clear error', (t) => {
+  assert.throws(() => loadConfig({ file: '/no/such/edgeport.toml', env: {} }), /does not exist/);
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, 'ports = [');
+  assert.throws(() => loadConfig({ file, env: {} }), /not valid TOML/);
+});

@@ -1,0 +1,55 @@
+/**
+ * Runs a script through the real script host (worker pool + node:http) on port 0, in process, and
+ * captures what it logs. For runtime tests; test/helpers/dev-server.ts runs the whole CLI instead.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { pino } from 'pino';
+import { startScriptHost } from '../../src/runtime/host.ts';
+import { parseScriptConfig } from '../../src/runtime/script-config.ts';
+
+export interface LogRecord {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+export interface TestHost {
+  url: string;
+  logs: LogRecord[];
+  dataDir: string;
+}
+
+export interface TestHostOptions {
+  /** Extra keys of the script config (snake_case, as in TOML). */
+  config?: Record<string, unknown>;
+  poolSize?: number;
+}
+
+/** Writes `source` as the script's module, starts a host for it, and stops it when the test ends. */
+export async function startTestHost(t: TestContext, source: string, options: TestHostOptions = {}): Promise<TestHost> {
+  const dir = mkdtempSync(join(tmpdir(), 'edgeport-host-'));
+  let stop = async (): Promise<void> => undefined;
+  t.after(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  writeFileSync(join(dir, 'script.mjs'), source);
+  const script = parseScriptConfig({ name: 'test-script', main: 'script.mjs', compatibility_date: '2025-01-01', ...options.config }, { baseDir: dir });
+  const logs: LogRecord[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogRecord) });
+  const dataDir = join(dir, 'data');
+  const host = await startScriptHost({ script, dataDir, logger, ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}) });
+  const server = createServer(host.handle);
+  stop = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await host.close();
+  };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, dataDir };
+}

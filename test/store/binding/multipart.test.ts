@@ -1,0 +1,92 @@
+/** Multipart uploads through the binding: part number checks, failures, resume (reference §6). */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import type { GetResult } from '../../../src/store/binding/index.ts';
+import { openTestBucket, rejectsWith } from './helpers.ts';
+
+const MiB = 1024 * 1024;
+const PART_RANGE = (n: number) => `Part number must be between 1 and 10000 (inclusive). Actual value was: ${n}`;
+const VALUE_ERROR = "Failed to execute 'uploadPart' on 'StoreMultipartUpload': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
+const md5 = (data: string | Uint8Array) => createHash('md5').update(data).digest('hex');
+
+test('create, upload, complete: the handle, part etags, the final object', async (t) => {
+  const { bucketBinding: b } = await openTestBucket(t);
+  const upload = await b.createMultipartUpload('mpu', { httpMetadata: new Headers({ 'content-type': 'a/b' }), customMetadata: { x: 1 } as never });
+  assert.deepEqual(Object.keys(upload).sort(), ['key', 'uploadId']);
+  assert.equal(upload.key, 'mpu');
+  const first = new Uint8Array(5 * MiB).fill(7);
+  const p1 = await upload.uploadPart(1, first);
+  assert.deepEqual(p1, { partNumber: 1, etag: md5(first) });
+  const p2 = await upload.uploadPart(2, new Blob(['ta', 'il']));
+  assert.deepEqual(p2, { partNumber: 2, etag: md5('tail') });
+  const done = await upload.complete([p2, p1]);
+  assert.equal(done.constructor.name, 'HeadResult');
+  assert.equal(done.size, 5 * MiB + 4);
+  const expected = createHash('md5').update(Buffer.from(p1.etag + p2.etag, 'hex')).digest('hex');
+  assert.equal(done.etag, `${expected}-2`);
+  assert.equal(done.httpEtag, `"${expected}-2"`);
+  assert.deepEqual(done.checksums.toJSON(), {}, 'multipart objects have no MD5');
+  assert.deepEqual(done.httpMetadata, { contentType: 'a/b' });
+  assert.deepEqual(done.customMetadata, { x: '1' });
+  assert.equal(done.range, undefined);
+  const got = (await b.get('mpu', { range: { offset: 5 * MiB - 2 } })) as GetResult;
+  assert.equal(Buffer.from(await got.arrayBuffer()).toString('latin1'), '\x07\x07tail');
+  assert.ok(await b.createMultipartUpload('plain', null), 'options may be null');
+});
+
+test('part numbers: converted like an int, checked 1..10000 after the value type', async (t) => {
+  const { bucketBinding: b } = await openTestBucket(t);
+  const upload = await b.createMultipartUpload('k');
+  for (const n of [0, -1, 10001]) await rejectsWith(upload.uploadPart(n, 'x'), TypeError, PART_RANGE(n));
+  await rejectsWith(upload.uploadPart(Number.NaN, 'x'), TypeError, PART_RANGE(0));
+  assert.deepEqual(await upload.uploadPart(1.9, 'x'), { partNumber: 1, etag: md5('x') });
+  assert.deepEqual(await upload.uploadPart('2' as never, 'y'), { partNumber: 2, etag: md5('y') });
+  assert.deepEqual(await upload.uploadPart(10000, 'z'), { partNumber: 10000, etag: md5('z') });
+  for (const bad of [null, undefined, 5]) await rejectsWith(upload.uploadPart(1, bad as never), TypeError, VALUE_ERROR);
+  await rejectsWith(upload.uploadPart(0, null as never), TypeError, VALUE_ERROR);
+  await rejectsWith(upload.complete([{ partNumber: 0, etag: 'e' }]), TypeError, PART_RANGE(0));
+  await rejectsWith(upload.complete([{ partNumber: 1, etag: md5('x') }, { partNumber: 10001, etag: 'e' }]), TypeError, PART_RANGE(10001));
+});
+
+test('multipart failures as the script sees them', async (t) => {
+  const { bucketBinding: b } = await openTestBucket(t);
+  const upload = await b.createMultipartUpload('k');
+  const small = await upload.uploadPart(1, 'small');
+  const last = await upload.uploadPart(2, 'last');
+  await rejectsWith(upload.complete([small, last]), Error,
+    'completeMultipartUpload: Your proposed upload is smaller than the minimum allowed object size. (10011)');
+  await rejectsWith(upload.complete([{ partNumber: 1, etag: 'wrong' }]), Error,
+    'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+  await rejectsWith(upload.complete([small, small]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+  const done = await upload.complete([last]);
+  assert.equal(done.size, 4);
+  await rejectsWith(upload.complete([last]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
+  await rejectsWith(upload.uploadPart(3, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+  assert.equal(await upload.abort(), undefined, 'abort after complete succeeds silently');
+  assert.equal(await ((await b.get('k')) as GetResult).text(), 'last', 'and keeps the object');
+
+  const aborted = await b.createMultipartUpload('other');
+  await aborted.abort();
+  await aborted.abort();
+  await rejectsWith(aborted.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+  await rejectsWith(aborted.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
+  await rejectsWith(b.createMultipartUpload('big-meta', { customMetadata: { k: 'x'.repeat(9000) } }), Error,
+    'createMultipartUpload: Your metadata headers exceed the maximum allowed metadata size. (10012)');
+});
+
+test('resumeMultipartUpload: synchronous, unchecked, key coerced; uploadId must be a string', async (t) => {
+  const { bucketBinding: b } = await openTestBucket(t);
+  const upload = await b.createMultipartUpload('7');
+  const resumed = b.resumeMultipartUpload(7 as never, upload.uploadId);
+  assert.ok(!(resumed instanceof Promise));
+  assert.deepEqual({ key: resumed.key, uploadId: resumed.uploadId }, { key: '7', uploadId: upload.uploadId });
+  const part = await resumed.uploadPart(1, 'resumed');
+  assert.equal((await upload.complete([part])).size, 7);
+  const unknown = b.resumeMultipartUpload('k', 'no-such-upload');
+  await rejectsWith(unknown.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+  for (const bad of [undefined, 5, null]) {
+    assert.throws(() => b.resumeMultipartUpload('k', bad as never),
+      { name: 'TypeError', message: "Failed to execute 'resumeMultipartUpload' on 'StoreBucket': parameter 2 is not of type 'string'." });
+  }
+});

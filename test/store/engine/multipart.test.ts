@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { StoreError, type StoreErrorCode } from '../../../src/store/engine/errors.ts';
+import { multipartEtag } from '../../../src/store/engine/multipart.ts';
+import { bytes, openTestEngine, readAll } from '../../helpers/engine.ts';
+
+const MiB = 1024 * 1024;
+const code = (c: StoreErrorCode) => (e: unknown) => e instanceof StoreError && e.code === c;
+const filled = (size: number, seed: number) => new Uint8Array(size).fill(seed);
+
+test('the multipart etag matches the documented test vector', () => {
+  assert.equal(multipartEtag(['bce6bf66aeb76c7040fdd5f4eccb78e6', '8165449fc15bbf43d3b674595cbcc406']), 'f77dc0eecdebcd774a2a22cb393ad2ff-2');
+});
+
+test('parts of 5 MiB, 5 MiB and 1 MiB complete into one readable object', async (t) => {
+  const { engine, bucket } = await openTestEngine(t);
+  const id = await engine.createMultipartUpload(bucket, 'mpu', { httpMetadata: { contentType: 'x/y' }, customMetadata: { a: 'b' } });
+  const data = [filled(5 * MiB, 1), filled(5 * MiB, 2), filled(MiB, 3)];
+  // Uploaded out of order, completed in any order: parts are sorted by number.
+  const p3 = await engine.uploadPart(bucket, 'mpu', id, 3, data[2]!);
+  const p1 = await engine.uploadPart(bucket, 'mpu', id, 1, data[0]!);
+  const p2 = await engine.uploadPart(bucket, 'mpu', id, 2, { stream: (async function* () { yield data[1]!; })() });
+  assert.equal(p1.etag, createHash('md5').update(data[0]!).digest('hex'));
+  assert.equal(await engine.head(bucket, 'mpu'), null, 'not visible before completion');
+  assert.deepEqual((await engine.listParts(bucket, 'mpu', id)).map((p) => p.partNumber), [1, 2, 3]);
+  assert.deepEqual((await engine.listUploads(bucket)).map((u) => u.uploadId), [id]);
+  const done = await engine.completeMultipartUpload(bucket, 'mpu', id, [p2, p3, p1]);
+  assert.equal(done.size, 11 * MiB);
+  assert.equal(done.etag, multipartEtag([p1.etag, p2.etag, p3.etag]));
+  assert.match(done.etag, /-3$/);
+  assert.deepEqual(done.checksums, {});
+  assert.deepEqual(done.customMetadata, { a: 'b' });
+  const got = await engine.get(bucket, 'mpu');
+  assert.equal(got?.meta.etag, done.etag);
+  assert.ok(Buffer.concat(data).equals(await readAll(got!.body!.stream())));
+  const across = await engine.get(bucket, 'mpu', { range: { offset: 5 * MiB - 2, length: 4 } });
+  assert.deepEqual([...await readAll(across!.body!.stream())], [1, 1, 2, 2]);
+  assert.deepEqual(await engine.listUploads(bucket), []);
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'mpu', id, [p1]), code('STORE_NO_SUCH_UPLOAD'));
+  await engine.abortMultipartUpload(bucket, 'mpu', id);
+  assert.ok(await engine.head(bucket, 'mpu'), 'abort after complete keeps the object');
+});
+
+test('a wrong or stale etag, an unknown part or a duplicate part is refused', async (t) => {
+  const { engine, bucket } = await openTestEngine(t);
+  const id = await engine.createMultipartUpload(bucket, 'k');
+  const first = await engine.uploadPart(bucket, 'k', id, 1, bytes('one'));
+  await engine.uploadPart(bucket, 'k', id, 1, bytes('uno'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [first]), code('STORE_INVALID_PART'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [{ partNumber: 1, etag: 'f'.repeat(32) }]), code('STORE_INVALID_PART'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [{ partNumber: 9, etag: first.etag }]), code('STORE_INVALID_PART'));
+  const current = { partNumber: 1, etag: createHash('md5').update('uno').digest('hex') };
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [current, current]), code('STORE_INTERNAL'));
+  const done = await engine.completeMultipartUpload(bucket, 'k', id, [{ ...current, etag: `"${current.etag}"` }]);
+  assert.equal(done.size, 3);
+});
+
+test('small or non-uniform parts are refused at complete', async (t) => {
+  const { engine, bucket } = await openTestEngine(t);
+  const small = await engine.createMultipartUpload(bucket, 'k');
+  const s1 = await engine.uploadPart(bucket, 'k', small, 1, filled(MiB, 1));
+  const s2 = await engine.uploadPart(bucket, 'k', small, 2, filled(10, 1));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', small, [s1, s2]), code('STORE_ENTITY_TOO_SMALL'));
+
+  const uneven = await engine.createMultipartUpload(bucket, 'k');
+  const u1 = await engine.uploadPart(bucket, 'k', uneven, 1, filled(5 * MiB, 1));
+  const u2 = await engine.uploadPart(bucket, 'k', uneven, 2, filled(5 * MiB + 1, 1));
+  const u3 = await engine.uploadPart(bucket, 'k', uneven, 3, filled(1, 1));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', uneven, [u1, u2, u3]), code('STORE_BAD_UPLOAD'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', uneven, [u1, u2]), code('STORE_BAD_UPLOAD'), 'last larger than the others');
+  assert.equal(await engine.head(bucket, 'k'), null);
+});
+
+test('abort discards the parts; later use of the upload is refused', async (t) => {
+  const { engine, bucket, clock, dataDir } = await openTestEngine(t);
+  const id = await engine.createMultipartUpload(bucket, 'k');
+  const part = await engine.uploadPart(bucket, 'k', id, 1, bytes('x'));
+  await engine.abortMultipartUpload(bucket, 'k', id);
+  await engine.abortMultipartUpload(bucket, 'k', id);
+  await assert.rejects(engine.uploadPart(bucket, 'k', id, 2, bytes('x')), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [part]), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.abortMultipartUpload(bucket, 'k', 'never-existed'), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.uploadPart(bucket, 'other-key', id, 1, bytes('x')), code('STORE_NO_SUCH_UPLOAD'));
+  clock.advance(60_001);
+  await engine.reclaimBlobs();
+  assert.deepEqual(readdirSync(join(dataDir, 'blobs')), []);
+});
+
+test('an unfinished upload is aborted after 7 days', async (t) => {
+  const { engine, bucket, clock } = await openTestEngine(t);
+  const id = await engine.createMultipartUpload(bucket, 'k');
+  const part = await engine.uploadPart(bucket, 'k', id, 1, bytes('x'));
+  clock.advance(7 * 24 * 3600 * 1000 - 1);
+  await engine.uploadPart(bucket, 'k', id, 2, bytes('y'));
+  assert.equal(await engine.expireUploads(), 0);
+  clock.advance(2);
+  await assert.rejects(engine.uploadPart(bucket, 'k', id, 3, bytes('z')), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [part]), code('STORE_NO_SUCH_UPLOAD'));
+  assert.deepEqual(await engine.listUploads(bucket), []);
+  assert.equal(await engine.expireUploads(), 1);
+});
+
+test('a completed multipart object replaces an existing key; zero parts give the empty etag', async (t) => {
+  const { engine, bucket } = await openTestEngine(t);
+  await engine.put(bucket, 'k', bytes('old'));
+  const id = await engine.createMultipartUpload(bucket, 'k');
+  const done = await engine.completeMultipartUpload(bucket, 'k', id, []);
+  assert.equal(done.etag, 'd41d8cd98f00b204e9800998ecf8427e-0');
+  const got = await engine.get(bucket, 'k');
+  assert.equal(got?.meta.size, 0);
+  assert.equal((await readAll(got!.body!.stream())).length, 0);
+});

@@ -1,0 +1,39 @@
+/** A real S3 listener on 127.0.0.1 (port 0) over a real engine, and an AWS SDK client for it. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { silentLogger } from '../../../src/core/log.ts';
+import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
+import { openTestEngine } from '../../helpers/engine.ts';
+
+export const ACCESS_KEY_ID = 'EDGEPORTTESTKEY00001';
+export const SECRET = 'edgeport-test-secret-key-0123456789abcdef';
+
+export async function startS3(t: TestContext) {
+  const fixture = await openTestEngine(t);
+  fixture.clock.set(Date.now());
+  const handler = createS3Handler({
+    engine: fixture.engine, clock: { now: () => Date.now() }, logger: silentLogger,
+    secrets: (id) => (id === ACCESS_KEY_ID ? SECRET : undefined),
+  });
+  const server: Server = createServer((req, res) => { void handler(req, res); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new S3Client({
+    endpoint, region: 'auto', forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET },
+  });
+  t.after(() => client.destroy());
+  return { ...fixture, endpoint, client };
+}
+
+/** An assert.rejects check: the SDK error has this S3 code and HTTP status. */
+export const s3ErrorCode = (name: string, status: number) => (error: unknown) => {
+  assert.ok(error instanceof S3ServiceException, String(error));
+  assert.equal(error.name, name);
+  assert.equal(error.$metadata.httpStatusCode, status);
+  return true;
+};

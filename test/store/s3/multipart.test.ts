@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { test } from 'node:test';
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand,
+  HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand,
+  UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { createStoreBucket } from '../../../src/store/binding/index.ts';
+import { s3ErrorCode, startS3 } from './helpers.ts';
+
+const MiB = 1024 * 1024;
+const code = s3ErrorCode;
+
+test('multipart: create, parts, list, complete; errors for order, size, unknown parts and uploads', async (t) => {
+  const { client, bucket } = await startS3(t);
+  const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', ContentType: 'a/b', Metadata: { m: '1' } }));
+  const UploadId = created.UploadId!;
+  const p1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 1, Body: Buffer.alloc(5 * MiB, 1) }));
+  const p2 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 2, Body: Buffer.alloc(MiB, 2) }));
+  const parts = await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'mpu', UploadId }));
+  assert.deepEqual(parts.Parts?.map((p) => [p.PartNumber, p.Size]), [[1, 5 * MiB], [2, MiB]]);
+  const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+  assert.deepEqual(uploads.Uploads?.map((u) => u.UploadId), [UploadId]);
+  await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 2, ETag: p2.ETag }, { PartNumber: 1, ETag: p1.ETag }] } })), code('InvalidPartOrder', 400));
+  await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }] } })), code('InvalidPart', 400));
+  const done = await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag }, { PartNumber: 2, ETag: p2.ETag }] } }));
+  assert.match(done.ETag!, /^"[0-9a-f]{32}-2"$/);
+  const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'mpu' }));
+  assert.equal(head.ContentLength, 6 * MiB);
+  assert.equal(head.ContentType, 'a/b');
+  assert.deepEqual(head.Metadata, { m: '1' });
+  await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 3, Body: 'x' })), code('NoSuchUpload', 404));
+
+  const small = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'small' }));
+  const s1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId!, PartNumber: 1, Body: 'tiny' }));
+  const s2 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId!, PartNumber: 2, Body: 'tiny' }));
+  await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId!,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s1.ETag }, { PartNumber: 2, ETag: s2.ETag }] } })), code('EntityTooSmall', 400));
+  await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId! }));
+  await assert.rejects(client.send(new ListPartsCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId! })), code('NoSuchUpload', 404));
+});
+
+test('copy: object with COPY and REPLACE directives, conditional copy, and part copy with a range', async (t) => {
+  const { client, bucket } = await startS3(t);
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'src', Body: 'copy me please', ContentType: 'text/plain', Metadata: { a: '1' } }));
+  const copied = await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'dst', CopySource: `${bucket}/src` }));
+  assert.equal(copied.CopyObjectResult?.ETag, `"${createHash('md5').update('copy me please').digest('hex')}"`);
+  const kept = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'dst' }));
+  assert.equal(kept.ContentType, 'text/plain');
+  assert.deepEqual(kept.Metadata, { a: '1' });
+  await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'dst2', CopySource: `${bucket}/src`, MetadataDirective: 'REPLACE', ContentType: 'x/y', Metadata: { b: '2' } }));
+  const replaced = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'dst2' }));
+  assert.equal(replaced.ContentType, 'x/y');
+  assert.deepEqual(replaced.Metadata, { b: '2' });
+  await assert.rejects(client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'dst3', CopySource: `${bucket}/src`, CopySourceIfMatch: '"nope"' })), code('PreconditionFailed', 412));
+  await assert.rejects(client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'dst3', CopySource: `${bucket}/missing` })), code('NoSuchKey', 404));
+
+  const upload = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'assembled' }));
+  const part = await client.send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'assembled', UploadId: upload.UploadId!, PartNumber: 1,
+    CopySource: `${bucket}/src`, CopySourceRange: 'bytes=5-6' }));
+  await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'assembled', UploadId: upload.UploadId!,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.CopyPartResult!.ETag }] } }));
+  const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'assembled' }));
+  assert.equal(await got.Body!.transformToString(), 'me');
+});
+
+test('lib-storage Upload of 100 MiB streams through multipart and reads back intact', { timeout: 120_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  const total = 100 * MiB;
+  const block = Buffer.alloc(MiB);
+  for (let i = 0; i < block.length; i++) block[i] = (i * 31) % 251;
+  const expected = createHash('md5');
+  for (let i = 0; i < 100; i++) expected.update(block);
+  const source = Readable.from((function* () { for (let i = 0; i < 100; i++) yield block; })());
+  const upload = new Upload({ client, params: { Bucket: bucket, Key: 'big', Body: source }, partSize: 10 * MiB, queueSize: 4 });
+  await upload.done();
+  const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big' }));
+  assert.equal(got.ContentLength, total);
+  const actual = createHash('md5');
+  for await (const chunk of got.Body as AsyncIterable<Uint8Array>) actual.update(chunk);
+  assert.equal(actual.digest('hex'), expected.digest('hex'));
+});
+
+test('one store: binding and S3 see the same objects and the same multipart uploads', async (t) => {
+  const { client, bucket, engine } = await startS3(t);
+  const binding = createStoreBucket(engine, bucket, { listHonorsInclude: true });
+  const written = await binding.put('from-binding', 'written by a script', { httpMetadata: { contentType: 'text/plain' }, customMetadata: { who: 'script' }, sha256: createHash('sha256').update('written by a script').digest('hex') });
+  const viaS3 = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'from-binding' }));
+  assert.equal(await viaS3.Body!.transformToString(), 'written by a script');
+  assert.equal(viaS3.ETag, written!.httpEtag);
+  assert.equal(viaS3.ContentType, 'text/plain');
+  assert.deepEqual(viaS3.Metadata, { who: 'script' });
+
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'from-s3', Body: 'written by the sdk', Metadata: { who: 'sdk' }, CacheControl: 'no-cache' }));
+  const viaBinding = await binding.get('from-s3');
+  assert.ok(viaBinding && 'text' in viaBinding);
+  assert.equal(await viaBinding.text(), 'written by the sdk');
+  assert.deepEqual(viaBinding.customMetadata, { who: 'sdk' });
+  assert.equal(viaBinding.httpMetadata?.cacheControl, 'no-cache');
+  assert.equal(viaBinding.checksums.toJSON().md5, createHash('md5').update('written by the sdk').digest('hex'));
+
+  const scriptUpload = await binding.createMultipartUpload('script-started');
+  const sdkPart = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'script-started', UploadId: scriptUpload.uploadId, PartNumber: 1, Body: 'part via s3' }));
+  await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'script-started', UploadId: scriptUpload.uploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: sdkPart.ETag }] } }));
+  assert.equal(await (await binding.get('script-started') as { text(): Promise<string> }).text(), 'part via s3');
+
+  const sdkUpload = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'sdk-started' }));
+  const resumed = binding.resumeMultipartUpload('sdk-started', sdkUpload.UploadId!);
+  const scriptPart = await resumed.uploadPart(1, 'part via binding');
+  const completed = await resumed.complete([scriptPart]);
+  const viaS3Again = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'sdk-started' }));
+  assert.equal(await viaS3Again.Body!.transformToString(), 'part via binding');
+  assert.equal(viaS3Again.ETag, completed.httpEtag);
+});
