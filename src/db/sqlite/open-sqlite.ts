@@ -1,0 +1,28 @@
+/**
+ * Opens better-sqlite3 connections whose native objects are never garbage-collected.
+ *
+ * Node 24's `node::ObjectWrap` removes an environment cleanup hook in its destructor, and that
+ * call asserts (`(env) != nullptr`, the process aborts) when V8 finalizes a better-sqlite3
+ * Database or Statement during a collection that runs with no Node environment entered. Node 20
+ * is unaffected; better-sqlite3 12.11 has no fix. So every Database and Statement edgeport creates
+ * stays reachable until the process (or worker) ends, where Node's own cleanup hooks free them.
+ * That is cheap because statements are prepared once per connection; for the same reason nothing
+ * may call `db.pragma()` (a new Statement per call) or `stmt.iterate()` (a new iterator object)
+ * on a hot path: use `db.exec('PRAGMA ...')` and `all()`.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
+
+const retained: object[] = [];
+
+export function openSqlite(file: string): Database {
+  const db = new BetterSqlite3(file);
+  retained.push(db);
+  const prepare = db.prepare.bind(db) as (source: string) => Statement;
+  db.prepare = ((source: string) => {
+    const statement = prepare(source);
+    retained.push(statement);
+    return statement;
+  }) as Database['prepare'];
+  return db;
+}

@@ -1,0 +1,322 @@
+/**
+ * MetadataStore on SQLite (better-sqlite3) in WAL mode: a write resolves only once the WAL holding
+ * it is fsynced (see write-queue.ts). Reads run directly; writes go through the group-commit WriteQueue. All SQL of
+ * the store lives in this file and in sqlite-statements.ts.
+ */
+import type { Database } from 'better-sqlite3';
+import { openSqlite } from './open-sqlite.ts';
+import type { Clock } from '../../core/clock.ts';
+import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
+import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
+import type {
+  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
+} from '../metadata-store.ts';
+import { migrateSqlite } from './migrate.ts';
+import { prepareStatements, type ListRecord, type ObjectRecord, type Statements, type UploadRecord, type PartRecord } from './sqlite-statements.ts';
+import { WriteQueue } from './write-queue.ts';
+import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
+
+export interface SqliteMetadataStoreOptions {
+  /** Database file path. */
+  file: string;
+  clock: Clock;
+  /** How long a dereferenced blob file is kept before deletion, so in-flight reads finish. */
+  reclaimGraceMs: number;
+  /**
+   * false when a WalCheckpointer thread checkpoints this database: commits then never stall on a
+   * checkpoint. Default true (SQLite checkpoints during commits once the WAL passes 1000 pages).
+   */
+  autoCheckpoint?: boolean;
+}
+
+
+export class SqliteMetadataStore implements MetadataStore {
+  readonly #db: Database;
+  readonly #sql: Statements;
+  readonly #writes: WriteQueue;
+  readonly #clock: Clock;
+  readonly #graceMs: number;
+
+  constructor(options: SqliteMetadataStoreOptions) {
+    const db = openSqlite(options.file);
+    db.exec('PRAGMA journal_mode = WAL');
+    // Commits write the WAL without fsync; WriteQueue fsyncs the WAL before any write resolves.
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec('PRAGMA busy_timeout = 10000');
+    db.exec('PRAGMA foreign_keys = OFF');
+    if (options.autoCheckpoint === false) db.exec('PRAGMA wal_autocheckpoint = 0');
+    migrateSqlite(db, options.clock.now());
+    this.#db = db;
+    this.#sql = prepareStatements(db);
+    this.#writes = new WriteQueue(db, new CoalescedFsync(`${options.file}-wal`, { dataOnly: true }));
+    this.#clock = options.clock;
+    this.#graceMs = options.reclaimGraceMs;
+  }
+
+  async insertBucket(bucket: BucketInfo): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.insertBucket.run(bucket.name, bucket.created, bucket.storageClass).changes === 1);
+  }
+
+  async getBucket(name: string): Promise<BucketInfo | null> {
+    const row = this.#sql.getBucket.get(name) as { name: string; created: number; storage_class: string } | undefined;
+    return row ? { name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] } : null;
+  }
+
+  async listBuckets(): Promise<BucketInfo[]> {
+    const rows = this.#sql.listBuckets.all() as Array<{ name: string; created: number; storage_class: string }>;
+    return rows.map((row) => ({ name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] }));
+  }
+
+  async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
+    return this.#writes.run(() => {
+      if (!this.#sql.getBucket.get(name)) return 'missing';
+      if (this.#sql.anyObject.get(name) || this.#sql.anyActiveUpload.get(name)) return 'not-empty';
+      this.#sql.deleteBucket.run(name);
+      return 'deleted';
+    });
+  }
+
+  async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
+    const row = this.#sql.headObject.get(bucket, key) as ObjectRecord | undefined;
+    return row ? toMeta(row) : null;
+  }
+
+  async getObject(bucket: string, key: string): Promise<StoredObject | null> {
+    const row = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+    if (!row) return null;
+    return { meta: toMeta(row), data: this.#dataOf(row) };
+  }
+
+  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean> {
+    return this.#writes.run(() => {
+      const current = this.#sql.getObject.get(bucket, meta.key) as ObjectRecord | undefined;
+      if (precondition && !precondition(current ? toMeta(current) : null)) return false;
+      if (current) this.#dropObjectData(current);
+      this.#insertObject(bucket, meta, data);
+      return true;
+    });
+  }
+
+  async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
+    await this.#writes.run(() => {
+      for (const key of keys) {
+        const current = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+        if (!current) continue;
+        this.#dropObjectData(current);
+        this.#sql.deleteObject.run(bucket, key);
+      }
+    });
+  }
+
+  async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
+    const prefix = query.prefix ?? '';
+    const after = query.after !== undefined && query.after >= prefix ? query.after : null;
+    const upper = prefix === '' ? AFTER_ALL : prefix + AFTER_ALL;
+    const withMetadata = query.withHttpMetadata || query.withCustomMetadata;
+    const statement = after === null
+      ? (withMetadata ? this.#sql.listFromWithMetadata : this.#sql.listFrom)
+      : (withMetadata ? this.#sql.listAfterWithMetadata : this.#sql.listAfter);
+    const rows = statement.all(bucket, after ?? prefix, upper, query.limit) as ListRecord[];
+    return rows.map((row) => ({
+      key: row[0], version: row[1], size: row[2], etag: row[3], uploaded: row[4],
+      checksums: parseJson(row[5]), storageClass: row[6] as ObjectMeta['storageClass'],
+      httpMetadata: query.withHttpMetadata ? parseJson(row[7]!) : undefined,
+      customMetadata: query.withCustomMetadata ? parseJson(row[8]!) : undefined,
+    }));
+  }
+
+  async insertUpload(upload: UploadRow): Promise<void> {
+    await this.#writes.run(() => {
+      this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state);
+    });
+  }
+
+  async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow | null> {
+    const row = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
+    return row && row.bucket === bucket && row.key === key ? toUpload(row) : null;
+  }
+
+  async putPart(uploadId: string, part: PartRow): Promise<boolean> {
+    return this.#writes.run(() => {
+      const upload = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
+      if (!upload || upload.state !== 'active') return false;
+      const old = this.#sql.getPart.get(uploadId, part.partNumber) as PartRecord | undefined;
+      if (old) this.#reclaim(old.blob_id);
+      this.#sql.upsertPart.run(uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded);
+      return true;
+    });
+  }
+
+  async listParts(uploadId: string): Promise<PartRow[]> {
+    return (this.#sql.listParts.all(uploadId) as PartRecord[]).map(toPart);
+  }
+
+  async listUploads(bucket: string, prefix: string): Promise<UploadRow[]> {
+    const upper = prefix === '' ? AFTER_ALL : prefix + AFTER_ALL;
+    return (this.#sql.listUploads.all(bucket, prefix, upper) as UploadRecord[]).map(toUpload);
+  }
+
+  async completeUpload(bucket: string, key: string, uploadId: string,
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta> {
+    return this.#writes.run(() => {
+      const record = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
+      const upload = record && record.bucket === bucket && record.key === key ? toUpload(record) : null;
+      const parts = upload ? (this.#sql.listParts.all(uploadId) as PartRecord[]).map(toPart) : [];
+      const { meta, parts: used } = plan(upload, parts);
+      const usedIds = new Set(used.map((p) => p.blobId));
+      for (const part of parts) if (!usedIds.has(part.blobId)) this.#reclaim(part.blobId);
+      const current = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+      if (current) this.#dropObjectData(current);
+      this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
+      this.#sql.deleteParts.run(uploadId);
+      this.#sql.setUploadState.run('completed', uploadId);
+      return meta;
+    });
+  }
+
+  async abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null> {
+    return this.#writes.run(() => {
+      const record = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
+      if (!record || record.bucket !== bucket || record.key !== key) return null;
+      if (record.state === 'active') this.#abort(uploadId);
+      return record.state as UploadRow['state'];
+    });
+  }
+
+  async expireUploads(createdBefore: number): Promise<number> {
+    return this.#writes.run(() => {
+      const ids = this.#sql.expiredUploads.pluck().all(createdBefore) as string[];
+      for (const id of ids) this.#abort(id);
+      return ids.length;
+    });
+  }
+
+  async reclaimableBlobs(now: number, limit: number): Promise<string[]> {
+    return this.#sql.reclaimable.pluck().all(now, limit) as string[];
+  }
+
+  async confirmReclaimed(blobIds: readonly string[]): Promise<void> {
+    await this.#writes.run(() => {
+      for (const id of blobIds) this.#sql.forgetReclaim.run(id);
+    });
+  }
+
+  async queueReclaim(blobIds: readonly string[]): Promise<void> {
+    await this.#writes.run(() => {
+      for (const id of blobIds) this.#reclaim(id);
+    });
+  }
+
+  async referencedBlobIds(): Promise<Set<string>> {
+    return new Set(this.#sql.referencedBlobs.pluck().all() as string[]);
+  }
+
+  async clearReclaimQueue(): Promise<void> {
+    await this.#writes.run(() => this.#sql.clearReclaim.run());
+  }
+
+  async putAccessKey(key: AccessKeyRow): Promise<void> {
+    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, key.secret, key.created, key.revoked));
+  }
+
+  async accessKeySecret(accessKeyId: string): Promise<string | undefined> {
+    return this.#sql.accessKeySecret.get(accessKeyId) as string | undefined;
+  }
+
+  async listAccessKeys(): Promise<AccessKeyRow[]> {
+    const rows = this.#sql.listAccessKeys.all() as Array<{ access_key_id: string; secret: string; created: number; revoked: number | null }>;
+    return rows.map((row) => ({ accessKeyId: row.access_key_id, secret: row.secret, created: row.created, revoked: row.revoked }));
+  }
+
+  async revokeAccessKey(accessKeyId: string, at: number): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (!this.#sql.accessKeyExists.get(accessKeyId)) return false;
+      this.#sql.revokeAccessKey.run(at, accessKeyId);
+      return true;
+    });
+  }
+
+  async close(): Promise<void> {
+    // Let queued writes finish first: a write queued after this point would fail.
+    await this.#writes.run(() => undefined);
+    this.#db.close();
+  }
+
+  #abort(uploadId: string): void {
+    for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) this.#reclaim(part.blob_id);
+    this.#sql.deleteParts.run(uploadId);
+    this.#sql.setUploadState.run('aborted', uploadId);
+  }
+
+  #dataOf(row: ObjectRecord): StoredData {
+    if (row.part_count > 0) {
+      const parts = this.#sql.objectParts.all(row.version) as Array<{ blob_id: string; size: number }>;
+      return { kind: 'parts', parts: parts.map((p) => ({ blobId: p.blob_id, size: p.size })) };
+    }
+    if (row.blob_id !== null) return { kind: 'blob', blobId: row.blob_id };
+    return { kind: 'inline', bytes: row.inline_data ?? new Uint8Array(0) };
+  }
+
+  #insertObject(bucket: string, meta: ObjectMeta, data: StoredData): void {
+    const partCount = data.kind === 'parts' ? data.parts.length : 0;
+    this.#sql.upsertObject.run(bucket, meta.key, meta.version, meta.size, meta.etag, meta.uploaded,
+      JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
+      meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
+      // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
+      data.kind === 'parts' ? Math.max(partCount, 1) : 0);
+    if (data.kind === 'inline') this.#sql.insertInlineBody.run(meta.version, data.bytes);
+    if (data.kind === 'parts') {
+      data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size));
+    }
+  }
+
+  /** Queues the blobs of an object being replaced or deleted, and forgets its part rows. */
+  #dropObjectData(row: ObjectRecord): void {
+    if (row.has_inline) this.#sql.deleteInlineBody.run(row.version);
+    if (row.blob_id !== null) this.#reclaim(row.blob_id);
+    if (row.part_count > 0) {
+      for (const id of this.#sql.objectParts.all(row.version).map((p) => (p as { blob_id: string }).blob_id)) this.#reclaim(id);
+      this.#sql.deleteObjectParts.run(row.version);
+    }
+  }
+
+  #reclaim(blobId: string): void {
+    this.#sql.queueReclaim.run(blobId, this.#clock.now() + this.#graceMs);
+  }
+}
+
+function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+function toMeta(row: ObjectRecord): ObjectMeta {
+  return {
+    key: row.key,
+    version: row.version,
+    size: row.size,
+    etag: row.etag,
+    uploaded: row.uploaded,
+    httpMetadata: parseJson(row.http_metadata),
+    customMetadata: parseJson(row.custom_metadata),
+    checksums: parseJson(row.checksums),
+    storageClass: row.storage_class as ObjectMeta['storageClass'],
+  };
+}
+
+function toUpload(row: UploadRecord): UploadRow {
+  return {
+    uploadId: row.upload_id,
+    bucket: row.bucket,
+    key: row.key,
+    created: row.created,
+    httpMetadata: parseJson(row.http_metadata),
+    customMetadata: parseJson(row.custom_metadata),
+    storageClass: row.storage_class as UploadRow['storageClass'],
+    state: row.state as UploadRow['state'],
+  };
+}
+
+function toPart(row: PartRecord): PartRow {
+  return { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+}
