@@ -20,6 +20,35 @@ export interface DevArgs {
   dataDir: string;
 }
 
+export interface StartArgs {
+  /** Path of edgeport.toml; undefined means `./edgeport.toml` when it exists. */
+  config: string | undefined;
+  /** Overrides of config file keys, e.g. `{ ports: { s3: 0 } }` (flags beat env and file). */
+  flags: { data_dir?: string; ports?: Partial<Record<'edge' | 'api' | 'gateway' | 's3', number>> };
+}
+
+const PORT_FLAGS = { 'edge-port': 'edge', 'api-port': 'api', 'gateway-port': 'gateway', 's3-port': 's3' } as const;
+
+/** Parses the arguments after `edgeport start`. */
+export function parseStartArgs(args: readonly string[]): StartArgs {
+  const { values, positionals } = parse(args, {
+    config: { type: 'string' },
+    'data-dir': { type: 'string' },
+    'edge-port': { type: 'string' },
+    'api-port': { type: 'string' },
+    'gateway-port': { type: 'string' },
+    's3-port': { type: 'string' },
+  });
+  if (positionals.length > 0) throw new UsageError(`edgeport start takes no positional arguments, got ${JSON.stringify(positionals[0])}.`);
+  const flags: StartArgs['flags'] = {};
+  if (values['data-dir'] !== undefined) flags.data_dir = values['data-dir'] as string;
+  for (const [flag, service] of Object.entries(PORT_FLAGS)) {
+    const value = values[flag] as string | undefined;
+    if (value !== undefined) flags.ports = { ...flags.ports, [service]: toPort(value, `--${flag}`) };
+  }
+  return { config: values.config as string | undefined, flags };
+}
+
 /** Parses the arguments after `edgeport dev`. */
 export function parseDevArgs(args: readonly string[]): DevArgs {
   const { values, positionals } = parse(args, {

@@ -3,15 +3,13 @@
  * script. Exit codes: 0 clean stop, 1 bad config or failed start, 2 bad usage.
  */
 import { EdgeportError } from '../core/errors/edgeport-error.ts';
-import { parseDevArgs, USAGE, UsageError } from './args.ts';
+import { parseDevArgs, parseStartArgs, USAGE, UsageError } from './args.ts';
 import { runDev } from './dev.ts';
+import { runStart } from './start.ts';
 
 const COMMANDS: Record<string, (args: readonly string[]) => Promise<void>> = {
   dev: (args) => runDev(parseDevArgs(args)),
-  start: async () => {
-    console.error('edgeport start: not implemented yet: use `edgeport dev <script-config>`.');
-    process.exit(2);
-  },
+  start: (args) => runStart(parseStartArgs(args)),
 };
 
 async function main(argv: readonly string[]): Promise<void> {
