@@ -48,16 +48,31 @@ export function awsUriEncode(text: string, keepSlash: boolean): string {
   return keepSlash ? out.replace(/%2F/g, '/') : out;
 }
 
-function safeDecode(text: string): string {
+/** Already canonical: unreserved characters and upper-case %XX escapes only. */
+const CANONICAL = /^(?:[A-Za-z0-9\-_.~]|%[0-9A-F]{2})*$/;
+/** An escape of an unreserved character, which the canonical form spells out. */
+const ESCAPED_UNRESERVED = /%(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2D|2E|5F|7E)/;
+
+/**
+ * The canonical (AWS URI-encoded) form of one received, percent-encoded component. Clients send
+ * components already in that form nearly always, so that case is recognised without decoding.
+ */
+function canonicalComponent(raw: string): string {
+  if (CANONICAL.test(raw) && (!raw.includes('%') || !ESCAPED_UNRESERVED.test(raw))) return raw;
   try {
-    return decodeURIComponent(text);
+    return awsUriEncode(decodeURIComponent(raw), false);
   } catch {
-    return text;
+    // Escapes that are not UTF-8 (e.g. %A0): keep each escaped byte as the client signed it.
+    return raw.replace(/%([0-9A-Fa-f]{2})|[^%]+|%/g, (match, hex: string | undefined) => {
+      if (hex === undefined) return awsUriEncode(match, false);
+      const char = String.fromCharCode(parseInt(hex, 16));
+      return /[A-Za-z0-9\-_.~]/.test(char) ? char : `%${hex.toUpperCase()}`;
+    });
   }
 }
 
 export function canonicalUri(rawPath: string): string {
-  return rawPath.split('/').map((segment) => awsUriEncode(safeDecode(segment), false)).join('/') || '/';
+  return rawPath.split('/').map(canonicalComponent).join('/') || '/';
 }
 
 export function canonicalQuery(rawQuery: string, skip?: string): string {
@@ -66,13 +81,19 @@ export function canonicalQuery(rawQuery: string, skip?: string): string {
   for (const part of rawQuery.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
-    const key = safeDecode(eq < 0 ? part : part.slice(0, eq));
+    const key = canonicalComponent(eq < 0 ? part : part.slice(0, eq));
     if (key === skip) continue;
-    const value = eq < 0 ? '' : safeDecode(part.slice(eq + 1));
-    pairs.push([awsUriEncode(key, false), awsUriEncode(value, false)]);
+    pairs.push([key, eq < 0 ? '' : canonicalComponent(part.slice(eq + 1))]);
   }
-  pairs.sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
-  return pairs.map(([k, v]) => `${k}=${v}`).join('&');
+  pairs.sort(byKeyThenValue);
+  let out = '';
+  for (const [key, value] of pairs) out += out === '' ? `${key}=${value}` : `&${key}=${value}`;
+  return out;
+}
+
+function byKeyThenValue([ak, av]: [string, string], [bk, bv]: [string, string]): number {
+  if (ak !== bk) return ak < bk ? -1 : 1;
+  return av < bv ? -1 : av > bv ? 1 : 0;
 }
 
 function canonicalHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): string {
@@ -112,8 +133,10 @@ export function hmacHex(key: Buffer, text: string): string {
   return createHmac('sha256', key).update(text).digest('hex');
 }
 
-function sameSignature(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+/** Compares an HMAC of `text` with a hex signature in constant time. */
+function signatureMatches(key: Buffer, text: string, signature: string): boolean {
+  if (signature.length !== 64 || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  return timingSafeEqual(createHmac('sha256', key).update(text).digest(), Buffer.from(signature, 'hex'));
 }
 
 function hasBody(headers: IncomingHttpHeaders): boolean {
@@ -196,7 +219,7 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   ].join('\n');
   const scope = `${date}/${region}/s3/aws4_request`;
   const key = signingKey(secret, date, region, 's3');
-  const matches = (hash: string) => sameSignature(hmacHex(key, `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(`${head}\n${hash}`)}`), signature);
+  const matches = (hash: string) => signatureMatches(key, `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(`${head}\n${hash}`)}`, signature);
   const context: SigningContext = { accessKeyId, amzDate, scope, signingKey: key, signature, payloadHash };
   if (payloadHash === 'DEFERRED') {
     context.verifyDeferred = matches;
