@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { awsUriEncode, canonicalQuery, canonicalUri } from '../../../src/store/s3/sigv4.ts';
+import { canonicalQuery, canonicalUri } from '../../../src/store/s3/sigv4.ts';
 
 /** The definition, byte by byte: escapes and UTF-8 characters to bytes; unreserved bytes as characters, others as %XX. */
 function canonical(text: string): string {
