@@ -29,7 +29,7 @@ function parseWrkMs(text: string): number {
 export async function runLoad(options: { url: string; connections: number; seconds: number; lua: string; env: Record<string, string>; autocannonRequest: () => autocannon.Request }): Promise<LoadResult> {
   if (hasWrk()) {
     // Asynchronous: the server under test may live in this very process.
-    const { stdout: out } = await promisify(execFile)('wrk', ['-t2', `-c${options.connections}`, `-d${options.seconds}s`, '--latency', '-s', options.lua, options.url], {
+    const { stdout: out } = await promisify(execFile)('wrk', [`-t${Math.min(2, options.connections)}`, `-c${options.connections}`, `-d${options.seconds}s`, '--latency', '-s', options.lua, options.url], {
       env: { ...process.env, ...options.env }, encoding: 'utf8',
     });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);

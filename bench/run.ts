@@ -1,22 +1,27 @@
 /**
  * `npm run bench [service...] [-- --seconds N]`: runs each service's benchmark and prints
  * throughput and latency percentiles. Services: store (binding in process, then HTTP through
- * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener).
+ * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener), gateway
+ * (JSON-RPC through the gateway beside the upstream node directly).
  */
 import { parseArgs } from 'node:util';
 import { benchStoreBinding } from './store-binding.ts';
 import { benchStoreHttp } from './store-http.ts';
 import { benchS3 } from './s3.ts';
+import { benchApi } from './api.ts';
+import { benchGateway } from './gateway.ts';
 
 const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
   'store-binding': benchStoreBinding,
   'store-http': benchStoreHttp,
   s3: benchS3,
+  api: benchApi,
+  gateway: benchGateway,
 };
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' } } });
-const names = positionals.length > 0 ? positionals : ['store', 's3'];
+const names = positionals.length > 0 ? positionals : ['store', 's3', 'api', 'gateway'];
 for (const name of names) {
   const bench = BENCHES[name];
   if (!bench) {

@@ -10,6 +10,7 @@ import { runStart } from './start.ts';
 const COMMANDS: Record<string, (args: readonly string[]) => Promise<void>> = {
   dev: (args) => runDev(parseDevArgs(args)),
   start: (args) => runStart(parseStartArgs(args)),
+  accounts: async (args) => (await import('./accounts.ts')).runAccounts(args),
 };
 
 async function main(argv: readonly string[]): Promise<void> {

@@ -12,4 +12,30 @@ export const DEFAULTS = {
     dev: 8787,
   },
   logLevel: 'info',
+  /** Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up to 10 s. */
+  logs: { maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000 },
+  gateway: {
+    /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */
+    networks: [
+      { name: 'sepolia', chainId: 11155111 },
+      /** Retired on 2023-01-30 (SPEC §9.5): from then on every request names sepolia instead. */
+      { name: 'rinkeby', chainId: 4, retiredOn: '2023-01-30', replacement: 'sepolia' },
+    ],
+    /** geth's limit: 5 MiB per HTTP body. */
+    maxBodyBytes: 5 * 1024 * 1024,
+    /** geth's limit (viem batches up to 1000 calls, ethers up to 100). */
+    maxBatchItems: 1000,
+    upstreamTimeoutMs: 10_000,
+    upstreamCooldownMs: 5_000,
+    cacheMaxEntries: 10_000,
+    cacheMaxBytes: 64 * 1024 * 1024,
+    /** The real gateway's documented limits (eth_getLogs, trace_filter; eth_feeHistory). */
+    maxLogsBlockRange: 800,
+    maxFeeHistoryBlocks: 10,
+    /** Per client IP; every batch member counts. */
+    rateLimit: { requestsPerSecond: 2_000, burst: 10_000 },
+  },
 } as const;
+
+export const GATEWAY_DEFAULTS = DEFAULTS.gateway;
+export type DefaultGatewayNetwork = { name: string; chainId: number; retiredOn?: string; replacement?: string };

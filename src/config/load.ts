@@ -28,6 +28,7 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_S3_PORT: (v) => ({ ports: { s3: Number(v) } }),
   EDGEPORT_DB_URL: (v) => ({ db: { url: v } }),
   EDGEPORT_BLOBS_URL: (v) => ({ blobs: { url: v } }),
+  EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: (v) => ({ logs: { max_batch_interval_ms: Number(v) } }),
 };
 
 export function envOverrides(env: NodeJS.ProcessEnv): ConfigOverrides {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
+import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -19,6 +20,13 @@ export const configFileSchema = z.strictObject({
   }).optional(),
   db: z.strictObject({ url: z.string().min(1) }).optional(),
   blobs: z.strictObject({ url: z.string().min(1) }).optional(),
+  gateway: gatewaySectionSchema.optional(),
+  logs: z.strictObject({
+    /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
+    max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
+    /** How long a clean shutdown may spend delivering spooled log lines. */
+    shutdown_delivery_ms: z.number().int().min(0).max(600_000).optional(),
+  }).optional(),
   scripts: z.array(z.union([
     z.strictObject({ path: z.string().min(1) }),
     z.record(z.string(), z.unknown()),
@@ -38,6 +46,9 @@ export interface Config {
   blobsUrl: string | undefined;
   /** Script configs, inline tables or `{ path }` references (validated by src/runtime). */
   scripts: ReadonlyArray<Record<string, unknown>>;
+  /** The JSON-RPC gateway's networks and limits (`[gateway]`, src/config/gateway.ts). */
+  gateway: GatewayConfig;
+  logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number };
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -50,5 +61,10 @@ export function toConfig(file: ConfigFile): Config {
     dbUrl: file.db?.url,
     blobsUrl: file.blobs?.url,
     scripts: file.scripts ?? [],
+    gateway: toGatewayConfig(file.gateway),
+    logs: {
+      maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
+      shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
+    },
   };
 }

@@ -1,6 +1,7 @@
 /** The ordered list of schema migrations; each carries its SQL per dialect. */
 import { objectStore } from './0001-object-store.ts';
 import { s3AccessKeys } from './0002-s3-access-keys.ts';
+import { controlPlane } from './0003-control-plane.ts';
 
 export interface Migration {
   version: number;
@@ -8,4 +9,4 @@ export interface Migration {
   sqlite: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys];
+export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane];

@@ -1,0 +1,68 @@
+/**
+ * The management API as one Hono app under `/client/v4`. Pipeline of a request, in order: route
+ * (unknown path 400 / 7000, known path with another method 405) -> authenticate -> read and
+ * validate the body (JSON only, size-limited) -> handler -> envelope. Every answer but a ruleset
+ * DELETE (204) is the envelope, errors included; a refused request writes nothing.
+ *
+ * Gaps: API tokens (`Authorization: Bearer`) are not issued or accepted; single-rule and version
+ * routes of rulesets; logshipping validate routes. By design: `/client/v4/openapi.json` needs no
+ * credentials. Client quirks: the official SDK hard-codes `/logpush/`; point it at `/logshipping/`
+ * with a custom fetch (README).
+ */
+import { Hono } from 'hono';
+import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
+import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
+import { failureResponse } from './envelope.ts';
+import { API_ERRORS } from './errors.ts';
+import { toErrorResponse } from './error-map.ts';
+import { JOB_ROUTES } from './logshipping/job-routes.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { readJsonBody } from './request-body.ts';
+import type { ApiDeps, ApiRoute } from './route.ts';
+import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
+import { validateBody } from './validation.ts';
+import { ZONE_ROUTES } from './zones/zone-routes.ts';
+
+export const API_PREFIX = '/client/v4';
+
+export const API_ROUTES: readonly ApiRoute[] = [...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES];
+
+export function createApiApp(deps: ApiDeps): Hono {
+  const app = new Hono();
+  const openapi = JSON.stringify(buildOpenApiDocument(API_ROUTES, API_PREFIX));
+  app.get(`${API_PREFIX}/openapi.json`, () => new Response(openapi, { headers: { 'content-type': 'application/json' } }));
+  for (const route of API_ROUTES) {
+    app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps));
+  }
+  const patterns = API_ROUTES.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+/g, '[^/]+')}$`) }));
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))];
+    if (allowed.length === 0) return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: API_ERRORS.API_NO_ROUTE.message }]);
+    const response = failureResponse(405, [{ code: API_ERRORS.API_METHOD_NOT_ALLOWED.code, message: `Method ${c.req.method} not allowed for this URI: use ${allowed.join(', ')}` }]);
+    response.headers.set('allow', allowed.join(', '));
+    return response;
+  });
+  app.onError((error) => toErrorResponse(error, deps.logger));
+  return app;
+}
+
+async function runRoute(route: ApiRoute, request: Request, params: Record<string, string>, deps: ApiDeps): Promise<Response> {
+  try {
+    const url = new URL(request.url);
+    const account = await deps.auth.authenticate(request.headers);
+    let body: unknown;
+    if (route.body) {
+      const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes);
+      body = validateBody(route.body.schema, raw, route.body.invalid);
+    }
+    return await route.handler({ request, account, params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps });
+  } catch (error) {
+    return toErrorResponse(error, deps.logger);
+  }
+}
+
+function hasBody(request: Request): boolean {
+  const length = request.headers.get('content-length');
+  return request.headers.has('content-type') || request.headers.has('transfer-encoding') || (length !== null && length !== '0');
+}

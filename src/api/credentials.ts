@@ -1,0 +1,57 @@
+/**
+ * Account credentials: the formats of `X-Auth-Email` / `X-Auth-Key`, key generation, and key
+ * hashing. Keys are stored as scrypt hashes (a salt per key), never in the clear; the CLI and the
+ * bootstrap use the same functions as authentication.
+ */
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+/** Cost of the stored hash: about 50 ms of CPU per verification (authentication caches results). */
+const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 } as const;
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,189}$/;
+/** Printable ASCII without spaces; the real service's keys are 37 hex characters. */
+const KEY = /^[\x21-\x7e]{1,256}$/;
+
+export function isValidEmail(email: string): boolean {
+  return EMAIL.test(email);
+}
+
+export function isValidApiKey(key: string): boolean {
+  return KEY.test(key);
+}
+
+/** A new API key: 37 lowercase hex characters, like the real service's global API keys. */
+export function generateApiKey(): string {
+  return randomBytes(19).toString('hex').slice(0, 37);
+}
+
+export async function hashApiKey(key: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scryptAsync(key, salt, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+/** Whether `key` matches a stored hash (constant-time comparison). Malformed hashes never match. */
+export async function verifyApiKey(key: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  const salt = Buffer.from(parts[4]!, 'base64');
+  const expected = Buffer.from(parts[5]!, 'base64');
+  const actual = await scryptAsync(key, salt, { N, r, p, keyLength: expected.length });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** A cache key for a verified (email, key) pair: a hash, so the key itself is not kept in memory. */
+export function credentialFingerprint(email: string, key: string): string {
+  return createHash('sha256').update(email.toLowerCase()).update('\0').update(key).digest('base64url');
+}
+
+function scryptAsync(key: string, salt: Buffer, cost: { N: number; r: number; p: number; keyLength: number }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(key, salt, cost.keyLength, { N: cost.N, r: cost.r, p: cost.p, maxmem: 64 * 1024 * 1024 }, (error, derived) => {
+      if (error) reject(error);
+      else resolve(derived);
+    });
+  });
+}

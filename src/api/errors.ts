@@ -1,0 +1,126 @@
+/**
+ * API_ERRORS: every failure the management API reports, with its HTTP status, the numeric code of
+ * the real API (shared/reference/mgmt-logs.md §1.2, §2.5, §3) and its message; `<...>` marks the
+ * parts each error fills in. Where the real code is not public, edgeport picked one in the same
+ * family; docs/errors.md lists them all.
+ *
+ * Statuses avoid 408/409/429/5xx for user errors: the official SDK silently retries those.
+ */
+import { EdgeportError } from '../core/errors/edgeport-error.ts';
+
+export type ApiErrorCode =
+  | 'API_MISSING_CREDENTIALS'
+  | 'API_INVALID_REQUEST_HEADERS'
+  | 'API_UNKNOWN_CREDENTIALS'
+  | 'API_TOKEN_NOT_SUPPORTED'
+  | 'API_NO_ROUTE'
+  | 'API_METHOD_NOT_ALLOWED'
+  | 'API_OBJECT_NOT_FOUND'
+  | 'API_MALFORMED_JSON'
+  | 'API_BODY_TOO_LARGE'
+  | 'API_INVALID_QUERY'
+  | 'API_INTERNAL'
+  | 'API_ZONE_INVALID'
+  | 'API_ZONE_EXISTS'
+  | 'API_RULESET_NOT_FOUND'
+  | 'API_ENTRYPOINT_NOT_FOUND'
+  | 'API_RULESET_INVALID'
+  | 'API_EXPRESSION_BLANK'
+  | 'API_ZONE_RULESET_EXISTS'
+  | 'API_PHASE_NOT_ENTITLED'
+  | 'API_CUSTOM_FIELDS_LIMIT'
+  | 'API_JOB_NOT_FOUND'
+  | 'API_JOB_INVALID'
+  | 'API_FILTER_INVALID'
+  | 'API_FILTER_LIMIT'
+  | 'API_JOB_LIMIT'
+  | 'API_OWNERSHIP_CHALLENGE_MISSING'
+  | 'API_OWNERSHIP_CHALLENGE_INVALID'
+  | 'API_DESTINATION_UNREACHABLE'
+  | 'API_ACCESS_KEY_INVALID';
+
+export interface ApiErrorEntry {
+  kind: 'user' | 'system';
+  status: number;
+  /** The `code` of the envelope's error entry. */
+  code: number;
+  message: string;
+}
+
+export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
+  API_MISSING_CREDENTIALS: { kind: 'user', status: 400, code: 9106, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
+  API_INVALID_REQUEST_HEADERS: { kind: 'user', status: 400, code: 6003, message: 'Invalid request headers' },
+  API_UNKNOWN_CREDENTIALS: { kind: 'user', status: 403, code: 9103, message: 'Unknown X-Auth-Key or X-Auth-Email' },
+  API_TOKEN_NOT_SUPPORTED: { kind: 'user', status: 401, code: 10000, message: 'Authentication error' },
+  API_NO_ROUTE: { kind: 'user', status: 400, code: 7000, message: 'No route for that URI' },
+  API_METHOD_NOT_ALLOWED: { kind: 'user', status: 405, code: 7001, message: 'Method <method> not allowed for this URI: use <methods>' },
+  API_OBJECT_NOT_FOUND: { kind: 'user', status: 404, code: 7003, message: 'Could not route to <path>, perhaps your object identifier is invalid?' },
+  API_MALFORMED_JSON: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body' },
+  API_BODY_TOO_LARGE: { kind: 'user', status: 413, code: 6004, message: 'Request body is too large: at most <limit> bytes are accepted' },
+  API_INVALID_QUERY: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <parameter> because <reason>" },
+  API_INTERNAL: { kind: 'system', status: 500, code: 10001, message: 'Internal server error' },
+  API_ZONE_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
+  API_ZONE_EXISTS: { kind: 'user', status: 400, code: 1061, message: '<name> already exists' },
+  API_RULESET_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find ruleset <ruleset_id>' },
+  API_ENTRYPOINT_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find entrypoint ruleset in the <phase> phase' },
+  API_RULESET_INVALID: { kind: 'user', status: 400, code: 20021, message: "'<value>' is not a valid value for <field> because <reason>" },
+  API_EXPRESSION_BLANK: { kind: 'user', status: 400, code: 20125, message: "'' is not a valid value for expression because the expression cannot be blank" },
+  API_ZONE_RULESET_EXISTS: { kind: 'user', status: 400, code: 20217, message: "'zone' is not a valid value for kind because exceeded maximum number of zone rulesets for phase <phase>" },
+  API_PHASE_NOT_ENTITLED: { kind: 'user', status: 400, code: 50002, message: 'not entitled to use the phase <phase>' },
+  API_CUSTOM_FIELDS_LIMIT: { kind: 'user', status: 400, code: 20218, message: 'exceeded maximum number of custom fields per zone: the rules configure <n>, at most 40 are allowed (request headers, response headers and cookies together)' },
+  API_JOB_NOT_FOUND: { kind: 'user', status: 404, code: 1003, message: 'job not found: the zone has no log job <job_id>' },
+  API_JOB_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
+  API_FILTER_INVALID: { kind: 'user', status: 400, code: 1002, message: 'invalid filter: <problem> (at <pointer into the filter>)' },
+  API_FILTER_LIMIT: { kind: 'user', status: 400, code: 1002, message: 'invalid filter: the filter has <n> operators; at most 30 are allowed (or: is <n> bytes long; at most 1000 bytes are allowed)' },
+  API_JOB_LIMIT: { kind: 'user', status: 403, code: 1004, message: 'creating a new job (for http_requests dataset) is not allowed: exceeded max jobs allowed' },
+  API_OWNERSHIP_CHALLENGE_MISSING: { kind: 'user', status: 400, code: 1002, message: 'missing ownership challenge: <scheme>:// destinations need the token written by POST /zones/<zone_id>/logshipping/ownership' },
+  API_OWNERSHIP_CHALLENGE_INVALID: { kind: 'user', status: 400, code: 1002, message: 'incorrect ownership challenge' },
+  API_DESTINATION_UNREACHABLE: { kind: 'user', status: 400, code: 1002, message: 'error validating destination: error writing object: error uploading' },
+  API_ACCESS_KEY_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
+};
+
+/** One entry of an envelope's `errors`. */
+export interface ErrorItem {
+  code: number;
+  message: string;
+  source?: { pointer: string };
+  error_chain?: Array<{ code: number; message: string }>;
+}
+
+/**
+ * The one error type of the API. `items` are the envelope's error entries (several when a body has
+ * several problems); by default one entry with the catalog's code and the given message.
+ */
+export class ApiError extends EdgeportError<ApiErrorCode> {
+  readonly status: number;
+  readonly items: ErrorItem[];
+
+  constructor(code: ApiErrorCode, options?: { message?: string; pointer?: string; items?: ErrorItem[]; status?: number; cause?: unknown }) {
+    const entry = API_ERRORS[code];
+    const message = options?.message ?? entry.message;
+    super(code, entry.kind, message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options?.status ?? entry.status;
+    this.items = options?.items ?? [{ code: entry.code, message, ...(options?.pointer === undefined ? {} : { source: { pointer: options.pointer } }) }];
+  }
+}
+
+/** An error entry with a catalog code (for several problems in one response). */
+export function errorItem(code: ApiErrorCode, message: string, pointer?: string): ErrorItem {
+  return { code: API_ERRORS[code].code, message, ...(pointer === undefined ? {} : { source: { pointer } }) };
+}
+
+/**
+ * The real API's answer for an object in a path that is not the caller's (unknown, or another
+ * account's: the two are indistinguishable): 7003 then 7000. A malformed identifier gets 400.
+ */
+export function objectNotFound(path: string, status: 404 | 400 = 404): ApiError {
+  const message = `Could not route to ${path}, perhaps your object identifier is invalid?`;
+  return new ApiError('API_OBJECT_NOT_FOUND', {
+    message,
+    status,
+    items: [
+      { code: API_ERRORS.API_OBJECT_NOT_FOUND.code, message },
+      { code: API_ERRORS.API_NO_ROUTE.code, message: API_ERRORS.API_NO_ROUTE.message },
+    ],
+  });
+}

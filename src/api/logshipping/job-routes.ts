@@ -1,0 +1,160 @@
+/**
+ * Log jobs under `/zones/:zone_id/logshipping/` (the real API's `/logpush/`): jobs CRUD, the
+ * dataset's fields and jobs, and ownership challenges. Job ids are integers; jobs are created
+ * disabled unless `enabled: true`; at most 4 per zone (403 / 1004, as the real service).
+ *
+ * Gaps: `validate/destination`, `validate/destination/exists`, `validate/origin` and
+ * `fields/default` are not implemented; edge (Instant Logs) jobs are not offered.
+ */
+import { z } from 'zod';
+import { HTTP_REQUESTS_FIELDS } from '../../logs/index.ts';
+import { successResponse } from '../envelope.ts';
+import { ApiError, objectNotFound } from '../errors.ts';
+import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
+import { requireZone } from '../zones/zone-lookup.ts';
+import { needsOwnershipChallenge, parseDestination } from './destination.ts';
+import {
+  createJobBody, jobResult, LOG_DATASET, MAX_JOBS_PER_ZONE, ownershipBody, toJobJson, updateJobBody, validateOwnershipBody,
+  type CreateJobBody, type UpdateJobBody,
+} from './job-schema.ts';
+import { applyJobUpdate, checkDestination, newJob } from './job-service.ts';
+import { challengeMatches, issueChallenge } from './ownership.ts';
+
+const TAG = 'Log jobs';
+const BASE = '/zones/:zone_id/logshipping';
+
+export const JOB_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'GET', path: `${BASE}/jobs`, operationId: 'logshipping-jobs-list', summary: 'List the zone\'s log jobs', tag: TAG,
+    result: z.array(jobResult), resultInfo: 'page',
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      return listResponse(await ctx.deps.control.listJobs(zone.id));
+    },
+  }),
+  defineRoute<CreateJobBody>({
+    method: 'POST', path: `${BASE}/jobs`, operationId: 'logshipping-jobs-create', summary: 'Create a log job', tag: TAG,
+    body: { schema: createJobBody, invalid: 'API_JOB_INVALID' }, result: jobResult,
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      if ((await ctx.deps.control.listJobs(zone.id)).length >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
+      await checkDestination(ctx.deps, zone.id, ctx.body.destination_conf, ctx.body.ownership_challenge);
+      const job = await ctx.deps.control.createJob(zone.id, (jobsInZone) => {
+        if (jobsInZone >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
+        return newJob(ctx.body, zone.id, ctx.deps.clock.now());
+      });
+      return successResponse(toJobJson(job));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BASE}/jobs/:job_id`, operationId: 'logshipping-jobs-get', summary: 'Get a log job', tag: TAG, result: jobResult,
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const job = await ctx.deps.control.getJob(zone.id, jobId(ctx));
+      if (!job) throw jobNotFound(ctx);
+      return successResponse(toJobJson(job));
+    },
+  }),
+  defineRoute<UpdateJobBody>({
+    method: 'PUT', path: `${BASE}/jobs/:job_id`, operationId: 'logshipping-jobs-update',
+    summary: 'Update a log job (fields not sent are kept; a new destination_conf needs its ownership_challenge)', tag: TAG,
+    body: { schema: updateJobBody, invalid: 'API_JOB_INVALID' }, result: jobResult,
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const id = jobId(ctx);
+      const current = await ctx.deps.control.getJob(zone.id, id);
+      if (!current) throw jobNotFound(ctx);
+      const { body } = ctx;
+      let checked: string | null = null;
+      if (body.destination_conf !== undefined && body.destination_conf !== current.destinationConf) {
+        await checkDestination(ctx.deps, zone.id, body.destination_conf, body.ownership_challenge);
+        checked = body.destination_conf;
+      }
+      const now = ctx.deps.clock.now();
+      const updated = await ctx.deps.control.updateJob(zone.id, id, (job) => applyJobUpdate(job, body, now, checked));
+      if (!updated) throw jobNotFound(ctx);
+      return successResponse(toJobJson(updated));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE', path: `${BASE}/jobs/:job_id`, operationId: 'logshipping-jobs-delete', summary: 'Delete a log job', tag: TAG,
+    result: z.object({ id: z.number().int() }),
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const id = jobId(ctx);
+      if (!await ctx.deps.control.deleteJob(zone.id, id)) throw jobNotFound(ctx);
+      return successResponse({ id });
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BASE}/datasets/:dataset_id/fields`, operationId: 'logshipping-dataset-fields',
+    summary: 'The dataset\'s fields: name -> description', tag: TAG, result: z.record(z.string(), z.string()),
+    async handler(ctx) {
+      await requireZone(ctx);
+      requireDataset(ctx);
+      return successResponse(Object.fromEntries(Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => [name,
+        `${field.description} Type: ${field.type}.${'deprecated' in field ? ' Deprecated.' : ''}`])));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BASE}/datasets/:dataset_id/jobs`, operationId: 'logshipping-dataset-jobs', summary: 'The zone\'s jobs of a dataset', tag: TAG,
+    result: z.array(jobResult), resultInfo: 'page',
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      requireDataset(ctx);
+      return listResponse(await ctx.deps.control.listJobs(zone.id));
+    },
+  }),
+  defineRoute<z.infer<typeof ownershipBody>>({
+    method: 'POST', path: `${BASE}/ownership`, operationId: 'logshipping-ownership-create',
+    summary: 'Write an ownership challenge file (ownership-challenge.txt, holding a token valid 7 days) to a file:// or store:// destination', tag: TAG,
+    body: { schema: ownershipBody, invalid: 'API_JOB_INVALID' },
+    result: z.object({ filename: z.string().nullable(), message: z.string(), valid: z.boolean() }),
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const destination = destinationOf(ctx.body.destination_conf);
+      if (!needsOwnershipChallenge(destination)) {
+        throw new ApiError('API_JOB_INVALID', {
+          message: `${destination.scheme}:// destinations need no ownership challenge: create the job without ownership_challenge`, pointer: '/destination_conf',
+        });
+      }
+      return successResponse(await issueChallenge(ctx.deps, zone.id, destination));
+    },
+  }),
+  defineRoute<z.infer<typeof validateOwnershipBody>>({
+    method: 'POST', path: `${BASE}/ownership/validate`, operationId: 'logshipping-ownership-validate',
+    summary: 'Check an ownership challenge token without creating a job', tag: TAG,
+    body: { schema: validateOwnershipBody, invalid: 'API_JOB_INVALID' }, result: z.object({ valid: z.boolean() }),
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const destination = destinationOf(ctx.body.destination_conf);
+      const valid = !needsOwnershipChallenge(destination) || await challengeMatches(ctx.deps, zone.id, destination, ctx.body.ownership_challenge);
+      return successResponse({ valid });
+    },
+  }),
+];
+
+function listResponse(jobs: Parameters<typeof toJobJson>[0][]): Response {
+  return successResponse(jobs.map(toJobJson), { resultInfo: { page: 1, per_page: jobs.length, count: jobs.length, total_count: jobs.length, total_pages: 1 } });
+}
+
+function jobId(ctx: RouteContext<unknown>): number {
+  const text = ctx.params.job_id ?? '';
+  if (!/^[1-9]\d{0,14}$/.test(text)) throw objectNotFound(ctx.path, 400);
+  return Number(text);
+}
+
+function jobNotFound(ctx: RouteContext<unknown>): ApiError {
+  return new ApiError('API_JOB_NOT_FOUND', { message: `job not found: the zone has no log job ${ctx.params.job_id}` });
+}
+
+function requireDataset(ctx: RouteContext<unknown>): void {
+  if (ctx.params.dataset_id !== LOG_DATASET) throw objectNotFound(ctx.path);
+}
+
+/** A destination the body schema already validated. */
+function destinationOf(conf: string) {
+  const parsed = parseDestination(conf);
+  if (!parsed.ok) throw new Error(`Unvalidated destination_conf: ${parsed.reason}`);
+  return parsed.destination;
+}

@@ -1,0 +1,87 @@
+/**
+ * How log job writes are decided: the job a create stores, how a PUT changes a job (dataset and
+ * kind are fixed at creation; a new destination needs its own proof), and the checks of a
+ * destination that need I/O (ownership token, test upload), made before anything is written.
+ */
+import type { LogJobRecord, NewLogJob } from '../../db/control-store.ts';
+import { ApiError } from '../errors.ts';
+import type { ApiDeps } from '../route.ts';
+import { parseDestination, type Destination } from './destination.ts';
+import { LOG_DATASET, toOutputOptions, type CreateJobBody, type UpdateJobBody } from './job-schema.ts';
+import { requireOwnership } from './ownership.ts';
+
+export function newJob(body: CreateJobBody, zoneId: string, now: number): NewLogJob {
+  const logpullOptions = body.logpull_options ?? null;
+  return {
+    zoneId,
+    name: body.name ?? null,
+    enabled: body.enabled ?? false,
+    dataset: LOG_DATASET,
+    kind: '',
+    frequency: body.frequency ?? 'high',
+    destinationConf: body.destination_conf,
+    filter: body.filter ?? null,
+    outputOptions: toOutputOptions(body.output_options, logpullOptions),
+    logpullOptions,
+    maxUploadBytes: body.max_upload_bytes ?? null,
+    maxUploadRecords: body.max_upload_records ?? null,
+    maxUploadIntervalSeconds: body.max_upload_interval_seconds ?? null,
+    lastComplete: null,
+    lastError: null,
+    errorMessage: null,
+    created: now,
+    modified: now,
+  };
+}
+
+/**
+ * A PUT applied to the current job. `checkedDestination` is the destination whose ownership or
+ * reachability the request proved; a different new destination (a concurrent change) is refused.
+ */
+export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: number, checkedDestination: string | null): LogJobRecord {
+  if (body.dataset !== undefined && body.dataset !== null && body.dataset !== current.dataset) {
+    throw new ApiError('API_JOB_INVALID', { message: `'${body.dataset}' is not a valid value for dataset because the dataset of a job cannot be changed`, pointer: '/dataset' });
+  }
+  if (body.kind !== undefined && body.kind !== null && body.kind !== current.kind) {
+    throw new ApiError('API_JOB_INVALID', { message: `'${body.kind}' is not a valid value for kind because the kind of a job cannot be changed`, pointer: '/kind' });
+  }
+  const destinationConf = body.destination_conf ?? current.destinationConf;
+  if (destinationConf !== current.destinationConf && destinationConf !== checkedDestination) {
+    throw new ApiError('API_OWNERSHIP_CHALLENGE_INVALID', { pointer: '/ownership_challenge' });
+  }
+  const logpullOptions = body.logpull_options === undefined ? current.logpullOptions : body.logpull_options;
+  const outputOptions = body.output_options !== undefined || body.logpull_options !== undefined
+    ? toOutputOptions(body.output_options ?? null, logpullOptions)
+    : current.outputOptions;
+  return {
+    ...current,
+    name: body.name === undefined ? current.name : body.name,
+    enabled: body.enabled ?? current.enabled,
+    frequency: body.frequency ?? current.frequency,
+    destinationConf,
+    filter: body.filter === undefined ? current.filter : body.filter,
+    outputOptions,
+    logpullOptions,
+    maxUploadBytes: body.max_upload_bytes === undefined ? current.maxUploadBytes : body.max_upload_bytes,
+    maxUploadRecords: body.max_upload_records === undefined ? current.maxUploadRecords : body.max_upload_records,
+    maxUploadIntervalSeconds: body.max_upload_interval_seconds === undefined ? current.maxUploadIntervalSeconds : body.max_upload_interval_seconds,
+    modified: now,
+  };
+}
+
+/** Ownership for file:// and store://, a test upload for http(s)://; s3:// carries its credentials. */
+export async function checkDestination(deps: ApiDeps, zoneId: string, conf: string, token: string | undefined): Promise<Destination> {
+  const parsed = parseDestination(conf);
+  if (!parsed.ok) throw new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${parsed.reason}`, pointer: '/destination_conf' });
+  const destination = parsed.destination;
+  await requireOwnership(deps, zoneId, destination, token);
+  if (destination.scheme === 'http' || destination.scheme === 'https') {
+    try {
+      await deps.destinations.probe(destination);
+    } catch (error) {
+      deps.logger.debug({ err: error }, 'Log destination refused the test upload.');
+      throw new ApiError('API_DESTINATION_UNREACHABLE', { pointer: '/destination_conf' });
+    }
+  }
+  return destination;
+}

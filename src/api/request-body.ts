@@ -1,0 +1,50 @@
+/**
+ * Request bodies: JSON only (`Content-Type: application/json`), refused with 413 before they are
+ * read whole when larger than the limit (by Content-Length at once, else while streaming).
+ */
+import { API_ERRORS, ApiError } from './errors.ts';
+
+/** Default limit of a request body: the largest valid bodies (40 custom fields, filters) are a few KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    const entry = API_ERRORS.API_INVALID_REQUEST_HEADERS;
+    throw new ApiError('API_INVALID_REQUEST_HEADERS', {
+      items: [{ code: entry.code, message: entry.message, error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }] }],
+    });
+  }
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  const bytes = await readLimited(request.body, maxBytes);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiError('API_MALFORMED_JSON');
+  }
+}
+
+async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array> {
+  if (body === null) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('API_BODY_TOO_LARGE', { message: `Request body is too large: at most ${maxBytes} bytes are accepted` });
+}

@@ -1,0 +1,67 @@
+/**
+ * The route table's types: every route of the API is one `ApiRoute` value (method, path, schemas,
+ * handler), so the router, the request pipeline and the OpenAPI document all read the same data.
+ */
+import type { z } from 'zod';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/log.ts';
+import type { AccountRecord, ControlStore } from '../db/control-store.ts';
+import type { AccessKeys } from '../store/s3/access-keys.ts';
+import type { Authenticator } from './auth.ts';
+import type { ApiErrorCode } from './errors.ts';
+import type { DestinationIo } from './logshipping/destination-io.ts';
+
+/** What handlers use: the stores, the clock, and the destination I/O of ownership challenges. */
+export interface ApiDeps {
+  control: ControlStore;
+  accessKeys: AccessKeys;
+  clock: Clock;
+  logger: Logger;
+  auth: Authenticator;
+  destinations: DestinationIo;
+  maxBodyBytes: number;
+}
+
+export interface RouteContext<Body> {
+  request: Request;
+  /** The authenticated account. */
+  account: AccountRecord;
+  /** Decoded path parameters. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The validated body (undefined for routes without one). */
+  body: Body;
+  /** The request path below `/client/v4`, as the real API quotes it in 7003 errors. */
+  path: string;
+  deps: ApiDeps;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface ApiRoute<Body = unknown> {
+  method: HttpMethod;
+  /** Below `/client/v4`, with `:name` parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /**
+   * The request body: validated by `schema`; problems not tagged otherwise get `invalid`'s code.
+   * `optional`: a request without a body (no Content-Type, no bytes) counts as `{}`.
+   */
+  body?: { schema: z.ZodType<Body>; invalid: ApiErrorCode; optional?: true };
+  /** Query parameters, for the OpenAPI document (handlers validate them with validateQuery). */
+  query?: z.ZodObject;
+  /** The envelope's `result`, for the OpenAPI document. */
+  result?: z.ZodType;
+  /** `result_info` shape of list routes. */
+  resultInfo?: 'page' | 'cursor';
+  /** 204 without a body. */
+  noContent?: true;
+  handler: (ctx: RouteContext<Body>) => Promise<Response>;
+}
+
+/** Declares a route with a typed body; the table holds them type-erased. */
+export function defineRoute<Body = undefined>(route: ApiRoute<Body>): ApiRoute {
+  return route as unknown as ApiRoute;
+}

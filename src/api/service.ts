@@ -1,0 +1,59 @@
+/**
+ * The management API as a service for `edgeport start`: a Node request listener (Hono behind
+ * @hono/node-server, which leaves the global Request/Response alone) for the `/client/v4` port.
+ */
+import { getRequestListener } from '@hono/node-server';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/log.ts';
+import type { ServiceHandle } from '../core/service.ts';
+import type { ControlStore } from '../db/control-store.ts';
+import type { StoreEngine } from '../store/engine/store-engine.ts';
+import type { AccessKeys } from '../store/s3/access-keys.ts';
+import { createApiApp } from './app.ts';
+import { Authenticator } from './auth.ts';
+import { createDestinationIo } from './logshipping/destination-io.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './request-body.ts';
+
+export interface ApiServiceOptions {
+  control: ControlStore;
+  /** S3 access keys of the object store (made and revoked under /accounts/:id/store/access-keys). */
+  accessKeys: AccessKeys;
+  clock: Clock;
+  logger: Logger;
+  /** The object store, where store:// log destinations get their ownership challenge file. */
+  store?: Pick<StoreEngine, 'put'>;
+  /** Largest accepted request body (default 1 MiB); larger ones get 413 before they are read whole. */
+  maxBodyBytes?: number;
+  /** How long the test upload to an http(s):// log destination may take (default 10 s). */
+  probeTimeoutMs?: number;
+}
+
+export interface ApiService extends ServiceHandle {
+  /** The same app as a fetch function (Web Request in, Response out), for in-process callers. */
+  readonly fetch: (request: Request) => Promise<Response>;
+}
+
+export async function createApiService(options: ApiServiceOptions): Promise<ApiService> {
+  const app = createApiApp({
+    control: options.control,
+    accessKeys: options.accessKeys,
+    clock: options.clock,
+    logger: options.logger,
+    auth: new Authenticator(options.control, options.clock),
+    destinations: createDestinationIo({
+      ...(options.store ? { store: options.store } : {}),
+      ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
+    }),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  });
+  const fetch = async (request: Request) => app.fetch(request);
+  const listener = getRequestListener(fetch, { overrideGlobalObjects: false });
+  return {
+    handler: function handleApiRequest(request, response) {
+      void listener(request, response);
+    },
+    fetch,
+    // The service holds nothing of its own: the control store is opened and closed by its owner.
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Zones: `GET|POST /zones`, `GET|PATCH|DELETE /zones/:zone_id`. A zone belongs to one account;
+ * another account's zone answers exactly like an unknown one. Zones are active at once (edgeport
+ * serves them; there is no DNS delegation to wait for), and deleting one deletes its rulesets,
+ * log jobs and ownership challenges.
+ */
+import { z } from 'zod';
+import { randomHexId } from '../../core/ids.ts';
+import type { ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
+import { successResponse } from '../envelope.ts';
+import { ApiError, objectNotFound } from '../errors.ts';
+import { defineRoute, type ApiRoute } from '../route.ts';
+import { validateQuery } from '../validation.ts';
+import { requireZone } from './zone-lookup.ts';
+import { createZoneBody, listZonesQuery, patchZoneBody, toZoneJson, zoneResult, type CreateZoneBody, type PatchZoneBody } from './zone-schema.ts';
+
+const TAG = 'Zones';
+
+export const ZONE_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'GET', path: '/zones', operationId: 'zones-list', summary: 'List your zones', tag: TAG,
+    query: listZonesQuery, result: z.array(zoneResult), resultInfo: 'page',
+    async handler(ctx) {
+      const q = validateQuery(listZonesQuery, ctx.query);
+      const { account } = ctx;
+      const constants = [
+        ...(q.status === undefined ? [] : [q.status === 'active']),
+        ...(q['account.id'] === undefined ? [] : [q['account.id'] === account.id]),
+        ...(q['account.name'] === undefined ? [] : [q['account.name'] === account.name]),
+      ];
+      const name = q.name === undefined ? undefined : parseNameFilter(q.name);
+      const query: ZoneQuery = { order: 'name', direction: q.direction, offset: (q.page - 1) * q.per_page, limit: q.per_page };
+      let none = false;
+      if (q.match === 'all') {
+        none = constants.includes(false);
+        if (name) query.name = name;
+      } else if (!constants.includes(true) && (constants.length > 0 || name)) {
+        if (name) query.name = name;
+        else none = true;
+      }
+      const { zones, total } = none ? { zones: [], total: 0 } : await ctx.deps.control.listZones(account.id, query);
+      return successResponse(zones.map((zone) => toZoneJson(zone, account)), {
+        resultInfo: { page: q.page, per_page: q.per_page, count: zones.length, total_count: total, total_pages: Math.ceil(total / q.per_page) },
+      });
+    },
+  }),
+  defineRoute<CreateZoneBody>({
+    method: 'POST', path: '/zones', operationId: 'zones-create', summary: 'Create a zone', tag: TAG,
+    body: { schema: createZoneBody, invalid: 'API_ZONE_INVALID' }, result: zoneResult,
+    async handler(ctx) {
+      const { account, body } = ctx;
+      if (body.account !== undefined && body.account.id !== account.id) {
+        throw new ApiError('API_ZONE_INVALID', { message: `'${body.account.id}' is not a valid value for id because it is not one of your accounts`, pointer: '/account/id' });
+      }
+      const now = ctx.deps.clock.now();
+      const zone: ZoneRecord = {
+        id: randomHexId(), accountId: account.id, name: body.name.toLowerCase(), origin: body.origin ?? null, paused: false, created: now, modified: now,
+      };
+      if (await ctx.deps.control.createZone(zone) === 'exists') {
+        throw new ApiError('API_ZONE_EXISTS', { message: `${zone.name} already exists`, pointer: '/name' });
+      }
+      return successResponse(toZoneJson(zone, account));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: '/zones/:zone_id', operationId: 'zones-get', summary: 'Get a zone', tag: TAG, result: zoneResult,
+    async handler(ctx) {
+      return successResponse(toZoneJson(await requireZone(ctx), ctx.account));
+    },
+  }),
+  defineRoute<PatchZoneBody>({
+    method: 'PATCH', path: '/zones/:zone_id', operationId: 'zones-edit', summary: 'Change a zone\'s origin (edgeport extension) or pause it', tag: TAG,
+    body: { schema: patchZoneBody, invalid: 'API_ZONE_INVALID' }, result: zoneResult,
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const now = ctx.deps.clock.now();
+      const { origin, paused } = ctx.body;
+      const updated = await ctx.deps.control.updateZone(ctx.account.id, zone.id, (current) => ({
+        ...current,
+        origin: origin === undefined ? current.origin : origin,
+        paused: paused ?? current.paused,
+        modified: now,
+      }));
+      if (!updated) throw objectNotFound(ctx.path);
+      return successResponse(toZoneJson(updated, ctx.account));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE', path: '/zones/:zone_id', operationId: 'zones-delete', summary: 'Delete a zone with its rulesets and log jobs', tag: TAG,
+    result: z.object({ id: z.string() }),
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      if (!await ctx.deps.control.deleteZone(ctx.account.id, zone.id)) throw objectNotFound(ctx.path);
+      return successResponse({ id: zone.id });
+    },
+  }),
+];
+
+function parseNameFilter(text: string): NonNullable<ZoneQuery['name']> {
+  for (const op of ['contains', 'starts_with', 'ends_with'] as const) {
+    if (text.startsWith(`${op}:`) && text.length > op.length + 1) return { op, value: text.slice(op.length + 1).toLowerCase() };
+  }
+  return { op: 'equal', value: text.toLowerCase() };
+}

@@ -1,0 +1,34 @@
+/**
+ * `edgeport accounts create <email> [--config edgeport.toml] [--data-dir DIR]`: makes a
+ * management API account in the server's database and prints its key, once (only its hash is
+ * stored). Safe while the server runs: the write goes through SQLite's WAL like the server's.
+ */
+import { parseArgs } from 'node:util';
+import { createAccount, openSqliteControlStore } from '../api/index.ts';
+import { systemClock } from '../core/clock.ts';
+import { loadConfig } from '../config/load.ts';
+import { UsageError } from './args.ts';
+
+export const ACCOUNTS_USAGE = 'edgeport accounts create <email> [--config edgeport.toml] [--data-dir DIR]';
+
+export async function runAccounts(args: readonly string[], out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options: { config: { type: 'string' }, 'data-dir': { type: 'string' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\nUsage: ${ACCOUNTS_USAGE}`);
+  }
+  const [action, email, ...extra] = parsed.positionals;
+  if (action !== 'create' || email === undefined || extra.length > 0) throw new UsageError(`Usage: ${ACCOUNTS_USAGE}`);
+  const dataDir = parsed.values['data-dir'];
+  const config = loadConfig({ ...(parsed.values.config === undefined ? {} : { file: parsed.values.config }), flags: dataDir === undefined ? {} : { data_dir: dataDir } });
+  const control = openSqliteControlStore({ dataDir: config.dataDir, clock: systemClock });
+  try {
+    const { account, key } = await createAccount(control, email);
+    out(`edgeport: created account ${account.id} for ${account.email}. Its API key is shown only this once:`);
+    out(`  X-Auth-Email: ${account.email}`);
+    out(`  X-Auth-Key:   ${key}`);
+  } finally {
+    await control.close();
+  }
+}

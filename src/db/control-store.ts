@@ -1,0 +1,197 @@
+/**
+ * ControlStore: the one asynchronous interface to the control plane's data: accounts, zones,
+ * custom-fields rulesets, log jobs, destination ownership challenges and who made which S3 access
+ * key. SQLite implements it (src/db/sqlite/sqlite-control-store.ts); PostgreSQL implements the same
+ * methods later, so callers never see SQL.
+ *
+ * Writes that depend on current state take a `plan` callback that runs inside the write's
+ * transaction with the current row and returns the row to store (or throws, which writes nothing).
+ * Plans must be synchronous and pure. Every write is visible to every later read once it resolves.
+ */
+
+export interface AccountRecord {
+  /** 32 lowercase hex characters. */
+  id: string;
+  /** Unique, compared case-insensitively. */
+  email: string;
+  name: string;
+  /** `scrypt$N$r$p$<salt b64>$<hash b64>` of the API key; the key itself is never stored. */
+  keyHash: string;
+  /** Epoch ms. */
+  created: number;
+}
+
+export interface ZoneRecord {
+  id: string;
+  accountId: string;
+  /** Lowercase host name, unique across the server (the edge routes by it). */
+  name: string;
+  /** Where the edge proxies the zone's requests (an edgeport extension), or null. */
+  origin: string | null;
+  paused: boolean;
+  created: number;
+  modified: number;
+}
+
+/** The `log_custom_field` action parameters, each a list of names (headers lower case). */
+export interface CustomFieldNames {
+  requestFields: string[];
+  responseFields: string[];
+  cookieFields: string[];
+}
+
+export interface RuleRecord {
+  id: string;
+  /** Advances when the rule's definition changes. */
+  version: number;
+  ref: string;
+  action: string;
+  expression: string;
+  description: string;
+  enabled: boolean;
+  /** Which of the three arrays were sent (an absent array is not the same as an empty one). */
+  actionParameters: Partial<CustomFieldNames>;
+  lastUpdated: number;
+}
+
+export interface RulesetRecord {
+  id: string;
+  zoneId: string;
+  name: string;
+  description: string;
+  kind: string;
+  phase: string;
+  /** Advances on every write. */
+  version: number;
+  lastUpdated: number;
+  rules: RuleRecord[];
+}
+
+export type TimestampFormat = 'unixnano' | 'unix' | 'rfc3339' | 'rfc3339ms' | 'rfc3339ns';
+
+/** A job's output options with every default filled in. */
+export interface LogOutputOptions {
+  fieldNames: string[];
+  outputType: 'ndjson' | 'csv';
+  batchPrefix: string;
+  batchSuffix: string;
+  recordPrefix: string;
+  recordSuffix: string;
+  recordDelimiter: string;
+  fieldDelimiter: string;
+  recordTemplate: string | null;
+  timestampFormat: TimestampFormat;
+  /** In (0, 1]; applied after the filter. */
+  sampleRate: number;
+  /** Replace every `${` with `x{` in the output (the `CVE-2021-44228` option). */
+  cve202144228: boolean;
+}
+
+export interface LogJobRecord {
+  /** Integer, assigned by the store, never reused. */
+  id: number;
+  zoneId: string;
+  name: string | null;
+  enabled: boolean;
+  dataset: string;
+  /** `""` (edge jobs are not offered). */
+  kind: string;
+  frequency: 'high' | 'low';
+  destinationConf: string;
+  /** The filter text as sent (parse it with parseFilter from src/logs), or null. */
+  filter: string | null;
+  outputOptions: LogOutputOptions;
+  /** Deprecated form of the output options, kept as sent. */
+  logpullOptions: string | null;
+  maxUploadBytes: number | null;
+  maxUploadRecords: number | null;
+  maxUploadIntervalSeconds: number | null;
+  /** Status, written by the log pipeline: epoch ms of the end of the last delivered range. */
+  lastComplete: number | null;
+  /** Epoch ms of the last failure, null when none since the last success. */
+  lastError: number | null;
+  errorMessage: string | null;
+  created: number;
+  modified: number;
+}
+
+export type NewLogJob = Omit<LogJobRecord, 'id'>;
+
+export interface OwnershipChallengeRecord {
+  zoneId: string;
+  destinationConf: string;
+  /** SHA-256 (hex) of the token written to the destination. */
+  tokenHash: string;
+  expires: number;
+}
+
+export interface ZoneQuery {
+  /** Exact name, or a `contains:` / `starts_with:` / `ends_with:` match. */
+  name?: { op: 'equal' | 'contains' | 'starts_with' | 'ends_with'; value: string };
+  order: 'name' | 'created';
+  direction: 'asc' | 'desc';
+  offset: number;
+  limit: number;
+}
+
+export interface ControlStore {
+  // Accounts
+  /** 'exists' when the e-mail is taken. */
+  createAccount(account: AccountRecord): Promise<'created' | 'exists'>;
+  getAccount(id: string): Promise<AccountRecord | null>;
+  findAccountByEmail(email: string): Promise<AccountRecord | null>;
+  setAccountKeyHash(id: string, keyHash: string): Promise<void>;
+  countAccounts(): Promise<number>;
+
+  // Zones (every read and write is scoped by account, except the edge's lookups below)
+  /** 'exists' when the name is taken, by any account. */
+  createZone(zone: ZoneRecord): Promise<'created' | 'exists'>;
+  getZone(accountId: string, zoneId: string): Promise<ZoneRecord | null>;
+  listZones(accountId: string, query: ZoneQuery): Promise<{ zones: ZoneRecord[]; total: number }>;
+  /** Null when the zone is not the account's. */
+  updateZone(accountId: string, zoneId: string, plan: (current: ZoneRecord) => ZoneRecord): Promise<ZoneRecord | null>;
+  /** Deletes the zone with its rulesets, jobs and challenges; false when it is not the account's. */
+  deleteZone(accountId: string, zoneId: string): Promise<boolean>;
+
+  /** Calls `listener` after each committed change to zones, rulesets or log jobs made through this store (caches drop their copies). */
+  onZoneChange(listener: () => void): void;
+
+  // The edge's per-request lookups (one indexed read each)
+  findZoneByName(name: string): Promise<ZoneRecord | null>;
+  /** The zone's effective custom fields: the enabled rules of its http_log_custom_fields entry point, merged. */
+  getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null>;
+  listEnabledJobs(zoneId: string): Promise<LogJobRecord[]>;
+
+  // Rulesets (zone level)
+  listRulesets(zoneId: string): Promise<RulesetRecord[]>;
+  getRuleset(zoneId: string, rulesetId: string): Promise<RulesetRecord | null>;
+  getEntrypoint(zoneId: string, phase: string): Promise<RulesetRecord | null>;
+  /** 'phase-taken' when the zone already has a `zone` ruleset in that phase. */
+  createRuleset(ruleset: RulesetRecord): Promise<'created' | 'phase-taken'>;
+  /** Null when there is no such ruleset in the zone. */
+  updateRuleset(zoneId: string, rulesetId: string, plan: (current: RulesetRecord) => RulesetRecord): Promise<RulesetRecord | null>;
+  /** Creates (plan gets null) or updates the zone's entry point of the phase. */
+  putEntrypoint(zoneId: string, phase: string, plan: (current: RulesetRecord | null) => RulesetRecord): Promise<RulesetRecord>;
+  deleteRuleset(zoneId: string, rulesetId: string): Promise<boolean>;
+
+  // Log jobs
+  listJobs(zoneId: string): Promise<LogJobRecord[]>;
+  getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null>;
+  /** `plan` gets the zone's current job count (to enforce a limit) and returns the new job. */
+  createJob(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord>;
+  updateJob(zoneId: string, jobId: number, plan: (current: LogJobRecord) => LogJobRecord): Promise<LogJobRecord | null>;
+  deleteJob(zoneId: string, jobId: number): Promise<boolean>;
+  /** For the log pipeline: records a delivery outcome. */
+  setJobStatus(jobId: number, status: Pick<LogJobRecord, 'lastComplete' | 'lastError' | 'errorMessage'>): Promise<void>;
+
+  // Ownership challenges (one per zone and destination; a new one replaces the old)
+  putOwnershipChallenge(challenge: OwnershipChallengeRecord): Promise<void>;
+  getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null>;
+
+  // Who made which S3 access key (the keys themselves live in the object store's metadata)
+  recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void>;
+  accessKeyOwner(accessKeyId: string): Promise<string | null>;
+  listAccessKeyIds(accountId: string): Promise<string[]>;
+
+  close(): Promise<void>;
+}

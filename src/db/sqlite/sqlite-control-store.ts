@@ -1,0 +1,401 @@
+/**
+ * ControlStore on SQLite, in the object store's database file (`<dataDir>/metadata.sqlite`) on its
+ * own connection. Reads run directly on prepared statements; writes go through the group-commit
+ * WriteQueue and resolve once the WAL holding them is fsynced, like the metadata store's. All SQL
+ * of the control plane lives in this file.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Database, Statement } from 'better-sqlite3';
+import type { Clock } from '../../core/clock.ts';
+import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
+import type {
+  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, ZoneQuery, ZoneRecord,
+} from '../control-store.ts';
+import { migrateSqlite } from './migrate.ts';
+import { openSqlite } from './open-sqlite.ts';
+import { WriteQueue } from './write-queue.ts';
+
+/** The phase whose entry point configures custom log fields (SPEC §1.1). */
+const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
+
+export interface SqliteControlStoreOptions {
+  /** Database file path; the object store's `metadata.sqlite`. */
+  file: string;
+  clock: Clock;
+  /** false when a WalCheckpointer thread checkpoints this database (see SqliteMetadataStore). */
+  autoCheckpoint?: boolean;
+}
+
+interface AccountRow { id: string; email: string; name: string; key_hash: string; created: number }
+interface ZoneRow { id: string; account_id: string; name: string; origin: string | null; paused: number; created: number; modified: number }
+interface RulesetRow {
+  id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
+}
+interface JobRow { id: number; job: string }
+
+const ZONE_ORDER = { name: 'name', created: 'created' } as const;
+
+function prepareStatements(db: Database) {
+  const s = (sql: string): Statement => db.prepare(sql);
+  const zoneFilter = `account_id = @account AND (@op IS NULL OR (@op = 'equal' AND name = @value) OR (@op = 'contains' AND instr(name, @value) > 0)
+    OR (@op = 'starts_with' AND substr(name, 1, length(@value)) = @value) OR (@op = 'ends_with' AND substr(name, -length(@value)) = @value))`;
+  const listZones: Record<string, Statement> = {};
+  for (const [order, column] of Object.entries(ZONE_ORDER)) {
+    for (const direction of ['asc', 'desc']) {
+      listZones[`${order} ${direction}`] = s(`SELECT * FROM zones WHERE ${zoneFilter} ORDER BY ${column} ${direction}, id LIMIT @limit OFFSET @offset`);
+    }
+  }
+  return {
+    insertAccount: s('INSERT OR IGNORE INTO accounts (id, email, name, key_hash, created) VALUES (?, ?, ?, ?, ?)'),
+    getAccount: s('SELECT * FROM accounts WHERE id = ?'),
+    accountByEmail: s('SELECT * FROM accounts WHERE email = ?'),
+    setKeyHash: s('UPDATE accounts SET key_hash = ? WHERE id = ?'),
+    countAccounts: s('SELECT count(*) FROM accounts').pluck(),
+
+    insertZone: s('INSERT OR IGNORE INTO zones (id, account_id, name, origin, paused, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    getZone: s('SELECT * FROM zones WHERE id = ? AND account_id = ?'),
+    zoneByName: s('SELECT * FROM zones WHERE name = ?'),
+    listZones,
+    countZones: s(`SELECT count(*) FROM zones WHERE ${zoneFilter}`).pluck(),
+    updateZone: s('UPDATE zones SET name = ?, origin = ?, paused = ?, modified = ? WHERE id = ?'),
+    deleteZone: s('DELETE FROM zones WHERE id = ?'),
+    deleteZoneRulesets: s('DELETE FROM rulesets WHERE zone_id = ?'),
+    deleteZoneJobs: s('DELETE FROM log_jobs WHERE zone_id = ?'),
+    deleteZoneChallenges: s('DELETE FROM ownership_challenges WHERE zone_id = ?'),
+
+    listRulesets: s('SELECT * FROM rulesets WHERE zone_id = ? ORDER BY id'),
+    getRuleset: s('SELECT * FROM rulesets WHERE id = ? AND zone_id = ?'),
+    getEntrypoint: s("SELECT * FROM rulesets WHERE zone_id = ? AND phase = ? AND kind = 'zone'"),
+    customFields: s(`SELECT custom_fields FROM rulesets WHERE zone_id = ? AND phase = '${CUSTOM_FIELDS_PHASE}' AND kind = 'zone'`).pluck(),
+    insertRuleset: s(`INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    updateRuleset: s('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ?, rules = ?, custom_fields = ? WHERE id = ?'),
+    deleteRuleset: s('DELETE FROM rulesets WHERE id = ? AND zone_id = ?'),
+
+    listJobs: s('SELECT id, job FROM log_jobs WHERE zone_id = ? ORDER BY id'),
+    listEnabledJobs: s('SELECT id, job FROM log_jobs WHERE zone_id = ? AND enabled = 1 ORDER BY id'),
+    countJobs: s('SELECT count(*) FROM log_jobs WHERE zone_id = ?').pluck(),
+    getJob: s('SELECT id, job FROM log_jobs WHERE id = ? AND zone_id = ?'),
+    getJobById: s('SELECT id, job FROM log_jobs WHERE id = ?'),
+    insertJob: s('INSERT INTO log_jobs (zone_id, enabled, job) VALUES (?, ?, ?)'),
+    updateJob: s('UPDATE log_jobs SET enabled = ?, job = ? WHERE id = ?'),
+    deleteJob: s('DELETE FROM log_jobs WHERE id = ? AND zone_id = ?'),
+
+    putChallenge: s('INSERT OR REPLACE INTO ownership_challenges (zone_id, destination_conf, token_hash, expires) VALUES (?, ?, ?, ?)'),
+    getChallenge: s('SELECT token_hash, expires FROM ownership_challenges WHERE zone_id = ? AND destination_conf = ?'),
+    dropExpiredChallenges: s('DELETE FROM ownership_challenges WHERE expires <= ?'),
+
+    putKeyOwner: s('INSERT OR REPLACE INTO s3_access_key_owners (access_key_id, account_id) VALUES (?, ?)'),
+    keyOwner: s('SELECT account_id FROM s3_access_key_owners WHERE access_key_id = ?').pluck(),
+    ownedKeys: s('SELECT access_key_id FROM s3_access_key_owners WHERE account_id = ? ORDER BY access_key_id').pluck(),
+  };
+}
+
+export class SqliteControlStore implements ControlStore {
+  readonly #db: Database;
+  readonly #sql: ReturnType<typeof prepareStatements>;
+  readonly #writes: WriteQueue;
+  readonly #changeListeners: Array<() => void> = [];
+  readonly #clock: Clock;
+
+  constructor(options: SqliteControlStoreOptions) {
+    const db = openSqlite(options.file);
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec('PRAGMA busy_timeout = 10000');
+    if (options.autoCheckpoint === false) db.exec('PRAGMA wal_autocheckpoint = 0');
+    migrateSqlite(db, options.clock.now());
+    this.#db = db;
+    this.#sql = prepareStatements(db);
+    this.#writes = new WriteQueue(db, new CoalescedFsync(`${options.file}-wal`, { dataOnly: true }));
+    this.#clock = options.clock;
+  }
+
+  /** Calls `listener` after every committed change to zones, rulesets or log jobs. */
+  onZoneChange(listener: () => void): void {
+    this.#changeListeners.push(listener);
+  }
+
+  #announce<T>(result: T): T {
+    for (const listener of this.#changeListeners) listener();
+    return result;
+  }
+
+  async createAccount(account: AccountRecord): Promise<'created' | 'exists'> {
+    return this.#writes.run(() => (this.#sql.insertAccount.run(account.id, account.email, account.name, account.keyHash, account.created)
+      .changes === 1 ? 'created' : 'exists'));
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | null> {
+    return toAccount(this.#sql.getAccount.get(id) as AccountRow | undefined);
+  }
+
+  async findAccountByEmail(email: string): Promise<AccountRecord | null> {
+    return toAccount(this.#sql.accountByEmail.get(email) as AccountRow | undefined);
+  }
+
+  async setAccountKeyHash(id: string, keyHash: string): Promise<void> {
+    await this.#writes.run(() => this.#sql.setKeyHash.run(keyHash, id));
+  }
+
+  async countAccounts(): Promise<number> {
+    return this.#sql.countAccounts.get() as number;
+  }
+
+  async createZone(zone: ZoneRecord): Promise<'created' | 'exists'> {
+    return this.#announce(await this.#createZoneNow(zone));
+  }
+
+  async #createZoneNow(zone: ZoneRecord): Promise<'created' | 'exists'> {
+    return this.#writes.run(() => (this.#sql.insertZone.run(zone.id, zone.accountId, zone.name, zone.origin, zone.paused ? 1 : 0, zone.created, zone.modified)
+      .changes === 1 ? 'created' : 'exists'));
+  }
+
+  async getZone(accountId: string, zoneId: string): Promise<ZoneRecord | null> {
+    return toZone(this.#sql.getZone.get(zoneId, accountId) as ZoneRow | undefined);
+  }
+
+  async listZones(accountId: string, query: ZoneQuery): Promise<{ zones: ZoneRecord[]; total: number }> {
+    const filter = { account: accountId, op: query.name?.op ?? null, value: query.name?.value ?? null };
+    const rows = this.#sql.listZones[`${query.order} ${query.direction}`]!.all({ ...filter, limit: query.limit, offset: query.offset }) as ZoneRow[];
+    return { zones: rows.map((row) => toZone(row)!), total: this.#sql.countZones.get(filter) as number };
+  }
+
+  async updateZone(accountId: string, zoneId: string, plan: (current: ZoneRecord) => ZoneRecord): Promise<ZoneRecord | null> {
+    return this.#announce(await this.#updateZoneNow(accountId, zoneId, plan));
+  }
+
+  async #updateZoneNow(accountId: string, zoneId: string, plan: (current: ZoneRecord) => ZoneRecord): Promise<ZoneRecord | null> {
+    return this.#writes.run(() => {
+      const current = toZone(this.#sql.getZone.get(zoneId, accountId) as ZoneRow | undefined);
+      if (!current) return null;
+      const next = plan(current);
+      this.#sql.updateZone.run(next.name, next.origin, next.paused ? 1 : 0, next.modified, zoneId);
+      return next;
+    });
+  }
+
+  async deleteZone(accountId: string, zoneId: string): Promise<boolean> {
+    return this.#announce(await this.#deleteZoneNow(accountId, zoneId));
+  }
+
+  async #deleteZoneNow(accountId: string, zoneId: string): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (!this.#sql.getZone.get(zoneId, accountId)) return false;
+      this.#sql.deleteZoneRulesets.run(zoneId);
+      this.#sql.deleteZoneJobs.run(zoneId);
+      this.#sql.deleteZoneChallenges.run(zoneId);
+      this.#sql.deleteZone.run(zoneId);
+      return true;
+    });
+  }
+
+  async findZoneByName(name: string): Promise<ZoneRecord | null> {
+    return toZone(this.#sql.zoneByName.get(name) as ZoneRow | undefined);
+  }
+
+  async getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null> {
+    const text = this.#sql.customFields.get(zoneId) as string | null | undefined;
+    return text ? JSON.parse(text) as CustomFieldNames : null;
+  }
+
+  async listEnabledJobs(zoneId: string): Promise<LogJobRecord[]> {
+    return (this.#sql.listEnabledJobs.all(zoneId) as JobRow[]).map(toJob);
+  }
+
+  async listRulesets(zoneId: string): Promise<RulesetRecord[]> {
+    return (this.#sql.listRulesets.all(zoneId) as RulesetRow[]).map(toRuleset);
+  }
+
+  async getRuleset(zoneId: string, rulesetId: string): Promise<RulesetRecord | null> {
+    const row = this.#sql.getRuleset.get(rulesetId, zoneId) as RulesetRow | undefined;
+    return row ? toRuleset(row) : null;
+  }
+
+  async getEntrypoint(zoneId: string, phase: string): Promise<RulesetRecord | null> {
+    const row = this.#sql.getEntrypoint.get(zoneId, phase) as RulesetRow | undefined;
+    return row ? toRuleset(row) : null;
+  }
+
+  async createRuleset(ruleset: RulesetRecord): Promise<'created' | 'phase-taken'> {
+    return this.#announce(await this.#createRulesetNow(ruleset));
+  }
+
+  async #createRulesetNow(ruleset: RulesetRecord): Promise<'created' | 'phase-taken'> {
+    return this.#writes.run(() => {
+      if (ruleset.kind === 'zone' && this.#sql.getEntrypoint.get(ruleset.zoneId, ruleset.phase)) return 'phase-taken';
+      this.#insertRuleset(ruleset);
+      return 'created';
+    });
+  }
+
+  async updateRuleset(zoneId: string, rulesetId: string, plan: (current: RulesetRecord) => RulesetRecord): Promise<RulesetRecord | null> {
+    return this.#announce(await this.#updateRulesetNow(zoneId, rulesetId, plan));
+  }
+
+  async #updateRulesetNow(zoneId: string, rulesetId: string, plan: (current: RulesetRecord) => RulesetRecord): Promise<RulesetRecord | null> {
+    return this.#writes.run(() => {
+      const row = this.#sql.getRuleset.get(rulesetId, zoneId) as RulesetRow | undefined;
+      if (!row) return null;
+      const next = plan(toRuleset(row));
+      this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), rulesetId);
+      return next;
+    });
+  }
+
+  async putEntrypoint(zoneId: string, phase: string, plan: (current: RulesetRecord | null) => RulesetRecord): Promise<RulesetRecord> {
+    return this.#announce(await this.#putEntrypointNow(zoneId, phase, plan));
+  }
+
+  async #putEntrypointNow(zoneId: string, phase: string, plan: (current: RulesetRecord | null) => RulesetRecord): Promise<RulesetRecord> {
+    return this.#writes.run(() => {
+      const row = this.#sql.getEntrypoint.get(zoneId, phase) as RulesetRow | undefined;
+      const next = plan(row ? toRuleset(row) : null);
+      if (row) this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), row.id);
+      else this.#insertRuleset(next);
+      return next;
+    });
+  }
+
+  async deleteRuleset(zoneId: string, rulesetId: string): Promise<boolean> {
+    return this.#announce(await this.#deleteRulesetNow(zoneId, rulesetId));
+  }
+
+  async #deleteRulesetNow(zoneId: string, rulesetId: string): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.deleteRuleset.run(rulesetId, zoneId).changes === 1);
+  }
+
+  async listJobs(zoneId: string): Promise<LogJobRecord[]> {
+    return (this.#sql.listJobs.all(zoneId) as JobRow[]).map(toJob);
+  }
+
+  async getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null> {
+    const row = this.#sql.getJob.get(jobId, zoneId) as JobRow | undefined;
+    return row ? toJob(row) : null;
+  }
+
+  async createJob(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
+    return this.#announce(await this.#createJobNow(zoneId, plan));
+  }
+
+  async #createJobNow(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
+    return this.#writes.run(() => {
+      const job = plan(this.#sql.countJobs.get(zoneId) as number);
+      const id = Number(this.#sql.insertJob.run(zoneId, job.enabled ? 1 : 0, JSON.stringify(job)).lastInsertRowid);
+      return { ...job, id };
+    });
+  }
+
+  async updateJob(zoneId: string, jobId: number, plan: (current: LogJobRecord) => LogJobRecord): Promise<LogJobRecord | null> {
+    return this.#announce(await this.#updateJobNow(zoneId, jobId, plan));
+  }
+
+  async #updateJobNow(zoneId: string, jobId: number, plan: (current: LogJobRecord) => LogJobRecord): Promise<LogJobRecord | null> {
+    return this.#writes.run(() => {
+      const row = this.#sql.getJob.get(jobId, zoneId) as JobRow | undefined;
+      if (!row) return null;
+      const next = { ...plan(toJob(row)), id: jobId, zoneId };
+      this.#writeJob(next);
+      return next;
+    });
+  }
+
+  async deleteJob(zoneId: string, jobId: number): Promise<boolean> {
+    return this.#announce(await this.#deleteJobNow(zoneId, jobId));
+  }
+
+  async #deleteJobNow(zoneId: string, jobId: number): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.deleteJob.run(jobId, zoneId).changes === 1);
+  }
+
+  async setJobStatus(jobId: number, status: Pick<LogJobRecord, 'lastComplete' | 'lastError' | 'errorMessage'>): Promise<void> {
+    await this.#writes.run(() => {
+      const row = this.#sql.getJobById.get(jobId) as JobRow | undefined;
+      if (row) this.#writeJob({ ...toJob(row), ...status });
+    });
+  }
+
+  async putOwnershipChallenge(challenge: OwnershipChallengeRecord): Promise<void> {
+    await this.#writes.run(() => {
+      this.#sql.dropExpiredChallenges.run(this.#clock.now());
+      this.#sql.putChallenge.run(challenge.zoneId, challenge.destinationConf, challenge.tokenHash, challenge.expires);
+    });
+  }
+
+  async getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null> {
+    const row = this.#sql.getChallenge.get(zoneId, destinationConf) as { token_hash: string; expires: number } | undefined;
+    return row ? { zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires } : null;
+  }
+
+  async recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void> {
+    await this.#writes.run(() => this.#sql.putKeyOwner.run(accessKeyId, accountId));
+  }
+
+  async accessKeyOwner(accessKeyId: string): Promise<string | null> {
+    return (this.#sql.keyOwner.get(accessKeyId) as string | undefined) ?? null;
+  }
+
+  async listAccessKeyIds(accountId: string): Promise<string[]> {
+    return this.#sql.ownedKeys.all(accountId) as string[];
+  }
+
+  async close(): Promise<void> {
+    // Let queued writes finish first: a write queued after this point would fail.
+    await this.#writes.run(() => undefined);
+    this.#db.close();
+  }
+
+  #insertRuleset(ruleset: RulesetRecord): void {
+    this.#sql.insertRuleset.run(ruleset.id, ruleset.zoneId, ruleset.name, ruleset.description, ruleset.kind, ruleset.phase,
+      ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset));
+  }
+
+  #writeJob(job: LogJobRecord): void {
+    const { id, ...rest } = job;
+    this.#sql.updateJob.run(job.enabled ? 1 : 0, JSON.stringify(rest), id);
+  }
+}
+
+/** The merged names of a custom-fields entry point's enabled rules (null for other rulesets). */
+function customFieldsOf(ruleset: RulesetRecord): string | null {
+  if (ruleset.kind !== 'zone' || ruleset.phase !== CUSTOM_FIELDS_PHASE) return null;
+  const merged: CustomFieldNames = { requestFields: [], responseFields: [], cookieFields: [] };
+  for (const rule of ruleset.rules) {
+    if (!rule.enabled) continue;
+    merged.requestFields.push(...rule.actionParameters.requestFields ?? []);
+    merged.responseFields.push(...rule.actionParameters.responseFields ?? []);
+    merged.cookieFields.push(...rule.actionParameters.cookieFields ?? []);
+  }
+  return JSON.stringify(merged);
+}
+
+function toAccount(row: AccountRow | undefined): AccountRecord | null {
+  return row ? { id: row.id, email: row.email, name: row.name, keyHash: row.key_hash, created: row.created } : null;
+}
+
+function toZone(row: ZoneRow | undefined): ZoneRecord | null {
+  return row ? {
+    id: row.id, accountId: row.account_id, name: row.name, origin: row.origin, paused: row.paused === 1, created: row.created, modified: row.modified,
+  } : null;
+}
+
+function toRuleset(row: RulesetRow): RulesetRecord {
+  return {
+    id: row.id, zoneId: row.zone_id, name: row.name, description: row.description, kind: row.kind, phase: row.phase,
+    version: row.version, lastUpdated: row.last_updated, rules: JSON.parse(row.rules) as RulesetRecord['rules'],
+  };
+}
+
+function toJob(row: JobRow): LogJobRecord {
+  return { ...(JSON.parse(row.job) as Omit<LogJobRecord, 'id'>), id: row.id };
+}
+
+/**
+ * Opens the control store in a data dir's `metadata.sqlite`, the object store's database (created,
+ * with the data dir, when missing).
+ */
+export function openSqliteControlStore(options: { dataDir: string; clock: Clock; autoCheckpoint?: boolean }): SqliteControlStore {
+  mkdirSync(options.dataDir, { recursive: true });
+  return new SqliteControlStore({ file: join(options.dataDir, 'metadata.sqlite'), clock: options.clock, autoCheckpoint: options.autoCheckpoint ?? true });
+}

@@ -1,0 +1,92 @@
+/**
+ * Assembles the gateway from its config: networks and their backends (embedded chains start
+ * here, so `/v1/sepolia` answers at once), method policy, cache, rate limit, metrics, and the
+ * HTTP handler that `edgeport start` puts on its port (8545 by default).
+ */
+import { join } from 'node:path';
+import type { Clock } from '../core/clock.ts';
+import { EdgeportError } from '../core/errors/edgeport-error.ts';
+import type { Logger } from '../core/log.ts';
+import type { ServiceHandle } from '../core/service.ts';
+import type { GatewayConfig, GatewayNetworkConfig } from '../config/gateway.ts';
+import type { ChainBackend } from './backends/backend.ts';
+import { describeDevAccounts } from './backends/dev-accounts.ts';
+import { startEmbeddedChain } from './backends/embedded-chain.ts';
+import { UpstreamPool } from './backends/upstream-pool.ts';
+import { AnswerCache } from './cache/answer-cache.ts';
+import { InFlight } from './cache/in-flight.ts';
+import { CallExecutor } from './call-executor.ts';
+import { createGatewayHandler } from './http/gateway-handler.ts';
+import type { RpcAnswer } from './json-rpc/response.ts';
+import { createMethodPolicy } from './method-policy.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { GatewayNetwork } from './network.ts';
+import { RateLimiter } from './rate-limiter.ts';
+
+export interface GatewayServiceOptions {
+  /** The `[gateway]` config: networks and limits (`config.gateway`). */
+  networks: GatewayConfig;
+  clock: Clock;
+  logger: Logger;
+  /** Embedded chains persist in `<dataDir>/gateway/<network>.chain.ndjson`; in memory only when absent. */
+  dataDir?: string;
+}
+
+export interface GatewayService extends ServiceHandle {
+  /** Lines for the start banner: the funded development accounts, when an embedded chain runs. */
+  readonly banner: readonly string[];
+  readonly metrics: GatewayMetrics;
+}
+
+/** Starts every network not retired at start (the others start on first use) and returns the handler. */
+export async function createGatewayService(options: GatewayServiceOptions): Promise<GatewayService> {
+  const { networks: config, clock, logger } = options;
+  const policy = createMethodPolicy(config);
+  const metrics = new GatewayMetrics((method) => policy.check(method) === undefined);
+  const networks = new Map(config.networks.map((network) => [
+    network.name,
+    new GatewayNetwork(network, () => startBackend(network, options, metrics), clock, logger),
+  ]));
+  const cache = new AnswerCache({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
+  const executor = new CallExecutor({ policy, limits: config, cache, inFlight: new InFlight<RpcAnswer>(), metrics, logger });
+  const closeAll = () => Promise.all([...networks.values()].map((n) => n.close())).then(() => undefined);
+  const active = [...networks.values()].filter((n) => !n.isRetired(clock.now()));
+  try {
+    await Promise.all(active.map((n) => n.backend()));
+  } catch (error) {
+    await closeAll();
+    const cause = (error as Error).cause ?? error;
+    throw new EdgeportError('GATEWAY_CHAIN_UNAVAILABLE', 'system', `The gateway could not start: ${(error as Error).message.replace(/; the cause has been logged\.$/, '')}: ${(cause as Error).message ?? String(cause)}`, { cause });
+  }
+  const embedded = config.networks.filter((n) => n.backend.kind === 'embedded' && active.some((a) => a.name === n.name)).map((n) => n.name);
+  const handler = createGatewayHandler({
+    networks, executor, metrics, clock, logger,
+    rateLimiter: new RateLimiter(config.rateLimit, clock),
+    maxBodyBytes: config.maxBodyBytes,
+    maxBatchItems: config.maxBatchItems,
+    beforeMetrics: () => metrics.cacheEntries.set(cache.size),
+  });
+  return {
+    handler,
+    metrics,
+    banner: embedded.length > 0 ? describeDevAccounts(embedded.join(', ')) : [],
+    close: closeAll,
+  };
+}
+
+function startBackend(network: GatewayNetworkConfig, options: GatewayServiceOptions, metrics: GatewayMetrics): Promise<ChainBackend> {
+  const { clock, logger, dataDir } = options;
+  if (network.backend.kind === 'upstreams') {
+    return Promise.resolve(new UpstreamPool({
+      network: network.name, urls: network.backend.urls, clock, logger, metrics,
+      timeoutMs: options.networks.upstreamTimeoutMs, cooldownMs: options.networks.upstreamCooldownMs,
+    }));
+  }
+  return startEmbeddedChain({
+    network: network.name,
+    chainId: network.chainId,
+    journalPath: dataDir === undefined ? undefined : join(dataDir, 'gateway', `${network.name}.chain.ndjson`),
+    logger,
+    nowMs: clock.now(),
+  });
+}

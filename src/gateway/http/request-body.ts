@@ -1,0 +1,36 @@
+/**
+ * Reads a request body as UTF-8 text, up to a byte limit. A declared Content-Length over the limit
+ * is refused before reading; a body that grows past it (chunked) is cut off as soon as it does.
+ * A client that goes away mid-body rejects with ClientGone: nobody is left to answer.
+ */
+import type { IncomingMessage } from 'node:http';
+import { gatewayError } from '../errors.ts';
+
+export class ClientGone extends Error {}
+
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const tooLarge = () => gatewayError('GATEWAY_BODY_TOO_LARGE', `The request body is larger than ${maxBytes} bytes, the most this gateway accepts. Send smaller batches.`);
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', (error) => reject(new ClientGone('The client closed the request before sending all of it.', { cause: error })));
+    req.on('close', () => {
+      if (!req.complete) reject(new ClientGone('The client closed the request before sending all of it.'));
+    });
+  });
+}

@@ -1,0 +1,38 @@
+/**
+ * JSON-RPC 2.0 response objects (§5), built as text: results arrive as JSON text from the chain,
+ * the cache or an upstream and are spliced in without being parsed again.
+ */
+import type { JsonRpcError } from '../errors.ts';
+
+/** The `error` member of a response. */
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** What a call produced: its result as JSON text, or an error object. */
+export type RpcAnswer =
+  /** `cached` marks an answer served from the cache. */
+  | { readonly result: string; readonly error?: undefined; readonly cached?: boolean }
+  | { readonly result?: undefined; readonly error: RpcErrorObject; readonly cached?: undefined };
+
+export function resultResponse(id: string, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"result":${resultJson}}`;
+}
+
+export function errorResponse(id: string, error: RpcErrorObject): string {
+  return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(error)}}`;
+}
+
+export function answerResponse(id: string, answer: RpcAnswer): string {
+  return answer.error ? errorResponse(id, answer.error) : resultResponse(id, answer.result);
+}
+
+export function toErrorObject(error: JsonRpcError): RpcErrorObject {
+  return error.data === undefined ? { code: error.rpcCode, message: error.message } : { code: error.rpcCode, message: error.message, data: error.data };
+}
+
+export function errorAnswer(error: JsonRpcError): RpcAnswer {
+  return { error: toErrorObject(error) };
+}

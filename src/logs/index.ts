@@ -1,0 +1,13 @@
+/**
+ * Logs: the `http_requests` dataset and log job filters. The log pipeline (records, custom fields,
+ * sampling, formats, spool, delivery) lands here too; other services import only this file.
+ */
+export {
+  HTTP_REQUESTS_FIELDS, HTTP_REQUESTS_DEFAULT_FIELDS, CUSTOM_FIELD_CARRIERS, isHttpRequestsField,
+  type HttpRequestsField, type HttpRequestsFieldName, type HttpRequestsFieldType,
+} from './http-requests-fields.ts';
+export {
+  parseFilter, FILTER_OPERATORS, FILTER_LIMITS,
+  type FilterOperator, type FilterScalar, type FilterCriterion, type FilterGroup, type FilterExpression,
+  type ParsedFilter, type FilterProblem, type FilterParseResult,
+} from './filter/parse-filter.ts';

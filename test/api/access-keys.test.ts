@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startApi } from './helpers.ts';
+
+test('S3 access keys: made and revoked through the API, each account sees only its own', async (t) => {
+  const api = await startApi(t);
+  const path = `/accounts/${api.admin.accountId}/store/access-keys`;
+  const made = await api.call(path, { method: 'POST' });
+  assert.equal(made.status, 200);
+  const { access_key_id: id, secret_access_key: secret } = made.body.result;
+  assert.match(id, /^EP[0-9A-F]{18}$/);
+  assert.equal(await api.accessKeys.secretFor(id), secret, 'the S3 API accepts it');
+  assert.equal((await api.call(path, { method: 'POST', json: {} })).status, 200, 'an empty JSON body works too');
+  const listed = await api.call(path);
+  assert.equal(listed.body.result.length, 2);
+  assert.deepEqual(Object.keys(listed.body.result[0]).sort(), ['access_key_id', 'created_on', 'revoked_on', 'status'], 'secrets are shown once, never listed');
+
+  const other = await api.newAccount('other@example.com');
+  assert.equal((await api.call(path, { as: other })).status, 404, 'another account\'s path answers like an unknown one');
+  const otherPath = `/accounts/${other.accountId}/store/access-keys`;
+  assert.deepEqual((await api.call(otherPath, { as: other })).body.result, []);
+  const theft = await api.call(`${otherPath}/${id}`, { method: 'DELETE', as: other });
+  assert.deepEqual([theft.status, theft.body.errors[0].code], [404, 7003]);
+  assert.equal(await api.accessKeys.secretFor(id), secret, 'a refused revocation changes nothing');
+  assert.equal((await api.call(path, { method: 'POST', json: { name: 'x' } })).body.errors[0].source.pointer, '/name');
+
+  const revoked = await api.call(`${path}/${id}`, { method: 'DELETE' });
+  assert.deepEqual(revoked.body.result, { access_key_id: id, status: 'revoked' });
+  api.clock.advance(1001);
+  assert.equal(await api.accessKeys.secretFor(id), undefined);
+  assert.equal((await api.call(path)).body.result.find((k: { access_key_id: string }) => k.access_key_id === id).status, 'revoked');
+});

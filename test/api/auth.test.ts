@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ensureBootstrapAccount, DEFAULT_ADMIN_EMAIL } from '../../src/api/index.ts';
+import { verifyApiKey } from '../../src/api/credentials.ts';
+import { FakeClock } from '../../src/core/clock.ts';
+import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { startApi, type Json } from './helpers.ts';
+
+const failure = (code: number, message: string, extra: object = {}) => ({ result: null, success: false, errors: [{ code, message, ...extra }], messages: [] });
+
+test('authentication failures answer as the real API, in the envelope', async (t) => {
+  const api = await startApi(t);
+  const { admin } = api;
+  const cases: Array<[Record<string, string>, number, object]> = [
+    [{}, 400, failure(9106, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers')],
+    [{ 'x-auth-email': admin.email }, 400, failure(9106, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers')],
+    [{ authorization: 'Bearer some-token' }, 401, failure(10000, 'Authentication error')],
+    [{ 'x-auth-email': 'not-an-email', 'x-auth-key': admin.key }, 400,
+      failure(6003, 'Invalid request headers', { error_chain: [{ code: 6102, message: 'Invalid format for X-Auth-Email header' }] })],
+    [{ 'x-auth-email': admin.email, 'x-auth-key': 'has space' }, 400,
+      failure(6003, 'Invalid request headers', { error_chain: [{ code: 6103, message: 'Invalid format for X-Auth-Key header' }] })],
+    [{ 'x-auth-email': admin.email, 'x-auth-key': `${admin.key}0` }, 403, failure(9103, 'Unknown X-Auth-Key or X-Auth-Email')],
+    [{ 'x-auth-email': 'nobody@example.com', 'x-auth-key': admin.key }, 403, failure(9103, 'Unknown X-Auth-Key or X-Auth-Email')],
+  ];
+  for (const [headers, status, body] of cases) {
+    const response = await api.call('/zones', { as: null, headers });
+    assert.equal(response.status, status, JSON.stringify(headers));
+    assert.deepEqual(response.body, body, JSON.stringify(headers));
+    assert.equal(response.headers.get('content-type'), 'application/json');
+  }
+  // The SDK sends extra headers (and v7 every configured credential): e-mail + key win.
+  const ok = await api.call('/zones', { headers: { authorization: 'Bearer ignored', 'x-stainless-retry-count': '0', 'api-version': '2026-01-01' } });
+  assert.equal(ok.status, 200);
+  assert.equal((await api.call('/zones', { headers: { 'x-auth-email': admin.email.toUpperCase() } })).status, 200, 'e-mail is case-insensitive');
+});
+
+test('the official SDK surfaces our codes; keys are stored hashed and a changed key stops working at once', async (t) => {
+  const api = await startApi(t);
+  const wrong = api.sdk({ ...api.admin, key: 'f'.repeat(37) });
+  await assert.rejects(wrong.zones.list(), (error: Json) => error.status === 403 && error.errors[0].code === 9103);
+  const stored = await api.control.findAccountByEmail(api.admin.email);
+  assert.match(stored!.keyHash, /^scrypt\$16384\$8\$1\$/);
+  assert.ok(!stored!.keyHash.includes(api.admin.key));
+  assert.equal((await api.sdk().zones.list()).result.length, 0, 'a verified key is cached');
+  await api.control.setAccountKeyHash(stored!.id, 'scrypt$16384$8$1$AAAA$AAAA');
+  assert.equal((await api.call('/zones')).status, 403, 'the cache notices the new hash');
+});
+
+test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; the variables win on later starts', async (t) => {
+  const clock = new FakeClock();
+  const fresh = openSqliteControlStore({ dataDir: tempDir(t), clock });
+  t.after(() => fresh.close());
+  const made = await ensureBootstrapAccount(fresh, {}, clock);
+  assert.equal(made?.email, DEFAULT_ADMIN_EMAIL);
+  assert.match(made!.key, /^[0-9a-f]{37}$/);
+  assert.ok(await verifyApiKey(made!.key, (await fresh.findAccountByEmail(DEFAULT_ADMIN_EMAIL))!.keyHash));
+  assert.equal(await ensureBootstrapAccount(fresh, {}, clock), null, 'printed once: an account exists now');
+
+  const store = openSqliteControlStore({ dataDir: tempDir(t), clock });
+  t.after(() => store.close());
+  const env = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'first-key-0123456789' };
+  assert.equal(await ensureBootstrapAccount(store, env, clock), null, 'given credentials are not printed');
+  const account = await store.findAccountByEmail('ops@example.com');
+  assert.ok(await verifyApiKey('first-key-0123456789', account!.keyHash));
+  await ensureBootstrapAccount(store, { ...env, EDGEPORT_ADMIN_KEY: 'second-key-0123456789' }, clock);
+  const after = await store.findAccountByEmail('ops@example.com');
+  assert.equal(after!.id, account!.id);
+  assert.ok(await verifyApiKey('second-key-0123456789', after!.keyHash));
+  assert.equal(await store.countAccounts(), 1);
+  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'x@example.com' }, clock), { code: 'ACCOUNT_ADMIN_ENV_INCOMPLETE' });
+  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'bad', EDGEPORT_ADMIN_KEY: 'k' }, clock), { code: 'ACCOUNT_EMAIL_INVALID' });
+});

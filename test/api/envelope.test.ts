@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { test } from 'node:test';
+import { API_ROUTES } from '../../src/api/index.ts';
+import { MAX_BODY_BYTES, startApi, type Json } from './helpers.ts';
+
+const envelope = (code: number, message: string) => ({ result: null, success: false, errors: [{ code, message }], messages: [] });
+
+test('unknown routes, wrong methods, bad JSON and wrong content types get the real codes', async (t) => {
+  const api = await startApi(t);
+  const noRoute = envelope(7000, 'No route for that URI');
+  for (const path of ['/nope', '/zones/x/y/z', '/zones/']) assert.deepEqual((await api.call(path)).body, noRoute, path);
+  const outside = await fetch(`${api.origin}/client/v3/zones`);
+  assert.deepEqual([outside.status, await outside.json()], [400, noRoute]);
+  const wrongMethod = await api.call('/zones', { method: 'PUT' });
+  assert.deepEqual([wrongMethod.status, wrongMethod.headers.get('allow'), wrongMethod.body],
+    [405, 'GET, POST', envelope(7001, 'Method PUT not allowed for this URI: use GET, POST')]);
+
+  const post = (body: string, contentType?: string) => api.call('/zones', { method: 'POST', body, headers: contentType ? { 'content-type': contentType } : {} });
+  const malformed = await post('{"name": ', 'application/json');
+  assert.deepEqual([malformed.status, malformed.body], [400, envelope(6007, 'Malformed JSON in request body')]);
+  assert.deepEqual((await post('', 'application/json')).body, envelope(6007, 'Malformed JSON in request body'));
+  const invalidUtf8 = await api.call('/zones', { method: 'POST', body: Buffer.from([0x7b, 0xff, 0x7d]), headers: { 'content-type': 'application/json' } });
+  assert.equal(invalidUtf8.body.errors[0].code, 6007);
+  for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+    const response = await post('{"name":"example.com"}', contentType);
+    assert.deepEqual([response.status, response.body.errors], [400, [{
+      code: 6003, message: 'Invalid request headers', error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }],
+    }]], String(contentType));
+  }
+  assert.equal((await post('{"name":"example.com"}', 'application/json; charset=utf-8')).status, 200, 'parameters are fine');
+  assert.equal((await api.call('/zones')).body.result.length, 1, 'only the accepted request wrote');
+});
+
+test('a body over the limit is refused with 413 before it is read whole', async (t) => {
+  const api = await startApi(t);
+  const url = new URL(`${api.base}/zones`);
+  // Declared too large: answered at once, while the client has sent no byte of the body.
+  const declared = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024), 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+    }, (res) => {
+      let body = '';
+      res.on('data', (chunk) => { body += chunk; });
+      res.on('end', () => { resolve({ status: res.statusCode!, body }); req.destroy(); });
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+  assert.equal(declared.status, 413);
+  assert.deepEqual(JSON.parse(declared.body), envelope(6004, `Request body is too large: at most ${MAX_BODY_BYTES} bytes are accepted`));
+  // Streamed without a length and never finished: refused once the limit is passed.
+  let sent = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent > MAX_BODY_BYTES) return new Promise(() => undefined);
+      sent += 16 * 1024;
+      controller.enqueue(new Uint8Array(16 * 1024).fill(32));
+      return undefined;
+    },
+  });
+  const streamed = await fetch(url, {
+    method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': 'application/json', 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+  } as RequestInit);
+  assert.equal(streamed.status, 413);
+  assert.equal((await streamed.json()).errors[0].code, 6004);
+  const exactly = ' '.repeat(MAX_BODY_BYTES - '{"name":"example.com"}'.length) + '{"name":"example.com"}';
+  assert.equal((await api.call('/zones', { method: 'POST', body: exactly, headers: { 'content-type': 'application/json' } })).status, 200, 'exactly at the limit');
+});
+
+test('/client/v4/openapi.json documents every route from the validating schemas', async (t) => {
+  const api = await startApi(t);
+  const response = await fetch(`${api.base}/openapi.json`);
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('content-type'), 'application/json');
+  const doc = await response.json() as Json;
+  assert.equal(doc.openapi, '3.1.0');
+  for (const route of API_ROUTES) {
+    const path = `/client/v4${route.path.replace(/:(\w+)/g, '{$1}')}`;
+    const operation = doc.paths[path]?.[route.method.toLowerCase()];
+    assert.ok(operation, `${route.method} ${path}`);
+    assert.equal(operation.operationId, route.operationId);
+    assert.equal(Boolean(operation.requestBody), Boolean(route.body), `${route.operationId} body`);
+  }
+  const createZone = doc.paths['/client/v4/zones'].post.requestBody.content['application/json'].schema;
+  assert.deepEqual([createZone.required, createZone.additionalProperties], [['name'], false]);
+  const rule = doc.paths['/client/v4/zones/{zone_id}/rulesets/phases/{phase}/entrypoint'].put.requestBody.content['application/json'].schema.properties.rules.items;
+  assert.ok(rule.properties.action_parameters.properties.request_fields);
+  const job = doc.paths['/client/v4/zones/{zone_id}/logshipping/jobs'].post.requestBody.content['application/json'].schema;
+  assert.deepEqual(job.required, ['destination_conf']);
+  assert.ok(job.properties.output_options.anyOf.some((s: Json) => s.properties?.['CVE-2021-44228']));
+  assert.deepEqual(doc.paths['/client/v4/zones'].get.parameters.find((p: Json) => p.name === 'per_page').schema.maximum, 50);
+});

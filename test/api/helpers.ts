@@ -1,0 +1,98 @@
+/**
+ * A real management API server for a test: a temporary data dir with the object store and the
+ * control store in one `metadata.sqlite`, a FakeClock, the service behind a node:http listener on
+ * 127.0.0.1:0, and clients (the official `cloudflare` SDK, plain fetch). Stopped when the test ends.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestContext } from 'node:test';
+import Cloudflare from 'cloudflare';
+import { createAccount, createApiService, openSqliteControlStore, type ApiService } from '../../src/api/index.ts';
+import type { FakeClock } from '../../src/core/clock.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { SqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
+import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
+import { AccessKeys } from '../../src/store/s3/access-keys.ts';
+import { openTestEngine } from '../helpers/engine.ts';
+
+export interface Credentials {
+  email: string;
+  key: string;
+  accountId: string;
+}
+
+export interface ApiFixture {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  /** `<origin>/client/v4` */
+  base: string;
+  service: ApiService;
+  control: SqliteControlStore;
+  engine: ObjectEngine;
+  accessKeys: AccessKeys;
+  clock: FakeClock;
+  dataDir: string;
+  admin: Credentials;
+  newAccount(email: string): Promise<Credentials>;
+  /** fetch below `/client/v4` with the given (default: admin) credentials. */
+  call(path: string, init?: RequestInit & { as?: Credentials | null; json?: unknown }): Promise<{ status: number; headers: Headers; body: Json }>;
+  /** The official SDK pointed at this server; `/logpush/` is rewritten to `/logshipping/`. */
+  sdk(as?: Credentials): Cloudflare;
+}
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** A parsed JSON answer: tests read many shapes and check them with assertions. */
+export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary envelope shapes
+
+/** One entry of an envelope's `errors`. */
+export interface ErrorEntry {
+  code: number;
+  message: string;
+  source?: { pointer: string };
+  error_chain?: Array<{ code: number; message: string }>;
+}
+
+export async function startApi(t: TestContext): Promise<ApiFixture> {
+  const { engine, clock, dataDir } = await openTestEngine(t);
+  const control = openSqliteControlStore({ dataDir, clock });
+  const accessKeys = new AccessKeys(engine.metadata, clock);
+  const service = await createApiService({ control, accessKeys, clock, logger: silentLogger, store: engine, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000 });
+  const server = createServer(service.handler);
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await service.close();
+    await control.close();
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = `${origin}/client/v4`;
+  const newAccount = async (email: string): Promise<Credentials> => {
+    const { account, key } = await createAccount(control, email, { clock });
+    return { email, key, accountId: account.id };
+  };
+  const admin = await newAccount('admin@example.com');
+  return {
+    origin, base, service, control, engine, accessKeys, clock, dataDir, admin, newAccount,
+    async call(path, init = {}) {
+      const { as = admin, json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (as) {
+        headers.set('x-auth-email', as.email);
+        headers.set('x-auth-key', as.key);
+      }
+      if (json !== undefined) headers.set('content-type', 'application/json');
+      const response = await fetch(base + path, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text === '' ? null : JSON.parse(text) };
+    },
+    sdk(as = admin) {
+      return new Cloudflare({
+        baseURL: base, apiEmail: as.email, apiKey: as.key, apiToken: null, userServiceKey: null, maxRetries: 0,
+        fetch: (url, init) => fetch(String(url).replace('/logpush/', '/logshipping/'), init),
+      });
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { zoneResult } from '../../src/api/zones/zone-schema.ts';
+import { startApi, type ErrorEntry, type Json } from './helpers.ts';
+
+test('accounts and zones through the official SDK', async (t) => {
+  const api = await startApi(t);
+  const cf = api.sdk();
+  const accounts = await cf.accounts.list();
+  assert.deepEqual(accounts.result.map((a) => [a.id, a.name]), [[api.admin.accountId, "admin@example.com's Account"]]);
+  assert.equal((await cf.accounts.get({ account_id: api.admin.accountId })).id, api.admin.accountId);
+  const zone = await cf.zones.create({ account: { id: api.admin.accountId }, name: 'Example.COM', type: 'full' });
+  assert.equal(zone.name, 'example.com');
+  zoneResult.parse(zone);
+  assert.deepEqual([zone.status, zone.account.id, (zone as unknown as { origin: string | null }).origin], ['active', api.admin.accountId, null]);
+  const patched = await api.call(`/zones/${zone.id}`, { method: 'PATCH', json: { origin: 'http://127.0.0.1:3000' } });
+  assert.equal(patched.body.result.origin, 'http://127.0.0.1:3000');
+  assert.equal((await api.control.findZoneByName('example.com'))?.origin, 'http://127.0.0.1:3000', 'the edge sees the origin at once');
+  assert.equal((await cf.zones.get({ zone_id: zone.id })).name, 'example.com');
+  const names: string[] = [];
+  for (const name of ['b.test', 'c.test', 'd.test', 'e.test', 'f.test', 'g.test']) await cf.zones.create({ account: { id: api.admin.accountId }, name });
+  for await (const z of cf.zones.list({ per_page: 5 })) names.push(z.name);
+  assert.deepEqual(names, ['b.test', 'c.test', 'd.test', 'e.test', 'example.com', 'f.test', 'g.test'], 'the SDK pages through all');
+  const page2 = await api.call('/zones?per_page=5&page=2&direction=desc');
+  assert.deepEqual(page2.body.result_info, { page: 2, per_page: 5, count: 2, total_count: 7, total_pages: 2 });
+  assert.deepEqual(page2.body.result.map((z: { name: string }) => z.name), ['c.test', 'b.test']);
+  assert.deepEqual((await api.call('/zones?name=ends_with:.com')).body.result.map((z: { name: string }) => z.name), ['example.com']);
+  assert.equal((await api.call('/zones?status=pending')).body.result.length, 0);
+  assert.equal((await api.call(`/zones?account.id=${'0'.repeat(32)}&name=example.com&match=any`)).body.result.length, 1);
+  assert.deepEqual((await cf.zones.delete({ zone_id: zone.id })), { id: zone.id });
+  await assert.rejects(cf.zones.get({ zone_id: zone.id }), (error: Json) => error.status === 404 && error.errors[0].code === 7003);
+});
+
+test('zone validation: every refusal has its code and pointer, and changes nothing', async (t) => {
+  const api = await startApi(t);
+  await api.call('/zones', { method: 'POST', json: { name: 'taken.test' } });
+  const cases: Array<[unknown, number, number, string, RegExp]> = [
+    [{}, 400, 1002, '/name', /name is required/],
+    [{ name: 'localhost' }, 400, 1002, '/name', /'localhost' is not a valid value for name because it is not a valid domain name/],
+    [{ name: 'bad_label.test' }, 400, 1002, '/name', /not a valid domain name/],
+    [{ name: `${'a'.repeat(64)}.test` }, 400, 1002, '/name', /not a valid domain name/],
+    [{ name: 'example.123' }, 400, 1002, '/name', /not a valid domain name/],
+    [{ name: 42 }, 400, 1002, '/name', /'42' is not a valid value for name because it must be a string/],
+    [{ name: 'TAKEN.test' }, 400, 1061, '/name', /^taken\.test already exists$/],
+    [{ name: 'new.test', account: { id: 'f'.repeat(32) } }, 400, 1002, '/account/id', /is not one of your accounts/],
+    [{ name: 'new.test', type: 'partial' }, 400, 1002, '/type', /must be one of "full"/],
+    [{ name: 'new.test', origin: 'ftp://x' }, 400, 1002, '/origin', /http:\/\/ or https:\/\//],
+    [{ name: 'new.test', origin: 'http://u:p@x' }, 400, 1002, '/origin', /credentials/],
+    [{ name: 'new.test', origin: 'not a url' }, 400, 1002, '/origin', /not a URL/],
+    [{ name: 'new.test', plan: { id: 'x' } }, 400, 1002, '/plan', /'plan' is not a valid field/],
+  ];
+  for (const [body, status, code, pointer, message] of cases) {
+    const response = await api.call('/zones', { method: 'POST', json: body });
+    assert.equal(response.status, status, JSON.stringify(body));
+    assert.equal(response.body.success, false);
+    assert.ok(response.body.errors.some((e: ErrorEntry) => e.code === code && e.source?.pointer === pointer && message.test(e.message)), `${JSON.stringify(body)}: ${JSON.stringify(response.body.errors)}`);
+  }
+  const other = await api.newAccount('other@example.com');
+  assert.equal((await api.call('/zones', { method: 'POST', json: { name: 'taken.test' }, as: other })).body.errors[0].code, 1061, 'names are unique across accounts');
+  assert.deepEqual((await api.call('/zones')).body.result.map((z: { name: string }) => z.name), ['taken.test']);
+  const zoneId = (await api.call('/zones')).body.result[0].id;
+  const badPatch = await api.call(`/zones/${zoneId}`, { method: 'PATCH', json: { origin: 'gopher://x', paused: 'yes' } });
+  assert.deepEqual(badPatch.body.errors.map((e: ErrorEntry) => e.source?.pointer).sort(), ['/origin', '/paused']);
+  assert.equal((await api.control.getZone(api.admin.accountId, zoneId))?.origin, null);
+  for (const query of ['per_page=51', 'per_page=4', 'page=0', 'direction=up', 'order=size']) {
+    const response = await api.call(`/zones?${query}`);
+    assert.deepEqual([response.status, response.body.errors[0].code], [400, 1002], query);
+  }
+});
+
+test('another account\'s zone answers exactly like an unknown zone, on every route', async (t) => {
+  const api = await startApi(t);
+  const mallory = await api.newAccount('mallory@example.com');
+  const zoneId = (await api.call('/zones', { method: 'POST', json: { name: 'victim.test' } })).body.result.id;
+  await api.call(`/zones/${zoneId}/rulesets/phases/http_log_custom_fields/entrypoint`, { method: 'PUT', json: { rules: [] } });
+  const unknown = 'e'.repeat(32);
+  const routes: Array<[string, string, unknown?]> = [
+    ['GET', ''], ['PATCH', '', { paused: true }], ['DELETE', ''], ['GET', '/rulesets'], ['POST', '/rulesets', { name: 'x', kind: 'zone', phase: 'http_log_custom_fields' }],
+    ['GET', '/rulesets/phases/http_log_custom_fields/entrypoint'], ['PUT', '/rulesets/phases/http_log_custom_fields/entrypoint', { rules: [] }],
+    ['GET', '/logshipping/jobs'], ['POST', '/logshipping/jobs', { destination_conf: 'https://example.invalid/' }],
+    ['POST', '/logshipping/ownership', { destination_conf: 'file:///tmp/x' }], ['GET', '/logshipping/datasets/http_requests/fields'],
+  ];
+  for (const [method, suffix, json] of routes) {
+    const theirs = await api.call(`/zones/${zoneId}${suffix}`, { method, as: mallory, ...(json ? { json } : {}) });
+    const none = await api.call(`/zones/${unknown}${suffix}`, { method, as: mallory, ...(json ? { json } : {}) });
+    assert.equal(theirs.status, 404, `${method} ${suffix}`);
+    assert.deepEqual(theirs.body, JSON.parse(JSON.stringify(none.body).replaceAll(unknown, zoneId)), `${method} ${suffix}`);
+    assert.deepEqual(theirs.body.errors, [
+      { code: 7003, message: `Could not route to /zones/${zoneId}${suffix}, perhaps your object identifier is invalid?` },
+      { code: 7000, message: 'No route for that URI' },
+    ]);
+  }
+  assert.equal((await api.call('/zones', { as: mallory })).body.result.length, 0);
+  assert.equal((await api.call(`/zones/${zoneId}`)).body.result.paused, false, 'nothing changed');
+  assert.equal((await api.call(`/zones/${zoneId}/rulesets`)).body.result.length, 1);
+  const malformed = await api.call('/zones/not-an-id');
+  assert.deepEqual([malformed.status, malformed.body.errors[0].code], [400, 7003]);
+  assert.equal((await api.call(`/accounts/${api.admin.accountId}`, { as: mallory })).status, 404);
+});
+
+test('deleting a zone takes its rulesets and jobs with it', async (t) => {
+  const api = await startApi(t);
+  const zoneId = (await api.call('/zones', { method: 'POST', json: { name: 'gone.test' } })).body.result.id;
+  await api.call(`/zones/${zoneId}/rulesets/phases/http_log_custom_fields/entrypoint`, { method: 'PUT',
+    json: { rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-a' }] } }] } });
+  await api.call(`/zones/${zoneId}/logshipping/jobs`, { method: 'POST', json: { destination_conf: 's3://logs/x?region=auto&access-key-id=a&secret-access-key=b', enabled: true } });
+  assert.ok(await api.control.getCustomFieldsRule(zoneId));
+  assert.equal((await api.call(`/zones/${zoneId}`, { method: 'DELETE' })).status, 200);
+  assert.deepEqual([await api.control.getCustomFieldsRule(zoneId), await api.control.listEnabledJobs(zoneId)], [null, []]);
+  assert.equal((await api.call('/zones', { method: 'POST', json: { name: 'gone.test' } })).status, 200, 'the name is free again');
+});

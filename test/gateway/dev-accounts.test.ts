@@ -1,0 +1,20 @@
+/** The funded development accounts are exactly those of the standard mnemonic. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
+import { describeDevAccounts, DEV_ACCOUNTS, DEV_MNEMONIC } from '../../src/gateway/backends/dev-accounts.ts';
+
+test('each table entry is the BIP-44 account of its index, and its key signs for its address', () => {
+  assert.equal(DEV_ACCOUNTS.length, 10);
+  DEV_ACCOUNTS.forEach((account, i) => {
+    assert.equal(mnemonicToAccount(DEV_MNEMONIC, { addressIndex: i }).address, account.address, `#${i}`);
+    assert.equal(privateKeyToAccount(account.privateKey).address, account.address, `#${i} key`);
+  });
+});
+
+test('the banner lists every account with its key', () => {
+  const lines = describeDevAccounts('sepolia');
+  assert.match(lines[0]!, /^Embedded chain sepolia: accounts of the mnemonic "test test .* junk", 10000 ETH each/);
+  assert.equal(lines.length, 11);
+  assert.equal(lines[1], `  #0 ${DEV_ACCOUNTS[0]!.address} private key ${DEV_ACCOUNTS[0]!.privateKey}`);
+});

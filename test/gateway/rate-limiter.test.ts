@@ -1,0 +1,39 @@
+/** The token bucket, by the test clock. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FakeClock } from '../../src/core/clock.ts';
+import { RateLimiter } from '../../src/gateway/rate-limiter.ts';
+
+test('each client has its own bucket; refills at the rate up to the burst; a refusal takes nothing', () => {
+  const clock = new FakeClock();
+  const limiter = new RateLimiter({ requestsPerSecond: 10, burst: 5 }, clock);
+  assert.equal(limiter.take('a', 5), 0);
+  assert.equal(limiter.take('a', 1), 100, 'one token takes 100 ms');
+  assert.equal(limiter.take('b', 5), 0, 'another client is not affected');
+  clock.advance(100);
+  assert.equal(limiter.take('a', 1), 0);
+  assert.equal(limiter.take('a', 2), 200);
+  clock.advance(10_000);
+  assert.equal(limiter.take('a', 5), 0, 'capped at the burst');
+  assert.equal(limiter.take('a', 1), 100);
+});
+
+test('a request larger than the burst needs a full bucket', () => {
+  const clock = new FakeClock();
+  const limiter = new RateLimiter({ requestsPerSecond: 1, burst: 3 }, clock);
+  assert.equal(limiter.take('a', 10), 0);
+  assert.equal(limiter.take('a', 10), 3_000);
+});
+
+test('rate 0 is off; idle clients are forgotten once many are known', () => {
+  const clock = new FakeClock();
+  assert.equal(new RateLimiter({ requestsPerSecond: 0, burst: 1 }, clock).take('a', 1_000), 0);
+  const limiter = new RateLimiter({ requestsPerSecond: 1_000, burst: 1 }, clock);
+  for (let i = 0; i < 10_000; i++) limiter.take(`client-${i}`, 1);
+  assert.equal(limiter.clients, 10_000);
+  limiter.take('client-late', 1);
+  assert.equal(limiter.clients, 10_001, 'busy buckets are kept');
+  clock.advance(1);
+  limiter.take('client-new', 1);
+  assert.equal(limiter.clients, 1, 'full (idle) buckets are dropped when a new client comes');
+});
