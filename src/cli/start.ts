@@ -1,21 +1,30 @@
 /**
- * `edgeport start`: loads edgeport.toml (+ env + flags), opens the store on the data dir (after
- * crash recovery), creates the bootstrap credentials on first start (printed once), puts every
- * service behind its port and prints one line per listener. SIGTERM or SIGINT drains the
- * listeners, then closes the services and the store.
+ * `edgeport start`: loads edgeport.toml (+ env + flags), opens the store and the control plane on
+ * the data dir (after crash recovery), creates the bootstrap credentials on first start (printed
+ * once), starts the scripts of `[[scripts]]`, puts every service behind its port and prints one
+ * line per listener, then `; ready`. SIGTERM or SIGINT drains the listeners, delivers spooled log
+ * lines (bounded), then closes the services and the stores.
  */
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { createApiService, ensureBootstrapAccount, openSqliteControlStore } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { createLogger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
+import { createEdgeService, parseRoutePattern, type EdgeScript } from '../edge/index.ts';
+import { createGatewayService } from '../gateway/index.ts';
+import { LogPipeline } from '../logs/log-pipeline.ts';
+import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig } from '../runtime/index.ts';
+import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import { AccessKeys, createS3Handler } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
-import { listen, type Listener } from './listener.ts';
+import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
 
-interface PlannedService {
+interface PlannedListener {
   label: string;
   port: number;
   /** Path appended to the listener's URL in the banner. */
@@ -24,32 +33,63 @@ interface PlannedService {
 }
 
 export async function runStart(args: StartArgs): Promise<void> {
-  const config = loadConfig({ file: args.config, flags: args.flags });
+  const configFile = args.config ?? (existsSync('edgeport.toml') ? 'edgeport.toml' : undefined);
+  const config = loadConfig({ file: configFile, flags: args.flags });
   refuseUnbuiltBackends(config);
+  const scripts = loadScripts(config, configFile);
   const logger = createLogger(config.logLevel);
   const clock = systemClock;
   const engine = await openStoreEngine({
     dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
   });
+  // Closed in reverse order of opening.
   const closers: Array<() => Promise<void>> = [() => engine.close()];
   const closeAll = async (): Promise<void> => {
-    for (const close of closers.splice(0).reverse()) await close();
+    for (const close of closers.splice(0).reverse()) {
+      await close().catch((error: unknown) => logger.error({ err: error }, 'Shutdown step failed'));
+    }
   };
   try {
+    const control = openSqliteControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false });
+    closers.push(() => control.close());
+    const newAccount = await ensureBootstrapAccount(control, process.env, clock);
     const accessKeys = new AccessKeys(engine.metadata, clock);
     const newS3Key = await accessKeys.ensureBootstrap(process.env);
-    const services: PlannedService[] = [
+
+    const pipeline = new LogPipeline({
+      dataDir: config.dataDir, jobs: control, engine, clock, logger,
+      maxIntervalMs: config.logs.maxBatchIntervalMs, shutdownDeadlineMs: config.logs.shutdownDeliveryMs,
+    });
+    closers.push(() => pipeline.close());
+    pipeline.start();
+    const edgeScripts = await startScripts(scripts, config.dataDir, engine, logger, closers);
+    const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
+    const listeners: PlannedListener[] = [
+      { label: 'edge', port: config.ports.edge, path: '', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger }) },
+      {
+        label: 'management API', port: config.ports.api, path: '/client/v4',
+        handle: await createApiService({ control, accessKeys, clock, logger, store: engine }),
+      },
+      { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', handle: gateway },
       {
         label: 'S3-compatible API', port: config.ports.s3, path: '',
         handle: { handler: createS3Handler({ engine, secrets: (id) => accessKeys.secretFor(id), clock, logger }), close: async () => {} },
       },
     ];
     const banner: string[] = [];
-    for (const service of services) {
-      closers.push(() => service.handle.close());
-      const listener: Listener = await listen(service.handle.handler, config.host, service.port, service.label);
+    for (const planned of listeners) {
+      closers.push(() => planned.handle.close());
+      const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label);
+      // Listeners close first on shutdown (drain), before the services behind them.
       closers.push(() => listener.close());
-      banner.push(`edgeport: ${service.label} at ${listener.url}${service.path}`);
+      banner.push(`edgeport: ${planned.label} at ${listener.url}${planned.path}`);
+    }
+    for (const script of edgeScripts) banner.push(`edgeport: script ${JSON.stringify(script.name)} on ${script.routes.join(', ')}`);
+    banner.push(...gateway.banner);
+    if (newAccount) {
+      banner.push('edgeport: created the first account (key shown once; set EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY to choose it):');
+      banner.push(`  X-Auth-Email: ${newAccount.email}`);
+      banner.push(`  X-Auth-Key:   ${newAccount.key}`);
     }
     if (newS3Key) {
       banner.push('edgeport: created the S3 access key (shown once; set EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY to choose it):');
@@ -74,4 +114,34 @@ function refuseUnbuiltBackends(config: Readonly<Config>): void {
   if (given.length > 0) {
     throw new ConfigError(`${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} not supported yet: edgeport runs on SQLite and local disk in the data dir. Remove ${given.length > 1 ? 'them' : 'it'} to start.`);
   }
+}
+
+/** `[[scripts]]`: inline script configs or `{ path }` references, relative to edgeport.toml; routes checked. */
+function loadScripts(config: Readonly<Config>, configFile: string | undefined): ScriptConfig[] {
+  const baseDir = configFile ? dirname(resolve(configFile)) : process.cwd();
+  return config.scripts.map((entry, index) => {
+    const script = typeof entry.path === 'string' && Object.keys(entry).length === 1
+      ? loadScriptConfig(resolve(baseDir, entry.path))
+      : parseScriptConfig(entry, { baseDir, source: `scripts[${index}] of ${configFile ?? 'the config'}` });
+    if (script.routes.length === 0) throw new ConfigError(`Script ${JSON.stringify(script.name)} has no routes: add routes such as ["example.test/api/*"] so the edge can reach it.`);
+    for (const route of script.routes) {
+      try {
+        parseRoutePattern(route);
+      } catch (error) {
+        throw new ConfigError(`Script ${JSON.stringify(script.name)}: ${(error as Error).message}`);
+      }
+    }
+    return script as ScriptConfig;
+  });
+}
+
+async function startScripts(scripts: readonly ScriptConfig[], dataDir: string, engine: ObjectEngine,
+  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>): Promise<EdgeScript[]> {
+  const started: EdgeScript[] = [];
+  for (const script of scripts) {
+    const host = await startScriptHost({ script, dataDir, logger, engine });
+    closers.push(() => host.close());
+    started.push({ name: script.name, routes: script.routes, host });
+  }
+  return started;
 }

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
+import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { HttpExchange, type ExchangeContext } from './http-exchange.ts';
 import type { ScriptConfig } from './script-config.ts';
 import { WorkerPool } from './worker-pool.ts';
@@ -14,6 +15,11 @@ export interface ScriptHostOptions {
   logger: Logger;
   /** Workers for the script (default 2). */
   poolSize?: number;
+  /**
+   * The server's already-open engine on `dataDir` (edgeport start): used, not closed, by the host.
+   * Without it the host opens (and recovers) its own, as `edgeport dev` does.
+   */
+  engine?: ObjectEngine;
 }
 
 export interface ScriptHost {
@@ -28,16 +34,17 @@ export async function startScriptHost(options: ScriptHostOptions): Promise<Scrip
   const { script, dataDir, logger } = options;
   // The server's own engine: it alone recovers the data dir (before any worker opens it), creates
   // the buckets, and runs maintenance and WAL checkpoints; workers open their own connections.
-  const engine = script.storeBuckets.length === 0 ? undefined
+  const ownEngine = options.engine === undefined && script.storeBuckets.length > 0;
+  const engine = options.engine ?? (!ownEngine ? undefined
     : await (await import('../store/engine/open-store-engine.ts')).openStoreEngine({
       dataDir, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-    });
+    }));
   let pool: WorkerPool;
   try {
     for (const { bucketName } of script.storeBuckets) await engine!.ensureBucket(bucketName);
     pool = await WorkerPool.start({ script, dataDir, logger, ...(options.poolSize !== undefined ? { size: options.poolSize } : {}) });
   } catch (error) {
-    await engine?.close();
+    if (ownEngine) await engine?.close();
     throw error;
   }
   const context: ExchangeContext = { logger, scriptName: script.name, blobDir: engine?.blobDir };
@@ -47,7 +54,7 @@ export async function startScriptHost(options: ScriptHostOptions): Promise<Scrip
     },
     async close() {
       await pool.close();
-      await engine?.close();
+      if (ownEngine) await engine?.close();
     },
   };
 }

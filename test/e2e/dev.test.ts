@@ -193,18 +193,18 @@ test('a bad script config is reported on stderr with exit code 1', { timeout: 30
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace for a user error');
 });
 
-test('usage mistakes exit 2; `edgeport start` is not built yet', { timeout: 30_000 }, async () => {
+test('usage mistakes exit 2, for dev and start alike', { timeout: 30_000 }, async () => {
   const run = (args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, ['bin/edgeport.js', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('exit', (code) => resolve({ code, stderr }));
   });
-  const [noConfig, badPort, start] = await Promise.all([run(['dev']), run(['dev', 'x.toml', '--port', 'http']), run(['start'])]);
+  const [noConfig, badPort, start] = await Promise.all([run(['dev']), run(['dev', 'x.toml', '--port', 'http']), run(['start', '--bogus'])]);
   assert.equal(noConfig.code, 2);
   assert.match(noConfig.stderr, /needs a script config/);
   assert.equal(badPort.code, 2);
   assert.match(badPort.stderr, /--port must be a port number/);
   assert.equal(start.code, 2);
-  assert.match(start.stderr, /not implemented yet: use `edgeport dev/);
+  assert.match(start.stderr, /Unknown option '--bogus'/);
 });

@@ -1,0 +1,176 @@
+/**
+ * The edge: each request goes to the zone its Host names (the zone or a parent domain of it), then
+ * to a script whose route matches, else to the zone's origin. Every request becomes one
+ * `http_requests` record carrying the zone's custom fields (from the original request headers and
+ * the response as sent), which the zone's enabled log jobs filter, sample, format and spool before
+ * the response completes. Unknown hosts, zones without an origin and failing origins get clear
+ * error responses and still produce records.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/log.ts';
+import type { ServiceHandle } from '../core/service.ts';
+import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
+import { extractCustomFields } from '../logs/custom-fields.ts';
+import type { HttpRequestRecord } from '../logs/http-request-record.ts';
+import type { ActiveLogJob, LogPipeline } from '../logs/log-pipeline.ts';
+import type { ScriptHost } from '../runtime/index.ts';
+import { OriginProxy, type OriginProxyOptions, type ProxyOutcome } from './origin-proxy.ts';
+import { newRayId } from './ray-id.ts';
+import { tapResponse, type ResponseTap } from './response-tap.ts';
+import { ScriptRouter } from './script-routes.ts';
+import { ZoneConfigCache } from './zone-config-cache.ts';
+import { requestHost, type ZoneDirectory } from './zone-lookup.ts';
+
+export interface EdgeScript {
+  name: string;
+  routes: readonly string[];
+  host: ScriptHost;
+}
+
+export interface EdgeServiceOptions {
+  zones: ZoneDirectory;
+  pipeline: LogPipeline;
+  scripts?: readonly EdgeScript[];
+  clock: Clock;
+  logger: Logger;
+  origin?: Partial<OriginProxyOptions>;
+}
+
+const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, responseTimeoutMs: 100_000 };
+
+export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
+  const { zones, pipeline, clock, logger } = options;
+  const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, ...options.origin });
+  const cache = new ZoneConfigCache(zones, pipeline, clock);
+  const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const start = clock.now();
+    const rayId = newRayId();
+    const host = requestHost(req.headers.host);
+    const requestRawHeaders = req.rawHeaders.slice();
+    const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    const path = pathOf(req.url ?? '/');
+
+    const config = host === '' ? null : await cache.lookup(host);
+    const zone = config?.zone ?? null;
+    const jobs: readonly ActiveLogJob[] = config?.jobs ?? [];
+    const fields = config?.fields ?? null;
+
+    const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
+    let recorded = false;
+    const record = (tap: ResponseTap): void => {
+      if (recorded) return;
+      recorded = true;
+      if (jobs.length === 0) return;
+      pipeline.emit(jobs, buildRecord({
+        req, res, tap, zone, fields, rayId, start, end: clock.now(), host, path, clientIp, requestRawHeaders,
+        requestBytes: requestBytes(req), origin,
+      }));
+    };
+    const tap = tapResponse(res, (t) => record(t));
+    res.once('close', () => record(tap));
+
+    const script = host === '' ? undefined : router.match(host, path);
+    if (script) {
+      res.setHeader('edgeport-ray', rayId);
+      script.host.handle(req, res);
+      return;
+    }
+    if (zone === null) return sendEdgeError(res, 530, 1001, host === ''
+      ? 'the request has no Host header, so no zone can serve it.'
+      : `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
+    if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone "${zone.name}" has no origin. Set one with PATCH /client/v4/zones/${zone.id} {"origin": "http://..."} or route a script to it.`, rayId);
+    await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp }, origin);
+  }
+
+  return {
+    handler(req, res) {
+      handle(req, res).catch((error: unknown) => {
+        logger.error({ err: error }, 'Edge request failed unexpectedly');
+        if (!res.headersSent) sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
+        else res.destroy();
+      });
+    },
+    async close() {
+      proxy.close();
+    },
+  };
+}
+
+interface RecordInput {
+  req: IncomingMessage;
+  res: ServerResponse;
+  tap: ResponseTap;
+  zone: ZoneRecord | null;
+  fields: CustomFieldNames | null;
+  rayId: string;
+  start: number;
+  end: number;
+  host: string;
+  path: string;
+  clientIp: string;
+  requestRawHeaders: string[];
+  requestBytes: number;
+  origin: ProxyOutcome;
+}
+
+function buildRecord(input: RecordInput): HttpRequestRecord {
+  const { req, res, tap, fields } = input;
+  const responseRaw = input.origin.originRawHeaders.length > 0 ? input.origin.originRawHeaders : tap.rawHeaders();
+  const custom = fields
+    ? extractCustomFields(fields, input.requestRawHeaders, responseRaw)
+    : { RequestHeaders: {}, ResponseHeaders: {}, Cookies: {} };
+  const contentType = res.getHeader('content-type') ?? headerIn(responseRaw, 'content-type') ?? '';
+  return {
+    RayID: input.rayId,
+    ZoneName: input.zone?.name ?? '',
+    EdgeStartTimestamp: input.start,
+    EdgeEndTimestamp: input.end,
+    ClientIP: input.clientIp,
+    ClientRequestHost: input.host,
+    ClientRequestMethod: req.method ?? '',
+    ClientRequestURI: req.url ?? '',
+    ClientRequestPath: input.path,
+    ClientRequestProtocol: `HTTP/${req.httpVersion}`,
+    ClientRequestScheme: 'http',
+    ClientRequestUserAgent: req.headers['user-agent'] ?? '',
+    ClientRequestReferer: req.headers.referer ?? '',
+    ClientRequestBytes: input.requestBytes,
+    EdgeResponseStatus: res.statusCode,
+    EdgeResponseBytes: tap.bodyBytes,
+    EdgeResponseContentType: String(contentType).split(';')[0]!.trim(),
+    OriginResponseStatus: input.origin.originStatus,
+    OriginResponseTime: Math.round(input.origin.originTimeMs),
+    WorkerSubrequest: false,
+    ...custom,
+  };
+}
+
+function headerIn(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+  return undefined;
+}
+
+/** Where the previous request on a keep-alive connection ended, in bytes read from its socket. */
+const socketMarks = new WeakMap<object, number>();
+
+/** Bytes of this request as received (request line, headers and body): the socket's reads since the previous one. */
+function requestBytes(req: IncomingMessage): number {
+  const read = req.socket.bytesRead;
+  const bytes = read - (socketMarks.get(req.socket) ?? 0);
+  socketMarks.set(req.socket, read);
+  return bytes;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string): void {
+  const body = `error ${code}: ${message}\n${rayId ? `Ray ID: ${rayId}\n` : ''}`;
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}) });
+  res.end(body);
+}

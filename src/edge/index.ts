@@ -1,0 +1,4 @@
+/** The edge: zone routing, origin proxy and script dispatch, one log record per request. */
+export { createEdgeService, type EdgeServiceOptions, type EdgeScript } from './edge-service.ts';
+export { parseRoutePattern } from './script-routes.ts';
+export type { ZoneDirectory } from './zone-lookup.ts';

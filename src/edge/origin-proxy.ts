@@ -1,0 +1,172 @@
+/**
+ * Proxies a request to a zone's origin, streaming both bodies under backpressure. Hop-by-hop
+ * headers (RFC 9110 §7.6.1, and any named in Connection) are not forwarded either way; the origin
+ * gets the client's Host and X-Forwarded-For / X-Forwarded-Proto / edgeport-connecting-ip /
+ * edgeport-ray. When the origin cannot answer, the client gets the real service's origin error
+ * statuses: 521 (connection refused), 522 (connect timed out), 523 (unreachable), 524 (no response
+ * in time), 502 (anything else).
+ */
+import { request as httpRequest, Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+export interface OriginProxyOptions {
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+}
+
+export interface ProxyOutcome {
+  /** The origin's status, or 0 when it did not answer. */
+  originStatus: number;
+  /** The origin's response headers as received (Node rawHeaders shape). */
+  originRawHeaders: string[];
+  /** Ms from sending the request to the origin's response headers. */
+  originTimeMs: number;
+}
+
+export class OriginProxy {
+  readonly #options: OriginProxyOptions;
+  readonly #http = new HttpAgent({ keepAlive: true, maxSockets: 256 });
+  readonly #https = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
+
+  constructor(options: OriginProxyOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Forwards `req` to `origin` and streams the answer (or an origin error) into `res`. `outcome` is
+   * filled in as soon as the origin's headers arrive (before the body ends, when the record is made).
+   */
+  forward(req: IncomingMessage, res: ServerResponse, origin: URL, context: { rayId: string; clientIp: string }, outcome: ProxyOutcome): Promise<void> {
+    const secure = origin.protocol === 'https:';
+    const base = origin.pathname.endsWith('/') ? origin.pathname.slice(0, -1) : origin.pathname;
+    const headers = forwardHeaders(req.rawHeaders);
+    const prior = req.headers['x-forwarded-for'];
+    headers['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${context.clientIp}` : context.clientIp;
+    headers['x-forwarded-proto'] = 'http';
+    headers['edgeport-connecting-ip'] = context.clientIp;
+    headers['edgeport-ray'] = context.rayId;
+    const started = performance.now();
+    return new Promise<void>((resolve) => {
+      let settled = false;
+      const finish = (): void => {
+        if (!settled) {
+          settled = true;
+          resolve();
+        }
+      };
+      const upstream = (secure ? httpsRequest : httpRequest)({
+        protocol: origin.protocol, hostname: origin.hostname.replace(/^\[|\]$/g, ''), port: origin.port || (secure ? 443 : 80),
+        method: req.method, path: base + (req.url ?? '/'), headers, agent: secure ? this.#https : this.#http,
+        setHost: false,
+      });
+      let connected = false;
+      const connectTimer = setTimeout(() => upstream.destroy(new OriginError(522)), this.#options.connectTimeoutMs);
+      const responseTimer = setTimeout(() => upstream.destroy(new OriginError(524)), this.#options.responseTimeoutMs);
+      upstream.once('socket', (socket) => {
+        if (!socket.connecting) {
+          connected = true;
+          clearTimeout(connectTimer);
+        } else {
+          socket.once('connect', () => {
+            connected = true;
+            clearTimeout(connectTimer);
+          });
+        }
+      });
+      upstream.once('response', (answer) => {
+        clearTimeout(connectTimer);
+        clearTimeout(responseTimer);
+        outcome.originStatus = answer.statusCode ?? 0;
+        outcome.originRawHeaders = answer.rawHeaders;
+        outcome.originTimeMs = performance.now() - started;
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer.rawHeaders, context.rayId));
+        answer.pipe(res);
+        answer.once('error', () => res.destroy());
+        res.once('close', () => {
+          if (!answer.complete) answer.destroy();
+          finish();
+        });
+        answer.once('end', finish);
+      });
+      upstream.once('error', (error: Error & { code?: string }) => {
+        clearTimeout(connectTimer);
+        clearTimeout(responseTimer);
+        const status = error instanceof OriginError ? error.status
+          : error.code === 'ECONNREFUSED' ? 521
+          : error.code === 'ENOTFOUND' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'EAI_AGAIN' ? 523
+          : connected ? 502 : 521;
+        outcome.originTimeMs = performance.now() - started;
+        if (!res.headersSent) sendOriginError(res, status, origin, context.rayId, error);
+        else res.destroy();
+        finish();
+      });
+      req.pipe(upstream);
+      req.once('error', () => upstream.destroy());
+    });
+  }
+
+  close(): void {
+    this.#http.destroy();
+    this.#https.destroy();
+  }
+}
+
+class OriginError extends Error {
+  constructor(readonly status: 522 | 524) {
+    super(status === 522 ? 'connect timed out' : 'no response in time');
+  }
+}
+
+const ORIGIN_ERRORS: Record<number, string> = {
+  502: 'the origin answered with something that is not HTTP, or closed the connection',
+  521: 'the origin refused the connection',
+  522: 'the connection to the origin timed out',
+  523: 'the origin is unreachable',
+  524: 'the origin did not answer in time',
+};
+
+function sendOriginError(res: ServerResponse, status: number, origin: URL, rayId: string, error: Error): void {
+  const body = `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'} (${origin.origin}: ${error.message}).\nRay ID: ${rayId}\n`;
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'edgeport-ray': rayId });
+  res.end(body);
+}
+
+/** The end-to-end headers of a raw header list, joined per name (set-cookie kept as a list). */
+function forwardHeaders(raw: readonly string[]): OutgoingHttpHeaders {
+  const connectionTokens = connectionHeaderTokens(raw);
+  const out: OutgoingHttpHeaders = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(name) || connectionTokens.has(name)) continue;
+    const value = raw[i + 1]!;
+    const prior = out[name];
+    if (prior === undefined) out[name] = value;
+    else if (Array.isArray(prior)) prior.push(value);
+    else out[name] = [String(prior), value];
+  }
+  return out;
+}
+
+/** Response headers for the client: the origin's end-to-end headers in order, plus edgeport-ray. */
+function responseHeaders(raw: readonly string[], rayId: string): string[] {
+  const connectionTokens = connectionHeaderTokens(raw);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(name) || connectionTokens.has(name)) continue;
+    out.push(raw[i]!, raw[i + 1]!);
+  }
+  out.push('edgeport-ray', rayId);
+  return out;
+}
+
+function connectionHeaderTokens(raw: readonly string[]): Set<string> {
+  const tokens = new Set<string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() !== 'connection') continue;
+    for (const token of raw[i + 1]!.split(',')) tokens.add(token.trim().toLowerCase());
+  }
+  return tokens;
+}

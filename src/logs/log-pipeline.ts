@@ -1,0 +1,269 @@
+/**
+ * The log pipeline of a server: the edge hands it each `http_requests` record with the zone's
+ * enabled jobs; every job filters, samples and formats the record and appends it to its own
+ * durable spool before the response ends. Shippers cut batches from the spools (by records, bytes
+ * and age: the job's max_upload_* or the real service's defaults), gzip them, deliver them and
+ * report last_complete / last_error / error_message through the job's status. Failures retry with
+ * exponential backoff; a restart delivers what was spooled; close() delivers what is spooled,
+ * within a deadline. A deleted or disabled job's spool is removed and ships nothing.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback, constants as zlib } from 'node:zlib';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/log.ts';
+import type { LogJobRecord } from '../db/control-store.ts';
+import type { StoreEngine } from '../store/engine/store-engine.ts';
+import { DestinationError } from './destinations/destination.ts';
+import { batchObjectName } from './destinations/object-names.ts';
+import { openDestination } from './destinations/open-destination.ts';
+import { evaluateFilter } from './filter/evaluate-filter.ts';
+import { parseFilter, type FilterExpression } from './filter/parse-filter.ts';
+import { createRecordFormatter, type RecordFormatter } from './format/record-formatter.ts';
+import type { HttpRequestRecord } from './http-request-record.ts';
+import { isSampled } from './sampling.ts';
+import { JobSpool, type SpoolBatch } from './spool/job-spool.ts';
+
+const gzip = promisify(gzipCallback);
+
+/** The real service's batch limits when a job sets none (reference mgmt-logs.md §3.2). */
+export const BATCH_DEFAULTS = { maxRecords: 100_000, maxBytes: 100_000_000, intervalMs: 30_000 } as const;
+const TICK_MS = 200;
+const IDLE_CHECK_MS = 5_000;
+const BACKOFF_MAX_MS = 60_000;
+
+/** What the pipeline needs of the control plane (ControlStore implements it). */
+export interface LogJobSource {
+  listEnabledJobs(zoneId: string): Promise<LogJobRecord[]>;
+  getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null>;
+  setJobStatus(jobId: number, status: Pick<LogJobRecord, 'lastComplete' | 'lastError' | 'errorMessage'>): Promise<void>;
+}
+
+export interface LogPipelineOptions {
+  dataDir: string;
+  jobs: LogJobSource;
+  /** For `store://` destinations. */
+  engine: StoreEngine;
+  clock: Clock;
+  logger: Logger;
+  /** Ships a batch once its oldest record is this old, if the job allows sooner (default 30 s). */
+  maxIntervalMs?: number;
+  /** How long close() may spend delivering what is spooled (default 10 s). */
+  shutdownDeadlineMs?: number;
+}
+
+/** A job as the request path uses it: parsed filter, formatter and spool, for one job version. */
+export interface ActiveLogJob {
+  readonly id: number;
+  readonly version: number;
+  readonly filter: FilterExpression | null;
+  readonly sampleRate: number;
+  readonly formatter: RecordFormatter;
+  readonly shipper: Shipper;
+}
+
+interface Shipper {
+  jobId: number;
+  zoneId: string;
+  spool: JobSpool;
+  /** Records appended since the last delivery (this process). */
+  appended: number;
+  pendingSince: number | null;
+  busy: boolean;
+  attempts: number;
+  retryAt: number;
+  lastCheck: number;
+}
+
+export class LogPipeline {
+  readonly #options: LogPipelineOptions;
+  readonly #root: string;
+  readonly #shippers = new Map<number, Shipper>();
+  readonly #active = new Map<number, ActiveLogJob>();
+  readonly #destinations = new Map<string, ReturnType<typeof openDestination>>();
+  #timer: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(options: LogPipelineOptions) {
+    this.#options = options;
+    this.#root = join(options.dataDir, 'logs', 'jobs');
+    mkdirSync(this.#root, { recursive: true });
+    // Spools left by an earlier run are delivered first.
+    for (const name of readdirSync(this.#root)) {
+      const marker = join(this.#root, name, 'job.json');
+      if (!/^\d+$/.test(name) || !existsSync(marker)) continue;
+      const { zoneId } = JSON.parse(readFileSync(marker, 'utf8')) as { zoneId: string };
+      this.#register(Number(name), zoneId).pendingSince = 0;
+    }
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => this.#tick(), TICK_MS);
+    this.#timer.unref();
+  }
+
+  /** The zone's enabled jobs, ready for `emit` (one indexed read per call; compiled once per job version). */
+  async jobsFor(zoneId: string): Promise<ActiveLogJob[]> {
+    const records = await this.#options.jobs.listEnabledJobs(zoneId);
+    if (records.length === 0) return [];
+    return records.map((record) => {
+      const known = this.#active.get(record.id);
+      if (known && known.version === record.modified) return known;
+      const job = this.#compile(record);
+      this.#active.set(record.id, job);
+      return job;
+    });
+  }
+
+  /** Filters, samples, formats and spools one record for each job (synchronously). */
+  emit(jobs: readonly ActiveLogJob[], record: HttpRequestRecord): void {
+    for (const job of jobs) {
+      if (job.filter !== null && !evaluateFilter(job.filter, record as unknown as Record<string, unknown>)) continue;
+      if (!isSampled(record.RayID, job.sampleRate)) continue;
+      const shipper = job.shipper;
+      shipper.spool.append(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
+      shipper.appended += 1;
+      shipper.pendingSince ??= this.#options.clock.now();
+    }
+  }
+
+  /** Stops the timer and delivers what is spooled, within the deadline. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    const deadline = Date.now() + (this.#options.shutdownDeadlineMs ?? 10_000);
+    await Promise.all([...this.#shippers.values()].map(async (shipper) => {
+      while (Date.now() < deadline && (shipper.spool.pendingBytes > 0 || shipper.busy)) {
+        if (shipper.busy) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          continue;
+        }
+        if (!(await this.#ship(shipper, true))) break;
+      }
+    }));
+    for (const shipper of this.#shippers.values()) shipper.spool.close();
+    for (const { destination } of this.#destinations.values()) await destination.close?.();
+  }
+
+  #compile(record: LogJobRecord): ActiveLogJob {
+    let filter: FilterExpression | null = null;
+    if (record.filter !== null && record.filter.trim() !== '') {
+      const parsed = parseFilter(record.filter);
+      // The API refuses invalid filters; one that no longer parses matches nothing rather than everything.
+      filter = parsed.ok ? parsed.filter.where : { kind: 'or', clauses: [] };
+    }
+    return {
+      id: record.id,
+      version: record.modified,
+      filter,
+      sampleRate: record.outputOptions.sampleRate,
+      formatter: createRecordFormatter(record.outputOptions),
+      shipper: this.#shippers.get(record.id) ?? this.#register(record.id, record.zoneId),
+    };
+  }
+
+  #register(jobId: number, zoneId: string): Shipper {
+    const dir = join(this.#root, String(jobId));
+    const spool = JobSpool.open(dir);
+    writeFileSync(join(dir, 'job.json'), JSON.stringify({ zoneId }));
+    const shipper: Shipper = { jobId, zoneId, spool, appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0 };
+    this.#shippers.set(jobId, shipper);
+    return shipper;
+  }
+
+  #tick(): void {
+    const now = this.#options.clock.now();
+    for (const shipper of this.#shippers.values()) {
+      if (shipper.busy || now < shipper.retryAt) continue;
+      const pending = shipper.spool.pendingBytes > 0 || shipper.spool.inflight !== null;
+      if (!pending) {
+        // Idle spools are checked now and then so that a deleted job's directory goes away.
+        if (now - shipper.lastCheck >= IDLE_CHECK_MS) void this.#ship(shipper, false);
+        continue;
+      }
+      void this.#ship(shipper, false);
+    }
+  }
+
+  /** Delivers one batch if one is due (or `force`); resolves true when something was delivered. */
+  async #ship(shipper: Shipper, force: boolean): Promise<boolean> {
+    shipper.busy = true;
+    const now = this.#options.clock.now();
+    shipper.lastCheck = now;
+    try {
+      const job = await this.#options.jobs.getJob(shipper.zoneId, shipper.jobId);
+      if (job === null || !job.enabled) {
+        this.#drop(shipper);
+        return false;
+      }
+      const limits = {
+        maxRecords: job.maxUploadRecords || BATCH_DEFAULTS.maxRecords,
+        maxBytes: job.maxUploadBytes || BATCH_DEFAULTS.maxBytes,
+        intervalMs: Math.min((job.maxUploadIntervalSeconds || 30) * 1000, this.#options.maxIntervalMs ?? BATCH_DEFAULTS.intervalMs),
+      };
+      const due = force || shipper.spool.inflight !== null || shipper.appended >= limits.maxRecords
+        || shipper.spool.pendingBytes >= limits.maxBytes
+        || (shipper.pendingSince !== null && now - shipper.pendingSince >= limits.intervalMs);
+      if (!due) return false;
+      const batch = shipper.spool.readBatch(limits.maxRecords, limits.maxBytes);
+      if (batch === null) {
+        shipper.pendingSince = null;
+        shipper.appended = 0;
+        return false;
+      }
+      await this.#deliver(job, shipper, batch);
+      return true;
+    } catch (error) {
+      this.#options.logger.error({ err: error, jobId: shipper.jobId }, 'Log shipping failed unexpectedly');
+      return false;
+    } finally {
+      shipper.busy = false;
+    }
+  }
+
+  async #deliver(job: LogJobRecord, shipper: Shipper, batch: SpoolBatch): Promise<void> {
+    const { clock } = this.#options;
+    shipper.spool.markInflight(batch);
+    try {
+      const { destination, path } = this.#destination(job.destinationConf);
+      const formatter = createRecordFormatter(job.outputOptions);
+      const body = formatter.batchPrefix + batch.texts.join(formatter.recordDelimiter) + formatter.batchSuffix;
+      const gzipped = await gzip(body, { level: zlib.Z_BEST_SPEED });
+      await destination.write({
+        name: batchObjectName(path, batch.firstTime, batch.lastTime, `${job.id}:${batch.start.segment}:${batch.start.offset}`),
+        gzipped, firstTime: batch.firstTime,
+        contentType: job.outputOptions.outputType === 'csv' ? 'text/csv' : 'application/x-ndjson',
+      });
+    } catch (error) {
+      shipper.attempts += 1;
+      shipper.retryAt = clock.now() + Math.min(BACKOFF_MAX_MS, 500 * 2 ** shipper.attempts);
+      const message = error instanceof DestinationError ? error.message : `delivery failed: ${(error as Error).message}`;
+      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: clock.now(), errorMessage: message });
+      return;
+    }
+    shipper.spool.commit(batch);
+    shipper.attempts = 0;
+    shipper.retryAt = 0;
+    shipper.appended = Math.max(0, shipper.appended - batch.texts.length);
+    shipper.pendingSince = shipper.spool.pendingBytes > 0 ? clock.now() : null;
+    await this.#options.jobs.setJobStatus(job.id, { lastComplete: clock.now(), lastError: null, errorMessage: null });
+  }
+
+  #destination(conf: string): ReturnType<typeof openDestination> {
+    let opened = this.#destinations.get(conf);
+    if (!opened) {
+      opened = openDestination(conf, this.#options.engine);
+      this.#destinations.set(conf, opened);
+    }
+    return opened;
+  }
+
+  #drop(shipper: Shipper): void {
+    shipper.spool.remove();
+    this.#shippers.delete(shipper.jobId);
+    this.#active.delete(shipper.jobId);
+    rmSync(join(this.#root, String(shipper.jobId)), { recursive: true, force: true });
+  }
+}

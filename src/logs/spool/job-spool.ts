@@ -1,0 +1,233 @@
+/**
+ * A log job's durable spool: formatted records appended to numbered segment files in the job's
+ * directory, shipped in batches from a cursor. Each entry is framed as
+ * [u32 byte length][f64 record time, epoch ms][bytes], so any record text (any affixes) round-trips.
+ *
+ * Durability: `append` is a synchronous write, so a record is in the OS before the edge finishes
+ * its response and survives the process being killed. A batch's range is written to `inflight`
+ * before delivery and the cursor advanced after it, so a restart re-delivers exactly the same batch
+ * (same range, same object name) instead of a different, overlapping one. A torn entry at the end
+ * of the newest segment (a kill mid-write) is cut off when the spool opens.
+ */
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+const HEADER_BYTES = 12;
+const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
+export interface SpoolPosition {
+  segment: number;
+  offset: number;
+}
+
+export interface SpoolBatch {
+  start: SpoolPosition;
+  end: SpoolPosition;
+  /** The records' texts, concatenated in order. */
+  texts: string[];
+  bytes: number;
+  firstTime: number;
+  lastTime: number;
+}
+
+interface CursorFile {
+  committed: SpoolPosition;
+  inflight: { start: SpoolPosition; end: SpoolPosition } | null;
+}
+
+export class JobSpool {
+  readonly dir: string;
+  #segments: number[];
+  #writeFd: number | null = null;
+  #writeSegment: number;
+  #writeOffset: number;
+  #cursor: CursorFile;
+  #removed = false;
+
+  private constructor(dir: string) {
+    this.dir = dir;
+    mkdirSync(dir, { recursive: true });
+    this.#segments = readdirSync(dir).filter((name) => /^\d+\.spool$/.test(name)).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b);
+    this.#cursor = existsSync(this.#cursorPath())
+      ? JSON.parse(readFileSync(this.#cursorPath(), 'utf8')) as CursorFile
+      : { committed: { segment: this.#segments[0] ?? 1, offset: 0 }, inflight: null };
+    this.#writeSegment = this.#segments.at(-1) ?? this.#cursor.committed.segment;
+    this.#writeOffset = this.#segments.length > 0 ? this.#repairTail(this.#writeSegment) : 0;
+  }
+
+  static open(dir: string): JobSpool {
+    return new JobSpool(dir);
+  }
+
+  /** Appends one record's text; returns once the bytes are in the OS (not fsynced). */
+  append(text: string, time: number): void {
+    if (this.#removed) return;
+    const length = Buffer.byteLength(text);
+    const entry = Buffer.allocUnsafe(HEADER_BYTES + length);
+    entry.writeUInt32LE(length, 0);
+    entry.writeDoubleLE(time, 4);
+    entry.write(text, HEADER_BYTES, 'utf8');
+    if (this.#writeFd === null || this.#writeOffset >= SEGMENT_MAX_BYTES) this.#rotate();
+    writeSync(this.#writeFd!, entry);
+    this.#writeOffset += entry.length;
+  }
+
+  /** Bytes appended but not yet shipped (approximate across segments). */
+  get pendingBytes(): number {
+    const { segment, offset } = this.#cursor.committed;
+    if (segment === this.#writeSegment) return this.#writeOffset - offset;
+    return (this.#writeSegment - segment) * SEGMENT_MAX_BYTES + this.#writeOffset - offset;
+  }
+
+  /** The batch that was being delivered when the process stopped, to deliver again first. */
+  get inflight(): { start: SpoolPosition; end: SpoolPosition } | null {
+    return this.#cursor.inflight;
+  }
+
+  /** Reads up to the limits from the cursor (or exactly the in-flight range); null when empty. */
+  readBatch(maxRecords: number, maxBytes: number): SpoolBatch | null {
+    const inflight = this.#cursor.inflight;
+    const texts: string[] = [];
+    let bytes = 0;
+    let firstTime = 0;
+    let lastTime = 0;
+    let position = { ...this.#cursor.committed };
+    const start = { ...position };
+    while (texts.length < maxRecords && bytes < maxBytes) {
+      if (inflight && samePosition(position, inflight.end)) break;
+      const entries = this.#readSegmentFrom(position, maxRecords - texts.length, maxBytes - bytes, inflight?.end);
+      for (const entry of entries.items) {
+        if (texts.length === 0) firstTime = entry.time;
+        lastTime = entry.time;
+        texts.push(entry.text);
+        bytes += entry.bytes;
+      }
+      position = entries.next;
+      if (entries.items.length === 0) {
+        // End of this segment: move to the next one if the writer has gone past it.
+        const later = this.#segments.find((s) => s > position.segment);
+        if (later === undefined || !entries.atSegmentEnd) break;
+        position = { segment: later, offset: 0 };
+      }
+    }
+    if (texts.length === 0) return null;
+    return { start, end: position, texts, bytes, firstTime, lastTime };
+  }
+
+  /** Records that a batch is about to be delivered (so a restart re-delivers the same range). */
+  markInflight(batch: SpoolBatch): void {
+    this.#cursor = { committed: this.#cursor.committed, inflight: { start: batch.start, end: batch.end } };
+    this.#writeCursor();
+  }
+
+  /** The batch was delivered: advance the cursor and delete segments wholly behind it. */
+  commit(batch: SpoolBatch): void {
+    this.#cursor = { committed: batch.end, inflight: null };
+    this.#writeCursor();
+    for (const segment of this.#segments.filter((s) => s < batch.end.segment)) {
+      rmSync(this.#segmentPath(segment), { force: true });
+    }
+    this.#segments = this.#segments.filter((s) => s >= batch.end.segment);
+  }
+
+  close(): void {
+    if (this.#writeFd !== null) closeSync(this.#writeFd);
+    this.#writeFd = null;
+  }
+
+  /** Closes and deletes the spool (a deleted or disabled job ships nothing). */
+  remove(): void {
+    this.#removed = true;
+    this.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  #rotate(): void {
+    if (this.#writeFd !== null) {
+      closeSync(this.#writeFd);
+      this.#writeSegment += 1;
+      this.#writeOffset = 0;
+    }
+    if (!this.#segments.includes(this.#writeSegment)) this.#segments.push(this.#writeSegment);
+    this.#writeFd = openSync(this.#segmentPath(this.#writeSegment), 'a');
+    this.#writeOffset = fstatSync(this.#writeFd).size;
+  }
+
+  #readSegmentFrom(from: SpoolPosition, maxRecords: number, maxBytes: number, stopAt: SpoolPosition | undefined) {
+    const items: Array<{ text: string; time: number; bytes: number }> = [];
+    const path = this.#segmentPath(from.segment);
+    if (!existsSync(path)) return { items, next: from, atSegmentEnd: true };
+    const fd = openSync(path, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const limit = stopAt && stopAt.segment === from.segment ? Math.min(stopAt.offset, size) : size;
+      let offset = from.offset;
+      // Read whole entries in chunks of about CHUNK_BYTES (an entry larger than that gets its own read).
+      while (offset < limit && items.length < maxRecords && maxBytes > 0) {
+        const chunkLength = Math.min(limit - offset, CHUNK_BYTES);
+        let chunk = Buffer.allocUnsafe(chunkLength);
+        readSync(fd, chunk, 0, chunkLength, offset);
+        if (chunkLength >= HEADER_BYTES && HEADER_BYTES + chunk.readUInt32LE(0) > chunkLength) {
+          const whole = HEADER_BYTES + chunk.readUInt32LE(0);
+          if (offset + whole > limit) break;
+          chunk = Buffer.allocUnsafe(whole);
+          readSync(fd, chunk, 0, whole, offset);
+        }
+        let at = 0;
+        while (at + HEADER_BYTES <= chunk.length && items.length < maxRecords && maxBytes > 0) {
+          const length = chunk.readUInt32LE(at);
+          if (at + HEADER_BYTES + length > chunk.length) break;
+          if (items.length > 0 && length > maxBytes) break;
+          items.push({ text: chunk.toString('utf8', at + HEADER_BYTES, at + HEADER_BYTES + length), time: chunk.readDoubleLE(at + 4), bytes: length });
+          maxBytes -= length;
+          at += HEADER_BYTES + length;
+        }
+        if (at === 0) break;
+        offset += at;
+      }
+      return { items, next: { segment: from.segment, offset }, atSegmentEnd: offset >= size && from.segment !== this.#writeSegment };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Cuts a torn last entry off the newest segment; returns its valid length. */
+  #repairTail(segment: number): number {
+    const path = this.#segmentPath(segment);
+    const fd = openSync(path, 'r+');
+    try {
+      const size = fstatSync(fd).size;
+      const header = Buffer.allocUnsafe(HEADER_BYTES);
+      let offset = 0;
+      while (offset + HEADER_BYTES <= size) {
+        readSync(fd, header, 0, HEADER_BYTES, offset);
+        const next = offset + HEADER_BYTES + header.readUInt32LE(0);
+        if (next > size) break;
+        offset = next;
+      }
+      if (offset < size) ftruncateSync(fd, offset);
+      return offset;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  #writeCursor(): void {
+    const tmp = `${this.#cursorPath()}.tmp`;
+    writeFileSync(tmp, JSON.stringify(this.#cursor));
+    renameSync(tmp, this.#cursorPath());
+  }
+
+  #cursorPath(): string {
+    return join(this.dir, 'cursor.json');
+  }
+
+  #segmentPath(segment: number): string {
+    return join(this.dir, `${String(segment).padStart(10, '0')}.spool`);
+  }
+}
+
+function samePosition(a: SpoolPosition, b: SpoolPosition): boolean {
+  return a.segment === b.segment && a.offset === b.offset;
+}

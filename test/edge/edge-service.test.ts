@@ -1,0 +1,179 @@
+/**
+ * The edge in process over real components (control store, log pipeline, origin servers, HTTP):
+ * routing by Host and parent domains, streaming proxy with hop-by-hop headers dropped, origin
+ * errors, and the records it spools with the custom-fields rules of SPEC §2.3/§8.
+ */
+import assert from 'node:assert/strict';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test, type TestContext } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { systemClock } from '../../src/core/clock.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
+import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
+import { createEdgeService } from '../../src/edge/index.ts';
+import { LogPipeline } from '../../src/logs/log-pipeline.ts';
+import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const ZONE = 'e'.repeat(32);
+const OUTPUT: LogOutputOptions = {
+  fieldNames: ['RayID', 'ClientRequestHost', 'ClientRequestPath', 'ClientRequestMethod', 'EdgeResponseStatus', 'OriginResponseStatus',
+    'EdgeResponseBytes', 'RequestHeaders', 'ResponseHeaders', 'Cookies'],
+  outputType: 'ndjson', batchPrefix: '', batchSuffix: '', recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',',
+  recordTemplate: null, timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+};
+
+async function listen(server: Server, t: TestContext): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return (server.address() as AddressInfo).port;
+}
+
+async function setup(t: TestContext, origin: string | null, fields: CustomFieldNames) {
+  const dataDir = tempDir(t);
+  const engine = await openStoreEngine({ dataDir });
+  const control = openSqliteControlStore({ dataDir, clock: systemClock });
+  const now = Date.now();
+  await control.createAccount({ id: 'a'.repeat(32), email: 'o@example.test', name: 'o', keyHash: 'x', created: now });
+  await control.createZone({ id: ZONE, accountId: 'a'.repeat(32), name: 'example.test', origin, paused: false, created: now, modified: now });
+  const setFields = (names: CustomFieldNames) => control.putEntrypoint(ZONE, 'http_log_custom_fields', (current) => ({
+    id: current?.id ?? 'r'.repeat(32), zoneId: ZONE, name: 'fields', description: '', kind: 'zone', phase: 'http_log_custom_fields',
+    version: (current?.version ?? 0) + 1, lastUpdated: Date.now(),
+    rules: [{ id: 'u'.repeat(32), version: 1, ref: 'u'.repeat(32), action: 'log_custom_field', expression: 'true', description: '', enabled: true, actionParameters: names, lastUpdated: Date.now() }],
+  }));
+  await setFields(fields);
+  const out = join(dataDir, 'out');
+  await control.createJob(ZONE, () => ({
+    zoneId: ZONE, name: 'all', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf: `file://${out}`,
+    filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
+    lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now,
+  }));
+  const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50 });
+  pipeline.start();
+  const edge = createEdgeService({ zones: control, pipeline, clock: systemClock, logger: silentLogger, origin: { connectTimeoutMs: 500, responseTimeoutMs: 400 } });
+  const port = await listen(createServer(edge.handler), t);
+  t.after(async () => {
+    await edge.close();
+    await pipeline.close();
+    await control.close();
+    await engine.close();
+  });
+  const delivered = (): Array<Record<string, unknown>> => {
+    const lines: Array<Record<string, unknown>> = [];
+    const walk = (at: string): void => {
+      if (!existsSync(at)) return;
+      for (const entry of readdirSync(at, { withFileTypes: true })) {
+        if (entry.isDirectory()) walk(join(at, entry.name));
+        else if (entry.name.endsWith('.gz')) lines.push(...gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
+      }
+    };
+    walk(out);
+    return lines;
+  };
+  const waitFor = async (count: number) => {
+    const deadline = Date.now() + 5_000;
+    while (delivered().length < count) {
+      if (Date.now() > deadline) throw new Error(`only ${delivered().length} of ${count} records delivered`);
+      await sleep(25);
+    }
+    return delivered();
+  };
+  return { port, setFields, waitFor };
+}
+
+/** A raw HTTP/1.1 request, so repeated headers and exact names reach the edge as written. */
+function send(port: number, options: { host: string; path?: string; method?: string; headers?: string[]; body?: string }): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: options.path ?? '/', method: options.method ?? 'GET', headers: ['Host', options.host, ...(options.headers ?? [])] as unknown as Record<string, string> });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+test('proxies to the origin with streaming bodies; hop-by-hop headers stay behind; records carry first-instance custom fields', async (t) => {
+  let seen: IncomingMessage['headers'] = {};
+  const origin = createServer((req, res) => {
+    seen = req.headers;
+    let body = '';
+    req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+    req.on('end', () => {
+      res.writeHead(201, ['Content-Type', 'text/plain', 'Set-Cookie', 'first=1', 'Set-Cookie', 'second=2', 'X-Origin', 'yes', 'Connection', 'X-Hop', 'X-Hop', 'hidden']);
+      res.end(`echo:${body}:${req.url}`);
+    });
+  });
+  const originPort = await listen(origin, t);
+  const edge = await setup(t, `http://127.0.0.1:${originPort}`, { requestFields: ['x-trace', 'x-forwarded-for'], responseFields: ['set-cookie', 'x-origin'], cookieFields: ['session'] });
+
+  const answer = await send(edge.port, {
+    host: 'api.example.test', path: '/items?x=1', method: 'POST', body: 'hello',
+    headers: ['X-Trace', 'first', 'x-trace', 'second', 'Cookie', 'session=abc; Session=no', 'Proxy-Connection', 'keep-alive', 'Connection', 'keep-alive, X-Drop', 'X-Drop', 'gone'],
+  });
+  assert.equal(answer.status, 201);
+  assert.equal(answer.body, 'echo:hello:/items?x=1');
+  assert.match(String(answer.headers['edgeport-ray']), /^[0-9a-f]{16}$/);
+  assert.equal(answer.headers['x-hop'], undefined, "a header the origin's Connection names is not forwarded");
+  assert.equal(seen['proxy-connection'], undefined);
+  assert.equal(seen['x-drop'], undefined, 'headers named in Connection are hop-by-hop');
+  assert.equal(seen.host, 'api.example.test');
+  assert.equal(seen['x-forwarded-for'], '127.0.0.1');
+
+  const [line] = await edge.waitFor(1);
+  assert.equal(line!.RayID, answer.headers['edgeport-ray']);
+  assert.equal(line!.ClientRequestHost, 'api.example.test');
+  assert.equal(line!.EdgeResponseStatus, 201);
+  assert.equal(line!.OriginResponseStatus, 201);
+  assert.equal(line!.EdgeResponseBytes, Buffer.byteLength('echo:hello:/items?x=1'));
+  assert.deepEqual(line!.RequestHeaders, { 'x-trace': 'first' }, 'first instance; the x-forwarded-for the edge added is not an original header');
+  assert.deepEqual(line!.ResponseHeaders, { 'set-cookie': 'first=1', 'x-origin': 'yes' });
+  assert.deepEqual(line!.Cookies, { session: 'abc' });
+});
+
+test('a ruleset update applies from the next request on', async (t) => {
+  const origin = createServer((_req, res) => res.end('ok'));
+  const edge = await setup(t, `http://127.0.0.1:${await listen(origin, t)}`, { requestFields: ['x-a'], responseFields: [], cookieFields: [] });
+  await send(edge.port, { host: 'example.test', headers: ['X-A', '1', 'X-B', '2'] });
+  await edge.setFields({ requestFields: ['x-b'], responseFields: [], cookieFields: [] });
+  await send(edge.port, { host: 'example.test', headers: ['X-A', '1', 'X-B', '2'] });
+  const lines = await edge.waitFor(2);
+  assert.deepEqual(lines.map((l) => l.RequestHeaders), [{ 'x-a': '1' }, { 'x-b': '2' }]);
+});
+
+test('unknown host, no origin, origin down and origin timeout answer clearly, and each still yields a record', async (t) => {
+  const hanging = createServer(() => { /* never answers */ });
+  const hangingPort = await listen(hanging, t);
+  const edge = await setup(t, `http://127.0.0.1:${hangingPort}`, { requestFields: [], responseFields: [], cookieFields: [] });
+  const timeout = await send(edge.port, { host: 'example.test', path: '/slow' });
+  assert.equal(timeout.status, 524);
+  assert.match(timeout.body, /did not answer in time/);
+
+  const unknown = await send(edge.port, { host: 'nowhere.test' });
+  assert.equal(unknown.status, 530);
+  assert.match(unknown.body, /no zone on this edgeport serves the host "nowhere\.test"/);
+
+  const lines = await edge.waitFor(1);
+  assert.equal(lines[0]!.EdgeResponseStatus, 524);
+  assert.equal(lines[0]!.OriginResponseStatus, 0);
+});
+
+test('an origin that refuses connections answers 521 and is logged', async (t) => {
+  const closed = createServer();
+  const port = await listen(closed, t);
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const edge = await setup(t, `http://127.0.0.1:${port}`, { requestFields: [], responseFields: [], cookieFields: [] });
+  const down = await send(edge.port, { host: 'example.test' });
+  assert.equal(down.status, 521);
+  assert.match(down.body, /refused the connection/);
+  const [line] = await edge.waitFor(1);
+  assert.equal(line!.EdgeResponseStatus, 521);
+});

@@ -1,0 +1,159 @@
+/**
+ * The log pipeline on a real control store and real destinations: records are filtered, sampled,
+ * formatted, spooled and delivered as gzip batches; a failing HTTP receiver makes the job report
+ * its error and retry until everything arrives; a restart delivers what was spooled; a deleted
+ * job's spool goes away.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage } from 'node:http';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test, type TestContext } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { systemClock } from '../../src/core/clock.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
+import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
+import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
+import { LogPipeline } from '../../src/logs/log-pipeline.ts';
+import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const OUTPUT: LogOutputOptions = {
+  fieldNames: ['RayID', 'EdgeResponseStatus', 'EdgeStartTimestamp'], outputType: 'ndjson', batchPrefix: '', batchSuffix: '',
+  recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',', recordTemplate: null,
+  timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+};
+
+async function fixture(t: TestContext) {
+  const dataDir = tempDir(t);
+  const engine = await openStoreEngine({ dataDir });
+  const control = openSqliteControlStore({ dataDir, clock: systemClock });
+  t.after(async () => {
+    await control.close();
+    await engine.close();
+  });
+  const now = Date.now();
+  await control.createAccount({ id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'x', created: now });
+  await control.createZone({ id: 'z'.repeat(32), accountId: 'a'.repeat(32), name: 'example.test', origin: null, paused: false, created: now, modified: now });
+  const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) => control.createJob('z'.repeat(32), () => ({
+    zoneId: 'z'.repeat(32), name: 'job', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf,
+    filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
+    lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now, ...extra,
+  }));
+  const pipeline = (maxIntervalMs = 100) => new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs, shutdownDeadlineMs: 5_000 });
+  return { dataDir, engine, control, createJob, pipeline };
+}
+
+function record(i: number, status = 200): HttpRequestRecord {
+  return {
+    RayID: `ray${String(i).padStart(13, '0')}`, ZoneName: 'example.test', EdgeStartTimestamp: Date.parse('2026-11-23T02:00:00Z') + i, EdgeEndTimestamp: 0,
+    ClientIP: '127.0.0.1', ClientRequestHost: 'example.test', ClientRequestMethod: 'GET', ClientRequestURI: '/', ClientRequestPath: '/',
+    ClientRequestProtocol: 'HTTP/1.1', ClientRequestScheme: 'http', ClientRequestUserAgent: '', ClientRequestReferer: '', ClientRequestBytes: 0,
+    EdgeResponseStatus: status, EdgeResponseBytes: 0, EdgeResponseContentType: '', OriginResponseStatus: 0, OriginResponseTime: 0,
+    WorkerSubrequest: false, RequestHeaders: {}, ResponseHeaders: {}, Cookies: {},
+  };
+}
+
+function readDelivered(dir: string): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  const walk = (at: string): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(at, entry.name));
+      else if (entry.name.endsWith('.log.gz')) lines.push(...gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return lines;
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+test('filtered records reach a file:// destination as dated gzip batches; the job reports success', async (t) => {
+  const f = await fixture(t);
+  const out = join(f.dataDir, 'out');
+  const job = await f.createJob(`file://${out}/logs/{DATE}`, { filter: JSON.stringify({ where: { key: 'EdgeResponseStatus', operator: 'geq', value: 400 } }) });
+  const pipeline = f.pipeline();
+  pipeline.start();
+  const jobs = await pipeline.jobsFor('z'.repeat(32));
+  for (let i = 0; i < 300; i++) pipeline.emit(jobs, record(i, i % 3 === 0 ? 500 : 200));
+  await until(() => readDelivered(out).length === 100, '100 delivered lines');
+  const lines = readDelivered(out);
+  assert.ok(lines.every((line) => line.EdgeResponseStatus === 500));
+  assert.deepEqual(Object.keys(lines[0]!), ['RayID', 'EdgeResponseStatus', 'EdgeStartTimestamp']);
+  assert.equal(lines[0]!.EdgeStartTimestamp, '2026-11-23T02:00:00Z');
+  assert.ok(readdirSync(join(out, 'logs')).includes('20261123'), 'the {DATE} in the path is the day');
+  await until(async () => (await f.control.getJob('z'.repeat(32), job.id))?.lastComplete !== null, 'last_complete');
+  await pipeline.close();
+});
+
+test('a receiver answering 500 for a while: the error shows on the job, then everything arrives once', async (t) => {
+  const f = await fixture(t);
+  let failing = true;
+  const received: string[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (failing) {
+        res.writeHead(500).end('down');
+        return;
+      }
+      assert.equal(req.headers['content-encoding'], 'gzip');
+      assert.equal(req.headers['x-api-key'], 'secret value');
+      received.push(...gunzipSync(Buffer.concat(chunks)).toString().trim().split('\n'));
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ingest?header_X-Api-Key=secret%20value`;
+  const job = await f.createJob(url);
+  const pipeline = f.pipeline();
+  pipeline.start();
+  const jobs = await pipeline.jobsFor('z'.repeat(32));
+  for (let i = 0; i < 50; i++) pipeline.emit(jobs, record(i));
+  await until(async () => (await f.control.getJob('z'.repeat(32), job.id))?.errorMessage?.includes('HTTP 500') === true, 'the error on the job');
+  const failed = (await f.control.getJob('z'.repeat(32), job.id))!;
+  assert.ok(failed.lastError !== null);
+  failing = false;
+  for (let i = 50; i < 60; i++) pipeline.emit(jobs, record(i));
+  await until(() => received.length === 60, 'all 60 lines', 10_000);
+  assert.equal(new Set(received).size, 60, 'nothing delivered twice');
+  await until(async () => (await f.control.getJob('z'.repeat(32), job.id))?.errorMessage === null, 'the error cleared');
+  await pipeline.close();
+});
+
+test('a restart delivers what was spooled; close() delivers before it returns; a deleted job ships nothing', async (t) => {
+  const f = await fixture(t);
+  const out = join(f.dataDir, 'out');
+  const job = await f.createJob(`file://${out}`);
+  const first = f.pipeline(60_000);
+  const jobs = await first.jobsFor('z'.repeat(32));
+  for (let i = 0; i < 20; i++) first.emit(jobs, record(i));
+  // Not started and its interval not reached: a new pipeline on the same data dir finds the spool.
+  const second = f.pipeline(60_000);
+  second.start();
+  await until(() => readDelivered(out).length === 20, 'the spooled lines after the restart');
+  const more = await second.jobsFor('z'.repeat(32));
+  for (let i = 20; i < 25; i++) second.emit(more, record(i));
+  await second.close();
+  assert.equal(readDelivered(out).length, 25, 'close() delivered the rest');
+
+  const third = f.pipeline(60_000);
+  const again = await third.jobsFor('z'.repeat(32));
+  third.emit(again, record(99));
+  await f.control.deleteJob('z'.repeat(32), job.id);
+  third.start();
+  await until(() => !existsSync(join(f.dataDir, 'logs', 'jobs', String(job.id))), 'the spool removed', 8_000);
+  await third.close();
+  assert.equal(readDelivered(out).length, 25);
+});
