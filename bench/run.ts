@@ -2,7 +2,8 @@
  * `npm run bench [service...] [-- --seconds N]`: runs each service's benchmark and prints
  * throughput and latency percentiles. Services: store (binding in process, then HTTP through
  * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener), gateway
- * (JSON-RPC through the gateway beside the upstream node directly).
+ * (JSON-RPC through the gateway beside the upstream node directly), logs (records/s through a job, then the
+ * edge beside its origin).
  */
 import { parseArgs } from 'node:util';
 import { benchStoreBinding } from './store-binding.ts';
@@ -10,6 +11,8 @@ import { benchStoreHttp } from './store-http.ts';
 import { benchS3 } from './s3.ts';
 import { benchApi } from './api.ts';
 import { benchGateway } from './gateway.ts';
+import { benchLogs } from './logs.ts';
+import { benchEdge } from './edge.ts';
 
 const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
@@ -18,10 +21,11 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   s3: benchS3,
   api: benchApi,
   gateway: benchGateway,
+  logs: async (seconds) => [...await benchLogs(seconds), ...await benchEdge(seconds)],
 };
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' } } });
-const names = positionals.length > 0 ? positionals : ['store', 's3', 'api', 'gateway'];
+const names = positionals.length > 0 ? positionals : ['store', 's3', 'api', 'gateway', 'logs'];
 for (const name of names) {
   const bench = BENCHES[name];
   if (!bench) {
