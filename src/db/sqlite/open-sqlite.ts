@@ -12,6 +12,9 @@
  */
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
+import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
+import { migrateSqlite } from './migrate.ts';
+import { WriteQueue } from './write-queue.ts';
 
 const retained: object[] = [];
 
@@ -25,4 +28,26 @@ export function openSqlite(file: string): Database {
     return statement;
   }) as Database['prepare'];
   return db;
+}
+
+export interface SqliteConnection {
+  db: Database;
+  /** Group-committed, durable writes (see write-queue.ts). */
+  writes: WriteQueue;
+}
+
+/**
+ * A store's connection to edgeport's database file: WAL mode, commits without fsync (WriteQueue
+ * fsyncs the WAL before any write resolves), a 10 s busy timeout, migrations applied. With
+ * `autoCheckpoint: false` the connection leaves checkpoints to the checkpointer thread.
+ */
+export function openSqliteConnection(file: string, options: { autoCheckpoint: boolean; now: number }): SqliteConnection {
+  const db = openSqlite(file);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA busy_timeout = 10000');
+  db.exec('PRAGMA foreign_keys = OFF');
+  if (!options.autoCheckpoint) db.exec('PRAGMA wal_autocheckpoint = 0');
+  migrateSqlite(db, options.now);
+  return { db, writes: new WriteQueue(db, new CoalescedFsync(`${file}-wal`, { dataOnly: true })) };
 }

@@ -8,13 +8,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../../core/clock.ts';
-import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
 import type {
   AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, ZoneQuery, ZoneRecord,
 } from '../control-store.ts';
-import { migrateSqlite } from './migrate.ts';
-import { openSqlite } from './open-sqlite.ts';
-import { WriteQueue } from './write-queue.ts';
+import { openSqliteConnection } from './open-sqlite.ts';
+import type { WriteQueue } from './write-queue.ts';
 
 /** The phase whose entry point configures custom log fields (SPEC §1.1). */
 const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
@@ -100,15 +98,10 @@ export class SqliteControlStore implements ControlStore {
   readonly #clock: Clock;
 
   constructor(options: SqliteControlStoreOptions) {
-    const db = openSqlite(options.file);
-    db.exec('PRAGMA journal_mode = WAL');
-    db.exec('PRAGMA synchronous = NORMAL');
-    db.exec('PRAGMA busy_timeout = 10000');
-    if (options.autoCheckpoint === false) db.exec('PRAGMA wal_autocheckpoint = 0');
-    migrateSqlite(db, options.clock.now());
+    const { db, writes } = openSqliteConnection(options.file, { autoCheckpoint: options.autoCheckpoint !== false, now: options.clock.now() });
     this.#db = db;
     this.#sql = prepareStatements(db);
-    this.#writes = new WriteQueue(db, new CoalescedFsync(`${options.file}-wal`, { dataOnly: true }));
+    this.#writes = writes;
     this.#clock = options.clock;
   }
 

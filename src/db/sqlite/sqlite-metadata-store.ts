@@ -4,16 +4,14 @@
  * the store lives in this file and in sqlite-statements.ts.
  */
 import type { Database } from 'better-sqlite3';
-import { openSqlite } from './open-sqlite.ts';
+import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
-import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
 import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { migrateSqlite } from './migrate.ts';
 import { prepareStatements, type ListRecord, type ObjectRecord, type Statements, type UploadRecord, type PartRecord } from './sqlite-statements.ts';
-import { WriteQueue } from './write-queue.ts';
+import type { WriteQueue } from './write-queue.ts';
 import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
 
 export interface SqliteMetadataStoreOptions {
@@ -38,17 +36,10 @@ export class SqliteMetadataStore implements MetadataStore {
   readonly #graceMs: number;
 
   constructor(options: SqliteMetadataStoreOptions) {
-    const db = openSqlite(options.file);
-    db.exec('PRAGMA journal_mode = WAL');
-    // Commits write the WAL without fsync; WriteQueue fsyncs the WAL before any write resolves.
-    db.exec('PRAGMA synchronous = NORMAL');
-    db.exec('PRAGMA busy_timeout = 10000');
-    db.exec('PRAGMA foreign_keys = OFF');
-    if (options.autoCheckpoint === false) db.exec('PRAGMA wal_autocheckpoint = 0');
-    migrateSqlite(db, options.clock.now());
+    const { db, writes } = openSqliteConnection(options.file, { autoCheckpoint: options.autoCheckpoint !== false, now: options.clock.now() });
     this.#db = db;
     this.#sql = prepareStatements(db);
-    this.#writes = new WriteQueue(db, new CoalescedFsync(`${options.file}-wal`, { dataOnly: true }));
+    this.#writes = writes;
     this.#clock = options.clock;
     this.#graceMs = options.reclaimGraceMs;
   }
