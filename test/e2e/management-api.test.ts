@@ -31,7 +31,7 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
   const rulesets = await cf.rulesets.list({ zone_id: zone.id });
   let rulesetId = rulesets.result.find((r) => r.kind === 'zone' && r.phase === 'http_log_custom_fields')?.id;
   assert.equal(rulesetId, undefined);
-  const created = await cf.rulesets.create({ zone_id: zone.id, name: 'Zone-level phase entry point', kind: 'zone', phase: 'http_log_custom_fields', description: 'custom fields', rules: [] });
+  const created = await cf.rulesets.create({ zone_id: zone.id, name: 'Zone-level phase entry point', kind: 'zone', phase: 'http_log_custom_fields', description: 'custom fields', rules: [] }) as { id: string };
   rulesetId = created.id;
   const updated = await cf.rulesets.update(rulesetId, {
     zone_id: zone.id,
@@ -39,7 +39,7 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
       action: 'log_custom_field', expression: 'true', description: 'fields',
       action_parameters: { request_fields: [{ name: 'content-type' }], response_fields: [{ name: 'server' }], cookie_fields: [{ name: '__ga' }] },
     }],
-  } as Parameters<typeof cf.rulesets.update>[1]);
+  } as Parameters<typeof cf.rulesets.update>[1]) as { version: string; rules: Array<{ action: string }> };
   assert.equal(updated.rules.length, 1);
   assert.equal(updated.rules[0]!.action, 'log_custom_field');
   const entrypoint = await cf.rulesets.phases.get('http_log_custom_fields', { zone_id: zone.id });
@@ -66,7 +66,7 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
     output_options: { field_names: ['RayID', 'EdgeStartTimestamp', 'ClientIP'], timestamp_format: 'rfc3339', sample_rate: 0.5 },
   });
   assert.ok(job && job.id);
-  assert.equal(job.filter, filter);
+  assert.equal((job as { filter?: string }).filter, filter);
   const listed = [];
   for await (const each of cf.logpush.jobs.list({ zone_id: zone.id })) listed.push(each);
   assert.deepEqual(listed.map((j) => j?.id), [job.id]);
