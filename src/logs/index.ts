@@ -11,3 +11,7 @@ export {
   type FilterOperator, type FilterScalar, type FilterCriterion, type FilterGroup, type FilterExpression,
   type ParsedFilter, type FilterProblem, type FilterParseResult,
 } from './filter/parse-filter.ts';
+export {
+  parseDestination, needsOwnershipChallenge, challengeLocation, coveringLocations, MAX_DESTINATION_CONF_LENGTH,
+  type Destination, type DestinationResult,
+} from './destinations/destination-conf.ts';

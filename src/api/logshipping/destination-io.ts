@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
-import { challengeLocation, type Destination } from './destination.ts';
+import { challengeLocation, type Destination } from '../../logs/index.ts';
 
 export const CHALLENGE_FILENAME = 'ownership-challenge.txt';
 

@@ -12,7 +12,7 @@ import { successResponse } from '../envelope.ts';
 import { ApiError, objectNotFound } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { requireZone } from '../zones/zone-lookup.ts';
-import { needsOwnershipChallenge, parseDestination } from './destination.ts';
+import { needsOwnershipChallenge, parseDestination } from '../../logs/index.ts';
 import {
   createJobBody, jobResult, LOG_DATASET, MAX_JOBS_PER_ZONE, ownershipBody, toJobJson, updateJobBody, validateOwnershipBody,
   type CreateJobBody, type UpdateJobBody,

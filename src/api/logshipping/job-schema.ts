@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { LogJobRecord, LogOutputOptions, TimestampFormat } from '../../db/control-store.ts';
 import { HTTP_REQUESTS_DEFAULT_FIELDS, isHttpRequestsField, parseFilter } from '../../logs/index.ts';
 import { refuse, refuseValue } from '../refinements.ts';
-import { MAX_DESTINATION_CONF_LENGTH, parseDestination } from './destination.ts';
+import { MAX_DESTINATION_CONF_LENGTH, parseDestination } from '../../logs/index.ts';
 
 export const LOG_DATASET = 'http_requests';
 /** The real service's limit (reference §3.2): 403 / 1004 beyond it. */

@@ -6,7 +6,7 @@
 import type { LogJobRecord, NewLogJob } from '../../db/control-store.ts';
 import { ApiError } from '../errors.ts';
 import type { ApiDeps } from '../route.ts';
-import { parseDestination, type Destination } from './destination.ts';
+import { parseDestination, type Destination } from '../../logs/index.ts';
 import { LOG_DATASET, toOutputOptions, type CreateJobBody, type UpdateJobBody } from './job-schema.ts';
 import { requireOwnership } from './ownership.ts';
 

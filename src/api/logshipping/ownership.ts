@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBase64UrlId } from '../../core/ids.ts';
 import { ApiError } from '../errors.ts';
 import type { ApiDeps } from '../route.ts';
-import { challengeLocation, coveringLocations, needsOwnershipChallenge, type Destination } from './destination.ts';
+import { challengeLocation, coveringLocations, needsOwnershipChallenge, type Destination } from '../../logs/index.ts';
 
 export const CHALLENGE_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 

@@ -8,14 +8,9 @@ import { DestinationError, type DeliveredBatch, type LogDestination } from './de
 export const LOG_SHIPPER_USER_AGENT = 'edgeport-logshipping/1.0';
 const TIMEOUT_MS = 30_000;
 
-export function httpsDestination(conf: URL): LogDestination {
-  const url = new URL(conf);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of [...url.searchParams]) {
-    if (!name.startsWith('header_')) continue;
-    headers[name.slice('header_'.length)] = value;
-    url.searchParams.delete(name);
-  }
+/** `target` is the URL without its header_* parameters, which `headers` holds. */
+export function httpsDestination(target: string, headers: Readonly<Record<string, string>>): LogDestination {
+  const url = new URL(target);
   return {
     async write(batch: DeliveredBatch): Promise<void> {
       let response: Response;

@@ -1,6 +1,7 @@
-/** Builds the destination of a destination_conf (the schemes edgeport delivers to). */
+/** Builds the destination of a destination_conf (parsed by destination-conf.ts, the API's parser too). */
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { DestinationError, type LogDestination } from './destination.ts';
+import { fixedPath, parseDestination } from './destination-conf.ts';
 import { fileDestination } from './file-destination.ts';
 import { httpsDestination } from './https-destination.ts';
 import { s3Destination } from './s3-destination.ts';
@@ -8,42 +9,32 @@ import { storeDestination } from './store-destination.ts';
 
 export interface OpenedDestination {
   destination: LogDestination;
-  /** The path inside the destination under which batches are named. */
+  /** The path inside the destination under which batches are named (may hold `{DATE}`). */
   path: string;
 }
 
 export function openDestination(conf: string, engine: StoreEngine): OpenedDestination {
-  let url: URL;
-  try {
-    url = new URL(conf);
-  } catch {
-    throw new DestinationError(`destination_conf ${JSON.stringify(conf)} is not a URL`);
-  }
-  switch (url.protocol) {
-    case 'file:': {
-      // The directory is the path up to the first segment holding {DATE}; the rest names batches.
-      const segments = decodeURIComponent(url.pathname).split('/');
-      const dated = segments.findIndex((segment) => segment.includes('{DATE}'));
-      const directory = dated < 0 ? segments.join('/') : segments.slice(0, dated).join('/') || '/';
-      return { destination: fileDestination(directory), path: dated < 0 ? '' : segments.slice(dated).join('/') };
+  const parsed = parseDestination(conf);
+  if (!parsed.ok) throw new DestinationError(`destination_conf is not usable: ${parsed.reason}`);
+  const destination = parsed.destination;
+  switch (destination.scheme) {
+    case 'file': {
+      // Files go below the fixed part of the path; from the first {DATE} segment on, it names batches.
+      const directory = fixedPath(destination.directory) || '/';
+      return { destination: fileDestination(directory), path: destination.directory.slice(directory.length) };
     }
-    case 'store:':
-      return { destination: storeDestination(engine, url.hostname), path: decodeURIComponent(url.pathname) };
-    case 's3:':
+    case 'store':
+      return { destination: storeDestination(engine, destination.bucket), path: destination.prefix };
+    case 's3':
       return {
         destination: s3Destination({
-          bucket: url.hostname,
-          region: url.searchParams.get('region') ?? 'auto',
-          endpoint: url.searchParams.get('endpoint') ?? undefined,
-          accessKeyId: url.searchParams.get('access-key-id') ?? undefined,
-          secretAccessKey: url.searchParams.get('secret-access-key') ?? undefined,
+          bucket: destination.bucket, region: destination.region, endpoint: destination.endpoint ?? undefined,
+          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey,
         }),
-        path: decodeURIComponent(url.pathname),
+        path: destination.prefix,
       };
-    case 'https:':
-    case 'http:':
-      return { destination: httpsDestination(url), path: '' };
-    default:
-      throw new DestinationError(`destination scheme ${url.protocol.replace(':', '')} is not supported: use file://, store://, s3://, https:// or http://`);
+    case 'http':
+    case 'https':
+      return { destination: httpsDestination(destination.url, destination.headers), path: '' };
   }
 }

@@ -148,7 +148,7 @@ export function coveringLocations(destination: Destination): string[] {
   return [...new Set(out)];
 }
 
-function fixedPath(path: string): string {
+export function fixedPath(path: string): string {
   const segments = path.split('/');
   const dated = segments.findIndex((segment) => segment.includes('{DATE}'));
   return (dated < 0 ? segments : segments.slice(0, dated)).join('/').replace(/\/+$/, '');
