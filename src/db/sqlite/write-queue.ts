@@ -9,6 +9,11 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
 
+/** How long a write waits for another connection's write lock before failing with SQLITE_BUSY. */
+export const LOCK_TIMEOUT_MS = 10_000;
+/** Never notified: Atomics.wait on it is a precise sleep. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 interface QueuedWrite {
   run: () => unknown;
   resolve: (value: unknown) => void;
@@ -21,6 +26,9 @@ export class WriteQueue {
   readonly #savepoint: Statement;
   readonly #release: Statement;
   readonly #rollbackTo: Statement;
+  readonly #begin: Statement;
+  readonly #commit: Statement;
+  readonly #rollback: Statement;
   #pending: QueuedWrite[] = [];
   #scheduled = false;
 
@@ -30,6 +38,9 @@ export class WriteQueue {
     this.#savepoint = db.prepare('SAVEPOINT write');
     this.#release = db.prepare('RELEASE write');
     this.#rollbackTo = db.prepare('ROLLBACK TO write');
+    this.#begin = db.prepare('BEGIN IMMEDIATE');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
   }
 
   /** Runs `write` inside the next group transaction; resolves after that transaction committed. */
@@ -43,13 +54,37 @@ export class WriteQueue {
     });
   }
 
+  /**
+   * Takes the write lock. Another connection (a script worker's) may hold it for a commit's
+   * duration, well under a millisecond; SQLite's own busy handler would sleep 1, 2, 5, 10 ms and
+   * more between tries, so the lock is polled here every 100 µs instead (up to LOCK_TIMEOUT_MS).
+   */
+  #beginImmediate(): void {
+    const deadline = Date.now() + LOCK_TIMEOUT_MS;
+    this.#db.exec('PRAGMA busy_timeout = 0');
+    try {
+      for (;;) {
+        try {
+          this.#begin.run();
+          return;
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+          Atomics.wait(PAUSE, 0, 0, 0.1);
+        }
+      }
+    } finally {
+      this.#db.exec(`PRAGMA busy_timeout = ${LOCK_TIMEOUT_MS}`);
+    }
+  }
+
   #flush(): void {
     this.#scheduled = false;
     const batch = this.#pending;
     this.#pending = [];
     const outcomes: Array<{ ok: boolean; value: unknown }> = [];
     try {
-      this.#db.transaction(() => {
+      this.#beginImmediate();
+      try {
         for (const write of batch) {
           this.#savepoint.run();
           try {
@@ -61,7 +96,11 @@ export class WriteQueue {
             outcomes.push({ ok: false, value: error });
           }
         }
-      }).immediate();
+        this.#commit.run();
+      } catch (error) {
+        if (this.#db.inTransaction) this.#rollback.run();
+        throw error;
+      }
     } catch (error) {
       for (const write of batch) write.reject(error);
       return;
