@@ -72,7 +72,10 @@ export async function benchStoreHttp(seconds: number): Promise<string[]> {
       ['get 1 KiB', 'get', {}, KiB], ['head 1 KiB', 'head', {}], ['list 100 keys', 'list', {}],
       ['put 1 KiB', 'put', { BODY_SIZE: String(KiB) }, KiB], ['get 1 MiB', 'getbig', {}, MiB], ['put 1 MiB', 'put', { BODY_SIZE: String(MiB) }, MiB],
     ];
+    // EDGEPORT_BENCH_OPS=get,put picks operations by their driver name (get head list put getbig).
+    const only = process.env.EDGEPORT_BENCH_OPS?.split(',');
     for (const [name, op, env, bytes] of ops) {
+      if (only && !only.includes(op)) continue;
       const r = await runLoad({ url: server.url, connections: 32, seconds, lua: `${SHARED}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
       const line = formatResult({ name: `http ${name} (${r.tool}, 32 conn)`, ops: r.requestsPerSec * seconds, seconds, p50: r.p50, p99: r.p99, ...(bytes ? { bytesPerOp: bytes } : {}) });
       lines.push(r.errors ? `${line}  errors ${r.errors}` : line);
