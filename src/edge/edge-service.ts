@@ -60,16 +60,19 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
 
     const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
     let recorded = false;
-    const record = (tap: ResponseTap): void => {
-      if (recorded) return;
+    const record = (tap: ResponseTap, proceed?: () => void): void => {
+      if (recorded || jobs.length === 0) {
+        recorded = true;
+        proceed?.();
+        return;
+      }
       recorded = true;
-      if (jobs.length === 0) return;
       pipeline.emit(jobs, buildRecord({
         req, res, tap, zone, fields, rayId, start, end: clock.now(), host, path, clientIp, requestRawHeaders,
         requestBytes: requestBytes(req), origin,
-      }));
+      }), proceed);
     };
-    const tap = tapResponse(res, (t) => record(t));
+    const tap = tapResponse(res, record);
     res.once('close', () => record(tap));
 
     const script = host === '' ? undefined : router.match(host, path);

@@ -1,7 +1,8 @@
 /**
  * Watches a response as the edge's handlers write it: counts body bytes, keeps the headers given to
- * writeHead (in raw [name, value, ...] form), and runs `beforeEnd` synchronously just before the
- * final write, so the log record is spooled before the client has the whole response.
+ * writeHead (in raw [name, value, ...] form), and calls `beforeEnd` when the handler ends the
+ * response; the final write happens only when `beforeEnd` calls `proceed`, so the log record is in
+ * the spool before the client has the whole response.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
@@ -11,7 +12,7 @@ export interface ResponseTap {
   rawHeaders(): string[];
 }
 
-export function tapResponse(res: ServerResponse, beforeEnd: (tap: ResponseTap) => void): ResponseTap {
+export function tapResponse(res: ServerResponse, beforeEnd: (tap: ResponseTap, proceed: () => void) => void): ResponseTap {
   let bodyBytes = 0;
   let headerArgument: OutgoingHttpHeaders | readonly string[] | undefined;
   const tap: ResponseTap = {
@@ -45,12 +46,11 @@ export function tapResponse(res: ServerResponse, beforeEnd: (tap: ResponseTap) =
   const end = res.end;
   let ended = false;
   res.end = function tappedEnd(this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-    if (!ended) {
-      ended = true;
-      if (typeof chunk !== 'function') bodyBytes += byteLength(chunk, rest[0]);
-      beforeEnd(tap);
-    }
-    return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    if (ended) return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    ended = true;
+    if (typeof chunk !== 'function') bodyBytes += byteLength(chunk, rest[0]);
+    beforeEnd(tap, () => (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest));
+    return this;
   } as ServerResponse['end'];
   return tap;
 }

@@ -83,6 +83,9 @@ export class LogPipeline {
   readonly #active = new Map<number, ActiveLogJob>();
   readonly #destinations = new Map<string, ReturnType<typeof openDestination>>();
   #timer: NodeJS.Timeout | null = null;
+  readonly #dirty = new Set<JobSpool>();
+  #afterFlush: Array<() => void> = [];
+  #flushScheduled = false;
   #closed = false;
 
   constructor(options: LogPipelineOptions) {
@@ -116,16 +119,48 @@ export class LogPipeline {
     });
   }
 
-  /** Filters, samples, formats and spools one record for each job (synchronously). */
-  emit(jobs: readonly ActiveLogJob[], record: HttpRequestRecord): void {
+  /**
+   * Filters, samples and formats one record for each job, and queues it for the job's spool. The
+   * records queued during one turn of the event loop are written together (one system call per
+   * spool); `written` runs once this record is in the OS: the edge ends its response only then.
+   */
+  emit(jobs: readonly ActiveLogJob[], record: HttpRequestRecord, written?: () => void): void {
+    let staged = false;
     for (const job of jobs) {
       if (job.filter !== null && !evaluateFilter(job.filter, record as unknown as Record<string, unknown>)) continue;
       if (!isSampled(record.RayID, job.sampleRate)) continue;
       const shipper = job.shipper;
-      shipper.spool.append(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
+      shipper.spool.stage(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
       shipper.appended += 1;
       shipper.pendingSince ??= this.#options.clock.now();
+      this.#dirty.add(shipper.spool);
+      staged = true;
     }
+    if (!staged) {
+      written?.();
+      return;
+    }
+    if (written) this.#afterFlush.push(written);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => this.#flushStaged());
+    }
+  }
+
+  #flushStaged(): void {
+    this.#flushScheduled = false;
+    const spools = [...this.#dirty];
+    const callbacks = this.#afterFlush;
+    this.#dirty.clear();
+    this.#afterFlush = [];
+    for (const spool of spools) {
+      try {
+        spool.flush();
+      } catch (error) {
+        this.#options.logger.error({ err: error, spool: spool.dir }, 'Could not write log lines to the spool; they are lost');
+      }
+    }
+    for (const callback of callbacks) callback();
   }
 
   /** Stops the timer and delivers what is spooled, within the deadline. */
@@ -133,6 +168,7 @@ export class LogPipeline {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
+    this.#flushStaged();
     const deadline = Date.now() + (this.#options.shutdownDeadlineMs ?? 10_000);
     await Promise.all([...this.#shippers.values()].map(async (shipper) => {
       while (Date.now() < deadline && (shipper.spool.pendingBytes > 0 || shipper.busy)) {

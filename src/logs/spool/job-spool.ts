@@ -9,7 +9,7 @@
  * (same range, same object name) instead of a different, overlapping one. A torn entry at the end
  * of the newest segment (a kill mid-write) is cut off when the spool opens.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 
 const HEADER_BYTES = 12;
@@ -44,6 +44,8 @@ export class JobSpool {
   #writeOffset: number;
   #cursor: CursorFile;
   #removed = false;
+  #staged: Buffer[] = [];
+  #stagedBytes = 0;
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -62,15 +64,46 @@ export class JobSpool {
 
   /** Appends one record's text; returns once the bytes are in the OS (not fsynced). */
   append(text: string, time: number): void {
+    this.stage(text, time);
+    this.flush();
+  }
+
+  /** Queues one record's text in memory; `flush` writes what is queued with one system call. */
+  stage(text: string, time: number): void {
     if (this.#removed) return;
     const length = Buffer.byteLength(text);
     const entry = Buffer.allocUnsafe(HEADER_BYTES + length);
     entry.writeUInt32LE(length, 0);
     entry.writeDoubleLE(time, 4);
     entry.write(text, HEADER_BYTES, 'utf8');
+    this.#staged.push(entry);
+    this.#stagedBytes += entry.length;
+  }
+
+  /** Writes the staged records; returns once they are in the OS (not fsynced). */
+  flush(): void {
+    if (this.#staged.length === 0) return;
+    const staged = this.#staged;
+    const bytes = this.#stagedBytes;
+    this.#staged = [];
+    this.#stagedBytes = 0;
+    if (this.#removed) return;
     if (this.#writeFd === null || this.#writeOffset >= SEGMENT_MAX_BYTES) this.#rotate();
-    writeSync(this.#writeFd!, entry);
-    this.#writeOffset += entry.length;
+    let written = 0;
+    while (written < bytes) {
+      // writev may write part of the data; continue from where it stopped.
+      let skip = written;
+      const rest: Buffer[] = [];
+      for (const entry of staged) {
+        if (skip >= entry.length) skip -= entry.length;
+        else {
+          rest.push(skip > 0 ? entry.subarray(skip) : entry);
+          skip = 0;
+        }
+      }
+      written += writevSync(this.#writeFd!, rest);
+    }
+    this.#writeOffset += bytes;
   }
 
   /** Bytes appended but not yet shipped (approximate across segments). */
@@ -132,6 +165,7 @@ export class JobSpool {
   }
 
   close(): void {
+    this.flush();
     if (this.#writeFd !== null) closeSync(this.#writeFd);
     this.#writeFd = null;
   }
