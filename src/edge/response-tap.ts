@@ -38,21 +38,45 @@ export function tapResponse(res: ServerResponse, beforeEnd: (tap: ResponseTap, p
     if (headers) headerArgument = headers as OutgoingHttpHeaders | string[];
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
   } as ServerResponse['writeHead'];
-  const write = res.write;
+  const write = res.write as (...args: unknown[]) => boolean;
+  // With a Content-Length, the client has the whole response once the last body byte is written,
+  // before end(): that write is held back until the record is in the spool.
+  let held: unknown[] | null = null;
   res.write = function tappedWrite(this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
     bodyBytes += byteLength(chunk, rest[0]);
-    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    if (!ended && held === null && bodyBytes > 0 && bodyBytes >= declaredLength(res, headerArgument)) {
+      held = [chunk, ...rest];
+      return true;
+    }
+    return write.call(this, chunk, ...rest);
   } as ServerResponse['write'];
-  const end = res.end;
+  const end = res.end as (...args: unknown[]) => ServerResponse;
   let ended = false;
   res.end = function tappedEnd(this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-    if (ended) return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    if (ended) return end.call(this, chunk, ...rest);
     ended = true;
     if (typeof chunk !== 'function') bodyBytes += byteLength(chunk, rest[0]);
-    beforeEnd(tap, () => (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest));
+    beforeEnd(tap, () => {
+      if (held !== null) write.call(this, ...held);
+      end.call(this, chunk, ...rest);
+    });
     return this;
   } as ServerResponse['end'];
   return tap;
+}
+
+/** The response's declared Content-Length, or Infinity when it has none (chunked). */
+function declaredLength(res: ServerResponse, headerArgument: OutgoingHttpHeaders | readonly string[] | undefined): number {
+  let value: unknown = res.getHeader('content-length');
+  if (value === undefined && Array.isArray(headerArgument)) {
+    for (let i = 0; i + 1 < headerArgument.length; i += 2) {
+      if (String(headerArgument[i]).toLowerCase() === 'content-length') value = headerArgument[i + 1];
+    }
+  } else if (value === undefined && headerArgument) {
+    for (const [name, v] of Object.entries(headerArgument)) if (name.toLowerCase() === 'content-length') value = v;
+  }
+  const length = Number(value);
+  return value === undefined || !Number.isFinite(length) ? Infinity : length;
 }
 
 function byteLength(chunk: unknown, encoding: unknown): number {

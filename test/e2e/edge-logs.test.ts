@@ -170,8 +170,12 @@ function raw(port: number, headers: string[], path = '/api/raw'): Promise<string
     req.on('response', (res) => {
       res.resume();
       res.on('end', () => resolve(String(res.headers['edgeport-ray'])));
+      // A server killed mid-response leaves it incomplete: that request was not answered.
+      res.on('close', () => { if (!res.complete) reject(new Error('response cut off')); });
+      res.on('error', reject);
     });
     req.on('error', reject);
+    req.on('close', () => reject(new Error('connection closed before an answer')));
     req.end();
   });
 }
@@ -275,10 +279,11 @@ test('SIGKILL mid-traffic, then restart: every request answered before the kill 
   };
   const clients = Array.from({ length: 8 }, () => client());
   await until(() => answered.length, (n) => n >= 1500, 'traffic before the kill', 20_000);
+  const exited = new Promise((resolve) => first.child.once('exit', resolve));
   first.child.kill('SIGKILL');
   stop = true;
   await Promise.all(clients);
-  await new Promise((resolve) => first.child.once('exit', resolve)).catch(() => undefined);
+  await exited;
 
   const second = await startServer(t, dataDir);
   void second;
