@@ -69,4 +69,68 @@ export const objectStore: Migration = {
       after INTEGER NOT NULL            -- delete its file once this time (epoch ms) has passed
     ) WITHOUT ROWID;
   `,
+  postgres: `
+    CREATE TABLE buckets (
+      name TEXT COLLATE "C" PRIMARY KEY,
+      created BIGINT NOT NULL,
+      storage_class TEXT NOT NULL
+    );
+
+    CREATE TABLE objects (
+      bucket TEXT COLLATE "C" NOT NULL,
+      key TEXT COLLATE "C" NOT NULL,   -- "C": byte order, which for UTF-8 is the store's list order
+      version TEXT NOT NULL,
+      size BIGINT NOT NULL,
+      etag TEXT NOT NULL,
+      uploaded BIGINT NOT NULL,
+      http_metadata TEXT NOT NULL,
+      custom_metadata TEXT NOT NULL,
+      checksums TEXT NOT NULL,
+      storage_class TEXT NOT NULL,
+      has_inline INTEGER NOT NULL,
+      blob_id TEXT,
+      part_count INTEGER NOT NULL,
+      PRIMARY KEY (bucket, key)
+    );
+
+    CREATE TABLE inline_bodies (
+      version TEXT PRIMARY KEY,
+      bytes BYTEA NOT NULL
+    );
+
+    CREATE TABLE object_parts (
+      version TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      blob_id TEXT NOT NULL,
+      size BIGINT NOT NULL,
+      PRIMARY KEY (version, idx)
+    );
+
+    CREATE TABLE uploads (
+      upload_id TEXT PRIMARY KEY,
+      bucket TEXT COLLATE "C" NOT NULL,
+      key TEXT COLLATE "C" NOT NULL,
+      created BIGINT NOT NULL,
+      http_metadata TEXT NOT NULL,
+      custom_metadata TEXT NOT NULL,
+      storage_class TEXT NOT NULL,
+      state TEXT NOT NULL
+    );
+    CREATE INDEX uploads_by_bucket ON uploads (bucket, state, key);
+
+    CREATE TABLE upload_parts (
+      upload_id TEXT NOT NULL,
+      part_number INTEGER NOT NULL,
+      etag TEXT NOT NULL,
+      size BIGINT NOT NULL,
+      blob_id TEXT NOT NULL,
+      uploaded BIGINT NOT NULL,
+      PRIMARY KEY (upload_id, part_number)
+    );
+
+    CREATE TABLE blob_reclaim (
+      blob_id TEXT PRIMARY KEY,
+      after BIGINT NOT NULL
+    );
+  `,
 };

@@ -12,4 +12,12 @@ export const s3AccessKeys: Migration = {
       revoked INTEGER                   -- epoch ms, or NULL while usable
     ) WITHOUT ROWID;
   `,
+  postgres: `
+    CREATE TABLE s3_access_keys (
+      access_key_id TEXT PRIMARY KEY,
+      secret TEXT NOT NULL,
+      created BIGINT NOT NULL,
+      revoked BIGINT
+    );
+  `,
 };

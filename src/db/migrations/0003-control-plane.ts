@@ -61,4 +61,61 @@ export const controlPlane: Migration = {
     ) WITHOUT ROWID;
     CREATE INDEX s3_access_key_owners_by_account ON s3_access_key_owners (account_id);
   `,
+  postgres: `
+    CREATE TABLE accounts (
+      id TEXT PRIMARY KEY,
+      email TEXT NOT NULL,
+      name TEXT NOT NULL,
+      key_hash TEXT NOT NULL,
+      created BIGINT NOT NULL
+    );
+    CREATE UNIQUE INDEX accounts_email ON accounts (lower(email));
+
+    CREATE TABLE zones (
+      id TEXT PRIMARY KEY,
+      account_id TEXT NOT NULL,
+      name TEXT COLLATE "C" NOT NULL UNIQUE,
+      origin TEXT,
+      paused INTEGER NOT NULL,
+      created BIGINT NOT NULL,
+      modified BIGINT NOT NULL
+    );
+    CREATE INDEX zones_by_account ON zones (account_id, name);
+
+    CREATE TABLE rulesets (
+      id TEXT PRIMARY KEY,
+      zone_id TEXT NOT NULL,
+      name TEXT NOT NULL,
+      description TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      phase TEXT NOT NULL,
+      version BIGINT NOT NULL,
+      last_updated BIGINT NOT NULL,
+      rules TEXT NOT NULL,
+      custom_fields TEXT
+    );
+    CREATE UNIQUE INDEX rulesets_zone_phase ON rulesets (zone_id, phase) WHERE kind = 'zone';
+
+    CREATE TABLE log_jobs (
+      id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,  -- never reused, like AUTOINCREMENT
+      zone_id TEXT NOT NULL,
+      enabled INTEGER NOT NULL,
+      job TEXT NOT NULL
+    );
+    CREATE INDEX log_jobs_by_zone ON log_jobs (zone_id, enabled);
+
+    CREATE TABLE ownership_challenges (
+      zone_id TEXT NOT NULL,
+      destination_conf TEXT NOT NULL,
+      token_hash TEXT NOT NULL,
+      expires BIGINT NOT NULL,
+      PRIMARY KEY (zone_id, destination_conf)
+    );
+
+    CREATE TABLE s3_access_key_owners (
+      access_key_id TEXT PRIMARY KEY,
+      account_id TEXT NOT NULL
+    );
+    CREATE INDEX s3_access_key_owners_by_account ON s3_access_key_owners (account_id);
+  `,
 };

@@ -7,6 +7,8 @@ export interface Migration {
   version: number;
   name: string;
   sqlite: string;
+  /** The same schema for PostgreSQL (src/db/postgres): BIGINT epoch ms, BYTEA bytes, keys in "C" (byte) order. */
+  postgres: string;
 }
 
 export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane];

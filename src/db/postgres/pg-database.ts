@@ -1,0 +1,223 @@
+/**
+ * PgDatabase: one PostgreSQL connection pool (`pg`) shared by the metadata and control stores of an
+ * instance. It owns what every PostgreSQL store needs: the schema named by the URL, migrations
+ * (once, under an advisory lock, whichever instance starts first), transactions that retry on
+ * serialization failures and deadlocks, and LISTEN/NOTIFY so that instances hear each other's
+ * changes.
+ *
+ * URL: `postgres://user:pass@host:port/database?schema=name&pool=10`. `schema` (default `public`)
+ * lets several edgeport deployments, or tests, share one database; `pool` caps the connections of
+ * this instance (default 10). Every other query parameter is passed to `pg` as is.
+ */
+import pg from 'pg';
+import { MIGRATIONS } from '../migrations/index.ts';
+
+export type PgClient = pg.PoolClient;
+
+export interface PgDatabaseOptions {
+  url: string;
+  /** Epoch ms, recorded with each migration applied. */
+  now: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** SQLSTATEs worth retrying a whole transaction for: serialization_failure, deadlock_detected. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 8;
+/** Any number: the lock only serializes migrations of one database. */
+const MIGRATION_LOCK = 0x65646770; // "edgp"
+
+/** BIGINT (int8, oid 20) columns hold epoch ms and sizes: safe integers, parsed as numbers. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === 20) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  }) as typeof pg.types.getTypeParser,
+};
+
+export class PgDatabase {
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #config: pg.ClientConfig;
+  #listener: pg.Client | null = null;
+  readonly #channels = new Map<string, Set<(payload: string) => void>>();
+  #closed = false;
+
+  private constructor(config: pg.ClientConfig, schema: string, poolSize: number) {
+    this.schema = schema;
+    this.#config = { ...config, types, options: `-c search_path=${schema}` };
+    this.#pool = new pg.Pool({ ...this.#config, max: poolSize, idleTimeoutMillis: 30_000 });
+    // An idle client that loses its connection must not crash the process; the pool replaces it.
+    this.#pool.on('error', () => undefined);
+  }
+
+  /** Connects, creates the schema if needed and applies pending migrations. */
+  static async open(options: PgDatabaseOptions): Promise<PgDatabase> {
+    const { config, schema, poolSize } = parsePgUrl(options.url);
+    const db = new PgDatabase(config, schema, poolSize);
+    try {
+      await db.#migrate(options.now);
+    } catch (error) {
+      await db.#pool.end().catch(() => undefined);
+      throw new Error(`Could not open PostgreSQL at ${redact(options.url)}: ${(error as Error).message}`, { cause: error });
+    }
+    return db;
+  }
+
+  async query<Row extends object = Record<string, unknown>>(text: string, values: readonly unknown[] = []): Promise<Row[]> {
+    const result = await this.#pool.query<Row>(text, values as unknown[]);
+    return result.rows;
+  }
+
+  /**
+   * Runs `work` in one transaction (READ COMMITTED unless `serializable`), committing when it
+   * resolves and rolling back when it throws. On a serialization failure or deadlock the whole
+   * transaction is retried, so `work` must not have effects outside the database.
+   */
+  async transaction<T>(work: (client: PgClient) => Promise<T>, options: { serializable?: boolean } = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.#pool.connect();
+      let broken = false;
+      try {
+        await client.query(options.serializable ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        const code = (error as { code?: string }).code;
+        if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
+        await sleep(Math.random() * 2 ** attempt);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Publishes `payload` on `channel` (inside `client`'s transaction: delivered when it commits). */
+  async notify(channel: string, payload: string, client?: PgClient): Promise<void> {
+    await (client ?? this.#pool).query('SELECT pg_notify($1, $2)', [this.#channelName(channel), payload]);
+  }
+
+  /**
+   * Calls `listener` for every notification on `channel`, from any instance (this one too). The
+   * listening connection reconnects after a failure; notifications sent while it was down are lost,
+   * so callers keep a bounded-staleness fallback (a cache TTL).
+   */
+  async listen(channel: string, listener: (payload: string) => void): Promise<void> {
+    const name = this.#channelName(channel);
+    let set = this.#channels.get(name);
+    if (!set) {
+      set = new Set();
+      this.#channels.set(name, set);
+      const client = await this.#listenerClient();
+      await client.query(`LISTEN ${quoteIdent(name)}`);
+    }
+    set.add(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const listener = this.#listener;
+    this.#listener = null;
+    await listener?.end().catch(() => undefined);
+    await this.#pool.end();
+  }
+
+  #channelName(channel: string): string {
+    return `edgeport.${this.schema}.${channel}`;
+  }
+
+  async #listenerClient(): Promise<pg.Client> {
+    if (this.#listener) return this.#listener;
+    const client = new pg.Client(this.#config);
+    client.on('notification', (message) => {
+      for (const listener of this.#channels.get(message.channel) ?? []) listener(message.payload ?? '');
+    });
+    client.on('error', () => {
+      if (this.#listener !== client) return;
+      this.#listener = null;
+      client.end().catch(() => undefined);
+      setTimeout(() => this.#relisten(), 1000).unref();
+    });
+    await client.connect();
+    this.#listener = client;
+    return client;
+  }
+
+  #relisten(): void {
+    if (this.#closed || this.#listener) return;
+    this.#listenerClient()
+      .then(async (client) => {
+        for (const name of this.#channels.keys()) await client.query(`LISTEN ${quoteIdent(name)}`);
+        // Whatever was missed while disconnected: tell every listener something may have changed.
+        for (const set of this.#channels.values()) for (const listener of set) listener('');
+      })
+      .catch(() => setTimeout(() => this.#relisten(), 1000).unref());
+  }
+
+  async #migrate(now: number): Promise<void> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      try {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`);
+        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)');
+        const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
+        for (const migration of MIGRATIONS) {
+          if (applied.has(migration.version)) continue;
+          await client.query('BEGIN');
+          try {
+            await client.query(migration.postgres);
+            await client.query('INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)', [migration.version, migration.name, now]);
+            await client.query('COMMIT');
+          } catch (error) {
+            await client.query('ROLLBACK');
+            throw error;
+          }
+        }
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** Splits edgeport's own parameters (`schema`, `pool`) off a PostgreSQL URL. */
+export function parsePgUrl(url: string): { config: pg.ClientConfig; schema: string; poolSize: number } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`Not a PostgreSQL URL: ${JSON.stringify(redact(url))}; expected postgres://user@host:5432/database`);
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new Error(`Not a PostgreSQL URL: ${JSON.stringify(redact(url))}; it must start with postgres://`);
+  }
+  const schema = parsed.searchParams.get('schema') ?? 'public';
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`Schema ${JSON.stringify(schema)} in the PostgreSQL URL must be lower case letters, digits and _ (at most 63).`);
+  const pool = parsed.searchParams.get('pool');
+  const poolSize = pool === null ? 10 : Number(pool);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new Error(`pool=${pool} in the PostgreSQL URL must be a whole number from 1 to 1000.`);
+  parsed.searchParams.delete('schema');
+  parsed.searchParams.delete('pool');
+  return { config: { connectionString: parsed.toString() }, schema, poolSize };
+}
+
+/** The URL with its password hidden, for messages. */
+export function redact(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
