@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback, constants as zlib } from 'node:zlib';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
+import { randomHexId } from '../core/ids.ts';
 import type { LogJobRecord } from '../db/control-store.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import { DestinationError } from './destinations/destination.ts';
@@ -79,6 +80,8 @@ interface Shipper {
 export class LogPipeline {
   readonly #options: LogPipelineOptions;
   readonly #root: string;
+  /** Names this data dir's batches apart from other instances' batches of the same job. */
+  readonly #instanceId: string;
   readonly #shippers = new Map<number, Shipper>();
   readonly #active = new Map<number, ActiveLogJob>();
   readonly #destinations = new Map<string, ReturnType<typeof openDestination>>();
@@ -92,6 +95,7 @@ export class LogPipeline {
     this.#options = options;
     this.#root = join(options.dataDir, 'logs', 'jobs');
     mkdirSync(this.#root, { recursive: true });
+    this.#instanceId = instanceId(join(options.dataDir, 'logs'));
     // Spools left by an earlier run are delivered first.
     for (const name of readdirSync(this.#root)) {
       const marker = join(this.#root, name, 'job.json');
@@ -268,7 +272,7 @@ export class LogPipeline {
       const body = formatter.batchPrefix + batch.texts.join(formatter.recordDelimiter) + formatter.batchSuffix;
       const gzipped = await gzip(body, { level: zlib.Z_BEST_SPEED });
       await destination.write({
-        name: batchObjectName(path, batch.firstTime, batch.lastTime, `${job.id}:${batch.start.segment}:${batch.start.offset}`),
+        name: batchObjectName(path, batch.firstTime, batch.lastTime, `${this.#instanceId}:${job.id}:${batch.start.segment}:${batch.start.offset}`),
         gzipped, firstTime: batch.firstTime,
         contentType: job.outputOptions.outputType === 'csv' ? 'text/csv' : 'application/x-ndjson',
       });
@@ -302,4 +306,16 @@ export class LogPipeline {
     this.#active.delete(shipper.jobId);
     rmSync(join(this.#root, String(shipper.jobId)), { recursive: true, force: true });
   }
+}
+
+/**
+ * The id of this data dir's log pipeline, made once and kept: instances sharing a database each
+ * spool their own records, so their batches of one job must never get the same object name.
+ */
+function instanceId(dir: string): string {
+  const file = join(dir, 'instance-id');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const id = randomHexId();
+  writeFileSync(file, `${id}\n`);
+  return id;
 }
