@@ -54,15 +54,25 @@ export async function ensureBootstrapAccount(control: ControlStore, env: NodeJS.
   const key = env.EDGEPORT_ADMIN_KEY || undefined;
   if ((email === undefined) !== (key === undefined)) throw new AccountError('ACCOUNT_ADMIN_ENV_INCOMPLETE');
   if (email !== undefined && key !== undefined) {
-    const existing = await control.findAccountByEmail(email);
-    if (!existing) await createAccount(control, email, { key, clock });
-    else if (!await verifyApiKey(key, existing.keyHash)) {
+    // Another instance sharing the database may create the same account at the same moment.
+    const existing = await control.findAccountByEmail(email)
+      ?? await createAccount(control, email, { key, clock }).then(() => null, (error: unknown) => {
+        if (error instanceof AccountError && error.code === 'ACCOUNT_EXISTS') return control.findAccountByEmail(email);
+        throw error;
+      });
+    if (existing && !await verifyApiKey(key, existing.keyHash)) {
       if (!isValidApiKey(key)) throw new AccountError('ACCOUNT_KEY_INVALID');
       await control.setAccountKeyHash(existing.id, await hashApiKey(key));
     }
     return null;
   }
   if (await control.countAccounts() > 0) return null;
-  const made = await createAccount(control, DEFAULT_ADMIN_EMAIL, { clock });
-  return { email: made.account.email, key: made.key };
+  try {
+    const made = await createAccount(control, DEFAULT_ADMIN_EMAIL, { clock });
+    return { email: made.account.email, key: made.key };
+  } catch (error) {
+    // Another instance sharing the database made it first: its banner shows the key.
+    if (error instanceof AccountError && error.code === 'ACCOUNT_EXISTS') return null;
+    throw error;
+  }
 }
