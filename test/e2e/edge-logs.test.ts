@@ -8,14 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { fileLines as readLines, gunzipLines, until } from '../helpers/delivered-logs.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -88,22 +88,7 @@ async function createFileJob(api: ApiClient, zoneId: string, directory: string, 
   return api.call('POST', `/zones/${zoneId}/logshipping/jobs`, { name: 'file-job', destination_conf: destination, dataset: 'http_requests', enabled: true, ownership_challenge: token, ...extra });
 }
 
-function gunzipLines(buffers: Buffer[]): LogLine[] {
-  return buffers.flatMap((b) => gunzipSync(b).toString().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LogLine));
-}
-
-function fileLines(directory: string): LogLine[] {
-  const buffers: Buffer[] = [];
-  const walk = (at: string): void => {
-    if (!existsSync(at)) return;
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(join(at, entry.name));
-      else if (entry.name.endsWith('.log.gz')) buffers.push(readFileSync(join(at, entry.name)));
-    }
-  };
-  walk(directory);
-  return gunzipLines(buffers);
-}
+const fileLines = (directory: string): LogLine[] => readLines<LogLine>(directory);
 
 async function bucketLines(s3: S3Client, bucket: string): Promise<LogLine[]> {
   const buffers: Buffer[] = [];
@@ -117,17 +102,7 @@ async function bucketLines(s3: S3Client, bucket: string): Promise<LogLine[]> {
     }
     token = page.NextContinuationToken;
   } while (token);
-  return gunzipLines(buffers);
-}
-
-async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
+  return gunzipLines<LogLine>(buffers);
 }
 
 /** `count` requests from autocannon, cycling paths and hosts; every request carries x-trace and a session cookie. */
