@@ -86,6 +86,7 @@ async function handle(deps: GatewayHandlerDeps, req: IncomingMessage, res: Serve
   const parsed = parseRequestBody(body, deps);
   if (parsed.kind === 'invalid') return sendError(deps, res, parsed.error);
   const members = parsed.kind === 'single' ? [parsed.member] : parsed.members;
+  network.countRequests(members.length);
   const waitMs = deps.rateLimiter.take(req.socket.remoteAddress ?? 'unknown', members.length);
   if (waitMs > 0) {
     deps.metrics.rateLimited();
@@ -133,9 +134,10 @@ function sendError(deps: GatewayHandlerDeps, res: ServerResponse, error: JsonRpc
   send(deps, res, error.status, errorResponse('null', toErrorObject(error)), headers);
 }
 
+/** With Content-Length (not chunked): one write of head and body, nothing to frame. */
 function send(deps: GatewayHandlerDeps, res: ServerResponse, status: number, body: string, headers?: Record<string, string>): void {
   deps.metrics.httpResponse(status);
-  res.writeHead(status, headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers });
+  res.writeHead(status, { ...JSON_HEADERS, 'content-length': String(Buffer.byteLength(body)), ...headers });
   res.end(body);
 }
 
