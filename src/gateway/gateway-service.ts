@@ -16,7 +16,7 @@ import { UpstreamPool } from './backends/upstream-pool.ts';
 import { AnswerCache } from './cache/answer-cache.ts';
 import { InFlight } from './cache/in-flight.ts';
 import { CallExecutor } from './call-executor.ts';
-import { createGatewayHandler } from './http/gateway-handler.ts';
+import { createGatewayHandler, type Replay } from './http/gateway-handler.ts';
 import type { RpcAnswer } from './json-rpc/response.ts';
 import { createMethodPolicy } from './method-policy.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -32,10 +32,25 @@ export interface GatewayServiceOptions {
   dataDir?: string;
 }
 
+/** One network as the management API shows it (the dashboard's gateway page). */
+export interface GatewayNetworkStatus {
+  name: string;
+  chainId: number;
+  retiredOn: string | undefined;
+  replacement: string | undefined;
+  /** Retired now, by the injected clock. */
+  retired: boolean;
+  backend: 'embedded' | 'upstreams';
+  /** JSON-RPC calls received since start (batch members count one each). */
+  requests: number;
+}
+
 export interface GatewayService extends ServiceHandle {
   /** Lines for the start banner: the funded development accounts, when an embedded chain runs. */
   readonly banner: readonly string[];
   readonly metrics: GatewayMetrics;
+  /** Every network with its state and the calls it has received, in configuration order. */
+  networks(): GatewayNetworkStatus[];
 }
 
 /** Starts every network not retired at start (the others start on first use) and returns the handler. */
@@ -65,10 +80,17 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
     maxBodyBytes: config.maxBodyBytes,
     maxBatchItems: config.maxBatchItems,
     beforeMetrics: () => metrics.cacheEntries.set(cache.size),
+    // Bounded like the answer cache: together they hold at most twice its byte limit.
+    replays: new AnswerCache<Replay>({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes }, (replay) => replay.method.length + replay.response.length),
   });
+  const backendKind = new Map(config.networks.map((n) => [n.name, n.backend.kind]));
   return {
     handler,
     metrics,
+    networks: () => [...networks.values()].map((n) => ({
+      name: n.name, chainId: n.chainId, retiredOn: n.retiredOn, replacement: n.replacement,
+      retired: n.isRetired(clock.now()), backend: backendKind.get(n.name)!, requests: n.requests,
+    })),
     banner: embedded.length > 0 ? describeDevAccounts(embedded.join(', ')) : [],
     close: closeAll,
   };

@@ -4,7 +4,7 @@
  * process), with method policy, cache, rate limit and metrics. `edgeport start` puts the handler
  * on the gateway port.
  */
-export { createGatewayService, type GatewayService, type GatewayServiceOptions } from './gateway-service.ts';
+export { createGatewayService, type GatewayService, type GatewayServiceOptions, type GatewayNetworkStatus } from './gateway-service.ts';
 export { toGatewayConfig, type GatewayConfig, type GatewayNetworkConfig, type GatewayBackendConfig } from '../config/gateway.ts';
 export { GATEWAY_DEFAULTS } from '../config/defaults.ts';
 export { GATEWAY_ERRORS, type GatewayErrorCode } from './errors.ts';

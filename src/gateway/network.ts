@@ -25,6 +25,7 @@ export class GatewayNetwork {
   readonly #start: () => Promise<ChainBackend>;
   readonly #logger: Logger;
   #backend: Promise<ChainBackend> | undefined;
+  #requests = 0;
 
   constructor(config: GatewayNetworkConfig, start: () => Promise<ChainBackend>, clock: Clock, logger: Logger) {
     this.name = config.name;
@@ -37,6 +38,15 @@ export class GatewayNetwork {
     this.finality = new FinalityTracker({
       fetch: () => this.#fetchFinalized(), clock, logger, refreshMs: FINALITY_REFRESH_MS[config.backend.kind],
     });
+  }
+
+  /** JSON-RPC calls received for this network since start (batch members count one each). */
+  get requests(): number {
+    return this.#requests;
+  }
+
+  countRequests(calls: number): void {
+    this.#requests += calls;
   }
 
   isRetired(nowMs: number): boolean {

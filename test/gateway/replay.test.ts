@@ -1,0 +1,46 @@
+/** Repeated bodies of cached calls are answered from the replay index: same answer, same headers, still rate limited. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FakeClock } from '../../src/core/clock.ts';
+import { rpc, startGateway } from './helpers.ts';
+
+test('the same body of a final call is replayed byte for byte; another id is answered afresh', async (t) => {
+  const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
+  const body = rpc('eth_getBlockByNumber', ['0x0', false], 7);
+  // The answer is cached once the chain's finalized head is known (after the first call), then
+  // its whole response is kept for this body.
+  const answers = [];
+  for (let i = 0; i < 4; i++) answers.push(await gateway.post('/v1/sepolia', body));
+  const [first, , third, fourth] = answers as [typeof answers[0], unknown, typeof answers[0], typeof answers[0]];
+  assert.equal(first.headers.get('x-edgeport-cache'), 'MISS');
+  assert.deepEqual([third, fourth].map((answer) => answer.headers.get('x-edgeport-cache')), ['HIT', 'HIT']);
+  for (const answer of answers) assert.equal(answer.text, first.text, 'the replayed answer is the same text');
+  assert.equal(fourth.headers.get('content-length'), String(Buffer.byteLength(first.text)));
+  assert.equal(fourth.json.id, 7);
+
+  const otherId = await gateway.post('/v1/sepolia', rpc('eth_getBlockByNumber', ['0x0', false], 'eight'));
+  assert.equal(otherId.json.id, 'eight');
+  assert.deepEqual(otherId.json.result, first.json.result);
+
+  // Answers that can change are never replayed.
+  const head = rpc('eth_blockNumber', [], 1);
+  await gateway.post('/v1/sepolia', head);
+  assert.equal((await gateway.post('/v1/sepolia', head)).headers.get('x-edgeport-cache'), 'BYPASS');
+
+  const metrics = await (await fetch(`${gateway.origin}/metrics`)).text();
+  assert.match(metrics, /edgeport_gateway_calls_total\{network="sepolia",method="eth_getBlockByNumber",outcome="cache_hit"\} [34]/);
+});
+
+test('replayed answers still take rate-limit tokens', async (t) => {
+  const clock = new FakeClock();
+  const gateway = await startGateway(t, { clock, section: { rate_limit: { requests_per_second: 1, burst: 3 } } });
+  const body = rpc('eth_chainId', [], 1);
+  for (let i = 0; i < 3; i++) assert.equal((await gateway.post('/v1/sepolia', body)).status, 200);
+  const limited = await gateway.post('/v1/sepolia', body);
+  assert.equal(limited.status, 429);
+  assert.equal(limited.json.error.code, -32005);
+  clock.advance(1000);
+  const again = await gateway.post('/v1/sepolia', body);
+  assert.equal(again.status, 200);
+  assert.equal(again.headers.get('x-edgeport-cache'), 'HIT');
+});
