@@ -1,10 +1,15 @@
 /**
  * Store through the bucket binding, in process, on disk: put/get/head of 1 KiB, put/get of
  * 1 MiB, list of 100 keys, and a 100 MiB multipart upload. 32 concurrent callers.
+ *
+ * Metadata in SQLite in a temporary data dir, or with EDGEPORT_BENCH_DB_URL=postgres://... in
+ * PostgreSQL, in the URL's schema (default `bench_store`), dropped and recreated first.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
+import { PgDatabase, parsePgUrl, redact } from '../src/db/postgres/pg-database.ts';
 import { createStoreBucket } from '../src/store/binding/index.ts';
 import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
 import { formatResult, runClosedLoop } from './stats.ts';
@@ -13,8 +18,12 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 
 export async function benchStoreBinding(seconds: number): Promise<string[]> {
+  const database = await openBenchDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-'));
-  const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
+  const engine = await openStoreEngine({
+    dataDir, recover: true, maintenance: true, backgroundCheckpoints: true, ...(database ? { database } : {}),
+  });
+  console.log(database ? `binding: metadata on PostgreSQL, schema ${database.schema}` : 'binding: metadata on SQLite');
   await engine.ensureBucket('bench');
   const bucket = createStoreBucket(engine, 'bench', { listHonorsInclude: true });
   const lines: string[] = [];
@@ -56,7 +65,27 @@ export async function benchStoreBinding(seconds: number): Promise<string[]> {
     report(formatResult({ name: 'binding multipart 100 MiB (10 MiB parts)', ops: 1, seconds: ms / 1000, bytesPerOp: 100 * MiB, p50: ms, p99: ms }));
   } finally {
     await engine.close();
+    await database?.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
   return lines;
+}
+
+/** EDGEPORT_BENCH_DB_URL's database in a fresh schema (the URL's, default bench_store); undefined without it. */
+async function openBenchDatabase(): Promise<PgDatabase | undefined> {
+  const given = process.env.EDGEPORT_BENCH_DB_URL;
+  if (!given) return undefined;
+  const url = new URL(given);
+  if (!url.searchParams.has('schema')) url.searchParams.set('schema', 'bench_store');
+  if (!url.searchParams.has('pool')) url.searchParams.set('pool', '16');
+  const { config, schema } = parsePgUrl(url.toString());
+  if (schema === 'public') throw new Error(`EDGEPORT_BENCH_DB_URL=${redact(given)}: name a schema of the benchmark's own (?schema=bench); it is dropped first.`);
+  const admin = new pg.Client(config);
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await admin.end();
+  }
+  return PgDatabase.open({ url: url.toString(), now: Date.now() });
 }

@@ -66,6 +66,8 @@ async function multipart(url: string, totalMiB: number, partMiB: number): Promis
 export async function benchStoreHttp(seconds: number): Promise<string[]> {
   const server = await startDevServer(`${SHARED}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
   const lines: string[] = [];
+  // `edgeport dev` keeps its metadata in SQLite in its data dir; it has no database option.
+  if (process.env.EDGEPORT_BENCH_DB_URL) console.log('http: metadata on SQLite (edgeport dev has no database option; EDGEPORT_BENCH_DB_URL applies to the binding legs)');
   try {
     await seed(server.url);
     const ops: Array<[string, string, Record<string, string>, number?]> = [

@@ -76,9 +76,11 @@ export const objectStore: Migration = {
       storage_class TEXT NOT NULL
     );
 
+    -- Keys are BYTEA holding their UTF-8 bytes: a key may contain U+0000, which TEXT cannot hold,
+    -- and BYTEA compares bytewise, which is exactly the store's list order (no collation involved).
     CREATE TABLE objects (
       bucket TEXT COLLATE "C" NOT NULL,
-      key TEXT COLLATE "C" NOT NULL,   -- "C": byte order, which for UTF-8 is the store's list order
+      key BYTEA NOT NULL,              -- UTF-8 bytes of the key
       version TEXT NOT NULL,
       size BIGINT NOT NULL,
       etag TEXT NOT NULL,
@@ -109,7 +111,7 @@ export const objectStore: Migration = {
     CREATE TABLE uploads (
       upload_id TEXT PRIMARY KEY,
       bucket TEXT COLLATE "C" NOT NULL,
-      key TEXT COLLATE "C" NOT NULL,
+      key BYTEA NOT NULL,              -- UTF-8 bytes, as objects.key
       created BIGINT NOT NULL,
       http_metadata TEXT NOT NULL,
       custom_metadata TEXT NOT NULL,

@@ -7,7 +7,7 @@ export interface Migration {
   version: number;
   name: string;
   sqlite: string;
-  /** The same schema for PostgreSQL (src/db/postgres): BIGINT epoch ms, BYTEA bytes, keys in "C" (byte) order. */
+  /** The same schema for PostgreSQL (src/db/postgres): BIGINT epoch ms, BYTEA bytes and object keys (UTF-8), names in "C" order. */
   postgres: string;
 }
 

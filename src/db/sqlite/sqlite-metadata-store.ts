@@ -101,7 +101,8 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
     const prefix = query.prefix ?? '';
-    const after = query.after !== undefined && query.after >= prefix ? query.after : null;
+    // Compared as UTF-8 bytes, the list order (JS `>=` compares UTF-16 units, which disagree past U+FFFF).
+    const after = query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(prefix)) >= 0 ? query.after : null;
     const upper = prefix === '' ? AFTER_ALL : prefix + AFTER_ALL;
     const withMetadata = query.withHttpMetadata || query.withCustomMetadata;
     const statement = after === null

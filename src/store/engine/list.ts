@@ -21,13 +21,19 @@ export function decodeCursor(cursor: string): string {
   return kind === 'k' ? text.slice(1) : text.slice(1) + AFTER_ALL_KEYS;
 }
 
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
 export async function listObjects(meta: MetadataStore, bucket: string, options: ListOptions): Promise<ListResult> {
   const limit = options.limit ?? STORE_LIMITS.maxListLimit;
   if (!Number.isInteger(limit) || limit < 1 || limit > STORE_LIMITS.maxListLimit) throw new StoreError('STORE_INVALID_MAX_KEYS');
   const prefix = options.prefix ?? '';
   const delimiter = options.delimiter ? options.delimiter : undefined;
   let after = options.cursor ? decodeCursor(options.cursor) : undefined;
-  if (options.startAfter !== undefined && (after === undefined || options.startAfter > after)) after = options.startAfter;
+  // Compared as UTF-8 bytes, the list order: JS `>` compares UTF-16 units, which disagree past U+FFFF
+  // (a cursor past U+1F600 would lose to a startAfter of U+FF61 and the listing would repeat itself).
+  if (options.startAfter !== undefined && (after === undefined || byteOrder(options.startAfter, after) > 0)) after = options.startAfter;
 
   const result: ListResult = { objects: [], delimitedPrefixes: [], truncated: false };
   let count = 0;

@@ -102,6 +102,22 @@ test('order is UTF-8 byte order; startAfter is exclusive', async (t) => {
   assert.deepEqual(later.objects.map((o) => o.key), ['u\uFF61', 'u\u{1F600}']);
 });
 
+test('startAfter and cursors compare in UTF-8 byte order, past U+FFFF too', async (t) => {
+  const { engine, bucket } = await openTestEngine(t);
+  for (const key of ['\u{1F600}', '\u{1F600}\u{1F600}', '\uFF61x', '\u{10000}a']) await engine.put(bucket, key, bytes('x'));
+  // U+1F600 is below U+FF61 in UTF-16 (a surrogate) but above it in UTF-8: the cursor must win.
+  const first = await engine.list(bucket, { startAfter: '\uFF61\u{10FFFF}', limit: 1 });
+  assert.deepEqual(first.objects.map((o) => o.key), ['\u{10000}a']);
+  const second = await engine.list(bucket, { startAfter: '\uFF61\u{10FFFF}', limit: 1, cursor: first.cursor! });
+  assert.deepEqual(second.objects.map((o) => o.key), ['\u{1F600}']);
+  const third = await engine.list(bucket, { startAfter: '\uFF61\u{10FFFF}', limit: 1, cursor: second.cursor! });
+  assert.deepEqual(third.objects.map((o) => o.key), ['\u{1F600}\u{1F600}']);
+  assert.equal(third.truncated, false);
+  // And a startAfter below the prefix (in bytes) does not widen the listing beyond the prefix.
+  const prefixed = await engine.list(bucket, { prefix: '\u{10000}', startAfter: '\uFF61' });
+  assert.deepEqual(prefixed.objects.map((o) => o.key), ['\u{10000}a']);
+});
+
 test('include fills in only the requested metadata', async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'k', bytes('x'), { httpMetadata: { contentType: 'a/b' }, customMetadata: { c: 'd' } });

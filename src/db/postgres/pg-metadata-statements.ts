@@ -1,0 +1,174 @@
+/**
+ * Every SQL statement of the PostgreSQL metadata store (pg-metadata-store.ts), with the shape of the
+ * rows they return. Object and upload keys are BYTEA (their UTF-8 bytes): compared bytewise, which is
+ * the store's list order, and able to hold U+0000.
+ */
+
+export interface PgObjectRecord {
+  key: Buffer;
+  version: string;
+  size: number;
+  etag: string;
+  uploaded: number;
+  http_metadata: string;
+  custom_metadata: string;
+  checksums: string;
+  storage_class: string;
+  has_inline: number;
+  blob_id: string | null;
+  part_count: number;
+}
+
+/** getObject's row: the inline body and, for a multipart object, its parts as `[blobId, size]` pairs. */
+export interface PgStoredRecord extends PgObjectRecord {
+  inline_data: Buffer | null;
+  parts: Array<[string, number]> | null;
+}
+
+/**
+ * A list page: one row holding a JSON array (parsed by pg in one JSON.parse, far cheaper than a row
+ * per object) of [key as hex, version, size, etag, uploaded, checksums, storage class, and, when
+ * asked, http and custom metadata].
+ */
+export interface PgListPage {
+  page: Array<[keyHex: string, version: string, size: number, etag: string, uploaded: number, checksums: Record<string, string>,
+    storageClass: string, httpMetadata?: Record<string, unknown>, customMetadata?: Record<string, string>]>;
+}
+
+export interface PgUploadRecord {
+  upload_id: string;
+  bucket: string;
+  key: Buffer;
+  created: number;
+  http_metadata: string;
+  custom_metadata: string;
+  storage_class: string;
+  state: string;
+}
+
+export interface PgPartRecord {
+  part_number: number;
+  etag: string;
+  size: number;
+  blob_id: string;
+  uploaded: number;
+}
+
+const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
+
+/** Listing: $2 the lower bound (inclusive or exclusive), $3 the exclusive upper one, $4 the limit. */
+const listPage = (lower: '>=' | '>', withMetadata: boolean) => `SELECT coalesce(json_agg(json_build_array(encode(key, 'hex'), version, size,
+    etag, uploaded, checksums::json, storage_class${withMetadata ? ', http_metadata::json, custom_metadata::json' : ''}) ORDER BY key), '[]') AS page
+  FROM (SELECT key, version, size, etag, uploaded, checksums, storage_class${withMetadata ? ', http_metadata, custom_metadata' : ''}
+    FROM objects WHERE bucket = $1 AND key ${lower} $2 AND key < $3 ORDER BY key LIMIT $4) AS listed`;
+
+/** Queues blob ids for reclamation; a blob queued twice keeps the later time. `$after` is a parameter. */
+const reclaim = (source: string, after: string) => `INSERT INTO blob_reclaim (blob_id, after)
+  SELECT DISTINCT blob_id, ${after}::bigint FROM (${source}) AS r (blob_id)
+  ON CONFLICT (blob_id) DO UPDATE SET after = EXCLUDED.after`;
+
+/**
+ * Parameters of the object writes: $1 bucket, $2 key, $3..$13 the objects row, $14 inline bytes (or
+ * NULL), $15/$16 the part blob ids and sizes (empty unless multipart). The body and part rows are
+ * written only when the object row was (`o` is empty after an insert that met a conflict).
+ */
+const OBJECT_VALUES = '$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13';
+const OBJECT_DATA = `
+  body AS (INSERT INTO inline_bodies (version, bytes) SELECT version, $14::bytea FROM o WHERE $14::bytea IS NOT NULL),
+  parts AS (INSERT INTO object_parts (version, idx, blob_id, size)
+    SELECT o.version, p.ord - 1, p.blob_id, p.size FROM o, unnest($15::text[], $16::bigint[]) WITH ORDINALITY AS p (blob_id, size, ord))
+  SELECT count(*)::int AS written FROM o`;
+
+export const PG_SQL = {
+  insertBucket: 'INSERT INTO buckets (name, created, storage_class) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING 1 AS inserted',
+  getBucket: 'SELECT name, created, storage_class FROM buckets WHERE name = $1',
+  listBuckets: 'SELECT name, created, storage_class FROM buckets ORDER BY name',
+  /** One statement: deletes the bucket unless it holds objects or active uploads, and says which case it was. */
+  deleteBucket: `WITH busy AS (
+      SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1)
+        OR EXISTS (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active') AS busy
+    ), gone AS (DELETE FROM buckets WHERE name = $1 AND NOT (SELECT busy FROM busy) RETURNING 1)
+    SELECT (SELECT count(*) FROM gone)::int AS deleted, EXISTS (SELECT 1 FROM buckets WHERE name = $1) AS found,
+      (SELECT busy FROM busy) AS busy`,
+
+  headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
+  /** The row, its inline body and its parts, from one snapshot. */
+  getObject: `SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data,
+      CASE WHEN o.part_count > 0 THEN (SELECT json_agg(json_build_array(p.blob_id, p.size) ORDER BY p.idx)
+        FROM object_parts p WHERE p.version = o.version) END AS parts
+    FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version
+    WHERE o.bucket = $1 AND o.key = $2`,
+  /** Locks the current row (if any) for a conditional write; a waiter reads the row as committed. */
+  lockObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2 FOR UPDATE`,
+  /** Writes a key that had no row; writes nothing (written = 0) if a concurrent write created it since. */
+  insertObject: `WITH o AS (
+      INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums,
+        storage_class, has_inline, blob_id, part_count) VALUES (${OBJECT_VALUES})
+      ON CONFLICT (bucket, key) DO NOTHING RETURNING version
+    ),${OBJECT_DATA}`,
+  /**
+   * Replaces the locked row: $17 is the old version, $18 its blob id (or NULL), $19 when its blobs
+   * may be deleted. The old inline body and part rows go; its blobs are queued for reclamation.
+   */
+  replaceObject: `WITH old_body AS (DELETE FROM inline_bodies WHERE version = $17::text),
+    old_parts AS (DELETE FROM object_parts WHERE version = $17::text RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM old_parts UNION ALL SELECT $18::text WHERE $18::text IS NOT NULL', '$19')}),
+    o AS (
+      UPDATE objects SET version = $3, size = $4, etag = $5, uploaded = $6, http_metadata = $7, custom_metadata = $8,
+        checksums = $9, storage_class = $10, has_inline = $11, blob_id = $12, part_count = $13
+      WHERE bucket = $1 AND key = $2 RETURNING version
+    ),${OBJECT_DATA}`,
+  /** $2: the keys (bytea[]); $3: when their blobs may be deleted. */
+  deleteObjects: `WITH gone AS (
+      DELETE FROM objects WHERE bucket = $1 AND key = ANY ($2::bytea[]) RETURNING version, has_inline, blob_id, part_count
+    ), gone_body AS (DELETE FROM inline_bodies WHERE version IN (SELECT version FROM gone WHERE has_inline = 1)),
+    gone_parts AS (DELETE FROM object_parts WHERE version IN (SELECT version FROM gone WHERE part_count > 0) RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id IS NOT NULL UNION ALL SELECT blob_id FROM gone_parts', '$3')})
+    SELECT count(*)::int AS deleted FROM gone`,
+  // Both bounds are on the primary key (bucket, key), so the scan reads only the page.
+  listFrom: listPage('>=', false),
+  listAfter: listPage('>', false),
+  listFromWithMetadata: listPage('>=', true),
+  listAfterWithMetadata: listPage('>', true),
+
+  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  getUpload: 'SELECT * FROM uploads WHERE upload_id = $1',
+  /** Taken by every write to an upload or its parts: part writes, completion and abort are serialized per upload. */
+  lockUpload: 'SELECT * FROM uploads WHERE upload_id = $1 FOR UPDATE',
+  listUploads: `SELECT * FROM uploads WHERE bucket = $1 AND state = 'active' AND key >= $2 AND key < $3
+    ORDER BY key, created, upload_id`,
+  /** Active uploads created before $1, locked; one completed meanwhile is skipped. */
+  lockExpiredUploads: "SELECT upload_id FROM uploads WHERE state = 'active' AND created < $1 ORDER BY upload_id FOR UPDATE",
+  listParts: 'SELECT part_number, etag, size, blob_id, uploaded FROM upload_parts WHERE upload_id = $1 ORDER BY part_number',
+  /** Records a part under the upload's lock; the blob of the part it replaces is queued ($7: when). */
+  putPart: `WITH old AS (SELECT blob_id FROM upload_parts WHERE upload_id = $1 AND part_number = $2),
+    reclaimed AS (${reclaim('SELECT blob_id FROM old', '$7')}),
+    written AS (INSERT INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (upload_id, part_number) DO UPDATE
+      SET etag = EXCLUDED.etag, size = EXCLUDED.size, blob_id = EXCLUDED.blob_id, uploaded = EXCLUDED.uploaded)
+    SELECT 1`,
+  /**
+   * Ends uploads ($1: ids, locked) in state $4: their part rows go, and every part blob not in $2
+   * (the parts a completed object now uses) is queued for reclamation ($3: when).
+   */
+  finishUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id <> ALL ($2::text[])', '$3')}),
+    ended AS (UPDATE uploads SET state = $4 WHERE upload_id = ANY ($1::text[]))
+    SELECT 1`,
+
+  queueReclaim: reclaim('SELECT unnest($1::text[])', '$2'),
+  reclaimable: 'SELECT blob_id FROM blob_reclaim WHERE after <= $1 LIMIT $2',
+  forgetReclaim: 'DELETE FROM blob_reclaim WHERE blob_id = ANY ($1::text[])',
+  clearReclaim: 'DELETE FROM blob_reclaim',
+  referencedBlobs: `SELECT blob_id FROM objects WHERE blob_id IS NOT NULL
+    UNION ALL SELECT blob_id FROM object_parts UNION ALL SELECT blob_id FROM upload_parts`,
+
+  putAccessKey: `INSERT INTO s3_access_keys (access_key_id, secret, created, revoked) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (access_key_id) DO UPDATE SET secret = EXCLUDED.secret, created = EXCLUDED.created, revoked = EXCLUDED.revoked`,
+  accessKeySecret: 'SELECT secret FROM s3_access_keys WHERE access_key_id = $1 AND revoked IS NULL',
+  listAccessKeys: 'SELECT access_key_id, secret, created, revoked FROM s3_access_keys ORDER BY created, access_key_id',
+  /** found = 0 when no such key exists; a revoked key keeps its first revocation time. */
+  revokeAccessKey: `WITH revoked AS (UPDATE s3_access_keys SET revoked = $2 WHERE access_key_id = $1 AND revoked IS NULL)
+    SELECT count(*)::int AS found FROM s3_access_keys WHERE access_key_id = $1`,
+} as const;

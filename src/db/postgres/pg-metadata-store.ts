@@ -1,0 +1,359 @@
+/**
+ * MetadataStore on PostgreSQL, shared by every instance of a deployment: the same behaviour as the
+ * SQLite store (src/db/sqlite/sqlite-metadata-store.ts), with transactions making its guarantees
+ * hold across instances. All SQL lives in pg-metadata-statements.ts; every statement is prepared
+ * once per connection. One query per read, one statement or one transaction per write.
+ *
+ * Concurrency (READ COMMITTED, row locks, no advisory locks):
+ * - A write to a key locks its row with SELECT ... FOR UPDATE, runs the precondition on the row as
+ *   committed, then writes in one statement. A key with no row yet is written with INSERT ... ON
+ *   CONFLICT DO NOTHING: when a concurrent transaction inserted the same key first, the insert waits
+ *   for it, writes nothing, and the transaction reads the key again (a fresh snapshot, now locking
+ *   the row) and re-runs the precondition. So two conditional puts never both see "no object".
+ * - Part writes, completion and abort lock the upload row first and read its parts afterwards, in a
+ *   later statement (a fresh snapshot), so a completion sees every part committed before it and
+ *   completes an upload at most once.
+ * Single-statement writes are atomic by themselves; they and transactions retry on serialization
+ * failures and deadlocks.
+ */
+import type { Clock } from '../../core/clock.ts';
+import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
+import type {
+  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
+} from '../metadata-store.ts';
+import type { PgClient, PgDatabase } from './pg-database.ts';
+import {
+  PG_SQL as SQL, type PgListPage, type PgObjectRecord, type PgPartRecord, type PgStoredRecord, type PgUploadRecord,
+} from './pg-metadata-statements.ts';
+
+export interface PgMetadataStoreOptions {
+  /** The instance's database; shared with other stores, so close() leaves it open. */
+  database: PgDatabase;
+  clock: Clock;
+  /** How long a dereferenced blob is kept before deletion, so in-flight reads finish. */
+  reclaimGraceMs: number;
+}
+
+/** SQLSTATEs after which a statement or transaction is simply run again: serialization_failure, deadlock_detected. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 8;
+/** Bounds the re-reads of a key that concurrent writers keep creating and deleting. */
+const MAX_KEY_RACES = 100;
+/** Never occurs in UTF-8, so `prefix || 0xFF` sorts after every key that starts with `prefix`. */
+const AFTER_UTF8 = Buffer.from([0xff]);
+
+export class PgMetadataStore implements MetadataStore {
+  readonly #db: PgDatabase;
+  readonly #clock: Clock;
+  readonly #graceMs: number;
+  readonly #pending = new Set<Promise<unknown>>();
+  #closed = false;
+
+  constructor(options: PgMetadataStoreOptions) {
+    this.#db = options.database;
+    this.#clock = options.clock;
+    this.#graceMs = options.reclaimGraceMs;
+  }
+
+  async insertBucket(bucket: BucketInfo): Promise<boolean> {
+    const rows = await this.#write('insertBucket', [bucket.name, bucket.created, bucket.storageClass]);
+    return rows.length === 1;
+  }
+
+  async getBucket(name: string): Promise<BucketInfo | null> {
+    const [row] = await this.#read<BucketRecord>('getBucket', [name]);
+    return row ? toBucket(row) : null;
+  }
+
+  async listBuckets(): Promise<BucketInfo[]> {
+    return (await this.#read<BucketRecord>('listBuckets')).map(toBucket);
+  }
+
+  async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
+    const [row] = await this.#write<{ deleted: number; found: boolean; busy: boolean }>('deleteBucket', [name]);
+    if (row!.deleted > 0) return 'deleted';
+    return row!.found && row!.busy ? 'not-empty' : 'missing';
+  }
+
+  async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
+    const [row] = await this.#read<PgObjectRecord>('headObject', [bucket, utf8(key)]);
+    return row ? toMeta(row) : null;
+  }
+
+  async getObject(bucket: string, key: string): Promise<StoredObject | null> {
+    const [row] = await this.#read<PgStoredRecord>('getObject', [bucket, utf8(key)]);
+    if (!row) return null;
+    return { meta: toMeta(row), data: dataOf(row) };
+  }
+
+  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean> {
+    return this.#transaction((client) => this.#writeObject(client, bucket, meta, data, precondition));
+  }
+
+  async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.#write('deleteObjects', [bucket, keys.map(utf8), this.#reclaimAfter()]);
+  }
+
+  async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
+    const prefix = utf8(query.prefix ?? '');
+    const after = query.after === undefined ? null : utf8(query.after);
+    // Compared as bytes, the list order: `after` is the bound only when it is not below the prefix.
+    const fromAfter = after !== null && Buffer.compare(after, prefix) >= 0;
+    const upper = Buffer.concat([prefix, AFTER_UTF8]);
+    const withMetadata = query.withHttpMetadata || query.withCustomMetadata;
+    const statement: Statement = fromAfter
+      ? (withMetadata ? 'listAfterWithMetadata' : 'listAfter')
+      : (withMetadata ? 'listFromWithMetadata' : 'listFrom');
+    const [{ page }] = await this.#read<PgListPage>(statement, [bucket, fromAfter ? after : prefix, upper, query.limit]) as [PgListPage];
+    return page.map(([keyHex, version, size, etag, uploaded, checksums, storageClass, httpMetadata, customMetadata]) => ({
+      key: Buffer.from(keyHex, 'hex').toString('utf8'), version, size, etag, uploaded, checksums,
+      storageClass: storageClass as ObjectMeta['storageClass'],
+      httpMetadata: query.withHttpMetadata ? httpMetadata as ObjectMeta['httpMetadata'] : undefined,
+      customMetadata: query.withCustomMetadata ? customMetadata : undefined,
+    }));
+  }
+
+  async insertUpload(upload: UploadRow): Promise<void> {
+    await this.#write('insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
+      JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state]);
+  }
+
+  async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow | null> {
+    const [row] = await this.#read<PgUploadRecord>('getUpload', [uploadId]);
+    return row ? matchingUpload(row, bucket, key) : null;
+  }
+
+  async putPart(uploadId: string, part: PartRow): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const [upload] = await run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
+      if (!upload || upload.state !== 'active') return false;
+      await run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter()]);
+      return true;
+    });
+  }
+
+  async listParts(uploadId: string): Promise<PartRow[]> {
+    return (await this.#read<PgPartRecord>('listParts', [uploadId])).map(toPart);
+  }
+
+  async listUploads(bucket: string, prefix: string): Promise<UploadRow[]> {
+    const lower = utf8(prefix);
+    const rows = await this.#read<PgUploadRecord>('listUploads', [bucket, lower, Buffer.concat([lower, AFTER_UTF8])]);
+    return rows.map(toUpload);
+  }
+
+  async completeUpload(bucket: string, key: string, uploadId: string,
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta> {
+    return this.#transaction(async (client) => {
+      const [record] = await run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
+      const upload = record ? matchingUpload(record, bucket, key) : null;
+      // Read after the lock is held: every part write committed before this completion is seen.
+      const parts = upload ? (await run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
+      const { meta, parts: used } = plan(upload, parts);
+      await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
+      await run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
+      return meta;
+    });
+  }
+
+  async abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null> {
+    return this.#transaction(async (client) => {
+      const [record] = await run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
+      if (!record || !matchingUpload(record, bucket, key)) return null;
+      if (record.state === 'active') await run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted']);
+      return record.state as UploadRow['state'];
+    });
+  }
+
+  async expireUploads(createdBefore: number): Promise<number> {
+    return this.#transaction(async (client) => {
+      const ids = (await run<{ upload_id: string }>(client, 'lockExpiredUploads', [createdBefore])).map((row) => row.upload_id);
+      if (ids.length > 0) await run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted']);
+      return ids.length;
+    });
+  }
+
+  async reclaimableBlobs(now: number, limit: number): Promise<string[]> {
+    return (await this.#read<{ blob_id: string }>('reclaimable', [now, limit])).map((row) => row.blob_id);
+  }
+
+  async confirmReclaimed(blobIds: readonly string[]): Promise<void> {
+    if (blobIds.length > 0) await this.#write('forgetReclaim', [blobIds]);
+  }
+
+  async queueReclaim(blobIds: readonly string[]): Promise<void> {
+    if (blobIds.length > 0) await this.#write('queueReclaim', [blobIds, this.#reclaimAfter()]);
+  }
+
+  async referencedBlobIds(): Promise<Set<string>> {
+    return new Set((await this.#read<{ blob_id: string }>('referencedBlobs')).map((row) => row.blob_id));
+  }
+
+  async clearReclaimQueue(): Promise<void> {
+    await this.#write('clearReclaim');
+  }
+
+  async putAccessKey(key: AccessKeyRow): Promise<void> {
+    await this.#write('putAccessKey', [key.accessKeyId, key.secret, key.created, key.revoked]);
+  }
+
+  async accessKeySecret(accessKeyId: string): Promise<string | undefined> {
+    const [row] = await this.#read<{ secret: string }>('accessKeySecret', [accessKeyId]);
+    return row?.secret;
+  }
+
+  async listAccessKeys(): Promise<AccessKeyRow[]> {
+    const rows = await this.#read<{ access_key_id: string; secret: string; created: number; revoked: number | null }>('listAccessKeys');
+    return rows.map((row) => ({ accessKeyId: row.access_key_id, secret: row.secret, created: row.created, revoked: row.revoked }));
+  }
+
+  async revokeAccessKey(accessKeyId: string, at: number): Promise<boolean> {
+    const [row] = await this.#write<{ found: number }>('revokeAccessKey', [accessKeyId, at]);
+    return row!.found > 0;
+  }
+
+  /** Waits for the operations in flight; the database stays open (its owner closes it). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  /**
+   * Writes `meta` over whatever the key holds unless `precondition` rejects the current object.
+   * Runs inside a transaction; the current row stays locked until it ends.
+   */
+  async #writeObject(client: PgClient, bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean> {
+    const key = utf8(meta.key);
+    const values = [bucket, key, ...objectValues(meta, data)];
+    for (let race = 0; race < MAX_KEY_RACES; race++) {
+      const [current] = await run<PgObjectRecord>(client, 'lockObject', [bucket, key]);
+      if (precondition && !precondition(current ? toMeta(current) : null)) return false;
+      if (current) {
+        await run(client, 'replaceObject', [...values, current.version, current.blob_id, this.#reclaimAfter()]);
+        return true;
+      }
+      const [inserted] = await run<{ written: number }>(client, 'insertObject', values);
+      if (inserted!.written === 1) return true;
+      // Another transaction created the key after our read and has committed: read it again.
+    }
+    throw new Error(`Key ${JSON.stringify(meta.key)} in bucket ${JSON.stringify(bucket)} kept changing under a write; try again.`);
+  }
+
+  #reclaimAfter(): number {
+    return this.#clock.now() + this.#graceMs;
+  }
+
+  #read<Row extends object>(statement: Statement, values: readonly unknown[] = []): Promise<Row[]> {
+    return this.#track(this.#db.query<Row>(SQL[statement], values, PREPARED[statement]));
+  }
+
+  /** One statement, atomic by itself; run again after a serialization failure or deadlock. */
+  #write<Row extends object>(statement: Statement, values: readonly unknown[] = []): Promise<Row[]> {
+    return this.#track((async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.#db.query<Row>(SQL[statement], values, PREPARED[statement]);
+        } catch (error) {
+          if (!RETRYABLE.has((error as { code?: string }).code ?? '') || attempt >= MAX_ATTEMPTS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** attempt));
+        }
+      }
+    })());
+  }
+
+  #transaction<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
+    return this.#track(this.#db.transaction(work));
+  }
+
+  #track<T>(promise: Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('The metadata store is closed.'));
+    this.#pending.add(promise);
+    const settle = () => this.#pending.delete(promise);
+    promise.then(settle, settle);
+    return promise;
+  }
+}
+
+type Statement = keyof typeof SQL;
+
+/** Every statement is prepared once per connection, under a name of its own. */
+const PREPARED = Object.fromEntries(Object.keys(SQL).map((name) => [name, `edgeport_meta_${name}`])) as Record<Statement, string>;
+
+/** Runs a prepared statement inside a transaction. */
+async function run<Row extends object = Record<string, unknown>>(client: PgClient, statement: Statement, values: readonly unknown[]): Promise<Row[]> {
+  return (await client.query<Row>({ name: PREPARED[statement], text: SQL[statement] }, values as unknown[])).rows;
+}
+
+interface BucketRecord {
+  name: string;
+  created: number;
+  storage_class: string;
+}
+
+function utf8(text: string): Buffer {
+  return Buffer.from(text, 'utf8');
+}
+
+function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/** $3..$16 of the object writes (see pg-metadata-statements.ts). */
+function objectValues(meta: ObjectMeta, data: StoredData): unknown[] {
+  const parts = data.kind === 'parts' ? data.parts : [];
+  return [meta.version, meta.size, meta.etag, meta.uploaded,
+    JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
+    meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
+    // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
+    data.kind === 'parts' ? Math.max(parts.length, 1) : 0,
+    data.kind === 'inline' ? Buffer.from(data.bytes.buffer, data.bytes.byteOffset, data.bytes.byteLength) : null,
+    parts.map((p) => p.blobId), parts.map((p) => p.size)];
+}
+
+function dataOf(row: PgStoredRecord): StoredData {
+  if (row.part_count > 0) return { kind: 'parts', parts: (row.parts ?? []).map(([blobId, size]) => ({ blobId, size })) };
+  if (row.blob_id !== null) return { kind: 'blob', blobId: row.blob_id };
+  return { kind: 'inline', bytes: row.inline_data ?? new Uint8Array(0) };
+}
+
+function toBucket(row: BucketRecord): BucketInfo {
+  return { name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] };
+}
+
+function toMeta(row: PgObjectRecord): ObjectMeta {
+  return {
+    key: row.key.toString('utf8'),
+    version: row.version,
+    size: row.size,
+    etag: row.etag,
+    uploaded: row.uploaded,
+    httpMetadata: parseJson(row.http_metadata),
+    customMetadata: parseJson(row.custom_metadata),
+    checksums: parseJson(row.checksums),
+    storageClass: row.storage_class as ObjectMeta['storageClass'],
+  };
+}
+
+/** The upload, when it belongs to this bucket and key (compared as strings, as the SQLite store does). */
+function matchingUpload(row: PgUploadRecord, bucket: string, key: string): UploadRow | null {
+  const upload = toUpload(row);
+  return upload.bucket === bucket && upload.key === key ? upload : null;
+}
+
+function toUpload(row: PgUploadRecord): UploadRow {
+  return {
+    uploadId: row.upload_id,
+    bucket: row.bucket,
+    key: row.key.toString('utf8'),
+    created: row.created,
+    httpMetadata: parseJson(row.http_metadata),
+    customMetadata: parseJson(row.custom_metadata),
+    storageClass: row.storage_class as UploadRow['storageClass'],
+    state: row.state as UploadRow['state'],
+  };
+}
+
+function toPart(row: PgPartRecord): PartRow {
+  return { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+}

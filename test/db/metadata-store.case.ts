@@ -1,0 +1,337 @@
+/**
+ * The MetadataStore contract, run against each implementation (sqlite-metadata-store.test.ts,
+ * pg-metadata-store.test.ts): buckets, objects and their data, listing order and bounds, uploads
+ * and parts, the reclaim queue with its grace period, and S3 access keys.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import type { FakeClock } from '../../src/core/clock.ts';
+import { randomHexId } from '../../src/core/ids.ts';
+import type { ListQuery, MetadataStore, PartRow, StoredData, UploadRow } from '../../src/db/metadata-store.ts';
+import type { ObjectMeta } from '../../src/store/engine/types.ts';
+
+/** Every suite store is opened with this grace period. */
+export const GRACE_MS = 60_000;
+
+export interface MetadataStoreSuiteOptions {
+  /** A fresh, empty store (reclaimGraceMs = GRACE_MS) on `clock`, closed when the test ends. */
+  open(t: TestContext, clock: FakeClock): Promise<MetadataStore>;
+  /** Makes the clock the suite moves. */
+  clock(): FakeClock;
+}
+
+export const objectMeta = (key: string, over: Partial<ObjectMeta> = {}): ObjectMeta => ({
+  key, version: randomHexId(), size: 1, etag: 'e0', uploaded: 1000, httpMetadata: {}, customMetadata: {},
+  checksums: { md5: 'e0' }, storageClass: 'Standard', ...over,
+});
+const inline = (text: string): StoredData => ({ kind: 'inline', bytes: new TextEncoder().encode(text) });
+const upload = (uploadId: string, key: string, over: Partial<UploadRow> = {}): UploadRow => ({
+  uploadId, bucket: 'b1', key, created: 1000, httpMetadata: { contentType: 'a/b' }, customMetadata: { c: 'd' },
+  storageClass: 'Standard', state: 'active', ...over,
+});
+const part = (partNumber: number, blobId: string, size = 10): PartRow => ({ partNumber, etag: `etag${partNumber}`, size, blobId, uploaded: 2000 });
+const list = (over: Partial<ListQuery> = {}): ListQuery => ({ limit: 1000, withHttpMetadata: false, withCustomMetadata: false, ...over });
+/** The bytes of inline data (as a Buffer, whatever view the store returned), or fails. */
+const inlineBytes = (data: StoredData | undefined): Buffer => {
+  assert.equal(data?.kind, 'inline');
+  const { bytes } = data as { bytes: Uint8Array };
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+};
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreSuiteOptions): void {
+  async function setup(t: TestContext) {
+    const clock = makeClock();
+    const store = await open(t, clock);
+    await store.insertBucket({ name: 'b1', created: 1, storageClass: 'Standard' });
+    /** What the reclaim queue releases once the grace period of everything queued so far has passed. */
+    const reclaimable = async () => (await store.reclaimableBlobs(clock.now() + GRACE_MS, 1000)).sort();
+    return { store, clock, reclaimable };
+  }
+
+  test('buckets: inserted once, listed by name, deleted only when empty of objects and active uploads', async (t) => {
+    const { store } = await setup(t);
+    assert.equal(await store.insertBucket({ name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' }), true);
+    assert.equal(await store.insertBucket({ name: 'a-bucket', created: 6, storageClass: 'Standard' }), false);
+    assert.deepEqual(await store.getBucket('a-bucket'), { name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' });
+    assert.equal(await store.getBucket('nope'), null);
+    assert.deepEqual((await store.listBuckets()).map((b) => b.name), ['a-bucket', 'b1']);
+    assert.equal(await store.deleteBucket('nope'), 'missing');
+    await store.putObject('b1', objectMeta('k'), inline('x'));
+    assert.equal(await store.deleteBucket('b1'), 'not-empty');
+    await store.deleteObjects('b1', ['k']);
+    await store.insertUpload(upload('u1', 'k'));
+    assert.equal(await store.deleteBucket('b1'), 'not-empty');
+    assert.equal(await store.abortUpload('b1', 'k', 'u1'), 'active');
+    assert.equal(await store.deleteBucket('b1'), 'deleted');
+    assert.equal(await store.deleteBucket('b1'), 'missing');
+    assert.deepEqual((await store.listBuckets()).map((b) => b.name), ['a-bucket']);
+  });
+
+  test('objects: inline, blob and multipart data round-trip with their metadata', async (t) => {
+    const { store } = await setup(t);
+    const full = objectMeta('full', {
+      size: 3, etag: 'abc', uploaded: Date.UTC(2026, 0, 1), httpMetadata: { contentType: 'text/plain', cacheExpiry: 1234 },
+      customMetadata: { 'x-1': 'é', b: '' }, checksums: { md5: 'abc', sha256: 'def' }, storageClass: 'InfrequentAccess',
+    });
+    assert.equal(await store.putObject('b1', full, inline('abc')), true);
+    assert.deepEqual(await store.headObject('b1', 'full'), full);
+    const got = await store.getObject('b1', 'full');
+    assert.deepEqual(got?.meta, full);
+    assert.deepEqual(inlineBytes(got?.data), Buffer.from('abc'));
+
+    await store.putObject('b1', objectMeta('empty', { size: 0 }), inline(''));
+    assert.deepEqual(inlineBytes((await store.getObject('b1', 'empty'))?.data), Buffer.alloc(0));
+    const binary = new Uint8Array(256).map((_, i) => i);
+    await store.putObject('b1', objectMeta('binary', { size: 199 }), { kind: 'inline', bytes: binary.subarray(1, 200) });
+    assert.deepEqual(inlineBytes((await store.getObject('b1', 'binary'))?.data), Buffer.from(binary.subarray(1, 200)));
+
+    await store.putObject('b1', objectMeta('blob'), { kind: 'blob', blobId: 'blob-1' });
+    assert.deepEqual((await store.getObject('b1', 'blob'))?.data, { kind: 'blob', blobId: 'blob-1' });
+    const parts = [{ blobId: 'p-1', size: 5 }, { blobId: 'p-2', size: 3 }];
+    await store.putObject('b1', objectMeta('multi', { size: 8 }), { kind: 'parts', parts });
+    assert.deepEqual((await store.getObject('b1', 'multi'))?.data, { kind: 'parts', parts });
+    await store.putObject('b1', objectMeta('no-parts', { size: 0 }), { kind: 'parts', parts: [] });
+    assert.deepEqual((await store.getObject('b1', 'no-parts'))?.data, { kind: 'parts', parts: [] });
+
+    assert.equal(await store.headObject('b1', 'missing'), null);
+    assert.equal(await store.getObject('b1', 'missing'), null);
+    assert.equal(await store.headObject('other', 'full'), null);
+    assert.deepEqual([...await store.referencedBlobIds()].sort(), ['blob-1', 'p-1', 'p-2']);
+  });
+
+  test('a replaced object\'s blob and parts are reclaimed only after the grace period; inline bodies just go', async (t) => {
+    const { store, clock, reclaimable } = await setup(t);
+    await store.putObject('b1', objectMeta('k'), { kind: 'blob', blobId: 'old-blob' });
+    await store.putObject('b1', objectMeta('k'), { kind: 'parts', parts: [{ blobId: 'old-p1', size: 1 }, { blobId: 'old-p2', size: 1 }] });
+    assert.deepEqual(await store.reclaimableBlobs(clock.now() + GRACE_MS - 1, 100), []);
+    assert.deepEqual(await store.reclaimableBlobs(clock.now() + GRACE_MS, 100), ['old-blob']);
+    clock.advance(1000);
+    await store.putObject('b1', objectMeta('k'), inline('now inline'));
+    assert.deepEqual(await store.reclaimableBlobs(clock.now() + GRACE_MS - 1, 100), ['old-blob']);
+    assert.deepEqual(await reclaimable(), ['old-blob', 'old-p1', 'old-p2']);
+    await store.putObject('b1', objectMeta('k'), { kind: 'blob', blobId: 'new-blob' });
+    assert.deepEqual(await reclaimable(), ['old-blob', 'old-p1', 'old-p2']);
+    assert.deepEqual([...await store.referencedBlobIds()], ['new-blob']);
+    assert.deepEqual((await store.getObject('b1', 'k'))?.data, { kind: 'blob', blobId: 'new-blob' });
+  });
+
+  test('a precondition sees the current object (or null) and, when it refuses, nothing is written', async (t) => {
+    const { store, reclaimable } = await setup(t);
+    const seen: Array<ObjectMeta | null> = [];
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'one' }), { kind: 'blob', blobId: 'b-one' }, (current) => {
+      seen.push(current);
+      return current === null;
+    }), true);
+    const first = await store.headObject('b1', 'k');
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'two' }), { kind: 'blob', blobId: 'b-two' }, (current) => {
+      seen.push(current);
+      return current === null;
+    }), false);
+    assert.deepEqual(seen, [null, first]);
+    assert.equal((await store.headObject('b1', 'k'))?.etag, 'one');
+    assert.deepEqual([...await store.referencedBlobIds()], ['b-one']);
+    assert.deepEqual(await reclaimable(), [], 'the refused put queues nothing (its caller discards its blob)');
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'three' }), inline('3'), (current) => current?.etag === 'one'), true);
+    assert.equal((await store.headObject('b1', 'k'))?.etag, 'three');
+    assert.deepEqual(await reclaimable(), ['b-one']);
+  });
+
+  test('deleteObjects: many keys at once, missing and repeated keys are fine, blobs and parts are reclaimed', async (t) => {
+    const { store, reclaimable } = await setup(t);
+    await store.putObject('b1', objectMeta('a'), { kind: 'blob', blobId: 'blob-a' });
+    await store.putObject('b1', objectMeta('b'), { kind: 'parts', parts: [{ blobId: 'part-b', size: 1 }] });
+    await store.putObject('b1', objectMeta('c'), inline('c'));
+    await store.putObject('b1', objectMeta('keep'), inline('k'));
+    await store.deleteObjects('b1', ['a', 'b', 'c', 'a', 'missing']);
+    await store.deleteObjects('b1', []);
+    await store.deleteObjects('other-bucket', ['keep']);
+    assert.deepEqual((await store.listObjects('b1', list())).map((row) => row.key), ['keep']);
+    assert.deepEqual(await reclaimable(), ['blob-a', 'part-b']);
+    assert.deepEqual([...await store.referencedBlobIds()], []);
+    await store.putObject('b1', objectMeta('c'), inline('again'));
+    assert.deepEqual(inlineBytes((await store.getObject('b1', 'c'))?.data), Buffer.from('again'));
+  });
+
+  test('list: UTF-8 byte order for any Unicode key (U+0000 too), prefix bounds, after, limit, include flags', async (t) => {
+    const { store } = await setup(t);
+    const keys = ['a', 'a\u0000', 'a\u0000b', 'a/b', 'ab', 'b', 'u\uFF61', 'u\u{1F600}', 'u\uE000', '\u{10FFFF}', '', 'é', 'e\u0301',
+      'a\u{10FFFF}', 'a\u{10FFFF}\u{10FFFF}'];
+    for (const key of keys) {
+      await store.putObject('b1', objectMeta(key, { httpMetadata: { contentType: `t/${key.length}` }, customMetadata: { k: key } }), inline(key));
+    }
+    await store.insertBucket({ name: 'b2', created: 1, storageClass: 'Standard' });
+    await store.putObject('b2', objectMeta('a'), inline('other bucket'));
+    const sorted = [...keys].sort(byteOrder);
+    const listed = async (query: Partial<ListQuery>) => (await store.listObjects('b1', list(query))).map((row) => row.key);
+
+    assert.deepEqual(await listed({}), sorted);
+    for (const key of keys) assert.equal((await store.headObject('b1', key))?.key, key);
+    assert.deepEqual(await listed({ prefix: 'a' }), sorted.filter((k) => k.startsWith('a')));
+    assert.deepEqual(await listed({ prefix: 'a\u0000' }), ['a\u0000', 'a\u0000b']);
+    assert.deepEqual(await listed({ prefix: 'a\u{10FFFF}' }), ['a\u{10FFFF}', 'a\u{10FFFF}\u{10FFFF}']);
+    assert.deepEqual(await listed({ prefix: 'u' }), ['u\uE000', 'u\uFF61', 'u\u{1F600}']);
+    assert.deepEqual(await listed({ prefix: 'zz' }), []);
+    assert.deepEqual(await listed({ after: 'a/b' }), sorted.slice(sorted.indexOf('a/b') + 1));
+    assert.deepEqual(await listed({ after: 'a/b', prefix: 'a' }), sorted.filter((k) => k.startsWith('a') && byteOrder(k, 'a/b') > 0));
+    assert.deepEqual(await listed({ after: 'a', prefix: 'b' }), ['b'], 'after below the prefix');
+    assert.deepEqual(await listed({ after: 'c', prefix: 'b' }), [], 'after beyond the prefix');
+    assert.deepEqual(await listed({ after: '\u{10FFFF}' }), []);
+    assert.deepEqual(await listed({ limit: 3 }), sorted.slice(0, 3));
+    assert.deepEqual(await listed({ limit: 2, after: sorted[2]! }), sorted.slice(3, 5));
+    // UTF-16 and UTF-8 orders disagree here: U+FF00 sorts after U+10000's surrogates but before its bytes.
+    await store.putObject('b1', objectMeta('\uFF00x'), inline('x'));
+    await store.putObject('b1', objectMeta('\u{10000}a'), inline('x'));
+    assert.deepEqual(await listed({ prefix: '\u{10000}', after: '\uFF00' }), ['\u{10000}a']);
+    assert.deepEqual(await listed({ prefix: '\uFF00', after: '\u{10000}' }), []);
+
+    const [plain] = await store.listObjects('b1', list({ prefix: 'b' }));
+    assert.equal(plain?.httpMetadata, undefined);
+    assert.equal(plain?.customMetadata, undefined);
+    const meta = (await store.headObject('b1', 'b'))!;
+    assert.deepEqual(plain, { ...meta, httpMetadata: undefined, customMetadata: undefined });
+    const [http] = await store.listObjects('b1', list({ prefix: 'b', withHttpMetadata: true }));
+    assert.deepEqual([http?.httpMetadata, http?.customMetadata], [{ contentType: 't/1' }, undefined]);
+    const [custom] = await store.listObjects('b1', list({ prefix: 'b', withCustomMetadata: true }));
+    assert.deepEqual([custom?.httpMetadata, custom?.customMetadata], [undefined, { k: 'b' }]);
+    const [both] = await store.listObjects('b1', list({ prefix: 'b', withHttpMetadata: true, withCustomMetadata: true }));
+    assert.deepEqual(both, meta);
+  });
+
+  test('uploads: get only under their bucket and key, parts replace each other, active uploads listed by prefix', async (t) => {
+    const { store, reclaimable } = await setup(t);
+    await store.insertUpload(upload('u1', 'dir/x'));
+    await store.insertUpload(upload('u2', 'dir/\u0000y', { created: 1500 }));
+    await store.insertUpload(upload('u3', 'other', { created: 900 }));
+    await store.insertUpload(upload('u4', 'dir/x', { created: 2000 }));
+    assert.deepEqual(await store.getUpload('b1', 'dir/x', 'u1'), upload('u1', 'dir/x'));
+    assert.equal(await store.getUpload('b1', 'dir/y', 'u1'), null);
+    assert.equal(await store.getUpload('b2', 'dir/x', 'u1'), null);
+    assert.equal(await store.getUpload('b1', 'dir/x', 'nope'), null);
+    assert.deepEqual((await store.listUploads('b1', '')).map((u) => u.uploadId), ['u2', 'u1', 'u4', 'u3']);
+    assert.deepEqual((await store.listUploads('b1', 'dir/x')).map((u) => u.uploadId), ['u1', 'u4']);
+    assert.deepEqual(await store.listUploads('b2', ''), []);
+
+    assert.equal(await store.putPart('u1', part(2, 'blob-2')), true);
+    assert.equal(await store.putPart('u1', part(1, 'blob-1a')), true);
+    assert.equal(await store.putPart('u1', { ...part(1, 'blob-1b', 20), etag: 'new' }), true);
+    assert.equal(await store.putPart('nope', part(1, 'blob-x')), false);
+    assert.deepEqual(await store.listParts('u1'), [{ ...part(1, 'blob-1b', 20), etag: 'new' }, part(2, 'blob-2')]);
+    assert.deepEqual(await store.listParts('u4'), []);
+    assert.deepEqual(await reclaimable(), ['blob-1a']);
+    assert.deepEqual([...await store.referencedBlobIds()].sort(), ['blob-1b', 'blob-2']);
+
+    assert.equal(await store.abortUpload('b1', 'dir/x', 'u4'), 'active');
+    assert.equal(await store.putPart('u4', part(1, 'late')), false);
+    assert.deepEqual((await store.listUploads('b1', 'dir/')).map((u) => u.uploadId), ['u2', 'u1']);
+    assert.equal((await store.getUpload('b1', 'dir/x', 'u4'))?.state, 'aborted');
+  });
+
+  test('completeUpload: the plan sees the upload and its parts; unused parts and the replaced object are reclaimed', async (t) => {
+    const { store, reclaimable } = await setup(t);
+    await store.putObject('b1', objectMeta('k'), { kind: 'blob', blobId: 'replaced' });
+    await store.insertUpload(upload('u1', 'k'));
+    for (const n of [1, 2, 3]) await store.putPart('u1', part(n, `p${n}`));
+    let seen: [UploadRow | null, PartRow[]] | undefined;
+    const meta = objectMeta('k', { size: 20, etag: 'multi-2' });
+    const done = await store.completeUpload('b1', 'k', 'u1', (u, parts) => {
+      seen = [u, parts];
+      return { meta, parts: [parts[0]!, parts[2]!] };
+    });
+    assert.deepEqual(done, meta);
+    assert.deepEqual(seen, [upload('u1', 'k'), [part(1, 'p1'), part(2, 'p2'), part(3, 'p3')]]);
+    assert.deepEqual(await store.getObject('b1', 'k'), { meta, data: { kind: 'parts', parts: [{ blobId: 'p1', size: 10 }, { blobId: 'p3', size: 10 }] } });
+    assert.deepEqual(await reclaimable(), ['p2', 'replaced']);
+    assert.deepEqual([...await store.referencedBlobIds()].sort(), ['p1', 'p3']);
+    assert.equal((await store.getUpload('b1', 'k', 'u1'))?.state, 'completed');
+    assert.deepEqual(await store.listParts('u1'), []);
+    assert.deepEqual(await store.listUploads('b1', ''), []);
+    assert.equal(await store.putPart('u1', part(4, 'late')), false);
+
+    // Completing again: the plan sees the upload as completed (and no parts), and may refuse.
+    await assert.rejects(store.completeUpload('b1', 'k', 'u1', (u, parts) => {
+      assert.equal(u?.state, 'completed');
+      assert.deepEqual(parts, []);
+      throw new Error('refused');
+    }), /refused/);
+    assert.equal(await store.abortUpload('b1', 'k', 'u1'), 'completed');
+    assert.equal(await store.abortUpload('b1', 'k', 'nope'), null);
+  });
+
+  test('completeUpload: the plan gets null for another key or a missing upload, and a refusal changes nothing', async (t) => {
+    const { store, reclaimable } = await setup(t);
+    await store.putObject('b1', objectMeta('k', { etag: 'before' }), inline('before'));
+    await store.insertUpload(upload('u1', 'k'));
+    await store.putPart('u1', part(1, 'p1'));
+    const plans: Array<[UploadRow | null, PartRow[]]> = [];
+    const refuse = (u: UploadRow | null, parts: PartRow[]) => {
+      plans.push([u, parts]);
+      throw new Error('no');
+    };
+    await assert.rejects(store.completeUpload('b1', 'other', 'u1', refuse), /no/);
+    await assert.rejects(store.completeUpload('b1', 'k', 'missing', refuse), /no/);
+    await assert.rejects(store.completeUpload('b1', 'k', 'u1', refuse), /no/);
+    assert.deepEqual(plans, [[null, []], [null, []], [upload('u1', 'k'), [part(1, 'p1')]]]);
+    assert.equal((await store.headObject('b1', 'k'))?.etag, 'before');
+    assert.deepEqual(await store.listParts('u1'), [part(1, 'p1')]);
+    assert.equal((await store.getUpload('b1', 'k', 'u1'))?.state, 'active');
+    assert.deepEqual(await reclaimable(), []);
+  });
+
+  test('abortUpload reclaims the parts; expireUploads aborts active uploads created before a time', async (t) => {
+    const { store, reclaimable } = await setup(t);
+    await store.insertUpload(upload('old-1', 'a', { created: 100 }));
+    await store.insertUpload(upload('old-2', 'b', { created: 200 }));
+    await store.insertUpload(upload('new', 'c', { created: 300 }));
+    await store.insertUpload(upload('done', 'd', { created: 50 }));
+    await store.abortUpload('b1', 'd', 'done');
+    await store.putPart('old-1', part(1, 'o1'));
+    await store.putPart('old-2', part(1, 'o2'));
+    await store.putPart('new', part(1, 'n1'));
+    assert.equal(await store.abortUpload('b1', 'a', 'old-1'), 'active');
+    assert.equal(await store.abortUpload('b1', 'a', 'old-1'), 'aborted');
+    assert.equal(await store.abortUpload('b1', 'wrong-key', 'old-2'), null);
+    assert.deepEqual(await reclaimable(), ['o1']);
+    assert.equal(await store.expireUploads(300), 1);
+    assert.equal(await store.expireUploads(300), 0);
+    assert.deepEqual(await reclaimable(), ['o1', 'o2']);
+    assert.deepEqual((await store.listUploads('b1', '')).map((u) => u.uploadId), ['new']);
+    assert.deepEqual([...await store.referencedBlobIds()], ['n1']);
+  });
+
+  test('reclaim queue: queued blobs come out after their grace period, limited, until confirmed or cleared', async (t) => {
+    const { store, clock } = await setup(t);
+    await store.queueReclaim(['q1', 'q2', 'q3']);
+    await store.queueReclaim([]);
+    assert.deepEqual(await store.reclaimableBlobs(clock.now(), 10), []);
+    clock.advance(GRACE_MS);
+    assert.equal((await store.reclaimableBlobs(clock.now(), 2)).length, 2);
+    assert.deepEqual((await store.reclaimableBlobs(clock.now(), 10)).sort(), ['q1', 'q2', 'q3']);
+    await store.queueReclaim(['q3']);
+    assert.deepEqual((await store.reclaimableBlobs(clock.now(), 10)).sort(), ['q1', 'q2'], 'queued again: a new grace period');
+    await store.confirmReclaimed(['q1', 'unknown']);
+    await store.confirmReclaimed([]);
+    assert.deepEqual(await store.reclaimableBlobs(clock.now(), 10), ['q2']);
+    await store.clearReclaimQueue();
+    assert.deepEqual(await store.reclaimableBlobs(clock.now() + GRACE_MS, 10), []);
+  });
+
+  test('access keys: put creates or replaces (un-revoking), revoke keeps its first time, only usable keys have a secret', async (t) => {
+    const { store } = await setup(t);
+    await store.putAccessKey({ accessKeyId: 'K2', secret: 's2', created: 20, revoked: null });
+    await store.putAccessKey({ accessKeyId: 'K1', secret: 's1', created: 10, revoked: null });
+    assert.equal(await store.accessKeySecret('K1'), 's1');
+    assert.equal(await store.accessKeySecret('nope'), undefined);
+    assert.equal(await store.revokeAccessKey('K1', 30), true);
+    assert.equal(await store.revokeAccessKey('K1', 40), true);
+    assert.equal(await store.revokeAccessKey('nope', 40), false);
+    assert.equal(await store.accessKeySecret('K1'), undefined);
+    assert.deepEqual(await store.listAccessKeys(), [
+      { accessKeyId: 'K1', secret: 's1', created: 10, revoked: 30 },
+      { accessKeyId: 'K2', secret: 's2', created: 20, revoked: null },
+    ]);
+    await store.putAccessKey({ accessKeyId: 'K1', secret: 's1b', created: 50, revoked: null });
+    assert.equal(await store.accessKeySecret('K1'), 's1b');
+    assert.deepEqual((await store.listAccessKeys()).map((k) => [k.accessKeyId, k.revoked]), [['K2', null], ['K1', null]]);
+  });
+}
