@@ -13,12 +13,14 @@ import { benchApi } from './api.ts';
 import { benchGateway } from './gateway.ts';
 import { benchLogs } from './logs.ts';
 import { benchEdge } from './edge.ts';
+import { benchBlobs } from './blobs.ts';
 
 const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
   'store-binding': benchStoreBinding,
   'store-http': benchStoreHttp,
   s3: benchS3,
+  blobs: benchBlobs,
   api: benchApi,
   gateway: benchGateway,
   logs: async (seconds) => [...await benchLogs(seconds), ...await benchEdge(seconds)],

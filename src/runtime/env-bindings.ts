@@ -11,7 +11,8 @@ export interface ScriptEnv {
 }
 
 /** Builds `env`; opens the store only when the script binds a bucket. */
-export async function createScriptEnv(script: ScriptConfig, dataDir: string): Promise<ScriptEnv> {
+export async function createScriptEnv(script: ScriptConfig, dataDir: string,
+  where: { blobsUrl?: string | undefined; dbUrl?: string | undefined } = {}): Promise<ScriptEnv> {
   if (script.storeBuckets.length === 0) return { env: Object.freeze({}), close: async () => undefined };
   // Loaded only here, so a script without buckets never loads the store (or SQLite).
   const [{ createStoreBucket, listHonorsInclude }, { openStoreEngine }] = await Promise.all([
@@ -19,11 +20,30 @@ export async function createScriptEnv(script: ScriptConfig, dataDir: string): Pr
   ]);
   // The server opened the store first (recovery, bucket creation, background checkpoints), so
   // this connection leaves WAL checkpoints to the server's checkpointer thread.
-  const engine = await openStoreEngine({ dataDir, backgroundCheckpoints: true });
+  // With `[db] url`, a small pool of this worker's own (the server's pool lives in another thread).
+  const database = where.dbUrl === undefined ? undefined
+    : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: withPoolSize(where.dbUrl, 2), now: Date.now() });
+  const engine = await openStoreEngine({ dataDir, blobsUrl: where.blobsUrl, backgroundCheckpoints: true, ...(database ? { database } : {}) })
+    .catch(async (error: unknown) => {
+      await database?.close();
+      throw error;
+    });
   const honorsInclude = listHonorsInclude(script.compatibilityDate, script.compatibilityFlags);
   const env: Record<string, unknown> = {};
   for (const { binding, bucketName } of script.storeBuckets) {
     env[binding] = createStoreBucket(engine, bucketName, { listHonorsInclude: honorsInclude });
   }
-  return { env: Object.freeze(env), close: () => engine.close() };
+  return {
+    env: Object.freeze(env),
+    async close() {
+      await engine.close();
+      await database?.close();
+    },
+  };
+}
+
+function withPoolSize(url: string, size: number): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('pool', String(size));
+  return parsed.toString();
 }

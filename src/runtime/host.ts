@@ -12,6 +12,10 @@ import { WorkerPool } from './worker-pool.ts';
 export interface ScriptHostOptions {
   script: ScriptConfig;
   dataDir: string;
+  /** `[blobs] url`, when blobs live outside the data dir (workers open the same blob store). */
+  blobsUrl?: string | undefined;
+  /** `[db] url`, when the metadata is in PostgreSQL (workers connect to it too). */
+  dbUrl?: string | undefined;
   logger: Logger;
   /** Workers for the script (default 2). */
   poolSize?: number;
@@ -37,17 +41,20 @@ export async function startScriptHost(options: ScriptHostOptions): Promise<Scrip
   const ownEngine = options.engine === undefined && script.storeBuckets.length > 0;
   const engine = options.engine ?? (!ownEngine ? undefined
     : await (await import('../store/engine/open-store-engine.ts')).openStoreEngine({
-      dataDir, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
+      dataDir, blobsUrl: options.blobsUrl, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
     }));
   let pool: WorkerPool;
   try {
     for (const { bucketName } of script.storeBuckets) await engine!.ensureBucket(bucketName);
-    pool = await WorkerPool.start({ script, dataDir, logger, ...(options.poolSize !== undefined ? { size: options.poolSize } : {}) });
+    pool = await WorkerPool.start({ script, dataDir, blobsUrl: options.blobsUrl, dbUrl: options.dbUrl, logger, ...(options.poolSize !== undefined ? { size: options.poolSize } : {}) });
   } catch (error) {
     if (ownEngine) await engine?.close();
     throw error;
   }
-  const context: ExchangeContext = { logger, scriptName: script.name, blobDir: engine?.blobDir };
+  const context: ExchangeContext = {
+    logger, scriptName: script.name,
+    blobs: engine === undefined ? undefined : { dir: engine.blobDir, read: (blobId, offset, length) => engine.readBlob(blobId, offset, length) },
+  };
   return {
     handle: function handleScriptRequest(req, res) {
       pool.dispatch(new HttpExchange(req, res, context));

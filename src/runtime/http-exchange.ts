@@ -7,14 +7,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import { SCRIPT_FAILURES, type ScriptFailure } from './errors.ts';
 import { copyToBuffer, FLOW, FromWorker, ToWorker } from './protocol.ts';
-import { writeSegments } from './segment-writer.ts';
+import { writeSegments, type BlobSource } from './segment-writer.ts';
 import type { Exchange, ExchangeMessage, WorkerSlot } from './worker-slot.ts';
 
 export interface ExchangeContext {
   logger: Logger;
   scriptName: string;
-  /** Where store blob files live, for responses that are untouched store bodies. */
-  blobDir: string | undefined;
+  /** Where store blobs are read from, for responses that are untouched store bodies. */
+  blobs: BlobSource | undefined;
 }
 
 // Listeners are shared functions that find their exchange on the emitter: a closure per request
@@ -203,9 +203,9 @@ export class HttpExchange implements Exchange {
     const res = this.#res;
     try {
       if (this.#req.method !== 'HEAD' && segments.length > 0) {
-        const blobDir = this.#context.blobDir;
-        if (blobDir === undefined) throw new Error('A store body came back, but this host has no store.');
-        await writeSegments(res, segments, blobDir);
+        const blobs = this.#context.blobs;
+        if (blobs === undefined) throw new Error('A store body came back, but this host has no store.');
+        await writeSegments(res, segments, blobs);
       }
       res.end();
     } catch (error) {

@@ -75,6 +75,10 @@ export interface WorkerInit {
   script: ScriptConfig;
   /** The store's data dir; only opened when the script binds buckets. */
   dataDir: string;
+  /** `[blobs] url`, when blobs live outside the data dir. */
+  blobsUrl: string | undefined;
+  /** `[db] url`, when the store's metadata is in PostgreSQL rather than the data dir's SQLite. */
+  dbUrl: string | undefined;
   /** Int32 slots shared with the server, see HEARTBEAT. */
   heartbeat: SharedArrayBuffer;
   heartbeatIntervalMs: number;

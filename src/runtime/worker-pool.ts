@@ -13,6 +13,10 @@ export interface WorkerPoolOptions {
   script: ScriptConfig;
   /** The store's data dir (workers open it only when the script binds buckets). */
   dataDir: string;
+  /** `[blobs] url`, when blobs live outside the data dir. */
+  blobsUrl?: string | undefined;
+  /** `[db] url`, when the metadata is in PostgreSQL. */
+  dbUrl?: string | undefined;
   logger: Logger;
   /** Workers running the script; each serves many requests at once. Default 2. */
   size?: number;
@@ -101,8 +105,8 @@ export class WorkerPool {
   }
 
   #spawn(index: number, replacement: boolean): WorkerSlot {
-    const { script, dataDir } = this.#options;
-    const slot = new WorkerSlot({ script, dataDir, heartbeatIntervalMs: this.#heartbeatMs }, this.#events);
+    const { script, dataDir, blobsUrl, dbUrl } = this.#options;
+    const slot = new WorkerSlot({ script, dataDir, blobsUrl, dbUrl, heartbeatIntervalMs: this.#heartbeatMs }, this.#events);
     this.#slots[index] = slot;
     slot.started.then(() => {
       this.#respawnDelay = RESPAWN_DELAY_MS.first;

@@ -1,11 +1,12 @@
 /**
  * BlobStore: where object bytes live, by generated id (never by key). A blob is written to a
  * temporary place, made durable, then published under its id; only after that does the metadata
- * commit make it visible. Implementations: local disk (fs-blob-store.ts); S3-compatible later.
+ * commit make it visible. Implementations: local disk (fs-blob-store.ts) and any S3-compatible
+ * object store (s3-blob-store.ts); open-blob-store.ts picks one from `[blobs] url`.
  */
 
 export interface BlobWriter {
-  /** Appends bytes; resolves when the writer can take more. */
+  /** Appends bytes; resolves when the writer can take more. The caller may reuse `chunk` after. */
   write(chunk: Uint8Array): Promise<void>;
   /** Makes the blob durable and published under its id; returns the id and size. */
   commit(): Promise<{ blobId: string; size: number }>;
@@ -13,15 +14,29 @@ export interface BlobWriter {
   abort(): Promise<void>;
 }
 
+/** Limits a sweep to leftovers at least this old, so another instance's writes in progress survive. */
+export interface SweepOptions {
+  /**
+   * Only what was last written at least this many milliseconds ago (by the storage's own
+   * timestamps: file mtime, S3 LastModified). Absent: everything.
+   */
+  olderThanMs?: number;
+}
+
 export interface BlobStore {
-  /** Directory of published blobs (`<dir>/<blobId>`), for servers that stream files directly. */
-  readonly dir: string;
+  /**
+   * Directory of published blobs (`<dir>/<blobId>`) when they are files on this machine, for
+   * servers that stream files directly; absent for remote stores, whose bytes come from `read`.
+   */
+  readonly dir?: string | undefined;
   createWriter(): Promise<BlobWriter>;
   /** Streams `length` bytes from `offset`. */
   read(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array>;
   delete(blobIds: readonly string[]): Promise<void>;
-  /** Every published blob id (for the startup sweep). */
-  list(): Promise<string[]>;
-  /** Removes leftovers of writes that never committed. */
-  clearTemporary(): Promise<number>;
+  /** Published blob ids (for the startup sweep). */
+  list(options?: SweepOptions): Promise<string[]>;
+  /** Removes leftovers of writes that never committed; returns how many. */
+  clearTemporary(options?: SweepOptions): Promise<number>;
+  /** Releases connections (a no-op on disk). */
+  close(): Promise<void>;
 }

@@ -4,11 +4,11 @@
  * a blob is durable before its metadata commits. Ids are random hex: no key ever reaches a path.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
 import { randomHexId } from '../../core/ids.ts';
-import type { BlobStore, BlobWriter } from './blob-store.ts';
+import type { BlobStore, BlobWriter, SweepOptions } from './blob-store.ts';
 
 const BLOB_ID = /^[0-9a-f]{32}$/;
 
@@ -53,15 +53,35 @@ export class FsBlobStore implements BlobStore {
     }));
   }
 
-  async list(): Promise<string[]> {
-    return (await readdir(this.dir)).filter((name) => BLOB_ID.test(name));
+  async list(options: SweepOptions = {}): Promise<string[]> {
+    const ids = (await readdir(this.dir)).filter((name) => BLOB_ID.test(name));
+    return options.olderThanMs === undefined ? ids : idleFor(this.dir, ids, options.olderThanMs);
   }
 
-  async clearTemporary(): Promise<number> {
-    const names = await readdir(this.#tmp);
+  async clearTemporary(options: SweepOptions = {}): Promise<number> {
+    const all = await readdir(this.#tmp);
+    const names = options.olderThanMs === undefined ? all : await idleFor(this.#tmp, all, options.olderThanMs);
     await Promise.all(names.map((name) => rm(join(this.#tmp, name), { force: true, recursive: true })));
     return names.length;
   }
+
+  async close(): Promise<void> {
+    // Nothing held open: writers own their file handles.
+  }
+}
+
+/**
+ * The names in `dir` whose mtime is at least `ageMs` old. Compared with the wall clock, not an
+ * injected Clock: mtimes are stamped by the (possibly shared) file system's real time. A write in
+ * progress keeps touching its file, so only an idle one counts as old.
+ */
+async function idleFor(dir: string, names: readonly string[], ageMs: number): Promise<string[]> {
+  const cutoff = Date.now() - ageMs;
+  const checked = await Promise.all(names.map(async (name) => {
+    const info = await stat(join(dir, name)).catch(() => null);
+    return info !== null && info.mtimeMs <= cutoff ? name : null;
+  }));
+  return checked.filter((name): name is string => name !== null);
 }
 
 function assertBlobId(id: string): void {

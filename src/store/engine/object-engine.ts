@@ -54,8 +54,12 @@ export class ObjectEngine implements StoreEngine {
     return this.#meta;
   }
 
-  get blobDir(): string {
+  get blobDir(): string | undefined {
     return this.#blobs.dir;
+  }
+
+  readBlob(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array> {
+    return this.#blobs.read(blobId, offset, length);
   }
 
   async createBucket(name: string, options: { storageClass?: StorageClass } = {}): Promise<BucketInfo> {
@@ -238,6 +242,7 @@ export class ObjectEngine implements StoreEngine {
 
   async close(): Promise<void> {
     await this.#meta.close();
+    await this.#blobs.close();
   }
 
   async #bucket(name: string): Promise<BucketInfo> {

@@ -1,19 +1,31 @@
 /**
  * Opens the store engine on a data directory: SQLite metadata (`metadata.sqlite`) and blob files
- * (`blobs/`, `tmp/`). With `recover`, first sweeps what a crash can leave behind: temporary files
- * and blob files no row references. Only one process should recover, before others open.
+ * (`blobs/`, `tmp/`), or the blob store of `blobsUrl`. With `recover`, first sweeps what a crash can
+ * leave behind: temporary files and blob files no row references (recovery.ts). On the local data
+ * dir only one process should recover, before others open; a shared blob store is swept safely.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../../core/clock.ts';
 import { silentLogger, type Logger } from '../../core/log.ts';
+import type { MetadataStore } from '../../db/metadata-store.ts';
+import type { PgDatabase } from '../../db/postgres/pg-database.ts';
+import { PgMetadataStore } from '../../db/postgres/pg-metadata-store.ts';
 import { SqliteMetadataStore } from '../../db/sqlite/sqlite-metadata-store.ts';
 import { startWalCheckpointer } from '../../db/sqlite/wal-checkpointer.ts';
-import { FsBlobStore } from '../blobs/fs-blob-store.ts';
+import { openBlobStore } from '../blobs/open-blob-store.ts';
 import { ObjectEngine } from './object-engine.ts';
+import { recoverLeftovers } from './recovery.ts';
 
 export interface OpenStoreEngineOptions {
   dataDir: string;
+  /**
+   * `[blobs] url`: `file:///shared/dir` or `s3://bucket/prefix?...` (open-blob-store.ts). Absent:
+   * blob files in `dataDir`. With a URL the blob store counts as shared by several instances.
+   */
+  blobsUrl?: string | undefined;
+  /** On a shared blob store, recovery sweeps only leftovers idle this long (default 1 hour). */
+  sharedSweepAgeMs?: number;
   clock?: Clock;
   logger?: Logger;
   /** Sweep temporary files and orphaned blobs before opening (single process only). */
@@ -29,28 +41,31 @@ export interface OpenStoreEngineOptions {
    * engine (tests, scripts) can leave it off and let SQLite checkpoint during commits.
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * Keep the metadata in this PostgreSQL database (shared by several instances) instead of SQLite
+   * in the data dir. The engine uses it but does not close it.
+   */
+  database?: PgDatabase;
 }
 
 export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<ObjectEngine> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   mkdirSync(options.dataDir, { recursive: true });
-  const blobs = await FsBlobStore.open(options.dataDir);
+  const { store: blobs, shared: sharedBlobs } = await openBlobStore({ url: options.blobsUrl, dataDir: options.dataDir });
   const file = join(options.dataDir, 'metadata.sqlite');
-  const meta = new SqliteMetadataStore({
-    file, clock, reclaimGraceMs: options.reclaimGraceMs ?? 60_000, autoCheckpoint: !options.backgroundCheckpoints,
-  });
+  const reclaimGraceMs = options.reclaimGraceMs ?? 60_000;
+  const meta: MetadataStore = options.database
+    ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs })
+    : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints });
   if (options.recover) {
-    const temporary = await blobs.clearTemporary();
-    const referenced = await meta.referencedBlobIds();
-    const orphans = (await blobs.list()).filter((id) => !referenced.has(id));
-    await blobs.delete(orphans);
-    await meta.clearReclaimQueue();
-    if (temporary + orphans.length > 0) logger.info({ temporary, orphans: orphans.length }, 'Store recovered leftover files.');
+    await recoverLeftovers({
+      meta, blobs, shared: sharedBlobs, sharedMetadata: options.database !== undefined, logger, ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),
+    });
   }
   const engine = new ObjectEngine({ meta, blobs, clock, logger, ...(options.inlineMaxBytes !== undefined ? { inlineMaxBytes: options.inlineMaxBytes } : {}) });
   if (!options.maintenance) return engine;
-  const checkpointer = options.backgroundCheckpoints
+  const checkpointer = options.backgroundCheckpoints && !options.database
     ? startWalCheckpointer(file, { intervalMs: 200, onError: (message) => logger.warn({ error: message }, 'WAL checkpoint failed; it is retried.') })
     : null;
   const timer = setInterval(() => {

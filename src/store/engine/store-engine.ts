@@ -9,8 +9,13 @@ import type {
 } from './types.ts';
 
 export interface StoreEngine {
-  /** Where blob files live (`<dir>/<blobId>`): lets a server stream a body straight from disk. */
-  readonly blobDir: string;
+  /**
+   * Where blob files live (`<dir>/<blobId>`) when they are on this machine: lets a server stream a
+   * body straight from disk. Undefined for remote blob stores: use readBlob.
+   */
+  readonly blobDir: string | undefined;
+  /** Streams `length` bytes of a blob from `offset` (a body segment's blob, wherever it lives). */
+  readBlob(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array>;
 
   createBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo>;
   /** Creates the bucket if it does not exist (dev mode creates buckets on first use). */

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { StoreError, type StoreErrorCode } from '../../../src/store/engine/errors.ts';
 import { multipartEtag } from '../../../src/store/engine/multipart.ts';
@@ -75,7 +73,7 @@ test('small or non-uniform parts are refused at complete', async (t) => {
 });
 
 test('abort discards the parts; later use of the upload is refused', async (t) => {
-  const { engine, bucket, clock, dataDir } = await openTestEngine(t);
+  const { engine, bucket, clock, blobIds } = await openTestEngine(t);
   const id = await engine.createMultipartUpload(bucket, 'k');
   const part = await engine.uploadPart(bucket, 'k', id, 1, bytes('x'));
   await engine.abortMultipartUpload(bucket, 'k', id);
@@ -86,7 +84,7 @@ test('abort discards the parts; later use of the upload is refused', async (t) =
   await assert.rejects(engine.uploadPart(bucket, 'other-key', id, 1, bytes('x')), code('STORE_NO_SUCH_UPLOAD'));
   clock.advance(60_001);
   await engine.reclaimBlobs();
-  assert.deepEqual(readdirSync(join(dataDir, 'blobs')), []);
+  assert.deepEqual(await blobIds(), []);
 });
 
 test('an unfinished upload is aborted after 7 days', async (t) => {

@@ -173,12 +173,25 @@ function preconditionFailed(): S3Error {
 
 async function pipeBody(source: AsyncIterable<Uint8Array>, res: ServerResponse): Promise<void> {
   for await (const chunk of source) {
-    if (!res.write(chunk)) await new Promise<void>((resolve, reject) => {
-      res.once('drain', resolve);
-      res.once('close', () => reject(new Error('Client went away')));
-    });
+    if (!res.write(chunk)) await drained(res);
   }
   res.end();
+}
+
+/** Resolves on 'drain'; each wait removes its listeners, so a long body doesn't pile them up. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onDrain = (): void => {
+      res.off('close', onClose);
+      resolve();
+    };
+    const onClose = (): void => {
+      res.off('drain', onDrain);
+      reject(new Error('Client went away'));
+    };
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
 }
 
 export async function deleteObject(ctx: S3Context): Promise<void> {
