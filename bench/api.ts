@@ -1,17 +1,23 @@
 /**
  * Management API over a real listener (32 connections, wrk or autocannon): GET of the custom-fields
- * ruleset, and PUT of its rules (each PUT is a durable write: group commit + WAL fsync). Beside
- * them, the edge's per-request lookups through the ControlStore in process (custom-fields rule and
- * enabled jobs of a zone).
+ * ruleset, and PUT of its rules (each PUT is a durable write: group commit + WAL fsync on SQLite, a
+ * transaction on PostgreSQL). Beside them, the edge's per-request lookups through the ControlStore
+ * in process (custom-fields rule and enabled jobs of a zone).
+ *
+ * The control store is SQLite in a temporary data dir, or with EDGEPORT_BENCH_DB_URL=postgres://...
+ * PostgreSQL, in a schema of its own (`bench_api_<random>`, dropped afterwards).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount, createApiService, openSqliteControlStore } from '../src/api/index.ts';
+import { createAccount, createApiService } from '../src/api/index.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { silentLogger } from '../src/core/log.ts';
+import { openControlStore } from '../src/db/open-control-store.ts';
+import { PgDatabase } from '../src/db/postgres/pg-database.ts';
 import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
 import { AccessKeys } from '../src/store/s3/access-keys.ts';
 import { runLoad } from './load.ts';
@@ -31,7 +37,9 @@ const RULES = {
 export async function benchApi(seconds: number): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-api-'));
   const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
-  const control = openSqliteControlStore({ dataDir, clock: systemClock, autoCheckpoint: false });
+  const database = await openBenchDatabase();
+  const db = database ? 'postgres' : 'sqlite';
+  const control = await openControlStore({ dataDir, clock: systemClock, autoCheckpoint: false, ...(database ? { database } : {}) });
   const service = await createApiService({ control, accessKeys: new AccessKeys(engine.metadata, systemClock), clock: systemClock, logger: silentLogger, store: engine });
   const server = createServer(service.handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -62,11 +70,11 @@ export async function benchApi(seconds: number): Promise<string[]> {
   };
   try {
     const get = await runLoad({ url, connections: 32, seconds, lua: lua('GET'), env: {}, autocannonRequest: () => ({ method: 'GET', headers }) });
-    report(formatResult({ name: `api GET ruleset (${get.tool})`, ops: get.requestsPerSec * seconds, seconds, p50: get.p50, p99: get.p99 }) + (get.errors ? `  errors ${get.errors}` : ''));
+    report(formatResult({ name: `api GET ruleset (${db}, ${get.tool})`, ops: get.requestsPerSec * seconds, seconds, p50: get.p50, p99: get.p99 }) + (get.errors ? `  errors ${get.errors}` : ''));
     const body = JSON.stringify(RULES);
     const put = await runLoad({ url, connections: 32, seconds, lua: lua('PUT', body), env: {}, autocannonRequest: () => ({ method: 'PUT', headers, body }) });
-    report(formatResult({ name: `api PUT rules (${put.tool})`, ops: put.requestsPerSec * seconds, seconds, p50: put.p50, p99: put.p99 }) + (put.errors ? `  errors ${put.errors}` : ''));
-    report(formatResult(await runClosedLoop('edge lookup: rule + enabled jobs', { concurrency: 32, durationMs: seconds * 1000 }, async () => {
+    report(formatResult({ name: `api PUT rules (${db}, ${put.tool})`, ops: put.requestsPerSec * seconds, seconds, p50: put.p50, p99: put.p99 }) + (put.errors ? `  errors ${put.errors}` : ''));
+    report(formatResult(await runClosedLoop(`edge lookups (${db})`, { concurrency: 32, durationMs: seconds * 1000 }, async () => {
       await Promise.all([control.getCustomFieldsRule(zone.id), control.listEnabledJobs(zone.id)]);
     })));
   } finally {
@@ -74,8 +82,22 @@ export async function benchApi(seconds: number): Promise<string[]> {
     server.close();
     await service.close();
     await control.close();
+    if (database) {
+      await database.query(`DROP SCHEMA ${database.schema} CASCADE`);
+      await database.close();
+    }
     await engine.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
   return lines;
+}
+
+/** EDGEPORT_BENCH_DB_URL's database, in a fresh schema; null without it (SQLite). */
+async function openBenchDatabase(): Promise<PgDatabase | null> {
+  const given = process.env.EDGEPORT_BENCH_DB_URL;
+  if (!given) return null;
+  const url = new URL(given);
+  url.searchParams.set('schema', `bench_api_${randomBytes(4).toString('hex')}`);
+  if (!url.searchParams.has('pool')) url.searchParams.set('pool', '16');
+  return PgDatabase.open({ url: url.toString(), now: Date.now() });
 }

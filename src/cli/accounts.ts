@@ -1,12 +1,14 @@
 /**
  * `edgeport accounts create <email> [--config edgeport.toml] [--data-dir DIR]`: makes a
- * management API account in the server's database and prints its key, once (only its hash is
- * stored). Safe while the server runs: the write goes through SQLite's WAL like the server's.
+ * management API account in the server's database (SQLite in the data dir, or `[db] url`) and
+ * prints its key, once (only its hash is stored). Safe while the server runs: the write goes
+ * through SQLite's WAL, or a PostgreSQL transaction, like the server's.
  */
 import { parseArgs } from 'node:util';
-import { createAccount, openSqliteControlStore } from '../api/index.ts';
+import { createAccount } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { loadConfig } from '../config/load.ts';
+import { openControlStore } from '../db/open-control-store.ts';
 import { UsageError } from './args.ts';
 
 export const ACCOUNTS_USAGE = 'edgeport accounts create <email> [--config edgeport.toml] [--data-dir DIR]';
@@ -22,13 +24,20 @@ export async function runAccounts(args: readonly string[], out: (line: string) =
   if (action !== 'create' || email === undefined || extra.length > 0) throw new UsageError(`Usage: ${ACCOUNTS_USAGE}`);
   const dataDir = parsed.values['data-dir'];
   const config = loadConfig({ ...(parsed.values.config === undefined ? {} : { file: parsed.values.config }), flags: dataDir === undefined ? {} : { data_dir: dataDir } });
-  const control = openSqliteControlStore({ dataDir: config.dataDir, clock: systemClock });
+  // pg is loaded only when a PostgreSQL URL is configured.
+  const database = config.dbUrl === undefined ? undefined
+    : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: systemClock.now() });
   try {
-    const { account, key } = await createAccount(control, email);
-    out(`edgeport: created account ${account.id} for ${account.email}. Its API key is shown only this once:`);
-    out(`  X-Auth-Email: ${account.email}`);
-    out(`  X-Auth-Key:   ${key}`);
+    const control = await openControlStore({ dataDir: config.dataDir, clock: systemClock, ...(database ? { database } : {}) });
+    try {
+      const { account, key } = await createAccount(control, email);
+      out(`edgeport: created account ${account.id} for ${account.email}. Its API key is shown only this once:`);
+      out(`  X-Auth-Email: ${account.email}`);
+      out(`  X-Auth-Key:   ${key}`);
+    } finally {
+      await control.close();
+    }
   } finally {
-    await control.close();
+    await database?.close();
   }
 }

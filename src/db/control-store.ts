@@ -1,12 +1,15 @@
 /**
  * ControlStore: the one asynchronous interface to the control plane's data: accounts, zones,
  * custom-fields rulesets, log jobs, destination ownership challenges and who made which S3 access
- * key. SQLite implements it (src/db/sqlite/sqlite-control-store.ts); PostgreSQL implements the same
- * methods later, so callers never see SQL.
+ * key. SQLite (src/db/sqlite/sqlite-control-store.ts) and PostgreSQL (src/db/postgres/
+ * pg-control-store.ts, shared by several instances) implement it; callers never see SQL, and
+ * open it through src/db/open-control-store.ts.
  *
  * Writes that depend on current state take a `plan` callback that runs inside the write's
  * transaction with the current row and returns the row to store (or throws, which writes nothing).
- * Plans must be synchronous and pure. Every write is visible to every later read once it resolves.
+ * Plans must be synchronous and pure: on PostgreSQL a plan can run more than once (a transaction
+ * retried after a deadlock, an entry point another instance created meanwhile), and only the last
+ * run's row is stored. Every write is visible to every later read, on any instance, once it resolves.
  */
 
 export interface AccountRecord {
@@ -153,7 +156,11 @@ export interface ControlStore {
   /** Deletes the zone with its rulesets, jobs and challenges; false when it is not the account's. */
   deleteZone(accountId: string, zoneId: string): Promise<boolean>;
 
-  /** Calls `listener` after each committed change to zones, rulesets or log jobs made through this store (caches drop their copies). */
+  /**
+   * Calls `listener` after each committed change to zones, rulesets or log jobs (caches drop their
+   * copies): at once for changes made through this store, and on PostgreSQL also for changes made
+   * by other instances, as soon as their notification arrives (milliseconds).
+   */
   onZoneChange(listener: () => void): void;
 
   // The edge's per-request lookups (one indexed read each)

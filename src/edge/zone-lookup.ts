@@ -8,7 +8,7 @@ import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
 export interface ZoneDirectory {
   findZoneByName(name: string): Promise<ZoneRecord | null>;
   getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null>;
-  /** Calls `listener` after each committed change to zones, rulesets or log jobs (this instance's writes). */
+  /** Calls `listener` after each committed change to zones, rulesets or log jobs (on PostgreSQL, every instance's). */
   onZoneChange?(listener: () => void): void;
 }
 

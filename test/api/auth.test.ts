@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { ensureBootstrapAccount, DEFAULT_ADMIN_EMAIL } from '../../src/api/index.ts';
 import { verifyApiKey } from '../../src/api/credentials.ts';
 import { FakeClock } from '../../src/core/clock.ts';
-import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
+import { openTestControlStore } from '../helpers/control-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { startApi, type Json } from './helpers.ts';
 
@@ -49,16 +49,14 @@ test('the official SDK surfaces our codes; keys are stored hashed and a changed 
 
 test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; the variables win on later starts', async (t) => {
   const clock = new FakeClock();
-  const fresh = openSqliteControlStore({ dataDir: tempDir(t), clock });
-  t.after(() => fresh.close());
+  const fresh = await openTestControlStore(t, { dataDir: tempDir(t), clock });
   const made = await ensureBootstrapAccount(fresh, {}, clock);
   assert.equal(made?.email, DEFAULT_ADMIN_EMAIL);
   assert.match(made!.key, /^[0-9a-f]{37}$/);
   assert.ok(await verifyApiKey(made!.key, (await fresh.findAccountByEmail(DEFAULT_ADMIN_EMAIL))!.keyHash));
   assert.equal(await ensureBootstrapAccount(fresh, {}, clock), null, 'printed once: an account exists now');
 
-  const store = openSqliteControlStore({ dataDir: tempDir(t), clock });
-  t.after(() => store.close());
+  const store = await openTestControlStore(t, { dataDir: tempDir(t), clock });
   const env = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'first-key-0123456789' };
   assert.equal(await ensureBootstrapAccount(store, env, clock), null, 'given credentials are not printed');
   const account = await store.findAccountByEmail('ops@example.com');

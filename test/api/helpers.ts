@@ -1,18 +1,20 @@
 /**
- * A real management API server for a test: a temporary data dir with the object store and the
- * control store in one `metadata.sqlite`, a FakeClock, the service behind a node:http listener on
- * 127.0.0.1:0, and clients (the official `cloudflare` SDK, plain fetch). Stopped when the test ends.
+ * A real management API server for a test: a temporary data dir with the object store, the control
+ * store (in the same `metadata.sqlite`, or on PostgreSQL under EDGEPORT_TEST_DB=postgres), a
+ * FakeClock, the service behind a node:http listener on 127.0.0.1:0, and clients (the official
+ * `cloudflare` SDK, plain fetch). Stopped when the test ends.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import Cloudflare from 'cloudflare';
-import { createAccount, createApiService, openSqliteControlStore, type ApiService } from '../../src/api/index.ts';
+import { createAccount, createApiService, type ApiService } from '../../src/api/index.ts';
 import type { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
-import type { SqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
+import type { ControlStore } from '../../src/db/control-store.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
 import { AccessKeys } from '../../src/store/s3/access-keys.ts';
+import { openTestControlStore } from '../helpers/control-store.ts';
 import { openTestEngine } from '../helpers/engine.ts';
 
 export interface Credentials {
@@ -27,7 +29,7 @@ export interface ApiFixture {
   /** `<origin>/client/v4` */
   base: string;
   service: ApiService;
-  control: SqliteControlStore;
+  control: ControlStore;
   engine: ObjectEngine;
   accessKeys: AccessKeys;
   clock: FakeClock;
@@ -54,8 +56,9 @@ export interface ErrorEntry {
 }
 
 export async function startApi(t: TestContext): Promise<ApiFixture> {
-  const { engine, clock, dataDir } = await openTestEngine(t);
-  const control = openSqliteControlStore({ dataDir, clock });
+  const { engine, clock, dataDir, database } = await openTestEngine(t);
+  // One database for the object store and the control plane, as in one edgeport instance.
+  const control = await openTestControlStore(t, { dataDir, clock, database });
   const accessKeys = new AccessKeys(engine.metadata, clock);
   const service = await createApiService({ control, accessKeys, clock, logger: silentLogger, store: engine, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000 });
   const server = createServer(service.handler);
@@ -65,7 +68,6 @@ export async function startApi(t: TestContext): Promise<ApiFixture> {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     await service.close();
-    await control.close();
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const base = `${origin}/client/v4`;

@@ -14,10 +14,10 @@ import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
-import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ZONE = 'e'.repeat(32);
@@ -36,8 +36,15 @@ async function listen(server: Server, t: TestContext): Promise<number> {
 
 async function setup(t: TestContext, origin: string | null, fields: CustomFieldNames) {
   const dataDir = tempDir(t);
-  const engine = await openStoreEngine({ dataDir });
-  const control = openSqliteControlStore({ dataDir, clock: systemClock });
+  // Added before the database's and the control store's own closes (after-hooks run in order):
+  // the edge, the pipeline and the engine stop while the stores are still open.
+  const stops: Array<() => Promise<void>> = [];
+  t.after(async () => {
+    for (const stop of stops) await stop();
+  });
+  const database = await openTestDatabase(t, { clock: systemClock });
+  const engine = await openStoreEngine({ dataDir, ...(database ? { database } : {}) });
+  const control = await openTestControlStore(t, { dataDir, clock: systemClock, database });
   const now = Date.now();
   await control.createAccount({ id: 'a'.repeat(32), email: 'o@example.test', name: 'o', keyHash: 'x', created: now });
   await control.createZone({ id: ZONE, accountId: 'a'.repeat(32), name: 'example.test', origin, paused: false, created: now, modified: now });
@@ -57,12 +64,7 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
   pipeline.start();
   const edge = createEdgeService({ zones: control, pipeline, clock: systemClock, logger: silentLogger, origin: { connectTimeoutMs: 500, responseTimeoutMs: 400 } });
   const port = await listen(createServer(edge.handler), t);
-  t.after(async () => {
-    await edge.close();
-    await pipeline.close();
-    await control.close();
-    await engine.close();
-  });
+  stops.push(() => edge.close(), () => pipeline.close(), () => engine.close());
   const delivered = (): Array<Record<string, unknown>> => {
     const lines: Array<Record<string, unknown>> = [];
     const walk = (at: string): void => {

@@ -15,10 +15,10 @@ import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
-import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store.ts';
 import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const OUTPUT: LogOutputOptions = {
@@ -29,12 +29,10 @@ const OUTPUT: LogOutputOptions = {
 
 async function fixture(t: TestContext) {
   const dataDir = tempDir(t);
-  const engine = await openStoreEngine({ dataDir });
-  const control = openSqliteControlStore({ dataDir, clock: systemClock });
-  t.after(async () => {
-    await control.close();
-    await engine.close();
-  });
+  const database = await openTestDatabase(t, { clock: systemClock });
+  const engine = await openStoreEngine({ dataDir, ...(database ? { database } : {}) });
+  t.after(() => engine.close());
+  const control = await openTestControlStore(t, { dataDir, clock: systemClock, database });
   const now = Date.now();
   await control.createAccount({ id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'x', created: now });
   await control.createZone({ id: 'z'.repeat(32), accountId: 'a'.repeat(32), name: 'example.test', origin: null, paused: false, created: now, modified: now });

@@ -1,0 +1,24 @@
+/**
+ * Opens the control plane's store: on the instance's PgDatabase when it has one (several instances
+ * share it), otherwise on SQLite in the data dir's `metadata.sqlite`.
+ */
+import type { Clock } from '../core/clock.ts';
+import type { ControlStore } from './control-store.ts';
+import { PgControlStore } from './postgres/pg-control-store.ts';
+import type { PgDatabase } from './postgres/pg-database.ts';
+import { openSqliteControlStore } from './sqlite/sqlite-control-store.ts';
+
+export interface OpenControlStoreOptions {
+  /** The SQLite database's directory (unused with `database`). */
+  dataDir: string;
+  clock: Clock;
+  /** SQLite only: false when a WalCheckpointer thread checkpoints the database. */
+  autoCheckpoint?: boolean;
+  /** PostgreSQL: the instance's database, opened (and later closed) by the caller; the store's close() leaves it open. */
+  database?: PgDatabase;
+}
+
+export async function openControlStore(options: OpenControlStoreOptions): Promise<ControlStore> {
+  if (options.database) return PgControlStore.open({ database: options.database, clock: options.clock });
+  return openSqliteControlStore({ dataDir: options.dataDir, clock: options.clock, ...(options.autoCheckpoint === undefined ? {} : { autoCheckpoint: options.autoCheckpoint }) });
+}

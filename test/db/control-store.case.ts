@@ -1,0 +1,246 @@
+/**
+ * The ControlStore contract, run against each implementation (sqlite-control-store.test.ts,
+ * pg-control-store.test.ts): accounts, zones, rulesets, jobs, challenges, access key owners and
+ * change events, each behaving the same whichever database holds them.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import type { FakeClock } from '../../src/core/clock.ts';
+import type { ControlStore, LogJobRecord, NewLogJob, RuleRecord, RulesetRecord, ZoneRecord } from '../../src/db/control-store.ts';
+
+export interface ControlStoreSuiteOptions {
+  /** A fresh, empty store for the test, closed when it ends. */
+  open(t: TestContext): Promise<{ store: ControlStore; clock: FakeClock }>;
+}
+
+export const zone = (id: string, accountId: string, name: string, created = 1): ZoneRecord => ({
+  id, accountId, name, origin: null, paused: false, created, modified: created,
+});
+export const account = (id: string, email: string) => ({ id, email, name: email, keyHash: 'scrypt$x', created: 1 });
+export const rule = (id: string, names: Partial<RuleRecord['actionParameters']>, enabled = true): RuleRecord => ({
+  id, version: 1, ref: id, action: 'log_custom_field', expression: 'true', description: '', enabled, actionParameters: names, lastUpdated: 1,
+});
+export const ruleset = (id: string, zoneId: string, rules: RuleRecord[], phase = 'http_log_custom_fields'): RulesetRecord => ({
+  id, zoneId, name: 'default', description: '', kind: 'zone', phase, version: 1, lastUpdated: 1, rules,
+});
+export const job = (zoneId: string, enabled: boolean, name = 'j'): NewLogJob => ({
+  zoneId, name, enabled, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf: 'file:///tmp/x', filter: null,
+  outputOptions: {
+    fieldNames: ['RayID'], outputType: 'ndjson', batchPrefix: '', batchSuffix: '', recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '',
+    fieldDelimiter: ',', recordTemplate: null, timestampFormat: 'unixnano', sampleRate: 1, cve202144228: false,
+  },
+  logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
+  lastComplete: null, lastError: null, errorMessage: null, created: 1, modified: 1,
+});
+/** A 32-hex id from a short tag (`hex(7)` -> `000…07`). */
+export const hex = (n: number): string => n.toString(16).padStart(32, '0');
+
+export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
+  test('accounts: unique e-mail (case-insensitive), key hash updates', async (t) => {
+    const { store } = await open(t);
+    assert.equal(await store.createAccount(account('a'.repeat(32), 'Ann@Example.com')), 'created');
+    assert.equal(await store.createAccount(account('b'.repeat(32), 'ann@example.COM')), 'exists');
+    assert.equal(await store.createAccount(account('a'.repeat(32), 'other@example.com')), 'exists', 'the id is taken too');
+    assert.equal((await store.findAccountByEmail('ANN@example.com'))?.id, 'a'.repeat(32));
+    assert.equal((await store.findAccountByEmail('ANN@example.com'))?.email, 'Ann@Example.com', 'kept as given');
+    assert.equal(await store.findAccountByEmail('nobody@example.com'), null);
+    await store.setAccountKeyHash('a'.repeat(32), 'scrypt$y');
+    assert.deepEqual(await store.getAccount('a'.repeat(32)), { ...account('a'.repeat(32), 'Ann@Example.com'), keyHash: 'scrypt$y' });
+    assert.equal(await store.getAccount('c'.repeat(32)), null);
+    assert.equal(await store.countAccounts(), 1);
+  });
+
+  test('zones: scoped by account, unique names server-wide, name filters, paging, order', async (t) => {
+    const { store } = await open(t);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    for (const [i, name] of ['beta.test', 'alpha.test', 'gamma.example'].entries()) assert.equal(await store.createZone(zone(`${i}`.repeat(32), a, name, 10 - i)), 'created');
+    assert.equal(await store.createZone(zone('9'.repeat(32), b, 'alpha.test')), 'exists', 'another account cannot take the name');
+    assert.equal(await store.getZone(b, '1'.repeat(32)), null, 'another account does not see the zone');
+    assert.deepEqual(await store.getZone(a, '1'.repeat(32)), zone('1'.repeat(32), a, 'alpha.test', 9));
+    const page = (query: Partial<Parameters<typeof store.listZones>[1]>) => store.listZones(a, { order: 'name', direction: 'asc', offset: 0, limit: 10, ...query })
+      .then(({ zones, total }) => [zones.map((z) => z.name), total]);
+    assert.deepEqual(await page({}), [['alpha.test', 'beta.test', 'gamma.example'], 3]);
+    assert.deepEqual(await page({ direction: 'desc', limit: 2 }), [['gamma.example', 'beta.test'], 3]);
+    assert.deepEqual(await page({ offset: 2 }), [['gamma.example'], 3]);
+    assert.deepEqual(await page({ offset: 5 }), [[], 3], 'past the end: no zones, the total still counted');
+    assert.deepEqual(await page({ order: 'created' }), [['gamma.example', 'alpha.test', 'beta.test'], 3]);
+    assert.deepEqual(await page({ order: 'created', direction: 'desc' }), [['beta.test', 'alpha.test', 'gamma.example'], 3]);
+    assert.deepEqual(await page({ name: { op: 'equal', value: 'beta.test' } }), [['beta.test'], 1]);
+    assert.deepEqual(await page({ name: { op: 'ends_with', value: '.test' } }), [['alpha.test', 'beta.test'], 2]);
+    assert.deepEqual(await page({ name: { op: 'starts_with', value: 'gam' } }), [['gamma.example'], 1]);
+    assert.deepEqual(await page({ name: { op: 'contains', value: 'ta.t' } }), [['beta.test'], 1]);
+    assert.deepEqual(await page({ name: { op: 'contains', value: '%' } }), [[], 0], 'no wildcards');
+    assert.deepEqual(await page({ name: { op: 'starts_with', value: '_' } }), [[], 0], 'no wildcards');
+    assert.deepEqual((await store.listZones(b, { order: 'name', direction: 'asc', offset: 0, limit: 10 })).total, 0);
+    assert.equal((await store.findZoneByName('gamma.example'))?.id, '2'.repeat(32));
+    assert.equal(await store.findZoneByName('GAMMA.example'), null, 'names are stored lower case and matched exactly');
+    assert.equal(await store.updateZone(b, '0'.repeat(32), (z) => z), null);
+    assert.equal((await store.updateZone(a, '0'.repeat(32), (z) => ({ ...z, origin: 'http://o', paused: true, modified: 20 })))?.origin, 'http://o');
+    assert.deepEqual(await store.getZone(a, '0'.repeat(32)), { ...zone('0'.repeat(32), a, 'beta.test', 10), origin: 'http://o', paused: true, modified: 20 });
+  });
+
+  test('zone names order byte-wise', async (t) => {
+    const { store } = await open(t);
+    const a = 'a'.repeat(32);
+    for (const [i, name] of ['b.test', 'a-b.test', 'a.test', 'ab.test', '0.test'].entries()) await store.createZone(zone(hex(i), a, name));
+    const { zones } = await store.listZones(a, { order: 'name', direction: 'asc', offset: 0, limit: 10 });
+    assert.deepEqual(zones.map((z) => z.name), ['0.test', 'a-b.test', 'a.test', 'ab.test', 'b.test']);
+  });
+
+  test('deleting a zone deletes its rulesets, jobs and challenges', async (t) => {
+    const { store } = await open(t);
+    const a = 'a'.repeat(32);
+    const z = '1'.repeat(32);
+    await store.createZone(zone(z, a, 'example.test'));
+    await store.createRuleset(ruleset('e'.repeat(32), z, [rule('c'.repeat(32), { requestFields: ['x'] })]));
+    await store.createJob(z, () => job(z, true));
+    await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'file:///x', tokenHash: 'ab', expires: Date.now() * 2 });
+    assert.equal(await store.deleteZone('b'.repeat(32), z), false, 'not the account\'s zone');
+    assert.equal(await store.deleteZone(a, z), true);
+    assert.equal(await store.deleteZone(a, z), false, 'gone');
+    assert.deepEqual([await store.listRulesets(z), await store.listJobs(z), await store.getCustomFieldsRule(z), await store.getOwnershipChallenge(z, 'file:///x')],
+      [[], [], null, null]);
+    assert.equal(await store.findZoneByName('example.test'), null);
+    assert.equal(await store.createZone(zone('2'.repeat(32), a, 'example.test')), 'created', 'the name is free again');
+  });
+
+  test('rulesets: one zone ruleset per phase; the edge reads the enabled rules merged', async (t) => {
+    const { store } = await open(t);
+    const z = '1'.repeat(32);
+    assert.equal(await store.getCustomFieldsRule(z), null);
+    assert.equal(await store.createRuleset(ruleset('e'.repeat(32), z, [
+      rule('c'.repeat(32), { requestFields: ['x-a'], cookieFields: ['Session'] }),
+      rule('d'.repeat(32), { responseFields: ['server'] }, false),
+    ])), 'created');
+    assert.equal(await store.createRuleset(ruleset('f'.repeat(32), z, [])), 'phase-taken');
+    assert.equal(await store.createRuleset(ruleset('f'.repeat(32), z, [], 'http_request_firewall_custom')), 'created', 'another phase');
+    assert.equal(await store.createRuleset({ ...ruleset('0'.repeat(32), z, []), kind: 'custom' }), 'created', 'not an entry point: no limit per phase');
+    assert.equal(await store.createRuleset(ruleset('1'.repeat(32), '2'.repeat(32), [])), 'created', 'another zone');
+    assert.deepEqual((await store.listRulesets(z)).map((r) => r.id), ['0'.repeat(32), 'e'.repeat(32), 'f'.repeat(32)]);
+    assert.deepEqual(await store.getCustomFieldsRule(z), { requestFields: ['x-a'], responseFields: [], cookieFields: ['Session'] });
+    const updated = await store.putEntrypoint(z, 'http_log_custom_fields', (current) => ({ ...current!, version: 2, rules: [rule('d'.repeat(32), { responseFields: ['server'] })] }));
+    assert.equal(updated.id, 'e'.repeat(32));
+    assert.deepEqual(await store.getCustomFieldsRule(z), { requestFields: [], responseFields: ['server'], cookieFields: [] }, 'visible at once');
+    assert.equal((await store.getEntrypoint(z, 'http_log_custom_fields'))?.version, 2);
+    assert.deepEqual(await store.getRuleset(z, 'e'.repeat(32)), updated);
+    assert.equal(await store.getRuleset('2'.repeat(32), 'e'.repeat(32)), null, 'scoped by zone');
+    assert.equal(await store.updateRuleset(z, '9'.repeat(32), (r) => r), null);
+    const renamed = await store.updateRuleset(z, 'f'.repeat(32), (r) => ({ ...r, name: 'renamed', version: r.version + 1 }));
+    assert.deepEqual([renamed?.name, (await store.getRuleset(z, 'f'.repeat(32)))?.version], ['renamed', 2]);
+    assert.equal(await store.deleteRuleset('2'.repeat(32), 'e'.repeat(32)), false, 'scoped by zone');
+    assert.equal(await store.deleteRuleset(z, 'e'.repeat(32)), true);
+    assert.equal(await store.deleteRuleset(z, 'e'.repeat(32)), false);
+    assert.equal(await store.getCustomFieldsRule(z), null);
+    const created = await store.putEntrypoint(z, 'http_log_custom_fields', (current) => {
+      assert.equal(current, null);
+      return ruleset('a'.repeat(32), z, []);
+    });
+    assert.equal((await store.getRuleset(z, created.id))?.name, 'default');
+    assert.deepEqual(await store.getCustomFieldsRule(z), { requestFields: [], responseFields: [], cookieFields: [] }, 'an entry point without rules logs no fields');
+  });
+
+  test('a plan that throws writes nothing', async (t) => {
+    const { store } = await open(t);
+    const z = '1'.repeat(32);
+    await store.createZone(zone(z, 'a'.repeat(32), 'example.test'));
+    await store.createRuleset(ruleset('e'.repeat(32), z, [rule('c'.repeat(32), { requestFields: ['x-a'] })]));
+    await assert.rejects(store.updateRuleset(z, 'e'.repeat(32), () => { throw new Error('refused'); }), /refused/);
+    await assert.rejects(store.putEntrypoint(z, 'http_log_custom_fields', () => { throw new Error('refused'); }), /refused/);
+    await assert.rejects(store.putEntrypoint(z, 'http_request_firewall_custom', () => { throw new Error('refused'); }), /refused/);
+    await assert.rejects(store.createJob(z, () => { throw new Error('limit'); }), /limit/);
+    await assert.rejects(store.updateZone('a'.repeat(32), z, () => { throw new Error('refused'); }), /refused/);
+    assert.equal((await store.getRuleset(z, 'e'.repeat(32)))?.version, 1);
+    assert.equal((await store.listRulesets(z)).length, 1);
+    assert.deepEqual(await store.listJobs(z), []);
+    assert.equal((await store.createJob(z, () => job(z, true))).id, 1, 'a refused job used no id');
+  });
+
+  test('jobs: integer ids never reused, enabled listing, status written by the pipeline', async (t) => {
+    const { store } = await open(t);
+    const z = '1'.repeat(32);
+    const first = await store.createJob(z, (count) => { assert.equal(count, 0); return job(z, false, 'one'); });
+    const second = await store.createJob(z, (count) => { assert.equal(count, 1); return job(z, true, 'two'); });
+    assert.deepEqual([first.id, second.id], [1, 2]);
+    assert.deepEqual(first, { ...job(z, false, 'one'), id: 1 });
+    assert.deepEqual(await store.getJob(z, 1), first);
+    assert.equal(await store.getJob('2'.repeat(32), 1), null, 'scoped by zone');
+    assert.deepEqual((await store.listEnabledJobs(z)).map((j) => j.name), ['two']);
+    await store.updateJob(z, 1, (current) => ({ ...current, enabled: true }));
+    assert.deepEqual((await store.listEnabledJobs(z)).map((j) => j.id), [1, 2], 'enabling is seen by the next read');
+    assert.equal(await store.updateJob('2'.repeat(32), 1, (c) => c), null, 'scoped by zone');
+    assert.equal(await store.deleteJob('2'.repeat(32), 2), false, 'scoped by zone');
+    assert.equal(await store.deleteJob(z, 2), true);
+    assert.equal(await store.deleteJob(z, 2), false);
+    assert.equal((await store.createJob(z, () => job(z, false))).id, 3);
+    assert.equal((await store.createJob('2'.repeat(32), (count) => { assert.equal(count, 0, 'counted per zone'); return job('2'.repeat(32), false); })).id, 4);
+    await store.setJobStatus(1, { lastComplete: 5, lastError: null, errorMessage: null });
+    await store.setJobStatus(99, { lastComplete: 5, lastError: null, errorMessage: null });
+    const read = await store.getJob(z, 1) as LogJobRecord;
+    assert.deepEqual([read.lastComplete, read.name, read.enabled], [5, 'one', true]);
+    await store.setJobStatus(1, { lastComplete: 5, lastError: 7, errorMessage: 'refused' });
+    assert.deepEqual(await store.getJob(z, 1), { ...read, lastError: 7, errorMessage: 'refused' });
+    assert.deepEqual((await store.listJobs(z)).map((j) => j.id), [1, 3]);
+  });
+
+  test('ownership challenges replace each other and expire; access key owners', async (t) => {
+    const { store, clock } = await open(t);
+    const z = '1'.repeat(32);
+    await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'store://b', tokenHash: 'aa', expires: clock.now() + 10 });
+    await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'store://b', tokenHash: 'bb', expires: clock.now() + 10 });
+    assert.deepEqual(await store.getOwnershipChallenge(z, 'store://b'), { zoneId: z, destinationConf: 'store://b', tokenHash: 'bb', expires: clock.now() + 10 });
+    assert.equal(await store.getOwnershipChallenge(z, 'store://c'), null);
+    clock.advance(10);
+    await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'store://c', tokenHash: 'cc', expires: clock.now() + 10 });
+    assert.equal(await store.getOwnershipChallenge(z, 'store://b'), null, 'expired ones are dropped by the next put');
+    await store.recordAccessKeyOwner('KEY1', 'a'.repeat(32));
+    await store.recordAccessKeyOwner('KEY0', 'a'.repeat(32));
+    await store.recordAccessKeyOwner('KEY2', 'b'.repeat(32));
+    assert.equal(await store.accessKeyOwner('KEY1'), 'a'.repeat(32));
+    assert.equal(await store.accessKeyOwner('KEY3'), null);
+    assert.deepEqual(await store.listAccessKeyIds('a'.repeat(32)), ['KEY0', 'KEY1']);
+    await store.recordAccessKeyOwner('KEY2', 'a'.repeat(32));
+    assert.deepEqual(await store.listAccessKeyIds('a'.repeat(32)), ['KEY0', 'KEY1', 'KEY2'], 'recording again moves the key');
+    assert.deepEqual(await store.listAccessKeyIds('b'.repeat(32)), []);
+  });
+
+  test('onZoneChange: fires after each committed change to zones, rulesets and jobs, before the write resolves', async (t) => {
+    const { store } = await open(t);
+    let changes = 0;
+    store.onZoneChange(() => { changes += 1; });
+    const a = 'a'.repeat(32);
+    const z = '1'.repeat(32);
+    const steps: Array<[string, () => Promise<unknown>]> = [
+      ['createZone', () => store.createZone(zone(z, a, 'example.test'))],
+      ['updateZone', () => store.updateZone(a, z, (current) => ({ ...current, paused: true }))],
+      ['createRuleset', () => store.createRuleset(ruleset('e'.repeat(32), z, []))],
+      ['putEntrypoint', () => store.putEntrypoint(z, 'http_log_custom_fields', (current) => ({ ...current!, version: 2 }))],
+      ['updateRuleset', () => store.updateRuleset(z, 'e'.repeat(32), (current) => ({ ...current, version: 3 }))],
+      ['deleteRuleset', () => store.deleteRuleset(z, 'e'.repeat(32))],
+      ['createJob', () => store.createJob(z, () => job(z, true))],
+      ['updateJob', () => store.updateJob(z, 1, (current) => ({ ...current, enabled: false }))],
+      ['deleteJob', () => store.deleteJob(z, 1)],
+      ['deleteZone', () => store.deleteZone(a, z)],
+    ];
+    for (const [name, step] of steps) {
+      const before = changes;
+      await step();
+      assert.ok(changes > before, `${name} fired the listener`);
+    }
+  });
+
+  test('concurrent writes on one store: one entry point per phase, distinct job ids, exact job counts', async (t) => {
+    const { store } = await open(t);
+    const z = '1'.repeat(32);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.createRuleset(ruleset(hex(i), z, []))));
+    assert.deepEqual(results.filter((r) => r === 'created').length, 1);
+    const puts = await Promise.all(Array.from({ length: 8 }, (_, i) => store.putEntrypoint(z, 'http_request_firewall_custom',
+      (current) => current ? { ...current, version: current.version + 1 } : ruleset(hex(100 + i), z, [], 'http_request_firewall_custom'))));
+    assert.equal(new Set(puts.map((r) => r.id)).size, 1);
+    assert.equal((await store.getEntrypoint(z, 'http_request_firewall_custom'))?.version, 8, 'every put applied, one after another');
+    assert.equal((await store.listRulesets(z)).length, 2);
+    const counts: number[] = [];
+    const jobs = await Promise.all(Array.from({ length: 10 }, () => store.createJob(z, (count) => { counts.push(count); return job(z, true); })));
+    assert.equal(new Set(jobs.map((j) => j.id)).size, 10);
+    assert.deepEqual(counts.sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'each plan saw the jobs committed before it');
+  });
+}
