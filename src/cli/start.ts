@@ -7,12 +7,14 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createApiService, ensureBootstrapAccount, openSqliteControlStore } from '../api/index.ts';
+import { createApiService, ensureBootstrapAccount } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { createLogger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
+import { openControlStore } from '../db/open-control-store.ts';
+import { PgDatabase, redact } from '../db/postgres/pg-database.ts';
 import { createEdgeService, parseRoutePattern, type EdgeScript } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
@@ -35,22 +37,31 @@ interface PlannedListener {
 export async function runStart(args: StartArgs): Promise<void> {
   const configFile = args.config ?? (existsSync('edgeport.toml') ? 'edgeport.toml' : undefined);
   const config = loadConfig({ file: configFile, flags: args.flags });
-  refuseUnbuiltBackends(config);
   const scripts = loadScripts(config, configFile);
   const logger = createLogger(config.logLevel);
   const clock = systemClock;
-  const engine = await openStoreEngine({
-    dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-  });
+  // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
+  const database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
   // Closed in reverse order of opening.
-  const closers: Array<() => Promise<void>> = [() => engine.close()];
+  const closers: Array<() => Promise<void>> = database ? [() => database.close()] : [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.splice(0).reverse()) {
       await close().catch((error: unknown) => logger.error({ err: error }, 'Shutdown step failed'));
     }
   };
+  let engine: ObjectEngine;
   try {
-    const control = openSqliteControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false });
+    engine = await openStoreEngine({
+      dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
+      blobsUrl: config.blobsUrl, ...(database ? { database } : {}),
+    });
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  closers.push(() => engine.close());
+  try {
+    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     const newAccount = await ensureBootstrapAccount(control, process.env, clock);
     const accessKeys = new AccessKeys(engine.metadata, clock);
@@ -62,13 +73,14 @@ export async function runStart(args: StartArgs): Promise<void> {
     });
     closers.push(() => pipeline.close());
     pipeline.start();
-    const edgeScripts = await startScripts(scripts, config.dataDir, engine, logger, closers);
+    const edgeScripts = await startScripts(scripts, config, engine, logger, closers);
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
+    const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
       { label: 'edge', port: config.ports.edge, path: '', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger }) },
       {
         label: 'management API', port: config.ports.api, path: '/client/v4',
-        handle: await createApiService({ control, accessKeys, clock, logger, store: engine }),
+        handle: await createApiService({ control, accessKeys, clock, logger, store: engine, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway } }),
       },
       { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', handle: gateway },
       {
@@ -82,6 +94,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label);
       // Listeners close first on shutdown (drain), before the services behind them.
       closers.push(() => listener.close());
+      listenerUrls[planned.label] = listener.url;
       banner.push(`edgeport: ${planned.label} at ${listener.url}${planned.path}`);
     }
     for (const script of edgeScripts) banner.push(`edgeport: script ${JSON.stringify(script.name)} on ${script.routes.join(', ')}`);
@@ -96,6 +109,8 @@ export async function runStart(args: StartArgs): Promise<void> {
       banner.push(`  access key id:     ${newS3Key.accessKeyId}`);
       banner.push(`  secret access key: ${newS3Key.secretAccessKey}`);
     }
+    if (database) banner.push(`edgeport: metadata in PostgreSQL at ${redact(config.dbUrl!)} (schema ${database.schema})`);
+    if (config.blobsUrl !== undefined) banner.push(`edgeport: object bodies in ${config.blobsUrl.replace(/(secret-access-key=)[^&]*/, '$1***')}`);
     banner.push(`edgeport: data in ${config.dataDir}; ready`);
     process.stdout.write(`${banner.join('\n')}\n`);
   } catch (error) {
@@ -108,11 +123,12 @@ export async function runStart(args: StartArgs): Promise<void> {
   });
 }
 
-/** Scale-out backends (issue 7) are configured but not built yet: say so rather than ignore them. */
-function refuseUnbuiltBackends(config: Readonly<Config>): void {
-  const given = [config.dbUrl && '[db] url (EDGEPORT_DB_URL)', config.blobsUrl && '[blobs] url (EDGEPORT_BLOBS_URL)'].filter(Boolean);
-  if (given.length > 0) {
-    throw new ConfigError(`${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} not supported yet: edgeport runs on SQLite and local disk in the data dir. Remove ${given.length > 1 ? 'them' : 'it'} to start.`);
+/** The PostgreSQL database of `[db] url`; a failure names the URL without its password. */
+async function openDatabase(url: string, now: number): Promise<PgDatabase> {
+  try {
+    return await PgDatabase.open({ url, now });
+  } catch (error) {
+    throw new ConfigError(`[db] url (EDGEPORT_DB_URL): ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -135,11 +151,12 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
   });
 }
 
-async function startScripts(scripts: readonly ScriptConfig[], dataDir: string, engine: ObjectEngine,
+async function startScripts(scripts: readonly ScriptConfig[], config: Readonly<Config>, engine: ObjectEngine,
   logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>): Promise<EdgeScript[]> {
   const started: EdgeScript[] = [];
   for (const script of scripts) {
-    const host = await startScriptHost({ script, dataDir, logger, engine });
+    // Workers open their own connections to the same store: the data dir, or `[db]` and `[blobs]`.
+    const host = await startScriptHost({ script, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine });
     closers.push(() => host.close());
     started.push({ name: script.name, routes: script.routes, host });
   }

@@ -67,17 +67,22 @@ function runStartSync(args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', ...args], { encoding: 'utf8', timeout: 20_000 });
 }
 
-test('a bad config, a scale-out backend not built yet, a bad flag or a taken port exit with a message', async (t) => {
+test('a bad config, an unusable database or blobs URL, a bad flag or a taken port exit with a message', async (t) => {
   const dir = tempDir(t);
   const missing = runStartSync(['--config', join(dir, 'nope.toml'), '--data-dir', join(dir, 'd1')]);
   assert.equal(missing.status, 1);
   assert.match(missing.stderr, /nope\.toml does not exist/);
 
-  const blobs = spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', join(dir, 'd2')], {
-    encoding: 'utf8', timeout: 20_000, env: { ...process.env, EDGEPORT_BLOBS_URL: 's3://bucket/prefix' },
+  const startWith = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', join(dir, 'd2')], {
+    encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env },
   });
+  const blobs = startWith({ EDGEPORT_BLOBS_URL: 'ftp://x' });
   assert.equal(blobs.status, 1);
-  assert.match(blobs.stderr, /\[blobs\] url .* not supported yet/);
+  assert.match(blobs.stderr, /\[blobs\] url "ftp:\/\/x": use file:\/\/\/absolute\/dir/);
+  const db = startWith({ EDGEPORT_DB_URL: 'postgres://edgeport:secret@127.0.0.1:1/nowhere' });
+  assert.equal(db.status, 1);
+  assert.match(db.stderr, /\[db\] url \(EDGEPORT_DB_URL\): Could not open PostgreSQL at postgres:\/\/edgeport:\*\*\*@127\.0\.0\.1:1\/nowhere/);
+  assert.doesNotMatch(db.stderr, /secret/);
 
   const badFlag = runStartSync(['--s3-port', 'abc']);
   assert.equal(badFlag.status, 2);
