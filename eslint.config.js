@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.edgeport', 'dist'] },
+  { ignores: ['node_modules', '.edgeport', 'dist', 'web/dist', 'test-results'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,6 +21,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    // The dashboard runs in the browser.
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: {
+        window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly',
+        XMLHttpRequest: 'readonly', File: 'readonly', FormData: 'readonly', HTMLElement: 'readonly', HTMLAnchorElement: 'readonly',
+        MouseEvent: 'readonly', Event: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly',
+      },
     },
   },
 );

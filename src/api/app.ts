@@ -4,6 +4,10 @@
  * validate the body (JSON only, size-limited) -> handler -> envelope. Every answer but a ruleset
  * DELETE (204) is the envelope, errors included; a refused request writes nothing.
  *
+ * Dashboard: sign-in sessions (cookie + CSRF token) authenticate like X-Auth-Email/X-Auth-Key;
+ * bucket, object, upload and gateway-network routes are edgeport extensions the dashboard uses;
+ * outside `/client/`, GET serves the dashboard's files.
+ *
  * Gaps: API tokens (`Authorization: Bearer`) are not issued or accepted; single-rule and version
  * routes of rulesets; logshipping validate routes. By design: `/client/v4/openapi.json` needs no
  * credentials. Client quirks: the official SDK hard-codes `/logpush/`; point it at `/logshipping/`
@@ -12,22 +16,36 @@
 import { Hono } from 'hono';
 import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
 import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
+import type { AccountRecord } from '../db/control-store.ts';
 import { failureResponse } from './envelope.ts';
 import { API_ERRORS } from './errors.ts';
 import { toErrorResponse } from './error-map.ts';
+import { GATEWAY_ROUTES } from './gateway/network-routes.ts';
 import { JOB_ROUTES } from './logshipping/job-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { readJsonBody } from './request-body.ts';
 import type { ApiDeps, ApiRoute } from './route.ts';
 import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
+import { authenticateRequest, type Authenticated } from './sessions/request-auth.ts';
+import { SESSION_ROUTES } from './sessions/session-routes.ts';
+import { BUCKET_ROUTES } from './store/bucket-routes.ts';
+import { OBJECT_ROUTES } from './store/object-routes.ts';
+import { UPLOAD_ROUTES } from './store/upload-routes.ts';
 import { validateBody } from './validation.ts';
 import { ZONE_ROUTES } from './zones/zone-routes.ts';
 
 export const API_PREFIX = '/client/v4';
 
-export const API_ROUTES: readonly ApiRoute[] = [...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES];
+export const API_ROUTES: readonly ApiRoute[] = [
+  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
+  ...BUCKET_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
+];
 
-export function createApiApp(deps: ApiDeps): Hono {
+/**
+ * The app. `dashboard`, when given, answers GET requests outside `/client/` (the web dashboard's
+ * pages and files); without it they get the API's 400 / 7000 like any unknown path.
+ */
+export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Promise<Response>): Hono {
   const app = new Hono();
   const openapi = JSON.stringify(buildOpenApiDocument(API_ROUTES, API_PREFIX));
   app.get(`${API_PREFIX}/openapi.json`, () => new Response(openapi, { headers: { 'content-type': 'application/json' } }));
@@ -43,6 +61,13 @@ export function createApiApp(deps: ApiDeps): Hono {
     response.headers.set('allow', allowed.join(', '));
     return response;
   });
+  if (dashboard) {
+    app.get('/*', (c) => {
+      const path = new URL(c.req.url).pathname;
+      // Everything under /client/ (other API versions included) keeps the API's answers.
+      return path === '/client' || path.startsWith('/client/') ? c.notFound() : dashboard(c.req.raw);
+    });
+  }
   app.onError((error) => toErrorResponse(error, deps.logger));
   return app;
 }
@@ -50,13 +75,19 @@ export function createApiApp(deps: ApiDeps): Hono {
 async function runRoute(route: ApiRoute, request: Request, params: Record<string, string>, deps: ApiDeps): Promise<Response> {
   try {
     const url = new URL(request.url);
-    const account = await deps.auth.authenticate(request.headers);
+    const auth: Authenticated | undefined = route.auth === undefined ? await authenticateRequest(request, deps) : undefined;
     let body: unknown;
     if (route.body) {
       const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes);
       body = validateBody(route.body.schema, raw, route.body.invalid);
     }
-    return await route.handler({ request, account, params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps });
+    return await route.handler({
+      request,
+      // Routes without authentication (sign-in) never read the account.
+      account: auth?.account as AccountRecord,
+      ...(auth?.session ? { session: auth.session } : {}),
+      params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps,
+    });
   } catch (error) {
     return toErrorResponse(error, deps.logger);
   }

@@ -17,6 +17,10 @@ export interface CursorInfo {
   per_page: number;
   /** Present only when more results remain (the SDK pages while it is non-empty). */
   cursor?: string;
+  /** Object listings: whether more results remain. */
+  is_truncated?: boolean;
+  /** Object listings with a delimiter: the folded prefixes ("folders"). */
+  delimited?: string[];
 }
 
 export type ResultInfo = PageInfo | CursorInfo;

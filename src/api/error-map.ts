@@ -1,18 +1,57 @@
 /**
  * The one mapper from thrown errors to envelope answers: ApiError carries its status and entries;
- * anything else is an internal error, logged with its cause, answered 500 / 10001.
+ * a StoreError (the bucket and object routes call the store engine) is mapped through
+ * STORE_TO_API; anything else is an internal error, logged with its cause, answered 500 / 10001.
  */
 import type { Logger } from '../core/log.ts';
+import { StoreError, type StoreErrorCode } from '../store/engine/errors.ts';
 import { failureResponse } from './envelope.ts';
-import { API_ERRORS, ApiError } from './errors.ts';
+import { API_ERRORS, ApiError, type ApiErrorCode } from './errors.ts';
+
+/**
+ * Each store error as the API reports it. Statuses follow the API's rule (no 409 for user errors:
+ * the official SDK retries those); codes are the store's v4 codes where the API has an entry.
+ */
+const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
+  STORE_INTERNAL: 'API_INTERNAL',
+  STORE_NO_SUCH_KEY: 'API_STORE_KEY_NOT_FOUND',
+  STORE_NO_SUCH_BUCKET: 'API_BUCKET_NOT_FOUND',
+  STORE_BUCKET_ALREADY_EXISTS: 'API_BUCKET_EXISTS',
+  STORE_BUCKET_NOT_EMPTY: 'API_BUCKET_NOT_EMPTY',
+  STORE_INVALID_BUCKET_NAME: 'API_STORE_INVALID',
+  STORE_ENTITY_TOO_SMALL: 'API_STORE_INVALID',
+  STORE_ENTITY_TOO_LARGE: 'API_STORE_INVALID',
+  STORE_METADATA_TOO_LARGE: 'API_STORE_INVALID',
+  STORE_INVALID_OBJECT_NAME: 'API_STORE_INVALID',
+  STORE_INVALID_MAX_KEYS: 'API_STORE_INVALID',
+  STORE_INVALID_CURSOR: 'API_STORE_INVALID',
+  STORE_NO_SUCH_UPLOAD: 'API_UPLOAD_NOT_FOUND',
+  STORE_INVALID_PART: 'API_STORE_INVALID',
+  STORE_INVALID_PART_ORDER: 'API_STORE_INVALID',
+  STORE_TOO_MANY_KEYS: 'API_STORE_INVALID',
+  STORE_PRECONDITION_FAILED: 'API_STORE_INVALID',
+  STORE_BAD_DIGEST: 'API_STORE_INVALID',
+  STORE_INVALID_RANGE: 'API_STORE_INVALID',
+  STORE_BAD_UPLOAD: 'API_STORE_INVALID',
+  STORE_INVALID_STORAGE_CLASS: 'API_STORE_INVALID',
+  STORE_INCOMPLETE_BODY: 'API_STORE_INVALID',
+};
 
 export function toErrorResponse(error: unknown, logger: Logger): Response {
-  if (error instanceof ApiError) {
-    if (error.kind === 'system') logger.error({ err: error, code: error.code }, 'Management API request failed.');
-    else logger.debug({ code: error.code, message: error.message }, 'Management API request refused.');
-    return failureResponse(error.status, error.items);
+  const mapped = error instanceof StoreError ? fromStoreError(error) : error;
+  if (mapped instanceof ApiError) {
+    if (mapped.kind === 'system') logger.error({ err: mapped, code: mapped.code }, 'Management API request failed.');
+    else logger.debug({ code: mapped.code, message: mapped.message }, 'Management API request refused.');
+    return failureResponse(mapped.status, mapped.items);
   }
   logger.error({ err: error }, 'Management API request failed with an unexpected error.');
   const entry = API_ERRORS.API_INTERNAL;
   return failureResponse(entry.status, [{ code: entry.code, message: entry.message }]);
+}
+
+function fromStoreError(error: StoreError): ApiError {
+  const code = STORE_TO_API[error.code];
+  if (code === 'API_INTERNAL') return new ApiError(code, { cause: error });
+  // Invalid input keeps the store's own words, which name the problem (bucket name rules, part sizes).
+  return new ApiError(code, code === 'API_STORE_INVALID' ? { message: error.message } : undefined);
 }

@@ -37,7 +37,17 @@ export type ApiErrorCode =
   | 'API_OWNERSHIP_CHALLENGE_MISSING'
   | 'API_OWNERSHIP_CHALLENGE_INVALID'
   | 'API_DESTINATION_UNREACHABLE'
-  | 'API_ACCESS_KEY_INVALID';
+  | 'API_ACCESS_KEY_INVALID'
+  | 'API_SIGN_IN_INVALID'
+  | 'API_NOT_SIGNED_IN'
+  | 'API_CSRF_TOKEN_INVALID'
+  | 'API_BUCKET_NOT_FOUND'
+  | 'API_BUCKET_EXISTS'
+  | 'API_BUCKET_NOT_EMPTY'
+  | 'API_STORE_KEY_NOT_FOUND'
+  | 'API_UPLOAD_NOT_FOUND'
+  | 'API_STORE_INVALID'
+  | 'API_DELIVERED_LINES_UNAVAILABLE';
 
 export interface ApiErrorEntry {
   kind: 'user' | 'system';
@@ -77,6 +87,16 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_OWNERSHIP_CHALLENGE_INVALID: { kind: 'user', status: 400, code: 1002, message: 'incorrect ownership challenge' },
   API_DESTINATION_UNREACHABLE: { kind: 'user', status: 400, code: 1002, message: 'error validating destination: error writing object: error uploading' },
   API_ACCESS_KEY_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
+  API_SIGN_IN_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
+  API_NOT_SIGNED_IN: { kind: 'user', status: 401, code: 10000, message: 'Not signed in: the session is missing, expired or ended; sign in again with POST /client/v4/sessions' },
+  API_CSRF_TOKEN_INVALID: { kind: 'user', status: 403, code: 9109, message: 'Missing or wrong X-CSRF-Token header: a request authenticated by the session cookie must send the csrf_token returned at sign-in' },
+  API_BUCKET_NOT_FOUND: { kind: 'user', status: 404, code: 10006, message: 'The specified bucket does not exist.' },
+  API_BUCKET_EXISTS: { kind: 'user', status: 400, code: 10004, message: 'The bucket you tried to create already exists, and you own it.' },
+  API_BUCKET_NOT_EMPTY: { kind: 'user', status: 400, code: 10008, message: 'The bucket you tried to delete is not empty.' },
+  API_STORE_KEY_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The specified key does not exist.' },
+  API_UPLOAD_NOT_FOUND: { kind: 'user', status: 404, code: 10024, message: 'The specified multipart upload does not exist.' },
+  API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
+  API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
 };
 
 /** One entry of an envelope's `errors`. */

@@ -35,6 +35,8 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], prefix: string
     ];
     const success: JsonSchema = route.noContent
       ? { description: 'Deleted; no body' }
+      : route.rawResult
+      ? { description: route.rawResult.description, content: { [route.rawResult.contentType]: { schema: { type: 'string', format: 'binary' } } } }
       : {
         description: 'Success',
         content: {
@@ -58,7 +60,9 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], prefix: string
       summary: route.summary,
       tags: [route.tag],
       parameters,
+      ...(route.auth === 'none' ? { security: [] } : route.auth === 'session' ? { security: [{ session: [], csrfToken: [] }] } : {}),
       ...(route.body ? { requestBody: { required: !route.body.optional, content: { 'application/json': { schema: toSchema(route.body.schema, 'input') } } } } : {}),
+      ...(route.rawBody ? { requestBody: { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } } } } : {}),
       responses: {
         [route.noContent ? '204' : '200']: success,
         '4XX': { $ref: '#/components/responses/Failure' },
@@ -71,15 +75,18 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], prefix: string
     info: {
       title: 'edgeport management API',
       version: 'v4',
-      description: 'Accounts, zones, custom-fields rulesets and log jobs, compatible with the real /client/v4 API. Every answer is the envelope {result, success, errors, messages}.',
+      description: 'Accounts, zones, custom-fields rulesets and log jobs, compatible with the real /client/v4 API; plus edgeport extensions for the web dashboard (sessions, object store buckets and objects, gateway networks). Every answer is the envelope {result, success, errors, messages}, except an object download (its bytes).',
     },
     servers: [{ url: 'http://127.0.0.1:8081' }],
-    security: [{ apiEmail: [], apiKey: [] }],
+    // Either the account's e-mail + key, or a dashboard session (its cookie, plus X-CSRF-Token on every method but GET).
+    security: [{ apiEmail: [], apiKey: [] }, { session: [], csrfToken: [] }],
     paths,
     components: {
       securitySchemes: {
         apiEmail: { type: 'apiKey', in: 'header', name: 'X-Auth-Email' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Key' },
+        session: { type: 'apiKey', in: 'cookie', name: 'edgeport_session', description: 'Set by POST /client/v4/sessions (dashboard sign-in)' },
+        csrfToken: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'The csrf_token of the session; required with the cookie on every method but GET and HEAD' },
       },
       responses: {
         Failure: {

@@ -6,10 +6,13 @@ import type { z } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
+import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
 import type { Authenticator } from './auth.ts';
 import type { ApiErrorCode } from './errors.ts';
+import type { GatewayStatus } from './gateway/network-routes.ts';
 import type { DestinationIo } from './logshipping/destination-io.ts';
+import type { Session, SessionStore } from './sessions/session-store.ts';
 
 /** What handlers use: the stores, the clock, and the destination I/O of ownership challenges. */
 export interface ApiDeps {
@@ -18,7 +21,13 @@ export interface ApiDeps {
   clock: Clock;
   logger: Logger;
   auth: Authenticator;
+  /** Dashboard sign-ins (cookie sessions with a CSRF token). */
+  sessions: SessionStore;
   destinations: DestinationIo;
+  /** The object store, for the bucket and object routes; they answer 404 / 10006 without it. */
+  store?: StoreEngine;
+  /** The JSON-RPC gateway's networks, for the networks route; an empty list without it. */
+  gateway?: GatewayStatus;
   maxBodyBytes: number;
 }
 
@@ -26,6 +35,8 @@ export interface RouteContext<Body> {
   request: Request;
   /** The authenticated account. */
   account: AccountRecord;
+  /** The dashboard session the request was authenticated by (absent for X-Auth-Email/X-Auth-Key). */
+  session?: Session;
   /** Decoded path parameters. */
   params: Record<string, string>;
   query: URLSearchParams;
@@ -50,6 +61,19 @@ export interface ApiRoute<Body = unknown> {
    * `optional`: a request without a body (no Content-Type, no bytes) counts as `{}`.
    */
   body?: { schema: z.ZodType<Body>; invalid: ApiErrorCode; optional?: true };
+  /**
+   * `none`: the route needs no credentials (sign-in); `session`: the handler checks the session
+   * cookie itself (the current session). Either way the pipeline authenticates nothing and
+   * handlers get no account.
+   */
+  auth?: 'none' | 'session';
+  /**
+   * A body that is not JSON (object bytes): the pipeline leaves it unread for the handler, which
+   * streams it; `contentType` and `description` are for the OpenAPI document.
+   */
+  rawBody?: { contentType: string; description: string };
+  /** A success answer that is not the envelope (an object's bytes), for the OpenAPI document. */
+  rawResult?: { contentType: string; description: string };
   /** Query parameters, for the OpenAPI document (handlers validate them with validateQuery). */
   query?: z.ZodObject;
   /** The envelope's `result`, for the OpenAPI document. */

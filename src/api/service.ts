@@ -1,6 +1,7 @@
 /**
  * The management API as a service for `edgeport start`: a Node request listener (Hono behind
- * @hono/node-server, which leaves the global Request/Response alone) for the `/client/v4` port.
+ * @hono/node-server, which leaves the global Request/Response alone) for the `/client/v4` port,
+ * which also serves the web dashboard's files outside `/client/`.
  */
 import { getRequestListener } from '@hono/node-server';
 import type { Clock } from '../core/clock.ts';
@@ -11,8 +12,11 @@ import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
 import { createApiApp } from './app.ts';
 import { Authenticator } from './auth.ts';
+import { createDashboardFiles, DEFAULT_DASHBOARD_DIR } from './dashboard/dashboard-files.ts';
+import { publicUrl, type GatewayStatus } from './gateway/network-routes.ts';
 import { createDestinationIo } from './logshipping/destination-io.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body.ts';
+import { SessionStore } from './sessions/session-store.ts';
 
 export interface ApiServiceOptions {
   control: ControlStore;
@@ -20,8 +24,17 @@ export interface ApiServiceOptions {
   accessKeys: AccessKeys;
   clock: Clock;
   logger: Logger;
-  /** The object store, where store:// log destinations get their ownership challenge file. */
-  store?: Pick<StoreEngine, 'put'>;
+  /**
+   * The object store: the dashboard's bucket and object routes, store:// ownership challenge files,
+   * and the delivered lines of store:// log jobs.
+   */
+  store?: StoreEngine;
+  /** The JSON-RPC gateway's networks and URL, for the dashboard's gateway page. */
+  gateway?: GatewayStatus;
+  /** The built web dashboard served outside /client/ (default web/dist); `false` serves none. */
+  dashboardDir?: string | false;
+  /** Lifetime of a dashboard session from sign-in (default 12 hours). */
+  sessionTtlMs?: number;
   /** Largest accepted request body (default 1 MiB); larger ones get 413 before they are read whole. */
   maxBodyBytes?: number;
   /** How long the test upload to an http(s):// log destination may take (default 10 s). */
@@ -34,18 +47,29 @@ export interface ApiService extends ServiceHandle {
 }
 
 export async function createApiService(options: ApiServiceOptions): Promise<ApiService> {
+  const { gateway } = options;
+  const dashboard = options.dashboardDir === false ? undefined : createDashboardFiles({
+    dir: options.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
+    connectOrigins: (request) => {
+      const url = gateway ? publicUrl(gateway.url(), request) : undefined;
+      return url === undefined ? [] : [url];
+    },
+  });
   const app = createApiApp({
     control: options.control,
     accessKeys: options.accessKeys,
     clock: options.clock,
     logger: options.logger,
     auth: new Authenticator(options.control, options.clock),
+    sessions: new SessionStore(options.control, options.clock, options.sessionTtlMs),
     destinations: createDestinationIo({
       ...(options.store ? { store: options.store } : {}),
       ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
     }),
+    ...(options.store ? { store: options.store } : {}),
+    ...(gateway ? { gateway } : {}),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-  });
+  }, dashboard);
   const fetch = async (request: Request) => app.fetch(request);
   const listener = getRequestListener(fetch, { overrideGlobalObjects: false });
   return {

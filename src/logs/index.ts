@@ -12,6 +12,6 @@ export {
   type ParsedFilter, type FilterProblem, type FilterParseResult,
 } from './filter/parse-filter.ts';
 export {
-  parseDestination, needsOwnershipChallenge, challengeLocation, coveringLocations, MAX_DESTINATION_CONF_LENGTH,
+  parseDestination, needsOwnershipChallenge, challengeLocation, coveringLocations, fixedPath, MAX_DESTINATION_CONF_LENGTH,
   type Destination, type DestinationResult,
 } from './destinations/destination-conf.ts';

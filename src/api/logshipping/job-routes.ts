@@ -3,6 +3,9 @@
  * dataset's fields and jobs, and ownership challenges. Job ids are integers; jobs are created
  * disabled unless `enabled: true`; at most 4 per zone (403 / 1004, as the real service).
  *
+ * Extension: `GET .../jobs/:job_id/delivered` reads back the newest lines a job delivered (file://
+ * and store:// destinations), for the dashboard's live view.
+ *
  * Gaps: `validate/destination`, `validate/destination/exists`, `validate/origin` and
  * `fields/default` are not implemented; edge (Instant Logs) jobs are not offered.
  */
@@ -19,6 +22,10 @@ import {
 } from './job-schema.ts';
 import { applyJobUpdate, checkDestination, newJob } from './job-service.ts';
 import { challengeMatches, issueChallenge } from './ownership.ts';
+import { readDeliveredLines } from './delivered-lines.ts';
+import { validateQuery } from '../validation.ts';
+
+const deliveredQuery = z.object({ lines: z.coerce.number().int().min(1).max(1000).default(50).describe('How many of the newest lines (default 50)') });
 
 const TAG = 'Log jobs';
 const BASE = '/zones/:zone_id/logshipping';
@@ -74,6 +81,20 @@ export const JOB_ROUTES: ApiRoute[] = [
       const updated = await ctx.deps.control.updateJob(zone.id, id, (job) => applyJobUpdate(job, body, now, checked));
       if (!updated) throw jobNotFound(ctx);
       return successResponse(toJobJson(updated));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BASE}/jobs/:job_id/delivered`, operationId: 'logshipping-jobs-delivered', tag: TAG,
+    summary: 'The newest lines the job delivered (edgeport extension): its newest batch read back from a file:// or store:// destination',
+    query: deliveredQuery,
+    result: z.object({ batch: z.string().nullable(), delivered_on: z.string().nullable(), lines: z.array(z.string()) }),
+    async handler(ctx) {
+      const zone = await requireZone(ctx);
+      const job = await ctx.deps.control.getJob(zone.id, jobId(ctx));
+      if (!job) throw jobNotFound(ctx);
+      const q = validateQuery(deliveredQuery, ctx.query);
+      const read = await readDeliveredLines(job.destinationConf, ctx.deps.store, q.lines);
+      return successResponse({ batch: read.batch, delivered_on: read.delivered === null ? null : new Date(read.delivered).toISOString(), lines: read.lines });
     },
   }),
   defineRoute({

@@ -1,0 +1,54 @@
+/**
+ * Who a request is: `X-Auth-Email` + `X-Auth-Key` (or a Bearer token, refused) when the request
+ * carries any of them, as before sessions existed; otherwise the dashboard's session cookie. A
+ * request authenticated by the cookie that can change something (any method but GET and HEAD)
+ * must also carry the session's token in `X-CSRF-Token`: another site can make the browser send
+ * the cookie (it is SameSite=Strict, a second line of defence) but cannot read the token.
+ */
+import type { AccountRecord } from '../../db/control-store.ts';
+import { ApiError } from '../errors.ts';
+import type { ApiDeps } from '../route.ts';
+import { SESSION_COOKIE, type Session } from './session-store.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+export interface Authenticated {
+  account: AccountRecord;
+  session?: Session;
+}
+
+export async function authenticateRequest(request: Request, deps: ApiDeps): Promise<Authenticated> {
+  const headers = request.headers;
+  const usesKey = headers.has('x-auth-email') || headers.has('x-auth-key') || headers.has('authorization');
+  if (usesKey || readCookie(headers.get('cookie'), SESSION_COOKIE) === undefined) return { account: await deps.auth.authenticate(headers) };
+  const session = await requireSession(request, deps);
+  return { account: session.account, session };
+}
+
+/** The request's live session (its cookie; the CSRF token too unless GET or HEAD), else 401 / 10000. */
+export async function requireSession(request: Request, deps: ApiDeps): Promise<Session> {
+  const headers = request.headers;
+  const token = readCookie(headers.get('cookie'), SESSION_COOKIE);
+  const session = token === undefined ? null : await deps.sessions.resolve(token);
+  if (!session) throw new ApiError('API_NOT_SIGNED_IN');
+  if (!SAFE_METHODS.has(request.method) && !deps.sessions.csrfMatches(session, headers.get('x-csrf-token'))) {
+    throw new ApiError('API_CSRF_TOKEN_INVALID');
+  }
+  return session;
+}
+
+/** The value of one cookie of a Cookie header (RFC 6265 §5.4: `name=value` pairs split by `; `). */
+export function readCookie(header: string | null, name: string): string | undefined {
+  if (header === null) return undefined;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The Set-Cookie value of a session (Max-Age in seconds), or of its removal (`null`). */
+export function sessionCookie(token: string | null, maxAgeMs = 0): string {
+  const base = `${SESSION_COOKIE}=${token ?? ''}; Path=/; HttpOnly; SameSite=Strict`;
+  return token === null ? `${base}; Max-Age=0` : `${base}; Max-Age=${Math.floor(maxAgeMs / 1000)}`;
+}

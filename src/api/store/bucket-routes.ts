@@ -1,0 +1,52 @@
+/**
+ * Buckets of the object store (an edgeport extension for the dashboard), under
+ * `/accounts/:account_id/store/buckets`: list, create, read, delete (only when empty). The same
+ * buckets the S3 API and script bindings see.
+ *
+ * By design: the object store is not partitioned by account (as with S3 access keys), so every
+ * account sees every bucket.
+ */
+import { z } from 'zod';
+import { StoreError } from '../../store/engine/errors.ts';
+import { successResponse } from '../envelope.ts';
+import { defineRoute, type ApiRoute } from '../route.ts';
+import { bucketResult, createBucketBody, requireStore, toBucketJson } from './store-schema.ts';
+
+const TAG = 'Object store';
+export const BUCKETS = '/accounts/:account_id/store/buckets';
+
+export const BUCKET_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'GET', path: BUCKETS, operationId: 'store-buckets-list', summary: 'List the object store\'s buckets', tag: TAG,
+    result: z.array(bucketResult), resultInfo: 'page',
+    async handler(ctx) {
+      const buckets = (await requireStore(ctx).listBuckets()).map(toBucketJson);
+      return successResponse(buckets, { resultInfo: { page: 1, per_page: buckets.length, count: buckets.length, total_count: buckets.length, total_pages: 1 } });
+    },
+  }),
+  defineRoute<z.infer<typeof createBucketBody>>({
+    method: 'POST', path: BUCKETS, operationId: 'store-buckets-create', summary: 'Create a bucket', tag: TAG,
+    body: { schema: createBucketBody, invalid: 'API_STORE_INVALID' }, result: bucketResult,
+    async handler(ctx) {
+      const store = requireStore(ctx);
+      const bucket = await store.createBucket(ctx.body.name, ctx.body.storage_class === undefined ? {} : { storageClass: ctx.body.storage_class });
+      return successResponse(toBucketJson(bucket));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BUCKETS}/:bucket`, operationId: 'store-buckets-get', summary: 'Get a bucket', tag: TAG, result: bucketResult,
+    async handler(ctx) {
+      const bucket = await requireStore(ctx).getBucket(ctx.params.bucket!);
+      if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
+      return successResponse(toBucketJson(bucket));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE', path: `${BUCKETS}/:bucket`, operationId: 'store-buckets-delete', summary: 'Delete a bucket (only when it holds no objects and no uploads)', tag: TAG,
+    result: z.object({ name: z.string() }),
+    async handler(ctx) {
+      await requireStore(ctx).deleteBucket(ctx.params.bucket!);
+      return successResponse({ name: ctx.params.bucket! });
+    },
+  }),
+];

@@ -1,0 +1,165 @@
+/**
+ * Shapes of the object store routes (an edgeport extension for the dashboard): buckets, objects and
+ * multipart uploads as REST JSON (snake_case), converted from the engine's types; object metadata
+ * from request headers; request bodies as the async iterables the engine streams from.
+ */
+import { z } from 'zod';
+import { STORAGE_CLASSES, type BucketInfo, type HttpMetadata, type ListedObject, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
+import type { StoreEngine } from '../../store/engine/store-engine.ts';
+import { ApiError } from '../errors.ts';
+import { requireOwnAccount } from '../accounts/account-routes.ts';
+import type { RouteContext } from '../route.ts';
+
+/** Headers that carry custom metadata on a PUT or an upload's creation: `x-edgeport-meta-<name>: <value>`. */
+export const CUSTOM_METADATA_HEADER = 'x-edgeport-meta-';
+
+export const storageClass = z.enum(STORAGE_CLASSES as unknown as [StorageClass, ...StorageClass[]]);
+
+export const bucketResult = z.object({ name: z.string(), creation_date: z.string(), storage_class: storageClass });
+
+const httpMetadataJson = z.object({
+  content_type: z.string().optional(),
+  content_language: z.string().optional(),
+  content_disposition: z.string().optional(),
+  content_encoding: z.string().optional(),
+  cache_control: z.string().optional(),
+  cache_expiry: z.string().optional().describe('ISO 8601'),
+});
+
+export const objectResult = z.object({
+  key: z.string(),
+  version: z.string(),
+  size: z.number().int(),
+  etag: z.string(),
+  uploaded: z.string().describe('ISO 8601'),
+  storage_class: storageClass,
+  http_metadata: httpMetadataJson,
+  custom_metadata: z.record(z.string(), z.string()),
+});
+
+export const createBucketBody = z.strictObject({
+  name: z.string().describe('3-63 characters of a-z, 0-9 and -, starting and ending with a letter or digit'),
+  storage_class: storageClass.optional().describe('Default storage class of new objects; default Standard'),
+});
+
+export const createUploadBody = z.strictObject({
+  http_metadata: z.strictObject({
+    content_type: z.string().max(1024).optional(),
+    content_language: z.string().max(1024).optional(),
+    content_disposition: z.string().max(1024).optional(),
+    content_encoding: z.string().max(1024).optional(),
+    cache_control: z.string().max(1024).optional(),
+  }).optional(),
+  custom_metadata: z.record(z.string(), z.string()).optional(),
+  storage_class: storageClass.optional(),
+});
+
+export const completeUploadBody = z.strictObject({
+  parts: z.array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) })).min(1).max(10_000),
+});
+
+export const listObjectsQuery = z.object({
+  prefix: z.string().optional(),
+  delimiter: z.string().max(1024).optional().describe('Usually "/": keys below the next delimiter are folded into result_info.delimited'),
+  cursor: z.string().optional(),
+  per_page: z.coerce.number().int().min(1).max(1000).default(1000),
+});
+
+export function toBucketJson(bucket: BucketInfo): z.infer<typeof bucketResult> {
+  return { name: bucket.name, creation_date: new Date(bucket.created).toISOString(), storage_class: bucket.storageClass };
+}
+
+export function toObjectJson(object: ObjectMeta | ListedObject): z.infer<typeof objectResult> {
+  const http = object.httpMetadata ?? {};
+  return {
+    key: object.key,
+    version: object.version,
+    size: object.size,
+    etag: object.etag,
+    uploaded: new Date(object.uploaded).toISOString(),
+    storage_class: object.storageClass,
+    http_metadata: {
+      ...(http.contentType === undefined ? {} : { content_type: http.contentType }),
+      ...(http.contentLanguage === undefined ? {} : { content_language: http.contentLanguage }),
+      ...(http.contentDisposition === undefined ? {} : { content_disposition: http.contentDisposition }),
+      ...(http.contentEncoding === undefined ? {} : { content_encoding: http.contentEncoding }),
+      ...(http.cacheControl === undefined ? {} : { cache_control: http.cacheControl }),
+      ...(http.cacheExpiry === undefined ? {} : { cache_expiry: new Date(http.cacheExpiry).toISOString() }),
+    },
+    custom_metadata: object.customMetadata ?? {},
+  };
+}
+
+export function fromHttpMetadataJson(json: z.infer<typeof createUploadBody>['http_metadata']): HttpMetadata {
+  const out: HttpMetadata = {};
+  if (json?.content_type !== undefined) out.contentType = json.content_type;
+  if (json?.content_language !== undefined) out.contentLanguage = json.content_language;
+  if (json?.content_disposition !== undefined) out.contentDisposition = json.content_disposition;
+  if (json?.content_encoding !== undefined) out.contentEncoding = json.content_encoding;
+  if (json?.cache_control !== undefined) out.cacheControl = json.cache_control;
+  return out;
+}
+
+/** HTTP metadata and custom metadata of a PUT, from its headers (as the S3 API reads them). */
+export function metadataFromHeaders(headers: Headers): { httpMetadata: HttpMetadata; customMetadata: Record<string, string> } {
+  const httpMetadata: HttpMetadata = {};
+  const pairs = [['content-type', 'contentType'], ['content-language', 'contentLanguage'], ['content-disposition', 'contentDisposition'],
+    ['content-encoding', 'contentEncoding'], ['cache-control', 'cacheControl']] as const;
+  for (const [header, field] of pairs) {
+    const value = headers.get(header);
+    if (value !== null) httpMetadata[field] = value;
+  }
+  const customMetadata: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (name.startsWith(CUSTOM_METADATA_HEADER) && name.length > CUSTOM_METADATA_HEADER.length) customMetadata[name.slice(CUSTOM_METADATA_HEADER.length)] = value;
+  });
+  return { httpMetadata, customMetadata };
+}
+
+/** The engine, once the `:account_id` of the path is the caller's own. */
+export function requireStore(ctx: RouteContext<unknown>): StoreEngine {
+  requireOwnAccount(ctx);
+  if (!ctx.deps.store) throw new ApiError('API_STORE_INVALID', { message: 'The object store is not available on this server.' });
+  return ctx.deps.store;
+}
+
+/** A request body as the engine reads it: a stream, with its length when declared. */
+export function streamedBody(request: Request): { stream: AsyncIterable<Uint8Array>; length?: number } {
+  const declared = request.headers.get('content-length');
+  const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
+  return { stream: chunksOf(request.body), ...(length === undefined ? {} : { length }) };
+}
+
+async function* chunksOf(body: ReadableStream<Uint8Array> | null): AsyncIterable<Uint8Array> {
+  if (body === null) return;
+  const reader = body.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    // The engine stopped early (an error): stop reading the upload.
+    if (!done) await reader.cancel().catch(() => undefined);
+  }
+}
+
+/** An engine body as a Web stream, read only as fast as the client takes it (pull). */
+export function toWebStream(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+}

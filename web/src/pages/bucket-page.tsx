@@ -1,0 +1,230 @@
+/**
+ * One bucket, browsed by prefix as folders (delimiter `/`): sub-folders, then objects with size,
+ * upload time, storage class, etag and metadata; upload (multipart for large files, with a progress
+ * bar), download and delete.
+ */
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { API, call, seg, type Envelope } from '../api.ts';
+import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import { Link } from '../router.tsx';
+import { objectPath, uploadFile, type StoredObject } from '../uploads.ts';
+
+interface Page {
+  objects: StoredObject[];
+  folders: string[];
+  cursor: string | undefined;
+}
+
+export function BucketPage({ account, bucket, prefix }: { account: string; bucket: string; prefix: string }) {
+  useTitle(`${bucket}${prefix ? ` / ${prefix}` : ''}`);
+  const listPath = (cursor?: string) => `/accounts/${seg(account)}/store/buckets/${seg(bucket)}/objects?delimiter=%2F&per_page=200`
+    + `${prefix ? `&prefix=${encodeURIComponent(prefix)}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+  const readPage = async (cursor?: string): Promise<Page> => {
+    const envelope: Envelope<StoredObject[]> = await call('GET', listPath(cursor));
+    return { objects: envelope.result, folders: envelope.result_info?.delimited ?? [], cursor: envelope.result_info?.cursor };
+  };
+  const first = useLoad(() => readPage(), [account, bucket, prefix]);
+  const [more, setMore] = useState<Page[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<string | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const pages = first.data ? [first.data, ...more] : [];
+  const cursor = pages.at(-1)?.cursor;
+  const reload = () => {
+    setMore([]);
+    first.reload();
+  };
+
+  const remove = async (object: StoredObject) => {
+    setError(undefined);
+    setDone(null);
+    try {
+      await call('DELETE', objectPath(account, bucket, object.key));
+      setDone(`Deleted ${object.key}.`);
+      reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const crumbs = prefix.split('/').filter((part) => part !== '');
+  const folderHref = (p: string) => `/buckets/${seg(bucket)}${p ? `?prefix=${encodeURIComponent(p)}` : ''}`;
+  const objects = pages.flatMap((p) => p.objects);
+  const folders = pages.flatMap((p) => p.folders);
+
+  return (
+    <>
+      <nav aria-label="Breadcrumb" class="breadcrumb">
+        <ol>
+          <li><Link href="/buckets">Buckets</Link></li>
+          <li>{crumbs.length === 0 ? <span aria-current="page">{bucket}</span> : <Link href={folderHref('')}>{bucket}</Link>}</li>
+          {crumbs.map((part, i) => {
+            const last = i === crumbs.length - 1;
+            const p = `${crumbs.slice(0, i + 1).join('/')}/`;
+            return <li key={p}>{last ? <span aria-current="page">{part}</span> : <Link href={folderHref(p)}>{part}</Link>}</li>;
+          })}
+        </ol>
+      </nav>
+      <h1>{crumbs.length === 0 ? bucket : `${crumbs.at(-1)}/`}</h1>
+      <p class="lead">{prefix ? <>Objects under <code>{prefix}</code> in bucket <code>{bucket}</code>.</> : <>Objects in bucket <code>{bucket}</code>, by folder.</>}</p>
+      <Uploader account={account} bucket={bucket} prefix={prefix} onUploaded={(key) => {
+        setDone(null);
+        setError(undefined);
+        reload();
+        return key;
+      }} />
+      <Errors error={error} />
+      {done && <Success>{done}</Success>}
+      <section aria-labelledby="objects-title">
+        <h2 id="objects-title">Contents</h2>
+        {first.error !== undefined && <Errors error={first.error} title="This bucket could not be listed" />}
+        {!first.data ? <Loading what="objects" /> : folders.length === 0 && objects.length === 0 ? <p class="muted">Nothing here yet.</p> : (
+          <div class="table-wrap">
+            <table class="objects">
+              <thead>
+                <tr><th scope="col">Name</th><th scope="col" class="numeric">Size</th><th scope="col">Uploaded</th><th scope="col">Storage class</th><th scope="col">ETag</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+              </thead>
+              <tbody>
+                {folders.map((folder) => (
+                  <tr key={`folder:${folder}`}>
+                    <th scope="row" colSpan={6}><Link href={folderHref(folder)} class="folder">{folder.slice(prefix.length)}</Link></th>
+                  </tr>
+                ))}
+                {objects.map((object) => {
+                  const name = object.key.slice(prefix.length);
+                  const isOpen = open === object.key;
+                  const detailsId = `details-${object.version}`;
+                  return (
+                    <Fragment key={object.key}>
+                      <tr>
+                        <th scope="row" class="object-name">{name}</th>
+                        <td class="numeric">{formatBytes(object.size)}</td>
+                        <td>{formatDate(object.uploaded)}</td>
+                        <td>{object.storage_class}</td>
+                        <td><code class="etag" title={object.etag}>{object.etag}</code></td>
+                        <td class="actions">
+                          <button type="button" class="button-quiet" aria-expanded={isOpen} aria-controls={detailsId} aria-label={`Metadata of ${name}`}
+                            onClick={() => setOpen(isOpen ? null : object.key)}>Metadata</button>
+                          <a href={API + objectPath(account, bucket, object.key)} download={name.split('/').at(-1)} aria-label={`Download ${name}`}>Download</a>
+                          <ConfirmButton label="Delete" confirmLabel={`Delete ${name}`} onConfirm={() => remove(object)} />
+                        </td>
+                      </tr>
+                      {isOpen && (
+                        <tr id={detailsId} class="details-row">
+                          <td colSpan={6}><Metadata object={object} /></td>
+                        </tr>
+                      )}
+                    </Fragment>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {cursor && (
+          <button type="button" onClick={async () => {
+            try {
+              const page = await readPage(cursor);
+              setMore([...more, page]);
+            } catch (e) {
+              setError(e);
+            }
+          }}>Show more</button>
+        )}
+      </section>
+    </>
+  );
+}
+
+function Metadata({ object }: { object: StoredObject }) {
+  const http = Object.entries(object.http_metadata);
+  const custom = Object.entries(object.custom_metadata);
+  return (
+    <div class="metadata">
+      <dl>
+        <div><dt>Key</dt><dd><code class="wrap">{object.key}</code></dd></div>
+        <div><dt>Size</dt><dd>{object.size.toLocaleString()} bytes</dd></div>
+        <div><dt>Version</dt><dd><code>{object.version}</code></dd></div>
+        <div><dt>ETag</dt><dd><code class="wrap">{object.etag}</code></dd></div>
+      </dl>
+      <div>
+        <h3>HTTP metadata</h3>
+        {http.length === 0 ? <p class="muted">None.</p> : <dl>{http.map(([k, v]) => <div key={k}><dt>{k}</dt><dd>{v}</dd></div>)}</dl>}
+      </div>
+      <div>
+        <h3>Custom metadata</h3>
+        {custom.length === 0 ? <p class="muted">None.</p> : <dl>{custom.map(([k, v]) => <div key={k}><dt>{k}</dt><dd>{v}</dd></div>)}</dl>}
+      </div>
+    </div>
+  );
+}
+
+function Uploader({ account, bucket, prefix, onUploaded }: { account: string; bucket: string; prefix: string; onUploaded: (key: string) => void }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [key, setKey] = useState('');
+  const [sent, setSent] = useState(0);
+  const [state, setState] = useState<'idle' | 'uploading' | 'done' | 'failed'>('idle');
+  const [error, setError] = useState<unknown>();
+  const abort = useRef<AbortController | null>(null);
+  // A finished upload's bar goes away when the page moves to another folder.
+  useEffect(() => {
+    setState((current) => (current === 'uploading' ? current : 'idle'));
+  }, [prefix]);
+  const percent = file && file.size > 0 ? Math.floor((sent / file.size) * 100) : state === 'done' ? 100 : 0;
+
+  const start = async (event: Event) => {
+    event.preventDefault();
+    if (!file) return;
+    const target = key.trim();
+    setState('uploading');
+    setSent(0);
+    setError(undefined);
+    abort.current = new AbortController();
+    try {
+      await uploadFile(account, bucket, target, file, (n) => setSent(Math.min(n, file.size)), abort.current.signal);
+      setSent(file.size);
+      setState('done');
+      onUploaded(target);
+    } catch (e) {
+      setState('failed');
+      setError(e);
+    }
+  };
+
+  return (
+    <section class="panel" aria-labelledby="upload-title">
+      <h2 id="upload-title">Upload</h2>
+      <form class="form-grid" onSubmit={start}>
+        <div class="field">
+          <label for="upload-file">File</label>
+          <input id="upload-file" type="file" onChange={(e) => {
+            const chosen = e.currentTarget.files?.[0] ?? null;
+            setFile(chosen);
+            setState('idle');
+            setSent(0);
+            if (chosen) setKey(`${prefix}${chosen.name}`);
+          }} />
+        </div>
+        <div class="field field-wide">
+          <label for="upload-key">Object key</label>
+          <input id="upload-key" value={key} spellcheck={false} placeholder={`${prefix}name.ext`} aria-describedby="upload-key-help" onInput={(e) => setKey(e.currentTarget.value)} />
+          <p id="upload-key-help" class="help">Slashes make folders: <code>reports/2026/summary.pdf</code>. Files over 8 MiB go up in parts.</p>
+        </div>
+        <div class="form-actions">
+          <button type="submit" class="button-primary" disabled={!file || key.trim() === '' || state === 'uploading'}>Upload</button>
+          {state === 'uploading' && <button type="button" class="button-quiet" onClick={() => abort.current?.abort()}>Cancel upload</button>}
+        </div>
+      </form>
+      {file && state !== 'idle' && (
+        <div class="upload-progress">
+          <label for="upload-progress">{state === 'done' ? 'Uploaded' : state === 'failed' ? 'Failed:' : 'Uploading'} {file.name}</label>
+          <progress id="upload-progress" max={100} value={percent} aria-valuetext={`${percent}%`} />
+          <span class="upload-percent" aria-live="polite">{state === 'done' ? `Done: ${formatBytes(file.size)} uploaded (100%)` : `${formatBytes(sent)} of ${formatBytes(file.size)} (${percent}%)`}</span>
+        </div>
+      )}
+      {state === 'done' && <Success>Uploaded <code>{key.trim()}</code>.</Success>}
+      <Errors error={error} title="The upload failed" />
+    </section>
+  );
+}

@@ -1,0 +1,65 @@
+/** Log jobs of a zone: each job's destination and status (enabled, last delivery, last error). */
+import { useState } from 'preact/hooks';
+import { call, get, seg } from '../api.ts';
+import { ConfirmButton, Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import { ZoneHeader } from '../components/zone-header.tsx';
+import type { Job } from '../jobs.ts';
+import { Link } from '../router.tsx';
+
+export function JobsPage({ zoneId }: { zoneId: string }) {
+  useTitle('Log jobs');
+  const jobs = useLoad(() => get<Job[]>(`/zones/${seg(zoneId)}/logshipping/jobs`), [zoneId]);
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<string | null>(null);
+  const base = `/zones/${seg(zoneId)}/jobs`;
+
+  const remove = async (job: Job) => {
+    setError(undefined);
+    setDone(null);
+    try {
+      await call('DELETE', `/zones/${seg(zoneId)}/logshipping/jobs/${job.id}`);
+      setDone(`Log job ${job.name ?? job.id} deleted.`);
+      jobs.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <>
+      <ZoneHeader zoneId={zoneId} section="jobs" />
+      <div class="title-row">
+        <h1>Log jobs</h1>
+        <Link href={`${base}/new`} class="button-link button-primary">New log job</Link>
+      </div>
+      <p class="lead">Each job filters the zone's <code>http_requests</code> records, keeps the fields it names, and delivers gzipped batches to its destination. At most 4 jobs per zone.</p>
+      <Errors error={error} />
+      {done && <Success>{done}</Success>}
+      {jobs.error !== undefined && <Errors error={jobs.error} title="The log jobs could not be read" />}
+      {jobs.data === undefined ? <Loading what="log jobs" /> : jobs.data.length === 0 ? <p class="muted">No log jobs yet.</p> : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr><th scope="col">Job</th><th scope="col">Destination</th><th scope="col">Enabled</th><th scope="col">Last delivery</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+            </thead>
+            <tbody>
+              {jobs.data.map((job) => (
+                <tr key={job.id}>
+                  <th scope="row"><Link href={`${base}/${job.id}`}>{job.name || `Job ${job.id}`}</Link></th>
+                  <td><code class="wrap">{job.destination_conf}</code></td>
+                  <td>{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</td>
+                  <td>{formatDate(job.last_complete)}</td>
+                  <td>{job.last_error ? <><span class="badge badge-bad">{formatDate(job.last_error)}</span>{job.error_message && <p class="small">{job.error_message}</p>}</> : <span class="muted">none</span>}</td>
+                  <td class="actions">
+                    <Link href={`${base}/${job.id}`}>Edit</Link>
+                    <ConfirmButton label="Delete" confirmLabel={`Delete ${job.name || `job ${job.id}`}`} onConfirm={() => remove(job)} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,108 @@
+/** Zones: the account's zones (GET /zones), a form to add one (name and origin), and deletes. */
+import { useState } from 'preact/hooks';
+import { call, seg } from '../api.ts';
+import { ConfirmButton, Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import type { Zone } from '../components/zone-header.tsx';
+import { Link } from '../router.tsx';
+
+async function allZones(): Promise<Zone[]> {
+  const zones: Zone[] = [];
+  for (let page = 1; page <= 100; page++) {
+    const envelope = await call<Zone[]>('GET', `/zones?per_page=50&page=${page}`);
+    zones.push(...envelope.result);
+    if (envelope.result.length < 50) break;
+  }
+  return zones;
+}
+
+export function ZonesPage({ account }: { account: string }) {
+  useTitle('Zones');
+  const zones = useLoad(allZones, []);
+  const [name, setName] = useState('');
+  const [origin, setOrigin] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<string | null>(null);
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setDone(null);
+    try {
+      const zone = (await call<Zone>('POST', '/zones', { name: name.trim(), account: { id: account }, ...(origin.trim() ? { origin: origin.trim() } : {}) })).result;
+      setDone(`Zone ${zone.name} created.`);
+      setName('');
+      setOrigin('');
+      zones.reload();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async (zone: Zone) => {
+    setError(undefined);
+    setDone(null);
+    try {
+      await call('DELETE', `/zones/${seg(zone.id)}`);
+      setDone(`Zone ${zone.name} deleted, with its custom fields and log jobs.`);
+      zones.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <>
+      <h1>Zones</h1>
+      <p class="lead">A zone is a host name the edge serves: its requests go to the zone's origin, and every request becomes a log record.</p>
+      <Errors error={error} />
+      {done && <Success>{done}</Success>}
+      <section aria-labelledby="zones-list">
+        <h2 id="zones-list">Your zones</h2>
+        {zones.error !== undefined && <Errors error={zones.error} title="The zones could not be read" />}
+        {zones.data === undefined ? <Loading what="zones" /> : zones.data.length === 0 ? <p class="muted">No zones yet: add one below.</p> : (
+          <div class="table-wrap">
+            <table>
+              <thead><tr><th scope="col">Name</th><th scope="col">Origin</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+              <tbody>
+                {zones.data.map((zone) => (
+                  <tr key={zone.id}>
+                    <th scope="row"><Link href={`/zones/${seg(zone.id)}/custom-fields`}>{zone.name}</Link></th>
+                    <td>{zone.origin ? <code>{zone.origin}</code> : <span class="muted">none</span>}</td>
+                    <td><span class="badge badge-ok">{zone.status}</span></td>
+                    <td>{formatDate(zone.created_on)}</td>
+                    <td class="actions">
+                      <Link href={`/zones/${seg(zone.id)}/custom-fields`}>Custom fields</Link>
+                      <Link href={`/zones/${seg(zone.id)}/jobs`}>Log jobs</Link>
+                      <ConfirmButton label="Delete" confirmLabel={`Delete ${zone.name}`} onConfirm={() => remove(zone)} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <section aria-labelledby="zone-create" class="panel">
+        <h2 id="zone-create">Add a zone</h2>
+        <form onSubmit={create} class="form-grid">
+          <div class="field">
+            <label for="zone-name">Name</label>
+            <input id="zone-name" required value={name} placeholder="example.test" aria-describedby="zone-name-help"
+              onInput={(e) => setName(e.currentTarget.value)} />
+            <p id="zone-name-help" class="help">The host name; sub-domains are served by it too.</p>
+          </div>
+          <div class="field">
+            <label for="zone-origin">Origin</label>
+            <input id="zone-origin" type="url" value={origin} placeholder="http://127.0.0.1:3000" aria-describedby="zone-origin-help"
+              onInput={(e) => setOrigin(e.currentTarget.value)} />
+            <p id="zone-origin-help" class="help">Where the edge sends the zone's requests (optional).</p>
+          </div>
+          <div class="form-actions"><button type="submit" class="button-primary" disabled={busy}>Add zone</button></div>
+        </form>
+      </section>
+    </>
+  );
+}
