@@ -1,20 +1,13 @@
 /**
- * Every SQL statement of the PostgreSQL control store (pg-control-store.ts), with the shape of the
- * rows they return. Ids, names and keys order byte-wise ("C"), as on SQLite.
+ * Every SQL statement of the PostgreSQL control store (pg-control-store.ts); the rows' shapes are in
+ * ../control-rows.ts. Ids, names and keys order byte-wise ("C"), as on SQLite.
  */
+import { CUSTOM_FIELDS_PHASE } from '../control-rows.ts';
 import type { ZoneQuery } from '../control-store.ts';
 
-/** The phase whose entry point configures custom log fields (SPEC §1.1). */
-export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
 /** Serializes job creation per zone across instances, so the plan's job count is exact (two-key advisory lock space). */
 const JOB_LOCK_CLASS = 0x6a6f6273; // "jobs"
 
-export interface AccountRow { id: string; email: string; name: string; key_hash: string; created: number }
-export interface ZoneRow { id: string; account_id: string; name: string; origin: string | null; paused: number; created: number; modified: number }
-export interface RulesetRow {
-  id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
-}
-export interface JobRow { id: number; job: string }
 type NameOp = NonNullable<ZoneQuery['name']>['op'];
 
 const ZONE_ORDER: Record<ZoneQuery['order'], string> = { name: 'name', created: 'created' };

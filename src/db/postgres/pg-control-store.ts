@@ -11,7 +11,10 @@ import type { Clock } from '../../core/clock.ts';
 import type {
   AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, ZoneQuery, ZoneRecord,
 } from '../control-store.ts';
-import { CUSTOM_FIELDS_PHASE, SQL, type AccountRow, type JobRow, type RulesetRow, type ZoneRow } from './pg-control-statements.ts';
+import {
+  customFieldsOf, toAccount, toJob, toRuleset, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
+} from '../control-rows.ts';
+import { SQL } from './pg-control-statements.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 
 /** The NOTIFY channel of zone, ruleset and job changes; the payload is the writing store's id. */
@@ -322,36 +325,3 @@ async function writeJob(client: PgClient, job: LogJobRecord): Promise<void> {
   await client.query(SQL.updateJob, [job.enabled ? 1 : 0, JSON.stringify(rest), id]);
 }
 
-/** The merged names of a custom-fields entry point's enabled rules (null for other rulesets). */
-function customFieldsOf(ruleset: RulesetRecord): string | null {
-  if (ruleset.kind !== 'zone' || ruleset.phase !== CUSTOM_FIELDS_PHASE) return null;
-  const merged: CustomFieldNames = { requestFields: [], responseFields: [], cookieFields: [] };
-  for (const rule of ruleset.rules) {
-    if (!rule.enabled) continue;
-    merged.requestFields.push(...rule.actionParameters.requestFields ?? []);
-    merged.responseFields.push(...rule.actionParameters.responseFields ?? []);
-    merged.cookieFields.push(...rule.actionParameters.cookieFields ?? []);
-  }
-  return JSON.stringify(merged);
-}
-
-function toAccount(row: AccountRow | undefined): AccountRecord | null {
-  return row ? { id: row.id, email: row.email, name: row.name, keyHash: row.key_hash, created: row.created } : null;
-}
-
-function toZone(row: ZoneRow | undefined): ZoneRecord | null {
-  return row ? {
-    id: row.id, accountId: row.account_id, name: row.name, origin: row.origin, paused: row.paused === 1, created: row.created, modified: row.modified,
-  } : null;
-}
-
-function toRuleset(row: RulesetRow): RulesetRecord {
-  return {
-    id: row.id, zoneId: row.zone_id, name: row.name, description: row.description, kind: row.kind, phase: row.phase,
-    version: row.version, lastUpdated: row.last_updated, rules: JSON.parse(row.rules) as RulesetRecord['rules'],
-  };
-}
-
-function toJob(row: JobRow): LogJobRecord {
-  return { ...(JSON.parse(row.job) as Omit<LogJobRecord, 'id'>), id: row.id };
-}

@@ -11,12 +11,13 @@ import type { Clock } from '../../core/clock.ts';
 import type {
   AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, ZoneQuery, ZoneRecord,
 } from '../control-store.ts';
+import {
+  CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toJob, toRuleset, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
+} from '../control-rows.ts';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { WriteQueue } from './write-queue.ts';
 
 /** The phase whose entry point configures custom log fields (SPEC §1.1). */
-const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
-
 export interface SqliteControlStoreOptions {
   /** Database file path; the object store's `metadata.sqlite`. */
   file: string;
@@ -24,13 +25,6 @@ export interface SqliteControlStoreOptions {
   /** false when a WalCheckpointer thread checkpoints this database (see SqliteMetadataStore). */
   autoCheckpoint?: boolean;
 }
-
-interface AccountRow { id: string; email: string; name: string; key_hash: string; created: number }
-interface ZoneRow { id: string; account_id: string; name: string; origin: string | null; paused: number; created: number; modified: number }
-interface RulesetRow {
-  id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
-}
-interface JobRow { id: number; job: string }
 
 const ZONE_ORDER = { name: 'name', created: 'created' } as const;
 
@@ -348,40 +342,6 @@ export class SqliteControlStore implements ControlStore {
     const { id, ...rest } = job;
     this.#sql.updateJob.run(job.enabled ? 1 : 0, JSON.stringify(rest), id);
   }
-}
-
-/** The merged names of a custom-fields entry point's enabled rules (null for other rulesets). */
-function customFieldsOf(ruleset: RulesetRecord): string | null {
-  if (ruleset.kind !== 'zone' || ruleset.phase !== CUSTOM_FIELDS_PHASE) return null;
-  const merged: CustomFieldNames = { requestFields: [], responseFields: [], cookieFields: [] };
-  for (const rule of ruleset.rules) {
-    if (!rule.enabled) continue;
-    merged.requestFields.push(...rule.actionParameters.requestFields ?? []);
-    merged.responseFields.push(...rule.actionParameters.responseFields ?? []);
-    merged.cookieFields.push(...rule.actionParameters.cookieFields ?? []);
-  }
-  return JSON.stringify(merged);
-}
-
-function toAccount(row: AccountRow | undefined): AccountRecord | null {
-  return row ? { id: row.id, email: row.email, name: row.name, keyHash: row.key_hash, created: row.created } : null;
-}
-
-function toZone(row: ZoneRow | undefined): ZoneRecord | null {
-  return row ? {
-    id: row.id, accountId: row.account_id, name: row.name, origin: row.origin, paused: row.paused === 1, created: row.created, modified: row.modified,
-  } : null;
-}
-
-function toRuleset(row: RulesetRow): RulesetRecord {
-  return {
-    id: row.id, zoneId: row.zone_id, name: row.name, description: row.description, kind: row.kind, phase: row.phase,
-    version: row.version, lastUpdated: row.last_updated, rules: JSON.parse(row.rules) as RulesetRecord['rules'],
-  };
-}
-
-function toJob(row: JobRow): LogJobRecord {
-  return { ...(JSON.parse(row.job) as Omit<LogJobRecord, 'id'>), id: row.id };
 }
 
 /**
