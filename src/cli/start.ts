@@ -97,6 +97,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       listenerUrls[planned.label] = listener.url;
       banner.push(`edgeport: ${planned.label} at ${listener.url}${planned.path}`);
     }
+    banner.push(`edgeport: dashboard at ${listenerUrls['management API']}/`);
     for (const script of edgeScripts) banner.push(`edgeport: script ${JSON.stringify(script.name)} on ${script.routes.join(', ')}`);
     banner.push(...gateway.banner);
     if (newAccount) {
