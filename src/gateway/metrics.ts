@@ -1,11 +1,16 @@
 /**
  * The gateway's Prometheus metrics, served at `GET /metrics` on its listener. One registry per
- * gateway (several can live in one process, in tests). Labelled children are memoized: the hot
- * path increments a counter without hashing label objects.
+ * gateway (several can live in one process, in tests). The hot path only bumps a plain number per
+ * label set; the counts are added to prom-client's counters when the metrics are read.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 
-type CounterChild = ReturnType<Counter<string>['labels']>;
+/** Increments of one labelled counter not yet handed to prom-client. */
+interface Tally {
+  counter: Counter<string>;
+  labels: string[];
+  pending: number;
+}
 
 export type CallOutcome = 'result' | 'error' | 'cache_hit' | 'rejected';
 
@@ -17,7 +22,7 @@ export class GatewayMetrics {
   readonly #rateLimited = new Counter({ name: 'edgeport_gateway_rate_limited_requests_total', help: 'HTTP requests refused by the per-client rate limit.', registers: [this.registry] });
   readonly #unmapped = new Counter({ name: 'edgeport_unmapped_errors_total', help: 'Errors that reached a surface without a mapping (answered as internal errors).', labelNames: ['surface'], registers: [this.registry] });
   readonly cacheEntries = new Gauge({ name: 'edgeport_gateway_cache_entries', help: 'Answers held in the cache.', registers: [this.registry] });
-  readonly #children = new Map<string, CounterChild>();
+  readonly #tallies = new Map<string, Tally>();
   /** Method label values are bounded: names outside the served set count as "other". */
   readonly #knownMethod: (method: string) => boolean;
 
@@ -26,16 +31,16 @@ export class GatewayMetrics {
   }
 
   httpResponse(status: number): void {
-    this.#child(this.#httpResponses, `http ${status}`, () => [String(status)]).inc();
+    this.#count(this.#httpResponses, `http ${status}`, () => [String(status)]);
   }
 
   call(network: string, method: string, outcome: CallOutcome): void {
     const label = this.#knownMethod(method) ? method : 'other';
-    this.#child(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]).inc();
+    this.#count(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]);
   }
 
   upstreamCall(network: string, upstream: number, outcome: 'ok' | 'failed'): void {
-    this.#child(this.#upstreamCalls, `upstream ${network} ${upstream} ${outcome}`, () => [network, String(upstream), outcome]).inc();
+    this.#count(this.#upstreamCalls, `upstream ${network} ${upstream} ${outcome}`, () => [network, String(upstream), outcome]);
   }
 
   rateLimited(): void {
@@ -48,6 +53,11 @@ export class GatewayMetrics {
 
   /** The Prometheus text exposition. */
   text(): Promise<string> {
+    for (const tally of this.#tallies.values()) {
+      if (tally.pending === 0) continue;
+      tally.counter.labels(...tally.labels).inc(tally.pending);
+      tally.pending = 0;
+    }
     return this.registry.metrics();
   }
 
@@ -55,13 +65,10 @@ export class GatewayMetrics {
     return this.registry.contentType;
   }
 
-  /** The labelled child of `counter`, memoized under `key` (label values contain no spaces). */
-  #child(counter: Counter<string>, key: string, labels: () => string[]): CounterChild {
-    let child = this.#children.get(key);
-    if (!child) {
-      child = counter.labels(...labels());
-      this.#children.set(key, child);
-    }
-    return child;
+  /** Counts one under `key` (label values contain no spaces); `labels` runs the first time only. */
+  #count(counter: Counter<string>, key: string, labels: () => string[]): void {
+    const tally = this.#tallies.get(key);
+    if (tally) tally.pending += 1;
+    else this.#tallies.set(key, { counter, labels: labels(), pending: 1 });
   }
 }

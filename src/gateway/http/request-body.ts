@@ -4,33 +4,35 @@
  * A client that goes away mid-body rejects with ClientGone: nobody is left to answer.
  */
 import type { IncomingMessage } from 'node:http';
-import { gatewayError } from '../errors.ts';
+import { gatewayError, type JsonRpcError } from '../errors.ts';
 
 export class ClientGone extends Error {}
 
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const tooLarge = () => gatewayError('GATEWAY_BODY_TOO_LARGE', `The request body is larger than ${maxBytes} bytes, the most this gateway accepts. Send smaller batches.`);
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge());
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  // Inline callbacks only: this runs per request, and named closures cost more to create.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
+    req.on('data', (chunk: Buffer) => {
+      if (size > maxBytes) return;
       size += chunk.length;
       if (size > maxBytes) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        reject(tooLarge());
+        req.removeAllListeners('end');
+        reject(tooLarge(maxBytes));
         return;
       }
       chunks.push(chunk);
-    };
-    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
-    req.on('data', onData);
-    req.on('end', onEnd);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')));
     req.on('error', (error) => reject(new ClientGone('The client closed the request before sending all of it.', { cause: error })));
     req.on('close', () => {
       if (!req.complete) reject(new ClientGone('The client closed the request before sending all of it.'));
     });
   });
+}
+
+function tooLarge(maxBytes: number): JsonRpcError {
+  return gatewayError('GATEWAY_BODY_TOO_LARGE', `The request body is larger than ${maxBytes} bytes, the most this gateway accepts. Send smaller batches.`);
 }
