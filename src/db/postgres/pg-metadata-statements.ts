@@ -3,21 +3,9 @@
  * rows they return. Object and upload keys are BYTEA (their UTF-8 bytes): compared bytewise, which is
  * the store's list order, and able to hold U+0000.
  */
+import type { ObjectRecord, UploadRecord } from '../metadata-rows.ts';
 
-export interface PgObjectRecord {
-  key: Buffer;
-  version: string;
-  size: number;
-  etag: string;
-  uploaded: number;
-  http_metadata: string;
-  custom_metadata: string;
-  checksums: string;
-  storage_class: string;
-  has_inline: number;
-  blob_id: string | null;
-  part_count: number;
-}
+export type PgObjectRecord = ObjectRecord<Buffer>;
 
 /** getObject's row: the inline body and, for a multipart object, its parts as `[blobId, size]` pairs. */
 export interface PgStoredRecord extends PgObjectRecord {
@@ -35,24 +23,8 @@ export interface PgListPage {
     storageClass: string, httpMetadata?: Record<string, unknown>, customMetadata?: Record<string, string>]>;
 }
 
-export interface PgUploadRecord {
-  upload_id: string;
-  bucket: string;
-  key: Buffer;
-  created: number;
-  http_metadata: string;
-  custom_metadata: string;
-  storage_class: string;
-  state: string;
-}
-
-export interface PgPartRecord {
-  part_number: number;
-  etag: string;
-  size: number;
-  blob_id: string;
-  uploaded: number;
-}
+export type PgUploadRecord = UploadRecord<Buffer>;
+export type { PartRecord as PgPartRecord } from '../metadata-rows.ts';
 
 const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
 

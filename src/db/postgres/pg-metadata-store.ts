@@ -21,6 +21,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
+import { toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 import {
   PG_SQL as SQL, type PgListPage, type PgObjectRecord, type PgPartRecord, type PgStoredRecord, type PgUploadRecord,
@@ -140,7 +141,7 @@ export class PgMetadataStore implements MetadataStore {
   async listUploads(bucket: string, prefix: string): Promise<UploadRow[]> {
     const lower = utf8(prefix);
     const rows = await this.#read<PgUploadRecord>('listUploads', [bucket, lower, Buffer.concat([lower, AFTER_UTF8])]);
-    return rows.map(toUpload);
+    return rows.map((row) => toUpload(row, row.key.toString('utf8')));
   }
 
   async completeUpload(bucket: string, key: string, uploadId: string,
@@ -285,18 +286,8 @@ async function run<Row extends object = Record<string, unknown>>(client: PgClien
   return (await client.query<Row>({ name: PREPARED[statement], text: SQL[statement] }, values as unknown[])).rows;
 }
 
-interface BucketRecord {
-  name: string;
-  created: number;
-  storage_class: string;
-}
-
 function utf8(text: string): Buffer {
   return Buffer.from(text, 'utf8');
-}
-
-function parseJson<T>(text: string): T {
-  return JSON.parse(text) as T;
 }
 
 /** $3..$16 of the object writes (see pg-metadata-statements.ts). */
@@ -317,43 +308,12 @@ function dataOf(row: PgStoredRecord): StoredData {
   return { kind: 'inline', bytes: row.inline_data ?? new Uint8Array(0) };
 }
 
-function toBucket(row: BucketRecord): BucketInfo {
-  return { name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] };
-}
-
-function toMeta(row: PgObjectRecord): ObjectMeta {
-  return {
-    key: row.key.toString('utf8'),
-    version: row.version,
-    size: row.size,
-    etag: row.etag,
-    uploaded: row.uploaded,
-    httpMetadata: parseJson(row.http_metadata),
-    customMetadata: parseJson(row.custom_metadata),
-    checksums: parseJson(row.checksums),
-    storageClass: row.storage_class as ObjectMeta['storageClass'],
-  };
-}
-
 /** The upload, when it belongs to this bucket and key (compared as strings, as the SQLite store does). */
 function matchingUpload(row: PgUploadRecord, bucket: string, key: string): UploadRow | null {
-  const upload = toUpload(row);
+  const upload = toUpload(row, row.key.toString('utf8'));
   return upload.bucket === bucket && upload.key === key ? upload : null;
 }
 
-function toUpload(row: PgUploadRecord): UploadRow {
-  return {
-    uploadId: row.upload_id,
-    bucket: row.bucket,
-    key: row.key.toString('utf8'),
-    created: row.created,
-    httpMetadata: parseJson(row.http_metadata),
-    customMetadata: parseJson(row.custom_metadata),
-    storageClass: row.storage_class as UploadRow['storageClass'],
-    state: row.state as UploadRow['state'],
-  };
-}
-
-function toPart(row: PgPartRecord): PartRow {
-  return { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+function toMeta(row: PgObjectRecord): ObjectMeta {
+  return toMetaWithKey(row, row.key.toString('utf8'));
 }

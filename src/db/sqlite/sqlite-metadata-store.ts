@@ -10,6 +10,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
+import { parseJson, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
 import { prepareStatements, type ListRecord, type ObjectRecord, type Statements, type UploadRecord, type PartRecord } from './sqlite-statements.ts';
 import type { WriteQueue } from './write-queue.ts';
 import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
@@ -49,13 +50,12 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async getBucket(name: string): Promise<BucketInfo | null> {
-    const row = this.#sql.getBucket.get(name) as { name: string; created: number; storage_class: string } | undefined;
-    return row ? { name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] } : null;
+    const row = this.#sql.getBucket.get(name) as BucketRecord | undefined;
+    return row ? toBucket(row) : null;
   }
 
   async listBuckets(): Promise<BucketInfo[]> {
-    const rows = this.#sql.listBuckets.all() as Array<{ name: string; created: number; storage_class: string }>;
-    return rows.map((row) => ({ name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] }));
+    return (this.#sql.listBuckets.all() as BucketRecord[]).map(toBucket);
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
@@ -126,7 +126,7 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow | null> {
     const row = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
-    return row && row.bucket === bucket && row.key === key ? toUpload(row) : null;
+    return row && row.bucket === bucket && row.key === key ? toUpload(row, row.key) : null;
   }
 
   async putPart(uploadId: string, part: PartRow): Promise<boolean> {
@@ -146,14 +146,14 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async listUploads(bucket: string, prefix: string): Promise<UploadRow[]> {
     const upper = prefix === '' ? AFTER_ALL : prefix + AFTER_ALL;
-    return (this.#sql.listUploads.all(bucket, prefix, upper) as UploadRecord[]).map(toUpload);
+    return (this.#sql.listUploads.all(bucket, prefix, upper) as UploadRecord[]).map((row) => toUpload(row, row.key));
   }
 
   async completeUpload(bucket: string, key: string, uploadId: string,
     plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta> {
     return this.#writes.run(() => {
       const record = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
-      const upload = record && record.bucket === bucket && record.key === key ? toUpload(record) : null;
+      const upload = record && record.bucket === bucket && record.key === key ? toUpload(record, record.key) : null;
       const parts = upload ? (this.#sql.listParts.all(uploadId) as PartRecord[]).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
       const usedIds = new Set(used.map((p) => p.blobId));
@@ -278,37 +278,6 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 }
 
-function parseJson<T>(text: string): T {
-  return JSON.parse(text) as T;
-}
-
 function toMeta(row: ObjectRecord): ObjectMeta {
-  return {
-    key: row.key,
-    version: row.version,
-    size: row.size,
-    etag: row.etag,
-    uploaded: row.uploaded,
-    httpMetadata: parseJson(row.http_metadata),
-    customMetadata: parseJson(row.custom_metadata),
-    checksums: parseJson(row.checksums),
-    storageClass: row.storage_class as ObjectMeta['storageClass'],
-  };
-}
-
-function toUpload(row: UploadRecord): UploadRow {
-  return {
-    uploadId: row.upload_id,
-    bucket: row.bucket,
-    key: row.key,
-    created: row.created,
-    httpMetadata: parseJson(row.http_metadata),
-    customMetadata: parseJson(row.custom_metadata),
-    storageClass: row.storage_class as UploadRow['storageClass'],
-    state: row.state as UploadRow['state'],
-  };
-}
-
-function toPart(row: PartRecord): PartRow {
-  return { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+  return toMetaWithKey(row, row.key);
 }

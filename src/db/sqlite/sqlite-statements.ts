@@ -1,40 +1,13 @@
 /** Every prepared statement of the SQLite metadata store, built once per connection. */
 import type { Database, Statement } from 'better-sqlite3';
+import type { ObjectRecord as SharedObjectRecord } from '../metadata-rows.ts';
 
-export interface ObjectRecord {
-  key: string;
-  version: string;
-  size: number;
-  etag: string;
-  uploaded: number;
-  http_metadata: string;
-  custom_metadata: string;
-  checksums: string;
-  storage_class: string;
-  has_inline: number;
+/** getObject's row: the object's columns and, for an inline body, its bytes. */
+export interface ObjectRecord extends SharedObjectRecord {
   inline_data?: Uint8Array | null;
-  blob_id: string | null;
-  part_count: number;
 }
 
-export interface UploadRecord {
-  upload_id: string;
-  bucket: string;
-  key: string;
-  created: number;
-  http_metadata: string;
-  custom_metadata: string;
-  storage_class: string;
-  state: string;
-}
-
-export interface PartRecord {
-  part_number: number;
-  etag: string;
-  size: number;
-  blob_id: string;
-  uploaded: number;
-}
+export type { PartRecord, UploadRecord } from '../metadata-rows.ts';
 
 const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
 

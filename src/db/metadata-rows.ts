@@ -1,0 +1,82 @@
+/**
+ * The object store's rows as both SQL stores keep them (the same columns in SQLite and
+ * PostgreSQL; only the key's type differs: TEXT there, BYTEA here), and their mapping to the
+ * records of metadata-store.ts. Callers pass the key already decoded.
+ */
+import type { BucketInfo, ObjectMeta } from '../store/engine/types.ts';
+import type { PartRow, UploadRow } from './metadata-store.ts';
+
+export interface BucketRecord { name: string; created: number; storage_class: string }
+
+export interface ObjectRecord<Key = string> {
+  key: Key;
+  version: string;
+  size: number;
+  etag: string;
+  uploaded: number;
+  http_metadata: string;
+  custom_metadata: string;
+  checksums: string;
+  storage_class: string;
+  has_inline: number;
+  blob_id: string | null;
+  part_count: number;
+}
+
+export interface UploadRecord<Key = string> {
+  upload_id: string;
+  bucket: string;
+  key: Key;
+  created: number;
+  http_metadata: string;
+  custom_metadata: string;
+  storage_class: string;
+  state: string;
+}
+
+export interface PartRecord {
+  part_number: number;
+  etag: string;
+  size: number;
+  blob_id: string;
+  uploaded: number;
+}
+
+export function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+export function toBucket(row: BucketRecord): BucketInfo {
+  return { name: row.name, created: row.created, storageClass: row.storage_class as BucketInfo['storageClass'] };
+}
+
+export function toMeta(row: ObjectRecord<unknown>, key: string): ObjectMeta {
+  return {
+    key,
+    version: row.version,
+    size: row.size,
+    etag: row.etag,
+    uploaded: row.uploaded,
+    httpMetadata: parseJson(row.http_metadata),
+    customMetadata: parseJson(row.custom_metadata),
+    checksums: parseJson(row.checksums),
+    storageClass: row.storage_class as ObjectMeta['storageClass'],
+  };
+}
+
+export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
+  return {
+    uploadId: row.upload_id,
+    bucket: row.bucket,
+    key,
+    created: row.created,
+    httpMetadata: parseJson(row.http_metadata),
+    customMetadata: parseJson(row.custom_metadata),
+    storageClass: row.storage_class as UploadRow['storageClass'],
+    state: row.state as UploadRow['state'],
+  };
+}
+
+export function toPart(row: PartRecord): PartRow {
+  return { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+}
