@@ -8,22 +8,14 @@
  * management API running without a gateway (in-process tests) lists none.
  */
 import { z } from 'zod';
+import type { GatewayNetworkStatus } from '../../gateway/index.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 
-/** What the networks route needs from the gateway service (src/gateway's GatewayService provides it). */
+/** What the networks route needs from the gateway service. */
 export interface GatewayStatus {
-  networks(): ReadonlyArray<{
-    name: string;
-    chainId: number;
-    retiredOn: string | undefined;
-    replacement: string | undefined;
-    retired: boolean;
-    backend: 'embedded' | 'upstreams';
-    /** JSON-RPC calls received (batch members count one each), since start. */
-    requests: number;
-  }>;
+  networks(): readonly GatewayNetworkStatus[];
   /** The gateway listener's URL, e.g. `http://127.0.0.1:8545`; undefined until it listens. */
   url(): string | undefined;
 }

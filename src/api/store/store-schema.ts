@@ -4,8 +4,9 @@
  * from request headers; request bodies as the async iterables the engine streams from.
  */
 import { z } from 'zod';
-import { STORAGE_CLASSES, type BucketInfo, type HttpMetadata, type ListedObject, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
+import { STORAGE_CLASSES, type BodyInput, type BucketInfo, type HttpMetadata, type ListedObject, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
+import { toHttpMetadata } from '../../store/binding/http-metadata.ts';
 import { ApiError } from '../errors.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
 import type { RouteContext } from '../route.ts';
@@ -100,20 +101,13 @@ export function fromHttpMetadataJson(json: z.infer<typeof createUploadBody>['htt
   return out;
 }
 
-/** HTTP metadata and custom metadata of a PUT, from its headers (as the S3 API reads them). */
+/** HTTP metadata (the standard headers, as a script's `put` reads Headers) and custom metadata of a PUT. */
 export function metadataFromHeaders(headers: Headers): { httpMetadata: HttpMetadata; customMetadata: Record<string, string> } {
-  const httpMetadata: HttpMetadata = {};
-  const pairs = [['content-type', 'contentType'], ['content-language', 'contentLanguage'], ['content-disposition', 'contentDisposition'],
-    ['content-encoding', 'contentEncoding'], ['cache-control', 'cacheControl']] as const;
-  for (const [header, field] of pairs) {
-    const value = headers.get(header);
-    if (value !== null) httpMetadata[field] = value;
-  }
   const customMetadata: Record<string, string> = {};
   headers.forEach((value, name) => {
     if (name.startsWith(CUSTOM_METADATA_HEADER) && name.length > CUSTOM_METADATA_HEADER.length) customMetadata[name.slice(CUSTOM_METADATA_HEADER.length)] = value;
   });
-  return { httpMetadata, customMetadata };
+  return { httpMetadata: toHttpMetadata(headers) ?? {}, customMetadata };
 }
 
 /** The engine, once the `:account_id` of the path is the caller's own. */
@@ -123,30 +117,12 @@ export function requireStore(ctx: RouteContext<unknown>): StoreEngine {
   return ctx.deps.store;
 }
 
-/** A request body as the engine reads it: a stream, with its length when declared. */
-export function streamedBody(request: Request): { stream: AsyncIterable<Uint8Array>; length?: number } {
+/** A request body as the engine reads it: a stream (cancelled if the engine stops early), with its length when declared. */
+export function streamedBody(request: Request): BodyInput {
+  if (request.body === null) return new Uint8Array(0);
   const declared = request.headers.get('content-length');
   const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
-  return { stream: chunksOf(request.body), ...(length === undefined ? {} : { length }) };
-}
-
-async function* chunksOf(body: ReadableStream<Uint8Array> | null): AsyncIterable<Uint8Array> {
-  if (body === null) return;
-  const reader = body.getReader();
-  let done = false;
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) {
-        done = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
-    // The engine stopped early (an error): stop reading the upload.
-    if (!done) await reader.cancel().catch(() => undefined);
-  }
+  return { stream: request.body, ...(length === undefined ? {} : { length }) };
 }
 
 /** An engine body as a Web stream, read only as fast as the client takes it (pull). */
