@@ -6,6 +6,7 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { drained } from '../core/http/drained.ts';
 import type { BodySegment } from '../store/engine/types.ts';
 
 const READ_CHUNK_BYTES = 256 * 1024;
@@ -55,20 +56,5 @@ function pipeFile(res: ServerResponse, file: ReadStream): Promise<void> {
       resolve();
     });
     file.pipe(res, { end: false });
-  });
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onDrain = (): void => {
-      res.off('close', onClose);
-      resolve();
-    };
-    const onClose = (): void => {
-      res.off('drain', onDrain);
-      reject(new Error('The client closed the connection.'));
-    };
-    res.once('drain', onDrain);
-    res.once('close', onClose);
   });
 }

@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { XMLParser } from 'fast-xml-parser';
+import { drained } from '../../../core/http/drained.ts';
 import { StoreError } from '../../engine/errors.ts';
 import type { GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
@@ -176,22 +177,6 @@ async function pipeBody(source: AsyncIterable<Uint8Array>, res: ServerResponse):
     if (!res.write(chunk)) await drained(res);
   }
   res.end();
-}
-
-/** Resolves on 'drain'; each wait removes its listeners, so a long body doesn't pile them up. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onDrain = (): void => {
-      res.off('close', onClose);
-      resolve();
-    };
-    const onClose = (): void => {
-      res.off('drain', onDrain);
-      reject(new Error('Client went away'));
-    };
-    res.once('drain', onDrain);
-    res.once('close', onClose);
-  });
 }
 
 export async function deleteObject(ctx: S3Context): Promise<void> {
