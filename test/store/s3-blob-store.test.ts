@@ -18,7 +18,7 @@ import { openTestEngine, readAll } from '../helpers/engine.ts';
 import { startS3Endpoint, type S3Endpoint } from '../helpers/s3-endpoint.ts';
 import { TEST_DB } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { runBlobStoreSuite } from './blobs/blob-store.case.ts';
+import { pattern, runBlobStoreSuite, writeThroughScratch } from './blobs/blob-store.case.ts';
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
@@ -36,22 +36,7 @@ async function openStore(t: test.TestContext, endpoint: S3Endpoint, prefix = 'ed
 }
 
 async function writeBlob(store: S3BlobStore, data: Uint8Array, chunkBytes = 64 * 1024): Promise<{ blobId: string; size: number }> {
-  const writer = await store.createWriter();
-  // One reused buffer, as a socket stream would hand over: the writer must copy what it keeps.
-  const scratch = new Uint8Array(chunkBytes);
-  for (let at = 0; at < data.byteLength; at += chunkBytes) {
-    const chunk = data.subarray(at, Math.min(at + chunkBytes, data.byteLength));
-    scratch.set(chunk);
-    await writer.write(scratch.subarray(0, chunk.byteLength));
-    scratch.fill(0xee);
-  }
-  return writer.commit();
-}
-
-function pattern(size: number, seed = 7): Uint8Array {
-  const out = new Uint8Array(size);
-  for (let i = 0; i < size; i++) out[i] = (i * seed + (i >>> 13)) % 251;
-  return out;
+  return (await writeThroughScratch(store, data, chunkBytes)).commit();
 }
 
 runBlobStoreSuite('S3BlobStore', {

@@ -19,14 +19,14 @@ export interface BlobStoreSuiteOptions {
 
 const md5 = (data: Uint8Array): string => createHash('md5').update(data).digest('hex');
 
-function pattern(size: number, seed = 7): Uint8Array {
+export function pattern(size: number, seed = 7): Uint8Array {
   const out = new Uint8Array(size);
   for (let i = 0; i < size; i++) out[i] = (i * seed + (i >>> 11)) % 251;
   return out;
 }
 
 /** Writes `data` in `chunkBytes` pieces through one reused buffer, as a socket stream hands them over. */
-async function writeThroughScratch(store: BlobStore, data: Uint8Array, chunkBytes: number) {
+export async function writeThroughScratch(store: BlobStore, data: Uint8Array, chunkBytes: number) {
   const writer = await store.createWriter();
   const scratch = new Uint8Array(chunkBytes);
   for (let at = 0; at < data.byteLength; at += chunkBytes) {
