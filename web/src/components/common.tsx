@@ -27,6 +27,35 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   return { ...state, reload };
 }
 
+/** A page's writes: `run` shows busy while one runs, then its message or the API's refusal. */
+export interface Action {
+  busy: boolean;
+  error: unknown;
+  done: string | null;
+  /** Runs `write`; its string (if any) is shown as done, what it throws as the error. */
+  run(write: () => Promise<string | void>): Promise<void>;
+}
+
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<string | null>(null);
+  const run = useCallback(async (write: () => Promise<string | void>) => {
+    setBusy(true);
+    setError(undefined);
+    setDone(null);
+    try {
+      const message = await write();
+      if (message) setDone(message);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, done, run };
+}
+
 export function useTitle(title: string): void {
   useEffect(() => {
     document.title = `${title} · edgeport`;

@@ -1,7 +1,7 @@
 /** Buckets of the object store: list, create (name and default storage class), delete when empty. */
 import { useState } from 'preact/hooks';
 import { call, get, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { Link } from '../router.tsx';
 
 interface Bucket {
@@ -18,45 +18,30 @@ export function BucketsPage({ account }: { account: string }) {
   const buckets = useLoad(() => get<Bucket[]>(base), [account]);
   const [name, setName] = useState('');
   const [storageClass, setStorageClass] = useState('Standard');
-  const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const nameProblem = name === '' || BUCKET_NAME.test(name) ? null : '3 to 63 characters of a-z, 0-9 and -, starting and ending with a letter or digit.';
 
-  const create = async (event: Event) => {
+  const create = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    setDone(null);
-    try {
+    void action.run(async () => {
       await call('POST', base, { name, storage_class: storageClass });
-      setDone(`Bucket ${name} created.`);
       setName('');
       buckets.reload();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+      return `Bucket ${name} created.`;
+    });
   };
-  const remove = async (bucket: Bucket) => {
-    setError(undefined);
-    setDone(null);
-    try {
-      await call('DELETE', `${base}/${seg(bucket.name)}`);
-      setDone(`Bucket ${bucket.name} deleted.`);
-      buckets.reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const remove = (bucket: Bucket) => action.run(async () => {
+    await call('DELETE', `${base}/${seg(bucket.name)}`);
+    buckets.reload();
+    return `Bucket ${bucket.name} deleted.`;
+  });
 
   return (
     <>
       <h1>Buckets</h1>
       <p class="lead">The object store's buckets: the same ones scripts reach through bindings and S3 tools through the S3-compatible API.</p>
-      <Errors error={error} />
-      {done && <Success>{done}</Success>}
+      <Errors error={action.error} />
+      {action.done && <Success>{action.done}</Success>}
       <section aria-labelledby="buckets-list">
         <h2 id="buckets-list">All buckets</h2>
         {buckets.error !== undefined && <Errors error={buckets.error} title="The buckets could not be read" />}
@@ -97,7 +82,7 @@ export function BucketsPage({ account }: { account: string }) {
               <option value="InfrequentAccess">InfrequentAccess</option>
             </select>
           </div>
-          <div class="form-actions"><button type="submit" class="button-primary" disabled={busy}>Create bucket</button></div>
+          <div class="form-actions"><button type="submit" class="button-primary" disabled={action.busy}>Create bucket</button></div>
         </form>
       </section>
     </>

@@ -1,7 +1,6 @@
 /** Log jobs of a zone: each job's destination and status (enabled, last delivery, last error). */
-import { useState } from 'preact/hooks';
 import { call, get, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { ZoneHeader } from '../components/zone-header.tsx';
 import type { Job } from '../jobs.ts';
 import { Link } from '../router.tsx';
@@ -9,21 +8,14 @@ import { Link } from '../router.tsx';
 export function JobsPage({ zoneId }: { zoneId: string }) {
   useTitle('Log jobs');
   const jobs = useLoad(() => get<Job[]>(`/zones/${seg(zoneId)}/logshipping/jobs`), [zoneId]);
-  const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState<string | null>(null);
+  const action = useAction();
   const base = `/zones/${seg(zoneId)}/jobs`;
 
-  const remove = async (job: Job) => {
-    setError(undefined);
-    setDone(null);
-    try {
-      await call('DELETE', `/zones/${seg(zoneId)}/logshipping/jobs/${job.id}`);
-      setDone(`Log job ${job.name ?? job.id} deleted.`);
-      jobs.reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const remove = (job: Job) => action.run(async () => {
+    await call('DELETE', `/zones/${seg(zoneId)}/logshipping/jobs/${job.id}`);
+    jobs.reload();
+    return `Log job ${job.name ?? job.id} deleted.`;
+  });
 
   return (
     <>
@@ -33,8 +25,8 @@ export function JobsPage({ zoneId }: { zoneId: string }) {
         <Link href={`${base}/new`} class="button-link button-primary">New log job</Link>
       </div>
       <p class="lead">Each job filters the zone's <code>http_requests</code> records, keeps the fields it names, and delivers gzipped batches to its destination. At most 4 jobs per zone.</p>
-      <Errors error={error} />
-      {done && <Success>{done}</Success>}
+      <Errors error={action.error} />
+      {action.done && <Success>{action.done}</Success>}
       {jobs.error !== undefined && <Errors error={jobs.error} title="The log jobs could not be read" />}
       {jobs.data === undefined ? <Loading what="log jobs" /> : jobs.data.length === 0 ? <p class="muted">No log jobs yet.</p> : (
         <div class="table-wrap">

@@ -1,7 +1,7 @@
 /** Zones: the account's zones (GET /zones), a form to add one (name and origin), and deletes. */
 import { useState } from 'preact/hooks';
 import { call, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import type { Zone } from '../components/zone-header.tsx';
 import { Link } from '../router.tsx';
 
@@ -20,45 +20,30 @@ export function ZonesPage({ account }: { account: string }) {
   const zones = useLoad(allZones, []);
   const [name, setName] = useState('');
   const [origin, setOrigin] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState<string | null>(null);
+  const action = useAction();
 
-  const create = async (event: Event) => {
+  const create = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    setDone(null);
-    try {
+    void action.run(async () => {
       const zone = (await call<Zone>('POST', '/zones', { name: name.trim(), account: { id: account }, ...(origin.trim() ? { origin: origin.trim() } : {}) })).result;
-      setDone(`Zone ${zone.name} created.`);
       setName('');
       setOrigin('');
       zones.reload();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+      return `Zone ${zone.name} created.`;
+    });
   };
-  const remove = async (zone: Zone) => {
-    setError(undefined);
-    setDone(null);
-    try {
-      await call('DELETE', `/zones/${seg(zone.id)}`);
-      setDone(`Zone ${zone.name} deleted, with its custom fields and log jobs.`);
-      zones.reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const remove = (zone: Zone) => action.run(async () => {
+    await call('DELETE', `/zones/${seg(zone.id)}`);
+    zones.reload();
+    return `Zone ${zone.name} deleted, with its custom fields and log jobs.`;
+  });
 
   return (
     <>
       <h1>Zones</h1>
       <p class="lead">A zone is a host name the edge serves: its requests go to the zone's origin, and every request becomes a log record.</p>
-      <Errors error={error} />
-      {done && <Success>{done}</Success>}
+      <Errors error={action.error} />
+      {action.done && <Success>{action.done}</Success>}
       <section aria-labelledby="zones-list">
         <h2 id="zones-list">Your zones</h2>
         {zones.error !== undefined && <Errors error={zones.error} title="The zones could not be read" />}
@@ -100,7 +85,7 @@ export function ZonesPage({ account }: { account: string }) {
               onInput={(e) => setOrigin(e.currentTarget.value)} />
             <p id="zone-origin-help" class="help">Where the edge sends the zone's requests (optional).</p>
           </div>
-          <div class="form-actions"><button type="submit" class="button-primary" disabled={busy}>Add zone</button></div>
+          <div class="form-actions"><button type="submit" class="button-primary" disabled={action.busy}>Add zone</button></div>
         </form>
       </section>
     </>
