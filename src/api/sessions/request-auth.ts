@@ -6,6 +6,7 @@
  * the cookie (it is SameSite=Strict, a second line of defence) but cannot read the token.
  */
 import type { AccountRecord } from '../../db/control-store.ts';
+import { firstCookieValues } from '../../logs/custom-fields.ts';
 import { ApiError } from '../errors.ts';
 import type { ApiDeps } from '../route.ts';
 import { SESSION_COOKIE, type Session } from './session-store.ts';
@@ -37,14 +38,9 @@ export async function requireSession(request: Request, deps: ApiDeps): Promise<S
   return session;
 }
 
-/** The value of one cookie of a Cookie header (RFC 6265 §5.4: `name=value` pairs split by `; `). */
+/** The value of one cookie of a Cookie header (its first instance, as the edge reads cookies for logs). */
 export function readCookie(header: string | null, name: string): string | undefined {
-  if (header === null) return undefined;
-  for (const pair of header.split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
-  }
-  return undefined;
+  return header === null ? undefined : firstCookieValues(['cookie', header], [name]).get(name);
 }
 
 /** The Set-Cookie value of a session (Max-Age in seconds), or of its removal (`null`). */
