@@ -36,8 +36,6 @@ export interface PgMetadataStoreOptions {
 }
 
 /** SQLSTATEs after which a statement or transaction is simply run again: serialization_failure, deadlock_detected. */
-const RETRYABLE = new Set(['40001', '40P01']);
-const MAX_ATTEMPTS = 8;
 /** Bounds the re-reads of a key that concurrent writers keep creating and deleting. */
 const MAX_KEY_RACES = 100;
 /** Never occurs in UTF-8, so `prefix || 0xFF` sorts after every key that starts with `prefix`. */
@@ -127,9 +125,9 @@ export class PgMetadataStore implements MetadataStore {
 
   async putPart(uploadId: string, part: PartRow): Promise<boolean> {
     return this.#transaction(async (client) => {
-      const [upload] = await run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
+      const [upload] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!upload || upload.state !== 'active') return false;
-      await run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter()]);
+      await this.#run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter()]);
       return true;
     });
   }
@@ -147,30 +145,30 @@ export class PgMetadataStore implements MetadataStore {
   async completeUpload(bucket: string, key: string, uploadId: string,
     plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta> {
     return this.#transaction(async (client) => {
-      const [record] = await run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
+      const [record] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       const upload = record ? matchingUpload(record, bucket, key) : null;
       // Read after the lock is held: every part write committed before this completion is seen.
-      const parts = upload ? (await run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
+      const parts = upload ? (await this.#run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
       await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
-      await run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
+      await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
       return meta;
     });
   }
 
   async abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null> {
     return this.#transaction(async (client) => {
-      const [record] = await run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
+      const [record] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!record || !matchingUpload(record, bucket, key)) return null;
-      if (record.state === 'active') await run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted']);
+      if (record.state === 'active') await this.#run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted']);
       return record.state as UploadRow['state'];
     });
   }
 
   async expireUploads(createdBefore: number): Promise<number> {
     return this.#transaction(async (client) => {
-      const ids = (await run<{ upload_id: string }>(client, 'lockExpiredUploads', [createdBefore])).map((row) => row.upload_id);
-      if (ids.length > 0) await run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted']);
+      const ids = (await this.#run<{ upload_id: string }>(client, 'lockExpiredUploads', [createdBefore])).map((row) => row.upload_id);
+      if (ids.length > 0) await this.#run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted']);
       return ids.length;
     });
   }
@@ -228,13 +226,13 @@ export class PgMetadataStore implements MetadataStore {
     const key = utf8(meta.key);
     const values = [bucket, key, ...objectValues(meta, data)];
     for (let race = 0; race < MAX_KEY_RACES; race++) {
-      const [current] = await run<PgObjectRecord>(client, 'lockObject', [bucket, key]);
+      const [current] = await this.#run<PgObjectRecord>(client, 'lockObject', [bucket, key]);
       if (precondition && !precondition(current ? toMeta(current) : null)) return false;
       if (current) {
-        await run(client, 'replaceObject', [...values, current.version, current.blob_id, this.#reclaimAfter()]);
+        await this.#run(client, 'replaceObject', [...values, current.version, current.blob_id, this.#reclaimAfter()]);
         return true;
       }
-      const [inserted] = await run<{ written: number }>(client, 'insertObject', values);
+      const [inserted] = await this.#run<{ written: number }>(client, 'insertObject', values);
       if (inserted!.written === 1) return true;
       // Another transaction created the key after our read and has committed: read it again.
     }
@@ -246,21 +244,17 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   #read<Row extends object>(statement: Statement, values: readonly unknown[] = []): Promise<Row[]> {
-    return this.#track(this.#db.query<Row>(SQL[statement], values, PREPARED[statement]));
+    return this.#track(this.#db.query<Row>(SQL[statement], values));
   }
 
-  /** One statement, atomic by itself; run again after a serialization failure or deadlock. */
+  /** One statement, atomic by itself (retried by the database on a serialization failure or deadlock). */
   #write<Row extends object>(statement: Statement, values: readonly unknown[] = []): Promise<Row[]> {
-    return this.#track((async () => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.#db.query<Row>(SQL[statement], values, PREPARED[statement]);
-        } catch (error) {
-          if (!RETRYABLE.has((error as { code?: string }).code ?? '') || attempt >= MAX_ATTEMPTS) throw error;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** attempt));
-        }
-      }
-    })());
+    return this.#track(this.#db.write<Row>(SQL[statement], values));
+  }
+
+  /** One statement inside a transaction. */
+  #run<Row extends object = Record<string, unknown>>(client: PgClient, statement: Statement, values: readonly unknown[]): Promise<Row[]> {
+    return this.#db.run<Row>(client, SQL[statement], values);
   }
 
   #transaction<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
@@ -277,14 +271,6 @@ export class PgMetadataStore implements MetadataStore {
 }
 
 type Statement = keyof typeof SQL;
-
-/** Every statement is prepared once per connection, under a name of its own. */
-const PREPARED = Object.fromEntries(Object.keys(SQL).map((name) => [name, `edgeport_meta_${name}`])) as Record<Statement, string>;
-
-/** Runs a prepared statement inside a transaction. */
-async function run<Row extends object = Record<string, unknown>>(client: PgClient, statement: Statement, values: readonly unknown[]): Promise<Row[]> {
-  return (await client.query<Row>({ name: PREPARED[statement], text: SQL[statement] }, values as unknown[])).rows;
-}
 
 function utf8(text: string): Buffer {
   return Buffer.from(text, 'utf8');
