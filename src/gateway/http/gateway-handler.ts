@@ -57,6 +57,8 @@ const ACCEPTED_MEDIA_TYPES = new Set(['', 'application/json', 'application/json-
 const PATH_PREFIX = '/v1/';
 const JSON_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' } as const;
 const HIT_HEADERS = { 'x-edgeport-cache': 'HIT' } as const;
+/** Reads of final data are small calls; larger bodies (batches, raw transactions) are not worth hashing for a replay. */
+const REPLAY_MAX_BODY = 2048;
 
 export function createGatewayHandler(deps: GatewayHandlerDeps): RequestListener {
   return function gatewayHandler(req, res) {
@@ -98,7 +100,7 @@ async function handle(deps: GatewayHandlerDeps, req: IncomingMessage, res: Serve
   }
   const client = req.socket.remoteAddress ?? 'unknown';
   // The fast path of repeated reads of final data (a block by hash, say): no parse, no executor.
-  const replayKey = network.retiredAtMs === undefined ? `${name}\n${body}` : undefined;
+  const replayKey = network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY ? `${name}\n${body}` : undefined;
   const replay = replayKey === undefined ? undefined : deps.replays.get(replayKey);
   let waitMs = replay === undefined ? undefined : deps.rateLimiter.take(client, 1);
   if (replay !== undefined && waitMs === 0) {
