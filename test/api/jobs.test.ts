@@ -184,7 +184,9 @@ test('ownership challenge: the file holds the token, the job needs it, a wrong o
   assert.deepEqual(challenge, { filename: join(dir, 'ownership-challenge.txt'), message: '', valid: true });
   const token = readFileSync(challenge!.filename!, 'utf8');
   assert.match(token, /^[A-Za-z0-9_-]{64}$/);
-  const wrong = await api.call(jobs, { method: 'POST', json: { destination_conf: destination, ownership_challenge: `${token.slice(0, -1)}A` } });
+  // Change the last character to one it is not: a fixed 'A' equals the token one time in 64.
+  const wrongToken = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+  const wrong = await api.call(jobs, { method: 'POST', json: { destination_conf: destination, ownership_challenge: wrongToken } });
   assert.deepEqual([wrong.status, wrong.body.errors], [400, [{ code: 1002, message: 'incorrect ownership challenge', source: { pointer: '/ownership_challenge' } }]]);
   assert.deepEqual(await cf.logpush.ownership.validate({ zone_id: zoneId, destination_conf: destination, ownership_challenge: token }), { valid: true });
   assert.deepEqual(await cf.logpush.ownership.validate({ zone_id: zoneId, destination_conf: destination, ownership_challenge: 'x' }), { valid: false });
