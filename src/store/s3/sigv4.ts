@@ -5,6 +5,7 @@
  * aws-chunked.ts). Spec: AWS "Signature Version 4 signing process" and "Authenticating Requests:
  * Using Query Parameters" / "Using the Authorization Header (chunked upload)".
  */
+import * as crypto from 'node:crypto';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { S3_ERRORS } from './s3-error.ts';
@@ -125,8 +126,11 @@ function deriveSigningKey(secret: string, date: string, region: string, service:
   return createHmac('sha256', kService).update('aws4_request').digest();
 }
 
+/** crypto.hash (Node 20.12+) hashes in one call, about twice as fast as a Hash object for short input. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;
+
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return oneShotHash ? oneShotHash('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 
 export function hmacHex(key: Buffer, text: string): string {
