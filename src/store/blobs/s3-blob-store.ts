@@ -16,6 +16,7 @@ import {
 import { randomHexId } from '../../core/ids.ts';
 import { StoreError } from '../engine/errors.ts';
 import type { BlobStore, BlobWriter, SweepOptions } from './blob-store.ts';
+import { WriteBehind } from './write-behind.ts';
 
 const BLOB_ID = /^[0-9a-f]{32}$/;
 /** S3's limit per DeleteObjects request. */
@@ -226,36 +227,26 @@ class S3BlobWriter implements BlobWriter {
   readonly #bucket: string;
   readonly #key: string;
   readonly #blobId: string;
-  readonly #partBytes: number;
-  #buffer: Buffer | undefined;
-  #filled = 0;
+  /** Full parts go out as UploadParts, one in flight while the next fills (write-behind.ts). */
+  readonly #body: WriteBehind;
   #size = 0;
   #state: 'open' | 'committing' | 'done' = 'open';
   #uploadId: string | undefined;
   readonly #parts: CompletedPart[] = [];
-  /** The part upload in flight; it never rejects (a failure lands in #failure). */
-  #inflight: Promise<void> | undefined;
-  #failure: unknown;
 
   constructor(client: S3Client, bucket: string, key: string, blobId: string, partBytes: number) {
     this.#client = client;
     this.#bucket = bucket;
     this.#key = key;
     this.#blobId = blobId;
-    this.#partBytes = partBytes;
+    this.#body = new WriteBehind((bytes) => this.#sendPart(bytes), {
+      batchBytes: partBytes, initialBytes: INITIAL_BUFFER_BYTES, open: () => this.#createUpload(),
+    });
   }
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.#state !== 'open') throw new Error('The blob writer is closed.');
-    let at = 0;
-    while (at < chunk.byteLength) {
-      if (this.#filled === this.#partBytes) await this.#sendPart();
-      const take = Math.min(chunk.byteLength - at, this.#partBytes - this.#filled);
-      const buffer = this.#room(this.#filled + take);
-      buffer.set(chunk.subarray(at, at + take), this.#filled);
-      this.#filled += take;
-      at += take;
-    }
+    await this.#body.write(chunk);
     this.#size += chunk.byteLength;
   }
 
@@ -263,15 +254,13 @@ class S3BlobWriter implements BlobWriter {
     if (this.#state !== 'open') throw new Error('The blob writer is closed.');
     this.#state = 'committing';
     try {
-      if (this.#uploadId === undefined) {
-        const body = this.#buffer?.subarray(0, this.#filled) ?? Buffer.alloc(0);
-        this.#buffer = undefined;
+      if (!this.#body.sent) {
+        // Never more than one part: a single PutObject.
+        const body = this.#body.takeUnsent();
         await this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: this.#key, Body: body, ContentLength: body.byteLength }))
           .catch((error: unknown) => { throw failure('PutObject', this.#bucket, this.#key, error); });
       } else {
-        if (this.#filled > 0) await this.#sendPart();
-        await this.#inflight;
-        this.#throwIfFailed();
+        await this.#body.flush();
         await this.#client.send(new CompleteMultipartUploadCommand({
           Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, MultipartUpload: { Parts: this.#parts },
         })).catch((error: unknown) => { throw failure('CompleteMultipartUpload', this.#bucket, this.#key, error); });
@@ -288,56 +277,34 @@ class S3BlobWriter implements BlobWriter {
   async abort(): Promise<void> {
     if (this.#state === 'done') return;
     this.#state = 'done';
-    this.#buffer = undefined;
+    this.#body.takeUnsent();
     await this.#abortUpload();
   }
 
-  /** The part buffer, grown (doubling, up to one part) to hold `needed` bytes. */
-  #room(needed: number): Buffer {
-    const current = this.#buffer;
-    if (current && current.byteLength >= needed) return current;
-    // After the first part the body is known to be large: take whole parts at once.
-    const size = this.#uploadId !== undefined ? this.#partBytes
-      : Math.min(this.#partBytes, Math.max(needed, INITIAL_BUFFER_BYTES, (current?.byteLength ?? 0) * 2));
-    const grown = Buffer.allocUnsafe(size);
-    if (current) current.copy(grown, 0, 0, this.#filled);
-    this.#buffer = grown;
-    return grown;
+  /** Before the first part: the body is larger than one part, so it becomes a multipart upload. */
+  async #createUpload(): Promise<void> {
+    const out = await this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key }))
+      .catch((error: unknown) => { throw failure('CreateMultipartUpload', this.#bucket, this.#key, error); });
+    if (out.UploadId === undefined) throw failure('CreateMultipartUpload', this.#bucket, this.#key, new Error('No UploadId in the response.'));
+    this.#uploadId = out.UploadId;
   }
 
-  /** Hands the buffered bytes to an UploadPart once the previous part is done. */
-  async #sendPart(): Promise<void> {
-    const body = this.#buffer!.subarray(0, this.#filled);
-    this.#buffer = undefined;
-    this.#filled = 0;
-    await this.#inflight;
-    this.#throwIfFailed();
-    if (this.#uploadId === undefined) {
-      const out = await this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key }))
-        .catch((error: unknown) => { throw failure('CreateMultipartUpload', this.#bucket, this.#key, error); });
-      if (out.UploadId === undefined) throw failure('CreateMultipartUpload', this.#bucket, this.#key, new Error('No UploadId in the response.'));
-      this.#uploadId = out.UploadId;
-    }
-    const partNumber = this.#parts.length + 1;
-    const part: CompletedPart = { PartNumber: partNumber };
+  /** One part as an UploadPart. */
+  async #sendPart(body: Buffer): Promise<void> {
+    const part: CompletedPart = { PartNumber: this.#parts.length + 1 };
     this.#parts.push(part);
-    this.#inflight = this.#client.send(new UploadPartCommand({
-      Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, PartNumber: partNumber, Body: body, ContentLength: body.byteLength,
-    })).then((out) => { part.ETag = out.ETag; }, (error: unknown) => {
-      this.#failure ??= failure('UploadPart', this.#bucket, this.#key, error);
-    });
-  }
-
-  #throwIfFailed(): void {
-    if (this.#failure !== undefined) throw this.#failure;
+    const out = await this.#client.send(new UploadPartCommand({
+      Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, PartNumber: part.PartNumber, Body: body, ContentLength: body.byteLength,
+    })).catch((error: unknown) => { throw failure('UploadPart', this.#bucket, this.#key, error); });
+    part.ETag = out.ETag;
   }
 
   /** Best effort: a leftover upload is aborted by the next start's sweep (and by bucket lifecycle rules). */
   async #abortUpload(): Promise<void> {
+    await this.#body.settle();
     const uploadId = this.#uploadId;
     if (uploadId === undefined) return;
     this.#uploadId = undefined;
-    await this.#inflight;
     await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key, UploadId: uploadId })).catch(() => undefined);
   }
 }

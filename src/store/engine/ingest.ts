@@ -1,10 +1,12 @@
 /**
  * Takes in a body for put/uploadPart: hashes it while it streams (MD5 always, plus the algorithm
- * the caller wants verified), keeps small bodies in memory to be stored inline in the metadata row,
- * and spills larger ones to a blob file. Nothing is buffered beyond the inline threshold.
+ * the caller wants verified; a stream declared at 1 MiB or more is hashed on the hashing thread,
+ * src/core/crypto/off-thread-digest.ts), keeps small bodies in memory to be stored inline in the
+ * metadata row, and spills larger ones to a blob file. Nothing is buffered beyond the inline threshold.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { BlobStore, BlobWriter } from '../blobs/blob-store.ts';
+import { createOffThreadDigest, OFF_THREAD_MIN_BYTES } from '../../core/crypto/off-thread-digest.ts';
 import { StoreError } from './errors.ts';
 import type { BodyInput, ChecksumAlgorithm } from './types.ts';
 
@@ -31,28 +33,66 @@ export interface IngestOptions {
   alwaysBlob?: boolean;
 }
 
-export async function ingestBody(body: BodyInput, options: IngestOptions): Promise<Ingested> {
+/** MD5 (the etag) and the extra algorithm, hashed inline or on the hashing thread. */
+interface BodyDigests {
+  update(chunk: Uint8Array): Promise<void> | undefined;
+  /** [md5 hex, extra hex (when asked for)] */
+  finish(): Promise<[string, string | undefined]>;
+  cancel(): void;
+}
+
+function inlineDigests(extraAlgorithm: ChecksumAlgorithm | undefined): BodyDigests {
   const md5 = createHash('md5');
-  const extra = options.extraAlgorithm && options.extraAlgorithm !== 'md5' ? createHash(NODE_HASH[options.extraAlgorithm]) : undefined;
+  const extra = extraAlgorithm && extraAlgorithm !== 'md5' ? createHash(NODE_HASH[extraAlgorithm]) : undefined;
+  return {
+    update(chunk) {
+      md5.update(chunk);
+      extra?.update(chunk);
+      return undefined;
+    },
+    async finish() {
+      const md5Hex = md5.digest('hex');
+      return [md5Hex, extraAlgorithm ? (extra ? extra.digest('hex') : md5Hex) : undefined];
+    },
+    cancel() {},
+  };
+}
+
+function offThreadDigests(extraAlgorithm: ChecksumAlgorithm | undefined): BodyDigests {
+  const extra = extraAlgorithm && extraAlgorithm !== 'md5' ? NODE_HASH[extraAlgorithm] : undefined;
+  const digest = createOffThreadDigest(extra ? ['md5', extra] : ['md5']);
+  return {
+    update: (chunk) => digest.update(chunk),
+    async finish() {
+      const [md5Hex, extraHex] = await digest.digest() as [string, string | undefined];
+      return [md5Hex, extraAlgorithm ? (extraHex ?? md5Hex) : undefined];
+    },
+    cancel: () => digest.cancel(),
+  };
+}
+
+export async function ingestBody(body: BodyInput, options: IngestOptions): Promise<Ingested> {
   if (body instanceof Uint8Array) {
     if (body.byteLength > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
-    md5.update(body);
-    extra?.update(body);
-    if (!options.alwaysBlob && body.byteLength <= options.inlineMax) return finish(md5, extra, options, body.byteLength, { inline: body });
+    const digests = inlineDigests(options.extraAlgorithm);
+    digests.update(body);
+    if (!options.alwaysBlob && body.byteLength <= options.inlineMax) return finish(digests, options, body.byteLength, { inline: body });
     const writer = await options.blobs.createWriter();
     try {
       await writer.write(body);
       const { blobId } = await writer.commit();
-      return finish(md5, extra, options, body.byteLength, { blobId });
+      return await finish(digests, options, body.byteLength, { blobId });
     } catch (error) {
       await writer.abort();
       throw error;
     }
   }
-  return ingestStream(body.stream, body.length, md5, extra, options);
+  const declared = body.length;
+  const large = declared !== undefined && declared >= OFF_THREAD_MIN_BYTES && (options.alwaysBlob || declared > options.inlineMax);
+  return ingestStream(body.stream, declared, large ? offThreadDigests(options.extraAlgorithm) : inlineDigests(options.extraAlgorithm), options);
 }
 
-async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number | undefined, md5: Hash, extra: Hash | undefined,
+async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number | undefined, digests: BodyDigests,
   options: IngestOptions): Promise<Ingested> {
   if (declared !== undefined && declared > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
   const held: Uint8Array[] = [];
@@ -63,8 +103,7 @@ async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number 
       if (chunk.byteLength === 0) continue;
       size += chunk.byteLength;
       if (size > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
-      md5.update(chunk);
-      extra?.update(chunk);
+      const hashing = digests.update(chunk);
       if (writer) {
         await writer.write(chunk);
       } else if (options.alwaysBlob || size > options.inlineMax) {
@@ -76,29 +115,33 @@ async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number 
         // Streams may reuse their buffers; keep a private copy of the (small) inline bytes.
         held.push(Uint8Array.prototype.slice.call(chunk));
       }
+      if (hashing) await hashing;
     }
     if (declared !== undefined && size !== declared) throw new StoreError('STORE_INCOMPLETE_BODY');
-    if (writer) {
-      const { blobId } = await writer.commit();
-      return finish(md5, extra, options, size, { blobId });
+    if (!writer) return await finish(digests, options, size, { inline: concat(held, size) });
+    // The last bytes are hashed while the blob is made durable.
+    const digested = finish(digests, options, size, {});
+    digested.catch(() => undefined);
+    const { blobId } = await writer.commit();
+    try {
+      return { ...await digested, blobId };
+    } catch (error) {
+      await options.blobs.delete([blobId]).catch(() => undefined);
+      throw error;
     }
-    return finish(md5, extra, options, size, { inline: concat(held, size) });
   } catch (error) {
+    digests.cancel();
     await writer?.abort();
     throw error;
   }
 }
 
-function finish(md5: Hash, extra: Hash | undefined, options: IngestOptions, size: number,
-  where: { inline?: Uint8Array; blobId?: string }): Ingested {
-  const md5Hex = md5.digest('hex');
-  const result: Ingested = { size, md5: md5Hex, ...where };
-  if (options.extraAlgorithm) {
-    result.extra = { algorithm: options.extraAlgorithm, hex: extra ? extra.digest('hex') : md5Hex };
-  }
+async function finish(digests: BodyDigests, options: IngestOptions, size: number, where: { inline?: Uint8Array; blobId?: string }): Promise<Ingested> {
+  const [md5, extraHex] = await digests.finish();
+  const result: Ingested = { size, md5, ...where };
+  if (options.extraAlgorithm && extraHex !== undefined) result.extra = { algorithm: options.extraAlgorithm, hex: extraHex };
   return result;
 }
-
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);

@@ -83,12 +83,13 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
 
   test(`${name}: clearTemporary removes abandoned writes, but with an age keeps fresh ones`, async (t) => {
     const store = await open(t);
-    await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
+    const abandoned = await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
     const committed = await (await writeThroughScratch(store, pattern(2000), 2000)).commit();
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(await store.clearTemporary({ olderThanMs: 60 * 60 * 1000 }), 0, 'a fresh one may be another instance\'s');
     assert.equal(await store.clearTemporary(), 1);
     assert.equal(await store.clearTemporary(), 0);
     assert.deepEqual(await store.list(), [committed.blobId], 'published blobs are not temporary');
+    await abandoned.abort(); // the crashed writer's handle, which a real crash would have closed
   });
 }

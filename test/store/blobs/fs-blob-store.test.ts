@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { FsBlobStore } from '../../../src/store/blobs/fs-blob-store.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { runBlobStoreSuite } from './blob-store.case.ts';
+import { readAll } from '../../helpers/engine.ts';
+import { pattern, runBlobStoreSuite } from './blob-store.case.ts';
 
 runBlobStoreSuite('FsBlobStore', {
   largeBytes: 300_000,
@@ -26,4 +28,35 @@ test('FsBlobStore: bytes go to tmp/<id> while written, then blobs/<id>; dir name
   const { blobId } = await writer.commit();
   assert.deepEqual(readdirSync(join(root, 'tmp')), []);
   assert.deepEqual(readdirSync(join(root, 'blobs')), [blobId]);
+});
+
+test('FsBlobStore: any chunking, through one reused buffer, stores exactly the bytes written (writes are staged behind the caller)', async (t) => {
+  const store = await FsBlobStore.open(tempDir(t));
+  t.after(() => store.close());
+  await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 700_000 }), { maxLength: 8 }), async (sizes) => {
+    const data = pattern(sizes.reduce((a, b) => a + b, 0), sizes.length + 3);
+    const writer = await store.createWriter();
+    const scratch = new Uint8Array(Math.max(1, ...sizes));
+    let at = 0;
+    for (const size of sizes) {
+      scratch.set(data.subarray(at, at + size));
+      await writer.write(scratch.subarray(0, size));
+      scratch.fill(0xee);
+      at += size;
+    }
+    const { blobId, size } = await writer.commit();
+    assert.equal(size, data.byteLength);
+    assert.ok(Buffer.from(data).equals(await readAll(store.read(blobId, 0, size))));
+  }), { numRuns: 25 });
+});
+
+test('FsBlobStore: abort while a staged write is on the disk leaves nothing behind', async (t) => {
+  const root = tempDir(t);
+  const store = await FsBlobStore.open(root);
+  t.after(() => store.close());
+  const writer = await store.createWriter();
+  await writer.write(new Uint8Array(600_000));
+  await writer.abort();
+  assert.deepEqual(readdirSync(join(root, 'tmp')), []);
+  assert.deepEqual(await store.list(), []);
 });
