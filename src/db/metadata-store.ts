@@ -61,6 +61,9 @@ export type ListedRow = Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & {
 
 export type Precondition = (current: ObjectMeta | null) => boolean;
 
+/** What putObject did: `no-bucket` when the bucket was deleted while the body was being taken in. */
+export type PutOutcome = 'written' | 'precondition-failed' | 'no-bucket';
+
 export interface AccessKeyRow {
   accessKeyId: string;
   secret: string;
@@ -77,14 +80,17 @@ export interface MetadataStore {
   headObject(bucket: string, key: string): Promise<ObjectMeta | null>;
   getObject(bucket: string, key: string): Promise<StoredObject | null>;
   /**
-   * Writes the object unless `precondition` rejects the current one (then returns false and
-   * writes nothing). The replaced object's blobs are queued for reclamation in the same transaction.
+   * Writes the object unless the bucket no longer exists or `precondition` rejects the current one
+   * (then writes nothing). The bucket's existence is checked in the same transaction as the write,
+   * and a concurrent deleteBucket is serialized against it: either the delete sees the object (not
+   * empty) or the put sees no bucket. The replaced object's blobs are queued for reclamation.
    */
-  putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean>;
+  putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome>;
   deleteObjects(bucket: string, keys: readonly string[]): Promise<void>;
   listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]>;
 
-  insertUpload(upload: UploadRow): Promise<void>;
+  /** Records a new upload; false (nothing written) when its bucket no longer exists, as for putObject. */
+  insertUpload(upload: UploadRow): Promise<boolean>;
   getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow | null>;
   /** Records a part (replacing one with the same number); false when the upload is not active. */
   putPart(uploadId: string, part: PartRow): Promise<boolean>;

@@ -74,7 +74,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
       size: 3, etag: 'abc', uploaded: Date.UTC(2026, 0, 1), httpMetadata: { contentType: 'text/plain', cacheExpiry: 1234 },
       customMetadata: { 'x-1': 'é', b: '' }, checksums: { md5: 'abc', sha256: 'def' }, storageClass: 'InfrequentAccess',
     });
-    assert.equal(await store.putObject('b1', full, inline('abc')), true);
+    assert.equal(await store.putObject('b1', full, inline('abc')), 'written');
     assert.deepEqual(await store.headObject('b1', 'full'), full);
     const got = await store.getObject('b1', 'full');
     assert.deepEqual(got?.meta, full);
@@ -116,23 +116,33 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual((await store.getObject('b1', 'k'))?.data, { kind: 'blob', blobId: 'new-blob' });
   });
 
+  test('a put or a new upload into a bucket that is gone writes nothing and says so', async (t) => {
+    const { store } = await setup(t);
+    assert.equal(await store.putObject('gone', objectMeta('k'), { kind: 'blob', blobId: 'orphan' }), 'no-bucket');
+    assert.equal(await store.insertUpload(upload('u-gone', 'k', { bucket: 'gone' })), false);
+    assert.equal(await store.headObject('gone', 'k'), null);
+    assert.equal(await store.getUpload('gone', 'k', 'u-gone'), null);
+    assert.deepEqual([...await store.referencedBlobIds()], []);
+    assert.equal(await store.insertUpload(upload('u-here', 'k')), true);
+  });
+
   test('a precondition sees the current object (or null) and, when it refuses, nothing is written', async (t) => {
     const { store, reclaimable } = await setup(t);
     const seen: Array<ObjectMeta | null> = [];
     assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'one' }), { kind: 'blob', blobId: 'b-one' }, (current) => {
       seen.push(current);
       return current === null;
-    }), true);
+    }), 'written');
     const first = await store.headObject('b1', 'k');
     assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'two' }), { kind: 'blob', blobId: 'b-two' }, (current) => {
       seen.push(current);
       return current === null;
-    }), false);
+    }), 'precondition-failed');
     assert.deepEqual(seen, [null, first]);
     assert.equal((await store.headObject('b1', 'k'))?.etag, 'one');
     assert.deepEqual([...await store.referencedBlobIds()], ['b-one']);
     assert.deepEqual(await reclaimable(), [], 'the refused put queues nothing (its caller discards its blob)');
-    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'three' }), inline('3'), (current) => current?.etag === 'one'), true);
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'three' }), inline('3'), (current) => current?.etag === 'one'), 'written');
     assert.equal((await store.headObject('b1', 'k'))?.etag, 'three');
     assert.deepEqual(await reclaimable(), ['b-one']);
   });

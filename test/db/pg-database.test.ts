@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { PgDatabase, parsePgUrl, redact } from '../../src/db/postgres/pg-database.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 
@@ -20,7 +21,7 @@ test('PgDatabase migrates once, even when two instances open the same schema tog
   const [a, b] = await Promise.all([PgDatabase.open({ url, now: 1 }), PgDatabase.open({ url, now: 2 })]);
   t.after(() => Promise.all([a.close(), b.close()]));
   const versions = await a.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-  assert.deepEqual(versions.map((row) => row.version), [1, 2, 3]);
+  assert.deepEqual(versions.map((row) => row.version), MIGRATIONS.map((migration) => migration.version));
   // BIGINT columns come back as numbers.
   await a.query('INSERT INTO buckets (name, created, storage_class) VALUES ($1, $2, $3)', ['b', Date.UTC(2026, 0, 1), 'Standard']);
   const [bucket] = await b.query<{ created: unknown }>('SELECT created FROM buckets');

@@ -162,6 +162,25 @@ test('two instances: concurrent unconditional puts of one new key all land, and 
   assert.equal(await text(b, bucket, 'contended'), `v${results.findIndex((meta) => meta!.etag === last?.etag)}`);
 });
 
+test('two instances: deleting a bucket on A while B puts into it or starts an upload: exactly one of the two succeeds', async (t) => {
+  const { a, b } = await twoInstances(t);
+  for (let round = 0; round < 40; round++) {
+    const name = `doomed-${round}`;
+    await a.createBucket(name);
+    const write = round % 2 === 0 ? b.put(name, 'k', bytes('kept')) : b.createMultipartUpload(name, 'k');
+    const [deleted, written] = await Promise.allSettled([a.deleteBucket(name), write]);
+    assert.ok((deleted.status === 'fulfilled') !== (written.status === 'fulfilled'), `round ${round}: delete ${deleted.status}, write ${written.status}`);
+    if (written.status === 'fulfilled') {
+      assert.ok(await b.getBucket(name), 'the bucket holding the write survives');
+      assert.ok(deleted.status === 'rejected' && (deleted.reason as StoreError).code === 'STORE_BUCKET_NOT_EMPTY');
+    } else {
+      assert.equal((written.reason as StoreError).code, 'STORE_NO_SUCH_BUCKET');
+      assert.equal(await a.getBucket(name), null);
+      assert.equal(await a.metadata.headObject(name, 'k'), null, 'no object was left in the deleted bucket');
+    }
+  }
+});
+
 test('two instances: a multipart upload begun on A is continued on both and completed on B', async (t) => {
   const { a, b, bucket } = await twoInstances(t);
   const uploadId = await a.createMultipartUpload(bucket, 'big', { customMetadata: { from: 'a' } });

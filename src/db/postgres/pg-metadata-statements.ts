@@ -55,13 +55,16 @@ export const PG_SQL = {
   insertBucket: 'INSERT INTO buckets (name, created, storage_class) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING 1 AS inserted',
   getBucket: 'SELECT name, created, storage_class FROM buckets WHERE name = $1',
   listBuckets: 'SELECT name, created, storage_class FROM buckets ORDER BY name',
-  /** One statement: deletes the bucket unless it holds objects or active uploads, and says which case it was. */
-  deleteBucket: `WITH busy AS (
-      SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1)
-        OR EXISTS (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active') AS busy
-    ), gone AS (DELETE FROM buckets WHERE name = $1 AND NOT (SELECT busy FROM busy) RETURNING 1)
-    SELECT (SELECT count(*) FROM gone)::int AS deleted, EXISTS (SELECT 1 FROM buckets WHERE name = $1) AS found,
-      (SELECT busy FROM busy) AS busy`,
+  /**
+   * Bucket row locks order a bucket's deletion against the writes that put something in it: a put
+   * or a new upload holds KEY SHARE on the row until it commits, a deletion takes it FOR UPDATE and
+   * only then (a later statement, a fresh snapshot) checks that the bucket is empty.
+   */
+  shareBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR KEY SHARE',
+  lockBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR UPDATE',
+  bucketBusy: `SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1)
+    OR EXISTS (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active') AS busy`,
+  deleteBucket: 'DELETE FROM buckets WHERE name = $1',
 
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
   /** The row, its inline body and its parts, from one snapshot. */

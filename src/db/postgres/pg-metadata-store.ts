@@ -10,6 +10,8 @@
  *   CONFLICT DO NOTHING: when a concurrent transaction inserted the same key first, the insert waits
  *   for it, writes nothing, and the transaction reads the key again (a fresh snapshot, now locking
  *   the row) and re-runs the precondition. So two conditional puts never both see "no object".
+ * - A put and a new upload hold KEY SHARE on the bucket's row; deleting the bucket locks the row
+ *   FOR UPDATE before checking it is empty, so a bucket is never deleted under a write into it.
  * - Part writes, completion and abort lock the upload row first and read its parts afterwards, in a
  *   later statement (a fresh snapshot), so a completion sees every part committed before it and
  *   completes an upload at most once.
@@ -19,7 +21,7 @@
 import type { Clock } from '../../core/clock.ts';
 import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
@@ -69,9 +71,14 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
-    const [row] = await this.#write<{ deleted: number; found: boolean; busy: boolean }>('deleteBucket', [name]);
-    if (row!.deleted > 0) return 'deleted';
-    return row!.found && row!.busy ? 'not-empty' : 'missing';
+    return this.#transaction(async (client) => {
+      const [found] = await this.#run(client, 'lockBucket', [name]);
+      if (!found) return 'missing';
+      const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
+      if (busy) return 'not-empty';
+      await this.#run(client, 'deleteBucket', [name]);
+      return 'deleted';
+    });
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
@@ -85,8 +92,12 @@ export class PgMetadataStore implements MetadataStore {
     return { meta: toMeta(row), data: dataOf(row) };
   }
 
-  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean> {
-    return this.#transaction((client) => this.#writeObject(client, bucket, meta, data, precondition));
+  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome> {
+    return this.#transaction(async (client): Promise<PutOutcome> => {
+      const [found] = await this.#run(client, 'shareBucket', [bucket]);
+      if (!found) return 'no-bucket';
+      return await this.#writeObject(client, bucket, meta, data, precondition) ? 'written' : 'precondition-failed';
+    });
   }
 
   async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
@@ -113,9 +124,14 @@ export class PgMetadataStore implements MetadataStore {
     }));
   }
 
-  async insertUpload(upload: UploadRow): Promise<void> {
-    await this.#write('insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
-      JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state]);
+  async insertUpload(upload: UploadRow): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const [found] = await this.#run(client, 'shareBucket', [upload.bucket]);
+      if (!found) return false;
+      await this.#run(client, 'insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state]);
+      return true;
+    });
   }
 
   async getUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow | null> {

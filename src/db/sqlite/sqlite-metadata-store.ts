@@ -8,7 +8,7 @@ import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { parseJson, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
 import { prepareStatements, type ListRecord, type ObjectRecord, type Statements, type UploadRecord, type PartRecord } from './sqlite-statements.ts';
@@ -67,6 +67,14 @@ export class SqliteMetadataStore implements MetadataStore {
     });
   }
 
+  /**
+   * Inside a write: does the bucket still exist? Every write of this store runs in the write queue
+   * (one transaction at a time, across connections too), so a deletion is ordered before or after it.
+   */
+  #bucketExists(name: string): boolean {
+    return this.#sql.getBucket.get(name) !== undefined;
+  }
+
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
     const row = this.#sql.headObject.get(bucket, key) as ObjectRecord | undefined;
     return row ? toMeta(row) : null;
@@ -78,13 +86,14 @@ export class SqliteMetadataStore implements MetadataStore {
     return { meta: toMeta(row), data: this.#dataOf(row) };
   }
 
-  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean> {
-    return this.#writes.run(() => {
+  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome> {
+    return this.#writes.run((): PutOutcome => {
+      if (!this.#bucketExists(bucket)) return 'no-bucket';
       const current = this.#sql.getObject.get(bucket, meta.key) as ObjectRecord | undefined;
-      if (precondition && !precondition(current ? toMeta(current) : null)) return false;
+      if (precondition && !precondition(current ? toMeta(current) : null)) return 'precondition-failed';
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);
-      return true;
+      return 'written';
     });
   }
 
@@ -117,10 +126,12 @@ export class SqliteMetadataStore implements MetadataStore {
     }));
   }
 
-  async insertUpload(upload: UploadRow): Promise<void> {
-    await this.#writes.run(() => {
+  async insertUpload(upload: UploadRow): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (!this.#bucketExists(upload.bucket)) return false;
       this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
         JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state);
+      return true;
     });
   }
 

@@ -7,7 +7,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { randomBase64UrlId, randomHexId } from '../../core/ids.ts';
 import type { Logger } from '../../core/log.ts';
-import type { MetadataStore, StoredData } from '../../db/metadata-store.ts';
+import type { MetadataStore, PutOutcome, StoredData } from '../../db/metadata-store.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { evaluateConditional } from './conditions.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
@@ -125,26 +125,28 @@ export class ObjectEngine implements StoreEngine {
       blobs: this.#blobs, inlineMax: this.#inlineMax, maxSize: STORE_LIMITS.maxPutBytes,
       ...(options.expectedChecksum ? { extraAlgorithm: options.expectedChecksum.algorithm } : {}),
     });
+    let meta: ObjectMeta;
+    let outcome: PutOutcome;
     try {
       const checksums = this.#verifyChecksum(ingested, options.expectedChecksum);
-      const meta: ObjectMeta = {
+      meta = {
         key, version: randomHexId(), size: ingested.size, etag: ingested.md5, uploaded: this.#clock.now(),
         httpMetadata: options.httpMetadata ?? {}, customMetadata: options.customMetadata ?? {}, checksums, storageClass,
       };
       const data: StoredData = ingested.blobId !== undefined
         ? { kind: 'blob', blobId: ingested.blobId }
         : { kind: 'inline', bytes: ingested.inline ?? new Uint8Array(0) };
-      const written = await this.#meta.putObject(bucket, meta, data,
+      outcome = await this.#meta.putObject(bucket, meta, data,
         condition ? (current) => evaluateConditional(condition, current) : undefined);
-      if (!written) {
-        await this.#discard(ingested);
-        return null;
-      }
-      return meta;
     } catch (error) {
       await this.#discard(ingested);
       throw error;
     }
+    if (outcome === 'written') return meta;
+    await this.#discard(ingested);
+    // The bucket was deleted while the body streamed in: the write is refused, not silently lost.
+    if (outcome === 'no-bucket') throw new StoreError('STORE_NO_SUCH_BUCKET');
+    return null;
   }
 
   async delete(bucket: string, keys: readonly string[]): Promise<void> {
@@ -164,10 +166,11 @@ export class ObjectEngine implements StoreEngine {
     assertCustomMetadata(options.customMetadata);
     const info = await this.#bucket(bucket);
     const uploadId = randomBase64UrlId(96);
-    await this.#meta.insertUpload({
+    const inserted = await this.#meta.insertUpload({
       uploadId, bucket, key, created: this.#clock.now(), httpMetadata: options.httpMetadata ?? {},
       customMetadata: options.customMetadata ?? {}, storageClass: checkStorageClass(options.storageClass, info.storageClass), state: 'active',
     });
+    if (!inserted) throw new StoreError('STORE_NO_SUCH_BUCKET');
     return uploadId;
   }
 

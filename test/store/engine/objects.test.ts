@@ -175,3 +175,27 @@ test('replaced and deleted blobs are reclaimed after the grace period', async (t
   assert.equal((await blobIds()).length, 1);
   assert.equal((await engine.get(bucket, 'k'))?.meta.size, 100_000);
 });
+
+test('a bucket deleted while a put streams its body: the put fails with NoSuchBucket and keeps nothing', async (t) => {
+  const { engine, blobIds } = await openTestEngine(t, { inlineMaxBytes: 1024 });
+  await engine.createBucket('doomed');
+  let streaming!: () => void;
+  const started = new Promise<void>((resolve) => { streaming = resolve; });
+  let finish!: () => void;
+  const rest = new Promise<void>((resolve) => { finish = resolve; });
+  async function* body(): AsyncIterable<Uint8Array> {
+    streaming();
+    yield new Uint8Array(100_000).fill(1);
+    await rest;
+    yield new Uint8Array(100_000).fill(2);
+  }
+  const put = engine.put('doomed', 'k', { stream: body() });
+  await started;
+  await engine.deleteBucket('doomed'); // still empty: the put has not committed
+  finish();
+  await assert.rejects(put, (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
+  assert.equal(await engine.getBucket('doomed'), null);
+  assert.deepEqual(await blobIds(), [], 'the body\'s blob is discarded');
+  await engine.createBucket('doomed');
+  assert.equal(await engine.head('doomed', 'k'), null, 'a bucket made again under the same name is empty');
+});
