@@ -1,7 +1,9 @@
 /**
  * The edge through `edgeport start`: a 1 KiB origin called directly, then through the edge with
- * no log job, then with two jobs logging every request (file:// destinations). Latency at one
- * connection (the edge's added p50/p99) and throughput at 32 connections.
+ * no log job and with two jobs logging every request (file:// destinations). Latency at one
+ * connection (the edge's added p50/p99) and throughput at 1 and 32 connections. The two edge
+ * cases alternate over three rounds, in alternating order, with the jobs disabled and enabled
+ * through the API, so neither gains from going second (a warmer JIT, a fuller page cache).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +25,11 @@ async function startOrigin(): Promise<{ url: string; child: ChildProcess }> {
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
+/** The run with the median request rate. */
+function median(results: LoadResult[]): LoadResult {
+  return [...results].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(results.length / 2)]!;
+}
+
 export async function benchEdge(seconds: number): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-bench-edge-'));
   const origin = await startOrigin();
@@ -41,23 +48,40 @@ export async function benchEdge(seconds: number): Promise<string[]> {
     const zone = await api.call<{ id: string }>('POST', '/zones', { name: 'bench.test', account: { id: account!.id }, origin: origin.url });
     const lua = join(dir, 'host.lua');
     writeFileSync(lua, 'wrk.headers["Host"] = "bench.test"\n');
-    const measure = async (label: string, url: string) => {
-      for (const connections of [1, 32]) {
-        report(`${label}, ${connections} conn`, await runLoad({ url, connections, seconds, lua, env: {}, autocannonRequest: () => ({ method: 'GET', headers: { host: 'bench.test' } }) }));
-      }
-    };
-    await measure('origin directly', `${origin.url}/`);
-    await measure('through the edge, no log job', `${server.urls.edge}/`);
+    const load = (url: string, connections: number) => runLoad({ url, connections, seconds, lua, env: {}, autocannonRequest: () => ({ method: 'GET', headers: { host: 'bench.test' } }) });
+    for (const connections of [1, 32]) report(`origin directly, ${connections} conn`, await load(`${origin.url}/`, connections));
+
+    const jobIds: string[] = [];
     for (const name of ['one', 'two']) {
       const destination = `file://${join(dir, `logs-${name}`)}`;
       const challenge = await api.call<{ filename: string }>('POST', `/zones/${zone.id}/logshipping/ownership`, { destination_conf: destination });
-      await api.call('POST', `/zones/${zone.id}/logshipping/jobs`, {
-        name, destination_conf: destination, dataset: 'http_requests', enabled: true,
+      const job = await api.call<{ id: string }>('POST', `/zones/${zone.id}/logshipping/jobs`, {
+        name, destination_conf: destination, dataset: 'http_requests', enabled: false,
         ownership_challenge: readFileSync(challenge.filename, 'utf8').trim(),
         output_options: { field_names: ['RayID', 'EdgeStartTimestamp', 'ClientIP', 'ClientRequestURI', 'EdgeResponseStatus', 'EdgeResponseBytes'] },
       });
+      jobIds.push(job.id);
     }
-    await measure('through the edge, two jobs logging all', `${server.urls.edge}/`);
+    const setJobs = async (enabled: boolean) => {
+      for (const id of jobIds) await api.call('PUT', `/zones/${zone.id}/logshipping/jobs/${id}`, { enabled });
+    };
+    for (const connections of [1, 32]) {
+      const runs: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] };
+      for (let round = 0; round < 3; round++) {
+        for (const mode of round % 2 === 0 ? ['off', 'on'] as const : ['on', 'off'] as const) {
+          await setJobs(mode === 'on');
+          runs[mode].push(await load(`${server.urls.edge}/`, connections));
+        }
+      }
+      const off = median(runs.off);
+      const on = median(runs.on);
+      report(`through the edge, no log job, ${connections} conn`, off);
+      report(`through the edge, two jobs logging all, ${connections} conn`, on);
+      const line = `two jobs vs none, ${connections} conn: ${(100 * on.requestsPerSec / off.requestsPerSec).toFixed(0)}% of the rate (medians of 3 alternating rounds; `
+        + `rounds ${runs.off.map((r, i) => `${r.requestsPerSec.toFixed(0)}/${runs.on[i]!.requestsPerSec.toFixed(0)}`).join(', ')})`;
+      lines.push(line);
+      console.log(line);
+    }
   } finally {
     await server.stop();
     origin.child.kill();

@@ -124,9 +124,10 @@ export class LogPipeline {
   }
 
   /**
-   * Filters, samples and formats one record for each job, and queues it for the job's spool. The
-   * records queued during one turn of the event loop are written together (one system call per
-   * spool); `written` runs once this record is in the OS: the edge ends its response only then.
+   * Filters, samples and formats one record for each job, and writes it to the job's spool. The
+   * first record of an event-loop turn is written at once; those that follow in the same turn are
+   * written together at its end (one system call per spool). `written` runs once this record is in
+   * the OS: the edge ends its response only then.
    */
   emit(jobs: readonly ActiveLogJob[], record: HttpRequestRecord, written?: () => void): void {
     let staged = false;
@@ -145,10 +146,12 @@ export class LogPipeline {
       return;
     }
     if (written) this.#afterFlush.push(written);
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      setImmediate(() => this.#flushStaged());
-    }
+    if (this.#flushScheduled) return;
+    // The first record of a turn is written at once (one small system call, and no response waits
+    // for the next turn); records that follow in the same turn are written together after it.
+    this.#flushStaged();
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flushStaged());
   }
 
   #flushStaged(): void {

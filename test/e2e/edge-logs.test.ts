@@ -16,7 +16,7 @@ import { test, type TestContext } from 'node:test';
 import autocannon from 'autocannon';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { fileLines as readLines, gunzipLines, until } from '../helpers/delivered-logs.ts';
-import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
+import { startEdgeport, writeScriptConfig, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -232,6 +232,49 @@ test('sample_rate 0.1 over 20,000 requests delivers 10% within 1.5 points', asyn
   assert.ok(lines.every((l) => Object.keys(l).join() === 'RayID'));
 });
 
+test('an HTTP receiver answering 500 for a while: the API shows the error, then every line arrives once and the error clears', async (t) => {
+  const dir = tempDir(t);
+  let failing = false;
+  const received: string[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (failing) return void res.writeHead(500).end('receiver down');
+      const text = gunzipLines<{ RayID?: string }>([Buffer.concat(chunks)]);
+      for (const line of text) if (line.RayID) received.push(line.RayID);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { receiver.closeAllConnections(); receiver.close(() => resolve()); }));
+  const origin = await startOrigin(t);
+  const server = await startServer(t, join(dir, 'data'));
+  const api = apiOf(server);
+  const zoneId = await createZone(api, origin.url);
+  const destination = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ingest`;
+  // Created while the receiver is up: the API's test upload must succeed.
+  const job = await api.call<{ id: number }>('POST', `/zones/${zoneId}/logshipping/jobs`, {
+    name: 'http-job', destination_conf: destination, dataset: 'http_requests', enabled: true, output_options: { field_names: ['RayID'] },
+  });
+  failing = true;
+  await load(server.urls.edge!, 200);
+  type JobJson = { last_complete: string | null; last_error: string | null; error_message: string | null };
+  const failed = await until(() => api.call<JobJson>('GET', `/zones/${zoneId}/logshipping/jobs/${job.id}`),
+    (j) => j.error_message !== null, 'the error on the job', 15_000);
+  assert.match(failed.error_message!, /500/);
+  assert.ok(failed.last_error !== null && !Number.isNaN(Date.parse(failed.last_error)), 'last_error is a time');
+  assert.equal(received.length, 0);
+  failing = false;
+  await load(server.urls.edge!, 100);
+  const rays = await until(() => received, (r) => r.length >= 300, 'all 300 lines', 30_000);
+  assert.equal(new Set(rays).size, 300, 'nothing lost, nothing delivered twice');
+  assert.deepEqual(new Set(rays), new Set(origin.seen.keys()));
+  const healed = await until(() => api.call<JobJson>('GET', `/zones/${zoneId}/logshipping/jobs/${job.id}`),
+    (j) => j.error_message === null, 'the error cleared', 15_000);
+  assert.ok(healed.last_complete !== null);
+});
+
 test('SIGKILL mid-traffic, then restart: every request answered before the kill is delivered once', async (t) => {
   const dir = tempDir(t);
   const dataDir = join(dir, 'data');
@@ -271,25 +314,19 @@ test('SIGKILL mid-traffic, then restart: every request answered before the kill 
 });
 
 test('a script routed on the zone serves its paths with its bucket binding; the origin serves the rest; both are logged', async (t) => {
-  const { writeFileSync } = await import('node:fs');
   const dir = tempDir(t);
-  writeFileSync(join(dir, 'counter.mjs'), `export default {
+  const args = writeScriptConfig(dir, {
+    name: 'counter', route: 'example.test/api/*', bucket: 'script-data', source: `export default {
     async fetch(request, env) {
       const key = new URL(request.url).pathname;
       await env.BUCKET.put(key, 'seen');
       const listed = await env.BUCKET.list();
       return new Response('script:' + listed.objects.length, { headers: { 'x-from': 'script', 'set-cookie': 'sc=1' } });
     },
-  };`);
-  writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]
-name = "counter"
-main = "counter.mjs"
-compatibility_date = "2025-01-01"
-routes = ["example.test/api/*"]
-store_buckets = [{ binding = "BUCKET", bucket_name = "script-data" }]
-`);
+  };`,
+  });
   const origin = await startOrigin(t);
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), args: ['--config', join(dir, 'edgeport.toml')], env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100' } });
+  const server = await startEdgeport({ dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100' } });
   t.after(() => server.stop());
   assert.match(server.banner, /script "counter" on example\.test\/api\/\*/);
   const api = apiOf(server);

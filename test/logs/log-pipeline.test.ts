@@ -75,6 +75,41 @@ async function until(check: () => boolean | Promise<boolean>, what: string, ms =
   }
 }
 
+/** Everything in the jobs' spool files, as text. */
+function spooledText(dataDir: string): string {
+  let text = '';
+  const walk = (at: string): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(at, entry.name));
+      else text += readFileSync(join(at, entry.name), 'latin1');
+    }
+  };
+  walk(join(dataDir, 'logs', 'jobs'));
+  return text;
+}
+
+test('a record is in the spool before its `written` runs: the first of a turn at once, the rest at the end of the turn', async (t) => {
+  const f = await fixture(t);
+  await f.createJob(`file://${join(f.dataDir, 'out')}`);
+  const pipeline = f.pipeline(60_000);
+  t.after(() => pipeline.close());
+  const jobs = await pipeline.jobsFor('z'.repeat(32));
+  const done: number[] = [];
+  const written = (i: number) => () => {
+    assert.ok(spooledText(f.dataDir).includes(record(i).RayID), `record ${i} is in the spool when its response may end`);
+    done.push(i);
+  };
+  pipeline.emit(jobs, record(0), written(0));
+  assert.deepEqual(done, [0], 'the first record of a turn does not wait for the next turn');
+  pipeline.emit(jobs, record(1), written(1));
+  pipeline.emit(jobs, record(2), written(2));
+  assert.deepEqual(done, [0], 'records that follow in the same turn are batched');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(done, [0, 1, 2]);
+  pipeline.emit(jobs, record(3), written(3));
+  assert.deepEqual(done, [0, 1, 2, 3], 'a new turn starts with an immediate write again');
+});
+
 test('filtered records reach a file:// destination as dated gzip batches; the job reports success', async (t) => {
   const f = await fixture(t);
   const out = join(f.dataDir, 'out');

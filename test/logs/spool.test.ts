@@ -81,3 +81,25 @@ test('property: any texts round-trip through any batch sizes, each exactly once'
     },
   ), { numRuns: 60 });
 });
+
+test('property: texts staged in groups (one write per group, some larger than the stage buffer) round-trip in order', (t) => {
+  const root = tempDir(t);
+  let run = 0;
+  const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'grapheme', minLength: 30_000, maxLength: 40_000 }));
+  fc.assert(fc.property(fc.array(fc.tuple(text, fc.boolean()), { maxLength: 30 }), (entries) => {
+    const spool = JobSpool.open(join(root, String(run++)));
+    entries.forEach(([value, flushAfter], i) => {
+      spool.stage(value, i);
+      if (flushAfter) spool.flush();
+    });
+    spool.close();
+    const reopened = JobSpool.open(join(root, String(run - 1)));
+    const seen: string[] = [];
+    for (let batch = reopened.readBatch(1000, 100_000_000); batch; batch = reopened.readBatch(1000, 100_000_000)) {
+      seen.push(...batch.texts);
+      reopened.commit(batch);
+    }
+    reopened.remove();
+    assert.deepEqual(seen, entries.map(([value]) => value));
+  }), { numRuns: 40 });
+});

@@ -9,7 +9,7 @@
  * (same range, same object name) instead of a different, overlapping one. A torn entry at the end
  * of the newest segment (a kill mid-write) is cut off when the spool opens.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writevSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 const HEADER_BYTES = 12;
@@ -44,7 +44,8 @@ export class JobSpool {
   #writeOffset: number;
   #cursor: CursorFile;
   #removed = false;
-  #staged: Buffer[] = [];
+  /** Framed entries waiting for `flush`, in one buffer that grows to the largest turn's worth. */
+  #stage: Buffer = Buffer.allocUnsafe(64 * 1024);
   #stagedBytes = 0;
 
   private constructor(dir: string) {
@@ -71,38 +72,29 @@ export class JobSpool {
   /** Queues one record's text in memory; `flush` writes what is queued with one system call. */
   stage(text: string, time: number): void {
     if (this.#removed) return;
-    const length = Buffer.byteLength(text);
-    const entry = Buffer.allocUnsafe(HEADER_BYTES + length);
-    entry.writeUInt32LE(length, 0);
-    entry.writeDoubleLE(time, 4);
-    entry.write(text, HEADER_BYTES, 'utf8');
-    this.#staged.push(entry);
-    this.#stagedBytes += entry.length;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; the exact length is known once written.
+    const most = this.#stagedBytes + HEADER_BYTES + text.length * 3;
+    if (most > this.#stage.length) {
+      const larger = Buffer.allocUnsafe(Math.max(most, this.#stage.length * 2));
+      this.#stage.copy(larger, 0, 0, this.#stagedBytes);
+      this.#stage = larger;
+    }
+    const at = this.#stagedBytes;
+    const length = this.#stage.write(text, at + HEADER_BYTES, 'utf8');
+    this.#stage.writeUInt32LE(length, at);
+    this.#stage.writeDoubleLE(time, at + 4);
+    this.#stagedBytes = at + HEADER_BYTES + length;
   }
 
   /** Writes the staged records; returns once they are in the OS (not fsynced). */
   flush(): void {
-    if (this.#staged.length === 0) return;
-    const staged = this.#staged;
     const bytes = this.#stagedBytes;
-    this.#staged = [];
+    if (bytes === 0) return;
     this.#stagedBytes = 0;
     if (this.#removed) return;
     if (this.#writeFd === null || this.#writeOffset >= SEGMENT_MAX_BYTES) this.#rotate();
-    let written = 0;
-    while (written < bytes) {
-      // writev may write part of the data; continue from where it stopped.
-      let skip = written;
-      const rest: Buffer[] = [];
-      for (const entry of staged) {
-        if (skip >= entry.length) skip -= entry.length;
-        else {
-          rest.push(skip > 0 ? entry.subarray(skip) : entry);
-          skip = 0;
-        }
-      }
-      written += writevSync(this.#writeFd!, rest);
-    }
+    // write may take part of the data; continue from where it stopped.
+    for (let written = 0; written < bytes;) written += writeSync(this.#writeFd!, this.#stage, written, bytes - written);
     this.#writeOffset += bytes;
   }
 
