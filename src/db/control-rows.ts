@@ -2,7 +2,7 @@
  * The control plane's rows as both SQL stores keep them (the same columns in SQLite and
  * PostgreSQL), and their mapping to the records of control-store.ts.
  */
-import type { AccountRecord, CustomFieldNames, LogJobRecord, RulesetRecord, ZoneRecord } from './control-store.ts';
+import type { AccountRecord, CustomFieldNames, LogJobRecord, RulesetRecord, SessionRecord, ZoneRecord } from './control-store.ts';
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
 
@@ -12,6 +12,11 @@ export interface RulesetRow {
   id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
 }
 export interface JobRow { id: number; job: string }
+export interface SessionRow { id: string; account_id: string; key_hash: string; csrf_token: string; created: number; expires: number }
+
+export function toSession(row: SessionRow): SessionRecord {
+  return { id: row.id, accountId: row.account_id, keyHash: row.key_hash, csrfToken: row.csrf_token, created: Number(row.created), expires: Number(row.expires) };
+}
 
 /** The merged names of a custom-fields entry point's enabled rules, as stored JSON (null for other rulesets). */
 export function customFieldsOf(ruleset: RulesetRecord): string | null {

@@ -128,6 +128,18 @@ export interface OwnershipChallengeRecord {
   expires: number;
 }
 
+/** A dashboard session, kept under the hash of its cookie token. */
+export interface SessionRecord {
+  /** SHA-256 (base64url) of the cookie's token. */
+  id: string;
+  accountId: string;
+  /** The account's key hash at sign-in (a new key ends the session). */
+  keyHash: string;
+  csrfToken: string;
+  created: number;
+  expires: number;
+}
+
 export interface ZoneQuery {
   /** Exact name, or a `contains:` / `starts_with:` / `ends_with:` match. */
   name?: { op: 'equal' | 'contains' | 'starts_with' | 'ends_with'; value: string };
@@ -199,6 +211,12 @@ export interface ControlStore {
   recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void>;
   accessKeyOwner(accessKeyId: string): Promise<string | null>;
   listAccessKeyIds(accountId: string): Promise<string[]>;
+
+  // Dashboard sessions (shared by every instance on the database)
+  /** Stores a new session; drops expired ones, and the oldest beyond `keep` sessions. */
+  createSession(session: SessionRecord, keep: number): Promise<void>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  deleteSession(id: string): Promise<void>;
 
   close(): Promise<void>;
 }

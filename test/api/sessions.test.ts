@@ -6,6 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hashApiKey } from '../../src/api/credentials.ts';
+import { SessionStore } from '../../src/api/sessions/session-store.ts';
+import { FakeClock } from '../../src/core/clock.ts';
+import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { startApi, type ApiFixture } from './helpers.ts';
 
 interface Signed {
@@ -113,4 +117,32 @@ test('the OpenAPI document lists the session routes with their security', async 
     '/client/v4/accounts/{account_id}/gateway/networks', '/client/v4/zones/{zone_id}/logshipping/jobs/{job_id}/delivered']) {
     assert.ok(doc.paths[path], `${path} is documented`);
   }
+});
+
+test('sessions live in the database: a second store on it (a restart, another instance) knows them; the oldest beyond the limit go', async (t) => {
+  const dataDir = tempDir(t);
+  const clock = new FakeClock(Date.parse('2026-11-23T10:00:00Z'));
+  const database = await openTestDatabase(t, { clock });
+  const first = await openTestControlStore(t, { dataDir, clock, database });
+  const second = await openTestControlStore(t, { dataDir, clock, database });
+  const account = { id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'hash-1', created: clock.now() };
+  await first.createAccount(account);
+  const onFirst = new SessionStore(first, clock, 60_000);
+  const onSecond = new SessionStore(second, clock, 60_000);
+  const { token, session } = await onFirst.create(account);
+  assert.equal((await onSecond.resolve(token))?.csrfToken, session.csrfToken);
+  await onSecond.end(session);
+  assert.equal(await onFirst.resolve(token), null, 'ended on one, ended on all');
+
+  const later = await onFirst.create(account);
+  clock.advance(60_001);
+  assert.equal(await onSecond.resolve(later.token), null, 'expired by the injected clock');
+  assert.equal(await first.getSession(later.session.id), null, 'an expired session is deleted when seen');
+
+  for (let i = 0; i < 3; i++) {
+    clock.advance(1);
+    await first.createSession({ id: `s${i}`, accountId: account.id, keyHash: 'hash-1', csrfToken: 'c', created: clock.now(), expires: clock.now() + 60_000 }, 2);
+  }
+  assert.equal(await second.getSession('s0'), null, 'the oldest beyond the limit is dropped');
+  assert.deepEqual([(await second.getSession('s1'))?.id, (await second.getSession('s2'))?.id], ['s1', 's2']);
 });

@@ -7,7 +7,7 @@
  * request's log line is delivered exactly once per job, whichever instance served it.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import {
   PutObjectCommand, S3Client, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { fileLines, until } from '../helpers/delivered-logs.ts';
-import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
+import { startEdgeport, writeScriptConfig, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -42,21 +42,15 @@ async function startPair(t: TestContext): Promise<Pair> {
     EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200',
   };
   // A script on both, whose workers reach the same store: the database and blobs above.
-  writeFileSync(join(dir, 'writer.mjs'), `export default {
+  const args = writeScriptConfig(dir, {
+    name: 'writer', route: 'scale.test/script/*', bucket: 'scripted', source: `export default {
     async fetch(request, env) {
       const key = new URL(request.url).pathname.slice('/script/'.length);
       await env.BUCKET.put(key, 'written by a script');
       return new Response((await env.BUCKET.head(key)).etag);
     },
-  };`);
-  writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]
-name = "writer"
-main = "writer.mjs"
-compatibility_date = "2025-01-01"
-routes = ["scale.test/script/*"]
-store_buckets = [{ binding = "BUCKET", bucket_name = "scripted" }]
-`);
-  const args = ['--config', join(dir, 'edgeport.toml')];
+  };`,
+  });
   const [a, b] = await Promise.all([
     startEdgeport({ dataDir: join(dir, 'a'), env, args }),
     startEdgeport({ dataDir: join(dir, 'b'), env, args }),
@@ -186,6 +180,28 @@ test('two instances share one control plane: one ruleset per phase, changes on A
 });
 
 /** An origin that answers 200 "ok". */
+test('two instances share dashboard sessions: signed in on A, used on B, signed out on B, refused on A', async (t) => {
+  const { a, b } = await startPair(t);
+  const api = (server: EdgeportServer) => server.urls['management API']!;
+  const signIn = await fetch(`${api(a)}/sessions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: ADMIN.EDGEPORT_ADMIN_EMAIL, key: ADMIN.EDGEPORT_ADMIN_KEY }),
+  });
+  assert.equal(signIn.status, 200);
+  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+  const csrf = (await signIn.json() as { result: { csrf_token: string } }).result.csrf_token;
+  const onB = await fetch(`${api(b)}/sessions/current`, { headers: { cookie } });
+  assert.equal(onB.status, 200, 'the session made on A is known to B');
+  assert.equal((await onB.json() as { result: { csrf_token: string } }).result.csrf_token, csrf);
+  const zone = await fetch(`${api(b)}/zones`, {
+    method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'session.test', account: { id: (await apiOf(a).call<Array<{ id: string }>>('GET', '/accounts'))[0]!.id } }),
+  });
+  assert.equal(zone.status, 200, 'a write on B with the cookie and its CSRF token');
+  assert.equal((await fetch(`${api(b)}/sessions/current`, { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrf } })).status, 200);
+  assert.equal((await fetch(`${api(a)}/sessions/current`, { headers: { cookie } })).status, 401, 'signed out on B is signed out on A');
+});
+
 async function startOrigin(t: TestContext): Promise<{ url: string }> {
   const server: Server = createServer((req, res) => {
     req.resume();

@@ -1,5 +1,6 @@
 /** Starts the real `edgeport start` CLI on free ports and reads its banner (tests and benchmarks). */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -55,4 +56,20 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
       return exited;
     },
   };
+}
+
+/**
+ * Writes `<name>.mjs` and an edgeport.toml that routes it and binds `bucket` as env.BUCKET, both in
+ * `dir`; returns the `--config` arguments for `startEdgeport`.
+ */
+export function writeScriptConfig(dir: string, script: { name: string; source: string; route: string; bucket: string }): string[] {
+  writeFileSync(join(dir, `${script.name}.mjs`), script.source);
+  writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]
+name = "${script.name}"
+main = "${script.name}.mjs"
+compatibility_date = "2025-01-01"
+routes = ["${script.route}"]
+store_buckets = [{ binding = "BUCKET", bucket_name = "${script.bucket}" }]
+`);
+  return ['--config', join(dir, 'edgeport.toml')];
 }

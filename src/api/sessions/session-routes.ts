@@ -53,7 +53,7 @@ export const SESSION_ROUTES: ApiRoute[] = [
     body: { schema: signInBody, invalid: 'API_SIGN_IN_INVALID' }, result: sessionResult,
     async handler(ctx) {
       const account = await ctx.deps.auth.authenticate(new Headers({ 'x-auth-email': ctx.body.email, 'x-auth-key': ctx.body.key }));
-      const { token, session } = ctx.deps.sessions.create(account);
+      const { token, session } = await ctx.deps.sessions.create(account);
       const response = successResponse(toSessionJson(session));
       response.headers.set('set-cookie', sessionCookie(token, ctx.deps.sessions.ttlMs));
       response.headers.set('cache-control', 'no-store');
@@ -73,7 +73,7 @@ export const SESSION_ROUTES: ApiRoute[] = [
     method: 'DELETE', path: '/sessions/current', operationId: 'sessions-delete', tag: TAG, auth: 'session',
     summary: 'Sign out: ends the session on the server and clears the cookie', result: z.object({ signed_out: z.literal(true) }),
     async handler(ctx) {
-      ctx.deps.sessions.end(await requireSession(ctx.request, ctx.deps));
+      await ctx.deps.sessions.end(await requireSession(ctx.request, ctx.deps));
       const response = successResponse({ signed_out: true as const });
       response.headers.set('set-cookie', sessionCookie(null));
       return response;

@@ -2,6 +2,7 @@
 import { objectStore } from './0001-object-store.ts';
 import { s3AccessKeys } from './0002-s3-access-keys.ts';
 import { controlPlane } from './0003-control-plane.ts';
+import { dashboardSessions } from './0004-dashboard-sessions.ts';
 
 export interface Migration {
   version: number;
@@ -11,4 +12,4 @@ export interface Migration {
   postgres: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane];
+export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions];

@@ -75,6 +75,12 @@ export const SQL = {
   getChallenge: 'SELECT token_hash, expires FROM ownership_challenges WHERE zone_id = $1 AND destination_conf = $2',
   dropExpiredChallenges: 'DELETE FROM ownership_challenges WHERE expires <= $1',
 
+  insertSession: 'INSERT INTO dashboard_sessions (id, account_id, key_hash, csrf_token, created, expires) VALUES ($1, $2, $3, $4, $5, $6)',
+  getSession: 'SELECT id, account_id, key_hash, csrf_token, created, expires FROM dashboard_sessions WHERE id = $1',
+  deleteSession: 'DELETE FROM dashboard_sessions WHERE id = $1',
+  dropExpiredSessions: 'DELETE FROM dashboard_sessions WHERE expires <= $1',
+  dropOldestSessions: 'DELETE FROM dashboard_sessions WHERE id IN (SELECT id FROM dashboard_sessions ORDER BY created DESC, id OFFSET $1)',
+
   putKeyOwner: `INSERT INTO s3_access_key_owners (access_key_id, account_id) VALUES ($1, $2)
     ON CONFLICT (access_key_id) DO UPDATE SET account_id = excluded.account_id`,
   keyOwner: 'SELECT account_id FROM s3_access_key_owners WHERE access_key_id = $1',

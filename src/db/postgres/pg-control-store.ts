@@ -9,10 +9,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import type {
-  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, ZoneQuery, ZoneRecord,
+  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneQuery, ZoneRecord,
 } from '../control-store.ts';
 import {
-  customFieldsOf, toAccount, toJob, toRuleset, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
+  customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
 } from '../control-rows.ts';
 import { SQL } from './pg-control-statements.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
@@ -146,17 +146,11 @@ export class PgControlStore implements ControlStore {
   }
 
   async getRuleset(zoneId: string, rulesetId: string): Promise<RulesetRecord | null> {
-    return this.#run(async () => {
-      const row = (await this.#db.query<RulesetRow>(SQL.getRuleset, [rulesetId, zoneId]))[0];
-      return row ? toRuleset(row) : null;
-    });
+    return this.#first(SQL.getRuleset, [rulesetId, zoneId], toRuleset);
   }
 
   async getEntrypoint(zoneId: string, phase: string): Promise<RulesetRecord | null> {
-    return this.#run(async () => {
-      const row = (await this.#db.query<RulesetRow>(SQL.getEntrypoint, [zoneId, phase]))[0];
-      return row ? toRuleset(row) : null;
-    });
+    return this.#first(SQL.getEntrypoint, [zoneId, phase], toRuleset);
   }
 
   async createRuleset(ruleset: RulesetRecord): Promise<'created' | 'phase-taken'> {
@@ -205,10 +199,7 @@ export class PgControlStore implements ControlStore {
   }
 
   async getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null> {
-    return this.#run(async () => {
-      const row = (await this.#db.query<JobRow>(SQL.getJob, [jobId, zoneId]))[0];
-      return row ? toJob(row) : null;
-    });
+    return this.#first(SQL.getJob, [jobId, zoneId], toJob);
   }
 
   async createJob(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
@@ -256,10 +247,8 @@ export class PgControlStore implements ControlStore {
   }
 
   async getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null> {
-    return this.#run(async () => {
-      const row = (await this.#db.query<{ token_hash: string; expires: number }>(SQL.getChallenge, [zoneId, destinationConf]))[0];
-      return row ? { zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires } : null;
-    });
+    return this.#first(SQL.getChallenge, [zoneId, destinationConf],
+      (row: { token_hash: string; expires: number }) => ({ zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires }));
   }
 
   async recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void> {
@@ -274,11 +263,36 @@ export class PgControlStore implements ControlStore {
     return this.#run(async () => (await this.#db.query<{ access_key_id: string }>(SQL.ownedKeys, [accountId])).map((row) => row.access_key_id));
   }
 
+  async createSession(session: SessionRecord, keep: number): Promise<void> {
+    await this.#write(async (client) => {
+      await client.query(SQL.dropExpiredSessions, [session.created]);
+      await client.query(SQL.insertSession, [session.id, session.accountId, session.keyHash, session.csrfToken, session.created, session.expires]);
+      await client.query(SQL.dropOldestSessions, [keep]);
+      return { result: undefined, changed: false };
+    });
+  }
+
+  async getSession(id: string): Promise<SessionRecord | null> {
+    return this.#first(SQL.getSession, [id], toSession);
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.#run(() => this.#db.query(SQL.deleteSession, [id]));
+  }
+
   /** Waits for the calls under way, then refuses new ones and stops hearing other instances. The PgDatabase stays open. */
   async close(): Promise<void> {
     this.#closed = true;
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
     this.#changeListeners.length = 0;
+  }
+
+  /** The first row of a read, mapped; null when there is none. */
+  #first<Row extends object, T>(sql: string, values: readonly unknown[], map: (row: Row) => T): Promise<T | null> {
+    return this.#run(async () => {
+      const row = (await this.#db.query<Row>(sql, values))[0];
+      return row ? map(row) : null;
+    });
   }
 
   /** Runs one call of the store, refused once closed and awaited by close(). */

@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../../core/clock.ts';
 import type {
-  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, ZoneQuery, ZoneRecord,
+  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneQuery, ZoneRecord,
 } from '../control-store.ts';
 import {
-  CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toJob, toRuleset, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
+  CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type SessionRow,
+  type ZoneRow,
 } from '../control-rows.ts';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { WriteQueue } from './write-queue.ts';
@@ -77,6 +78,12 @@ function prepareStatements(db: Database) {
     putChallenge: s('INSERT OR REPLACE INTO ownership_challenges (zone_id, destination_conf, token_hash, expires) VALUES (?, ?, ?, ?)'),
     getChallenge: s('SELECT token_hash, expires FROM ownership_challenges WHERE zone_id = ? AND destination_conf = ?'),
     dropExpiredChallenges: s('DELETE FROM ownership_challenges WHERE expires <= ?'),
+
+    insertSession: s('INSERT INTO dashboard_sessions (id, account_id, key_hash, csrf_token, created, expires) VALUES (?, ?, ?, ?, ?, ?)'),
+    getSession: s('SELECT id, account_id, key_hash, csrf_token, created, expires FROM dashboard_sessions WHERE id = ?'),
+    deleteSession: s('DELETE FROM dashboard_sessions WHERE id = ?'),
+    dropExpiredSessions: s('DELETE FROM dashboard_sessions WHERE expires <= ?'),
+    dropOldestSessions: s('DELETE FROM dashboard_sessions WHERE id IN (SELECT id FROM dashboard_sessions ORDER BY created DESC, id LIMIT -1 OFFSET ?)'),
 
     putKeyOwner: s('INSERT OR REPLACE INTO s3_access_key_owners (access_key_id, account_id) VALUES (?, ?)'),
     keyOwner: s('SELECT account_id FROM s3_access_key_owners WHERE access_key_id = ?').pluck(),
@@ -325,6 +332,23 @@ export class SqliteControlStore implements ControlStore {
 
   async listAccessKeyIds(accountId: string): Promise<string[]> {
     return this.#sql.ownedKeys.all(accountId) as string[];
+  }
+
+  async createSession(session: SessionRecord, keep: number): Promise<void> {
+    await this.#writes.run(() => {
+      this.#sql.dropExpiredSessions.run(session.created);
+      this.#sql.insertSession.run(session.id, session.accountId, session.keyHash, session.csrfToken, session.created, session.expires);
+      this.#sql.dropOldestSessions.run(keep);
+    });
+  }
+
+  async getSession(id: string): Promise<SessionRecord | null> {
+    const row = this.#sql.getSession.get(id) as SessionRow | undefined;
+    return row ? toSession(row) : null;
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.#writes.run(() => this.#sql.deleteSession.run(id));
   }
 
   async close(): Promise<void> {
