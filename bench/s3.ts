@@ -1,20 +1,25 @@
 /**
  * S3 API: PUT/GET of 1 KiB and 1 MiB over a real listener, each request SigV4-verified (presigned
  * URLs, so wrk/autocannon can replay them), beside the same operations through the binding in
- * process. 32 connections.
+ * process. 32 connections. Then 100 MiB uploads with @aws-sdk/lib-storage (its default 5 MiB parts,
+ * 4 at a time) to a real `edgeport start`, with the server's peak RSS growth meanwhile.
  */
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { systemClock } from '../src/core/clock.ts';
 import { silentLogger } from '../src/core/log.ts';
 import { createStoreBucket } from '../src/store/binding/index.ts';
 import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
 import { createS3Handler } from '../src/store/s3/s3-handler.ts';
+import { startEdgeport } from '../test/helpers/edgeport-server.ts';
+import { peakRssGrowth } from '../test/helpers/process-memory.ts';
 import { runLoad } from './load.ts';
 import { formatResult, runClosedLoop } from './stats.ts';
 
@@ -68,5 +73,52 @@ export async function benchS3(seconds: number): Promise<string[]> {
     await engine.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+  for (const line of await benchLibStorageUpload()) report(line);
   return lines;
+}
+
+const UPLOAD_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTBENCHKEY', EDGEPORT_S3_SECRET_ACCESS_KEY: 'bench-secret-0123456789abcdef' };
+
+/**
+ * 100 MiB uploads through lib-storage, the body given whole (a Buffer) and streamed (a generator of
+ * 1 MiB chunks, which lib-storage gathers into parts itself): after one warm-up upload, five of
+ * each; the median and best rates, and the server's peak RSS growth meanwhile.
+ */
+async function benchLibStorageUpload(): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-upload-'));
+  const server = await startEdgeport({ dataDir, env: { ...UPLOAD_KEY, EDGEPORT_LOG_LEVEL: 'error' } });
+  const client = new S3Client({
+    endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true,
+    credentials: { accessKeyId: UPLOAD_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: UPLOAD_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
+  });
+  const whole = Buffer.alloc(100 * MiB, 7);
+  const block = whole.subarray(0, MiB);
+  const bodies = {
+    'Buffer body': () => whole,
+    'streamed body': () => Readable.from((function* () { for (let i = 0; i < 100; i++) yield block; })()),
+  };
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: 'upload' }));
+    await new Upload({ client, params: { Bucket: 'upload', Key: 'warm-up', Body: bodies['Buffer body']() } }).done();
+    const lines: string[] = [];
+    for (const [label, body] of Object.entries(bodies)) {
+      const rates: number[] = [];
+      let growth = 0;
+      for (let run = 0; run < 5; run++) {
+        growth = Math.max(growth, await peakRssGrowth(server.child.pid!, async () => {
+          const started = performance.now();
+          await new Upload({ client, params: { Bucket: 'upload', Key: `big-${run}`, Body: body() } }).done();
+          rates.push(100 / ((performance.now() - started) / 1000));
+        }));
+      }
+      rates.sort((a, b) => a - b);
+      lines.push(`lib-storage upload 100 MiB, ${label.padEnd(13)} ${rates[2]!.toFixed(0).padStart(6)} MiB/s median, best ${rates[4]!.toFixed(0)} (5 runs); `
+        + `server RSS growth at most ${(growth / MiB).toFixed(1)} MiB`);
+    }
+    return lines;
+  } finally {
+    client.destroy();
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
