@@ -69,8 +69,14 @@ export class StoreChecksums {
     return this.#bytes('sha512');
   }
 
+  /** The binding's algorithms only: CRCs kept for the S3 API stay out of sight. */
   toJSON(): Checksums {
-    return { ...this.#hex };
+    const out: Checksums = {};
+    for (const algorithm of CHECKSUM_ALGORITHMS) {
+      const value = this.#hex[algorithm];
+      if (value !== undefined) out[algorithm] = value;
+    }
+    return out;
   }
 
   #bytes(algorithm: ChecksumAlgorithm): ArrayBuffer | undefined {

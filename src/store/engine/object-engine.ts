@@ -128,7 +128,7 @@ export class ObjectEngine implements StoreEngine {
     let meta: ObjectMeta;
     let outcome: PutOutcome;
     try {
-      const checksums = this.#verifyChecksum(ingested, options.expectedChecksum);
+      const checksums = { ...options.verifiedChecksums?.(), ...this.#verifyChecksum(ingested, options.expectedChecksum) };
       meta = {
         key, version: randomHexId(), size: ingested.size, etag: ingested.md5, uploaded: this.#clock.now(),
         httpMetadata: options.httpMetadata ?? {}, customMetadata: options.customMetadata ?? {}, checksums, storageClass,

@@ -19,8 +19,14 @@ export interface HttpMetadata {
 export type ChecksumAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha384' | 'sha512';
 export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'];
 
+/**
+ * CRCs the S3 API verifies (x-amz-checksum-crc32, -crc32c, -crc64nvme) and keeps beside the
+ * binding's checksums, so a GetObject can return them; scripts never see them (StoreChecksums).
+ */
+export type CrcAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme';
+
 /** Stored checksums, lowercase hex. */
-export type Checksums = Partial<Record<ChecksumAlgorithm, string>>;
+export type Checksums = Partial<Record<ChecksumAlgorithm | CrcAlgorithm, string>>;
 
 /** Everything known about one stored object (one upload of a key). */
 export interface ObjectMeta {
@@ -73,6 +79,11 @@ export interface PutOptions {
   customMetadata?: Record<string, string>;
   /** At most one expected checksum (validated by the caller), lowercase hex. */
   expectedChecksum?: { algorithm: ChecksumAlgorithm; hex: string };
+  /**
+   * Checksums the caller verified while the body streamed (the S3 API's x-amz-checksum-*), read
+   * once the body has ended and stored with the object.
+   */
+  verifiedChecksums?: () => Checksums;
   storageClass?: StorageClass;
   onlyIf?: Conditional;
 }

@@ -6,37 +6,62 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import * as zlib from 'node:zlib';
+import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../core/crypto/crc.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
 import { EMPTY_SHA256, hmacHex, type SigningContext } from './sigv4.ts';
 
+/** The flexible checksums of the S3 API (x-amz-checksum-<name>), all verified. */
+export const S3_CHECKSUM_ALGORITHMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
+export type S3ChecksumAlgorithm = typeof S3_CHECKSUM_ALGORITHMS[number];
+
 interface Digest {
+  algorithm: S3ChecksumAlgorithm;
   update(data: Uint8Array): void;
-  /** base64 of the digest */
-  base64(): string;
+  /** The digest's bytes (once). */
+  bytes(): Buffer;
 }
 
-const crc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+function fromCrc(algorithm: S3ChecksumAlgorithm, crc: Crc): Digest {
+  return { algorithm, update: (data) => crc.update(data), bytes: () => crc.digest() };
+}
 
-/** Digests edgeport can verify; crc32c and crc64nvme are accepted unverified (documented). */
-function createDigest(algorithm: string): Digest | undefined {
-  if (algorithm === 'crc32' && crc32) {
-    let value = 0;
-    return {
-      update: (data) => { value = crc32(data, value); },
-      base64: () => { const b = Buffer.alloc(4); b.writeUInt32BE(value >>> 0); return b.toString('base64'); },
-    };
+function createDigest(name: string): Digest | undefined {
+  switch (name) {
+    case 'crc32':
+      return fromCrc(name, createCrc32());
+    case 'crc32c':
+      return fromCrc(name, createCrc32c());
+    case 'crc64nvme':
+      return fromCrc(name, createCrc64Nvme());
+    case 'sha1':
+    case 'sha256': {
+      const hash: Hash = createHash(name);
+      return { algorithm: name, update: (data) => { hash.update(data); }, bytes: () => hash.digest() };
+    }
+    default:
+      return undefined;
   }
-  if (algorithm === 'sha1' || algorithm === 'sha256') {
-    const hash: Hash = createHash(algorithm);
-    return { update: (data) => { hash.update(data); }, base64: () => hash.digest('base64') };
-  }
-  return undefined;
+}
+
+/** A flexible checksum the body was verified against. */
+export interface VerifiedChecksum {
+  algorithm: S3ChecksumAlgorithm;
+  /** Lowercase hex of the digest. */
+  hex: string;
 }
 
 export interface PayloadOptions {
   headers: IncomingHttpHeaders;
   signing: SigningContext | undefined;
+  /** Called once the body matched its x-amz-checksum-* (header or trailer), before its last bytes are handed on. */
+  onChecksum?: (checksum: VerifiedChecksum) => void;
+}
+
+/** Throws BadDigest unless the digest equals the client's base64 value; reports the match. */
+function checkDigest(digest: Digest, expected: string, options: PayloadOptions): void {
+  const actual = digest.bytes();
+  if (actual.toString('base64') !== expected) throw S3_ERRORS.badDigest();
+  options.onChecksum?.({ algorithm: digest.algorithm, hex: actual.toString('hex') });
 }
 
 /** Length of the decoded body, when the request says it. */
@@ -60,16 +85,16 @@ export function verifiedBody(source: AsyncIterable<Uint8Array>, options: Payload
   const expectedFromHeader = checksumHeader ? String(options.headers[checksumHeader]) : undefined;
   if (chunked) {
     const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
-    return decodeAwsChunked(source, signed, digest, expectedFromHeader, trailerName);
+    return decodeAwsChunked(source, signed, digest, expectedFromHeader, trailerName, options);
   }
   const check = options.signing?.verifyDeferred
     ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
   const mismatch = options.signing?.verifyDeferred ? S3_ERRORS.signatureDoesNotMatch : S3_ERRORS.contentSha256Mismatch;
-  return plainBody(source, check, mismatch, digest, expectedFromHeader);
+  return plainBody(source, check, mismatch, digest, expectedFromHeader, options);
 }
 
 async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: string) => boolean) | undefined, mismatch: () => S3Error,
-  digest: Digest | undefined, expected: string | undefined): AsyncIterable<Uint8Array> {
+  digest: Digest | undefined, expected: string | undefined, options: PayloadOptions): AsyncIterable<Uint8Array> {
   const hash = check ? createHash('sha256') : undefined;
   let held: Uint8Array | undefined;
   // Each chunk is handed on one step late, so a mismatch is thrown before the final byte leaves.
@@ -80,14 +105,14 @@ async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: st
     held = chunk;
   }
   if (hash && !check!(hash.digest('hex'))) throw mismatch();
-  if (digest && expected !== undefined && digest.base64() !== expected) throw S3_ERRORS.badDigest();
+  if (digest && expected !== undefined) checkDigest(digest, expected, options);
   if (held) yield held;
 }
 
 const CRLF = Buffer.from('\r\n');
 
 async function* decodeAwsChunked(source: AsyncIterable<Uint8Array>, signing: SigningContext | undefined, digest: Digest | undefined,
-  expectedFromHeader: string | undefined, trailerName: string | undefined): AsyncIterable<Uint8Array> {
+  expectedFromHeader: string | undefined, trailerName: string | undefined, options: PayloadOptions): AsyncIterable<Uint8Array> {
   let buffer: Buffer = Buffer.alloc(0);
   let state: 'header' | 'data' | 'crlf' | 'trailer' | 'done' = 'header';
   let remaining = 0;
@@ -165,7 +190,7 @@ async function* decodeAwsChunked(source: AsyncIterable<Uint8Array>, signing: Sig
   if ((state as string) === 'trailer' && buffer.length === 0) state = 'done';
   if (state !== 'done') throw new S3Error('IncompleteBody', 400, 'The aws-chunked body ended before its final chunk.');
   const expected = expectedFromHeader ?? (trailerName ? trailers.get(trailerName) : undefined);
-  if (digest && expected !== undefined && digest.base64() !== expected) throw S3_ERRORS.badDigest();
+  if (digest && expected !== undefined) checkDigest(digest, expected, options);
   if (held) yield held;
 }
 

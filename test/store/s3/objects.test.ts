@@ -7,7 +7,9 @@ import {
   HeadObjectCommand, ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ACCESS_KEY_ID, s3ErrorCode, startS3 } from './helpers.ts';
+import { Readable } from 'node:stream';
+import { createStoreBucket } from '../../../src/store/binding/index.ts';
+import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
 
@@ -65,6 +67,49 @@ test('Content-MD5 and checksums are verified; a mismatch stores nothing', async 
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
   await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumCRC32: 'AAAAAA==' })), code('BadDigest', 400));
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ContentMD5: createHash('md5').update('data').digest('base64'), ChecksumAlgorithm: 'SHA256' }));
+});
+
+test('flexible checksums: every algorithm verified and stored, returned for whole-object reads, shared with the binding', async (t) => {
+  const { client, bucket, engine, endpoint } = await startS3(t);
+  const binding = createStoreBucket(engine, bucket, { listHonorsInclude: true });
+  const body = Buffer.from('checksummed bytes '.repeat(1000));
+  const fields = { CRC32: 'ChecksumCRC32', CRC32C: 'ChecksumCRC32C', CRC64NVME: 'ChecksumCRC64NVME', SHA1: 'ChecksumSHA1', SHA256: 'ChecksumSHA256' } as const;
+  for (const [algorithm, field] of Object.entries(fields) as Array<[keyof typeof fields, typeof fields[keyof typeof fields]]>) {
+    // A Buffer goes with the checksum in a header; a stream as aws-chunked with a trailer. The SDK computes both.
+    for (const [shape, data] of [['header', body], ['trailer', Readable.from([body.subarray(0, 7000), body.subarray(7000)])]] as const) {
+      const key = `${algorithm}-${shape}`;
+      const put = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data, ChecksumAlgorithm: algorithm, ContentLength: body.length }));
+      assert.ok(put[field], `${key}: PutObject answers the checksum`);
+      // The SDK asks for checksums on GetObject and verifies the body against the one returned.
+      const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      assert.deepEqual([got[field], got.ChecksumType], [put[field], 'FULL_OBJECT'], key);
+      assert.equal(await got.Body!.transformToString(), body.toString());
+      const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key, ChecksumMode: 'ENABLED' }));
+      assert.equal(head[field], put[field]);
+    }
+    const wrong = Buffer.alloc(algorithm === 'CRC64NVME' ? 8 : algorithm.startsWith('CRC') ? 4 : algorithm === 'SHA1' ? 20 : 32).toString('base64');
+    await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: `${algorithm}-wrong`, Body: body, [field]: wrong })), code('BadDigest', 400));
+    await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: `${algorithm}-wrong` })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
+  }
+  // Ranges and reads that do not ask get no checksum.
+  const ranged = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'CRC32C-header', Range: 'bytes=0-9', ChecksumMode: 'ENABLED' }));
+  assert.deepEqual([ranged.ChecksumCRC32C, await ranged.Body!.transformToString()], [undefined, 'checksumme']);
+  const plain = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET }, responseChecksumValidation: 'WHEN_REQUIRED' });
+  t.after(() => plain.destroy());
+  const unasked = await plain.send(new GetObjectCommand({ Bucket: bucket, Key: 'CRC32C-header' }));
+  assert.deepEqual([unasked.ChecksumCRC32C, unasked.ChecksumType], [undefined, undefined]);
+  await unasked.Body!.transformToString();
+
+  // SHA-1 and SHA-256 are the binding's checksums too, in both directions; the CRCs stay S3's own.
+  const sha256 = createHash('sha256').update(body).digest();
+  assert.equal((await binding.head('SHA256-header'))!.checksums.toJSON().sha256, sha256.toString('hex'));
+  assert.deepEqual(Object.keys((await binding.head('CRC64NVME-header'))!.checksums.toJSON()), ['md5']);
+  assert.equal((await binding.head('CRC64NVME-header'))!.checksums.sha256, undefined);
+  const sha1 = createHash('sha1').update('from a script').digest('hex');
+  await binding.put('script-sha1', 'from a script', { sha1 });
+  const fromScript = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'script-sha1' }));
+  assert.equal(fromScript.ChecksumSHA1, Buffer.from(sha1, 'hex').toString('base64'));
+  assert.equal(await fromScript.Body!.transformToString(), 'from a script');
 });
 
 test('list v2 and v1 with prefix, delimiter, pagination; delete many', async (t) => {

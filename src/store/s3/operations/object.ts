@@ -7,10 +7,10 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { XMLParser } from 'fast-xml-parser';
 import { drained } from '../../../core/http/drained.ts';
 import { StoreError } from '../../engine/errors.ts';
-import type { GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
+import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { parseRange, preconditionStatus, readPreconditions } from '../http-conditions.ts';
-import { declaredLength, verifiedBody } from '../payload.ts';
+import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedBody, type VerifiedChecksum } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { element, xmlDocument } from '../xml.ts';
 
@@ -102,13 +102,28 @@ export async function putObject(ctx: S3Context): Promise<void> {
   if (conds.mustMatch || conds.mustChange) {
     options.onlyIf = { ...conds.mustMatch, ...conds.mustChange, secondsGranularity: true };
   }
-  const body = verifiedBody(ctx.req, { headers, signing: ctx.signing });
+  let verified: VerifiedChecksum | undefined;
+  options.verifiedChecksums = () => (verified ? { [verified.algorithm]: verified.hex } : {});
+  const body = verifiedBody(ctx.req, { headers, signing: ctx.signing, onChecksum: (checksum) => { verified = checksum; } });
   const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: body, ...(length !== undefined ? { length } : {}) }, options);
   if (!meta) {
     ctx.req.resume();
     throw preconditionFailed();
   }
-  sendEmpty(ctx, 200, { etag: `"${meta.etag}"` });
+  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums) });
+}
+
+/**
+ * x-amz-checksum-<algorithm> (base64) for each flexible checksum the object has: the one a PUT
+ * was verified against, or a SHA-1/SHA-256 a script gave on put. Multipart objects have none.
+ */
+export function checksumHeaders(checksums: Checksums): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const algorithm of S3_CHECKSUM_ALGORITHMS) {
+    const hex = checksums[algorithm];
+    if (hex !== undefined) out[`x-amz-checksum-${algorithm}`] = Buffer.from(hex, 'hex').toString('base64');
+  }
+  return out;
 }
 
 export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
@@ -139,6 +154,11 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   }
   const headers = objectHeaders(meta, ctx.query);
   headers['x-amz-request-id'] = ctx.requestId;
+  // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
+  if (!range && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
+    const checksums = checksumHeaders(meta.checksums);
+    if (Object.keys(checksums).length > 0) Object.assign(headers, checksums, { 'x-amz-checksum-type': 'FULL_OBJECT' });
+  }
   if (head || !result.body) {
     headers['content-length'] = meta.size;
     ctx.res.writeHead(200, headers);
