@@ -1,9 +1,21 @@
-/** XML for the S3 API: escaping, response documents and the error body (one helper for all). */
+/**
+ * XML for the S3 API: escaping, response documents, the error body, and the parser of request
+ * documents (DeleteObjects, CompleteMultipartUpload).
+ */
+import { XMLParser } from 'fast-xml-parser';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
+/**
+ * The five markup characters by name; control characters (tab, CR and LF included) as numeric
+ * references, as S3 writes them: a literal CR would reach the client as LF (XML end-of-line
+ * handling), and the other C0 controls are not allowed in XML text at all.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NEEDS_ESCAPE = /[&<>"'\u0000-\u001f]/g;
+
 export function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return text.replace(NEEDS_ESCAPE, (c) => ESCAPES[c] ?? `&#${c.charCodeAt(0)};`);
 }
 
 /** `<Name>value</Name>` with the value escaped; undefined values are left out. */
@@ -18,3 +30,27 @@ export function xmlDocument(root: string, inner: string): string {
 export function errorXml(code: string, message: string, resource: string, requestId: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${element('Code', code)}${element('Message', message)}${element('Resource', resource)}${element('RequestId', requestId)}</Error>`;
 }
+
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const REFERENCE = /&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));/g;
+
+/** XML's references in text: the five named entities and numeric ones; anything else is left as written. */
+export function decodeXmlText(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(REFERENCE, (whole, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
+    if (name !== undefined) return NAMED[name]!;
+    const code = decimal !== undefined ? Number(decimal) : Number.parseInt(hex!, 16);
+    return code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
+  });
+}
+
+/**
+ * Request documents. Values are kept exactly: untrimmed (a key may begin or end with spaces) and
+ * with numeric character references decoded (the AWS SDKs send CR and LF in keys as &#x0D; and
+ * &#x0A;; Go clients such as rclone send quotes as &#34;).
+ */
+export const requestXml = new XMLParser({
+  ignoreAttributes: true, parseTagValue: false, trimValues: false,
+  entityDecoder: { decode: decodeXmlText, setExternalEntities() {}, addInputEntities() {}, reset() {}, setXmlVersion() {} },
+  isArray: (name) => name === 'Object' || name === 'Part',
+});

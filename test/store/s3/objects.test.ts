@@ -140,6 +140,22 @@ test('list v2 and v1 with prefix, delimiter, pagination; delete many', async (t)
   assert.equal((await client.send(new ListObjectsV2Command({ Bucket: bucket }))).KeyCount, 0);
 });
 
+test('keys with spaces at either end, CR/LF, quotes and control characters list and delete exactly', async (t) => {
+  const { client, bucket } = await startS3(t);
+  const odd = [' lead and trail ', 'cr\rlf\n', 'tab\tx', 'q"uote\'s', 'bell\u0007', 'amp&lt;'];
+  // Each has a look-alike a trimming or non-decoding server would hit instead.
+  const lookAlikes = ['lead and trail', 'cr\nlf\n', 'amp<'];
+  for (const Key of [...odd, ...lookAlikes]) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: Key }));
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+  assert.deepEqual(listed.Contents?.map((c) => c.Key).sort(), [...odd, ...lookAlikes].sort());
+  const v1 = await client.send(new ListObjectsCommand({ Bucket: bucket, Prefix: 'cr' }));
+  assert.deepEqual(v1.Contents?.map((c) => c.Key).sort(), ['cr\nlf\n', 'cr\rlf\n']);
+  const deleted = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: odd.map((Key) => ({ Key })) } }));
+  assert.deepEqual(deleted.Deleted?.map((d) => d.Key), odd);
+  const left = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+  assert.deepEqual(left.Contents?.map((c) => c.Key).sort(), lookAlikes.sort());
+});
+
 test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and expiry', async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'secret' }));

@@ -8,9 +8,9 @@ import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { declaredLength, verifiedBody } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
-import { element, xmlDocument } from '../xml.ts';
+import { element, requestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
-import { customMetadataFrom, httpMetadataFrom, s3XmlParser, storageClassFrom } from './object.ts';
+import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 
 function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
@@ -51,9 +51,9 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   const text = await readSmallBody(ctx);
   let parts: Array<{ partNumber: number; etag: string }>;
   try {
-    const doc = s3XmlParser.parse(text) as { CompleteMultipartUpload?: { Part?: Array<{ PartNumber?: unknown; ETag?: unknown }> } };
+    const doc = requestXml.parse(text) as { CompleteMultipartUpload?: { Part?: Array<{ PartNumber?: unknown; ETag?: unknown }> } };
     if (!doc.CompleteMultipartUpload) throw new Error('no root');
-    parts = (doc.CompleteMultipartUpload.Part ?? []).map((p) => ({ partNumber: Number(p.PartNumber), etag: normaliseEtag(String(p.ETag ?? '')) }));
+    parts = (doc.CompleteMultipartUpload.Part ?? []).map((p) => ({ partNumber: Number(p.PartNumber), etag: normaliseEtag(String(p.ETag ?? '').trim()) }));
   } catch {
     throw S3_ERRORS.malformedXml();
   }

@@ -4,7 +4,6 @@
  * segments to the socket with backpressure.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { XMLParser } from 'fast-xml-parser';
 import { drained } from '../../../core/http/drained.ts';
 import { StoreError } from '../../engine/errors.ts';
 import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
@@ -12,7 +11,7 @@ import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sen
 import { parseRange, preconditionStatus, readPreconditions } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedBody, type VerifiedChecksum } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
-import { element, xmlDocument } from '../xml.ts';
+import { element, requestXml, xmlDocument } from '../xml.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -204,14 +203,13 @@ export async function deleteObject(ctx: S3Context): Promise<void> {
   sendEmpty(ctx, 204);
 }
 
-const xml = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isArray: (name) => name === 'Object' || name === 'Part' });
 
 export async function deleteObjects(ctx: S3Context): Promise<void> {
   const text = await readSmallBody(ctx);
   let keys: string[];
   let quiet: boolean;
   try {
-    const doc = xml.parse(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
+    const doc = requestXml.parse(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
     if (!doc.Delete) throw new Error('no Delete');
     keys = (doc.Delete.Object ?? []).map((o) => String(o.Key ?? ''));
     quiet = String(doc.Delete.Quiet ?? 'false') === 'true';
@@ -224,4 +222,3 @@ export async function deleteObjects(ctx: S3Context): Promise<void> {
   sendXml(ctx, 200, xmlDocument('DeleteResult', inner));
 }
 
-export { xml as s3XmlParser };
