@@ -3,8 +3,8 @@
  * stream both ways without copies. Pipeline, in order: address (path-style or virtual-hosted) ->
  * authenticate (SigV4) -> detect the operation -> run it -> map errors to S3 XML.
  *
- * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock are not implemented
- * (NotImplemented 501). By design: one region, named `auto`; any region in the credential scope is
+ * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
+ * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts). By design: one region, named `auto`; any region in the credential scope is
  * accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -24,6 +24,7 @@ import {
   abortMultipartUpload, completeMultipartUpload, createMultipartUpload, listMultipartUploads, listParts, uploadPart, uploadPartCopy,
 } from './operations/multipart.ts';
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
+import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { sha256Hex, verifySignature, type SecretLookup } from './sigv4.ts';
 import { errorXml } from './xml.ts';
@@ -47,6 +48,8 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
     throw S3_ERRORS.methodNotAllowed();
   }
   if (key === undefined) {
+    const subresource = bucketSubresource(method, query);
+    if (subresource) return subresource;
     switch (method) {
       case 'PUT': return createBucket;
       case 'HEAD': return headBucket;
@@ -63,6 +66,8 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
     }
     throw S3_ERRORS.notImplemented(`${method} on a bucket with ?${[...query.keys()].join('&')}`);
   }
+  const subresource = objectSubresource(method, query);
+  if (subresource) return subresource;
   const inUpload = query.has('uploadId');
   switch (method) {
     case 'PUT':
