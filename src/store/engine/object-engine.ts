@@ -14,7 +14,7 @@ import { StoreError, STORE_LIMITS } from './errors.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
 import { planCompletion } from './multipart.ts';
-import { createObjectBody, segmentsFor } from './object-body.ts';
+import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
@@ -108,8 +108,9 @@ export class ObjectEngine implements StoreEngine {
     }
     const { meta, data } = stored;
     if (!evaluateConditional(options.onlyIf, meta)) return { meta, range: { offset: 0, length: meta.size } };
-    const range = resolveRange(options.range, meta.size);
-    return { meta, range, body: createObjectBody(this.#blobs, segmentsFor(data, range), range.length) };
+    const range = options.part !== undefined ? partRange(data, options.part, meta.size) : resolveRange(options.range, meta.size);
+    const body = createObjectBody(this.#blobs, segmentsFor(data, range), range.length);
+    return data.kind === 'parts' ? { meta, range, body, partsCount: data.parts.length } : { meta, range, body };
   }
 
   async put(bucket: string, key: string, body: BodyInput, options: PutOptions = {}): Promise<ObjectMeta | null> {

@@ -91,6 +91,11 @@ export interface PutOptions {
 export interface GetOptions {
   onlyIf?: Conditional;
   range?: RangeRequest;
+  /**
+   * Serve one part of a multipart object (1-based; S3's GetObject `partNumber`). Part 1 of any
+   * other object is all of it. A part beyond the last is STORE_INVALID_RANGE.
+   */
+  part?: number;
 }
 
 /** Result of a get: `body` is absent when the precondition failed. */
@@ -98,6 +103,8 @@ export interface GetResult {
   meta: ObjectMeta;
   range: ServedRange;
   body?: ObjectBody;
+  /** How many parts a multipart object has; absent for any other object. */
+  partsCount?: number;
 }
 
 /** An object's body: the segments that make up the served range, and a way to stream them. */

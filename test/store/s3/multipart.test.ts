@@ -37,6 +37,19 @@ test('multipart: create, parts, list, complete; errors for order, size, unknown 
   assert.deepEqual(head.Metadata, { m: '1' });
   await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 3, Body: 'x' })), code('NoSuchUpload', 404));
 
+  // GetObject/HeadObject by part number: the part's bytes as a range, with the number of parts.
+  const second = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 2 }));
+  assert.deepEqual([second.$metadata.httpStatusCode, second.ContentRange, second.ContentLength, second.PartsCount], [206, `bytes ${5 * MiB}-${6 * MiB - 1}/${6 * MiB}`, MiB, 2]);
+  assert.ok(Buffer.from(await second.Body!.transformToByteArray()).equals(Buffer.alloc(MiB, 2)));
+  const first = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 1 }));
+  assert.deepEqual([first.ContentLength, first.ContentRange, first.PartsCount], [5 * MiB, `bytes 0-${5 * MiB - 1}/${6 * MiB}`, 2]);
+  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 3 })), code('InvalidPartNumber', 416));
+  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 1, Range: 'bytes=0-1' })), code('InvalidRequest', 400));
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'single', Body: 'one piece' }));
+  const whole = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'single', PartNumber: 1 }));
+  assert.deepEqual([whole.$metadata.httpStatusCode, whole.PartsCount, await whole.Body!.transformToString()], [200, undefined, 'one piece']);
+  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'single', PartNumber: 2 })), code('InvalidPartNumber', 416));
+
   const small = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'small' }));
   const s1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId!, PartNumber: 1, Body: 'tiny' }));
   const s2 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId!, PartNumber: 2, Body: 'tiny' }));

@@ -130,15 +130,19 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const key = requireKey(ctx);
   const conds = readPreconditions(ctx.req.headers);
   const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
+  const part = partNumberOf(ctx.query);
+  if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
   let result: GetResult | null;
   try {
-    result = head ? await headAsGet(ctx, bucket, key) : await ctx.engine.get(bucket, key, range ? { range } : {});
+    result = part !== undefined ? await ctx.engine.get(bucket, key, { part })
+      : head ? await headAsGet(ctx, bucket, key) : await ctx.engine.get(bucket, key, range ? { range } : {});
   } catch (error) {
     // An unsatisfiable range still answers a failed precondition first (RFC 7233 §3.1).
     if (!(error instanceof StoreError) || error.code !== 'STORE_INVALID_RANGE') throw error;
     const meta = await ctx.engine.head(bucket, key);
     const status = meta ? preconditionStatus(conds, meta, true) : 200;
     if (meta && status !== 200) return answerPrecondition(ctx, meta, status, head);
+    if (part !== undefined) throw new S3Error('InvalidPartNumber', 416, 'The requested partnumber is not satisfiable');
     throw error;
   }
   if (!result) {
@@ -154,20 +158,24 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const headers = objectHeaders(meta, ctx.query);
   headers['x-amz-request-id'] = ctx.requestId;
   // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
-  if (!range && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
+  if (!range && part === undefined && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
     const checksums = checksumHeaders(meta.checksums);
     if (Object.keys(checksums).length > 0) Object.assign(headers, checksums, { 'x-amz-checksum-type': 'FULL_OBJECT' });
   }
+  const served = result.range;
+  // A part of a multipart object is served as the range it covers, with the number of parts.
+  const partial = range !== undefined || (part !== undefined && result.partsCount !== undefined && served.length > 0);
+  if (part !== undefined && result.partsCount !== undefined) headers['x-amz-mp-parts-count'] = result.partsCount;
+  if (partial) headers['content-range'] = `bytes ${served.offset}-${served.offset + served.length - 1}/${meta.size}`;
   if (head || !result.body) {
-    headers['content-length'] = meta.size;
-    ctx.res.writeHead(200, headers);
+    result.body?.discard();
+    headers['content-length'] = part !== undefined ? served.length : meta.size;
+    ctx.res.writeHead(partial ? 206 : 200, headers);
     ctx.res.end();
     return;
   }
-  const served = result.range;
-  if (range) headers['content-range'] = `bytes ${served.offset}-${served.offset + served.length - 1}/${meta.size}`;
   headers['content-length'] = served.length;
-  ctx.res.writeHead(range ? 206 : 200, headers);
+  ctx.res.writeHead(partial ? 206 : 200, headers);
   const segments = result.body.segments;
   // A small body in the row goes out with the headers in one write.
   if (segments.length === 1 && segments[0]!.kind === 'inline') {
@@ -175,6 +183,15 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
     return;
   }
   await pipeBody(result.body.stream(), ctx.res);
+}
+
+/** GetObject/HeadObject `partNumber` (1 to 10000), when given. */
+function partNumberOf(query: URLSearchParams): number | undefined {
+  const raw = query.get('partNumber');
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 10_000) throw S3_ERRORS.invalidArgument('Part number must be an integer between 1 and 10000, inclusive.');
+  return n;
 }
 
 async function headAsGet(ctx: S3Context, bucket: string, key: string): Promise<GetResult | null> {
