@@ -61,3 +61,11 @@ export async function readSmallBody(ctx: S3Context): Promise<string> {
   if (declared && /^[0-9a-f]{64}$/.test(declared) && sha256Hex(body) !== declared) throw S3_ERRORS.contentSha256Mismatch();
   return body.toString('utf8');
 }
+
+/**
+ * Buckets are never versioned: every object's one version is `null` (as ListObjectVersions shows),
+ * so a request for any other version id is refused rather than answered with the current object.
+ */
+export function assertNullVersion(versionId: string | null | undefined): void {
+  if (versionId !== null && versionId !== undefined && versionId !== 'null') throw S3_ERRORS.invalidArgument('Invalid version id specified');
+}

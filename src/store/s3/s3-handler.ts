@@ -16,10 +16,10 @@ let requestCounter = 0;
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/log.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
-import { readBody, type S3Context } from './context.ts';
+import { assertNullVersion, readBody, type S3Context } from './context.ts';
 import { createBucket, deleteBucket, getBucketLocation, headBucket, listBuckets } from './operations/bucket.ts';
 import { copyObject } from './operations/copy.ts';
-import { listObjectsV1, listObjectsV2 } from './operations/list.ts';
+import { listObjectVersions, listObjectsV1, listObjectsV2 } from './operations/list.ts';
 import {
   abortMultipartUpload, completeMultipartUpload, createMultipartUpload, listMultipartUploads, listParts, uploadPart, uploadPartCopy,
 } from './operations/multipart.ts';
@@ -60,6 +60,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
       case 'GET':
         if (query.has('location')) return getBucketLocation;
         if (query.has('uploads')) return listMultipartUploads;
+        if (query.has('versions')) return listObjectVersions;
         if (query.get('list-type') === '2') return listObjectsV2;
         if ([...query.keys()].every((name) => ['prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type'].includes(name))) return listObjectsV1;
         break;
@@ -68,6 +69,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
   }
   const subresource = objectSubresource(method, query);
   if (subresource) return subresource;
+  assertNullVersion(query.get('versionId'));
   const inUpload = query.has('uploadId');
   switch (method) {
     case 'PUT':

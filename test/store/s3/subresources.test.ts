@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import {
   CreateBucketCommand, DeleteBucketCorsCommand, DeleteBucketPolicyCommand, DeleteBucketTaggingCommand, DeleteObjectTaggingCommand, GetBucketAclCommand,
   GetBucketCorsCommand, GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketPolicyCommand,
   GetBucketTaggingCommand, GetBucketVersioningCommand, GetObjectAclCommand, GetObjectCommand, GetObjectTaggingCommand,
-  GetPublicAccessBlockCommand, HeadBucketCommand, PutBucketVersioningCommand, PutObjectAclCommand, PutObjectCommand,
-  PutObjectTaggingCommand,
+  GetPublicAccessBlockCommand, HeadBucketCommand, HeadObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectAclCommand,
+  PutObjectCommand, PutObjectTaggingCommand, CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand,
 } from '@aws-sdk/client-s3';
 import { s3ErrorCode, startS3 } from './helpers.ts';
 
@@ -48,4 +49,48 @@ test('writing or deleting a subresource is NotImplemented and never touches the 
     await assert.rejects(client.send(command as Parameters<typeof client.send>[0]), code('NotImplemented', 501));
   }
   await client.send(new HeadBucketCommand({ Bucket: empty }));
+});
+
+test('an unversioned bucket: each object is its own null version; version id null works and others are refused', async (t) => {
+  const { client, bucket } = await startS3(t);
+  for (const Key of ['a', 'dir/b', 'dir/c', 'z']) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: Key }));
+  const all = await client.send(new ListObjectVersionsCommand({ Bucket: bucket }));
+  assert.deepEqual(all.Versions?.map((v) => [v.Key, v.VersionId, v.IsLatest, v.Size]), [['a', 'null', true, 1], ['dir/b', 'null', true, 5], ['dir/c', 'null', true, 5], ['z', 'null', true, 1]]);
+  assert.deepEqual([all.IsTruncated, all.DeleteMarkers], [false, undefined]);
+  const grouped = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Delimiter: '/', MaxKeys: 2 }));
+  assert.deepEqual([grouped.Versions?.map((v) => v.Key), grouped.CommonPrefixes?.map((p) => p.Prefix), grouped.IsTruncated, grouped.NextKeyMarker, grouped.NextVersionIdMarker],
+    [['a'], ['dir/'], true, 'dir/', undefined]);
+  const rest = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Delimiter: '/', KeyMarker: 'dir/' }));
+  assert.deepEqual(rest.Versions?.map((v) => v.Key), ['z']);
+  await assert.rejects(client.send(new ListObjectVersionsCommand({ Bucket: bucket, KeyMarker: 'a', VersionIdMarker: 'v2' })), code('InvalidArgument', 400));
+
+  assert.equal(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'a', VersionId: 'null' }))).Body!.transformToString(), 'a');
+  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'a', VersionId: '3HL4kqtJlcpXroDTDmJ' })), code('InvalidArgument', 400));
+  await assert.rejects(client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy', CopySource: `${bucket}/a?versionId=3HL4kqtJlcpXroDTDmJ` })), code('InvalidArgument', 400));
+  await assert.rejects(client.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a', VersionId: '3HL4kqtJlcpXroDTDmJ' })), code('InvalidArgument', 400));
+  await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'a' }));
+  // What "empty the bucket" tools do: list versions, delete each by version id.
+  await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: all.Versions!.map((v) => ({ Key: v.Key!, VersionId: v.VersionId! })) } }));
+  assert.equal((await client.send(new ListObjectVersionsCommand({ Bucket: bucket }))).Versions, undefined);
+});
+
+test('ListObjectVersions pages through any keys exactly once, for any page size and delimiter', async (t) => {
+  const { client, bucket } = await startS3(t);
+  const keys = ['a', 'a/1', 'a/2', 'a/b/1', 'b', 'b/1', 'c/1', 'c/2', 'c/3', 'd', 'é/1', 'z/z'];
+  for (const Key of keys) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
+  await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 5 }), fc.constantFrom(undefined, '/'), fc.constantFrom('', 'a', 'c/'), async (maxKeys, delimiter, prefix) => {
+    const whole = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter }));
+    const expected = [...(whole.Versions ?? []).map((v) => v.Key!), ...(whole.CommonPrefixes ?? []).map((p) => p.Prefix!)].sort();
+    const seen: string[] = [];
+    let keyMarker: string | undefined;
+    let versionIdMarker: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const result = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, MaxKeys: maxKeys, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
+      seen.push(...(result.Versions ?? []).map((v) => v.Key!), ...(result.CommonPrefixes ?? []).map((p) => p.Prefix!));
+      if (!result.IsTruncated) break;
+      keyMarker = result.NextKeyMarker;
+      versionIdMarker = result.NextVersionIdMarker;
+    }
+    assert.deepEqual(seen.sort(), expected);
+  }), { numRuns: 25 });
 });

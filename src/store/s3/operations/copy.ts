@@ -4,7 +4,7 @@
  * `x-amz-copy-source-range`. The source streams into the destination; nothing is buffered.
  */
 import type { PutOptions } from '../../engine/types.ts';
-import { requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
+import { assertNullVersion, requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
 import { preconditionStatus, readPreconditions } from '../http-conditions.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { element, xmlDocument } from '../xml.ts';
@@ -20,7 +20,9 @@ export interface CopySource {
 
 export async function readCopySource(ctx: S3Context, allowRange: boolean): Promise<CopySource> {
   const raw = String(ctx.req.headers['x-amz-copy-source'] ?? '');
-  const decoded = decodeURIComponent(raw.split('?')[0]!).replace(/^\//, '');
+  const [path, sourceQuery] = raw.split('?', 2) as [string, string | undefined];
+  assertNullVersion(new URLSearchParams(sourceQuery ?? '').get('versionId'));
+  const decoded = decodeURIComponent(path).replace(/^\//, '');
   const slash = decoded.indexOf('/');
   if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>.');
   const bucket = decoded.slice(0, slash);

@@ -1,4 +1,8 @@
-/** ListObjectsV2 and ListObjects (v1) on the engine's list (one entry per key or common prefix). */
+/**
+ * ListObjectsV2, ListObjects (v1) and ListObjectVersions on the engine's list (one entry per key
+ * or common prefix). Buckets are never versioned, so every object is its key's only version, with
+ * the version id `null`, as S3 lists objects of a bucket that never had versioning enabled.
+ */
 import { encodeCursor } from '../../engine/list.ts';
 import type { ListOptions, ListResult } from '../../engine/types.ts';
 import { requireBucket, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
@@ -58,14 +62,48 @@ export async function listObjectsV1(ctx: S3Context): Promise<void> {
   const { prefix, delimiter } = common(ctx);
   const marker = ctx.query.get('marker') ?? '';
   // A marker that is a common prefix resumes after that whole group, as S3 does.
-  const resume: ListOptions = marker === '' ? {}
-    : delimiter && marker.endsWith(delimiter) ? { cursor: encodeCursor('p', marker) } : { startAfter: marker };
-  const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resume });
+  const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resumeAfter(marker, delimiter) });
   const lastObject = result.objects.at(-1)?.key;
   const lastPrefix = result.delimitedPrefixes.at(-1);
-  const nextMarker = lastPrefix !== undefined && (lastObject === undefined || lastPrefix > lastObject) ? lastPrefix : lastObject;
-  const inner = element('Name', requireBucket(ctx)) + element('Prefix', prefix) + element('Marker', marker) + element('Delimiter', delimiter)
-    + element('MaxKeys', limit) + element('IsTruncated', result.truncated)
-    + element('NextMarker', result.truncated && delimiter ? nextMarker : undefined) + entries(ctx, result);
+  // Compared as UTF-8 bytes, the list's order.
+  const nextMarker = lastPrefix !== undefined && (lastObject === undefined || Buffer.compare(Buffer.from(lastPrefix), Buffer.from(lastObject)) > 0) ? lastPrefix : lastObject;
+  const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('Marker', encodeKey(ctx, marker))
+    + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('MaxKeys', limit) + element('IsTruncated', result.truncated)
+    + element('NextMarker', result.truncated && delimiter && nextMarker !== undefined ? encodeKey(ctx, nextMarker) : undefined)
+    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result);
   sendXml(ctx, 200, xmlDocument('ListBucketResult', inner));
+}
+
+/** Where a marker resumes: after a whole group when it is a common prefix, else after that key. */
+function resumeAfter(marker: string, delimiter: string | undefined): ListOptions {
+  if (marker === '') return {};
+  return delimiter && marker.endsWith(delimiter) ? { cursor: encodeCursor('p', marker) } : { startAfter: marker };
+}
+
+const OWNER = '<Owner><ID>edgeport</ID><DisplayName>edgeport</DisplayName></Owner>';
+
+export async function listObjectVersions(ctx: S3Context): Promise<void> {
+  const limit = maxKeys(ctx);
+  const { prefix, delimiter } = common(ctx);
+  const keyMarker = ctx.query.get('key-marker') ?? '';
+  const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
+  if (versionIdMarker !== '' && keyMarker === '') throw S3_ERRORS.invalidArgument('A version-id marker cannot be specified without a key marker.');
+  if (versionIdMarker !== '' && versionIdMarker !== 'null') throw S3_ERRORS.invalidArgument('Invalid version id specified');
+  // Each key has one version, so resuming after (key, its version) is resuming after the key.
+  const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resumeAfter(keyMarker, delimiter) });
+  const versions = result.objects.map((o) => `<Version>${element('Key', encodeKey(ctx, o.key))}<VersionId>null</VersionId><IsLatest>true</IsLatest>`
+    + `${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${OWNER}`
+    + `${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Version>`).join('');
+  const prefixes = result.delimitedPrefixes.map((p) => `<CommonPrefixes>${element('Prefix', encodeKey(ctx, p))}</CommonPrefixes>`).join('');
+  const lastObject = result.objects.at(-1)?.key;
+  const lastPrefix = result.delimitedPrefixes.at(-1);
+  const lastIsPrefix = lastPrefix !== undefined && (lastObject === undefined || Buffer.compare(Buffer.from(lastPrefix), Buffer.from(lastObject)) > 0);
+  const next = lastIsPrefix ? lastPrefix : lastObject;
+  const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('KeyMarker', encodeKey(ctx, keyMarker))
+    + element('VersionIdMarker', versionIdMarker) + element('MaxKeys', limit)
+    + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('IsTruncated', result.truncated)
+    + (result.truncated && next !== undefined
+      ? element('NextKeyMarker', encodeKey(ctx, next)) + (lastIsPrefix ? '' : element('NextVersionIdMarker', 'null')) : '')
+    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + versions + prefixes;
+  sendXml(ctx, 200, xmlDocument('ListVersionsResult', inner));
 }
