@@ -23,6 +23,9 @@ export function element(name: string, value: string | number | boolean | undefin
   return value === undefined ? '' : `<${name}>${escapeXml(String(value))}</${name}>`;
 }
 
+/** The one owner every access key acts as (ListBuckets, ACLs, ListObjectVersions). */
+export const OWNER_XML = '<Owner><ID>edgeport</ID><DisplayName>edgeport</DisplayName></Owner>';
+
 export function xmlDocument(root: string, inner: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${inner}</${root}>`;
 }

@@ -1,12 +1,12 @@
 /** Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation. */
 import { StoreError } from '../../engine/errors.ts';
-import { element, xmlDocument } from '../xml.ts';
+import { element, OWNER_XML, xmlDocument } from '../xml.ts';
 import { requireBucket, sendEmpty, sendXml, type S3Context } from '../context.ts';
 
 export async function listBuckets(ctx: S3Context): Promise<void> {
   const buckets = await ctx.engine.listBuckets();
   const inner = buckets.map((b) => `<Bucket>${element('Name', b.name)}${element('CreationDate', new Date(b.created).toISOString())}</Bucket>`).join('');
-  sendXml(ctx, 200, xmlDocument('ListAllMyBucketsResult', `<Owner>${element('ID', 'edgeport')}${element('DisplayName', 'edgeport')}</Owner><Buckets>${inner}</Buckets>`));
+  sendXml(ctx, 200, xmlDocument('ListAllMyBucketsResult', `${OWNER_XML}<Buckets>${inner}</Buckets>`));
 }
 
 export async function createBucket(ctx: S3Context): Promise<void> {

@@ -7,7 +7,7 @@ import { encodeCursor } from '../../engine/list.ts';
 import type { ListOptions, ListResult } from '../../engine/types.ts';
 import { requireBucket, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { S3_ERRORS } from '../s3-error.ts';
-import { element, xmlDocument } from '../xml.ts';
+import { element, OWNER_XML, xmlDocument } from '../xml.ts';
 
 function maxKeys(ctx: S3Context): number {
   const raw = ctx.query.get('max-keys');
@@ -80,8 +80,6 @@ function resumeAfter(marker: string, delimiter: string | undefined): ListOptions
   return delimiter && marker.endsWith(delimiter) ? { cursor: encodeCursor('p', marker) } : { startAfter: marker };
 }
 
-const OWNER = '<Owner><ID>edgeport</ID><DisplayName>edgeport</DisplayName></Owner>';
-
 export async function listObjectVersions(ctx: S3Context): Promise<void> {
   const limit = maxKeys(ctx);
   const { prefix, delimiter } = common(ctx);
@@ -92,7 +90,7 @@ export async function listObjectVersions(ctx: S3Context): Promise<void> {
   // Each key has one version, so resuming after (key, its version) is resuming after the key.
   const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resumeAfter(keyMarker, delimiter) });
   const versions = result.objects.map((o) => `<Version>${element('Key', encodeKey(ctx, o.key))}<VersionId>null</VersionId><IsLatest>true</IsLatest>`
-    + `${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${OWNER}`
+    + `${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${OWNER_XML}`
     + `${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Version>`).join('');
   const prefixes = result.delimitedPrefixes.map((p) => `<CommonPrefixes>${element('Prefix', encodeKey(ctx, p))}</CommonPrefixes>`).join('');
   const lastObject = result.objects.at(-1)?.key;
