@@ -6,7 +6,8 @@ import {
   GetBucketCorsCommand, GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketPolicyCommand,
   GetBucketTaggingCommand, GetBucketVersioningCommand, GetObjectAclCommand, GetObjectCommand, GetObjectTaggingCommand,
   GetPublicAccessBlockCommand, HeadBucketCommand, HeadObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectAclCommand,
-  PutObjectCommand, PutObjectTaggingCommand, CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand,
+  PutObjectCommand, PutObjectTaggingCommand, CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectAttributesCommand,
+  CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand,
 } from '@aws-sdk/client-s3';
 import { s3ErrorCode, startS3 } from './helpers.ts';
 
@@ -93,4 +94,26 @@ test('ListObjectVersions pages through any keys exactly once, for any page size 
     }
     assert.deepEqual(seen.sort(), expected);
   }), { numRuns: 25 });
+});
+
+test('GetObjectAttributes: etag, checksum, parts, storage class and size, as asked', async (t) => {
+  const { client, bucket } = await startS3(t);
+  const put = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'one', Body: 'single part', ChecksumAlgorithm: 'SHA256', StorageClass: 'STANDARD_IA' }));
+  const all = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'one', ObjectAttributes: ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] }));
+  assert.deepEqual([all.ETag, all.Checksum?.ChecksumSHA256, all.Checksum?.ChecksumType, all.ObjectParts, all.StorageClass, all.ObjectSize],
+    [put.ETag!.slice(1, -1), put.ChecksumSHA256, 'FULL_OBJECT', undefined, 'STANDARD_IA', 11]);
+  assert.ok(all.LastModified instanceof Date);
+  const some = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'one', ObjectAttributes: ['ObjectSize'] }));
+  assert.deepEqual([some.ETag, some.Checksum, some.ObjectSize], [undefined, undefined, 11]);
+
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'two' }));
+  const p1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'two', UploadId, PartNumber: 1, Body: Buffer.alloc(5 * 1024 * 1024) }));
+  const p2 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'two', UploadId, PartNumber: 2, Body: 'end' }));
+  await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'two', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag }, { PartNumber: 2, ETag: p2.ETag }] } }));
+  const multipart = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'two', ObjectAttributes: ['ObjectParts', 'Checksum', 'ObjectSize'] }));
+  assert.deepEqual([multipart.ObjectParts?.TotalPartsCount, multipart.Checksum, multipart.ObjectSize], [2, undefined, 5 * 1024 * 1024 + 3]);
+
+  await assert.rejects(client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'one', ObjectAttributes: [] })), code('InvalidRequest', 400));
+  await assert.rejects(client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'one', ObjectAttributes: ['Colour' as 'ETag'] })), code('InvalidArgument', 400));
+  await assert.rejects(client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'missing', ObjectAttributes: ['ETag'] })), code('NoSuchKey', 404));
 });

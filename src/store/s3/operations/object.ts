@@ -185,6 +185,31 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   await pipeBody(result.body.stream(), ctx.res);
 }
 
+const OBJECT_ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'];
+
+/** GetObjectAttributes: the attributes `x-amz-object-attributes` names, in S3's order. */
+export async function getObjectAttributes(ctx: S3Context): Promise<void> {
+  const wanted = new Set((header(ctx.req.headers, 'x-amz-object-attributes') ?? '').split(',').map((name) => name.trim()).filter(Boolean));
+  if (wanted.size === 0) throw S3_ERRORS.invalidRequest('The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty.');
+  for (const name of wanted) if (!OBJECT_ATTRIBUTES.includes(name)) throw S3_ERRORS.invalidArgument(`Invalid attribute name specified: ${name}.`);
+  // Part 1 is any object's first byte range; it also tells how many parts a multipart object has.
+  const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1 });
+  if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
+  result.body?.discard();
+  const { meta } = result;
+  const checksums = Object.entries(checksumHeaders(meta.checksums))
+    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
+  const inner = (wanted.has('ETag') ? element('ETag', meta.etag) : '')
+    + (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', 'FULL_OBJECT')}</Checksum>` : '')
+    + (wanted.has('ObjectParts') && result.partsCount !== undefined
+      ? `<ObjectParts>${element('PartsCount', result.partsCount)}${element('PartNumberMarker', 0)}${element('NextPartNumberMarker', 0)}`
+        + `${element('MaxParts', 1000)}${element('IsTruncated', false)}</ObjectParts>` : '')
+    + (wanted.has('StorageClass') ? element('StorageClass', TO_S3_CLASS[meta.storageClass]) : '')
+    + (wanted.has('ObjectSize') ? element('ObjectSize', meta.size) : '');
+  ctx.res.setHeader('last-modified', new Date(meta.uploaded).toUTCString());
+  sendXml(ctx, 200, xmlDocument('GetObjectAttributesResponse', inner));
+}
+
 /** GetObject/HeadObject `partNumber` (1 to 10000), when given. */
 function partNumberOf(query: URLSearchParams): number | undefined {
   const raw = query.get('partNumber');

@@ -9,6 +9,7 @@ import { StoreError } from '../../engine/errors.ts';
 import { requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { OWNER_XML, xmlDocument } from '../xml.ts';
+import { getObjectAttributes } from './object.ts';
 
 type Operation = (ctx: S3Context) => Promise<void>;
 
@@ -65,6 +66,7 @@ export function bucketSubresource(method: string, query: URLSearchParams): Opera
 export function objectSubresource(method: string, query: URLSearchParams): Operation | undefined {
   const name = named(query, OBJECT_SUBRESOURCES);
   if (name === undefined) return undefined;
+  if (method === 'GET' && name === 'attributes') return getObjectAttributes;
   if (method !== 'GET' || (name !== 'tagging' && name !== 'acl')) throw S3_ERRORS.notImplemented(`${method} ?${name} on an object`);
   return async (ctx) => {
     if (!(await ctx.engine.head(requireBucket(ctx), requireKey(ctx)))) throw new StoreError('STORE_NO_SUCH_KEY');
