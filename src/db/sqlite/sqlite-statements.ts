@@ -50,7 +50,7 @@ export function prepareStatements(db: Database) {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
     setUploadState: s('UPDATE uploads SET state = ? WHERE upload_id = ?'),
-    listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created`),
+    listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created, upload_id`),
     expiredUploads: s("SELECT upload_id FROM uploads WHERE state = 'active' AND created < ?"),
     getPart: s('SELECT * FROM upload_parts WHERE upload_id = ? AND part_number = ?'),
     upsertPart: s(`INSERT OR REPLACE INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded) VALUES (?, ?, ?, ?, ?, ?)`),

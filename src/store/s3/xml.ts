@@ -23,8 +23,9 @@ export function element(name: string, value: string | number | boolean | undefin
   return value === undefined ? '' : `<${name}>${escapeXml(String(value))}</${name}>`;
 }
 
-/** The one owner every access key acts as (ListBuckets, ACLs, ListObjectVersions). */
-export const OWNER_XML = '<Owner><ID>edgeport</ID><DisplayName>edgeport</DisplayName></Owner>';
+/** The one owner every access key acts as (ListBuckets, ACLs, ListObjectVersions, uploads' initiator). */
+export const OWNER_FIELDS = '<ID>edgeport</ID><DisplayName>edgeport</DisplayName>';
+export const OWNER_XML = `<Owner>${OWNER_FIELDS}</Owner>`;
 
 export function xmlDocument(root: string, inner: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${inner}</${root}>`;

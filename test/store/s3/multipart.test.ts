@@ -8,6 +8,7 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import fc from 'fast-check';
 import { createStoreBucket } from '../../../src/store/binding/index.ts';
 import { s3ErrorCode, startS3 } from './helpers.ts';
 
@@ -79,6 +80,40 @@ test('CompleteMultipartUpload as Go clients (rclone, minio-go) write it: quotes 
     MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag }, { PartNumber: 2, ETag: p2.ETag }] } }));
   assert.match(done.ETag!, /^"[0-9a-f]{32}-2"$/);
   assert.equal((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'go-style' }))).ContentLength, 5 * MiB + 4);
+});
+
+test('ListMultipartUploads pages by key and upload, rolls keys up by delimiter, and visits every upload once', async (t) => {
+  const { client, bucket } = await startS3(t);
+  const keys = ['a', 'a', 'a/1', 'a/2', 'b', 'c/x/1', 'c/y', 'c/y', 'd', 'é'];
+  const started: Array<[string, string]> = [];
+  for (const Key of keys) started.push([Key, (await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key }))).UploadId!]);
+  const everything = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+  // Key order; uploads of one key by initiation (two in the same millisecond in either order).
+  assert.deepEqual(everything.Uploads?.map((u) => u.Key), keys);
+  assert.deepEqual(everything.Uploads?.map((u) => u.UploadId).sort(), started.map(([, id]) => id).sort());
+  assert.deepEqual([everything.Uploads?.[0]?.Owner?.ID, everything.Uploads?.[0]?.Initiator?.ID, everything.IsTruncated, everything.MaxUploads], ['edgeport', 'edgeport', false, 1000]);
+  const firstTwo = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, MaxUploads: 2 }));
+  assert.deepEqual([firstTwo.Uploads?.map((u) => u.Key), firstTwo.IsTruncated, firstTwo.NextKeyMarker, firstTwo.NextUploadIdMarker],
+    [['a', 'a'], true, 'a', firstTwo.Uploads?.[1]?.UploadId]);
+  const grouped = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Delimiter: '/', Prefix: 'c/' }));
+  assert.deepEqual([grouped.Uploads?.map((u) => u.Key), grouped.CommonPrefixes?.map((p) => p.Prefix)], [['c/y', 'c/y'], ['c/x/']]);
+  await assert.rejects(client.send(new ListMultipartUploadsCommand({ Bucket: bucket, MaxUploads: -1 })), code('InvalidArgument', 400));
+
+  await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.constantFrom(undefined, '/'), fc.constantFrom('', 'a', 'c/'), async (maxUploads, delimiter, prefix) => {
+    const whole = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter }));
+    const expected = [...(whole.Uploads ?? []).map((u) => u.UploadId!), ...(whole.CommonPrefixes ?? []).map((p) => p.Prefix!)].sort();
+    const seen: string[] = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const result = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, MaxUploads: maxUploads, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
+      seen.push(...(result.Uploads ?? []).map((u) => u.UploadId!), ...(result.CommonPrefixes ?? []).map((p) => p.Prefix!));
+      if (!result.IsTruncated) break;
+      keyMarker = result.NextKeyMarker;
+      uploadIdMarker = result.NextUploadIdMarker || undefined;
+    }
+    assert.deepEqual(seen.sort(), expected);
+  }), { numRuns: 25 });
 });
 
 test('copy: object with COPY and REPLACE directives, conditional copy, and part copy with a range', async (t) => {

@@ -8,7 +8,7 @@ import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { declaredLength, verifiedBody } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
-import { element, requestXml, xmlDocument } from '../xml.ts';
+import { element, OWNER_FIELDS, OWNER_XML, requestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
 import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 
@@ -73,8 +73,10 @@ export async function listParts(ctx: S3Context): Promise<void> {
   const upload = await ctx.engine.getUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx));
   if (!upload) throw new StoreError('STORE_NO_SUCH_UPLOAD');
   const parts = await ctx.engine.listParts(requireBucket(ctx), requireKey(ctx), uploadId(ctx));
-  const marker = Number(ctx.query.get('part-number-marker') ?? 0);
-  const max = Math.min(Number(ctx.query.get('max-parts') ?? 1000), 1000);
+  const rawMarker = ctx.query.get('part-number-marker') ?? '0';
+  if (!/^\d+$/.test(rawMarker)) throw S3_ERRORS.invalidArgument('part-number-marker must be a non-negative integer.');
+  const marker = Number(rawMarker);
+  const max = pageSize(ctx.query.get('max-parts'), 'max-parts');
   const after = parts.filter((p) => p.partNumber > marker);
   const page = after.slice(0, max);
   const truncated = after.length > page.length;
@@ -85,11 +87,60 @@ export async function listParts(ctx: S3Context): Promise<void> {
   sendXml(ctx, 200, xmlDocument('ListPartsResult', inner));
 }
 
+/**
+ * ListMultipartUploads, paged like S3: uploads in key order, then by initiation; `key-marker` with
+ * `upload-id-marker` resumes after that upload (without it, after that key); a delimiter rolls keys
+ * up into CommonPrefixes, each counting as one entry against `max-uploads`.
+ */
 export async function listMultipartUploads(ctx: S3Context): Promise<void> {
   const prefix = ctx.query.get('prefix') ?? '';
+  const delimiter = ctx.query.get('delimiter') || undefined;
+  const keyMarker = ctx.query.get('key-marker') ?? '';
+  const uploadIdMarker = keyMarker === '' ? '' : ctx.query.get('upload-id-marker') ?? '';
+  const max = pageSize(ctx.query.get('max-uploads'), 'max-uploads');
   const uploads = await ctx.engine.listUploads(requireBucket(ctx), { prefix });
-  const inner = element('Bucket', ctx.bucket) + element('Prefix', prefix) + element('MaxUploads', 1000) + element('IsTruncated', false)
-    + uploads.map((u) => `<Upload>${element('Key', u.key)}${element('UploadId', u.uploadId)}${element('StorageClass', TO_S3_CLASS[u.storageClass])}${element('Initiated', new Date(u.initiated).toISOString())}</Upload>`).join('');
+  const encode = (key: string) => (ctx.query.get('encoding-type') === 'url' ? encodeURIComponent(key).replace(/%2F/g, '/') : key);
+  let start = 0;
+  if (keyMarker !== '') {
+    const markerIndex = uploadIdMarker === '' ? -1 : uploads.findIndex((u) => u.key === keyMarker && u.uploadId === uploadIdMarker);
+    // A marker that is a common prefix resumes after that whole group.
+    const group = delimiter !== undefined && keyMarker.endsWith(delimiter) ? keyMarker : undefined;
+    start = markerIndex >= 0 ? markerIndex + 1
+      : uploads.findIndex((u) => Buffer.compare(Buffer.from(u.key), Buffer.from(keyMarker)) > 0 && (group === undefined || !u.key.startsWith(group)));
+    if (start < 0) start = uploads.length;
+  }
+  const entries: string[] = [];
+  let next: { key: string; uploadId?: string } | undefined;
+  let truncated = false;
+  for (let i = start; i < uploads.length; i++) {
+    const upload = uploads[i]!;
+    const cut = delimiter === undefined ? -1 : upload.key.indexOf(delimiter, prefix.length);
+    if (entries.length === max) {
+      truncated = max > 0;
+      break;
+    }
+    if (cut >= 0) {
+      const group = upload.key.slice(0, cut + delimiter!.length);
+      entries.push(`<CommonPrefixes>${element('Prefix', encode(group))}</CommonPrefixes>`);
+      next = { key: group };
+      while (i + 1 < uploads.length && uploads[i + 1]!.key.startsWith(group)) i++;
+      continue;
+    }
+    entries.push(`<Upload>${element('Key', encode(upload.key))}${element('UploadId', upload.uploadId)}<Initiator>${OWNER_FIELDS}</Initiator>`
+      + `${OWNER_XML}${element('StorageClass', TO_S3_CLASS[upload.storageClass])}${element('Initiated', new Date(upload.initiated).toISOString())}</Upload>`);
+    next = { key: upload.key, uploadId: upload.uploadId };
+  }
+  const inner = element('Bucket', ctx.bucket) + element('KeyMarker', encode(keyMarker)) + element('UploadIdMarker', uploadIdMarker)
+    + (truncated && next ? element('NextKeyMarker', encode(next.key)) + element('NextUploadIdMarker', next.uploadId ?? '') : '')
+    + element('Delimiter', delimiter === undefined ? undefined : encode(delimiter)) + element('Prefix', encode(prefix)) + element('MaxUploads', max)
+    + element('IsTruncated', truncated) + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries.join('');
   sendXml(ctx, 200, xmlDocument('ListMultipartUploadsResult', inner));
+}
+
+/** max-uploads / max-parts: a whole number, at most 1000 (larger asks get 1000, as in S3). */
+function pageSize(raw: string | null, name: string): number {
+  if (raw === null) return 1000;
+  if (!/^\d+$/.test(raw)) throw S3_ERRORS.invalidArgument(`${name} must be a non-negative integer.`);
+  return Math.min(Number(raw), 1000);
 }
 
