@@ -8,6 +8,13 @@ import type { RequestListener } from '../core/service.ts';
 
 /** How long requests in flight may take to finish after SIGTERM before connections are cut. */
 const DRAIN_MS = 2_000;
+/**
+ * A connection that moves no bytes either way for this long is closed. It replaces Node's default
+ * limit on a whole request (5 minutes), which would cut a 5 GiB S3 upload over any link slower
+ * than 17 MiB/s, or a long upload through the edge. Longer than the edge's origin response
+ * timeout (100 s), so an origin that is slow to answer still gets its 524.
+ */
+export const IDLE_TIMEOUT_MS = 120_000;
 
 export interface Listener {
   readonly port: number;
@@ -16,8 +23,11 @@ export interface Listener {
 }
 
 /** Listens on host:port (0 picks a free port); rejects, naming the port, when it is taken. */
-export async function listen(handler: RequestListener, host: string, port: number, label: string): Promise<Listener> {
-  const server = createServer(handler);
+export async function listen(handler: RequestListener, host: string, port: number, label: string,
+  options: { idleTimeoutMs?: number } = {}): Promise<Listener> {
+  const server = createServer({ requestTimeout: 0 }, handler);
+  // With no 'timeout' listener, Node destroys the idle socket.
+  server.setTimeout(options.idleTimeoutMs ?? IDLE_TIMEOUT_MS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(error.code === 'EADDRINUSE'
