@@ -254,7 +254,7 @@ export async function deleteObjects(ctx: S3Context): Promise<void> {
     const doc = requestXml.parse(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
     if (!doc.Delete) throw new Error('no Delete');
     keys = (doc.Delete.Object ?? []).map((o) => String(o.Key ?? ''));
-    quiet = String(doc.Delete.Quiet ?? 'false') === 'true';
+    quiet = String(doc.Delete.Quiet ?? 'false').trim() === 'true';
   } catch {
     throw S3_ERRORS.malformedXml();
   }
