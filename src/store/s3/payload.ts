@@ -8,7 +8,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../core/crypto/crc.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
-import { EMPTY_SHA256, hmacHex, type SigningContext } from './sigv4.ts';
+import { EMPTY_SHA256, hmacHex, sha256Hex, type SigningContext } from './sigv4.ts';
 
 /** The flexible checksums of the S3 API (x-amz-checksum-<name>), all verified. */
 export const S3_CHECKSUM_ALGORITHMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
@@ -189,8 +189,23 @@ async function* decodeAwsChunked(source: AsyncIterable<Uint8Array>, signing: Sig
   // Some clients end the body right after the last trailer without the final empty line.
   if ((state as string) === 'trailer' && buffer.length === 0) state = 'done';
   if (state !== 'done') throw new S3Error('IncompleteBody', 400, 'The aws-chunked body ended before its final chunk.');
+  if (signing?.payloadHash.endsWith('-TRAILER')) verifyTrailer(signing, previousSignature, trailers);
   const expected = expectedFromHeader ?? (trailerName ? trailers.get(trailerName) : undefined);
   if (digest && expected !== undefined) checkDigest(digest, expected, options);
   if (held) yield held;
 }
 
+
+/**
+ * STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER: the trailing headers are signed too, chained on the
+ * final chunk's signature (AWS "Signature calculations for trailing headers"). Every trailer but
+ * the signature, `name:value\n` as received, is what is signed.
+ */
+function verifyTrailer(signing: SigningContext, finalChunkSignature: string, trailers: ReadonlyMap<string, string>): void {
+  const signature = trailers.get('x-amz-trailer-signature');
+  if (signature === undefined) throw S3_ERRORS.signatureDoesNotMatch();
+  let canonical = '';
+  for (const [name, value] of trailers) if (name !== 'x-amz-trailer-signature') canonical += `${name}:${value}\n`;
+  const stringToSign = `AWS4-HMAC-SHA256-TRAILER\n${signing.amzDate}\n${signing.scope}\n${finalChunkSignature}\n${sha256Hex(canonical)}`;
+  if (hmacHex(signing.signingKey, stringToSign) !== signature) throw S3_ERRORS.signatureDoesNotMatch();
+}
