@@ -143,6 +143,14 @@ function signatureMatches(key: Buffer, text: string, signature: string): boolean
   return timingSafeEqual(createHmac('sha256', key).update(text).digest(), Buffer.from(signature, 'hex'));
 }
 
+const PAYLOAD_MODES = new Set(['UNSIGNED-PAYLOAD', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+  'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER', 'DEFERRED']);
+
+/** A declared payload hash edgeport can check: a mode it implements, or a hex SHA-256. */
+function isPayloadHash(value: string): boolean {
+  return PAYLOAD_MODES.has(value) || /^[0-9a-f]{64}$/.test(value);
+}
+
 function hasBody(headers: IncomingHttpHeaders): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
@@ -206,6 +214,10 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
     payloadHash = typeof declared === 'string' ? declared : hasBody(request.headers) ? 'DEFERRED' : EMPTY_SHA256;
   }
 
+  if (!isPayloadHash(payloadHash)) {
+    throw S3_ERRORS.invalidArgument('x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, '
+      + 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD(-TRAILER) or the hex SHA-256 of the body.');
+  }
   const [accessKeyId, date, region, service, terminator] = credential.split('/');
   if (!accessKeyId || !date || !region || service !== 's3' || terminator !== 'aws4_request' || date !== amzDate.slice(0, 8)) {
     throw S3_ERRORS.authorizationMalformed('the credential scope must be <key>/<yyyymmdd of the request>/<region>/s3/aws4_request.');

@@ -185,6 +185,17 @@ test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and
   assert.match(await expiredResponse.text(), /Request has expired/);
 });
 
+test('a declared payload hash that is neither a mode edgeport checks nor a SHA-256 is refused, even though signed', async (t) => {
+  const { client, bucket } = await startS3(t);
+  // Set before signing, so the signature covers it: the client really declared this.
+  client.middlewareStack.add((next) => async (args) => {
+    (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = 'not-a-hash';
+    return next(args);
+  }, { step: 'build', name: 'oddPayloadHash' });
+  await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'body' })), code('InvalidArgument', 400));
+  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 400);
+});
+
 test('virtual-hosted addressing reaches the same objects', async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vh', Body: 'virtual' }));
