@@ -32,6 +32,7 @@ export interface UploadRecord<Key = string> {
   custom_metadata: string;
   storage_class: string;
   state: string;
+  checksum_algorithm: string | null;
 }
 
 export interface PartRecord {
@@ -40,6 +41,7 @@ export interface PartRecord {
   size: number;
   blob_id: string;
   uploaded: number;
+  checksum: string | null;
 }
 
 export function parseJson<T>(text: string): T {
@@ -74,9 +76,12 @@ export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
     customMetadata: parseJson(row.custom_metadata),
     storageClass: row.storage_class as UploadRow['storageClass'],
     state: row.state as UploadRow['state'],
+    checksumAlgorithm: (row.checksum_algorithm ?? null) as UploadRow['checksumAlgorithm'],
   };
 }
 
 export function toPart(row: PartRecord): PartRow {
-  return { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+  const part: PartRow = { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
+  if (row.checksum) part.checksum = row.checksum;
+  return part;
 }

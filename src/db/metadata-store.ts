@@ -4,7 +4,7 @@
  * callers never see SQL. Every write method is atomic; preconditions run inside the transaction.
  */
 import type {
-  BucketInfo, Checksums, HttpMetadata, ObjectMeta, StorageClass,
+  BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
 
 /** Where the bytes of a stored object live. */
@@ -27,6 +27,8 @@ export interface UploadRow {
   customMetadata: Record<string, string>;
   storageClass: StorageClass;
   state: 'active' | 'completed' | 'aborted';
+  /** The checksum algorithm every part is kept with (S3's COMPOSITE checksums), or null. */
+  checksumAlgorithm: CompositeChecksumAlgorithm | null;
 }
 
 export interface PartRow {
@@ -35,6 +37,8 @@ export interface PartRow {
   size: number;
   blobId: string;
   uploaded: number;
+  /** The part's checksum in its upload's algorithm (lowercase hex), when the upload has one. */
+  checksum?: string;
 }
 
 /** What a completion writes, decided by the caller from the upload's current parts. */

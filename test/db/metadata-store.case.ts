@@ -27,7 +27,7 @@ export const objectMeta = (key: string, over: Partial<ObjectMeta> = {}): ObjectM
 const inline = (text: string): StoredData => ({ kind: 'inline', bytes: new TextEncoder().encode(text) });
 const upload = (uploadId: string, key: string, over: Partial<UploadRow> = {}): UploadRow => ({
   uploadId, bucket: 'b1', key, created: 1000, httpMetadata: { contentType: 'a/b' }, customMetadata: { c: 'd' },
-  storageClass: 'Standard', state: 'active', ...over,
+  storageClass: 'Standard', state: 'active', checksumAlgorithm: null, ...over,
 });
 const part = (partNumber: number, blobId: string, size = 10): PartRow => ({ partNumber, etag: `etag${partNumber}`, size, blobId, uploaded: 2000 });
 const list = (over: Partial<ListQuery> = {}): ListQuery => ({ limit: 1000, withHttpMetadata: false, withCustomMetadata: false, ...over });
@@ -235,6 +235,14 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.putPart('u4', part(1, 'late')), false);
     assert.deepEqual((await store.listUploads('b1', 'dir/')).map((u) => u.uploadId), ['u2', 'u1']);
     assert.equal((await store.getUpload('b1', 'dir/x', 'u4'))?.state, 'aborted');
+
+    // An upload's checksum algorithm and its parts' checksums are kept; a replaced part takes its new one.
+    await store.insertUpload(upload('u5', 'sums', { checksumAlgorithm: 'crc32c' }));
+    assert.deepEqual(await store.getUpload('b1', 'sums', 'u5'), upload('u5', 'sums', { checksumAlgorithm: 'crc32c' }));
+    await store.putPart('u5', { ...part(1, 'sum-1'), checksum: '0a0b0c0d' });
+    await store.putPart('u5', { ...part(1, 'sum-1b'), checksum: 'e3069283' });
+    await store.putPart('u5', part(2, 'sum-2'));
+    assert.deepEqual(await store.listParts('u5'), [{ ...part(1, 'sum-1b'), checksum: 'e3069283' }, part(2, 'sum-2')]);
   });
 
   test('completeUpload: the plan sees the upload and its parts; unused parts and the replaced object are reclaimed', async (t) => {

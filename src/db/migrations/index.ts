@@ -3,6 +3,7 @@ import { objectStore } from './0001-object-store.ts';
 import { s3AccessKeys } from './0002-s3-access-keys.ts';
 import { controlPlane } from './0003-control-plane.ts';
 import { dashboardSessions } from './0004-dashboard-sessions.ts';
+import { partChecksums } from './0005-part-checksums.ts';
 
 export interface Migration {
   version: number;
@@ -12,4 +13,4 @@ export interface Migration {
   postgres: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions];
+export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums];

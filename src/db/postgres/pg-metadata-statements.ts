@@ -106,8 +106,8 @@ export const PG_SQL = {
   listFromWithMetadata: listPage('>=', true),
   listAfterWithMetadata: listPage('>', true),
 
-  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   getUpload: 'SELECT * FROM uploads WHERE upload_id = $1',
   /** Taken by every write to an upload or its parts: part writes, completion and abort are serialized per upload. */
   lockUpload: 'SELECT * FROM uploads WHERE upload_id = $1 FOR UPDATE',
@@ -115,13 +115,13 @@ export const PG_SQL = {
     ORDER BY key, created, upload_id`,
   /** Active uploads created before $1, locked; one completed meanwhile is skipped. */
   lockExpiredUploads: "SELECT upload_id FROM uploads WHERE state = 'active' AND created < $1 ORDER BY upload_id FOR UPDATE",
-  listParts: 'SELECT part_number, etag, size, blob_id, uploaded FROM upload_parts WHERE upload_id = $1 ORDER BY part_number',
-  /** Records a part under the upload's lock; the blob of the part it replaces is queued ($7: when). */
+  listParts: 'SELECT part_number, etag, size, blob_id, uploaded, checksum FROM upload_parts WHERE upload_id = $1 ORDER BY part_number',
+  /** Records a part under the upload's lock; the blob of the part it replaces is queued ($7: when; $8: checksum). */
   putPart: `WITH old AS (SELECT blob_id FROM upload_parts WHERE upload_id = $1 AND part_number = $2),
     reclaimed AS (${reclaim('SELECT blob_id FROM old', '$7')}),
-    written AS (INSERT INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded) VALUES ($1, $2, $3, $4, $5, $6)
+    written AS (INSERT INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded, checksum) VALUES ($1, $2, $3, $4, $5, $6, $8)
       ON CONFLICT (upload_id, part_number) DO UPDATE
-      SET etag = EXCLUDED.etag, size = EXCLUDED.size, blob_id = EXCLUDED.blob_id, uploaded = EXCLUDED.uploaded)
+      SET etag = EXCLUDED.etag, size = EXCLUDED.size, blob_id = EXCLUDED.blob_id, uploaded = EXCLUDED.uploaded, checksum = EXCLUDED.checksum)
     SELECT 1`,
   /**
    * Ends uploads ($1: ids, locked) in state $4: their part rows go, and every part blob not in $2

@@ -129,7 +129,7 @@ export class PgMetadataStore implements MetadataStore {
       const [found] = await this.#run(client, 'shareBucket', [upload.bucket]);
       if (!found) return false;
       await this.#run(client, 'insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state]);
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm]);
       return true;
     });
   }
@@ -143,7 +143,7 @@ export class PgMetadataStore implements MetadataStore {
     return this.#transaction(async (client) => {
       const [upload] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!upload || upload.state !== 'active') return false;
-      await this.#run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter()]);
+      await this.#run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter(), part.checksum ?? null]);
       return true;
     });
   }

@@ -130,7 +130,7 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       if (!this.#bucketExists(upload.bucket)) return false;
       this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state);
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm);
       return true;
     });
   }
@@ -146,7 +146,7 @@ export class SqliteMetadataStore implements MetadataStore {
       if (!upload || upload.state !== 'active') return false;
       const old = this.#sql.getPart.get(uploadId, part.partNumber) as PartRecord | undefined;
       if (old) this.#reclaim(old.blob_id);
-      this.#sql.upsertPart.run(uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded);
+      this.#sql.upsertPart.run(uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, part.checksum ?? null);
       return true;
     });
   }

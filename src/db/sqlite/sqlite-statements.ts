@@ -46,14 +46,14 @@ export function prepareStatements(db: Database) {
     insertObjectPart: s('INSERT INTO object_parts (version, idx, blob_id, size) VALUES (?, ?, ?, ?)'),
     deleteObjectParts: s('DELETE FROM object_parts WHERE version = ?'),
 
-    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
     setUploadState: s('UPDATE uploads SET state = ? WHERE upload_id = ?'),
     listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created, upload_id`),
     expiredUploads: s("SELECT upload_id FROM uploads WHERE state = 'active' AND created < ?"),
     getPart: s('SELECT * FROM upload_parts WHERE upload_id = ? AND part_number = ?'),
-    upsertPart: s(`INSERT OR REPLACE INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded) VALUES (?, ?, ?, ?, ?, ?)`),
+    upsertPart: s(`INSERT OR REPLACE INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded, checksum) VALUES (?, ?, ?, ?, ?, ?, ?)`),
     listParts: s('SELECT * FROM upload_parts WHERE upload_id = ? ORDER BY part_number'),
     deleteParts: s('DELETE FROM upload_parts WHERE upload_id = ?'),
 

@@ -69,18 +69,26 @@ export class StoreChecksums {
     return this.#bytes('sha512');
   }
 
-  /** The binding's algorithms only: CRCs kept for the S3 API stay out of sight. */
+  /**
+   * The binding's algorithms only: CRCs kept for the S3 API, and a multipart upload's COMPOSITE
+   * checksum (`<hex>-<parts>`, not a digest of the object's bytes), stay out of sight.
+   */
   toJSON(): Checksums {
     const out: Checksums = {};
     for (const algorithm of CHECKSUM_ALGORITHMS) {
-      const value = this.#hex[algorithm];
+      const value = this.#digest(algorithm);
       if (value !== undefined) out[algorithm] = value;
     }
     return out;
   }
 
-  #bytes(algorithm: ChecksumAlgorithm): ArrayBuffer | undefined {
+  #digest(algorithm: ChecksumAlgorithm): string | undefined {
     const value = this.#hex[algorithm];
+    return value === undefined || value.includes('-') ? undefined : value;
+  }
+
+  #bytes(algorithm: ChecksumAlgorithm): ArrayBuffer | undefined {
+    const value = this.#digest(algorithm);
     if (value === undefined) return undefined;
     const buffer = Buffer.from(value, 'hex');
     return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer;

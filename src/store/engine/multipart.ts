@@ -4,9 +4,10 @@
  * larger; the etag is the MD5 of the parts' binary MD5s followed by `-<count>`.
  */
 import { createHash } from 'node:crypto';
+import { createCrc32, createCrc32c } from '../../core/crypto/crc.ts';
 import type { CompletionPlan, PartRow, UploadRow } from '../../db/metadata-store.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
-import type { ObjectMeta, UploadedPart } from './types.ts';
+import type { Checksums, CompositeChecksumAlgorithm, ObjectMeta, UploadedPart } from './types.ts';
 
 export function multipartEtag(partEtags: readonly string[]): string {
   const hash = createHash('md5');
@@ -34,6 +35,9 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
     }
     const part = byNumber.get(want.partNumber);
     if (!part || part.etag !== normaliseEtag(want.etag)) throw new StoreError('STORE_INVALID_PART');
+    // A checksum named for a part must be the one it was uploaded with.
+    const named = upload.checksumAlgorithm ? want.checksums?.[upload.checksumAlgorithm] : undefined;
+    if (named !== undefined && part.checksum !== undefined && named !== part.checksum) throw new StoreError('STORE_INVALID_PART');
     used.push(part);
   }
   const first = used[0];
@@ -52,10 +56,21 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
     uploaded: input.now,
     httpMetadata: upload.httpMetadata,
     customMetadata: upload.customMetadata,
-    checksums: {},
+    checksums: compositeChecksum(upload.checksumAlgorithm, used),
     storageClass: upload.storageClass,
   };
   return { meta, parts: used };
+}
+
+/**
+ * S3's COMPOSITE checksum: the algorithm over the parts' binary checksums, in order, then
+ * `-<parts>`. Only when every part kept one; otherwise the object has none, as a binding upload.
+ */
+function compositeChecksum(algorithm: CompositeChecksumAlgorithm | null, parts: readonly PartRow[]): Checksums {
+  if (!algorithm || parts.length === 0 || parts.some((part) => part.checksum === undefined)) return {};
+  const digest = algorithm === 'crc32' ? createCrc32() : algorithm === 'crc32c' ? createCrc32c() : createHash(algorithm);
+  for (const part of parts) digest.update(Buffer.from(part.checksum!, 'hex'));
+  return { [algorithm]: `${digest.digest().toString('hex')}-${parts.length}` };
 }
 
 /** S3 clients send part etags quoted; the binding sends them bare. */

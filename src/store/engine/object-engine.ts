@@ -7,7 +7,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { randomBase64UrlId, randomHexId } from '../../core/ids.ts';
 import type { Logger } from '../../core/log.ts';
-import type { MetadataStore, PutOutcome, StoredData } from '../../db/metadata-store.ts';
+import type { MetadataStore, PartRow, PutOutcome, StoredData } from '../../db/metadata-store.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { evaluateConditional } from './conditions.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
@@ -18,8 +18,7 @@ import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, Checksums, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta,
-  PartInfo, PutOptions, StorageClass, UploadedPart, UploadInfo,
+  BodyInput, BucketInfo, Checksums, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
 
@@ -170,18 +169,24 @@ export class ObjectEngine implements StoreEngine {
     const inserted = await this.#meta.insertUpload({
       uploadId, bucket, key, created: this.#clock.now(), httpMetadata: options.httpMetadata ?? {},
       customMetadata: options.customMetadata ?? {}, storageClass: checkStorageClass(options.storageClass, info.storageClass), state: 'active',
+      checksumAlgorithm: options.checksumAlgorithm ?? null,
     });
     if (!inserted) throw new StoreError('STORE_NO_SUCH_BUCKET');
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput): Promise<UploadedPart> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput,
+    options: UploadPartOptions = {}): Promise<UploadedPart> {
     assertKey(key);
-    if (!(await this.#activeUpload(bucket, key, uploadId))) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+    const upload = await this.#activeUpload(bucket, key, uploadId);
+    if (!upload) throw new StoreError('STORE_NO_SUCH_UPLOAD');
     const ingested = await ingestBody(body, { blobs: this.#blobs, inlineMax: 0, maxSize: STORE_LIMITS.maxPartBytes, alwaysBlob: true });
-    const recorded = await this.#meta.putPart(uploadId, {
-      partNumber, etag: ingested.md5, size: ingested.size, blobId: ingested.blobId!, uploaded: this.#clock.now(),
-    }).catch(async (error: unknown) => {
+    // Kept only in the upload's own algorithm: those are what completion combines.
+    const algorithm = upload.checksumAlgorithm;
+    const checksum = algorithm ? options.verifiedChecksums?.()[algorithm] : undefined;
+    const part: PartRow = { partNumber, etag: ingested.md5, size: ingested.size, blobId: ingested.blobId!, uploaded: this.#clock.now() };
+    if (checksum !== undefined) part.checksum = checksum;
+    const recorded = await this.#meta.putPart(uploadId, part).catch(async (error: unknown) => {
       await this.#discard(ingested);
       throw error;
     });
@@ -189,7 +194,7 @@ export class ObjectEngine implements StoreEngine {
       await this.#discard(ingested);
       throw new StoreError('STORE_NO_SUCH_UPLOAD');
     }
-    return { partNumber, etag: ingested.md5 };
+    return algorithm && checksum !== undefined ? { partNumber, etag: ingested.md5, checksums: { [algorithm]: checksum } } : { partNumber, etag: ingested.md5 };
   }
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta> {
@@ -212,12 +217,14 @@ export class ObjectEngine implements StoreEngine {
     return {
       uploadId, key, initiated: upload.created, storageClass: upload.storageClass,
       httpMetadata: upload.httpMetadata, customMetadata: upload.customMetadata,
+      ...(upload.checksumAlgorithm ? { checksumAlgorithm: upload.checksumAlgorithm } : {}),
     };
   }
 
   async listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
     if (!(await this.#activeUpload(bucket, key, uploadId))) throw new StoreError('STORE_NO_SUCH_UPLOAD');
-    return (await this.#meta.listParts(uploadId)).map(({ partNumber, etag, size, uploaded }) => ({ partNumber, etag, size, uploaded }));
+    return (await this.#meta.listParts(uploadId)).map(({ partNumber, etag, size, uploaded, checksum }) => (
+      checksum === undefined ? { partNumber, etag, size, uploaded } : { partNumber, etag, size, uploaded, checksum }));
   }
 
   async listUploads(bucket: string, options: { prefix?: string } = {}): Promise<UploadInfo[]> {

@@ -4,8 +4,7 @@
  * Every method throws only StoreError for user-facing failures.
  */
 import type {
-  BodyInput, BucketInfo, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta,
-  PartInfo, PutOptions, StorageClass, UploadedPart, UploadInfo,
+  BodyInput, BucketInfo, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 export interface StoreEngine {
@@ -36,7 +35,7 @@ export interface StoreEngine {
   list(bucket: string, options?: ListOptions): Promise<ListResult>;
 
   createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;
-  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput): Promise<UploadedPart>;
+  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart>;
   completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta>;
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   /** Metadata of an in-progress upload, or null. */

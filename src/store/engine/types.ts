@@ -25,7 +25,13 @@ export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha1',
  */
 export type CrcAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme';
 
-/** Stored checksums, lowercase hex. */
+/** Algorithms a multipart upload can keep part checksums in (S3's COMPOSITE checksum type). */
+export type CompositeChecksumAlgorithm = 'crc32' | 'crc32c' | 'sha1' | 'sha256';
+
+/**
+ * Stored checksums, lowercase hex. A multipart object's COMPOSITE checksum is `<hex>-<parts>`: the
+ * digest of its parts' digests, not of its bytes (the binding never shows it).
+ */
 export type Checksums = Partial<Record<ChecksumAlgorithm | CrcAlgorithm, string>>;
 
 /** Everything known about one stored object (one upload of a key). */
@@ -146,11 +152,20 @@ export interface MultipartOptions {
   httpMetadata?: HttpMetadata;
   customMetadata?: Record<string, string>;
   storageClass?: StorageClass;
+  /** Keep every part's checksum in this algorithm and give the object their COMPOSITE checksum. */
+  checksumAlgorithm?: CompositeChecksumAlgorithm;
 }
 
 export interface UploadedPart {
   partNumber: number;
   etag: string;
+  /** Checksums the client names for the part at completion (lowercase hex); checked when kept. */
+  checksums?: Checksums;
+}
+
+export interface UploadPartOptions {
+  /** Checksums the caller verified while the body streamed, read once it has ended (as PutOptions). */
+  verifiedChecksums?: () => Checksums;
 }
 
 /** An in-progress multipart upload, for listing (S3 ListMultipartUploads). */
@@ -167,6 +182,8 @@ export interface PartInfo {
   etag: string;
   size: number;
   uploaded: number;
+  /** In the upload's checksum algorithm, lowercase hex, when it has one. */
+  checksum?: string;
 }
 
 export interface BucketInfo {

@@ -3,14 +3,16 @@
  * AbortMultipartUpload, ListParts, ListMultipartUploads. Uploads are the engine's, so one created
  * by a script can take parts and be completed here, and the reverse.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
+import type { Checksums, CompositeChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
 import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
-import { declaredLength, verifiedBody } from '../payload.ts';
+import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedBody, type VerifiedChecksum } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, requestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
-import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 
 function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
@@ -22,12 +24,40 @@ function partNumber(ctx: S3Context): number {
   return n;
 }
 
+const CHECKSUM_NAMES = '[CRC32, CRC32C, CRC64NVME, SHA1, SHA256]';
+
+/**
+ * The algorithm an upload keeps part checksums in: `x-amz-checksum-algorithm` with the COMPOSITE
+ * type (the default but for CRC64NVME). FULL_OBJECT checksums are accepted and not kept: the parts
+ * are still verified as they arrive, the completed object has no checksum (README).
+ */
+function compositeAlgorithm(headers: IncomingHttpHeaders): CompositeChecksumAlgorithm | undefined {
+  const raw = headers['x-amz-checksum-algorithm'];
+  if (typeof raw !== 'string') return undefined;
+  const algorithm = raw.toLowerCase();
+  if (!(S3_CHECKSUM_ALGORITHMS as readonly string[]).includes(algorithm)) {
+    throw S3_ERRORS.invalidRequest(`Checksum algorithm provided is unsupported. Please try again with any of the valid types: ${CHECKSUM_NAMES}`);
+  }
+  const rawType = headers['x-amz-checksum-type'];
+  const type = typeof rawType === 'string' ? rawType.toUpperCase() : algorithm === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE';
+  if (type !== 'COMPOSITE' && type !== 'FULL_OBJECT') throw S3_ERRORS.invalidRequest('Value for x-amz-checksum-type header is invalid.');
+  if (type === 'COMPOSITE' && algorithm === 'crc64nvme') throw S3_ERRORS.invalidRequest('The COMPOSITE checksum type cannot be used with the crc64nvme checksum algorithm.');
+  if (type === 'FULL_OBJECT' && algorithm.startsWith('sha')) throw S3_ERRORS.invalidRequest(`The FULL_OBJECT checksum type cannot be used with the ${algorithm} checksum algorithm.`);
+  return type === 'COMPOSITE' ? algorithm as CompositeChecksumAlgorithm : undefined;
+}
+
 export async function createMultipartUpload(ctx: S3Context): Promise<void> {
   const headers = ctx.req.headers;
   const storageClass = storageClassFrom(headers);
+  const checksumAlgorithm = compositeAlgorithm(headers);
   const id = await ctx.engine.createMultipartUpload(requireBucket(ctx), requireKey(ctx), {
     httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers), ...(storageClass ? { storageClass } : {}),
+    ...(checksumAlgorithm ? { checksumAlgorithm } : {}),
   });
+  if (checksumAlgorithm) {
+    ctx.res.setHeader('x-amz-checksum-algorithm', checksumAlgorithm.toUpperCase());
+    ctx.res.setHeader('x-amz-checksum-type', 'COMPOSITE');
+  }
   sendXml(ctx, 200, xmlDocument('InitiateMultipartUploadResult', element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('UploadId', id)));
 }
 
@@ -35,9 +65,12 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
   const length = declaredLength(ctx.req.headers);
   if (length === undefined) throw S3_ERRORS.missingContentLength();
-  const body = verifiedBody(ctx.req, { headers: ctx.req.headers, signing: ctx.signing });
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length });
-  sendEmpty(ctx, 200, { etag: `"${part.etag}"` });
+  let verified: VerifiedChecksum | undefined;
+  const body = verifiedBody(ctx.req, { headers: ctx.req.headers, signing: ctx.signing, onChecksum: (checksum) => { verified = checksum; } });
+  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length },
+    { verifiedChecksums: () => (verified ? { [verified.algorithm]: verified.hex } : {}) });
+  // The checksum is echoed when the upload keeps it, so a client names it back at completion.
+  sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}) });
 }
 
 export async function uploadPartCopy(ctx: S3Context): Promise<void> {
@@ -49,19 +82,39 @@ export async function uploadPartCopy(ctx: S3Context): Promise<void> {
 
 export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   const text = await readSmallBody(ctx);
-  let parts: Array<{ partNumber: number; etag: string }>;
+  let parts: UploadedPart[];
   try {
-    const doc = requestXml.parse(text) as { CompleteMultipartUpload?: { Part?: Array<{ PartNumber?: unknown; ETag?: unknown }> } };
+    const doc = requestXml.parse(text) as { CompleteMultipartUpload?: { Part?: Array<Record<string, unknown>> } };
     if (!doc.CompleteMultipartUpload) throw new Error('no root');
-    parts = (doc.CompleteMultipartUpload.Part ?? []).map((p) => ({ partNumber: Number(p.PartNumber), etag: normaliseEtag(String(p.ETag ?? '').trim()) }));
+    parts = (doc.CompleteMultipartUpload.Part ?? []).map((p) => ({
+      partNumber: Number(p.PartNumber), etag: normaliseEtag(String(p.ETag ?? '').trim()), checksums: namedChecksums(p),
+    }));
   } catch {
     throw S3_ERRORS.malformedXml();
   }
   if (parts.length === 0 || parts.some((p) => !Number.isInteger(p.partNumber))) throw S3_ERRORS.malformedXml();
   for (let i = 1; i < parts.length; i++) if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) throw new StoreError('STORE_INVALID_PART_ORDER');
   const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts);
+  const checksums = checksumElements(meta.checksums);
   sendXml(ctx, 200, xmlDocument('CompleteMultipartUploadResult',
-    element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)));
+    element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)
+    + (checksums === '' ? '' : checksums + element('ChecksumType', 'COMPOSITE'))));
+}
+
+/** A part's `<ChecksumCRC32>` etc. in a CompleteMultipartUpload document, as hex by algorithm. */
+function namedChecksums(part: Record<string, unknown>): Checksums {
+  const out: Checksums = {};
+  for (const algorithm of S3_CHECKSUM_ALGORITHMS) {
+    const value = part[`Checksum${algorithm.toUpperCase()}`];
+    if (value !== undefined) out[algorithm] = Buffer.from(String(value).trim(), 'base64').toString('hex');
+  }
+  return out;
+}
+
+/** `<ChecksumCRC32>base64</ChecksumCRC32>` for each checksum kept (a part's, or an object's COMPOSITE one). */
+function checksumElements(checksums: Checksums): string {
+  return Object.entries(checksumHeaders(checksums))
+    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
 }
 
 export async function abortMultipartUpload(ctx: S3Context): Promise<void> {
@@ -83,7 +136,9 @@ export async function listParts(ctx: S3Context): Promise<void> {
   const inner = element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('UploadId', uploadId(ctx))
     + element('StorageClass', TO_S3_CLASS[upload.storageClass]) + element('PartNumberMarker', marker) + element('MaxParts', max)
     + element('IsTruncated', truncated) + element('NextPartNumberMarker', truncated ? page.at(-1)!.partNumber : undefined)
-    + page.map((p) => `<Part>${element('PartNumber', p.partNumber)}${element('LastModified', new Date(p.uploaded).toISOString())}${element('ETag', `"${p.etag}"`)}${element('Size', p.size)}</Part>`).join('');
+    + (upload.checksumAlgorithm ? element('ChecksumAlgorithm', upload.checksumAlgorithm.toUpperCase()) + element('ChecksumType', 'COMPOSITE') : '')
+    + page.map((p) => `<Part>${element('PartNumber', p.partNumber)}${element('LastModified', new Date(p.uploaded).toISOString())}${element('ETag', `"${p.etag}"`)}`
+      + `${element('Size', p.size)}${upload.checksumAlgorithm && p.checksum ? checksumElements({ [upload.checksumAlgorithm]: p.checksum }) : ''}</Part>`).join('');
   sendXml(ctx, 200, xmlDocument('ListPartsResult', inner));
 }
 

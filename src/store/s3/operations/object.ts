@@ -114,15 +114,27 @@ export async function putObject(ctx: S3Context): Promise<void> {
 
 /**
  * x-amz-checksum-<algorithm> (base64) for each flexible checksum the object has: the one a PUT
- * was verified against, or a SHA-1/SHA-256 a script gave on put. Multipart objects have none.
+ * was verified against, a SHA-1/SHA-256 a script gave on put, or a multipart upload's COMPOSITE
+ * checksum (`<base64>-<parts>`).
  */
 export function checksumHeaders(checksums: Checksums): Record<string, string> {
   const out: Record<string, string> = {};
   for (const algorithm of S3_CHECKSUM_ALGORITHMS) {
-    const hex = checksums[algorithm];
-    if (hex !== undefined) out[`x-amz-checksum-${algorithm}`] = Buffer.from(hex, 'hex').toString('base64');
+    const stored = checksums[algorithm];
+    if (stored !== undefined) out[`x-amz-checksum-${algorithm}`] = checksumBase64(stored);
   }
   return out;
+}
+
+/** base64 of a stored (hex) checksum; a COMPOSITE one keeps its `-<parts>`. */
+export function checksumBase64(stored: string): string {
+  const dash = stored.indexOf('-');
+  return dash < 0 ? Buffer.from(stored, 'hex').toString('base64') : Buffer.from(stored.slice(0, dash), 'hex').toString('base64') + stored.slice(dash);
+}
+
+/** COMPOSITE for a multipart upload's checksum of its parts' checksums, FULL_OBJECT otherwise. */
+export function checksumType(checksums: Checksums): 'COMPOSITE' | 'FULL_OBJECT' {
+  return Object.values(checksums).some((value) => value.includes('-')) ? 'COMPOSITE' : 'FULL_OBJECT';
 }
 
 export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
@@ -160,7 +172,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
   if (!range && part === undefined && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
     const checksums = checksumHeaders(meta.checksums);
-    if (Object.keys(checksums).length > 0) Object.assign(headers, checksums, { 'x-amz-checksum-type': 'FULL_OBJECT' });
+    if (Object.keys(checksums).length > 0) Object.assign(headers, checksums, { 'x-amz-checksum-type': checksumType(meta.checksums) });
   }
   const served = result.range;
   // A part of a multipart object is served as the range it covers, with the number of parts.
@@ -200,7 +212,7 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   const checksums = Object.entries(checksumHeaders(meta.checksums))
     .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
   const inner = (wanted.has('ETag') ? element('ETag', meta.etag) : '')
-    + (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', 'FULL_OBJECT')}</Checksum>` : '')
+    + (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', checksumType(meta.checksums))}</Checksum>` : '')
     + (wanted.has('ObjectParts') && result.partsCount !== undefined
       ? `<ObjectParts>${element('PartsCount', result.partsCount)}${element('PartNumberMarker', 0)}${element('NextPartNumberMarker', 0)}`
         + `${element('MaxParts', 1000)}${element('IsTruncated', false)}</ObjectParts>` : '')
