@@ -103,8 +103,11 @@ export interface MetadataStore {
   /**
    * Completes an active upload atomically: `plan` sees the upload and its parts and returns the
    * object to write (or throws to refuse). Unused parts and any replaced object are reclaimed.
+   * When `precondition` rejects the key's current object, nothing changes (the upload stays
+   * active) and the result is null.
    */
-  completeUpload(bucket: string, key: string, uploadId: string, plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta>;
+  completeUpload(bucket: string, key: string, uploadId: string, plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan,
+    precondition?: Precondition): Promise<ObjectMeta | null>;
   /** Aborts the upload; returns its previous state, or null when it never existed. */
   abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null>;
   /** Aborts every active upload created before `createdBefore`; returns how many. */

@@ -290,6 +290,11 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     await assert.rejects(store.completeUpload('b1', 'k', 'missing', refuse), /no/);
     await assert.rejects(store.completeUpload('b1', 'k', 'u1', refuse), /no/);
     assert.deepEqual(plans, [[null, []], [null, []], [upload('u1', 'k'), [part(1, 'p1')]]]);
+    // A precondition the current object fails: null, and nothing changes either.
+    const seen: Array<string | undefined> = [];
+    const plan = (u: UploadRow | null, parts: PartRow[]) => ({ meta: objectMeta('k', { etag: 'after' }), parts: u ? parts : [] });
+    assert.equal(await store.completeUpload('b1', 'k', 'u1', plan, (current) => { seen.push(current?.etag); return false; }), null);
+    assert.deepEqual(seen, ['before']);
     assert.equal((await store.headObject('b1', 'k'))?.etag, 'before');
     assert.deepEqual(await store.listParts('u1'), [part(1, 'p1')]);
     assert.equal((await store.getUpload('b1', 'k', 'u1'))?.state, 'active');

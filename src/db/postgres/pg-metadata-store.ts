@@ -159,14 +159,15 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async completeUpload(bucket: string, key: string, uploadId: string,
-    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta> {
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan, precondition?: Precondition): Promise<ObjectMeta | null> {
     return this.#transaction(async (client) => {
       const [record] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       const upload = record ? matchingUpload(record, bucket, key) : null;
       // Read after the lock is held: every part write committed before this completion is seen.
       const parts = upload ? (await this.#run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
-      await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
+      // A failed precondition writes nothing and leaves the upload active.
+      if (!await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) }, precondition)) return null;
       await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
       return meta;
     });

@@ -161,15 +161,16 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async completeUpload(bucket: string, key: string, uploadId: string,
-    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan): Promise<ObjectMeta> {
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan, precondition?: Precondition): Promise<ObjectMeta | null> {
     return this.#writes.run(() => {
       const record = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
       const upload = record && record.bucket === bucket && record.key === key ? toUpload(record, record.key) : null;
       const parts = upload ? (this.#sql.listParts.all(uploadId) as PartRecord[]).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
+      const current = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+      if (precondition && !precondition(current ? toMeta(current) : null)) return null;
       const usedIds = new Set(used.map((p) => p.blobId));
       for (const part of parts) if (!usedIds.has(part.blobId)) this.#reclaim(part.blobId);
-      const current = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
       this.#sql.deleteParts.run(uploadId);

@@ -18,7 +18,7 @@ import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, Checksums, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, Checksums, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
 
@@ -197,12 +197,16 @@ export class ObjectEngine implements StoreEngine {
     return algorithm && checksum !== undefined ? { partNumber, etag: ingested.md5, checksums: { [algorithm]: checksum } } : { partNumber, etag: ingested.md5 };
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta> {
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[],
+    options: { onlyIf?: Conditional } = {}): Promise<ObjectMeta> {
     assertKey(key);
     const now = this.#clock.now();
-    return this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
+    const condition = options.onlyIf;
+    const meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
       requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
-    }));
+    }), condition ? (current) => evaluateConditional(condition, current) : undefined);
+    if (!meta) throw new StoreError('STORE_PRECONDITION_FAILED');
+    return meta;
   }
 
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {

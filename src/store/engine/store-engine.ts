@@ -4,7 +4,7 @@
  * Every method throws only StoreError for user-facing failures.
  */
 import type {
-  BodyInput, BucketInfo, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 export interface StoreEngine {
@@ -36,7 +36,8 @@ export interface StoreEngine {
 
   createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;
   uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart>;
-  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta>;
+  /** With `onlyIf`, refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's current object fails it. */
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta>;
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   /** Metadata of an in-progress upload, or null. */
   getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null>;

@@ -44,6 +44,12 @@ export function readPreconditions(headers: IncomingHttpHeaders, prefix = ''): { 
   return out;
 }
 
+/** The condition a write (PutObject, CompleteMultipartUpload) puts on the object it would replace. */
+export function writeCondition(headers: IncomingHttpHeaders): Conditional | undefined {
+  const conds = readPreconditions(headers);
+  return conds.mustMatch || conds.mustChange ? { ...conds.mustMatch, ...conds.mustChange, secondsGranularity: true } : undefined;
+}
+
 /** 200 when the request may proceed, else the status to answer with. */
 export function preconditionStatus(conds: { mustMatch?: Conditional; mustChange?: Conditional }, meta: ObjectMeta | null, read: boolean): 200 | 304 | 412 {
   if (conds.mustMatch && !evaluateConditional(conds.mustMatch, meta)) return 412;

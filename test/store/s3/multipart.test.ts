@@ -163,6 +163,28 @@ test('multipart checksums: kept per part, checked at completion, combined into t
   assert.equal((result as { ChecksumCRC32?: string }).ChecksumCRC32, `${combined.toString('base64')}-3`);
 });
 
+test('CompleteMultipartUpload with If-None-Match / If-Match: a failed condition replaces nothing and leaves the upload open', async (t) => {
+  const { client, bucket } = await startS3(t);
+  const existing = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'guarded', Body: 'the current object' }));
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'guarded' }));
+  const p1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'guarded', UploadId, PartNumber: 1, Body: 'replacement' }));
+  const complete = (conditions: { IfNoneMatch?: string; IfMatch?: string }) => client.send(new CompleteMultipartUploadCommand({
+    Bucket: bucket, Key: 'guarded', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag }] }, ...conditions }));
+  await assert.rejects(complete({ IfNoneMatch: '*' }), code('PreconditionFailed', 412));
+  await assert.rejects(complete({ IfMatch: '"0123456789abcdef0123456789abcdef"' }), code('PreconditionFailed', 412));
+  const still = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'guarded' }));
+  assert.equal(await still.Body!.transformToString(), 'the current object');
+  assert.equal((await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'guarded', UploadId }))).Parts?.length, 1);
+  await complete({ IfMatch: existing.ETag! });
+  const replaced = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'guarded' }));
+  assert.equal(await replaced.Body!.transformToString(), 'replacement');
+  // Create-only: If-None-Match: * completes when the key is free.
+  const fresh = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'fresh' }));
+  const f1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'fresh', UploadId: fresh.UploadId, PartNumber: 1, Body: 'new' }));
+  await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'fresh', UploadId: fresh.UploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: f1.ETag }] }, IfNoneMatch: '*' }));
+});
+
 test('copy: object with COPY and REPLACE directives, conditional copy, and part copy with a range', async (t) => {
   const { client, bucket } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'src', Body: 'copy me please', ContentType: 'text/plain', Metadata: { a: '1' } }));

@@ -13,6 +13,7 @@ import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, requestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
 import { checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { writeCondition } from '../http-conditions.ts';
 
 function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
@@ -94,7 +95,9 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   }
   if (parts.length === 0 || parts.some((p) => !Number.isInteger(p.partNumber))) throw S3_ERRORS.malformedXml();
   for (let i = 1; i < parts.length; i++) if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) throw new StoreError('STORE_INVALID_PART_ORDER');
-  const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts);
+  // If-Match / If-None-Match guard the object the completion would replace (S3 conditional writes).
+  const onlyIf = writeCondition(ctx.req.headers);
+  const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, onlyIf ? { onlyIf } : {});
   const checksums = checksumElements(meta.checksums);
   sendXml(ctx, 200, xmlDocument('CompleteMultipartUploadResult',
     element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)

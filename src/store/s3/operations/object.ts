@@ -8,7 +8,7 @@ import { drained } from '../../../core/http/drained.ts';
 import { StoreError } from '../../engine/errors.ts';
 import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
-import { parseRange, preconditionStatus, readPreconditions } from '../http-conditions.ts';
+import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedBody, type VerifiedChecksum } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { element, requestXml, xmlDocument } from '../xml.ts';
@@ -90,17 +90,15 @@ export async function putObject(ctx: S3Context): Promise<void> {
   const length = declaredLength(headers);
   if (length === undefined && header(headers, 'transfer-encoding') === undefined) throw S3_ERRORS.missingContentLength();
   const md5 = contentMd5Hex(headers);
-  const conds = readPreconditions(headers);
+  const onlyIf = writeCondition(headers);
   const storageClass = storageClassFrom(headers);
   const options: PutOptions = {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
     ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
     ...(storageClass ? { storageClass } : {}),
+    ...(onlyIf ? { onlyIf } : {}),
   };
-  if (conds.mustMatch || conds.mustChange) {
-    options.onlyIf = { ...conds.mustMatch, ...conds.mustChange, secondsGranularity: true };
-  }
   let verified: VerifiedChecksum | undefined;
   options.verifiedChecksums = () => (verified ? { [verified.algorithm]: verified.hex } : {});
   const body = verifiedBody(ctx.req, { headers, signing: ctx.signing, onChecksum: (checksum) => { verified = checksum; } });
