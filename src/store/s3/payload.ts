@@ -7,6 +7,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../core/crypto/crc.ts';
+import type { Checksums } from '../engine/types.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
 import { EMPTY_SHA256, hmacHex, sha256Hex, type SigningContext } from './sigv4.ts';
 
@@ -71,6 +72,17 @@ export function declaredLength(headers: IncomingHttpHeaders): number | undefined
   if (raw === undefined) return undefined;
   const n = Number(raw);
   return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * A body to store (PutObject, UploadPart): streamed and verified, and the flexible checksum it
+ * matched, in the engine's form, for the engine to read once the body has ended.
+ */
+export function verifiedUpload(source: AsyncIterable<Uint8Array>, headers: IncomingHttpHeaders, signing: SigningContext | undefined):
+  { body: AsyncIterable<Uint8Array>; checksums: () => Checksums } {
+  let verified: VerifiedChecksum | undefined;
+  const body = verifiedBody(source, { headers, signing, onChecksum: (checksum) => { verified = checksum; } });
+  return { body, checksums: () => (verified ? { [verified.algorithm]: verified.hex } : {}) };
 }
 
 /** Streams the request body decoded and verified. */

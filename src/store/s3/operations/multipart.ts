@@ -8,11 +8,11 @@ import { StoreError } from '../../engine/errors.ts';
 import type { Checksums, CompositeChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
 import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
-import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedBody, type VerifiedChecksum } from '../payload.ts';
+import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, requestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
-import { checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { checksumElements, checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 import { writeCondition } from '../http-conditions.ts';
 
 function uploadId(ctx: S3Context): string {
@@ -66,10 +66,8 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
   const length = declaredLength(ctx.req.headers);
   if (length === undefined) throw S3_ERRORS.missingContentLength();
-  let verified: VerifiedChecksum | undefined;
-  const body = verifiedBody(ctx.req, { headers: ctx.req.headers, signing: ctx.signing, onChecksum: (checksum) => { verified = checksum; } });
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length },
-    { verifiedChecksums: () => (verified ? { [verified.algorithm]: verified.hex } : {}) });
+  const { body, checksums } = verifiedUpload(ctx.req, ctx.req.headers, ctx.signing);
+  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length }, { verifiedChecksums: checksums });
   // The checksum is echoed when the upload keeps it, so a client names it back at completion.
   sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}) });
 }
@@ -114,11 +112,6 @@ function namedChecksums(part: Record<string, unknown>): Checksums {
   return out;
 }
 
-/** `<ChecksumCRC32>base64</ChecksumCRC32>` for each checksum kept (a part's, or an object's COMPOSITE one). */
-function checksumElements(checksums: Checksums): string {
-  return Object.entries(checksumHeaders(checksums))
-    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
-}
 
 export async function abortMultipartUpload(ctx: S3Context): Promise<void> {
   await ctx.engine.abortMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx));

@@ -9,7 +9,7 @@ import { StoreError } from '../../engine/errors.ts';
 import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
-import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedBody, type VerifiedChecksum } from '../payload.ts';
+import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { element, requestXml, xmlDocument } from '../xml.ts';
 
@@ -99,9 +99,8 @@ export async function putObject(ctx: S3Context): Promise<void> {
     ...(storageClass ? { storageClass } : {}),
     ...(onlyIf ? { onlyIf } : {}),
   };
-  let verified: VerifiedChecksum | undefined;
-  options.verifiedChecksums = () => (verified ? { [verified.algorithm]: verified.hex } : {});
-  const body = verifiedBody(ctx.req, { headers, signing: ctx.signing, onChecksum: (checksum) => { verified = checksum; } });
+  const { body, checksums } = verifiedUpload(ctx.req, headers, ctx.signing);
+  options.verifiedChecksums = checksums;
   const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: body, ...(length !== undefined ? { length } : {}) }, options);
   if (!meta) {
     ctx.req.resume();
@@ -122,6 +121,12 @@ export function checksumHeaders(checksums: Checksums): Record<string, string> {
     if (stored !== undefined) out[`x-amz-checksum-${algorithm}`] = checksumBase64(stored);
   }
   return out;
+}
+
+/** `<ChecksumCRC32>base64</ChecksumCRC32>` for each of them, as response documents name them. */
+export function checksumElements(checksums: Checksums): string {
+  return Object.entries(checksumHeaders(checksums))
+    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
 }
 
 /** base64 of a stored (hex) checksum; a COMPOSITE one keeps its `-<parts>`. */
@@ -207,8 +212,7 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
   result.body?.discard();
   const { meta } = result;
-  const checksums = Object.entries(checksumHeaders(meta.checksums))
-    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
+  const checksums = checksumElements(meta.checksums);
   const inner = (wanted.has('ETag') ? element('ETag', meta.etag) : '')
     + (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', checksumType(meta.checksums))}</Checksum>` : '')
     + (wanted.has('ObjectParts') && result.partsCount !== undefined
