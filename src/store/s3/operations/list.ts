@@ -63,15 +63,20 @@ export async function listObjectsV1(ctx: S3Context): Promise<void> {
   const marker = ctx.query.get('marker') ?? '';
   // A marker that is a common prefix resumes after that whole group, as S3 does.
   const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resumeAfter(marker, delimiter) });
-  const lastObject = result.objects.at(-1)?.key;
-  const lastPrefix = result.delimitedPrefixes.at(-1);
-  // Compared as UTF-8 bytes, the list's order.
-  const nextMarker = lastPrefix !== undefined && (lastObject === undefined || Buffer.compare(Buffer.from(lastPrefix), Buffer.from(lastObject)) > 0) ? lastPrefix : lastObject;
+  const nextMarker = lastEntry(result)?.key;
   const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('Marker', encodeKey(ctx, marker))
     + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('MaxKeys', limit) + element('IsTruncated', result.truncated)
     + element('NextMarker', result.truncated && delimiter && nextMarker !== undefined ? encodeKey(ctx, nextMarker) : undefined)
     + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result);
   sendXml(ctx, 200, xmlDocument('ListBucketResult', inner));
+}
+
+/** The page's last entry, object or common prefix, in list order (UTF-8 bytes): where the next page resumes. */
+function lastEntry(result: ListResult): { key: string; isPrefix: boolean } | undefined {
+  const object = result.objects.at(-1)?.key;
+  const prefix = result.delimitedPrefixes.at(-1);
+  if (prefix !== undefined && (object === undefined || Buffer.compare(Buffer.from(prefix), Buffer.from(object)) > 0)) return { key: prefix, isPrefix: true };
+  return object === undefined ? undefined : { key: object, isPrefix: false };
 }
 
 /** Where a marker resumes: after a whole group when it is a common prefix, else after that key. */
@@ -93,15 +98,12 @@ export async function listObjectVersions(ctx: S3Context): Promise<void> {
     + `${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${OWNER_XML}`
     + `${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Version>`).join('');
   const prefixes = result.delimitedPrefixes.map((p) => `<CommonPrefixes>${element('Prefix', encodeKey(ctx, p))}</CommonPrefixes>`).join('');
-  const lastObject = result.objects.at(-1)?.key;
-  const lastPrefix = result.delimitedPrefixes.at(-1);
-  const lastIsPrefix = lastPrefix !== undefined && (lastObject === undefined || Buffer.compare(Buffer.from(lastPrefix), Buffer.from(lastObject)) > 0);
-  const next = lastIsPrefix ? lastPrefix : lastObject;
+  const next = lastEntry(result);
   const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('KeyMarker', encodeKey(ctx, keyMarker))
     + element('VersionIdMarker', versionIdMarker) + element('MaxKeys', limit)
     + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('IsTruncated', result.truncated)
     + (result.truncated && next !== undefined
-      ? element('NextKeyMarker', encodeKey(ctx, next)) + (lastIsPrefix ? '' : element('NextVersionIdMarker', 'null')) : '')
+      ? element('NextKeyMarker', encodeKey(ctx, next.key)) + (next.isPrefix ? '' : element('NextVersionIdMarker', 'null')) : '')
     + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + versions + prefixes;
   sendXml(ctx, 200, xmlDocument('ListVersionsResult', inner));
 }
