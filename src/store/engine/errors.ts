@@ -25,6 +25,7 @@ export type StoreErrorCode =
   | 'STORE_PRECONDITION_FAILED'
   | 'STORE_BAD_DIGEST'
   | 'STORE_INVALID_RANGE'
+  | 'STORE_INVALID_PART_NUMBER'
   | 'STORE_BAD_UPLOAD'
   | 'STORE_INVALID_STORAGE_CLASS'
   | 'STORE_INCOMPLETE_BODY';
@@ -58,6 +59,7 @@ export const STORE_ERRORS: Record<StoreErrorCode, StoreErrorEntry> = {
   STORE_PRECONDITION_FAILED: { kind: 'user', v4: 10031, status: 412, s3Code: 'PreconditionFailed', message: 'At least one of the pre-conditions you specified did not hold.' },
   STORE_BAD_DIGEST: { kind: 'user', v4: 10037, status: 400, s3Code: 'BadDigest', message: 'The checksum you specified did not match what we received.' },
   STORE_INVALID_RANGE: { kind: 'user', v4: 10039, status: 416, s3Code: 'InvalidRange', message: 'The requested range is not satisfiable' },
+  STORE_INVALID_PART_NUMBER: { kind: 'user', v4: 10039, status: 416, s3Code: 'InvalidPartNumber', message: 'The requested partnumber is not satisfiable' },
   STORE_BAD_UPLOAD: { kind: 'user', v4: 10048, status: 400, s3Code: 'InvalidPart', message: 'There was a problem with the multipart upload.' },
   STORE_INVALID_STORAGE_CLASS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidStorageClass', message: 'The storage class you specified is not valid: use Standard or InfrequentAccess.' },
   STORE_INCOMPLETE_BODY: { kind: 'user', v4: 10010, status: 400, s3Code: 'IncompleteBody', message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },

@@ -10,10 +10,10 @@ import type { BodySegment, ObjectBody, ServedRange } from './types.ts';
 /** The bytes of part `part` (1-based) of a multipart object; part 1 of any other object is all of it. */
 export function partRange(data: StoredData, part: number, size: number): ServedRange {
   if (data.kind !== 'parts') {
-    if (part !== 1) throw new StoreError('STORE_INVALID_RANGE', { message: 'The requested part number is not satisfiable' });
+    if (part !== 1) throw new StoreError('STORE_INVALID_PART_NUMBER');
     return { offset: 0, length: size };
   }
-  if (part < 1 || part > data.parts.length) throw new StoreError('STORE_INVALID_RANGE', { message: 'The requested part number is not satisfiable' });
+  if (part < 1 || part > data.parts.length) throw new StoreError('STORE_INVALID_PART_NUMBER');
   let offset = 0;
   for (let i = 0; i < part - 1; i++) offset += data.parts[i]!.size;
   return { offset, length: data.parts[part - 1]!.size };

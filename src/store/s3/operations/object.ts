@@ -152,12 +152,11 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
     result = part !== undefined ? await ctx.engine.get(bucket, key, { part })
       : head ? await headAsGet(ctx, bucket, key) : await ctx.engine.get(bucket, key, range ? { range } : {});
   } catch (error) {
-    // An unsatisfiable range still answers a failed precondition first (RFC 7233 §3.1).
-    if (!(error instanceof StoreError) || error.code !== 'STORE_INVALID_RANGE') throw error;
+    // An unsatisfiable range or part still answers a failed precondition first (RFC 7233 §3.1).
+    if (!(error instanceof StoreError) || (error.code !== 'STORE_INVALID_RANGE' && error.code !== 'STORE_INVALID_PART_NUMBER')) throw error;
     const meta = await ctx.engine.head(bucket, key);
     const status = meta ? preconditionStatus(conds, meta, true) : 200;
     if (meta && status !== 200) return answerPrecondition(ctx, meta, status, head);
-    if (part !== undefined) throw new S3Error('InvalidPartNumber', 416, 'The requested partnumber is not satisfiable');
     throw error;
   }
   if (!result) {
