@@ -37,3 +37,19 @@ export const s3ErrorCode = (name: string, status: number) => (error: unknown) =>
   assert.equal(error.$metadata.httpStatusCode, status);
   return true;
 };
+
+/**
+ * Every entry of a paged listing, in order: `page` gets the markers the previous page named
+ * (undefined for the first) and returns its entries and, when truncated, the next markers.
+ */
+export async function allPages<Markers>(page: (markers: Markers | undefined) => Promise<{ entries: string[]; next?: Markers }>): Promise<string[]> {
+  const seen: string[] = [];
+  let markers: Markers | undefined;
+  for (let n = 0; n < 100; n++) {
+    const result = await page(markers);
+    seen.push(...result.entries);
+    if (!result.next) return seen;
+    markers = result.next;
+  }
+  throw new Error('the listing did not end within 100 pages');
+}

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand,
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, type ListMultipartUploadsCommandOutput, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand,
   HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
@@ -11,7 +11,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import fc from 'fast-check';
 import * as zlib from 'node:zlib';
 import { createStoreBucket } from '../../../src/store/binding/index.ts';
-import { s3ErrorCode, startS3 } from './helpers.ts';
+import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
 
 const MiB = 1024 * 1024;
 const code = s3ErrorCode;
@@ -102,18 +102,12 @@ test('ListMultipartUploads pages by key and upload, rolls keys up by delimiter, 
 
   await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.constantFrom(undefined, '/'), fc.constantFrom('', 'a', 'c/'), async (maxUploads, delimiter, prefix) => {
     const whole = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter }));
-    const expected = [...(whole.Uploads ?? []).map((u) => u.UploadId!), ...(whole.CommonPrefixes ?? []).map((p) => p.Prefix!)].sort();
-    const seen: string[] = [];
-    let keyMarker: string | undefined;
-    let uploadIdMarker: string | undefined;
-    for (let page = 0; page < 20; page++) {
-      const result = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, MaxUploads: maxUploads, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }));
-      seen.push(...(result.Uploads ?? []).map((u) => u.UploadId!), ...(result.CommonPrefixes ?? []).map((p) => p.Prefix!));
-      if (!result.IsTruncated) break;
-      keyMarker = result.NextKeyMarker;
-      uploadIdMarker = result.NextUploadIdMarker || undefined;
-    }
-    assert.deepEqual(seen.sort(), expected);
+    const entries = (result: ListMultipartUploadsCommandOutput) => [...(result.Uploads ?? []).map((u) => u.UploadId!), ...(result.CommonPrefixes ?? []).map((p) => p.Prefix!)];
+    const seen = await allPages<{ KeyMarker?: string; UploadIdMarker?: string }>(async (markers) => {
+      const result = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, MaxUploads: maxUploads, ...markers }));
+      return { entries: entries(result), ...(result.IsTruncated ? { next: { KeyMarker: result.NextKeyMarker, UploadIdMarker: result.NextUploadIdMarker || undefined } } : {}) };
+    });
+    assert.deepEqual(seen.sort(), entries(whole).sort());
   }), { numRuns: 25 });
 });
 

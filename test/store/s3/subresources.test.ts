@@ -5,11 +5,11 @@ import {
   CreateBucketCommand, DeleteBucketCorsCommand, DeleteBucketPolicyCommand, DeleteBucketTaggingCommand, DeleteObjectTaggingCommand, GetBucketAclCommand,
   GetBucketCorsCommand, GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketPolicyCommand,
   GetBucketTaggingCommand, GetBucketVersioningCommand, GetObjectAclCommand, GetObjectCommand, GetObjectTaggingCommand,
-  GetPublicAccessBlockCommand, HeadBucketCommand, HeadObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectAclCommand,
+  GetPublicAccessBlockCommand, HeadBucketCommand, HeadObjectCommand, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput, PutBucketVersioningCommand, PutObjectAclCommand,
   PutObjectCommand, PutObjectTaggingCommand, CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectAttributesCommand,
   CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand,
 } from '@aws-sdk/client-s3';
-import { s3ErrorCode, startS3 } from './helpers.ts';
+import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
 
@@ -81,18 +81,12 @@ test('ListObjectVersions pages through any keys exactly once, for any page size 
   for (const Key of keys) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
   await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 5 }), fc.constantFrom(undefined, '/'), fc.constantFrom('', 'a', 'c/'), async (maxKeys, delimiter, prefix) => {
     const whole = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter }));
-    const expected = [...(whole.Versions ?? []).map((v) => v.Key!), ...(whole.CommonPrefixes ?? []).map((p) => p.Prefix!)].sort();
-    const seen: string[] = [];
-    let keyMarker: string | undefined;
-    let versionIdMarker: string | undefined;
-    for (let page = 0; page < 20; page++) {
-      const result = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, MaxKeys: maxKeys, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
-      seen.push(...(result.Versions ?? []).map((v) => v.Key!), ...(result.CommonPrefixes ?? []).map((p) => p.Prefix!));
-      if (!result.IsTruncated) break;
-      keyMarker = result.NextKeyMarker;
-      versionIdMarker = result.NextVersionIdMarker;
-    }
-    assert.deepEqual(seen.sort(), expected);
+    const entries = (result: ListObjectVersionsCommandOutput) => [...(result.Versions ?? []).map((v) => v.Key!), ...(result.CommonPrefixes ?? []).map((p) => p.Prefix!)];
+    const seen = await allPages<{ KeyMarker?: string; VersionIdMarker?: string }>(async (markers) => {
+      const result = await client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, MaxKeys: maxKeys, ...markers }));
+      return { entries: entries(result), ...(result.IsTruncated ? { next: { KeyMarker: result.NextKeyMarker, VersionIdMarker: result.NextVersionIdMarker } } : {}) };
+    });
+    assert.deepEqual(seen.sort(), entries(whole).sort());
   }), { numRuns: 25 });
 });
 
