@@ -72,6 +72,13 @@ export interface Crc {
   digest(): Buffer;
 }
 
+/** A 32-bit CRC's digest: its four bytes, big-endian. */
+function bigEndian32(value: number): Buffer {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(value >>> 0);
+  return out;
+}
+
 export function createCrc32(): Crc {
   if (!zlibCrc32) return createTableCrc32(CRC32_POLY);
   const crc32 = zlibCrc32;
@@ -80,11 +87,7 @@ export function createCrc32(): Crc {
     update(data) {
       value = crc32(data, value);
     },
-    digest() {
-      const out = Buffer.alloc(4);
-      out.writeUInt32BE(value >>> 0);
-      return out;
-    },
+    digest: () => bigEndian32(value),
   };
 }
 
@@ -109,11 +112,7 @@ export function createTableCrc32(poly: number): Crc {
       }
       for (; i < data.length; i++) crc = (crc >>> 8) ^ t0[(crc ^ data[i]!) & 0xff]!;
     },
-    digest() {
-      const out = Buffer.alloc(4);
-      out.writeUInt32BE((crc ^ 0xffffffff) >>> 0);
-      return out;
-    },
+    digest: () => bigEndian32(crc ^ 0xffffffff),
   };
 }
 
