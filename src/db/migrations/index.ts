@@ -4,6 +4,7 @@ import { s3AccessKeys } from './0002-s3-access-keys.ts';
 import { controlPlane } from './0003-control-plane.ts';
 import { dashboardSessions } from './0004-dashboard-sessions.ts';
 import { partChecksums } from './0005-part-checksums.ts';
+import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
 
 export interface Migration {
   version: number;
@@ -13,4 +14,4 @@ export interface Migration {
   postgres: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums];
+export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid];

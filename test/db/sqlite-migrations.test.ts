@@ -1,0 +1,52 @@
+/**
+ * SQLite migrations applied to a database that already holds data: what earlier versions stored
+ * reads the same afterwards.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { FakeClock } from '../../src/core/clock.ts';
+import { MIGRATIONS } from '../../src/db/migrations/index.ts';
+import { openSqlite } from '../../src/db/sqlite/open-sqlite.ts';
+import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+/** A database file at schema `version`, as an edgeport of that version left it. */
+function databaseAt(file: string, version: number): ReturnType<typeof openSqlite> {
+  const db = openSqlite(file);
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)');
+  for (const migration of MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(migration.sqlite);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, 0)').run(migration.version, migration.name);
+  }
+  return db;
+}
+
+test('migration 6 moves inline bodies into a rowid table, every body intact', async (t) => {
+  const file = join(tempDir(t), 'metadata.sqlite');
+  const old = databaseAt(file, 5);
+  assert.match(old.prepare("SELECT sql FROM sqlite_master WHERE name = 'inline_bodies'").pluck().get() as string, /WITHOUT ROWID/);
+  old.prepare('INSERT INTO buckets (name, created, storage_class) VALUES (?, 0, ?)').run('b', 'Standard');
+  const bodies = new Map<string, Buffer>();
+  for (const [i, size] of [0, 1, 1500, 4096, 65_536].entries()) {
+    const key = `k${i}`;
+    const bytes = Buffer.alloc(size, i + 1);
+    bodies.set(key, bytes);
+    old.prepare(`INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class,
+      has_inline, blob_id, part_count) VALUES ('b', ?, ?, ?, 'e', 0, '{}', '{}', '{}', 'Standard', 1, NULL, 0)`).run(key, `v${i}`, size);
+    old.prepare('INSERT INTO inline_bodies (version, bytes) VALUES (?, ?)').run(`v${i}`, bytes);
+  }
+  old.close();
+
+  const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0 });
+  t.after(() => store.close());
+  for (const [key, bytes] of bodies) {
+    const stored = await store.getObject('b', key);
+    assert.equal(stored?.data.kind, 'inline', key);
+    assert.deepEqual(Buffer.from(stored.data.kind === 'inline' ? stored.data.bytes : []), bytes, key);
+  }
+  const check = openSqlite(file);
+  t.after(() => check.close());
+  assert.doesNotMatch(check.prepare("SELECT sql FROM sqlite_master WHERE name = 'inline_bodies'").pluck().get() as string, /WITHOUT ROWID/);
+  assert.equal(check.prepare('SELECT max(version) FROM schema_migrations').pluck().get(), MIGRATIONS.at(-1)!.version);
+});
