@@ -30,6 +30,9 @@ export function openSqlite(file: string): Database {
   return db;
 }
 
+/** How much of the database file a connection maps (address space; pages are shared, not copied). */
+const MMAP_BYTES = 1024 * 1024 * 1024;
+
 export interface SqliteConnection {
   db: Database;
   /** Group-committed, durable writes (see write-queue.ts). */
@@ -47,6 +50,9 @@ export function openSqliteConnection(file: string, options: { autoCheckpoint: bo
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA busy_timeout = 10000');
   db.exec('PRAGMA foreign_keys = OFF');
+  // Reads map the database file instead of copying each page in with pread (an inline body's
+  // lookup: 13 -> 9 us here). SQLite still writes with write(), so durability is unchanged.
+  db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
   if (!options.autoCheckpoint) db.exec('PRAGMA wal_autocheckpoint = 0');
   migrateSqlite(db, options.now);
   return { db, writes: new WriteQueue(db, new CoalescedFsync(`${file}-wal`, { dataOnly: true })) };

@@ -11,7 +11,9 @@ import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { parseJson, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
-import { prepareStatements, type ListRecord, type ObjectRecord, type Statements, type UploadRecord, type PartRecord } from './sqlite-statements.ts';
+import {
+  objectRecord, prepareStatements, type ListRecord, type ObjectRecord, type RawObjectRow, type Statements, type UploadRecord, type PartRecord,
+} from './sqlite-statements.ts';
 import type { WriteQueue } from './write-queue.ts';
 import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
 
@@ -76,12 +78,12 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
-    const row = this.#sql.headObject.get(bucket, key) as ObjectRecord | undefined;
-    return row ? toMeta(row) : null;
+    const row = this.#sql.headObject.get(bucket, key) as RawObjectRow | undefined;
+    return row ? toMeta(objectRecord(row)) : null;
   }
 
   async getObject(bucket: string, key: string): Promise<StoredObject | null> {
-    const row = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+    const row = this.#currentObject(bucket, key);
     if (!row) return null;
     return { meta: toMeta(row), data: this.#dataOf(row) };
   }
@@ -89,7 +91,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome> {
     return this.#writes.run((): PutOutcome => {
       if (!this.#bucketExists(bucket)) return 'no-bucket';
-      const current = this.#sql.getObject.get(bucket, meta.key) as ObjectRecord | undefined;
+      const current = this.#currentObject(bucket, meta.key);
       if (precondition && !precondition(current ? toMeta(current) : null)) return 'precondition-failed';
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);
@@ -100,7 +102,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
     await this.#writes.run(() => {
       for (const key of keys) {
-        const current = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+        const current = this.#currentObject(bucket, key);
         if (!current) continue;
         this.#dropObjectData(current);
         this.#sql.deleteObject.run(bucket, key);
@@ -167,7 +169,7 @@ export class SqliteMetadataStore implements MetadataStore {
       const upload = record && record.bucket === bucket && record.key === key ? toUpload(record, record.key) : null;
       const parts = upload ? (this.#sql.listParts.all(uploadId) as PartRecord[]).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
-      const current = this.#sql.getObject.get(bucket, key) as ObjectRecord | undefined;
+      const current = this.#currentObject(bucket, key);
       if (precondition && !precondition(current ? toMeta(current) : null)) return null;
       const usedIds = new Set(used.map((p) => p.blobId));
       for (const part of parts) if (!usedIds.has(part.blobId)) this.#reclaim(part.blobId);
@@ -251,6 +253,11 @@ export class SqliteMetadataStore implements MetadataStore {
     for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) this.#reclaim(part.blob_id);
     this.#sql.deleteParts.run(uploadId);
     this.#sql.setUploadState.run('aborted', uploadId);
+  }
+
+  #currentObject(bucket: string, key: string): ObjectRecord | undefined {
+    const row = this.#sql.getObject.get(bucket, key) as RawObjectRow | undefined;
+    return row ? objectRecord(row) : undefined;
   }
 
   #dataOf(row: ObjectRecord): StoredData {

@@ -7,6 +7,21 @@ export interface ObjectRecord extends SharedObjectRecord {
   inline_data?: Uint8Array | null;
 }
 
+/**
+ * headObject and getObject rows come back raw (arrays in META_COLUMNS order, then the inline body):
+ * better-sqlite3 builds a row object property by property, which costs more than the lookup itself.
+ */
+export type RawObjectRow = [key: string, version: string, size: number, etag: string, uploaded: number, httpMetadata: string,
+  customMetadata: string, checksums: string, storageClass: string, hasInline: number, blobId: string | null, partCount: number,
+  inlineData?: Uint8Array | null];
+
+export function objectRecord(row: RawObjectRow): ObjectRecord {
+  return {
+    key: row[0], version: row[1], size: row[2], etag: row[3], uploaded: row[4], http_metadata: row[5], custom_metadata: row[6],
+    checksums: row[7], storage_class: row[8], has_inline: row[9], blob_id: row[10], part_count: row[11], inline_data: row[12],
+  };
+}
+
 export type { PartRecord, UploadRecord } from '../metadata-rows.ts';
 
 const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
@@ -26,9 +41,9 @@ export function prepareStatements(db: Database) {
     anyObject: s('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
     anyActiveUpload: s("SELECT 1 FROM uploads WHERE bucket = ? AND state = 'active' LIMIT 1"),
 
-    headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`),
+    headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`).raw(),
     getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data
-      FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`),
+      FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`).raw(),
     upsertObject: s(`INSERT OR REPLACE INTO objects (bucket, key, version, size, etag, uploaded, http_metadata,
       custom_metadata, checksums, storage_class, has_inline, blob_id, part_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertInlineBody: s('INSERT OR REPLACE INTO inline_bodies (version, bytes) VALUES (?, ?)'),
