@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import { SCRIPT_FAILURES, type ScriptFailure } from './errors.ts';
 import { copyToBuffer, FLOW, FromWorker, ToWorker } from './protocol.ts';
-import { writeSegments, type BlobSource } from './segment-writer.ts';
+import { writeSegments, type BlobSource } from '../store/segment-writer.ts';
 import type { Exchange, ExchangeMessage, WorkerSlot } from './worker-slot.ts';
 
 export interface ExchangeContext {

@@ -1,15 +1,14 @@
 /**
- * Writes an untouched store body to a response straight from where it lives: inline bytes as they
- * are, blob slices piped from their files (or, for a remote blob store, streamed from its reads),
- * without the bytes ever passing through the script.
+ * Writes an untouched store body to an HTTP response straight from where it lives: inline bytes as
+ * they are, blob slices read from their files (core/http/file-range-sender.ts) or, for a remote blob
+ * store, streamed from its reads. Shared by the S3 API's GetObject and the script host, so a body
+ * never passes through a script or a copy of its own.
  */
-import { createReadStream, type ReadStream } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { drained } from '../core/http/drained.ts';
-import type { BodySegment } from '../store/engine/types.ts';
-
-const READ_CHUNK_BYTES = 256 * 1024;
+import { sendFileRange } from '../core/http/file-range-sender.ts';
+import type { BodySegment } from './engine/types.ts';
 
 /** Where blob segments come from: files in `dir` when the blobs are on this machine, else `read`. */
 export interface BlobSource {
@@ -26,9 +25,7 @@ export async function writeSegments(res: ServerResponse, segments: readonly Body
     } else if (segment.length === 0) {
       continue;
     } else if (dir !== undefined) {
-      await pipeFile(res, createReadStream(join(dir, segment.blobId), {
-        start: segment.offset, end: segment.offset + segment.length - 1, highWaterMark: READ_CHUNK_BYTES,
-      }));
+      await sendFileRange(res, join(dir, segment.blobId), segment.offset, segment.length);
     } else {
       // Leaving the loop (a write fails, or the client is gone) ends the read and frees its connection.
       for await (const chunk of blobs.read(segment.blobId, segment.offset, segment.length)) {
@@ -37,24 +34,4 @@ export async function writeSegments(res: ServerResponse, segments: readonly Body
       }
     }
   }
-}
-
-function pipeFile(res: ServerResponse, file: ReadStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onClose = (): void => {
-      file.destroy();
-      reject(new Error('The client closed the connection.'));
-    };
-    res.once('close', onClose);
-    file.once('error', (error) => {
-      res.off('close', onClose);
-      file.unpipe(res);
-      reject(error);
-    });
-    file.once('end', () => {
-      res.off('close', onClose);
-      resolve();
-    });
-    file.pipe(res, { end: false });
-  });
 }

@@ -3,9 +3,9 @@
  * both ways: a put hands the verified request stream to the engine; a get pipes the engine's
  * segments to the socket with backpressure.
  */
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { drained } from '../../../core/http/drained.ts';
+import type { IncomingHttpHeaders } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
+import { writeSegments } from '../../segment-writer.ts';
 import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
@@ -196,7 +196,8 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
     ctx.res.end(segments[0]!.bytes);
     return;
   }
-  await pipeBody(result.body.stream(), ctx.res);
+  await writeSegments(ctx.res, segments, { dir: ctx.engine.blobDir, read: (blobId, offset, length) => ctx.engine.readBlob(blobId, offset, length) });
+  ctx.res.end();
 }
 
 const OBJECT_ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'];
@@ -244,13 +245,6 @@ function answerPrecondition(ctx: S3Context, meta: ObjectMeta, status: 304 | 412,
 
 function preconditionFailed(): S3Error {
   return new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
-}
-
-async function pipeBody(source: AsyncIterable<Uint8Array>, res: ServerResponse): Promise<void> {
-  for await (const chunk of source) {
-    if (!res.write(chunk)) await drained(res);
-  }
-  res.end();
 }
 
 export async function deleteObject(ctx: S3Context): Promise<void> {
