@@ -29,7 +29,8 @@ export interface BlobStore {
    * servers that stream files directly; absent for remote stores, whose bytes come from `read`.
    */
   readonly dir?: string | undefined;
-  createWriter(): Promise<BlobWriter>;
+  /** A writer for a new blob; `size`, when known, is the length the blob will have (a hint to lay it out). */
+  createWriter(options?: { size?: number | undefined }): Promise<BlobWriter>;
   /** Streams `length` bytes from `offset`. */
   read(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array>;
   delete(blobIds: readonly string[]): Promise<void>;

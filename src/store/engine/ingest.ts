@@ -77,7 +77,7 @@ export async function ingestBody(body: BodyInput, options: IngestOptions): Promi
     const digests = inlineDigests(options.extraAlgorithm);
     digests.update(body);
     if (!options.alwaysBlob && body.byteLength <= options.inlineMax) return finish(digests, options, body.byteLength, { inline: body });
-    const writer = await options.blobs.createWriter();
+    const writer = await options.blobs.createWriter({ size: body.byteLength });
     try {
       await writer.write(body);
       const { blobId } = await writer.commit();
@@ -107,7 +107,7 @@ async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number 
       if (writer) {
         await writer.write(chunk);
       } else if (options.alwaysBlob || size > options.inlineMax) {
-        writer = await options.blobs.createWriter();
+        writer = await options.blobs.createWriter({ size: declared });
         for (const early of held) await writer.write(early);
         held.length = 0;
         await writer.write(chunk);

@@ -26,8 +26,8 @@ export function pattern(size: number, seed = 7): Uint8Array {
 }
 
 /** Writes `data` in `chunkBytes` pieces through one reused buffer, as a socket stream hands them over. */
-export async function writeThroughScratch(store: BlobStore, data: Uint8Array, chunkBytes: number) {
-  const writer = await store.createWriter();
+export async function writeThroughScratch(store: BlobStore, data: Uint8Array, chunkBytes: number, sizeHint?: number) {
+  const writer = await store.createWriter(sizeHint === undefined ? undefined : { size: sizeHint });
   const scratch = new Uint8Array(chunkBytes);
   for (let at = 0; at < data.byteLength; at += chunkBytes) {
     const chunk = data.subarray(at, Math.min(at + chunkBytes, data.byteLength));
@@ -53,6 +53,18 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
         assert.ok(Buffer.from(data.subarray(size - 1)).equals(await readAll(store.read(blobId, size - 1, 1))));
       }
       assert.equal((await readAll(store.read(blobId, 0, 0))).length, 0);
+    }
+  });
+
+  test(`${name}: a writer told the size stores exactly the bytes written, whether more or fewer came`, async (t) => {
+    const store = await open(t);
+    const size = largeBytes + 4321;
+    for (const hint of [size, 1, size - 1000, size + 1, size * 2]) {
+      const data = pattern(size, hint % 11 + 2);
+      const { blobId, size: written } = await (await writeThroughScratch(store, data, 65_536, hint)).commit();
+      assert.equal(written, size, `hint ${hint}`);
+      assert.equal(md5(await readAll(store.read(blobId, 0, size))), md5(data), `hint ${hint}`);
+      assert.equal((await readAll(store.read(blobId, size - 10, 10))).length, 10, `hint ${hint}`);
     }
   });
 

@@ -1,13 +1,13 @@
 /** The BlobStore contract on local disk (blob-store.case.ts), and where its files go. */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { FsBlobStore } from '../../../src/store/blobs/fs-blob-store.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { readAll } from '../../helpers/engine.ts';
-import { pattern, runBlobStoreSuite } from './blob-store.case.ts';
+import { pattern, runBlobStoreSuite, writeThroughScratch } from './blob-store.case.ts';
 
 runBlobStoreSuite('FsBlobStore', {
   largeBytes: 300_000,
@@ -28,6 +28,15 @@ test('FsBlobStore: bytes go to tmp/<id> while written, then blobs/<id>; dir name
   const { blobId } = await writer.commit();
   assert.deepEqual(readdirSync(join(root, 'tmp')), []);
   assert.deepEqual(readdirSync(join(root, 'blobs')), [blobId]);
+});
+
+test('FsBlobStore: a file sized up front ends at the bytes written: nothing past them when fewer came', async (t) => {
+  const store = await FsBlobStore.open(tempDir(t));
+  t.after(() => store.close());
+  for (const hint of [500_000, 400_000, 1]) {
+    const { blobId } = await (await writeThroughScratch(store, pattern(400_000), 65_536, hint)).commit();
+    assert.equal(statSync(join(store.dir, blobId)).size, 400_000, `hint ${hint}`);
+  }
 });
 
 test('FsBlobStore: any chunking, through one reused buffer, stores exactly the bytes written (writes are staged behind the caller)', async (t) => {
