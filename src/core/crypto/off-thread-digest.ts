@@ -8,6 +8,7 @@
  * returns a promise to wait on when that much is outstanding, so a fast sender cannot grow memory.
  * One worker per thread that uses it, started on first use and not keeping the process alive.
  */
+import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
 /** Bodies shorter than this are cheaper to hash inline than to copy to the worker. */
@@ -169,5 +170,23 @@ export function createOffThreadDigest(algorithms: readonly string[]): OffThreadD
       forget();
       worker.postMessage({ type: 'drop', id });
     },
+  };
+}
+
+/**
+ * A digest of a body `length` bytes long (when known): on the hashing thread from
+ * OFF_THREAD_MIN_BYTES up, where the copy to the thread costs less than the hashing it moves off the
+ * event loop; inline below that, or when the length is unknown.
+ */
+export function createBodyDigest(algorithms: readonly string[], length: number | undefined): OffThreadDigest {
+  if (length !== undefined && length >= OFF_THREAD_MIN_BYTES) return createOffThreadDigest(algorithms);
+  const hashes = algorithms.map((algorithm) => createHash(algorithm));
+  return {
+    update(chunk) {
+      for (const hash of hashes) hash.update(chunk);
+      return undefined;
+    },
+    digest: async () => hashes.map((hash) => hash.digest('hex')),
+    cancel() {},
   };
 }

@@ -4,9 +4,8 @@
  * src/core/crypto/off-thread-digest.ts), keeps small bodies in memory to be stored inline in the
  * metadata row, and spills larger ones to a blob file. Nothing is buffered beyond the inline threshold.
  */
-import { createHash } from 'node:crypto';
 import type { BlobStore, BlobWriter } from '../blobs/blob-store.ts';
-import { createOffThreadDigest, OFF_THREAD_MIN_BYTES } from '../../core/crypto/off-thread-digest.ts';
+import { createBodyDigest } from '../../core/crypto/off-thread-digest.ts';
 import { StoreError } from './errors.ts';
 import type { BodyInput, ChecksumAlgorithm } from './types.ts';
 
@@ -41,26 +40,10 @@ interface BodyDigests {
   cancel(): void;
 }
 
-function inlineDigests(extraAlgorithm: ChecksumAlgorithm | undefined): BodyDigests {
-  const md5 = createHash('md5');
-  const extra = extraAlgorithm && extraAlgorithm !== 'md5' ? createHash(NODE_HASH[extraAlgorithm]) : undefined;
-  return {
-    update(chunk) {
-      md5.update(chunk);
-      extra?.update(chunk);
-      return undefined;
-    },
-    async finish() {
-      const md5Hex = md5.digest('hex');
-      return [md5Hex, extraAlgorithm ? (extra ? extra.digest('hex') : md5Hex) : undefined];
-    },
-    cancel() {},
-  };
-}
-
-function offThreadDigests(extraAlgorithm: ChecksumAlgorithm | undefined): BodyDigests {
+/** MD5 and the extra algorithm, on the hashing thread for a large body (`length`, when known). */
+function bodyDigests(extraAlgorithm: ChecksumAlgorithm | undefined, length: number | undefined): BodyDigests {
   const extra = extraAlgorithm && extraAlgorithm !== 'md5' ? NODE_HASH[extraAlgorithm] : undefined;
-  const digest = createOffThreadDigest(extra ? ['md5', extra] : ['md5']);
+  const digest = createBodyDigest(extra ? ['md5', extra] : ['md5'], length);
   return {
     update: (chunk) => digest.update(chunk),
     async finish() {
@@ -74,7 +57,7 @@ function offThreadDigests(extraAlgorithm: ChecksumAlgorithm | undefined): BodyDi
 export async function ingestBody(body: BodyInput, options: IngestOptions): Promise<Ingested> {
   if (body instanceof Uint8Array) {
     if (body.byteLength > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
-    const digests = inlineDigests(options.extraAlgorithm);
+    const digests = bodyDigests(options.extraAlgorithm, undefined);
     digests.update(body);
     if (!options.alwaysBlob && body.byteLength <= options.inlineMax) return finish(digests, options, body.byteLength, { inline: body });
     const writer = await options.blobs.createWriter({ size: body.byteLength });
@@ -88,8 +71,9 @@ export async function ingestBody(body: BodyInput, options: IngestOptions): Promi
     }
   }
   const declared = body.length;
-  const large = declared !== undefined && declared >= OFF_THREAD_MIN_BYTES && (options.alwaysBlob || declared > options.inlineMax);
-  return ingestStream(body.stream, declared, large ? offThreadDigests(options.extraAlgorithm) : inlineDigests(options.extraAlgorithm), options);
+  // A body kept inline is small: hashed where it is.
+  const spills = declared !== undefined && (options.alwaysBlob || declared > options.inlineMax);
+  return ingestStream(body.stream, declared, bodyDigests(options.extraAlgorithm, spills ? declared : undefined), options);
 }
 
 async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number | undefined, digests: BodyDigests,

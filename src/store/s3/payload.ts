@@ -7,6 +7,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../core/crypto/crc.ts';
+import { createBodyDigest } from '../../core/crypto/off-thread-digest.ts';
 import type { Checksums } from '../engine/types.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
 import { EMPTY_SHA256, hmacHex, sha256Hex, type SigningContext } from './sigv4.ts';
@@ -107,16 +108,24 @@ export function verifiedBody(source: AsyncIterable<Uint8Array>, options: Payload
 
 async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: string) => boolean) | undefined, mismatch: () => S3Error,
   digest: Digest | undefined, expected: string | undefined, options: PayloadOptions): AsyncIterable<Uint8Array> {
-  const hash = check ? createHash('sha256') : undefined;
+  // The payload's SHA-256 of a large body is taken on the hashing thread, beside the store's MD5.
+  const hash = check ? createBodyDigest(['sha256'], declaredLength(options.headers)) : undefined;
   let held: Uint8Array | undefined;
-  // Each chunk is handed on one step late, so a mismatch is thrown before the final byte leaves.
-  for await (const chunk of source) {
-    hash?.update(chunk);
-    digest?.update(chunk);
-    if (held) yield held;
-    held = chunk;
+  let verified = false;
+  try {
+    // Each chunk is handed on one step late, so a mismatch is thrown before the final byte leaves.
+    for await (const chunk of source) {
+      const hashing = hash?.update(chunk);
+      digest?.update(chunk);
+      if (held) yield held;
+      held = chunk;
+      if (hashing) await hashing;
+    }
+    if (hash && !check!((await hash.digest())[0]!)) throw mismatch();
+    verified = true;
+  } finally {
+    if (!verified) hash?.cancel();
   }
-  if (hash && !check!(hash.digest('hex'))) throw mismatch();
   if (digest && expected !== undefined) checkDigest(digest, expected, options);
   if (held) yield held;
 }

@@ -196,6 +196,31 @@ test('a declared payload hash that is neither a mode edgeport checks nor a SHA-2
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 400);
 });
 
+test('a body that does not match its signed x-amz-content-sha256 is refused and stores nothing, hashed inline or on the hashing thread', async (t) => {
+  const { client, bucket } = await startS3(t);
+  // After signing: the bytes change, the signed hash of the original stays.
+  client.middlewareStack.add((next) => async (args) => {
+    const request = args.request as { body: unknown };
+    if (Buffer.isBuffer(request.body) || request.body instanceof Uint8Array) {
+      const changed = Buffer.from(request.body);
+      changed[changed.length - 1] ^= 1;
+      request.body = changed;
+    }
+    return next(args);
+  }, { step: 'finalizeRequest', priority: 'low', name: 'tamperBody' });
+  const { CreateMultipartUploadCommand, ListPartsCommand, UploadPartCommand } = await import('@aws-sdk/client-s3');
+  for (const size of [1024, 3 * 1024 * 1024]) {
+    await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: `k${size}`, Body: Buffer.alloc(size, 5) })),
+      code('XAmzContentSHA256Mismatch', 400), `${size} bytes`);
+    await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: `k${size}` })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
+  }
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }));
+  await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: 1, Body: Buffer.alloc(5 * 1024 * 1024, 6) })),
+    code('XAmzContentSHA256Mismatch', 400));
+  const parts = await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'multi', UploadId }));
+  assert.equal(parts.Parts?.length ?? 0, 0);
+});
+
 test('virtual-hosted addressing reaches the same objects', async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vh', Body: 'virtual' }));
