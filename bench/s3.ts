@@ -1,8 +1,10 @@
 /**
  * S3 API: PUT/GET of 1 KiB and 1 MiB over a real listener, each request SigV4-verified (presigned
  * URLs, so wrk/autocannon can replay them), beside the same operations through the binding in
- * process. 32 connections. Then 100 MiB uploads with @aws-sdk/lib-storage (its default 5 MiB parts,
- * 4 at a time) to a real `edgeport start`, with the server's peak RSS growth meanwhile.
+ * process, and a bare node:http server under the same load (what HTTP alone costs on this
+ * machine). 32 connections; with wrk, each line also gives the server's CPU per request. Then
+ * 100 MiB uploads with @aws-sdk/lib-storage (its default 5 MiB parts, 4 at a time) to a real
+ * `edgeport start`, with the CPU of server and client and the server's peak RSS growth meanwhile.
  */
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,9 +21,9 @@ import { createStoreBucket } from '../src/store/binding/index.ts';
 import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
 import { createS3Handler } from '../src/store/s3/s3-handler.ts';
 import { startEdgeport } from '../test/helpers/edgeport-server.ts';
-import { peakRssGrowth } from '../test/helpers/process-memory.ts';
+import { cpuMs, peakRssGrowth } from '../test/helpers/process-memory.ts';
 import { runLoad } from './load.ts';
-import { formatResult, runClosedLoop } from './stats.ts';
+import { formatResult, runClosedLoop, withCpu } from './stats.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -54,10 +56,12 @@ export async function benchS3(seconds: number): Promise<string[]> {
       writeFileSync(lua, `wrk.method = "PUT"\nlocal f = io.open("${bodyFile}", "rb")\nwrk.body = f:read("*all")\nf:close()\n`);
       const getLua = join(dataDir, 'get.lua');
       writeFileSync(getLua, 'wrk.method = "GET"\n');
-      const get = await runLoad({ url: getUrl, connections: 32, seconds, lua: getLua, env: {}, autocannonRequest: () => ({ method: 'GET' }) });
-      report(formatResult({ name: `s3 signed GET ${label} (${get.tool})`, ops: get.requestsPerSec * seconds, seconds, p50: get.p50, p99: get.p99, bytesPerOp: size }) + (get.errors ? `  errors ${get.errors}` : ''));
-      const put = await runLoad({ url: putUrl, connections: 32, seconds, lua, env: {}, autocannonRequest: () => ({ method: 'PUT', body }) });
-      report(formatResult({ name: `s3 signed PUT ${label} (${put.tool})`, ops: put.requestsPerSec * seconds, seconds, p50: put.p50, p99: put.p99, bytesPerOp: size }) + (put.errors ? `  errors ${put.errors}` : ''));
+      if (size === KiB) {
+        // What node:http alone does on this machine: the floor under any HTTP face's numbers.
+        for (const line of await bareHttpBaseline(body, getLua, lua, seconds)) report(line);
+      }
+      report(await serverLoad(`s3 signed GET ${label}`, { url: getUrl, lua: getLua, method: 'GET', seconds, size }));
+      report(await serverLoad(`s3 signed PUT ${label}`, { url: putUrl, lua, method: 'PUT', body, seconds, size }));
       report(formatResult(await runClosedLoop(`binding get ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async () => {
         const object = await binding.get(key);
         if (object && 'arrayBuffer' in object) await object.arrayBuffer();
@@ -75,6 +79,48 @@ export async function benchS3(seconds: number): Promise<string[]> {
   }
   for (const line of await benchLibStorageUpload()) report(line);
   return lines;
+}
+
+/** wrk (or autocannon) against a server in this process; with wrk apart, this process's CPU is the server's. */
+async function serverLoad(name: string, options: { url: string; lua: string; method: 'GET' | 'PUT'; body?: Buffer; seconds: number; size: number }): Promise<string> {
+  const { url, lua, method, body, seconds, size } = options;
+  // A second's warm-up first: steady state is measured, not the JIT compiling the path.
+  await runLoad({ url, connections: 32, seconds: 1, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }) });
+  const { result: load, cpuUs } = await withCpu(() => runLoad({
+    url, connections: 32, seconds, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }),
+  }));
+  const ops = load.requestsPerSec * seconds;
+  return formatResult({
+    name: `${name} (${load.tool})`, ops, seconds, p50: load.p50, p99: load.p99, bytesPerOp: size,
+    ...(load.tool === 'wrk' && ops > 0 ? { cpuUsPerOp: cpuUs / ops } : {}),
+  }) + (load.errors ? `  errors ${load.errors}` : '');
+}
+
+/** A bare node:http server answering 1 KiB GETs and taking 1 KiB PUTs (body read, empty 200), under the same load. */
+async function bareHttpBaseline(body: Buffer, getLua: string, putLua: string, seconds: number): Promise<string[]> {
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-length': body.byteLength, etag: '"0123456789abcdef0123456789abcdef"' });
+      res.end(body);
+      return;
+    }
+    req.resume();
+    req.once('end', () => {
+      res.writeHead(200, { 'content-length': 0, etag: '"0123456789abcdef0123456789abcdef"' });
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bench/object`;
+  try {
+    return [
+      await serverLoad('bare node:http GET 1 KiB', { url, lua: getLua, method: 'GET', seconds, size: body.byteLength }),
+      await serverLoad('bare node:http PUT 1 KiB', { url, lua: putLua, method: 'PUT', body, seconds, size: body.byteLength }),
+    ];
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 }
 
 const UPLOAD_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTBENCHKEY', EDGEPORT_S3_SECRET_ACCESS_KEY: 'bench-secret-0123456789abcdef' };
@@ -104,15 +150,19 @@ async function benchLibStorageUpload(): Promise<string[]> {
     for (const [label, body] of Object.entries(bodies)) {
       const rates: number[] = [];
       let growth = 0;
-      for (let run = 0; run < 5; run++) {
-        growth = Math.max(growth, await peakRssGrowth(server.child.pid!, async () => {
-          const started = performance.now();
-          await new Upload({ client, params: { Bucket: 'upload', Key: `big-${run}`, Body: body() } }).done();
-          rates.push(100 / ((performance.now() - started) / 1000));
-        }));
-      }
+      const serverCpu = cpuMs(server.child.pid!);
+      const { cpuUs: clientCpu } = await withCpu(async () => {
+        for (let run = 0; run < 5; run++) {
+          growth = Math.max(growth, await peakRssGrowth(server.child.pid!, async () => {
+            const started = performance.now();
+            await new Upload({ client, params: { Bucket: 'upload', Key: `big-${run}`, Body: body() } }).done();
+            rates.push(100 / ((performance.now() - started) / 1000));
+          }));
+        }
+      });
       rates.sort((a, b) => a - b);
       lines.push(`lib-storage upload 100 MiB, ${label.padEnd(13)} ${rates[2]!.toFixed(0).padStart(6)} MiB/s median, best ${rates[4]!.toFixed(0)} (5 runs); `
+        + `CPU per upload: server ${((cpuMs(server.child.pid!) - serverCpu) / 5).toFixed(0)} ms, client ${(clientCpu / 5000).toFixed(0)} ms; `
         + `server RSS growth at most ${(growth / MiB).toFixed(1)} MiB`);
     }
     return lines;

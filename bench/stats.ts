@@ -22,12 +22,26 @@ export interface BenchResult {
   bytesPerOp?: number;
   p50: number;
   p99: number;
+  /**
+   * CPU time of this process per operation, all its threads (microseconds): steadier than ops/s on
+   * a shared machine, whose other tenants take wall time but not this process's CPU.
+   */
+  cpuUsPerOp?: number;
 }
 
 export function formatResult(r: BenchResult): string {
   const opsPerSec = r.ops / r.seconds;
   const mib = r.bytesPerOp ? `  ${((opsPerSec * r.bytesPerOp) / 1024 / 1024).toFixed(1).padStart(8)} MiB/s` : ''.padEnd(16);
-  return `${r.name.padEnd(34)} ${opsPerSec.toFixed(0).padStart(8)} ops/s${mib}  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms`;
+  const cpu = r.cpuUsPerOp === undefined ? '' : `  cpu ${r.cpuUsPerOp.toFixed(0).padStart(5)} us/op`;
+  return `${r.name.padEnd(34)} ${opsPerSec.toFixed(0).padStart(8)} ops/s${mib}  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms${cpu}`;
+}
+
+/** Runs `work` and returns its result with the CPU time (user + system, microseconds) this process spent meanwhile. */
+export async function withCpu<T>(work: () => Promise<T>): Promise<{ result: T; cpuUs: number }> {
+  const before = process.cpuUsage();
+  const result = await work();
+  const spent = process.cpuUsage(before);
+  return { result, cpuUs: spent.user + spent.system };
 }
 
 /** Runs `op` with `concurrency` callers until `durationMs` passes (or `maxOps` are done). */
@@ -45,7 +59,10 @@ export async function runClosedLoop(name: string, options: { concurrency: number
       latency.record(performance.now() - t0);
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  const { cpuUs } = await withCpu(() => Promise.all(Array.from({ length: options.concurrency }, worker)));
   const seconds = (performance.now() - start) / 1000;
-  return { name, ops: latency.count, seconds, p50: latency.percentile(50), p99: latency.percentile(99), ...(options.bytesPerOp ? { bytesPerOp: options.bytesPerOp } : {}) };
+  return {
+    name, ops: latency.count, seconds, p50: latency.percentile(50), p99: latency.percentile(99), cpuUsPerOp: cpuUs / Math.max(1, latency.count),
+    ...(options.bytesPerOp ? { bytesPerOp: options.bytesPerOp } : {}),
+  };
 }

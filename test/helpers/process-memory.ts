@@ -1,4 +1,4 @@
-/** A process's resident set, read from /proc (Linux), and its peak growth while something runs. */
+/** A process's resident set and CPU time, read from /proc (Linux), and its peak growth while something runs. */
 import { readFileSync } from 'node:fs';
 
 export function residentBytes(pid: number): number {
@@ -18,4 +18,12 @@ export async function peakRssGrowth(pid: number, work: () => Promise<void>): Pro
     clearInterval(timer);
   }
   return Math.max(peak, residentBytes(pid)) - before;
+}
+
+/** CPU time (user + system) `pid` has used so far, in milliseconds (/proc counts in ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

@@ -203,7 +203,7 @@ test('a body that does not match its signed x-amz-content-sha256 is refused and 
     const request = args.request as { body: unknown };
     if (Buffer.isBuffer(request.body) || request.body instanceof Uint8Array) {
       const changed = Buffer.from(request.body);
-      changed[changed.length - 1] ^= 1;
+      changed.writeUInt8(changed.readUInt8(changed.length - 1) ^ 1, changed.length - 1);
       request.body = changed;
     }
     return next(args);
