@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
+import { engineBlobs } from '../store/segment-writer.ts';
 import { HttpExchange, type ExchangeContext } from './http-exchange.ts';
 import type { ScriptConfig } from './script-config.ts';
 import { WorkerPool } from './worker-pool.ts';
@@ -53,7 +54,7 @@ export async function startScriptHost(options: ScriptHostOptions): Promise<Scrip
   }
   const context: ExchangeContext = {
     logger, scriptName: script.name,
-    blobs: engine === undefined ? undefined : { dir: engine.blobDir, read: (blobId, offset, length) => engine.readBlob(blobId, offset, length) },
+    blobs: engine === undefined ? undefined : engineBlobs(engine),
   };
   return {
     handle: function handleScriptRequest(req, res) {

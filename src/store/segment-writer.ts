@@ -8,12 +8,18 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { drained } from '../core/http/drained.ts';
 import { sendFileRange } from '../core/http/file-range-sender.ts';
+import type { StoreEngine } from './engine/store-engine.ts';
 import type { BodySegment } from './engine/types.ts';
 
 /** Where blob segments come from: files in `dir` when the blobs are on this machine, else `read`. */
 export interface BlobSource {
   dir: string | undefined;
   read(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array>;
+}
+
+/** The blobs of a store engine, as a source of segment bytes. */
+export function engineBlobs(engine: StoreEngine): BlobSource {
+  return { dir: engine.blobDir, read: (blobId, offset, length) => engine.readBlob(blobId, offset, length) };
 }
 
 /** Writes every segment in order; the caller ends the response. Rejects if a blob fails or the client leaves. */

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
-import { writeSegments } from '../../segment-writer.ts';
+import { engineBlobs, writeSegments } from '../../segment-writer.ts';
 import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
@@ -196,7 +196,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
     ctx.res.end(segments[0]!.bytes);
     return;
   }
-  await writeSegments(ctx.res, segments, { dir: ctx.engine.blobDir, read: (blobId, offset, length) => ctx.engine.readBlob(blobId, offset, length) });
+  await writeSegments(ctx.res, segments, engineBlobs(ctx.engine));
   ctx.res.end();
 }
 
