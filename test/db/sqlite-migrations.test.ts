@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
+import { migrateSqlite } from '../../src/db/sqlite/migrate.ts';
 import { openSqlite } from '../../src/db/sqlite/open-sqlite.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -14,11 +15,7 @@ import { tempDir } from '../helpers/temp-dir.ts';
 /** A database file at schema `version`, as an edgeport of that version left it. */
 function databaseAt(file: string, version: number): ReturnType<typeof openSqlite> {
   const db = openSqlite(file);
-  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)');
-  for (const migration of MIGRATIONS.filter((m) => m.version <= version)) {
-    db.exec(migration.sqlite);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, 0)').run(migration.version, migration.name);
-  }
+  migrateSqlite(db, 0, MIGRATIONS.filter((m) => m.version <= version));
   return db;
 }
 
