@@ -84,11 +84,10 @@ export async function benchS3(seconds: number): Promise<string[]> {
 /** wrk (or autocannon) against a server in this process; with wrk apart, this process's CPU is the server's. */
 async function serverLoad(name: string, options: { url: string; lua: string; method: 'GET' | 'PUT'; body?: Buffer; seconds: number; size: number }): Promise<string> {
   const { url, lua, method, body, seconds, size } = options;
+  const run = (forSeconds: number) => runLoad({ url, connections: 32, seconds: forSeconds, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }) });
   // A second's warm-up first: steady state is measured, not the JIT compiling the path.
-  await runLoad({ url, connections: 32, seconds: 1, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }) });
-  const { result: load, cpuUs } = await withCpu(() => runLoad({
-    url, connections: 32, seconds, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }),
-  }));
+  await run(1);
+  const { result: load, cpuUs } = await withCpu(() => run(seconds));
   const ops = load.requestsPerSec * seconds;
   return formatResult({
     name: `${name} (${load.tool})`, ops, seconds, p50: load.p50, p99: load.p99, bytesPerOp: size,
