@@ -40,7 +40,7 @@ export class FsBlobStore implements BlobStore {
     const blobId = randomHexId();
     const tmpPath = join(this.#tmp, blobId);
     const file = await open(tmpPath, 'wx');
-    const sizedTo = options.size !== undefined && options.size > 0 ? options.size : 0;
+    const sizedTo = options.size ?? 0;
     if (sizedTo > 0) {
       await file.truncate(sizedTo).catch(async (error: unknown) => {
         await file.close();
