@@ -87,7 +87,8 @@ function hashWorker(): NonNullable<typeof shared> {
   return state;
 }
 
-export interface OffThreadDigest {
+/** A digest fed chunk by chunk, whether it runs on the hashing thread or inline (createBodyDigest). */
+export interface StreamDigest {
   /** Adds bytes (copied: the caller may reuse `chunk`). Returns a promise when the caller must wait for the worker. */
   update(chunk: Uint8Array): Promise<void> | undefined;
   /** The hex digest of every algorithm asked for, in order. The digest cannot be updated afterwards. */
@@ -97,7 +98,7 @@ export interface OffThreadDigest {
 }
 
 /** Starts hashing a stream with `algorithms` (node:crypto names, e.g. 'md5', 'sha256') on the hashing thread. */
-export function createOffThreadDigest(algorithms: readonly string[]): OffThreadDigest {
+export function createOffThreadDigest(algorithms: readonly string[]): StreamDigest {
   const { worker, streams } = hashWorker();
   const id = shared!.nextId++;
   let batch: Uint8Array | undefined;
@@ -178,7 +179,7 @@ export function createOffThreadDigest(algorithms: readonly string[]): OffThreadD
  * OFF_THREAD_MIN_BYTES up, where the copy to the thread costs less than the hashing it moves off the
  * event loop; inline below that, or when the length is unknown.
  */
-export function createBodyDigest(algorithms: readonly string[], length: number | undefined): OffThreadDigest {
+export function createBodyDigest(algorithms: readonly string[], length: number | undefined): StreamDigest {
   if (length !== undefined && length >= OFF_THREAD_MIN_BYTES) return createOffThreadDigest(algorithms);
   const hashes = algorithms.map((algorithm) => createHash(algorithm));
   return {
