@@ -157,6 +157,11 @@ export interface ControlStore {
   findAccountByEmail(email: string): Promise<AccountRecord | null>;
   setAccountKeyHash(id: string, keyHash: string): Promise<void>;
   countAccounts(): Promise<number>;
+  /**
+   * The operator's account: the oldest one (the first start's). Only it may use private origins,
+   * and it adopts buckets and S3 keys made before accounts owned them.
+   */
+  firstAccount(): Promise<AccountRecord | null>;
 
   // Zones (every read and write is scoped by account, except the edge's lookups below)
   /** 'exists' when the name is taken, by any account. */

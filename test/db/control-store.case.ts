@@ -50,6 +50,15 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.countAccounts(), 1);
   });
 
+  test('the first account is the oldest, whatever the order of ids', async (t) => {
+    const { store } = await open(t);
+    assert.equal(await store.firstAccount(), null);
+    await store.createAccount({ ...account('f'.repeat(32), 'late@example.com'), created: 20 });
+    await store.createAccount({ ...account('e'.repeat(32), 'early@example.com'), created: 10 });
+    await store.createAccount({ ...account('d'.repeat(32), 'latest@example.com'), created: 30 });
+    assert.equal((await store.firstAccount())?.email, 'early@example.com');
+  });
+
   test('zones: scoped by account, unique names server-wide, name filters, paging, order', async (t) => {
     const { store } = await open(t);
     const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];

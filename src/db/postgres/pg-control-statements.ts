@@ -31,6 +31,7 @@ export const SQL = {
   accountByEmail: 'SELECT * FROM accounts WHERE lower(email) = lower($1)',
   setKeyHash: 'UPDATE accounts SET key_hash = $1 WHERE id = $2',
   countAccounts: 'SELECT count(*)::int AS n FROM accounts',
+  firstAccount: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C" LIMIT 1',
 
   insertZone: 'INSERT INTO zones (id, account_id, name, origin, paused, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING',
   getZone: 'SELECT * FROM zones WHERE id = $1 AND account_id = $2',

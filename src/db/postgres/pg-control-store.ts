@@ -82,6 +82,10 @@ export class PgControlStore implements ControlStore {
     return this.#run(async () => (await this.#db.query<{ n: number }>(SQL.countAccounts))[0]!.n);
   }
 
+  async firstAccount(): Promise<AccountRecord | null> {
+    return this.#run(async () => toAccount((await this.#db.query<AccountRow>(SQL.firstAccount))[0]));
+  }
+
   async createZone(zone: ZoneRecord): Promise<'created' | 'exists'> {
     return this.#write(async (client) => {
       const { rowCount } = await client.query(SQL.insertZone, [zone.id, zone.accountId, zone.name, zone.origin, zone.paused ? 1 : 0, zone.created, zone.modified]);

@@ -45,6 +45,7 @@ function prepareStatements(db: Database) {
     accountByEmail: s('SELECT * FROM accounts WHERE email = ?'),
     setKeyHash: s('UPDATE accounts SET key_hash = ? WHERE id = ?'),
     countAccounts: s('SELECT count(*) FROM accounts').pluck(),
+    firstAccount: s('SELECT * FROM accounts ORDER BY created, id LIMIT 1'),
 
     insertZone: s('INSERT OR IGNORE INTO zones (id, account_id, name, origin, paused, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     getZone: s('SELECT * FROM zones WHERE id = ? AND account_id = ?'),
@@ -135,6 +136,10 @@ export class SqliteControlStore implements ControlStore {
 
   async countAccounts(): Promise<number> {
     return this.#sql.countAccounts.get() as number;
+  }
+
+  async firstAccount(): Promise<AccountRecord | null> {
+    return toAccount(this.#sql.firstAccount.get() as AccountRow | undefined);
   }
 
   async createZone(zone: ZoneRecord): Promise<'created' | 'exists'> {
