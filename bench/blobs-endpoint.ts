@@ -8,11 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { systemClock } from '../src/core/clock.ts';
 import { silentLogger } from '../src/core/log.ts';
 import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
+import { adminKey } from '../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../src/store/s3/s3-handler.ts';
 
 const engine = await openStoreEngine({ dataDir: process.argv[2]!, recover: true, maintenance: true, backgroundCheckpoints: true });
 await engine.ensureBucket('blobs');
-const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, secrets: (id) => (id === 'BENCHKEY' ? 'bench-secret' : undefined) });
+const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, keys: (id) => (id === 'BENCHKEY' ? adminKey('bench-secret') : undefined) });
 const server = createServer((req, res) => { void handler(req, res); });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

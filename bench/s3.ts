@@ -19,6 +19,7 @@ import { systemClock } from '../src/core/clock.ts';
 import { silentLogger } from '../src/core/log.ts';
 import { createStoreBucket } from '../src/store/binding/index.ts';
 import { openStoreEngine } from '../src/store/engine/open-store-engine.ts';
+import { adminKey } from '../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../src/store/s3/s3-handler.ts';
 import { startEdgeport } from '../test/helpers/edgeport-server.ts';
 import { cpuMs, peakRssGrowth } from '../test/helpers/process-memory.ts';
@@ -32,7 +33,7 @@ export async function benchS3(seconds: number): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-s3-'));
   const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
   await engine.ensureBucket('bench');
-  const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, secrets: (id) => (id === 'BENCHKEY' ? 'bench-secret' : undefined) });
+  const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, keys: (id) => (id === 'BENCHKEY' ? adminKey('bench-secret') : undefined) });
   const server = createServer((req, res) => { void handler(req, res); });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

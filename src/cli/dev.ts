@@ -1,8 +1,12 @@
 /**
  * `edgeport dev <script-config>`: serves one script on 127.0.0.1, like a local dev server, and
- * prints one line with its URL when ready. Buckets it binds are created on first use.
+ * prints one line with its URL when ready. Buckets it binds are created on first use, as the first
+ * account's when the data dir has accounts (what `edgeport start` gives its scripts), else as
+ * buckets of no account, which the first account adopts once `edgeport start` makes it.
  */
+import { systemClock } from '../core/clock.ts';
 import { createLogger } from '../core/log.ts';
+import { openControlStore } from '../db/open-control-store.ts';
 import { loadScriptConfig, startScriptHost } from '../runtime/index.ts';
 import type { DevArgs } from './args.ts';
 import { listen } from './listener.ts';
@@ -14,7 +18,8 @@ const HOST = '127.0.0.1';
 export async function runDev(args: DevArgs): Promise<void> {
   const script = loadScriptConfig(args.config);
   const logger = createLogger();
-  const host = await startScriptHost({ script, dataDir: args.dataDir, logger });
+  const accountId = script.storeBuckets.length === 0 ? null : await firstAccountId(args.dataDir);
+  const host = await startScriptHost({ script, accountId, dataDir: args.dataDir, logger });
   let listener;
   try {
     listener = await listen(host.handle, HOST, args.port, 'edgeport dev');
@@ -27,4 +32,14 @@ export async function runDev(args: DevArgs): Promise<void> {
     await host.close();
   });
   process.stdout.write(`edgeport dev: serving script ${JSON.stringify(script.name)} at ${listener.url}\n`);
+}
+
+/** The data dir's first account, if it has one. */
+async function firstAccountId(dataDir: string): Promise<string | null> {
+  const control = await openControlStore({ dataDir, clock: systemClock });
+  try {
+    return (await control.firstAccount())?.id ?? null;
+  } finally {
+    await control.close();
+  }
 }

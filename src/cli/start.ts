@@ -13,12 +13,14 @@ import { createLogger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
+import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { PgDatabase, redact } from '../db/postgres/pg-database.ts';
 import { createEdgeService, parseRoutePattern, type EdgeScript } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
 import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig } from '../runtime/index.ts';
+import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import { AccessKeys, createS3Handler } from '../store/s3/index.ts';
@@ -64,8 +66,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     const newAccount = await ensureBootstrapAccount(control, process.env, clock);
+    const operator = (await control.firstAccount())!;
+    await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
-    const newS3Key = await accessKeys.ensureBootstrap(process.env);
+    const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
     const pipeline = new LogPipeline({
       dataDir: config.dataDir, jobs: control, engine, clock, logger,
@@ -73,7 +77,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     });
     closers.push(() => pipeline.close());
     pipeline.start();
-    const edgeScripts = await startScripts(scripts, config, engine, logger, closers);
+    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
@@ -85,7 +89,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', handle: gateway },
       {
         label: 'S3-compatible API', port: config.ports.s3, path: '',
-        handle: { handler: createS3Handler({ engine, secrets: (id) => accessKeys.secretFor(id), clock, logger }), close: async () => {} },
+        handle: { handler: createS3Handler({ engine, keys: (id) => accessKeys.keyFor(id), clock, logger }), close: async () => {} },
       },
     ];
     const banner: string[] = [];
@@ -133,13 +137,50 @@ async function openDatabase(url: string, now: number): Promise<PgDatabase> {
   }
 }
 
-/** `[[scripts]]`: inline script configs or `{ path }` references, relative to edgeport.toml; routes checked. */
-function loadScripts(config: Readonly<Config>, configFile: string | undefined): ScriptConfig[] {
+/** A `[[scripts]]` entry: the script's config, and the account whose buckets it binds (e-mail or id; default the first account). */
+interface ServerScript {
+  script: ScriptConfig;
+  account: string | undefined;
+}
+
+/** Buckets and S3 keys of no account become the first account's (adopt-unowned.ts). */
+async function adoptForOperator(engine: ObjectEngine, accountId: string, logger: ReturnType<typeof createLogger>): Promise<void> {
+  const { buckets, conflicts, accessKeys } = await adoptUnowned(engine.metadata, accountId);
+  if (buckets.length > 0 || accessKeys > 0) logger.info({ buckets, accessKeys }, 'The first account adopted buckets and S3 keys of no account.');
+  if (conflicts.length > 0) {
+    logger.warn({ buckets: conflicts }, 'Buckets of no account were left as they are: the first account already has buckets of these names.');
+  }
+}
+
+/** The account id of each script: `account` names one by e-mail or id; absent, the first account's. */
+async function scriptAccounts(scripts: readonly ServerScript[], control: ControlStore, operatorId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const { script, account } of scripts) {
+    if (account === undefined) {
+      ids.push(operatorId);
+      continue;
+    }
+    const found = /^[0-9a-f]{32}$/.test(account) ? await control.getAccount(account) : await control.findAccountByEmail(account);
+    if (!found) {
+      throw new ConfigError(`Script ${JSON.stringify(script.name)}: account ${JSON.stringify(account)} does not exist: name an account by its e-mail or id (edgeport accounts create <email> makes one), or leave account out for the first account.`);
+    }
+    ids.push(found.id);
+  }
+  return ids;
+}
+
+/** `[[scripts]]`: inline script configs or `{ path }` references, relative to edgeport.toml, each with an optional `account`; routes checked. */
+function loadScripts(config: Readonly<Config>, configFile: string | undefined): ServerScript[] {
   const baseDir = configFile ? dirname(resolve(configFile)) : process.cwd();
-  return config.scripts.map((entry, index) => {
+  return config.scripts.map((raw, index) => {
+    const { account, ...entry } = raw;
+    const source = `scripts[${index}] of ${configFile ?? 'the config'}`;
+    if (account !== undefined && (typeof account !== 'string' || account === '')) {
+      throw new ConfigError(`${source}: account must be the e-mail or id of an account.`);
+    }
     const script = typeof entry.path === 'string' && Object.keys(entry).length === 1
       ? loadScriptConfig(resolve(baseDir, entry.path))
-      : parseScriptConfig(entry, { baseDir, source: `scripts[${index}] of ${configFile ?? 'the config'}` });
+      : parseScriptConfig(entry, { baseDir, source });
     if (script.routes.length === 0) throw new ConfigError(`Script ${JSON.stringify(script.name)} has no routes: add routes such as ["example.test/api/*"] so the edge can reach it.`);
     for (const route of script.routes) {
       try {
@@ -148,16 +189,18 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
         throw new ConfigError(`Script ${JSON.stringify(script.name)}: ${(error as Error).message}`);
       }
     }
-    return script as ScriptConfig;
+    return { script: script as ScriptConfig, account };
   });
 }
 
-async function startScripts(scripts: readonly ScriptConfig[], config: Readonly<Config>, engine: ObjectEngine,
+async function startScripts(scripts: readonly ServerScript[], accounts: readonly string[], config: Readonly<Config>, engine: ObjectEngine,
   logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>): Promise<EdgeScript[]> {
   const started: EdgeScript[] = [];
-  for (const script of scripts) {
+  for (const [index, { script }] of scripts.entries()) {
     // Workers open their own connections to the same store: the data dir, or `[db]` and `[blobs]`.
-    const host = await startScriptHost({ script, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine });
+    const host = await startScriptHost({
+      script, accountId: accounts[index]!, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine,
+    });
     closers.push(() => host.close());
     started.push({ name: script.name, routes: script.routes, host });
   }

@@ -1,7 +1,7 @@
 /**
  * ControlStore: the one asynchronous interface to the control plane's data: accounts, zones,
- * custom-fields rulesets, log jobs, destination ownership challenges and who made which S3 access
- * key. SQLite (src/db/sqlite/sqlite-control-store.ts) and PostgreSQL (src/db/postgres/
+ * custom-fields rulesets, log jobs, destination ownership challenges and dashboard sessions
+ * (S3 access keys, with their owners, live in the object store's metadata). SQLite (src/db/sqlite/sqlite-control-store.ts) and PostgreSQL (src/db/postgres/
  * pg-control-store.ts, shared by several instances) implement it; callers never see SQL, and
  * open it through src/db/open-control-store.ts.
  *
@@ -182,6 +182,8 @@ export interface ControlStore {
 
   // The edge's per-request lookups (one indexed read each)
   findZoneByName(name: string): Promise<ZoneRecord | null>;
+  /** The account holding the zone, or null (the log pipeline's store:// destinations write into that account's buckets). */
+  zoneAccount(zoneId: string): Promise<string | null>;
   /** The zone's effective custom fields: the enabled rules of its http_log_custom_fields entry point, merged. */
   getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null>;
   listEnabledJobs(zoneId: string): Promise<LogJobRecord[]>;
@@ -211,11 +213,6 @@ export interface ControlStore {
   // Ownership challenges (one per zone and destination; a new one replaces the old)
   putOwnershipChallenge(challenge: OwnershipChallengeRecord): Promise<void>;
   getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null>;
-
-  // Who made which S3 access key (the keys themselves live in the object store's metadata)
-  recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void>;
-  accessKeyOwner(accessKeyId: string): Promise<string | null>;
-  listAccessKeyIds(accountId: string): Promise<string[]>;
 
   // Dashboard sessions (shared by every instance on the database)
   /** Stores a new session; drops expired ones, and the oldest beyond `keep` sessions. */

@@ -4,7 +4,7 @@
  * records of metadata-store.ts. Callers pass the key already decoded.
  */
 import type { BucketInfo, ObjectMeta } from '../store/engine/types.ts';
-import type { PartRow, UploadRow } from './metadata-store.ts';
+import type { AccessKeyPermission, AccessKeyRow, PartRow, UploadRow } from './metadata-store.ts';
 
 export interface BucketRecord { name: string; created: number; storage_class: string }
 
@@ -84,4 +84,27 @@ export function toPart(row: PartRecord): PartRow {
   const part: PartRow = { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
   if (row.checksum) part.checksum = row.checksum;
   return part;
+}
+
+/** An `s3_access_keys` row, as both databases return it. */
+export interface AccessKeyRecord {
+  access_key_id: string;
+  secret: string;
+  account_id: string | null;
+  permission: string;
+  buckets: string | null;
+  created: number | string;
+  revoked: number | string | null;
+}
+
+export function toAccessKey(row: AccessKeyRecord): AccessKeyRow {
+  return {
+    accessKeyId: row.access_key_id,
+    secret: row.secret,
+    accountId: row.account_id,
+    permission: row.permission as AccessKeyPermission,
+    buckets: row.buckets === null ? null : JSON.parse(row.buckets) as string[],
+    created: Number(row.created),
+    revoked: row.revoked === null ? null : Number(row.revoked),
+  };
 }

@@ -3,6 +3,7 @@
  * SQLite implements it now (src/db/sqlite); PostgreSQL implements the same methods later, so
  * callers never see SQL. Every write method is atomic; preconditions run inside the transaction.
  */
+import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type {
   BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
@@ -68,9 +69,22 @@ export type Precondition = (current: ObjectMeta | null) => boolean;
 /** What putObject did: `no-bucket` when the bucket was deleted while the body was being taken in. */
 export type PutOutcome = 'written' | 'precondition-failed' | 'no-bucket';
 
+/**
+ * What an S3 access key may do, as the real store's token permissions: `admin_*` reach every
+ * bucket of the account and may create and delete buckets; `object_*` reach objects only, in every
+ * bucket of the account or in those the key lists.
+ */
+export const ACCESS_KEY_PERMISSIONS = ['admin_read_write', 'admin_read_only', 'object_read_write', 'object_read_only'] as const;
+export type AccessKeyPermission = typeof ACCESS_KEY_PERMISSIONS[number];
+
 export interface AccessKeyRow {
   accessKeyId: string;
   secret: string;
+  /** The account whose buckets the key reaches; null for a key made before keys had owners (the first account adopts it at start). */
+  accountId: string | null;
+  permission: AccessKeyPermission;
+  /** The account's buckets the key is limited to (object permissions only), or null for all of them. */
+  buckets: string[] | null;
   created: number;
   revoked: number | null;
 }
@@ -78,8 +92,15 @@ export interface AccessKeyRow {
 export interface MetadataStore {
   insertBucket(bucket: BucketInfo): Promise<boolean>;
   getBucket(name: string): Promise<BucketInfo | null>;
-  listBuckets(): Promise<BucketInfo[]>;
+  /** In name order: every bucket, one account's (stored as `<account>/<name>`), or those of no account (bare names). */
+  listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'>;
+  /**
+   * Gives the account every bucket of no account (stored under a bare name), with its objects and
+   * uploads, unless the account already has a bucket of that name (that one is left as it was and
+   * reported). Each bucket moves in one transaction. Returns the names moved and those left.
+   */
+  adoptBuckets(accountId: string): Promise<{ adopted: string[]; conflicts: string[] }>;
 
   headObject(bucket: string, key: string): Promise<ObjectMeta | null>;
   getObject(bucket: string, key: string): Promise<StoredObject | null>;
@@ -125,11 +146,14 @@ export interface MetadataStore {
 
   /** Creates or, for an existing id, replaces (and un-revokes) an S3 access key. */
   putAccessKey(key: AccessKeyRow): Promise<void>;
-  /** The secret of a usable (not revoked) key. */
-  accessKeySecret(accessKeyId: string): Promise<string | undefined>;
-  listAccessKeys(): Promise<AccessKeyRow[]>;
-  /** false when no such key exists. */
-  revokeAccessKey(accessKeyId: string, at: number): Promise<boolean>;
+  /** A usable (not revoked) key, or undefined. */
+  accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined>;
+  /** One account's keys, revoked ones included, oldest first; without an account, every key. */
+  listAccessKeys(accountId?: string): Promise<AccessKeyRow[]>;
+  /** false when the account has no such key. */
+  revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean>;
+  /** Gives the account every key of no account; returns how many. */
+  adoptAccessKeys(accountId: string): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -15,6 +15,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import { randomHexId } from '../core/ids.ts';
 import type { LogJobRecord } from '../db/control-store.ts';
+import { accountStore } from '../store/engine/account-store.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import { DestinationError } from './destinations/destination.ts';
 import { batchObjectName } from './destinations/object-names.ts';
@@ -38,13 +39,15 @@ const BACKOFF_MAX_MS = 60_000;
 export interface LogJobSource {
   listEnabledJobs(zoneId: string): Promise<LogJobRecord[]>;
   getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null>;
+  /** The account that holds the zone (a store:// destination names a bucket of that account), or null. */
+  zoneAccount(zoneId: string): Promise<string | null>;
   setJobStatus(jobId: number, status: Pick<LogJobRecord, 'lastComplete' | 'lastError' | 'errorMessage'>): Promise<void>;
 }
 
 export interface LogPipelineOptions {
   dataDir: string;
   jobs: LogJobSource;
-  /** For `store://` destinations. */
+  /** For `store://` destinations: each job writes into its zone's account's buckets only. */
   engine: StoreEngine;
   clock: Clock;
   logger: Logger;
@@ -270,7 +273,7 @@ export class LogPipeline {
     const { clock } = this.#options;
     shipper.spool.markInflight(batch);
     try {
-      const { destination, path } = this.#destination(job.destinationConf);
+      const { destination, path } = await this.#destination(job);
       const formatter = createRecordFormatter(job.outputOptions);
       const body = formatter.batchPrefix + batch.texts.join(formatter.recordDelimiter) + formatter.batchSuffix;
       const gzipped = await gzip(body, { level: zlib.Z_BEST_SPEED });
@@ -294,11 +297,14 @@ export class LogPipeline {
     await this.#options.jobs.setJobStatus(job.id, { lastComplete: clock.now(), lastError: null, errorMessage: null });
   }
 
-  #destination(conf: string): ReturnType<typeof openDestination> {
-    let opened = this.#destinations.get(conf);
+  async #destination(job: LogJobRecord): Promise<ReturnType<typeof openDestination>> {
+    const accountId = await this.#options.jobs.zoneAccount(job.zoneId);
+    if (accountId === null) throw new DestinationError('the job\'s zone no longer exists');
+    const cacheKey = `${accountId} ${job.destinationConf}`;
+    let opened = this.#destinations.get(cacheKey);
     if (!opened) {
-      opened = openDestination(conf, this.#options.engine);
-      this.#destinations.set(conf, opened);
+      opened = openDestination(job.destinationConf, accountStore(this.#options.engine, accountId));
+      this.#destinations.set(cacheKey, opened);
     }
     return opened;
   }

@@ -1,6 +1,7 @@
 /**
  * The `env` a script receives: one StoreBucket per `store_buckets` entry, on this worker's own
- * store engine (its own database connection), with the script's compatibility rules applied.
+ * store engine (its own database connection), with the script's compatibility rules applied. The
+ * bindings name buckets of the script's account only.
  */
 import type { ScriptConfig } from './script-config.ts';
 
@@ -12,11 +13,11 @@ export interface ScriptEnv {
 
 /** Builds `env`; opens the store only when the script binds a bucket. */
 export async function createScriptEnv(script: ScriptConfig, dataDir: string,
-  where: { blobsUrl?: string | undefined; dbUrl?: string | undefined } = {}): Promise<ScriptEnv> {
+  where: { accountId: string | null; blobsUrl?: string | undefined; dbUrl?: string | undefined }): Promise<ScriptEnv> {
   if (script.storeBuckets.length === 0) return { env: Object.freeze({}), close: async () => undefined };
   // Loaded only here, so a script without buckets never loads the store (or SQLite).
-  const [{ createStoreBucket, listHonorsInclude }, { openStoreEngine }] = await Promise.all([
-    import('../store/binding/index.ts'), import('../store/engine/open-store-engine.ts'),
+  const [{ createStoreBucket, listHonorsInclude }, { openStoreEngine }, { accountStore }] = await Promise.all([
+    import('../store/binding/index.ts'), import('../store/engine/open-store-engine.ts'), import('../store/engine/account-store.ts'),
   ]);
   // The server opened the store first (recovery, bucket creation, background checkpoints), so
   // this connection leaves WAL checkpoints to the server's checkpointer thread.
@@ -29,9 +30,10 @@ export async function createScriptEnv(script: ScriptConfig, dataDir: string,
       throw error;
     });
   const honorsInclude = listHonorsInclude(script.compatibilityDate, script.compatibilityFlags);
+  const buckets = accountStore(engine, where.accountId);
   const env: Record<string, unknown> = {};
   for (const { binding, bucketName } of script.storeBuckets) {
-    env[binding] = createStoreBucket(engine, bucketName, { listHonorsInclude: honorsInclude });
+    env[binding] = createStoreBucket(buckets, bucketName, { listHonorsInclude: honorsInclude });
   }
   return {
     env: Object.freeze(env),

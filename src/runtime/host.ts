@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
+import { accountStore } from '../store/engine/account-store.ts';
 import { engineBlobs } from '../store/segment-writer.ts';
 import { HttpExchange, type ExchangeContext } from './http-exchange.ts';
 import type { ScriptConfig } from './script-config.ts';
@@ -12,6 +13,8 @@ import { WorkerPool } from './worker-pool.ts';
 
 export interface ScriptHostOptions {
   script: ScriptConfig;
+  /** The account whose buckets the script binds (null: the buckets of no account, as `edgeport dev` before any account exists). */
+  accountId: string | null;
   dataDir: string;
   /** `[blobs] url`, when blobs live outside the data dir (workers open the same blob store). */
   blobsUrl?: string | undefined;
@@ -46,8 +49,9 @@ export async function startScriptHost(options: ScriptHostOptions): Promise<Scrip
     }));
   let pool: WorkerPool;
   try {
-    for (const { bucketName } of script.storeBuckets) await engine!.ensureBucket(bucketName);
-    pool = await WorkerPool.start({ script, dataDir, blobsUrl: options.blobsUrl, dbUrl: options.dbUrl, logger, ...(options.poolSize !== undefined ? { size: options.poolSize } : {}) });
+    const buckets = engine && accountStore(engine, options.accountId);
+    for (const { bucketName } of script.storeBuckets) await buckets!.ensureBucket(bucketName);
+    pool = await WorkerPool.start({ script, accountId: options.accountId, dataDir, blobsUrl: options.blobsUrl, dbUrl: options.dbUrl, logger, ...(options.poolSize !== undefined ? { size: options.poolSize } : {}) });
   } catch (error) {
     if (ownEngine) await engine?.close();
     throw error;

@@ -73,6 +73,8 @@ export type FromWorkerMessage =
 /** What a worker is started with (`workerData`). */
 export interface WorkerInit {
   script: ScriptConfig;
+  /** The account whose buckets the script's bindings name (null: buckets of no account). */
+  accountId: string | null;
   /** The store's data dir; only opened when the script binds buckets. */
   dataDir: string;
   /** `[blobs] url`, when blobs live outside the data dir. */

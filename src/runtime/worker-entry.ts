@@ -37,7 +37,7 @@ async function loadHandler(main: string): Promise<ScriptHandler> {
 
 try {
   installScriptResponse();
-  const { env } = await createScriptEnv(init.script, init.dataDir, { blobsUrl: init.blobsUrl, dbUrl: init.dbUrl });
+  const { env } = await createScriptEnv(init.script, init.dataDir, { accountId: init.accountId, blobsUrl: init.blobsUrl, dbUrl: init.dbUrl });
   const handler = await loadHandler(init.script.main);
   const runner = new ScriptRunner({
     post,

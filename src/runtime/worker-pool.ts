@@ -11,6 +11,8 @@ import { WorkerSlot, type Exchange, type SlotEvents } from './worker-slot.ts';
 
 export interface WorkerPoolOptions {
   script: ScriptConfig;
+  /** The account whose buckets the script binds (null: the buckets of no account, `edgeport dev` before any account exists). */
+  accountId: string | null;
   /** The store's data dir (workers open it only when the script binds buckets). */
   dataDir: string;
   /** `[blobs] url`, when blobs live outside the data dir. */
@@ -105,8 +107,8 @@ export class WorkerPool {
   }
 
   #spawn(index: number, replacement: boolean): WorkerSlot {
-    const { script, dataDir, blobsUrl, dbUrl } = this.#options;
-    const slot = new WorkerSlot({ script, dataDir, blobsUrl, dbUrl, heartbeatIntervalMs: this.#heartbeatMs }, this.#events);
+    const { script, accountId, dataDir, blobsUrl, dbUrl } = this.#options;
+    const slot = new WorkerSlot({ script, accountId, dataDir, blobsUrl, dbUrl, heartbeatIntervalMs: this.#heartbeatMs }, this.#events);
     this.#slots[index] = slot;
     slot.started.then(() => {
       this.#respawnDelay = RESPAWN_DELAY_MS.first;

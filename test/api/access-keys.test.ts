@@ -9,11 +9,11 @@ test('S3 access keys: made and revoked through the API, each account sees only i
   assert.equal(made.status, 200);
   const { access_key_id: id, secret_access_key: secret } = made.body.result;
   assert.match(id, /^EP[0-9A-F]{18}$/);
-  assert.equal(await api.accessKeys.secretFor(id), secret, 'the S3 API accepts it');
+  assert.deepEqual(await api.accessKeys.keyFor(id), { secret, accountId: api.admin.accountId, permission: 'admin_read_write', buckets: null }, 'the S3 API accepts it');
   assert.equal((await api.call(path, { method: 'POST', json: {} })).status, 200, 'an empty JSON body works too');
   const listed = await api.call(path);
   assert.equal(listed.body.result.length, 2);
-  assert.deepEqual(Object.keys(listed.body.result[0]).sort(), ['access_key_id', 'created_on', 'revoked_on', 'status'], 'secrets are shown once, never listed');
+  assert.deepEqual(Object.keys(listed.body.result[0]).sort(), ['access_key_id', 'buckets', 'created_on', 'permission', 'revoked_on', 'status'], 'secrets are shown once, never listed');
 
   const other = await api.newAccount('other@example.com');
   assert.equal((await api.call(path, { as: other })).status, 404, 'another account\'s path answers like an unknown one');
@@ -21,12 +21,39 @@ test('S3 access keys: made and revoked through the API, each account sees only i
   assert.deepEqual((await api.call(otherPath, { as: other })).body.result, []);
   const theft = await api.call(`${otherPath}/${id}`, { method: 'DELETE', as: other });
   assert.deepEqual([theft.status, theft.body.errors[0].code], [404, 7003]);
-  assert.equal(await api.accessKeys.secretFor(id), secret, 'a refused revocation changes nothing');
+  assert.equal((await api.accessKeys.keyFor(id))?.secret, secret, 'a refused revocation changes nothing');
   assert.equal((await api.call(path, { method: 'POST', json: { name: 'x' } })).body.errors[0].source.pointer, '/name');
 
   const revoked = await api.call(`${path}/${id}`, { method: 'DELETE' });
   assert.deepEqual(revoked.body.result, { access_key_id: id, status: 'revoked' });
   api.clock.advance(1001);
-  assert.equal(await api.accessKeys.secretFor(id), undefined);
+  assert.equal(await api.accessKeys.keyFor(id), undefined);
   assert.equal((await api.call(path)).body.result.find((k: { access_key_id: string }) => k.access_key_id === id).status, 'revoked');
+});
+
+test('S3 access keys limited to reading named buckets; bad permissions and bucket lists are refused with what to fix', async (t) => {
+  const api = await startApi(t);
+  const path = `/accounts/${api.admin.accountId}/store/access-keys`;
+  const made = await api.call(path, { method: 'POST', json: { permission: 'object_read_only', buckets: ['photos', 'logs', 'photos'] } });
+  assert.equal(made.status, 200);
+  assert.deepEqual([made.body.result.permission, made.body.result.buckets], ['object_read_only', ['photos', 'logs']]);
+  assert.deepEqual(await api.accessKeys.keyFor(made.body.result.access_key_id),
+    { secret: made.body.result.secret_access_key, accountId: api.admin.accountId, permission: 'object_read_only', buckets: ['photos', 'logs'] });
+  const listed = (await api.call(path)).body.result[0];
+  assert.deepEqual([listed.permission, listed.buckets], ['object_read_only', ['photos', 'logs']]);
+
+  const refusals: Array<[unknown, string]> = [
+    [{ permission: 'superuser' }, '/permission'],
+    [{ buckets: ['photos'] }, '/buckets'],
+    [{ permission: 'admin_read_only', buckets: ['photos'] }, '/buckets'],
+    [{ permission: 'object_read_write', buckets: ['Not_A_Bucket'] }, '/buckets/0'],
+    [{ permission: 'object_read_write', buckets: [] }, '/buckets'],
+  ];
+  for (const [json, pointer] of refusals) {
+    const refused = await api.call(path, { method: 'POST', json });
+    assert.equal(refused.status, 400, JSON.stringify(json));
+    assert.equal(refused.body.errors[0].code, 1002);
+    assert.equal(refused.body.errors[0].source.pointer, pointer, JSON.stringify(refused.body.errors));
+  }
+  assert.equal((await api.call(path)).body.result.length, 1, 'refused requests made no key');
 });

@@ -81,7 +81,7 @@ test('a store:// job\'s newest delivered lines are read back from its newest bat
   const destination = 'store://test-bucket/logs/{DATE}';
   const challenge = await api.call(`/zones/${zone.id}/logshipping/ownership`, { method: 'POST', json: { destination_conf: destination } });
   assert.equal(challenge.body.result.filename, 'test-bucket/logs/ownership-challenge.txt');
-  const token = await (await api.engine.get('test-bucket', 'logs/ownership-challenge.txt'))!.body!.stream()[Symbol.asyncIterator]().next();
+  const token = await (await api.store.get('test-bucket', 'logs/ownership-challenge.txt'))!.body!.stream()[Symbol.asyncIterator]().next();
   const job = (await api.call(`/zones/${zone.id}/logshipping/jobs`, {
     method: 'POST', json: { destination_conf: destination, ownership_challenge: Buffer.from(token.value!).toString(), enabled: true },
   })).body.result;
@@ -89,9 +89,9 @@ test('a store:// job\'s newest delivered lines are read back from its newest bat
   assert.deepEqual((await api.call(delivered)).body.result, { batch: null, delivered_on: null, lines: [] });
 
   const batch = (lines: string[]) => gzipSync(lines.map((l) => `${l}\n`).join(''));
-  await api.engine.put('test-bucket', 'logs/20261122/20261122T110000Z_20261122T110001Z_aaaa0000.log.gz', batch(['{"n":1}']));
+  await api.store.put('test-bucket', 'logs/20261122/20261122T110000Z_20261122T110001Z_aaaa0000.log.gz', batch(['{"n":1}']));
   api.clock.advance(1000);
-  await api.engine.put('test-bucket', 'logs/20261122/20261122T120000Z_20261122T120001Z_bbbb0000.log.gz', batch(['{"n":2}', '{"n":3}', '{"n":4}']));
+  await api.store.put('test-bucket', 'logs/20261122/20261122T120000Z_20261122T120001Z_bbbb0000.log.gz', batch(['{"n":2}', '{"n":3}', '{"n":4}']));
   const read = await api.call(`${delivered}?lines=2`);
   assert.equal(read.status, 200, JSON.stringify(read.body));
   assert.deepEqual(read.body.result, {

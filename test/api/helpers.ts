@@ -12,7 +12,10 @@ import { createAccount, createApiService, type ApiService } from '../../src/api/
 import type { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
+import { accountStore } from '../../src/store/engine/account-store.ts';
+import { adoptUnowned } from '../../src/store/engine/adopt-unowned.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
+import type { StoreEngine } from '../../src/store/engine/store-engine.ts';
 import { AccessKeys } from '../../src/store/s3/access-keys.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { openTestEngine } from '../helpers/engine.ts';
@@ -31,6 +34,8 @@ export interface ApiFixture {
   service: ApiService;
   control: ControlStore;
   engine: ObjectEngine;
+  /** The admin account's view of the store (its buckets; `test-bucket` is one). */
+  store: StoreEngine;
   accessKeys: AccessKeys;
   clock: FakeClock;
   dataDir: string;
@@ -76,8 +81,10 @@ export async function startApi(t: TestContext): Promise<ApiFixture> {
     return { email, key, accountId: account.id };
   };
   const admin = await newAccount('admin@example.com');
+  // As `edgeport start` does: the first account adopts the buckets made before it (the fixture's test-bucket).
+  await adoptUnowned(engine.metadata, admin.accountId);
   return {
-    origin, base, service, control, engine, accessKeys, clock, dataDir, admin, newAccount,
+    origin, base, service, control, engine, store: accountStore(engine, admin.accountId), accessKeys, clock, dataDir, admin, newAccount,
     async call(path, init = {}) {
       const { as = admin, json, ...rest } = init;
       const headers = new Headers(rest.headers);

@@ -216,7 +216,7 @@ test('store:// destinations get the challenge in the bucket; http(s) ones must a
   const jobs = `/zones/${zoneId}/logshipping/jobs`;
   const challenge = await api.call(`/zones/${zoneId}/logshipping/ownership`, { method: 'POST', json: { destination_conf: 'store://test-bucket/logs/{DATE}' } });
   assert.deepEqual(challenge.body.result, { filename: 'test-bucket/logs/ownership-challenge.txt', message: '', valid: true });
-  const object = await api.engine.get('test-bucket', 'logs/ownership-challenge.txt');
+  const object = await api.store.get('test-bucket', 'logs/ownership-challenge.txt');
   const token = (await readAll(object!.body!.stream())).toString();
   assert.equal((await api.call(jobs, { method: 'POST', json: { destination_conf: 'store://test-bucket/logs/{DATE}', ownership_challenge: token } })).status, 200);
   const noBucket = await api.call(`/zones/${zoneId}/logshipping/ownership`, { method: 'POST', json: { destination_conf: 'store://no-such-bucket/x' } });

@@ -55,6 +55,26 @@ test('buckets: create, list, get, delete; the store\'s refusals in the envelope;
   assert.equal(foreign.body.errors[0].code, 7003);
 });
 
+test("buckets belong to their account: under its own account id, another account finds none of mine and may reuse the names", async (t) => {
+  const api = await startApi(t);
+  assert.equal((await put(api, 'test-bucket', 'secret.txt', new TextEncoder().encode('mine'))).status, 200);
+  const other = await api.newAccount('other@example.com');
+  const theirs = `/accounts/${other.accountId}/store/buckets`;
+  assert.deepEqual((await api.call(theirs, { as: other })).body.result, [], 'my buckets are not listed');
+  const missing = { code: 10006, message: 'The specified bucket does not exist.' };
+  for (const [method, path] of [['GET', `${theirs}/test-bucket`], ['GET', `${theirs}/test-bucket/objects`], ['GET', `${theirs}/test-bucket/objects/secret.txt`],
+    ['DELETE', `${theirs}/test-bucket/objects/secret.txt`], ['DELETE', `${theirs}/test-bucket`]] as const) {
+    const refused = await api.call(path, { method, as: other });
+    assert.deepEqual([refused.status, refused.body.errors], [404, [missing]], `${method} ${path}`);
+  }
+  const overwrite = await api.call(`${theirs}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'theirs', as: other });
+  assert.deepEqual([overwrite.status, overwrite.body.errors], [404, [missing]]);
+  assert.equal((await api.call(theirs, { method: 'POST', json: { name: 'test-bucket' }, as: other })).status, 200, 'the name is theirs to use too');
+  assert.equal((await api.call(`${theirs}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'theirs', as: other })).status, 200);
+  const mine = await fetch(api.base + objectPath(api, 'test-bucket', 'secret.txt'), { headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key } });
+  assert.equal(await mine.text(), 'mine', 'their bucket of the same name is another bucket');
+});
+
 test('objects: streamed put with metadata (past the JSON body limit), folders by delimiter, cursor pages, download, delete', async (t) => {
   const api = await startApi(t);
   const bytes = randomBytes(MAX_BODY_BYTES * 4);

@@ -1,6 +1,6 @@
 /**
  * The ControlStore contract, run against each implementation (sqlite-control-store.test.ts,
- * pg-control-store.test.ts): accounts, zones, rulesets, jobs, challenges, access key owners and
+ * pg-control-store.test.ts): accounts, zones, rulesets, jobs, challenges, sessions and
  * change events, each behaving the same whichever database holds them.
  */
 import assert from 'node:assert/strict';
@@ -65,6 +65,8 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     for (const [i, name] of ['beta.test', 'alpha.test', 'gamma.example'].entries()) assert.equal(await store.createZone(zone(`${i}`.repeat(32), a, name, 10 - i)), 'created');
     assert.equal(await store.createZone(zone('9'.repeat(32), b, 'alpha.test')), 'exists', 'another account cannot take the name');
     assert.equal(await store.getZone(b, '1'.repeat(32)), null, 'another account does not see the zone');
+    assert.equal(await store.zoneAccount('1'.repeat(32)), a);
+    assert.equal(await store.zoneAccount('9'.repeat(32)), null);
     assert.deepEqual(await store.getZone(a, '1'.repeat(32)), zone('1'.repeat(32), a, 'alpha.test', 9));
     const page = (query: Partial<Parameters<typeof store.listZones>[1]>) => store.listZones(a, { order: 'name', direction: 'asc', offset: 0, limit: 10, ...query })
       .then(({ zones, total }) => [zones.map((z) => z.name), total]);
@@ -191,7 +193,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual((await store.listJobs(z)).map((j) => j.id), [1, 3]);
   });
 
-  test('ownership challenges replace each other and expire; access key owners', async (t) => {
+  test('ownership challenges replace each other and expire', async (t) => {
     const { store, clock } = await open(t);
     const z = '1'.repeat(32);
     await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'store://b', tokenHash: 'aa', expires: clock.now() + 10 });
@@ -201,15 +203,6 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     clock.advance(10);
     await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'store://c', tokenHash: 'cc', expires: clock.now() + 10 });
     assert.equal(await store.getOwnershipChallenge(z, 'store://b'), null, 'expired ones are dropped by the next put');
-    await store.recordAccessKeyOwner('KEY1', 'a'.repeat(32));
-    await store.recordAccessKeyOwner('KEY0', 'a'.repeat(32));
-    await store.recordAccessKeyOwner('KEY2', 'b'.repeat(32));
-    assert.equal(await store.accessKeyOwner('KEY1'), 'a'.repeat(32));
-    assert.equal(await store.accessKeyOwner('KEY3'), null);
-    assert.deepEqual(await store.listAccessKeyIds('a'.repeat(32)), ['KEY0', 'KEY1']);
-    await store.recordAccessKeyOwner('KEY2', 'a'.repeat(32));
-    assert.deepEqual(await store.listAccessKeyIds('a'.repeat(32)), ['KEY0', 'KEY1', 'KEY2'], 'recording again moves the key');
-    assert.deepEqual(await store.listAccessKeyIds('b'.repeat(32)), []);
   });
 
   test('onZoneChange: fires after each committed change to zones, rulesets and jobs, before the write resolves', async (t) => {

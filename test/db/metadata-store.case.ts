@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FakeClock } from '../../src/core/clock.ts';
 import { randomHexId } from '../../src/core/ids.ts';
-import type { ListQuery, MetadataStore, PartRow, StoredData, UploadRow } from '../../src/db/metadata-store.ts';
+import type { AccessKeyRow, ListQuery, MetadataStore, PartRow, StoredData, UploadRow } from '../../src/db/metadata-store.ts';
 import type { ObjectMeta } from '../../src/store/engine/types.ts';
 
 /** Every suite store is opened with this grace period. */
@@ -339,22 +339,49 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await store.reclaimableBlobs(clock.now() + GRACE_MS, 10), []);
   });
 
-  test('access keys: put creates or replaces (un-revoking), revoke keeps its first time, only usable keys have a secret', async (t) => {
+  test('access keys: put creates or replaces (un-revoking), revoke keeps its first time and is scoped by account', async (t) => {
     const { store } = await setup(t);
-    await store.putAccessKey({ accessKeyId: 'K2', secret: 's2', created: 20, revoked: null });
-    await store.putAccessKey({ accessKeyId: 'K1', secret: 's1', created: 10, revoked: null });
-    assert.equal(await store.accessKeySecret('K1'), 's1');
-    assert.equal(await store.accessKeySecret('nope'), undefined);
-    assert.equal(await store.revokeAccessKey('K1', 30), true);
-    assert.equal(await store.revokeAccessKey('K1', 40), true);
-    assert.equal(await store.revokeAccessKey('nope', 40), false);
-    assert.equal(await store.accessKeySecret('K1'), undefined);
-    assert.deepEqual(await store.listAccessKeys(), [
-      { accessKeyId: 'K1', secret: 's1', created: 10, revoked: 30 },
-      { accessKeyId: 'K2', secret: 's2', created: 20, revoked: null },
-    ]);
-    await store.putAccessKey({ accessKeyId: 'K1', secret: 's1b', created: 50, revoked: null });
-    assert.equal(await store.accessKeySecret('K1'), 's1b');
-    assert.deepEqual((await store.listAccessKeys()).map((k) => [k.accessKeyId, k.revoked]), [['K2', null], ['K1', null]]);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    const key = (accessKeyId: string, over: Partial<AccessKeyRow> = {}): AccessKeyRow => ({
+      accessKeyId, secret: `s-${accessKeyId}`, accountId: a, permission: 'admin_read_write', buckets: null, created: 10, revoked: null, ...over,
+    });
+    await store.putAccessKey(key('K2', { created: 20, accountId: b, permission: 'object_read_only', buckets: ['photos', 'logs'] }));
+    await store.putAccessKey(key('K1'));
+    await store.putAccessKey(key('K0', { accountId: null, created: 5 }));
+    assert.deepEqual(await store.accessKey('K2'), key('K2', { created: 20, accountId: b, permission: 'object_read_only', buckets: ['photos', 'logs'] }));
+    assert.equal(await store.accessKey('nope'), undefined);
+    assert.equal(await store.revokeAccessKey(b, 'K1', 30), false, 'another account cannot revoke it');
+    assert.equal((await store.accessKey('K1'))?.secret, 's-K1');
+    assert.equal(await store.revokeAccessKey(a, 'K1', 30), true);
+    assert.equal(await store.revokeAccessKey(a, 'K1', 40), true);
+    assert.equal(await store.revokeAccessKey(a, 'nope', 40), false);
+    assert.equal(await store.accessKey('K1'), undefined, 'a revoked key is not usable');
+    assert.deepEqual(await store.listAccessKeys(a), [key('K1', { revoked: 30 })]);
+    assert.deepEqual((await store.listAccessKeys()).map((k) => k.accessKeyId), ['K0', 'K1', 'K2']);
+    await store.putAccessKey(key('K1', { secret: 's1b', created: 50 }));
+    assert.equal((await store.accessKey('K1'))?.secret, 's1b');
+    assert.deepEqual((await store.listAccessKeys(a)).map((k) => [k.accessKeyId, k.revoked]), [['K1', null]]);
+    assert.equal(await store.adoptAccessKeys(b), 1, 'the key of no account');
+    assert.equal(await store.adoptAccessKeys(b), 0);
+    assert.deepEqual((await store.listAccessKeys(b)).map((k) => k.accessKeyId), ['K0', 'K2']);
+  });
+
+  test('buckets by account: listed per account or unowned, adopted with their objects and uploads', async (t) => {
+    const { store } = await setup(t);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    for (const name of [`${a}/photos`, `${b}/photos`, `${a}/zeta`, 'old']) assert.equal(await store.insertBucket({ name, created: 7, storageClass: 'Standard' }), true);
+    assert.deepEqual((await store.listBuckets({ account: a })).map((x) => x.name), [`${a}/photos`, `${a}/zeta`]);
+    assert.deepEqual((await store.listBuckets({ account: b })).map((x) => x.name), [`${b}/photos`]);
+    assert.deepEqual((await store.listBuckets({ unowned: true })).map((x) => x.name), ['b1', 'old']);
+    await store.putObject('old', objectMeta('k'), inline('kept'));
+    await store.insertUpload(upload('u-old', 'big', { bucket: 'old' }));
+    await store.insertBucket({ name: `${a}/b1`, created: 8, storageClass: 'Standard' });
+    assert.deepEqual(await store.adoptBuckets(a), { adopted: ['old'], conflicts: ['b1'] }, 'the account already has a b1: that one stays');
+    assert.deepEqual(await store.getBucket(`${a}/old`), { name: `${a}/old`, created: 7, storageClass: 'Standard' });
+    assert.equal(await store.getBucket('old'), null);
+    assert.equal(inlineBytes((await store.getObject(`${a}/old`, 'k'))?.data).toString(), 'kept');
+    assert.equal(await store.getObject('old', 'k'), null);
+    assert.equal((await store.getUpload(`${a}/old`, 'big', 'u-old'))?.state, 'active');
+    assert.deepEqual((await store.listBuckets({ unowned: true })).map((x) => x.name), ['b1']);
   });
 }

@@ -24,7 +24,7 @@ test('shares metadata.sqlite with the object store; everything survives a reopen
   const first = openSqliteControlStore({ dataDir, clock });
   await first.createAccount(account('a'.repeat(32), 'a@example.com'));
   await first.createJob('1'.repeat(32), () => job('1'.repeat(32), true));
-  await meta.putAccessKey({ accessKeyId: 'KEYKEYKEY', secret: 's', created: 1, revoked: null });
+  await meta.putAccessKey({ accessKeyId: 'KEYKEYKEY', secret: 's', accountId: 'a'.repeat(32), permission: 'admin_read_write', buckets: null, created: 1, revoked: null });
   await first.close();
   await meta.close();
   const again = openSqliteControlStore({ dataDir, clock });

@@ -11,6 +11,7 @@ import { migrateSqlite } from '../../src/db/sqlite/migrate.ts';
 import { openSqlite } from '../../src/db/sqlite/open-sqlite.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { checkAdoption, seedVersion6 } from './version-6-data.ts';
 
 /** A database file at schema `version`, as an edgeport of that version left it. */
 function databaseAt(file: string, version: number): ReturnType<typeof openSqlite> {
@@ -46,4 +47,15 @@ test('migration 6 moves inline bodies into a rowid table, every body intact', as
   t.after(() => check.close());
   assert.doesNotMatch(check.prepare("SELECT sql FROM sqlite_master WHERE name = 'inline_bodies'").pluck().get() as string, /WITHOUT ROWID/);
   assert.equal(check.prepare('SELECT max(version) FROM schema_migrations').pluck().get(), MIGRATIONS.at(-1)!.version);
+});
+
+test('migration 7 and the first start after it: buckets, objects, uploads and S3 keys of earlier versions become the first account\'s', async (t) => {
+  const file = join(tempDir(t), 'metadata.sqlite');
+  const old = databaseAt(file, 6);
+  await seedVersion6((sql, ...values) => { old.prepare(sql).run(...values); });
+  old.close();
+
+  const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0 });
+  t.after(() => store.close());
+  await checkAdoption(store);
 });

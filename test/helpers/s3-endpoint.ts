@@ -12,6 +12,7 @@ import { systemClock, type Clock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { adminKey } from '../../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../../src/store/s3/s3-handler.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -40,7 +41,7 @@ export async function startS3Endpoint(t: TestContext, options: { clock?: Clock }
   await engine.createBucket(bucket);
   // Signatures are checked against real time; `clock` only stamps what the engine stores.
   const handler = createS3Handler({
-    engine, clock: systemClock, logger: silentLogger, secrets: (id) => (id === ENDPOINT_KEY_ID ? ENDPOINT_SECRET : undefined),
+    engine, clock: systemClock, logger: silentLogger, keys: (id) => (id === ENDPOINT_KEY_ID ? adminKey(ENDPOINT_SECRET) : undefined),
   });
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {

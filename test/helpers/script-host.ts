@@ -43,7 +43,7 @@ export async function startTestHost(t: TestContext, source: string, options: Tes
   const logs: LogRecord[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogRecord) });
   const dataDir = join(dir, 'data');
-  const host = await startScriptHost({ script, dataDir, logger, ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}) });
+  const host = await startScriptHost({ script, accountId: null, dataDir, logger, ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}) });
   const server = createServer(host.handle);
   stop = async () => {
     server.closeAllConnections();

@@ -5,13 +5,14 @@ import { test, type TestContext } from 'node:test';
 import { createScriptEnv } from '../../src/runtime/env-bindings.ts';
 import { parseScriptConfig } from '../../src/runtime/script-config.ts';
 import { StoreBucket } from '../../src/store/binding/index.ts';
+import { accountStore } from '../../src/store/engine/account-store.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-async function envFor(t: TestContext, dir: string, config: Record<string, unknown>) {
+async function envFor(t: TestContext, dir: string, config: Record<string, unknown>, accountId: string | null = null) {
   writeFileSync(join(dir, 'script.mjs'), 'export default {};\n');
   const script = parseScriptConfig({ name: 's', main: 'script.mjs', ...config }, { baseDir: dir });
-  const scriptEnv = await createScriptEnv(script, join(dir, 'data'));
+  const scriptEnv = await createScriptEnv(script, join(dir, 'data'), { accountId });
   t.after(() => scriptEnv.close());
   return scriptEnv.env;
 }
@@ -38,4 +39,28 @@ test('each store_buckets entry is a StoreBucket under its binding, with the comp
   assert.deepEqual(await listed(old), { contentType: 'image/jpeg' }, 'before 2022-08-04, include is ignored');
   assert.equal(await listed(flagged), undefined, 'the flag makes list honour include');
   assert.equal(await listed(current), undefined, 'from 2022-08-04, list honours include');
+});
+
+test("a script's bindings name its account's buckets only: another account's bucket of the same name is another bucket", async (t) => {
+  const dir = tempDir(t);
+  const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+  const engine = await openStoreEngine({ dataDir: join(dir, 'data'), recover: true });
+  await accountStore(engine, a).ensureBucket('photos');
+  await accountStore(engine, b).ensureBucket('photos');
+  await accountStore(engine, a).put('photos', 'secret.txt', new TextEncoder().encode('A only'));
+  await engine.close();
+
+  const buckets = [{ binding: 'PHOTOS', bucket_name: 'photos' }];
+  const envA = await envFor(t, dir, { compatibility_date: '2025-01-01', store_buckets: buckets }, a);
+  const envB = await envFor(t, dir, { compatibility_date: '2025-01-01', store_buckets: buckets }, b);
+  const unowned = await envFor(t, dir, { compatibility_date: '2025-01-01', store_buckets: buckets }, null);
+  const text = async (env: Readonly<Record<string, unknown>>) => {
+    const object = await (env.PHOTOS as StoreBucket).get('secret.txt');
+    return object && 'text' in object ? object.text() : null;
+  };
+  assert.equal(await text(envA), 'A only');
+  assert.equal(await (envB.PHOTOS as StoreBucket).get('secret.txt'), null, "B's photos is B's own bucket");
+  await (envB.PHOTOS as StoreBucket).put('secret.txt', 'B wrote this');
+  assert.equal(await text(envA), 'A only', "B's write never reaches A's bucket");
+  await assert.rejects((unowned.PHOTOS as StoreBucket).head('secret.txt'), /bucket does not exist/, 'the view of no account sees neither');
 });

@@ -33,7 +33,7 @@ test('a script on s3:// blobs: its workers write there, and the server streams b
   const script = parseScriptConfig({
     name: 'blobs', main: 'script.mjs', compatibility_date: '2025-01-01', store_buckets: [{ binding: 'BUCKET', bucket_name: 'data' }],
   }, { baseDir: dir });
-  const host = await startScriptHost({ script, dataDir: join(dir, 'data'), blobsUrl: endpoint.blobsUrl('host'), logger: silentLogger, poolSize: 1 });
+  const host = await startScriptHost({ script, accountId: null, dataDir: join(dir, 'data'), blobsUrl: endpoint.blobsUrl('host'), logger: silentLogger, poolSize: 1 });
   const server = createServer(host.handle);
   t.after(async () => {
     server.closeAllConnections();

@@ -7,28 +7,32 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { challengeLocation, type Destination } from '../../logs/index.ts';
 
 export const CHALLENGE_FILENAME = 'ownership-challenge.txt';
 
 export interface DestinationIo {
-  /** Writes the token; resolves to the file's name as shown to the user, or rejects with a reason. */
-  writeChallenge(destination: Destination, token: string): Promise<string>;
+  /**
+   * Writes the token for the account; resolves to the file's name as shown to the user, or rejects
+   * with a reason. A store:// destination names a bucket of that account.
+   */
+  writeChallenge(destination: Destination, token: string, accountId: string): Promise<string>;
   /** Resolves when an http(s) destination accepts a test upload; rejects otherwise. */
   probe(destination: Destination): Promise<void>;
 }
 
 export interface DestinationIoOptions {
   /** The object store, for store:// destinations; without it they cannot be challenged. */
-  store?: Pick<StoreEngine, 'put'>;
+  store?: StoreEngine;
   probeTimeoutMs?: number;
 }
 
 export function createDestinationIo(options: DestinationIoOptions): DestinationIo {
   const timeoutMs = options.probeTimeoutMs ?? 10_000;
   return {
-    async writeChallenge(destination, token) {
+    async writeChallenge(destination, token, accountId) {
       const location = challengeLocation(destination);
       if (destination.scheme === 'file') {
         const directory = location.slice('file://'.length);
@@ -41,7 +45,7 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
         if (!options.store) throw new Error('store:// destinations are not available on this server');
         const prefix = location.slice(`store://${destination.bucket}`.length).replace(/^\//, '');
         const key = prefix ? `${prefix}/${CHALLENGE_FILENAME}` : CHALLENGE_FILENAME;
-        await options.store.put(destination.bucket, key, new TextEncoder().encode(token), { httpMetadata: { contentType: 'text/plain' } });
+        await accountStore(options.store, accountId).put(destination.bucket, key, new TextEncoder().encode(token), { httpMetadata: { contentType: 'text/plain' } });
         return `${destination.bucket}/${key}`;
       }
       throw new Error(`${destination.scheme} destinations need no ownership challenge`);

@@ -23,6 +23,7 @@ import {
 import { applyJobUpdate, checkDestination, newJob } from './job-service.ts';
 import { challengeMatches, issueChallenge } from './ownership.ts';
 import { readDeliveredLines } from './delivered-lines.ts';
+import { accountStore } from '../../store/engine/account-store.ts';
 import { validateQuery } from '../validation.ts';
 
 const deliveredQuery = z.object({ lines: z.coerce.number().int().min(1).max(1000).default(50).describe('How many of the newest lines (default 50)') });
@@ -93,7 +94,7 @@ export const JOB_ROUTES: ApiRoute[] = [
       const job = await ctx.deps.control.getJob(zone.id, jobId(ctx));
       if (!job) throw jobNotFound(ctx);
       const q = validateQuery(deliveredQuery, ctx.query);
-      const read = await readDeliveredLines(job.destinationConf, ctx.deps.store, q.lines);
+      const read = await readDeliveredLines(job.destinationConf, ctx.deps.store && accountStore(ctx.deps.store, ctx.account.id), q.lines);
       return successResponse({ batch: read.batch, delivered_on: read.delivered === null ? null : new Date(read.delivered).toISOString(), lines: read.lines });
     },
   }),
@@ -139,7 +140,7 @@ export const JOB_ROUTES: ApiRoute[] = [
           message: `${destination.scheme}:// destinations need no ownership challenge: create the job without ownership_challenge`, pointer: '/destination_conf',
         });
       }
-      return successResponse(await issueChallenge(ctx.deps, zone.id, destination));
+      return successResponse(await issueChallenge(ctx.deps, ctx.account.id, zone.id, destination));
     },
   }),
   defineRoute<z.infer<typeof validateOwnershipBody>>({

@@ -17,11 +17,11 @@ export interface ChallengeOutcome {
   valid: boolean;
 }
 
-export async function issueChallenge(deps: ApiDeps, zoneId: string, destination: Destination): Promise<ChallengeOutcome> {
+export async function issueChallenge(deps: ApiDeps, accountId: string, zoneId: string, destination: Destination): Promise<ChallengeOutcome> {
   const token = randomBase64UrlId(48);
   let filename: string;
   try {
-    filename = await deps.destinations.writeChallenge(destination, token);
+    filename = await deps.destinations.writeChallenge(destination, token, accountId);
   } catch (error) {
     deps.logger.debug({ err: error }, 'Ownership challenge could not be written.');
     return { filename: null, message: `the challenge could not be written to the destination: ${(error as Error).message}`, valid: false };

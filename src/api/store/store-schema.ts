@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { STORAGE_CLASSES, type BodyInput, type BucketInfo, type HttpMetadata, type ListedObject, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
+import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { toHttpMetadata } from '../../store/binding/http-metadata.ts';
 import { ApiError } from '../errors.ts';
@@ -111,10 +112,11 @@ export function metadataFromHeaders(headers: Headers): { httpMetadata: HttpMetad
 }
 
 /** The engine, once the `:account_id` of the path is the caller's own. */
+/** The account's own view of the object store (its buckets only), once the path's account is checked to be the caller's. */
 export function requireStore(ctx: RouteContext<unknown>): StoreEngine {
-  requireOwnAccount(ctx);
+  const account = requireOwnAccount(ctx);
   if (!ctx.deps.store) throw new ApiError('API_STORE_INVALID', { message: 'The object store is not available on this server.' });
-  return ctx.deps.store;
+  return accountStore(ctx.deps.store, account.id);
 }
 
 /** A request body as the engine reads it: a stream (cancelled if the engine stops early), with its length when declared. */

@@ -37,6 +37,7 @@ export const SQL = {
   getZone: 'SELECT * FROM zones WHERE id = $1 AND account_id = $2',
   lockZone: 'SELECT * FROM zones WHERE id = $1 AND account_id = $2 FOR UPDATE',
   zoneByName: 'SELECT * FROM zones WHERE name = $1',
+  zoneAccount: 'SELECT account_id FROM zones WHERE id = $1',
   listZones: (op: NameOp | 'none', order: ZoneQuery['order'], direction: ZoneQuery['direction']) => `SELECT * FROM zones
     WHERE account_id = $1 AND ${NAME_MATCH[op]} ORDER BY ${ZONE_ORDER[order]} ${ZONE_DIRECTION[direction]}, id COLLATE "C" LIMIT $3 OFFSET $4`,
   countZones: (op: NameOp | 'none') => `SELECT count(*)::int AS n FROM zones WHERE account_id = $1 AND ${NAME_MATCH[op]}`,
@@ -82,8 +83,4 @@ export const SQL = {
   dropExpiredSessions: 'DELETE FROM dashboard_sessions WHERE expires <= $1',
   dropOldestSessions: 'DELETE FROM dashboard_sessions WHERE id IN (SELECT id FROM dashboard_sessions ORDER BY created DESC, id OFFSET $1)',
 
-  putKeyOwner: `INSERT INTO s3_access_key_owners (access_key_id, account_id) VALUES ($1, $2)
-    ON CONFLICT (access_key_id) DO UPDATE SET account_id = excluded.account_id`,
-  keyOwner: 'SELECT account_id FROM s3_access_key_owners WHERE access_key_id = $1',
-  ownedKeys: 'SELECT access_key_id FROM s3_access_key_owners WHERE account_id = $1 ORDER BY access_key_id COLLATE "C"',
 } as const;

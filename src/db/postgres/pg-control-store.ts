@@ -134,6 +134,10 @@ export class PgControlStore implements ControlStore {
     return this.#run(async () => toZone((await this.#db.query<ZoneRow>(SQL.zoneByName, [name]))[0]));
   }
 
+  async zoneAccount(zoneId: string): Promise<string | null> {
+    return this.#run(async () => (await this.#db.query<{ account_id: string }>(SQL.zoneAccount, [zoneId]))[0]?.account_id ?? null);
+  }
+
   async getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null> {
     return this.#run(async () => {
       const text = (await this.#db.query<{ custom_fields: string | null }>(SQL.customFields, [zoneId]))[0]?.custom_fields;
@@ -253,18 +257,6 @@ export class PgControlStore implements ControlStore {
   async getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null> {
     return this.#first(SQL.getChallenge, [zoneId, destinationConf],
       (row: { token_hash: string; expires: number }) => ({ zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires }));
-  }
-
-  async recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void> {
-    await this.#run(() => this.#db.query(SQL.putKeyOwner, [accessKeyId, accountId]));
-  }
-
-  async accessKeyOwner(accessKeyId: string): Promise<string | null> {
-    return this.#run(async () => (await this.#db.query<{ account_id: string }>(SQL.keyOwner, [accessKeyId]))[0]?.account_id ?? null);
-  }
-
-  async listAccessKeyIds(accountId: string): Promise<string[]> {
-    return this.#run(async () => (await this.#db.query<{ access_key_id: string }>(SQL.ownedKeys, [accountId])).map((row) => row.access_key_id));
   }
 
   async createSession(session: SessionRecord, keep: number): Promise<void> {

@@ -55,6 +55,12 @@ export const PG_SQL = {
   insertBucket: 'INSERT INTO buckets (name, created, storage_class) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING 1 AS inserted',
   getBucket: 'SELECT name, created, storage_class FROM buckets WHERE name = $1',
   listBuckets: 'SELECT name, created, storage_class FROM buckets ORDER BY name',
+  listBucketRange: 'SELECT name, created, storage_class FROM buckets WHERE name >= $1 AND name < $2 ORDER BY name',
+  listUnownedBuckets: `SELECT name, created, storage_class FROM buckets WHERE strpos(name, '/') = 0 ORDER BY name`,
+  /** Adopting a bucket of no account: the bucket row locked, its objects and uploads moved under the new name, then the row. */
+  moveObjects: 'UPDATE objects SET bucket = $1 WHERE bucket = $2',
+  moveUploads: 'UPDATE uploads SET bucket = $1 WHERE bucket = $2',
+  renameBucket: 'UPDATE buckets SET name = $1 WHERE name = $2',
   /**
    * Bucket row locks order a bucket's deletion against the writes that put something in it: a put
    * or a new upload holds KEY SHARE on the row until it commits, a deletion takes it FOR UPDATE and
@@ -139,11 +145,14 @@ export const PG_SQL = {
   referencedBlobs: `SELECT blob_id FROM objects WHERE blob_id IS NOT NULL
     UNION ALL SELECT blob_id FROM object_parts UNION ALL SELECT blob_id FROM upload_parts`,
 
-  putAccessKey: `INSERT INTO s3_access_keys (access_key_id, secret, created, revoked) VALUES ($1, $2, $3, $4)
-    ON CONFLICT (access_key_id) DO UPDATE SET secret = EXCLUDED.secret, created = EXCLUDED.created, revoked = EXCLUDED.revoked`,
-  accessKeySecret: 'SELECT secret FROM s3_access_keys WHERE access_key_id = $1 AND revoked IS NULL',
-  listAccessKeys: 'SELECT access_key_id, secret, created, revoked FROM s3_access_keys ORDER BY created, access_key_id',
-  /** found = 0 when no such key exists; a revoked key keeps its first revocation time. */
-  revokeAccessKey: `WITH revoked AS (UPDATE s3_access_keys SET revoked = $2 WHERE access_key_id = $1 AND revoked IS NULL)
-    SELECT count(*)::int AS found FROM s3_access_keys WHERE access_key_id = $1`,
+  putAccessKey: `INSERT INTO s3_access_keys (access_key_id, secret, account_id, permission, buckets, created, revoked) VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (access_key_id) DO UPDATE SET secret = EXCLUDED.secret, account_id = EXCLUDED.account_id, permission = EXCLUDED.permission,
+      buckets = EXCLUDED.buckets, created = EXCLUDED.created, revoked = EXCLUDED.revoked`,
+  accessKey: 'SELECT * FROM s3_access_keys WHERE access_key_id = $1 AND revoked IS NULL',
+  listAccessKeys: 'SELECT * FROM s3_access_keys ORDER BY created, access_key_id',
+  listAccountAccessKeys: 'SELECT * FROM s3_access_keys WHERE account_id = $1 ORDER BY created, access_key_id',
+  /** found = 0 when the account has no such key; a revoked key keeps its first revocation time. */
+  revokeAccessKey: `WITH revoked AS (UPDATE s3_access_keys SET revoked = $3 WHERE access_key_id = $2 AND account_id = $1 AND revoked IS NULL)
+    SELECT count(*)::int AS found FROM s3_access_keys WHERE access_key_id = $2 AND account_id = $1`,
+  adoptAccessKeys: 'WITH adopted AS (UPDATE s3_access_keys SET account_id = $1 WHERE account_id IS NULL RETURNING 1) SELECT count(*)::int AS n FROM adopted',
 } as const;

@@ -23,7 +23,9 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
+import { toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
+import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 import {
   PG_SQL as SQL, type PgListPage, type PgObjectRecord, type PgPartRecord, type PgStoredRecord, type PgUploadRecord,
@@ -66,8 +68,32 @@ export class PgMetadataStore implements MetadataStore {
     return row ? toBucket(row) : null;
   }
 
-  async listBuckets(): Promise<BucketInfo[]> {
-    return (await this.#read<BucketRecord>('listBuckets')).map(toBucket);
+  async listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {
+    if (filter === undefined) return (await this.#read<BucketRecord>('listBuckets')).map(toBucket);
+    if ('unowned' in filter) return (await this.#read<BucketRecord>('listUnownedBuckets')).map(toBucket);
+    const { first, end } = accountBucketRange(filter.account);
+    return (await this.#read<BucketRecord>('listBucketRange', [first, end])).map(toBucket);
+  }
+
+  async adoptBuckets(accountId: string): Promise<{ adopted: string[]; conflicts: string[] }> {
+    const adopted: string[] = [];
+    const conflicts: string[] = [];
+    for (const { name } of await this.#read<BucketRecord>('listUnownedBuckets')) {
+      const target = storedBucketName(accountId, name);
+      // The lock orders the move after every put into the bucket (they hold KEY SHARE) and before
+      // any that starts now, which then finds no bucket of that name, as after a deletion.
+      const moved = await this.#transaction(async (client) => {
+        const [found] = await this.#run(client, 'lockBucket', [name]);
+        if (!found) return true;
+        if ((await this.#run(client, 'getBucket', [target])).length > 0) return false;
+        await this.#run(client, 'moveObjects', [target, name]);
+        await this.#run(client, 'moveUploads', [target, name]);
+        await this.#run(client, 'renameBucket', [target, name]);
+        return true;
+      });
+      (moved ? adopted : conflicts).push(name);
+    }
+    return { adopted, conflicts };
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
@@ -211,22 +237,28 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#write('putAccessKey', [key.accessKeyId, key.secret, key.created, key.revoked]);
+    await this.#write('putAccessKey', [key.accessKeyId, key.secret, key.accountId, key.permission,
+      key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked]);
   }
 
-  async accessKeySecret(accessKeyId: string): Promise<string | undefined> {
-    const [row] = await this.#read<{ secret: string }>('accessKeySecret', [accessKeyId]);
-    return row?.secret;
+  async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
+    const [row] = await this.#read<AccessKeyRecord>('accessKey', [accessKeyId]);
+    return row && toAccessKey(row);
   }
 
-  async listAccessKeys(): Promise<AccessKeyRow[]> {
-    const rows = await this.#read<{ access_key_id: string; secret: string; created: number; revoked: number | null }>('listAccessKeys');
-    return rows.map((row) => ({ accessKeyId: row.access_key_id, secret: row.secret, created: row.created, revoked: row.revoked }));
+  async listAccessKeys(accountId?: string): Promise<AccessKeyRow[]> {
+    const rows = accountId === undefined ? await this.#read<AccessKeyRecord>('listAccessKeys') : await this.#read<AccessKeyRecord>('listAccountAccessKeys', [accountId]);
+    return rows.map(toAccessKey);
   }
 
-  async revokeAccessKey(accessKeyId: string, at: number): Promise<boolean> {
-    const [row] = await this.#write<{ found: number }>('revokeAccessKey', [accessKeyId, at]);
+  async revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean> {
+    const [row] = await this.#write<{ found: number }>('revokeAccessKey', [accountId, accessKeyId, at]);
     return row!.found > 0;
+  }
+
+  async adoptAccessKeys(accountId: string): Promise<number> {
+    const [row] = await this.#write<{ n: number }>('adoptAccessKeys', [accountId]);
+    return row!.n;
   }
 
   /** Waits for the operations in flight; the database stays open (its owner closes it). */

@@ -50,6 +50,7 @@ function prepareStatements(db: Database) {
     insertZone: s('INSERT OR IGNORE INTO zones (id, account_id, name, origin, paused, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     getZone: s('SELECT * FROM zones WHERE id = ? AND account_id = ?'),
     zoneByName: s('SELECT * FROM zones WHERE name = ?'),
+    zoneAccount: s('SELECT account_id FROM zones WHERE id = ?').pluck(),
     listZones,
     countZones: s(`SELECT count(*) FROM zones WHERE ${zoneFilter}`).pluck(),
     updateZone: s('UPDATE zones SET name = ?, origin = ?, paused = ?, modified = ? WHERE id = ?'),
@@ -86,9 +87,6 @@ function prepareStatements(db: Database) {
     dropExpiredSessions: s('DELETE FROM dashboard_sessions WHERE expires <= ?'),
     dropOldestSessions: s('DELETE FROM dashboard_sessions WHERE id IN (SELECT id FROM dashboard_sessions ORDER BY created DESC, id LIMIT -1 OFFSET ?)'),
 
-    putKeyOwner: s('INSERT OR REPLACE INTO s3_access_key_owners (access_key_id, account_id) VALUES (?, ?)'),
-    keyOwner: s('SELECT account_id FROM s3_access_key_owners WHERE access_key_id = ?').pluck(),
-    ownedKeys: s('SELECT access_key_id FROM s3_access_key_owners WHERE account_id = ? ORDER BY access_key_id').pluck(),
   };
 }
 
@@ -192,6 +190,10 @@ export class SqliteControlStore implements ControlStore {
 
   async findZoneByName(name: string): Promise<ZoneRecord | null> {
     return toZone(this.#sql.zoneByName.get(name) as ZoneRow | undefined);
+  }
+
+  async zoneAccount(zoneId: string): Promise<string | null> {
+    return (this.#sql.zoneAccount.get(zoneId) as string | undefined) ?? null;
   }
 
   async getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null> {
@@ -325,18 +327,6 @@ export class SqliteControlStore implements ControlStore {
   async getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null> {
     const row = this.#sql.getChallenge.get(zoneId, destinationConf) as { token_hash: string; expires: number } | undefined;
     return row ? { zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires } : null;
-  }
-
-  async recordAccessKeyOwner(accessKeyId: string, accountId: string): Promise<void> {
-    await this.#writes.run(() => this.#sql.putKeyOwner.run(accessKeyId, accountId));
-  }
-
-  async accessKeyOwner(accessKeyId: string): Promise<string | null> {
-    return (this.#sql.keyOwner.get(accessKeyId) as string | undefined) ?? null;
-  }
-
-  async listAccessKeyIds(accountId: string): Promise<string[]> {
-    return this.#sql.ownedKeys.all(accountId) as string[];
   }
 
   async createSession(session: SessionRecord, keep: number): Promise<void> {

@@ -10,7 +10,9 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { parseJson, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type BucketRecord } from '../metadata-rows.ts';
+import { parseJson, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
+import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
   objectRecord, prepareStatements, type ListRecord, type ObjectRecord, type RawObjectRow, type Statements, type UploadRecord, type PartRecord,
 } from './sqlite-statements.ts';
@@ -56,8 +58,33 @@ export class SqliteMetadataStore implements MetadataStore {
     return row ? toBucket(row) : null;
   }
 
-  async listBuckets(): Promise<BucketInfo[]> {
-    return (this.#sql.listBuckets.all() as BucketRecord[]).map(toBucket);
+  async listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {
+    let rows: unknown[];
+    if (filter === undefined) rows = this.#sql.listBuckets.all();
+    else if ('unowned' in filter) rows = this.#sql.listUnownedBuckets.all();
+    else {
+      const { first, end } = accountBucketRange(filter.account);
+      rows = this.#sql.listBucketRange.all(first, end);
+    }
+    return (rows as BucketRecord[]).map(toBucket);
+  }
+
+  async adoptBuckets(accountId: string): Promise<{ adopted: string[]; conflicts: string[] }> {
+    const adopted: string[] = [];
+    const conflicts: string[] = [];
+    for (const { name } of this.#sql.listUnownedBuckets.all() as BucketRecord[]) {
+      const target = storedBucketName(accountId, name);
+      const moved = await this.#writes.run(() => {
+        if (!this.#sql.getBucket.get(name)) return true;
+        if (this.#sql.getBucket.get(target)) return false;
+        this.#sql.moveObjects.run(target, name);
+        this.#sql.moveUploads.run(target, name);
+        this.#sql.renameBucket.run(target, name);
+        return true;
+      });
+      (moved ? adopted : conflicts).push(name);
+    }
+    return { adopted, conflicts };
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
@@ -223,24 +250,30 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, key.secret, key.created, key.revoked));
+    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, key.secret, key.accountId, key.permission,
+      key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked));
   }
 
-  async accessKeySecret(accessKeyId: string): Promise<string | undefined> {
-    return this.#sql.accessKeySecret.get(accessKeyId) as string | undefined;
+  async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
+    const row = this.#sql.accessKey.get(accessKeyId) as AccessKeyRecord | undefined;
+    return row && toAccessKey(row);
   }
 
-  async listAccessKeys(): Promise<AccessKeyRow[]> {
-    const rows = this.#sql.listAccessKeys.all() as Array<{ access_key_id: string; secret: string; created: number; revoked: number | null }>;
-    return rows.map((row) => ({ accessKeyId: row.access_key_id, secret: row.secret, created: row.created, revoked: row.revoked }));
+  async listAccessKeys(accountId?: string): Promise<AccessKeyRow[]> {
+    const rows = accountId === undefined ? this.#sql.listAccessKeys.all() : this.#sql.listAccountAccessKeys.all(accountId);
+    return (rows as AccessKeyRecord[]).map(toAccessKey);
   }
 
-  async revokeAccessKey(accessKeyId: string, at: number): Promise<boolean> {
+  async revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean> {
     return this.#writes.run(() => {
-      if (!this.#sql.accessKeyExists.get(accessKeyId)) return false;
+      if (!this.#sql.accountAccessKeyExists.get(accessKeyId, accountId)) return false;
       this.#sql.revokeAccessKey.run(at, accessKeyId);
       return true;
     });
+  }
+
+  async adoptAccessKeys(accountId: string): Promise<number> {
+    return this.#writes.run(() => this.#sql.adoptAccessKeys.run(accountId).changes);
   }
 
   async close(): Promise<void> {

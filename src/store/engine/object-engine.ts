@@ -16,11 +16,11 @@ import { listObjects } from './list.ts';
 import { planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
-import type { StoreEngine } from './store-engine.ts';
+import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
   BodyInput, BucketInfo, Checksums, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
-import { assertBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
+import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
 
 export interface ObjectEngineOptions {
   meta: MetadataStore;
@@ -62,7 +62,7 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async createBucket(name: string, options: { storageClass?: StorageClass } = {}): Promise<BucketInfo> {
-    assertBucketName(name);
+    assertStoredBucketName(name);
     const bucket: BucketInfo = { name, created: this.#clock.now(), storageClass: checkStorageClass(options.storageClass, 'Standard') };
     if (!(await this.#meta.insertBucket(bucket))) throw new StoreError('STORE_BUCKET_ALREADY_EXISTS');
     return bucket;
@@ -71,7 +71,7 @@ export class ObjectEngine implements StoreEngine {
   async ensureBucket(name: string, options: { storageClass?: StorageClass } = {}): Promise<BucketInfo> {
     const existing = await this.#meta.getBucket(name);
     if (existing) return existing;
-    assertBucketName(name);
+    assertStoredBucketName(name);
     const bucket: BucketInfo = { name, created: this.#clock.now(), storageClass: checkStorageClass(options.storageClass, 'Standard') };
     await this.#meta.insertBucket(bucket);
     return (await this.#meta.getBucket(name)) ?? bucket;
@@ -81,8 +81,8 @@ export class ObjectEngine implements StoreEngine {
     return this.#meta.getBucket(name);
   }
 
-  listBuckets(): Promise<BucketInfo[]> {
-    return this.#meta.listBuckets();
+  listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {
+    return this.#meta.listBuckets(filter);
   }
 
   async deleteBucket(name: string): Promise<void> {

@@ -7,6 +7,9 @@ import type {
   BodyInput, BucketInfo, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
+/** Which buckets a listing covers (src/store/engine/account-store.ts names them). */
+export type BucketFilter = { account: string } | { unowned: true };
+
 export interface StoreEngine {
   /**
    * Where blob files live (`<dir>/<blobId>`) when they are on this machine: lets a server stream a
@@ -20,7 +23,8 @@ export interface StoreEngine {
   /** Creates the bucket if it does not exist (dev mode creates buckets on first use). */
   ensureBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo>;
   getBucket(name: string): Promise<BucketInfo | null>;
-  listBuckets(): Promise<BucketInfo[]>;
+  /** Every bucket, or only one account's (stored names `<account>/<name>`), or only those of no account (bare names). */
+  listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   /** Refused with STORE_BUCKET_NOT_EMPTY while objects or uploads remain. */
   deleteBucket(name: string): Promise<void>;
 

@@ -16,6 +16,13 @@ export function assertBucketName(name: string): void {
   }
 }
 
+/** A bucket's name as the engine stores it: the name, under its account's id when it has one (account-store.ts). */
+export function assertStoredBucketName(stored: string): void {
+  const slash = stored.indexOf('/');
+  if (slash >= 0 && (slash !== 32 || !/^[0-9a-f]{32}$/.test(stored.slice(0, 32)))) throw new StoreError('STORE_INVALID_BUCKET_NAME');
+  assertBucketName(slash < 0 ? stored : stored.slice(slash + 1));
+}
+
 export function assertCustomMetadata(metadata: Record<string, string> | undefined): void {
   if (!metadata) return;
   let bytes = 0;

@@ -1,11 +1,15 @@
 /** What every S3 operation receives, and the helpers to answer. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StoreEngine } from '../engine/store-engine.ts';
+import type { S3AccessKey } from './key-grant.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
 import { sha256Hex, type SigningContext } from './sigv4.ts';
 
 export interface S3Context {
+  /** The request's account's view of the store. */
   engine: StoreEngine;
+  /** The verified key: what it may do (key-grant.ts). */
+  grant: S3AccessKey;
   req: IncomingMessage;
   res: ServerResponse;
   bucket: string | undefined;

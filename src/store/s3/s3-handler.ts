@@ -26,13 +26,16 @@ import {
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
-import { sha256Hex, verifySignature, type SecretLookup } from './sigv4.ts';
+import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
+import { sha256Hex, verifySignature } from './sigv4.ts';
+import { accountStore } from '../engine/account-store.ts';
 import { errorXml } from './xml.ts';
 
 export interface S3HandlerOptions {
+  /** The whole store: each request sees only its key's account's buckets (accountStore). */
   engine: StoreEngine;
-  /** The secret of an access key id, or undefined when unknown or revoked. */
-  secrets: SecretLookup;
+  /** A usable access key (its secret, account and permission), or undefined when unknown or revoked. */
+  keys: (accessKeyId: string) => Promise<S3AccessKey | undefined> | S3AccessKey | undefined;
   clock: Clock;
   logger: Logger;
   /** Host names under which `<bucket>.<host>` addresses a bucket (virtual-hosted style). */
@@ -119,9 +122,13 @@ export function createS3Handler(options: S3HandlerOptions) {
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
       const now = options.clock.now();
       const query = new URLSearchParams(rawQuery);
-      const signing = await verifySignature({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers }, options.secrets, now);
+      let accessKey: S3AccessKey | undefined;
+      const signing = await verifySignature({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers },
+        async (id) => (accessKey = await options.keys(id))?.secret, now);
+      const grant = accessKey!;
       const operation = detect(req.method ?? 'GET', bucket, key, query);
-      const ctx: S3Context = { engine: options.engine, req, res, bucket, key, query, signing, requestId, now };
+      assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
+      const ctx: S3Context = { engine: accountStore(options.engine, grant.accountId), grant, req, res, bucket, key, query, signing, requestId, now };
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];

@@ -5,6 +5,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { silentLogger } from '../../../src/core/log.ts';
+import { adminKey } from '../../../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
 
@@ -16,7 +17,7 @@ export async function startS3(t: TestContext) {
   fixture.clock.set(Date.now());
   const handler = createS3Handler({
     engine: fixture.engine, clock: { now: () => Date.now() }, logger: silentLogger,
-    secrets: (id) => (id === ACCESS_KEY_ID ? SECRET : undefined),
+    keys: (id) => (id === ACCESS_KEY_ID ? adminKey(SECRET) : undefined),
   });
   const server: Server = createServer((req, res) => { void handler(req, res); });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

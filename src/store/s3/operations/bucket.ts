@@ -2,9 +2,10 @@
 import { StoreError } from '../../engine/errors.ts';
 import { element, OWNER_XML, xmlDocument } from '../xml.ts';
 import { requireBucket, sendEmpty, sendXml, type S3Context } from '../context.ts';
+import { mayUseBucket } from '../key-grant.ts';
 
 export async function listBuckets(ctx: S3Context): Promise<void> {
-  const buckets = await ctx.engine.listBuckets();
+  const buckets = (await ctx.engine.listBuckets()).filter((bucket) => mayUseBucket(ctx.grant, bucket.name));
   const inner = buckets.map((b) => `<Bucket>${element('Name', b.name)}${element('CreationDate', new Date(b.created).toISOString())}</Bucket>`).join('');
   sendXml(ctx, 200, xmlDocument('ListAllMyBucketsResult', `${OWNER_XML}<Buckets>${inner}</Buckets>`));
 }

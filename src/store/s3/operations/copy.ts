@@ -6,6 +6,7 @@
 import type { PutOptions } from '../../engine/types.ts';
 import { assertNullVersion, requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
 import { preconditionStatus, readPreconditions } from '../http-conditions.ts';
+import { assertAllowed } from '../key-grant.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { element, xmlDocument } from '../xml.ts';
 import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
@@ -27,6 +28,8 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
   if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>.');
   const bucket = decoded.slice(0, slash);
   const key = decoded.slice(slash + 1);
+  // The source is read with the key's rights too (the destination was checked before the operation ran).
+  assertAllowed(ctx.grant, 'object-read', bucket);
   const rangeHeader = allowRange ? ctx.req.headers['x-amz-copy-source-range'] : undefined;
   let range: { offset: number; length: number } | undefined;
   if (typeof rangeHeader === 'string') {
