@@ -222,6 +222,15 @@ test('store:// destinations get the challenge in the bucket; http(s) ones must a
   const noBucket = await api.call(`/zones/${zoneId}/logshipping/ownership`, { method: 'POST', json: { destination_conf: 'store://no-such-bucket/x' } });
   assert.deepEqual([noBucket.status, noBucket.body.result.valid, noBucket.body.result.filename], [200, false, null]);
   assert.match(noBucket.body.result.message, /could not be written/);
+  // Another account's store:// names its own buckets: my test-bucket is not one of them.
+  const other = await api.newAccount('other@example.com');
+  const otherZone = (await api.call('/zones', { method: 'POST', json: { name: 'other.example' }, as: other })).body.result.id;
+  const foreign = await api.call(`/zones/${otherZone}/logshipping/ownership`, { method: 'POST', json: { destination_conf: 'store://test-bucket/logs/{DATE}' }, as: other });
+  assert.deepEqual([foreign.body.result.valid, foreign.body.result.filename], [false, null]);
+  assert.match(foreign.body.result.message, /bucket does not exist/);
+  const stolen = await api.call(`/zones/${otherZone}/logshipping/jobs`, { method: 'POST', json: { destination_conf: 'store://test-bucket/logs/{DATE}', ownership_challenge: token }, as: other });
+  assert.deepEqual([stolen.status, stolen.body.errors[0].message], [400, 'incorrect ownership challenge'], "a token read from my bucket proves nothing for another account's zone");
+  assert.equal(await readAll((await api.store.get('test-bucket', 'logs/ownership-challenge.txt'))!.body!.stream()).then(String), token, 'my challenge is untouched');
 
   const good = await collector(t, 200);
   const created = await api.call(jobs, { method: 'POST', json: { destination_conf: `${good.url}?header_Authorization=Bearer%20abc&source=edge` } });

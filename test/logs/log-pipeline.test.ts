@@ -17,6 +17,7 @@ import { silentLogger } from '../../src/core/log.ts';
 import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
 import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
+import { accountStore } from '../../src/store/engine/account-store.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -126,6 +127,29 @@ test('filtered records reach a file:// destination as dated gzip batches; the jo
   assert.ok(readdirSync(join(out, 'logs')).includes('20261123'), 'the {DATE} in the path is the day');
   await until(async () => (await f.control.getJob('z'.repeat(32), job.id))?.lastComplete !== null, 'last_complete');
   await pipeline.close();
+});
+
+test("a store:// job writes into its zone's account's bucket, never another account's bucket of the same name", async (t) => {
+  const f = await fixture(t);
+  const mine = accountStore(f.engine, 'a'.repeat(32));
+  const theirs = accountStore(f.engine, 'b'.repeat(32));
+  await mine.createBucket('logs');
+  await theirs.createBucket('logs');
+  await theirs.createBucket('only-theirs');
+  await f.createJob('store://logs/edge/{DATE}');
+  const stray = await f.createJob('store://only-theirs/edge');
+  const pipeline = f.pipeline();
+  pipeline.start();
+  t.after(() => pipeline.close());
+  const jobs = await pipeline.jobsFor('z'.repeat(32));
+  for (let i = 0; i < 5; i++) pipeline.emit(jobs, record(i));
+  await until(async () => (await mine.list('logs', { prefix: 'edge/' })).objects.length > 0, 'a batch in my bucket');
+  const [batch] = (await mine.list('logs', { prefix: 'edge/' })).objects;
+  assert.match(batch!.key, /^edge\/20261123\/.*\.log\.gz$/);
+  await until(async () => (await f.control.getJob('z'.repeat(32), stray.id))?.errorMessage != null, "the error of the job naming the other account's bucket");
+  assert.match((await f.control.getJob('z'.repeat(32), stray.id))!.errorMessage!, /bucket does not exist/);
+  assert.deepEqual((await theirs.list('logs')).objects, [], "nothing reached the other account's logs");
+  assert.deepEqual((await theirs.list('only-theirs')).objects, []);
 });
 
 test('a receiver answering 500 for a while: the error shows on the job, then everything arrives once', async (t) => {

@@ -76,55 +76,55 @@ class AccountStore implements StoreEngine {
     return all.map((bucket) => this.#own(bucket));
   }
 
-  deleteBucket(name: string): Promise<void> {
+  async deleteBucket(name: string): Promise<void> {
     return this.#engine.deleteBucket(this.#stored(name));
   }
 
-  head(bucket: string, key: string): Promise<ObjectMeta | null> {
+  async head(bucket: string, key: string): Promise<ObjectMeta | null> {
     return this.#engine.head(this.#stored(bucket), key);
   }
 
-  get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null> {
+  async get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null> {
     return this.#engine.get(this.#stored(bucket), key, options);
   }
 
-  put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null> {
+  async put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null> {
     return this.#engine.put(this.#stored(bucket), key, body, options);
   }
 
-  delete(bucket: string, keys: readonly string[]): Promise<void> {
+  async delete(bucket: string, keys: readonly string[]): Promise<void> {
     return this.#engine.delete(this.#stored(bucket), keys);
   }
 
-  list(bucket: string, options?: ListOptions): Promise<ListResult> {
+  async list(bucket: string, options?: ListOptions): Promise<ListResult> {
     return this.#engine.list(this.#stored(bucket), options);
   }
 
-  createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string> {
+  async createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string> {
     return this.#engine.createMultipartUpload(this.#stored(bucket), key, options);
   }
 
-  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart> {
     return this.#engine.uploadPart(this.#stored(bucket), key, uploadId, partNumber, body, options);
   }
 
-  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta> {
+  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta> {
     return this.#engine.completeMultipartUpload(this.#stored(bucket), key, uploadId, parts, options);
   }
 
-  abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+  async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     return this.#engine.abortMultipartUpload(this.#stored(bucket), key, uploadId);
   }
 
-  getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null> {
+  async getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null> {
     return this.#engine.getUpload(this.#stored(bucket), key, uploadId);
   }
 
-  listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
+  async listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
     return this.#engine.listParts(this.#stored(bucket), key, uploadId);
   }
 
-  listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]> {
+  async listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]> {
     return this.#engine.listUploads(this.#stored(bucket), options);
   }
 
@@ -139,6 +139,7 @@ class AccountStore implements StoreEngine {
   /**
    * The stored name of one of the account's buckets. A name holding `/` is no bucket's name, and
    * must never reach the engine: under the view of no account it would name another account's bucket.
+   * (Every method is async, so this refusal rejects the call's promise like any other store error.)
    */
   #stored(name: string): string {
     if (name.includes('/')) throw new StoreError('STORE_NO_SUCH_BUCKET');
