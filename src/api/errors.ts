@@ -17,6 +17,7 @@ export type ApiErrorCode =
   | 'API_METHOD_NOT_ALLOWED'
   | 'API_OBJECT_NOT_FOUND'
   | 'API_MALFORMED_JSON'
+  | 'API_JSON_TOO_DEEP'
   | 'API_BODY_TOO_LARGE'
   | 'API_INVALID_QUERY'
   | 'API_INTERNAL'
@@ -66,6 +67,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_METHOD_NOT_ALLOWED: { kind: 'user', status: 405, code: 7001, message: 'Method <method> not allowed for this URI: use <methods>' },
   API_OBJECT_NOT_FOUND: { kind: 'user', status: 404, code: 7003, message: 'Could not route to <path>, perhaps your object identifier is invalid?' },
   API_MALFORMED_JSON: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body' },
+  API_JSON_TOO_DEEP: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body: arrays and objects nest more than <limit> levels deep' },
   API_BODY_TOO_LARGE: { kind: 'user', status: 413, code: 6004, message: 'Request body is too large: at most <limit> bytes are accepted' },
   API_INVALID_QUERY: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <parameter> because <reason>" },
   API_INTERNAL: { kind: 'system', status: 500, code: 10001, message: 'Internal server error' },
