@@ -17,6 +17,7 @@ export type ApiErrorCode =
   | 'API_METHOD_NOT_ALLOWED'
   | 'API_OBJECT_NOT_FOUND'
   | 'API_MALFORMED_JSON'
+  | 'API_JSON_TOO_DEEP'
   | 'API_BODY_TOO_LARGE'
   | 'API_INVALID_QUERY'
   | 'API_INTERNAL'
@@ -66,6 +67,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_METHOD_NOT_ALLOWED: { kind: 'user', status: 405, code: 7001, message: 'Method <method> not allowed for this URI: use <methods>' },
   API_OBJECT_NOT_FOUND: { kind: 'user', status: 404, code: 7003, message: 'Could not route to <path>, perhaps your object identifier is invalid?' },
   API_MALFORMED_JSON: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body' },
+  API_JSON_TOO_DEEP: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body: arrays and objects nest more than <limit> levels deep' },
   API_BODY_TOO_LARGE: { kind: 'user', status: 413, code: 6004, message: 'Request body is too large: at most <limit> bytes are accepted' },
   API_INVALID_QUERY: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <parameter> because <reason>" },
   API_INTERNAL: { kind: 'system', status: 500, code: 10001, message: 'Internal server error' },
@@ -81,7 +83,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_JOB_NOT_FOUND: { kind: 'user', status: 404, code: 1003, message: 'job not found: the zone has no log job <job_id>' },
   API_JOB_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_FILTER_INVALID: { kind: 'user', status: 400, code: 1002, message: 'invalid filter: <problem> (at <pointer into the filter>)' },
-  API_FILTER_LIMIT: { kind: 'user', status: 400, code: 1002, message: 'invalid filter: the filter has <n> operators; at most 30 are allowed (or: is <n> bytes long; at most 1000 bytes are allowed)' },
+  API_FILTER_LIMIT: { kind: 'user', status: 400, code: 1002, message: 'invalid filter: the filter has <n> operators; at most 30 are allowed (or: is <n> bytes long; at most 1000 bytes are allowed; or: nests arrays and objects more than 64 levels deep (each "and"/"or" group takes two); at most 64 are allowed)' },
   API_JOB_LIMIT: { kind: 'user', status: 403, code: 1004, message: 'creating a new job (for http_requests dataset) is not allowed: exceeded max jobs allowed' },
   API_OWNERSHIP_CHALLENGE_MISSING: { kind: 'user', status: 400, code: 1002, message: 'missing ownership challenge: <scheme>:// destinations need the token written by POST /zones/<zone_id>/logshipping/ownership' },
   API_OWNERSHIP_CHALLENGE_INVALID: { kind: 'user', status: 400, code: 1002, message: 'incorrect ownership challenge' },

@@ -1,7 +1,10 @@
 /**
  * Request bodies: JSON only (`Content-Type: application/json`), refused with 413 before they are
- * read whole when larger than the limit (by Content-Length at once, else while streaming).
+ * read whole when larger than the limit (by Content-Length at once, else while streaming), and
+ * with 400 before they are parsed when not JSON or nested deeper than MAX_JSON_DEPTH (validation
+ * and error messages walk bodies recursively; 10,000 levels overflowed the stack).
  */
+import { MAX_JSON_DEPTH, scanJsonShape } from '../core/json-shape.ts';
 import { API_ERRORS, ApiError } from './errors.ts';
 
 /** Default limit of a request body: the largest valid bodies (40 custom fields, filters) are a few KiB. */
@@ -21,10 +24,15 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return JSON.parse(text) as unknown;
   } catch {
     throw new ApiError('API_MALFORMED_JSON');
   }
+  const shape = scanJsonShape(text, { maxDepth: MAX_JSON_DEPTH });
+  if (shape.kind === 'too-deep') {
+    throw new ApiError('API_JSON_TOO_DEEP', { message: `Malformed JSON in request body: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep` });
+  }
+  if (shape.kind !== 'json') throw new ApiError('API_MALFORMED_JSON');
+  return JSON.parse(text) as unknown;
 }
 
 async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array> {

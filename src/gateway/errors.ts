@@ -56,6 +56,8 @@ export type GatewayErrorCode =
   | 'GATEWAY_INVALID_REQUEST'
   | 'GATEWAY_EMPTY_BATCH'
   | 'GATEWAY_BATCH_TOO_LARGE'
+  | 'GATEWAY_JSON_TOO_DEEP'
+  | 'GATEWAY_JSON_TOO_MANY_VALUES'
   | 'GATEWAY_METHOD_NOT_FOUND'
   | 'GATEWAY_METHOD_REFUSED'
   | 'GATEWAY_INVALID_PARAMS'
@@ -76,6 +78,8 @@ export const GATEWAY_ERRORS: ErrorCatalog<GatewayErrorCode> & Record<GatewayErro
   GATEWAY_INVALID_REQUEST: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: not a JSON-RPC 2.0 request object.' },
   GATEWAY_EMPTY_BATCH: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: empty batch. A batch is a non-empty array of request objects.' },
   GATEWAY_BATCH_TOO_LARGE: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: the batch has more members than this gateway accepts.' },
+  GATEWAY_JSON_TOO_DEEP: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: the body nests arrays and objects deeper than this gateway accepts.' },
+  GATEWAY_JSON_TOO_MANY_VALUES: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: the body holds more JSON values than this gateway accepts.' },
   GATEWAY_METHOD_NOT_FOUND: { kind: 'user', rpc: MethodNotFoundError, status: 200, message: 'The method does not exist/is not available.' },
   GATEWAY_METHOD_REFUSED: { kind: 'user', rpc: MethodNotFoundError, status: 200, message: 'The method is refused by this gateway.' },
   GATEWAY_INVALID_PARAMS: { kind: 'user', rpc: InvalidParamsError, status: 200, message: 'Invalid params.' },

@@ -32,6 +32,27 @@ test('unknown routes, wrong methods, bad JSON and wrong content types get the re
   assert.equal((await api.call('/zones')).body.result.length, 1, 'only the accepted request wrote');
 });
 
+test('JSON nested more than 64 levels deep is 400 / 6007 before it is parsed, on every route, signed in or not', { timeout: 30_000 }, async (t) => {
+  const api = await startApi(t);
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+  const tooDeep = envelope(6007, 'Malformed JSON in request body: arrays and objects nest more than 64 levels deep');
+  const zones = await api.call('/zones');
+  const post = (path: string, body: string, as?: null) => api.call(path, { method: 'POST', body, headers: { 'content-type': 'application/json' }, ...(as === null ? { as } : {}) });
+  // 10,000 levels (once a stack overflow and 500 / 10001), in a field, as the whole body, and without credentials.
+  for (const body of [`{"name":${nested(10_000)}}`, nested(10_000), `{"name":"deep.example","x":${nested(10_000)}}`, `{"name":${nested(64)}}`]) {
+    const answer = await post('/zones', body);
+    assert.deepEqual([answer.status, answer.body], [400, tooDeep], body.slice(0, 30));
+  }
+  assert.deepEqual((await post('/sessions', `{"email":${nested(10_000)},"key":"x"}`, null)).body, tooDeep);
+  // 64 levels are JSON like any other: validation answers, with its own code.
+  const within = await post('/zones', `{"name":${nested(63)}}`);
+  assert.deepEqual([within.status, within.body.errors[0].code], [400, 1002]);
+  // Not JSON stays 6007 with its own message, whatever its depth.
+  assert.deepEqual((await post('/zones', `${nested(100)}x`)).body, tooDeep, 'too deep before the syntax error');
+  assert.deepEqual((await post('/zones', `[[x${nested(100)}`)).body, envelope(6007, 'Malformed JSON in request body'));
+  assert.deepEqual((await api.call('/zones')).body.result, zones.body.result, 'nothing was written');
+});
+
 test('a body over the limit is refused with 413 before it is read whole', async (t) => {
   const api = await startApi(t);
   const url = new URL(`${api.base}/zones`);

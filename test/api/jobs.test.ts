@@ -103,6 +103,7 @@ test('every job validation error, with its code and pointer; refused requests ch
     return `${text.slice(0, -1)}${' '.repeat(bytes - text.length)}}`;
   };
   const thirtyOne = where({ and: Array.from({ length: 31 }, () => criterion('JA4', 'eq', '')) });
+  const nestedGroups = (levels: number) => `{"where":${'{"and":['.repeat(levels)}${JSON.stringify(criterion('ClientIP', 'eq', 'x'))}${']}'.repeat(levels)}}`;
   const cases: Array<[object, number, string, RegExp]> = [
     [{}, 1002, '/destination_conf', /destination_conf is required/],
     [{ destination_conf: 'gs://bucket/x' }, 1002, '/destination_conf', /the scheme gs:\/\/ is not supported/],
@@ -140,7 +141,11 @@ test('every job validation error, with its code and pointer; refused requests ch
     [{ destination_conf: S3, filter: where(criterion('ClientIP', 'like', 'x')) }, 1002, '/filter', /"like" is not an operator; use one of eq, !eq, lt, leq, gt, geq, startsWith, endsWith, !startsWith, !endsWith, contains, !contains, in, !in \(at \/where\/operator\)/],
     [{ destination_conf: S3, filter: where(criterion('Cookies', 'eq', 'x')) }, 1002, '/filter', /cannot be filtered on/],
     [{ destination_conf: S3, filter: padded(1001) }, 1002, '/filter', /^invalid filter: the filter is 1001 bytes long; at most 1000 bytes are allowed$/],
-    [{ destination_conf: S3, filter: thirtyOne }, 1002, '/filter', /^invalid filter: the filter has 31 operators; at most 30 are allowed$/],
+    // 31 criteria never fit in 1000 bytes: refused for its length before it is parsed.
+    [{ destination_conf: S3, filter: thirtyOne }, 1002, '/filter', /^invalid filter: the filter is 1290 bytes long; at most 1000 bytes are allowed$/],
+    // 4,000 nested groups (once a stack overflow and 500 / 10001): refused for its length, unparsed.
+    [{ destination_conf: S3, filter: nestedGroups(4000) }, 1002, '/filter', new RegExp(`^invalid filter: the filter is ${Buffer.byteLength(nestedGroups(4000))} bytes long; at most 1000 bytes are allowed$`)],
+    [{ destination_conf: S3, filter: nestedGroups(32) }, 1002, '/filter', /^invalid filter: the filter nests arrays and objects more than 64 levels deep \(each "and"\/"or" group takes two\); at most 64 are allowed$/],
     [{ destination_conf: S3, ownership_challenge: 'not a token!' }, 1002, '/ownership_challenge', /incorrect ownership challenge/],
   ];
   for (const [body, code, pointer, message] of cases) {

@@ -141,17 +141,57 @@ test('notifications get no answer: a lone one or a batch of them gets 204 and no
   assert.deepEqual((await gateway.post(SEPOLIA, rpc('eth_chainId', [], null))).json, { jsonrpc: '2.0', id: null, result: '0xaa36a7' });
 });
 
-test('a batch over max_batch_items gets an error for each member, naming the limit', async () => {
+test('a batch over max_batch_items gets one error object with id null, naming the limit; no member runs', { timeout: 10_000 }, async () => {
+  const before = gateway.service.networks().find((n) => n.name === 'sepolia')!.requests;
   const members = Array.from({ length: 6 }, (_, i) => rpc('eth_chainId', [], i));
   const answer = await gateway.post(SEPOLIA, members);
   assert.equal(answer.status, 200);
-  assert.equal(answer.json.length, 6);
-  for (const [i, member] of (answer.json as Array<{ id: number; error: { code: number; message: string } }>).entries()) {
-    assert.equal(member.id, i);
-    assert.equal(member.error.code, -32600);
-    assert.match(member.error.message, /the batch has 6 members; this gateway accepts at most 5/);
-  }
+  assert.deepEqual(answer.json, { jsonrpc: '2.0', id: null, error: {
+    code: -32600,
+    message: 'Invalid request: the batch has more than 5 members; this gateway accepts at most 5 per batch. Split it into batches of at most 5.',
+  } });
+  // Refused as member 6 begins: what follows it is not looked at, valid JSON or not.
+  assert.deepEqual((await gateway.post(SEPOLIA, '[1,2,3,4,5,6 this is not JSON')).json.error.code, -32600);
+  assert.equal(gateway.service.networks().find((n) => n.name === 'sepolia')!.requests, before, 'nothing was counted or run');
   assert.equal((await gateway.post(SEPOLIA, members.slice(0, 5))).json.length, 5);
+});
+
+test('JSON nested deeper than 64 levels is one -32600 error object, never an internal error', { timeout: 30_000 }, async (t) => {
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+  // A request object (1 level) and its params array (1) leave 62 levels for what params hold:
+  // that reaches the chain, which says what it thinks of such params.
+  const within = await gateway.post(SEPOLIA, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${nested(62)}]}`);
+  assert.equal(within.json.error.code, -32602, JSON.stringify(within.json));
+  const expected = { jsonrpc: '2.0', id: null, error: {
+    code: -32600,
+    message: 'Invalid request: the body nests arrays and objects more than 64 levels deep; this gateway accepts at most 64 (Ethereum requests need fewer than 10). Send params without the extra nesting.',
+  } };
+  for (const levels of [63, 2000]) {
+    const answer = await gateway.post(SEPOLIA, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${nested(levels)}]}`);
+    assert.deepEqual([answer.status, answer.json], [200, expected], `${levels} levels`);
+  }
+  const inBatch = await gateway.post(SEPOLIA, `[${JSON.stringify(rpc('eth_chainId'))},{"jsonrpc":"2.0","id":2,"method":"eth_call","params":[${nested(62)}]}]`);
+  assert.deepEqual(inBatch.json, expected, 'a batch with a member too deep is refused whole: the batch level counts too');
+  // 100,000 levels under the default body limit (once -32603 from a stack overflow).
+  const defaults = await startGateway(t as never);
+  for (const method of ['eth_getBalance', 'eth_call', 'eth_getLogs']) {
+    const answer = await defaults.post(SEPOLIA, `{"jsonrpc":"2.0","id":1,"method":"${method}","params":[${nested(100_000)}]}`);
+    assert.deepEqual([answer.status, answer.json], [200, expected], method);
+  }
+  for (const origin of [gateway.origin, defaults.origin]) {
+    assert.doesNotMatch(await (await fetch(`${origin}/metrics`)).text(), /edgeport_unmapped_errors_total\{[^}]*\} [1-9]/);
+  }
+});
+
+test('a body of more than 100 JSON values per allowed batch member is one -32600 error object', { timeout: 10_000 }, async () => {
+  // max_batch_items 5: 500 values; the request object and its jsonrpc, id, method and params are 5.
+  const call = (values: number) => `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${Array(values).fill('1').join(',')}]}`;
+  assert.equal((await gateway.post(SEPOLIA, call(495))).json.error.code, -32602, 'within the limit, the chain judges the params');
+  const answer = await gateway.post(SEPOLIA, call(496));
+  assert.deepEqual([answer.status, answer.json], [200, { jsonrpc: '2.0', id: null, error: {
+    code: -32600,
+    message: 'Invalid request: the body holds more than 500 JSON values (numbers, strings, arrays, objects, ...); this gateway accepts at most 500 per body. Send fewer or smaller params, or split the batch.',
+  } }]);
 });
 
 test('a body over max_body_bytes gets 413 with a JSON-RPC error, declared or chunked', async () => {

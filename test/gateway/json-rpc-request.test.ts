@@ -84,12 +84,57 @@ test('the raw id scanner finds the last top-level "id" of each member, skipping 
   assert.equal(rawIdText('{"method":"x"}', 0), undefined);
 });
 
-test('batches: empty is one error; over the limit every member with an id gets the limit error', () => {
+test('batches: empty is one error; over the limit one error, decided before the members are built', { timeout: 30_000 }, () => {
   assert.deepEqual(parseRequestBody('[]', LIMITS).kind, 'invalid');
   const tooMany = parseRequestBody(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'a' }, { jsonrpc: '2.0', method: 'b' }, 7]), { maxBatchItems: 2 });
-  assert.deepEqual(members(tooMany).map((m) => [m.kind, m.id, m.kind === 'rejected' ? m.error.code : undefined]), [
-    ['rejected', '1', 'GATEWAY_BATCH_TOO_LARGE'],
-    ['rejected', undefined, 'GATEWAY_BATCH_TOO_LARGE'],
-    ['rejected', 'null', 'GATEWAY_INVALID_REQUEST'],
-  ]);
+  assert.equal(tooMany.kind, 'invalid');
+  assert.equal(tooMany.kind === 'invalid' && tooMany.error.code, 'GATEWAY_BATCH_TOO_LARGE');
+  assert.match(tooMany.kind === 'invalid' ? tooMany.error.message : '', /more than 2 members; this gateway accepts at most 2 per batch/);
+  assert.equal(members(parseRequestBody('[1,2]', { maxBatchItems: 2 })).length, 2, 'exactly at the limit is a batch');
+  // 2.6M members in 5.2 MB: refused as member 1001 begins, without building any of them.
+  const body = `[${Array(2_600_000).fill('1').join(',')}]`;
+  const started = performance.now();
+  const huge = parseRequestBody(body, LIMITS);
+  const ms = performance.now() - started;
+  assert.equal(huge.kind === 'invalid' && huge.error.code, 'GATEWAY_BATCH_TOO_LARGE');
+  assert.ok(ms < 250, `refusing took ${ms} ms`);
+});
+
+test('JSON deeper than 64 levels is refused whole with -32600 before it is parsed; 64 levels are fine', { timeout: 10_000 }, () => {
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+  const deep = parseRequestBody(`{"jsonrpc":"2.0","id":1,"method":"m","params":[${nested(100_000)}]}`, LIMITS);
+  assert.equal(deep.kind === 'invalid' && deep.error.code, 'GATEWAY_JSON_TOO_DEEP');
+  assert.equal(deep.kind === 'invalid' && deep.error.rpcCode, -32600);
+  assert.equal(parseRequestBody(`{"jsonrpc":"2.0","id":1,"method":"m","params":[${nested(63)}]}`, LIMITS).kind, 'invalid');
+  assert.equal(parseRequestBody(`{"jsonrpc":"2.0","id":1,"method":"m","params":[${nested(62)}]}`, LIMITS).kind, 'single');
+  assert.equal(parseRequestBody(`[{"jsonrpc":"2.0","id":1,"method":"m","params":[${nested(61)}]}]`, LIMITS).kind, 'batch');
+  assert.equal(parseRequestBody(`[{"jsonrpc":"2.0","id":1,"method":"m","params":[${nested(62)}]}]`, LIMITS).kind, 'invalid');
+});
+
+test('property: a batch is one member per element up to max_batch_items and one GATEWAY_BATCH_TOO_LARGE past it', { timeout: 60_000 }, () => {
+  const elementArb = fc.oneof(validRequestArb, fc.jsonValue({ maxDepth: 3 }));
+  fc.assert(fc.property(fc.array(elementArb, { minLength: 1, maxLength: 25 }), fc.integer({ min: 1, max: 25 }), (batch, maxBatchItems) => {
+    const parsed = parseRequestBody(JSON.stringify(batch), { maxBatchItems });
+    if (batch.length <= maxBatchItems) {
+      assert.equal(parsed.kind, 'batch');
+      assert.equal(members(parsed).length, batch.length);
+    } else {
+      assert.equal(parsed.kind === 'invalid' && parsed.error.code, 'GATEWAY_BATCH_TOO_LARGE');
+    }
+  }), { numRuns: 1000 });
+});
+
+test('bodies of more than 100 JSON values per allowed member are refused before they are parsed', { timeout: 30_000 }, () => {
+  const call = (values: number) => `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[${Array(values).fill('1').join(',')}]}`;
+  // The request object and its jsonrpc, id, method and params are 5 values of the 200 allowed.
+  assert.equal(parseRequestBody(call(195), { maxBatchItems: 2 }).kind, 'single');
+  const over = parseRequestBody(call(196), { maxBatchItems: 2 });
+  assert.equal(over.kind === 'invalid' && over.error.code, 'GATEWAY_JSON_TOO_MANY_VALUES');
+  assert.equal(over.kind === 'invalid' && over.error.rpcCode, -32600);
+  assert.match(over.kind === 'invalid' ? over.error.message : '', /the body holds more than 200 JSON values .*at most 200 per body/);
+  // 2.6M values in one call's params (5 MB, which took the embedded chain over a second): refused at once.
+  const started = performance.now();
+  const huge = parseRequestBody(call(2_590_000), LIMITS);
+  assert.equal(huge.kind === 'invalid' && huge.error.code, 'GATEWAY_JSON_TOO_MANY_VALUES');
+  assert.ok(performance.now() - started < 250, `refusing took ${performance.now() - started} ms`);
 });

@@ -34,3 +34,14 @@ test('a requests_per_second of 0 turns the limit off', async (t) => {
   const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0, burst: 1 } } });
   for (let i = 0; i < 5; i++) assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).status, 200);
 });
+
+test('every batch member takes its token before any member runs: a batch over the tokens left runs none', { timeout: 30_000 }, async (t) => {
+  const gateway = await startGateway(t, { clock: new FakeClock(), section: { rate_limit: { requests_per_second: 1, burst: 5 } } });
+  assert.equal((await gateway.post('/v1/sepolia', [rpc('eth_chainId', [], 1), rpc('eth_chainId', [], 2), rpc('eth_chainId', [], 3)])).status, 200);
+  const refused = await gateway.post('/v1/sepolia', [rpc('net_version', [], 1), rpc('net_version', [], 2), rpc('net_version', [], 3)]);
+  assert.equal(refused.status, 429, 'three members, two tokens left');
+  const metrics = await (await fetch(`${gateway.origin}/metrics`)).text();
+  assert.match(metrics, /edgeport_gateway_calls_total\{network="sepolia",method="eth_chainId",outcome="[a-z_]+"\} [1-9]/);
+  assert.doesNotMatch(metrics, /method="net_version"/, 'no member of the refused batch ran');
+  assert.equal((await gateway.post('/v1/sepolia', [rpc('net_version', [], 1), rpc('net_version', [], 2)])).status, 200, 'the two tokens are still there');
+});

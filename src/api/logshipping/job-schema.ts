@@ -88,7 +88,7 @@ const jobFields = {
   destination_conf: z.string().max(MAX_DESTINATION_CONF_LENGTH).describe('file:///dir, store://bucket/path, s3://bucket/path?region=..&access-key-id=..&secret-access-key=..[&endpoint=..], https://host/path[?header_Name=value]'),
   dataset: z.string().nullable().optional().describe(`Only ${LOG_DATASET}`),
   enabled: z.boolean().optional().describe('Default false'),
-  filter: z.string().nullable().optional().describe('JSON text: {"where": <criterion | {and:[..]} | {or:[..]}>}; at most 30 operators and 1000 bytes'),
+  filter: z.string().nullable().optional().describe('JSON text: {"where": <criterion | {and:[..]} | {or:[..]}>}; at most 30 operators, 1000 bytes and 64 levels of nesting'),
   kind: z.string().nullable().optional().describe('Only "" (edge jobs are not offered)'),
   frequency: z.enum(['high', 'low']).nullable().optional().describe('Deprecated; default high'),
   output_options: outputOptionsInput.nullable().optional(),

@@ -2,8 +2,9 @@
  * The gateway's HTTP face: `POST /v1/<network>` with a JSON-RPC 2.0 body (SPEC §4.2), `GET
  * /metrics`, and CORS preflights, on raw node:http (the hot path is a small POST; hono's Request
  * and Response objects would cost about 20% of it, DESIGN.md's own measurement). Steps, in order:
- * route -> HTTP method -> content type -> network -> body (size limit) -> parse -> rate limit ->
- * retirement -> run each member -> one response.
+ * route -> HTTP method -> content type -> network -> body (size limit) -> parse (batch size and
+ * nesting depth refused before anything is built) -> rate limit (a token per member) -> retirement
+ * -> run each member -> one response.
  *
  * Status policy (erpc's `determineResponseStatusCode`): 200 for every JSON-RPC outcome, errors
  * included (ethers cannot read an error behind a non-2xx status); 204 when only notifications

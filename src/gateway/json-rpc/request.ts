@@ -3,7 +3,15 @@
  * member on its own so one bad member of a batch never spoils the others. Never throws: every
  * problem becomes the error the spec prescribes (-32700 for bad JSON, -32600 for a malformed
  * request or an empty batch), with the id echoed when it could be read and `null` when not.
+ *
+ * Bounded before anything is built: one pass over the text (core/json-shape.ts) refuses a batch
+ * with more than `maxBatchItems` members as the next one begins, JSON nested deeper than
+ * MAX_JSON_DEPTH, and bodies of more than VALUES_PER_MEMBER values per allowed member (the cost
+ * of parsing, hashing and handing params to a chain grows with values, not bytes: a 5 MiB array
+ * of 2.6M numbers took the embedded chain over a second), each with one error object; only then
+ * does `JSON.parse` build the members.
  */
+import { MAX_JSON_DEPTH, scanJsonShape } from '../../core/json-shape.ts';
 import { gatewayError, type JsonRpcError } from '../errors.ts';
 import { rawIdText } from './raw-id.ts';
 
@@ -37,7 +45,31 @@ export interface ParseLimits {
   maxBatchItems: number;
 }
 
+/** JSON values a body may hold per allowed batch member: a typical call has fewer than 10. */
+export const VALUES_PER_MEMBER = 100;
+
 export function parseRequestBody(body: string, limits: ParseLimits): ParsedBody {
+  const maxValues = VALUES_PER_MEMBER * limits.maxBatchItems;
+  const shape = scanJsonShape(body, { maxDepth: MAX_JSON_DEPTH, maxArrayItems: limits.maxBatchItems, maxValues });
+  switch (shape.kind) {
+    case 'invalid':
+      return { kind: 'invalid', error: gatewayError('GATEWAY_PARSE_ERROR') };
+    case 'too-deep':
+      return {
+        kind: 'invalid',
+        error: gatewayError('GATEWAY_JSON_TOO_DEEP', `Invalid request: the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; this gateway accepts at most ${MAX_JSON_DEPTH} (Ethereum requests need fewer than 10). Send params without the extra nesting.`),
+      };
+    case 'too-many-items':
+      return {
+        kind: 'invalid',
+        error: gatewayError('GATEWAY_BATCH_TOO_LARGE', `Invalid request: the batch has more than ${limits.maxBatchItems} members; this gateway accepts at most ${limits.maxBatchItems} per batch. Split it into batches of at most ${limits.maxBatchItems}.`),
+      };
+    case 'too-many-values':
+      return {
+        kind: 'invalid',
+        error: gatewayError('GATEWAY_JSON_TOO_MANY_VALUES', `Invalid request: the body holds more than ${maxValues} JSON values (numbers, strings, arrays, objects, ...); this gateway accepts at most ${maxValues} per body. Send fewer or smaller params, or split the batch.`),
+      };
+  }
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -46,13 +78,7 @@ export function parseRequestBody(body: string, limits: ParseLimits): ParsedBody 
   }
   if (Array.isArray(value)) {
     if (value.length === 0) return { kind: 'invalid', error: gatewayError('GATEWAY_EMPTY_BATCH') };
-    const members = value.map((item, index) => toMember(item, body, index, true));
-    if (value.length <= limits.maxBatchItems) return { kind: 'batch', members };
-    const tooLarge = `Invalid request: the batch has ${value.length} members; this gateway accepts at most ${limits.maxBatchItems}. Split it into smaller batches.`;
-    return {
-      kind: 'batch',
-      members: members.map((m) => (m.kind === 'call' ? { kind: 'rejected', id: m.id, error: gatewayError('GATEWAY_BATCH_TOO_LARGE', tooLarge) } : m)),
-    };
+    return { kind: 'batch', members: value.map((item, index) => toMember(item, body, index, true)) };
   }
   if (!isObject(value)) {
     return { kind: 'invalid', error: gatewayError('GATEWAY_INVALID_REQUEST', `Invalid request: the body must be a request object or a batch (array) of them, got ${describe(value)}.`) };

@@ -4,8 +4,11 @@
  *
  * By design: keys are `http_requests` fields, operators are checked against the field's type,
  * values are normalised (numbers for numeric fields, booleans for bool fields, epoch milliseconds
- * for timestamps). The limits count comparison operators (criteria) and UTF-8 bytes of the text.
+ * for timestamps). The limits count comparison operators (criteria) and UTF-8 bytes of the text,
+ * and bound its nesting. Bytes are checked before anything else and depth before the text is parsed,
+ * so an over-long or deep text costs no parse and no recursion (10,000 levels overflowed the stack).
  */
+import { MAX_JSON_DEPTH, scanJsonShape } from '../../core/json-shape.ts';
 import { HTTP_REQUESTS_FIELDS, isHttpRequestsField, type HttpRequestsFieldName, type HttpRequestsFieldType } from '../http-requests-fields.ts';
 
 /** The real service's comparison operators (camelCase, `!` negates). */
@@ -19,8 +22,18 @@ const OPERATOR_ALIASES: Readonly<Record<string, FilterOperator>> = {
   '==': 'eq', '!=': '!eq', neq: '!eq', '<': 'lt', '<=': 'leq', lte: 'leq', '>': 'gt', '>=': 'geq', gte: 'geq',
 };
 
-/** SPEC §8: "about 30 operators and 1000 bytes"; exactly at each limit is accepted. */
-export const FILTER_LIMITS = { maxOperators: 30, maxBytes: 1000 } as const;
+/**
+ * SPEC §8: "about 30 operators and 1000 bytes"; exactly at each limit is accepted. Depth counts
+ * JSON arrays and objects (every surface's MAX_JSON_DEPTH): each and/or group takes two levels.
+ */
+export const FILTER_LIMITS = { maxOperators: 30, maxBytes: 1000, maxDepth: MAX_JSON_DEPTH } as const;
+
+export interface FilterLimits {
+  maxOperators: number;
+  maxBytes: number;
+  /** Default: MAX_JSON_DEPTH. */
+  maxDepth?: number;
+}
 
 export type FilterScalar = string | number | boolean;
 
@@ -51,8 +64,8 @@ export interface FilterProblem {
   /** JSON Pointer into the filter document, e.g. `/where/and/1/operator`; empty for the whole text. */
   pointer: string;
   message: string;
-  /** Set when the problem is a §8 limit rather than a mistake in the document. */
-  limit?: 'operators' | 'bytes';
+  /** Set when the problem is a limit rather than a mistake in the document. */
+  limit?: 'operators' | 'bytes' | 'depth';
 }
 
 export type FilterParseResult = { ok: true; filter: ParsedFilter } | { ok: false; problems: FilterProblem[] };
@@ -76,10 +89,18 @@ const CRITERION_KEYS = new Set(['key', 'operator', 'value']);
 /**
  * Parses filter text; every problem found is reported, each with a pointer into the document.
  * `limits` defaults to SPEC §8's (note: 30 criteria never fit in 1000 bytes of JSON, about 24 do,
- * so the byte limit binds first unless raised).
+ * so the byte limit binds first unless raised). A text over the byte limit or nested too deeply is
+ * not parsed: that one problem is all it gets.
  */
-export function parseFilter(text: string, limits: { maxOperators: number; maxBytes: number } = FILTER_LIMITS): FilterParseResult {
+export function parseFilter(text: string, limits: FilterLimits = FILTER_LIMITS): FilterParseResult {
   const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > limits.maxBytes) {
+    return { ok: false, problems: [{ pointer: '', limit: 'bytes', message: `the filter is ${bytes} bytes long; at most ${limits.maxBytes} bytes are allowed` }] };
+  }
+  const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH;
+  if (scanJsonShape(text, { maxDepth }).kind === 'too-deep') {
+    return { ok: false, problems: [{ pointer: '', limit: 'depth', message: `the filter nests arrays and objects more than ${maxDepth} levels deep (each "and"/"or" group takes two); at most ${maxDepth} are allowed` }] };
+  }
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -100,9 +121,6 @@ export function parseFilter(text: string, limits: { maxOperators: number; maxByt
   }
   if (state.operators > limits.maxOperators) {
     problems.push({ pointer: '', limit: 'operators', message: `the filter has ${state.operators} operators; at most ${limits.maxOperators} are allowed` });
-  }
-  if (bytes > limits.maxBytes) {
-    problems.push({ pointer: '', limit: 'bytes', message: `the filter is ${bytes} bytes long; at most ${limits.maxBytes} bytes are allowed` });
   }
   if (problems.length > 0 || where === null) return { ok: false, problems };
   return { ok: true, filter: { where, operatorCount: state.operators, bytes } };

@@ -33,6 +33,8 @@ export const S3_ERRORS = {
   invalidArgument: (message: string) => new S3Error('InvalidArgument', 400, message),
   missingContentLength: () => new S3Error('MissingContentLength', 411, 'You must provide the Content-Length HTTP header.'),
   invalidRequest: (message: string) => new S3Error('InvalidRequest', 400, message),
+  /** A path whose percent-escapes are malformed or do not spell UTF-8 (S3's own answer and message). */
+  invalidUri: () => new S3Error('InvalidURI', 400, "Couldn't parse the specified URI."),
 } as const;
 
 /** Any error -> the S3 error to send; unknown errors become InternalError. */

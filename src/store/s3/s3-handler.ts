@@ -92,13 +92,22 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
   throw S3_ERRORS.methodNotAllowed();
 }
 
+/** The decoded path; InvalidURI (400, before any authentication work) when an escape is malformed or not UTF-8. */
+function decodePath(rawPath: string): string {
+  try {
+    return decodeURIComponent(rawPath);
+  } catch {
+    throw S3_ERRORS.invalidUri();
+  }
+}
+
 export function createS3Handler(options: S3HandlerOptions) {
   const bases = options.virtualHostBases ?? ['localhost'];
 
   function address(req: IncomingMessage, rawPath: string): { bucket: string | undefined; key: string | undefined } {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const base = bases.find((b) => host.endsWith(`.${b}`));
-    const path = decodeURIComponent(rawPath);
+    const path = decodePath(rawPath);
     if (base) {
       const bucket = host.slice(0, host.length - base.length - 1);
       return { bucket, key: path.length > 1 ? path.slice(1) : undefined };

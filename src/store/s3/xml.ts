@@ -51,10 +51,17 @@ export function decodeXmlText(text: string): string {
 /**
  * Request documents. Values are kept exactly: untrimmed (a key may begin or end with spaces) and
  * with numeric character references decoded (the AWS SDKs send CR and LF in keys as &#x0D; and
- * &#x0A;; Go clients such as rclone send quotes as &#34;).
+ * &#x0A;; Go clients such as rclone send quotes as &#34;). Documents nest three elements deep
+ * (Delete > Object > Key); past REQUEST_XML_MAX_DEPTH elements inside one another (the root
+ * included) the parser throws as it reads the opening tag, before building anything recursively,
+ * and the operation answers MalformedXML.
  */
+export const REQUEST_XML_MAX_DEPTH = 16;
+
 export const requestXml = new XMLParser({
   ignoreAttributes: true, parseTagValue: false, trimValues: false,
+  // fast-xml-parser counts the elements open around the one being opened: the root is not among them.
+  maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
   entityDecoder: { decode: decodeXmlText, setExternalEntities() {}, addInputEntities() {}, reset() {}, setXmlVersion() {} },
   isArray: (name) => name === 'Object' || name === 'Part',
 });

@@ -99,9 +99,30 @@ test('§8 limits: exactly 1000 bytes and 30 operators pass, one more of either i
   const thirtyOne = parseFilter(filterOf(31), roomy);
   assert.ok(!thirtyOne.ok);
   assert.deepEqual(thirtyOne.problems.map((p) => [p.limit, p.message]), [['operators', 'the filter has 31 operators; at most 30 are allowed']]);
-  assert.deepEqual(problems(filterOf(31)).map((p) => p.limit), ['operators', 'bytes'], 'both limits reported together');
+  assert.deepEqual(problems(filterOf(31)).map((p) => p.limit), ['bytes'], 'a text over the byte limit is not parsed: the byte limit is all it gets');
   const multibyte = JSON.stringify({ where: criterion('ClientRequestPath', 'contains', 'é'.repeat(480)) });
   assert.equal(problems(multibyte)[0]!.limit, 'bytes', 'bytes are UTF-8 bytes, not characters');
+});
+
+test('the byte limit is checked before parsing, the depth limit before anything recursive: 400-class problems, never a throw', { timeout: 10_000 }, () => {
+  const group = (levels: number, inner: string) => `${'{"and":['.repeat(levels)}${inner}${']}'.repeat(levels)}`;
+  const leaf = JSON.stringify(criterion('ClientRequestHost', 'eq', 'x'));
+  // 10,000 nested groups (once a stack overflow and a 500 from the API): over 1000 bytes, refused unparsed.
+  const huge = `{"where":${group(10_000, leaf)}}`;
+  assert.deepEqual(problems(huge), [{ pointer: '', limit: 'bytes', message: `the filter is ${Buffer.byteLength(huge)} bytes long; at most 1000 bytes are allowed` }]);
+  // Not even JSON past the limit: still only the byte limit.
+  assert.deepEqual(problems(`{"where":${'['.repeat(2000)}`).map((p) => p.limit), ['bytes']);
+  // Within 1000 bytes, depth: 1 (the document) + 1 (the criterion) + 2 per group.
+  assert.ok(ok(`{"where":${group(31, leaf)}}`).operatorCount === 1, '31 groups: 64 levels');
+  const deep = `{"where":${group(32, leaf)}}`;
+  assert.ok(Buffer.byteLength(deep) <= 1000);
+  assert.deepEqual(problems(deep), [{ pointer: '', limit: 'depth', message: 'the filter nests arrays and objects more than 64 levels deep (each "and"/"or" group takes two); at most 64 are allowed' }]);
+  assert.deepEqual(problems(`{"where":${'['.repeat(490)}${']'.repeat(490)}}`).map((p) => p.limit), ['depth'], 'arrays count too');
+  assert.deepEqual(problems(`{"where":${'['.repeat(70)}`).map((p) => p.limit), ['depth'], 'deep before it is broken');
+  assert.match(problems(`{"where":${'['.repeat(10)}`)[0]!.message, /not valid JSON/);
+  // Raised limits parse deeper texts (the evaluator's recursion is bounded by them).
+  const raised = parseFilter(`{"where":${group(200, leaf)}}`, { maxOperators: 30, maxBytes: 10_000, maxDepth: 402 });
+  assert.ok(raised.ok);
 });
 
 // ---- properties ----

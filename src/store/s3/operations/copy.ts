@@ -23,7 +23,12 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
   const raw = String(ctx.req.headers['x-amz-copy-source'] ?? '');
   const [path, sourceQuery] = raw.split('?', 2) as [string, string | undefined];
   assertNullVersion(new URLSearchParams(sourceQuery ?? '').get('versionId'));
-  const decoded = decodeURIComponent(path).replace(/^\//, '');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path).replace(/^\//, '');
+  } catch {
+    throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>, URL-encoded as UTF-8.');
+  }
   const slash = decoded.indexOf('/');
   if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>.');
   const bucket = decoded.slice(0, slash);
