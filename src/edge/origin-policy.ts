@@ -54,7 +54,7 @@ export class OriginPolicy {
   async originProblem(accountId: string, origin: URL): Promise<string | null> {
     const guard = await this.guardFor(accountId);
     if (!guard) return null;
-    const host = origin.hostname.replace(/^\[|\]$/g, '');
+    const host = origin.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     // RFC 6761 §6.3: `localhost` and the names under it are loopback names.
     const address = isIP(host) ? host : host === 'localhost' || host.endsWith('.localhost') ? '127.0.0.1' : null;
     if (address === null) return null;

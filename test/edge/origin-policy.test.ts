@@ -53,6 +53,7 @@ test('the API refuses IP-literal and localhost origins it can judge without DNS;
   assert.match((await problem(OTHER, 'http://2130706433/'))!, /loopback/);
   assert.match((await problem(OTHER, 'http://localhost:3000'))!, /loopback/);
   assert.match((await problem(OTHER, 'http://api.localhost'))!, /loopback/);
+  assert.match((await problem(OTHER, 'http://LocalHost.:3000'))!, /loopback/, 'the fully qualified form');
   assert.match((await problem(OTHER, 'https://198.51.7.7:8081'))!, /own listeners/);
   assert.equal(await problem(OTHER, 'https://8.8.8.8'), null);
   assert.equal(await problem(OTHER, 'http://origin.example.test:3000'), null, 'a name is judged where it is connected to');
