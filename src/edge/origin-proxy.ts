@@ -189,7 +189,7 @@ const ORIGIN_ERRORS: Record<number, string> = {
 function sendOriginError(res: ServerResponse, status: number, origin: URL, rayId: string, error: Error): void {
   // Like the real service, a prohibited origin is error 1000 with status 403.
   const body = error instanceof ProhibitedOriginError
-    ? `error 1000: DNS points to prohibited IP: the zone's origin ${origin.origin} leads to ${error.message}. Point the origin at a public address.\nRay ID: ${rayId}\n`
+    ? `error 1000: DNS points to prohibited IP: the zone's origin ${origin.origin} leads where it may not: ${error.message}. Point the origin at a public address.\nRay ID: ${rayId}\n`
     : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'} (${origin.origin}: ${error.message}).\nRay ID: ${rayId}\n`;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'edgeport-ray': rayId });
   res.end(body);

@@ -101,7 +101,7 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   assert.deepEqual(await viaEdge(first.urls.edge!, 'bob.test'), { status: 200, body: 'internal' }, 'allowed by allow_private_origins');
   const selfByName = await viaEdge(first.urls.edge!, 'bob-api.test');
   assert.equal(selfByName.status, 403, selfByName.body);
-  assert.match(selfByName.body, new RegExp(`^error 1000: DNS points to prohibited IP: .* leads to \\S+:${apiPort} is one of this edgeport's own listeners`));
+  assert.match(selfByName.body, new RegExp(`^error 1000: DNS points to prohibited IP: .* leads where it may not: \\S+:${apiPort} is one of this edgeport's own listeners`));
   assert.doesNotMatch(selfByName.body, /operator@example\.test|"result"/, 'nothing of the management API came back');
   assert.deepEqual(origin.hosts, ['shop.test', 'bob.test']);
   assert.equal(await first.stop(), 0);
@@ -112,7 +112,7 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   assert.deepEqual(await viaEdge(second.urls.edge!, 'shop.test'), { status: 200, body: 'internal' }, "the operator's local origin works on the default");
   const refused = await viaEdge(second.urls.edge!, 'bob.test');
   assert.equal(refused.status, 403);
-  assert.match(refused.body, /^error 1000: DNS points to prohibited IP: the zone's origin http:\/\/127\.0\.0\.1:\d+ leads to 127\.0\.0\.1 is a loopback address, which only the operator's zones may use as an origin/);
+  assert.match(refused.body, /^error 1000: DNS points to prohibited IP: the zone's origin http:\/\/127\.0\.0\.1:\d+ leads where it may not: 127\.0\.0\.1 is a loopback address, which only the operator's zones may use as an origin/);
   assert.deepEqual(origin.hosts, ['shop.test', 'bob.test', 'shop.test'], "bob's zone never reached the origin");
   const bobAgain = sdk(second.urls['management API']!, 'bob@example.test', bobKey);
   const bobZone = (await bobAgain.zones.list({ name: 'bob.test' })).result[0]!;

@@ -154,20 +154,20 @@ test("another account's origins that lead inside answer 403 error 1000, are logg
     assert.deepEqual([operator.status, operator.body], [200, 'internal data'], host);
   }
   const refusals: Array<[string, RegExp]> = [
-    ['loopback.test', /leads to 127\.0\.0\.1 is a loopback address/],
-    ['www.loopback.test', /leads to 127\.0\.0\.1 is a loopback address/],
-    ['metadata-ip.test', /leads to 169\.254\.169\.254 is a link-local address/],
-    ['mapped.test', /leads to 127\.0\.0\.1 is a loopback address/],
+    ['loopback.test', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['www.loopback.test', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['metadata-ip.test', /leads where it may not: 169\.254\.169\.254 is a link-local address/],
+    ['mapped.test', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
     ['localhost.test', /is a loopback address/],
-    ['rebind.example', /leads to 127\.0\.0\.1 is a loopback address/],
-    ['mixed.example', /leads to 127\.0\.0\.1 is a loopback address/],
-    ['metadata.example', /leads to 169\.254\.169\.254 is a link-local address/],
+    ['rebind.example', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['mixed.example', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['metadata.example', /leads where it may not: 169\.254\.169\.254 is a link-local address/],
   ];
   const rays: string[] = [];
   for (const [host, message] of refusals) {
     const answer = await get(port, host);
     assert.equal(answer.status, 403, `${host}: ${answer.body}`);
-    assert.match(answer.body, /^error 1000: DNS points to prohibited IP: the zone's origin http:\/\/\S+ leads to /, host);
+    assert.match(answer.body, /^error 1000: DNS points to prohibited IP: the zone's origin http:\/\/\S+ leads where it may not: /, host);
     assert.match(answer.body, message, host);
     assert.match(answer.body, /only the operator's zones may use as an origin .*\[edge\] allow_private_origins = true\)\. Point the origin at a public address\.\nRay ID: [0-9a-f]{16}\n$/s, host);
     assert.equal(answer.headers['content-type'], 'text/plain; charset=utf-8');
@@ -202,7 +202,7 @@ test('allow_private_origins = true lets another account use private origins, but
   for (const host of ['self.test', 'self-by-name.test']) {
     const answer = await get(port, host);
     assert.equal(answer.status, 403, host);
-    assert.match(answer.body, new RegExp(`^error 1000: DNS points to prohibited IP: .* leads to (127\\.0\\.0\\.1|\\[::1\\]):${port} is one of this edgeport's own listeners`), host);
+    assert.match(answer.body, new RegExp(`^error 1000: DNS points to prohibited IP: .* leads where it may not: (127\\.0\\.0\\.1|\\[::1\\]):${port} is one of this edgeport's own listeners`), host);
   }
   assert.deepEqual(s.reached, ['loopback.test', 'rebind.example']);
 });
