@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
+import type { OriginPolicy } from '../edge/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
 import type { Authenticator } from './auth.ts';
@@ -28,6 +29,8 @@ export interface ApiDeps {
   store?: StoreEngine;
   /** The JSON-RPC gateway's networks, for the networks route; an empty list without it. */
   gateway?: GatewayStatus;
+  /** Where zones' origins may lead (the edge's policy): IP-literal origins are judged when they are set. */
+  origins: OriginPolicy;
   maxBodyBytes: number;
 }
 

@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { ControlStore } from '../db/control-store.ts';
+import { OriginPolicy } from '../edge/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
 import { createApiApp } from './app.ts';
@@ -39,6 +40,11 @@ export interface ApiServiceOptions {
   maxBodyBytes?: number;
   /** How long the test upload to an http(s):// log destination may take (default 10 s). */
   probeTimeoutMs?: number;
+  /**
+   * Where zones' origins may lead, shared with the edge. Default: only the operator's zones (the
+   * first account's) may use non-public origins.
+   */
+  originPolicy?: OriginPolicy;
 }
 
 export interface ApiService extends ServiceHandle {
@@ -68,6 +74,9 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     }),
     ...(options.store ? { store: options.store } : {}),
     ...(gateway ? { gateway } : {}),
+    origins: options.originPolicy ?? new OriginPolicy({
+      allowPrivateOrigins: false, operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
+    }),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   }, dashboard);
   const fetch = async (request: Request) => app.fetch(request);

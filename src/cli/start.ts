@@ -16,7 +16,7 @@ import type { Config } from '../config/schema.ts';
 import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { PgDatabase, redact } from '../db/postgres/pg-database.ts';
-import { createEdgeService, parseRoutePattern, type EdgeScript } from '../edge/index.ts';
+import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
 import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig } from '../runtime/index.ts';
@@ -80,11 +80,21 @@ export async function runStart(args: StartArgs): Promise<void> {
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     const listenerUrls: Record<string, string> = {};
+    // edgeport's own listeners, never another account's origin: the configured ports at once, the
+    // ports picked for port 0 as each listener binds.
+    const ownListeners: ListenerAddress[] = Object.values(config.ports).filter((port) => port !== 0).map((port) => ({ host: config.host, port }));
+    const originPolicy = new OriginPolicy({
+      allowPrivateOrigins: config.edge.allowPrivateOrigins,
+      operatorAccountId: async () => (await control.firstAccount())?.id ?? null,
+      ownListeners: () => ownListeners,
+    });
     const listeners: PlannedListener[] = [
-      { label: 'edge', port: config.ports.edge, path: '', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger }) },
+      { label: 'edge', port: config.ports.edge, path: '', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
       {
         label: 'management API', port: config.ports.api, path: '/client/v4',
-        handle: await createApiService({ control, accessKeys, clock, logger, store: engine, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway } }),
+        handle: await createApiService({
+          control, accessKeys, clock, logger, store: engine, originPolicy, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
+        }),
       },
       { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', handle: gateway },
       {
@@ -96,6 +106,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     for (const planned of listeners) {
       closers.push(() => planned.handle.close());
       const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label);
+      ownListeners.push({ host: config.host, port: listener.port });
       // Listeners close first on shutdown (drain), before the services behind them.
       closers.push(() => listener.close());
       listenerUrls[planned.label] = listener.url;

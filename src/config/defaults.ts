@@ -12,6 +12,11 @@ export const DEFAULTS = {
     dev: 8787,
   },
   logLevel: 'info',
+  /**
+   * The edge: only the operator's zones (the first account's) may proxy to loopback, private and
+   * link-local origins; `true` lets every account's zones do so (never to edgeport's own listeners).
+   */
+  edge: { allowPrivateOrigins: false },
   /** Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up to 10 s. */
   logs: { maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000 },
   gateway: {

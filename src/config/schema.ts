@@ -21,6 +21,10 @@ export const configFileSchema = z.strictObject({
   db: z.strictObject({ url: z.string().min(1) }).optional(),
   blobs: z.strictObject({ url: z.string().min(1) }).optional(),
   gateway: gatewaySectionSchema.optional(),
+  edge: z.strictObject({
+    /** Every account's zones may use loopback, private and link-local origins (otherwise only the operator's). */
+    allow_private_origins: z.boolean().optional(),
+  }).optional(),
   logs: z.strictObject({
     /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
@@ -48,6 +52,8 @@ export interface Config {
   scripts: ReadonlyArray<Record<string, unknown>>;
   /** The JSON-RPC gateway's networks and limits (`[gateway]`, src/config/gateway.ts). */
   gateway: GatewayConfig;
+  /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
+  edge: { allowPrivateOrigins: boolean };
   logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number };
 }
 
@@ -62,6 +68,7 @@ export function toConfig(file: ConfigFile): Config {
     blobsUrl: file.blobs?.url,
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
+    edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,

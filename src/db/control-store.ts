@@ -27,7 +27,10 @@ export interface AccountRecord {
 export interface ZoneRecord {
   id: string;
   accountId: string;
-  /** Lowercase host name, unique across the server (the edge routes by it). */
+  /**
+   * Lowercase host name, unique across the server (the edge routes by it); never above or under
+   * another account's zone's name. It never changes.
+   */
   name: string;
   /** Where the edge proxies the zone's requests (an edgeport extension), or null. */
   origin: string | null;
@@ -140,6 +143,16 @@ export interface SessionRecord {
   expires: number;
 }
 
+/**
+ * Why createZone refused a name held in part by another account: `inside` when the new name lies
+ * under that account's zone `zoneName` (`www.shop.test` under `shop.test`), `contains` when that
+ * account's zone `zoneName` lies under the new name.
+ */
+export interface ZoneNameConflict {
+  conflict: 'inside' | 'contains';
+  zoneName: string;
+}
+
 export interface ZoneQuery {
   /** Exact name, or a `contains:` / `starts_with:` / `ends_with:` match. */
   name?: { op: 'equal' | 'contains' | 'starts_with' | 'ends_with'; value: string };
@@ -164,11 +177,16 @@ export interface ControlStore {
   firstAccount(): Promise<AccountRecord | null>;
 
   // Zones (every read and write is scoped by account, except the edge's lookups below)
-  /** 'exists' when the name is taken, by any account. */
-  createZone(zone: ZoneRecord): Promise<'created' | 'exists'>;
+  /**
+   * 'exists' when the name is taken, by any account; a ZoneNameConflict when the name lies under,
+   * or holds, a zone of another account (the same account may hold both `shop.test` and
+   * `www.shop.test`). Decided inside the insert's transaction, so of two accounts creating
+   * `shop.test` and `www.shop.test` at once, on any instances, one gets the conflict.
+   */
+  createZone(zone: ZoneRecord): Promise<'created' | 'exists' | ZoneNameConflict>;
   getZone(accountId: string, zoneId: string): Promise<ZoneRecord | null>;
   listZones(accountId: string, query: ZoneQuery): Promise<{ zones: ZoneRecord[]; total: number }>;
-  /** Null when the zone is not the account's. */
+  /** Null when the zone is not the account's. The plan may not change the zone's name (it throws). */
   updateZone(accountId: string, zoneId: string, plan: (current: ZoneRecord) => ZoneRecord): Promise<ZoneRecord | null>;
   /** Deletes the zone with its rulesets, jobs and challenges; false when it is not the account's. */
   deleteZone(accountId: string, zoneId: string): Promise<boolean>;

@@ -3,8 +3,8 @@
  * to a script whose route matches, else to the zone's origin. Every request becomes one
  * `http_requests` record carrying the zone's custom fields (from the original request headers and
  * the response as sent), which the zone's enabled log jobs filter, sample, format and spool before
- * the response completes. Unknown hosts, zones without an origin and failing origins get clear
- * error responses and still produce records.
+ * the response completes. Unknown hosts, zones without an origin, origins the zone's account may
+ * not reach (origin-policy.ts) and failing origins get clear error responses and still produce records.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
@@ -15,6 +15,7 @@ import { extractCustomFields } from '../logs/custom-fields.ts';
 import type { HttpRequestRecord } from '../logs/http-request-record.ts';
 import type { ActiveLogJob, LogPipeline } from '../logs/log-pipeline.ts';
 import type { ScriptHost } from '../runtime/index.ts';
+import { OriginPolicy } from './origin-policy.ts';
 import { OriginProxy, type OriginProxyOptions, type ProxyOutcome } from './origin-proxy.ts';
 import { newRayId } from './ray-id.ts';
 import { tapResponse, type ResponseTap } from './response-tap.ts';
@@ -35,6 +36,11 @@ export interface EdgeServiceOptions {
   clock: Clock;
   logger: Logger;
   origin?: Partial<OriginProxyOptions>;
+  /**
+   * Where zones' origins may lead (the API shares it). Default: only the operator's zones may use
+   * non-public origins, and no listener of edgeport's own is known.
+   */
+  originPolicy?: OriginPolicy;
 }
 
 const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, responseTimeoutMs: 100_000 };
@@ -42,6 +48,7 @@ const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, response
 export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const { zones, pipeline, clock, logger } = options;
   const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, ...options.origin });
+  const policy = options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
 
@@ -85,7 +92,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       ? 'the request has no Host header, so no zone can serve it.'
       : `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
     if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone "${zone.name}" has no origin. Set one with PATCH /client/v4/zones/${zone.id} {"origin": "http://..."} or route a script to it.`, rayId);
-    await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp }, origin);
+    await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }
 
   return {

@@ -4,17 +4,32 @@
  * gets the client's Host and X-Forwarded-For / X-Forwarded-Proto / edgeport-connecting-ip /
  * edgeport-ray. When the origin cannot answer, the client gets the real service's origin error
  * statuses: 521 (connection refused), 522 (connect timed out), 523 (unreachable), 524 (no response
- * in time), 502 (anything else).
+ * in time), 502 (anything else). A zone that is not the operator's connects only where its
+ * OriginGuard allows (origin-policy.ts): the guard judges every address the origin's name resolves
+ * to, in the lookup of the connection itself (so DNS cannot answer one thing to a check and another
+ * to the connection), and IP literals before connecting; a refusal is the real service's
+ * "Error 1000: DNS points to prohibited IP" (403). Guarded connections have agents of their own, so a
+ * kept-alive connection opened for the operator is never reused for another account's zone.
  */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import type { OriginGuard } from './origin-policy.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** Every address of a name, as dns.lookup with `all: true` answers. */
+export type ResolveAll = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
 export interface OriginProxyOptions {
   connectTimeoutMs: number;
   responseTimeoutMs: number;
+  /** How guarded connections resolve origin names (default dns.lookup; tests answer their own). */
+  resolve?: ResolveAll;
 }
+
+const systemResolve: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
 
 export interface ProxyOutcome {
   /** The origin's status, or 0 when it did not answer. */
@@ -25,10 +40,20 @@ export interface ProxyOutcome {
   originTimeMs: number;
 }
 
+export interface ProxyContext {
+  rayId: string;
+  clientIp: string;
+  /** Where the zone may connect; absent for the operator's zones. */
+  guard?: OriginGuard | null;
+}
+
 export class OriginProxy {
   readonly #options: OriginProxyOptions;
   readonly #http = new HttpAgent({ keepAlive: true, maxSockets: 256 });
   readonly #https = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
+  /** For guarded zones only: their sockets were all connected through the guard. */
+  readonly #guardedHttp = new HttpAgent({ keepAlive: true, maxSockets: 256 });
+  readonly #guardedHttps = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
 
   constructor(options: OriginProxyOptions) {
     this.#options = options;
@@ -38,8 +63,17 @@ export class OriginProxy {
    * Forwards `req` to `origin` and streams the answer (or an origin error) into `res`. `outcome` is
    * filled in as soon as the origin's headers arrive (before the body ends, when the record is made).
    */
-  forward(req: IncomingMessage, res: ServerResponse, origin: URL, context: { rayId: string; clientIp: string }, outcome: ProxyOutcome): Promise<void> {
+  forward(req: IncomingMessage, res: ServerResponse, origin: URL, context: ProxyContext, outcome: ProxyOutcome): Promise<void> {
     const secure = origin.protocol === 'https:';
+    const hostname = origin.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(origin.port) || (secure ? 443 : 80);
+    const { guard } = context;
+    // An IP literal is connected to without a lookup: judge it here.
+    const refused = guard && isIP(hostname) ? guard(hostname, port) : null;
+    if (refused !== null) {
+      sendOriginError(res, 403, origin, context.rayId, new ProhibitedOriginError(refused));
+      return Promise.resolve();
+    }
     const base = origin.pathname.endsWith('/') ? origin.pathname.slice(0, -1) : origin.pathname;
     const headers = forwardHeaders(req.rawHeaders);
     const prior = req.headers['x-forwarded-for'];
@@ -57,9 +91,11 @@ export class OriginProxy {
         }
       };
       const upstream = (secure ? httpsRequest : httpRequest)({
-        protocol: origin.protocol, hostname: origin.hostname.replace(/^\[|\]$/g, ''), port: origin.port || (secure ? 443 : 80),
-        method: req.method, path: base + (req.url ?? '/'), headers, agent: secure ? this.#https : this.#http,
-        setHost: false,
+        protocol: origin.protocol, hostname, port,
+        method: req.method, path: base + (req.url ?? '/'), headers, setHost: false,
+        ...(guard
+          ? { agent: secure ? this.#guardedHttps : this.#guardedHttp, lookup: guardedLookup(this.#options.resolve ?? systemResolve, guard, port) }
+          : { agent: secure ? this.#https : this.#http }),
       });
       let connected = false;
       const connectTimer = setTimeout(() => upstream.destroy(new OriginError(522)), this.#options.connectTimeoutMs);
@@ -94,6 +130,7 @@ export class OriginProxy {
         clearTimeout(connectTimer);
         clearTimeout(responseTimer);
         const status = error instanceof OriginError ? error.status
+          : error instanceof ProhibitedOriginError ? 403
           : error.code === 'ECONNREFUSED' ? 521
           : error.code === 'ENOTFOUND' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'EAI_AGAIN' ? 523
           : connected ? 502 : 521;
@@ -108,9 +145,31 @@ export class OriginProxy {
   }
 
   close(): void {
-    this.#http.destroy();
-    this.#https.destroy();
+    for (const agent of [this.#http, this.#https, this.#guardedHttp, this.#guardedHttps]) agent.destroy();
   }
+}
+
+/** A guarded zone's origin leads where its account may not connect. */
+class ProhibitedOriginError extends Error {}
+
+/**
+ * dns.lookup, refusing the whole answer when the guard refuses any address in it (with several
+ * addresses, the connection may try each in turn).
+ */
+function guardedLookup(resolve: ResolveAll, guard: OriginGuard, port: number): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, options.all ? [] : '', 0);
+      for (const { address } of addresses) {
+        const refused = guard(address, port);
+        if (refused !== null) return callback(new ProhibitedOriginError(refused), options.all ? [] : '', 0);
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      return callback(null, first.address, first.family);
+    });
+  };
 }
 
 class OriginError extends Error {
@@ -128,7 +187,10 @@ const ORIGIN_ERRORS: Record<number, string> = {
 };
 
 function sendOriginError(res: ServerResponse, status: number, origin: URL, rayId: string, error: Error): void {
-  const body = `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'} (${origin.origin}: ${error.message}).\nRay ID: ${rayId}\n`;
+  // Like the real service, a prohibited origin is error 1000 with status 403.
+  const body = error instanceof ProhibitedOriginError
+    ? `error 1000: DNS points to prohibited IP: the zone's origin ${origin.origin} leads where it may not: ${error.message}. Point the origin at a public address.\nRay ID: ${rayId}\n`
+    : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'} (${origin.origin}: ${error.message}).\nRay ID: ${rayId}\n`;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'edgeport-ray': rayId });
   res.end(body);
 }

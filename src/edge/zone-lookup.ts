@@ -2,11 +2,13 @@
  * Host -> zone: a request belongs to the zone whose name is its host or a parent domain of it
  * (`api.shop.example.test` -> `shop.example.test`, then `example.test`), the most specific first.
  */
-import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
+import type { AccountRecord, CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
 
 /** What the edge reads of the control plane per request (ControlStore implements it). */
 export interface ZoneDirectory {
   findZoneByName(name: string): Promise<ZoneRecord | null>;
+  /** The operator's account, whose zones may use any origin (read once there is one). */
+  firstAccount(): Promise<AccountRecord | null>;
   getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null>;
   /** Calls `listener` after each committed change to zones, rulesets or log jobs (on PostgreSQL, every instance's). */
   onZoneChange?(listener: () => void): void;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import Cloudflare from 'cloudflare';
 import { createAccount, createApiService, type ApiService } from '../../src/api/index.ts';
-import type { FakeClock } from '../../src/core/clock.ts';
+import type { Clock, FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import { accountStore } from '../../src/store/engine/account-store.ts';
@@ -40,6 +40,7 @@ export interface ApiFixture {
   clock: FakeClock;
   dataDir: string;
   admin: Credentials;
+  /** Another account (younger than the admin, the operator). */
   newAccount(email: string): Promise<Credentials>;
   /** fetch below `/client/v4` with the given (default: admin) credentials. */
   call(path: string, init?: RequestInit & { as?: Credentials | null; json?: unknown }): Promise<{ status: number; headers: Headers; body: Json }>;
@@ -76,11 +77,13 @@ export async function startApi(t: TestContext): Promise<ApiFixture> {
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const base = `${origin}/client/v4`;
-  const newAccount = async (email: string): Promise<Credentials> => {
-    const { account, key } = await createAccount(control, email, { clock });
+  const newAccount = async (email: string, accountClock: Clock = clock): Promise<Credentials> => {
+    const { account, key } = await createAccount(control, email, { clock: accountClock });
     return { email, key, accountId: account.id };
   };
-  const admin = await newAccount('admin@example.com');
+  // The admin is the operator, the oldest account: made a moment before the fake time at which the
+  // test makes its other accounts (a tie would leave the operator to the order of random ids).
+  const admin = await newAccount('admin@example.com', { now: () => clock.now() - 1 });
   // As `edgeport start` does: the first account adopts the buckets made before it (the fixture's test-bucket).
   await adoptUnowned(engine.metadata, admin.accountId);
   return {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createApiService } from '../../src/api/index.ts';
 import { zoneResult } from '../../src/api/zones/zone-schema.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { OriginPolicy } from '../../src/edge/index.ts';
 import { startApi, type ErrorEntry, type Json } from './helpers.ts';
 
 test('accounts and zones through the official SDK', async (t) => {
@@ -108,4 +111,92 @@ test('deleting a zone takes its rulesets and jobs with it', async (t) => {
   assert.equal((await api.call(`/zones/${zoneId}`, { method: 'DELETE' })).status, 200);
   assert.deepEqual([await api.control.getCustomFieldsRule(zoneId), await api.control.listEnabledJobs(zoneId)], [null, []]);
   assert.equal((await api.call('/zones', { method: 'POST', json: { name: 'gone.test' } })).status, 200, 'the name is free again');
+});
+
+test('another account cannot create the equal, a subdomain or a parent of a zone; the same account can (official SDK)', { timeout: 60_000 }, async (t) => {
+  const api = await startApi(t);
+  const bob = await api.newAccount('bob@example.com');
+  const [alice, mallory] = [api.sdk(), api.sdk(bob)];
+  const create = (cf: typeof alice, name: string) => cf.zones.create({ account: { id: cf === alice ? api.admin.accountId : bob.accountId }, name });
+  const refused = async (name: string, code: number, message: string) => {
+    await assert.rejects(create(mallory, name), (error: Json) => {
+      assert.equal(error.status, 400, name);
+      assert.deepEqual(error.errors, [{ code, message, source: { pointer: '/name' } }], name);
+      return true;
+    });
+  };
+  await create(alice, 'shop.test');
+  await refused('shop.test', 1061, 'shop.test already exists');
+  await refused('SHOP.test', 1061, 'shop.test already exists');
+  await refused('www.shop.test', 1116, 'Please ensure you are providing the root domain and not any subdomains: www.shop.test is under shop.test, a zone of another account');
+  await refused('api.www.shop.test', 1116, 'Please ensure you are providing the root domain and not any subdomains: api.www.shop.test is under shop.test, a zone of another account');
+  await create(alice, 'a.b.parent.test');
+  await refused('parent.test', 1061, 'parent.test cannot be added: another account holds a zone under it');
+  await refused('b.parent.test', 1061, 'b.parent.test cannot be added: another account holds a zone under it');
+  assert.equal((await mallory.zones.list()).result.length, 0, 'nothing was written for the refused names');
+
+  assert.equal((await create(alice, 'www.shop.test')).name, 'www.shop.test', 'the same account may add a subdomain of its own zone');
+  assert.equal((await create(alice, 'parent.test')).name, 'parent.test', '...and a parent of its own zone');
+  assert.equal((await create(mallory, 'myshop.test')).name, 'myshop.test', 'a name that merely ends the same way is not a subdomain');
+  for (const host of ['www.shop.test', 'api.www.shop.test', 'x.b.parent.test']) {
+    let name = host;
+    let zone = await api.control.findZoneByName(name);
+    while (!zone) {
+      name = name.slice(name.indexOf('.') + 1);
+      zone = await api.control.findZoneByName(name);
+    }
+    assert.equal(zone.accountId, api.admin.accountId, `${host} is still served by the account that holds its domain`);
+  }
+});
+
+test("origins: another account cannot point a zone at an internal address, on create or PATCH; the operator can; allow_private_origins lets everyone", { timeout: 60_000 }, async (t) => {
+  const api = await startApi(t);
+  const bob = await api.newAccount('bob@example.com');
+  const refusedOrigins: Array<[string, RegExp]> = [
+    ['http://127.0.0.1:3000', /because 127\.0\.0\.1 is a loopback address, which only the operator's zones may use as an origin \(the operator can allow private origins for every account with \[edge\] allow_private_origins = true\); point it at a public address or host name$/],
+    ['http://169.254.169.254', /because 169\.254\.169\.254 is a link-local address/],
+    ['http://[::ffff:a9fe:a9fe]/latest/meta-data', /because 169\.254\.169\.254 is a link-local address/],
+    ['http://10.0.0.7:8080', /private network address/],
+    ['http://0.0.0.0:8081', /unspecified/],
+    ['http://localhost:8081', /loopback/],
+  ];
+  for (const [origin, message] of refusedOrigins) {
+    const response = await api.call('/zones', { method: 'POST', json: { name: 'bob.test', origin }, as: bob });
+    assert.equal(response.status, 400, origin);
+    assert.equal(response.body.errors.length, 1);
+    assert.deepEqual([response.body.errors[0].code, response.body.errors[0].source], [1002, { pointer: '/origin' }], origin);
+    assert.ok(response.body.errors[0].message.startsWith(`'${origin}' is not a valid value for origin because `), response.body.errors[0].message);
+    assert.match(response.body.errors[0].message, message, origin);
+  }
+  assert.equal(await api.control.findZoneByName('bob.test'), null, 'nothing was created');
+
+  const zone = (await api.call('/zones', { method: 'POST', json: { name: 'bob.test', origin: 'http://origin.bob.test:3000' }, as: bob })).body.result;
+  assert.equal(zone.origin, 'http://origin.bob.test:3000', 'a host name is checked where the edge connects');
+  for (const [origin] of refusedOrigins) {
+    const response = await api.call(`/zones/${zone.id}`, { method: 'PATCH', json: { origin }, as: bob });
+    assert.deepEqual([response.status, response.body.errors[0].code, response.body.errors[0].source.pointer], [400, 1002, '/origin'], origin);
+  }
+  assert.equal((await api.control.getZone(bob.accountId, zone.id))?.origin, 'http://origin.bob.test:3000', 'a refused PATCH changes nothing');
+  assert.equal((await api.call(`/zones/${zone.id}`, { method: 'PATCH', json: { origin: 'https://203.0.114.9' }, as: bob })).status, 200);
+  assert.equal((await api.call(`/zones/${zone.id}`, { method: 'PATCH', json: { origin: null }, as: bob })).status, 200);
+
+  // The operator (the first account) keeps the README's walkthrough: a local origin.
+  const own = await api.sdk().zones.create({ account: { id: api.admin.accountId }, name: 'example.test', origin: 'http://127.0.0.1:3000' } as never);
+  assert.equal((own as unknown as { origin: string }).origin, 'http://127.0.0.1:3000');
+  assert.equal((await api.call(`/zones/${own.id}`, { method: 'PATCH', json: { origin: 'http://169.254.169.254' } })).status, 200);
+
+  // An operator who allows private origins: every account may use them (not edgeport's own listeners).
+  const open = await createApiService({
+    control: api.control, accessKeys: api.accessKeys, clock: api.clock, logger: silentLogger,
+    originPolicy: new OriginPolicy({
+      allowPrivateOrigins: true, operatorAccountId: async () => api.admin.accountId, ownListeners: () => [{ host: '127.0.0.1', port: 8081 }],
+    }),
+  });
+  const patch = (origin: string) => open.fetch(new Request(`${api.base}/zones/${zone.id}`, {
+    method: 'PATCH', headers: { 'x-auth-email': bob.email, 'x-auth-key': bob.key, 'content-type': 'application/json' }, body: JSON.stringify({ origin }),
+  }));
+  assert.equal((await patch('http://127.0.0.1:3000')).status, 200);
+  const self = await patch('http://127.0.0.1:8081');
+  assert.equal(self.status, 400);
+  assert.match(((await self.json()) as Json).errors[0].message, /127\.0\.0\.1:8081 is one of this edgeport's own listeners/);
 });

@@ -41,3 +41,15 @@ test('a missing or malformed file is a clear error', (t) => {
   writeFileSync(file, 'ports = [');
   assert.throws(() => loadConfig({ file, env: {} }), /not valid TOML/);
 });
+
+test('[edge] allow_private_origins: false by default; the file or EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS turn it on; anything else is refused', (t) => {
+  assert.equal(loadConfig({ env: {} }).edge.allowPrivateOrigins, false);
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, '[edge]\nallow_private_origins = true\n');
+  assert.equal(loadConfig({ file, env: {} }).edge.allowPrivateOrigins, true);
+  assert.equal(loadConfig({ file, env: { EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'false' } }).edge.allowPrivateOrigins, false, 'the environment overrides the file');
+  assert.equal(loadConfig({ env: { EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } }).edge.allowPrivateOrigins, true);
+  assert.throws(() => loadConfig({ env: { EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'yes' } }), /edge\.allow_private_origins:/);
+  writeFileSync(file, '[edge]\nallow_private_origins = "true"\nallow_public = 1\n');
+  assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /edge\.allow_private_origins:/.test(String(error)) && /unknown key\(s\) "allow_public"/.test(String(error)));
+});

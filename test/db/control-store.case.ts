@@ -90,6 +90,47 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual(await store.getZone(a, '0'.repeat(32)), { ...zone('0'.repeat(32), a, 'beta.test', 10), origin: 'http://o', paused: true, modified: 20 });
   });
 
+  test('zones: another account cannot take a name equal to, under or above one of yours; the same account can', async (t) => {
+    const { store } = await open(t);
+    const [a, b] = [hex(0xa), hex(0xb)];
+    let next = 0;
+    const create = (accountId: string, name: string) => store.createZone(zone(hex(++next), accountId, name));
+    assert.equal(await create(a, 'shop.test'), 'created');
+    assert.equal(await create(b, 'shop.test'), 'exists');
+    assert.deepEqual(await create(b, 'www.shop.test'), { conflict: 'inside', zoneName: 'shop.test' });
+    assert.deepEqual(await create(b, 'api.www.shop.test'), { conflict: 'inside', zoneName: 'shop.test' }, 'any depth');
+    assert.equal(await create(a, 'www.shop.test'), 'created', 'the same account may hold a zone under its own');
+    assert.equal(await create(a, 'api.www.shop.test'), 'created');
+    assert.deepEqual(await create(b, 'x.api.www.shop.test'), { conflict: 'inside', zoneName: 'api.www.shop.test' }, 'the nearest one is named');
+    assert.equal(await create(b, 'myshop.test'), 'created', 'a name that only ends with the same characters is not under it');
+    assert.equal(await create(b, 'shop.testing'), 'created');
+    assert.equal(await create(b, 'hop.test'), 'created');
+
+    assert.equal(await create(a, 'deep.inside.parent.test'), 'created');
+    assert.deepEqual(await create(b, 'parent.test'), { conflict: 'contains', zoneName: 'deep.inside.parent.test' });
+    assert.deepEqual(await create(b, 'inside.parent.test'), { conflict: 'contains', zoneName: 'deep.inside.parent.test' });
+    assert.equal(await create(b, 'other.parent.test'), 'created', 'a sibling is neither above nor under');
+    assert.equal(await create(a, 'inside.parent.test'), 'created', 'the same account may hold a zone above its own');
+    assert.deepEqual(await create(a, 'parent.test'), { conflict: 'contains', zoneName: 'other.parent.test' }, '...unless another account holds one under it too');
+
+    const names = async (accountId: string) => (await store.listZones(accountId, { order: 'name', direction: 'asc', offset: 0, limit: 50 })).zones.map((z) => z.name);
+    assert.deepEqual(await names(b), ['hop.test', 'myshop.test', 'other.parent.test', 'shop.testing'], 'refused names wrote nothing');
+    for (const name of ['shop.test', 'www.shop.test', 'api.www.shop.test']) await store.deleteZone(a, (await store.findZoneByName(name))!.id);
+    assert.equal(await create(b, 'www.shop.test'), 'created', 'free once the other account deleted its zones');
+    await assert.rejects(store.updateZone(b, (await store.findZoneByName('www.shop.test'))!.id, (z) => ({ ...z, name: 'shop.test' })), /keeps its name/);
+    assert.equal(await store.findZoneByName('shop.test'), null, 'a zone cannot be renamed around the check');
+  });
+
+  test('zones: two accounts creating a name and its subdomain at once: exactly one gets it', async (t) => {
+    const { store } = await open(t);
+    for (let round = 0; round < 10; round++) {
+      const [parent, child] = [`r${round}.test`, `www.r${round}.test`];
+      const [first, second] = round % 2 === 0 ? [hex(0xa), hex(0xb)] : [hex(0xb), hex(0xa)];
+      const results = await Promise.all([store.createZone(zone(hex(2 * round + 1), first, parent)), store.createZone(zone(hex(2 * round + 2), second, child))]);
+      assert.equal(results.filter((r) => r === 'created').length, 1, `round ${round}: ${JSON.stringify(results)}`);
+    }
+  });
+
   test('zone names order byte-wise', async (t) => {
     const { store } = await open(t);
     const a = 'a'.repeat(32);

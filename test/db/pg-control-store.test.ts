@@ -9,7 +9,9 @@ import { FakeClock } from '../../src/core/clock.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import { openControlStore } from '../../src/db/open-control-store.ts';
 import { PgControlStore } from '../../src/db/postgres/pg-control-store.ts';
-import { PgDatabase } from '../../src/db/postgres/pg-database.ts';
+import pg from 'pg';
+import { MIGRATIONS } from '../../src/db/migrations/index.ts';
+import { PgDatabase, parsePgUrl } from '../../src/db/postgres/pg-database.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { hex, job, runControlStoreSuite, ruleset, zone } from './control-store.case.ts';
 
@@ -112,6 +114,18 @@ test('two instances: one account per e-mail and one zone per name, whichever ins
   assert.equal(await b.countAccounts(), 1);
 });
 
+test('two instances: accounts creating a name and its subdomain at once, on A and B: exactly one gets it', async (t) => {
+  const { a, b } = await openTwo(t);
+  for (let round = 0; round < 20; round++) {
+    const [parent, child] = [`r${round}.test`, `api.www.r${round}.test`];
+    // Alternate which instance creates which name, and which account is the parent's.
+    const [onA, onB] = round % 2 === 0 ? [parent, child] : [child, parent];
+    const results = await Promise.all([a.createZone(zone(hex(2 * round + 1), hex(0xa), onA)), b.createZone(zone(hex(2 * round + 2), hex(0xb), onB))]);
+    assert.equal(results.filter((r) => r === 'created').length, 1, `round ${round}: ${JSON.stringify(results)}`);
+    assert.equal(results.filter((r) => typeof r === 'object').length, 1, `round ${round}: the other is told why`);
+  }
+});
+
 test('two instances: a zone, ruleset or job change on A reaches B\'s listeners within a second', async (t) => {
   const { a, b } = await openTwo(t);
   const acc = hex(1);
@@ -194,4 +208,30 @@ test('two instances: a job status written on B is read on A; a deleted job\'s id
   const second = await b.createJob(z, () => job(z, true));
   const third = await a.createJob(z, () => job(z, true));
   assert.ok(second.id > first.id && third.id > second.id);
+});
+
+test('migration 8 on a database with zones: their reversed names are filled in, and creates check against them', async (t) => {
+  const url = await pgTestUrl(t);
+  const { config, schema } = parsePgUrl(url);
+  const old = new pg.Client({ ...config, options: `-c search_path=${schema}` });
+  await old.connect();
+  try {
+    // The schema as an edgeport before migration 8 left it, with zones in it.
+    await old.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)');
+    for (const migration of MIGRATIONS.filter((m) => m.version < 8)) {
+      await old.query(migration.postgres);
+      await old.query('INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)', [migration.version, migration.name]);
+    }
+    for (const [i, name] of ['shop.test', 'deep.inside.parent.test'].entries()) {
+      await old.query('INSERT INTO zones (id, account_id, name, origin, paused, created, modified) VALUES ($1, $2, $3, NULL, 0, 1, 1)', [hex(i + 1), hex(0xa), name]);
+    }
+  } finally {
+    await old.end();
+  }
+  const { db, store } = await openInstance(t, url, new FakeClock());
+  assert.deepEqual((await db.query<{ name_reversed: string }>('SELECT name_reversed FROM zones ORDER BY name')).map((row) => row.name_reversed),
+    ['tset.tnerap.edisni.peed', 'tset.pohs']);
+  assert.deepEqual(await store.createZone(zone(hex(3), hex(0xb), 'parent.test')), { conflict: 'contains', zoneName: 'deep.inside.parent.test' });
+  assert.deepEqual(await store.createZone(zone(hex(4), hex(0xb), 'www.shop.test')), { conflict: 'inside', zoneName: 'shop.test' });
+  assert.equal(await store.createZone(zone(hex(5), hex(0xa), 'parent.test')), 'created');
 });

@@ -2,14 +2,16 @@
  * Zones: `GET|POST /zones`, `GET|PATCH|DELETE /zones/:zone_id`. A zone belongs to one account;
  * another account's zone answers exactly like an unknown one. Zones are active at once (edgeport
  * serves them; there is no DNS delegation to wait for), and deleting one deletes its rulesets,
- * log jobs and ownership challenges.
+ * log jobs and ownership challenges. A name equal to, under or above another account's zone is
+ * refused (the edge routes a host to its most specific zone: such a zone would take the other
+ * account's traffic), and so is an IP-literal origin the account may not reach (origin-policy.ts).
  */
 import { z } from 'zod';
 import { randomHexId } from '../../core/ids.ts';
-import type { ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
+import type { ZoneNameConflict, ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError, objectNotFound } from '../errors.ts';
-import { defineRoute, type ApiRoute } from '../route.ts';
+import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { requireZone } from './zone-lookup.ts';
 import { createZoneBody, listZonesQuery, patchZoneBody, toZoneJson, zoneResult, type CreateZoneBody, type PatchZoneBody } from './zone-schema.ts';
@@ -52,13 +54,14 @@ export const ZONE_ROUTES: ApiRoute[] = [
       if (body.account !== undefined && body.account.id !== account.id) {
         throw new ApiError('API_ZONE_INVALID', { message: `'${body.account.id}' is not a valid value for id because it is not one of your accounts`, pointer: '/account/id' });
       }
+      await refuseUnreachableOrigin(ctx, body.origin);
       const now = ctx.deps.clock.now();
       const zone: ZoneRecord = {
         id: randomHexId(), accountId: account.id, name: body.name.toLowerCase(), origin: body.origin ?? null, paused: false, created: now, modified: now,
       };
-      if (await ctx.deps.control.createZone(zone) === 'exists') {
-        throw new ApiError('API_ZONE_EXISTS', { message: `${zone.name} already exists`, pointer: '/name' });
-      }
+      const created = await ctx.deps.control.createZone(zone);
+      if (created === 'exists') throw new ApiError('API_ZONE_EXISTS', { message: `${zone.name} already exists`, pointer: '/name' });
+      if (created !== 'created') throw zoneNameConflict(zone.name, created);
       return successResponse(toZoneJson(zone, account));
     },
   }),
@@ -75,6 +78,7 @@ export const ZONE_ROUTES: ApiRoute[] = [
       const zone = await requireZone(ctx);
       const now = ctx.deps.clock.now();
       const { origin, paused } = ctx.body;
+      await refuseUnreachableOrigin(ctx, origin);
       const updated = await ctx.deps.control.updateZone(ctx.account.id, zone.id, (current) => ({
         ...current,
         origin: origin === undefined ? current.origin : origin,
@@ -95,6 +99,27 @@ export const ZONE_ROUTES: ApiRoute[] = [
     },
   }),
 ];
+
+/** The real API's 1116 for a name under another account's zone; 1061 (edgeport's choice) for one above. */
+function zoneNameConflict(name: string, { conflict, zoneName }: ZoneNameConflict): ApiError {
+  return conflict === 'inside'
+    ? new ApiError('API_ZONE_UNDER_OTHER_ACCOUNT', {
+      message: `Please ensure you are providing the root domain and not any subdomains: ${name} is under ${zoneName}, a zone of another account`, pointer: '/name',
+    })
+    // The zone under it is not named: its name is the other account's business.
+    : new ApiError('API_ZONE_HOLDS_OTHER_ACCOUNT', { message: `${name} cannot be added: another account holds a zone under it`, pointer: '/name' });
+}
+
+/** 400 for an origin the account's zones may not use whatever DNS says (an IP literal or `localhost` name), before anything is written. */
+async function refuseUnreachableOrigin(ctx: RouteContext<unknown>, origin: string | null | undefined): Promise<void> {
+  if (origin === undefined || origin === null) return;
+  const problem = await ctx.deps.origins.originProblem(ctx.account.id, new URL(origin));
+  if (problem !== null) {
+    throw new ApiError('API_ZONE_INVALID', {
+      message: `'${origin}' is not a valid value for origin because ${problem}; point it at a public address or host name`, pointer: '/origin',
+    });
+  }
+}
 
 function parseNameFilter(text: string): NonNullable<ZoneQuery['name']> {
   for (const op of ['contains', 'starts_with', 'ends_with'] as const) {

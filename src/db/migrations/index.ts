@@ -6,6 +6,7 @@ import { dashboardSessions } from './0004-dashboard-sessions.ts';
 import { partChecksums } from './0005-part-checksums.ts';
 import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
 import { accountOwnedKeys } from './0007-account-owned-keys.ts';
+import { zoneNameReversed } from './0008-zone-name-reversed.ts';
 
 export interface Migration {
   version: number;
@@ -15,4 +16,6 @@ export interface Migration {
   postgres: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys];
+export const MIGRATIONS: readonly Migration[] = [
+  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed,
+];

@@ -7,6 +7,8 @@ import type { ZoneQuery } from '../control-store.ts';
 
 /** Serializes job creation per zone across instances, so the plan's job count is exact (two-key advisory lock space). */
 const JOB_LOCK_CLASS = 0x6a6f6273; // "jobs"
+/** Serializes zone creation per name family (the last two labels, zone-names.ts) across instances. */
+const ZONE_NAME_LOCK_CLASS = 0x7a6f6e65; // "zone"
 
 type NameOp = NonNullable<ZoneQuery['name']>['op'];
 
@@ -33,7 +35,12 @@ export const SQL = {
   countAccounts: 'SELECT count(*)::int AS n FROM accounts',
   firstAccount: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C" LIMIT 1',
 
-  insertZone: 'INSERT INTO zones (id, account_id, name, origin, paused, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING',
+  insertZone: `INSERT INTO zones (id, account_id, name, name_reversed, origin, paused, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT DO NOTHING`,
+  lockZoneFamily: `SELECT pg_advisory_xact_lock(${ZONE_NAME_LOCK_CLASS}, hashtext($1))`,
+  /** The nearest of the names `$1` (a zone's ancestors) held by an account other than `$2`. */
+  otherAccountsZoneAbove: 'SELECT name FROM zones WHERE name = ANY($1::text[]) AND account_id <> $2 ORDER BY length(name) DESC LIMIT 1',
+  otherAccountsZoneUnder: 'SELECT name FROM zones WHERE name_reversed > $1 AND name_reversed < $2 AND account_id <> $3 LIMIT 1',
   getZone: 'SELECT * FROM zones WHERE id = $1 AND account_id = $2',
   lockZone: 'SELECT * FROM zones WHERE id = $1 AND account_id = $2 FOR UPDATE',
   zoneByName: 'SELECT * FROM zones WHERE name = $1',
@@ -41,7 +48,7 @@ export const SQL = {
   listZones: (op: NameOp | 'none', order: ZoneQuery['order'], direction: ZoneQuery['direction']) => `SELECT * FROM zones
     WHERE account_id = $1 AND ${NAME_MATCH[op]} ORDER BY ${ZONE_ORDER[order]} ${ZONE_DIRECTION[direction]}, id COLLATE "C" LIMIT $3 OFFSET $4`,
   countZones: (op: NameOp | 'none') => `SELECT count(*)::int AS n FROM zones WHERE account_id = $1 AND ${NAME_MATCH[op]}`,
-  updateZone: 'UPDATE zones SET name = $1, origin = $2, paused = $3, modified = $4 WHERE id = $5',
+  updateZone: 'UPDATE zones SET origin = $1, paused = $2, modified = $3 WHERE id = $4',
   deleteZone: 'DELETE FROM zones WHERE id = $1',
   deleteZoneRulesets: 'DELETE FROM rulesets WHERE zone_id = $1',
   deleteZoneJobs: 'DELETE FROM log_jobs WHERE zone_id = $1',

@@ -9,11 +9,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import type {
-  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneQuery, ZoneRecord,
+  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneNameConflict, ZoneQuery,
+  ZoneRecord,
 } from '../control-store.ts';
 import {
   customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
 } from '../control-rows.ts';
+import { ancestorNames, descendantRange, reversedName, zoneFamily } from '../zone-names.ts';
 import { SQL } from './pg-control-statements.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 
@@ -86,9 +88,19 @@ export class PgControlStore implements ControlStore {
     return this.#run(async () => toAccount((await this.#db.query<AccountRow>(SQL.firstAccount))[0]));
   }
 
-  async createZone(zone: ZoneRecord): Promise<'created' | 'exists'> {
-    return this.#write(async (client) => {
-      const { rowCount } = await client.query(SQL.insertZone, [zone.id, zone.accountId, zone.name, zone.origin, zone.paused ? 1 : 0, zone.created, zone.modified]);
+  async createZone(zone: ZoneRecord): Promise<'created' | 'exists' | ZoneNameConflict> {
+    return this.#write<'created' | 'exists' | ZoneNameConflict>(async (client) => {
+      // Every name above or under this one shares its family: with the family locked until commit,
+      // no other instance can add a conflicting zone between the checks and the insert.
+      await client.query(SQL.lockZoneFamily, [zoneFamily(zone.name)]);
+      if ((await client.query(SQL.zoneByName, [zone.name])).rows.length > 0) return { result: 'exists', changed: false };
+      const above = (await client.query<{ name: string }>(SQL.otherAccountsZoneAbove, [ancestorNames(zone.name), zone.accountId])).rows[0];
+      if (above) return { result: { conflict: 'inside', zoneName: above.name }, changed: false };
+      const { after, before } = descendantRange(zone.name);
+      const under = (await client.query<{ name: string }>(SQL.otherAccountsZoneUnder, [after, before, zone.accountId])).rows[0];
+      if (under) return { result: { conflict: 'contains', zoneName: under.name }, changed: false };
+      const { rowCount } = await client.query(SQL.insertZone, [zone.id, zone.accountId, zone.name, reversedName(zone.name), zone.origin, zone.paused ? 1 : 0,
+        zone.created, zone.modified]);
       return rowCount === 1 ? { result: 'created', changed: true } : { result: 'exists', changed: false };
     });
   }
@@ -114,7 +126,8 @@ export class PgControlStore implements ControlStore {
       const current = toZone((await client.query<ZoneRow>(SQL.lockZone, [zoneId, accountId])).rows[0]);
       if (!current) return { result: null, changed: false };
       const next = plan(current);
-      await client.query(SQL.updateZone, [next.name, next.origin, next.paused ? 1 : 0, next.modified, zoneId]);
+      if (next.name !== current.name) throw new Error(`Zone ${zoneId} keeps its name ${current.name}: delete it and create ${next.name} instead.`);
+      await client.query(SQL.updateZone, [next.origin, next.paused ? 1 : 0, next.modified, zoneId]);
       return { result: next, changed: true };
     });
   }

@@ -9,12 +9,14 @@ import { join } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../../core/clock.ts';
 import type {
-  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneQuery, ZoneRecord,
+  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneNameConflict, ZoneQuery,
+  ZoneRecord,
 } from '../control-store.ts';
 import {
   CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type SessionRow,
   type ZoneRow,
 } from '../control-rows.ts';
+import { ancestorNames, descendantRange, reversedName } from '../zone-names.ts';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { WriteQueue } from './write-queue.ts';
 
@@ -47,13 +49,16 @@ function prepareStatements(db: Database) {
     countAccounts: s('SELECT count(*) FROM accounts').pluck(),
     firstAccount: s('SELECT * FROM accounts ORDER BY created, id LIMIT 1'),
 
-    insertZone: s('INSERT OR IGNORE INTO zones (id, account_id, name, origin, paused, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    insertZone: s(`INSERT OR IGNORE INTO zones (id, account_id, name, name_reversed, origin, paused, created, modified)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    otherAccountsZoneNamed: s('SELECT name FROM zones WHERE name = ? AND account_id <> ?').pluck(),
+    otherAccountsZoneUnder: s('SELECT name FROM zones WHERE name_reversed > ? AND name_reversed < ? AND account_id <> ? LIMIT 1').pluck(),
     getZone: s('SELECT * FROM zones WHERE id = ? AND account_id = ?'),
     zoneByName: s('SELECT * FROM zones WHERE name = ?'),
     zoneAccount: s('SELECT account_id FROM zones WHERE id = ?').pluck(),
     listZones,
     countZones: s(`SELECT count(*) FROM zones WHERE ${zoneFilter}`).pluck(),
-    updateZone: s('UPDATE zones SET name = ?, origin = ?, paused = ?, modified = ? WHERE id = ?'),
+    updateZone: s('UPDATE zones SET origin = ?, paused = ?, modified = ? WHERE id = ?'),
     deleteZone: s('DELETE FROM zones WHERE id = ?'),
     deleteZoneRulesets: s('DELETE FROM rulesets WHERE zone_id = ?'),
     deleteZoneJobs: s('DELETE FROM log_jobs WHERE zone_id = ?'),
@@ -140,13 +145,31 @@ export class SqliteControlStore implements ControlStore {
     return toAccount(this.#sql.firstAccount.get() as AccountRow | undefined);
   }
 
-  async createZone(zone: ZoneRecord): Promise<'created' | 'exists'> {
-    return this.#announce(await this.#createZoneNow(zone));
+  async createZone(zone: ZoneRecord): Promise<'created' | 'exists' | ZoneNameConflict> {
+    const result = await this.#createZoneNow(zone);
+    return result === 'created' ? this.#announce(result) : result;
   }
 
-  async #createZoneNow(zone: ZoneRecord): Promise<'created' | 'exists'> {
-    return this.#writes.run(() => (this.#sql.insertZone.run(zone.id, zone.accountId, zone.name, zone.origin, zone.paused ? 1 : 0, zone.created, zone.modified)
-      .changes === 1 ? 'created' : 'exists'));
+  /** The check and the insert run in one write transaction (BEGIN IMMEDIATE): no other connection writes in between. */
+  async #createZoneNow(zone: ZoneRecord): Promise<'created' | 'exists' | ZoneNameConflict> {
+    return this.#writes.run(() => {
+      if (this.#sql.zoneByName.get(zone.name)) return 'exists';
+      const conflict = this.#nameConflict(zone.accountId, zone.name);
+      if (conflict) return conflict;
+      return this.#sql.insertZone.run(zone.id, zone.accountId, zone.name, reversedName(zone.name), zone.origin, zone.paused ? 1 : 0, zone.created, zone.modified)
+        .changes === 1 ? 'created' : 'exists';
+    });
+  }
+
+  /** Another account's zone above `name` (nearest first), else one under it: one indexed lookup per level, then one index range. */
+  #nameConflict(accountId: string, name: string): ZoneNameConflict | null {
+    for (const above of ancestorNames(name)) {
+      const held = this.#sql.otherAccountsZoneNamed.get(above, accountId) as string | undefined;
+      if (held !== undefined) return { conflict: 'inside', zoneName: held };
+    }
+    const { after, before } = descendantRange(name);
+    const under = this.#sql.otherAccountsZoneUnder.get(after, before, accountId) as string | undefined;
+    return under === undefined ? null : { conflict: 'contains', zoneName: under };
   }
 
   async getZone(accountId: string, zoneId: string): Promise<ZoneRecord | null> {
@@ -168,7 +191,8 @@ export class SqliteControlStore implements ControlStore {
       const current = toZone(this.#sql.getZone.get(zoneId, accountId) as ZoneRow | undefined);
       if (!current) return null;
       const next = plan(current);
-      this.#sql.updateZone.run(next.name, next.origin, next.paused ? 1 : 0, next.modified, zoneId);
+      if (next.name !== current.name) throw new Error(`Zone ${zoneId} keeps its name ${current.name}: delete it and create ${next.name} instead.`);
+      this.#sql.updateZone.run(next.origin, next.paused ? 1 : 0, next.modified, zoneId);
       return next;
     });
   }

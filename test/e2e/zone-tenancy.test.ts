@@ -1,0 +1,121 @@
+/**
+ * Zones and origins across accounts through `edgeport start`, with the official `cloudflare` SDK
+ * and traffic through the edge: another account cannot take the equal, a subdomain or a parent of a
+ * zone; it cannot point an origin at edgeport's own listeners, and at private addresses only while
+ * the operator allows them (`[edge] allow_private_origins`); the operator's local origin (the
+ * README's walkthrough) works on the default.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import Cloudflare from 'cloudflare';
+import { startEdgeport } from '../helpers/edgeport-server.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'operator@example.test', EDGEPORT_ADMIN_KEY: 'tenancy-operator-key-0123' };
+
+function sdk(apiUrl: string, email: string, key: string): Cloudflare {
+  return new Cloudflare({ baseURL: apiUrl, apiEmail: email, apiKey: key, apiToken: null, userServiceKey: null, maxRetries: 0 });
+}
+
+/** GET through the edge with the given Host. */
+function viaEdge(edgeUrl: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(edgeUrl);
+    const req = request({ host: url.hostname, port: url.port, path: '/client/v4/accounts', headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A refusal of the SDK call with this code and message. */
+function refusedWith(code: number, message: RegExp) {
+  return (error: unknown) => {
+    assert.ok(error instanceof Cloudflare.APIError, String(error));
+    assert.equal(error.status, 400);
+    const [first] = error.errors as Array<{ code: number; message: string }>;
+    assert.equal(first?.code, code);
+    assert.match(first.message, message);
+    return true;
+  };
+}
+
+async function internalOrigin(t: TestContext): Promise<{ port: number; hosts: string[] }> {
+  const hosts: string[] = [];
+  const server = createServer((req, res) => {
+    hosts.push(String(req.headers.host));
+    res.end('internal');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return { port: (server.address() as AddressInfo).port, hosts };
+}
+
+test('two accounts through edgeport start: names cannot be taken, origins cannot reach inside', { timeout: 120_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const origin = await internalOrigin(t);
+
+  // First run: the operator allows private origins.
+  const first = await startEdgeport({ dataDir, env: { ...ADMIN, EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } });
+  t.after(() => first.stop());
+  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.test', '--data-dir', dataDir]);
+  const bobKey = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
+  assert.ok(bobKey, stdout);
+  const apiUrl = first.urls['management API']!;
+  const operator = sdk(apiUrl, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
+  const bob = sdk(apiUrl, 'bob@example.test', bobKey);
+  const [operatorAccount] = (await operator.accounts.list()).result;
+  const [bobAccount] = (await bob.accounts.list()).result;
+  const create = (cf: Cloudflare, name: string, originUrl?: string) => cf.zones.create({
+    account: { id: (cf === operator ? operatorAccount : bobAccount)!.id }, name, ...(originUrl ? { origin: originUrl } : {}),
+  } as Parameters<Cloudflare['zones']['create']>[0]);
+
+  await create(operator, 'shop.test', `http://127.0.0.1:${origin.port}`);
+  await assert.rejects(create(bob, 'shop.test'), refusedWith(1061, /^shop\.test already exists$/));
+  await assert.rejects(create(bob, 'www.shop.test'), refusedWith(1116, /^Please ensure you are providing the root domain and not any subdomains: www\.shop\.test is under shop\.test, a zone of another account$/));
+  await assert.rejects(create(bob, 'api.www.shop.test'), refusedWith(1116, /api\.www\.shop\.test is under shop\.test/));
+  await create(operator, 'deep.inside.parent.test');
+  await assert.rejects(create(bob, 'parent.test'), refusedWith(1061, /^parent\.test cannot be added: another account holds a zone under it$/));
+  assert.equal((await create(operator, 'www.shop.test')).name, 'www.shop.test', 'the same account nests its own zones');
+
+  const apiPort = new URL(apiUrl).port;
+  await create(bob, 'bob.test', `http://127.0.0.1:${origin.port}`);
+  await assert.rejects(create(bob, 'bob-api.test', `http://127.0.0.1:${apiPort}`), refusedWith(1002, /127\.0\.0\.1:\d+ is one of this edgeport's own listeners/));
+  await assert.rejects(create(bob, 'bob-api.test', `http://localhost:${apiPort}`), refusedWith(1002, /own listeners/));
+  // A name that resolves to this machine (the API cannot know; the edge checks where it connects).
+  await create(bob, 'bob-api.test', `http://${hostname()}:${apiPort}`);
+
+  assert.deepEqual(await viaEdge(first.urls.edge!, 'shop.test'), { status: 200, body: 'internal' });
+  assert.deepEqual(await viaEdge(first.urls.edge!, 'bob.test'), { status: 200, body: 'internal' }, 'allowed by allow_private_origins');
+  const selfByName = await viaEdge(first.urls.edge!, 'bob-api.test');
+  assert.equal(selfByName.status, 403, selfByName.body);
+  assert.match(selfByName.body, new RegExp(`^error 1000: DNS points to prohibited IP: .* leads where it may not: \\S+:${apiPort} is one of this edgeport's own listeners`));
+  assert.doesNotMatch(selfByName.body, /operator@example\.test|"result"/, 'nothing of the management API came back');
+  assert.deepEqual(origin.hosts, ['shop.test', 'bob.test']);
+  assert.equal(await first.stop(), 0);
+
+  // Second run on the default: private origins are the operator's again, for zones already made too.
+  const second = await startEdgeport({ dataDir, env: ADMIN });
+  t.after(() => second.stop());
+  assert.deepEqual(await viaEdge(second.urls.edge!, 'shop.test'), { status: 200, body: 'internal' }, "the operator's local origin works on the default");
+  const refused = await viaEdge(second.urls.edge!, 'bob.test');
+  assert.equal(refused.status, 403);
+  assert.match(refused.body, /^error 1000: DNS points to prohibited IP: the zone's origin http:\/\/127\.0\.0\.1:\d+ leads where it may not: 127\.0\.0\.1 is a loopback address, which only the operator's zones may use as an origin/);
+  assert.deepEqual(origin.hosts, ['shop.test', 'bob.test', 'shop.test'], "bob's zone never reached the origin");
+  const bobAgain = sdk(second.urls['management API']!, 'bob@example.test', bobKey);
+  const bobZone = (await bobAgain.zones.list({ name: 'bob.test' })).result[0]!;
+  await assert.rejects(bobAgain.zones.edit({ zone_id: bobZone.id, origin: `http://169.254.169.254` } as Parameters<Cloudflare['zones']['edit']>[0]),
+    refusedWith(1002, /169\.254\.169\.254 is a link-local address/));
+});

@@ -1,0 +1,208 @@
+/**
+ * The edge refuses origins that lead inside (loopback, link-local, private addresses, edgeport's
+ * own listeners) for every zone but the operator's, on the address it actually connects to: IP
+ * literals, names such as `localhost`, and names a resolver maps there (as DNS rebinding would).
+ * Refusals answer 403 `error 1000` and are logged like other origin errors.
+ */
+import assert from 'node:assert/strict';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { lookup } from 'node:dns';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test, type TestContext } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { systemClock } from '../../src/core/clock.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { ControlStore, LogOutputOptions } from '../../src/db/control-store.ts';
+import { createEdgeService, OriginPolicy, type ListenerAddress } from '../../src/edge/index.ts';
+import type { ResolveAll } from '../../src/edge/origin-proxy.ts';
+import { LogPipeline } from '../../src/logs/log-pipeline.ts';
+import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const OPERATOR = 'a'.repeat(32);
+const OTHER = 'b'.repeat(32);
+const OUTPUT: LogOutputOptions = {
+  fieldNames: ['RayID', 'ClientRequestHost', 'EdgeResponseStatus', 'OriginResponseStatus'],
+  outputType: 'ndjson', batchPrefix: '', batchSuffix: '', recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',',
+  recordTemplate: null, timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+};
+
+async function listen(server: Server, t: TestContext): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return (server.address() as AddressInfo).port;
+}
+
+function get(port: number, host: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/secret', headers: { host } });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Names the test's resolver answers, as a DNS server under an attacker's control would. */
+const ANSWERS: Record<string, string[]> = {
+  'rebind.test': ['127.0.0.1'],
+  'mixed.test': ['8.8.8.8', '127.0.0.1'],
+  'metadata.test': ['::ffff:169.254.169.254'],
+};
+/** The test's names, else the system's resolver (`localhost`). */
+const resolve: ResolveAll = (hostname, options, callback) => {
+  const answer = ANSWERS[hostname];
+  if (!answer) return lookup(hostname, { ...options, all: true }, callback);
+  callback(null, answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+};
+
+interface Setup {
+  control: ControlStore;
+  /** Requests the internal origin (127.0.0.1) received. */
+  reached: string[];
+  originPort: number;
+  zone(accountId: string, name: string, origin: string): Promise<string>;
+  edge(options: { allowPrivateOrigins: boolean; ownListeners?: () => ListenerAddress[] }): Promise<number>;
+  delivered(): Array<Record<string, unknown>>;
+  out: string;
+}
+
+async function setup(t: TestContext): Promise<Setup> {
+  const dataDir = tempDir(t);
+  const stops: Array<() => Promise<void>> = [];
+  t.after(async () => {
+    for (const stop of stops) await stop();
+  });
+  const database = await openTestDatabase(t, { clock: systemClock });
+  const engine = await openStoreEngine({ dataDir, ...(database ? { database } : {}) });
+  const control = await openTestControlStore(t, { dataDir, clock: systemClock, database });
+  const now = Date.now();
+  await control.createAccount({ id: OPERATOR, email: 'operator@example.test', name: 'operator', keyHash: 'x', created: now });
+  await control.createAccount({ id: OTHER, email: 'b@example.test', name: 'b', keyHash: 'x', created: now + 1 });
+  const reached: string[] = [];
+  const originPort = await listen(createServer((req, res) => {
+    reached.push(String(req.headers.host));
+    res.end('internal data');
+  }), t);
+  const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50 });
+  pipeline.start();
+  stops.push(() => pipeline.close(), () => engine.close());
+  const out = join(dataDir, 'out');
+  let zones = 0;
+  return {
+    control, reached, originPort, out,
+    async zone(accountId, name, origin) {
+      const id = (++zones).toString(16).padStart(32, '0');
+      assert.equal(await control.createZone({ id, accountId, name, origin, paused: false, created: now, modified: now }), 'created');
+      await control.createJob(id, () => ({
+        zoneId: id, name: 'all', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf: `file://${out}`,
+        filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
+        lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now,
+      }));
+      return id;
+    },
+    async edge({ allowPrivateOrigins, ownListeners }) {
+      const originPolicy = new OriginPolicy({
+        allowPrivateOrigins, operatorAccountId: async () => (await control.firstAccount())?.id ?? null, ...(ownListeners ? { ownListeners } : {}),
+      });
+      const edge = createEdgeService({
+        zones: control, pipeline, clock: systemClock, logger: silentLogger, originPolicy, origin: { connectTimeoutMs: 2000, responseTimeoutMs: 2000, resolve },
+      });
+      stops.unshift(() => edge.close());
+      return listen(createServer(edge.handler), t);
+    },
+    delivered() {
+      const lines: Array<Record<string, unknown>> = [];
+      const walk = (at: string): void => {
+        if (!existsSync(at)) return;
+        for (const entry of readdirSync(at, { withFileTypes: true })) {
+          if (entry.isDirectory()) walk(join(at, entry.name));
+          else if (entry.name.endsWith('.gz')) lines.push(...gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
+        }
+      };
+      walk(out);
+      return lines;
+    },
+  };
+}
+
+test("another account's origins that lead inside answer 403 error 1000, are logged, and never reach the origin; the operator's work", { timeout: 60_000 }, async (t) => {
+  const s = await setup(t);
+  const internal = `http://127.0.0.1:${s.originPort}`;
+  await s.zone(OPERATOR, 'operator.test', internal);
+  await s.zone(OPERATOR, 'operator-by-name.test', `http://localhost:${s.originPort}`);
+  await s.zone(OTHER, 'loopback.test', internal);
+  await s.zone(OTHER, 'metadata-ip.test', 'http://169.254.169.254');
+  await s.zone(OTHER, 'mapped.test', `http://[::ffff:127.0.0.1]:${s.originPort}`);
+  await s.zone(OTHER, 'localhost.test', `http://localhost:${s.originPort}`);
+  await s.zone(OTHER, 'rebind.example', `http://rebind.test:${s.originPort}`);
+  await s.zone(OTHER, 'mixed.example', `http://mixed.test:${s.originPort}`);
+  await s.zone(OTHER, 'metadata.example', 'http://metadata.test');
+  const port = await s.edge({ allowPrivateOrigins: false });
+
+  // The operator's zones first: their kept-alive connections to the origin must not serve the others.
+  for (const host of ['operator.test', 'operator-by-name.test']) {
+    const operator = await get(port, host);
+    assert.deepEqual([operator.status, operator.body], [200, 'internal data'], host);
+  }
+  const refusals: Array<[string, RegExp]> = [
+    ['loopback.test', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['www.loopback.test', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['metadata-ip.test', /leads where it may not: 169\.254\.169\.254 is a link-local address/],
+    ['mapped.test', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['localhost.test', /is a loopback address/],
+    ['rebind.example', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['mixed.example', /leads where it may not: 127\.0\.0\.1 is a loopback address/],
+    ['metadata.example', /leads where it may not: 169\.254\.169\.254 is a link-local address/],
+  ];
+  const rays: string[] = [];
+  for (const [host, message] of refusals) {
+    const answer = await get(port, host);
+    assert.equal(answer.status, 403, `${host}: ${answer.body}`);
+    assert.match(answer.body, /^error 1000: DNS points to prohibited IP: the zone's origin http:\/\/\S+ leads where it may not: /, host);
+    assert.match(answer.body, message, host);
+    assert.match(answer.body, /only the operator's zones may use as an origin .*\[edge\] allow_private_origins = true\)\. Point the origin at a public address\.\nRay ID: [0-9a-f]{16}\n$/s, host);
+    assert.equal(answer.headers['content-type'], 'text/plain; charset=utf-8');
+    rays.push(String(answer.headers['edgeport-ray']));
+  }
+  assert.deepEqual(s.reached, ['operator.test', 'operator-by-name.test'], 'only the operator reached the internal origin');
+
+  // Each refusal is logged like any origin error: status 403, no origin status.
+  const deadline = Date.now() + 10_000;
+  while (s.delivered().length < refusals.length + 2 && Date.now() < deadline) await sleep(25);
+  const byRay = new Map(s.delivered().map((line) => [line.RayID, line]));
+  for (const [i, [host]] of refusals.entries()) {
+    assert.deepEqual(byRay.get(rays[i]), { RayID: rays[i], ClientRequestHost: host, EdgeResponseStatus: 403, OriginResponseStatus: 0 }, host);
+  }
+});
+
+test('allow_private_origins = true lets another account use private origins, but never edgeport\'s own listeners', { timeout: 60_000 }, async (t) => {
+  const s = await setup(t);
+  const own: ListenerAddress[] = [];
+  const port = await s.edge({ allowPrivateOrigins: true, ownListeners: () => own });
+  own.push({ host: '127.0.0.1', port });
+  await s.zone(OTHER, 'loopback.test', `http://127.0.0.1:${s.originPort}`);
+  await s.zone(OTHER, 'rebind.example', `http://rebind.test:${s.originPort}`);
+  await s.zone(OTHER, 'self.test', `http://127.0.0.1:${port}`);
+  await s.zone(OTHER, 'self-by-name.test', `http://localhost:${port}`);
+  await s.zone(OPERATOR, 'operator-self.test', `http://127.0.0.1:${s.originPort}`);
+
+  for (const host of ['loopback.test', 'rebind.example']) {
+    const answer = await get(port, host);
+    assert.deepEqual([answer.status, answer.body], [200, 'internal data'], host);
+  }
+  for (const host of ['self.test', 'self-by-name.test']) {
+    const answer = await get(port, host);
+    assert.equal(answer.status, 403, host);
+    assert.match(answer.body, new RegExp(`^error 1000: DNS points to prohibited IP: .* leads where it may not: (127\\.0\\.0\\.1|\\[::1\\]):${port} is one of this edgeport's own listeners`), host);
+  }
+  assert.deepEqual(s.reached, ['loopback.test', 'rebind.example']);
+});
