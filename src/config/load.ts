@@ -4,6 +4,7 @@
  * CONFIG_INVALID error, and deep-frozen.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
 import { EdgeportError } from '../core/errors/edgeport-error.ts';
@@ -29,6 +30,8 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_DB_URL: (v) => ({ db: { url: v } }),
   EDGEPORT_BLOBS_URL: (v) => ({ blobs: { url: v } }),
   EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: (v) => ({ logs: { max_batch_interval_ms: Number(v) } }),
+  /** Directories separated by `:` (like PATH). */
+  EDGEPORT_LOGS_FILE_ROOTS: (v) => ({ logs: { file_roots: v.split(delimiter).filter((path) => path !== '') } }),
 };
 
 export function envOverrides(env: NodeJS.ProcessEnv): ConfigOverrides {
