@@ -67,6 +67,15 @@ test('file:// destinations only below [logs] file_roots: inside, outside, "..", 
   assert.equal(job.status, 200, JSON.stringify(job.body));
   assert.deepEqual(await cf.logpush.ownership.validate({ zone_id: zoneId, destination_conf: `file://${rootA}/logs/http`, ownership_challenge: token }), { valid: true });
 
+  // A link put in the challenge file's place is not written through.
+  mkdirSync(join(rootA, 'trap'));
+  writeFileSync(join(outside, 'precious'), 'keep');
+  symlinkSync(join(outside, 'precious'), join(rootA, 'trap', CHALLENGE));
+  const trapped = await challenge(api, zoneId, `file://${rootA}/trap`);
+  assert.deepEqual([trapped.body.result.valid, trapped.body.result.filename], [false, null]);
+  assert.match(trapped.body.result.message, /^the challenge could not be written to the destination: ELOOP/);
+  assert.equal(readFileSync(join(outside, 'precious'), 'utf8'), 'keep');
+
   // A PUT to a destination outside is refused and changes nothing.
   const moved = await api.call(`${jobs}/${job.body.result.id}`, { method: 'PUT', json: { destination_conf: `file://${outside}`, ownership_challenge: token } });
   assertRefused(moved, roots);

@@ -6,6 +6,9 @@
  * Extension: `GET .../jobs/:job_id/delivered` reads back the newest lines a job delivered (file://
  * and store:// destinations), for the dashboard's live view.
  *
+ * By design: file:// destinations must lie below `[logs] file_roots` and outside the data dir
+ * (file-destinations.ts), and a directory is one account's at a time (ownership.ts).
+ *
  * Gaps: `validate/destination`, `validate/destination/exists`, `validate/origin` and
  * `fields/default` are not implemented; edge (Instant Logs) jobs are not offered.
  */
