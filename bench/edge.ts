@@ -35,7 +35,7 @@ export async function benchEdge(seconds: number): Promise<string[]> {
   const origin = await startOrigin();
   const email = 'bench@example.test';
   const key = 'bench-admin-key-0123456789';
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), env: { EDGEPORT_ADMIN_EMAIL: email, EDGEPORT_ADMIN_KEY: key, EDGEPORT_LOG_LEVEL: 'error' } });
+  const server = await startEdgeport({ dataDir: join(dir, 'data'), env: { EDGEPORT_ADMIN_EMAIL: email, EDGEPORT_ADMIN_KEY: key, EDGEPORT_LOG_LEVEL: 'error', EDGEPORT_LOGS_FILE_ROOTS: dir } });
   const lines: string[] = [];
   const report = (label: string, result: LoadResult) => {
     const line = `${label.padEnd(44)} ${result.requestsPerSec.toFixed(0).padStart(8)} req/s  p50 ${result.p50.toFixed(3).padStart(7)} ms  p99 ${result.p99.toFixed(3).padStart(7)} ms (${result.tool})${result.errors ? `  errors ${result.errors}` : ''}`;

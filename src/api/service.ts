@@ -9,6 +9,7 @@ import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { ControlStore } from '../db/control-store.ts';
 import { OriginPolicy } from '../edge/index.ts';
+import type { FileRoots } from '../logs/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
 import { createApiApp } from './app.ts';
@@ -32,6 +33,8 @@ export interface ApiServiceOptions {
   store?: StoreEngine;
   /** The JSON-RPC gateway's networks and URL, for the dashboard's gateway page. */
   gateway?: GatewayStatus;
+  /** Where file:// log destinations may point (`[logs] file_roots`); without it they are refused. */
+  fileRoots?: FileRoots;
   /** The built web dashboard served outside /client/ (default web/dist); `false` serves none. */
   dashboardDir?: string | false;
   /** Lifetime of a dashboard session from sign-in (default 12 hours). */
@@ -70,6 +73,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     sessions: new SessionStore(options.control, options.clock, options.sessionTtlMs),
     destinations: createDestinationIo({
       ...(options.store ? { store: options.store } : {}),
+      ...(options.fileRoots ? { fileRoots: options.fileRoots } : {}),
       ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
     }),
     ...(options.store ? { store: options.store } : {}),

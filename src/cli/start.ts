@@ -18,6 +18,7 @@ import { openControlStore } from '../db/open-control-store.ts';
 import { PgDatabase, redact } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
+import { FileRoots } from '../logs/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
 import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig } from '../runtime/index.ts';
 import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
@@ -71,8 +72,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     const accessKeys = new AccessKeys(engine.metadata, clock);
     const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
+    // file:// log destinations: below [logs] file_roots only, never in the data dir.
+    const fileRoots = new FileRoots({ roots: config.logs.fileRoots, dataDir: config.dataDir });
     const pipeline = new LogPipeline({
-      dataDir: config.dataDir, jobs: control, engine, clock, logger,
+      dataDir: config.dataDir, jobs: control, engine, clock, logger, fileRoots,
       maxIntervalMs: config.logs.maxBatchIntervalMs, shutdownDeadlineMs: config.logs.shutdownDeliveryMs,
     });
     closers.push(() => pipeline.close());
@@ -93,7 +96,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       {
         label: 'management API', port: config.ports.api, path: '/client/v4',
         handle: await createApiService({
-          control, accessKeys, clock, logger, store: engine, originPolicy, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
+          control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
         }),
       },
       { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', handle: gateway },

@@ -17,8 +17,12 @@ export const DEFAULTS = {
    * link-local origins; `true` lets every account's zones do so (never to edgeport's own listeners).
    */
   edge: { allowPrivateOrigins: false },
-  /** Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up to 10 s. */
-  logs: { maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000 },
+  /**
+   * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
+   * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough
+   * directory), shared by every account of the server.
+   */
+  logs: { maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRoots: ['/tmp/edgeport-logs'] },
   gateway: {
     /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */
     networks: [

@@ -4,6 +4,7 @@
  * CONFIG_INVALID error, and deep-frozen.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
 import { EdgeportError } from '../core/errors/edgeport-error.ts';
@@ -31,6 +32,8 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: (v) => ({ logs: { max_batch_interval_ms: Number(v) } }),
   // Anything but true/false stays a string, which the schema then refuses by name.
   EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: (v) => ({ edge: { allow_private_origins: v === 'true' ? true : v === 'false' ? false : v } }),
+  /** Directories separated by `:` (like PATH). */
+  EDGEPORT_LOGS_FILE_ROOTS: (v) => ({ logs: { file_roots: v.split(delimiter).filter((path) => path !== '') } }),
 };
 
 export function envOverrides(env: NodeJS.ProcessEnv): ConfigOverrides {

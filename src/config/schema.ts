@@ -30,6 +30,11 @@ export const configFileSchema = z.strictObject({
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
     /** How long a clean shutdown may spend delivering spooled log lines. */
     shutdown_delivery_ms: z.number().int().min(0).max(600_000).optional(),
+    /** The only directories file:// log destinations may point below (never inside the data dir); [] turns file:// off. */
+    file_roots: z.array(z.string().min(1)
+      .refine((path) => path.startsWith('/'), 'each file root must be an absolute path')
+      .refine((path) => !path.split('/').some((segment) => segment === '..' || segment === '.'), 'a file root may not contain "." or ".." segments'))
+      .max(64).optional(),
   }).optional(),
   scripts: z.array(z.union([
     z.strictObject({ path: z.string().min(1) }),
@@ -54,7 +59,7 @@ export interface Config {
   gateway: GatewayConfig;
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
-  logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number };
+  logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[] };
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -72,6 +77,7 @@ export function toConfig(file: ConfigFile): Config {
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
+      fileRoots: file.logs?.file_roots ?? [...DEFAULTS.logs.fileRoots],
     },
   };
 }

@@ -231,6 +231,14 @@ export interface ControlStore {
   // Ownership challenges (one per zone and destination; a new one replaces the old)
   putOwnershipChallenge(challenge: OwnershipChallengeRecord): Promise<void>;
   getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null>;
+  /**
+   * Stores the challenge of a `file://` location for the zone of `accountId`, as putOwnershipChallenge
+   * does, unless a zone of another account holds an unexpired challenge for the same location, one
+   * above it or one below it (`file:///a` is above `file:///a/b`, not above `file:///ab`): then it
+   * writes nothing and answers 'taken'. Checked and written in one transaction, so of two accounts
+   * claiming overlapping locations at once, one gets 'taken'.
+   */
+  claimOwnershipChallenge(challenge: OwnershipChallengeRecord, accountId: string): Promise<'stored' | 'taken'>;
 
   // Dashboard sessions (shared by every instance on the database)
   /** Stores a new session; drops expired ones, and the oldest beyond `keep` sessions. */

@@ -15,3 +15,4 @@ export {
   parseDestination, needsOwnershipChallenge, challengeLocation, coveringLocations, fixedPath, MAX_DESTINATION_CONF_LENGTH,
   type Destination, type DestinationResult,
 } from './destinations/destination-conf.ts';
+export { FileRoots, isWithin, type FileCheck, type FileRootsOptions } from './destinations/file-roots.ts';

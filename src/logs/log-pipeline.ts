@@ -4,8 +4,10 @@
  * durable spool before the response ends. Shippers cut batches from the spools (by records, bytes
  * and age: the job's max_upload_* or the real service's defaults), gzip them, deliver them and
  * report last_complete / last_error / error_message through the job's status. Failures retry with
- * exponential backoff; a restart delivers what was spooled; close() delivers what is spooled,
- * within a deadline. A deleted or disabled job's spool is removed and ships nothing.
+ * exponential backoff; a restart delivers what was spooled (and first removes the temporary file a
+ * killed file:// delivery left); close() delivers what is spooled, within a deadline. A deleted or
+ * disabled job's spool is removed and ships nothing. A batch is on disk at its destination (for
+ * file://, fsynced) before the spool's cursor moves past it.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,12 +21,14 @@ import { accountStore } from '../store/engine/account-store.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import { DestinationError } from './destinations/destination.ts';
 import { batchObjectName } from './destinations/object-names.ts';
+import { FileRoots } from './destinations/file-roots.ts';
 import { openDestination } from './destinations/open-destination.ts';
 import { evaluateFilter } from './filter/evaluate-filter.ts';
 import { parseFilter, type FilterExpression } from './filter/parse-filter.ts';
 import { createRecordFormatter, type RecordFormatter } from './format/record-formatter.ts';
 import type { HttpRequestRecord } from './http-request-record.ts';
 import { isSampled } from './sampling.ts';
+import { DeliveryNote } from './spool/delivery-note.ts';
 import { JobSpool, type SpoolBatch } from './spool/job-spool.ts';
 
 const gzip = promisify(gzipCallback);
@@ -49,6 +53,8 @@ export interface LogPipelineOptions {
   jobs: LogJobSource;
   /** For `store://` destinations: each job writes into its zone's account's buckets only. */
   engine: StoreEngine;
+  /** Where `file://` destinations may write (`[logs] file_roots`); without it they are refused. */
+  fileRoots?: FileRoots;
   clock: Clock;
   logger: Logger;
   /** Ships a batch once its oldest record is this old, if the job allows sooner (default 30 s). */
@@ -71,6 +77,8 @@ interface Shipper {
   jobId: number;
   zoneId: string;
   spool: JobSpool;
+  /** The temporary file a file:// delivery of this job is writing. */
+  note: DeliveryNote;
   /** Records appended since the last delivery (this process). */
   appended: number;
   pendingSince: number | null;
@@ -85,6 +93,7 @@ export class LogPipeline {
   readonly #root: string;
   /** Names this data dir's batches apart from other instances' batches of the same job. */
   readonly #instanceId: string;
+  readonly #fileRoots: FileRoots;
   readonly #shippers = new Map<number, Shipper>();
   readonly #active = new Map<number, ActiveLogJob>();
   readonly #destinations = new Map<string, ReturnType<typeof openDestination>>();
@@ -96,6 +105,7 @@ export class LogPipeline {
 
   constructor(options: LogPipelineOptions) {
     this.#options = options;
+    this.#fileRoots = options.fileRoots ?? FileRoots.none();
     this.#root = join(options.dataDir, 'logs', 'jobs');
     mkdirSync(this.#root, { recursive: true });
     this.#instanceId = instanceId(join(options.dataDir, 'logs'));
@@ -104,6 +114,7 @@ export class LogPipeline {
       const marker = join(this.#root, name, 'job.json');
       if (!/^\d+$/.test(name) || !existsSync(marker)) continue;
       const { zoneId } = JSON.parse(readFileSync(marker, 'utf8')) as { zoneId: string };
+      this.#sweepTempFile(join(this.#root, name));
       this.#register(Number(name), zoneId).pendingSince = 0;
     }
   }
@@ -214,7 +225,7 @@ export class LogPipeline {
     const dir = join(this.#root, String(jobId));
     const spool = JobSpool.open(dir);
     writeFileSync(join(dir, 'job.json'), JSON.stringify({ zoneId }));
-    const shipper: Shipper = { jobId, zoneId, spool, appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0 };
+    const shipper: Shipper = { jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0 };
     this.#shippers.set(jobId, shipper);
     return shipper;
   }
@@ -271,7 +282,7 @@ export class LogPipeline {
 
   async #deliver(job: LogJobRecord, shipper: Shipper, batch: SpoolBatch): Promise<void> {
     const { clock } = this.#options;
-    shipper.spool.markInflight(batch);
+    await shipper.spool.markInflight(batch);
     try {
       const { destination, path } = await this.#destination(job);
       const formatter = createRecordFormatter(job.outputOptions);
@@ -279,7 +290,7 @@ export class LogPipeline {
       const gzipped = await gzip(body, { level: zlib.Z_BEST_SPEED });
       await destination.write({
         name: batchObjectName(path, batch.firstTime, batch.lastTime, `${this.#instanceId}:${job.id}:${batch.start.segment}:${batch.start.offset}`),
-        gzipped, firstTime: batch.firstTime,
+        gzipped, firstTime: batch.firstTime, tempFiles: shipper.note,
         contentType: job.outputOptions.outputType === 'csv' ? 'text/csv' : 'application/x-ndjson',
       });
     } catch (error) {
@@ -289,7 +300,7 @@ export class LogPipeline {
       await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: clock.now(), errorMessage: message });
       return;
     }
-    shipper.spool.commit(batch);
+    await shipper.spool.commit(batch);
     shipper.attempts = 0;
     shipper.retryAt = 0;
     shipper.appended = Math.max(0, shipper.appended - batch.texts.length);
@@ -303,10 +314,20 @@ export class LogPipeline {
     const cacheKey = `${accountId} ${job.destinationConf}`;
     let opened = this.#destinations.get(cacheKey);
     if (!opened) {
-      opened = openDestination(job.destinationConf, accountStore(this.#options.engine, accountId));
+      opened = openDestination(job.destinationConf, accountStore(this.#options.engine, accountId), this.#fileRoots);
       this.#destinations.set(cacheKey, opened);
     }
     return opened;
+  }
+
+  /** Removes the temporary file a delivery killed mid-write left (the batch in flight is delivered again). */
+  #sweepTempFile(spoolDir: string): void {
+    try {
+      const removed = DeliveryNote.sweep(spoolDir);
+      if (removed !== null) this.#options.logger.info({ path: removed }, 'Removed the temporary file of an interrupted log delivery.');
+    } catch (error) {
+      this.#options.logger.warn({ err: error, spoolDir }, 'Could not remove the temporary file of an interrupted log delivery.');
+    }
   }
 
   #drop(shipper: Shipper): void {

@@ -6,6 +6,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import type { TestContext } from 'node:test';
 import Cloudflare from 'cloudflare';
 import { createAccount, createApiService, type ApiService } from '../../src/api/index.ts';
@@ -14,6 +15,7 @@ import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import { accountStore } from '../../src/store/engine/account-store.ts';
 import { adoptUnowned } from '../../src/store/engine/adopt-unowned.ts';
+import { FileRoots } from '../../src/logs/index.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
 import type { StoreEngine } from '../../src/store/engine/store-engine.ts';
 import { AccessKeys } from '../../src/store/s3/access-keys.ts';
@@ -61,12 +63,20 @@ export interface ErrorEntry {
   error_chain?: Array<{ code: number; message: string }>;
 }
 
-export async function startApi(t: TestContext): Promise<ApiFixture> {
+export interface ApiOptions {
+  /** `[logs] file_roots` (default: the system's temporary directory, which holds every test's directories and the data dir). */
+  fileRoots?: string[];
+}
+
+export async function startApi(t: TestContext, options: ApiOptions = {}): Promise<ApiFixture> {
   const { engine, clock, dataDir, database } = await openTestEngine(t);
   // One database for the object store and the control plane, as in one edgeport instance.
   const control = await openTestControlStore(t, { dataDir, clock, database });
   const accessKeys = new AccessKeys(engine.metadata, clock);
-  const service = await createApiService({ control, accessKeys, clock, logger: silentLogger, store: engine, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000 });
+  const fileRoots = new FileRoots({ roots: options.fileRoots ?? [tmpdir()], dataDir });
+  const service = await createApiService({
+    control, accessKeys, clock, logger: silentLogger, store: engine, fileRoots, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000,
+  });
   const server = createServer(service.handler);
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -53,3 +53,20 @@ test('[edge] allow_private_origins: false by default; the file or EDGEPORT_EDGE_
   writeFileSync(file, '[edge]\nallow_private_origins = "true"\nallow_public = 1\n');
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /edge\.allow_private_origins:/.test(String(error)) && /unknown key\(s\) "allow_public"/.test(String(error)));
 });
+
+test('[logs] file_roots: /tmp/edgeport-logs by default, a list in the file, PATH-style in the environment, [] turns file:// off; only absolute paths', { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).logs.fileRoots, ['/tmp/edgeport-logs']);
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, '[logs]\nfile_roots = ["/var/log/edgeport", "/srv/logs"]\n');
+  assert.deepEqual(loadConfig({ file, env: {} }).logs.fileRoots, ['/var/log/edgeport', '/srv/logs']);
+  assert.deepEqual(loadConfig({ file, env: { EDGEPORT_LOGS_FILE_ROOTS: '/a:/b/c' } }).logs.fileRoots, ['/a', '/b/c'], 'the environment replaces the list');
+  writeFileSync(file, '[logs]\nfile_roots = []\n');
+  assert.deepEqual(loadConfig({ file, env: {} }).logs.fileRoots, []);
+  writeFileSync(file, '[logs]\nfile_roots = ["logs", "/a/../etc"]\n');
+  assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /logs\.file_roots\.0: each file root must be an absolute path/);
+    assert.match(error.message, /logs\.file_roots\.1: a file root may not contain "\." or "\.\." segments/);
+    return true;
+  });
+});

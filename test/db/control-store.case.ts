@@ -246,6 +246,37 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.getOwnershipChallenge(z, 'store://b'), null, 'expired ones are dropped by the next put');
   });
 
+  test('file:// challenge claims: refused while another account holds the location, one above or one below it', async (t) => {
+    const { store, clock } = await open(t);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    const [a1, a2, b1] = [hex(1), hex(2), hex(3)];
+    await store.createZone(zone(a1, a, 'one.test'));
+    await store.createZone(zone(a2, a, 'two.test'));
+    await store.createZone(zone(b1, b, 'other.test'));
+    const claim = (zoneId: string, account: string, location: string, tokenHash = 'aa') =>
+      store.claimOwnershipChallenge({ zoneId, destinationConf: location, tokenHash, expires: clock.now() + 100 }, account);
+    assert.equal(await claim(a1, a, 'file:///r/a'), 'stored');
+    assert.deepEqual(await store.getOwnershipChallenge(a1, 'file:///r/a'), { zoneId: a1, destinationConf: 'file:///r/a', tokenHash: 'aa', expires: clock.now() + 100 });
+    for (const location of ['file:///r/a', 'file:///r', 'file:///', 'file:///r/a/x/y']) {
+      assert.equal(await claim(b1, b, location, 'bb'), 'taken', `${location} overlaps the other account's file:///r/a`);
+      assert.equal(await store.getOwnershipChallenge(b1, location), null, 'nothing written');
+    }
+    assert.equal((await store.getOwnershipChallenge(a1, 'file:///r/a'))?.tokenHash, 'aa', 'the holder\'s challenge is untouched');
+    assert.equal(await claim(b1, b, 'file:///r/ab', 'bb'), 'stored', 'a sibling whose name starts alike is not below');
+    assert.equal(await claim(b1, b, 'file:///r/b', 'bb'), 'stored');
+    assert.equal(await claim(a2, a, 'file:///r/a', 'cc'), 'stored', 'zones of one account share their locations');
+    assert.equal(await claim(a1, a, 'file:///r/a', 'dd'), 'stored', 'a zone replaces its own challenge');
+    assert.equal((await store.getOwnershipChallenge(a1, 'file:///r/a'))?.tokenHash, 'dd');
+    await store.putOwnershipChallenge({ zoneId: a1, destinationConf: 'store://r', tokenHash: 'ee', expires: clock.now() + 100 });
+    assert.equal(await claim(b1, b, 'file:///s', 'bb'), 'stored', 'store:// challenges hold no directory');
+    clock.advance(100);
+    assert.equal(await claim(b1, b, 'file:///r/a', 'bb'), 'stored', 'an expired challenge holds nothing');
+    assert.equal(await claim(a1, a, 'file:///r', 'aa'), 'taken', 'now the other account holds a location below');
+    const raced = await Promise.all([claim(a1, a, 'file:///race/x'), claim(b1, b, 'file:///race'), claim(a2, a, 'file:///race/x/y'), claim(b1, b, 'file:///race/x')]);
+    const winners = new Set(raced.flatMap((outcome, i) => (outcome === 'stored' ? [[a, b, a, b][i]] : [])));
+    assert.equal(winners.size, 1, `one account gets the contested directories (${raced.join(', ')})`);
+  });
+
   test('onZoneChange: fires after each committed change to zones, rulesets and jobs, before the write resolves', async (t) => {
     const { store } = await open(t);
     let changes = 0;

@@ -62,7 +62,7 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   const logsDir = join(dir, 'logs');
   const server = await startEdgeport({
     dataDir: join(dir, 'data'),
-    env: { EDGEPORT_ADMIN_EMAIL: EMAIL, EDGEPORT_ADMIN_KEY: KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '300' },
+    env: { EDGEPORT_ADMIN_EMAIL: EMAIL, EDGEPORT_ADMIN_KEY: KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '300', EDGEPORT_LOGS_FILE_ROOTS: logsDir },
   });
   t.after(() => server.stop());
   const api = new URL(server.urls['management API']!).origin;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import autocannon from 'autocannon';
@@ -54,8 +54,9 @@ async function startOrigin(t: TestContext): Promise<{ url: string; seen: Map<str
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
+/** The data dir is `<test dir>/data`; file:// jobs write below the test dir (the only file root). */
 async function startServer(t: TestContext, dataDir: string): Promise<EdgeportServer> {
-  const server = await startEdgeport({ dataDir, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200' } });
+  const server = await startEdgeport({ dataDir, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200', EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir) } });
   t.after(() => server.stop());
   return server;
 }
@@ -326,7 +327,7 @@ test('a script routed on the zone serves its paths with its bucket binding; the 
   };`,
   });
   const origin = await startOrigin(t);
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100' } });
+  const server = await startEdgeport({ dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: dir } });
   t.after(() => server.stop());
   assert.match(server.banner, /script "counter" on example\.test\/api\/\*/);
   const api = apiOf(server);

@@ -40,6 +40,7 @@ async function startPair(t: TestContext): Promise<Pair> {
     EDGEPORT_DB_URL: await pgTestUrl(t, { pool: 6 }),
     EDGEPORT_BLOBS_URL: `file://${join(dir, 'shared-blobs')}`,
     EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200',
+    EDGEPORT_LOGS_FILE_ROOTS: dir,
   };
   // A script on both, whose workers reach the same store: the database and blobs above.
   const args = writeScriptConfig(dir, {

@@ -15,6 +15,7 @@ import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
+import { FileRoots } from '../../src/logs/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
@@ -54,13 +55,13 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
     rules: [{ id: 'u'.repeat(32), version: 1, ref: 'u'.repeat(32), action: 'log_custom_field', expression: 'true', description: '', enabled: true, actionParameters: names, lastUpdated: Date.now() }],
   }));
   await setFields(fields);
-  const out = join(dataDir, 'out');
+  const out = tempDir(t);
   await control.createJob(ZONE, () => ({
     zoneId: ZONE, name: 'all', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf: `file://${out}`,
     filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
     lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now,
   }));
-  const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50 });
+  const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50, fileRoots: new FileRoots({ roots: [out], dataDir }) });
   pipeline.start();
   const edge = createEdgeService({ zones: control, pipeline, clock: systemClock, logger: silentLogger, origin: { connectTimeoutMs: 500, responseTimeoutMs: 400 } });
   const port = await listen(createServer(edge.handler), t);

@@ -18,6 +18,7 @@ import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore, LogOutputOptions } from '../../src/db/control-store.ts';
 import { createEdgeService, OriginPolicy, type ListenerAddress } from '../../src/edge/index.ts';
 import type { ResolveAll } from '../../src/edge/origin-proxy.ts';
+import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
@@ -92,10 +93,13 @@ async function setup(t: TestContext): Promise<Setup> {
     reached.push(String(req.headers.host));
     res.end('internal data');
   }), t);
-  const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50 });
+  // The log destination lies outside the data dir, below the pipeline's one file root.
+  const out = tempDir(t);
+  const pipeline = new LogPipeline({
+    dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50, fileRoots: new FileRoots({ roots: [out], dataDir }),
+  });
   pipeline.start();
   stops.push(() => pipeline.close(), () => engine.close());
-  const out = join(dataDir, 'out');
   let zones = 0;
   return {
     control, reached, originPort, out,

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,10 +17,13 @@ import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
 import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
+import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { accountStore } from '../../src/store/engine/account-store.ts';
+import { DeliveryNote } from '../../src/logs/spool/delivery-note.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
+import { traceFs } from '../helpers/fs-trace.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const OUTPUT: LogOutputOptions = {
@@ -30,6 +34,8 @@ const OUTPUT: LogOutputOptions = {
 
 async function fixture(t: TestContext) {
   const dataDir = tempDir(t);
+  // Where file:// jobs deliver: the only file root, beside the data dir.
+  const out = tempDir(t);
   const database = await openTestDatabase(t, { clock: systemClock });
   const engine = await openStoreEngine({ dataDir, ...(database ? { database } : {}) });
   t.after(() => engine.close());
@@ -42,8 +48,11 @@ async function fixture(t: TestContext) {
     filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
     lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now, ...extra,
   }));
-  const pipeline = (maxIntervalMs = 100) => new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs, shutdownDeadlineMs: 5_000 });
-  return { dataDir, engine, control, createJob, pipeline };
+  const fileRoots = new FileRoots({ roots: [out], dataDir });
+  const pipeline = (maxIntervalMs = 100, shutdownDeadlineMs = 5_000) => new LogPipeline({
+    dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, fileRoots, maxIntervalMs, shutdownDeadlineMs,
+  });
+  return { dataDir, out, engine, control, createJob, pipeline };
 }
 
 function record(i: number, status = 200): HttpRequestRecord {
@@ -91,7 +100,7 @@ function spooledText(dataDir: string): string {
 
 test('a record is in the spool before its `written` runs: the first of a turn at once, the rest at the end of the turn', async (t) => {
   const f = await fixture(t);
-  await f.createJob(`file://${join(f.dataDir, 'out')}`);
+  await f.createJob(`file://${f.out}`);
   const pipeline = f.pipeline(60_000);
   t.after(() => pipeline.close());
   const jobs = await pipeline.jobsFor('z'.repeat(32));
@@ -113,7 +122,7 @@ test('a record is in the spool before its `written` runs: the first of a turn at
 
 test('filtered records reach a file:// destination as dated gzip batches; the job reports success', async (t) => {
   const f = await fixture(t);
-  const out = join(f.dataDir, 'out');
+  const { out } = f;
   const job = await f.createJob(`file://${out}/logs/{DATE}`, { filter: JSON.stringify({ where: { key: 'EdgeResponseStatus', operator: 'geq', value: 400 } }) });
   const pipeline = f.pipeline();
   pipeline.start();
@@ -191,7 +200,7 @@ test('a receiver answering 500 for a while: the error shows on the job, then eve
 
 test('a restart delivers what was spooled; close() delivers before it returns; a deleted job ships nothing', async (t) => {
   const f = await fixture(t);
-  const out = join(f.dataDir, 'out');
+  const { out } = f;
   const job = await f.createJob(`file://${out}`);
   const first = f.pipeline(60_000);
   const jobs = await first.jobsFor('z'.repeat(32));
@@ -213,4 +222,81 @@ test('a restart delivers what was spooled; close() delivers before it returns; a
   await until(() => !existsSync(join(f.dataDir, 'logs', 'jobs', String(job.id))), 'the spool removed', 8_000);
   await third.close();
   assert.equal(readDelivered(out).length, 25);
+});
+
+test('file:// delivery is durable in order: in-flight mark, note, batch fsynced and renamed, its directories fsynced, note cleared, then the cursor', { timeout: 20_000 }, async (t) => {
+  const f = await fixture(t);
+  const job = await f.createJob(`file://${f.out}/{DATE}`);
+  const pipeline = f.pipeline(60_000);
+  const jobs = await pipeline.jobsFor('z'.repeat(32));
+  for (let i = 0; i < 5; i++) pipeline.emit(jobs, record(i));
+  const trace = await traceFs(t, tmpdir());
+  await pipeline.close(); // not started: close() delivers the batch
+  const spool = join(f.dataDir, 'logs', 'jobs', String(job.id));
+  const [batch] = readdirSync(join(f.out, '20261123'));
+  const final = join(f.out, '20261123', batch!);
+  const label = (path: string) => path.replace(`${final}.`, 'batch.').replace(final, 'batch').replace(spool, 'spool').replace(f.out, 'out');
+  const calls = trace.calls.filter((c) => !c.path.includes('metadata.sqlite')).map((c) => [c.op, label(c.path), ...(c.to ? [label(c.to)] : [])].join(' '));
+  const durably = (file: string) => [`open ${file}.tmp`, `sync ${file}.tmp`, `rename ${file}.tmp ${file}`, 'open spool', 'sync spool'];
+  const tmp = calls.find((c) => /^open batch\.[0-9a-f]{16}\.tmp$/.test(c))!.slice('open '.length);
+  assert.deepEqual(calls, [
+    ...durably('spool/cursor.json'),
+    ...durably('spool/delivering.json'),
+    `open ${tmp}`, `sync ${tmp}`, `rename ${tmp} batch`, 'open out/20261123', 'sync out/20261123', 'open out', 'sync out',
+    'unlink spool/delivering.json',
+    ...durably('spool/cursor.json'),
+  ]);
+  assert.equal(readDelivered(f.out).length, 5);
+});
+
+test('a restart removes the temporary file a delivery killed mid-write left, and delivers the batch once', { timeout: 20_000 }, async (t) => {
+  const f = await fixture(t);
+  const job = await f.createJob(`file://${f.out}`);
+  const first = f.pipeline(60_000, 0);
+  const jobs = await first.jobsFor('z'.repeat(32));
+  for (let i = 0; i < 10; i++) first.emit(jobs, record(i));
+  await first.close(); // a zero deadline: nothing delivered
+  // What a kill between the note and the rename leaves: the note, and part of a temporary file.
+  const spool = join(f.dataDir, 'logs', 'jobs', String(job.id));
+  const tmp = join(f.out, '20261123', `20261123T020000Z_20261123T020000Z_0123abcd.log.gz.${'a1'.repeat(8)}.tmp`);
+  mkdirSync(join(f.out, '20261123'));
+  writeFileSync(tmp, 'part of a batch');
+  writeFileSync(join(spool, 'delivering.json'), JSON.stringify({ temp: tmp }));
+
+  const second = f.pipeline(100);
+  t.after(() => second.close());
+  assert.equal(existsSync(tmp), false, 'removed when the pipeline opens, before any delivery');
+  assert.equal(existsSync(join(spool, 'delivering.json')), false);
+  second.start();
+  await until(() => readDelivered(f.out).length === 10, 'the spooled lines');
+  await second.close();
+  const files = readdirSync(f.out, { recursive: true }).map(String);
+  assert.deepEqual(files.filter((name) => name.endsWith('.tmp')), [], 'no temporary file left');
+  assert.deepEqual(readDelivered(f.out).map((l) => l.RayID), Array.from({ length: 10 }, (_, i) => record(i).RayID));
+});
+
+test('a note that names anything but a batch temporary file removes nothing', { timeout: 20_000 }, (t) => {
+  const dir = tempDir(t);
+  const precious = join(dir, 'precious.log.gz');
+  writeFileSync(precious, 'keep me');
+  for (const temp of [precious, `${precious}.tmp`, 'relative/x.log.gz.0123456789abcdef.tmp', 42]) {
+    writeFileSync(join(dir, 'delivering.json'), JSON.stringify({ temp }));
+    assert.equal(DeliveryNote.sweep(dir), null);
+    assert.equal(existsSync(join(dir, 'delivering.json')), false, 'the note is dropped');
+  }
+  assert.equal(readFileSync(precious, 'utf8'), 'keep me');
+  assert.equal(DeliveryNote.sweep(dir), null, 'no note at all');
+});
+
+test('a destination that may not be written (here: inside the data dir) fails the job with a message naming the roots', { timeout: 20_000 }, async (t) => {
+  const f = await fixture(t);
+  const job = await f.createJob(`file://${join(f.dataDir, 'blobs')}`);
+  const pipeline = f.pipeline(50);
+  t.after(() => pipeline.close());
+  pipeline.start();
+  pipeline.emit(await pipeline.jobsFor('z'.repeat(32)), record(1));
+  await until(async () => (await f.control.getJob('z'.repeat(32), job.id))?.errorMessage !== null, 'the error on the job');
+  const failed = await f.control.getJob('z'.repeat(32), job.id);
+  assert.match(failed!.errorMessage!, new RegExp(`^refused to write below ${join(f.dataDir, 'blobs')}.*: it lies inside the server's data directory; .*\\(\\[logs\\] file_roots\\): ${f.out}`));
+  assert.equal(existsSync(join(f.dataDir, 'blobs', '20261123')), false);
 });

@@ -1,13 +1,14 @@
-/** The job spool: appends survive reopening, batches respect limits, a torn tail is cut, in-flight ranges repeat exactly. */
+/** The job spool: appends survive reopening, batches respect limits, a torn tail is cut, in-flight ranges repeat exactly, the cursor is durable. */
 import assert from 'node:assert/strict';
-import { appendFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { JobSpool } from '../../src/logs/spool/job-spool.ts';
+import { traceFs } from '../helpers/fs-trace.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-test('appended records come back in order, in batches within the limits, across reopening', (t) => {
+test('appended records come back in order, in batches within the limits, across reopening', async (t) => {
   const dir = join(tempDir(t), 'job');
   const spool = JobSpool.open(dir);
   for (let i = 0; i < 250; i++) spool.append(`{"n":${i}}\n`, 1000 + i);
@@ -19,25 +20,25 @@ test('appended records come back in order, in batches within the limits, across 
   assert.equal(first.texts[0], '{"n":0}\n');
   assert.equal(first.firstTime, 1000);
   assert.equal(first.lastTime, 1099);
-  reopened.markInflight(first);
-  reopened.commit(first);
+  await reopened.markInflight(first);
+  await reopened.commit(first);
   const second = reopened.readBatch(1000, 20 * 10)!;
   assert.equal(second.texts.length, 20, 'the byte limit cuts the batch');
   assert.equal(second.texts[0], '{"n":100}\n');
-  reopened.commit(second);
+  await reopened.commit(second);
   const rest = reopened.readBatch(1000, 1_000_000)!;
   assert.equal(rest.texts.length, 130);
-  reopened.commit(rest);
+  await reopened.commit(rest);
   assert.equal(reopened.readBatch(1000, 1_000_000), null);
   assert.equal(reopened.pendingBytes, 0);
 });
 
-test('a batch marked in flight is read again exactly, even after more records arrive', (t) => {
+test('a batch marked in flight is read again exactly, even after more records arrive', async (t) => {
   const dir = join(tempDir(t), 'job');
   const spool = JobSpool.open(dir);
   for (let i = 0; i < 10; i++) spool.append(`r${i}`, i);
   const batch = spool.readBatch(5, 1_000_000)!;
-  spool.markInflight(batch);
+  await spool.markInflight(batch);
   spool.close();
 
   const after = JobSpool.open(dir);
@@ -45,7 +46,7 @@ test('a batch marked in flight is read again exactly, even after more records ar
   assert.deepEqual(after.inflight, { start: batch.start, end: batch.end });
   const again = after.readBatch(1000, 1_000_000)!;
   assert.deepEqual(again.texts, ['r0', 'r1', 'r2', 'r3', 'r4']);
-  after.commit(again);
+  await after.commit(again);
   assert.deepEqual(after.readBatch(1000, 1_000_000)!.texts, ['r5', 'r6', 'r7', 'r8', 'r9', 'late']);
 });
 
@@ -61,20 +62,20 @@ test('a torn entry at the end (killed mid-write) is cut off when the spool opens
   assert.deepEqual(reopened.readBatch(10, 1_000_000)!.texts, ['whole', 'next']);
 });
 
-test('property: any texts round-trip through any batch sizes, each exactly once', (t) => {
+test('property: any texts round-trip through any batch sizes, each exactly once', async (t) => {
   const root = tempDir(t);
   let run = 0;
-  fc.assert(fc.property(
+  await fc.assert(fc.asyncProperty(
     fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }), { maxLength: 60 }),
     fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 400 }),
-    (texts, maxRecords, maxBytes) => {
+    async (texts, maxRecords, maxBytes) => {
       const spool = JobSpool.open(join(root, String(run++)));
       texts.forEach((text, i) => spool.append(text, i));
       const seen: string[] = [];
       for (let batch = spool.readBatch(maxRecords, maxBytes); batch; batch = spool.readBatch(maxRecords, maxBytes)) {
         assert.ok(batch.texts.length <= maxRecords);
         seen.push(...batch.texts);
-        spool.commit(batch);
+        await spool.commit(batch);
       }
       spool.remove();
       assert.deepEqual(seen, texts);
@@ -82,11 +83,11 @@ test('property: any texts round-trip through any batch sizes, each exactly once'
   ), { numRuns: 60 });
 });
 
-test('property: texts staged in groups (one write per group, some larger than the stage buffer) round-trip in order', (t) => {
+test('property: texts staged in groups (one write per group, some larger than the stage buffer) round-trip in order', async (t) => {
   const root = tempDir(t);
   let run = 0;
   const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'grapheme', minLength: 30_000, maxLength: 40_000 }));
-  fc.assert(fc.property(fc.array(fc.tuple(text, fc.boolean()), { maxLength: 30 }), (entries) => {
+  await fc.assert(fc.asyncProperty(fc.array(fc.tuple(text, fc.boolean()), { maxLength: 30 }), async (entries) => {
     const spool = JobSpool.open(join(root, String(run++)));
     entries.forEach(([value, flushAfter], i) => {
       spool.stage(value, i);
@@ -97,9 +98,29 @@ test('property: texts staged in groups (one write per group, some larger than th
     const seen: string[] = [];
     for (let batch = reopened.readBatch(1000, 100_000_000); batch; batch = reopened.readBatch(1000, 100_000_000)) {
       seen.push(...batch.texts);
-      reopened.commit(batch);
+      await reopened.commit(batch);
     }
     reopened.remove();
     assert.deepEqual(seen, entries.map(([value]) => value));
   }), { numRuns: 40 });
+});
+
+test('the cursor is written durably: fsynced before its rename, its directory fsynced after, for in-flight marks and commits', { timeout: 20_000 }, async (t) => {
+  const dir = join(tempDir(t), 'job');
+  const spool = JobSpool.open(dir);
+  for (let i = 0; i < 10; i++) spool.append(`r${i}`, i);
+  const batch = spool.readBatch(5, 1_000_000)!;
+  const trace = await traceFs(t, dir);
+  const cursor = join(dir, 'cursor.json');
+  const durableWrite = [
+    { op: 'open', path: `${cursor}.tmp` }, { op: 'sync', path: `${cursor}.tmp` }, { op: 'rename', path: `${cursor}.tmp`, to: cursor },
+    { op: 'open', path: dir }, { op: 'sync', path: dir },
+  ];
+  await spool.markInflight(batch);
+  assert.deepEqual(trace.calls, durableWrite);
+  assert.deepEqual(JSON.parse(readFileSync(cursor, 'utf8')).inflight, { start: batch.start, end: batch.end });
+  await spool.commit(batch);
+  assert.deepEqual(trace.calls, [...durableWrite, ...durableWrite]);
+  assert.deepEqual(JSON.parse(readFileSync(cursor, 'utf8')), { committed: batch.end, inflight: null });
+  spool.close();
 });

@@ -4,16 +4,20 @@
  * gunzipped as a stream, its last lines kept. Only file:// and store:// destinations can be read
  * back (this server writes them); s3:// and http(s):// ones are someone else's to read.
  *
+ * A file:// destination is read only inside the file roots, through its real path (checked again
+ * here: a symbolic link swapped in after the job was made must not lead a read outside), and the
+ * batch itself is opened without following a link.
+ *
  * Bounded work: at most SCAN_LIMIT files or objects are looked at, and at most MAX_BATCH_BYTES
  * of gzip are read.
  */
-import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { fixedPath, parseDestination } from '../../logs/index.ts';
+import { fixedPath, isWithin, parseDestination, type FileRoots } from '../../logs/index.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { ApiError } from '../errors.ts';
 
@@ -35,13 +39,16 @@ interface Candidate {
   open(): Promise<AsyncIterable<Uint8Array>>;
 }
 
-export async function readDeliveredLines(destinationConf: string, store: StoreEngine | undefined, maxLines: number): Promise<DeliveredLines> {
+export async function readDeliveredLines(destinationConf: string, store: StoreEngine | undefined, fileRoots: FileRoots, maxLines: number): Promise<DeliveredLines> {
   const parsed = parseDestination(destinationConf);
   if (!parsed.ok) throw new Error(`Unvalidated destination_conf: ${parsed.reason}`);
   const destination = parsed.destination;
   let newest: Candidate | undefined;
-  if (destination.scheme === 'file') newest = await newestFile(fixedPath(destination.directory) || '/');
-  else if (destination.scheme === 'store' && store) newest = await newestObject(store, destination.bucket, fixedPath(destination.prefix));
+  if (destination.scheme === 'file') {
+    const check = await fileRoots.check(fixedPath(destination.directory) || '/');
+    if (!check.ok) throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', { message: `the delivered lines cannot be read back: ${check.reason}` });
+    newest = await newestFile(check.realPath, fileRoots);
+  } else if (destination.scheme === 'store' && store) newest = await newestObject(store, destination.bucket, fixedPath(destination.prefix));
   else {
     throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', {
       message: `the delivered lines of a ${destination.scheme}:// destination cannot be read back: only file:// and store:// destinations can`,
@@ -51,7 +58,8 @@ export async function readDeliveredLines(destinationConf: string, store: StoreEn
   return { batch: newest.name, delivered: newest.time, lines: await lastLines(await newest.open(), maxLines) };
 }
 
-async function newestFile(root: string): Promise<Candidate | undefined> {
+/** The newest batch below `root` (a real path); links are never followed (a Dirent of a link is neither file nor directory). */
+async function newestFile(root: string, fileRoots: FileRoots): Promise<Candidate | undefined> {
   let best: { path: string; time: number } | undefined;
   let scanned = 0;
   const pending = [root];
@@ -79,8 +87,20 @@ async function newestFile(root: string): Promise<Candidate | undefined> {
     name: path,
     time: Math.floor(time),
     open: async () => {
-      if ((await stat(path)).size > MAX_BATCH_BYTES) throw tooLarge(path);
-      return createReadStream(path);
+      // Where the batch is now: a directory on its way may have been swapped for a link since the scan.
+      const real = await realpath(path).catch(() => path);
+      const check = await fileRoots.check(dirname(real));
+      if (real !== path || !isWithin(real, root) || !check.ok) {
+        throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', { message: `the newest batch ${path} cannot be read back: ${check.ok ? 'it moved outside the destination' : check.reason}` });
+      }
+      const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => {
+        throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', { message: `the newest batch could not be read: ${(error as Error).message}` });
+      });
+      if ((await file.stat()).size > MAX_BATCH_BYTES) {
+        await file.close();
+        throw tooLarge(path);
+      }
+      return file.createReadStream();
     },
   };
 }

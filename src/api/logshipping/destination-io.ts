@@ -2,23 +2,29 @@
  * The two things the API itself writes to a log destination: the ownership challenge file
  * (`ownership-challenge.txt` holding the token) for file:// and store:// destinations, and the
  * test upload that validates an http(s):// destination before a job is created (the real service
- * POSTs a gzipped `{"content":"tests"}` and refuses the job when the endpoint rejects it).
+ * POSTs a gzipped `{"content":"tests"}` and refuses the job when the endpoint rejects it). Also
+ * where file:// destinations may point (the file roots), which the routes check.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
-import { challengeLocation, type Destination } from '../../logs/index.ts';
+import { challengeLocation, FileRoots, type Destination } from '../../logs/index.ts';
 
 export const CHALLENGE_FILENAME = 'ownership-challenge.txt';
 
 export interface DestinationIo {
+  /** Where file:// destinations may point (`[logs] file_roots`, never the data dir). */
+  readonly fileRoots: FileRoots;
   /**
    * Writes the token for the account; resolves to the file's name as shown to the user, or rejects
-   * with a reason. A store:// destination names a bucket of that account.
+   * with a reason. A store:// destination names a bucket of that account. A file:// challenge goes
+   * into `realDirectory`, the destination's directory as the file roots resolved it (refused when
+   * it resolves elsewhere by the time it is written).
    */
-  writeChallenge(destination: Destination, token: string, accountId: string): Promise<string>;
+  writeChallenge(destination: Destination, token: string, accountId: string, realDirectory?: string): Promise<string>;
   /** Resolves when an http(s) destination accepts a test upload; rejects otherwise. */
   probe(destination: Destination): Promise<void>;
 }
@@ -26,20 +32,32 @@ export interface DestinationIo {
 export interface DestinationIoOptions {
   /** The object store, for store:// destinations; without it they cannot be challenged. */
   store?: StoreEngine;
+  /** Without it, file:// destinations are refused. */
+  fileRoots?: FileRoots;
   probeTimeoutMs?: number;
 }
 
 export function createDestinationIo(options: DestinationIoOptions): DestinationIo {
   const timeoutMs = options.probeTimeoutMs ?? 10_000;
+  const fileRoots = options.fileRoots ?? FileRoots.none();
   return {
-    async writeChallenge(destination, token, accountId) {
+    fileRoots,
+
+    async writeChallenge(destination, token, accountId, realDirectory) {
       const location = challengeLocation(destination);
       if (destination.scheme === 'file') {
-        const directory = location.slice('file://'.length);
-        await mkdir(directory, { recursive: true });
-        const file = join(directory, CHALLENGE_FILENAME);
-        await writeFile(file, token);
-        return file;
+        if (realDirectory === undefined) throw new Error('the destination\'s directory was not checked against the file roots');
+        await mkdir(realDirectory, { recursive: true });
+        const check = await fileRoots.check(realDirectory);
+        if (!check.ok || check.realPath !== realDirectory) throw new Error('the directory changed while the challenge was being written');
+        // Never through a symbolic link put in the challenge file's place.
+        const file = await open(join(realDirectory, CHALLENGE_FILENAME), constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+        try {
+          await file.writeFile(token);
+        } finally {
+          await file.close();
+        }
+        return join(location.slice('file://'.length), CHALLENGE_FILENAME);
       }
       if (destination.scheme === 'store') {
         if (!options.store) throw new Error('store:// destinations are not available on this server');

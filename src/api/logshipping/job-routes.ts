@@ -6,6 +6,9 @@
  * Extension: `GET .../jobs/:job_id/delivered` reads back the newest lines a job delivered (file://
  * and store:// destinations), for the dashboard's live view.
  *
+ * By design: file:// destinations must lie below `[logs] file_roots` and outside the data dir
+ * (file-destinations.ts), and a directory is one account's at a time (ownership.ts).
+ *
  * Gaps: `validate/destination`, `validate/destination/exists`, `validate/origin` and
  * `fields/default` are not implemented; edge (Instant Logs) jobs are not offered.
  */
@@ -21,6 +24,7 @@ import {
   type CreateJobBody, type UpdateJobBody,
 } from './job-schema.ts';
 import { applyJobUpdate, checkDestination, newJob } from './job-service.ts';
+import { challengeTarget } from './file-destinations.ts';
 import { challengeMatches, issueChallenge } from './ownership.ts';
 import { readDeliveredLines } from './delivered-lines.ts';
 import { accountStore } from '../../store/engine/account-store.ts';
@@ -94,7 +98,7 @@ export const JOB_ROUTES: ApiRoute[] = [
       const job = await ctx.deps.control.getJob(zone.id, jobId(ctx));
       if (!job) throw jobNotFound(ctx);
       const q = validateQuery(deliveredQuery, ctx.query);
-      const read = await readDeliveredLines(job.destinationConf, ctx.deps.store && accountStore(ctx.deps.store, ctx.account.id), q.lines);
+      const read = await readDeliveredLines(job.destinationConf, ctx.deps.store && accountStore(ctx.deps.store, ctx.account.id), ctx.deps.destinations.fileRoots, q.lines);
       return successResponse({ batch: read.batch, delivered_on: read.delivered === null ? null : new Date(read.delivered).toISOString(), lines: read.lines });
     },
   }),
@@ -140,7 +144,8 @@ export const JOB_ROUTES: ApiRoute[] = [
           message: `${destination.scheme}:// destinations need no ownership challenge: create the job without ownership_challenge`, pointer: '/destination_conf',
         });
       }
-      return successResponse(await issueChallenge(ctx.deps, ctx.account.id, zone.id, destination));
+      const target = await challengeTarget(ctx.deps, ctx.body.destination_conf, destination);
+      return successResponse(await issueChallenge(ctx.deps, zone, destination, target));
     },
   }),
   defineRoute<z.infer<typeof validateOwnershipBody>>({
@@ -150,7 +155,8 @@ export const JOB_ROUTES: ApiRoute[] = [
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const destination = destinationOf(ctx.body.destination_conf);
-      const valid = !needsOwnershipChallenge(destination) || await challengeMatches(ctx.deps, zone.id, destination, ctx.body.ownership_challenge);
+      const valid = !needsOwnershipChallenge(destination)
+        || await challengeMatches(ctx.deps, zone.id, (await challengeTarget(ctx.deps, ctx.body.destination_conf, destination)).covering, ctx.body.ownership_challenge);
       return successResponse({ valid });
     },
   }),

@@ -1,13 +1,15 @@
 /**
  * How log job writes are decided: the job a create stores, how a PUT changes a job (dataset and
  * kind are fixed at creation; a new destination needs its own proof), and the checks of a
- * destination that need I/O (ownership token, test upload), made before anything is written.
+ * destination that need I/O (file roots, ownership token, test upload), made before anything is
+ * written.
  */
 import type { LogJobRecord, NewLogJob } from '../../db/control-store.ts';
 import { ApiError } from '../errors.ts';
 import type { ApiDeps } from '../route.ts';
-import { parseDestination, type Destination } from '../../logs/index.ts';
+import { needsOwnershipChallenge, parseDestination, type Destination } from '../../logs/index.ts';
 import { LOG_DATASET, toOutputOptions, type CreateJobBody, type UpdateJobBody } from './job-schema.ts';
+import { challengeTarget } from './file-destinations.ts';
 import { requireOwnership } from './ownership.ts';
 
 export function newJob(body: CreateJobBody, zoneId: string, now: number): NewLogJob {
@@ -69,12 +71,12 @@ export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: 
   };
 }
 
-/** Ownership for file:// and store://, a test upload for http(s)://; s3:// carries its credentials. */
+/** File roots and ownership for file://, ownership for store://, a test upload for http(s)://; s3:// carries its credentials. */
 export async function checkDestination(deps: ApiDeps, zoneId: string, conf: string, token: string | undefined): Promise<Destination> {
   const parsed = parseDestination(conf);
   if (!parsed.ok) throw new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${parsed.reason}`, pointer: '/destination_conf' });
   const destination = parsed.destination;
-  await requireOwnership(deps, zoneId, destination, token);
+  if (needsOwnershipChallenge(destination)) await requireOwnership(deps, zoneId, destination, await challengeTarget(deps, conf, destination), token);
   if (destination.scheme === 'http' || destination.scheme === 'https') {
     try {
       await deps.destinations.probe(destination);

@@ -9,6 +9,8 @@ import type { ZoneQuery } from '../control-store.ts';
 const JOB_LOCK_CLASS = 0x6a6f6273; // "jobs"
 /** Serializes zone creation per name family (the last two labels, zone-names.ts) across instances. */
 const ZONE_NAME_LOCK_CLASS = 0x7a6f6e65; // "zone"
+/** Serializes file:// challenge claims across instances (overlapping locations cannot share one row lock). */
+const CHALLENGE_LOCK_CLASS = 0x6f776e73; // "owns"
 
 type NameOp = NonNullable<ZoneQuery['name']>['op'];
 
@@ -83,6 +85,13 @@ export const SQL = {
     ON CONFLICT (zone_id, destination_conf) DO UPDATE SET token_hash = excluded.token_hash, expires = excluded.expires`,
   getChallenge: 'SELECT token_hash, expires FROM ownership_challenges WHERE zone_id = $1 AND destination_conf = $2',
   dropExpiredChallenges: 'DELETE FROM ownership_challenges WHERE expires <= $1',
+  lockChallengeClaims: `SELECT pg_advisory_xact_lock(${CHALLENGE_LOCK_CLASS}, 0)`,
+  /** $1 location, $2 account, $3 now. */
+  otherAccountsChallenge: `SELECT 1 AS taken FROM ownership_challenges c JOIN zones z ON z.id = c.zone_id
+    WHERE z.account_id <> $2 AND c.expires > $3 AND substr(c.destination_conf, 1, 7) = 'file://' AND (c.destination_conf = $1::text
+      OR substr($1::text, 1, length(rtrim(c.destination_conf, '/')) + 1) = rtrim(c.destination_conf, '/') || '/'
+      OR substr(c.destination_conf, 1, length(rtrim($1::text, '/')) + 1) = rtrim($1::text, '/') || '/')
+    LIMIT 1`,
 
   insertSession: 'INSERT INTO dashboard_sessions (id, account_id, key_hash, csrf_token, created, expires) VALUES ($1, $2, $3, $4, $5, $6)',
   getSession: 'SELECT id, account_id, key_hash, csrf_token, created, expires FROM dashboard_sessions WHERE id = $1',

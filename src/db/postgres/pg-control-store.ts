@@ -267,6 +267,18 @@ export class PgControlStore implements ControlStore {
     });
   }
 
+  async claimOwnershipChallenge(challenge: OwnershipChallengeRecord, accountId: string): Promise<'stored' | 'taken'> {
+    return this.#write(async (client) => {
+      const now = this.#clock.now();
+      await client.query(SQL.lockChallengeClaims);
+      const { rowCount } = await client.query(SQL.otherAccountsChallenge, [challenge.destinationConf, accountId, now]);
+      if (rowCount !== 0) return { result: 'taken', changed: false };
+      await client.query(SQL.dropExpiredChallenges, [now]);
+      await client.query(SQL.putChallenge, [challenge.zoneId, challenge.destinationConf, challenge.tokenHash, challenge.expires]);
+      return { result: 'stored', changed: false };
+    });
+  }
+
   async getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null> {
     return this.#first(SQL.getChallenge, [zoneId, destinationConf],
       (row: { token_hash: string; expires: number }) => ({ zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires }));

@@ -85,6 +85,11 @@ function prepareStatements(db: Database) {
     putChallenge: s('INSERT OR REPLACE INTO ownership_challenges (zone_id, destination_conf, token_hash, expires) VALUES (?, ?, ?, ?)'),
     getChallenge: s('SELECT token_hash, expires FROM ownership_challenges WHERE zone_id = ? AND destination_conf = ?'),
     dropExpiredChallenges: s('DELETE FROM ownership_challenges WHERE expires <= ?'),
+    otherAccountsChallenge: s(`SELECT 1 FROM ownership_challenges c JOIN zones z ON z.id = c.zone_id
+      WHERE z.account_id <> @account AND c.expires > @now AND substr(c.destination_conf, 1, 7) = 'file://' AND (c.destination_conf = @location
+        OR substr(@location, 1, length(rtrim(c.destination_conf, '/')) + 1) = rtrim(c.destination_conf, '/') || '/'
+        OR substr(c.destination_conf, 1, length(rtrim(@location, '/')) + 1) = rtrim(@location, '/') || '/')
+      LIMIT 1`).pluck(),
 
     insertSession: s('INSERT INTO dashboard_sessions (id, account_id, key_hash, csrf_token, created, expires) VALUES (?, ?, ?, ?, ?, ?)'),
     getSession: s('SELECT id, account_id, key_hash, csrf_token, created, expires FROM dashboard_sessions WHERE id = ?'),
@@ -345,6 +350,16 @@ export class SqliteControlStore implements ControlStore {
     await this.#writes.run(() => {
       this.#sql.dropExpiredChallenges.run(this.#clock.now());
       this.#sql.putChallenge.run(challenge.zoneId, challenge.destinationConf, challenge.tokenHash, challenge.expires);
+    });
+  }
+
+  async claimOwnershipChallenge(challenge: OwnershipChallengeRecord, accountId: string): Promise<'stored' | 'taken'> {
+    return this.#writes.run(() => {
+      const now = this.#clock.now();
+      if (this.#sql.otherAccountsChallenge.get({ account: accountId, now, location: challenge.destinationConf }) !== undefined) return 'taken';
+      this.#sql.dropExpiredChallenges.run(now);
+      this.#sql.putChallenge.run(challenge.zoneId, challenge.destinationConf, challenge.tokenHash, challenge.expires);
+      return 'stored';
     });
   }
 

@@ -16,6 +16,16 @@ export interface DeliveredBatch {
   /** Epoch ms of the batch's first record (for `{DATE}` in paths). */
   firstTime: number;
   contentType: string;
+  /** Where a destination that writes temporary files (file://) notes each one, so that a restart after a crash removes it. */
+  tempFiles?: TempFileNotes;
+}
+
+/** A durable note of the temporary file a delivery is writing (one at a time). */
+export interface TempFileNotes {
+  /** Resolves once the note is on disk, before the file is created. */
+  note(path: string): Promise<void>;
+  /** The file is gone (renamed into place or removed). */
+  clear(): Promise<void>;
 }
 
 export class DestinationError extends Error {

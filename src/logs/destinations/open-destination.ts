@@ -3,6 +3,7 @@ import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { DestinationError, type LogDestination } from './destination.ts';
 import { fixedPath, parseDestination } from './destination-conf.ts';
 import { fileDestination } from './file-destination.ts';
+import type { FileRoots } from './file-roots.ts';
 import { httpsDestination } from './https-destination.ts';
 import { s3Destination } from './s3-destination.ts';
 import { storeDestination } from './store-destination.ts';
@@ -13,7 +14,8 @@ export interface OpenedDestination {
   path: string;
 }
 
-export function openDestination(conf: string, engine: StoreEngine): OpenedDestination {
+/** `roots` bounds where file:// destinations write (checked on every write). */
+export function openDestination(conf: string, engine: StoreEngine, roots: FileRoots): OpenedDestination {
   const parsed = parseDestination(conf);
   if (!parsed.ok) throw new DestinationError(`destination_conf is not usable: ${parsed.reason}`);
   const destination = parsed.destination;
@@ -21,7 +23,7 @@ export function openDestination(conf: string, engine: StoreEngine): OpenedDestin
     case 'file': {
       // Files go below the fixed part of the path; from the first {DATE} segment on, it names batches.
       const directory = fixedPath(destination.directory) || '/';
-      return { destination: fileDestination(directory), path: destination.directory.slice(directory.length) };
+      return { destination: fileDestination(directory, roots), path: destination.directory.slice(directory.length) };
     }
     case 'store':
       return { destination: storeDestination(engine, destination.bucket), path: destination.prefix };

@@ -6,11 +6,14 @@
  * Durability: `append` is a synchronous write, so a record is in the OS before the edge finishes
  * its response and survives the process being killed. A batch's range is written to `inflight`
  * before delivery and the cursor advanced after it, so a restart re-delivers exactly the same batch
- * (same range, same object name) instead of a different, overlapping one. A torn entry at the end
- * of the newest segment (a kill mid-write) is cut off when the spool opens.
+ * (same range, same object name) instead of a different, overlapping one. The cursor file is
+ * replaced durably (fsynced before its rename, its directory fsynced after), so after a power loss
+ * too the spool never moves back behind a delivered batch. A torn entry at the end of the newest
+ * segment (a kill mid-write) is cut off when the spool opens.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { replaceFileDurably } from '../../core/fs/durable-file.ts';
 
 const HEADER_BYTES = 12;
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
@@ -140,16 +143,16 @@ export class JobSpool {
     return { start, end: position, texts, bytes, firstTime, lastTime };
   }
 
-  /** Records that a batch is about to be delivered (so a restart re-delivers the same range). */
-  markInflight(batch: SpoolBatch): void {
+  /** Records that a batch is about to be delivered (so a restart re-delivers the same range); resolves once on disk. */
+  async markInflight(batch: SpoolBatch): Promise<void> {
     this.#cursor = { committed: this.#cursor.committed, inflight: { start: batch.start, end: batch.end } };
-    this.#writeCursor();
+    await this.#writeCursor();
   }
 
-  /** The batch was delivered: advance the cursor and delete segments wholly behind it. */
-  commit(batch: SpoolBatch): void {
+  /** The batch was delivered: advance the cursor (resolves once on disk), then delete segments wholly behind it. */
+  async commit(batch: SpoolBatch): Promise<void> {
     this.#cursor = { committed: batch.end, inflight: null };
-    this.#writeCursor();
+    await this.#writeCursor();
     for (const segment of this.#segments.filter((s) => s < batch.end.segment)) {
       rmSync(this.#segmentPath(segment), { force: true });
     }
@@ -239,10 +242,8 @@ export class JobSpool {
     }
   }
 
-  #writeCursor(): void {
-    const tmp = `${this.#cursorPath()}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.#cursor));
-    renameSync(tmp, this.#cursorPath());
+  async #writeCursor(): Promise<void> {
+    await replaceFileDurably(this.#cursorPath(), JSON.stringify(this.#cursor));
   }
 
   #cursorPath(): string {

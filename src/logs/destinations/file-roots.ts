@@ -1,0 +1,102 @@
+/**
+ * Where `file://` log destinations may point: only below the directories the operator lists in
+ * `[logs] file_roots`, never inside the server's data directory (even when a root contains it).
+ * Paths are compared by their real path (symbolic links resolved; for a directory that does not
+ * exist yet, its nearest existing ancestor's real path plus the rest), so neither `..` nor a
+ * symbolic link, even one created after the job, leads a write or a read outside. The API checks
+ * when a job or challenge is made, and the log pipeline and the delivered-lines route check again
+ * on every write and read.
+ */
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+
+/** Symbolic links followed while resolving one path before it counts as a loop (Linux's MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+export interface FileRootsOptions {
+  /** Absolute directories; an empty list turns file:// destinations off. */
+  roots: readonly string[];
+  /** The server's data directory: never a destination, nor anything below it. */
+  dataDir: string;
+}
+
+export type FileCheck = { ok: true; realPath: string } | { ok: false; reason: string };
+
+export class FileRoots {
+  /** The roots as configured (named in refusals). */
+  readonly roots: readonly string[];
+  readonly #dataDir: string;
+
+  constructor(options: FileRootsOptions) {
+    this.roots = [...options.roots];
+    this.#dataDir = resolve(options.dataDir);
+  }
+
+  /** No root at all: every file:// destination is refused. */
+  static none(): FileRoots {
+    return new FileRoots({ roots: [], dataDir: '/' });
+  }
+
+  /**
+   * Whether `directory` may hold log files, and its real path when it may: write and read through
+   * that path, not the one given. Roots and data dir are resolved afresh on each call, so a root
+   * replaced by a link later is judged by where it leads then.
+   */
+  async check(directory: string): Promise<FileCheck> {
+    if (this.roots.length === 0) return refuse('file:// destinations are turned off on this server ([logs] file_roots is empty)');
+    if (!isAbsolute(directory) || directory.split('/').some((segment) => segment === '..' || segment === '.')) {
+      return refuse('a file:// destination needs an absolute path without "." or ".." segments');
+    }
+    let real: string;
+    try {
+      real = await realPathOf(directory);
+    } catch (error) {
+      return refuse(`its path cannot be resolved (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    const allowed = `it must lie below one of the directories this server allows for file:// destinations ([logs] file_roots): ${this.roots.join(', ')}`;
+    const dataDir = await realPathOf(this.#dataDir).catch(() => this.#dataDir);
+    if (isWithin(real, dataDir)) return refuse(`it lies inside the server's data directory; ${allowed}, outside the data directory`);
+    const roots = await Promise.all(this.roots.map((root) => realPathOf(root).catch(() => null)));
+    if (roots.some((root) => root !== null && isWithin(real, root))) return { ok: true, realPath: real };
+    const through = real !== resolve(directory) ? ` (it leads to ${real} through a symbolic link)` : '';
+    return refuse(`${allowed}${through}`);
+  }
+}
+
+/**
+ * The real path of `path`: symbolic links resolved, including dangling ones (the path a mkdir or
+ * an open would follow); the part that does not exist yet is appended to its nearest existing
+ * ancestor's real path.
+ */
+export async function realPathOf(path: string): Promise<string> {
+  let at = resolve(path);
+  const missing: string[] = [];
+  for (let links = 0; ;) {
+    try {
+      return join(await realpath(at), ...missing);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    }
+    const entry = await lstat(at).catch(() => null);
+    if (entry?.isSymbolicLink()) {
+      // A dangling link: whatever is created here is created where it points.
+      if (++links > MAX_LINKS) throw Object.assign(new Error(`too many symbolic links at ${at}`), { code: 'ELOOP' });
+      at = resolve(dirname(at), await readlink(at));
+      continue;
+    }
+    const parent = dirname(at);
+    if (parent === at) return join(at, ...missing);
+    missing.unshift(basename(at));
+    at = parent;
+  }
+}
+
+/** `path` is `dir` or below it (both absolute and normalised). */
+export function isWithin(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+}
+
+function refuse(reason: string): FileCheck {
+  return { ok: false, reason };
+}
