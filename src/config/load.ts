@@ -29,6 +29,12 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_DB_URL: (v) => ({ db: { url: v } }),
   EDGEPORT_BLOBS_URL: (v) => ({ blobs: { url: v } }),
   EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: (v) => ({ logs: { max_batch_interval_ms: Number(v) } }),
+  EDGEPORT_LIMITS_HEADER_TIMEOUT_MS: (v) => ({ limits: { header_timeout_ms: Number(v) } }),
+  EDGEPORT_LIMITS_KEEP_ALIVE_TIMEOUT_MS: (v) => ({ limits: { keep_alive_timeout_ms: Number(v) } }),
+  EDGEPORT_LIMITS_IDLE_TIMEOUT_MS: (v) => ({ limits: { idle_timeout_ms: Number(v) } }),
+  EDGEPORT_LIMITS_MAX_CONNECTIONS: (v) => ({ limits: { max_connections: Number(v) } }),
+  EDGEPORT_LIMITS_MAX_CONNECTIONS_PER_CLIENT: (v) => ({ limits: { max_connections_per_client: Number(v) } }),
+  EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: (v) => ({ limits: { max_event_loop_delay_ms: Number(v) } }),
 };
 
 export function envOverrides(env: NodeJS.ProcessEnv): ConfigOverrides {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
+import { limitsSectionSchema, toListenerLimits, type ListenerLimits } from './limits.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -21,6 +22,7 @@ export const configFileSchema = z.strictObject({
   db: z.strictObject({ url: z.string().min(1) }).optional(),
   blobs: z.strictObject({ url: z.string().min(1) }).optional(),
   gateway: gatewaySectionSchema.optional(),
+  limits: limitsSectionSchema.optional(),
   logs: z.strictObject({
     /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
@@ -49,6 +51,8 @@ export interface Config {
   /** The JSON-RPC gateway's networks and limits (`[gateway]`, src/config/gateway.ts). */
   gateway: GatewayConfig;
   logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number };
+  /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
+  limits: ListenerLimits;
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -62,6 +66,7 @@ export function toConfig(file: ConfigFile): Config {
     blobsUrl: file.blobs?.url,
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
+    limits: toListenerLimits(file.limits),
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
