@@ -22,7 +22,8 @@ export async function runDev(args: DevArgs): Promise<void> {
   const host = await startScriptHost({ script, accountId, dataDir: args.dataDir, logger });
   let listener;
   try {
-    listener = await listen(host.handle, HOST, args.port, 'edgeport dev');
+    // The default [limits]: plain-text refusals, as the edge answers.
+    listener = await listen(host.handle, HOST, args.port, 'edgeport dev', { logger });
   } catch (error) {
     await host.close();
     throw error;

@@ -1,20 +1,37 @@
 /**
- * One HTTP listener of the CLI: bound to a host and port, and closed with a drain, so requests in
- * flight after SIGTERM get DRAIN_MS to finish before their connections are cut.
+ * One HTTP listener of the CLI: bound to a host and port, guarded against slow and flooding
+ * clients, and closed with a drain, so requests in flight after SIGTERM get DRAIN_MS to finish
+ * before their connections are cut.
+ *
+ * Guards (`[limits]`, src/config/limits.ts), each bounding what a client can hold before the
+ * service behind the listener sees anything:
+ * - the whole request head must arrive within `headerTimeoutMs` (Node's `headersTimeout`, checked
+ *   every 1/10 of it, at most every second); a connection idle between requests is closed after
+ *   `keepAliveTimeoutMs`; one that moves no bytes mid-request after `idleTimeoutMs`. A request
+ *   has no overall time limit: a 5 GiB upload over a slow link must finish.
+ * - a connection over `maxConnectionsPerClient` (per client address) or `maxConnections` (in all)
+ *   is answered with a prepared 503 and closed before an HTTP parser is attached to it.
+ * - while the event loop runs more than `maxEventLoopDelayMs` behind, new requests are answered
+ *   503 at once (load shedding), except the paths in `unshedPaths` (a metrics scrape).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { DEFAULTS } from '../config/defaults.ts';
+import type { ListenerLimits } from '../config/limits.ts';
+import type { Logger } from '../core/log.ts';
 import type { RequestListener } from '../core/service.ts';
+import { ConnectionLimiter, clientKey } from './connection-limiter.ts';
+import { EventLoopDelayMonitor } from './event-loop-delay.ts';
+import { prepareRefusal, RETRY_AFTER_S, type ListenerErrorCode, type Refusal, type Surface } from './listener-errors.ts';
 
 /** How long requests in flight may take to finish after SIGTERM before connections are cut. */
 const DRAIN_MS = 2_000;
-/**
- * A connection that moves no bytes either way for this long is closed. It replaces Node's default
- * limit on a whole request (5 minutes), which would cut a 5 GiB S3 upload over any link slower
- * than 17 MiB/s, or a long upload through the edge. Longer than the edge's origin response
- * timeout (100 s), so an origin that is slow to answer still gets its 524.
- */
-export const IDLE_TIMEOUT_MS = 120_000;
+/** How long a refused connection may stay open to read what its client sent (so closing does not reset the answer away). */
+const REFUSAL_LINGER_MS = 1_000;
+/** Refused connections allowed to linger at once; beyond, they are closed as soon as the answer is written. */
+const MAX_LINGERING = 1_024;
+/** At most one log line per this many ms about refused connections, with the counts since the last. */
+const REFUSAL_LOG_MS = 10_000;
 
 export interface Listener {
   readonly port: number;
@@ -22,12 +39,31 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+export interface ListenOptions {
+  /** Whose error shape refusals use: plain text unless given. */
+  surface?: Surface;
+  /** Overrides of DEFAULTS.limits (edgeport start passes the whole `[limits]`). */
+  limits?: Partial<ListenerLimits>;
+  /** Paths (without query) that are never shed, such as `/metrics`. */
+  unshedPaths?: readonly string[];
+  /** Where refusals and load shedding are reported (warn level, rate-limited). */
+  logger?: Logger;
+}
+
 /** Listens on host:port (0 picks a free port); rejects, naming the port, when it is taken. */
-export async function listen(handler: RequestListener, host: string, port: number, label: string,
-  options: { idleTimeoutMs?: number } = {}): Promise<Listener> {
-  const server = createServer({ requestTimeout: 0 }, handler);
+export async function listen(handler: RequestListener, host: string, port: number, label: string, options: ListenOptions = {}): Promise<Listener> {
+  const limits: ListenerLimits = { ...DEFAULTS.limits, ...options.limits };
+  const guard = new ListenerGuard(handler, label, limits, options);
+  const server = createServer({
+    // No limit on a whole request; the head alone is limited, checked promptly (Node checks every 30 s by default).
+    requestTimeout: 0,
+    headersTimeout: limits.headerTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(limits.headerTimeoutMs / 10))),
+  }, guard.onRequest);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // With no 'timeout' listener, Node destroys the idle socket.
-  server.setTimeout(options.idleTimeoutMs ?? IDLE_TIMEOUT_MS);
+  server.setTimeout(limits.idleTimeoutMs);
+  guard.takeConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(error.code === 'EADDRINUSE'
@@ -36,8 +72,136 @@ export async function listen(handler: RequestListener, host: string, port: numbe
     });
     server.listen(port, host, () => resolve());
   });
+  // An accept that fails later (out of file descriptors) must not end the process; the listener goes on.
+  server.on('error', (error) => options.logger?.warn({ err: error, listener: label }, 'Listener failed to accept a connection.'));
   const bound = (server.address() as AddressInfo).port;
-  return { port: bound, url: `http://${host}:${bound}`, close: () => drain(server) };
+  return {
+    port: bound,
+    url: `http://${host}:${bound}`,
+    async close() {
+      guard.close();
+      await drain(server);
+    },
+  };
+}
+
+/** The per-listener state behind the guards: connection counts, prepared refusals, the delay monitor. */
+class ListenerGuard {
+  readonly #handler: RequestListener;
+  readonly #label: string;
+  readonly #limits: ListenerLimits;
+  readonly #logger: Logger | undefined;
+  readonly #unshed: ReadonlySet<string>;
+  readonly #limiter: ConnectionLimiter;
+  readonly #refusals: Record<ListenerErrorCode, Refusal>;
+  readonly #monitor: EventLoopDelayMonitor | undefined;
+  readonly #lingering = new Set<Socket>();
+  readonly #refused: Record<ListenerErrorCode, number> = { LISTENER_OVERLOADED: 0, LISTENER_CLIENT_CONNECTION_LIMIT: 0, LISTENER_CONNECTION_LIMIT: 0 };
+  #lastReportAt = -Infinity;
+  #shedding = false;
+
+  constructor(handler: RequestListener, label: string, limits: ListenerLimits, options: ListenOptions) {
+    this.#handler = handler;
+    this.#label = label;
+    this.#limits = limits;
+    this.#logger = options.logger;
+    this.#unshed = new Set(options.unshedPaths ?? []);
+    this.#limiter = new ConnectionLimiter(limits);
+    const surface = options.surface ?? 'edge';
+    this.#refusals = {
+      LISTENER_OVERLOADED: prepareRefusal(surface, 'LISTENER_OVERLOADED', limits.maxEventLoopDelayMs),
+      LISTENER_CLIENT_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CLIENT_CONNECTION_LIMIT', limits.maxConnectionsPerClient),
+      LISTENER_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CONNECTION_LIMIT', limits.maxConnections),
+    };
+    this.#monitor = limits.maxEventLoopDelayMs > 0 ? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs)) : undefined;
+  }
+
+  /**
+   * Puts the admission check in front of Node's own connection handling: the HTTP server's
+   * 'connection' listeners (which attach the parser) run only for admitted connections.
+   */
+  takeConnections(server: Server): void {
+    const httpListeners = server.listeners('connection') as Array<(this: Server, socket: Socket) => void>;
+    server.removeAllListeners('connection');
+    server.on('connection', (socket: Socket) => {
+      const key = clientKey(socket.remoteAddress);
+      const over = this.#limiter.admit(key);
+      if (over !== undefined) {
+        this.#refuse(socket, this.#refusals[over]);
+        return;
+      }
+      socket.once('close', () => this.#limiter.release(key));
+      for (const listener of httpListeners) listener.call(server, socket);
+    });
+  }
+
+  readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.#monitor !== undefined) {
+      const behindMs = this.#monitor.behindMs();
+      if (behindMs > this.#limits.maxEventLoopDelayMs && !this.#unshed.has(pathOf(req.url))) {
+        this.#shed(req, res, behindMs);
+        return;
+      }
+      if (this.#shedding) {
+        this.#shedding = false;
+        this.#logger?.warn({ listener: this.#label, behindMs: Math.round(behindMs) }, 'Load shedding stopped: the event loop caught up.');
+      }
+    }
+    this.#handler(req, res);
+  };
+
+  close(): void {
+    this.#monitor?.close();
+  }
+
+  #shed(req: IncomingMessage, res: ServerResponse, behindMs: number): void {
+    if (!this.#shedding) {
+      this.#shedding = true;
+      this.#logger?.warn({ listener: this.#label, behindMs: Math.round(behindMs), maxEventLoopDelayMs: this.#limits.maxEventLoopDelayMs },
+        'Load shedding started: new requests get 503 until the event loop catches up.');
+    }
+    this.#count('LISTENER_OVERLOADED');
+    const refusal = this.#refusals.LISTENER_OVERLOADED;
+    // A body would have to be read (or dumped) to keep the connection; closing it is cheaper.
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+    res.writeHead(503, {
+      'content-type': refusal.contentType, 'content-length': refusal.body.length, 'retry-after': String(RETRY_AFTER_S),
+      ...(hasBody ? { connection: 'close' } : {}),
+    });
+    res.end(refusal.body);
+  }
+
+  /** Answers and closes a connection that no HTTP parser will see; what the client sends meanwhile is read and dropped. */
+  #refuse(socket: Socket, refusal: Refusal): void {
+    this.#count(refusal.code);
+    socket.on('error', () => socket.destroy());
+    if (this.#lingering.size >= MAX_LINGERING) {
+      socket.end(refusal.raw, () => socket.destroy());
+      return;
+    }
+    this.#lingering.add(socket);
+    socket.once('close', () => this.#lingering.delete(socket));
+    socket.setTimeout(REFUSAL_LINGER_MS, () => socket.destroy());
+    socket.once('end', () => socket.destroy());
+    socket.resume();
+    socket.end(refusal.raw);
+  }
+
+  #count(code: ListenerErrorCode): void {
+    this.#refused[code] += 1;
+    const now = performance.now();
+    if (now - this.#lastReportAt < REFUSAL_LOG_MS) return;
+    this.#lastReportAt = now;
+    this.#logger?.warn({ listener: this.#label, refused: { ...this.#refused }, openConnections: this.#limiter.total },
+      'Listener refused connections or requests over its limits (counts since the last report).');
+    for (const key of Object.keys(this.#refused) as ListenerErrorCode[]) this.#refused[key] = 0;
+  }
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 async function drain(server: Server): Promise<void> {

@@ -26,6 +26,7 @@ import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import { AccessKeys, createS3Handler } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
+import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
 
@@ -35,6 +36,10 @@ interface PlannedListener {
   /** Path appended to the listener's URL in the banner. */
   path: string;
   handle: ServiceHandle;
+  /** Whose error shape the listener's own refusals (limits, load shedding) use. */
+  surface: Surface;
+  /** Paths never shed under load. */
+  unshedPaths?: readonly string[];
 }
 
 export async function runStart(args: StartArgs): Promise<void> {
@@ -92,23 +97,26 @@ export async function runStart(args: StartArgs): Promise<void> {
       ownListeners: () => ownListeners,
     });
     const listeners: PlannedListener[] = [
-      { label: 'edge', port: config.ports.edge, path: '', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
+      { label: 'edge', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
       {
-        label: 'management API', port: config.ports.api, path: '/client/v4',
+        label: 'management API', port: config.ports.api, path: '/client/v4', surface: 'api',
         handle: await createApiService({
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
         }),
       },
-      { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', handle: gateway },
+      // Its metrics stay readable while the server sheds load.
+      { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', surface: 'gateway', unshedPaths: ['/metrics'], handle: gateway },
       {
-        label: 'S3-compatible API', port: config.ports.s3, path: '',
+        label: 'S3-compatible API', port: config.ports.s3, path: '', surface: 's3',
         handle: { handler: createS3Handler({ engine, keys: (id) => accessKeys.keyFor(id), clock, logger }), close: async () => {} },
       },
     ];
     const banner: string[] = [];
     for (const planned of listeners) {
       closers.push(() => planned.handle.close());
-      const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label);
+      const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label, {
+        surface: planned.surface, limits: config.limits, logger, ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
+      });
       ownListeners.push({ host: config.host, port: listener.port });
       // Listeners close first on shutdown (drain), before the services behind them.
       closers.push(() => listener.close());

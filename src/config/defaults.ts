@@ -23,6 +23,25 @@ export const DEFAULTS = {
    * directory), shared by every account of the server.
    */
   logs: { maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRoots: ['/tmp/edgeport-logs'] },
+  /**
+   * Every listener's protection against slow or flooding clients (`[limits]`, src/config/limits.ts).
+   * Real clients never come near them: a browser opens about 6 connections per host, the AWS SDK up
+   * to 50, load generators 32-64; a request head arrives in one or two packets.
+   */
+  limits: {
+    /** The whole request head must arrive within this (slowloris); Node's own default is 60 s. */
+    headerTimeoutMs: 20_000,
+    /** A keep-alive connection idle between requests is closed after this (Node's default, sent as `Keep-Alive: timeout=5`). */
+    keepAliveTimeoutMs: 5_000,
+    /** A connection that moves no bytes either way for this long, mid-request, is closed (requests themselves have no time limit). */
+    idleTimeoutMs: 120_000,
+    /** Open connections per listener; more are refused with a 503 at once. */
+    maxConnections: 4_096,
+    /** Open connections per listener from one client address (IPv6: per /64); more are refused with a 503 at once. */
+    maxConnectionsPerClient: 256,
+    /** New requests get a 503 while the event loop runs this far behind (a request would wait that long); 0 never sheds. */
+    maxEventLoopDelayMs: 1_000,
+  },
   gateway: {
     /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */
     networks: [

@@ -34,6 +34,12 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: (v) => ({ edge: { allow_private_origins: v === 'true' ? true : v === 'false' ? false : v } }),
   /** Directories separated by `:` (like PATH). */
   EDGEPORT_LOGS_FILE_ROOTS: (v) => ({ logs: { file_roots: v.split(delimiter).filter((path) => path !== '') } }),
+  EDGEPORT_LIMITS_HEADER_TIMEOUT_MS: (v) => ({ limits: { header_timeout_ms: Number(v) } }),
+  EDGEPORT_LIMITS_KEEP_ALIVE_TIMEOUT_MS: (v) => ({ limits: { keep_alive_timeout_ms: Number(v) } }),
+  EDGEPORT_LIMITS_IDLE_TIMEOUT_MS: (v) => ({ limits: { idle_timeout_ms: Number(v) } }),
+  EDGEPORT_LIMITS_MAX_CONNECTIONS: (v) => ({ limits: { max_connections: Number(v) } }),
+  EDGEPORT_LIMITS_MAX_CONNECTIONS_PER_CLIENT: (v) => ({ limits: { max_connections_per_client: Number(v) } }),
+  EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: (v) => ({ limits: { max_event_loop_delay_ms: Number(v) } }),
 };
 
 export function envOverrides(env: NodeJS.ProcessEnv): ConfigOverrides {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
+import { limitsSectionSchema, toListenerLimits, type ListenerLimits } from './limits.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -25,6 +26,7 @@ export const configFileSchema = z.strictObject({
     /** Every account's zones may use loopback, private and link-local origins (otherwise only the operator's). */
     allow_private_origins: z.boolean().optional(),
   }).optional(),
+  limits: limitsSectionSchema.optional(),
   logs: z.strictObject({
     /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
@@ -60,6 +62,8 @@ export interface Config {
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
   logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[] };
+  /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
+  limits: ListenerLimits;
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -74,6 +78,7 @@ export function toConfig(file: ConfigFile): Config {
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
+    limits: toListenerLimits(file.limits),
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,

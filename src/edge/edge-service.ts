@@ -16,12 +16,13 @@ import type { HttpRequestRecord } from '../logs/http-request-record.ts';
 import type { ActiveLogJob, LogPipeline } from '../logs/log-pipeline.ts';
 import type { ScriptHost } from '../runtime/index.ts';
 import { OriginPolicy } from './origin-policy.ts';
+import { parseHostHeader } from './host-header.ts';
 import { OriginProxy, type OriginProxyOptions, type ProxyOutcome } from './origin-proxy.ts';
 import { newRayId } from './ray-id.ts';
 import { tapResponse, type ResponseTap } from './response-tap.ts';
 import { ScriptRouter } from './script-routes.ts';
 import { ZoneConfigCache } from './zone-config-cache.ts';
-import { requestHost, type ZoneDirectory } from './zone-lookup.ts';
+import type { ZoneDirectory } from './zone-lookup.ts';
 
 export interface EdgeScript {
   name: string;
@@ -55,12 +56,15 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const start = clock.now();
     const rayId = newRayId();
-    const host = requestHost(req.headers.host);
+    // Two Host headers, none, or an invalid one: the client's mistake, said plainly (no zone, so no record).
+    const hostHeader = parseHostHeader(req.rawHeaders);
+    if ('problem' in hostHeader) return sendEdgeError(res, 400, 400, hostHeader.problem, rayId);
+    const host = hostHeader.host;
     const requestRawHeaders = req.rawHeaders.slice();
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const path = pathOf(req.url ?? '/');
 
-    const config = host === '' ? null : await cache.lookup(host);
+    const config = await cache.lookup(host);
     const zone = config?.zone ?? null;
     const jobs: readonly ActiveLogJob[] = config?.jobs ?? [];
     const fields = config?.fields ?? null;
@@ -82,15 +86,13 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const tap = tapResponse(res, record);
     res.once('close', () => record(tap));
 
-    const script = host === '' ? undefined : router.match(host, path);
+    const script = router.match(host, path);
     if (script) {
       res.setHeader('edgeport-ray', rayId);
       script.host.handle(req, res);
       return;
     }
-    if (zone === null) return sendEdgeError(res, 530, 1001, host === ''
-      ? 'the request has no Host header, so no zone can serve it.'
-      : `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
+    if (zone === null) return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
     if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone "${zone.name}" has no origin. Set one with PATCH /client/v4/zones/${zone.id} {"origin": "http://..."} or route a script to it.`, rayId);
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }

@@ -25,13 +25,3 @@ export async function findZoneForHost(directory: ZoneDirectory, host: string): P
     name = name.slice(dot + 1);
   }
 }
-
-/** The Host header without port, lower case, without a trailing dot. */
-export function requestHost(header: string | undefined): string {
-  if (!header) return '';
-  let host = header.toLowerCase();
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  const colon = host.lastIndexOf(':');
-  if (colon >= 0) host = host.slice(0, colon);
-  return host.endsWith('.') ? host.slice(0, -1) : host;
-}

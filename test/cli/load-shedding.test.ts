@@ -1,0 +1,130 @@
+/**
+ * Load shedding over real sockets: while the server's event loop runs far behind (real busy loops
+ * in this process, the way CPU-bound work would block it), new requests get a 503 + Retry-After
+ * at once, in the listener's error shape, except unshed paths; a busy server that keeps up never
+ * sheds. The clients of the overloaded tests run in a worker thread, so they can send while this
+ * thread is blocked.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import autocannon from 'autocannon';
+import { EventLoopDelayMonitor } from '../../src/cli/event-loop-delay.ts';
+import { listen } from '../../src/cli/listener.ts';
+import type { ListenerLimits } from '../../src/config/limits.ts';
+import { bodyOf, headerOf, statusOf } from '../helpers/raw-connections.ts';
+
+/**
+ * Sends each raw request on its own connection when told, and reports the raw answers (and how
+ * long each took); sets `done[0]` once every answer is in, which the blocked main thread polls.
+ */
+const CLIENT = `
+const { parentPort } = require('node:worker_threads');
+const net = require('node:net');
+parentPort.on('message', async ({ port, requests, done }) => {
+  const answers = await Promise.all(requests.map((raw) => new Promise((resolve) => {
+    const sent = performance.now();
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(raw));
+    let text = '';
+    socket.on('data', (chunk) => { text += chunk.toString('latin1'); });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve({ text, ms: performance.now() - sent }));
+  })));
+  Atomics.store(new Int32Array(done), 0, 1);
+  parentPort.postMessage(answers);
+});
+parentPort.postMessage('ready');
+`;
+
+function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* the event loop is blocked */ }
+}
+
+/**
+ * Overloads this thread's event loop (blocks of `blockMs`, with one loop turn between them) while
+ * a worker sends `requests` to `port`, until every answer is in; returns the answers.
+ */
+async function sendWhileOverloaded(t: TestContext, port: number, requests: string[], blockMs: number): Promise<Array<{ text: string; ms: number }>> {
+  const worker = new Worker(CLIENT, { eval: true });
+  t.after(() => worker.terminate());
+  await new Promise((resolve) => worker.once('message', resolve));
+  const done = new SharedArrayBuffer(4);
+  const flag = new Int32Array(done);
+  const answered = new Promise<Array<{ text: string; ms: number }>>((resolve) => worker.once('message', resolve));
+  worker.postMessage({ port, requests, done });
+  const giveUpAt = performance.now() + 20_000;
+  while (Atomics.load(flag, 0) === 0) {
+    assert.ok(performance.now() < giveUpAt, 'the worker got no answers within 20 s');
+    busyFor(blockMs);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return answered;
+}
+
+async function okListener(t: TestContext, limits: Partial<ListenerLimits>, workMs = 0) {
+  const listener = await listen((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (workMs > 0) busyFor(workMs);
+      res.end('ok');
+    });
+  }, '127.0.0.1', 0, 'test listener', { limits, unshedPaths: ['/metrics'] });
+  t.after(() => listener.close());
+  return listener;
+}
+
+test('while the event loop runs far behind, new requests get 503 + Retry-After at once; /metrics is kept; then all is served', { timeout: 60_000 }, async (t) => {
+  const listener = await okListener(t, { maxEventLoopDelayMs: 300 });
+  const close = 'Host: example.test\r\nConnection: close\r\n';
+  const answers = await sendWhileOverloaded(t, listener.port, [
+    `GET /a HTTP/1.1\r\n${close}\r\n`,
+    `HEAD /a HTTP/1.1\r\n${close}\r\n`,
+    'POST /upload HTTP/1.1\r\nHost: example.test\r\nContent-Length: 5\r\n\r\nhello',
+    `GET /metrics HTTP/1.1\r\n${close}\r\n`,
+  ], 800);
+  console.log(`loop blocked 800 ms at a time: answered after ${answers.map((a) => Math.round(a.ms)).join(', ')} ms with ${answers.map((a) => statusOf(a.text)).join(', ')}`);
+  const [get, head, post, metrics] = answers.map((a) => a.text);
+  for (const answer of [get!, head!, post!]) {
+    assert.equal(statusOf(answer), 503, answer);
+    assert.equal(headerOf(answer, 'retry-after'), '1');
+  }
+  assert.equal(bodyOf(get!), 'error 503: edgeport is overloaded: new requests would wait more than 300 ms, so this one was not started. Retry after the Retry-After delay.\n');
+  assert.equal(bodyOf(head!), '', 'a HEAD answer has no body');
+  assert.equal(headerOf(post!, 'connection'), 'close', 'a request body is not read: the connection closes');
+  assert.equal(statusOf(metrics!), 200, 'unshed paths are served');
+  await sleep(300);
+  assert.equal(await (await fetch(`${listener.url}/a`)).text(), 'ok', 'once the loop has caught up, requests are served');
+});
+
+test('max_event_loop_delay_ms 0 never sheds, however far behind the loop runs', { timeout: 60_000 }, async (t) => {
+  const listener = await okListener(t, { maxEventLoopDelayMs: 0 });
+  const [answer] = await sendWhileOverloaded(t, listener.port, ['GET / HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n'], 800);
+  assert.equal(statusOf(answer!.text), 200);
+});
+
+test('a busy server that keeps up never sheds: 64 connections, 2 ms of work per request, for 3 s', { timeout: 60_000 }, async (t) => {
+  const listener = await okListener(t, {}, 2);
+  const result = await autocannon({ url: `${listener.url}/`, connections: 64, duration: 3 });
+  console.log(`busy but healthy: ${result.requests.total} requests, ${result.requests.average}/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+  assert.ok(result.requests.total > 64, 'the load ran');
+  assert.equal(result.non2xx, 0);
+  assert.equal(result.errors, 0);
+});
+
+test('EventLoopDelayMonitor: about 0 when idle, the whole block right after one, and clear again one sample later', { timeout: 30_000 }, async (t) => {
+  const monitor = new EventLoopDelayMonitor(20);
+  t.after(() => monitor.close());
+  await sleep(100);
+  // Generous: on a loaded machine even an idle loop's timers run a little late.
+  assert.ok(monitor.behindMs() < 100, `idle: ${monitor.behindMs()} ms behind`);
+  busyFor(400);
+  assert.ok(monitor.behindMs() >= 350, `right after a 400 ms block: ${monitor.behindMs()} ms behind`);
+  await sleep(0);
+  assert.ok(monitor.behindMs() >= 350, 'until the next sample, the block still counts');
+  await sleep(200);
+  assert.ok(monitor.behindMs() < 150, `caught up: ${monitor.behindMs()} ms behind`);
+  assert.equal(EventLoopDelayMonitor.sampleMsFor(1_000), 100);
+  assert.equal(EventLoopDelayMonitor.sampleMsFor(20), 10);
+});
