@@ -77,10 +77,18 @@ export async function runStart(args: StartArgs): Promise<void> {
     const accessKeys = new AccessKeys(engine.metadata, clock);
     const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
+    // edgeport's own listeners, never another account's origin or log destination: the configured
+    // ports at once, the ports picked for port 0 as each listener binds.
+    const ownListeners: ListenerAddress[] = Object.values(config.ports).filter((port) => port !== 0).map((port) => ({ host: config.host, port }));
+    const originPolicy = new OriginPolicy({
+      allowPrivateOrigins: config.edge.allowPrivateOrigins,
+      operatorAccountId: async () => (await control.firstAccount())?.id ?? null,
+      ownListeners: () => ownListeners,
+    });
     // file:// log destinations: below [logs] file_roots only, never in the data dir.
     const fileRoots = new FileRoots({ roots: config.logs.fileRoots, dataDir: config.dataDir });
     const pipeline = new LogPipeline({
-      dataDir: config.dataDir, jobs: control, engine, clock, logger, fileRoots,
+      dataDir: config.dataDir, jobs: control, engine, clock, logger, fileRoots, outboundGuard: (accountId) => originPolicy.guardFor(accountId),
       maxIntervalMs: config.logs.maxBatchIntervalMs, shutdownDeadlineMs: config.logs.shutdownDeliveryMs,
     });
     closers.push(() => pipeline.close());
@@ -88,14 +96,6 @@ export async function runStart(args: StartArgs): Promise<void> {
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     const listenerUrls: Record<string, string> = {};
-    // edgeport's own listeners, never another account's origin: the configured ports at once, the
-    // ports picked for port 0 as each listener binds.
-    const ownListeners: ListenerAddress[] = Object.values(config.ports).filter((port) => port !== 0).map((port) => ({ host: config.host, port }));
-    const originPolicy = new OriginPolicy({
-      allowPrivateOrigins: config.edge.allowPrivateOrigins,
-      operatorAccountId: async () => (await control.firstAccount())?.id ?? null,
-      ownListeners: () => ownListeners,
-    });
     const listeners: PlannedListener[] = [
       { label: 'edge', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
       {

@@ -7,9 +7,9 @@
  * a public address at zone creation and to 127.0.0.1 later is still refused; the API refuses IP
  * literals and `localhost` names when the origin is set, where the answer cannot change.
  */
-import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { canonicalIp, IP_SCOPE_WORDS, ipScope } from '../core/net/ip-scope.ts';
+import { literalRefusal, type OutboundGuard } from '../core/net/outbound-guard.ts';
 
 /** One of edgeport's own listeners. */
 export interface ListenerAddress {
@@ -29,7 +29,7 @@ export interface OriginPolicyOptions {
 }
 
 /** Why a connection to `address:port` is refused for a zone that is not the operator's, or null when it may go ahead. */
-export type OriginGuard = (address: string, port: number) => string | null;
+export type OriginGuard = OutboundGuard;
 
 export class OriginPolicy {
   readonly #options: OriginPolicyOptions;
@@ -53,12 +53,7 @@ export class OriginPolicy {
    */
   async originProblem(accountId: string, origin: URL): Promise<string | null> {
     const guard = await this.guardFor(accountId);
-    if (!guard) return null;
-    const host = origin.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
-    // RFC 6761 §6.3: `localhost` and the names under it are loopback names.
-    const address = isIP(host) ? host : host === 'localhost' || host.endsWith('.localhost') ? '127.0.0.1' : null;
-    if (address === null) return null;
-    return guard(address, Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80));
+    return guard && literalRefusal(guard, origin);
   }
 
   #refusal(address: string, port: number): string | null {

@@ -11,16 +11,15 @@
  * "Error 1000: DNS points to prohibited IP" (403). Guarded connections have agents of their own, so a
  * kept-alive connection opened for the operator is never reused for another account's zone.
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { guardedLookup, ProhibitedAddressError, systemResolve, type ResolveAll } from '../core/net/outbound-guard.ts';
 import type { OriginGuard } from './origin-policy.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
-/** Every address of a name, as dns.lookup with `all: true` answers. */
-export type ResolveAll = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type { ResolveAll };
 
 export interface OriginProxyOptions {
   connectTimeoutMs: number;
@@ -29,7 +28,6 @@ export interface OriginProxyOptions {
   resolve?: ResolveAll;
 }
 
-const systemResolve: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
 
 export interface ProxyOutcome {
   /** The origin's status, or 0 when it did not answer. */
@@ -71,7 +69,7 @@ export class OriginProxy {
     // An IP literal is connected to without a lookup: judge it here.
     const refused = guard && isIP(hostname) ? guard(hostname, port) : null;
     if (refused !== null) {
-      sendOriginError(res, 403, origin, context.rayId, new ProhibitedOriginError(refused));
+      sendOriginError(res, 403, origin, context.rayId, new ProhibitedAddressError(refused));
       return Promise.resolve();
     }
     const base = origin.pathname.endsWith('/') ? origin.pathname.slice(0, -1) : origin.pathname;
@@ -94,7 +92,7 @@ export class OriginProxy {
         protocol: origin.protocol, hostname, port,
         method: req.method, path: base + (req.url ?? '/'), headers, setHost: false,
         ...(guard
-          ? { agent: secure ? this.#guardedHttps : this.#guardedHttp, lookup: guardedLookup(this.#options.resolve ?? systemResolve, guard, port) }
+          ? { agent: secure ? this.#guardedHttps : this.#guardedHttp, lookup: guardedLookup(guard, port, this.#options.resolve ?? systemResolve) }
           : { agent: secure ? this.#https : this.#http }),
       });
       let connected = false;
@@ -130,7 +128,7 @@ export class OriginProxy {
         clearTimeout(connectTimer);
         clearTimeout(responseTimer);
         const status = error instanceof OriginError ? error.status
-          : error instanceof ProhibitedOriginError ? 403
+          : error instanceof ProhibitedAddressError ? 403
           : error.code === 'ECONNREFUSED' ? 521
           : error.code === 'ENOTFOUND' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'EAI_AGAIN' ? 523
           : connected ? 502 : 521;
@@ -149,29 +147,6 @@ export class OriginProxy {
   }
 }
 
-/** A guarded zone's origin leads where its account may not connect. */
-class ProhibitedOriginError extends Error {}
-
-/**
- * dns.lookup, refusing the whole answer when the guard refuses any address in it (with several
- * addresses, the connection may try each in turn).
- */
-function guardedLookup(resolve: ResolveAll, guard: OriginGuard, port: number): LookupFunction {
-  return (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
-    resolve(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, options.all ? [] : '', 0);
-      for (const { address } of addresses) {
-        const refused = guard(address, port);
-        if (refused !== null) return callback(new ProhibitedOriginError(refused), options.all ? [] : '', 0);
-      }
-      if (options.all) return callback(null, addresses);
-      const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
-      return callback(null, first.address, first.family);
-    });
-  };
-}
-
 class OriginError extends Error {
   constructor(readonly status: 522 | 524) {
     super(status === 522 ? 'connect timed out' : 'no response in time');
@@ -188,7 +163,7 @@ const ORIGIN_ERRORS: Record<number, string> = {
 
 function sendOriginError(res: ServerResponse, status: number, origin: URL, rayId: string, error: Error): void {
   // Like the real service, a prohibited origin is error 1000 with status 403.
-  const body = error instanceof ProhibitedOriginError
+  const body = error instanceof ProhibitedAddressError
     ? `error 1000: DNS points to prohibited IP: the zone's origin ${origin.origin} leads where it may not: ${error.message}. Point the origin at a public address.\nRay ID: ${rayId}\n`
     : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'} (${origin.origin}: ${error.message}).\nRay ID: ${rayId}\n`;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'edgeport-ray': rayId });

@@ -16,3 +16,4 @@ export {
   type Destination, type DestinationResult,
 } from './destinations/destination-conf.ts';
 export { FileRoots, isWithin, type FileCheck, type FileRootsOptions } from './destinations/file-roots.ts';
+export { guardedPoster, postFailure, type GuardedPoster } from './destinations/guarded-post.ts';

@@ -17,6 +17,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import { randomHexId } from '../core/ids.ts';
 import type { LogJobRecord } from '../db/control-store.ts';
+import type { OutboundGuard } from '../core/net/outbound-guard.ts';
 import { accountStore } from '../store/engine/account-store.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import { DestinationError } from './destinations/destination.ts';
@@ -55,6 +56,11 @@ export interface LogPipelineOptions {
   engine: StoreEngine;
   /** Where `file://` destinations may write (`[logs] file_roots`); without it they are refused. */
   fileRoots?: FileRoots;
+  /**
+   * Where an account's s3:// and http(s):// destinations may connect (the edge's origin policy:
+   * null for the operator, anywhere); without it, anywhere.
+   */
+  outboundGuard?: (accountId: string) => Promise<OutboundGuard | null>;
   clock: Clock;
   logger: Logger;
   /** Ships a batch once its oldest record is this old, if the job allows sooner (default 30 s). */
@@ -312,9 +318,11 @@ export class LogPipeline {
     const accountId = await this.#options.jobs.zoneAccount(job.zoneId);
     if (accountId === null) throw new DestinationError('the job\'s zone no longer exists');
     const cacheKey = `${accountId} ${job.destinationConf}`;
+    const guard = this.#destinations.has(cacheKey) ? null : (await this.#options.outboundGuard?.(accountId)) ?? null;
+    // Looked up again after the await: one destination (and its connections) per account and conf.
     let opened = this.#destinations.get(cacheKey);
     if (!opened) {
-      opened = openDestination(job.destinationConf, accountStore(this.#options.engine, accountId), this.#fileRoots);
+      opened = openDestination(job.destinationConf, accountStore(this.#options.engine, accountId), this.#fileRoots, guard);
       this.#destinations.set(cacheKey, opened);
     }
     return opened;

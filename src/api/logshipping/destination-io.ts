@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
-import { challengeLocation, FileRoots, type Destination } from '../../logs/index.ts';
+import type { OutboundGuard } from '../../core/net/outbound-guard.ts';
+import { challengeLocation, FileRoots, guardedPoster, type Destination } from '../../logs/index.ts';
 
 export const CHALLENGE_FILENAME = 'ownership-challenge.txt';
 
@@ -25,8 +26,11 @@ export interface DestinationIo {
    * it resolves elsewhere by the time it is written).
    */
   writeChallenge(destination: Destination, token: string, accountId: string, realDirectory?: string): Promise<string>;
-  /** Resolves when an http(s) destination accepts a test upload; rejects otherwise. */
-  probe(destination: Destination): Promise<void>;
+  /**
+   * Resolves when an http(s) destination accepts a test upload; rejects otherwise. `guard` limits
+   * where the upload may connect (null: anywhere, for the operator's zones).
+   */
+  probe(destination: Destination, guard: OutboundGuard | null): Promise<void>;
 }
 
 export interface DestinationIoOptions {
@@ -69,16 +73,20 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
       throw new Error(`${destination.scheme} destinations need no ownership challenge`);
     },
 
-    async probe(destination) {
+    async probe(destination, guard) {
       if (destination.scheme !== 'http' && destination.scheme !== 'https') return;
-      const response = await fetch(destination.url, {
-        method: 'POST',
-        headers: { ...destination.headers, 'content-type': 'application/json', 'content-encoding': 'gzip', 'user-agent': 'edgeport-logshipping/1.0' },
-        body: gzipSync(JSON.stringify({ content: 'tests' })),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      await response.body?.cancel();
-      if (!response.ok) throw new Error(`the destination answered ${response.status}`);
+      const poster = guardedPoster(new URL(destination.url), guard);
+      try {
+        const response = await poster.post({
+          headers: { ...destination.headers, 'content-type': 'application/json', 'content-encoding': 'gzip', 'user-agent': 'edgeport-logshipping/1.0' },
+          body: gzipSync(JSON.stringify({ content: 'tests' })),
+          timeoutMs,
+        });
+        await response.body?.cancel();
+        if (!response.ok) throw new Error(`the destination answered ${response.status}`);
+      } finally {
+        await poster.close();
+      }
     },
   };
 }

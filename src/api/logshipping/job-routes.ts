@@ -50,7 +50,7 @@ export const JOB_ROUTES: ApiRoute[] = [
     async handler(ctx) {
       const zone = await requireZone(ctx);
       if ((await ctx.deps.control.listJobs(zone.id)).length >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
-      await checkDestination(ctx.deps, zone.id, ctx.body.destination_conf, ctx.body.ownership_challenge);
+      await checkDestination(ctx.deps, zone, ctx.body.destination_conf, ctx.body.ownership_challenge);
       const job = await ctx.deps.control.createJob(zone.id, (jobsInZone) => {
         if (jobsInZone >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
         return newJob(ctx.body, zone.id, ctx.deps.clock.now());
@@ -79,7 +79,7 @@ export const JOB_ROUTES: ApiRoute[] = [
       const { body } = ctx;
       let checked: string | null = null;
       if (body.destination_conf !== undefined && body.destination_conf !== current.destinationConf) {
-        await checkDestination(ctx.deps, zone.id, body.destination_conf, body.ownership_challenge);
+        await checkDestination(ctx.deps, zone, body.destination_conf, body.ownership_challenge);
         checked = body.destination_conf;
       }
       const now = ctx.deps.clock.now();

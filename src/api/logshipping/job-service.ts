@@ -4,7 +4,8 @@
  * destination that need I/O (file roots, ownership token, test upload), made before anything is
  * written.
  */
-import type { LogJobRecord, NewLogJob } from '../../db/control-store.ts';
+import { literalRefusal } from '../../core/net/outbound-guard.ts';
+import type { LogJobRecord, NewLogJob, ZoneRecord } from '../../db/control-store.ts';
 import { ApiError } from '../errors.ts';
 import type { ApiDeps } from '../route.ts';
 import { needsOwnershipChallenge, parseDestination, type Destination } from '../../logs/index.ts';
@@ -71,15 +72,27 @@ export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: 
   };
 }
 
-/** File roots and ownership for file://, ownership for store://, a test upload for http(s)://; s3:// carries its credentials. */
-export async function checkDestination(deps: ApiDeps, zoneId: string, conf: string, token: string | undefined): Promise<Destination> {
+/**
+ * File roots and ownership for file://, ownership for store://, a test upload for http(s)://; s3://
+ * carries its credentials. s3:// and http(s):// destinations of an account other than the operator's
+ * must lead where its zones' origins may (the edge's origin policy): an IP literal or `localhost`
+ * that leads elsewhere is refused here, names at each connection.
+ */
+export async function checkDestination(deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, conf: string, token: string | undefined): Promise<Destination> {
   const parsed = parseDestination(conf);
-  if (!parsed.ok) throw new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${parsed.reason}`, pointer: '/destination_conf' });
+  const invalid = (reason: string) => new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${reason}`, pointer: '/destination_conf' });
+  if (!parsed.ok) throw invalid(parsed.reason);
   const destination = parsed.destination;
-  if (needsOwnershipChallenge(destination)) await requireOwnership(deps, zoneId, destination, await challengeTarget(deps, conf, destination), token);
+  if (needsOwnershipChallenge(destination)) await requireOwnership(deps, zone.id, destination, await challengeTarget(deps, conf, destination), token);
+  const guard = await deps.origins.guardFor(zone.accountId);
+  const endpoint = destination.scheme === 'http' || destination.scheme === 'https' ? destination.url
+    : destination.scheme === 's3' && destination.endpoint ? (/^https?:\/\//.test(destination.endpoint) ? destination.endpoint : `https://${destination.endpoint}`)
+      : null;
+  const refused = guard && endpoint !== null ? literalRefusal(guard, new URL(endpoint)) : null;
+  if (refused) throw invalid(`it leads where this account may not connect: ${refused.replace(/as an origin/, 'as a destination')}; point it at a public address or host name`);
   if (destination.scheme === 'http' || destination.scheme === 'https') {
     try {
-      await deps.destinations.probe(destination);
+      await deps.destinations.probe(destination, guard);
     } catch (error) {
       deps.logger.debug({ err: error }, 'Log destination refused the test upload.');
       throw new ApiError('API_DESTINATION_UNREACHABLE', { pointer: '/destination_conf' });

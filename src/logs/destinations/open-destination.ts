@@ -1,4 +1,5 @@
 /** Builds the destination of a destination_conf (parsed by destination-conf.ts, the API's parser too). */
+import type { OutboundGuard } from '../../core/net/outbound-guard.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { DestinationError, type LogDestination } from './destination.ts';
 import { fixedPath, parseDestination } from './destination-conf.ts';
@@ -14,8 +15,11 @@ export interface OpenedDestination {
   path: string;
 }
 
-/** `roots` bounds where file:// destinations write (checked on every write). */
-export function openDestination(conf: string, engine: StoreEngine, roots: FileRoots): OpenedDestination {
+/**
+ * `roots` bounds where file:// destinations write (checked on every write); `guard` where s3:// and
+ * http(s):// destinations connect (null: anywhere, for the operator's jobs).
+ */
+export function openDestination(conf: string, engine: StoreEngine, roots: FileRoots, guard: OutboundGuard | null = null): OpenedDestination {
   const parsed = parseDestination(conf);
   if (!parsed.ok) throw new DestinationError(`destination_conf is not usable: ${parsed.reason}`);
   const destination = parsed.destination;
@@ -31,12 +35,12 @@ export function openDestination(conf: string, engine: StoreEngine, roots: FileRo
       return {
         destination: s3Destination({
           bucket: destination.bucket, region: destination.region, endpoint: destination.endpoint ?? undefined,
-          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey,
+          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey, guard,
         }),
         path: destination.prefix,
       };
     case 'http':
     case 'https':
-      return { destination: httpsDestination(destination.url, destination.headers), path: '' };
+      return { destination: httpsDestination(destination.url, destination.headers, guard), path: '' };
   }
 }

@@ -1,9 +1,15 @@
 /**
  * `s3://<bucket>/<path>?region=..&endpoint=..&access-key-id=..&secret-access-key=..`: batches become
- * objects in any S3-compatible store (path-style addressing when an endpoint is given).
+ * objects in any S3-compatible store (path-style addressing when an endpoint is given). A job of an
+ * account other than the operator's connects only where its guard allows: an endpoint that is an
+ * IP literal or `localhost` is judged before connecting, names in each connection's lookup.
  */
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { guardedLookup, literalRefusal, urlPort, type OutboundGuard } from '../../core/net/outbound-guard.ts';
 import { DestinationError, type DeliveredBatch, type LogDestination } from './destination.ts';
+import { postFailure } from './guarded-post.ts';
 
 export interface S3DestinationOptions {
   bucket: string;
@@ -11,10 +17,17 @@ export interface S3DestinationOptions {
   endpoint: string | undefined;
   accessKeyId: string | undefined;
   secretAccessKey: string | undefined;
+  /** Where the account may connect; null: anywhere (the operator's jobs). */
+  guard?: OutboundGuard | null;
 }
 
 export function s3Destination(options: S3DestinationOptions): LogDestination {
+  const endpoint = options.endpoint ? new URL(endpointUrl(options.endpoint)) : new URL(`https://s3.${options.region}.amazonaws.com`);
+  const guard = options.guard ?? null;
+  const refused = guard && literalRefusal(guard, endpoint);
+  const lookup = guard ? guardedLookup(guard, urlPort(endpoint)) : undefined;
   const client = new S3Client({
+    ...(lookup ? { requestHandler: { httpAgent: new HttpAgent({ keepAlive: true, lookup }), httpsAgent: new HttpsAgent({ keepAlive: true, lookup }) } } : {}),
     region: options.region,
     ...(options.endpoint ? { endpoint: endpointUrl(options.endpoint), forcePathStyle: true } : {}),
     ...(options.accessKeyId && options.secretAccessKey
@@ -24,13 +37,14 @@ export function s3Destination(options: S3DestinationOptions): LogDestination {
   });
   return {
     async write(batch: DeliveredBatch): Promise<void> {
+      if (refused) throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: the destination leads where this account may not connect: ${refused}`);
       try {
         await client.send(new PutObjectCommand({
           Bucket: options.bucket, Key: batch.name, Body: batch.gzipped,
           ContentType: batch.contentType, ContentEncoding: 'gzip',
         }));
       } catch (error) {
-        throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: ${(error as Error).name}: ${(error as Error).message}`);
+        throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: ${(error as Error).name}: ${postFailure(error)}`);
       }
     },
     async close() {
