@@ -21,6 +21,14 @@ export const configFileSchema = z.strictObject({
   db: z.strictObject({ url: z.string().min(1) }).optional(),
   blobs: z.strictObject({ url: z.string().min(1) }).optional(),
   gateway: gatewaySectionSchema.optional(),
+  auth: z.strictObject({
+    /** The window the failure counts below are per (a failure is forgotten after window / max). */
+    failure_window_ms: z.number().int().min(1_000).max(86_400_000).optional(),
+    max_failures_per_address: z.number().int().min(1).max(1_000_000).optional(),
+    max_failures_per_identity: z.number().int().min(1).max(1_000_000).optional(),
+    max_queued_hashes: z.number().int().min(1).max(10_000).optional(),
+    max_sessions_per_account: z.number().int().min(1).max(100_000).optional(),
+  }).optional(),
   logs: z.strictObject({
     /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
@@ -49,6 +57,16 @@ export interface Config {
   /** The JSON-RPC gateway's networks and limits (`[gateway]`, src/config/gateway.ts). */
   gateway: GatewayConfig;
   logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number };
+  /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
+  auth: AuthConfig;
+}
+
+export interface AuthConfig {
+  failureWindowMs: number;
+  maxFailuresPerAddress: number;
+  maxFailuresPerIdentity: number;
+  maxQueuedHashes: number;
+  maxSessionsPerAccount: number;
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -62,6 +80,13 @@ export function toConfig(file: ConfigFile): Config {
     blobsUrl: file.blobs?.url,
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
+    auth: {
+      failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,
+      maxFailuresPerAddress: file.auth?.max_failures_per_address ?? DEFAULTS.auth.maxFailuresPerAddress,
+      maxFailuresPerIdentity: file.auth?.max_failures_per_identity ?? DEFAULTS.auth.maxFailuresPerIdentity,
+      maxQueuedHashes: file.auth?.max_queued_hashes ?? DEFAULTS.auth.maxQueuedHashes,
+      maxSessionsPerAccount: file.auth?.max_sessions_per_account ?? DEFAULTS.auth.maxSessionsPerAccount,
+    },
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,

@@ -5,6 +5,7 @@ import { controlPlane } from './0003-control-plane.ts';
 import { dashboardSessions } from './0004-dashboard-sessions.ts';
 import { partChecksums } from './0005-part-checksums.ts';
 import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
+import { sessionsByAccount } from './0007-sessions-by-account.ts';
 
 export interface Migration {
   version: number;
@@ -14,4 +15,4 @@ export interface Migration {
   postgres: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid];
+export const MIGRATIONS: readonly Migration[] = [objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, sessionsByAccount];
