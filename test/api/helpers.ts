@@ -13,9 +13,11 @@ import type { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
+import type { ScryptThread } from '../../src/core/crypto/scrypt-thread.ts';
 import { AccessKeys } from '../../src/store/s3/access-keys.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { openTestEngine } from '../helpers/engine.ts';
+import { testScryptThread } from '../helpers/scrypt-thread.ts';
 
 export interface Credentials {
   email: string;
@@ -33,6 +35,8 @@ export interface ApiFixture {
   engine: ObjectEngine;
   accessKeys: AccessKeys;
   clock: FakeClock;
+  /** Where the service's (and newAccount's) key hashes run. */
+  scrypt: ScryptThread;
   dataDir: string;
   admin: Credentials;
   newAccount(email: string): Promise<Credentials>;
@@ -60,7 +64,8 @@ export async function startApi(t: TestContext): Promise<ApiFixture> {
   // One database for the object store and the control plane, as in one edgeport instance.
   const control = await openTestControlStore(t, { dataDir, clock, database });
   const accessKeys = new AccessKeys(engine.metadata, clock);
-  const service = await createApiService({ control, accessKeys, clock, logger: silentLogger, store: engine, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000 });
+  const scrypt = testScryptThread(t);
+  const service = await createApiService({ control, accessKeys, clock, logger: silentLogger, store: engine, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000, scrypt });
   const server = createServer(service.handler);
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -72,12 +77,12 @@ export async function startApi(t: TestContext): Promise<ApiFixture> {
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const base = `${origin}/client/v4`;
   const newAccount = async (email: string): Promise<Credentials> => {
-    const { account, key } = await createAccount(control, email, { clock });
+    const { account, key } = await createAccount(control, email, { clock, scrypt });
     return { email, key, accountId: account.id };
   };
   const admin = await newAccount('admin@example.com');
   return {
-    origin, base, service, control, engine, accessKeys, clock, dataDir, admin, newAccount,
+    origin, base, service, control, engine, accessKeys, clock, scrypt, dataDir, admin, newAccount,
     async call(path, init = {}) {
       const { as = admin, json, ...rest } = init;
       const headers = new Headers(rest.headers);
