@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -78,4 +79,14 @@ test('an idle thread does not keep the process alive; a running hash does until 
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 20_000 });
   assert.equal(stdout.trim(), 'derived 32', 'the pending hash kept the process alive until it resolved');
   assert.ok(performance.now() - started < 15_000, 'and then the process exited on its own');
+});
+
+test('on Linux the thread runs below the process\'s priority (nice 10), the rest of the process unchanged', { timeout: 20_000, skip: process.platform !== 'linux' }, async (t) => {
+  const niceOfThreads = () => readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+  const before = niceOfThreads();
+  const thread = testScryptThread(t);
+  await thread.derive('k', Buffer.alloc(16), COST);
+  const after = niceOfThreads();
+  assert.equal(after.filter((nice) => nice === 10).length, before.filter((nice) => nice === 10).length + 1, `nice values ${after.join(',')}`);
+  assert.equal(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16], String(before[0]), 'the main thread keeps its own');
 });

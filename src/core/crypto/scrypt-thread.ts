@@ -7,8 +7,9 @@
  *
  * The queue is bounded: with `maxQueued` derivations waiting or running, another is refused at once
  * (ScryptBusyError, with an estimate of when the queue will have drained) instead of waiting behind
- * them. The thread starts on first use, keeps the process alive only while a derivation is under
- * way, and is ended by close(), which whoever made the ScryptThread calls.
+ * them. The thread runs at a lower priority than the process (THREAD_NICE), starts on first use,
+ * keeps the process alive only while a derivation is under way, and is ended by close(), which
+ * whoever made the ScryptThread calls.
  */
 import { Worker } from 'node:worker_threads';
 import { EdgeportError } from '../errors/edgeport-error.ts';
@@ -26,9 +27,22 @@ const MAX_MEMORY_BYTES = 64 * 1024 * 1024;
 const INITIAL_ESTIMATE_MS = 50;
 export const DEFAULT_MAX_QUEUED = 16;
 
+/**
+ * The thread's nice value (Linux): below the event loop and libuv's I/O threads, so a flood of key
+ * checks takes spare CPU rather than time from requests; on an idle machine it still runs at full
+ * speed. Linux keeps a nice value per thread (setpriority(2), "BUGS"): set on the thread's own id.
+ */
+const THREAD_NICE = 10;
+
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  require('node:os').setPriority(tid, ${THREAD_NICE});
+} catch {
+  // Not Linux, or no /proc: the thread keeps the process's priority.
+}
 parentPort.on('message', (job) => {
   const started = performance.now();
   try {
