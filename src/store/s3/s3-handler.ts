@@ -15,8 +15,7 @@ import { randomBytes } from 'node:crypto';
 /** Request ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
 const REQUEST_ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let requestCounter = 0;
-import { AUTH_DEFAULTS } from '../../config/defaults.ts';
-import { CredentialGuard, type CredentialAttempt, type FailureLimits } from '../../core/auth/credential-guard.ts';
+import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/log.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
@@ -29,8 +28,9 @@ import {
 } from './operations/multipart.ts';
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
-import { S3_ERRORS, S3Error, toS3Error } from './s3-error.ts';
-import { sha256Hex, verifySignature, type SecretLookup, type SigningContext, type VerifiableRequest } from './sigv4.ts';
+import { S3_ERRORS, toS3Error } from './s3-error.ts';
+import { createLimitedVerifier } from './signature-limits.ts';
+import { sha256Hex, type SecretLookup } from './sigv4.ts';
 import { errorXml } from './xml.ts';
 
 export interface S3HandlerOptions {
@@ -43,46 +43,6 @@ export interface S3HandlerOptions {
   virtualHostBases?: readonly string[];
   /** Failed-authentication limits per client address and access key id (default DEFAULTS.auth). */
   failureLimits?: FailureLimits;
-}
-
-/** The S3 codes of a signature that did not verify: a wrong guess, counted by the limits. */
-const FAILED_AUTHENTICATION = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch']);
-
-/**
- * verifySignature behind the failed-authentication limits. The secret lookup runs once per request,
- * right after the cheap parse of the credential: the limits are asked there, before the lookup and
- * the HMAC (over the limit: SlowDown). A deferred signature (body hash not declared) is counted when
- * it is checked. The attempt is given back unless it failed; `settle` ends one never decided.
- */
-async function guardedVerify(request: VerifiableRequest, secrets: SecretLookup, now: number, guard: CredentialGuard,
-  address: string | undefined): Promise<{ signing: SigningContext; settle: () => void }> {
-  let attempt: CredentialAttempt | undefined;
-  const lookup: SecretLookup = (accessKeyId) => {
-    const admission = guard.admit(address, accessKeyId);
-    if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
-    attempt = admission.attempt;
-    return secrets(accessKeyId);
-  };
-  let signing: SigningContext;
-  try {
-    signing = await verifySignature(request, lookup, now);
-  } catch (error) {
-    if (error instanceof S3Error && FAILED_AUTHENTICATION.has(error.s3Code)) attempt?.failed();
-    else attempt?.abandoned();
-    throw error;
-  }
-  const deferred = signing.verifyDeferred;
-  if (deferred) {
-    signing.verifyDeferred = (bodySha256) => {
-      const matches = deferred(bodySha256);
-      if (matches) attempt?.succeeded();
-      else attempt?.failed();
-      return matches;
-    };
-  } else {
-    attempt?.succeeded();
-  }
-  return { signing, settle: () => attempt?.abandoned() };
 }
 
 type Operation = (ctx: S3Context) => Promise<void>;
@@ -137,9 +97,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
 
 export function createS3Handler(options: S3HandlerOptions) {
   const bases = options.virtualHostBases ?? ['localhost'];
-  const guard = new CredentialGuard(options.failureLimits ?? {
-    windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
-  }, options.clock);
+  const verify = createLimitedVerifier(options.failureLimits, options.clock);
 
   function address(req: IncomingMessage, rawPath: string): { bucket: string | undefined; key: string | undefined } {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
@@ -169,7 +127,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
       const now = options.clock.now();
       const query = new URLSearchParams(rawQuery);
-      const verified = await guardedVerify({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers }, options.secrets, now, guard, req.socket.remoteAddress);
+      const verified = await verify({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers }, options.secrets, now, req.socket.remoteAddress);
       const { signing } = verified;
       settle = verified.settle;
       const operation = detect(req.method ?? 'GET', bucket, key, query);
