@@ -212,7 +212,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual(await store.listAccessKeyIds('b'.repeat(32)), []);
   });
 
-  test('sessions: capped per account, newest kept; one account signing in over and over never drops another\'s', async (t) => {
+  test('sessions: capped per account, newest kept; one account signing in over and over never drops another\'s', { timeout: 30_000 }, async (t) => {
     const { store, clock } = await open(t);
     const a = 'a'.repeat(32);
     const b = 'b'.repeat(32);
