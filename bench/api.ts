@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount, createApiService } from '../src/api/index.ts';
 import { systemClock } from '../src/core/clock.ts';
+import { ScryptThread } from '../src/core/crypto/scrypt-thread.ts';
 import { silentLogger } from '../src/core/log.ts';
 import { openControlStore } from '../src/db/open-control-store.ts';
 import { PgDatabase } from '../src/db/postgres/pg-database.ts';
@@ -40,11 +41,12 @@ export async function benchApi(seconds: number): Promise<string[]> {
   const database = await openBenchDatabase();
   const db = database ? 'postgres' : 'sqlite';
   const control = await openControlStore({ dataDir, clock: systemClock, autoCheckpoint: false, ...(database ? { database } : {}) });
-  const service = await createApiService({ control, accessKeys: new AccessKeys(engine.metadata, systemClock), clock: systemClock, logger: silentLogger, store: engine });
+  const scrypt = new ScryptThread();
+  const service = await createApiService({ control, accessKeys: new AccessKeys(engine.metadata, systemClock), clock: systemClock, logger: silentLogger, store: engine, scrypt });
   const server = createServer(service.handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/client/v4`;
-  const { account, key } = await createAccount(control, 'bench@example.com');
+  const { account, key } = await createAccount(control, 'bench@example.com', { scrypt });
   const headers = { 'x-auth-email': account.email, 'x-auth-key': key, 'content-type': 'application/json' };
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(base + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -81,6 +83,7 @@ export async function benchApi(seconds: number): Promise<string[]> {
     server.closeAllConnections();
     server.close();
     await service.close();
+    await scrypt.close();
     await control.close();
     if (database) {
       await database.query(`DROP SCHEMA ${database.schema} CASCADE`);

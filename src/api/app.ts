@@ -50,7 +50,7 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
   const openapi = JSON.stringify(buildOpenApiDocument(API_ROUTES, API_PREFIX));
   app.get(`${API_PREFIX}/openapi.json`, () => new Response(openapi, { headers: { 'content-type': 'application/json' } }));
   for (const route of API_ROUTES) {
-    app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps));
+    app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps, socketAddress(c.env)));
   }
   const patterns = API_ROUTES.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+/g, '[^/]+')}$`) }));
   app.notFound((c) => {
@@ -72,10 +72,15 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
   return app;
 }
 
-async function runRoute(route: ApiRoute, request: Request, params: Record<string, string>, deps: ApiDeps): Promise<Response> {
+/** The client's socket address: @hono/node-server passes the IncomingMessage; in-process calls have none. */
+function socketAddress(env: unknown): string | undefined {
+  return (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
+}
+
+async function runRoute(route: ApiRoute, request: Request, params: Record<string, string>, deps: ApiDeps, clientAddress: string | undefined): Promise<Response> {
   try {
     const url = new URL(request.url);
-    const auth: Authenticated | undefined = route.auth === undefined ? await authenticateRequest(request, deps) : undefined;
+    const auth: Authenticated | undefined = route.auth === undefined ? await authenticateRequest(request, deps, clientAddress) : undefined;
     let body: unknown;
     if (route.body) {
       const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes);
@@ -86,7 +91,7 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
       // Routes without authentication (sign-in) never read the account.
       account: auth?.account as AccountRecord,
       ...(auth?.session ? { session: auth.session } : {}),
-      params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps,
+      params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps, clientAddress,
     });
   } catch (error) {
     return toErrorResponse(error, deps.logger);

@@ -1,34 +1,62 @@
 /**
  * Authentication (SPEC §5): every call carries `X-Auth-Email` + `X-Auth-Key` of an account. The
  * answers for missing, malformed and unknown credentials are the real API's (reference §1.2). A
- * verified pair is remembered for a minute, so the scrypt hash is paid once, not per request; an
- * entry is dropped as soon as the account's stored hash changes.
+ * verified pair is remembered while it is used (until a minute passes without it), so the scrypt
+ * hash is paid once, not per request; an entry is dropped as soon as the account's stored hash
+ * changes.
+ *
+ * Failed checks are limited (CredentialGuard) per client address and per e-mail, decided before
+ * the account is looked up or any hash runs: past the limit, 429 / 971 with Retry-After. A pair
+ * already remembered is never refused, and an address the e-mail signed in from lately is exempt
+ * from the e-mail's count, so failing on someone's e-mail does not sign them out. The hash runs on
+ * a ScryptThread with a bounded queue; a full queue is 503 / 971 with Retry-After.
  */
+import { AUTH_DEFAULTS } from '../config/defaults.ts';
+import { CredentialGuard, type FailureLimits } from '../core/auth/credential-guard.ts';
 import type { Clock } from '../core/clock.ts';
+import { ScryptBusyError, type ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { credentialFingerprint, isValidApiKey, isValidEmail, verifyApiKey } from './credentials.ts';
 import { API_ERRORS, ApiError } from './errors.ts';
 
-const CACHE_MS = 60_000;
+/** A remembered pair lasts this long after its last use. */
+const CACHE_IDLE_MS = 60_000;
 const CACHE_MAX = 10_000;
 /** Verified against when the e-mail is unknown, so both refusals cost the same time. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 type Headers = { get(name: string): string | null };
 
+export interface AuthenticatorOptions {
+  /** Where the key hashes run (owned by the caller, who closes it). */
+  scrypt: ScryptThread;
+  /** Failed-check limits (default: DEFAULTS.auth). */
+  limits?: FailureLimits;
+}
+
 export class Authenticator {
   readonly #control: ControlStore;
   readonly #clock: Clock;
+  readonly #scrypt: ScryptThread;
+  readonly #guard: CredentialGuard;
+  /** Fingerprint -> verified pair, in order of last use. */
   readonly #verified = new Map<string, { accountId: string; keyHash: string; until: number }>();
   readonly #verifying = new Map<string, Promise<AccountRecord>>();
 
-  constructor(control: ControlStore, clock: Clock) {
+  constructor(control: ControlStore, clock: Clock, options: AuthenticatorOptions) {
     this.#control = control;
     this.#clock = clock;
+    this.#scrypt = options.scrypt;
+    this.#guard = new CredentialGuard(options.limits ?? {
+      windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
+    }, clock);
   }
 
-  /** The account the request's credentials belong to; throws the real API's refusals. */
-  async authenticate(headers: Headers): Promise<AccountRecord> {
+  /**
+   * The account the request's credentials belong to; throws the real API's refusals. `address` is
+   * the client's socket address (undefined for in-process calls), which failures are counted under.
+   */
+  async authenticate(headers: Headers, address: string | undefined): Promise<AccountRecord> {
     const email = headers.get('x-auth-email');
     const key = headers.get('x-auth-key');
     if (email === null || key === null) {
@@ -43,29 +71,68 @@ export class Authenticator {
       const entry = API_ERRORS.API_INVALID_REQUEST_HEADERS;
       throw new ApiError('API_INVALID_REQUEST_HEADERS', { items: [{ code: entry.code, message: entry.message, error_chain: chain }] });
     }
-    const now = this.#clock.now();
     const fingerprint = credentialFingerprint(email, key);
-    const hit = this.#verified.get(fingerprint);
-    if (hit && hit.until > now) {
-      const account = await this.#control.getAccount(hit.accountId);
-      if (account && account.keyHash === hit.keyHash) return account;
-      this.#verified.delete(fingerprint);
+    const remembered = await this.#remembered(fingerprint);
+    if (remembered) return remembered;
+
+    const admission = this.#guard.admit(address, email.toLowerCase());
+    if (!admission.admitted) throw rateLimited(admission.retryAfterMs, admission.scope === 'address' ? 'from this address' : 'for this e-mail');
+    const { attempt } = admission;
+    try {
+      // Requests that arrive together with the same new pair share one verification.
+      let pending = this.#verifying.get(fingerprint);
+      if (!pending) {
+        pending = this.#verify(email, key, fingerprint).finally(() => this.#verifying.delete(fingerprint));
+        this.#verifying.set(fingerprint, pending);
+      }
+      const account = await pending;
+      attempt.succeeded();
+      return account;
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'API_UNKNOWN_CREDENTIALS') attempt.failed();
+      else attempt.abandoned();
+      if (error instanceof ScryptBusyError) throw hashQueueFull(error.retryAfterMs);
+      throw error;
     }
-    // Requests that arrive together with the same new pair share one verification.
-    let pending = this.#verifying.get(fingerprint);
-    if (!pending) {
-      pending = this.#verify(email, key, fingerprint, now).finally(() => this.#verifying.delete(fingerprint));
-      this.#verifying.set(fingerprint, pending);
-    }
-    return pending;
   }
 
-  async #verify(email: string, key: string, fingerprint: string, now: number): Promise<AccountRecord> {
-    const account = await this.#control.findAccountByEmail(email);
-    const matches = await verifyApiKey(key, account?.keyHash ?? DUMMY_HASH);
-    if (!account || !matches) throw new ApiError('API_UNKNOWN_CREDENTIALS');
-    if (this.#verified.size >= CACHE_MAX) this.#verified.clear();
-    this.#verified.set(fingerprint, { accountId: account.id, keyHash: account.keyHash, until: now + CACHE_MS });
+  /** The account of a pair verified before and used within CACHE_IDLE_MS, if its key is unchanged. */
+  async #remembered(fingerprint: string): Promise<AccountRecord | undefined> {
+    const hit = this.#verified.get(fingerprint);
+    if (!hit) return undefined;
+    this.#verified.delete(fingerprint);
+    const now = this.#clock.now();
+    if (hit.until <= now) return undefined;
+    const account = await this.#control.getAccount(hit.accountId);
+    if (!account || account.keyHash !== hit.keyHash) return undefined;
+    this.#verified.set(fingerprint, { ...hit, until: now + CACHE_IDLE_MS });
     return account;
   }
+
+  async #verify(email: string, key: string, fingerprint: string): Promise<AccountRecord> {
+    const account = await this.#control.findAccountByEmail(email);
+    const matches = await verifyApiKey(key, account?.keyHash ?? DUMMY_HASH, this.#scrypt);
+    if (!account || !matches) throw new ApiError('API_UNKNOWN_CREDENTIALS');
+    if (this.#verified.size >= CACHE_MAX) this.#verified.delete(this.#verified.keys().next().value!);
+    this.#verified.set(fingerprint, { accountId: account.id, keyHash: account.keyHash, until: this.#clock.now() + CACHE_IDLE_MS });
+    return account;
+  }
+}
+
+/** 429 / 971: too many failed checks from the client's address or for the e-mail. */
+function rateLimited(retryAfterMs: number, scope: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError('API_AUTH_RATE_LIMITED', {
+    message: `Please wait and consider throttling your request speed: too many failed credential checks ${scope}; retry after ${seconds} s`,
+    headers: { 'retry-after': String(seconds) },
+  });
+}
+
+/** 503 / 971: the key-hash queue is full. */
+function hashQueueFull(retryAfterMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError('API_AUTH_BUSY', {
+    message: `Please wait and consider throttling your request speed: too many credential checks are waiting; retry after ${seconds} s`,
+    headers: { 'retry-after': String(seconds) },
+  });
 }

@@ -1,9 +1,11 @@
 /**
  * Account credentials: the formats of `X-Auth-Email` / `X-Auth-Key`, key generation, and key
  * hashing. Keys are stored as scrypt hashes (a salt per key), never in the clear; the CLI and the
- * bootstrap use the same functions as authentication.
+ * bootstrap use the same functions as authentication. Every hash runs on a ScryptThread, never on
+ * libuv's thread pool, which file I/O needs.
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 
 /** Cost of the stored hash: about 50 ms of CPU per verification (authentication caches results). */
 const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 } as const;
@@ -25,33 +27,29 @@ export function generateApiKey(): string {
   return randomBytes(19).toString('hex').slice(0, 37);
 }
 
-export async function hashApiKey(key: string): Promise<string> {
+/** The stored form of a key: `scrypt$N$r$p$<salt>$<hash>` (base64), hashed on `thread`. */
+export async function hashApiKey(key: string, thread: ScryptThread): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(key, salt, SCRYPT);
+  const hash = await thread.derive(key, salt, SCRYPT);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-/** Whether `key` matches a stored hash (constant-time comparison). Malformed hashes never match. */
-export async function verifyApiKey(key: string, stored: string): Promise<boolean> {
+/**
+ * Whether `key` matches a stored hash (constant-time comparison), hashed on `thread` (which may
+ * refuse at once with ScryptBusyError). Malformed hashes never match.
+ */
+export async function verifyApiKey(key: string, stored: string, thread: ScryptThread): Promise<boolean> {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   const salt = Buffer.from(parts[4]!, 'base64');
   const expected = Buffer.from(parts[5]!, 'base64');
-  const actual = await scryptAsync(key, salt, { N, r, p, keyLength: expected.length });
+  if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0) || expected.length === 0) return false;
+  const actual = await thread.derive(key, salt, { N, r, p, keyLength: expected.length });
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
 /** A cache key for a verified (email, key) pair: a hash, so the key itself is not kept in memory. */
 export function credentialFingerprint(email: string, key: string): string {
   return createHash('sha256').update(email.toLowerCase()).update('\0').update(key).digest('base64url');
-}
-
-function scryptAsync(key: string, salt: Buffer, cost: { N: number; r: number; p: number; keyLength: number }): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(key, salt, cost.keyLength, { N: cost.N, r: cost.r, p: cost.p, maxmem: 64 * 1024 * 1024 }, (error, derived) => {
-      if (error) reject(error);
-      else resolve(derived);
-    });
-  });
 }

@@ -43,7 +43,9 @@ export function toErrorResponse(error: unknown, logger: Logger): Response {
   if (mapped instanceof ApiError) {
     if (mapped.kind === 'system') logger.error({ err: mapped, code: mapped.code }, 'Management API request failed.');
     else logger.debug({ code: mapped.code, message: mapped.message }, 'Management API request refused.');
-    return failureResponse(mapped.status, mapped.items);
+    const response = failureResponse(mapped.status, mapped.items);
+    for (const [name, value] of Object.entries(mapped.headers)) response.headers.set(name, value);
+    return response;
   }
   logger.error({ err: error }, 'Management API request failed with an unexpected error.');
   const entry = API_ERRORS.API_INTERNAL;

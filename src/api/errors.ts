@@ -4,7 +4,9 @@
  * parts each error fills in. Where the real code is not public, edgeport picked one in the same
  * family; docs/errors.md lists them all.
  *
- * Statuses avoid 408/409/429/5xx for user errors: the official SDK silently retries those.
+ * Statuses avoid 408/409/429/5xx for user errors: the official SDK silently retries those. The
+ * two throttling answers (429 and 503, code 971 as the real API throttles) are meant to be retried:
+ * they carry Retry-After, which the SDK waits for.
  */
 import { EdgeportError } from '../core/errors/edgeport-error.ts';
 
@@ -13,6 +15,8 @@ export type ApiErrorCode =
   | 'API_INVALID_REQUEST_HEADERS'
   | 'API_UNKNOWN_CREDENTIALS'
   | 'API_TOKEN_NOT_SUPPORTED'
+  | 'API_AUTH_RATE_LIMITED'
+  | 'API_AUTH_BUSY'
   | 'API_NO_ROUTE'
   | 'API_METHOD_NOT_ALLOWED'
   | 'API_OBJECT_NOT_FOUND'
@@ -65,6 +69,9 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_INVALID_REQUEST_HEADERS: { kind: 'user', status: 400, code: 6003, message: 'Invalid request headers' },
   API_UNKNOWN_CREDENTIALS: { kind: 'user', status: 403, code: 9103, message: 'Unknown X-Auth-Key or X-Auth-Email' },
   API_TOKEN_NOT_SUPPORTED: { kind: 'user', status: 401, code: 10000, message: 'Authentication error' },
+  API_AUTH_RATE_LIMITED: { kind: 'user', status: 429, code: 971, message: 'Please wait and consider throttling your request speed: too many failed credential checks <from this address or for this e-mail>; retry after <n> s' },
+  // Load shedding, not a fault of the server: logged at debug like user errors (a flood would flood the log).
+  API_AUTH_BUSY: { kind: 'user', status: 503, code: 971, message: 'Please wait and consider throttling your request speed: too many credential checks are waiting; retry after <n> s' },
   API_NO_ROUTE: { kind: 'user', status: 400, code: 7000, message: 'No route for that URI' },
   API_METHOD_NOT_ALLOWED: { kind: 'user', status: 405, code: 7001, message: 'Method <method> not allowed for this URI: use <methods>' },
   API_OBJECT_NOT_FOUND: { kind: 'user', status: 404, code: 7003, message: 'Could not route to <path>, perhaps your object identifier is invalid?' },
@@ -123,13 +130,18 @@ export interface ErrorItem {
 export class ApiError extends EdgeportError<ApiErrorCode> {
   readonly status: number;
   readonly items: ErrorItem[];
+  /** Response headers the answer carries (Retry-After of the throttling answers). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ApiErrorCode, options?: { message?: string; pointer?: string; items?: ErrorItem[]; status?: number; cause?: unknown }) {
+  constructor(code: ApiErrorCode, options?: {
+    message?: string; pointer?: string; items?: ErrorItem[]; status?: number; cause?: unknown; headers?: Record<string, string>;
+  }) {
     const entry = API_ERRORS[code];
     const message = options?.message ?? entry.message;
     super(code, entry.kind, message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.status = options?.status ?? entry.status;
     this.items = options?.items ?? [{ code: entry.code, message, ...(options?.pointer === undefined ? {} : { source: { pointer: options.pointer } }) }];
+    this.headers = options?.headers ?? {};
   }
 }
 

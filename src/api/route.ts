@@ -48,6 +48,8 @@ export interface RouteContext<Body> {
   /** The request path below `/client/v4`, as the real API quotes it in 7003 errors. */
   path: string;
   deps: ApiDeps;
+  /** The client's socket address (undefined for in-process calls): what failed sign-ins are counted under. */
+  clientAddress: string | undefined;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

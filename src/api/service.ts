@@ -4,7 +4,10 @@
  * which also serves the web dashboard's files outside `/client/`.
  */
 import { getRequestListener } from '@hono/node-server';
+import type { AuthConfig } from '../config/schema.ts';
+import { AUTH_DEFAULTS } from '../config/defaults.ts';
 import type { Clock } from '../core/clock.ts';
+import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { ControlStore } from '../db/control-store.ts';
@@ -48,6 +51,13 @@ export interface ApiServiceOptions {
    * first account's) may use non-public origins.
    */
   originPolicy?: OriginPolicy;
+  /** `[auth]`: failed-credential limits, the key-hash queue, sessions per account (default DEFAULTS.auth). */
+  auth?: AuthConfig;
+  /**
+   * Where API-key hashes run. Given: its owner closes it. Absent: the service starts its own (with
+   * `auth.maxQueuedHashes`) and closes it in close().
+   */
+  scrypt?: ScryptThread;
 }
 
 export interface ApiService extends ServiceHandle {
@@ -57,6 +67,9 @@ export interface ApiService extends ServiceHandle {
 
 export async function createApiService(options: ApiServiceOptions): Promise<ApiService> {
   const { gateway } = options;
+  const auth = options.auth ?? AUTH_DEFAULTS;
+  const ownScrypt = options.scrypt === undefined ? new ScryptThread({ maxQueued: auth.maxQueuedHashes }) : undefined;
+  const scrypt = options.scrypt ?? ownScrypt!;
   const dashboard = options.dashboardDir === false ? undefined : createDashboardFiles({
     dir: options.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
     connectOrigins: (request) => {
@@ -69,8 +82,11 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     accessKeys: options.accessKeys,
     clock: options.clock,
     logger: options.logger,
-    auth: new Authenticator(options.control, options.clock),
-    sessions: new SessionStore(options.control, options.clock, options.sessionTtlMs),
+    auth: new Authenticator(options.control, options.clock, {
+      scrypt,
+      limits: { windowMs: auth.failureWindowMs, maxPerAddress: auth.maxFailuresPerAddress, maxPerIdentity: auth.maxFailuresPerIdentity },
+    }),
+    sessions: new SessionStore(options.control, options.clock, options.sessionTtlMs, auth.maxSessionsPerAccount),
     destinations: createDestinationIo({
       ...(options.store ? { store: options.store } : {}),
       ...(options.fileRoots ? { fileRoots: options.fileRoots } : {}),
@@ -84,13 +100,16 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   }, dashboard);
   const fetch = async (request: Request) => app.fetch(request);
-  const listener = getRequestListener(fetch, { overrideGlobalObjects: false });
+  // The node request (its socket's address) reaches the routes as the app's env.
+  const listener = getRequestListener((request, env) => app.fetch(request, env), { overrideGlobalObjects: false });
   return {
     handler: function handleApiRequest(request, response) {
       void listener(request, response);
     },
     fetch,
-    // The service holds nothing of its own: the control store is opened and closed by its owner.
-    close: async () => undefined,
+    // The control store is opened and closed by its owner; the scrypt thread too, when given.
+    close: async () => {
+      await ownScrypt?.close();
+    },
   };
 }

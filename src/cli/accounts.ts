@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { createAccount } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
+import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { loadConfig } from '../config/load.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { UsageError } from './args.ts';
@@ -29,12 +30,14 @@ export async function runAccounts(args: readonly string[], out: (line: string) =
     : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: systemClock.now() });
   try {
     const control = await openControlStore({ dataDir: config.dataDir, clock: systemClock, ...(database ? { database } : {}) });
+    const scrypt = new ScryptThread();
     try {
-      const { account, key } = await createAccount(control, email);
+      const { account, key } = await createAccount(control, email, { scrypt });
       out(`edgeport: created account ${account.id} for ${account.email}. Its API key is shown only this once:`);
       out(`  X-Auth-Email: ${account.email}`);
       out(`  X-Auth-Key:   ${key}`);
     } finally {
+      await scrypt.close();
       await control.close();
     }
   } finally {

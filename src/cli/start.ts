@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
+import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
@@ -71,7 +72,10 @@ export async function runStart(args: StartArgs): Promise<void> {
   try {
     const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, ...(database ? { database } : {}) });
     closers.push(() => control.close());
-    const newAccount = await ensureBootstrapAccount(control, process.env, clock);
+    // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
+    const scrypt = new ScryptThread({ maxQueued: config.auth.maxQueuedHashes });
+    closers.push(() => scrypt.close());
+    const newAccount = await ensureBootstrapAccount(control, process.env, { scrypt, clock });
     const operator = (await control.firstAccount())!;
     await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
@@ -101,14 +105,21 @@ export async function runStart(args: StartArgs): Promise<void> {
       {
         label: 'management API', port: config.ports.api, path: '/client/v4', surface: 'api',
         handle: await createApiService({
-          control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
+          control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
+          gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
         }),
       },
       // Its metrics stay readable while the server sheds load.
       { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', surface: 'gateway', unshedPaths: ['/metrics'], handle: gateway },
       {
         label: 'S3-compatible API', port: config.ports.s3, path: '', surface: 's3',
-        handle: { handler: createS3Handler({ engine, keys: (id) => accessKeys.keyFor(id), clock, logger }), close: async () => {} },
+        handle: {
+          handler: createS3Handler({
+            engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
+            failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
+          }),
+          close: async () => {},
+        },
       },
     ];
     const banner: string[] = [];

@@ -42,6 +42,23 @@ export const DEFAULTS = {
     /** New requests get a 503 while the event loop runs this far behind (a request would wait that long); 0 never sheds. */
     maxEventLoopDelayMs: 1_000,
   },
+  /**
+   * Credential checks of the management API (X-Auth-Email / X-Auth-Key, dashboard sign-in) and the
+   * S3 API (SigV4). A client address or an identity (e-mail, S3 access key id) may fail `max_*`
+   * times at once, then once every window / max: past that, attempts are refused (429) before any
+   * verification. Per service: the API and the S3 API count separately.
+   */
+  auth: {
+    failureWindowMs: 60_000,
+    /** Per client address (IPv6: per /64). Generous: a NAT or a CI runner shares one address. */
+    maxFailuresPerAddress: 20,
+    /** Per e-mail / access key id, from any address (addresses where it signed in lately are exempt). */
+    maxFailuresPerIdentity: 10,
+    /** API-key hashes (scrypt, ~50 ms each on their own thread) waiting at most; beyond, 503 at once. */
+    maxQueuedHashes: 16,
+    /** Dashboard sessions kept per account (the newest); never counted across accounts. */
+    maxSessionsPerAccount: 100,
+  },
   gateway: {
     /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */
     networks: [
@@ -66,4 +83,5 @@ export const DEFAULTS = {
 } as const;
 
 export const GATEWAY_DEFAULTS = DEFAULTS.gateway;
+export const AUTH_DEFAULTS = DEFAULTS.auth;
 export type DefaultGatewayNetwork = { name: string; chainId: number; retiredOn?: string; replacement?: string };

@@ -27,6 +27,14 @@ export const configFileSchema = z.strictObject({
     allow_private_origins: z.boolean().optional(),
   }).optional(),
   limits: limitsSectionSchema.optional(),
+  auth: z.strictObject({
+    /** The window the failure counts below are per (a failure is forgotten after window / max). */
+    failure_window_ms: z.number().int().min(1_000).max(86_400_000).optional(),
+    max_failures_per_address: z.number().int().min(1).max(1_000_000).optional(),
+    max_failures_per_identity: z.number().int().min(1).max(1_000_000).optional(),
+    max_queued_hashes: z.number().int().min(1).max(10_000).optional(),
+    max_sessions_per_account: z.number().int().min(1).max(100_000).optional(),
+  }).optional(),
   logs: z.strictObject({
     /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
@@ -64,6 +72,16 @@ export interface Config {
   logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[] };
   /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
   limits: ListenerLimits;
+  /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
+  auth: AuthConfig;
+}
+
+export interface AuthConfig {
+  failureWindowMs: number;
+  maxFailuresPerAddress: number;
+  maxFailuresPerIdentity: number;
+  maxQueuedHashes: number;
+  maxSessionsPerAccount: number;
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -79,6 +97,13 @@ export function toConfig(file: ConfigFile): Config {
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     limits: toListenerLimits(file.limits),
+    auth: {
+      failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,
+      maxFailuresPerAddress: file.auth?.max_failures_per_address ?? DEFAULTS.auth.maxFailuresPerAddress,
+      maxFailuresPerIdentity: file.auth?.max_failures_per_identity ?? DEFAULTS.auth.maxFailuresPerIdentity,
+      maxQueuedHashes: file.auth?.max_queued_hashes ?? DEFAULTS.auth.maxQueuedHashes,
+      maxSessionsPerAccount: file.auth?.max_sessions_per_account ?? DEFAULTS.auth.maxSessionsPerAccount,
+    },
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,

@@ -241,8 +241,11 @@ export interface ControlStore {
   claimOwnershipChallenge(challenge: OwnershipChallengeRecord, accountId: string): Promise<'stored' | 'taken'>;
 
   // Dashboard sessions (shared by every instance on the database)
-  /** Stores a new session; drops expired ones, and the oldest beyond `keep` sessions. */
-  createSession(session: SessionRecord, keep: number): Promise<void>;
+  /**
+   * Stores a new session; drops expired ones, and that account's oldest beyond its newest
+   * `keepPerAccount`, the new one always kept (another account's sessions are never dropped for it).
+   */
+  createSession(session: SessionRecord, keepPerAccount: number): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;
   deleteSession(id: string): Promise<void>;
 

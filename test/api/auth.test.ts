@@ -4,6 +4,7 @@ import { ensureBootstrapAccount, DEFAULT_ADMIN_EMAIL } from '../../src/api/index
 import { verifyApiKey } from '../../src/api/credentials.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
+import { testScryptThread } from '../helpers/scrypt-thread.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { startApi, type Json } from './helpers.ts';
 
@@ -49,23 +50,24 @@ test('the official SDK surfaces our codes; keys are stored hashed and a changed 
 
 test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; the variables win on later starts', async (t) => {
   const clock = new FakeClock();
+  const scrypt = testScryptThread(t);
   const fresh = await openTestControlStore(t, { dataDir: tempDir(t), clock });
-  const made = await ensureBootstrapAccount(fresh, {}, clock);
+  const made = await ensureBootstrapAccount(fresh, {}, { scrypt, clock });
   assert.equal(made?.email, DEFAULT_ADMIN_EMAIL);
   assert.match(made!.key, /^[0-9a-f]{37}$/);
-  assert.ok(await verifyApiKey(made!.key, (await fresh.findAccountByEmail(DEFAULT_ADMIN_EMAIL))!.keyHash));
-  assert.equal(await ensureBootstrapAccount(fresh, {}, clock), null, 'printed once: an account exists now');
+  assert.ok(await verifyApiKey(made!.key, (await fresh.findAccountByEmail(DEFAULT_ADMIN_EMAIL))!.keyHash, scrypt));
+  assert.equal(await ensureBootstrapAccount(fresh, {}, { scrypt, clock }), null, 'printed once: an account exists now');
 
   const store = await openTestControlStore(t, { dataDir: tempDir(t), clock });
   const env = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'first-key-0123456789' };
-  assert.equal(await ensureBootstrapAccount(store, env, clock), null, 'given credentials are not printed');
+  assert.equal(await ensureBootstrapAccount(store, env, { scrypt, clock }), null, 'given credentials are not printed');
   const account = await store.findAccountByEmail('ops@example.com');
-  assert.ok(await verifyApiKey('first-key-0123456789', account!.keyHash));
-  await ensureBootstrapAccount(store, { ...env, EDGEPORT_ADMIN_KEY: 'second-key-0123456789' }, clock);
+  assert.ok(await verifyApiKey('first-key-0123456789', account!.keyHash, scrypt));
+  await ensureBootstrapAccount(store, { ...env, EDGEPORT_ADMIN_KEY: 'second-key-0123456789' }, { scrypt, clock });
   const after = await store.findAccountByEmail('ops@example.com');
   assert.equal(after!.id, account!.id);
-  assert.ok(await verifyApiKey('second-key-0123456789', after!.keyHash));
+  assert.ok(await verifyApiKey('second-key-0123456789', after!.keyHash, scrypt));
   assert.equal(await store.countAccounts(), 1);
-  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'x@example.com' }, clock), { code: 'ACCOUNT_ADMIN_ENV_INCOMPLETE' });
-  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'bad', EDGEPORT_ADMIN_KEY: 'k' }, clock), { code: 'ACCOUNT_EMAIL_INVALID' });
+  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'x@example.com' }, { scrypt, clock }), { code: 'ACCOUNT_ADMIN_ENV_INCOMPLETE' });
+  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'bad', EDGEPORT_ADMIN_KEY: 'k' }, { scrypt, clock }), { code: 'ACCOUNT_EMAIL_INVALID' });
 });

@@ -18,9 +18,11 @@ import { adoptUnowned } from '../../src/store/engine/adopt-unowned.ts';
 import { FileRoots } from '../../src/logs/index.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
 import type { StoreEngine } from '../../src/store/engine/store-engine.ts';
+import type { ScryptThread } from '../../src/core/crypto/scrypt-thread.ts';
 import { AccessKeys } from '../../src/store/s3/access-keys.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { openTestEngine } from '../helpers/engine.ts';
+import { testScryptThread } from '../helpers/scrypt-thread.ts';
 
 export interface Credentials {
   email: string;
@@ -40,6 +42,8 @@ export interface ApiFixture {
   store: StoreEngine;
   accessKeys: AccessKeys;
   clock: FakeClock;
+  /** Where the service's (and newAccount's) key hashes run. */
+  scrypt: ScryptThread;
   dataDir: string;
   admin: Credentials;
   /** Another account (younger than the admin, the operator). */
@@ -74,8 +78,9 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   const control = await openTestControlStore(t, { dataDir, clock, database });
   const accessKeys = new AccessKeys(engine.metadata, clock);
   const fileRoots = new FileRoots({ roots: options.fileRoots ?? [tmpdir()], dataDir });
+  const scrypt = testScryptThread(t);
   const service = await createApiService({
-    control, accessKeys, clock, logger: silentLogger, store: engine, fileRoots, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000,
+    control, accessKeys, clock, logger: silentLogger, store: engine, fileRoots, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000, scrypt,
   });
   const server = createServer(service.handler);
   server.keepAliveTimeout = 1000;
@@ -88,7 +93,7 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const base = `${origin}/client/v4`;
   const newAccount = async (email: string, accountClock: Clock = clock): Promise<Credentials> => {
-    const { account, key } = await createAccount(control, email, { clock: accountClock });
+    const { account, key } = await createAccount(control, email, { clock: accountClock, scrypt });
     return { email, key, accountId: account.id };
   };
   // The admin is the operator, the oldest account: made a moment before the fake time at which the
@@ -97,7 +102,7 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   // As `edgeport start` does: the first account adopts the buckets made before it (the fixture's test-bucket).
   await adoptUnowned(engine.metadata, admin.accountId);
   return {
-    origin, base, service, control, engine, store: accountStore(engine, admin.accountId), accessKeys, clock, dataDir, admin, newAccount,
+    origin, base, service, control, engine, store: accountStore(engine, admin.accountId), accessKeys, clock, scrypt, dataDir, admin, newAccount,
     async call(path, init = {}) {
       const { as = admin, json, ...rest } = init;
       const headers = new Headers(rest.headers);

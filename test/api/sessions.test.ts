@@ -103,7 +103,7 @@ test('sign-out ends the session on the server; an expired session and a changed 
   assert.equal((await withCookie(api, '/zones', expiring)).status, 401, 'expired after 12 hours by the injected clock');
 
   const rotated = await signIn(api);
-  await api.control.setAccountKeyHash(api.admin.accountId, await hashApiKey('a-new-key-0123456789'));
+  await api.control.setAccountKeyHash(api.admin.accountId, await hashApiKey('a-new-key-0123456789', api.scrypt));
   assert.equal((await withCookie(api, '/zones', rotated)).status, 401, 'a new key ends the sessions of the old one');
 });
 

@@ -8,6 +8,7 @@ import { verifyApiKey } from '../../src/api/credentials.ts';
 import { runAccounts } from '../../src/cli/accounts.ts';
 import { UsageError } from '../../src/cli/args.ts';
 import { systemClock } from '../../src/core/clock.ts';
+import { testScryptThread } from '../helpers/scrypt-thread.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { testDbUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -30,7 +31,7 @@ test('edgeport accounts create prints the key once and stores only its hash', as
   assert.match(key!, /^[0-9a-f]{37}$/);
   const control = await openTestControlStore(t, { dataDir, clock: systemClock, dbUrl });
   const account = await control.findAccountByEmail('dev@example.com');
-  assert.ok(account && await verifyApiKey(key!, account.keyHash));
+  assert.ok(account && await verifyApiKey(key!, account.keyHash, testScryptThread(t)));
   assert.ok(!account.keyHash.includes(key!));
   await assert.rejects(runAccounts(['create', 'DEV@example.com', '--data-dir', dataDir, ...db], () => undefined), { code: 'ACCOUNT_EXISTS' });
   await assert.rejects(runAccounts(['create', 'not-an-email', '--data-dir', dataDir, ...db], () => undefined), { code: 'ACCOUNT_EMAIL_INVALID' });

@@ -70,3 +70,22 @@ test('[logs] file_roots: /tmp/edgeport-logs by default, a list in the file, PATH
     return true;
   });
 });
+
+test('[auth]: defaults, every key read, out-of-range values and unknown keys named', { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).auth, {
+    failureWindowMs: 60_000, maxFailuresPerAddress: 20, maxFailuresPerIdentity: 10, maxQueuedHashes: 16, maxSessionsPerAccount: 100,
+  });
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, '[auth]\nfailure_window_ms = 300000\nmax_failures_per_address = 100\nmax_failures_per_identity = 5\nmax_queued_hashes = 4\nmax_sessions_per_account = 10\n');
+  assert.deepEqual(loadConfig({ file, env: {} }).auth, {
+    failureWindowMs: 300_000, maxFailuresPerAddress: 100, maxFailuresPerIdentity: 5, maxQueuedHashes: 4, maxSessionsPerAccount: 10,
+  });
+  writeFileSync(file, '[auth]\nfailure_window_ms = 10\nmax_failures_per_address = 0\nlockout_ms = 5\n');
+  assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /auth\.failure_window_ms:/);
+    assert.match(error.message, /auth\.max_failures_per_address:/);
+    assert.match(error.message, /auth: unknown key\(s\) "lockout_ms"/);
+    return true;
+  });
+});

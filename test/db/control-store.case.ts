@@ -277,6 +277,40 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(winners.size, 1, `one account gets the contested directories (${raced.join(', ')})`);
   });
 
+  test('sessions: capped per account, newest kept; one account signing in over and over never drops another\'s', { timeout: 30_000 }, async (t) => {
+    const { store, clock } = await open(t);
+    const a = 'a'.repeat(32);
+    const b = 'b'.repeat(32);
+    const session = (id: string, accountId: string) => ({ id, accountId, keyHash: 'scrypt$x', csrfToken: `csrf-${id}`, created: clock.now(), expires: clock.now() + 60_000 });
+    await store.createSession(session('a-only', a), 3);
+    for (let i = 0; i < 50; i++) {
+      clock.advance(1);
+      await store.createSession(session(`b${String(i).padStart(2, '0')}`, b), 3);
+    }
+    assert.deepEqual(await store.getSession('a-only'), { ...session('a-only', a), created: clock.now() - 50, expires: clock.now() - 50 + 60_000 },
+      'account A keeps its session through 50 sign-ins of B');
+    const kept = [];
+    for (let i = 0; i < 50; i++) if (await store.getSession(`b${String(i).padStart(2, '0')}`)) kept.push(i);
+    assert.deepEqual(kept, [47, 48, 49], 'B keeps its newest 3');
+
+    // Same creation time: the cap still holds exactly, and the sign-in just made is always kept.
+    for (const id of ['t4', 't3', 't2', 't1']) {
+      await store.createSession(session(id, a), 2);
+      assert.ok(await store.getSession(id), `the new session ${id} is kept`);
+    }
+    const left = [];
+    for (const id of ['a-only', 't1', 't2', 't3', 't4']) if (await store.getSession(id)) left.push(id);
+    assert.equal(left.length, 2, `A keeps 2: ${left.join(', ')}`);
+    assert.ok(left.includes('t1') && !left.includes('a-only'), 'the newest sign-in is kept, the oldest went first');
+
+    // Expired sessions of any account are dropped by the next sign-in.
+    clock.advance(60_000);
+    await store.createSession(session('fresh', b), 3);
+    assert.equal(await store.getSession('b49'), null);
+    assert.equal(await store.getSession(left[0]!), null);
+    assert.equal((await store.getSession('fresh'))?.accountId, b);
+  });
+
   test('onZoneChange: fires after each committed change to zones, rulesets and jobs, before the write resolves', async (t) => {
     const { store } = await open(t);
     let changes = 0;

@@ -18,10 +18,14 @@ export interface Authenticated {
   session?: Session;
 }
 
-export async function authenticateRequest(request: Request, deps: ApiDeps): Promise<Authenticated> {
+/**
+ * The request's account, by its X-Auth-* headers or its session cookie. A live session is never
+ * refused by the failed-credential limits (they apply to key checks only).
+ */
+export async function authenticateRequest(request: Request, deps: ApiDeps, clientAddress: string | undefined): Promise<Authenticated> {
   const headers = request.headers;
   const usesKey = headers.has('x-auth-email') || headers.has('x-auth-key') || headers.has('authorization');
-  if (usesKey || readCookie(headers.get('cookie'), SESSION_COOKIE) === undefined) return { account: await deps.auth.authenticate(headers) };
+  if (usesKey || readCookie(headers.get('cookie'), SESSION_COOKIE) === undefined) return { account: await deps.auth.authenticate(headers, clientAddress) };
   const session = await requireSession(request, deps);
   return { account: session.account, session };
 }

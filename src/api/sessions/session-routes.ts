@@ -52,7 +52,8 @@ export const SESSION_ROUTES: ApiRoute[] = [
     summary: 'Sign in with e-mail and API key: sets the httpOnly session cookie and answers the CSRF token',
     body: { schema: signInBody, invalid: 'API_SIGN_IN_INVALID' }, result: sessionResult,
     async handler(ctx) {
-      const account = await ctx.deps.auth.authenticate(new Headers({ 'x-auth-email': ctx.body.email, 'x-auth-key': ctx.body.key }));
+      // Limited like X-Auth-* checks: per client address and per e-mail (429 / 971 past the limit).
+      const account = await ctx.deps.auth.authenticate(new Headers({ 'x-auth-email': ctx.body.email, 'x-auth-key': ctx.body.key }), ctx.clientAddress);
       const { token, session } = await ctx.deps.sessions.create(account);
       const response = successResponse(toSessionJson(session));
       response.headers.set('set-cookie', sessionCookie(token, ctx.deps.sessions.ttlMs));

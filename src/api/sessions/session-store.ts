@@ -3,10 +3,12 @@
  * with its own CSRF token. Kept in the control store's database, so every instance on one database
  * knows them (a sign-in on one works on all; sign-out ends it everywhere) and they survive a
  * restart. Stored under a hash of the cookie's token, so the token itself is not kept. A session
- * ends at sign-out, after its lifetime (by the injected clock), or as soon as its account's key
- * changes or the account is gone.
+ * ends at sign-out, after its lifetime (by the injected clock), as soon as its account's key
+ * changes or the account is gone, or when its account has signed in more than `maxPerAccount`
+ * times since (the newest are kept, per account: never across accounts).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AUTH_DEFAULTS } from '../../config/defaults.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { AccountRecord, ControlStore } from '../../db/control-store.ts';
 
@@ -14,8 +16,6 @@ import type { AccountRecord, ControlStore } from '../../db/control-store.ts';
 export const SESSION_COOKIE = 'edgeport_session';
 /** Default lifetime of a session from sign-in: 12 hours. */
 export const DEFAULT_SESSION_TTL_MS = 12 * 3600 * 1000;
-/** Sessions kept at most; the oldest are dropped beyond it (bounds storage under sign-in floods). */
-const MAX_SESSIONS = 10_000;
 
 export interface Session {
   readonly account: AccountRecord;
@@ -31,25 +31,31 @@ export class SessionStore {
   readonly #control: ControlStore;
   readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #maxPerAccount: number;
 
-  constructor(control: ControlStore, clock: Clock, ttlMs = DEFAULT_SESSION_TTL_MS) {
+  constructor(control: ControlStore, clock: Clock, ttlMs = DEFAULT_SESSION_TTL_MS, maxPerAccount: number = AUTH_DEFAULTS.maxSessionsPerAccount) {
     this.#control = control;
     this.#clock = clock;
     this.#ttlMs = ttlMs;
+    this.#maxPerAccount = maxPerAccount;
   }
 
   get ttlMs(): number {
     return this.#ttlMs;
   }
 
-  /** A new session for an account whose credentials were just verified; the token goes in the cookie. */
+  /**
+   * A new session for an account whose credentials were just verified; the token goes in the
+   * cookie. That account's oldest sessions beyond `maxPerAccount` end (bounds storage under
+   * sign-in floods without one account ever signing another out).
+   */
   async create(account: AccountRecord): Promise<{ token: string; session: Session }> {
     const token = randomBytes(32).toString('base64url');
     const now = this.#clock.now();
     const session: Session = { account, csrfToken: randomBytes(24).toString('base64url'), created: now, expires: now + this.#ttlMs, id: hashToken(token) };
     await this.#control.createSession({
       id: session.id, accountId: account.id, keyHash: account.keyHash, csrfToken: session.csrfToken, created: now, expires: session.expires,
-    }, MAX_SESSIONS);
+    }, this.#maxPerAccount);
     return { token, session };
   }
 

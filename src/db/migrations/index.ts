@@ -7,6 +7,7 @@ import { partChecksums } from './0005-part-checksums.ts';
 import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
 import { accountOwnedKeys } from './0007-account-owned-keys.ts';
 import { zoneNameReversed } from './0008-zone-name-reversed.ts';
+import { sessionsByAccount } from './0009-sessions-by-account.ts';
 
 export interface Migration {
   version: number;
@@ -17,5 +18,5 @@ export interface Migration {
 }
 
 export const MIGRATIONS: readonly Migration[] = [
-  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed,
+  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount,
 ];

@@ -97,6 +97,8 @@ export const SQL = {
   getSession: 'SELECT id, account_id, key_hash, csrf_token, created, expires FROM dashboard_sessions WHERE id = $1',
   deleteSession: 'DELETE FROM dashboard_sessions WHERE id = $1',
   dropExpiredSessions: 'DELETE FROM dashboard_sessions WHERE expires <= $1',
-  dropOldestSessions: 'DELETE FROM dashboard_sessions WHERE id IN (SELECT id FROM dashboard_sessions ORDER BY created DESC, id OFFSET $1)',
+  // The account's own sessions beyond the new one and the newest `keep - 1` others (never another account's).
+  dropOldestSessions: `DELETE FROM dashboard_sessions WHERE id IN
+    (SELECT id FROM dashboard_sessions WHERE account_id = $1 AND id <> $2 ORDER BY created DESC, id COLLATE "C" OFFSET $3)`,
 
 } as const;

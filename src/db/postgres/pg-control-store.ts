@@ -284,11 +284,11 @@ export class PgControlStore implements ControlStore {
       (row: { token_hash: string; expires: number }) => ({ zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires }));
   }
 
-  async createSession(session: SessionRecord, keep: number): Promise<void> {
+  async createSession(session: SessionRecord, keepPerAccount: number): Promise<void> {
     await this.#write(async (client) => {
       await client.query(SQL.dropExpiredSessions, [session.created]);
       await client.query(SQL.insertSession, [session.id, session.accountId, session.keyHash, session.csrfToken, session.created, session.expires]);
-      await client.query(SQL.dropOldestSessions, [keep]);
+      await client.query(SQL.dropOldestSessions, [session.accountId, session.id, Math.max(0, keepPerAccount - 1)]);
       return { result: undefined, changed: false };
     });
   }

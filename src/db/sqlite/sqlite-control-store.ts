@@ -95,7 +95,9 @@ function prepareStatements(db: Database) {
     getSession: s('SELECT id, account_id, key_hash, csrf_token, created, expires FROM dashboard_sessions WHERE id = ?'),
     deleteSession: s('DELETE FROM dashboard_sessions WHERE id = ?'),
     dropExpiredSessions: s('DELETE FROM dashboard_sessions WHERE expires <= ?'),
-    dropOldestSessions: s('DELETE FROM dashboard_sessions WHERE id IN (SELECT id FROM dashboard_sessions ORDER BY created DESC, id LIMIT -1 OFFSET ?)'),
+    // The account's own sessions beyond the new one and the newest `keep - 1` others (never another account's).
+    dropOldestSessions: s(`DELETE FROM dashboard_sessions WHERE id IN
+      (SELECT id FROM dashboard_sessions WHERE account_id = ? AND id <> ? ORDER BY created DESC, id LIMIT -1 OFFSET ?)`),
 
   };
 }
@@ -368,11 +370,11 @@ export class SqliteControlStore implements ControlStore {
     return row ? { zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires } : null;
   }
 
-  async createSession(session: SessionRecord, keep: number): Promise<void> {
+  async createSession(session: SessionRecord, keepPerAccount: number): Promise<void> {
     await this.#writes.run(() => {
       this.#sql.dropExpiredSessions.run(session.created);
       this.#sql.insertSession.run(session.id, session.accountId, session.keyHash, session.csrfToken, session.created, session.expires);
-      this.#sql.dropOldestSessions.run(keep);
+      this.#sql.dropOldestSessions.run(session.accountId, session.id, Math.max(0, keepPerAccount - 1));
     });
   }
 

@@ -7,11 +7,14 @@ import { STORE_ERRORS, StoreError } from '../engine/errors.ts';
 export class S3Error extends Error {
   readonly s3Code: string;
   readonly status: number;
-  constructor(s3Code: string, status: number, message: string) {
+  /** Response headers the error answer carries (Retry-After of SlowDown). */
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(s3Code: string, status: number, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'S3Error';
     this.s3Code = s3Code;
     this.status = status;
+    this.headers = headers;
   }
 }
 
@@ -35,6 +38,17 @@ export const S3_ERRORS = {
   invalidRequest: (message: string) => new S3Error('InvalidRequest', 400, message),
   /** A path whose percent-escapes are malformed or do not spell UTF-8 (S3's own answer and message). */
   invalidUri: () => new S3Error('InvalidURI', 400, "Couldn't parse the specified URI."),
+  /**
+   * Too many failed authentications from the client's address or for the access key id. 429, not
+   * AWS's 503: a 4xx puts the refusal on the client (monitoring and load balancers count 5xx
+   * against the server), and the platform's own S3 API throttles with 429. Code SlowDown, which
+   * SDKs that classify by code (botocore) treat as throttling, as those classifying by status do 429.
+   */
+  slowDown: (retryAfterMs: number, scope: 'address' | 'identity') => {
+    const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    return new S3Error('SlowDown', 429, `Please reduce your request rate: too many failed authentications ${scope === 'address' ? 'from this address' : 'for this access key id'}; retry after ${seconds} s.`,
+      { 'retry-after': String(seconds) });
+  },
 } as const;
 
 /** Any error -> the S3 error to send; unknown errors become InternalError. */

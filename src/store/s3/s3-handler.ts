@@ -1,7 +1,9 @@
 /**
  * The S3-compatible API: a thin face on the store engine, served with raw node:http so bodies
  * stream both ways without copies. Pipeline, in order: address (path-style or virtual-hosted) ->
- * authenticate (SigV4) -> detect the operation -> run it -> map errors to S3 XML.
+ * authenticate (SigV4; failed attempts limited per client address and access key id, checked
+ * before the secret is looked up: past the limit 429 SlowDown) -> detect the operation -> run it
+ * -> map errors to S3 XML.
  *
  * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts). By design: one region, named `auto`; any region in the credential scope is
@@ -13,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 /** Request ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
 const REQUEST_ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let requestCounter = 0;
+import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/log.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
@@ -27,7 +30,8 @@ import { deleteObject, deleteObjects, getObject, putObject } from './operations/
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
-import { sha256Hex, verifySignature } from './sigv4.ts';
+import { createLimitedVerifier } from './signature-limits.ts';
+import { sha256Hex } from './sigv4.ts';
 import { accountStore } from '../engine/account-store.ts';
 import { errorXml } from './xml.ts';
 
@@ -40,6 +44,8 @@ export interface S3HandlerOptions {
   logger: Logger;
   /** Host names under which `<bucket>.<host>` addresses a bucket (virtual-hosted style). */
   virtualHostBases?: readonly string[];
+  /** Failed-authentication limits per client address and access key id (default DEFAULTS.auth). */
+  failureLimits?: FailureLimits;
 }
 
 type Operation = (ctx: S3Context) => Promise<void>;
@@ -103,6 +109,7 @@ function decodePath(rawPath: string): string {
 
 export function createS3Handler(options: S3HandlerOptions) {
   const bases = options.virtualHostBases ?? ['localhost'];
+  const verify = createLimitedVerifier(options.failureLimits, options.clock);
 
   function address(req: IncomingMessage, rawPath: string): { bucket: string | undefined; key: string | undefined } {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
@@ -126,14 +133,17 @@ export function createS3Handler(options: S3HandlerOptions) {
     const rawPath = q < 0 ? url : url.slice(0, q);
     const rawQuery = q < 0 ? '' : url.slice(q + 1);
     let resource = rawPath;
+    let settle: (() => void) | undefined;
     try {
       const { bucket, key } = address(req, rawPath);
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
       const now = options.clock.now();
       const query = new URLSearchParams(rawQuery);
       let accessKey: S3AccessKey | undefined;
-      const signing = await verifySignature({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers },
-        async (id) => (accessKey = await options.keys(id))?.secret, now);
+      const verified = await verify({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers },
+        async (id) => (accessKey = await options.keys(id))?.secret, now, req.socket.remoteAddress);
+      const { signing } = verified;
+      settle = verified.settle;
       const grant = accessKey!;
       const operation = detect(req.method ?? 'GET', bucket, key, query);
       assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
@@ -154,10 +164,15 @@ export function createS3Handler(options: S3HandlerOptions) {
         return;
       }
       const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, resource, requestId);
-      res.writeHead(error.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close' });
+      res.writeHead(error.status, {
+        ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
+      });
       res.end(body);
       // A refused upload's remaining body is not read.
       if (!req.readableEnded) req.resume();
+    } finally {
+      // A deferred signature never checked (the request failed first) is no failed guess.
+      settle?.();
     }
   };
 }

@@ -1,0 +1,124 @@
+/**
+ * The failed-credential limits of one service, consulted before any credential is verified: per
+ * client address and per identity (an e-mail, an S3 access key id), failed attempts are counted
+ * (FailureCounter); past the limit an attempt is refused at once with how long to wait.
+ *
+ * An attempt takes its place in both counts before verification and gives it back when the
+ * credentials verify, so concurrent guesses cannot all slip in before the first failure is counted.
+ *
+ * So that failing on a victim's identity does not lock the victim out: a client address from which
+ * an identity verified within `trustMs` is exempt from that identity's count (its own address count
+ * still applies). Callers also let pairs they have already verified (a cache) through without
+ * asking, and sessions are never checked here. What remains possible: while an attacker keeps an
+ * identity at its limit, that identity cannot sign in from an address it has not used lately.
+ */
+import type { Clock } from '../clock.ts';
+import { clientKey } from './client-address.ts';
+import { FailureCounter } from './failure-counter.ts';
+
+export interface FailureLimits {
+  /** The window the two maxima are per. */
+  windowMs: number;
+  /** Failures per client address (see clientKey). */
+  maxPerAddress: number;
+  /** Failures per identity, from any address. */
+  maxPerIdentity: number;
+}
+
+/** The outcome of one credential check that was let through. Only the first call counts. */
+export interface CredentialAttempt {
+  /** The credentials verified: the attempt is given back, and the identity trusts this address. */
+  succeeded(): void;
+  /** They did not: the attempt stays counted. */
+  failed(): void;
+  /** No verdict (the server was busy, the client went away): the attempt is given back. */
+  abandoned(): void;
+}
+
+export type Admission =
+  | { admitted: true; attempt: CredentialAttempt }
+  | { admitted: false; retryAfterMs: number; scope: 'address' | 'identity' };
+
+/** Keys each table tracks at most (the least recently used go first). */
+export const TRACKED_KEYS_MAX = 10_000;
+/** How long an address stays exempt from an identity's count after the identity verified from it. */
+export const TRUSTED_ADDRESS_MS = 24 * 3600 * 1000;
+
+export class CredentialGuard {
+  readonly #byAddress: FailureCounter;
+  readonly #byIdentity: FailureCounter;
+  /** `identity \n client` -> trusted until (epoch ms), in order of last use. */
+  readonly #trusted = new Map<string, number>();
+  readonly #clock: Clock;
+  readonly #maxKeys: number;
+  readonly #trustMs: number;
+
+  constructor(limits: FailureLimits, clock: Clock, options: { maxKeys?: number; trustMs?: number } = {}) {
+    this.#maxKeys = options.maxKeys ?? TRACKED_KEYS_MAX;
+    this.#trustMs = options.trustMs ?? TRUSTED_ADDRESS_MS;
+    this.#clock = clock;
+    this.#byAddress = new FailureCounter({ max: limits.maxPerAddress, windowMs: limits.windowMs, maxKeys: this.#maxKeys }, clock);
+    this.#byIdentity = new FailureCounter({ max: limits.maxPerIdentity, windowMs: limits.windowMs, maxKeys: this.#maxKeys }, clock);
+  }
+
+  /** Entries held now, per table (each at most the `maxKeys` it was given). */
+  get tracked(): { addresses: number; identities: number; trusted: number } {
+    return { addresses: this.#byAddress.size, identities: this.#byIdentity.size, trusted: this.#trusted.size };
+  }
+
+  /**
+   * Lets a credential check of `identity` from the socket address `address` run, counting it, or
+   * refuses it with the milliseconds until it would be let through.
+   */
+  admit(address: string | undefined, identity: string): Admission {
+    const client = clientKey(address);
+    const trusted = this.#isTrusted(identity, client);
+    const addressWait = this.#byAddress.waitMs(client);
+    const identityWait = trusted ? 0 : this.#byIdentity.waitMs(identity);
+    if (addressWait > 0 || identityWait > 0) {
+      return { admitted: false, retryAfterMs: Math.max(addressWait, identityWait), scope: addressWait > 0 ? 'address' : 'identity' };
+    }
+    this.#byAddress.take(client);
+    if (!trusted) this.#byIdentity.take(identity);
+    let settled = false;
+    const giveBack = () => {
+      this.#byAddress.refund(client);
+      if (!trusted) this.#byIdentity.refund(identity);
+    };
+    return {
+      admitted: true,
+      attempt: {
+        succeeded: () => {
+          if (settled) return;
+          settled = true;
+          giveBack();
+          this.#trust(identity, client);
+        },
+        failed: () => {
+          settled = true;
+        },
+        abandoned: () => {
+          if (settled) return;
+          settled = true;
+          giveBack();
+        },
+      },
+    };
+  }
+
+  #isTrusted(identity: string, client: string): boolean {
+    const key = `${identity}\n${client}`;
+    const until = this.#trusted.get(key);
+    if (until === undefined) return false;
+    if (until > this.#clock.now()) return true;
+    this.#trusted.delete(key);
+    return false;
+  }
+
+  #trust(identity: string, client: string): void {
+    const key = `${identity}\n${client}`;
+    this.#trusted.delete(key);
+    if (this.#trusted.size >= this.#maxKeys) this.#trusted.delete(this.#trusted.keys().next().value!);
+    this.#trusted.set(key, this.#clock.now() + this.#trustMs);
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The S3 API's failed-authentication limits around the SigV4 check (CredentialGuard: per client
+ * address and per access key id; past the limit 429 SlowDown with Retry-After). The secret lookup
+ * runs once per request, right after the cheap parse of the credential, where the key id is first
+ * known: the limits are asked there, before the lookup and the HMAC. A failed check
+ * (InvalidAccessKeyId, SignatureDoesNotMatch) counts; a deferred signature (body hash not
+ * declared) counts when it is checked; anything else gives the attempt back.
+ */
+import { AUTH_DEFAULTS } from '../../config/defaults.ts';
+import { CredentialGuard, type CredentialAttempt, type FailureLimits } from '../../core/auth/credential-guard.ts';
+import type { Clock } from '../../core/clock.ts';
+import { S3_ERRORS, S3Error } from './s3-error.ts';
+import { verifySignature, type SecretLookup, type SigningContext, type VerifiableRequest } from './sigv4.ts';
+
+/** The S3 codes of a signature that did not verify: a wrong guess, counted by the limits. */
+const FAILED_AUTHENTICATION = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch']);
+
+export type LimitedVerifier = (request: VerifiableRequest, secrets: SecretLookup, now: number, address: string | undefined)
+  => Promise<{ signing: SigningContext; settle: () => void }>;
+
+/**
+ * verifySignature behind the limits of `limits` (default DEFAULTS.auth). `address` is the client's
+ * socket address. `settle` ends an attempt never decided (the request failed before its deferred
+ * signature was checked): it is given back.
+ */
+export function createLimitedVerifier(limits: FailureLimits | undefined, clock: Clock): LimitedVerifier {
+  const guard = new CredentialGuard(limits ?? {
+    windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
+  }, clock);
+  return (request, secrets, now, address) => limitedVerify(request, secrets, now, guard, address);
+}
+
+async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, now: number, guard: CredentialGuard,
+  address: string | undefined): Promise<{ signing: SigningContext; settle: () => void }> {
+  let attempt: CredentialAttempt | undefined;
+  const lookup: SecretLookup = (accessKeyId) => {
+    const admission = guard.admit(address, accessKeyId);
+    if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
+    attempt = admission.attempt;
+    return secrets(accessKeyId);
+  };
+  let signing: SigningContext;
+  try {
+    signing = await verifySignature(request, lookup, now);
+  } catch (error) {
+    if (error instanceof S3Error && FAILED_AUTHENTICATION.has(error.s3Code)) attempt?.failed();
+    else attempt?.abandoned();
+    throw error;
+  }
+  const deferred = signing.verifyDeferred;
+  if (deferred) {
+    signing.verifyDeferred = (bodySha256) => {
+      const matches = deferred(bodySha256);
+      if (matches) attempt?.succeeded();
+      else attempt?.failed();
+      return matches;
+    };
+  } else {
+    attempt?.succeeded();
+  }
+  return { signing, settle: () => attempt?.abandoned() };
+}

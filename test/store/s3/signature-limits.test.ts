@@ -1,0 +1,127 @@
+/**
+ * Failed-authentication limits of the S3 API, each client bound to its own loopback address: per
+ * access key id and per client address, 429 SlowDown with an honest Retry-After, decided before the
+ * secret is looked up; signatures checked at the end of the body (curl) count too; an address the
+ * key verified from lately keeps working; expiry by the FakeClock.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { Agent as HttpAgent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { Agent, fetch } from 'undici';
+import { silentLogger } from '../../../src/core/log.ts';
+import { adminKey } from '../../../src/store/s3/key-grant.ts';
+import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
+import { openTestEngine } from '../../helpers/engine.ts';
+import { ACCESS_KEY_ID, SECRET } from './helpers.ts';
+
+async function startLimitedS3(t: TestContext) {
+  const fixture = await openTestEngine(t);
+  fixture.clock.set(Date.now());
+  let lookups = 0;
+  const handler = createS3Handler({
+    engine: fixture.engine, clock: fixture.clock, logger: silentLogger,
+    keys: (id) => {
+      lookups++;
+      return id === ACCESS_KEY_ID ? adminKey(SECRET) : undefined;
+    },
+  });
+  const server = createServer((req, res) => { void handler(req, res); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  /** An AWS SDK client bound to `address`, without retries (they would hide the answers). */
+  const clientAt = (address: string, secretAccessKey = SECRET, accessKeyId = ACCESS_KEY_ID) => {
+    const client = new S3Client({
+      endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId, secretAccessKey },
+      requestHandler: { httpAgent: new HttpAgent({ localAddress: address }) },
+    });
+    t.after(() => client.destroy());
+    return client;
+  };
+  /** A GET by presigned URL (signed by `signer`) from `address`, answered raw. */
+  const presignedGet = async (address: string, signer: S3Client, key = 'k') => {
+    const url = await getSignedUrl(signer, new GetObjectCommand({ Bucket: fixture.bucket, Key: key }), { expiresIn: 600, signingDate: new Date(fixture.clock.now()) });
+    const agent = new Agent({ localAddress: address });
+    t.after(() => agent.close());
+    const response = await fetch(url, { dispatcher: agent });
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };
+  };
+  return { ...fixture, endpoint, clientAt, presignedGet, lookups: () => lookups };
+}
+
+const code = (name: string, status: number) => (error: unknown) => {
+  assert.ok(error instanceof S3ServiceException, String(error));
+  assert.equal(error.name, name);
+  assert.equal(error.$metadata.httpStatusCode, status);
+  return true;
+};
+
+function assertSlowDown(answer: { status: number; retryAfter: string | null; text: string }, scope: string, seconds: number): void {
+  assert.equal(answer.status, 429, answer.text);
+  assert.equal(answer.retryAfter, String(seconds));
+  assert.match(answer.text, /<Code>SlowDown<\/Code>/);
+  assert.match(answer.text, new RegExp(`<Message>Please reduce your request rate: too many failed authentications ${scope}; retry after ${seconds} s.</Message>`));
+}
+
+test('per access key id: 10 failed signatures from anywhere, then 429 SlowDown; an address it verified from keeps working', { timeout: 60_000 }, async (t) => {
+  const s3 = await startLimitedS3(t);
+  const home = s3.clientAt('127.0.0.60');
+  await home.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' }));
+  for (let i = 0; i < 10; i++) {
+    const guesser = s3.clientAt(`127.0.0.${61 + (i % 5)}`, `guess-${i}`);
+    await assert.rejects(guesser.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('SignatureDoesNotMatch', 403));
+  }
+  const lookupsBefore = s3.lookups();
+  // One attempt comes back every 60 s / 10 = 6 s.
+  assertSlowDown(await s3.presignedGet('127.0.0.66', s3.clientAt('127.0.0.66', 'guess-x')), 'for this access key id', 6);
+  await assert.rejects(s3.clientAt('127.0.0.66', 'guess-y').send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('SlowDown', 429));
+  assertSlowDown(await s3.presignedGet('127.0.0.67', s3.clientAt('127.0.0.67')), 'for this access key id', 6);
+  assert.equal(s3.lookups(), lookupsBefore, 'refused before the secret was looked up');
+
+  const got = await home.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' }));
+  assert.equal(await got.Body!.transformToString(), 'v', 'the address the key verified from is exempt from the key\'s count');
+  await assert.rejects(s3.clientAt('127.0.0.68', 'x', 'OTHERKEY0001').send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('InvalidAccessKeyId', 403));
+
+  s3.clock.advance(5_000);
+  assertSlowDown(await s3.presignedGet('127.0.0.66', s3.clientAt('127.0.0.66', 'guess-z')), 'for this access key id', 1);
+  s3.clock.advance(1_000);
+  assert.equal((await s3.presignedGet('127.0.0.66', s3.clientAt('127.0.0.66'))).status, 200, 'after Retry-After one attempt is let through');
+  assert.equal((await s3.presignedGet('127.0.0.67', s3.clientAt('127.0.0.67', 'guess-w'))).status, 403, 'the success gave its attempt back');
+  assertSlowDown(await s3.presignedGet('127.0.0.67', s3.clientAt('127.0.0.67', 'guess-v')), 'for this access key id', 6);
+  s3.clock.advance(60_000);
+  assert.equal((await s3.presignedGet('127.0.0.69', s3.clientAt('127.0.0.69', 'guess-u'))).status, 403, 'after the window the key starts afresh');
+});
+
+test('per address: 20 failures (unknown key ids count), then 429 SlowDown from that address only, even with a valid key', { timeout: 60_000 }, async (t) => {
+  const s3 = await startLimitedS3(t);
+  for (let i = 0; i < 20; i++) {
+    const guesser = s3.clientAt('127.0.0.70', 'x', `GUESSEDKEY${String(i).padStart(4, '0')}`);
+    await assert.rejects(guesser.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('InvalidAccessKeyId', 403));
+  }
+  // One attempt comes back every 60 s / 20 = 3 s.
+  assertSlowDown(await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70', 'x', 'GUESSEDKEY9999')), 'from this address', 3);
+  assertSlowDown(await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70')), 'from this address', 3);
+  const head = await s3.clientAt('127.0.0.70').send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' })).catch((error: unknown) => error);
+  assert.ok(code('SlowDown', 429)(head));
+  await s3.clientAt('127.0.0.71').send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' }));
+  s3.clock.advance(3_000);
+  assert.equal((await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70'))).status, 200);
+});
+
+test('signatures checked at the end of the body (curl, hash not declared) count as failures', { timeout: 60_000 }, async (t) => {
+  const s3 = await startLimitedS3(t);
+  const curlPut = async (secret: string, key: string, from = '127.0.0.80') => (await promisify(execFile)('curl', [
+    '-s', '-o', '/dev/null', '-w', '%{http_code}', '--interface', from, '--aws-sigv4', 'aws:amz:auto:s3', '--user', `${ACCESS_KEY_ID}:${secret}`,
+    '-X', 'PUT', '--data-binary', 'body', `${s3.endpoint}/${s3.bucket}/${key}`,
+  ])).stdout;
+  assert.equal(await curlPut(SECRET, 'fine.txt', '127.0.0.82'), '200', 'a correct deferred signature succeeds (and trusts 127.0.0.82)');
+  for (let i = 0; i < 10; i++) assert.equal(await curlPut(`wrong-${i}`, `forged-${i}.txt`), '403');
+  assertSlowDown(await s3.presignedGet('127.0.0.81', s3.clientAt('127.0.0.81', 'guess')), 'for this access key id', 6);
+  assert.equal(await curlPut(SECRET, 'refused.txt'), '429', 'the guessing address is refused, even with the secret');
+  assert.equal(await curlPut(SECRET, 'still-fine.txt', '127.0.0.82'), '200', 'the trusted address still gets through');
+});
