@@ -9,15 +9,12 @@
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts). By design: one region, named `auto`; any region in the credential scope is
  * accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-
-/** Request ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
-const REQUEST_ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
-let requestCounter = 0;
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/log.ts';
+import { accountStore } from '../engine/account-store.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
 import { assertNullVersion, readBody, type S3Context } from './context.ts';
 import { createBucket, deleteBucket, getBucketLocation, headBucket, listBuckets } from './operations/bucket.ts';
@@ -28,12 +25,15 @@ import {
 } from './operations/multipart.ts';
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
-import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
+import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
 import { sha256Hex } from './sigv4.ts';
-import { accountStore } from '../engine/account-store.ts';
 import { errorXml } from './xml.ts';
+
+/** Request ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
+const REQUEST_ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
+let requestCounter = 0;
 
 export interface S3HandlerOptions {
   /** The whole store: each request sees only its key's account's buckets (accountStore). */
