@@ -16,6 +16,7 @@ import { test, type TestContext } from 'node:test';
 import autocannon from 'autocannon';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { fileLines as readLines, gunzipLines, until } from '../helpers/delivered-logs.ts';
+import { answeredRay } from '../helpers/edge-request.ts';
 import { startEdgeport, writeScriptConfig, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -141,19 +142,7 @@ function getVia(edge: string, host: string, path: string): Promise<{ body: strin
 }
 
 function raw(port: number, headers: string[], path = '/api/raw'): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers: ['Host', 'example.test', ...headers] as unknown as Record<string, string> });
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve(String(res.headers['edgeport-ray'])));
-      // A server killed mid-response leaves it incomplete: that request was not answered.
-      res.on('close', () => { if (!res.complete) reject(new Error('response cut off')); });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.on('close', () => reject(new Error('connection closed before an answer')));
-    req.end();
-  });
+  return answeredRay({ host: '127.0.0.1', port, path, headers: ['Host', 'example.test', ...headers] as unknown as Record<string, string> });
 }
 
 test('10,000 requests: each job gets exactly its requests, with custom fields and rfc3339 timestamps', async (t) => {

@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
-import { createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileLines, until } from '../helpers/delivered-logs.ts';
+import { answeredRay } from '../helpers/edge-request.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -33,18 +34,7 @@ async function startOrigin(t: TestContext): Promise<string> {
 
 /** One request through the edge with ~4 KiB of incompressible header (big batches: slow writes); resolves with its RayID once answered whole. */
 function logged(port: number, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers: { host: 'crash.test', 'x-pad': randomBytes(3072).toString('base64') } });
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve(String(res.headers['edgeport-ray'])));
-      res.on('close', () => { if (!res.complete) reject(new Error('response cut off')); });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.on('close', () => reject(new Error('connection closed before an answer')));
-    req.end();
-  });
+  return answeredRay({ host: '127.0.0.1', port, path, headers: { host: 'crash.test', 'x-pad': randomBytes(3072).toString('base64') } });
 }
 
 /** Every `.tmp` file below `dir`. */

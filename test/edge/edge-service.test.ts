@@ -5,12 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
@@ -19,6 +16,7 @@ import { FileRoots } from '../../src/logs/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
+import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ZONE = 'e'.repeat(32);
@@ -66,18 +64,7 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
   const edge = createEdgeService({ zones: control, pipeline, clock: systemClock, logger: silentLogger, origin: { connectTimeoutMs: 500, responseTimeoutMs: 400 } });
   const port = await listen(createServer(edge.handler), t);
   stops.push(() => edge.close(), () => pipeline.close(), () => engine.close());
-  const delivered = (): Array<Record<string, unknown>> => {
-    const lines: Array<Record<string, unknown>> = [];
-    const walk = (at: string): void => {
-      if (!existsSync(at)) return;
-      for (const entry of readdirSync(at, { withFileTypes: true })) {
-        if (entry.isDirectory()) walk(join(at, entry.name));
-        else if (entry.name.endsWith('.gz')) lines.push(...gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
-      }
-    };
-    walk(out);
-    return lines;
-  };
+  const delivered = (): Array<Record<string, unknown>> => fileLines<Record<string, unknown>>(out);
   const waitFor = async (count: number) => {
     const deadline = Date.now() + 5_000;
     while (delivered().length < count) {

@@ -7,12 +7,9 @@
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { lookup } from 'node:dns';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore, LogOutputOptions } from '../../src/db/control-store.ts';
@@ -22,6 +19,7 @@ import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
+import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const OPERATOR = 'a'.repeat(32);
@@ -123,18 +121,7 @@ async function setup(t: TestContext): Promise<Setup> {
       stops.unshift(() => edge.close());
       return listen(createServer(edge.handler), t);
     },
-    delivered() {
-      const lines: Array<Record<string, unknown>> = [];
-      const walk = (at: string): void => {
-        if (!existsSync(at)) return;
-        for (const entry of readdirSync(at, { withFileTypes: true })) {
-          if (entry.isDirectory()) walk(join(at, entry.name));
-          else if (entry.name.endsWith('.gz')) lines.push(...gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
-        }
-      };
-      walk(out);
-      return lines;
-    },
+    delivered: () => fileLines<Record<string, unknown>>(out),
   };
 }
 
