@@ -80,30 +80,13 @@ export class CredentialGuard {
     }
     this.#byAddress.take(client);
     if (!trusted) this.#byIdentity.take(identity);
-    let settled = false;
-    const giveBack = () => {
-      this.#byAddress.refund(client);
-      if (!trusted) this.#byIdentity.refund(identity);
-    };
-    return {
-      admitted: true,
-      attempt: {
-        succeeded: () => {
-          if (settled) return;
-          settled = true;
-          giveBack();
-          this.#trust(identity, client);
-        },
-        failed: () => {
-          settled = true;
-        },
-        abandoned: () => {
-          if (settled) return;
-          settled = true;
-          giveBack();
-        },
-      },
-    };
+    return { admitted: true, attempt: new Attempt(this, client, identity, trusted) };
+  }
+
+  /** An attempt that verified, or never got a verdict: its places in the counts are given back. */
+  giveBack(client: string, identity: string, trusted: boolean): void {
+    this.#byAddress.refund(client);
+    if (!trusted) this.#byIdentity.refund(identity);
   }
 
   #isTrusted(identity: string, client: string): boolean {
@@ -115,10 +98,47 @@ export class CredentialGuard {
     return false;
   }
 
-  #trust(identity: string, client: string): void {
+  /** The address is trusted for the identity from now on (an entry more than half its time from expiry is left as it is). */
+  trust(identity: string, client: string): void {
     const key = `${identity}\n${client}`;
+    const until = this.#trusted.get(key);
+    const now = this.#clock.now();
+    if (until !== undefined && until - now > this.#trustMs / 2) return;
     this.#trusted.delete(key);
     if (this.#trusted.size >= this.#maxKeys) this.#trusted.delete(this.#trusted.keys().next().value!);
-    this.#trusted.set(key, this.#clock.now() + this.#trustMs);
+    this.#trusted.set(key, now + this.#trustMs);
+  }
+}
+
+/** One admitted attempt (a class, not closures: it is made for every signed S3 request). */
+class Attempt implements CredentialAttempt {
+  readonly #guard: CredentialGuard;
+  readonly #client: string;
+  readonly #identity: string;
+  readonly #trusted: boolean;
+  #settled = false;
+
+  constructor(guard: CredentialGuard, client: string, identity: string, trusted: boolean) {
+    this.#guard = guard;
+    this.#client = client;
+    this.#identity = identity;
+    this.#trusted = trusted;
+  }
+
+  succeeded(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#guard.giveBack(this.#client, this.#identity, this.#trusted);
+    this.#guard.trust(this.#identity, this.#client);
+  }
+
+  failed(): void {
+    this.#settled = true;
+  }
+
+  abandoned(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#guard.giveBack(this.#client, this.#identity, this.#trusted);
   }
 }

@@ -36,6 +36,11 @@ export function accountStore(engine: StoreEngine, accountId: string | null): Sto
   return new AccountStore(engine, accountId);
 }
 
+/** What every operation on a name that is no bucket's answers: a rejected promise, like any store error. */
+function noSuchBucket(): Promise<never> {
+  return Promise.reject(new StoreError('STORE_NO_SUCH_BUCKET'));
+}
+
 class AccountStore implements StoreEngine {
   readonly #engine: StoreEngine;
   readonly #account: string | null;
@@ -57,17 +62,17 @@ class AccountStore implements StoreEngine {
 
   async createBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo> {
     assertBucketName(name);
-    return this.#own(await this.#engine.createBucket(this.#stored(name), options));
+    return this.#own(await this.#engine.createBucket(storedBucketName(this.#account, name), options));
   }
 
   async ensureBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo> {
     assertBucketName(name);
-    return this.#own(await this.#engine.ensureBucket(this.#stored(name), options));
+    return this.#own(await this.#engine.ensureBucket(storedBucketName(this.#account, name), options));
   }
 
   async getBucket(name: string): Promise<BucketInfo | null> {
-    if (name.includes('/')) return null;
-    const bucket = await this.#engine.getBucket(this.#stored(name));
+    const stored = this.#stored(name);
+    const bucket = stored === null ? null : await this.#engine.getBucket(stored);
     return bucket && this.#own(bucket);
   }
 
@@ -76,56 +81,69 @@ class AccountStore implements StoreEngine {
     return all.map((bucket) => this.#own(bucket));
   }
 
-  async deleteBucket(name: string): Promise<void> {
-    return this.#engine.deleteBucket(this.#stored(name));
+  deleteBucket(name: string): Promise<void> {
+    const stored = this.#stored(name);
+    return stored === null ? noSuchBucket() : this.#engine.deleteBucket(stored);
   }
 
-  async head(bucket: string, key: string): Promise<ObjectMeta | null> {
-    return this.#engine.head(this.#stored(bucket), key);
+  head(bucket: string, key: string): Promise<ObjectMeta | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.head(stored, key);
   }
 
-  async get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null> {
-    return this.#engine.get(this.#stored(bucket), key, options);
+  get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.get(stored, key, options);
   }
 
-  async put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null> {
-    return this.#engine.put(this.#stored(bucket), key, body, options);
+  put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.put(stored, key, body, options);
   }
 
-  async delete(bucket: string, keys: readonly string[]): Promise<void> {
-    return this.#engine.delete(this.#stored(bucket), keys);
+  delete(bucket: string, keys: readonly string[]): Promise<void> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.delete(stored, keys);
   }
 
-  async list(bucket: string, options?: ListOptions): Promise<ListResult> {
-    return this.#engine.list(this.#stored(bucket), options);
+  list(bucket: string, options?: ListOptions): Promise<ListResult> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.list(stored, options);
   }
 
-  async createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string> {
-    return this.#engine.createMultipartUpload(this.#stored(bucket), key, options);
+  createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.createMultipartUpload(stored, key, options);
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart> {
-    return this.#engine.uploadPart(this.#stored(bucket), key, uploadId, partNumber, body, options);
+  uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.uploadPart(stored, key, uploadId, partNumber, body, options);
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta> {
-    return this.#engine.completeMultipartUpload(this.#stored(bucket), key, uploadId, parts, options);
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.completeMultipartUpload(stored, key, uploadId, parts, options);
   }
 
-  async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
-    return this.#engine.abortMultipartUpload(this.#stored(bucket), key, uploadId);
+  abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.abortMultipartUpload(stored, key, uploadId);
   }
 
-  async getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null> {
-    return this.#engine.getUpload(this.#stored(bucket), key, uploadId);
+  getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.getUpload(stored, key, uploadId);
   }
 
-  async listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
-    return this.#engine.listParts(this.#stored(bucket), key, uploadId);
+  listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.listParts(stored, key, uploadId);
   }
 
-  async listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]> {
-    return this.#engine.listUploads(this.#stored(bucket), options);
+  listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.listUploads(stored, options);
   }
 
   /** Maintenance is the server's, not an account's. */
@@ -137,13 +155,12 @@ class AccountStore implements StoreEngine {
   async close(): Promise<void> {}
 
   /**
-   * The stored name of one of the account's buckets. A name holding `/` is no bucket's name, and
-   * must never reach the engine: under the view of no account it would name another account's bucket.
-   * (Every method is async, so this refusal rejects the call's promise like any other store error.)
+   * The stored name of one of the account's buckets, or null: a name holding `/` is no bucket's
+   * name, and must never reach the engine (under the view of no account it would name another
+   * account's bucket).
    */
-  #stored(name: string): string {
-    if (name.includes('/')) throw new StoreError('STORE_NO_SUCH_BUCKET');
-    return storedBucketName(this.#account, name);
+  #stored(name: string): string | null {
+    return name.includes('/') ? null : storedBucketName(this.#account, name);
   }
 
   #own(bucket: BucketInfo): BucketInfo {
