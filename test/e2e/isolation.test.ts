@@ -1,12 +1,14 @@
 /**
  * Two accounts on one `edgeport start`, each driven by the real clients a user would use (the
  * official cloudflare SDK and plain fetch for the management API, the AWS SDK for S3, traffic
- * through the edge to a script): every attempt of one account on the other's things is refused
- * exactly like a thing that does not exist, and changes nothing.
+ * through the edge to a script): every attempt of one account on the other's things (buckets,
+ * objects, keys, the dashboard's store routes, a script's bucket, zone names, origins, log
+ * destinations, sessions) is refused, exactly like a thing that does not exist where it is one,
+ * and changes nothing.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -176,4 +178,69 @@ account = "bob@example.com"
   await assert.rejects(reader.send(new GetObjectCommand({ Bucket: 'private', Key: 'ledger.csv' })), s3Error('AccessDenied', 403));
   await assert.rejects(reader.send(new CreateBucketCommand({ Bucket: 'another' })), s3Error('AccessDenied', 403));
   assert.equal(await (await aliceS3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'secret.txt' }))).Body!.transformToString(), 'alice only');
+});
+
+test('two accounts: zones, origins, log destinations and sessions cannot be taken over', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const dataDir = join(dir, 'data');
+  const logRoot = join(dir, 'logs');
+  const env = { EDGEPORT_ADMIN_EMAIL: A.email, EDGEPORT_ADMIN_KEY: A.key, EDGEPORT_LOGS_FILE_ROOTS: logRoot };
+  const server = await startEdgeport({ dataDir, env });
+  t.after(() => server.stop());
+  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
+  const alice = await account(server, A.email, A.key);
+  const bob = await account(server, 'bob@example.com', /X-Auth-Key: +(\S+)/.exec(stdout)![1]!);
+  const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const apiPort = new URL(server.urls['management API']!).port;
+
+  // Zones: Bob can take neither Alice's name, nor a name under it, nor one above it.
+  const shop = await alice.cf.zones.create({ account: { id: alice.id }, name: 'shop.example.test' });
+  for (const name of ['shop.example.test', 'www.shop.example.test', 'example.test']) {
+    await assert.rejects(bob.cf.zones.create({ account: { id: bob.id }, name }), (error: unknown) => {
+      assert.ok(error instanceof Cloudflare.APIError, String(error));
+      assert.ok([1061, 1116].includes((error.errors as Array<{ code: number }>)[0]!.code), JSON.stringify(error.errors));
+      return true;
+    }, name);
+  }
+  assert.equal((await bob.cf.zones.list()).result.length, 0, 'nothing was created');
+
+  // Origins: Bob's zone cannot point at edgeport's own management API or the metadata address.
+  for (const origin of [`http://127.0.0.1:${apiPort}`, 'http://169.254.169.254', 'http://localhost:8545']) {
+    const refused = await bob.call('/zones', json({ name: `bob-${Math.random().toString(16).slice(2, 8)}.test`, origin }));
+    assert.deepEqual([refused.status, refused.body.errors[0].code, refused.body.errors[0].source.pointer], [400, 1002, '/origin'], origin);
+  }
+
+  // file:// destinations: Alice's challenge is hers; Bob's challenge there is refused and writes nothing.
+  const aliceLogs = `file://${logRoot}/alice/{DATE}`;
+  const issued = await alice.call(`/zones/${shop.id}/logshipping/ownership`, json({ destination_conf: aliceLogs }));
+  assert.equal(issued.body.result.valid, true, JSON.stringify(issued.body));
+  const token = readFileSync(join(logRoot, 'alice', 'ownership-challenge.txt'), 'utf8');
+  const bobZone = (await bob.call('/zones', json({ name: 'bob.test' }))).body.result.id;
+  const overwrite = await bob.call(`/zones/${bobZone}/logshipping/ownership`, json({ destination_conf: `file://${logRoot}/alice` }));
+  assert.deepEqual([overwrite.body.result.valid, overwrite.body.result.filename], [false, null]);
+  assert.equal(readFileSync(join(logRoot, 'alice', 'ownership-challenge.txt'), 'utf8'), token, "Alice's challenge is untouched");
+  // Even holding Alice's token, Bob's zone cannot ship into her directory; nor into the data dir or outside the roots.
+  const stolen = await bob.call(`/zones/${bobZone}/logshipping/jobs`, json({ destination_conf: aliceLogs, ownership_challenge: token }));
+  assert.deepEqual([stolen.status, stolen.body.errors[0].message], [400, 'incorrect ownership challenge']);
+  for (const destination of [`file://${dataDir}/blobs`, 'file:///etc/edgeport', `file://${logRoot}/../escape`]) {
+    const refused = await bob.call(`/zones/${bobZone}/logshipping/ownership`, json({ destination_conf: destination }));
+    assert.deepEqual([refused.status, refused.body.errors?.[0]?.code], [400, 1002], destination);
+  }
+  // store:// names Bob's own buckets; http(s):// may not reach inside.
+  const store = await bob.call(`/zones/${bobZone}/logshipping/ownership`, json({ destination_conf: 'store://alice-bucket/logs' }));
+  assert.equal(store.body.result.valid, false);
+  const internal = await bob.call(`/zones/${bobZone}/logshipping/jobs`, json({ destination_conf: `http://127.0.0.1:${apiPort}/client/v4/zones` }));
+  assert.deepEqual([internal.status, internal.body.errors[0].code], [400, 1002]);
+  assert.match(internal.body.errors[0].message, /one of this edgeport's own listeners/);
+
+  // Sessions: Bob signing in far past the cap never signs Alice out.
+  const api = server.urls['management API']!;
+  const signIn = async (email: string, key: string) => {
+    const response = await fetch(`${api}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, key }) });
+    assert.equal(response.status, 200);
+    return response.headers.get('set-cookie')!.split(';')[0]!;
+  };
+  const aliceCookie = await signIn(A.email, A.key);
+  for (let i = 0; i < 110; i++) await signIn(bob.email, bob.key);
+  assert.equal((await fetch(`${api}/sessions/current`, { headers: { cookie: aliceCookie } })).status, 200, 'Alice is still signed in');
 });
