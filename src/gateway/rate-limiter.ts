@@ -37,7 +37,9 @@ export class RateLimiter {
 
   /**
    * Takes `count` tokens for `client`. Returns 0 when granted, else the milliseconds until enough
-   * tokens will be there. A request larger than the bucket needs a full bucket.
+   * tokens will be there. A request larger than the bucket (a batch of more members than `burst`)
+   * needs a full bucket and still takes a token per member: the bucket goes into debt, which the
+   * client's next requests wait out.
    */
   take(client: string, count: number): number {
     if (!this.enabled) return 0;
@@ -53,7 +55,7 @@ export class RateLimiter {
       bucket.updatedAt = now;
     }
     if (bucket.tokens >= need) {
-      bucket.tokens -= need;
+      bucket.tokens -= count;
       return 0;
     }
     return Math.ceil((need - bucket.tokens) / this.#perMs);

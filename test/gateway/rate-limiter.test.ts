@@ -18,11 +18,14 @@ test('each client has its own bucket; refills at the rate up to the burst; a ref
   assert.equal(limiter.take('a', 1), 100);
 });
 
-test('a request larger than the burst needs a full bucket', () => {
+test('a request larger than the burst needs a full bucket and takes a token per member: the debt is waited out', () => {
   const clock = new FakeClock();
   const limiter = new RateLimiter({ requestsPerSecond: 1, burst: 3 }, clock);
   assert.equal(limiter.take('a', 10), 0);
-  assert.equal(limiter.take('a', 10), 3_000);
+  assert.equal(limiter.take('a', 1), 8_000, '7 tokens owed, then one more');
+  assert.equal(limiter.take('a', 10), 10_000, 'a full bucket again');
+  clock.advance(10_000);
+  assert.equal(limiter.take('a', 10), 0);
 });
 
 test('rate 0 is off; idle clients are forgotten once many are known', () => {
