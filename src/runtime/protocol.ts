@@ -94,10 +94,12 @@ export const FLOW = { windowBytes: 1024 * 1024, ackEveryBytes: 256 * 1024 } as c
 
 /**
  * A fresh ArrayBuffer with exactly the bytes of `view`, to transfer. Always a copy: the view's buffer
- * may hold other data (socket reads, Node's Buffer pool) or still be in use by the script.
+ * may hold other data (socket reads, Node's Buffer pool, a database row) or still be in use by the
+ * script. Uint8Array's own slice, not the view's: a Buffer's `slice` is a view on the same memory,
+ * so its `.buffer` would be the whole underlying buffer, from its first byte.
  */
 export function copyToBuffer(view: Uint8Array): ArrayBuffer {
-  return view.slice().buffer as ArrayBuffer;
+  return Uint8Array.prototype.slice.call(view).buffer as ArrayBuffer;
 }
 
 /** Turns anything thrown into a cloneable description. */
