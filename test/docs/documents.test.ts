@@ -1,0 +1,33 @@
+/** Every user document is run by a docs-examples test, and the README stays a front door. */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { DOCUMENT_GROUPS } from './documents.ts';
+import { ROOT } from './example-session.ts';
+
+test('every Markdown document in README.md and docs/ is in a docs-examples group, once', { timeout: 10_000 }, () => {
+  const grouped = Object.values(DOCUMENT_GROUPS).flat();
+  const present = ['README.md', ...readdirSync(`${ROOT}/docs`).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+  assert.deepEqual([...grouped].sort(), present.sort());
+});
+
+test('the README is short, and no document points at material users do not have', { timeout: 10_000 }, () => {
+  assert.ok(readFileSync(`${ROOT}/README.md`, 'utf8').split('\n').length <= 300, 'README.md is at most 300 lines');
+  for (const document of Object.values(DOCUMENT_GROUPS).flat()) {
+    const text = readFileSync(`${ROOT}/${document}`, 'utf8');
+    for (const outside of [/SPEC\.md|DESIGN\.md|STYLE\.md/, /shared\/reference/, /\bissue \d+\b/i, /\bstop \d+\b/]) {
+      assert.doesNotMatch(text, outside, `${document} names ${outside}`);
+    }
+  }
+});
+
+test('relative links between documents lead to documents that exist', { timeout: 10_000 }, () => {
+  for (const document of Object.values(DOCUMENT_GROUPS).flat()) {
+    const text = readFileSync(`${ROOT}/${document}`, 'utf8');
+    const base = document.includes('/') ? document.slice(0, document.lastIndexOf('/') + 1) : '';
+    for (const [, target] of text.matchAll(/\]\(([^)#:\s]+\.md)(?:#[^)]*)?\)/g)) {
+      const path = new URL(target!, `file://${ROOT}/${base}`).pathname;
+      assert.doesNotThrow(() => readFileSync(path), `${document} links to ${target}, which does not exist`);
+    }
+  }
+});
