@@ -1,8 +1,8 @@
 /**
  * The dashboard at phone width (375 x 812, a mobile viewport), in Chromium against the real
  * `edgeport start`, with data made through the API first: every main page loads with no console
- * errors and no failed requests, nothing scrolls sideways (tables become stacked cards), and each
- * is screenshotted to test-results/dashboard/phone-*.png and checked with axe-core
+ * errors and no failed requests, nothing scrolls sideways (tables become stacked cards), a zone or
+ * bucket that is not there gets the API's answer and a way back, and each page is screenshotted to test-results/dashboard/phone-*.png and checked with axe-core
  * (test/helpers/dashboard-browser.ts).
  */
 import assert from 'node:assert/strict';
@@ -49,7 +49,7 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
     await page.goto(`${api}${path}`);
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
     await page.waitForLoadState('networkidle');
-    await page.getByText(/^Loading/).waitFor({ state: 'detached' });
+    await page.getByText(/^Loading/).first().waitFor({ state: 'detached' });
     assert.deepEqual(problems.take().filter((line) => !expected?.test(line)), [], `${path}: no console errors or failed requests on load`);
     await assertNoHorizontalOverflow(page, path);
     await checkPage(page, shot);
@@ -81,5 +81,9 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
   await page.getByRole('row', { name: /rinkeby/ }).getByText('retired on 2023-01-30').waitFor();
   await visit('/zones/0123456789abcdef0123456789abcdef/jobs', 'No such zone', 'phone-13-zone-unknown',
     /404.*(zones\/0123456789abcdef0123456789abcdef$|Not Found)/);
+  await visit('/buckets/no-such-bucket', 'No such bucket', 'phone-14-bucket-unknown', /404.*(buckets\/no-such-bucket\/objects|Not Found)/);
+  await page.getByRole('alert').filter({ hasText: 'The specified bucket does not exist.' }).waitFor();
+  await page.getByRole('link', { name: '← Back to your buckets' }).click();
+  await page.getByRole('heading', { name: 'Buckets', level: 1 }).waitFor();
   assert.deepEqual((await apiGet(`/zones/${other.id}`)).paused, true);
 });

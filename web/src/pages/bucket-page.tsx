@@ -5,7 +5,7 @@
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { API, call, seg, type Envelope } from '../api.ts';
+import { API, ApiFailure, call, seg, type Envelope } from '../api.ts';
 import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { Link } from '../router.tsx';
 import { objectPath, uploadFile, type StoredObject } from '../uploads.ts';
@@ -52,6 +52,19 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
   const folderHref = (p: string) => `/buckets/${seg(bucket)}${p ? `?prefix=${encodeURIComponent(p)}` : ''}`;
   const objects = pages.flatMap((p) => p.objects);
   const folders = pages.flatMap((p) => p.folders);
+
+  // A bucket that is not there (or not this account's): the API's answer and a way back, no upload form.
+  if (!first.data && first.error instanceof ApiFailure && first.error.status === 404) {
+    return (
+      <>
+        <nav aria-label="Breadcrumb" class="breadcrumb"><ol><li><Link href="/buckets">Buckets</Link></li><li aria-current="page">{bucket}</li></ol></nav>
+        <h1>No such bucket</h1>
+        <p class="lead">Your account has no bucket named <code class="wrap">{bucket}</code>: it may have been deleted, or the link is wrong.</p>
+        <Errors error={first.error} title={`The API answered ${first.error.status}`} />
+        <p><Link href="/buckets" class="button-link">← Back to your buckets</Link></p>
+      </>
+    );
+  }
 
   return (
     <>
