@@ -9,6 +9,7 @@ import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import type { OriginPolicy } from '../edge/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
+import type { S3ListenerStatus } from './access-keys/access-key-routes.ts';
 import type { Authenticator } from './auth.ts';
 import type { ApiErrorCode } from './errors.ts';
 import type { GatewayStatus } from './gateway/network-routes.ts';
@@ -29,6 +30,8 @@ export interface ApiDeps {
   store?: StoreEngine;
   /** The JSON-RPC gateway's networks, for the networks route; an empty list without it. */
   gateway?: GatewayStatus;
+  /** The S3-compatible API's listener, for the S3 endpoint route; its endpoint is null without it. */
+  s3?: S3ListenerStatus;
   /** Where zones' origins may lead (the edge's policy): IP-literal origins are judged when they are set. */
   origins: OriginPolicy;
   maxBodyBytes: number;

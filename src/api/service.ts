@@ -15,6 +15,7 @@ import { OriginPolicy } from '../edge/index.ts';
 import type { FileRoots } from '../logs/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
+import type { S3ListenerStatus } from './access-keys/access-key-routes.ts';
 import { createApiApp } from './app.ts';
 import { Authenticator } from './auth.ts';
 import { createDashboardFiles, DEFAULT_DASHBOARD_DIR } from './dashboard/dashboard-files.ts';
@@ -36,6 +37,8 @@ export interface ApiServiceOptions {
   store?: StoreEngine;
   /** The JSON-RPC gateway's networks and URL, for the dashboard's gateway page. */
   gateway?: GatewayStatus;
+  /** The S3-compatible API's listener, whose URL the dashboard's access keys page shows. */
+  s3?: S3ListenerStatus;
   /** Where file:// log destinations may point (`[logs] file_roots`); without it they are refused. */
   fileRoots?: FileRoots;
   /** The built web dashboard served outside /client/ (default web/dist); `false` serves none. */
@@ -94,6 +97,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     }),
     ...(options.store ? { store: options.store } : {}),
     ...(gateway ? { gateway } : {}),
+    ...(options.s3 ? { s3: options.s3 } : {}),
     origins: options.originPolicy ?? new OriginPolicy({
       allowPrivateOrigins: false, operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
     }),

@@ -107,6 +107,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         handle: await createApiService({
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
+          s3: { url: () => listenerUrls['S3-compatible API'] },
         }),
       },
       // Its metrics stay readable while the server sheds load.

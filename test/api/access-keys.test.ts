@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createApiService } from '../../src/api/index.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startApi } from './helpers.ts';
 
 test('S3 access keys: made and revoked through the API, each account sees only its own', async (t) => {
@@ -56,4 +58,30 @@ test('S3 access keys limited to reading named buckets; bad permissions and bucke
     assert.equal(refused.body.errors[0].source.pointer, pointer, JSON.stringify(refused.body.errors));
   }
   assert.equal((await api.call(path)).body.result.length, 1, 'refused requests made no key');
+});
+
+test('the S3 endpoint: the S3 listener\'s URL as the browser reaches it, region auto; null without a listener; yours only', async (t) => {
+  const api = await startApi(t);
+  let listening: string | undefined;
+  const served = await createApiService({
+    control: api.control, accessKeys: api.accessKeys, clock: api.clock, logger: silentLogger, store: api.engine, dashboardDir: false,
+    scrypt: api.scrypt, s3: { url: () => listening },
+  });
+  const path = `/client/v4/accounts/${api.admin.accountId}/store/s3-endpoint`;
+  const ask = async (host: string, as = api.admin) => {
+    const answer = await served.fetch(new Request(`http://${host}${path}`, { headers: { 'x-auth-email': as.email, 'x-auth-key': as.key } }));
+    return { status: answer.status, body: await answer.json() as { result: unknown; errors: Array<{ code: number }> } };
+  };
+  assert.deepEqual((await ask('localhost:8081')).body.result, { endpoint: null, region: 'auto' }, 'not listening yet');
+  listening = 'http://127.0.0.1:9000';
+  assert.deepEqual((await ask('localhost:8081')).body.result, { endpoint: 'http://127.0.0.1:9000', region: 'auto' });
+  listening = 'http://0.0.0.0:9000';
+  assert.deepEqual((await ask('edge.example.test:8081')).body.result, { endpoint: 'http://edge.example.test:9000', region: 'auto' },
+    'a wildcard listen address becomes the host the browser used');
+  const other = await api.newAccount('other@example.com');
+  const refused = await ask('localhost:8081', other);
+  assert.deepEqual([refused.status, refused.body.errors[0]!.code], [404, 7003], 'another account\'s path answers like an unknown one');
+
+  const without = await api.call(`/accounts/${api.admin.accountId}/store/s3-endpoint`);
+  assert.deepEqual(without.body.result, { endpoint: null, region: 'auto' }, 'a management API without an S3 listener says so');
 });

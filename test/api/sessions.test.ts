@@ -114,7 +114,8 @@ test('the OpenAPI document lists the session routes with their security', async 
   assert.deepEqual(doc.paths['/client/v4/sessions/current']!.delete!.security, [{ session: [], csrfToken: [] }]);
   for (const path of ['/client/v4/accounts/{account_id}/store/buckets', '/client/v4/accounts/{account_id}/store/buckets/{bucket}/objects/{key}',
     '/client/v4/accounts/{account_id}/store/buckets/{bucket}/objects/{key}/uploads/{upload_id}/parts/{part_number}',
-    '/client/v4/accounts/{account_id}/gateway/networks', '/client/v4/zones/{zone_id}/logshipping/jobs/{job_id}/delivered']) {
+    '/client/v4/accounts/{account_id}/gateway/networks', '/client/v4/zones/{zone_id}/logshipping/jobs/{job_id}/delivered',
+    '/client/v4/accounts/{account_id}/store/s3-endpoint']) {
     assert.ok(doc.paths[path], `${path} is documented`);
   }
 });

@@ -1,11 +1,14 @@
 /**
- * The dashboard's shell: finds out whether a session exists (GET /sessions/current), shows the
+ * The dashboard's shell: finds out whether a session exists (GET /sessions/current, asked only
+ * when this browser signed in and the session has not expired: session.ts says why), shows the
  * sign-in page when not, else the header with navigation and the page the path names.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, get, setCsrfToken, whenSignedOut } from './api.ts';
 import { Loading } from './components/common.tsx';
+import { ZoneFrame } from './components/zone-frame.tsx';
+import { AccessKeysPage } from './pages/access-keys-page.tsx';
 import { BucketPage } from './pages/bucket-page.tsx';
 import { BucketsPage } from './pages/buckets-page.tsx';
 import { CustomFieldsPage } from './pages/custom-fields-page.tsx';
@@ -13,19 +16,26 @@ import { GatewayPage } from './pages/gateway-page.tsx';
 import { JobEditorPage } from './pages/job-editor-page.tsx';
 import { JobsPage } from './pages/jobs-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
+import { ZoneSettingsPage } from './pages/zone-settings-page.tsx';
 import { ZonesPage } from './pages/zones-page.tsx';
 import { Link, match, navigate, useLocation, type Location } from './router.tsx';
-import type { Session } from './session.ts';
+import { forgetSession, mayBeSignedIn, noteSession, type Session } from './session.ts';
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const location = useLocation();
   useEffect(() => {
     whenSignedOut(() => {
+      forgetSession();
       setCsrfToken(null);
       setSession(null);
     });
+    if (!mayBeSignedIn()) {
+      setSession(null);
+      return;
+    }
     get<Session>('/sessions/current').then((s) => {
+      noteSession(s);
       setCsrfToken(s.csrf_token);
       setSession(s);
     }, () => setSession(null));
@@ -34,6 +44,7 @@ export function App() {
   if (session === undefined) return <main id="main" class="page"><Loading what="the dashboard" /></main>;
   if (session === null) {
     return <SignInPage onSignedIn={(s) => {
+      noteSession(s);
       setCsrfToken(s.csrf_token);
       setSession(s);
       const next = location.query.get('next');
@@ -44,6 +55,7 @@ export function App() {
     try {
       await call('DELETE', '/sessions/current');
     } finally {
+      forgetSession();
       setCsrfToken(null);
       setSession(null);
       navigate('/sign-in', { replace: true });
@@ -58,10 +70,20 @@ function page(location: Location, session: Session) {
   const account = session.account.id;
   let params: Record<string, string> | null;
   if (match('/zones', path)) return <ZonesPage account={account} />;
-  if ((params = match('/zones/:zone/custom-fields', path))) return <CustomFieldsPage zoneId={params.zone!} />;
-  if ((params = match('/zones/:zone/jobs', path))) return <JobsPage zoneId={params.zone!} />;
-  if ((params = match('/zones/:zone/jobs/new', path))) return <JobEditorPage key="new" zoneId={params.zone!} account={account} />;
-  if ((params = match('/zones/:zone/jobs/:job', path))) return <JobEditorPage key={path} zoneId={params.zone!} jobId={params.job!} account={account} />;
+  if ((params = match('/zones/:zone', path))) {
+    return <ZoneFrame zoneId={params.zone!} section="settings">{(zone, reload) => <ZoneSettingsPage zone={zone} onChanged={reload} />}</ZoneFrame>;
+  }
+  if ((params = match('/zones/:zone/custom-fields', path))) {
+    return <ZoneFrame zoneId={params.zone!} section="custom-fields">{(zone) => <CustomFieldsPage zoneId={zone.id} />}</ZoneFrame>;
+  }
+  if ((params = match('/zones/:zone/jobs', path))) return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobsPage zoneId={zone.id} />}</ZoneFrame>;
+  if ((params = match('/zones/:zone/jobs/new', path))) {
+    return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobEditorPage key="new" zoneId={zone.id} account={account} />}</ZoneFrame>;
+  }
+  if ((params = match('/zones/:zone/jobs/:job', path))) {
+    return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobEditorPage key={path} zoneId={zone.id} jobId={params!.job!} account={account} />}</ZoneFrame>;
+  }
+  if (match('/access-keys', path)) return <AccessKeysPage account={account} />;
   if (match('/buckets', path)) return <BucketsPage account={account} />;
   if ((params = match('/buckets/:bucket', path))) return <BucketPage account={account} bucket={params.bucket!} prefix={query.get('prefix') ?? ''} />;
   if (match('/gateway', path)) return <GatewayPage account={account} />;
@@ -81,6 +103,7 @@ function Redirect({ to }: { to: string }) {
 const SECTIONS = [
   { href: '/zones', label: 'Zones' },
   { href: '/buckets', label: 'Buckets' },
+  { href: '/access-keys', label: 'S3 keys' },
   { href: '/gateway', label: 'Gateway' },
 ];
 

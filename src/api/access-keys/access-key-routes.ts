@@ -4,6 +4,8 @@
  * in the answer), revoke one. A key reaches only its account's buckets; `permission` and `buckets`
  * limit it further, as the real store's bucket-scoped tokens ("Object Read only", "Object Read &
  * Write"): see src/store/s3/key-grant.ts. Another account's key answers like one that does not exist.
+ * `/accounts/:account_id/store/s3-endpoint` says where to use them: the S3 listener's URL (as
+ * the gateway networks route reports the gateway's) and the region.
  */
 import { z } from 'zod';
 import { ACCESS_KEY_PERMISSIONS, type AccessKeyPermission } from '../../db/metadata-store.ts';
@@ -11,7 +13,14 @@ import type { ListedAccessKey } from '../../store/s3/access-keys.ts';
 import { successResponse } from '../envelope.ts';
 import { objectNotFound } from '../errors.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
+import { publicUrl } from '../gateway/network-routes.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
+
+/** What the endpoint route needs from the S3 listener. */
+export interface S3ListenerStatus {
+  /** The S3 listener's URL, e.g. `http://127.0.0.1:9000`; undefined until it listens. */
+  url(): string | undefined;
+}
 
 const TAG = 'Object store access keys';
 const BASE = '/accounts/:account_id/store/access-keys';
@@ -72,6 +81,18 @@ export const ACCESS_KEY_ROUTES: ApiRoute[] = [
         access_key_id: key.accessKeyId, secret_access_key: key.secretAccessKey, permission: permissionGiven, buckets,
         created_on: new Date(key.created).toISOString(),
       });
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: '/accounts/:account_id/store/s3-endpoint', operationId: 'store-s3-endpoint-get', tag: TAG,
+    summary: 'Where S3 clients reach the object store with these keys: endpoint URL and region',
+    result: z.object({
+      endpoint: z.string().nullable().describe('The S3-compatible API\'s URL (path-style requests); null when this server runs none'),
+      region: z.literal('auto').describe('The one region, as in the real store\'s S3 API'),
+    }),
+    async handler(ctx) {
+      requireOwnAccount(ctx);
+      return successResponse({ endpoint: publicUrl(ctx.deps.s3?.url(), ctx.request) ?? null, region: 'auto' as const });
     },
   }),
   defineRoute({

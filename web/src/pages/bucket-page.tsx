@@ -5,7 +5,7 @@
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { API, call, seg, type Envelope } from '../api.ts';
+import { API, ApiFailure, call, seg, type Envelope } from '../api.ts';
 import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { Link } from '../router.tsx';
 import { objectPath, uploadFile, type StoredObject } from '../uploads.ts';
@@ -53,6 +53,19 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
   const objects = pages.flatMap((p) => p.objects);
   const folders = pages.flatMap((p) => p.folders);
 
+  // A bucket that is not there (or not this account's): the API's answer and a way back, no upload form.
+  if (!first.data && first.error instanceof ApiFailure && first.error.status === 404) {
+    return (
+      <>
+        <nav aria-label="Breadcrumb" class="breadcrumb"><ol><li><Link href="/buckets">Buckets</Link></li><li aria-current="page">{bucket}</li></ol></nav>
+        <h1>No such bucket</h1>
+        <p class="lead">Your account has no bucket named <code class="wrap">{bucket}</code>: it may have been deleted, or the link is wrong.</p>
+        <Errors error={first.error} title={`The API answered ${first.error.status}`} />
+        <p><Link href="/buckets" class="button-link">← Back to your buckets</Link></p>
+      </>
+    );
+  }
+
   return (
     <>
       <nav aria-label="Breadcrumb" class="breadcrumb">
@@ -68,18 +81,22 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
       </nav>
       <h1>{crumbs.length === 0 ? bucket : `${crumbs.at(-1)}/`}</h1>
       <p class="lead">{prefix ? <>Objects under <code>{prefix}</code> in bucket <code>{bucket}</code>.</> : <>Objects in bucket <code>{bucket}</code>, by folder.</>}</p>
-      <Uploader account={account} bucket={bucket} prefix={prefix} onUploaded={(key) => {
+      <Uploader account={account} bucket={bucket} prefix={prefix} onUploaded={() => {
         setDone(null);
         setError(undefined);
         reload();
-        return key;
       }} />
       <Errors error={error} />
       {done && <Success>{done}</Success>}
       <section aria-labelledby="objects-title">
         <h2 id="objects-title">Contents</h2>
-        {first.error !== undefined && <Errors error={first.error} title="This bucket could not be listed" />}
-        {!first.data ? <Loading what="objects" /> : folders.length === 0 && objects.length === 0 ? <p class="muted">Nothing here yet.</p> : (
+        {first.error !== undefined && (
+          <>
+            <Errors error={first.error} title="This bucket could not be listed" />
+            <p><Link href="/buckets" class="button-link">← Back to your buckets</Link> <button type="button" onClick={reload}>Try again</button></p>
+          </>
+        )}
+        {!first.data ? first.error === undefined && <Loading what="objects" /> : folders.length === 0 && objects.length === 0 ? <p class="muted">Nothing here yet.</p> : (
           <div class="table-wrap">
             <table class="objects">
               <thead>
@@ -99,10 +116,10 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
                     <Fragment key={object.key}>
                       <tr>
                         <th scope="row" class="object-name">{name}</th>
-                        <td class="numeric">{formatBytes(object.size)}</td>
-                        <td>{formatDate(object.uploaded)}</td>
-                        <td>{object.storage_class}</td>
-                        <td><code class="etag" title={object.etag}>{object.etag}</code></td>
+                        <td class="numeric" data-label="Size">{formatBytes(object.size)}</td>
+                        <td data-label="Uploaded">{formatDate(object.uploaded)}</td>
+                        <td data-label="Storage class">{object.storage_class}</td>
+                        <td data-label="ETag"><code class="etag" title={object.etag}>{object.etag}</code></td>
                         <td class="actions">
                           <button type="button" class="button-quiet" aria-expanded={isOpen} aria-controls={detailsId} aria-label={`Metadata of ${name}`}
                             onClick={() => setOpen(isOpen ? null : object.key)}>Metadata</button>
@@ -160,35 +177,42 @@ function Metadata({ object }: { object: StoredObject }) {
   );
 }
 
-function Uploader({ account, bucket, prefix, onUploaded }: { account: string; bucket: string; prefix: string; onUploaded: (key: string) => void }) {
+function Uploader({ account, bucket, prefix, onUploaded }: { account: string; bucket: string; prefix: string; onUploaded: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [key, setKey] = useState('');
   const [sent, setSent] = useState(0);
-  const [state, setState] = useState<'idle' | 'uploading' | 'done' | 'failed'>('idle');
+  const [uploading, setUploading] = useState(false);
+  /** The last upload's outcome: what was stored, or why not. */
+  const [result, setResult] = useState<{ key: string; size: number } | null>(null);
   const [error, setError] = useState<unknown>();
   const abort = useRef<AbortController | null>(null);
-  // A finished upload's bar goes away when the page moves to another folder.
-  useEffect(() => {
-    setState((current) => (current === 'uploading' ? current : 'idle'));
-  }, [prefix]);
-  const percent = file && file.size > 0 ? Math.floor((sent / file.size) * 100) : state === 'done' ? 100 : 0;
+  const fileInput = useRef<HTMLInputElement>(null);
+  // A finished upload's message goes away when the page moves to another folder.
+  useEffect(() => setResult(null), [prefix]);
+  const percent = file && file.size > 0 ? Math.floor((sent / file.size) * 100) : 0;
 
   const start = async (event: Event) => {
     event.preventDefault();
     if (!file) return;
     const target = key.trim();
-    setState('uploading');
+    setUploading(true);
     setSent(0);
+    setResult(null);
     setError(undefined);
     abort.current = new AbortController();
     try {
-      await uploadFile(account, bucket, target, file, (n) => setSent(Math.min(n, file.size)), abort.current.signal);
-      setSent(file.size);
-      setState('done');
-      onUploaded(target);
+      const stored = await uploadFile(account, bucket, target, file, (n) => setSent(Math.min(n, file.size)), abort.current.signal);
+      // Done: the form is ready for the next file, and one message says what was stored.
+      setFile(null);
+      setKey('');
+      setSent(0);
+      if (fileInput.current) fileInput.current.value = '';
+      setResult({ key: stored.key, size: stored.size });
+      onUploaded();
     } catch (e) {
-      setState('failed');
       setError(e);
+    } finally {
+      setUploading(false);
     }
   };
 
@@ -198,32 +222,34 @@ function Uploader({ account, bucket, prefix, onUploaded }: { account: string; bu
       <form class="form-grid" onSubmit={start}>
         <div class="field">
           <label for="upload-file">File</label>
-          <input id="upload-file" type="file" onChange={(e) => {
+          <input id="upload-file" ref={fileInput} type="file" disabled={uploading} onChange={(e) => {
             const chosen = e.currentTarget.files?.[0] ?? null;
             setFile(chosen);
-            setState('idle');
             setSent(0);
+            setResult(null);
+            setError(undefined);
             if (chosen) setKey(`${prefix}${chosen.name}`);
           }} />
         </div>
         <div class="field field-wide">
           <label for="upload-key">Object key</label>
-          <input id="upload-key" value={key} spellcheck={false} placeholder={`${prefix}name.ext`} aria-describedby="upload-key-help" onInput={(e) => setKey(e.currentTarget.value)} />
+          <input id="upload-key" value={key} spellcheck={false} placeholder={`${prefix}name.ext`} aria-describedby="upload-key-help" disabled={uploading}
+            onInput={(e) => setKey(e.currentTarget.value)} />
           <p id="upload-key-help" class="help">Slashes make folders: <code>reports/2026/summary.pdf</code>. Files over 8 MiB go up in parts.</p>
         </div>
         <div class="form-actions">
-          <button type="submit" class="button-primary" disabled={!file || key.trim() === '' || state === 'uploading'}>Upload</button>
-          {state === 'uploading' && <button type="button" class="button-quiet" onClick={() => abort.current?.abort()}>Cancel upload</button>}
+          <button type="submit" class="button-primary" disabled={!file || key.trim() === '' || uploading}>Upload</button>
+          {uploading && <button type="button" class="button-quiet" onClick={() => abort.current?.abort()}>Cancel upload</button>}
         </div>
       </form>
-      {file && state !== 'idle' && (
+      {file && uploading && (
         <div class="upload-progress">
-          <label for="upload-progress">{state === 'done' ? 'Uploaded' : state === 'failed' ? 'Failed:' : 'Uploading'} {file.name}</label>
+          <label for="upload-progress">Uploading {file.name}</label>
           <progress id="upload-progress" max={100} value={percent} aria-valuetext={`${percent}%`} />
-          <span class="upload-percent" aria-live="polite">{state === 'done' ? `Done: ${formatBytes(file.size)} uploaded (100%)` : `${formatBytes(sent)} of ${formatBytes(file.size)} (${percent}%)`}</span>
+          <span class="upload-percent" aria-live="polite">{formatBytes(sent)} of {formatBytes(file.size)} ({percent}%)</span>
         </div>
       )}
-      {state === 'done' && <Success>Uploaded <code>{key.trim()}</code>.</Success>}
+      {result && <Success>Uploaded <code class="wrap">{result.key}</code> ({formatBytes(result.size)}).</Success>}
       <Errors error={error} title="The upload failed" />
     </section>
   );

@@ -45,7 +45,7 @@ export function BucketsPage({ account }: { account: string }) {
       <section aria-labelledby="buckets-list">
         <h2 id="buckets-list">All buckets</h2>
         {buckets.error !== undefined && <Errors error={buckets.error} title="The buckets could not be read" />}
-        {buckets.data === undefined ? <Loading what="buckets" /> : buckets.data.length === 0 ? <p class="muted">No buckets yet.</p> : (
+        {buckets.data === undefined ? buckets.error === undefined && <Loading what="buckets" /> : buckets.data.length === 0 ? <p class="muted">No buckets yet.</p> : (
           <div class="table-wrap">
             <table>
               <thead><tr><th scope="col">Name</th><th scope="col">Storage class</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
@@ -53,8 +53,8 @@ export function BucketsPage({ account }: { account: string }) {
                 {buckets.data.map((bucket) => (
                   <tr key={bucket.name}>
                     <th scope="row"><Link href={`/buckets/${seg(bucket.name)}`}>{bucket.name}</Link></th>
-                    <td>{bucket.storage_class}</td>
-                    <td>{formatDate(bucket.creation_date)}</td>
+                    <td data-label="Storage class">{bucket.storage_class}</td>
+                    <td data-label="Created">{formatDate(bucket.creation_date)}</td>
                     <td class="actions">
                       <Link href={`/buckets/${seg(bucket.name)}`}>Browse</Link>
                       <ConfirmButton label="Delete" confirmLabel={`Delete ${bucket.name}`} onConfirm={() => remove(bucket)} />

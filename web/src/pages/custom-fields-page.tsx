@@ -1,13 +1,15 @@
 /**
- * Custom log fields of a zone (SPEC §2.3, §8): the request headers, response headers and cookies
- * its log records carry. The rules are checked as the user types (header names lower case, every
- * name an HTTP token, no name twice, at most 40 in all); the API decides, and its refusal is shown
- * in its own words. Saving writes one rule to the zone's http_log_custom_fields entry point.
+ * Custom log fields of a zone: the request headers, response headers and cookies its log records
+ * carry. The rules are checked as the user types and again when a name is added (header names
+ * lower case, with a one-click lower-case fix; every name an HTTP token; no name twice; at most 40
+ * in all): a name that breaks them is not added. Saving writes one rule to the zone's
+ * http_log_custom_fields entry point; a name typed but not added is added by the save, and one that
+ * could not be added stops the save with the reason on its field, so "Saved" covers all that was
+ * typed. The API decides, and its refusal is shown in its own words.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, call, seg, type ErrorEntry } from '../api.ts';
 import { Errors, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
-import { ZoneHeader } from '../components/zone-header.tsx';
 import { Link } from '../router.tsx';
 
 type Kind = 'request_fields' | 'response_fields' | 'cookie_fields';
@@ -48,11 +50,14 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
     }
   }, [zoneId]);
   const [fields, setFields] = useState<Fields | null>(null);
+  const [drafts, setDrafts] = useState<Record<Kind, string>>(NO_DRAFTS);
+  /** Why the name typed for a kind stopped the last save. */
+  const [blocked, setBlocked] = useState<Partial<Record<Kind, string>>>({});
   const [ruleId, setRuleId] = useState<string | undefined>();
   const [saving, setSaving] = useState(false);
   const [refusal, setRefusal] = useState<ErrorEntry[] | null>(null);
   const [failure, setFailure] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
+  const [saved, setSaved] = useState<string | null>(null);
 
   useEffect(() => {
     if (!loaded.data) return;
@@ -64,22 +69,54 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
     setRuleId(loaded.data[0]?.id);
   }, [loaded.data]);
 
-  if (loaded.error !== undefined && !fields) return <><ZoneHeader zoneId={zoneId} section="custom-fields" /><h1>Custom fields</h1><Errors error={loaded.error} /></>;
-  if (!fields) return <><ZoneHeader zoneId={zoneId} section="custom-fields" /><h1>Custom fields</h1><Loading what="custom fields" /></>;
+  if (loaded.error !== undefined && !fields) return <><h1>Custom fields</h1><Errors error={loaded.error} title="The custom fields could not be read" /></>;
+  if (!fields) return <><h1>Custom fields</h1><Loading what="custom fields" /></>;
 
   const total = KINDS.reduce((n, { kind }) => n + fields[kind].length, 0);
   const update = (kind: Kind, names: string[]) => {
     setFields({ ...fields, [kind]: names });
-    setSaved(false);
+    setSaved(null);
+  };
+  const typeDraft = (kind: Kind, text: string) => {
+    setDrafts({ ...drafts, [kind]: text });
+    setBlocked({ ...blocked, [kind]: undefined });
+    setSaved(null);
   };
 
   const save = async () => {
-    setSaving(true);
     setRefusal(null);
     setFailure(undefined);
-    setSaved(false);
+    setSaved(null);
+    // What is typed but not added is part of what the user means to save: add it, or stop here.
+    const next: Fields = { ...fields };
+    const added: string[] = [];
+    const stopped: Partial<Record<Kind, string>> = {};
+    for (const { kind, noun } of KINDS) {
+      const typed = drafts[kind].trim();
+      if (typed === '') continue;
+      const problem = problemOf(kind, typed, next[kind]);
+      if (problem !== null) stopped[kind] = problem;
+      else {
+        next[kind] = [...next[kind], typed];
+        added.push(`${noun} ${typed}`);
+      }
+    }
+    const nextTotal = KINDS.reduce((n, { kind }) => n + next[kind].length, 0);
+    if (Object.keys(stopped).length === 0 && nextTotal > MAX_FIELDS && added.length > 0) {
+      for (const { kind } of KINDS) if (drafts[kind].trim() !== '') stopped[kind] = `With it the zone would have ${nextTotal} fields, more than ${MAX_FIELDS}.`;
+    }
+    const first = KINDS.find(({ kind }) => stopped[kind] !== undefined);
+    if (first) {
+      setBlocked(stopped);
+      document.getElementById(`add-${first.kind}`)?.focus();
+      return;
+    }
+    setBlocked({});
+    setFields(next);
+    setDrafts(NO_DRAFTS);
+    setSaving(true);
     const params: Partial<Record<Kind, Array<{ name: string }>>> = {};
-    for (const { kind } of KINDS) if (fields[kind].length > 0) params[kind] = fields[kind].map((name) => ({ name }));
+    for (const { kind } of KINDS) if (next[kind].length > 0) params[kind] = next[kind].map((name) => ({ name }));
     const rules = Object.keys(params).length === 0 ? [] : [{
       ...(ruleId ? { id: ruleId } : {}),
       action: 'log_custom_field', expression: 'true', description: 'Custom log fields (set in the dashboard)', enabled: true, action_parameters: params,
@@ -87,7 +124,7 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
     try {
       const result = (await call<{ rules: Rule[] }>('PUT', PHASE_PATH(zoneId), { rules })).result;
       setRuleId(result.rules[0]?.id);
-      setSaved(true);
+      setSaved(`Saved ${nextTotal} ${nextTotal === 1 ? 'field' : 'fields'}${added.length > 0 ? `, with the ${added.join(' and the ')} you had typed` : ''}. The edge logs them from the next request on.`);
     } catch (error) {
       if (error instanceof ApiFailure) setRefusal(error.errors);
       else setFailure(error);
@@ -96,9 +133,10 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
     }
   };
 
+  const stopped = KINDS.filter(({ kind }) => blocked[kind] !== undefined);
+
   return (
     <>
-      <ZoneHeader zoneId={zoneId} section="custom-fields" />
       <h1>Custom fields</h1>
       <p class="lead">Headers and cookies every log record of this zone carries, for the log jobs that select{' '}
         <code>RequestHeaders</code>, <code>ResponseHeaders</code> or <code>Cookies</code> (<Link href={`/zones/${seg(zoneId)}/jobs`}>log jobs</Link>).</p>
@@ -106,11 +144,18 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
         {total} of {MAX_FIELDS} fields used{total > MAX_FIELDS ? ` — remove ${total - MAX_FIELDS} to save` : ''}
       </p>
       <div class="columns-3">
-        {KINDS.map((k) => <FieldList key={k.kind} {...k} names={fields[k.kind]} full={total >= MAX_FIELDS} onChange={(names) => update(k.kind, names)} />)}
+        {KINDS.map((k) => <FieldList key={k.kind} {...k} names={fields[k.kind]} full={total >= MAX_FIELDS} draft={drafts[k.kind]} blocked={blocked[k.kind]}
+          onDraft={(text) => typeDraft(k.kind, text)} onChange={(names) => update(k.kind, names)} />)}
       </div>
+      {stopped.length > 0 && (
+        <div class="notice notice-error" role="alert">
+          <p class="notice-title">Nothing was saved: a name typed above could not be added. Fix it or clear its box, then save again.</p>
+          <ul>{stopped.map(({ kind, noun }) => <li key={kind}><strong>Add a {noun}:</strong> {blocked[kind]}</li>)}</ul>
+        </div>
+      )}
       {refusal && <RefusalList errors={refusal} fields={fields} />}
       <Errors error={failure} />
-      {saved && <Success>Saved. The edge logs these fields from the next request on.</Success>}
+      {saved && <Success>{saved}</Success>}
       <div class="form-actions">
         <button type="button" class="button-primary" disabled={saving} onClick={save}>{saving ? 'Saving…' : 'Save custom fields'}</button>
       </div>
@@ -118,19 +163,31 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
   );
 }
 
-function FieldList({ kind, title, noun, example, help, names, full, onChange }: {
-  kind: Kind; title: string; noun: string; example: string; help: string; names: string[]; full: boolean; onChange: (names: string[]) => void;
+const NO_DRAFTS: Record<Kind, string> = { request_fields: '', response_fields: '', cookie_fields: '' };
+
+function FieldList({ kind, title, noun, example, help, names, full, draft, blocked, onDraft, onChange }: {
+  kind: Kind; title: string; noun: string; example: string; help: string; names: string[]; full: boolean;
+  /** The name typed in the add box, and whether it stopped a save. */
+  draft: string; blocked: string | undefined;
+  onDraft: (text: string) => void; onChange: (names: string[]) => void;
 }) {
-  const [draft, setDraft] = useState('');
+  const input = useRef<HTMLInputElement>(null);
   const inputId = `add-${kind}`;
   const typed = draft.trim();
   const hint = typed === '' ? null : problemOf(kind, typed, names);
+  // An upper-case header name: offer its lower-case form when that one could be added.
+  const lower = hint && kind !== 'cookie_fields' && problemOf(kind, typed.toLowerCase(), names) === null ? typed.toLowerCase() : null;
+  const addName = (name: string) => {
+    onChange([...names, name]);
+    onDraft('');
+    input.current?.focus();
+  };
   const add = (event: Event) => {
     event.preventDefault();
-    if (typed === '') return;
-    onChange([...names, typed]);
-    setDraft('');
+    if (typed === '' || hint !== null || full) return;
+    addName(typed);
   };
+  const message = hint ?? blocked ?? (typed !== '' && full ? `The zone has ${MAX_FIELDS} fields: remove one to add another.` : null);
   return (
     <section class="panel" aria-labelledby={`${kind}-title`}>
       <h2 id={`${kind}-title`}>{title}</h2>
@@ -144,11 +201,6 @@ function FieldList({ kind, title, noun, example, help, names, full, onChange }: 
                 <code>{name}</code>
                 {problem && <span class="field-problem">{problem}</span>}
                 <span class="name-actions">
-                  {problem && kind !== 'cookie_fields' && TOKEN.test(name) && name !== name.toLowerCase() && !names.includes(name.toLowerCase()) && (
-                    <button type="button" class="button-quiet" onClick={() => onChange(names.map((n, j) => (j === i ? n.toLowerCase() : n)))}>
-                      Use {name.toLowerCase()}
-                    </button>
-                  )}
                   <button type="button" class="button-quiet" aria-label={`Remove ${noun} ${name}`} onClick={() => onChange(names.filter((_, j) => j !== i))}>Remove</button>
                 </span>
               </li>
@@ -159,14 +211,16 @@ function FieldList({ kind, title, noun, example, help, names, full, onChange }: 
       <form class="inline-form" onSubmit={add}>
         <div class="field">
           <label for={inputId}>Add a {noun}</label>
-          <input id={inputId} value={draft} placeholder={example} autoComplete="off" spellcheck={false}
-            aria-describedby={`${inputId}-hint`} aria-invalid={hint ? true : undefined} onInput={(e) => setDraft(e.currentTarget.value)} />
+          <input id={inputId} ref={input} value={draft} placeholder={example} autoComplete="off" spellcheck={false}
+            aria-describedby={`${inputId}-hint`} aria-invalid={message || blocked ? true : undefined} onInput={(e) => onDraft(e.currentTarget.value)} />
         </div>
         <button type="submit" disabled={typed === '' || full}>Add</button>
       </form>
-      <p id={`${inputId}-hint`} class={hint ? 'field-problem' : 'help'} aria-live="polite">
-        {hint ?? (full ? `The zone has ${MAX_FIELDS} fields: remove one to add another.` : '')}
-      </p>
+      <div id={`${inputId}-hint`} aria-live="polite">
+        {message && <p class="field-problem">{blocked ? 'Not saved: ' : ''}{message}</p>}
+        {lower && <button type="button" class="button-quiet" onClick={() => addName(lower)}>Add “{lower}” instead</button>}
+        {!message && typed !== '' && <p class="help">Press Add (or Enter); saving adds it too.</p>}
+      </div>
     </section>
   );
 }

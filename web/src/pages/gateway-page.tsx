@@ -69,7 +69,7 @@ export function GatewayPage({ account }: { account: string }) {
       <Errors error={error} title="The networks could not be read" />
       <section aria-labelledby="networks-title">
         <h2 id="networks-title">Networks</h2>
-        {networks === null ? <Loading what="networks" /> : networks.length === 0 ? <p class="muted">This server runs no gateway.</p> : (
+        {networks === null ? error === undefined && <Loading what="networks" /> : networks.length === 0 ? <p class="muted">This server runs no gateway.</p> : (
           <div class="table-wrap">
             <table>
               <thead>
@@ -79,15 +79,15 @@ export function GatewayPage({ account }: { account: string }) {
                 {networks.map((n) => (
                   <tr key={n.name}>
                     <th scope="row">{n.name}</th>
-                    <td class="numeric">{n.chain_id}</td>
-                    <td>
+                    <td class="numeric" data-label="Chain id">{n.chain_id}</td>
+                    <td data-label="State">
                       {n.state === 'served'
                         ? <><span class="badge badge-ok">served</span>{n.retired_on && <span class="small"> until {n.retired_on}</span>}<span class="small muted"> · {n.backend === 'embedded' ? 'embedded chain' : 'upstream nodes'}</span></>
                         : <><span class="badge badge-bad">retired on {n.retired_on}</span>{n.replacement && <span class="small"> · use <strong>{n.replacement}</strong></span>}</>}
                     </td>
-                    <td>{n.endpoint ? <code class="wrap">{n.endpoint}</code> : <span class="muted">unknown</span>}</td>
-                    <td class="numeric">{n.requests_total.toLocaleString()}</td>
-                    <td class="numeric" aria-live="off">{rates[n.name] === null || rates[n.name] === undefined ? '—' : `${rates[n.name]!.toFixed(1)}/s`}</td>
+                    <td data-label="Endpoint">{n.endpoint ? <code class="wrap">{n.endpoint}</code> : <span class="muted">unknown</span>}</td>
+                    <td class="numeric" data-label="Calls">{n.requests_total.toLocaleString()}</td>
+                    <td class="numeric" data-label="Rate" aria-live="off">{rates[n.name] === null || rates[n.name] === undefined ? '—' : `${rates[n.name]!.toFixed(1)}/s`}</td>
                   </tr>
                 ))}
               </tbody>

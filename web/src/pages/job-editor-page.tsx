@@ -11,7 +11,6 @@ import { FieldPicker } from '../components/field-picker.tsx';
 import { FilterBuilder, filterText, newGroup, parseFilterText, type FieldTypes, type FilterGroup } from '../components/filter-builder.tsx';
 import { Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { needsOwnership, OwnershipStep } from '../components/ownership-step.tsx';
-import { ZoneHeader } from '../components/zone-header.tsx';
 import type { Job } from '../jobs.ts';
 import { Link, navigate } from '../router.tsx';
 
@@ -69,7 +68,6 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
 
   const header = (
     <>
-      <ZoneHeader zoneId={zoneId} section="jobs" />
       <p class="back-link"><Link href={`/zones/${seg(zoneId)}/jobs`}>← All log jobs</Link></p>
     </>
   );

@@ -1,7 +1,6 @@
 /** Log jobs of a zone: each job's destination and status (enabled, last delivery, last error). */
 import { call, get, seg } from '../api.ts';
 import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
-import { ZoneHeader } from '../components/zone-header.tsx';
 import type { Job } from '../jobs.ts';
 import { Link } from '../router.tsx';
 
@@ -19,7 +18,6 @@ export function JobsPage({ zoneId }: { zoneId: string }) {
 
   return (
     <>
-      <ZoneHeader zoneId={zoneId} section="jobs" />
       <div class="title-row">
         <h1>Log jobs</h1>
         <Link href={`${base}/new`} class="button-link button-primary">New log job</Link>
@@ -28,7 +26,7 @@ export function JobsPage({ zoneId }: { zoneId: string }) {
       <Errors error={action.error} />
       {action.done && <Success>{action.done}</Success>}
       {jobs.error !== undefined && <Errors error={jobs.error} title="The log jobs could not be read" />}
-      {jobs.data === undefined ? <Loading what="log jobs" /> : jobs.data.length === 0 ? <p class="muted">No log jobs yet.</p> : (
+      {jobs.data === undefined ? jobs.error === undefined && <Loading what="log jobs" /> : jobs.data.length === 0 ? <p class="muted">No log jobs yet.</p> : (
         <div class="table-wrap">
           <table>
             <thead>
@@ -38,10 +36,10 @@ export function JobsPage({ zoneId }: { zoneId: string }) {
               {jobs.data.map((job) => (
                 <tr key={job.id}>
                   <th scope="row"><Link href={`${base}/${job.id}`}>{job.name || `Job ${job.id}`}</Link></th>
-                  <td><code class="wrap">{job.destination_conf}</code></td>
-                  <td>{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</td>
-                  <td>{formatDate(job.last_complete)}</td>
-                  <td>{job.last_error ? <><span class="badge badge-bad">{formatDate(job.last_error)}</span>{job.error_message && <p class="small">{job.error_message}</p>}</> : <span class="muted">none</span>}</td>
+                  <td data-label="Destination"><code class="wrap">{job.destination_conf}</code></td>
+                  <td data-label="Enabled">{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</td>
+                  <td data-label="Last delivery">{formatDate(job.last_complete)}</td>
+                  <td data-label="Last error">{job.last_error ? <><span class="badge badge-bad">{formatDate(job.last_error)}</span>{job.error_message && <p class="small">{job.error_message}</p>}</> : <span class="muted">none</span>}</td>
                   <td class="actions">
                     <Link href={`${base}/${job.id}`}>Edit</Link>
                     <ConfirmButton label="Delete" confirmLabel={`Delete ${job.name || `job ${job.id}`}`} onConfirm={() => remove(job)} />
