@@ -147,6 +147,11 @@ export async function runStart(args: StartArgs): Promise<void> {
       shown.push({ label: planned.label, url: `${listener.url}${planned.path}` });
       if (planned.label === 'management API') shown.push({ label: 'dashboard', url: `${listener.url}/` });
     }
+    // Before the banner: once a user (or a script) sees "ready", Ctrl-C and SIGTERM stop cleanly.
+    onShutdownSignal(async () => {
+      logger.info('Shutting down');
+      await closeAll();
+    });
     process.stdout.write(formatBanner({
       version: VERSION,
       dataDir: config.dataDir,
@@ -166,10 +171,6 @@ export async function runStart(args: StartArgs): Promise<void> {
     await closeAll();
     throw error;
   }
-  onShutdownSignal(async () => {
-    logger.info('Shutting down');
-    await closeAll();
-  });
 }
 
 /** Who signs in: the account this start made, the one of EDGEPORT_ADMIN_EMAIL, or the first account. */
