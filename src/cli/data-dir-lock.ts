@@ -18,7 +18,7 @@
  * it is written once the lock is held, removed on release, and believed only while the process
  * it names runs (a killed holder leaves it behind until the next holder replaces it).
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -83,6 +83,8 @@ export function lockDataDir(dataDir: string, options: LockOptions): DataDirLock 
   HELD.add(held);
   const owner: LockOwner = { ...currentProcess(), command: options.command ?? commandLine(), since: now(), host: hostname() };
   const ownerFile = join(dataDir, OWNER_FILE);
+  // Half-written records of holders killed mid-write: only a holder writes them, and this one holds the lock now.
+  for (const name of readdirSync(dataDir)) if (name.startsWith(`${OWNER_FILE}.`) && name.endsWith('.tmp')) rmSync(join(dataDir, name), { force: true });
   // Replaced whole (rename), so a reader never sees half a record.
   const partial = `${ownerFile}.${owner.pid}.tmp`;
   writeFileSync(partial, `${JSON.stringify(owner)}\n`);

@@ -38,7 +38,9 @@ test('a second lock is refused at once, naming the holder and the flag, and writ
   lock.release();
   lock.release();
   assert.deepEqual(readdirSync(dataDir), [LOCK_FILE], 'the owner record goes with the lock');
+  writeFileSync(join(dataDir, `${OWNER_FILE}.99999.tmp`), '{"pid":9');
   const again = lockDataDir(dataDir, { flagHint: HINT });
+  assert.deepEqual(readdirSync(dataDir).sort(), [LOCK_FILE, OWNER_FILE], 'a holder killed while writing its record left half of it; the next holder removes it');
   again.release();
 });
 
