@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.edgeport', 'dist', 'web/dist', 'test-results'] },
+  { ignores: ['node_modules', '.edgeport', '.edgeport-dev', 'dist', 'web/dist', 'test-results'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

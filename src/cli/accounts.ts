@@ -2,29 +2,20 @@
  * `edgeport accounts create <email> [--config edgeport.toml] [--data-dir DIR]`: makes a
  * management API account in the server's database (SQLite in the data dir, or `[db] url`) and
  * prints its key, once (only its hash is stored). Safe while the server runs: the write goes
- * through SQLite's WAL, or a PostgreSQL transaction, like the server's.
+ * through SQLite's WAL, or a PostgreSQL transaction, like the server's; so it takes no data dir
+ * lock (data-dir-lock.ts), and works beside a running `edgeport start`.
  */
-import { parseArgs } from 'node:util';
 import { createAccount } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { loadConfig } from '../config/load.ts';
 import { openControlStore } from '../db/open-control-store.ts';
-import { UsageError } from './args.ts';
+import { parseAccountsArgs } from './args.ts';
 
-export const ACCOUNTS_USAGE = 'edgeport accounts create <email> [--config edgeport.toml] [--data-dir DIR]';
-
+/** Runs `edgeport accounts <args>` (the action first); `out` receives the lines meant for stdout. */
 export async function runAccounts(args: readonly string[], out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options: { config: { type: 'string' }, 'data-dir': { type: 'string' } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\nUsage: ${ACCOUNTS_USAGE}`);
-  }
-  const [action, email, ...extra] = parsed.positionals;
-  if (action !== 'create' || email === undefined || extra.length > 0) throw new UsageError(`Usage: ${ACCOUNTS_USAGE}`);
-  const dataDir = parsed.values['data-dir'];
-  const config = loadConfig({ ...(parsed.values.config === undefined ? {} : { file: parsed.values.config }), flags: dataDir === undefined ? {} : { data_dir: dataDir } });
+  const { email, config: file, dataDir } = parseAccountsArgs(args);
+  const config = loadConfig({ ...(file === undefined ? {} : { file }), flags: dataDir === undefined ? {} : { data_dir: dataDir } });
   // pg is loaded only when a PostgreSQL URL is configured.
   const database = config.dbUrl === undefined ? undefined
     : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: systemClock.now() });

@@ -1,23 +1,129 @@
 /**
- * Command-line arguments of `edgeport` (DESIGN.md "CLI"), parsed with node:util parseArgs. A
- * mistake is a UsageError whose message says what is wrong and shows the usage.
+ * Command-line arguments of `edgeport`, parsed against the command table (commands.ts). A mistake
+ * is a UsageError: one sentence saying what is wrong (with a "did you mean" for a near miss), then
+ * the help of the command it concerns. `--help` anywhere before `--` asks for that help instead.
  */
-import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../config/defaults.ts';
-
-export const USAGE = `Usage:
-  edgeport start [--config edgeport.toml] [--data-dir DIR] [--edge-port N] [--api-port N] [--gateway-port N] [--s3-port N]
-  edgeport dev <script-config> [--port ${DEFAULTS.ports.dev}] [--data-dir DIR]`;
+import { COMMANDS, type CommandName, type CommandSpec } from './commands.ts';
+import { closest } from './did-you-mean.ts';
+import { commandHelp, USAGE } from './usage.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
+  /** The help printed after the message: the command's, or edgeport's. */
+  readonly usage: string;
+
+  constructor(message: string, usage: string = USAGE) {
+    super(message);
+    this.usage = usage;
+  }
 }
 
-export interface DevArgs {
-  /** Path of the script config (TOML or JSON). */
-  config: string;
-  port: number;
-  dataDir: string;
+/** What the command line asks for. `args` are those after the command's words. */
+export type Route =
+  | { kind: 'help'; command?: CommandName }
+  | { kind: 'version' }
+  | { kind: 'run'; command: CommandName; args: readonly string[] };
+
+const HELP = ['-h', '--help'];
+const VERSION_FLAGS = ['-v', '--version'];
+const COMMAND_WORDS = ['start', 'dev', 'accounts', 'help'];
+
+/** Reads the command (and `accounts`' action) from the front of `argv`. */
+export function route(argv: readonly string[]): Route {
+  const [first, ...rest] = argv;
+  if (first === undefined || HELP.includes(first)) return { kind: 'help' };
+  if (VERSION_FLAGS.includes(first)) return { kind: 'version' };
+  if (first === 'help') {
+    if (rest.length === 0) return { kind: 'help' };
+    if (rest[0] === 'accounts') return { kind: 'help', command: 'accounts create' };
+    const asked = route(rest);
+    return asked.kind === 'run' ? { kind: 'help', command: asked.command } : asked;
+  }
+  if (first.startsWith('-')) {
+    const owner = Object.values(COMMANDS).find((spec) => spec.options.some((option) => first.split('=')[0] === `--${option.name}`));
+    throw new UsageError(owner === undefined
+      ? unknownOption(first, [...HELP, ...VERSION_FLAGS])
+      : `Unknown option '${first.split('=')[0]}' before a command. Options follow the command, as in: edgeport ${owner.name} ${first.split('=')[0]} ...`);
+  }
+  if (first === 'start' || first === 'dev') return { kind: 'run', command: first, args: rest };
+  if (first === 'accounts') {
+    const [action, ...args] = rest;
+    if (action === undefined) throw new UsageError('edgeport accounts needs an action: edgeport accounts create <email>.', commandHelp('accounts create'));
+    if (HELP.includes(action)) return { kind: 'help', command: 'accounts create' };
+    if (action !== 'create') throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ['create'])}`, commandHelp('accounts create'));
+    return { kind: 'run', command: 'accounts create', args };
+  }
+  throw new UsageError(`Unknown command '${first}'.${didYouMean(first, COMMAND_WORDS)}`);
+}
+
+/** Whether `args` ask for help (`-h` or `--help` before any `--`). */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => HELP.includes(arg));
+}
+
+export interface ParsedCommand {
+  /** Option values by long name (each option given at most once). */
+  values: Readonly<Record<string, string>>;
+  positionals: readonly string[];
+}
+
+/**
+ * Parses `args` for `spec`: `--name value` or `--name=value`, then exactly the command's
+ * positionals (`--` ends the options, for a positional that starts with a dash).
+ */
+export function parseCommand(spec: CommandSpec, args: readonly string[]): ParsedCommand {
+  const fail = (message: string) => new UsageError(message, commandHelp(spec.name));
+  const values: Record<string, string> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = eq < 0 ? arg : arg.slice(0, eq);
+    const option = flag.startsWith('--') ? spec.options.find((candidate) => candidate.name === flag.slice(2)) : undefined;
+    if (option === undefined) throw fail(unknownOption(flag, [...spec.options.map((candidate) => `--${candidate.name}`), '--help']));
+    let value: string | undefined;
+    if (eq >= 0) {
+      value = arg.slice(eq + 1);
+    } else {
+      value = args[i + 1];
+      // A dash means the value was forgotten and the next option taken for it (`--port=-1` still reaches the port check).
+      if (value !== undefined && value.startsWith('-') && value !== '-') value = undefined;
+      else i++;
+    }
+    if (value === undefined || value === '') throw fail(`Option ${flag} needs a value: ${flag} ${option.value}.`);
+    if (values[option.name] !== undefined) throw fail(`Option ${flag} is given twice; give it once.`);
+    values[option.name] = value;
+  }
+  const wanted = spec.positionals;
+  const synopsis = `edgeport ${[spec.name, ...wanted.map((positional) => positional.placeholder)].join(' ')} [options]`;
+  if (positionals.length < wanted.length) {
+    throw fail(`edgeport ${spec.name} needs ${wanted.slice(positionals.length).map((positional) => positional.what).join(' and ')}: ${synopsis}.`);
+  }
+  if (positionals.length > wanted.length) {
+    const extra = positionals.slice(wanted.length).map((arg) => JSON.stringify(arg)).join(', ');
+    throw fail(`Unexpected argument ${extra}: ${synopsis}.`);
+  }
+  return { values, positionals };
+}
+
+/** `Unknown option '--data-dri'. Did you mean --data-dir?` */
+function unknownOption(flag: string, known: readonly string[]): string {
+  return `Unknown option '${flag}'.${didYouMean(flag, known)}`;
+}
+
+function didYouMean(typed: string, known: readonly string[]): string {
+  const match = closest(typed, known);
+  return match === undefined ? '' : ` Did you mean ${match}?`;
 }
 
 export interface StartArgs {
@@ -27,54 +133,55 @@ export interface StartArgs {
   flags: { data_dir?: string; ports?: Partial<Record<'edge' | 'api' | 'gateway' | 's3', number>> };
 }
 
+export interface DevArgs {
+  /** Path of the script config (TOML or JSON). */
+  config: string;
+  port: number;
+  dataDir: string;
+}
+
+export interface AccountsArgs {
+  email: string;
+  config: string | undefined;
+  dataDir: string | undefined;
+}
+
 const PORT_FLAGS = { 'edge-port': 'edge', 'api-port': 'api', 'gateway-port': 'gateway', 's3-port': 's3' } as const;
 
 /** Parses the arguments after `edgeport start`. */
 export function parseStartArgs(args: readonly string[]): StartArgs {
-  const { values, positionals } = parse(args, {
-    config: { type: 'string' },
-    'data-dir': { type: 'string' },
-    'edge-port': { type: 'string' },
-    'api-port': { type: 'string' },
-    'gateway-port': { type: 'string' },
-    's3-port': { type: 'string' },
-  });
-  if (positionals.length > 0) throw new UsageError(`edgeport start takes no positional arguments, got ${JSON.stringify(positionals[0])}.`);
+  const { values } = parseCommand(COMMANDS.start, args);
   const flags: StartArgs['flags'] = {};
-  if (values['data-dir'] !== undefined) flags.data_dir = values['data-dir'] as string;
+  if (values['data-dir'] !== undefined) flags.data_dir = values['data-dir'];
   for (const [flag, service] of Object.entries(PORT_FLAGS)) {
-    const value = values[flag] as string | undefined;
-    if (value !== undefined) flags.ports = { ...flags.ports, [service]: toPort(value, `--${flag}`) };
+    const value = values[flag];
+    if (value !== undefined) flags.ports = { ...flags.ports, [service]: toPort(value, `--${flag}`, 'start') };
   }
-  return { config: values.config as string | undefined, flags };
+  return { config: values.config, flags };
 }
 
 /** Parses the arguments after `edgeport dev`. */
 export function parseDevArgs(args: readonly string[]): DevArgs {
-  const { values, positionals } = parse(args, {
-    port: { type: 'string' },
-    'data-dir': { type: 'string' },
-  });
-  if (positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? 'edgeport dev needs a script config.' : `edgeport dev takes one script config, got ${positionals.length}.`);
-  }
+  const { values, positionals } = parseCommand(COMMANDS.dev, args);
   return {
     config: positionals[0]!,
-    port: values.port === undefined ? DEFAULTS.ports.dev : toPort(values.port as string, '--port'),
-    dataDir: (values['data-dir'] as string | undefined) ?? DEFAULTS.dataDir,
+    port: values.port === undefined ? DEFAULTS.ports.dev : toPort(values.port, '--port', 'dev'),
+    dataDir: values['data-dir'] ?? DEFAULTS.devDataDir,
   };
 }
 
-function parse(args: readonly string[], options: Record<string, { type: 'string' | 'boolean' }>) {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+/** Parses the arguments after `edgeport accounts` (the action first). */
+export function parseAccountsArgs(args: readonly string[]): AccountsArgs {
+  const routed = route(['accounts', ...args]);
+  if (routed.kind !== 'run') throw new UsageError('edgeport accounts needs an action: edgeport accounts create <email>.', commandHelp('accounts create'));
+  const { values, positionals } = parseCommand(COMMANDS['accounts create'], routed.args);
+  return { email: positionals[0]!, config: values.config, dataDir: values['data-dir'] };
 }
 
-function toPort(value: string, flag: string): number {
+function toPort(value: string, flag: string, command: CommandName): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`${flag} must be a port number from 0 to 65535, got ${JSON.stringify(value)}.`);
+  if (!/^\d+$/.test(value) || port > 65535) {
+    throw new UsageError(`${flag} must be a port number from 0 to 65535 (0 picks a free port), got ${JSON.stringify(value)}.`, commandHelp(command));
+  }
   return port;
 }

@@ -20,6 +20,7 @@ import { DEFAULTS } from '../config/defaults.ts';
 import type { ListenerLimits } from '../config/limits.ts';
 import type { Logger } from '../core/log.ts';
 import type { RequestListener } from '../core/service.ts';
+import { CliError } from './cli-errors.ts';
 import { ConnectionLimiter, clientKey } from './connection-limiter.ts';
 import { EventLoopDelayMonitor } from './event-loop-delay.ts';
 import { prepareRefusal, RETRY_AFTER_S, type ListenerErrorCode, type Refusal, type Surface } from './listener-errors.ts';
@@ -48,9 +49,11 @@ export interface ListenOptions {
   unshedPaths?: readonly string[];
   /** Where refusals and load shedding are reported (warn level, rate-limited). */
   logger?: Logger;
+  /** How the user picks another port, named when this one cannot be had (e.g. `--api-port N (or [ports] api ...)`). */
+  portHint?: string;
 }
 
-/** Listens on host:port (0 picks a free port); rejects, naming the port, when it is taken. */
+/** Listens on host:port (0 picks a free port); rejects with CLI_PORT_IN_USE (or CLI_PORT_UNAVAILABLE), naming the port and `portHint`, when it cannot have it. */
 export async function listen(handler: RequestListener, host: string, port: number, label: string, options: ListenOptions = {}): Promise<Listener> {
   const limits: ListenerLimits = { ...DEFAULTS.limits, ...options.limits };
   const guard = new ListenerGuard(handler, label, limits, options);
@@ -65,11 +68,7 @@ export async function listen(handler: RequestListener, host: string, port: numbe
   server.setTimeout(limits.idleTimeoutMs);
   guard.takeConnections(server);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE'
-        ? new Error(`Port ${port} on ${host} (${label}) is already in use: stop what holds it or pick another port.`)
-        : error);
-    });
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port, label, options.portHint)));
     server.listen(port, host, () => resolve());
   });
   // An accept that fails later (out of file descriptors) must not end the process; the listener goes on.
@@ -83,6 +82,21 @@ export async function listen(handler: RequestListener, host: string, port: numbe
       await drain(server);
     },
   };
+}
+
+/** A failed bind as the user's to fix: what holds the port or why it cannot be had, and how to pick another. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number, label: string, hint: string | undefined): Error {
+  const another = `pick another port${hint === undefined ? '' : ` with ${hint}`}; 0 picks a free one`;
+  if (error.code === 'EADDRINUSE') {
+    return new CliError('CLI_PORT_IN_USE', `Port ${port} on ${host} (${label}) is already in use. Stop what holds it, or ${another}.`, { cause: error });
+  }
+  if (error.code === 'EACCES') {
+    return new CliError('CLI_PORT_UNAVAILABLE', `Port ${port} on ${host} (${label}) cannot be used: this user may not listen on it (ports below 1024 need privileges). Pick another port${hint === undefined ? '' : ` with ${hint}`}.`, { cause: error });
+  }
+  if (error.code === 'EADDRNOTAVAIL') {
+    return new CliError('CLI_PORT_UNAVAILABLE', `Cannot listen on ${host} (${label}): this machine has no such address. Set host in edgeport.toml (or EDGEPORT_HOST) to one of its addresses.`, { cause: error });
+  }
+  return error;
 }
 
 /** The per-listener state behind the guards: connection counts, prepared refusals, the delay monitor. */

@@ -1,35 +1,42 @@
 /**
  * The `edgeport` command (bin/edgeport.js loads this): `start` runs every service, `dev` serves one
- * script. Exit codes: 0 clean stop, 1 bad config or failed start, 2 bad usage.
+ * script, `accounts create` makes an account; `--help` and `--version` answer on stdout.
+ *
+ * Exit codes:
+ * - 0: success; a server stopped cleanly by SIGTERM or SIGINT (Ctrl-C) also exits 0.
+ * - 1: an error the message explains: a bad config, a port or the data dir in use, a script that
+ *      does not load, a failed start or shutdown. Only an unexpected error (a bug) prints a stack.
+ * - 2: bad usage: an unknown command or option, a missing or malformed argument; the message is
+ *      followed by the command's help.
  */
-import { EdgeportError } from '../core/errors/edgeport-error.ts';
-import { parseDevArgs, parseStartArgs, USAGE, UsageError } from './args.ts';
-import { runDev } from './dev.ts';
-import { runStart } from './start.ts';
+import { parseDevArgs, parseStartArgs, route, wantsHelp } from './args.ts';
+import type { CommandName } from './commands.ts';
+import { describeFailure } from './failure.ts';
+import { commandHelp, USAGE } from './usage.ts';
+import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, (args: readonly string[]) => Promise<void>> = {
-  dev: (args) => runDev(parseDevArgs(args)),
-  start: (args) => runStart(parseStartArgs(args)),
-  accounts: async (args) => (await import('./accounts.ts')).runAccounts(args),
+const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
+  start: async (args) => (await import('./start.ts')).runStart(parseStartArgs(args)),
+  dev: async (args) => (await import('./dev.ts')).runDev(parseDevArgs(args)),
+  // runAccounts reads the action itself.
+  'accounts create': async (args) => (await import('./accounts.ts')).runAccounts(['create', ...args]),
 };
 
 async function main(argv: readonly string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    console.log(USAGE);
-    return;
+  const asked = route(argv);
+  if (asked.kind === 'version') {
+    process.stdout.write(`edgeport ${VERSION}\n`);
+  } else if (asked.kind === 'help') {
+    process.stdout.write(`${asked.command === undefined ? USAGE : commandHelp(asked.command)}\n`);
+  } else if (wantsHelp(asked.args)) {
+    process.stdout.write(`${commandHelp(asked.command)}\n`);
+  } else {
+    await RUN[asked.command](asked.args);
   }
-  const run = COMMANDS[command];
-  if (run === undefined) throw new UsageError(`Unknown command ${JSON.stringify(command)}.`);
-  await run(rest);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    console.error(`edgeport: ${error.message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  // Config and startup errors are the user's to fix: the message says how; no stack needed.
-  console.error(error instanceof EdgeportError ? `edgeport: ${error.message}` : `edgeport: ${(error as Error).stack ?? String(error)}`);
-  process.exit(1);
+  const { text, exitCode } = describeFailure(error);
+  process.stderr.write(`${text}\n`);
+  process.exit(exitCode);
 });

@@ -1,9 +1,10 @@
 /**
- * `edgeport start`: loads edgeport.toml (+ env + flags), opens the store and the control plane on
- * the data dir (after crash recovery), creates the bootstrap credentials on first start (printed
- * once), starts the scripts of `[[scripts]]`, puts every service behind its port and prints one
- * line per listener, then `; ready`. SIGTERM or SIGINT drains the listeners, delivers spooled log
- * lines (bounded), then closes the services and the stores.
+ * `edgeport start`: loads edgeport.toml (+ env + flags), locks the data dir (one process per dir:
+ * a second start refuses before touching anything), opens the store and the control plane on it
+ * (after crash recovery), creates the bootstrap credentials on first start (printed once), starts
+ * the scripts of `[[scripts]]`, puts every service behind its port and prints the banner
+ * (banner.ts). SIGTERM or SIGINT drains the listeners, delivers spooled log lines (bounded), then
+ * closes the services and the stores, and releases the lock.
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -27,12 +28,18 @@ import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import { AccessKeys, createS3Handler } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
+import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
+import { optionHint } from './commands.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
+import { VERSION } from './version.ts';
 
 interface PlannedListener {
   label: string;
+  /** The flag that sets its port, named when the port is taken. */
+  flag: 'edge-port' | 'api-port' | 'gateway-port' | 's3-port';
   port: number;
   /** Path appended to the listener's URL in the banner. */
   path: string;
@@ -47,19 +54,23 @@ export async function runStart(args: StartArgs): Promise<void> {
   const configFile = args.config ?? (existsSync('edgeport.toml') ? 'edgeport.toml' : undefined);
   const config = loadConfig({ file: configFile, flags: args.flags });
   const scripts = loadScripts(config, configFile);
+  // Before anything reads or writes the data dir (or migrates a database): a second process refuses here.
+  const lock = lockDataDir(config.dataDir, { flagHint: optionHint('start', 'data-dir') });
   const logger = createLogger(config.logLevel);
   const clock = systemClock;
-  // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
-  const database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
-  // Closed in reverse order of opening.
-  const closers: Array<() => Promise<void>> = database ? [() => database.close()] : [];
+  // Closed in reverse order of opening; the lock is released last.
+  const closers: Array<() => Promise<void>> = [async () => lock.release()];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.splice(0).reverse()) {
       await close().catch((error: unknown) => logger.error({ err: error }, 'Shutdown step failed'));
     }
   };
   let engine: ObjectEngine;
+  let database: PgDatabase | undefined;
   try {
+    // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
+    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
+    if (database) closers.push(() => database!.close());
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
       blobsUrl: config.blobsUrl, ...(database ? { database } : {}),
@@ -101,9 +112,9 @@ export async function runStart(args: StartArgs): Promise<void> {
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
+      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
       {
-        label: 'management API', port: config.ports.api, path: '/client/v4', surface: 'api',
+        label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api',
         handle: await createApiService({
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
@@ -111,9 +122,9 @@ export async function runStart(args: StartArgs): Promise<void> {
         }),
       },
       // Its metrics stay readable while the server sheds load.
-      { label: 'gateway', port: config.ports.gateway, path: '/v1/<network>', surface: 'gateway', unshedPaths: ['/metrics'], handle: gateway },
+      { label: 'gateway', flag: 'gateway-port', port: config.ports.gateway, path: '/v1/<network>', surface: 'gateway', unshedPaths: ['/metrics'], handle: gateway },
       {
-        label: 'S3-compatible API', port: config.ports.s3, path: '', surface: 's3',
+        label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3',
         handle: {
           handler: createS3Handler({
             engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
@@ -123,43 +134,64 @@ export async function runStart(args: StartArgs): Promise<void> {
         },
       },
     ];
-    const banner: string[] = [];
+    const shown: Array<{ label: string; url: string }> = [];
     for (const planned of listeners) {
       closers.push(() => planned.handle.close());
       const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label, {
-        surface: planned.surface, limits: config.limits, logger, ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
+        surface: planned.surface, limits: config.limits, logger, portHint: optionHint('start', planned.flag),
+        ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
       });
       ownListeners.push({ host: config.host, port: listener.port });
       // Listeners close first on shutdown (drain), before the services behind them.
       closers.push(() => listener.close());
       listenerUrls[planned.label] = listener.url;
-      banner.push(`edgeport: ${planned.label} at ${listener.url}${planned.path}`);
+      shown.push({ label: planned.label, url: `${listener.url}${planned.path}` });
+      if (planned.label === 'management API') shown.push({ label: 'dashboard', url: `${listener.url}/` });
     }
-    banner.push(`edgeport: dashboard at ${listenerUrls['management API']}/`);
-    for (const script of edgeScripts) banner.push(`edgeport: script ${JSON.stringify(script.name)} on ${script.routes.join(', ')}`);
-    banner.push(...gateway.banner);
-    if (newAccount) {
-      banner.push('edgeport: created the first account (key shown once; set EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY to choose it):');
-      banner.push(`  X-Auth-Email: ${newAccount.email}`);
-      banner.push(`  X-Auth-Key:   ${newAccount.key}`);
-    }
-    if (newS3Key) {
-      banner.push('edgeport: created the S3 access key (shown once; set EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY to choose it):');
-      banner.push(`  access key id:     ${newS3Key.accessKeyId}`);
-      banner.push(`  secret access key: ${newS3Key.secretAccessKey}`);
-    }
-    if (database) banner.push(`edgeport: metadata in PostgreSQL at ${redact(config.dbUrl!)} (schema ${database.schema})`);
-    if (config.blobsUrl !== undefined) banner.push(`edgeport: object bodies in ${config.blobsUrl.replace(/(secret-access-key=)[^&]*/, '$1***')}`);
-    banner.push(`edgeport: data in ${config.dataDir}; ready`);
-    process.stdout.write(`${banner.join('\n')}\n`);
+    // Before the banner: once a user (or a script) sees "ready", Ctrl-C and SIGTERM stop cleanly.
+    onShutdownSignal(async () => {
+      logger.info('Shutting down');
+      await closeAll();
+    });
+    process.stdout.write(formatBanner({
+      version: VERSION,
+      dataDir: config.dataDir,
+      listeners: shown,
+      scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
+      signIn: signInNote(newAccount, operator.email, process.env),
+      accountsCommand: accountsCommand(configFile, args),
+      s3Key: s3KeyNote(newS3Key, process.env),
+      accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
+      devChain: gateway.banner,
+      storage: [
+        ...(database ? [`metadata in PostgreSQL at ${redact(config.dbUrl!)} (schema ${database.schema})`] : []),
+        ...(config.blobsUrl === undefined ? [] : [`object bodies in ${config.blobsUrl.replace(/(secret-access-key=)[^&]*/, '$1***')}`]),
+      ],
+    }, { tty: process.stdout.isTTY === true }));
   } catch (error) {
     await closeAll();
     throw error;
   }
-  onShutdownSignal(async () => {
-    logger.info('Shutting down');
-    await closeAll();
-  });
+}
+
+/** Who signs in: the account this start made, the one of EDGEPORT_ADMIN_EMAIL, or the first account. */
+function signInNote(created: { email: string; key: string } | null, operatorEmail: string, env: NodeJS.ProcessEnv): SignIn {
+  if (created) return { kind: 'created', email: created.email, key: created.key };
+  if (env.EDGEPORT_ADMIN_EMAIL && env.EDGEPORT_ADMIN_KEY) return { kind: 'given', email: env.EDGEPORT_ADMIN_EMAIL };
+  return { kind: 'existing', email: operatorEmail };
+}
+
+function s3KeyNote(created: { accessKeyId: string; secretAccessKey: string } | undefined, env: NodeJS.ProcessEnv): S3KeyNote {
+  if (created) return { kind: 'created', ...created };
+  if (env.EDGEPORT_S3_ACCESS_KEY_ID && env.EDGEPORT_S3_SECRET_ACCESS_KEY) return { kind: 'given', accessKeyId: env.EDGEPORT_S3_ACCESS_KEY_ID };
+  return { kind: 'existing' };
+}
+
+/** `edgeport accounts create <email>`, with the flags that reach this server's database. */
+function accountsCommand(configFile: string | undefined, args: StartArgs): string {
+  return ['edgeport accounts create <email>',
+    ...(configFile === undefined ? [] : [`--config ${configFile}`]),
+    ...(args.flags.data_dir === undefined ? [] : [`--data-dir ${args.flags.data_dir}`])].join(' ');
 }
 
 /** The PostgreSQL database of `[db] url`; a failure names the URL without its password. */

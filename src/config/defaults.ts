@@ -2,6 +2,8 @@
 export const DEFAULTS = {
   /** Where metadata and blobs live for the embedded default. */
   dataDir: './.edgeport',
+  /** `edgeport dev`'s data dir (its buckets): apart from `edgeport start`'s, as one process at a time uses a data dir. */
+  devDataDir: './.edgeport-dev',
   /** Listening address of every service. */
   host: '127.0.0.1',
   ports: {

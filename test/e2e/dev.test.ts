@@ -181,7 +181,7 @@ test('a request that spins in while (true) {} fails at the CPU limit and the nex
   assert.equal(next.status, 200);
   assert.equal(await next.text(), 'still here');
   // The log line is written by the server on its own time: wait for it rather than race it.
-  await until(() => dev.stdout(), (out) => /"failure":"cpu"/.test(out), 'the cut-off in the log', 10_000);
+  await until(() => dev.stderr(), (out) => /"failure":"cpu"/.test(out), 'the cut-off in the log (stderr)', 10_000);
   assert.equal(await dev.stop(), 0);
 });
 

@@ -76,7 +76,8 @@ async function testBlobsUrl(t: TestContext, dataDir: string): Promise<string> {
 
 async function temporaryCount(t: TestContext, dataDir: string, blobsUrl: string | undefined): Promise<number> {
   const location = blobsUrl === undefined ? { kind: 'fs' as const, root: dataDir } : parseBlobsUrl(blobsUrl);
-  if (location.kind === 'fs') return readdirSync(join(location.root, 'tmp')).length;
+  // tmp/<process>/<id> (and tmp/<id> as older versions wrote them).
+  if (location.kind === 'fs') return readdirSync(join(location.root, 'tmp'), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).length;
   const endpoint = await testEndpoints.get(t)?.endpoint;
   if (!endpoint) throw new Error('temporaryCount() knows only the test S3 endpoint');
   return (await endpoint.engine.listUploads(endpoint.bucket, { prefix: `${location.prefix}/` })).length;

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import test from 'node:test';
 import type { Clock } from '../../src/core/clock.ts';
 import { randomHexId } from '../../src/core/ids.ts';
+import { currentProcess, processTag } from '../../src/core/process-identity.ts';
 import { StoreError } from '../../src/store/engine/errors.ts';
 import { S3BlobStore } from '../../src/store/blobs/s3-blob-store.ts';
 import { BlobsUrlError, openBlobStore, parseBlobsUrl } from '../../src/store/blobs/open-blob-store.ts';
@@ -273,7 +274,7 @@ test('a shared file:// blob dir: two engines read each other\'s blobs; recovery 
   // B has metadata of its own here (SQLite), so A's blob is unreferenced as far as B can tell:
   // only its age protects it, exactly as for a blob A published but has not committed yet.
   const b = await openTestEngine(t, { blobsUrl, recover: true });
-  assert.deepEqual(readdirSync(join(shared, 'tmp')), [freshTmp]);
+  assert.deepEqual(readdirSync(join(shared, 'tmp')).filter((name) => name !== processTag()), [freshTmp], 'A\'s own directory stays too');
   assert.deepEqual(readdirSync(join(shared, 'blobs')).sort(), [aBlob].sort());
   assert.ok(Buffer.from(body).equals(await readAll((await a.engine.get(a.bucket, 'k'))?.body?.stream())));
   await b.engine.put(b.bucket, 'from-b', pattern(100_000, 3));
@@ -300,12 +301,18 @@ test('recovery on a shared blob store keeps the reclaim queue; the local data di
   }
 });
 
-test('the local data dir keeps today\'s recovery: every temporary file goes, however fresh', async (t) => {
+test('the local data dir\'s recovery removes the temporary files of processes that are gone, however fresh; not this process\'s', { timeout: 20_000 }, async (t) => {
   const dataDir = tempDir(t);
-  mkdirSync(join(dataDir, 'tmp'), { recursive: true });
-  writeFileSync(join(dataDir, 'tmp', randomHexId()), 'x');
+  const gone = join(dataDir, 'tmp', processTag({ ...currentProcess(), start: `${currentProcess().start}1` }));
+  mkdirSync(gone, { recursive: true });
+  writeFileSync(join(gone, randomHexId()), 'x');
+  const first = await openTestEngine(t, { dataDir, blobsUrl: undefined });
+  await first.engine.put(first.bucket, 'k', randomBytes(100_000));
+  const own = join(dataDir, 'tmp', processTag());
+  writeFileSync(join(own, randomHexId()), 'this process is writing it');
   await openTestEngine(t, { dataDir, recover: true, blobsUrl: undefined });
-  assert.deepEqual(readdirSync(join(dataDir, 'tmp')), []);
+  assert.deepEqual(readdirSync(join(dataDir, 'tmp')), [processTag()]);
+  assert.equal(readdirSync(own).length, 1);
 });
 
 /** Waits until the endpoint has stored `n` parts across its uploads (part uploads run in the background). */

@@ -24,10 +24,14 @@ export const DEV_ACCOUNTS: ReadonlyArray<{ readonly address: `0x${string}`; read
 /** Each account's starting balance: 10,000 ether, in wei. */
 export const DEV_ACCOUNT_BALANCE_WEI = 10_000n * 10n ** 18n;
 
-/** Lines for the start banner: the accounts and their keys, as development nodes print them. */
+/**
+ * Lines for the start banner: a title saying truthfully what follows (each account's address and
+ * its private key, which everyone knows), then one line per account, as development nodes print them.
+ */
 export function describeDevAccounts(network: string): string[] {
   return [
-    `Embedded chain ${network}: accounts of the mnemonic "${DEV_MNEMONIC}", 10000 ETH each (public keys: never use them on a real network):`,
+    `Embedded chain ${network}: ${DEV_ACCOUNTS.length} funded development accounts, 10000 ETH each, with their private keys. `
+      + `These keys are publicly known (mnemonic "${DEV_MNEMONIC}"): use them only on this local chain, never on a real network.`,
     ...DEV_ACCOUNTS.map((a, i) => `  #${i} ${a.address} private key ${a.privateKey}`),
   ];
 }

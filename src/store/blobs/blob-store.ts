@@ -36,7 +36,11 @@ export interface BlobStore {
   delete(blobIds: readonly string[]): Promise<void>;
   /** Published blob ids (for the startup sweep). */
   list(options?: SweepOptions): Promise<string[]>;
-  /** Removes leftovers of writes that never committed; returns how many. */
+  /**
+   * Removes leftovers of writes that never committed; returns how many. With `olderThanMs`, only
+   * those idle that long (a store other instances share). Without: on local disk, those of
+   * processes that are gone (never a running process's write); on S3, all of them.
+   */
   clearTemporary(options?: SweepOptions): Promise<number>;
   /** Releases connections (a no-op on disk). */
   close(): Promise<void>;

@@ -1,26 +1,40 @@
 /**
- * Local-disk BlobStore. Writes go to `tmp/<id>`, are fsynced, renamed to `blobs/<id>`, and the
- * directory is fsynced (one directory fsync is shared by every rename that happened before it), so
- * a blob is durable before its metadata commits. Ids are random hex: no key ever reaches a path.
+ * Local-disk BlobStore. Writes go to `tmp/<process>/<id>`, are fsynced, renamed to `blobs/<id>`,
+ * and the directory is fsynced (one directory fsync is shared by every rename that happened before
+ * it), so a blob is durable before its metadata commits. Ids are random hex: no key ever reaches a
+ * path. `<process>` names the writing process (core/process-identity.ts: pid, start time, boot), so
+ * a sweep removes the temporary files of processes that are gone and never another's write in
+ * progress.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
 import { randomHexId } from '../../core/ids.ts';
+import { isRunning, parseProcessTag, processTag } from '../../core/process-identity.ts';
 import type { BlobStore, BlobWriter, SweepOptions } from './blob-store.ts';
 import { WriteBehind } from './write-behind.ts';
 
 const BLOB_ID = /^[0-9a-f]{32}$/;
 
+/**
+ * A temporary file directly in `tmp/` (as versions before per-process directories wrote them), or
+ * anything else there that names no process, has an unknown writer: it is swept only once idle this
+ * long, the rule for a store other instances share.
+ */
+export const UNOWNED_TEMP_AGE_MS = 60 * 60 * 1000;
+
 export class FsBlobStore implements BlobStore {
   readonly dir: string;
   readonly #tmp: string;
+  /** This process's temporary files; made on the first write (and again if a sweep removed it). */
+  readonly #ownTmp: string;
   readonly #dirSync: CoalescedFsync;
 
   private constructor(root: string) {
     this.dir = join(root, 'blobs');
     this.#tmp = join(root, 'tmp');
+    this.#ownTmp = join(this.#tmp, processTag());
     this.#dirSync = new CoalescedFsync(this.dir, { dataOnly: false });
   }
 
@@ -38,8 +52,12 @@ export class FsBlobStore implements BlobStore {
    */
   async createWriter(options: { size?: number | undefined } = {}): Promise<BlobWriter> {
     const blobId = randomHexId();
-    const tmpPath = join(this.#tmp, blobId);
-    const file = await open(tmpPath, 'wx');
+    const tmpPath = join(this.#ownTmp, blobId);
+    const file = await open(tmpPath, 'wx').catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await mkdir(this.#ownTmp, { recursive: true });
+      return open(tmpPath, 'wx');
+    });
     const sizedTo = options.size ?? 0;
     if (sizedTo > 0) {
       await file.truncate(sizedTo).catch(async (error: unknown) => {
@@ -72,11 +90,37 @@ export class FsBlobStore implements BlobStore {
     return options.olderThanMs === undefined ? ids : idleFor(this.dir, ids, options.olderThanMs);
   }
 
+  /**
+   * Without an age (the data dir, which one process uses at a time): the directories of writers
+   * that are gone, whatever their age; this process's and other running ones' stay. With an age (a
+   * directory several machines share, whose pids mean nothing here): every temporary file idle
+   * that long, whoever wrote it. Either way, files of no known writer go only once idle for
+   * UNOWNED_TEMP_AGE_MS (or the given age).
+   */
   async clearTemporary(options: SweepOptions = {}): Promise<number> {
-    const all = await readdir(this.#tmp);
-    const names = options.olderThanMs === undefined ? all : await idleFor(this.#tmp, all, options.olderThanMs);
-    await Promise.all(names.map((name) => rm(join(this.#tmp, name), { force: true, recursive: true })));
-    return names.length;
+    const counts = await Promise.all((await readdir(this.#tmp, { withFileTypes: true })).map(async (entry) => {
+      const path = join(this.#tmp, entry.name);
+      const owner = entry.isDirectory() ? parseProcessTag(entry.name) : null;
+      if (owner === null) {
+        if ((await idleFor(this.#tmp, [entry.name], options.olderThanMs ?? UNOWNED_TEMP_AGE_MS)).length === 0) return 0;
+        await rm(path, { force: true, recursive: true });
+        return 1;
+      }
+      const names = await readdir(path).catch(() => []);
+      if (options.olderThanMs === undefined) {
+        if (isRunning(owner)) return 0;
+        await rm(path, { force: true, recursive: true });
+        return names.length;
+      }
+      const idle = await idleFor(path, names, options.olderThanMs);
+      await Promise.all(idle.map((name) => rm(join(path, name), { force: true, recursive: true })));
+      // An emptied directory goes at a later sweep, once idle itself; its writer makes it again if it needs it.
+      if (idle.length === names.length && (await idleFor(this.#tmp, [entry.name], options.olderThanMs)).length === 1) {
+        await rmdir(path).catch(() => undefined);
+      }
+      return idle.length;
+    }));
+    return counts.reduce((sum, count) => sum + count, 0);
   }
 
   async close(): Promise<void> {

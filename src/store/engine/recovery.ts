@@ -1,6 +1,8 @@
 /**
  * The startup sweep: deletes what a crash leaves behind, temporary writes and published blobs no
- * metadata row references (a crash between publishing a blob and committing its row). On a blob
+ * metadata row references (a crash between publishing a blob and committing its row). In the data
+ * dir, temporary files are kept per writing process and only those of processes that are gone are
+ * deleted (the CLI also holds the data dir's lock, so no other server writes there). On a blob
  * store other instances share, their writes in progress look just like leftovers, so only what has
  * been idle for a safety age is swept, and the reclaim queue (theirs too) is kept.
  */

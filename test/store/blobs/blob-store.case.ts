@@ -1,7 +1,8 @@
 /**
  * The BlobStore contract, run against each implementation (fs-blob-store.test.ts, and the S3
  * backend in ../s3-blob-store.test.ts): durable writes read back by range, callers' reused
- * chunk buffers, list/delete, abort, and the age-limited sweep of abandoned writes.
+ * chunk buffers, list/delete, abort, and the age-limited sweep of abandoned writes (what a sweep
+ * without an age removes differs: see each implementation's tests).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -93,15 +94,14 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     assert.equal(await store.clearTemporary(), 0);
   });
 
-  test(`${name}: clearTemporary removes abandoned writes, but with an age keeps fresh ones`, async (t) => {
+  test(`${name}: clearTemporary with an age keeps fresh abandoned writes; published blobs are not temporary`, async (t) => {
     const store = await open(t);
     const abandoned = await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
     const committed = await (await writeThroughScratch(store, pattern(2000), 2000)).commit();
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(await store.clearTemporary({ olderThanMs: 60 * 60 * 1000 }), 0, 'a fresh one may be another instance\'s');
-    assert.equal(await store.clearTemporary(), 1);
-    assert.equal(await store.clearTemporary(), 0);
     assert.deepEqual(await store.list(), [committed.blobId], 'published blobs are not temporary');
-    await abandoned.abort(); // the crashed writer's handle, which a real crash would have closed
+    await abandoned.abort();
+    assert.equal(await store.clearTemporary(), 0);
   });
 }

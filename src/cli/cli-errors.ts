@@ -1,0 +1,21 @@
+/**
+ * What the `edgeport` command refuses to start with, besides bad usage (args.ts) and a bad config
+ * (CONFIG_INVALID): each message names what holds the resource and the flag or key that changes it.
+ * The command prints the message alone (no stack) and exits 1. docs/errors.md lists these codes.
+ */
+import { EdgeportError, type ErrorCatalog } from '../core/errors/edgeport-error.ts';
+
+export type CliErrorCode = 'CLI_DATA_DIR_IN_USE' | 'CLI_DATA_DIR_UNUSABLE' | 'CLI_PORT_IN_USE' | 'CLI_PORT_UNAVAILABLE';
+
+export const CLI_ERRORS: ErrorCatalog<CliErrorCode> = {
+  CLI_DATA_DIR_IN_USE: { kind: 'user', message: 'Another edgeport process (start or dev) is using the data dir; it names that process and the flag that picks another dir.' },
+  CLI_DATA_DIR_UNUSABLE: { kind: 'user', message: 'The data dir cannot be created or locked (permissions, a file in its place, a file system without locks).' },
+  CLI_PORT_IN_USE: { kind: 'user', message: 'A listener\'s port is taken; it names the flag and the config key that change it.' },
+  CLI_PORT_UNAVAILABLE: { kind: 'user', message: 'A listener cannot bind its address and port (a privileged port, an address this machine does not have).' },
+};
+
+export class CliError extends EdgeportError<CliErrorCode> {
+  constructor(code: CliErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, CLI_ERRORS[code].kind, message, options);
+  }
+}
