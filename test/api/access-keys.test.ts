@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startApi } from './helpers.ts';
 
-test('S3 access keys: made and revoked through the API, each account sees only its own', async (t) => {
+test('S3 access keys: made and revoked through the API, each account sees only its own', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const path = `/accounts/${api.admin.accountId}/store/access-keys`;
   const made = await api.call(path, { method: 'POST' });
@@ -31,7 +31,7 @@ test('S3 access keys: made and revoked through the API, each account sees only i
   assert.equal((await api.call(path)).body.result.find((k: { access_key_id: string }) => k.access_key_id === id).status, 'revoked');
 });
 
-test('S3 access keys limited to reading named buckets; bad permissions and bucket lists are refused with what to fix', async (t) => {
+test('S3 access keys limited to reading named buckets; bad permissions and bucket lists are refused with what to fix', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const path = `/accounts/${api.admin.accountId}/store/access-keys`;
   const made = await api.call(path, { method: 'POST', json: { permission: 'object_read_only', buckets: ['photos', 'logs', 'photos'] } });

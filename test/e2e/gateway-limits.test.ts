@@ -25,8 +25,7 @@ function percentile(values: readonly number[], p: number): number {
 
 test('a 2.6M-member batch is one error in well under a second while the management API keeps answering, in bounded memory', { timeout: 120_000 }, async (t) => {
   assert.ok(Buffer.byteLength(HUGE_BATCH) < 5 * MiB);
-  const server = await startEdgeport({ dataDir: join(tempDir(t), 'data'), env: ADMIN });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir: join(tempDir(t), 'data'), env: ADMIN });
   const gateway = `${new URL(server.urls.gateway!).origin}/v1/sepolia`;
   const api = server.urls['management API']!;
   const probe = async (): Promise<number> => {
@@ -85,8 +84,7 @@ test('a 2.6M-member batch is one error in well under a second while the manageme
 });
 
 test('params nested 100,000 levels deep or holding 2.6M values are one -32600 answer, and the gateway answers the next call', { timeout: 60_000 }, async (t) => {
-  const server = await startEdgeport({ dataDir: join(tempDir(t), 'data'), env: ADMIN });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir: join(tempDir(t), 'data'), env: ADMIN });
   const gateway = `${new URL(server.urls.gateway!).origin}/v1/sepolia`;
   const post = async (body: string) => (await fetch(gateway, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json() as Promise<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON-RPC answers
   const levels = 100_000;
