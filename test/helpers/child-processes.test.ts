@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { exitOf, hasExited, spawnNode, stopChild } from './child-processes.ts';
@@ -70,40 +70,43 @@ function assertRunning(dir: string): void {
   assert.ok(processesMentioning(dir).some((p) => p.pid === pid), `edgeport start (pid ${pid}) runs on the fixture's data dir`);
 }
 
-for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-  test(`a test process killed with ${signal} while edgeport start runs leaves no edgeport process behind`, { timeout: 90_000 }, async (t) => {
-    const { dir, holder } = await hold(t, 'wait');
+// The cases wait on processes and timers, hardly on the CPU: they run side by side.
+describe('processes a test started, once the test process is gone', { concurrency: true, timeout: 120_000 }, () => {
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    test(`a test process killed with ${signal} while edgeport start runs leaves no edgeport process behind`, { timeout: 90_000 }, async (t) => {
+      const { dir, holder } = await hold(t, 'wait');
+      assertRunning(dir);
+      holder.kill(signal);
+      await exitOf(holder);
+      const ms = await noneLeft(dir, 30_000);
+      t.diagnostic(`${signal}: edgeport start was gone ${ms.toFixed(0)} ms after its test process`);
+    });
+  }
+
+  test('a test process that exits while edgeport start runs leaves no edgeport process behind', { timeout: 90_000 }, async (t) => {
+    const { dir, holder, output } = await hold(t, 'exit');
+    assert.equal(await exitOf(holder), 1);
+    await noneLeft(dir, 30_000);
+    assert.match(output(), /was still running at exit; SIGKILL/, 'the leftover is named');
+  });
+
+  test('a child that ignores SIGTERM is SIGKILLed after its test process is gone', { timeout: 90_000 }, async (t) => {
+    const { dir, holder } = await hold(t, 'stubborn');
     assertRunning(dir);
-    holder.kill(signal);
+    assert.ok(processesMentioning(dir).some((p) => p.pid === Number(readFileSync(join(dir, 'stubborn'), 'utf8'))), 'the SIGTERM-proof child runs');
+    holder.kill('SIGKILL');
     await exitOf(holder);
     const ms = await noneLeft(dir, 30_000);
-    t.diagnostic(`${signal}: edgeport start was gone ${ms.toFixed(0)} ms after its test process`);
+    t.diagnostic(`the SIGTERM-proof child was gone ${ms.toFixed(0)} ms after its test process`);
+    assert.ok(ms >= 4_000, `it was given its 5 s to stop cleanly (gone after ${ms.toFixed(0)} ms)`);
   });
-}
 
-test('a test process that exits while edgeport start runs leaves no edgeport process behind', { timeout: 90_000 }, async (t) => {
-  const { dir, holder, output } = await hold(t, 'exit');
-  assert.equal(await exitOf(holder), 1);
-  await noneLeft(dir, 30_000);
-  assert.match(output(), /was still running at exit; SIGKILL/, 'the leftover is named');
-});
-
-test('a child that ignores SIGTERM is SIGKILLed after its test process is gone', { timeout: 90_000 }, async (t) => {
-  const { dir, holder } = await hold(t, 'stubborn');
-  assertRunning(dir);
-  assert.ok(processesMentioning(dir).some((p) => p.pid === Number(readFileSync(join(dir, 'stubborn'), 'utf8'))), 'the SIGTERM-proof child runs');
-  holder.kill('SIGKILL');
-  await exitOf(holder);
-  const ms = await noneLeft(dir, 30_000);
-  t.diagnostic(`the SIGTERM-proof child was gone ${ms.toFixed(0)} ms after its test process`);
-  assert.ok(ms >= 4_000, `it was given its 5 s to stop cleanly (gone after ${ms.toFixed(0)} ms)`);
-});
-
-test('the test runner cancelling a file at its timeout leaves no edgeport process behind', { timeout: 120_000 }, async (t) => {
-  // Node 20's --test-timeout cancels the whole file (SIGTERM to its process); Node 24's fails the
-  // test, whose end stops the server. Either way nothing may be left once the runner returns.
-  const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=10000', '--test-reporter=tap']);
-  assertRunning(dir);
-  assert.notEqual(await exitOf(holder), 0, 'the runner reports the cancelled file');
-  await noneLeft(dir, 30_000);
+  test('the test runner cancelling a file at its timeout leaves no edgeport process behind', { timeout: 90_000 }, async (t) => {
+    // Node 20's --test-timeout cancels the whole file (SIGTERM to its process); Node 24's fails the
+    // test, whose end stops the server. Either way nothing may be left once the runner returns.
+    const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=10000', '--test-reporter=tap']);
+    assertRunning(dir);
+    assert.notEqual(await exitOf(holder), 0, 'the runner reports the cancelled file');
+    await noneLeft(dir, 30_000);
+  });
 });
