@@ -4,7 +4,7 @@ import { createApiService } from '../../src/api/index.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import { startApi } from './helpers.ts';
 
-test('S3 access keys: made and revoked through the API, each account sees only its own', async (t) => {
+test('S3 access keys: made and revoked through the API, each account sees only its own', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const path = `/accounts/${api.admin.accountId}/store/access-keys`;
   const made = await api.call(path, { method: 'POST' });
@@ -33,7 +33,7 @@ test('S3 access keys: made and revoked through the API, each account sees only i
   assert.equal((await api.call(path)).body.result.find((k: { access_key_id: string }) => k.access_key_id === id).status, 'revoked');
 });
 
-test('S3 access keys limited to reading named buckets; bad permissions and bucket lists are refused with what to fix', async (t) => {
+test('S3 access keys limited to reading named buckets; bad permissions and bucket lists are refused with what to fix', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const path = `/accounts/${api.admin.accountId}/store/access-keys`;
   const made = await api.call(path, { method: 'POST', json: { permission: 'object_read_only', buckets: ['photos', 'logs', 'photos'] } });
@@ -60,7 +60,7 @@ test('S3 access keys limited to reading named buckets; bad permissions and bucke
   assert.equal((await api.call(path)).body.result.length, 1, 'refused requests made no key');
 });
 
-test('the S3 endpoint: the S3 listener\'s URL as the browser reaches it, region auto; null without a listener; yours only', async (t) => {
+test('the S3 endpoint: the S3 listener\'s URL as the browser reaches it, region auto; null without a listener; yours only', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   let listening: string | undefined;
   const served = await createApiService({

@@ -114,7 +114,7 @@ test('per e-mail: 10 failures from anywhere, then 429 / 971; the victim keeps it
   assertLimited(await elsewhere.zones(wrong(victim.email)), 'for this e-mail', 6);
 });
 
-test('limits are decided before any hash: with the hash queue full, a limited request is 429 at once, another is 503 / 971', { timeout: 60_000 }, async (t) => {
+test('limits are decided before any hash: with the hash queue full, a limited request is 429 at once, another is 503 / 971', { timeout: 120_000 }, async (t) => {
   const api = await startApi(t);
   const attacker = clientAt(t, api, '127.0.0.40');
   for (let i = 0; i < 20; i++) assert.equal((await attacker.zones(wrong(`g${i}@example.com`))).status, 403);

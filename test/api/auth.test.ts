@@ -10,7 +10,7 @@ import { startApi, type Json } from './helpers.ts';
 
 const failure = (code: number, message: string, extra: object = {}) => ({ result: null, success: false, errors: [{ code, message, ...extra }], messages: [] });
 
-test('authentication failures answer as the real API, in the envelope', async (t) => {
+test('authentication failures answer as the real API, in the envelope', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const { admin } = api;
   const cases: Array<[Record<string, string>, number, object]> = [
@@ -36,7 +36,7 @@ test('authentication failures answer as the real API, in the envelope', async (t
   assert.equal((await api.call('/zones', { headers: { 'x-auth-email': admin.email.toUpperCase() } })).status, 200, 'e-mail is case-insensitive');
 });
 
-test('the official SDK surfaces our codes; keys are stored hashed and a changed key stops working at once', async (t) => {
+test('the official SDK surfaces our codes; keys are stored hashed and a changed key stops working at once', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const wrong = api.sdk({ ...api.admin, key: 'f'.repeat(37) });
   await assert.rejects(wrong.zones.list(), (error: Json) => error.status === 403 && error.errors[0].code === 9103);
@@ -48,7 +48,7 @@ test('the official SDK surfaces our codes; keys are stored hashed and a changed 
   assert.equal((await api.call('/zones')).status, 403, 'the cache notices the new hash');
 });
 
-test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; the variables win on later starts', async (t) => {
+test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; the variables win on later starts', { timeout: 30_000 }, async (t) => {
   const clock = new FakeClock();
   const scrypt = testScryptThread(t);
   const fresh = await openTestControlStore(t, { dataDir: tempDir(t), clock });

@@ -26,7 +26,7 @@ async function service(api: ApiFixture, dashboardDir: string) {
   return createApiService({ control: api.control, accessKeys: api.accessKeys, clock: api.clock, logger: silentLogger, store: api.engine, dashboardDir, gateway: GATEWAY });
 }
 
-test('the dashboard\'s files: assets by path, index.html for page paths, a clear page when unbuilt; the API keeps its paths', async (t) => {
+test('the dashboard\'s files: assets by path, index.html for page paths, a clear page when unbuilt; the API keeps its paths', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const dist = tempDir(t);
   mkdirSync(join(dist, 'assets'));
@@ -60,7 +60,7 @@ test('the dashboard\'s files: assets by path, index.html for page paths, a clear
   assert.match(await missing.text(), /The dashboard has not been built.*npm run build/s);
 });
 
-test('gateway networks: state, replacement, endpoint and calls; none without a gateway', async (t) => {
+test('gateway networks: state, replacement, endpoint and calls; none without a gateway', { timeout: 30_000 }, async (t) => {
   const api = await startApi(t);
   const served = await service(api, tempDir(t));
   const answer = await served.fetch(new Request(`http://localhost:8081/client/v4/accounts/${api.admin.accountId}/gateway/networks`, {
@@ -75,7 +75,7 @@ test('gateway networks: state, replacement, endpoint and calls; none without a g
   assert.deepEqual(without.body.result, []);
 });
 
-test('a store:// job\'s newest delivered lines are read back from its newest batch', async (t) => {
+test('a store:// job\'s newest delivered lines are read back from its newest batch', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zone = (await api.call('/zones', { method: 'POST', json: { name: 'lines.example.test' } })).body.result;
   const destination = 'store://test-bucket/logs/{DATE}';

@@ -6,7 +6,7 @@ import { MAX_BODY_BYTES, startApi, type Json } from './helpers.ts';
 
 const envelope = (code: number, message: string) => ({ result: null, success: false, errors: [{ code, message }], messages: [] });
 
-test('unknown routes, wrong methods, bad JSON and wrong content types get the real codes', async (t) => {
+test('unknown routes, wrong methods, bad JSON and wrong content types get the real codes', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const noRoute = envelope(7000, 'No route for that URI');
   for (const path of ['/nope', '/zones/x/y/z', '/zones/']) assert.deepEqual((await api.call(path)).body, noRoute, path);
@@ -53,7 +53,7 @@ test('JSON nested more than 64 levels deep is 400 / 6007 before it is parsed, on
   assert.deepEqual((await api.call('/zones')).body.result, zones.body.result, 'nothing was written');
 });
 
-test('a body over the limit is refused with 413 before it is read whole', async (t) => {
+test('a body over the limit is refused with 413 before it is read whole', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const url = new URL(`${api.base}/zones`);
   // Declared too large: answered at once, while the client has sent no byte of the body.
@@ -90,7 +90,7 @@ test('a body over the limit is refused with 413 before it is read whole', async 
   assert.equal((await api.call('/zones', { method: 'POST', body: exactly, headers: { 'content-type': 'application/json' } })).status, 200, 'exactly at the limit');
 });
 
-test('/client/v4/openapi.json documents every route from the validating schemas', async (t) => {
+test('/client/v4/openapi.json documents every route from the validating schemas', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const response = await fetch(`${api.base}/openapi.json`);
   assert.equal(response.status, 200);

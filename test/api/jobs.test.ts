@@ -32,7 +32,7 @@ async function collector(t: TestContext, status: number) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`, received };
 }
 
-test('log jobs with the official SDK: create, list, update and delete a job with a nested filter', async (t) => {
+test('log jobs with the official SDK: create, list, update and delete a job with a nested filter', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const cf = api.sdk();
@@ -69,7 +69,7 @@ test('log jobs with the official SDK: create, list, update and delete a job with
   assert.ok('Cookies' in fieldsList && 'RayID' in fieldsList);
 });
 
-test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403 / 1004)', async (t) => {
+test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403 / 1004)', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const jobs = `/zones/${zoneId}/logshipping/jobs`;
@@ -92,7 +92,7 @@ test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403
   assert.equal((await api.call(jobs, { method: 'POST', json: { destination_conf: S3 } })).body.result.id, 5, 'ids are never reused');
 });
 
-test('every job validation error, with its code and pointer; refused requests change nothing', async (t) => {
+test('every job validation error, with its code and pointer; refused requests change nothing', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const jobs = `/zones/${zoneId}/logshipping/jobs`;
@@ -175,7 +175,7 @@ test('every job validation error, with its code and pointer; refused requests ch
   }
 });
 
-test('ownership challenge: the file holds the token, the job needs it, a wrong or expired one is refused', async (t) => {
+test('ownership challenge: the file holds the token, the job needs it, a wrong or expired one is refused', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const dir = join(tempDir(t), 'logs');
@@ -215,7 +215,7 @@ test('ownership challenge: the file holds the token, the job needs it, a wrong o
   assert.match(noNeed.body.errors[0].message, /s3:\/\/ destinations need no ownership challenge/);
 });
 
-test('store:// destinations get the challenge in the bucket; http(s) ones must accept a test upload', async (t) => {
+test('store:// destinations get the challenge in the bucket; http(s) ones must accept a test upload', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const jobs = `/zones/${zoneId}/logshipping/jobs`;

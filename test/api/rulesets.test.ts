@@ -14,7 +14,7 @@ async function zoneOf(api: ApiFixture, name = 'example.com'): Promise<string> {
   return (await api.call('/zones', { method: 'POST', json: { name } })).body.result.id;
 }
 
-test('SPEC §4.1 walkthrough with the official SDK: list, create only if missing, put rules, read back', async (t) => {
+test('SPEC §4.1 walkthrough with the official SDK: list, create only if missing, put rules, read back', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const cf = api.sdk();
@@ -59,7 +59,7 @@ test('SPEC §4.1 walkthrough with the official SDK: list, create only if missing
   assert.equal(await api.control.getCustomFieldsRule(zoneId), null);
 });
 
-test('DELETE answers 204 with no body; PUT entrypoint creates; versions and rule identity', async (t) => {
+test('DELETE answers 204 with no body; PUT entrypoint creates; versions and rule identity', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const entry = `/zones/${zoneId}/rulesets/phases/${PHASE}/entrypoint`;
@@ -88,7 +88,7 @@ test('DELETE answers 204 with no body; PUT entrypoint creates; versions and rule
   assert.equal((await api.call(entry)).status, 404);
 });
 
-test('the 40-field limit: exactly 40 across the three kinds and several rules is accepted, 41 is refused', async (t) => {
+test('the 40-field limit: exactly 40 across the three kinds and several rules is accepted, 41 is refused', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const entry = `/zones/${zoneId}/rulesets/phases/${PHASE}/entrypoint`;
@@ -105,7 +105,7 @@ test('the 40-field limit: exactly 40 across the three kinds and several rules is
   assert.equal((await api.control.getCustomFieldsRule(zoneId))?.cookieFields.length, 15);
 });
 
-test('every rule validation error has its code and pointer, and leaves the ruleset as it was', async (t) => {
+test('every rule validation error has its code and pointer, and leaves the ruleset as it was', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const entry = `/zones/${zoneId}/rulesets/phases/${PHASE}/entrypoint`;
@@ -155,7 +155,7 @@ test('every rule validation error has its code and pointer, and leaves the rules
   assert.equal(JSON.stringify((await api.call(entry)).body.result), before);
 });
 
-test('creating rulesets: kinds, phases and bodies', async (t) => {
+test('creating rulesets: kinds, phases and bodies', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const create = (body: object) => api.call(`/zones/${zoneId}/rulesets`, { method: 'POST', json: body });

@@ -38,7 +38,7 @@ async function withCookie(api: ApiFixture, path: string, signed: Signed, init: {
   return { status: response.status, headers: response.headers, body: text === '' ? null : JSON.parse(text) };
 }
 
-test('sign-in: a wrong key is refused as the API refuses it; the cookie is httpOnly, SameSite=Strict, Path=/', async (t) => {
+test('sign-in: a wrong key is refused as the API refuses it; the cookie is httpOnly, SameSite=Strict, Path=/', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const wrong = await api.call('/sessions', { as: null, method: 'POST', json: { email: api.admin.email, key: 'not-the-key' } });
   assert.equal(wrong.status, 403);
@@ -58,7 +58,7 @@ test('sign-in: a wrong key is refused as the API refuses it; the cookie is httpO
   assert.equal(current.body.result.account.id, api.admin.accountId);
 });
 
-test('the cookie authenticates reads; writes need X-CSRF-Token; key headers are unaffected', async (t) => {
+test('the cookie authenticates reads; writes need X-CSRF-Token; key headers are unaffected', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const signed = await signIn(api);
   assert.equal((await withCookie(api, '/zones', signed, { csrf: null })).status, 200, 'GET needs no token');
@@ -81,7 +81,7 @@ test('the cookie authenticates reads; writes need X-CSRF-Token; key headers are 
   assert.equal((await withCookie(api, `/zones/${created.body.result.id}`, signed, { method: 'DELETE', csrf: other.csrf })).status, 403);
 });
 
-test('sign-out ends the session on the server; an expired session and a changed key end it too', async (t) => {
+test('sign-out ends the session on the server; an expired session and a changed key end it too', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const signed = await signIn(api);
   assert.equal((await withCookie(api, '/sessions/current', signed, { method: 'DELETE', csrf: null })).status, 403, 'sign-out needs the token too');
@@ -107,7 +107,7 @@ test('sign-out ends the session on the server; an expired session and a changed 
   assert.equal((await withCookie(api, '/zones', rotated)).status, 401, 'a new key ends the sessions of the old one');
 });
 
-test('the OpenAPI document lists the session routes with their security', async (t) => {
+test('the OpenAPI document lists the session routes with their security', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const doc = (await (await fetch(`${api.base}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown }>> };
   assert.deepEqual(doc.paths['/client/v4/sessions']!.post!.security, []);
@@ -120,7 +120,7 @@ test('the OpenAPI document lists the session routes with their security', async 
   }
 });
 
-test('sessions live in the database: a second store on it (a restart, another instance) knows them; the oldest beyond the limit go', async (t) => {
+test('sessions live in the database: a second store on it (a restart, another instance) knows them; the oldest beyond the limit go', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const clock = new FakeClock(Date.parse('2026-11-23T10:00:00Z'));
   const database = await openTestDatabase(t, { clock });

@@ -22,7 +22,7 @@ async function put(api: ApiFixture, bucket: string, key: string, body: BodyInit,
   return api.call(objectPath(api, bucket, key), { method: 'PUT', body, headers });
 }
 
-test('buckets: create, list, get, delete; the store\'s refusals in the envelope; another account\'s path is not found', async (t) => {
+test('buckets: create, list, get, delete; the store\'s refusals in the envelope; another account\'s path is not found', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const created = await api.call(base(api), { method: 'POST', json: { name: 'photos', storage_class: 'InfrequentAccess' } });
   assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -55,7 +55,7 @@ test('buckets: create, list, get, delete; the store\'s refusals in the envelope;
   assert.equal(foreign.body.errors[0].code, 7003);
 });
 
-test("buckets belong to their account: under its own account id, another account finds none of mine and may reuse the names", async (t) => {
+test("buckets belong to their account: under its own account id, another account finds none of mine and may reuse the names", { timeout: 30_000 }, async (t) => {
   const api = await startApi(t);
   assert.equal((await put(api, 'test-bucket', 'secret.txt', new TextEncoder().encode('mine'))).status, 200);
   const other = await api.newAccount('other@example.com');
@@ -75,7 +75,7 @@ test("buckets belong to their account: under its own account id, another account
   assert.equal(await mine.text(), 'mine', 'their bucket of the same name is another bucket');
 });
 
-test('objects: streamed put with metadata (past the JSON body limit), folders by delimiter, cursor pages, download, delete', async (t) => {
+test('objects: streamed put with metadata (past the JSON body limit), folders by delimiter, cursor pages, download, delete', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const bytes = randomBytes(MAX_BODY_BYTES * 4);
   const stored = await put(api, 'test-bucket', 'docs/2026/report.bin', bytes, { 'content-type': 'application/x-report', 'x-edgeport-meta-owner': 'ana' });
@@ -121,7 +121,7 @@ test('objects: streamed put with metadata (past the JSON body limit), folders by
   assert.deepEqual(gone.body.errors, [{ code: 10007, message: 'The specified key does not exist.' }]);
 });
 
-test('multipart: create, parts streamed, complete; the store\'s part rules; abort', async (t) => {
+test('multipart: create, parts streamed, complete; the store\'s part rules; abort', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const key = 'big/video.bin';
   const uploads = `${objectPath(api, 'test-bucket', key)}/uploads`;

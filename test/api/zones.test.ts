@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/core/log.ts';
 import { OriginPolicy } from '../../src/edge/index.ts';
 import { startApi, type ErrorEntry, type Json } from './helpers.ts';
 
-test('accounts and zones through the official SDK', async (t) => {
+test('accounts and zones through the official SDK', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const cf = api.sdk();
   const accounts = await cf.accounts.list();
@@ -34,7 +34,7 @@ test('accounts and zones through the official SDK', async (t) => {
   await assert.rejects(cf.zones.get({ zone_id: zone.id }), (error: Json) => error.status === 404 && error.errors[0].code === 7003);
 });
 
-test('zone validation: every refusal has its code and pointer, and changes nothing', async (t) => {
+test('zone validation: every refusal has its code and pointer, and changes nothing', { timeout: 30_000 }, async (t) => {
   const api = await startApi(t);
   await api.call('/zones', { method: 'POST', json: { name: 'taken.test' } });
   const cases: Array<[unknown, number, number, string, RegExp]> = [
@@ -71,7 +71,7 @@ test('zone validation: every refusal has its code and pointer, and changes nothi
   }
 });
 
-test('another account\'s zone answers exactly like an unknown zone, on every route', async (t) => {
+test('another account\'s zone answers exactly like an unknown zone, on every route', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const mallory = await api.newAccount('mallory@example.com');
   const zoneId = (await api.call('/zones', { method: 'POST', json: { name: 'victim.test' } })).body.result.id;
@@ -101,7 +101,7 @@ test('another account\'s zone answers exactly like an unknown zone, on every rou
   assert.equal((await api.call(`/accounts/${api.admin.accountId}`, { as: mallory })).status, 404);
 });
 
-test('deleting a zone takes its rulesets and jobs with it', async (t) => {
+test('deleting a zone takes its rulesets and jobs with it', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = (await api.call('/zones', { method: 'POST', json: { name: 'gone.test' } })).body.result.id;
   await api.call(`/zones/${zoneId}/rulesets/phases/http_log_custom_fields/entrypoint`, { method: 'PUT',

@@ -21,7 +21,7 @@ function dbArgs(dataDir: string, dbUrl: string | undefined): string[] {
   return ['--config', file];
 }
 
-test('edgeport accounts create prints the key once and stores only its hash', async (t) => {
+test('edgeport accounts create prints the key once and stores only its hash', { timeout: 30_000 }, async (t) => {
   const dataDir = tempDir(t);
   const dbUrl = await testDbUrl(t);
   const db = dbArgs(dataDir, dbUrl);
@@ -39,7 +39,7 @@ test('edgeport accounts create prints the key once and stores only its hash', as
   await assert.rejects(runAccounts(['create'], () => undefined), UsageError);
 });
 
-test('the real command line: `edgeport accounts create` prints the credentials', async (t) => {
+test('the real command line: `edgeport accounts create` prints the credentials', { timeout: 30_000 }, async (t) => {
   const dataDir = tempDir(t);
   const db = dbArgs(dataDir, await testDbUrl(t));
   const run = (email: string) => promisify(execFile)(process.execPath, ['bin/edgeport.js', 'accounts', 'create', email, '--data-dir', dataDir, ...db], { env: { ...process.env, EDGEPORT_DATA_DIR: '' } });

@@ -97,7 +97,7 @@ test('a refused connection whose client never closes is closed by the server aft
   assert.match(await failed, /ECONNRESET|EPIPE/);
 });
 
-test('ConnectionLimiter: the per-client limit is checked first, and release counts down', () => {
+test('ConnectionLimiter: the per-client limit is checked first, and release counts down', { timeout: 10_000 }, () => {
   const limiter = new ConnectionLimiter({ maxConnections: 3, maxConnectionsPerClient: 2 });
   assert.equal(limiter.admit('a'), undefined);
   assert.equal(limiter.admit('a'), undefined);
@@ -116,7 +116,7 @@ test('ConnectionLimiter: the per-client limit is checked first, and release coun
   assert.equal(limiter.openFrom('a'), 0);
 });
 
-test('clientKey: IPv4 (also IPv4-mapped) as is, IPv6 by its /64', () => {
+test('clientKey: IPv4 (also IPv4-mapped) as is, IPv6 by its /64', { timeout: 10_000 }, () => {
   assert.equal(clientKey('127.0.0.1'), '127.0.0.1');
   assert.equal(clientKey('::ffff:10.1.2.3'), '10.1.2.3');
   assert.equal(clientKey('::FFFF:10.1.2.3'), '10.1.2.3');

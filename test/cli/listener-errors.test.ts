@@ -14,12 +14,12 @@ import { openRaw } from '../helpers/raw-connections.ts';
 
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
 
-test('docs/errors.md lists every listener error with its status and message, and nothing else', () => {
+test('docs/errors.md lists every listener error with its status and message, and nothing else', { timeout: 10_000 }, () => {
   const rows = new Map([...doc.matchAll(/^\| `(LISTENER_[A-Z_]+)` \| (\d{3}) \| (.+) \|$/gm)].map((m) => [m[1]!, { status: Number(m[2]), message: m[3]! }]));
   assert.deepEqual(Object.fromEntries(rows), Object.fromEntries(Object.entries(LISTENER_ERRORS).map(([code, entry]) => [code, { status: 503, message: entry.message }])));
 });
 
-test('every prepared refusal is a whole HTTP response whose Content-Length is its body', () => {
+test('every prepared refusal is a whole HTTP response whose Content-Length is its body', { timeout: 10_000 }, () => {
   for (const surface of ['edge', 'api', 'gateway', 's3'] as Surface[]) {
     for (const code of Object.keys(LISTENER_ERRORS) as Array<keyof typeof LISTENER_ERRORS>) {
       const refusal = prepareRefusal(surface, code, 7);

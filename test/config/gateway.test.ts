@@ -20,7 +20,7 @@ function assertInvalid(t: Parameters<typeof tempDir>[0], toml: string, ...messag
   });
 }
 
-test('defaults: sepolia (11155111) on the embedded chain, rinkeby (4) retired on 2023-01-30 for sepolia', () => {
+test('defaults: sepolia (11155111) on the embedded chain, rinkeby (4) retired on 2023-01-30 for sepolia', { timeout: 10_000 }, () => {
   const { gateway } = loadConfig({ env: {} });
   assert.deepEqual(gateway.networks, [
     { name: 'sepolia', chainId: 11155111, backend: { kind: 'embedded' }, retiredOn: undefined, replacement: undefined },
@@ -34,7 +34,7 @@ test('defaults: sepolia (11155111) on the embedded chain, rinkeby (4) retired on
   assert.ok(Object.isFrozen(gateway.networks[0]));
 });
 
-test('a file entry merges over the default of the same name; new networks are added; a TOML date works', (t) => {
+test('a file entry merges over the default of the same name; new networks are added; a TOML date works', { timeout: 10_000 }, (t) => {
   const { gateway } = loadToml(t, `
 [gateway]
 max_batch_items = 50
@@ -61,12 +61,12 @@ replacement = "sepolia"
   assert.deepEqual(gateway.rateLimit, { requestsPerSecond: 10, burst: 10000 });
 });
 
-test('enabled = false drops a network; "embedded" can be named explicitly', (t) => {
+test('enabled = false drops a network; "embedded" can be named explicitly', { timeout: 10_000 }, (t) => {
   const { gateway } = loadToml(t, '[[gateway.networks]]\nname = "rinkeby"\nenabled = false\n[[gateway.networks]]\nname = "sepolia"\nupstreams = "embedded"\n');
   assert.deepEqual(gateway.networks.map((n) => [n.name, n.backend.kind]), [['sepolia', 'embedded']]);
 });
 
-test('every problem is reported at once, naming the key', (t) => {
+test('every problem is reported at once, naming the key', { timeout: 10_000 }, (t) => {
   assertInvalid(t, `
 [gateway]
 max_body_bytes = -1
@@ -95,7 +95,7 @@ upstreams = ["ftp://node"]
   /gateway\.networks\.2\.upstreams/);
 });
 
-test('cross-network checks: chain id needed for new networks, replacements must exist, no duplicates', (t) => {
+test('cross-network checks: chain id needed for new networks, replacements must exist, no duplicates', { timeout: 10_000 }, (t) => {
   assertInvalid(t, '[[gateway.networks]]\nname = "devnet"\n', /gateway\.networks\.0\.chain_id: network "devnet" needs a chain_id/);
   assertInvalid(t, '[[gateway.networks]]\nname = "old"\nchain_id = 9\nreplacement = "nowhere"\n', /gateway\.networks\.0\.replacement: replacement "nowhere" is not an enabled network/);
   assertInvalid(t, '[[gateway.networks]]\nname = "sepolia"\nenabled = false\n', /replacement "sepolia" is not an enabled network/);

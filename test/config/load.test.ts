@@ -5,14 +5,14 @@ import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-test('defaults apply with no file, env or flags', () => {
+test('defaults apply with no file, env or flags', { timeout: 10_000 }, () => {
   const config = loadConfig({ env: {} });
   assert.deepEqual(config.ports, { edge: 8080, api: 8081, gateway: 8545, s3: 9000 });
   assert.equal(config.dataDir, './.edgeport');
   assert.ok(Object.isFrozen(config.ports));
 });
 
-test('file, then environment, then flags: each overrides the one before', (t) => {
+test('file, then environment, then flags: each overrides the one before', { timeout: 10_000 }, (t) => {
   const file = join(tempDir(t), 'edgeport.toml');
   writeFileSync(file, 'data_dir = "/from/file"\n[ports]\napi = 1111\nedge = 2222\n');
   const config = loadConfig({ file, env: { EDGEPORT_API_PORT: '3333' }, flags: { ports: { edge: 4444 } } });
@@ -22,7 +22,7 @@ test('file, then environment, then flags: each overrides the one before', (t) =>
   assert.equal(config.ports.s3, 9000);
 });
 
-test('every problem is reported at once, unknown keys by name', (t) => {
+test('every problem is reported at once, unknown keys by name', { timeout: 10_000 }, (t) => {
   const file = join(tempDir(t), 'edgeport.toml');
   writeFileSync(file, 'colour = "blue"\n[ports]\napi = "high"\nweb = 1\n');
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => {
@@ -35,14 +35,14 @@ test('every problem is reported at once, unknown keys by name', (t) => {
   });
 });
 
-test('a missing or malformed file is a clear error', (t) => {
+test('a missing or malformed file is a clear error', { timeout: 10_000 }, (t) => {
   assert.throws(() => loadConfig({ file: '/no/such/edgeport.toml', env: {} }), /does not exist/);
   const file = join(tempDir(t), 'edgeport.toml');
   writeFileSync(file, 'ports = [');
   assert.throws(() => loadConfig({ file, env: {} }), /not valid TOML/);
 });
 
-test('[edge] allow_private_origins: false by default; the file or EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS turn it on; anything else is refused', (t) => {
+test('[edge] allow_private_origins: false by default; the file or EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS turn it on; anything else is refused', { timeout: 10_000 }, (t) => {
   assert.equal(loadConfig({ env: {} }).edge.allowPrivateOrigins, false);
   const file = join(tempDir(t), 'edgeport.toml');
   writeFileSync(file, '[edge]\nallow_private_origins = true\n');

@@ -44,7 +44,7 @@ async function rangeServer(t: TestContext, dir: string, sent: (outcome: Error | 
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-test('property: concurrent ranges of two files arrive exactly', async (t) => {
+test('property: concurrent ranges of two files arrive exactly', { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
   const files = { a: pattern(FILE_BYTES, 3), b: pattern(FILE_BYTES, 7) };
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), bytes);
@@ -62,7 +62,7 @@ test('property: concurrent ranges of two files arrive exactly', async (t) => {
   }), { numRuns: 25 });
 });
 
-test('a client that leaves mid-body fails the send; later sends are intact', async (t) => {
+test('a client that leaves mid-body fails the send; later sends are intact', { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
   const bytes = pattern(FILE_BYTES, 5);
   writeFileSync(join(dir, 'f'), bytes);
@@ -90,7 +90,7 @@ test('a client that leaves mid-body fails the send; later sends are intact', asy
   assert.ok(Buffer.from(await again.arrayBuffer()).equals(bytes.subarray(1)));
 });
 
-test('a file shorter than the range fails the send', async (t) => {
+test('a file shorter than the range fails the send', { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'short'), pattern(1000, 9));
   const outcomes: Array<Error | undefined> = [];

@@ -12,7 +12,7 @@ function pattern(size: number, seed: number): Uint8Array {
   return out;
 }
 
-test('property: any chunking through one reused buffer gives the digests node:crypto gives', async () => {
+test('property: any chunking through one reused buffer gives the digests node:crypto gives', { timeout: 10_000 }, async () => {
   await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 600_000 }), { maxLength: 10 }), fc.integer({ min: 1, max: 250 }), async (sizes, seed) => {
     const data = pattern(sizes.reduce((a, b) => a + b, 0), seed);
     const digest = createOffThreadDigest(['md5', 'sha256']);
@@ -28,7 +28,7 @@ test('property: any chunking through one reused buffer gives the digests node:cr
   }), { numRuns: 30 });
 });
 
-test('streams hashed at the same time stay apart; a cancelled one does not disturb the others', async () => {
+test('streams hashed at the same time stay apart; a cancelled one does not disturb the others', { timeout: 10_000 }, async () => {
   const a = pattern(3_000_000, 3);
   const b = pattern(2_500_000, 7);
   const da = createOffThreadDigest(['md5']);
@@ -43,7 +43,7 @@ test('streams hashed at the same time stay apart; a cancelled one does not distu
   assert.deepEqual(await Promise.all([da.digest(), db.digest()]), [[hex('md5', a)], [hex('sha1', b)]]);
 });
 
-test('a sender faster than the hashing thread is made to wait: update returns a promise past 4 MiB in flight', async () => {
+test('a sender faster than the hashing thread is made to wait: update returns a promise past 4 MiB in flight', { timeout: 10_000 }, async () => {
   const digest = createOffThreadDigest(['sha512']);
   const block = pattern(1024 * 1024, 5);
   const whole = createHash('sha512');

@@ -36,7 +36,7 @@ export const job = (zoneId: string, enabled: boolean, name = 'j'): NewLogJob => 
 export const hex = (n: number): string => n.toString(16).padStart(32, '0');
 
 export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
-  test('accounts: unique e-mail (case-insensitive), key hash updates', async (t) => {
+  test('accounts: unique e-mail (case-insensitive), key hash updates', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     assert.equal(await store.createAccount(account('a'.repeat(32), 'Ann@Example.com')), 'created');
     assert.equal(await store.createAccount(account('b'.repeat(32), 'ann@example.COM')), 'exists');
@@ -50,7 +50,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.countAccounts(), 1);
   });
 
-  test('the first account is the oldest, whatever the order of ids', async (t) => {
+  test('the first account is the oldest, whatever the order of ids', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     assert.equal(await store.firstAccount(), null);
     await store.createAccount({ ...account('f'.repeat(32), 'late@example.com'), created: 20 });
@@ -59,7 +59,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal((await store.firstAccount())?.email, 'early@example.com');
   });
 
-  test('zones: scoped by account, unique names server-wide, name filters, paging, order', async (t) => {
+  test('zones: scoped by account, unique names server-wide, name filters, paging, order', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
     for (const [i, name] of ['beta.test', 'alpha.test', 'gamma.example'].entries()) assert.equal(await store.createZone(zone(`${i}`.repeat(32), a, name, 10 - i)), 'created');
@@ -90,7 +90,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual(await store.getZone(a, '0'.repeat(32)), { ...zone('0'.repeat(32), a, 'beta.test', 10), origin: 'http://o', paused: true, modified: 20 });
   });
 
-  test('zones: another account cannot take a name equal to, under or above one of yours; the same account can', async (t) => {
+  test('zones: another account cannot take a name equal to, under or above one of yours; the same account can', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const [a, b] = [hex(0xa), hex(0xb)];
     let next = 0;
@@ -121,7 +121,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.findZoneByName('shop.test'), null, 'a zone cannot be renamed around the check');
   });
 
-  test('zones: two accounts creating a name and its subdomain at once: exactly one gets it', async (t) => {
+  test('zones: two accounts creating a name and its subdomain at once: exactly one gets it', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     for (let round = 0; round < 10; round++) {
       const [parent, child] = [`r${round}.test`, `www.r${round}.test`];
@@ -131,7 +131,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     }
   });
 
-  test('zone names order byte-wise', async (t) => {
+  test('zone names order byte-wise', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const a = 'a'.repeat(32);
     for (const [i, name] of ['b.test', 'a-b.test', 'a.test', 'ab.test', '0.test'].entries()) await store.createZone(zone(hex(i), a, name));
@@ -139,7 +139,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual(zones.map((z) => z.name), ['0.test', 'a-b.test', 'a.test', 'ab.test', 'b.test']);
   });
 
-  test('deleting a zone deletes its rulesets, jobs and challenges', async (t) => {
+  test('deleting a zone deletes its rulesets, jobs and challenges', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const a = 'a'.repeat(32);
     const z = '1'.repeat(32);
@@ -156,7 +156,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.createZone(zone('2'.repeat(32), a, 'example.test')), 'created', 'the name is free again');
   });
 
-  test('rulesets: one zone ruleset per phase; the edge reads the enabled rules merged', async (t) => {
+  test('rulesets: one zone ruleset per phase; the edge reads the enabled rules merged', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const z = '1'.repeat(32);
     assert.equal(await store.getCustomFieldsRule(z), null);
@@ -191,7 +191,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual(await store.getCustomFieldsRule(z), { requestFields: [], responseFields: [], cookieFields: [] }, 'an entry point without rules logs no fields');
   });
 
-  test('a plan that throws writes nothing', async (t) => {
+  test('a plan that throws writes nothing', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const z = '1'.repeat(32);
     await store.createZone(zone(z, 'a'.repeat(32), 'example.test'));
@@ -207,7 +207,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal((await store.createJob(z, () => job(z, true))).id, 1, 'a refused job used no id');
   });
 
-  test('jobs: integer ids never reused, enabled listing, status written by the pipeline', async (t) => {
+  test('jobs: integer ids never reused, enabled listing, status written by the pipeline', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const z = '1'.repeat(32);
     const first = await store.createJob(z, (count) => { assert.equal(count, 0); return job(z, false, 'one'); });
@@ -234,7 +234,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual((await store.listJobs(z)).map((j) => j.id), [1, 3]);
   });
 
-  test('ownership challenges replace each other and expire', async (t) => {
+  test('ownership challenges replace each other and expire', { timeout: 10_000 }, async (t) => {
     const { store, clock } = await open(t);
     const z = '1'.repeat(32);
     await store.putOwnershipChallenge({ zoneId: z, destinationConf: 'store://b', tokenHash: 'aa', expires: clock.now() + 10 });
@@ -246,7 +246,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.getOwnershipChallenge(z, 'store://b'), null, 'expired ones are dropped by the next put');
   });
 
-  test('file:// challenge claims: refused while another account holds the location, one above or one below it', async (t) => {
+  test('file:// challenge claims: refused while another account holds the location, one above or one below it', { timeout: 10_000 }, async (t) => {
     const { store, clock } = await open(t);
     const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
     const [a1, a2, b1] = [hex(1), hex(2), hex(3)];
@@ -311,7 +311,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal((await store.getSession('fresh'))?.accountId, b);
   });
 
-  test('onZoneChange: fires after each committed change to zones, rulesets and jobs, before the write resolves', async (t) => {
+  test('onZoneChange: fires after each committed change to zones, rulesets and jobs, before the write resolves', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     let changes = 0;
     store.onZoneChange(() => { changes += 1; });
@@ -336,7 +336,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     }
   });
 
-  test('concurrent writes on one store: one entry point per phase, distinct job ids, exact job counts', async (t) => {
+  test('concurrent writes on one store: one entry point per phase, distinct job ids, exact job counts', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     const z = '1'.repeat(32);
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.createRuleset(ruleset(hex(i), z, []))));

@@ -49,7 +49,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     return { store, clock, reclaimable };
   }
 
-  test('buckets: inserted once, listed by name, deleted only when empty of objects and active uploads', async (t) => {
+  test('buckets: inserted once, listed by name, deleted only when empty of objects and active uploads', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     assert.equal(await store.insertBucket({ name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' }), true);
     assert.equal(await store.insertBucket({ name: 'a-bucket', created: 6, storageClass: 'Standard' }), false);
@@ -68,7 +68,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual((await store.listBuckets()).map((b) => b.name), ['a-bucket']);
   });
 
-  test('objects: inline, blob and multipart data round-trip with their metadata', async (t) => {
+  test('objects: inline, blob and multipart data round-trip with their metadata', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     const full = objectMeta('full', {
       size: 3, etag: 'abc', uploaded: Date.UTC(2026, 0, 1), httpMetadata: { contentType: 'text/plain', cacheExpiry: 1234 },
@@ -100,7 +100,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual([...await store.referencedBlobIds()].sort(), ['blob-1', 'p-1', 'p-2']);
   });
 
-  test('a replaced object\'s blob and parts are reclaimed only after the grace period; inline bodies just go', async (t) => {
+  test('a replaced object\'s blob and parts are reclaimed only after the grace period; inline bodies just go', { timeout: 10_000 }, async (t) => {
     const { store, clock, reclaimable } = await setup(t);
     await store.putObject('b1', objectMeta('k'), { kind: 'blob', blobId: 'old-blob' });
     await store.putObject('b1', objectMeta('k'), { kind: 'parts', parts: [{ blobId: 'old-p1', size: 1 }, { blobId: 'old-p2', size: 1 }] });
@@ -116,7 +116,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual((await store.getObject('b1', 'k'))?.data, { kind: 'blob', blobId: 'new-blob' });
   });
 
-  test('a put or a new upload into a bucket that is gone writes nothing and says so', async (t) => {
+  test('a put or a new upload into a bucket that is gone writes nothing and says so', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     assert.equal(await store.putObject('gone', objectMeta('k'), { kind: 'blob', blobId: 'orphan' }), 'no-bucket');
     assert.equal(await store.insertUpload(upload('u-gone', 'k', { bucket: 'gone' })), false);
@@ -126,7 +126,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.insertUpload(upload('u-here', 'k')), true);
   });
 
-  test('a precondition sees the current object (or null) and, when it refuses, nothing is written', async (t) => {
+  test('a precondition sees the current object (or null) and, when it refuses, nothing is written', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     const seen: Array<ObjectMeta | null> = [];
     assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'one' }), { kind: 'blob', blobId: 'b-one' }, (current) => {
@@ -147,7 +147,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await reclaimable(), ['b-one']);
   });
 
-  test('deleteObjects: many keys at once, missing and repeated keys are fine, blobs and parts are reclaimed', async (t) => {
+  test('deleteObjects: many keys at once, missing and repeated keys are fine, blobs and parts are reclaimed', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.putObject('b1', objectMeta('a'), { kind: 'blob', blobId: 'blob-a' });
     await store.putObject('b1', objectMeta('b'), { kind: 'parts', parts: [{ blobId: 'part-b', size: 1 }] });
@@ -163,7 +163,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(inlineBytes((await store.getObject('b1', 'c'))?.data), Buffer.from('again'));
   });
 
-  test('list: UTF-8 byte order for any Unicode key (U+0000 too), prefix bounds, after, limit, include flags', async (t) => {
+  test('list: UTF-8 byte order for any Unicode key (U+0000 too), prefix bounds, after, limit, include flags', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     const keys = ['a', 'a\u0000', 'a\u0000b', 'a/b', 'ab', 'b', 'u\uFF61', 'u\u{1F600}', 'u\uE000', '\u{10FFFF}', '', 'é', 'e\u0301',
       'a\u{10FFFF}', 'a\u{10FFFF}\u{10FFFF}'];
@@ -208,7 +208,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(both, meta);
   });
 
-  test('uploads: get only under their bucket and key, parts replace each other, active uploads listed by prefix', async (t) => {
+  test('uploads: get only under their bucket and key, parts replace each other, active uploads listed by prefix', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.insertUpload(upload('u1', 'dir/x'));
     await store.insertUpload(upload('u2', 'dir/\u0000y', { created: 1500 }));
@@ -245,7 +245,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await store.listParts('u5'), [{ ...part(1, 'sum-1b'), checksum: 'e3069283' }, part(2, 'sum-2')]);
   });
 
-  test('completeUpload: the plan sees the upload and its parts; unused parts and the replaced object are reclaimed', async (t) => {
+  test('completeUpload: the plan sees the upload and its parts; unused parts and the replaced object are reclaimed', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.putObject('b1', objectMeta('k'), { kind: 'blob', blobId: 'replaced' });
     await store.insertUpload(upload('u1', 'k'));
@@ -276,7 +276,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.abortUpload('b1', 'k', 'nope'), null);
   });
 
-  test('completeUpload: the plan gets null for another key or a missing upload, and a refusal changes nothing', async (t) => {
+  test('completeUpload: the plan gets null for another key or a missing upload, and a refusal changes nothing', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.putObject('b1', objectMeta('k', { etag: 'before' }), inline('before'));
     await store.insertUpload(upload('u1', 'k'));
@@ -301,7 +301,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await reclaimable(), []);
   });
 
-  test('abortUpload reclaims the parts; expireUploads aborts active uploads created before a time', async (t) => {
+  test('abortUpload reclaims the parts; expireUploads aborts active uploads created before a time', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.insertUpload(upload('old-1', 'a', { created: 100 }));
     await store.insertUpload(upload('old-2', 'b', { created: 200 }));
@@ -322,7 +322,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual([...await store.referencedBlobIds()], ['n1']);
   });
 
-  test('reclaim queue: queued blobs come out after their grace period, limited, until confirmed or cleared', async (t) => {
+  test('reclaim queue: queued blobs come out after their grace period, limited, until confirmed or cleared', { timeout: 10_000 }, async (t) => {
     const { store, clock } = await setup(t);
     await store.queueReclaim(['q1', 'q2', 'q3']);
     await store.queueReclaim([]);
@@ -339,7 +339,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await store.reclaimableBlobs(clock.now() + GRACE_MS, 10), []);
   });
 
-  test('access keys: put creates or replaces (un-revoking), revoke keeps its first time and is scoped by account', async (t) => {
+  test('access keys: put creates or replaces (un-revoking), revoke keeps its first time and is scoped by account', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
     const key = (accessKeyId: string, over: Partial<AccessKeyRow> = {}): AccessKeyRow => ({
@@ -366,7 +366,7 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual((await store.listAccessKeys(b)).map((k) => k.accessKeyId), ['K0', 'K2']);
   });
 
-  test('buckets by account: listed per account or unowned, adopted with their objects and uploads', async (t) => {
+  test('buckets by account: listed per account or unowned, adopted with their objects and uploads', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
     for (const name of [`${a}/photos`, `${b}/photos`, `${a}/zeta`, 'old']) assert.equal(await store.insertBucket({ name, created: 7, storageClass: 'Standard' }), true);

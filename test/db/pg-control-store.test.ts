@@ -60,7 +60,7 @@ runControlStoreSuite({
   },
 });
 
-test('openControlStore picks PostgreSQL when given a database; close() leaves the database open', async (t) => {
+test('openControlStore picks PostgreSQL when given a database; close() leaves the database open', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock();
   const db = await PgDatabase.open({ url: await pgTestUrl(t), now: clock.now() });
   t.after(() => db.close());
@@ -73,7 +73,7 @@ test('openControlStore picks PostgreSQL when given a database; close() leaves th
   assert.equal((await db.query('SELECT name FROM zones')).length, 1, 'the pool still answers');
 });
 
-test('two instances: the same zone entry point created concurrently on A and B leaves exactly one', async (t) => {
+test('two instances: the same zone entry point created concurrently on A and B leaves exactly one', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   for (let round = 0; round < 10; round++) {
     const z = hex(round);
@@ -92,7 +92,7 @@ test('two instances: the same zone entry point created concurrently on A and B l
   }
 });
 
-test('two instances: createRuleset of the same phase concurrently on A and B: one created, one phase-taken', async (t) => {
+test('two instances: createRuleset of the same phase concurrently on A and B: one created, one phase-taken', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   for (let round = 0; round < 10; round++) {
     const z = hex(round);
@@ -102,7 +102,7 @@ test('two instances: createRuleset of the same phase concurrently on A and B: on
   }
 });
 
-test('two instances: one account per e-mail and one zone per name, whichever instance asks', async (t) => {
+test('two instances: one account per e-mail and one zone per name, whichever instance asks', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   const accounts = await Promise.all([
     a.createAccount({ id: hex(1), email: 'ops@example.com', name: 'a', keyHash: 'x', created: 1 }),
@@ -114,7 +114,7 @@ test('two instances: one account per e-mail and one zone per name, whichever ins
   assert.equal(await b.countAccounts(), 1);
 });
 
-test('two instances: accounts creating a name and its subdomain at once, on A and B: exactly one gets it', async (t) => {
+test('two instances: accounts creating a name and its subdomain at once, on A and B: exactly one gets it', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   for (let round = 0; round < 20; round++) {
     const [parent, child] = [`r${round}.test`, `api.www.r${round}.test`];
@@ -126,7 +126,7 @@ test('two instances: accounts creating a name and its subdomain at once, on A an
   }
 });
 
-test('two instances: a zone, ruleset or job change on A reaches B\'s listeners within a second', async (t) => {
+test('two instances: a zone, ruleset or job change on A reaches B\'s listeners within a second', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   const acc = hex(1);
   const z = hex(2);
@@ -157,7 +157,7 @@ test('two instances: a zone, ruleset or job change on A reaches B\'s listeners w
   assert.equal(heardOnA, steps.length);
 });
 
-test('two instances: what does not change the edge\'s view is not announced', async (t) => {
+test('two instances: what does not change the edge\'s view is not announced', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   let heard = 0;
   b.onZoneChange(() => { heard += 1; });
@@ -177,7 +177,7 @@ test('two instances: what does not change the edge\'s view is not announced', as
   assert.equal(heard, 2, 'the create and the update only');
 });
 
-test('two instances: 20 concurrent createJob calls across A and B get distinct ids and exact counts', async (t) => {
+test('two instances: 20 concurrent createJob calls across A and B get distinct ids and exact counts', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   const z = hex(1);
   const counts: number[] = [];
@@ -198,7 +198,7 @@ test('two instances: 20 concurrent createJob calls across A and B get distinct i
   assert.equal((await a.listJobs(limited)).length, 3);
 });
 
-test('two instances: a job status written on B is read on A; a deleted job\'s id is not reused by either', async (t) => {
+test('two instances: a job status written on B is read on A; a deleted job\'s id is not reused by either', { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   const z = hex(1);
   const first = await a.createJob(z, () => job(z, true));
@@ -210,7 +210,7 @@ test('two instances: a job status written on B is read on A; a deleted job\'s id
   assert.ok(second.id > first.id && third.id > second.id);
 });
 
-test('migration 8 on a database with zones: their reversed names are filled in, and creates check against them', async (t) => {
+test('migration 8 on a database with zones: their reversed names are filled in, and creates check against them', { timeout: 10_000 }, async (t) => {
   const url = await pgTestUrl(t);
   const { config, schema } = parsePgUrl(url);
   const old = new pg.Client({ ...config, options: `-c search_path=${schema}` });

@@ -4,7 +4,7 @@ import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { PgDatabase, parsePgUrl, redact } from '../../src/db/postgres/pg-database.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 
-test('PostgreSQL URLs: schema and pool are edgeport parameters, the rest goes to pg', () => {
+test('PostgreSQL URLs: schema and pool are edgeport parameters, the rest goes to pg', { timeout: 10_000 }, () => {
   const parsed = parsePgUrl('postgres://u:p@db.example:5433/app?schema=edge_a&pool=3&sslmode=disable');
   assert.equal(parsed.schema, 'edge_a');
   assert.equal(parsed.poolSize, 3);
@@ -16,7 +16,7 @@ test('PostgreSQL URLs: schema and pool are edgeport parameters, the rest goes to
   assert.equal(redact('postgres://u:secret@h/db'), 'postgres://u:***@h/db');
 });
 
-test('PgDatabase migrates once, even when two instances open the same schema together', async (t) => {
+test('PgDatabase migrates once, even when two instances open the same schema together', { timeout: 10_000 }, async (t) => {
   const url = await pgTestUrl(t);
   const [a, b] = await Promise.all([PgDatabase.open({ url, now: 1 }), PgDatabase.open({ url, now: 2 })]);
   t.after(() => Promise.all([a.close(), b.close()]));
@@ -28,7 +28,7 @@ test('PgDatabase migrates once, even when two instances open the same schema tog
   assert.equal(bucket?.created, Date.UTC(2026, 0, 1));
 });
 
-test('PgDatabase transactions roll back on error and notifications reach every instance', async (t) => {
+test('PgDatabase transactions roll back on error and notifications reach every instance', { timeout: 10_000 }, async (t) => {
   const url = await pgTestUrl(t);
   const a = await PgDatabase.open({ url, now: 1 });
   const b = await PgDatabase.open({ url, now: 1 });

@@ -63,7 +63,7 @@ async function text(engine: ObjectEngine, bucket: string, key: string): Promise<
   return got ? (await readAll(got.body?.stream())).toString() : null;
 }
 
-test('close() leaves the shared database open; a closed store refuses work', async (t) => {
+test('close() leaves the shared database open; a closed store refuses work', { timeout: 10_000 }, async (t) => {
   const database = await openDatabase(t);
   const store = new PgMetadataStore({ database, clock: new FakeClock(START), reclaimGraceMs: GRACE_MS });
   await store.insertBucket({ name: 'b1', created: 1, storageClass: 'Standard' });
@@ -72,7 +72,7 @@ test('close() leaves the shared database open; a closed store refuses work', asy
   await assert.rejects(store.getBucket('b1'), /closed/);
 });
 
-test('listing reads a range of the primary key, never the whole bucket', async (t) => {
+test('listing reads a range of the primary key, never the whole bucket', { timeout: 10_000 }, async (t) => {
   const database = await openDatabase(t);
   await database.query(`INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums,
     storage_class, has_inline, blob_id, part_count)
@@ -101,7 +101,7 @@ test('listing reads a range of the primary key, never the whole bucket', async (
   assert.match(generic, /"Index Cond":"\(\(bucket = \$1\) AND \(key >= \$2\) AND \(key < \$3\)\)"/, generic);
 });
 
-test('two instances: a write on A is read on B at once, and the other way round', async (t) => {
+test('two instances: a write on A is read on B at once, and the other way round', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket } = await twoInstances(t, { inlineMaxBytes: 16 });
   for (let i = 0; i < 20; i++) {
     const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
@@ -120,7 +120,7 @@ test('two instances: a write on A is read on B at once, and the other way round'
   assert.ok(await b.getBucket('from-a'));
 });
 
-test('two instances: of 100 concurrent If-None-Match: * puts of a new key, exactly one wins', async (t) => {
+test('two instances: of 100 concurrent If-None-Match: * puts of a new key, exactly one wins', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket, blobFiles } = await twoInstances(t, { inlineMaxBytes: 0 });
   for (const key of ['race-1', 'race-2', 'race-3']) {
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b)
@@ -133,7 +133,7 @@ test('two instances: of 100 concurrent If-None-Match: * puts of a new key, exact
   assert.equal(blobFiles(), 3, 'the losers\' blobs are gone');
 });
 
-test('two instances: of 100 concurrent If-Match puts on one etag (compare-and-swap), exactly one wins', async (t) => {
+test('two instances: of 100 concurrent If-Match puts on one etag (compare-and-swap), exactly one wins', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket } = await twoInstances(t);
   let current = (await a.put(bucket, 'counter', bytes('0')))!;
   for (let round = 1; round <= 3; round++) {
@@ -148,7 +148,7 @@ test('two instances: of 100 concurrent If-Match puts on one etag (compare-and-sw
   }
 });
 
-test('two instances: concurrent unconditional puts of one new key all land, and every replaced blob is reclaimed', async (t) => {
+test('two instances: concurrent unconditional puts of one new key all land, and every replaced blob is reclaimed', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket, clock, blobFiles } = await twoInstances(t, { inlineMaxBytes: 0 });
   const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).put(bucket, 'contended', bytes(`v${i}`))));
   assert.ok(results.every((meta) => meta !== null));
@@ -162,7 +162,7 @@ test('two instances: concurrent unconditional puts of one new key all land, and 
   assert.equal(await text(b, bucket, 'contended'), `v${results.findIndex((meta) => meta!.etag === last?.etag)}`);
 });
 
-test('two instances: deleting a bucket on A while B puts into it or starts an upload: exactly one of the two succeeds', async (t) => {
+test('two instances: deleting a bucket on A while B puts into it or starts an upload: exactly one of the two succeeds', { timeout: 10_000 }, async (t) => {
   const { a, b } = await twoInstances(t);
   for (let round = 0; round < 40; round++) {
     const name = `doomed-${round}`;
@@ -181,7 +181,7 @@ test('two instances: deleting a bucket on A while B puts into it or starts an up
   }
 });
 
-test('two instances: a multipart upload begun on A is continued on both and completed on B', async (t) => {
+test('two instances: a multipart upload begun on A is continued on both and completed on B', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket } = await twoInstances(t);
   const uploadId = await a.createMultipartUpload(bucket, 'big', { customMetadata: { from: 'a' } });
   assert.deepEqual((await b.getUpload(bucket, 'big', uploadId))?.customMetadata, { from: 'a' });
@@ -198,7 +198,7 @@ test('two instances: a multipart upload begun on A is continued on both and comp
   assert.deepEqual(await a.listUploads(bucket), []);
 });
 
-test('two instances: of two concurrent completions of one upload, exactly one succeeds', async (t) => {
+test('two instances: of two concurrent completions of one upload, exactly one succeeds', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket } = await twoInstances(t);
   for (let round = 0; round < 10; round++) {
     const key = `done-${round}`;
@@ -214,7 +214,7 @@ test('two instances: of two concurrent completions of one upload, exactly one su
   }
 });
 
-test('two instances: a part written while another instance aborts the upload is refused or reclaimed, never kept', async (t) => {
+test('two instances: a part written while another instance aborts the upload is refused or reclaimed, never kept', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket, clock, blobFiles } = await twoInstances(t);
   const uploadId = await a.createMultipartUpload(bucket, 'aborted');
   const writes = Array.from({ length: 10 }, (_, i) => b.uploadPart(bucket, 'aborted', uploadId, i + 1, bytes(`part ${i}`)).then(() => 'ok', (e: unknown) => e));
@@ -228,7 +228,7 @@ test('two instances: a part written while another instance aborts the upload is 
   assert.equal(blobFiles(), 0);
 });
 
-test('property: on PostgreSQL, paginated listing returns exactly the keys in UTF-8 byte order', async (t) => {
+test('property: on PostgreSQL, paginated listing returns exactly the keys in UTF-8 byte order', { timeout: 10_000 }, async (t) => {
   const database = await openDatabase(t);
   const engine = await openStoreEngine({ dataDir: tempDir(t), database, clock: new FakeClock(START) });
   t.after(() => engine.close());
@@ -257,7 +257,7 @@ test('property: on PostgreSQL, paginated listing returns exactly the keys in UTF
   ), { numRuns: 40 });
 });
 
-test('keys are stored as their UTF-8 bytes, so U+0000 and any other code point round-trip', async (t) => {
+test('keys are stored as their UTF-8 bytes, so U+0000 and any other code point round-trip', { timeout: 10_000 }, async (t) => {
   const database = await openDatabase(t);
   const store = new PgMetadataStore({ database, clock: new FakeClock(START), reclaimGraceMs: GRACE_MS });
   await store.insertBucket({ name: 'b1', created: 1, storageClass: 'Standard' });

@@ -20,7 +20,7 @@ runControlStoreSuite({
   },
 });
 
-test('shares metadata.sqlite with the object store; everything survives a reopen', async (t) => {
+test('shares metadata.sqlite with the object store; everything survives a reopen', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const clock = new FakeClock();
   const meta = new SqliteMetadataStore({ file: join(dataDir, 'metadata.sqlite'), clock, reclaimGraceMs: 0 });
@@ -36,7 +36,7 @@ test('shares metadata.sqlite with the object store; everything survives a reopen
   assert.equal((await again.listEnabledJobs('1'.repeat(32))).length, 1);
 });
 
-test('two connections to one file: accounts creating a name and its subdomain at once: exactly one gets it', async (t) => {
+test('two connections to one file: accounts creating a name and its subdomain at once: exactly one gets it', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const clock = new FakeClock();
   const [first, second] = [openSqliteControlStore({ dataDir, clock }), openSqliteControlStore({ dataDir, clock })];
@@ -52,7 +52,7 @@ test('two connections to one file: accounts creating a name and its subdomain at
   }
 });
 
-test('migration 8 on a database with zones: their reversed names are filled in, and creates check against them', async (t) => {
+test('migration 8 on a database with zones: their reversed names are filled in, and creates check against them', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   // The file as an edgeport before migration 8 left it, with zones in it.
   const old = openSqlite(join(dataDir, 'metadata.sqlite'));

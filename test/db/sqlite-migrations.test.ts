@@ -20,7 +20,7 @@ function databaseAt(file: string, version: number): ReturnType<typeof openSqlite
   return db;
 }
 
-test('migration 6 moves inline bodies into a rowid table, every body intact', async (t) => {
+test('migration 6 moves inline bodies into a rowid table, every body intact', { timeout: 10_000 }, async (t) => {
   const file = join(tempDir(t), 'metadata.sqlite');
   const old = databaseAt(file, 5);
   assert.match(old.prepare("SELECT sql FROM sqlite_master WHERE name = 'inline_bodies'").pluck().get() as string, /WITHOUT ROWID/);
@@ -49,7 +49,7 @@ test('migration 6 moves inline bodies into a rowid table, every body intact', as
   assert.equal(check.prepare('SELECT max(version) FROM schema_migrations').pluck().get(), MIGRATIONS.at(-1)!.version);
 });
 
-test('migration 7 and the first start after it: buckets, objects, uploads and S3 keys of earlier versions become the first account\'s', async (t) => {
+test('migration 7 and the first start after it: buckets, objects, uploads and S3 keys of earlier versions become the first account\'s', { timeout: 10_000 }, async (t) => {
   const file = join(tempDir(t), 'metadata.sqlite');
   const old = databaseAt(file, 6);
   await seedVersion6((sql, ...values) => { old.prepare(sql).run(...values); });

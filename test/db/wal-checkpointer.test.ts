@@ -17,7 +17,7 @@ async function fill(dataDir: string, background: boolean): Promise<number> {
   return size;
 }
 
-test('with background checkpoints, commits leave checkpointing to the checkpointer thread', async (t) => {
+test('with background checkpoints, commits leave checkpointing to the checkpointer thread', { timeout: 30_000 }, async (t) => {
   const withoutThread = await fill(tempDir(t), false);
   const withThread = await fill(tempDir(t), true);
   assert.ok(withoutThread < 1024 * 1024, `no checkpoint ran during commits (db file ${withoutThread} bytes)`);

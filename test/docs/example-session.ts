@@ -133,6 +133,9 @@ export async function runDocumentExamples(t: TestContext, documentPath: string):
  * waited for; the install commands are not run.
  */
 const PRELUDE = `
+# However the session ends (an example fails, the test process dies and closes stdin), everything
+# it started goes with it: the shell leads a process group of its own.
+trap 'kill 0' EXIT
 __serve() {
   local log
   log=$(mktemp -p "$PWD" .server-XXXXXX.log)

@@ -5,12 +5,12 @@
  * config or script file.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { spawnNode } from '../helpers/child-processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,13 +24,13 @@ interface Run {
 
 function edgeport(args: string[], cwd = ROOT): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/edgeport.js'), ...args], {
+    const child = spawnNode([join(ROOT, 'bin/edgeport.js'), ...args], {
       cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', EDGEPORT_API_PORT: '' },
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('error', reject);
     child.once('exit', (code) => {

@@ -72,7 +72,6 @@ for (const [name, killAfter] of [['in the middle of the body', 20 * MiB], ['just
   test(`SIGKILL ${name} of a 50 MiB put leaves the old object or the new one whole`, { timeout: 60_000 }, async (t) => {
     const dataDir = tempDir(t);
     const server = await startDevServer(DRIVER, [{ binding: 'BUCKET', bucket_name: 'crash' }], { dataDir });
-    t.after(() => server.stop());
     const oldBody = 'the old object';
     assert.equal((await fetch(`${server.url}/o/k`, { method: 'PUT', body: oldBody })).status, 200);
     await streamPut(server.url, 'k', killAfter, () => server.child.kill('SIGKILL'));

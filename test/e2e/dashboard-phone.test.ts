@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertNoHorizontalOverflow, checkPage, PHONE, signIn, startDashboard } from '../helpers/dashboard-browser.ts';
 
-test('the dashboard at phone width: every main page loads cleanly and fits 375 px', { timeout: 90_000 }, async (t) => {
+test('the dashboard at phone width: every main page loads cleanly and fits 375 px', { timeout: 180_000 }, async (t) => {
   const { api, dir, page, problems, apiGet, apiCall } = await startDashboard(t, {
     env: (tmp) => ({ EDGEPORT_LOGS_FILE_ROOTS: join(tmp, 'logs') }),
     context: { viewport: PHONE, isMobile: true, hasTouch: true },

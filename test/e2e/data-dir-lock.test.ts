@@ -5,7 +5,6 @@
  * sweeps the killed process's temporary files; `start` and `dev` defaults do not collide.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
@@ -14,6 +13,7 @@ import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { spawnNode } from '../helpers/child-processes.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -36,13 +36,13 @@ interface Run {
 function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   const began = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawnNode([BIN, ...args], {
       cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', ...options.env },
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -181,15 +181,15 @@ test('start and dev with their default data dirs run side by side', { timeout: 1
   writeFileSync(join(dir, 'script.mjs'), 'export default { async fetch(request, env) { await env.B.put("k", "v"); return new Response("ok"); } };\n');
   writeFileSync(join(dir, 'script.toml'), 'name = "s"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\n[[store_buckets]]\nbinding = "B"\nbucket_name = "bits"\n');
   const spawned = (args: string[]) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', ...KEY, ...ADMIN, EDGEPORT_LOG_LEVEL: 'warn' } });
+    const child = spawnNode([BIN, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', ...KEY, ...ADMIN, EDGEPORT_LOG_LEVEL: 'warn' } });
     t.after(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
     let out = '';
     let err = '';
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const ready = new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
         out += chunk.toString();
         if (/; ready\n|edgeport dev: serving/.test(out)) resolve(out);
       });

@@ -4,13 +4,13 @@
  * with exit code 1, and stops cleanly on SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { spawnNode, stopChild } from '../helpers/child-processes.ts';
 import { until } from '../helpers/delivered-logs.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -77,22 +77,18 @@ function writeScript(t: TestContext, source: string, config: string): { dir: str
 
 /** Spawns `edgeport dev` exactly as a user would, on port 0; resolves with its URL or its exit code. */
 function spawnDev(t: TestContext, config: string, dataDir: string): Promise<Dev | { exitCode: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['bin/edgeport.js', 'dev', config, '--port', '0', '--data-dir', dataDir], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnNode(['bin/edgeport.js', 'dev', config, '--port', '0', '--data-dir', dataDir], { cwd: ROOT });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
+  t.after(() => stopChild(child));
   return new Promise((resolve) => {
     const onData = () => {
       const match = /http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout);
       if (!match) return;
-      child.stdout.off('data', onData);
+      child.stdout!.off('data', onData);
       resolve({
         url: match[0],
         stdout: () => stdout,
@@ -103,7 +99,7 @@ function spawnDev(t: TestContext, config: string, dataDir: string): Promise<Dev 
         },
       });
     };
-    child.stdout.on('data', onData);
+    child.stdout!.on('data', onData);
     void exited.then((exitCode) => resolve({ exitCode, stderr }));
   });
 }
@@ -126,7 +122,7 @@ function md5(bytes: Uint8Array): string {
   return createHash('md5').update(bytes).digest('hex');
 }
 
-test('edgeport dev serves a script whose bucket binding is driven over HTTP', { timeout: 30_000 }, async (t) => {
+test('edgeport dev serves a script whose bucket binding is driven over HTTP', { timeout: 60_000 }, async (t) => {
   const dev = await startDev(t, BUCKET_SCRIPT, '\n[[store_buckets]]\nbinding = "FILES"\nbucket_name = "e2e-files"\n');
   assert.ok(existsSync(join(dev.dataDir, 'metadata.sqlite')), 'the bucket was created in the data dir on first use');
   assert.equal(dev.stdout().split('\n').filter((line) => line.includes('http://127.0.0.1:')).length, 1, 'exactly one ready line');
@@ -168,7 +164,7 @@ test('edgeport dev serves a script whose bucket binding is driven over HTTP', { 
   assert.equal(await dev.stop(), 0, 'SIGTERM stops it cleanly');
 });
 
-test('a request that spins in while (true) {} fails at the CPU limit and the next request is served', { timeout: 30_000 }, async (t) => {
+test('a request that spins in while (true) {} fails at the CPU limit and the next request is served', { timeout: 60_000 }, async (t) => {
   const dev = await startDev(t, BUCKET_SCRIPT, 'limits = { cpu_ms = 300 }\n\n[[store_buckets]]\nbinding = "FILES"\nbucket_name = "e2e-spin"\n');
   assert.equal((await fetch(`${dev.url}/k`, { method: 'PUT', body: 'still here' })).status, 200);
   const started = performance.now();
@@ -185,7 +181,7 @@ test('a request that spins in while (true) {} fails at the CPU limit and the nex
   assert.equal(await dev.stop(), 0);
 });
 
-test('a bad script config is reported on stderr with exit code 1', { timeout: 30_000 }, async (t) => {
+test('a bad script config is reported on stderr with exit code 1', { timeout: 60_000 }, async (t) => {
   const { dir, config } = writeScript(t, BUCKET_SCRIPT, 'colour = "blue"\ncompatibility_flags = ["warp_drive"]\n');
   const result = await spawnDev(t, config, join(dir, 'data'));
   assert.ok('exitCode' in result, 'it must not start');
@@ -195,11 +191,11 @@ test('a bad script config is reported on stderr with exit code 1', { timeout: 30
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace for a user error');
 });
 
-test('usage mistakes exit 2, for dev and start alike', { timeout: 30_000 }, async () => {
+test('usage mistakes exit 2, for dev and start alike', { timeout: 60_000 }, async () => {
   const run = (args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/edgeport.js', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawnNode(['bin/edgeport.js', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('exit', (code) => resolve({ code, stderr }));
   });
   const [noConfig, badPort, start] = await Promise.all([run(['dev']), run(['dev', 'x.toml', '--port', 'http']), run(['start', '--bogus'])]);

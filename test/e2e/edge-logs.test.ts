@@ -1,96 +1,21 @@
 /**
- * Issue 5 end to end through `edgeport start`: a zone with a local origin, custom fields for
- * request headers, response headers and cookies (configured through the management API), three
- * jobs — a nested filter X AND (Y OR Z) to file://, everything to store:// and to s3:// (edgeport's
- * own S3 API) — and 10,000 requests from autocannon. The delivered batches hold exactly the
- * matching requests with the right custom fields and rfc3339 timestamps. Then sample_rate 0.1
- * over 20,000 requests, and a SIGKILL mid-traffic after which every answered request is delivered once.
+ * The log pipeline end to end through `edgeport start`, what the jobs get: a zone with a local
+ * origin, custom fields for request headers, response headers and cookies (configured through
+ * the management API), three jobs — a nested filter X AND (Y OR Z) to file://, everything to
+ * store:// and to s3:// (edgeport's own S3 API) — and 10,000 requests from autocannon; the
+ * delivered batches hold exactly the matching requests with the right custom fields and rfc3339
+ * timestamps. A script routed on the zone is logged beside the origin's requests.
+ * (Sampling: edge-logs-sampling.test.ts; delivery through failures: edge-logs-delivery.test.ts.)
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { test, type TestContext } from 'node:test';
-import autocannon from 'autocannon';
+import { request, type IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { test } from 'node:test';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { fileLines as readLines, gunzipLines, until } from '../helpers/delivered-logs.ts';
-import { answeredRay } from '../helpers/edge-request.ts';
-import { startEdgeport, writeScriptConfig, type EdgeportServer } from '../helpers/edgeport-server.ts';
-import { managementApi, type ApiClient } from '../helpers/management-api.ts';
+import { gunzipLines, until } from '../helpers/delivered-logs.ts';
+import { ADMIN, FIELDS, S3_KEY, apiOf, createFileJob, createZone, fileLines, load, raw, startOrigin, startServer, type LogLine } from '../helpers/edge-logs-setup.ts';
+import { startEdgeport, writeScriptConfig } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'owner@example.test', EDGEPORT_ADMIN_KEY: 'e2e-admin-key-0123456789' };
-const S3_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTE2EKEY01', EDGEPORT_S3_SECRET_ACCESS_KEY: 'e2e-secret-0123456789abcdef' };
-const FIELDS = ['RayID', 'ClientRequestHost', 'ClientRequestPath', 'EdgeResponseStatus', 'EdgeStartTimestamp', 'RequestHeaders', 'ResponseHeaders', 'Cookies'];
-
-interface Seen { path: string; host: string; status: number }
-
-/** A delivered log line (only the fields a job selected are present). */
-interface LogLine {
-  RayID: string;
-  ClientRequestPath: string;
-  EdgeStartTimestamp: string;
-  RequestHeaders: Record<string, string>;
-  ResponseHeaders: Record<string, string>;
-  Cookies: Record<string, string>;
-  [field: string]: unknown;
-}
-
-/** The origin: 500 for /fail/*, 200 otherwise, two Set-Cookie headers; remembers every ray it served. */
-async function startOrigin(t: TestContext): Promise<{ url: string; seen: Map<string, Seen> }> {
-  const seen = new Map<string, Seen>();
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const status = req.url!.startsWith('/fail') ? 500 : 200;
-    seen.set(String(req.headers['edgeport-ray']), { path: req.url!.split('?')[0]!, host: String(req.headers.host).split(':')[0]!, status });
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(status, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'X-Origin', 'origin-1']);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-/** The data dir is `<test dir>/data`; file:// jobs write below the test dir (the only file root). */
-async function startServer(t: TestContext, dataDir: string): Promise<EdgeportServer> {
-  const server = await startEdgeport({ dataDir, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200', EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir) } });
-  t.after(() => server.stop());
-  return server;
-}
-
-function apiOf(server: EdgeportServer): ApiClient {
-  return managementApi(server.urls['management API']!, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
-}
-
-async function createZone(api: ApiClient, origin: string): Promise<string> {
-  const [account] = await api.call<Array<{ id: string }>>('GET', '/accounts');
-  const zone = await api.call<{ id: string }>('POST', '/zones', { name: 'example.test', account: { id: account!.id }, origin });
-  await api.call('PUT', `/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, {
-    rules: [{
-      action: 'log_custom_field', expression: 'true', description: 'e2e',
-      action_parameters: {
-        request_fields: [{ name: 'x-trace' }, { name: 'user-agent' }],
-        response_fields: [{ name: 'set-cookie' }, { name: 'x-origin' }],
-        cookie_fields: [{ name: 'session' }],
-      },
-    }],
-  });
-  return zone.id;
-}
-
-/** A file:// job, through the ownership challenge as a user would do it. */
-async function createFileJob(api: ApiClient, zoneId: string, directory: string, extra: Record<string, unknown>): Promise<{ id: number }> {
-  const destination = `file://${directory}/{DATE}`;
-  const challenge = await api.call<{ filename: string }>('POST', `/zones/${zoneId}/logshipping/ownership`, { destination_conf: destination });
-  const token = readFileSync(challenge.filename.startsWith('/') ? challenge.filename : join(directory, challenge.filename), 'utf8').trim();
-  return api.call('POST', `/zones/${zoneId}/logshipping/jobs`, { name: 'file-job', destination_conf: destination, dataset: 'http_requests', enabled: true, ownership_challenge: token, ...extra });
-}
-
-const fileLines = (directory: string): LogLine[] => readLines<LogLine>(directory);
 
 async function bucketLines(s3: S3Client, bucket: string): Promise<LogLine[]> {
   const buffers: Buffer[] = [];
@@ -105,24 +30,6 @@ async function bucketLines(s3: S3Client, bucket: string): Promise<LogLine[]> {
     token = page.NextContinuationToken;
   } while (token);
   return gunzipLines<LogLine>(buffers);
-}
-
-/** `count` requests from autocannon, cycling paths and hosts; every request carries x-trace and a session cookie. */
-async function load(edge: string, count: number): Promise<void> {
-  const paths = ['/api/items', '/fail/now', '/static/app.js', '/api/cart'];
-  const hosts = ['example.test', 'example.test', 'www.example.test'];
-  let n = 0;
-  const result = await autocannon({
-    url: edge, connections: 16, amount: count, timeout: 20,
-    requests: [{
-      setupRequest: (req: Record<string, unknown>) => {
-        const i = n++;
-        return { ...req, method: 'GET', path: `${paths[i % paths.length]}?i=${i}`, headers: { host: hosts[i % hosts.length], 'x-trace': `t${i}`, cookie: `session=s${i}; other=x`, 'user-agent': 'autocannon-e2e' } };
-      },
-    }],
-  } as unknown as autocannon.Options);
-  assert.equal(result.errors, 0, 'no request failed');
-  assert.equal(result.non2xx, Math.floor(count / 4) + (count % 4 > 1 ? 1 : 0), 'only /fail answered 500');
 }
 
 /** GET through the edge with a Host header (fetch cannot set Host). */
@@ -141,11 +48,7 @@ function getVia(edge: string, host: string, path: string): Promise<{ body: strin
   });
 }
 
-function raw(port: number, headers: string[], path = '/api/raw'): Promise<string> {
-  return answeredRay({ host: '127.0.0.1', port, path, headers: ['Host', 'example.test', ...headers] as unknown as Record<string, string> });
-}
-
-test('10,000 requests: each job gets exactly its requests, with custom fields and rfc3339 timestamps', async (t) => {
+test('10,000 requests: each job gets exactly its requests, with custom fields and rfc3339 timestamps', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t);
   const origin = await startOrigin(t);
   const server = await startServer(t, join(dir, 'data'));
@@ -205,105 +108,7 @@ test('10,000 requests: each job gets exactly its requests, with custom fields an
   }
 });
 
-test('sample_rate 0.1 over 20,000 requests delivers 10% within 1.5 points', async (t) => {
-  const dir = tempDir(t);
-  const origin = await startOrigin(t);
-  const server = await startServer(t, join(dir, 'data'));
-  const api = apiOf(server);
-  const zoneId = await createZone(api, origin.url);
-  await createFileJob(api, zoneId, join(dir, 'sampled'), { output_options: { field_names: ['RayID'], sample_rate: 0.1 } });
-  const result = await autocannon({ url: server.urls.edge!, connections: 16, amount: 20_000, headers: { host: 'example.test' } });
-  assert.equal(result.errors, 0);
-  await sleep(600);
-  const lines = await until(() => fileLines(join(dir, 'sampled')), (l) => l.length > 0, 'sampled lines');
-  await sleep(500);
-  const kept = fileLines(join(dir, 'sampled')).length / 20_000;
-  assert.ok(Math.abs(kept - 0.1) <= 0.015, `kept ${(kept * 100).toFixed(2)}%`);
-  assert.ok(lines.every((l) => Object.keys(l).join() === 'RayID'));
-});
-
-test('an HTTP receiver answering 500 for a while: the API shows the error, then every line arrives once and the error clears', async (t) => {
-  const dir = tempDir(t);
-  let failing = false;
-  const received: string[] = [];
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (failing) return void res.writeHead(500).end('receiver down');
-      const text = gunzipLines<{ RayID?: string }>([Buffer.concat(chunks)]);
-      for (const line of text) if (line.RayID) received.push(line.RayID);
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { receiver.closeAllConnections(); receiver.close(() => resolve()); }));
-  const origin = await startOrigin(t);
-  const server = await startServer(t, join(dir, 'data'));
-  const api = apiOf(server);
-  const zoneId = await createZone(api, origin.url);
-  const destination = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ingest`;
-  // Created while the receiver is up: the API's test upload must succeed.
-  const job = await api.call<{ id: number }>('POST', `/zones/${zoneId}/logshipping/jobs`, {
-    name: 'http-job', destination_conf: destination, dataset: 'http_requests', enabled: true, output_options: { field_names: ['RayID'] },
-  });
-  failing = true;
-  await load(server.urls.edge!, 200);
-  type JobJson = { last_complete: string | null; last_error: string | null; error_message: string | null };
-  const failed = await until(() => api.call<JobJson>('GET', `/zones/${zoneId}/logshipping/jobs/${job.id}`),
-    (j) => j.error_message !== null, 'the error on the job', 15_000);
-  assert.match(failed.error_message!, /500/);
-  assert.ok(failed.last_error !== null && !Number.isNaN(Date.parse(failed.last_error)), 'last_error is a time');
-  assert.equal(received.length, 0);
-  failing = false;
-  await load(server.urls.edge!, 100);
-  const rays = await until(() => received, (r) => r.length >= 300, 'all 300 lines', 30_000);
-  assert.equal(new Set(rays).size, 300, 'nothing lost, nothing delivered twice');
-  assert.deepEqual(new Set(rays), new Set(origin.seen.keys()));
-  const healed = await until(() => api.call<JobJson>('GET', `/zones/${zoneId}/logshipping/jobs/${job.id}`),
-    (j) => j.error_message === null, 'the error cleared', 15_000);
-  assert.ok(healed.last_complete !== null);
-});
-
-test('SIGKILL mid-traffic, then restart: every request answered before the kill is delivered once', async (t) => {
-  const dir = tempDir(t);
-  const dataDir = join(dir, 'data');
-  const origin = await startOrigin(t);
-  const first = await startServer(t, dataDir);
-  const zoneId = await createZone(apiOf(first), origin.url);
-  await createFileJob(apiOf(first), zoneId, join(dir, 'killed'), { output_options: { field_names: ['RayID'] } });
-
-  const edgePort = Number(new URL(first.urls.edge!).port);
-  const answered: string[] = [];
-  let stop = false;
-  const client = async (): Promise<void> => {
-    while (!stop) {
-      try {
-        answered.push(await raw(edgePort, [], `/api/k${answered.length}`));
-      } catch {
-        return; // the server is gone
-      }
-    }
-  };
-  const clients = Array.from({ length: 8 }, () => client());
-  await until(() => answered.length, (n) => n >= 1500, 'traffic before the kill', 20_000);
-  const exited = new Promise((resolve) => first.child.once('exit', resolve));
-  first.child.kill('SIGKILL');
-  stop = true;
-  await Promise.all(clients);
-  await exited;
-
-  const second = await startServer(t, dataDir);
-  void second;
-  const delivered = await until(() => fileLines(join(dir, 'killed')), (lines) => new Set(lines.map((l) => l.RayID)).size >= answered.length, 'the spool after restart');
-  const rays = delivered.map((l) => l.RayID as string);
-  const counts = new Map<string, number>();
-  for (const ray of rays) counts.set(ray, (counts.get(ray) ?? 0) + 1);
-  for (const ray of answered) assert.equal(counts.get(ray), 1, `ray ${ray} delivered once`);
-  assert.equal(rays.length, counts.size, 'nothing delivered twice');
-});
-
-test('a script routed on the zone serves its paths with its bucket binding; the origin serves the rest; both are logged', async (t) => {
+test('a script routed on the zone serves its paths with its bucket binding; the origin serves the rest; both are logged', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const args = writeScriptConfig(dir, {
     name: 'counter', route: 'example.test/api/*', bucket: 'script-data', source: `export default {
@@ -316,8 +121,7 @@ test('a script routed on the zone serves its paths with its bucket binding; the 
   };`,
   });
   const origin = await startOrigin(t);
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: dir } });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: dir } });
   assert.match(server.banner, /script "counter" on example\.test\/api\/\*/);
   const api = apiOf(server);
   const zoneId = await createZone(api, origin.url);

@@ -49,8 +49,7 @@ test('the edge answers malformed Host headers with 400s that say what is wrong, 
     name: 'echo', route: 'script.test/*', bucket: 'echo-bucket',
     source: 'export default { async fetch(request) { await request.arrayBuffer(); return new Response(`script: ${request.url}`); } };',
   });
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), args, env: ADMIN });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), args, env: ADMIN });
   const api = managementApi(server.urls['management API']!, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
   const [account] = await api.call<Array<{ id: string }>>('GET', '/accounts');
   await api.call('POST', '/zones', { name: 'origin.test', account: { id: account!.id }, origin });

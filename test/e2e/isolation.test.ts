@@ -98,7 +98,7 @@ test('two accounts: buckets, S3 keys, the dashboard\'s store routes and scripts 
   const dataDir = join(dir, 'data');
   const env = { EDGEPORT_ADMIN_EMAIL: A.email, EDGEPORT_ADMIN_KEY: A.key, EDGEPORT_S3_ACCESS_KEY_ID: S3_A.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: S3_A.secretAccessKey };
   // Alice is the first account (the operator); Bob is made with the CLI, and his script names him.
-  const first = await startEdgeport({ dataDir, env });
+  const first = await startEdgeport({ owner: t, dataDir, env });
   await first.stop();
   const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
   const bobKey = /X-Auth-Key: +(\S+)/.exec(stdout)![1]!;
@@ -111,8 +111,7 @@ routes = ["bob.test/*"]
 store_buckets = [{ binding = "BUCKET", bucket_name = "photos" }]
 account = "bob@example.com"
 `);
-  const server = await startEdgeport({ dataDir, env, args: ['--config', join(dir, 'edgeport.toml')] });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir, env, args: ['--config', join(dir, 'edgeport.toml')] });
   const alice = await account(server, A.email, A.key);
   const bob = await account(server, 'bob@example.com', bobKey);
   assert.notEqual(alice.id, bob.id);
@@ -185,8 +184,7 @@ test('two accounts: zones, origins, log destinations and sessions cannot be take
   const dataDir = join(dir, 'data');
   const logRoot = join(dir, 'logs');
   const env = { EDGEPORT_ADMIN_EMAIL: A.email, EDGEPORT_ADMIN_KEY: A.key, EDGEPORT_LOGS_FILE_ROOTS: logRoot };
-  const server = await startEdgeport({ dataDir, env });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir, env });
   const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
   const alice = await account(server, A.email, A.key);
   const bob = await account(server, 'bob@example.com', /X-Auth-Key: +(\S+)/.exec(stdout)![1]!);

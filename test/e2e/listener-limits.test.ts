@@ -27,8 +27,7 @@ const LISTENERS = ['edge', 'management API', 'gateway', 'S3-compatible API'] as 
 const MiB = 1024 * 1024;
 
 async function startServer(t: TestContext, env: Record<string, string> = {}): Promise<EdgeportServer> {
-  const server = await startEdgeport({ dataDir: join(tempDir(t), 'data'), env: { ...ENV, ...env } });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir: join(tempDir(t), 'data'), env: { ...ENV, ...env } });
   return server;
 }
 

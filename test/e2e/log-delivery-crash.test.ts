@@ -69,8 +69,7 @@ test('SIGKILL while a batch is being written to a file:// destination, again and
   const origin = await startOrigin(t);
   const env = { ...ADMIN, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: logs };
   const start = async (): Promise<EdgeportServer> => {
-    const server = await startEdgeport({ dataDir, env });
-    t.after(() => server.stop());
+    const server = await startEdgeport({ owner: t, dataDir, env });
     return server;
   };
 

@@ -11,10 +11,9 @@ import Cloudflare from 'cloudflare';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle, errors', async (t) => {
+test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle, errors', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), env: { EDGEPORT_ADMIN_EMAIL: '', EDGEPORT_ADMIN_KEY: '' } });
-  t.after(() => server.stop());
+  const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), env: { EDGEPORT_ADMIN_EMAIL: '', EDGEPORT_ADMIN_KEY: '' } });
   const email = /X-Auth-Email: (\S+)/.exec(server.banner)?.[1];
   const key = /X-Auth-Key: +(\S+)/.exec(server.banner)?.[1];
   assert.ok(email && key, `the first account is printed once:\n${server.banner}`);

@@ -5,15 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { peakRssGrowth } from '../helpers/process-memory.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const MiB = 1024 * 1024;
 const KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTMEMKEY01', EDGEPORT_S3_SECRET_ACCESS_KEY: 'memory-secret-0123456789abcdef' };
@@ -27,13 +25,9 @@ function blocks(count: number): { stream: () => Readable; md5: string } {
   return { stream: () => Readable.from((function* () { for (let i = 0; i < count; i++) yield Buffer.alloc(MiB, i % 251); })()), md5: md5.digest('hex') };
 }
 
-test('large PUT, multipart upload and GET stream through the server without holding the body', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'edgeport-s3-memory-'));
-  const server = await startEdgeport({ dataDir: dir, env: KEY });
-  t.after(async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+test('large PUT, multipart upload and GET stream through the server without holding the body', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, 'edgeport-s3-memory-');
+  const server = await startEdgeport({ owner: t, dataDir: dir, env: KEY });
   const pid = server.child.pid!;
   const client = new S3Client({
     endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true,

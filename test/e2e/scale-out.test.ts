@@ -53,10 +53,9 @@ async function startPair(t: TestContext): Promise<Pair> {
   };`,
   });
   const [a, b] = await Promise.all([
-    startEdgeport({ dataDir: join(dir, 'a'), env, args }),
-    startEdgeport({ dataDir: join(dir, 'b'), env, args }),
+    startEdgeport({ owner: t, dataDir: join(dir, 'a'), env, args }),
+    startEdgeport({ owner: t, dataDir: join(dir, 'b'), env, args }),
   ]);
-  t.after(() => Promise.all([a.stop(), b.stop()]));
   return { a, b, dir };
 }
 
@@ -73,7 +72,7 @@ function apiOf(server: EdgeportServer): ApiClient {
   return managementApi(server.urls['management API']!, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
 }
 
-test('two instances share one store: read-after-write, one winner of 100 conditional puts, multipart across instances', async (t) => {
+test('two instances share one store: read-after-write, one winner of 100 conditional puts, multipart across instances', { timeout: 120_000 }, async (t) => {
   const { a, b } = await startPair(t);
   const [s3a, s3b] = [s3Of(t, a), s3Of(t, b)];
   await s3a.send(new CreateBucketCommand({ Bucket: 'shared' }));
@@ -119,7 +118,7 @@ test('two instances share one store: read-after-write, one winner of 100 conditi
   assert.match(whole.ETag!, /-2"$/);
 });
 
-test('two instances share one control plane: one ruleset per phase, changes on A apply to B\'s log lines, each line delivered once', async (t) => {
+test('two instances share one control plane: one ruleset per phase, changes on A apply to B\'s log lines, each line delivered once', { timeout: 60_000 }, async (t) => {
   const { a, b, dir } = await startPair(t);
   const origin = await startOrigin(t);
   const [apiA, apiB] = [apiOf(a), apiOf(b)];
@@ -181,7 +180,7 @@ test('two instances share one control plane: one ruleset per phase, changes on A
 });
 
 /** An origin that answers 200 "ok". */
-test('two instances share dashboard sessions: signed in on A, used on B, signed out on B, refused on A', async (t) => {
+test('two instances share dashboard sessions: signed in on A, used on B, signed out on B, refused on A', { timeout: 60_000 }, async (t) => {
   const { a, b } = await startPair(t);
   const api = (server: EdgeportServer) => server.urls['management API']!;
   const signIn = await fetch(`${api(a)}/sessions`, {

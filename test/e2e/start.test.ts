@@ -20,10 +20,9 @@ function client(endpoint: string, key: { accessKeyId: string; secretAccessKey: s
   return new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: key });
 }
 
-test('first start prints an S3 key once; the data and the key survive a restart', async (t) => {
+test('first start prints an S3 key once; the data and the key survive a restart', { timeout: 60_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
-  const first = await startEdgeport({ dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
-  t.after(() => first.stop());
+  const first = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
   assert.ok(first.urls[S3], first.banner);
   const key = first.s3Key;
   assert.ok(key, `a generated key is printed:\n${first.banner}`);
@@ -37,8 +36,7 @@ test('first start prints an S3 key once; the data and the key survive a restart'
   assert.match(await unsigned.text(), /<Code>AccessDenied<\/Code>/);
   assert.equal(await first.stop(), 0);
 
-  const second = await startEdgeport({ dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
-  t.after(() => second.stop());
+  const second = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
   assert.equal(second.s3Key, undefined, 'the key is printed only on the first start');
   const again = client(second.urls[S3]!, key);
   const object = await again.send(new GetObjectCommand({ Bucket: 'kept', Key: 'a/b.txt' }));
@@ -48,13 +46,12 @@ test('first start prints an S3 key once; the data and the key survive a restart'
   assert.equal(await second.stop(), 0);
 });
 
-test('the S3 key comes from EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY when set', async (t) => {
+test('the S3 key comes from EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY when set', { timeout: 60_000 }, async (t) => {
   const key = { accessKeyId: 'EDGEPORTCIKEY0001', secretAccessKey: 'ci-secret-0123456789abcdef' };
   const server = await startEdgeport({
-    dataDir: join(tempDir(t), 'data'),
+    owner: t, dataDir: join(tempDir(t), 'data'),
     env: { EDGEPORT_S3_ACCESS_KEY_ID: key.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: key.secretAccessKey },
   });
-  t.after(() => server.stop());
   assert.equal(server.s3Key, undefined);
   assert.doesNotMatch(server.banner, /ci-secret/, 'a given secret is never printed');
   const s3 = client(server.urls[S3]!, key);
@@ -67,7 +64,7 @@ function runStartSync(args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', ...args], { encoding: 'utf8', timeout: 20_000 });
 }
 
-test('a bad config, an unusable database or blobs URL, a bad flag or a taken port exit with a message', async (t) => {
+test('a bad config, an unusable database or blobs URL, a bad flag or a taken port exit with a message', { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   const missing = runStartSync(['--config', join(dir, 'nope.toml'), '--data-dir', join(dir, 'd1')]);
   assert.equal(missing.status, 1);

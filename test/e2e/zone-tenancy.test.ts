@@ -68,8 +68,7 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   const origin = await internalOrigin(t);
 
   // First run: the operator allows private origins.
-  const first = await startEdgeport({ dataDir, env: { ...ADMIN, EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } });
-  t.after(() => first.stop());
+  const first = await startEdgeport({ owner: t, dataDir, env: { ...ADMIN, EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } });
   const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.test', '--data-dir', dataDir]);
   const bobKey = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
   assert.ok(bobKey, stdout);
@@ -107,8 +106,7 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   assert.equal(await first.stop(), 0);
 
   // Second run on the default: private origins are the operator's again, for zones already made too.
-  const second = await startEdgeport({ dataDir, env: ADMIN });
-  t.after(() => second.stop());
+  const second = await startEdgeport({ owner: t, dataDir, env: ADMIN });
   assert.deepEqual(await viaEdge(second.urls.edge!, 'shop.test'), { status: 200, body: 'internal' }, "the operator's local origin works on the default");
   const refused = await viaEdge(second.urls.edge!, 'bob.test');
   assert.equal(refused.status, 403);

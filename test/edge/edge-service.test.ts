@@ -91,7 +91,7 @@ function send(port: number, options: { host: string; path?: string; method?: str
   });
 }
 
-test('proxies to the origin with streaming bodies; hop-by-hop headers stay behind; records carry first-instance custom fields', async (t) => {
+test('proxies to the origin with streaming bodies; hop-by-hop headers stay behind; records carry first-instance custom fields', { timeout: 10_000 }, async (t) => {
   let seen: IncomingMessage['headers'] = {};
   const origin = createServer((req, res) => {
     seen = req.headers;
@@ -129,7 +129,7 @@ test('proxies to the origin with streaming bodies; hop-by-hop headers stay behin
   assert.deepEqual(line!.Cookies, { session: 'abc' });
 });
 
-test('a ruleset update applies from the next request on', async (t) => {
+test('a ruleset update applies from the next request on', { timeout: 10_000 }, async (t) => {
   const origin = createServer((_req, res) => res.end('ok'));
   const edge = await setup(t, `http://127.0.0.1:${await listen(origin, t)}`, { requestFields: ['x-a'], responseFields: [], cookieFields: [] });
   await send(edge.port, { host: 'example.test', headers: ['X-A', '1', 'X-B', '2'] });
@@ -139,7 +139,7 @@ test('a ruleset update applies from the next request on', async (t) => {
   assert.deepEqual(lines.map((l) => l.RequestHeaders), [{ 'x-a': '1' }, { 'x-b': '2' }]);
 });
 
-test('unknown host, no origin, origin down and origin timeout answer clearly, and each still yields a record', async (t) => {
+test('unknown host, no origin, origin down and origin timeout answer clearly, and each still yields a record', { timeout: 10_000 }, async (t) => {
   const hanging = createServer(() => { /* never answers */ });
   const hangingPort = await listen(hanging, t);
   const edge = await setup(t, `http://127.0.0.1:${hangingPort}`, { requestFields: [], responseFields: [], cookieFields: [] });
@@ -156,7 +156,7 @@ test('unknown host, no origin, origin down and origin timeout answer clearly, an
   assert.equal(lines[0]!.OriginResponseStatus, 0);
 });
 
-test('an origin that refuses connections answers 521 and is logged', async (t) => {
+test('an origin that refuses connections answers 521 and is logged', { timeout: 10_000 }, async (t) => {
   const closed = createServer();
   const port = await listen(closed, t);
   await new Promise<void>((resolve) => closed.close(() => resolve()));

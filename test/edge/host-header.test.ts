@@ -6,7 +6,7 @@ import { parseHostHeader } from '../../src/edge/host-header.ts';
 
 const host = (value: string) => parseHostHeader(['Host', value]);
 
-test('a host name, IPv4 or bracketed IPv6 address, with an optional port, routes by the host alone', () => {
+test('a host name, IPv4 or bracketed IPv6 address, with an optional port, routes by the host alone', { timeout: 10_000 }, () => {
   assert.deepEqual(host('Shop.Example.TEST'), { host: 'shop.example.test' });
   assert.deepEqual(host('shop.example.test.'), { host: 'shop.example.test' });
   assert.deepEqual(host('shop.example.test:8080'), { host: 'shop.example.test' });
@@ -17,7 +17,7 @@ test('a host name, IPv4 or bracketed IPv6 address, with an optional port, routes
   assert.deepEqual(parseHostHeader(['X-A', '1', 'hOsT', 'example.test', 'X-B', '2']), { host: 'example.test' });
 });
 
-test('none, several, empty or invalid Host headers are problems that say what is wrong', () => {
+test('none, several, empty or invalid Host headers are problems that say what is wrong', { timeout: 10_000 }, () => {
   assert.deepEqual(parseHostHeader(['X-A', '1']), { problem: 'the request has no Host header: send one naming the site, such as "Host: example.com".' });
   assert.deepEqual(parseHostHeader(['Host', 'a.test', 'Host', 'b.test']), { problem: 'the request has 2 Host headers: send exactly one.' });
   assert.deepEqual(parseHostHeader(['Host', 'a.test', 'host', 'a.test']), { problem: 'the request has 2 Host headers: send exactly one.' }, 'even when they agree');
@@ -32,7 +32,7 @@ test('none, several, empty or invalid Host headers are problems that say what is
   assert.ok('problem' in long && long.problem.includes(`${'x'.repeat(100)}..."`), 'a long value is shown cut');
 });
 
-test('property: never throws; any domain name with any port routes by its lower-case name', () => {
+test('property: never throws; any domain name with any port routes by its lower-case name', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom('Host', 'host', 'X-Other', 'Hosts'), fc.string({ unit: 'binary' }))), (pairs) => {
     const parsed = parseHostHeader(pairs.flat());
     const count = pairs.filter(([name]) => name.toLowerCase() === 'host').length;

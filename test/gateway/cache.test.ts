@@ -8,7 +8,7 @@ import { InFlight } from '../../src/gateway/cache/in-flight.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 
-test('the cache evicts the least recently used entry past its entry limit', () => {
+test('the cache evicts the least recently used entry past its entry limit', { timeout: 10_000 }, () => {
   const cache = new AnswerCache({ maxEntries: 2, maxBytes: 1_000_000 });
   cache.set('a', '1');
   cache.set('b', '2');
@@ -20,7 +20,7 @@ test('the cache evicts the least recently used entry past its entry limit', () =
   assert.equal(cache.size, 2);
 });
 
-test('the cache stays under its byte limit and skips values larger than all of it', () => {
+test('the cache stays under its byte limit and skips values larger than all of it', { timeout: 10_000 }, () => {
   const cache = new AnswerCache({ maxEntries: 100, maxBytes: 100 });
   cache.set('k1', 'x'.repeat(20));
   cache.set('k2', 'y'.repeat(20));
@@ -35,7 +35,7 @@ test('the cache stays under its byte limit and skips values larger than all of i
   assert.equal(new AnswerCache({ maxEntries: 0, maxBytes: 100 }).size, 0);
 });
 
-test('final answers: constants and by-hash always; by number only at or below the finalized head; never tags or null', () => {
+test('final answers: constants and by-hash always; by number only at or below the finalized head; never tags or null', { timeout: 10_000 }, () => {
   const finalized = 100n;
   const cases: Array<[string, unknown[], string, boolean]> = [
     ['eth_chainId', [], '"0xaa36a7"', true],
@@ -66,7 +66,7 @@ test('final answers: constants and by-hash always; by number only at or below th
   assert.equal(isFinalAnswer('eth_getBlockByNumber', ['0x0', false], '{}', -1n), false, 'nothing is final before the head is known');
 });
 
-test('in-flight: concurrent runs of one key share one call; a finished key runs again', async () => {
+test('in-flight: concurrent runs of one key share one call; a finished key runs again', { timeout: 10_000 }, async () => {
   const inFlight = new InFlight<number>();
   let calls = 0;
   const work = async () => {
@@ -81,7 +81,7 @@ test('in-flight: concurrent runs of one key share one call; a finished key runs 
   assert.equal(inFlight.size, 0, 'failures are not kept');
 });
 
-test('the finality tracker refreshes in the background when stale, never goes back, survives failures', async () => {
+test('the finality tracker refreshes in the background when stale, never goes back, survives failures', { timeout: 10_000 }, async () => {
   const clock = new FakeClock();
   const answers: Array<bigint | Error> = [10n, 5n, new Error('down'), 20n];
   let asked = 0;

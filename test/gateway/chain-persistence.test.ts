@@ -10,7 +10,7 @@ import { DEV_ACCOUNTS, DEV_MNEMONIC } from '../../src/gateway/index.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { startGateway } from './helpers.ts';
 
-test('transactions sent before a restart are there after it, with the same block hashes', async (t) => {
+test('transactions sent before a restart are there after it, with the same block hashes', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const to = DEV_ACCOUNTS[4]!.address;
   const first = await startGateway(t, { dataDir });
@@ -34,7 +34,7 @@ test('transactions sent before a restart are there after it, with the same block
   assert.equal(await again.getTransactionCount({ address: DEV_ACCOUNTS[0]!.address }), 3);
 });
 
-test('a journal that does not fit (another chain id, or unreadable) is moved aside and a fresh chain starts', async (t) => {
+test('a journal that does not fit (another chain id, or unreadable) is moved aside and a fresh chain starts', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const first = await startGateway(t, { dataDir });
   await first.stop();
@@ -54,7 +54,7 @@ test('a journal that does not fit (another chain id, or unreadable) is moved asi
   assert.equal(readdirSync(join(dataDir, 'gateway')).filter((f) => f.endsWith('.unused')).length, 2);
 });
 
-test('after replaying old blocks, new blocks carry the wall-clock time again', async (t) => {
+test('after replaying old blocks, new blocks carry the wall-clock time again', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const account = mnemonicToAccount(DEV_MNEMONIC);
   const sign = (nonce: number) => account.signTransaction({ chainId: 11155111, type: 'eip1559', to: account.address, value: 1n, nonce, gas: 21000n, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });

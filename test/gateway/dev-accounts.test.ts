@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { describeDevAccounts, DEV_ACCOUNTS, DEV_MNEMONIC } from '../../src/gateway/backends/dev-accounts.ts';
 
-test('each table entry is the BIP-44 account of its index, and its key signs for its address', () => {
+test('each table entry is the BIP-44 account of its index, and its key signs for its address', { timeout: 10_000 }, () => {
   assert.equal(DEV_ACCOUNTS.length, 10);
   DEV_ACCOUNTS.forEach((account, i) => {
     assert.equal(mnemonicToAccount(DEV_MNEMONIC, { addressIndex: i }).address, account.address, `#${i}`);

@@ -7,25 +7,25 @@ import { rpc, startGateway, type RunningGateway } from './helpers.ts';
 let gateway: RunningGateway;
 before(async (t) => {
   gateway = await startGateway(t as never, { section: { max_body_bytes: 4096, max_batch_items: 5 } });
-});
+}, { timeout: 30_000 });
 
 const SEPOLIA = '/v1/sepolia';
 
-test('a single call answers one object with HTTP 200 and application/json', async () => {
+test('a single call answers one object with HTTP 200 and application/json', { timeout: 10_000 }, async () => {
   const answer = await gateway.post(SEPOLIA, rpc('eth_chainId', [], 7));
   assert.equal(answer.status, 200);
   assert.equal(answer.headers.get('content-type'), 'application/json');
   assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 7, result: '0xaa36a7' });
 });
 
-test('ids are echoed exactly: strings, numbers, null, fractions and integers beyond 2^53', async () => {
+test('ids are echoed exactly: strings, numbers, null, fractions and integers beyond 2^53', { timeout: 10_000 }, async () => {
   for (const id of ['"abc"', '"1"', '0', '-5', '1.5', 'null', '"ü\\u00e9"', '123456789012345678901234567890', '9007199254740993']) {
     const answer = await gateway.post(SEPOLIA, `{"jsonrpc":"2.0","method":"eth_chainId","id":${id}}`);
     assert.equal(answer.text, `{"jsonrpc":"2.0","id":${id === '"ü\\u00e9"' ? '"üé"' : id},"result":"0xaa36a7"}`, `id ${id}`);
   }
 });
 
-test('params may be omitted (treated as []), and named params are refused with -32602', async () => {
+test('params may be omitted (treated as []), and named params are refused with -32602', { timeout: 10_000 }, async () => {
   assert.equal((await gateway.post(SEPOLIA, { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' })).json.result, '0x0');
   const named = await gateway.post(SEPOLIA, { jsonrpc: '2.0', id: 2, method: 'eth_getBalance', params: { address: '0x00' } });
   assert.equal(named.status, 200);
@@ -33,7 +33,7 @@ test('params may be omitted (treated as []), and named params are refused with -
   assert.match(named.json.error.message, /positional params; send "params" as an array/);
 });
 
-test('-32700: a body that is not JSON gets one error object with id null', async () => {
+test('-32700: a body that is not JSON gets one error object with id null', { timeout: 10_000 }, async () => {
   for (const body of ['{', '{"jsonrpc":"2.0",', 'nope', '']) {
     const answer = await gateway.post(SEPOLIA, body);
     assert.equal(answer.status, 200);
@@ -41,7 +41,7 @@ test('-32700: a body that is not JSON gets one error object with id null', async
   }
 });
 
-test('-32600: malformed requests, each with a message naming the problem', async () => {
+test('-32600: malformed requests, each with a message naming the problem', { timeout: 10_000 }, async () => {
   const cases: Array<[string, unknown, RegExp]> = [
     ['a number', 1, /body must be a request object or a batch/],
     ['a string', '"x"', /body must be a request object or a batch/],
@@ -64,13 +64,13 @@ test('-32600: malformed requests, each with a message naming the problem', async
   }
 });
 
-test('-32600: an empty batch is one error object, not an array', async () => {
+test('-32600: an empty batch is one error object, not an array', { timeout: 10_000 }, async () => {
   const answer = await gateway.post(SEPOLIA, '[]');
   assert.equal(answer.status, 200);
   assert.deepEqual(answer.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request: empty batch. A batch is a non-empty array of request objects.' } });
 });
 
-test('-32601: unknown methods, and refused ones with the reason and the way out', async () => {
+test('-32601: unknown methods, and refused ones with the reason and the way out', { timeout: 10_000 }, async () => {
   const unknown = await gateway.post(SEPOLIA, rpc('eth_frobnicate'));
   assert.deepEqual(unknown.json.error, { code: -32601, message: 'The method eth_frobnicate does not exist/is not available.' });
   for (const [method, reason] of [
@@ -88,7 +88,7 @@ test('-32601: unknown methods, and refused ones with the reason and the way out'
   }
 });
 
-test('-32602: the real gateway\'s parameter limits, and the chain\'s own params errors', async () => {
+test('-32602: the real gateway\'s parameter limits, and the chain\'s own params errors', { timeout: 10_000 }, async () => {
   const logs = await gateway.post(SEPOLIA, rpc('eth_getLogs', [{ fromBlock: '0x0', toBlock: '0x320' }]));
   assert.equal(logs.json.error.code, -32602);
   assert.match(logs.json.error.message, /eth_getLogs is limited to 800 blocks per query; blocks 0 to 800 are 801/);
@@ -104,7 +104,7 @@ test('-32602: the real gateway\'s parameter limits, and the chain\'s own params 
   assert.equal(badAddress.json.error.data, undefined, 'the chain\'s echo of the request is not passed on');
 });
 
-test('a revert comes back in geth\'s shape: code 3, "execution reverted: <reason>", revert bytes in data', async () => {
+test('a revert comes back in geth\'s shape: code 3, "execution reverted: <reason>", revert bytes in data', { timeout: 10_000 }, async () => {
   const reason = '08c379a0' + '20'.padStart(64, '0') + '4'.padStart(64, '0') + '6e6f7065'.padEnd(64, '0');
   const answer = await gateway.post(SEPOLIA, rpc('eth_call', [{ data: `0x6064600c6000396064${'6000fd'}${reason}` }, 'latest']));
   assert.deepEqual(answer.json.error, { code: 3, message: 'execution reverted: nope', data: `0x${reason}` });
@@ -112,7 +112,7 @@ test('a revert comes back in geth\'s shape: code 3, "execution reverted: <reason
   assert.deepEqual(bare.json.error, { code: -32000, message: 'execution reverted' });
 });
 
-test('a batch answers every member in order, each with its own id; invalid members do not spoil the others', async () => {
+test('a batch answers every member in order, each with its own id; invalid members do not spoil the others', { timeout: 10_000 }, async () => {
   const answer = await gateway.post(SEPOLIA, JSON.stringify([
     rpc('eth_chainId', [], 'a'),
     { jsonrpc: '2.0', method: 'eth_blockNumber' },
@@ -130,7 +130,7 @@ test('a batch answers every member in order, each with its own id; invalid membe
   assert.deepEqual(await gateway.post(SEPOLIA, '[1]').then((a) => a.json.length), 1);
 });
 
-test('notifications get no answer: a lone one or a batch of them gets 204 and no body', async () => {
+test('notifications get no answer: a lone one or a batch of them gets 204 and no body', { timeout: 10_000 }, async () => {
   const single = await gateway.post(SEPOLIA, { jsonrpc: '2.0', method: 'eth_chainId' });
   assert.equal(single.status, 204);
   assert.equal(single.text, '');
@@ -194,7 +194,7 @@ test('a body of more than 100 JSON values per allowed batch member is one -32600
   } }]);
 });
 
-test('a body over max_body_bytes gets 413 with a JSON-RPC error, declared or chunked', async () => {
+test('a body over max_body_bytes gets 413 with a JSON-RPC error, declared or chunked', { timeout: 10_000 }, async () => {
   const big = JSON.stringify(rpc('eth_call', [{ data: `0x${'00'.repeat(3000)}` }, 'latest']));
   const declared = await gateway.post(SEPOLIA, big);
   assert.equal(declared.status, 413);
@@ -214,7 +214,7 @@ test('a body over max_body_bytes gets 413 with a JSON-RPC error, declared or chu
   assert.match(JSON.parse(chunked.body).error.message, /larger than 4096 bytes/);
 });
 
-test('wrong paths, HTTP methods and content types get 404/405/415 with a JSON-RPC error body', async () => {
+test('wrong paths, HTTP methods and content types get 404/405/415 with a JSON-RPC error body', { timeout: 10_000 }, async () => {
   for (const path of ['/', '/v1', '/v1/', '/v2/sepolia', '/v1/sepolia/extra']) {
     const answer = await gateway.post(path, rpc('eth_chainId'));
     assert.equal(answer.status, 404, path);
@@ -238,7 +238,7 @@ test('wrong paths, HTTP methods and content types get 404/405/415 with a JSON-RP
   assert.equal((await gateway.post(`${SEPOLIA}/?key=x`, rpc('eth_chainId'))).json.result, '0xaa36a7');
 });
 
-test('CORS: answers allow any origin, and preflights are answered', async () => {
+test('CORS: answers allow any origin, and preflights are answered', { timeout: 10_000 }, async () => {
   const preflight = await fetch(`${gateway.origin}${SEPOLIA}`, { method: 'OPTIONS', headers: { 'access-control-request-headers': 'content-type, x-custom' } });
   assert.equal(preflight.status, 204);
   assert.equal(preflight.headers.get('access-control-allow-methods'), 'POST, OPTIONS');
@@ -246,7 +246,7 @@ test('CORS: answers allow any origin, and preflights are answered', async () => 
   assert.equal((await gateway.post(SEPOLIA, rpc('eth_chainId'))).headers.get('access-control-allow-origin'), '*');
 });
 
-test('/metrics exposes call, cache and HTTP counters in Prometheus text', async () => {
+test('/metrics exposes call, cache and HTTP counters in Prometheus text', { timeout: 10_000 }, async () => {
   await gateway.post(SEPOLIA, rpc('net_version'));
   await gateway.post(SEPOLIA, rpc('net_version'));
   const response = await fetch(`${gateway.origin}/metrics`);

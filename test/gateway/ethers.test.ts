@@ -12,7 +12,7 @@ function provider(url: string, t: { after(fn: () => void): void }): JsonRpcProvi
   return created;
 }
 
-test('ethers detects sepolia, reads blocks and balances, sends a signed transaction and waits for it', async (t) => {
+test('ethers detects sepolia, reads blocks and balances, sends a signed transaction and waits for it', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t);
   const client = provider(`${gateway.origin}/v1/sepolia`, t);
   const network = await client.getNetwork();
@@ -31,7 +31,7 @@ test('ethers detects sepolia, reads blocks and balances, sends a signed transact
   assert.equal(await client.getBalance(DEV_ACCOUNTS[7]!.address), parseEther('10002'));
 });
 
-test('ethers reads the retired-network error from the JSON-RPC body (HTTP 200), and the same call on sepolia works', async (t) => {
+test('ethers reads the retired-network error from the JSON-RPC body (HTTP 200), and the same call on sepolia works', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { clock: new FakeClock(new Date('2024-06-01T00:00:00Z')) });
   const staticRinkeby = new JsonRpcProvider(`${gateway.origin}/v1/rinkeby`, Network.from(4), { staticNetwork: true });
   t.after(() => staticRinkeby.destroy());

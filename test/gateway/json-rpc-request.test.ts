@@ -17,7 +17,7 @@ const methodArb = fc.string({ minLength: 1, maxLength: 30 });
 const paramsArb = fc.array(fc.jsonValue(), { maxLength: 4 });
 const validRequestArb = fc.record({ jsonrpc: fc.constant('2.0'), id: idArb, method: methodArb, params: paramsArb }, { requiredKeys: ['jsonrpc', 'method'] });
 
-test('property: any text at all parses to a classification without throwing', () => {
+test('property: any text at all parses to a classification without throwing', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify(v))), (body) => {
     const parsed = parseRequestBody(body, LIMITS);
     assert.ok(['single', 'batch', 'invalid'].includes(parsed.kind));
@@ -27,7 +27,7 @@ test('property: any text at all parses to a classification without throwing', ()
   }), { numRuns: 500 });
 });
 
-test('property: a valid request keeps its method and params, and its id round-trips (absent id = notification)', () => {
+test('property: a valid request keeps its method and params, and its id round-trips (absent id = notification)', { timeout: 10_000 }, () => {
   fc.assert(fc.property(validRequestArb, (request) => {
     const parsed = parseRequestBody(JSON.stringify(request), LIMITS);
     assert.equal(parsed.kind, 'single');
@@ -41,7 +41,7 @@ test('property: a valid request keeps its method and params, and its id round-tr
   }), { numRuns: 500 });
 });
 
-test('property: a batch yields one member per element, in order, each validated on its own', () => {
+test('property: a batch yields one member per element, in order, each validated on its own', { timeout: 10_000 }, () => {
   const elementArb = fc.oneof(validRequestArb, fc.jsonValue());
   fc.assert(fc.property(fc.array(elementArb, { minLength: 1, maxLength: 20 }), (batch) => {
     const parsed = parseRequestBody(JSON.stringify(batch), LIMITS);
@@ -57,7 +57,7 @@ test('property: a batch yields one member per element, in order, each validated 
   }), { numRuns: 300 });
 });
 
-test('property: integer ids of any size are echoed digit for digit', () => {
+test('property: integer ids of any size are echoed digit for digit', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.boolean(), (id, inBatch) => {
     const request = `{"jsonrpc":"2.0","method":"eth_chainId","id":${id}}`;
     const parsed = parseRequestBody(inBatch ? `[${request},${request}]` : request, LIMITS);
@@ -65,7 +65,7 @@ test('property: integer ids of any size are echoed digit for digit', () => {
   }), { numRuns: 300 });
 });
 
-test('property: anything but jsonrpc "2.0" is -32600, echoing a readable id', () => {
+test('property: anything but jsonrpc "2.0" is -32600, echoing a readable id', { timeout: 10_000 }, () => {
   const notTwo = fc.jsonValue().filter((v) => v !== '2.0');
   fc.assert(fc.property(notTwo, fc.integer(), (jsonrpc, id) => {
     const parsed = parseRequestBody(JSON.stringify({ jsonrpc, id, method: 'eth_chainId' }), LIMITS);
@@ -76,7 +76,7 @@ test('property: anything but jsonrpc "2.0" is -32600, echoing a readable id', ()
   }), { numRuns: 200 });
 });
 
-test('the raw id scanner finds the last top-level "id" of each member, skipping nested ones and strings', () => {
+test('the raw id scanner finds the last top-level "id" of each member, skipping nested ones and strings', { timeout: 10_000 }, () => {
   const body = '[ {"params":[{"id":1}],"x":"\\"id\\": 5","id" : 123456789012345678901234 ,"method":"m"} , {"\\u0069d":99999999999999999999,"id":18446744073709551616}]';
   assert.equal(rawIdText(body, 0), '123456789012345678901234');
   assert.equal(rawIdText(body, 1), '18446744073709551616');

@@ -6,7 +6,7 @@ import { BUILT_IN_REFUSALS, createMethodPolicy, DEFAULT_ALLOWED_METHODS } from '
 
 const defaults = createMethodPolicy({ allowMethods: [], denyMethods: [] });
 
-test('every method of the real gateway\'s list is served, and nothing refused is on it', () => {
+test('every method of the real gateway\'s list is served, and nothing refused is on it', { timeout: 10_000 }, () => {
   assert.equal(DEFAULT_ALLOWED_METHODS.length, 33);
   for (const method of DEFAULT_ALLOWED_METHODS) assert.equal(defaults.check(method), undefined, method);
   for (const method of ['eth_maxPriorityFeePerGas', 'eth_blobBaseFee', 'eth_getBlockReceipts', 'eth_createAccessList', 'rpc.discover', '']) {
@@ -14,7 +14,7 @@ test('every method of the real gateway\'s list is served, and nothing refused is
   }
 });
 
-test('account, administration and development-node methods are refused by pattern', () => {
+test('account, administration and development-node methods are refused by pattern', { timeout: 10_000 }, () => {
   for (const method of ['eth_signTypedData_v4', 'personal_sign', 'admin_nodeInfo', 'debug_traceCall', 'miner_setEtherbase', 'txpool_content', 'hardhat_mine', 'evm_setAutomine', 'anvil_setBalance', 'eth_getFilterChanges']) {
     const error = defaults.check(method);
     assert.equal(error?.code, 'GATEWAY_METHOD_REFUSED', method);
@@ -23,7 +23,7 @@ test('account, administration and development-node methods are refused by patter
   assert.ok(BUILT_IN_REFUSALS.every((group) => group.reason.length > 0));
 });
 
-test('config allows more methods and refuses listed ones; deny wins, built-ins cannot be allowed', () => {
+test('config allows more methods and refuses listed ones; deny wins, built-ins cannot be allowed', { timeout: 10_000 }, () => {
   const policy = createMethodPolicy({ allowMethods: ['eth_maxPriorityFeePerGas', 'eth_blob*'], denyMethods: ['eth_getProof', 'trace_*'] });
   assert.equal(policy.check('eth_maxPriorityFeePerGas'), undefined);
   assert.equal(policy.check('eth_blobBaseFee'), undefined);
@@ -36,7 +36,7 @@ test('config allows more methods and refuses listed ones; deny wins, built-ins c
   });
 });
 
-test('a broad allow pattern never lets a built-in refusal through', () => {
+test('a broad allow pattern never lets a built-in refusal through', { timeout: 10_000 }, () => {
   const policy = createMethodPolicy({ allowMethods: ['eth_*'], denyMethods: [] });
   assert.equal(policy.check('eth_getBlockReceipts'), undefined);
   assert.equal(policy.check('eth_sendTransaction')?.code, 'GATEWAY_METHOD_REFUSED');

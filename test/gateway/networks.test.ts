@@ -7,7 +7,7 @@ import { rpc, startGateway } from './helpers.ts';
 const RETIREMENT = Date.UTC(2023, 0, 30);
 const BODY = rpc('eth_getBlockByNumber', ['0x0', false], 42);
 
-test('before 2023-01-30 rinkeby is served like any network, on its own chain (chain id 4)', async (t) => {
+test('before 2023-01-30 rinkeby is served like any network, on its own chain (chain id 4)', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock(RETIREMENT - 1);
   const gateway = await startGateway(t, { clock });
   assert.deepEqual((await gateway.post('/v1/rinkeby', rpc('eth_chainId'))).json, { jsonrpc: '2.0', id: 1, result: '0x4' });
@@ -21,7 +21,7 @@ test('before 2023-01-30 rinkeby is served like any network, on its own chain (ch
   assert.equal((await gateway.post('/v1/sepolia', BODY)).headers.get('sunset'), null);
 });
 
-test('from 2023-01-30 on every rinkeby request gets an error naming the date and sepolia; the same body on /v1/sepolia works', async (t) => {
+test('from 2023-01-30 on every rinkeby request gets an error naming the date and sepolia; the same body on /v1/sepolia works', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock(RETIREMENT - 1);
   const gateway = await startGateway(t, { clock });
   assert.equal((await gateway.post('/v1/rinkeby', BODY)).json.result.number, '0x0');
@@ -41,7 +41,7 @@ test('from 2023-01-30 on every rinkeby request gets an error naming the date and
   assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).json.result, '0xaa36a7');
 });
 
-test('a retired network answers every batch member with its own id, and even methods it would refuse', async (t) => {
+test('a retired network answers every batch member with its own id, and even methods it would refuse', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { clock: new FakeClock(new Date('2026-05-01T00:00:00Z')) });
   const answer = await gateway.post('/v1/rinkeby', [rpc('eth_chainId', [], 1), rpc('eth_blockNumber', [], 'two'), { jsonrpc: '2.0', method: 'eth_chainId' }, rpc('evm_mine', [], 3)]);
   assert.equal(answer.status, 200);
@@ -52,7 +52,7 @@ test('a retired network answers every batch member with its own id, and even met
   }
 });
 
-test('a network retired at start has no chain started; moving the clock back starts it on first use', async (t) => {
+test('a network retired at start has no chain started; moving the clock back starts it on first use', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock(new Date('2026-05-01T00:00:00Z'));
   const gateway = await startGateway(t, { clock });
   assert.match(gateway.service.banner[0] ?? '', /^Embedded chain sepolia: /);
@@ -60,7 +60,7 @@ test('a network retired at start has no chain started; moving the clock back sta
   assert.equal((await gateway.post('/v1/rinkeby', rpc('eth_chainId'))).json.result, '0x4');
 });
 
-test('an unknown network gets 404 with an error listing the networks served', async (t) => {
+test('an unknown network gets 404 with an error listing the networks served', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { clock: new FakeClock(new Date('2026-05-01T00:00:00Z')) });
   for (const name of ['goerli', 'Sepolia', 'mainnet']) {
     const answer = await gateway.post(`/v1/${name}`, rpc('eth_chainId'));
@@ -72,7 +72,7 @@ test('an unknown network gets 404 with an error listing the networks served', as
   }
 });
 
-test('networks come from config: another embedded network, a disabled default', async (t) => {
+test('networks come from config: another embedded network, a disabled default', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, {
     section: { networks: [{ name: 'devnet', chain_id: 31337 }, { name: 'rinkeby', enabled: false }] },
   });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { rpc, startGateway } from './helpers.ts';
 
-test('a client over its budget gets 429 with Retry-After (seconds) and -32005 per member, until tokens refill', async (t) => {
+test('a client over its budget gets 429 with Retry-After (seconds) and -32005 per member, until tokens refill', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock();
   const gateway = await startGateway(t, { clock, section: { rate_limit: { requests_per_second: 2, burst: 4 } } });
   const batch = await gateway.post('/v1/sepolia', [rpc('eth_chainId', [], 1), rpc('eth_chainId', [], 2), rpc('eth_chainId', [], 3)]);
@@ -30,7 +30,7 @@ test('a client over its budget gets 429 with Retry-After (seconds) and -32005 pe
   assert.match(metrics, /edgeport_gateway_rate_limited_requests_total 3/);
 });
 
-test('a requests_per_second of 0 turns the limit off', async (t) => {
+test('a requests_per_second of 0 turns the limit off', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0, burst: 1 } } });
   for (let i = 0; i < 5; i++) assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).status, 200);
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { RateLimiter } from '../../src/gateway/rate-limiter.ts';
 
-test('each client has its own bucket; refills at the rate up to the burst; a refusal takes nothing', () => {
+test('each client has its own bucket; refills at the rate up to the burst; a refusal takes nothing', { timeout: 10_000 }, () => {
   const clock = new FakeClock();
   const limiter = new RateLimiter({ requestsPerSecond: 10, burst: 5 }, clock);
   assert.equal(limiter.take('a', 5), 0);
@@ -18,7 +18,7 @@ test('each client has its own bucket; refills at the rate up to the burst; a ref
   assert.equal(limiter.take('a', 1), 100);
 });
 
-test('a request larger than the burst needs a full bucket and takes a token per member: the debt is waited out', () => {
+test('a request larger than the burst needs a full bucket and takes a token per member: the debt is waited out', { timeout: 10_000 }, () => {
   const clock = new FakeClock();
   const limiter = new RateLimiter({ requestsPerSecond: 1, burst: 3 }, clock);
   assert.equal(limiter.take('a', 10), 0);
@@ -28,7 +28,7 @@ test('a request larger than the burst needs a full bucket and takes a token per 
   assert.equal(limiter.take('a', 10), 0);
 });
 
-test('rate 0 is off; idle clients are forgotten once many are known', () => {
+test('rate 0 is off; idle clients are forgotten once many are known', { timeout: 10_000 }, () => {
   const clock = new FakeClock();
   assert.equal(new RateLimiter({ requestsPerSecond: 0, burst: 1 }, clock).take('a', 1_000), 0);
   const limiter = new RateLimiter({ requestsPerSecond: 1_000, burst: 1 }, clock);

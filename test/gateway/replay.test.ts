@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { rpc, startGateway } from './helpers.ts';
 
-test('the same body of a final call is replayed byte for byte; another id is answered afresh', async (t) => {
+test('the same body of a final call is replayed byte for byte; another id is answered afresh', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
   const body = rpc('eth_getBlockByNumber', ['0x0', false], 7);
   // The answer is cached once the chain's finalized head is known (after the first call), then
@@ -31,7 +31,7 @@ test('the same body of a final call is replayed byte for byte; another id is ans
   assert.match(metrics, /edgeport_gateway_calls_total\{network="sepolia",method="eth_getBlockByNumber",outcome="cache_hit"\} [34]/);
 });
 
-test('replayed answers still take rate-limit tokens', async (t) => {
+test('replayed answers still take rate-limit tokens', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock();
   const gateway = await startGateway(t, { clock, section: { rate_limit: { requests_per_second: 1, burst: 3 } } });
   const body = rpc('eth_chainId', [], 1);

@@ -8,7 +8,7 @@ const errorString = (text: string) => {
   return `0x08c379a0${'20'.padStart(64, '0')}${bytes.length / 2 === 0 ? '0'.padStart(64, '0') : (bytes.length / 2).toString(16).padStart(64, '0')}${bytes.padEnd(Math.ceil(bytes.length / 64) * 64, '0')}`;
 };
 
-test('Error(string) reasons decode, UTF-8 included; anything else is not a reason', () => {
+test('Error(string) reasons decode, UTF-8 included; anything else is not a reason', { timeout: 10_000 }, () => {
   assert.equal(decodeErrorString(errorString('nope')), 'nope');
   assert.equal(decodeErrorString(errorString('déjà vu, a reason longer than one word of thirty-two bytes')), 'déjà vu, a reason longer than one word of thirty-two bytes');
   assert.equal(decodeErrorString('0x4e487b71' + '1'.padStart(64, '0')), undefined, 'Panic(uint256)');
@@ -16,7 +16,7 @@ test('Error(string) reasons decode, UTF-8 included; anything else is not a reaso
   assert.equal(decodeErrorString(`0x08c379a0${'ff'.padStart(64, '0')}${'0'.repeat(64)}`), undefined, 'offset past the end');
 });
 
-test('EDR reverts become geth\'s shape; other errors keep code and message only', () => {
+test('EDR reverts become geth\'s shape; other errors keep code and message only', { timeout: 10_000 }, () => {
   const data = errorString('nope');
   assert.deepEqual(normalizeEdrError({ code: -32000, message: "reverted with reason string 'nope'", data: { reason: { Revert: data }, data, transactionHash: null } }, 'eth_call'),
     { code: 3, message: 'execution reverted: nope', data });

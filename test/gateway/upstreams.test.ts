@@ -11,7 +11,7 @@ async function gatewayOver(t: TestContext, urls: string[], clock = new FakeClock
   return startGateway(t, { clock, section: { upstream_timeout_ms: 300, upstream_cooldown_ms: 5_000, networks: [{ name: 'sepolia', upstreams: urls }], ...extra } });
 }
 
-test('a dead first upstream fails over to the second; the answer is the node\'s', async (t) => {
+test('a dead first upstream fails over to the second; the answer is the node\'s', { timeout: 10_000 }, async (t) => {
   const alive = await startFakeUpstream(t);
   const gateway = await gatewayOver(t, [await deadUrl(), alive.url]);
   const answer = await gateway.post('/v1/sepolia', rpc('eth_blockNumber', [], 'n'));
@@ -22,7 +22,7 @@ test('a dead first upstream fails over to the second; the answer is the node\'s'
   assert.match(metrics, /edgeport_gateway_upstream_calls_total\{network="sepolia",upstream="1",outcome="ok"\} 1/);
 });
 
-test('a failing upstream is skipped while it cools down, then tried again', async (t) => {
+test('a failing upstream is skipped while it cools down, then tried again', { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock();
   const failing = await startFakeUpstream(t);
   failing.behaviour.status = 503;
@@ -38,7 +38,7 @@ test('a failing upstream is skipped while it cools down, then tried again', asyn
   assert.equal((await gateway.post('/v1/sepolia', rpc('eth_blockNumber'))).json.result, '0x20', 'back in first place once healthy');
 });
 
-test('a slow upstream times out and the next one answers', async (t) => {
+test('a slow upstream times out and the next one answers', { timeout: 10_000 }, async (t) => {
   const slow = await startFakeUpstream(t);
   slow.behaviour.delayMs = 2_000;
   const alive = await startFakeUpstream(t);
@@ -48,7 +48,7 @@ test('a slow upstream times out and the next one answers', async (t) => {
   assert.ok(Date.now() - started < 1_500, 'gave up on the slow node after upstream_timeout_ms');
 });
 
-test('when every upstream fails the client gets -32603 that names no URL, key or cause', async (t) => {
+test('when every upstream fails the client gets -32603 that names no URL, key or cause', { timeout: 10_000 }, async (t) => {
   const failing = await startFakeUpstream(t);
   failing.behaviour.status = 502;
   const gateway = await gatewayOver(t, [await deadUrl(), failing.url]);
@@ -60,7 +60,7 @@ test('when every upstream fails the client gets -32603 that names no URL, key or
   assert.doesNotMatch(answer.text, /127\.0\.0\.1|secret-api-key|10\.0\.0\.7|ECONNREFUSED|502/);
 });
 
-test('JSON-RPC errors from a node are answers: passed through unchanged, no failover', async (t) => {
+test('JSON-RPC errors from a node are answers: passed through unchanged, no failover', { timeout: 10_000 }, async (t) => {
   const first = await startFakeUpstream(t);
   first.behaviour.error = { code: -32000, message: 'nonce too low: next nonce 5, tx nonce 1', data: { hint: 'x' } };
   const second = await startFakeUpstream(t);
@@ -70,7 +70,7 @@ test('JSON-RPC errors from a node are answers: passed through unchanged, no fail
   assert.equal(second.calls.length, 0);
 });
 
-test('eth_sendRawTransaction is not retried on another upstream once sent, but is when the connection was refused', async (t) => {
+test('eth_sendRawTransaction is not retried on another upstream once sent, but is when the connection was refused', { timeout: 10_000 }, async (t) => {
   const failing = await startFakeUpstream(t);
   failing.behaviour.status = 500;
   const second = await startFakeUpstream(t);
@@ -87,7 +87,7 @@ test('eth_sendRawTransaction is not retried on another upstream once sent, but i
   assert.equal(alive.callsOf('eth_sendRawTransaction').length, 1);
 });
 
-test('eth_sendRawTransaction is never cached or deduplicated', async (t) => {
+test('eth_sendRawTransaction is never cached or deduplicated', { timeout: 10_000 }, async (t) => {
   const node = await startFakeUpstream(t);
   node.behaviour.delayMs = 50;
   const gateway = await gatewayOver(t, [node.url]);
@@ -96,7 +96,7 @@ test('eth_sendRawTransaction is never cached or deduplicated', async (t) => {
   assert.equal(node.callsOf('eth_sendRawTransaction').length, 4);
 });
 
-test('identical reads in flight share one upstream call', async (t) => {
+test('identical reads in flight share one upstream call', { timeout: 10_000 }, async (t) => {
   const node = await startFakeUpstream(t);
   node.behaviour.delayMs = 100;
   const gateway = await gatewayOver(t, [node.url]);
@@ -109,7 +109,7 @@ test('identical reads in flight share one upstream call', async (t) => {
   assert.equal(node.callsOf('eth_gasPrice').length, 1);
 });
 
-test('the cache keeps what cannot change: chain id, and blocks and receipts at or below the finalized head', async (t) => {
+test('the cache keeps what cannot change: chain id, and blocks and receipts at or below the finalized head', { timeout: 10_000 }, async (t) => {
   const node = await startFakeUpstream(t);
   const gateway = await gatewayOver(t, [node.url]);
   const cacheOf = async (body: unknown) => (await gateway.post('/v1/sepolia', body)).headers.get('x-edgeport-cache');
@@ -133,7 +133,7 @@ test('the cache keeps what cannot change: chain id, and blocks and receipts at o
   assert.equal(await cacheOf(receipt), 'HIT', 'mined at 0xf, below the finalized head');
 });
 
-test('upstream answers are cached per network: the same call on another network asks its own node', async (t) => {
+test('upstream answers are cached per network: the same call on another network asks its own node', { timeout: 10_000 }, async (t) => {
   const sepoliaNode = await startFakeUpstream(t);
   const otherNode = await startFakeUpstream(t, 17000);
   const gateway = await startGateway(t, {

@@ -28,7 +28,7 @@ function clients(url: string, batch = false) {
   };
 }
 
-test('viem reads chain id, block number, blocks by number (a hex number and a boolean) and balances', async (t) => {
+test('viem reads chain id, block number, blocks by number (a hex number and a boolean) and balances', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t);
   const { publicClient } = clients(`${gateway.origin}/v1/sepolia`);
   assert.equal(await publicClient.getChainId(), 11155111);
@@ -39,7 +39,7 @@ test('viem reads chain id, block number, blocks by number (a hex number and a bo
   assert.equal(await publicClient.getBalance({ address: DEV_ACCOUNTS[9]!.address }), parseEther('10000'));
 });
 
-test('viem eth_call returns data, a revert carries its reason, eth_estimateGas prices a transfer', async (t) => {
+test('viem eth_call returns data, a revert carries its reason, eth_estimateGas prices a transfer', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t);
   const { publicClient } = clients(`${gateway.origin}/v1/sepolia`);
   const { data } = await publicClient.call({ data: RETURNS_42 });
@@ -54,7 +54,7 @@ test('viem eth_call returns data, a revert carries its reason, eth_estimateGas p
   assert.ok(gas >= 21000n && gas <= 21001n, `estimate ${gas}`);
 });
 
-test('viem signs a transaction locally, sends it raw and reads its receipt; a deployed contract answers eth_call', async (t) => {
+test('viem signs a transaction locally, sends it raw and reads its receipt; a deployed contract answers eth_call', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t);
   const { publicClient, wallet } = clients(`${gateway.origin}/v1/sepolia`);
   const to = DEV_ACCOUNTS[5]!.address;
@@ -74,7 +74,7 @@ test('viem signs a transaction locally, sends it raw and reads its receipt; a de
   assert.equal(BigInt(data!), 42n);
 });
 
-test('viem with a batching transport gets every answer matched to its call', async (t) => {
+test('viem with a batching transport gets every answer matched to its call', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t);
   const { publicClient } = clients(`${gateway.origin}/v1/sepolia`, true);
   const [chainId, block, balance, count] = await Promise.all([
@@ -89,7 +89,7 @@ test('viem with a batching transport gets every answer matched to its call', asy
   assert.equal(count, 0);
 });
 
-test('viem reports refused methods and the retired network as typed RPC errors, after one request each', async (t) => {
+test('viem reports refused methods and the retired network as typed RPC errors, after one request each', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { clock: new FakeClock(new Date('2026-01-01T00:00:00Z')) });
   const { publicClient } = clients(`${gateway.origin}/v1/sepolia`);
   const request = publicClient.request as (args: { method: string }) => Promise<unknown>;

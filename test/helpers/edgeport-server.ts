@@ -1,10 +1,19 @@
-/** Starts the real `edgeport start` CLI on free ports and reads its banner (tests and benchmarks). */
-import { spawn, type ChildProcess } from 'node:child_process';
+/**
+ * Starts the real `edgeport start` CLI on free ports and reads its banner (tests and benchmarks).
+ * The process is tied to the test process (child-processes.ts) and, given the test as `owner`,
+ * stopped when that test ends however it ends, even while it is still starting.
+ */
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { spawnNode, stopChild } from './child-processes.ts';
+import { onTestEnd } from './cleanup.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** How long `edgeport start` may take to print its ready line (a busy machine, a cold tsx cache). */
+const READY_TIMEOUT_MS = 60_000;
 
 export interface EdgeportServer {
   child: ChildProcess;
@@ -14,7 +23,7 @@ export interface EdgeportServer {
   urls: Record<string, string>;
   /** The S3 key printed on first start, if one was generated. */
   s3Key: { accessKeyId: string; secretAccessKey: string } | undefined;
-  /** SIGTERM, then resolves with the exit code. */
+  /** SIGTERM (SIGKILL if it has not exited 20 s later), then resolves with the exit code; again is fine. */
   stop(): Promise<number | null>;
 }
 
@@ -22,25 +31,21 @@ export interface StartOptions {
   dataDir: string;
   env?: NodeJS.ProcessEnv;
   args?: string[];
+  /** The test that owns the server: it is stopped when that test ends, before the test's earlier temporary directories are removed. */
+  owner?: TestContext;
 }
 
-/** Resolves once the server prints its ready line; rejects with its output if it exits first. */
+/** Resolves once the server prints its ready line; rejects with its output if it exits first or takes over a minute. */
 export async function startEdgeport(options: StartOptions): Promise<EdgeportServer> {
   const ports = ['--edge-port', '0', '--api-port', '0', '--gateway-port', '0', '--s3-port', '0'];
-  const child = spawn(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', options.dataDir, ...ports, ...(options.args ?? [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawnNode([join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', options.dataDir, ...ports, ...(options.args ?? [])], {
     env: { ...process.env, EDGEPORT_LOG_LEVEL: 'warn', ...options.env },
   });
+  const stop = () => stopChild(child);
+  if (options.owner) onTestEnd(options.owner, stop);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  const banner = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (/; ready\n/.test(seen)) resolve(seen);
-    });
-    child.once('exit', (code) => reject(new Error(`edgeport start exited with ${code}:\n${seen}${stderr}`)));
-  });
+  const banner = await readyLine(child, /; ready\n/, () => stderr, options.owner?.signal);
   child.stdout!.resume();
   const urls: Record<string, string> = {};
   for (const match of banner.matchAll(/^edgeport: (.+) at (http:\/\/\S+)$/gm)) urls[match[1]!] = match[2]!;
@@ -49,13 +54,43 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
   return {
     child, banner, urls,
     s3Key: id && secret ? { accessKeyId: id, secretAccessKey: secret } : undefined,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      child.kill('SIGTERM');
-      return exited;
-    },
+    stop,
   };
+}
+
+/**
+ * Resolves with the child's stdout up to the first match of `ready`. Rejects, killing the child,
+ * when it exits first, does not get there within READY_TIMEOUT_MS, or `signal` (the owning test's)
+ * aborts; the error holds all the child printed.
+ */
+export function readyLine(child: ChildProcess, ready: RegExp, stderr: () => string, signal?: AbortSignal): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const fail = (why: string) => {
+      cleanUp();
+      child.kill('SIGKILL');
+      reject(new Error(`${child.spawnargs.slice(3, 5).join(' ')} ${why}:\n${seen}${stderr()}`));
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (!ready.test(seen)) return;
+      cleanUp();
+      resolve(seen);
+    };
+    const onExit = (code: number | null, exitSignal: NodeJS.Signals | null) => fail(`exited with ${code ?? exitSignal} before it was ready`);
+    const onAbort = () => fail('was still starting when its test ended');
+    const timer = setTimeout(() => fail(`was not ready after ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS);
+    const cleanUp = () => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', onExit);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**

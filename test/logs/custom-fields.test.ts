@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { CUSTOM_FIELDS_MAX_BYTES, extractCustomFields, truncateUtf8 } from '../../src/logs/custom-fields.ts';
 
-test('header names match case-insensitively and are logged lower case; only the first instance counts', () => {
+test('header names match case-insensitively and are logged lower case; only the first instance counts', { timeout: 10_000 }, () => {
   const fields = extractCustomFields(
     { requestFields: ['x-trace', 'accept', 'absent'], responseFields: ['set-cookie', 'server'], cookieFields: [] },
     ['X-Trace', 'one', 'Accept', 'text/html', 'x-TRACE', 'two'],
@@ -14,7 +14,7 @@ test('header names match case-insensitively and are logged lower case; only the 
   assert.deepEqual(fields.ResponseHeaders, { 'set-cookie': 'a=1', server: 'origin' });
 });
 
-test('cookie names are case-sensitive; the first of a repeated cookie counts, across Cookie headers', () => {
+test('cookie names are case-sensitive; the first of a repeated cookie counts, across Cookie headers', { timeout: 10_000 }, () => {
   const fields = extractCustomFields(
     { requestFields: [], responseFields: [], cookieFields: ['session', 'Theme'] },
     ['Cookie', 'SESSION=upper; session=abc; theme=dark', 'cookie', 'Theme=light; session=later'],
@@ -23,7 +23,7 @@ test('cookie names are case-sensitive; the first of a repeated cookie counts, ac
   assert.deepEqual(fields.Cookies, { session: 'abc', Theme: 'light' });
 });
 
-test('8 KB across the three kinds: the crossing value is cut at a character boundary, the rest dropped, no error', () => {
+test('8 KB across the three kinds: the crossing value is cut at a character boundary, the rest dropped, no error', { timeout: 10_000 }, () => {
   const big = 'é'.repeat(3000); // 6000 bytes
   const fields = extractCustomFields(
     { requestFields: ['a', 'b'], responseFields: ['c'], cookieFields: ['k'] },
@@ -38,7 +38,7 @@ test('8 KB across the three kinds: the crossing value is cut at a character boun
   assert.deepEqual(fields.ResponseHeaders, {});
 });
 
-test('property: logged data never exceeds 8 KB and every logged value is a prefix of the first instance', () => {
+test('property: logged data never exceeds 8 KB and every logged value is a prefix of the first instance', { timeout: 10_000 }, () => {
   const name = fc.constantFrom('a', 'b', 'x-one', 'x-two');
   fc.assert(fc.property(
     fc.array(fc.tuple(name, fc.string({ maxLength: 4000, unit: 'grapheme' })), { maxLength: 8 }),
@@ -58,7 +58,7 @@ test('property: logged data never exceeds 8 KB and every logged value is a prefi
   ));
 });
 
-test('truncateUtf8 never splits a character', () => {
+test('truncateUtf8 never splits a character', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 50 }), fc.nat(200), (text, max) => {
     const cut = truncateUtf8(text, max);
     assert.ok(Buffer.byteLength(cut) <= Math.max(max, 0));

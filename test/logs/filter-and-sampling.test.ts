@@ -18,7 +18,7 @@ const record = {
   ClientRequestMethod: 'GET', EdgeStartTimestamp: Date.parse('2026-11-23T02:00:00Z'),
 };
 
-test('every operator compares numbers as numbers and strings as strings', () => {
+test('every operator compares numbers as numbers and strings as strings', { timeout: 10_000 }, () => {
   const cases: Array<[string, string, unknown, boolean]> = [
     ['EdgeResponseStatus', 'eq', 404, true], ['EdgeResponseStatus', 'eq', '404', true], ['EdgeResponseStatus', '!eq', 404, false],
     ['EdgeResponseStatus', 'lt', 500, true], ['EdgeResponseStatus', 'leq', 404, true], ['EdgeResponseStatus', 'gt', 99, true],
@@ -34,13 +34,13 @@ test('every operator compares numbers as numbers and strings as strings', () => 
   }
 });
 
-test('a field the record lacks never matches a positive operator', () => {
+test('a field the record lacks never matches a positive operator', { timeout: 10_000 }, () => {
   assert.equal(evaluateFilter(where({ where: { key: 'ClientRequestReferer', operator: 'eq', value: '' } }), record), false);
   assert.equal(evaluateFilter(where({ where: { key: 'ClientRequestReferer', operator: '!eq', value: 'x' } }), record), true);
   assert.equal(evaluateFilter(where({ where: { key: 'OriginResponseStatus', operator: 'lt', value: 1 } }), record), false);
 });
 
-test('X AND (Y OR Z) nests as the spec shows', () => {
+test('X AND (Y OR Z) nests as the spec shows', { timeout: 10_000 }, () => {
   const filter = where({ where: { and: [
     { key: 'ClientRequestHost', operator: 'eq', value: 'shop.example.test' },
     { or: [{ key: 'EdgeResponseStatus', operator: 'eq', value: 500 }, { key: 'ClientRequestPath', operator: 'startsWith', value: '/api' }] },
@@ -53,7 +53,7 @@ test('X AND (Y OR Z) nests as the spec shows', () => {
 
 type Node = { status: number; op: 'eq' | '!eq' | 'lt' | 'geq' } | { kind: 'and' | 'or'; children: Node[] };
 
-test('property: and/or evaluate as boolean conjunction/disjunction of their criteria', () => {
+test('property: and/or evaluate as boolean conjunction/disjunction of their criteria', { timeout: 10_000 }, () => {
   const leaf = fc.record({ status: fc.constantFrom(200, 404, 500), op: fc.constantFrom('eq', '!eq', 'lt', 'geq') });
   const tree = fc.letrec((tie) => ({
     node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.record({ kind: fc.constantFrom('and', 'or'), children: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) })),
@@ -72,7 +72,7 @@ test('property: and/or evaluate as boolean conjunction/disjunction of their crit
   }));
 });
 
-test('sampling keeps the rate within 1.5 points over 20,000 rays and decides the same way every time', () => {
+test('sampling keeps the rate within 1.5 points over 20,000 rays and decides the same way every time', { timeout: 10_000 }, () => {
   const rays = Array.from({ length: 20_000 }, () => randomBytes(8).toString('hex'));
   for (const rate of [0.1, 0.5, 0.01]) {
     const kept = rays.filter((ray) => isSampled(ray, rate)).length / rays.length;

@@ -98,7 +98,7 @@ function spooledText(dataDir: string): string {
   return text;
 }
 
-test('a record is in the spool before its `written` runs: the first of a turn at once, the rest at the end of the turn', async (t) => {
+test('a record is in the spool before its `written` runs: the first of a turn at once, the rest at the end of the turn', { timeout: 10_000 }, async (t) => {
   const f = await fixture(t);
   await f.createJob(`file://${f.out}`);
   const pipeline = f.pipeline(60_000);
@@ -120,7 +120,7 @@ test('a record is in the spool before its `written` runs: the first of a turn at
   assert.deepEqual(done, [0, 1, 2, 3], 'a new turn starts with an immediate write again');
 });
 
-test('filtered records reach a file:// destination as dated gzip batches; the job reports success', async (t) => {
+test('filtered records reach a file:// destination as dated gzip batches; the job reports success', { timeout: 10_000 }, async (t) => {
   const f = await fixture(t);
   const { out } = f;
   const job = await f.createJob(`file://${out}/logs/{DATE}`, { filter: JSON.stringify({ where: { key: 'EdgeResponseStatus', operator: 'geq', value: 400 } }) });
@@ -138,7 +138,7 @@ test('filtered records reach a file:// destination as dated gzip batches; the jo
   await pipeline.close();
 });
 
-test("a store:// job writes into its zone's account's bucket, never another account's bucket of the same name", async (t) => {
+test("a store:// job writes into its zone's account's bucket, never another account's bucket of the same name", { timeout: 10_000 }, async (t) => {
   const f = await fixture(t);
   const mine = accountStore(f.engine, 'a'.repeat(32));
   const theirs = accountStore(f.engine, 'b'.repeat(32));
@@ -161,7 +161,7 @@ test("a store:// job writes into its zone's account's bucket, never another acco
   assert.deepEqual((await theirs.list('only-theirs')).objects, []);
 });
 
-test('a receiver answering 500 for a while: the error shows on the job, then everything arrives once', async (t) => {
+test('a receiver answering 500 for a while: the error shows on the job, then everything arrives once', { timeout: 10_000 }, async (t) => {
   const f = await fixture(t);
   let failing = true;
   const received: string[] = [];
@@ -198,7 +198,7 @@ test('a receiver answering 500 for a while: the error shows on the job, then eve
   await pipeline.close();
 });
 
-test('a restart delivers what was spooled; close() delivers before it returns; a deleted job ships nothing', async (t) => {
+test('a restart delivers what was spooled; close() delivers before it returns; a deleted job ships nothing', { timeout: 10_000 }, async (t) => {
   const f = await fixture(t);
   const { out } = f;
   const job = await f.createJob(`file://${out}`);

@@ -8,7 +8,7 @@ import { JobSpool } from '../../src/logs/spool/job-spool.ts';
 import { traceFs } from '../helpers/fs-trace.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-test('appended records come back in order, in batches within the limits, across reopening', async (t) => {
+test('appended records come back in order, in batches within the limits, across reopening', { timeout: 10_000 }, async (t) => {
   const dir = join(tempDir(t), 'job');
   const spool = JobSpool.open(dir);
   for (let i = 0; i < 250; i++) spool.append(`{"n":${i}}\n`, 1000 + i);
@@ -33,7 +33,7 @@ test('appended records come back in order, in batches within the limits, across 
   assert.equal(reopened.pendingBytes, 0);
 });
 
-test('a batch marked in flight is read again exactly, even after more records arrive', async (t) => {
+test('a batch marked in flight is read again exactly, even after more records arrive', { timeout: 10_000 }, async (t) => {
   const dir = join(tempDir(t), 'job');
   const spool = JobSpool.open(dir);
   for (let i = 0; i < 10; i++) spool.append(`r${i}`, i);
@@ -50,7 +50,7 @@ test('a batch marked in flight is read again exactly, even after more records ar
   assert.deepEqual(after.readBatch(1000, 1_000_000)!.texts, ['r5', 'r6', 'r7', 'r8', 'r9', 'late']);
 });
 
-test('a torn entry at the end (killed mid-write) is cut off when the spool opens', (t) => {
+test('a torn entry at the end (killed mid-write) is cut off when the spool opens', { timeout: 10_000 }, (t) => {
   const dir = join(tempDir(t), 'job');
   const spool = JobSpool.open(dir);
   spool.append('whole', 1);
@@ -62,7 +62,7 @@ test('a torn entry at the end (killed mid-write) is cut off when the spool opens
   assert.deepEqual(reopened.readBatch(10, 1_000_000)!.texts, ['whole', 'next']);
 });
 
-test('property: any texts round-trip through any batch sizes, each exactly once', async (t) => {
+test('property: any texts round-trip through any batch sizes, each exactly once', { timeout: 10_000 }, async (t) => {
   const root = tempDir(t);
   let run = 0;
   await fc.assert(fc.asyncProperty(
@@ -83,7 +83,7 @@ test('property: any texts round-trip through any batch sizes, each exactly once'
   ), { numRuns: 60 });
 });
 
-test('property: texts staged in groups (one write per group, some larger than the stage buffer) round-trip in order', async (t) => {
+test('property: texts staged in groups (one write per group, some larger than the stage buffer) round-trip in order', { timeout: 30_000 }, async (t) => {
   const root = tempDir(t);
   let run = 0;
   const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'grapheme', minLength: 30_000, maxLength: 40_000 }));

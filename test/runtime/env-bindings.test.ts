@@ -17,13 +17,13 @@ async function envFor(t: TestContext, dir: string, config: Record<string, unknow
   return scriptEnv.env;
 }
 
-test('a script without buckets gets an empty frozen env', async (t) => {
+test('a script without buckets gets an empty frozen env', { timeout: 10_000 }, async (t) => {
   const env = await envFor(t, tempDir(t), { compatibility_date: '2025-01-01' });
   assert.deepEqual(Object.keys(env), []);
   assert.ok(Object.isFrozen(env));
 });
 
-test('each store_buckets entry is a StoreBucket under its binding, with the compatibility rule applied', async (t) => {
+test('each store_buckets entry is a StoreBucket under its binding, with the compatibility rule applied', { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
   const engine = await openStoreEngine({ dataDir: join(dir, 'data'), recover: true });
   await engine.ensureBucket('photos');
@@ -41,7 +41,7 @@ test('each store_buckets entry is a StoreBucket under its binding, with the comp
   assert.equal(await listed(current), undefined, 'from 2022-08-04, list honours include');
 });
 
-test("a script's bindings name its account's buckets only: another account's bucket of the same name is another bucket", async (t) => {
+test("a script's bindings name its account's buckets only: another account's bucket of the same name is another bucket", { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
   const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
   const engine = await openStoreEngine({ dataDir: join(dir, 'data'), recover: true });

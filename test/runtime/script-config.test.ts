@@ -23,7 +23,7 @@ function invalid(run: () => unknown, ...patterns: RegExp[]): void {
   });
 }
 
-test('a TOML config becomes a frozen camelCase ScriptConfig with defaults filled in', (t) => {
+test('a TOML config becomes a frozen camelCase ScriptConfig with defaults filled in', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   const file = join(dir, 'script.toml');
   writeFileSync(file, `name = "photos"
@@ -51,7 +51,7 @@ bucket_name = "photo-bucket"
   assert.ok(Object.isFrozen(config.limits));
 });
 
-test('JSON works too, and limits can be set', (t) => {
+test('JSON works too, and limits can be set', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   const file = join(dir, 'script.json');
   writeFileSync(file, JSON.stringify({ name: 'x', main: './worker.mjs', compatibility_date: '2025-01-01', limits: { cpu_ms: 50, memory_mb: 64 } }));
@@ -62,7 +62,7 @@ test('JSON works too, and limits can be set', (t) => {
   assert.deepEqual(config.routes, []);
 });
 
-test('every problem is reported at once: unknown keys by name, bad bindings, bucket names, flags, date, main', (t) => {
+test('every problem is reported at once: unknown keys by name, bad bindings, bucket names, flags, date, main', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   invalid(() => parseScriptConfig({
     name: 'x',
@@ -85,7 +85,7 @@ test('every problem is reported at once: unknown keys by name, bad bindings, buc
   /limits\.cpu_ms:/);
 });
 
-test('required keys are named when missing, and a binding may not be used twice', (t) => {
+test('required keys are named when missing, and a binding may not be used twice', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   invalid(() => parseScriptConfig({}, { baseDir: dir, now: NOW }), /name:/, /main:/, /compatibility_date:/);
   invalid(() => parseScriptConfig({
@@ -94,7 +94,7 @@ test('required keys are named when missing, and a binding may not be used twice'
   }, { baseDir: dir, now: NOW }), /store_buckets\.1\.binding: binding "B" is used twice/);
 });
 
-test('an unreadable or malformed file is a clear CONFIG_INVALID error', (t) => {
+test('an unreadable or malformed file is a clear CONFIG_INVALID error', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   invalid(() => loadScriptConfig(join(dir, 'nope.toml')), /cannot be read/);
   const toml = join(dir, 'bad.toml');

@@ -22,7 +22,7 @@ export default {
 };
 `;
 
-test('a script that throws gets a 500, the error is logged, and the worker keeps serving; one that exits is replaced', async (t) => {
+test('a script that throws gets a 500, the error is logged, and the worker keeps serving; one that exits is replaced', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, FAILING_SCRIPT);
   const res = await fetch(`${host.url}/throw`);
   assert.equal(res.status, 500);
@@ -45,7 +45,7 @@ test('a script that throws gets a 500, the error is logged, and the worker keeps
   assert.ok(host.logs.some((record) => record.failure === 'crash'));
 });
 
-test('an unhandled rejection or a throw from a timer does not take the worker down', async (t) => {
+test('an unhandled rejection or a throw from a timer does not take the worker down', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, FAILING_SCRIPT, { poolSize: 1 });
   assert.equal(await (await fetch(`${host.url}/reject`)).text(), 'rejected');
   assert.equal(await (await fetch(`${host.url}/late-throw`)).text(), 'thrown later');
@@ -56,7 +56,7 @@ test('an unhandled rejection or a throw from a timer does not take the worker do
   assert.ok(!host.logs.some((record) => record.msg.includes('cut off')), 'no worker was replaced');
 });
 
-test('while (true) {} fails at the CPU limit, other requests go on, and the next request is served', async (t) => {
+test('while (true) {} fails at the CPU limit, other requests go on, and the next request is served', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, FAILING_SCRIPT, { config: { limits: { cpu_ms: 300 } } });
   const started = performance.now();
   const spinning = fetch(`${host.url}/spin`);
@@ -72,7 +72,7 @@ test('while (true) {} fails at the CPU limit, other requests go on, and the next
   assert.ok(host.logs.some((record) => record.failure === 'cpu'), 'the cut-off is logged');
 });
 
-test('a memory bomb fails at the memory limit and the next request is served', async (t) => {
+test('a memory bomb fails at the memory limit and the next request is served', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, FAILING_SCRIPT, { config: { limits: { memory_mb: 64, cpu_ms: 20_000 } }, poolSize: 1 });
   const res = await fetch(`${host.url}/bomb`);
   assert.equal(res.status, 503);
@@ -82,7 +82,7 @@ test('a memory bomb fails at the memory limit and the next request is served', a
   assert.ok(host.logs.some((record) => record.failure === 'memory'));
 });
 
-test('one worker serves many requests at once', async (t) => {
+test('one worker serves many requests at once', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, `
 export default {
   async fetch(request) {
@@ -139,7 +139,7 @@ export default {
 };
 `;
 
-test('a request body streams through the script and back, both ways under flow control', async (t) => {
+test('a request body streams through the script and back, both ways under flow control', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, STREAMING_SCRIPT, { poolSize: 1 });
   const body = new Uint8Array(5 * 1024 * 1024);
   for (let i = 0; i < body.length; i++) body[i] = (i * 31) % 251;
@@ -152,7 +152,7 @@ test('a request body streams through the script and back, both ways under flow c
   assert.deepEqual(new Uint8Array(await echoed.arrayBuffer()), body);
 });
 
-test('streamed, byte, empty and JSON responses arrive as the script made them', async (t) => {
+test('streamed, byte, empty and JSON responses arrive as the script made them', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, STREAMING_SCRIPT);
   const chunks = await fetch(`${host.url}/chunks?n=5`);
   assert.equal(await chunks.text(), 'chunk 0\nchunk 1\nchunk 2\nchunk 3\nchunk 4\n');
@@ -172,7 +172,7 @@ test('streamed, byte, empty and JSON responses arrive as the script made them', 
   assert.equal(plain.headers.get('content-length'), '5');
 });
 
-test('HEAD gets the head of the response and no body', async (t) => {
+test('HEAD gets the head of the response and no body', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, STREAMING_SCRIPT);
   const { request } = await import('node:http');
   const head = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
@@ -192,7 +192,7 @@ test('HEAD gets the head of the response and no body', async (t) => {
   assert.equal(await streamed.text(), '');
 });
 
-test('ctx.waitUntil work finishes after the response is sent', async (t) => {
+test('ctx.waitUntil work finishes after the response is sent', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, STREAMING_SCRIPT, { poolSize: 1 });
   assert.equal(await (await fetch(`${host.url}/later`)).text(), 'soon');
   assert.equal(await (await fetch(`${host.url}/state`)).text(), 'undefined');
@@ -200,7 +200,7 @@ test('ctx.waitUntil work finishes after the response is sent', async (t) => {
   assert.equal(await (await fetch(`${host.url}/state`)).text(), 'done');
 });
 
-test('a script that cannot load fails the start with its error', async (t) => {
+test('a script that cannot load fails the start with its error', { timeout: 10_000 }, async (t) => {
   await assert.rejects(startTestHost(t, 'export default {};\n'), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'RUNTIME_SCRIPT_START_FAILED');
     assert.match(error.message, /must have a default export with a fetch\(request, env, ctx\) method/);
@@ -209,7 +209,7 @@ test('a script that cannot load fails the start with its error', async (t) => {
   await assert.rejects(startTestHost(t, 'throw new Error("top-level");\n'), /top-level/);
 });
 
-test('a client that hangs up mid-response cancels the script stream', async (t) => {
+test('a client that hangs up mid-response cancels the script stream', { timeout: 10_000 }, async (t) => {
   const host = await startTestHost(t, STREAMING_SCRIPT, { poolSize: 1 });
   const controller = new AbortController();
   const res = await fetch(`${host.url}/forever`, { signal: controller.signal });

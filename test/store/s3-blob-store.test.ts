@@ -48,7 +48,7 @@ runBlobStoreSuite('S3BlobStore', {
 const md5 = (data: Uint8Array): string => createHash('md5').update(data).digest('hex');
 const count = (requests: readonly string[], pattern: RegExp): number => requests.filter((r) => pattern.test(r)).length;
 
-test('[blobs] url: file:// and s3:// parse, with defaults; bad URLs say what to fix', () => {
+test('[blobs] url: file:// and s3:// parse, with defaults; bad URLs say what to fix', { timeout: 10_000 }, () => {
   assert.deepEqual(parseBlobsUrl('file:///srv/edgeport/blobs'), { kind: 'fs', root: '/srv/edgeport/blobs' });
   assert.deepEqual(parseBlobsUrl('s3://my-bucket/a/b/?endpoint=http://127.0.0.1:9000&access-key-id=AK&secret-access-key=se+cr/et%3D'), {
     kind: 's3', bucket: 'my-bucket', prefix: 'a/b', endpoint: 'http://127.0.0.1:9000', region: 'auto', forcePathStyle: true,
@@ -80,7 +80,7 @@ test('[blobs] url: file:// and s3:// parse, with defaults; bad URLs say what to 
   refused('s3://bucket/p?region=us-east-1&region=auto', /"region" is given twice/);
 });
 
-test('an unreachable bucket fails at open, naming the bucket and what to check', async (t) => {
+test('an unreachable bucket fails at open, naming the bucket and what to check', { timeout: 10_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const url = endpoint.blobsUrl('x').replace('s3://blobs/', 's3://no-such-bucket/');
   await assert.rejects(openBlobStore({ url, dataDir: tempDir(t) }), (error: unknown) => {
@@ -90,7 +90,7 @@ test('an unreachable bucket fails at open, naming the bucket and what to check',
   });
 });
 
-test('S3BlobStore: write, commit, ranged reads, list, delete; a small body is one PutObject', async (t) => {
+test('S3BlobStore: write, commit, ranged reads, list, delete; a small body is one PutObject', { timeout: 10_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const store = await openStore(t, endpoint);
   assert.equal(store.dir, undefined);
@@ -122,7 +122,7 @@ test('S3BlobStore: write, commit, ranged reads, list, delete; a small body is on
   await assert.rejects(readAll(store.read('../x', 0, 1)), /Not a blob id/);
 });
 
-test('S3BlobStore: a body above one part goes multipart, parts of one size, read back across part edges', async (t) => {
+test('S3BlobStore: a body above one part goes multipart, parts of one size, read back across part edges', { timeout: 10_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const store = await openStore(t, endpoint, '');
   const data = pattern(2 * PART + 123_457, 13);
@@ -147,7 +147,7 @@ test('S3BlobStore: a body above one part goes multipart, parts of one size, read
   assert.deepEqual(endpoint.requests.slice(mark).map((r) => r.split(' ')[0]), ['PUT']);
 });
 
-test('S3BlobStore: abort drops the upload; clearTemporary aborts only uploads idle past the age', async (t) => {
+test('S3BlobStore: abort drops the upload; clearTemporary aborts only uploads idle past the age', { timeout: 10_000 }, async (t) => {
   let skewMs = 0;
   const clock: Clock = { now: () => Date.now() + skewMs };
   const endpoint = await startS3Endpoint(t, { clock });
@@ -186,7 +186,7 @@ test('S3BlobStore: abort drops the upload; clearTemporary aborts only uploads id
   await assert.rejects(fresh.commit(), (error: unknown) => error instanceof StoreError && error.code === 'STORE_INTERNAL');
 });
 
-test('S3BlobStore: deletes go out in batches of 1000', async (t) => {
+test('S3BlobStore: deletes go out in batches of 1000', { timeout: 10_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const store = await openStore(t, endpoint);
   const ids = Array.from({ length: 2345 }, () => randomHexId());
@@ -195,7 +195,7 @@ test('S3BlobStore: deletes go out in batches of 1000', async (t) => {
   assert.equal(count(endpoint.requests.slice(before), /^POST \/blobs\/?\?delete/), 3);
 });
 
-test('an engine on s3:// blobs: put, get, ranges, multipart, delete, reclaim; a 64 MiB put streams in bounded memory', async (t) => {
+test('an engine on s3:// blobs: put, get, ranges, multipart, delete, reclaim; a 64 MiB put streams in bounded memory', { timeout: 10_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const { engine, bucket, clock } = await openTestEngine(t, { blobsUrl: endpoint.blobsUrl('engine') });
   assert.equal(engine.blobDir, undefined);
@@ -250,7 +250,7 @@ test('an engine on s3:// blobs: put, get, ranges, multipart, delete, reclaim; a 
   assert.equal(back.digest('hex'), big?.etag);
 });
 
-test('a shared file:// blob dir: two engines read each other\'s blobs; recovery keeps young leftovers and sweeps old ones', async (t) => {
+test('a shared file:// blob dir: two engines read each other\'s blobs; recovery keeps young leftovers and sweeps old ones', { timeout: 10_000 }, async (t) => {
   const shared = tempDir(t, 'edgeport-shared-blobs-');
   const blobsUrl = pathToFileURL(shared).href;
   const a = await openTestEngine(t, { blobsUrl });
@@ -281,7 +281,7 @@ test('a shared file:// blob dir: two engines read each other\'s blobs; recovery 
   assert.equal(readdirSync(join(shared, 'blobs')).length, 2, 'B writes into the shared dir');
 });
 
-test('recovery on a shared blob store keeps the reclaim queue; the local data dir still clears it', async (t) => {
+test('recovery on a shared blob store keeps the reclaim queue; the local data dir still clears it', { timeout: 10_000 }, async (t) => {
   for (const shared of [true, false]) {
     const dataDir = tempDir(t);
     const blobsDir = tempDir(t, 'edgeport-shared-blobs-');

@@ -17,7 +17,7 @@ const problems = (text: string) => {
 };
 const criterion = (key: string, operator: string, value: unknown) => ({ key, operator, value });
 
-test('a criterion directly under where, and X AND (Y OR Z) nested', () => {
+test('a criterion directly under where, and X AND (Y OR Z) nested', { timeout: 10_000 }, () => {
   assert.deepEqual(ok('{"where":{"key":"ClientRequestHost","operator":"eq","value":"example.com"}}').where,
     { kind: 'criterion', key: 'ClientRequestHost', operator: 'eq', value: 'example.com' });
   const nested = ok(JSON.stringify({ where: { and: [
@@ -34,7 +34,7 @@ test('a criterion directly under where, and X AND (Y OR Z) nested', () => {
   ] });
 });
 
-test('values take their field\'s type; older operator spellings are normalised', () => {
+test('values take their field\'s type; older operator spellings are normalised', { timeout: 10_000 }, () => {
   const where = (text: string) => ok(text).where as { operator: FilterOperator; value: FilterScalar };
   assert.deepEqual(where('{"where":{"key":"BotScore","operator":"lt","value":"30"}}').value, 30, 'numeric strings, as the docs write them');
   assert.equal(where('{"where":{"key":"WorkerSubrequest","operator":"eq","value":"true"}}').value, true);
@@ -47,7 +47,7 @@ test('values take their field\'s type; older operator spellings are normalised',
   }
 });
 
-test('every mistake is reported with a pointer to it', () => {
+test('every mistake is reported with a pointer to it', { timeout: 10_000 }, () => {
   const cases: Array<[unknown, string, RegExp]> = [
     [{}, '', /must contain the key "where"/],
     [[], '', /JSON object/],
@@ -88,7 +88,7 @@ function filterOf(count: number, bytes?: number): string {
   return body.slice(0, -1) + ' '.repeat(bytes - body.length) + '}';
 }
 
-test('§8 limits: exactly 1000 bytes and 30 operators pass, one more of either is refused', () => {
+test('§8 limits: exactly 1000 bytes and 30 operators pass, one more of either is refused', { timeout: 10_000 }, () => {
   assert.equal(ok(filterOf(2, FILTER_LIMITS.maxBytes)).bytes, 1000);
   const overBytes = problems(filterOf(2, FILTER_LIMITS.maxBytes + 1));
   assert.deepEqual(overBytes.map((p) => [p.limit, p.message]), [['bytes', 'the filter is 1001 bytes long; at most 1000 bytes are allowed']]);
@@ -167,7 +167,7 @@ function leaves(expression: FilterExpression): number {
   return expression.kind === 'criterion' ? 1 : expression.clauses.reduce((n, c) => n + leaves(c), 0);
 }
 
-test('property: any well-formed filter parses to its own structure, unless it passes a limit', () => {
+test('property: any well-formed filter parses to its own structure, unless it passes a limit', { timeout: 10_000 }, () => {
   fc.assert(fc.property(arbitraryTree, (tree) => {
     const text = JSON.stringify({ where: tree.json });
     const result = parseFilter(text);
@@ -184,7 +184,7 @@ test('property: any well-formed filter parses to its own structure, unless it pa
   }), { numRuns: 300 });
 });
 
-test('property: breaking one operator is reported at that criterion and nowhere else', () => {
+test('property: breaking one operator is reported at that criterion and nowhere else', { timeout: 10_000 }, () => {
   fc.assert(fc.property(arbitraryTree, fc.nat(), fc.string({ minLength: 1, maxLength: 5 }).filter((s) => !/^(eq|!eq|lt|leq|gt|geq|in|!in|==|!=|<|<=|>|>=|lte|gte|neq)$/.test(s) && !/^!?(startsWith|endsWith|contains)$/.test(s)),
     (tree, pick, badOperator) => {
       type Node = { [key: string]: unknown };
@@ -204,7 +204,7 @@ test('property: breaking one operator is reported at that criterion and nowhere 
     }), { numRuns: 200 });
 });
 
-test('property: arbitrary JSON never throws; a refusal always says why', () => {
+test('property: arbitrary JSON never throws; a refusal always says why', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.oneof(fc.json(), fc.string()), (text) => {
     const result = parseFilter(text);
     if (!result.ok) assert.ok(result.problems.length > 0 && result.problems.every((p) => p.message.length > 0));

@@ -7,7 +7,7 @@ import { openTestBucket, rejectsWith } from './helpers.ts';
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
-test('put accepts every value type and returns the metadata it was sent', async (t) => {
+test('put accepts every value type and returns the metadata it was sent', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const values: Array<[string, unknown, string]> = [
     ['string', 'hello', 'hello'],
@@ -31,7 +31,7 @@ test('put accepts every value type and returns the metadata it was sent', async 
   await rejectsWith(b.put('bad', 5 as never), TypeError, /parameter 2 is not of type/);
 });
 
-test('head, get, and their shapes', async (t) => {
+test('head, get, and their shapes', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', '{"a":1}', { httpMetadata: { contentType: 'application/json', cacheExpiry: new Date(5000) }, sha256: createHash('sha256').update('{"a":1}').digest('hex') });
   const head = await b.head('k');
@@ -62,7 +62,7 @@ test('head, get, and their shapes', async (t) => {
   assert.equal(await b.head(123 as never), null, 'keys are coerced to strings');
 });
 
-test('get ranges and conditions through the binding', async (t) => {
+test('get ranges and conditions through the binding', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const put = await b.put('k', 'hello world');
   const ranged = await b.get('k', { range: { offset: 6 } }) as GetResult;
@@ -84,7 +84,7 @@ test('get ranges and conditions through the binding', async (t) => {
   await rejectsWith(b.get('k', { onlyIf: new Headers({ 'if-match': 'unquoted' }) }), Error, 'Invalid ETag in if-match header');
 });
 
-test('engine errors reach scripts as plain Errors with the action and code', async (t) => {
+test('engine errors reach scripts as plain Errors with the action and code', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await rejectsWith(b.put('k', 'data', { md5: '0'.repeat(32) }), Error,
     `put: The MD5 checksum you specified did not match what we received.\nYou provided a MD5 checksum with value: ${'0'.repeat(32)}\nActual MD5 was: ${md5('data')} (10037)`);
@@ -100,7 +100,7 @@ test('engine errors reach scripts as plain Errors with the action and code', asy
   assert.equal('code' in (thrown as object), false);
 });
 
-test('delete of one key or many; list with delimiter per SPEC §2.9', async (t) => {
+test('delete of one key or many; list with delimiter per SPEC §2.9', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('a/b/c', 'x');
   await b.put('top', 'x');
@@ -115,7 +115,7 @@ test('delete of one key or many; list with delimiter per SPEC §2.9', async (t) 
   assert.deepEqual((await b.list()).objects, []);
 });
 
-test('list pagination by cursor and include under each compatibility rule', async (t) => {
+test('list pagination by cursor and include under each compatibility rule', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: newRules, engine, bucket } = await openTestBucket(t, true);
   for (let i = 0; i < 5; i++) await newRules.put(`k${i}`, 'x', { httpMetadata: { contentType: 't/x' }, customMetadata: { i: String(i) } });
   const first = await newRules.list({ limit: 2 });
@@ -137,7 +137,7 @@ test('list pagination by cursor and include under each compatibility rule', asyn
   assert.deepEqual(old.customMetadata, { i: '0' });
 });
 
-test('multipart through the binding, resume, and part number checks', async (t) => {
+test('multipart through the binding, resume, and part number checks', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const upload = await b.createMultipartUpload('mpu', { httpMetadata: { contentType: 'a/b' } });
   assert.equal(typeof upload.uploadId, 'string');
@@ -158,7 +158,7 @@ test('multipart through the binding, resume, and part number checks', async (t) 
   await rejectsWith(aborted.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
 });
 
-test('takeStoreBody hands over an untouched body exactly once', async (t) => {
+test('takeStoreBody hands over an untouched body exactly once', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', 'bytes');
   const got = await b.get('k') as GetResult;

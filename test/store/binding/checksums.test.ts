@@ -8,7 +8,7 @@ import { openTestBucket, rejectsWith } from './helpers.ts';
 const ALGORITHMS = [['md5', 'MD5', 16], ['sha1', 'SHA-1', 20], ['sha256', 'SHA-256', 32], ['sha384', 'SHA-384', 48], ['sha512', 'SHA-512', 64]] as const;
 const hash = (algorithm: string, data: string) => createHash(algorithm).update(data).digest('hex');
 
-test('checksum options: every algorithm as hex (any case) or as bytes', () => {
+test('checksum options: every algorithm as hex (any case) or as bytes', { timeout: 10_000 }, () => {
   assert.equal(toExpectedChecksum({}), undefined);
   for (const [algorithm, , size] of ALGORITHMS) {
     const hex = 'aB'.repeat(size);
@@ -20,7 +20,7 @@ test('checksum options: every algorithm as hex (any case) or as bytes', () => {
   }
 });
 
-test('checksum options: the runtime errors for every algorithm', () => {
+test('checksum options: the runtime errors for every algorithm', { timeout: 10_000 }, () => {
   for (const [algorithm, name, size] of ALGORITHMS) {
     assert.throws(() => toExpectedChecksum({ [algorithm]: new ArrayBuffer(size - 1) }), { name: 'TypeError', message: `${name} is ${size} bytes, not ${size - 1}` });
     assert.throws(() => toExpectedChecksum({ [algorithm]: new Uint8Array(size + 1) }), { name: 'TypeError', message: `${name} is ${size} bytes, not ${size + 1}` });
@@ -32,14 +32,14 @@ test('checksum options: the runtime errors for every algorithm', () => {
   }
 });
 
-test('checksum options: two algorithms are refused, after the first one is validated', () => {
+test('checksum options: two algorithms are refused, after the first one is validated', { timeout: 10_000 }, () => {
   assert.throws(() => toExpectedChecksum({ md5: 'a'.repeat(32), sha1: 'a'.repeat(40) }), { message: 'You cannot specify multiple hashing algorithms.' });
   assert.throws(() => toExpectedChecksum({ sha256: new ArrayBuffer(32), sha512: 'x' }), { message: 'You cannot specify multiple hashing algorithms.' });
   assert.throws(() => toExpectedChecksum({ md5: 'short', sha1: 'a'.repeat(40) }), { message: 'MD5 is 32 hex characters, not 5' });
   assert.throws(() => toExpectedChecksum({ md5: 'a'.repeat(32), sha1: 7 }), { message: /Incorrect type for the 'sha1' field/ }, 'type errors come first');
 });
 
-test('StoreChecksums: ArrayBuffer getters, a fresh copy each time, toJSON of the present ones', () => {
+test('StoreChecksums: ArrayBuffer getters, a fresh copy each time, toJSON of the present ones', { timeout: 10_000 }, () => {
   const md5 = hash('md5', 'x');
   const checksums = new StoreChecksums({ md5, sha256: hash('sha256', 'x') });
   const first = checksums.md5!;
@@ -54,7 +54,7 @@ test('StoreChecksums: ArrayBuffer getters, a fresh copy each time, toJSON of the
   assert.equal(JSON.stringify(new StoreChecksums({})), '{}');
 });
 
-test('through the engine: stored checksums, lowercase, replaced on overwrite; BadDigest per algorithm', async (t) => {
+test('through the engine: stored checksums, lowercase, replaced on overwrite; BadDigest per algorithm', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const put = await b.put('k', 'data', { sha1: hash('sha1', 'data').toUpperCase() });
   assert.deepEqual(put!.checksums.toJSON(), { md5: hash('md5', 'data'), sha1: hash('sha1', 'data') });

@@ -8,7 +8,7 @@ import { openTestBucket, rejectsWith } from './helpers.ts';
 const strong = (value: string) => ({ type: 'strong', value });
 const weak = (value: string) => ({ type: 'weak', value });
 
-test('etag lists: elements, whitespace, empty elements, wildcard', () => {
+test('etag lists: elements, whitespace, empty elements, wildcard', { timeout: 10_000 }, () => {
   assert.deepEqual(parseEtagList('"a"', 'if-match'), [strong('a')]);
   assert.deepEqual(parseEtagList('W/"a"', 'if-match'), [weak('a')]);
   assert.deepEqual(parseEtagList(' "a" , , W/"b",,"c" ', 'if-match'), [strong('a'), weak('b'), strong('c')]);
@@ -20,7 +20,7 @@ test('etag lists: elements, whitespace, empty elements, wildcard', () => {
   assert.deepEqual(parseEtagList('junk "a"', 'if-match'), [strong('a')], 'the scan looks for the next quote');
 });
 
-test('etag lists: the runtime errors, word for word', () => {
+test('etag lists: the runtime errors, word for word', { timeout: 10_000 }, () => {
   const cases: Array<[string, 'if-match' | 'if-none-match', string]> = [
     ['abc', 'if-match', 'Invalid ETag in if-match header'],
     ['abc', 'if-none-match', 'Invalid ETag in if-none-match header'],
@@ -39,7 +39,7 @@ test('etag lists: the runtime errors, word for word', () => {
   }
 });
 
-test('onlyIf object: conversion, wildcard, quotes, dates', () => {
+test('onlyIf object: conversion, wildcard, quotes, dates', { timeout: 10_000 }, () => {
   assert.equal(toConditional(undefined), undefined);
   assert.equal(toConditional(null), undefined);
   assert.deepEqual(toConditional({}), {});
@@ -58,7 +58,7 @@ test('onlyIf object: conversion, wildcard, quotes, dates', () => {
   assert.throws(() => toConditional('x' as never, 'PutOptions'), { name: 'TypeError', message: /on 'PutOptions'/ });
 });
 
-test('onlyIf Headers: four headers, seconds granularity, lenient dates, If-Range ignored', () => {
+test('onlyIf Headers: four headers, seconds granularity, lenient dates, If-Range ignored', { timeout: 10_000 }, () => {
   assert.equal(toConditional(new Headers()), undefined);
   assert.equal(toConditional(new Headers({ 'if-range': '"x"', 'content-type': 'a/b' })), undefined);
   assert.deepEqual(toConditional(new Headers({
@@ -114,7 +114,7 @@ function truthTable(E: string): Array<[string, StoreConditional | Headers, boole
   ];
 }
 
-test('truth table through the engine: get gives a body or a bodiless object, put writes or gives null', async (t) => {
+test('truth table through the engine: get gives a body or a bodiless object, put writes or gives null', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b, clock } = await openTestBucket(t);
   clock.set(T);
   const E = (await b.put('k', 'value'))!.etag;
@@ -133,7 +133,7 @@ test('truth table through the engine: get gives a body or a bodiless object, put
   }
 });
 
-test('conditions on a missing key: get is null; put proceeds unless etagMatches or uploadedAfter is given', async (t) => {
+test('conditions on a missing key: get is null; put proceeds unless etagMatches or uploadedAfter is given', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   assert.equal(await b.get('none', { onlyIf: { etagMatches: '*' } }), null);
   assert.equal(await b.get('none', { onlyIf: new Headers({ 'if-none-match': '*' }) }), null);
@@ -147,7 +147,7 @@ test('conditions on a missing key: get is null; put proceeds unless etagMatches 
   assert.equal(await b.put('f', 'y', { onlyIf: new Headers({ 'if-none-match': '*' }) }), null, 'and not a second time');
 });
 
-test('a failing condition suppresses range errors; bad conditions reject before any I/O', async (t) => {
+test('a failing condition suppresses range errors; bad conditions reject before any I/O', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const { etag } = (await b.put('k', 'abc'))!;
   const got = await b.get('k', { onlyIf: { etagDoesNotMatch: etag }, range: { offset: 99 } });

@@ -7,7 +7,7 @@ import { openTestBucket, rejectsWith } from './helpers.ts';
 
 const FORGOT = "HTTP metadata unknown for key `k`. Did you forget to add 'httpMetadata' to `include` when listing?";
 
-test('httpMetadata object: string fields coerced, cacheExpiry as Date or number, unknown fields ignored', () => {
+test('httpMetadata object: string fields coerced, cacheExpiry as Date or number, unknown fields ignored', { timeout: 10_000 }, () => {
   assert.equal(toHttpMetadata(undefined), undefined);
   assert.equal(toHttpMetadata(null), undefined);
   assert.deepEqual(toHttpMetadata({}), {});
@@ -23,7 +23,7 @@ test('httpMetadata object: string fields coerced, cacheExpiry as Date or number,
   assert.throws(() => toHttpMetadata({ cacheExpiry: 8e15 } as unknown as StoreHTTPMetadata), { name: 'TypeError', message: "This API doesn't support dates after 2189." });
 });
 
-test('httpMetadata Headers: exactly six headers; an unparseable Expires is epoch 0', () => {
+test('httpMetadata Headers: exactly six headers; an unparseable Expires is epoch 0', { timeout: 10_000 }, () => {
   assert.deepEqual(toHttpMetadata(new Headers()), {});
   assert.deepEqual(toHttpMetadata(new Headers({
     'content-type': 'text/plain', 'content-encoding': 'br', 'content-disposition': 'attachment', 'content-language': 'de',
@@ -35,7 +35,7 @@ test('httpMetadata Headers: exactly six headers; an unparseable Expires is epoch
   assert.deepEqual(toHttpMetadata(new Headers({ expires: 'not a date' })), { cacheExpiry: 0 });
 });
 
-test('customMetadata: values coerced to strings, order kept; non-objects refused', () => {
+test('customMetadata: values coerced to strings, order kept; non-objects refused', { timeout: 10_000 }, () => {
   assert.equal(toCustomMetadata(undefined), undefined);
   assert.deepEqual(toCustomMetadata({ b: 1, a: true, c: 'x' }), { b: '1', a: 'true', c: 'x' });
   assert.deepEqual(Object.keys(toCustomMetadata({ z: '1', a: '2' })!), ['z', 'a']);
@@ -44,7 +44,7 @@ test('customMetadata: values coerced to strings, order kept; non-objects refused
   }
 });
 
-test('writeHttpMetadata: sets only present fields, overwrites them, leaves other headers alone', () => {
+test('writeHttpMetadata: sets only present fields, overwrites them, leaves other headers alone', { timeout: 10_000 }, () => {
   const headers = new Headers({ 'content-type': 'old/type', etag: '"kept"', 'x-mine': 'kept' });
   assert.equal(writeHttpMetadata('k', { contentType: 'new/type', cacheExpiry: new Date(1234567) }, headers), undefined);
   assert.deepEqual([...headers], [['content-type', 'new/type'], ['etag', '"kept"'], ['expires', 'Thu, 01 Jan 1970 00:20:34 GMT'], ['x-mine', 'kept']]);
@@ -56,7 +56,7 @@ test('writeHttpMetadata: sets only present fields, overwrites them, leaves other
   assert.deepEqual([...none], []);
 });
 
-test('writeHttpMetadata: unknown metadata and unsafe values are TypeErrors, and nothing is written', () => {
+test('writeHttpMetadata: unknown metadata and unsafe values are TypeErrors, and nothing is written', { timeout: 10_000 }, () => {
   assert.throws(() => writeHttpMetadata('k', undefined, new Headers()), { name: 'TypeError', message: FORGOT });
   for (const unsafe of ['a\r\nx-injected: 1', 'a\nb', 'a\0b', 'a\rb']) {
     const headers = new Headers();
@@ -65,7 +65,7 @@ test('writeHttpMetadata: unknown metadata and unsafe values are TypeErrors, and 
   }
 });
 
-test('through the engine: stored, returned and written back', async (t) => {
+test('through the engine: stored, returned and written back', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', 'x', { httpMetadata: { contentType: 'text/html', cacheExpiry: new Date(5001) }, customMetadata: { n: 1 } as never });
   const head = (await b.head('k'))!;

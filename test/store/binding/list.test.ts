@@ -5,7 +5,7 @@ import { createStoreBucket, listHonorsInclude } from '../../../src/store/binding
 import type { StoreListOptions } from '../../../src/store/binding/index.ts';
 import { openTestBucket, rejectsWith } from './helpers.ts';
 
-test('listHonorsInclude: compatibility date 2022-08-04 or the flag', () => {
+test('listHonorsInclude: compatibility date 2022-08-04 or the flag', { timeout: 10_000 }, () => {
   assert.equal(listHonorsInclude('2022-08-03', []), false);
   assert.equal(listHonorsInclude('2022-07-01', ['other_flag']), false);
   assert.equal(listHonorsInclude('2021-01-01', ['store_list_honor_include']), true);
@@ -21,7 +21,7 @@ async function seeded(t: Parameters<typeof openTestBucket>[0], count = 5) {
   return fixture;
 }
 
-test('include under each compatibility rule', async (t) => {
+test('include under each compatibility rule', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await seeded(t, 1);
   const kinds = async (honors: boolean, options?: StoreListOptions | null) => {
     const item = (await createStoreBucket(engine, bucket, { listHonorsInclude: honors }).list(options)).objects[0]!;
@@ -42,7 +42,7 @@ test('include under each compatibility rule', async (t) => {
   assert.deepEqual(await kinds(true, { include: ['customMetadata', 'httpMetadata', 'customMetadata'] }), [http, custom]);
 });
 
-test('include values are validated under every rule', async (t) => {
+test('include values are validated under every rule', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestBucket(t);
   for (const honors of [false, true]) {
     const b = createStoreBucket(engine, bucket, { listHonorsInclude: honors });
@@ -53,7 +53,7 @@ test('include values are validated under every rule', async (t) => {
   }
 });
 
-test('option types: strings are not coerced; limit is converted like an integer', async (t) => {
+test('option types: strings are not coerced; limit is converted like an integer', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await seeded(t);
   for (const field of ['prefix', 'cursor', 'delimiter', 'startAfter']) {
     await rejectsWith(b.list({ [field]: 5 } as never), TypeError,
@@ -68,7 +68,7 @@ test('option types: strings are not coerced; limit is converted like an integer'
   await rejectsWith(b.list({ limit: 1001 }), Error, 'list: MaxKeys params must be positive integer <= 1000. (10022)');
 });
 
-test('pagination: cursor only while truncated, startAfter, prefix', async (t) => {
+test('pagination: cursor only while truncated, startAfter, prefix', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await seeded(t);
   const keys: string[] = [];
   let cursor: string | undefined;

@@ -10,7 +10,7 @@ const PART_RANGE = (n: number) => `Part number must be between 1 and 10000 (incl
 const VALUE_ERROR = "Failed to execute 'uploadPart' on 'StoreMultipartUpload': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
 const md5 = (data: string | Uint8Array) => createHash('md5').update(data).digest('hex');
 
-test('create, upload, complete: the handle, part etags, the final object', async (t) => {
+test('create, upload, complete: the handle, part etags, the final object', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const upload = await b.createMultipartUpload('mpu', { httpMetadata: new Headers({ 'content-type': 'a/b' }), customMetadata: { x: 1 } as never });
   assert.deepEqual(Object.keys(upload).sort(), ['key', 'uploadId']);
@@ -35,7 +35,7 @@ test('create, upload, complete: the handle, part etags, the final object', async
   assert.ok(await b.createMultipartUpload('plain', null), 'options may be null');
 });
 
-test('part numbers: converted like an int, checked 1..10000 after the value type', async (t) => {
+test('part numbers: converted like an int, checked 1..10000 after the value type', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const upload = await b.createMultipartUpload('k');
   for (const n of [0, -1, 10001]) await rejectsWith(upload.uploadPart(n, 'x'), TypeError, PART_RANGE(n));
@@ -49,7 +49,7 @@ test('part numbers: converted like an int, checked 1..10000 after the value type
   await rejectsWith(upload.complete([{ partNumber: 1, etag: md5('x') }, { partNumber: 10001, etag: 'e' }]), TypeError, PART_RANGE(10001));
 });
 
-test('multipart failures as the script sees them', async (t) => {
+test('multipart failures as the script sees them', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const upload = await b.createMultipartUpload('k');
   const small = await upload.uploadPart(1, 'small');
@@ -75,7 +75,7 @@ test('multipart failures as the script sees them', async (t) => {
     'createMultipartUpload: Your metadata headers exceed the maximum allowed metadata size. (10012)');
 });
 
-test('resumeMultipartUpload: synchronous, unchecked, key coerced; uploadId must be a string', async (t) => {
+test('resumeMultipartUpload: synchronous, unchecked, key coerced; uploadId must be a string', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const upload = await b.createMultipartUpload('7');
   const resumed = b.resumeMultipartUpload(7 as never, upload.uploadId);

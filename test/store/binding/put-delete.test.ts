@@ -17,7 +17,7 @@ function streamOf(...chunks: unknown[]): ReadableStream {
   });
 }
 
-test('put values: strings as UTF-8, views by their window, null and "" as empty objects', async (t) => {
+test('put values: strings as UTF-8, views by their window, null and "" as empty objects', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const text = async (key: string) => ((await b.get(key)) as GetResult).text();
   await b.put('utf8', 'é🙂');
@@ -37,7 +37,7 @@ test('put values: strings as UTF-8, views by their window, null and "" as empty 
   assert.deepEqual((await b.head('blob'))!.httpMetadata, {}, 'a Blob type is not metadata');
 });
 
-test('put copies buffers: changing one after the call does not change what is stored', async (t) => {
+test('put copies buffers: changing one after the call does not change what is stored', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const bytes = new TextEncoder().encode('original');
   const pending = b.put('k', bytes);
@@ -46,14 +46,14 @@ test('put copies buffers: changing one after the call does not change what is st
   assert.equal(await ((await b.get('k')) as GetResult).text(), 'original');
 });
 
-test('put value types: undefined, numbers and plain objects are the conversion TypeError, before any option error', async (t) => {
+test('put value types: undefined, numbers and plain objects are the conversion TypeError, before any option error', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   for (const bad of [undefined, 5, {}, true]) await rejectsWith(b.put('k', bad as never), TypeError, VALUE_ERROR);
   await rejectsWith(b.put('k', undefined as never, { md5: 'bad' }), TypeError, VALUE_ERROR);
   assert.equal(await b.head('k'), null);
 });
 
-test('put option errors reject and cancel a stream value', async (t) => {
+test('put option errors reject and cancel a stream value', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const bad: Array<[Record<string, unknown>, string]> = [
     [{ md5: 'bad' }, 'MD5 is 32 hex characters, not 3'],
@@ -71,7 +71,7 @@ test('put option errors reject and cancel a stream value', async (t) => {
   assert.equal(await b.head('k'), null);
 });
 
-test("a failing script stream rejects put with the stream's own error; nothing is stored", async (t) => {
+test("a failing script stream rejects put with the stream's own error; nothing is stored", { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const boom = new Error('boom');
   const failing = new ReadableStream({
@@ -84,7 +84,7 @@ test("a failing script stream rejects put with the stream's own error; nothing i
   assert.equal(await b.head('k'), null);
 });
 
-test('put returns the metadata as sent; head returns what is stored', async (t) => {
+test('put returns the metadata as sent; head returns what is stored', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const bare = (await b.put('k', 'x'))!;
   assert.deepEqual(bare.httpMetadata, {});
@@ -99,7 +99,7 @@ test('put returns the metadata as sent; head returns what is stored', async (t) 
   assert.ok(await b.put('k', 'x', null), 'options may be null');
 });
 
-test('keys: coerced to strings, empty allowed, more than 1024 UTF-8 bytes refused by every operation', async (t) => {
+test('keys: coerced to strings, empty allowed, more than 1024 UTF-8 bytes refused by every operation', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put(123 as never, 'n');
   assert.equal((await b.head('123'))!.key, '123');
@@ -123,7 +123,7 @@ test('keys: coerced to strings, empty allowed, more than 1024 UTF-8 bytes refuse
   await rejectsWith(b.resumeMultipartUpload(long, 'id').abort(), Error, invalid('abortMultipartUpload'));
 });
 
-test('delete: one key or many, missing keys ignored, at most 1000', async (t) => {
+test('delete: one key or many, missing keys ignored, at most 1000', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   for (const key of ['a', 'b', 'c']) await b.put(key, key);
   assert.equal(await b.delete('a'), undefined);

@@ -8,7 +8,7 @@ import { openTestBucket, rejectsWith } from './helpers.ts';
 
 const range = (value: unknown) => toRangeRequest(value as StoreRange);
 
-test('range object: forms, coercion, and `{}` as the whole object', () => {
+test('range object: forms, coercion, and `{}` as the whole object', { timeout: 10_000 }, () => {
   assert.equal(range(undefined), undefined);
   assert.equal(range(null), undefined);
   assert.equal(range({}), undefined, 'range: {} serves the whole object (production: 10001)');
@@ -20,7 +20,7 @@ test('range object: forms, coercion, and `{}` as the whole object', () => {
   assert.deepEqual(range({ suffix: '4' }), { suffix: 4 });
 });
 
-test('range object: the runtime errors, in the runtime order', () => {
+test('range object: the runtime errors, in the runtime order', { timeout: 10_000 }, () => {
   const cases: Array<[unknown, ErrorConstructor, string]> = [
     [{ offset: -1 }, RangeError, 'Invalid range. Starting offset (-1) must be greater than or equal to 0.'],
     [{ offset: 1.5 }, RangeError, 'Invalid range. Starting offset (1.5) must be an integer, not floating point.'],
@@ -40,7 +40,7 @@ test('range object: the runtime errors, in the runtime order', () => {
   }
 });
 
-test('Range header: single ranges are used; anything else is the whole object', () => {
+test('Range header: single ranges are used; anything else is the whole object', { timeout: 10_000 }, () => {
   assert.deepEqual(parseRangeHeader('bytes=0-4'), { offset: 0, length: 5 });
   assert.deepEqual(parseRangeHeader('bytes=2-2'), { offset: 2, length: 1 });
   assert.deepEqual(parseRangeHeader(' bytes = 3 - '), { offset: 3 });
@@ -54,7 +54,7 @@ test('Range header: single ranges are used; anything else is the whole object', 
   assert.deepEqual(range(new Headers({ range: 'bytes=1-2' })), { offset: 1, length: 2 });
 });
 
-test('property: Range header parsing never throws, and what it returns is a valid range', () => {
+test('property: Range header parsing never throws, and what it returns is a valid range', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.oneof(fc.string(), fc.string().map((s) => `bytes=${s}`),
     fc.tuple(fc.option(fc.nat()), fc.option(fc.nat())).map(([a, b]) => `bytes=${a ?? ''}-${b ?? ''}`)), (header) => {
     const parsed = parseRangeHeader(header);
@@ -66,7 +66,7 @@ test('property: Range header parsing never throws, and what it returns is a vali
   }));
 });
 
-test('property: a range object is accepted exactly when each number is a non-negative integer', () => {
+test('property: a range object is accepted exactly when each number is a non-negative integer', { timeout: 10_000 }, () => {
   const number = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }));
   const ok = (n: number) => Number.isInteger(n) && n >= 0;
   fc.assert(fc.property(fc.option(number, { nil: undefined }), fc.option(number, { nil: undefined }), (offset, length) => {
@@ -81,7 +81,7 @@ test('property: a range object is accepted exactly when each number is a non-neg
   }));
 });
 
-test('ranged reads through the engine: served bytes and the range field', async (t) => {
+test('ranged reads through the engine: served bytes and the range field', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', 'hello world');
   const read = async (r: StoreRange | Headers) => {
@@ -103,7 +103,7 @@ test('ranged reads through the engine: served bytes and the range field', async 
   assert.deepEqual(got.range, { offset: 0, length: 11 }, 'range is filled in without a range option');
 });
 
-test('unsatisfiable: a range object rejects with 10039, a Range header serves the whole object', async (t) => {
+test('unsatisfiable: a range object rejects with 10039, a Range header serves the whole object', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', 'hello');
   await b.put('empty', '');

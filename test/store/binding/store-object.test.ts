@@ -9,7 +9,7 @@ import { openTestBucket, rejectsWith } from './helpers.ts';
 const USED = 'Body has already been used. It can only be used once. Use tee() first if you need to read it twice.';
 const md5 = (data: string | Uint8Array) => createHash('md5').update(data).digest('hex');
 
-test('HeadResult: classes, own properties, JSON shape', async (t) => {
+test('HeadResult: classes, own properties, JSON shape', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b, clock } = await openTestBucket(t);
   const put = (await b.put('k', 'value', { customMetadata: { a: 'b' }, httpMetadata: { contentType: 't/x' } }))!;
   const head = (await b.head('k'))!;
@@ -37,7 +37,7 @@ test('HeadResult: classes, own properties, JSON shape', async (t) => {
   assert.equal(put.version, head.version);
 });
 
-test('GetResult: body and bodyUsed are prototype getters; every read method once', async (t) => {
+test('GetResult: body and bodyUsed are prototype getters; every read method once', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', '{"n":1}', { httpMetadata: { contentType: 'application/json' } });
   const get = async () => (await b.get('k')) as GetResult;
@@ -67,7 +67,7 @@ test('GetResult: body and bodyUsed are prototype getters; every read method once
   }
 });
 
-test('GetResult: the stream, bodyUsed, and reads after the stream', async (t) => {
+test('GetResult: the stream, bodyUsed, and reads after the stream', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', 'streamed');
   const viaStream = (await b.get('k')) as GetResult;
@@ -89,7 +89,7 @@ test('GetResult: the stream, bodyUsed, and reads after the stream', async (t) =>
   await assert.rejects(new Response(stream).text(), { name: 'TypeError', message: USED }, 'the stream does not replay bytes read elsewhere');
 });
 
-test('GetResult: large and multipart bodies stream intact', async (t) => {
+test('GetResult: large and multipart bodies stream intact', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   const big = new Uint8Array(300 * 1024).map((_, i) => (i * 7) & 255);
   await b.put('big', big);
@@ -106,7 +106,7 @@ test('GetResult: large and multipart bodies stream intact', async (t) => {
   assert.equal(Buffer.from(await new Response(across.body).arrayBuffer()).toString('latin1'), '\x01\x01tail');
 });
 
-test('takeStoreBody: hands over an untouched body once; the stream then refuses to replay it', async (t) => {
+test('takeStoreBody: hands over an untouched body once; the stream then refuses to replay it', { timeout: 10_000 }, async (t) => {
   const { bucketBinding: b } = await openTestBucket(t);
   await b.put('k', 'bytes');
   const got = (await b.get('k')) as GetResult;

@@ -6,7 +6,7 @@ import { parseEtagList, toConditional } from '../../../src/store/binding/conditi
 import { listHonorsInclude } from '../../../src/store/binding/compat.ts';
 import { parseRangeHeader, toRangeRequest } from '../../../src/store/binding/range.ts';
 
-test('range objects: exact runtime errors and coercion', () => {
+test('range objects: exact runtime errors and coercion', { timeout: 10_000 }, () => {
   assert.deepEqual(toRangeRequest({ offset: '1' as never }), { offset: 1 });
   assert.deepEqual(toRangeRequest({ suffix: 3 }), { suffix: 3 });
   assert.equal(toRangeRequest({} as never), undefined);
@@ -23,7 +23,7 @@ test('range objects: exact runtime errors and coercion', () => {
   for (const [range, type, message] of cases) assert.throws(() => toRangeRequest(range as never), (e: unknown) => e instanceof type && (e as Error).message === message);
 });
 
-test('Range headers: one valid range is used, anything else means the whole object', () => {
+test('Range headers: one valid range is used, anything else means the whole object', { timeout: 10_000 }, () => {
   assert.deepEqual(parseRangeHeader('bytes=0-4'), { offset: 0, length: 5 });
   assert.deepEqual(parseRangeHeader('bytes=3-'), { offset: 3 });
   assert.deepEqual(parseRangeHeader('bytes=-2'), { suffix: 2 });
@@ -31,7 +31,7 @@ test('Range headers: one valid range is used, anything else means the whole obje
   assert.equal(toRangeRequest(new Headers()), undefined);
 });
 
-test('property: Range header parsing never throws; object ranges accept exactly non-negative integers', () => {
+test('property: Range header parsing never throws; object ranges accept exactly non-negative integers', { timeout: 10_000 }, () => {
   fc.assert(fc.property(fc.string(), (header) => {
     parseRangeHeader(header);
     parseRangeHeader(`bytes=${header}`);
@@ -43,7 +43,7 @@ test('property: Range header parsing never throws; object ranges accept exactly 
   }));
 });
 
-test('etag lists follow RFC 7232 with the runtime errors', () => {
+test('etag lists follow RFC 7232 with the runtime errors', { timeout: 10_000 }, () => {
   assert.deepEqual(parseEtagList('"a", W/"b" ,,"c"', 'if-match'), [{ type: 'strong', value: 'a' }, { type: 'weak', value: 'b' }, { type: 'strong', value: 'c' }]);
   assert.deepEqual(parseEtagList(' * ', 'if-none-match'), [{ type: 'wildcard' }]);
   assert.throws(() => parseEtagList('abc', 'if-match'), { message: 'Invalid ETag in if-match header' });
@@ -56,7 +56,7 @@ test('etag lists follow RFC 7232 with the runtime errors', () => {
   assert.throws(() => parseEtagList('Wx', 'if-match'), { message: 'Invalid ETag in if-match header' });
 });
 
-test('onlyIf objects and Headers convert to engine conditions', () => {
+test('onlyIf objects and Headers convert to engine conditions', { timeout: 10_000 }, () => {
   assert.deepEqual(toConditional({ etagMatches: 'x', etagDoesNotMatch: '*', uploadedBefore: new Date(5) }),
     { etagMatches: [{ type: 'strong', value: 'x' }], etagDoesNotMatch: [{ type: 'wildcard' }], uploadedBefore: 5 });
   assert.throws(() => toConditional({ etagMatches: '"x"' }), { name: 'TypeError', message: 'Conditional ETag should not be wrapped in quotes ("x").' });
@@ -67,7 +67,7 @@ test('onlyIf objects and Headers convert to engine conditions', () => {
   assert.equal(toConditional(new Headers({ 'if-range': '"x"' })), undefined);
 });
 
-test('checksum options: one algorithm, right size, hex', () => {
+test('checksum options: one algorithm, right size, hex', { timeout: 10_000 }, () => {
   assert.deepEqual(toExpectedChecksum({ md5: 'AB'.repeat(16) }), { algorithm: 'md5', hex: 'ab'.repeat(16) });
   assert.deepEqual(toExpectedChecksum({ sha1: new Uint8Array(20).fill(255).buffer }), { algorithm: 'sha1', hex: 'ff'.repeat(20) });
   assert.throws(() => toExpectedChecksum({ md5: 'a'.repeat(32), sha1: 'a'.repeat(40) }), { message: 'You cannot specify multiple hashing algorithms.' });
@@ -79,7 +79,7 @@ test('checksum options: one algorithm, right size, hex', () => {
   assert.throws(() => toExpectedChecksum({ sha512: 'q'.repeat(128) }), { message: "Provided SHA-512 wasn't a valid hex string" });
 });
 
-test('list honours include from 2022-08-04 or with the flag', () => {
+test('list honours include from 2022-08-04 or with the flag', { timeout: 10_000 }, () => {
   assert.equal(listHonorsInclude('2022-08-03', []), false);
   assert.equal(listHonorsInclude('2022-08-03', ['store_list_honor_include']), true);
   assert.equal(listHonorsInclude('2022-08-04', []), true);

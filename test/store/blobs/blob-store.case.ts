@@ -40,7 +40,7 @@ export async function writeThroughScratch(store: BlobStore, data: Uint8Array, ch
 }
 
 export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreSuiteOptions): void {
-  test(`${name}: a committed blob reads back whole and by range; chunk buffers may be reused at once`, async (t) => {
+  test(`${name}: a committed blob reads back whole and by range; chunk buffers may be reused at once`, { timeout: 10_000 }, async (t) => {
     const store = await open(t);
     for (const size of [0, 1, 100_000, largeBytes + 12_345]) {
       const data = pattern(size, size % 13 + 3);
@@ -57,7 +57,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     }
   });
 
-  test(`${name}: a writer told the size stores exactly the bytes written, whether more or fewer came`, async (t) => {
+  test(`${name}: a writer told the size stores exactly the bytes written, whether more or fewer came`, { timeout: 10_000 }, async (t) => {
     const store = await open(t);
     const size = largeBytes + 4321;
     for (const hint of [size, 1, size - 1000, size + 1, size * 2]) {
@@ -69,7 +69,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     }
   });
 
-  test(`${name}: list shows committed blobs only; delete ignores missing ids; bad ids are refused`, async (t) => {
+  test(`${name}: list shows committed blobs only; delete ignores missing ids; bad ids are refused`, { timeout: 10_000 }, async (t) => {
     const store = await open(t);
     const a = await (await writeThroughScratch(store, pattern(1000), 1000)).commit();
     const b = await (await writeThroughScratch(store, pattern(70_000), 8192)).commit();
@@ -84,7 +84,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     await pending.abort();
   });
 
-  test(`${name}: abort leaves nothing behind, is idempotent, and closes the writer`, async (t) => {
+  test(`${name}: abort leaves nothing behind, is idempotent, and closes the writer`, { timeout: 10_000 }, async (t) => {
     const store = await open(t);
     const writer = await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
     await writer.abort();
@@ -94,7 +94,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     assert.equal(await store.clearTemporary(), 0);
   });
 
-  test(`${name}: clearTemporary with an age keeps fresh abandoned writes; published blobs are not temporary`, async (t) => {
+  test(`${name}: clearTemporary with an age keeps fresh abandoned writes; published blobs are not temporary`, { timeout: 10_000 }, async (t) => {
     const store = await open(t);
     const abandoned = await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
     const committed = await (await writeThroughScratch(store, pattern(2000), 2000)).commit();

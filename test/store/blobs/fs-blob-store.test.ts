@@ -21,7 +21,7 @@ runBlobStoreSuite('FsBlobStore', {
   },
 });
 
-test('FsBlobStore: bytes go to tmp/<process>/<id> while written, then blobs/<id>; dir names the blobs', async (t) => {
+test('FsBlobStore: bytes go to tmp/<process>/<id> while written, then blobs/<id>; dir names the blobs', { timeout: 10_000 }, async (t) => {
   const root = tempDir(t);
   const store = await FsBlobStore.open(root);
   assert.equal(store.dir, join(root, 'blobs'));
@@ -35,7 +35,7 @@ test('FsBlobStore: bytes go to tmp/<process>/<id> while written, then blobs/<id>
   assert.deepEqual(readdirSync(join(root, 'blobs')), [blobId]);
 });
 
-test('FsBlobStore: a file sized up front ends at the bytes written: nothing past them when fewer came', async (t) => {
+test('FsBlobStore: a file sized up front ends at the bytes written: nothing past them when fewer came', { timeout: 10_000 }, async (t) => {
   const store = await FsBlobStore.open(tempDir(t));
   t.after(() => store.close());
   for (const hint of [500_000, 400_000, 1]) {
@@ -44,7 +44,7 @@ test('FsBlobStore: a file sized up front ends at the bytes written: nothing past
   }
 });
 
-test('FsBlobStore: any chunking, through one reused buffer, stores exactly the bytes written (writes are staged behind the caller)', async (t) => {
+test('FsBlobStore: any chunking, through one reused buffer, stores exactly the bytes written (writes are staged behind the caller)', { timeout: 10_000 }, async (t) => {
   const store = await FsBlobStore.open(tempDir(t));
   t.after(() => store.close());
   await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 700_000 }), { maxLength: 8 }), async (sizes) => {
@@ -64,7 +64,7 @@ test('FsBlobStore: any chunking, through one reused buffer, stores exactly the b
   }), { numRuns: 25 });
 });
 
-test('FsBlobStore: abort while a staged write is on the disk leaves nothing behind', async (t) => {
+test('FsBlobStore: abort while a staged write is on the disk leaves nothing behind', { timeout: 10_000 }, async (t) => {
   const root = tempDir(t);
   const store = await FsBlobStore.open(root);
   t.after(() => store.close());

@@ -8,7 +8,7 @@ function recorder() {
   return { sent, send: async (bytes: Buffer) => { sent.push(bytes.toString()); } };
 }
 
-test('only full batches go out before flush; a body that never filled one is taken back unsent', async () => {
+test('only full batches go out before flush; a body that never filled one is taken back unsent', { timeout: 10_000 }, async () => {
   const { sent, send } = recorder();
   const small = new WriteBehind(send, { batchBytes: 4, initialBytes: 1 });
   await small.write(Buffer.from('abc'));
@@ -24,7 +24,7 @@ test('only full batches go out before flush; a body that never filled one is tak
   assert.deepEqual(sent, ['abcd', 'efgh', 'ij']);
 });
 
-test('eager: a partly filled buffer goes out whenever no send is in flight; open runs once, first', async () => {
+test('eager: a partly filled buffer goes out whenever no send is in flight; open runs once, first', { timeout: 10_000 }, async () => {
   const events: string[] = [];
   const body = new WriteBehind(async (bytes) => { events.push(`send ${bytes.toString()}`); }, {
     batchBytes: 8, eager: true, open: async () => { events.push('open'); },
@@ -37,7 +37,7 @@ test('eager: a partly filled buffer goes out whenever no send is in flight; open
   assert.equal(events.filter((e) => e.startsWith('send')).map((e) => e.slice(5)).join(''), 'abcd');
 });
 
-test('a failed send is thrown by the next write or flush, and settle waits without throwing', async () => {
+test('a failed send is thrown by the next write or flush, and settle waits without throwing', { timeout: 10_000 }, async () => {
   const body = new WriteBehind(async () => { throw new Error('disk full'); }, { batchBytes: 2, eager: true });
   await body.write(Buffer.from('ab'));
   await body.settle();

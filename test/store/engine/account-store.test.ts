@@ -12,7 +12,7 @@ const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
 const missingBucket = { name: 'StoreError', code: 'STORE_NO_SUCH_BUCKET' };
 
-test('buckets: created, got and listed under the account\'s own names; stored under the account\'s id', async (t) => {
+test('buckets: created, got and listed under the account\'s own names; stored under the account\'s id', { timeout: 10_000 }, async (t) => {
   const { engine } = await openTestEngine(t);
   const a = accountStore(engine, A);
   const b = accountStore(engine, B);
@@ -30,7 +30,7 @@ test('buckets: created, got and listed under the account\'s own names; stored un
   assert.equal((await a.getBucket('photos'))?.name, 'photos', 'B deleted its own photos only');
 });
 
-test('objects and uploads stay in their account; a name with a slash names no bucket', async (t) => {
+test('objects and uploads stay in their account; a name with a slash names no bucket', { timeout: 10_000 }, async (t) => {
   const { engine } = await openTestEngine(t);
   const a = accountStore(engine, A);
   const b = accountStore(engine, B);

@@ -14,7 +14,7 @@ const strong = (value: string) => ({ type: 'strong' as const, value });
 const weak = (value: string) => ({ type: 'weak' as const, value });
 const any = { type: 'wildcard' as const };
 
-test('conditional truth table (reference §3.2)', () => {
+test('conditional truth table (reference §3.2)', { timeout: 10_000 }, () => {
   const cases: Array<[Conditional, boolean]> = [
     [{}, true],
     [{ etagMatches: [strong('abc')] }, true],
@@ -40,14 +40,14 @@ test('conditional truth table (reference §3.2)', () => {
   for (const [cond, want] of cases) assert.equal(evaluateConditional(cond, meta), want, JSON.stringify(cond));
 });
 
-test('on a missing object only etagMatches and uploadedAfter fail', () => {
+test('on a missing object only etagMatches and uploadedAfter fail', { timeout: 10_000 }, () => {
   assert.equal(evaluateConditional({ etagDoesNotMatch: [any] }, null), true);
   assert.equal(evaluateConditional({ uploadedBefore: T }, null), true);
   assert.equal(evaluateConditional({ etagMatches: [any] }, null), false);
   assert.equal(evaluateConditional({ uploadedAfter: 0 }, null), false);
 });
 
-test('ranges resolve, clamp and refuse as the real store does', () => {
+test('ranges resolve, clamp and refuse as the real store does', { timeout: 10_000 }, () => {
   assert.deepEqual(resolveRange(undefined, 5), { offset: 0, length: 5 });
   assert.deepEqual(resolveRange({ offset: 1 }, 5), { offset: 1, length: 4 });
   assert.deepEqual(resolveRange({ offset: 1, length: 2 }, 5), { offset: 1, length: 2 });
@@ -62,7 +62,7 @@ test('ranges resolve, clamp and refuse as the real store does', () => {
   for (const range of [{ offset: 0 }, { suffix: 1 }]) assert.throws(() => resolveRange(range, 0), unsatisfiable);
 });
 
-test('get with a failing condition returns metadata without body; put with one stores nothing', async (t) => {
+test('get with a failing condition returns metadata without body; put with one stores nothing', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const put = await engine.put(bucket, 'k', bytes('hello'));
   const miss = await engine.get(bucket, 'k', { onlyIf: { etagMatches: [strong('other')] }, range: { offset: 99 } });
@@ -77,7 +77,7 @@ test('get with a failing condition returns metadata without body; put with one s
   assert.ok(await engine.put(bucket, 'fresh', bytes('new'), { onlyIf: { etagDoesNotMatch: [any] } }));
 });
 
-test('racing conditional puts with the same etagMatches: exactly one wins', async (t) => {
+test('racing conditional puts with the same etagMatches: exactly one wins', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const base = await engine.put(bucket, 'counter', bytes('0'));
   const racers = Array.from({ length: 20 }, (_, i) => engine.put(bucket, 'counter', bytes(`from-${i}-${'x'.repeat(i * 10_000)}`),

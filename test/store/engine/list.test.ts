@@ -42,7 +42,7 @@ function expected(keys: string[], prefix: string, delimiter: string | undefined)
   return { objects, prefixes };
 }
 
-test('pagination over 2,500 keys reaches the end with no duplicate and no gap', async (t) => {
+test('pagination over 2,500 keys reaches the end with no duplicate and no gap', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const keys = Array.from({ length: 2500 }, (_, i) => `item/${String(i).padStart(5, '0')}`);
   await Promise.all(keys.map((key) => engine.put(bucket, key, bytes(key))));
@@ -53,7 +53,7 @@ test('pagination over 2,500 keys reaches the end with no duplicate and no gap', 
   assert.deepEqual(small.keys, keys.filter((k) => k.startsWith('item/01')));
 });
 
-test('a page that exactly fills the limit is not truncated', async (t) => {
+test('a page that exactly fills the limit is not truncated', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['a', 'b', 'c']) await engine.put(bucket, key, bytes(key));
   const page = await engine.list(bucket, { limit: 3 });
@@ -61,7 +61,7 @@ test('a page that exactly fills the limit is not truncated', async (t) => {
   assert.equal(page.cursor, undefined);
 });
 
-test('engine delimited prefixes keep the delimiter (S3 form; the binding trims them per SPEC §2.9)', async (t) => {
+test('engine delimited prefixes keep the delimiter (S3 form; the binding trims them per SPEC §2.9)', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'a/b/c', bytes('x'));
   const root = await engine.list(bucket, { delimiter: '/' });
@@ -71,7 +71,7 @@ test('engine delimited prefixes keep the delimiter (S3 form; the binding trims t
   assert.deepEqual(under.delimitedPrefixes, ['a/b/']);
 });
 
-test('delimited prefixes count against the limit and the cursor skips the whole group', async (t) => {
+test('delimited prefixes count against the limit and the cursor skips the whole group', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['dir0/file0', 'dir0/file1', 'dir0/sub0/x', 'dir0/sub0/y', 'dir0/sub1/z']) await engine.put(bucket, key, bytes('x'));
   const first = await engine.list(bucket, { prefix: 'dir0/', delimiter: '/', limit: 2 });
@@ -82,7 +82,7 @@ test('delimited prefixes count against the limit and the cursor skips the whole 
   assert.equal(second.truncated, false);
 });
 
-test('multi-character delimiters and keys equal to the prefix', async (t) => {
+test('multi-character delimiters and keys equal to the prefix', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['x--1', 'x--2--3', 'x3', 'dir', 'dir/x']) await engine.put(bucket, key, bytes('x'));
   const dashes = await engine.list(bucket, { prefix: 'x', delimiter: '--' });
@@ -93,7 +93,7 @@ test('multi-character delimiters and keys equal to the prefix', async (t) => {
   assert.deepEqual(dir.delimitedPrefixes, ['dir/']);
 });
 
-test('order is UTF-8 byte order; startAfter is exclusive', async (t) => {
+test('order is UTF-8 byte order; startAfter is exclusive', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['u\u{1F600}', 'u\uFF61', 'b', 'a']) await engine.put(bucket, key, bytes('x'));
   const page = await engine.list(bucket, {});
@@ -102,7 +102,7 @@ test('order is UTF-8 byte order; startAfter is exclusive', async (t) => {
   assert.deepEqual(later.objects.map((o) => o.key), ['u\uFF61', 'u\u{1F600}']);
 });
 
-test('startAfter and cursors compare in UTF-8 byte order, past U+FFFF too', async (t) => {
+test('startAfter and cursors compare in UTF-8 byte order, past U+FFFF too', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['\u{1F600}', '\u{1F600}\u{1F600}', '\uFF61x', '\u{10000}a']) await engine.put(bucket, key, bytes('x'));
   // U+1F600 is below U+FF61 in UTF-16 (a surrogate) but above it in UTF-8: the cursor must win.
@@ -118,7 +118,7 @@ test('startAfter and cursors compare in UTF-8 byte order, past U+FFFF too', asyn
   assert.deepEqual(prefixed.objects.map((o) => o.key), ['\u{10000}a']);
 });
 
-test('include fills in only the requested metadata', async (t) => {
+test('include fills in only the requested metadata', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'k', bytes('x'), { httpMetadata: { contentType: 'a/b' }, customMetadata: { c: 'd' } });
   const none = (await engine.list(bucket, {})).objects[0]!;
@@ -130,7 +130,7 @@ test('include fills in only the requested metadata', async (t) => {
   assert.deepEqual(both.customMetadata, { c: 'd' });
 });
 
-test('limits outside 1..1000 and forged cursors are refused', async (t) => {
+test('limits outside 1..1000 and forged cursors are refused', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   for (const limit of [0, 1001, 2.5]) {
     await assert.rejects(engine.list(bucket, { limit }), (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_MAX_KEYS');
@@ -138,7 +138,7 @@ test('limits outside 1..1000 and forged cursors are refused', async (t) => {
   await assert.rejects(engine.list(bucket, { cursor: 'not-a-cursor' }), (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_CURSOR');
 });
 
-test('property: paginating any key set with any prefix, delimiter and limit equals the naive listing', async (t) => {
+test('property: paginating any key set with any prefix, delimiter and limit equals the naive listing', { timeout: 10_000 }, async (t) => {
   const { engine } = await openTestEngine(t);
   let run = 0;
   const alphabet = fc.constantFrom('a', 'b', '/', '-', 'é', '🙂');

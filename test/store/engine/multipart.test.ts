@@ -9,11 +9,11 @@ const MiB = 1024 * 1024;
 const code = (c: StoreErrorCode) => (e: unknown) => e instanceof StoreError && e.code === c;
 const filled = (size: number, seed: number) => new Uint8Array(size).fill(seed);
 
-test('the multipart etag matches the documented test vector', () => {
+test('the multipart etag matches the documented test vector', { timeout: 10_000 }, () => {
   assert.equal(multipartEtag(['bce6bf66aeb76c7040fdd5f4eccb78e6', '8165449fc15bbf43d3b674595cbcc406']), 'f77dc0eecdebcd774a2a22cb393ad2ff-2');
 });
 
-test('parts of 5 MiB, 5 MiB and 1 MiB complete into one readable object', async (t) => {
+test('parts of 5 MiB, 5 MiB and 1 MiB complete into one readable object', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const id = await engine.createMultipartUpload(bucket, 'mpu', { httpMetadata: { contentType: 'x/y' }, customMetadata: { a: 'b' } });
   const data = [filled(5 * MiB, 1), filled(5 * MiB, 2), filled(MiB, 3)];
@@ -42,7 +42,7 @@ test('parts of 5 MiB, 5 MiB and 1 MiB complete into one readable object', async 
   assert.ok(await engine.head(bucket, 'mpu'), 'abort after complete keeps the object');
 });
 
-test('a wrong or stale etag, an unknown part or a duplicate part is refused', async (t) => {
+test('a wrong or stale etag, an unknown part or a duplicate part is refused', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const id = await engine.createMultipartUpload(bucket, 'k');
   const first = await engine.uploadPart(bucket, 'k', id, 1, bytes('one'));
@@ -56,7 +56,7 @@ test('a wrong or stale etag, an unknown part or a duplicate part is refused', as
   assert.equal(done.size, 3);
 });
 
-test('small or non-uniform parts are refused at complete', async (t) => {
+test('small or non-uniform parts are refused at complete', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const small = await engine.createMultipartUpload(bucket, 'k');
   const s1 = await engine.uploadPart(bucket, 'k', small, 1, filled(MiB, 1));
@@ -72,7 +72,7 @@ test('small or non-uniform parts are refused at complete', async (t) => {
   assert.equal(await engine.head(bucket, 'k'), null);
 });
 
-test('abort discards the parts; later use of the upload is refused', async (t) => {
+test('abort discards the parts; later use of the upload is refused', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, clock, blobIds } = await openTestEngine(t);
   const id = await engine.createMultipartUpload(bucket, 'k');
   const part = await engine.uploadPart(bucket, 'k', id, 1, bytes('x'));
@@ -87,7 +87,7 @@ test('abort discards the parts; later use of the upload is refused', async (t) =
   assert.deepEqual(await blobIds(), []);
 });
 
-test('an unfinished upload is aborted after 7 days', async (t) => {
+test('an unfinished upload is aborted after 7 days', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, clock } = await openTestEngine(t);
   const id = await engine.createMultipartUpload(bucket, 'k');
   const part = await engine.uploadPart(bucket, 'k', id, 1, bytes('x'));
@@ -101,7 +101,7 @@ test('an unfinished upload is aborted after 7 days', async (t) => {
   assert.equal(await engine.expireUploads(), 1);
 });
 
-test('a completed multipart object replaces an existing key; zero parts give the empty etag', async (t) => {
+test('a completed multipart object replaces an existing key; zero parts give the empty etag', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'k', bytes('old'));
   const id = await engine.createMultipartUpload(bucket, 'k');

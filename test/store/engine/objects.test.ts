@@ -14,7 +14,7 @@ async function* chunked(data: Uint8Array, size: number): AsyncIterable<Uint8Arra
   for (let i = 0; i < data.byteLength; i += size) yield data.subarray(i, i + size);
 }
 
-test('put then get and head return the same object, with md5 etag and checksum', async (t) => {
+test('put then get and head return the same object, with md5 etag and checksum', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, clock } = await openTestEngine(t);
   const put = await engine.put(bucket, 'k1', bytes('value'), { httpMetadata: { contentType: 'text/plain' }, customMetadata: { a: '1' } });
   assert.ok(put);
@@ -32,7 +32,7 @@ test('put then get and head return the same object, with md5 etag and checksum',
   assert.equal((await readAll(got.body.stream())).toString(), 'value');
 });
 
-test('empty bodies have the empty md5 and a missing key is null', async (t) => {
+test('empty bodies have the empty md5 and a missing key is null', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const put = await engine.put(bucket, '', new Uint8Array(0));
   assert.equal(put?.etag, 'd41d8cd98f00b204e9800998ecf8427e');
@@ -40,7 +40,7 @@ test('empty bodies have the empty md5 and a missing key is null', async (t) => {
   assert.equal(await engine.get(bucket, 'nope'), null);
 });
 
-test('every put makes a new version, even with the same bytes', async (t) => {
+test('every put makes a new version, even with the same bytes', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const a = await engine.put(bucket, 'k', bytes('same'));
   const b = await engine.put(bucket, 'k', bytes('same'));
@@ -48,7 +48,7 @@ test('every put makes a new version, even with the same bytes', async (t) => {
   assert.notEqual(a?.version, b?.version);
 });
 
-test('large streamed bodies go to a blob file and stream back intact', async (t) => {
+test('large streamed bodies go to a blob file and stream back intact', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, blobIds } = await openTestEngine(t);
   const data = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 7) % 251);
   const put = await engine.put(bucket, 'big', { stream: chunked(data, 65_536), length: data.byteLength });
@@ -62,7 +62,7 @@ test('large streamed bodies go to a blob file and stream back intact', async (t)
   assert.ok(Buffer.from(data.subarray(1_000_000, 1_000_010)).equals(await readAll(ranged.body.stream())));
 });
 
-test('a stream shorter than its declared length stores nothing', async (t) => {
+test('a stream shorter than its declared length stores nothing', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, blobIds, temporaryCount } = await openTestEngine(t);
   const data = new Uint8Array(200_000);
   await assert.rejects(engine.put(bucket, 'short', { stream: chunked(data, 10_000), length: 300_000 }),
@@ -72,7 +72,7 @@ test('a stream shorter than its declared length stores nothing', async (t) => {
   assert.deepEqual(await blobIds(), []);
 });
 
-test('checksums are verified; a mismatch stores nothing and names both values', async (t) => {
+test('checksums are verified; a mismatch stores nothing and names both values', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const data = bytes('checked');
   const algorithms = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'] as const;
@@ -93,7 +93,7 @@ test('checksums are verified; a mismatch stores nothing and names both values', 
   }
 });
 
-test('an overwrite replaces the checksum set', async (t) => {
+test('an overwrite replaces the checksum set', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const data = bytes('x');
   await engine.put(bucket, 'k', data, { expectedChecksum: { algorithm: 'sha256', hex: createHash('sha256').update(data).digest('hex') } });
@@ -101,7 +101,7 @@ test('an overwrite replaces the checksum set', async (t) => {
   assert.deepEqual(Object.keys(second!.checksums).sort(), ['md5', 'sha384']);
 });
 
-test('keys over 1024 UTF-8 bytes are refused on every operation; odd keys never reach the file system', async (t) => {
+test('keys over 1024 UTF-8 bytes are refused on every operation; odd keys never reach the file system', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, dataDir, blobIds } = await openTestEngine(t);
   const long = 'é'.repeat(513);
   const invalid = (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_OBJECT_NAME';
@@ -121,14 +121,14 @@ test('keys over 1024 UTF-8 bytes are refused on every operation; odd keys never 
   if (TEST_BLOBS === 'fs') for (const name of readdirSync(join(dataDir, 'blobs'))) assert.match(name, /^[0-9a-f]{32}$/);
 });
 
-test('custom metadata over 8192 bytes is refused', async (t) => {
+test('custom metadata over 8192 bytes is refused', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'ok', bytes('x'), { customMetadata: { k: 'x'.repeat(8191) } });
   await assert.rejects(engine.put(bucket, 'no', bytes('x'), { customMetadata: { k: 'x'.repeat(8192) } }),
     (e: unknown) => e instanceof StoreError && e.code === 'STORE_METADATA_TOO_LARGE');
 });
 
-test('storage class defaults to the bucket class and is validated', async (t) => {
+test('storage class defaults to the bucket class and is validated', { timeout: 10_000 }, async (t) => {
   const { engine } = await openTestEngine(t);
   await engine.createBucket('cold-bucket', { storageClass: 'InfrequentAccess' });
   assert.equal((await engine.put('cold-bucket', 'k', bytes('x')))?.storageClass, 'InfrequentAccess');
@@ -137,7 +137,7 @@ test('storage class defaults to the bucket class and is validated', async (t) =>
     (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_STORAGE_CLASS');
 });
 
-test('delete removes one or many keys; missing keys are fine; over 1000 keys is refused', async (t) => {
+test('delete removes one or many keys; missing keys are fine; over 1000 keys is refused', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'a', bytes('1'));
   await engine.put(bucket, 'b', bytes('2'));
@@ -148,7 +148,7 @@ test('delete removes one or many keys; missing keys are fine; over 1000 keys is 
     (e: unknown) => e instanceof StoreError && e.code === 'STORE_TOO_MANY_KEYS');
 });
 
-test('unknown buckets are reported; non-empty buckets cannot be deleted', async (t) => {
+test('unknown buckets are reported; non-empty buckets cannot be deleted', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const noBucket = (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET';
   await assert.rejects(engine.put('nope-bucket', 'k', bytes('x')), noBucket);
@@ -161,7 +161,7 @@ test('unknown buckets are reported; non-empty buckets cannot be deleted', async 
   await assert.rejects(engine.createBucket('Bad_Name'), (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_BUCKET_NAME');
 });
 
-test('replaced and deleted blobs are reclaimed after the grace period', async (t) => {
+test('replaced and deleted blobs are reclaimed after the grace period', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, clock, blobIds } = await openTestEngine(t);
   const big = new Uint8Array(100_000);
   await engine.put(bucket, 'k', big);
@@ -176,7 +176,7 @@ test('replaced and deleted blobs are reclaimed after the grace period', async (t
   assert.equal((await engine.get(bucket, 'k'))?.meta.size, 100_000);
 });
 
-test('a bucket deleted while a put streams its body: the put fails with NoSuchBucket and keeps nothing', async (t) => {
+test('a bucket deleted while a put streams its body: the put fails with NoSuchBucket and keeps nothing', { timeout: 10_000 }, async (t) => {
   const { engine, blobIds } = await openTestEngine(t, { inlineMaxBytes: 1024 });
   await engine.createBucket('doomed');
   let streaming!: () => void;

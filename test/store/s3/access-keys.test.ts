@@ -40,7 +40,7 @@ async function startKeyedS3(t: TestContext) {
 
 const denied = s3ErrorCode('AccessDenied', 403);
 
-test('bootstrap key from the environment belongs to the given account; generated keys; revocation through the S3 API', async (t) => {
+test('bootstrap key from the environment belongs to the given account; generated keys; revocation through the S3 API', { timeout: 10_000 }, async (t) => {
   const { engine, clock, keys, clientFor } = await startKeyedS3(t);
   assert.equal(await keys.ensureBootstrap({ EDGEPORT_S3_ACCESS_KEY_ID: 'ENVKEY0001', EDGEPORT_S3_SECRET_ACCESS_KEY: 'env-secret-0123456789' }, A), undefined);
   assert.deepEqual(await keys.keyFor('ENVKEY0001'), { secret: 'env-secret-0123456789', accountId: A, permission: 'admin_read_write', buckets: null });
@@ -57,7 +57,7 @@ test('bootstrap key from the environment belongs to the given account; generated
   assert.deepEqual(await keys.list(B), []);
 });
 
-test('a fresh store generates one bootstrap key for the first account; a key of no account reaches nothing until adopted', async (t) => {
+test('a fresh store generates one bootstrap key for the first account; a key of no account reaches nothing until adopted', { timeout: 10_000 }, async (t) => {
   const { engine, keys } = await startKeyedS3(t);
   const made = await keys.ensureBootstrap({}, A);
   assert.ok(made);
@@ -67,7 +67,7 @@ test('a fresh store generates one bootstrap key for the first account; a key of 
   assert.equal(await keys.keyFor('OLDKEY0001'), undefined);
 });
 
-test("two accounts: each sees only its own buckets, and another account's bucket answers like a missing one", async (t) => {
+test("two accounts: each sees only its own buckets, and another account's bucket answers like a missing one", { timeout: 10_000 }, async (t) => {
   const { clientFor } = await startKeyedS3(t);
   const { client: a } = await clientFor(A);
   const { client: b } = await clientFor(B);
@@ -94,7 +94,7 @@ test("two accounts: each sees only its own buckets, and another account's bucket
   assert.equal(await (await a.send(new GetObjectCommand({ Bucket: 'a-only', Key: 'secret.txt' }))).Body!.transformToString(), 'A');
 });
 
-test('a read-only key limited to one bucket reads it and nothing else, and writes nowhere', async (t) => {
+test('a read-only key limited to one bucket reads it and nothing else, and writes nowhere', { timeout: 10_000 }, async (t) => {
   const { clientFor } = await startKeyedS3(t);
   const { client: admin } = await clientFor(A);
   for (const bucket of ['photos', 'private']) {

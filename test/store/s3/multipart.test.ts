@@ -16,7 +16,7 @@ import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
 const MiB = 1024 * 1024;
 const code = s3ErrorCode;
 
-test('multipart: create, parts, list, complete; errors for order, size, unknown parts and uploads', async (t) => {
+test('multipart: create, parts, list, complete; errors for order, size, unknown parts and uploads', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', ContentType: 'a/b', Metadata: { m: '1' } }));
   const UploadId = created.UploadId!;
@@ -61,7 +61,7 @@ test('multipart: create, parts, list, complete; errors for order, size, unknown 
   await assert.rejects(client.send(new ListPartsCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId! })), code('NoSuchUpload', 404));
 });
 
-test('CompleteMultipartUpload as Go clients (rclone, minio-go) write it: quotes as &#34;, pretty-printed', async (t) => {
+test('CompleteMultipartUpload as Go clients (rclone, minio-go) write it: quotes as &#34;, pretty-printed', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'go-style' }));
   const p1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'go-style', UploadId, PartNumber: 1, Body: Buffer.alloc(5 * MiB, 3) }));
@@ -83,7 +83,7 @@ test('CompleteMultipartUpload as Go clients (rclone, minio-go) write it: quotes 
   assert.equal((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'go-style' }))).ContentLength, 5 * MiB + 4);
 });
 
-test('ListMultipartUploads pages by key and upload, rolls keys up by delimiter, and visits every upload once', async (t) => {
+test('ListMultipartUploads pages by key and upload, rolls keys up by delimiter, and visits every upload once', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const keys = ['a', 'a', 'a/1', 'a/2', 'b', 'c/x/1', 'c/y', 'c/y', 'd', 'é'];
   const started: Array<[string, string]> = [];
@@ -111,7 +111,7 @@ test('ListMultipartUploads pages by key and upload, rolls keys up by delimiter, 
   }), { numRuns: 25 });
 });
 
-test('multipart checksums: kept per part, checked at completion, combined into the COMPOSITE checksum', async (t) => {
+test('multipart checksums: kept per part, checked at completion, combined into the COMPOSITE checksum', { timeout: 10_000 }, async (t) => {
   const { client, bucket, engine } = await startS3(t);
   const parts = [Buffer.alloc(5 * MiB, 'p'), Buffer.from('the last part')];
   const sha256 = (data: Buffer) => createHash('sha256').update(data).digest();
@@ -157,7 +157,7 @@ test('multipart checksums: kept per part, checked at completion, combined into t
   assert.equal((result as { ChecksumCRC32?: string }).ChecksumCRC32, `${combined.toString('base64')}-3`);
 });
 
-test('CompleteMultipartUpload with If-None-Match / If-Match: a failed condition replaces nothing and leaves the upload open', async (t) => {
+test('CompleteMultipartUpload with If-None-Match / If-Match: a failed condition replaces nothing and leaves the upload open', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const existing = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'guarded', Body: 'the current object' }));
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'guarded' }));
@@ -179,7 +179,7 @@ test('CompleteMultipartUpload with If-None-Match / If-Match: a failed condition 
     MultipartUpload: { Parts: [{ PartNumber: 1, ETag: f1.ETag }] }, IfNoneMatch: '*' }));
 });
 
-test('copy: object with COPY and REPLACE directives, conditional copy, and part copy with a range', async (t) => {
+test('copy: object with COPY and REPLACE directives, conditional copy, and part copy with a range', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'src', Body: 'copy me please', ContentType: 'text/plain', Metadata: { a: '1' } }));
   const copied = await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'dst', CopySource: `${bucket}/src` }));
@@ -220,7 +220,7 @@ test('lib-storage Upload of 100 MiB streams through multipart and reads back int
   assert.equal(actual.digest('hex'), expected.digest('hex'));
 });
 
-test('one store: binding and S3 see the same objects and the same multipart uploads', async (t) => {
+test('one store: binding and S3 see the same objects and the same multipart uploads', { timeout: 10_000 }, async (t) => {
   const { client, bucket, engine } = await startS3(t);
   const binding = createStoreBucket(engine, bucket, { listHonorsInclude: true });
   const written = await binding.put('from-binding', 'written by a script', { httpMetadata: { contentType: 'text/plain' }, customMetadata: { who: 'script' }, sha256: createHash('sha256').update('written by a script').digest('hex') });

@@ -13,7 +13,7 @@ import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
 
-test('buckets: create, list, head, delete only when empty', async (t) => {
+test('buckets: create, list, head, delete only when empty', { timeout: 10_000 }, async (t) => {
   const { client } = await startS3(t);
   await client.send(new CreateBucketCommand({ Bucket: 'photos' }));
   const listed = await client.send(new ListBucketsCommand({}));
@@ -28,7 +28,7 @@ test('buckets: create, list, head, delete only when empty', async (t) => {
   await assert.rejects(client.send(new PutObjectCommand({ Bucket: 'photos', Key: 'a', Body: 'x' })), code('NoSuchBucket', 404));
 });
 
-test('put and get: body, etag, metadata, storage class, ranges, conditions, overrides', async (t) => {
+test('put and get: body, etag, metadata, storage class, ranges, conditions, overrides', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const body = 'hello from the sdk';
   const put = await client.send(new PutObjectCommand({
@@ -61,7 +61,7 @@ test('put and get: body, etag, metadata, storage class, ranges, conditions, over
   await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', Body: 'new', IfNoneMatch: '*' })), code('PreconditionFailed', 412));
 });
 
-test('Content-MD5 and checksums are verified; a mismatch stores nothing', async (t) => {
+test('Content-MD5 and checksums are verified; a mismatch stores nothing', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ContentMD5: Buffer.alloc(16).toString('base64') })), code('BadDigest', 400));
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
@@ -69,7 +69,7 @@ test('Content-MD5 and checksums are verified; a mismatch stores nothing', async 
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ContentMD5: createHash('md5').update('data').digest('base64'), ChecksumAlgorithm: 'SHA256' }));
 });
 
-test('flexible checksums: every algorithm verified and stored, returned for whole-object reads, shared with the binding', async (t) => {
+test('flexible checksums: every algorithm verified and stored, returned for whole-object reads, shared with the binding', { timeout: 10_000 }, async (t) => {
   const { client, bucket, engine, endpoint } = await startS3(t);
   const binding = createStoreBucket(engine, bucket, { listHonorsInclude: true });
   const body = Buffer.from('checksummed bytes '.repeat(1000));
@@ -112,7 +112,7 @@ test('flexible checksums: every algorithm verified and stored, returned for whol
   assert.equal(await fromScript.Body!.transformToString(), 'from a script');
 });
 
-test('list v2 and v1 with prefix, delimiter, pagination; delete many', async (t) => {
+test('list v2 and v1 with prefix, delimiter, pagination; delete many', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const keys = ['a/1', 'a/2', 'a/b/3', 'c', 'd/4'];
   for (const key of keys) await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
@@ -140,7 +140,7 @@ test('list v2 and v1 with prefix, delimiter, pagination; delete many', async (t)
   assert.equal((await client.send(new ListObjectsV2Command({ Bucket: bucket }))).KeyCount, 0);
 });
 
-test('keys with spaces at either end, CR/LF, quotes and control characters list and delete exactly', async (t) => {
+test('keys with spaces at either end, CR/LF, quotes and control characters list and delete exactly', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const odd = [' lead and trail ', 'cr\rlf\n', 'tab\tx', 'q"uote\'s', 'bell\u0007', 'amp&lt;'];
   // Each has a look-alike a trimming or non-decoding server would hit instead.
@@ -156,7 +156,7 @@ test('keys with spaces at either end, CR/LF, quotes and control characters list 
   assert.deepEqual(left.Contents?.map((c) => c.Key).sort(), lookAlikes.sort());
 });
 
-test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and expiry', async (t) => {
+test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and expiry', { timeout: 10_000 }, async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'secret' }));
   const wrongSecret = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: 'wrong' } });
@@ -185,7 +185,7 @@ test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and
   assert.match(await expiredResponse.text(), /Request has expired/);
 });
 
-test('a declared payload hash that is neither a mode edgeport checks nor a SHA-256 is refused, even though signed', async (t) => {
+test('a declared payload hash that is neither a mode edgeport checks nor a SHA-256 is refused, even though signed', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   // Set before signing, so the signature covers it: the client really declared this.
   client.middlewareStack.add((next) => async (args) => {
@@ -196,7 +196,7 @@ test('a declared payload hash that is neither a mode edgeport checks nor a SHA-2
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 400);
 });
 
-test('a body that does not match its signed x-amz-content-sha256 is refused and stores nothing, hashed inline or on the hashing thread', async (t) => {
+test('a body that does not match its signed x-amz-content-sha256 is refused and stores nothing, hashed inline or on the hashing thread', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   // After signing: the bytes change, the signed hash of the original stays.
   client.middlewareStack.add((next) => async (args) => {
@@ -221,7 +221,7 @@ test('a body that does not match its signed x-amz-content-sha256 is refused and 
   assert.equal(parts.Parts?.length ?? 0, 0);
 });
 
-test('virtual-hosted addressing reaches the same objects', async (t) => {
+test('virtual-hosted addressing reaches the same objects', { timeout: 10_000 }, async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vh', Body: 'virtual' }));
   const port = new URL(endpoint).port;
@@ -238,7 +238,7 @@ test('virtual-hosted addressing reaches the same objects', async (t) => {
   assert.equal(await got.Body!.transformToString(), 'virtual');
 });
 
-test('curl --aws-sigv4 (body hash signed but not declared) is verified at the end of the body', async (t) => {
+test('curl --aws-sigv4 (body hash signed but not declared) is verified at the end of the body', { timeout: 10_000 }, async (t) => {
   const { endpoint, bucket, client } = await startS3(t);
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');

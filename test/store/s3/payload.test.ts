@@ -64,7 +64,7 @@ async function decode(headers: IncomingHttpHeaders, body: Buffer, cuts: number[]
 
 const signatureMismatch = (error: unknown) => (error as { s3Code?: string }).s3Code === 'SignatureDoesNotMatch';
 
-test('the documented signed chunked upload decodes in any socket chunking; a changed byte or signature is refused', async () => {
+test('the documented signed chunked upload decodes in any socket chunking; a changed byte or signature is refused', { timeout: 10_000 }, async () => {
   assert.equal(EXAMPLE.body.length, 66_824);
   await fc.assert(fc.asyncProperty(fc.array(fc.nat(), { maxLength: 8 }), async (cuts) => {
     assert.ok((await decode(EXAMPLE.headers, EXAMPLE.body, cuts)).equals(DATA));
@@ -76,7 +76,7 @@ test('the documented signed chunked upload decodes in any socket chunking; a cha
   await assert.rejects(decode(EXAMPLE.headers, wrongSignature), signatureMismatch);
 });
 
-test('the documented signed trailer: the checksum and its signature are verified', async () => {
+test('the documented signed trailer: the checksum and its signature are verified', { timeout: 10_000 }, async () => {
   const body = chunkedBody(TRAILER_EXAMPLE.signatures, `x-amz-checksum-crc32c:sOO8/Q==\r\nx-amz-trailer-signature:${TRAILER_SIGNATURE}\r\n`);
   assert.equal(body.length, 66_946);
   assert.ok((await decode(TRAILER_EXAMPLE.headers, body, [66_900, 66_930])).equals(DATA));

@@ -13,7 +13,7 @@ import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
 
-test('bucket and object configuration reads answer "none configured", as S3 does for a bucket that never had any', async (t) => {
+test('bucket and object configuration reads answer "none configured", as S3 does for a bucket that never had any', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const versioning = await client.send(new GetBucketVersioningCommand({ Bucket: bucket }));
   assert.deepEqual([versioning.$metadata.httpStatusCode, versioning.Status, versioning.MFADelete], [200, undefined, undefined]);
@@ -33,7 +33,7 @@ test('bucket and object configuration reads answer "none configured", as S3 does
   await assert.rejects(client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'missing' })), code('NoSuchKey', 404));
 });
 
-test('writing or deleting a subresource is NotImplemented and never touches the object or bucket it names', async (t) => {
+test('writing or deleting a subresource is NotImplemented and never touches the object or bucket it names', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'the original body' }));
   await assert.rejects(client.send(new PutObjectTaggingCommand({ Bucket: bucket, Key: 'k', Tagging: { TagSet: [{ Key: 'a', Value: 'b' }] } })), code('NotImplemented', 501));
@@ -52,7 +52,7 @@ test('writing or deleting a subresource is NotImplemented and never touches the 
   await client.send(new HeadBucketCommand({ Bucket: empty }));
 });
 
-test('an unversioned bucket: each object is its own null version; version id null works and others are refused', async (t) => {
+test('an unversioned bucket: each object is its own null version; version id null works and others are refused', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   for (const Key of ['a', 'dir/b', 'dir/c', 'z']) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: Key }));
   const all = await client.send(new ListObjectVersionsCommand({ Bucket: bucket }));
@@ -75,7 +75,7 @@ test('an unversioned bucket: each object is its own null version; version id nul
   assert.equal((await client.send(new ListObjectVersionsCommand({ Bucket: bucket }))).Versions, undefined);
 });
 
-test('ListObjectVersions pages through any keys exactly once, for any page size and delimiter', async (t) => {
+test('ListObjectVersions pages through any keys exactly once, for any page size and delimiter', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const keys = ['a', 'a/1', 'a/2', 'a/b/1', 'b', 'b/1', 'c/1', 'c/2', 'c/3', 'd', 'é/1', 'z/z'];
   for (const Key of keys) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
@@ -90,7 +90,7 @@ test('ListObjectVersions pages through any keys exactly once, for any page size 
   }), { numRuns: 25 });
 });
 
-test('GetObjectAttributes: etag, checksum, parts, storage class and size, as asked', async (t) => {
+test('GetObjectAttributes: etag, checksum, parts, storage class and size, as asked', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const put = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'one', Body: 'single part', ChecksumAlgorithm: 'SHA256', StorageClass: 'STANDARD_IA' }));
   const all = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'one', ObjectAttributes: ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] }));

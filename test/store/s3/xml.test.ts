@@ -11,7 +11,7 @@ function keysOf(document: string): string[] {
   return doc.Delete.Object.map((o) => o.Key);
 }
 
-test('a request document gives back every key exactly, however the client escaped it', () => {
+test('a request document gives back every key exactly, however the client escaped it', { timeout: 10_000 }, () => {
   fc.assert(fc.property(anyText, (key) => {
     // As edgeport (and most clients) escape: the five markup characters by name, controls by number.
     assert.deepEqual(keysOf(`<Delete><Object><Key>${escapeXml(key)}</Key></Object></Delete>`), [key]);
@@ -21,7 +21,7 @@ test('a request document gives back every key exactly, however the client escape
   }), { numRuns: 300 });
 });
 
-test('responses escape markup and control characters, and text decodes back', () => {
+test('responses escape markup and control characters, and text decodes back', { timeout: 10_000 }, () => {
   assert.equal(element('Key', 'a&b<c>"d\'e'), '<Key>a&amp;b&lt;c&gt;&quot;d&apos;e</Key>');
   assert.equal(escapeXml('cr\rlf\ntab\tbell\u0007'), 'cr&#13;lf&#10;tab&#9;bell&#7;');
   fc.assert(fc.property(anyText, (text) => decodeXmlText(escapeXml(text)) === text), { numRuns: 300 });
