@@ -10,34 +10,16 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { spawnNode } from '../helpers/child-processes.ts';
+import { runEdgeport, type CliRun } from '../helpers/edgeport-cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 function edgeport(args: string[], cwd = ROOT): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawnNode([join(ROOT, 'bin/edgeport.js'), ...args], {
-      cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', EDGEPORT_API_PORT: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runEdgeport(args, { cwd, env: { EDGEPORT_API_PORT: '' } });
 }
 
 /** No stack trace, and none of node:util parseArgs' own sentences. */

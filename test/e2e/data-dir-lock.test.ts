@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { spawnNode } from '../helpers/child-processes.ts';
+import { runEdgeport, type CliRun } from '../helpers/edgeport-cli.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -25,31 +26,9 @@ const KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EPLOCKTEST00000001', EDGEPORT_S3_SECRE
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'lock-test-admin-key' };
 const PORTS = ['--edge-port', '0', '--api-port', '0', '--gateway-port', '0', '--s3-port', '0'];
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
 /** Runs the real binary to its end. */
-function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  const began = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawnNode([BIN, ...args], {
-      cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: performance.now() - began });
-    });
-  });
+function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  return runEdgeport(args, options);
 }
 
 function s3(server: EdgeportServer): S3Client {
