@@ -4,7 +4,7 @@
  * everything again when the job is saved; its refusal is shown as it words it. An existing job
  * also shows the newest lines it delivered.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, get, seg } from '../api.ts';
 import { DeliveredLines } from '../components/delivered-lines.tsx';
 import { FieldPicker } from '../components/field-picker.tsx';
@@ -48,19 +48,15 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
   const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState<string | null>(new URLSearchParams(location.search).has('created') ? 'Log job created.' : null);
 
+  // The form takes the job when it is first read (or another job is opened); the re-read after a
+  // save here never overwrites what the user has typed since (the save sets the form itself).
+  const formOf = useRef<string | null>(null);
   useEffect(() => {
     if (job.data === undefined) return;
-    const current = job.data;
-    if (current === null) {
-      setDraft({ name: '', destination: '', token: '', enabled: true, fields: DEFAULT_FIELDS, sampleRate: '1', timestampFormat: 'rfc3339', filter: newGroup(), rawFilter: null });
-      return;
-    }
-    const parsed = parseFilterText(current.filter);
-    setDraft({
-      name: current.name ?? '', destination: current.destination_conf, token: '', enabled: current.enabled,
-      fields: current.output_options.field_names, sampleRate: String(current.output_options.sample_rate),
-      timestampFormat: current.output_options.timestamp_format, filter: parsed ?? newGroup(), rawFilter: parsed ? null : current.filter,
-    });
+    const key = job.data === null ? 'new' : String(job.data.id);
+    if (formOf.current === key) return;
+    formOf.current = key;
+    setDraft(draftOf(job.data));
   }, [job.data]);
 
   const types: FieldTypes = {};
@@ -112,7 +108,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
         const created = (await call<Job>('POST', `${jobsBase}/jobs`, body)).result;
         navigate(`/zones/${seg(zoneId)}/jobs/${created.id}?created=1`, { replace: true });
       } else {
-        await call<Job>('PUT', `${jobsBase}/jobs/${original.id}`, body);
+        setDraft(draftOf((await call<Job>('PUT', `${jobsBase}/jobs/${original.id}`, body)).result));
         setSaved('Log job saved. It applies from the next request on.');
         job.reload();
       }
@@ -223,4 +219,17 @@ function JobStatus({ path }: { path: string }) {
       <div><dt>Last error</dt><dd>{job.last_error ? `${formatDate(job.last_error)}: ${job.error_message ?? ''}` : 'none'}</dd></div>
     </dl>
   );
+}
+
+/** The form's state for a job as the API gives it back, or for a new job (null). */
+function draftOf(current: Job | null): Draft {
+  if (current === null) {
+    return { name: '', destination: '', token: '', enabled: true, fields: DEFAULT_FIELDS, sampleRate: '1', timestampFormat: 'rfc3339', filter: newGroup(), rawFilter: null };
+  }
+  const parsed = parseFilterText(current.filter);
+  return {
+    name: current.name ?? '', destination: current.destination_conf, token: '', enabled: current.enabled,
+    fields: current.output_options.field_names, sampleRate: String(current.output_options.sample_rate),
+    timestampFormat: current.output_options.timestamp_format, filter: parsed ?? newGroup(), rawFilter: parsed ? null : current.filter,
+  };
 }

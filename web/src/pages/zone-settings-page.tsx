@@ -2,7 +2,7 @@
  * A zone's settings: its origin (set, changed or removed with PATCH /zones/:id `origin`) and
  * whether it is paused (PATCH `paused`), with its state, creation and last change.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, seg } from '../api.ts';
 import { Errors, formatDate, Success, useAction, useTitle } from '../components/common.tsx';
 import { ZoneStateBadge, type Zone } from '../components/zone-frame.tsx';
@@ -10,14 +10,23 @@ import { ZoneStateBadge, type Zone } from '../components/zone-frame.tsx';
 export function ZoneSettingsPage({ zone, onChanged }: { zone: Zone; onChanged: () => void }) {
   useTitle(`${zone.name} settings`);
   const [origin, setOrigin] = useState(zone.origin ?? '');
+  // The origin the form last took from the server: the form follows the zone only when the
+  // zone's origin moves away from it (another zone, a change made elsewhere), so the re-read
+  // that follows a save here never overwrites what the user has typed since.
+  const synced = useRef({ id: zone.id, origin: zone.origin ?? '' });
   const action = useAction();
-  // The form follows the zone when it is read again (after a save here, or another zone).
-  useEffect(() => setOrigin(zone.origin ?? ''), [zone.id, zone.origin]);
+  useEffect(() => {
+    const now = { id: zone.id, origin: zone.origin ?? '' };
+    if (now.id === synced.current.id && now.origin === synced.current.origin) return;
+    synced.current = now;
+    setOrigin(now.origin);
+  }, [zone.id, zone.origin]);
   const typed = origin.trim();
-  const unchanged = typed === (zone.origin ?? '');
+  const unchanged = typed === synced.current.origin;
 
   const patch = (body: { origin?: string | null; paused?: boolean }, done: string) => action.run(async () => {
-    await call<Zone>('PATCH', `/zones/${seg(zone.id)}`, body);
+    const updated = (await call<Zone>('PATCH', `/zones/${seg(zone.id)}`, body)).result;
+    synced.current = { id: updated.id, origin: updated.origin ?? '' };
     onChanged();
     return done;
   });
