@@ -102,9 +102,10 @@ describe('processes a test started, once the test process is gone', { concurrenc
   });
 
   test('the test runner cancelling a file at its timeout leaves no edgeport process behind', { timeout: 90_000 }, async (t) => {
+    // 20 s: edgeport must be ready before the runner cancels (a loaded machine took over 10 s).
     // Node 20's --test-timeout cancels the whole file (SIGTERM to its process); Node 24's fails the
     // test, whose end stops the server. Either way nothing may be left once the runner returns.
-    const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=10000', '--test-reporter=tap']);
+    const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=20000', '--test-reporter=tap']);
     assertRunning(dir);
     assert.notEqual(await exitOf(holder), 0, 'the runner reports the cancelled file');
     await noneLeft(dir, 30_000);

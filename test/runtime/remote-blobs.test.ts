@@ -26,7 +26,7 @@ const SCRIPT = `export default {
 };
 `;
 
-test('a script on s3:// blobs: its workers write there, and the server streams bodies back from it', { timeout: 10_000 }, async (t) => {
+test('a script on s3:// blobs: its workers write there, and the server streams bodies back from it', { timeout: 60_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const dir = tempDir(t);
   writeFileSync(join(dir, 'script.mjs'), SCRIPT);
