@@ -53,13 +53,15 @@ async function startPostS3(t: TestContext, failureLimits?: FailureLimits) {
 interface Upload {
   data: string | Uint8Array;
   filename?: string;
+  /** The file part's Content-Type. */
+  type?: string;
 }
 
 /** Sends the form as a browser would: fields in order, then the file, then any `after` fields. */
 function send(url: string, fields: Record<string, string> | Array<[string, string]>, file: Upload | undefined, after: Array<[string, string]> = []) {
   const form = new FormData();
   for (const [name, value] of Array.isArray(fields) ? fields : Object.entries(fields)) form.append(name, value);
-  if (file) form.append('file', new Blob([file.data as BlobPart]), file.filename ?? 'upload.bin');
+  if (file) form.append('file', new Blob([file.data as BlobPart], file.type ? { type: file.type } : {}), file.filename ?? 'upload.bin');
   for (const [name, value] of after) form.append(name, value);
   return fetch(url, { method: 'POST', body: form, redirect: 'manual' });
 }
@@ -352,4 +354,27 @@ test('wrong signatures count against the failed-authentication limits as the hea
   const refused = await send(form.url, form.fields, { data: 'x' });
   assert.ok(Number(refused.headers.get('retry-after')) >= 1);
   await assertS3Error(refused, 429, 'SlowDown', /for this access key id/);
+});
+
+test('a form shaped as boto3\'s generate_presigned_post makes it (lower-case field names, no bucket field) is accepted', { timeout: 20_000 }, async (t) => {
+  const { client, clientFor, endpoint } = await startPostS3(t);
+  const credentials = await (await clientFor(A)).config.credentials();
+  const amzDate = new Date(Date.now()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const credential = `${credentials.accessKeyId}/${amzDate.slice(0, 8)}/us-east-1/s3/aws4_request`;
+  const expiration = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}/, '');
+  // json.dumps' separators, botocore's order of conditions.
+  const policy = Buffer.from(`{"expiration": "${expiration}", "conditions": [{"acl": "private"}, {"bucket": "${BUCKET}"}, ["starts-with", "$key", "py/"], `
+    + `{"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-credential": "${credential}"}, {"x-amz-date": "${amzDate}"}]}`).toString('base64');
+  let key: Buffer = createHmac('sha256', `AWS4${credentials.secretAccessKey}`).update(amzDate.slice(0, 8)).digest();
+  for (const part of ['us-east-1', 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
+  const fields = {
+    acl: 'private', key: 'py/${filename}', 'x-amz-algorithm': 'AWS4-HMAC-SHA256', 'x-amz-credential': credential, 'x-amz-date': amzDate,
+    policy, 'x-amz-signature': createHmac('sha256', key).update(policy).digest('hex'),
+  };
+  const response = await send(`${endpoint}/${BUCKET}`, fields, { data: 'from python', filename: 'data.json', type: 'application/json' });
+  assert.equal(response.status, 204, await response.clone().text());
+  const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'py/data.json' }));
+  assert.equal(await got.Body!.transformToString(), 'from python');
+  // No Content-Type field: not the file part's type, S3's default.
+  assert.equal(got.ContentType, 'application/octet-stream');
 });
