@@ -22,8 +22,8 @@ import { formBoundary, readForm, type FormFile } from '../post-form.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import type { LimitedVerifier } from '../signature-limits.ts';
 import { ALGORITHM, awsUriEncode, signatureMatches, signingKey } from '../sigv4.ts';
-import { element, xmlDocument } from '../xml.ts';
-import { checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { element } from '../xml.ts';
+import { checksumHeaders, contentMd5Hex, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 
 /** S3's limit on the form fields before the file part (boundaries and part headers included). */
 export const POST_PRE_DATA_MAX = 20 * 1024;
@@ -80,7 +80,10 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   }
   const file = form.file;
   if (!file) throw S3_ERRORS.invalidArgument('POST requires exactly one file upload per request: add a field named file, after every other field.');
-  if (!fields.has('policy') && !fields.has('x-amz-signature')) throw S3_ERRORS.missingSecurityHeader();
+  if (!fields.has('policy') && !fields.has('x-amz-signature')) {
+    throw new S3Error('AccessDenied', 403, 'Missing authentication: a form upload needs a POST policy signed with AWS Signature Version 4 '
+      + '(policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as createPresignedPost makes them).');
+  }
   for (const name of ['key', 'policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature']) {
     if (!fields.has(name)) throw missingField(name);
   }
@@ -103,10 +106,12 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   // The form's fields stand for the headers a PutObject would send.
   const asHeaders = Object.fromEntries(fields) as IncomingHttpHeaders;
   const storageClass = storageClassFrom(asHeaders);
+  const md5 = contentMd5Hex(asHeaders);
   const put: PutOptions = {
     httpMetadata: httpMetadataFrom(asHeaders),
     customMetadata: customMetadataFrom(asHeaders),
     ...(storageClass ? { storageClass } : {}),
+    ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
   };
   const { body, checksums } = verifiedUpload(sizeChecked(file, sizeRange), checksumHeader(fields), undefined);
   put.verifiedChecksums = checksums;
@@ -295,8 +300,9 @@ function respond(res: ServerResponse, outcome: Outcome): void {
   }
   headers.location = outcome.location;
   if (outcome.status === '201') {
-    const body = xmlDocument('PostResponse', element('Location', outcome.location) + element('Bucket', outcome.bucket)
-      + element('Key', outcome.key) + element('ETag', outcome.etag));
+    // As S3 writes it: no namespace, unlike the API's other documents.
+    const body = `<?xml version="1.0" encoding="UTF-8"?>\n<PostResponse>${element('Location', outcome.location)}${element('Bucket', outcome.bucket)}`
+      + `${element('Key', outcome.key)}${element('ETag', outcome.etag)}</PostResponse>`;
     res.writeHead(201, { ...headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
     res.end(body);
     return;
