@@ -263,6 +263,8 @@ test('the form before the file is bounded (MaxPostPreDataLengthExceeded); no fil
   const { key: _key, ...noKey } = form.fields;
   await assertS3Error(await send(form.url, noKey, { data: 'x' }), 400, 'InvalidArgument', /field named 'key'/);
   await assertS3Error(await send(form.url, { key: 'anon.txt' }, { data: 'x' }), 403, 'AccessDenied', /Missing authentication/);
+  await assertS3Error(await send(form.url, { key: 'v2.txt', AWSAccessKeyId: 'EXAMPLEKEY0001', policy: form.fields.Policy!, signature: 'c2lnbmF0dXJl' }, { data: 'x' }),
+    400, 'InvalidArgument', /Signature Version 2 forms .* are not supported/);
   // The file first and the key after it: the key is not seen.
   const late = await send(form.url, Object.entries(form.fields).filter(([name]) => name !== 'key'), { data: 'x' }, [['key', 'big-form.txt']]);
   await assertS3Error(late, 400, 'InvalidArgument', /order of the fields/);

@@ -84,6 +84,9 @@ export async function postObject(options: PostObjectOptions, request: PostObject
     throw new S3Error('AccessDenied', 403, 'Missing authentication: a form upload needs a POST policy signed with AWS Signature Version 4 '
       + '(policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as createPresignedPost makes them).');
   }
+  if (fields.has('awsaccesskeyid') && !fields.has('x-amz-algorithm')) {
+    throw S3_ERRORS.invalidArgument('Signature Version 2 forms (AWSAccessKeyId, signature) are not supported: sign the policy with AWS4-HMAC-SHA256 (x-amz-algorithm, x-amz-credential, x-amz-date, x-amz-signature).');
+  }
   for (const name of ['key', 'policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature']) {
     if (!fields.has(name)) throw missingField(name);
   }
