@@ -3,7 +3,8 @@
  * stream both ways without copies. Pipeline, in order: address (path-style or virtual-hosted) ->
  * authenticate (SigV4; failed attempts limited per client address and access key id, checked
  * before the secret is looked up: past the limit 429 SlowDown) -> detect the operation -> run it
- * -> map errors to S3 XML.
+ * -> map errors to S3 XML. A browser form upload (POST Object) is signed inside its body instead:
+ * operations/post-object.ts authenticates it.
  *
  * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts). By design: one region, named `auto`; any region in the credential scope is
@@ -24,6 +25,7 @@ import {
   abortMultipartUpload, completeMultipartUpload, createMultipartUpload, listMultipartUploads, listParts, uploadPart, uploadPartCopy,
 } from './operations/multipart.ts';
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
+import { isPostObject, postObject } from './operations/post-object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
@@ -138,6 +140,11 @@ export function createS3Handler(options: S3HandlerOptions) {
       const { bucket, key } = address(req, rawPath);
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
       const now = options.clock.now();
+      // A browser form upload authenticates with the policy signature in its body, not the request's.
+      if (isPostObject(req.method, bucket, key, rawQuery, req.headers)) {
+        await postObject({ engine: options.engine, keys: options.keys, verify }, { req, res, bucket: bucket!, rawPath, requestId, now });
+        return;
+      }
       const query = new URLSearchParams(rawQuery);
       let accessKey: S3AccessKey | undefined;
       const verified = await verify({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers },

@@ -15,8 +15,15 @@ import { verifySignature, type SecretLookup, type SigningContext, type Verifiabl
 /** The S3 codes of a signature that did not verify: a wrong guess, counted by the limits. */
 const FAILED_AUTHENTICATION = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch']);
 
-export type LimitedVerifier = (request: VerifiableRequest, secrets: SecretLookup, now: number, address: string | undefined)
-  => Promise<{ signing: SigningContext; settle: () => void }>;
+export interface LimitedVerifier {
+  (request: VerifiableRequest, secrets: SecretLookup, now: number, address: string | undefined): Promise<{ signing: SigningContext; settle: () => void }>;
+  /**
+   * Another signature check behind the same limits (a POST form's policy signature): `check`
+   * looks the secret up through the lookup it is given, which asks the limits first; an
+   * InvalidAccessKeyId or SignatureDoesNotMatch it throws counts as a failure.
+   */
+  guarded<T>(address: string | undefined, secrets: SecretLookup, check: (lookup: SecretLookup) => Promise<T>): Promise<T>;
+}
 
 /**
  * verifySignature behind the limits of `limits` (default DEFAULTS.auth). `address` is the client's
@@ -27,7 +34,31 @@ export function createLimitedVerifier(limits: FailureLimits | undefined, clock: 
   const guard = new CredentialGuard(limits ?? {
     windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
   }, clock);
-  return (request, secrets, now, address) => limitedVerify(request, secrets, now, guard, address);
+  const verifier = (request: VerifiableRequest, secrets: SecretLookup, now: number, address: string | undefined) =>
+    limitedVerify(request, secrets, now, guard, address);
+  return Object.assign(verifier, {
+    guarded: <T>(address: string | undefined, secrets: SecretLookup, check: (lookup: SecretLookup) => Promise<T>) => guardedCheck(guard, address, secrets, check),
+  });
+}
+
+async function guardedCheck<T>(guard: CredentialGuard, address: string | undefined, secrets: SecretLookup,
+  check: (lookup: SecretLookup) => Promise<T>): Promise<T> {
+  let attempt: CredentialAttempt | undefined;
+  const lookup: SecretLookup = (accessKeyId) => {
+    const admission = guard.admit(address, accessKeyId);
+    if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
+    attempt = admission.attempt;
+    return secrets(accessKeyId);
+  };
+  try {
+    const result = await check(lookup);
+    attempt?.succeeded();
+    return result;
+  } catch (error) {
+    if (error instanceof S3Error && FAILED_AUTHENTICATION.has(error.s3Code)) attempt?.failed();
+    else attempt?.abandoned();
+    throw error;
+  }
 }
 
 async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, now: number, guard: CredentialGuard,

@@ -138,7 +138,7 @@ export function hmacHex(key: Buffer, text: string): string {
 }
 
 /** Compares an HMAC of `text` with a hex signature in constant time. */
-function signatureMatches(key: Buffer, text: string, signature: string): boolean {
+export function signatureMatches(key: Buffer, text: string, signature: string): boolean {
   if (signature.length !== 64 || !/^[0-9a-f]{64}$/.test(signature)) return false;
   return timingSafeEqual(createHmac('sha256', key).update(text).digest(), Buffer.from(signature, 'hex'));
 }
