@@ -11,6 +11,7 @@ import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sen
 import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
+import { namesSseC, sseCNotApplicable } from '../write-headers.ts';
 import { element, requestXml, xmlDocument } from '../xml.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -147,6 +148,13 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
   const part = partNumberOf(ctx.query);
   if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
+  if (namesSseC(ctx.req.headers, ctx.query)) {
+    if (!(await ctx.engine.head(bucket, key))) {
+      if (head) return sendEmpty(ctx, 404);
+      throw new StoreError('STORE_NO_SUCH_KEY');
+    }
+    throw sseCNotApplicable('object');
+  }
   let result: GetResult | null;
   try {
     result = part !== undefined ? await ctx.engine.get(bucket, key, { part })
@@ -210,6 +218,10 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   // Part 1 is any object's first byte range; it also tells how many parts a multipart object has.
   const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1 });
   if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
+  if (namesSseC(ctx.req.headers, ctx.query)) {
+    result.body?.discard();
+    throw sseCNotApplicable('object');
+  }
   result.body?.discard();
   const { meta } = result;
   const checksums = checksumElements(meta.checksums);
