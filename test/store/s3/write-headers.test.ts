@@ -12,6 +12,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
+import fc from 'fast-check';
+import { S3Error } from '../../../src/store/s3/s3-error.ts';
+import { refuseUnsupportedWriteHeaders } from '../../../src/store/s3/write-headers.ts';
 import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
@@ -192,4 +195,32 @@ test('the refusal is answered before the body is read', { timeout: 10_000 }, asy
   assert.deepEqual([part.status, /<Code>InvalidRequest<\/Code>/.test(part.body)], [400, true]);
   await assertAbsent(client, bucket, 'acl');
   await assertAbsent(client, bucket, 'sse-c');
+});
+
+/** Headers a PutObject may carry that change nothing edgeport cannot do. */
+const HARMLESS: Array<[string, string]> = [['x-amz-acl', 'private'], ['x-amz-acl', 'bucket-owner-full-control'], ['content-type', 'text/plain'],
+  ['x-amz-meta-colour', 'blue'], ['x-amz-storage-class', 'STANDARD_IA'], ['x-amz-tagging', ''], ['x-amz-checksum-crc32', 'AAAAAA=='], ['cache-control', 'no-store']];
+/** Headers that ask for a feature edgeport has not, each with the code it is refused with. */
+const REFUSED: Array<[string, string, string]> = [['x-amz-acl', 'public-read', 'AccessControlListNotSupported'], ['x-amz-acl', 'nonsense', 'InvalidArgument'],
+  ['x-amz-grant-read-acp', 'id="x"', 'AccessControlListNotSupported'], ['x-amz-tagging', 'a=b', 'NotImplemented'],
+  ['x-amz-object-lock-legal-hold', 'OFF', 'InvalidRequest'], ['x-amz-object-lock-mode', 'COMPLIANCE', 'InvalidRequest'],
+  ['x-amz-server-side-encryption', 'aws:kms', 'NotImplemented'], ['x-amz-server-side-encryption-context', 'e30=', 'NotImplemented'],
+  ['x-amz-server-side-encryption-customer-key-md5', 'AAAA', 'NotImplemented']];
+
+test('property: an object write is refused exactly when a header asks for a feature, the same whether a header or a presigned query carries it', { timeout: 10_000 }, () => {
+  const entries = fc.uniqueArray(fc.oneof(fc.constantFrom(...HARMLESS).map(([name, value]) => ({ name, value, code: undefined as string | undefined })),
+    fc.constantFrom(...REFUSED).map(([name, value, code]) => ({ name, value, code: code as string | undefined }))), { selector: (entry) => entry.name, maxLength: 6 });
+  fc.assert(fc.property(entries, fc.boolean(), (chosen, inQuery) => {
+    const headers = Object.fromEntries(chosen.filter(() => !inQuery).map((entry) => [entry.name, entry.value]));
+    const query = new URLSearchParams(inQuery ? chosen.map((entry) => [entry.name.toUpperCase(), entry.value]) : []);
+    const refusals = chosen.filter((entry) => entry.code !== undefined);
+    let thrown: unknown;
+    try {
+      refuseUnsupportedWriteHeaders('object', headers, query);
+    } catch (error) {
+      thrown = error;
+    }
+    if (refusals.length === 0) return thrown === undefined;
+    return thrown instanceof S3Error && refusals.some((entry) => entry.code === thrown.s3Code) && (thrown.status === 400 || thrown.status === 501);
+  }), { numRuns: 300 });
 });
