@@ -105,7 +105,9 @@ function writeKind(method: string, operation: Operation, key: string | undefined
   if (operation === createBucket) return 'bucket';
   if (key === undefined) return undefined;
   if (method === 'PUT') return query.has('uploadId') ? 'part' : 'object';
-  return method === 'POST' && query.has('uploads') ? 'object' : undefined;
+  if (method !== 'POST') return undefined;
+  // CompleteMultipartUpload takes an upload's SSE-C parameters, as its parts do.
+  return query.has('uploads') ? 'object' : query.has('uploadId') ? 'part' : undefined;
 }
 
 /** The decoded path; InvalidURI (400, before any authentication work) when an escape is malformed or not UTF-8. */

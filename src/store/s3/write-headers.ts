@@ -20,7 +20,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
 
-/** The writes that take these headers (PutObject's shape covers CreateMultipartUpload and CopyObject). */
+/**
+ * The writes that take these headers: `object` is PutObject, CreateMultipartUpload and CopyObject;
+ * `part` is UploadPart(Copy) and CompleteMultipartUpload (SSE-C only); `bucket` is CreateBucket.
+ */
 export type WriteKind = 'object' | 'part' | 'bucket';
 
 const CANNED_ACLS = ['private', 'public-read', 'public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read',

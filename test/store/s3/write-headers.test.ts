@@ -7,7 +7,7 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import {
-  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, GetObjectCommand, HeadBucketCommand,
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, GetObjectCommand, HeadBucketCommand,
   HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand, UploadPartCommand, UploadPartCopyCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -94,6 +94,11 @@ test('SSE-C on parts, copy sources and reads: InvalidRequest, as for anything no
     code('InvalidRequest', 400));
   const { ListPartsCommand } = await import('@aws-sdk/client-s3');
   assert.deepEqual((await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'mpu', UploadId }))).Parts ?? [], [], 'no part was stored');
+  const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 1, Body: 'part' }));
+  await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] }, ...SSE_C })),
+    code('InvalidRequest', 400));
+  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'mpu' })), code('NotFound', 404), 'the refused completion completed nothing');
+  await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
 
   await assert.rejects(client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy', CopySource: `${bucket}/plain`, ...sourceSseC })), code('InvalidRequest', 400));
   await assertAbsent(client, bucket, 'copy');
