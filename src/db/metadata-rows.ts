@@ -4,7 +4,7 @@
  * records of metadata-store.ts. Callers pass the key already decoded.
  */
 import type { BucketInfo, ObjectMeta } from '../store/engine/types.ts';
-import type { AccessKeyPermission, AccessKeyRow, PartRow, UploadRow } from './metadata-store.ts';
+import type { AccessKeyPermission, AccessKeyRow, PartRow, StoredPart, UploadRow } from './metadata-store.ts';
 
 export interface BucketRecord { name: string; created: number; storage_class: string }
 
@@ -84,6 +84,11 @@ export function toPart(row: PartRecord): PartRow {
   const part: PartRow = { partNumber: row.part_number, etag: row.etag, size: row.size, blobId: row.blob_id, uploaded: row.uploaded };
   if (row.checksum) part.checksum = row.checksum;
   return part;
+}
+
+/** A multipart object's part as stored (object_parts); no checksum key when it has none. */
+export function storedPart(blobId: string, size: number | string, checksum: string | null | undefined): StoredPart {
+  return checksum ? { blobId, size: Number(size), checksum } : { blobId, size: Number(size) };
 }
 
 /** An `s3_access_keys` row, as both databases return it. */

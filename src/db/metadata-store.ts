@@ -12,7 +12,14 @@ import type {
 export type StoredData =
   | { kind: 'inline'; bytes: Uint8Array }
   | { kind: 'blob'; blobId: string }
-  | { kind: 'parts'; parts: Array<{ blobId: string; size: number }> };
+  | { kind: 'parts'; parts: StoredPart[] };
+
+/** One part of a multipart object: its blob, size and, when its upload kept them, its checksum (lowercase hex). */
+export interface StoredPart {
+  blobId: string;
+  size: number;
+  checksum?: string;
+}
 
 export interface StoredObject {
   meta: ObjectMeta;

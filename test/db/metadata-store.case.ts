@@ -276,6 +276,20 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.abortUpload('b1', 'k', 'nope'), null);
   });
 
+  test('completeUpload: a completed object keeps its parts\' checksums (S3 GetObjectAttributes lists them), and a put of multipart data too', { timeout: 10_000 }, async (t) => {
+    const { store } = await setup(t);
+    await store.insertUpload(upload('u1', 'sums', { checksumAlgorithm: 'sha256' }));
+    await store.putPart('u1', { ...part(1, 'p1'), checksum: 'aa01' });
+    await store.putPart('u1', { ...part(2, 'p2', 3), checksum: 'bb02' });
+    const meta = objectMeta('sums', { size: 13, etag: 'multi-2' });
+    await store.completeUpload('b1', 'sums', 'u1', (_, parts) => ({ meta, parts }));
+    assert.deepEqual((await store.getObject('b1', 'sums'))?.data,
+      { kind: 'parts', parts: [{ blobId: 'p1', size: 10, checksum: 'aa01' }, { blobId: 'p2', size: 3, checksum: 'bb02' }] });
+    // Replacing the object drops its part rows, checksums and all.
+    await store.putObject('b1', objectMeta('sums'), { kind: 'parts', parts: [{ blobId: 'q1', size: 4, checksum: 'cc03' }, { blobId: 'q2', size: 4 }] });
+    assert.deepEqual((await store.getObject('b1', 'sums'))?.data, { kind: 'parts', parts: [{ blobId: 'q1', size: 4, checksum: 'cc03' }, { blobId: 'q2', size: 4 }] });
+  });
+
   test('completeUpload: the plan gets null for another key or a missing upload, and a refusal changes nothing', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.putObject('b1', objectMeta('k', { etag: 'before' }), inline('before'));

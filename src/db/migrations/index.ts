@@ -8,6 +8,7 @@ import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
 import { accountOwnedKeys } from './0007-account-owned-keys.ts';
 import { zoneNameReversed } from './0008-zone-name-reversed.ts';
 import { sessionsByAccount } from './0009-sessions-by-account.ts';
+import { objectPartChecksums } from './0011-object-part-checksums.ts';
 
 export interface Migration {
   version: number;
@@ -19,4 +20,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount,
+  objectPartChecksums,
 ];

@@ -7,10 +7,10 @@ import type { ObjectRecord, UploadRecord } from '../metadata-rows.ts';
 
 export type PgObjectRecord = ObjectRecord<Buffer>;
 
-/** getObject's row: the inline body and, for a multipart object, its parts as `[blobId, size]` pairs. */
+/** getObject's row: the inline body and, for a multipart object, its parts as `[blobId, size, checksum]`. */
 export interface PgStoredRecord extends PgObjectRecord {
   inline_data: Buffer | null;
-  parts: Array<[string, number]> | null;
+  parts: Array<[string, number, string | null]> | null;
 }
 
 /**
@@ -41,14 +41,15 @@ const reclaim = (source: string, after: string) => `INSERT INTO blob_reclaim (bl
 
 /**
  * Parameters of the object writes: $1 bucket, $2 key, $3..$13 the objects row, $14 inline bytes (or
- * NULL), $15/$16 the part blob ids and sizes (empty unless multipart). The body and part rows are
+ * NULL), $15/$16/$17 the part blob ids, sizes and checksums (empty unless multipart). The body and part rows are
  * written only when the object row was (`o` is empty after an insert that met a conflict).
  */
 const OBJECT_VALUES = '$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13';
 const OBJECT_DATA = `
   body AS (INSERT INTO inline_bodies (version, bytes) SELECT version, $14::bytea FROM o WHERE $14::bytea IS NOT NULL),
-  parts AS (INSERT INTO object_parts (version, idx, blob_id, size)
-    SELECT o.version, p.ord - 1, p.blob_id, p.size FROM o, unnest($15::text[], $16::bigint[]) WITH ORDINALITY AS p (blob_id, size, ord))
+  parts AS (INSERT INTO object_parts (version, idx, blob_id, size, checksum)
+    SELECT o.version, p.ord - 1, p.blob_id, p.size, p.checksum FROM o,
+      unnest($15::text[], $16::bigint[], $17::text[]) WITH ORDINALITY AS p (blob_id, size, checksum, ord))
   SELECT count(*)::int AS written FROM o`;
 
 export const PG_SQL = {
@@ -75,7 +76,7 @@ export const PG_SQL = {
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
   /** The row, its inline body and its parts, from one snapshot. */
   getObject: `SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data,
-      CASE WHEN o.part_count > 0 THEN (SELECT json_agg(json_build_array(p.blob_id, p.size) ORDER BY p.idx)
+      CASE WHEN o.part_count > 0 THEN (SELECT json_agg(json_build_array(p.blob_id, p.size, p.checksum) ORDER BY p.idx)
         FROM object_parts p WHERE p.version = o.version) END AS parts
     FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version
     WHERE o.bucket = $1 AND o.key = $2`,
@@ -88,12 +89,12 @@ export const PG_SQL = {
       ON CONFLICT (bucket, key) DO NOTHING RETURNING version
     ),${OBJECT_DATA}`,
   /**
-   * Replaces the locked row: $17 is the old version, $18 its blob id (or NULL), $19 when its blobs
+   * Replaces the locked row: $18 is the old version, $19 its blob id (or NULL), $20 when its blobs
    * may be deleted. The old inline body and part rows go; its blobs are queued for reclamation.
    */
-  replaceObject: `WITH old_body AS (DELETE FROM inline_bodies WHERE version = $17::text),
-    old_parts AS (DELETE FROM object_parts WHERE version = $17::text RETURNING blob_id),
-    reclaimed AS (${reclaim('SELECT blob_id FROM old_parts UNION ALL SELECT $18::text WHERE $18::text IS NOT NULL', '$19')}),
+  replaceObject: `WITH old_body AS (DELETE FROM inline_bodies WHERE version = $18::text),
+    old_parts AS (DELETE FROM object_parts WHERE version = $18::text RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM old_parts UNION ALL SELECT $19::text WHERE $19::text IS NOT NULL', '$20')}),
     o AS (
       UPDATE objects SET version = $3, size = $4, etag = $5, uploaded = $6, http_metadata = $7, custom_metadata = $8,
         checksums = $9, storage_class = $10, has_inline = $11, blob_id = $12, part_count = $13

@@ -23,7 +23,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
@@ -193,7 +193,7 @@ export class PgMetadataStore implements MetadataStore {
       const parts = upload ? (await this.#run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
       // A failed precondition writes nothing and leaves the upload active.
-      if (!await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) }, precondition)) return null;
+      if (!await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) }, precondition)) return null;
       await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
       return meta;
     });
@@ -325,7 +325,7 @@ function utf8(text: string): Buffer {
   return Buffer.from(text, 'utf8');
 }
 
-/** $3..$16 of the object writes (see pg-metadata-statements.ts). */
+/** $3..$17 of the object writes (see pg-metadata-statements.ts). */
 function objectValues(meta: ObjectMeta, data: StoredData): unknown[] {
   const parts = data.kind === 'parts' ? data.parts : [];
   return [meta.version, meta.size, meta.etag, meta.uploaded,
@@ -334,11 +334,11 @@ function objectValues(meta: ObjectMeta, data: StoredData): unknown[] {
     // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
     data.kind === 'parts' ? Math.max(parts.length, 1) : 0,
     data.kind === 'inline' ? Buffer.from(data.bytes.buffer, data.bytes.byteOffset, data.bytes.byteLength) : null,
-    parts.map((p) => p.blobId), parts.map((p) => p.size)];
+    parts.map((p) => p.blobId), parts.map((p) => p.size), parts.map((p) => p.checksum ?? null)];
 }
 
 function dataOf(row: PgStoredRecord): StoredData {
-  if (row.part_count > 0) return { kind: 'parts', parts: (row.parts ?? []).map(([blobId, size]) => ({ blobId, size })) };
+  if (row.part_count > 0) return { kind: 'parts', parts: (row.parts ?? []).map(([blobId, size, checksum]) => storedPart(blobId, size, checksum)) };
   if (row.blob_id !== null) return { kind: 'blob', blobId: row.blob_id };
   return { kind: 'inline', bytes: row.inline_data ?? new Uint8Array(0) };
 }

@@ -10,7 +10,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { parseJson, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
@@ -201,7 +201,7 @@ export class SqliteMetadataStore implements MetadataStore {
       const usedIds = new Set(used.map((p) => p.blobId));
       for (const part of parts) if (!usedIds.has(part.blobId)) this.#reclaim(part.blobId);
       if (current) this.#dropObjectData(current);
-      this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
+      this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) });
       this.#sql.deleteParts.run(uploadId);
       this.#sql.setUploadState.run('completed', uploadId);
       return meta;
@@ -295,8 +295,8 @@ export class SqliteMetadataStore implements MetadataStore {
 
   #dataOf(row: ObjectRecord): StoredData {
     if (row.part_count > 0) {
-      const parts = this.#sql.objectParts.all(row.version) as Array<{ blob_id: string; size: number }>;
-      return { kind: 'parts', parts: parts.map((p) => ({ blobId: p.blob_id, size: p.size })) };
+      const parts = this.#sql.objectParts.all(row.version) as Array<{ blob_id: string; size: number; checksum: string | null }>;
+      return { kind: 'parts', parts: parts.map((p) => storedPart(p.blob_id, p.size, p.checksum)) };
     }
     if (row.blob_id !== null) return { kind: 'blob', blobId: row.blob_id };
     return { kind: 'inline', bytes: row.inline_data ?? new Uint8Array(0) };
@@ -311,7 +311,7 @@ export class SqliteMetadataStore implements MetadataStore {
       data.kind === 'parts' ? Math.max(partCount, 1) : 0);
     if (data.kind === 'inline') this.#sql.insertInlineBody.run(meta.version, data.bytes);
     if (data.kind === 'parts') {
-      data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size));
+      data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size, part.checksum ?? null));
     }
   }
 

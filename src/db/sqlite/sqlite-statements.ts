@@ -62,8 +62,8 @@ export function prepareStatements(db: Database) {
       WHERE bucket = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?`).raw(),
     listAfterWithMetadata: s(`SELECT ${LIST_COLUMNS}, http_metadata, custom_metadata FROM objects
       WHERE bucket = ? AND key > ? AND key < ? ORDER BY key LIMIT ?`).raw(),
-    objectParts: s('SELECT blob_id, size FROM object_parts WHERE version = ? ORDER BY idx'),
-    insertObjectPart: s('INSERT INTO object_parts (version, idx, blob_id, size) VALUES (?, ?, ?, ?)'),
+    objectParts: s('SELECT blob_id, size, checksum FROM object_parts WHERE version = ? ORDER BY idx'),
+    insertObjectPart: s('INSERT INTO object_parts (version, idx, blob_id, size, checksum) VALUES (?, ?, ?, ?, ?)'),
     deleteObjectParts: s('DELETE FROM object_parts WHERE version = ?'),
 
     insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)

@@ -109,7 +109,9 @@ export class ObjectEngine implements StoreEngine {
     if (!evaluateConditional(options.onlyIf, meta)) return { meta, range: { offset: 0, length: meta.size } };
     const range = options.part !== undefined ? partRange(data, options.part, meta.size) : resolveRange(options.range, meta.size);
     const body = createObjectBody(this.#blobs, segmentsFor(data, range), range.length);
-    return data.kind === 'parts' ? { meta, range, body, partsCount: data.parts.length } : { meta, range, body };
+    if (data.kind !== 'parts') return { meta, range, body };
+    const parts = data.parts.map((p) => (p.checksum ? { size: p.size, checksum: p.checksum } : { size: p.size }));
+    return { meta, range, body, partsCount: data.parts.length, parts };
   }
 
   async put(bucket: string, key: string, body: BodyInput, options: PutOptions = {}): Promise<ObjectMeta | null> {

@@ -111,6 +111,8 @@ export interface GetResult {
   body?: ObjectBody;
   /** How many parts a multipart object has; absent for any other object. */
   partsCount?: number;
+  /** A multipart object's parts, in order: each one's size and, when its upload kept one, checksum (lowercase hex, the object's COMPOSITE algorithm). */
+  parts?: ReadonlyArray<{ size: number; checksum?: string }>;
 }
 
 /** An object's body: the segments that make up the served range, and a way to stream them. */

@@ -7,8 +7,9 @@
  * operations/post-object.ts authenticates it.
  *
  * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
- * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts). By design: one region, named `auto`; any region in the credential scope is
- * accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
+ * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts); a
+ * write whose headers ask for one is refused (write-headers.ts). By design: one region, named
+ * `auto`; any region in the credential scope is accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -31,6 +32,7 @@ import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
 import { sha256Hex } from './sigv4.ts';
+import { refuseUnsupportedWriteHeaders, type WriteKind } from './write-headers.ts';
 import { errorXml } from './xml.ts';
 
 /** Request ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
@@ -100,6 +102,16 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
   throw S3_ERRORS.methodNotAllowed();
 }
 
+/** Which write, taking ACL/tagging/lock/encryption headers, the operation is (write-headers.ts), if any. */
+function writeKind(method: string, operation: Operation, key: string | undefined, query: URLSearchParams): WriteKind | undefined {
+  if (operation === createBucket) return 'bucket';
+  if (key === undefined) return undefined;
+  if (method === 'PUT') return query.has('uploadId') ? 'part' : 'object';
+  if (method !== 'POST') return undefined;
+  // CompleteMultipartUpload takes an upload's SSE-C parameters, as its parts do.
+  return query.has('uploads') ? 'object' : query.has('uploadId') ? 'part' : undefined;
+}
+
 /** The decoded path; InvalidURI (400, before any authentication work) when an escape is malformed or not UTF-8. */
 function decodePath(rawPath: string): string {
   try {
@@ -154,6 +166,9 @@ export function createS3Handler(options: S3HandlerOptions) {
       const grant = accessKey!;
       const operation = detect(req.method ?? 'GET', bucket, key, query);
       assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
+      // Refused before any body is read: a write edgeport cannot honour as asked stores nothing.
+      const kind = writeKind(req.method ?? 'GET', operation, key, query);
+      if (kind) refuseUnsupportedWriteHeaders(kind, req.headers, query);
       const ctx: S3Context = { engine: accountStore(options.engine, grant.accountId), grant, req, res, bucket, key, query, signing, requestId, now };
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.

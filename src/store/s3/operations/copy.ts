@@ -8,6 +8,7 @@ import { assertNullVersion, requireBucket, requireKey, sendXml, type S3Context }
 import { preconditionStatus, readPreconditions } from '../http-conditions.ts';
 import { assertAllowed } from '../key-grant.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
+import { COPY_SOURCE_SSE_C, namesSseC, sseCNotApplicable } from '../write-headers.ts';
 import { element, xmlDocument } from '../xml.ts';
 import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 import { StoreError } from '../../engine/errors.ts';
@@ -44,6 +45,10 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
   }
   const result = await ctx.engine.get(bucket, key, range ? { range } : {});
   if (!result?.body) throw new StoreError('STORE_NO_SUCH_KEY');
+  if (namesSseC(ctx.req.headers, ctx.query, COPY_SOURCE_SSE_C)) {
+    result.body.discard();
+    throw sseCNotApplicable('copy source');
+  }
   if (preconditionStatus(readPreconditions(ctx.req.headers, 'x-amz-copy-source-'), result.meta, false) !== 200) {
     result.body.discard();
     throw new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');

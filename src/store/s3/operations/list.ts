@@ -21,8 +21,10 @@ function encodeKey(ctx: S3Context, key: string): string {
   return ctx.query.get('encoding-type') === 'url' ? encodeURIComponent(key).replace(/%2F/g, '/') : key;
 }
 
-function entries(ctx: S3Context, result: ListResult): string {
-  const contents = result.objects.map((o) => `<Contents>${element('Key', encodeKey(ctx, o.key))}${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Contents>`).join('');
+/** Each listed object and common prefix; `owner`: the Owner of each object (ListObjects always, V2 with fetch-owner=true). */
+function entries(ctx: S3Context, result: ListResult, owner: boolean): string {
+  const contents = result.objects.map((o) => `<Contents>${element('Key', encodeKey(ctx, o.key))}${element('LastModified', new Date(o.uploaded).toISOString())}`
+    + `${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${owner ? OWNER_XML : ''}${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Contents>`).join('');
   const prefixes = result.delimitedPrefixes.map((p) => `<CommonPrefixes>${element('Prefix', encodeKey(ctx, p))}</CommonPrefixes>`).join('');
   return contents + prefixes;
 }
@@ -43,6 +45,7 @@ function common(ctx: S3Context): { prefix: string; delimiter: string | undefined
 
 export async function listObjectsV2(ctx: S3Context): Promise<void> {
   const limit = maxKeys(ctx);
+  const owner = fetchOwner(ctx);
   const { prefix, delimiter } = common(ctx);
   const token = ctx.query.get('continuation-token');
   const startAfter = ctx.query.get('start-after');
@@ -53,8 +56,16 @@ export async function listObjectsV2(ctx: S3Context): Promise<void> {
     + element('MaxKeys', limit) + element('KeyCount', result.objects.length + result.delimitedPrefixes.length)
     + element('IsTruncated', result.truncated) + element('ContinuationToken', token ?? undefined)
     + element('NextContinuationToken', result.truncated ? result.cursor : undefined) + element('StartAfter', startAfter ?? undefined)
-    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result);
+    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result, owner);
   sendXml(ctx, 200, xmlDocument('ListBucketResult', inner));
+}
+
+/** ListObjectsV2's `fetch-owner`: true or false (S3 refuses anything else). */
+function fetchOwner(ctx: S3Context): boolean {
+  const raw = ctx.query.get('fetch-owner');
+  if (raw === null || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw S3_ERRORS.invalidArgument(`fetch-owner must be true or false, not ${raw}.`);
 }
 
 export async function listObjectsV1(ctx: S3Context): Promise<void> {
@@ -67,7 +78,7 @@ export async function listObjectsV1(ctx: S3Context): Promise<void> {
   const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('Marker', encodeKey(ctx, marker))
     + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('MaxKeys', limit) + element('IsTruncated', result.truncated)
     + element('NextMarker', result.truncated && delimiter && nextMarker !== undefined ? encodeKey(ctx, nextMarker) : undefined)
-    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result);
+    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result, true);
   sendXml(ctx, 200, xmlDocument('ListBucketResult', inner));
 }
 

@@ -11,6 +11,7 @@ import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sen
 import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
+import { namesSseC, sseCNotApplicable } from '../write-headers.ts';
 import { element, requestXml, xmlDocument } from '../xml.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -147,6 +148,13 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
   const part = partNumberOf(ctx.query);
   if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
+  if (namesSseC(ctx.req.headers, ctx.query)) {
+    if (!(await ctx.engine.head(bucket, key))) {
+      if (head) return sendEmpty(ctx, 404);
+      throw new StoreError('STORE_NO_SUCH_KEY');
+    }
+    throw sseCNotApplicable('object');
+  }
   let result: GetResult | null;
   try {
     result = part !== undefined ? await ctx.engine.get(bucket, key, { part })
@@ -207,21 +215,55 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   const wanted = new Set((header(ctx.req.headers, 'x-amz-object-attributes') ?? '').split(',').map((name) => name.trim()).filter(Boolean));
   if (wanted.size === 0) throw S3_ERRORS.invalidRequest('The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty.');
   for (const name of wanted) if (!OBJECT_ATTRIBUTES.includes(name)) throw S3_ERRORS.invalidArgument(`Invalid attribute name specified: ${name}.`);
+  const maxParts = wholeNumberHeader(ctx, 'x-amz-max-parts', 1000);
+  const marker = wholeNumberHeader(ctx, 'x-amz-part-number-marker', 0);
   // Part 1 is any object's first byte range; it also tells how many parts a multipart object has.
   const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1 });
   if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
+  if (namesSseC(ctx.req.headers, ctx.query)) {
+    result.body?.discard();
+    throw sseCNotApplicable('object');
+  }
   result.body?.discard();
   const { meta } = result;
   const checksums = checksumElements(meta.checksums);
   const inner = (wanted.has('ETag') ? element('ETag', meta.etag) : '')
     + (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', checksumType(meta.checksums))}</Checksum>` : '')
-    + (wanted.has('ObjectParts') && result.partsCount !== undefined
-      ? `<ObjectParts>${element('PartsCount', result.partsCount)}${element('PartNumberMarker', 0)}${element('NextPartNumberMarker', 0)}`
-        + `${element('MaxParts', 1000)}${element('IsTruncated', false)}</ObjectParts>` : '')
+    + (wanted.has('ObjectParts') && result.partsCount !== undefined ? objectParts(result, meta.checksums, marker, maxParts) : '')
     + (wanted.has('StorageClass') ? element('StorageClass', TO_S3_CLASS[meta.storageClass]) : '')
     + (wanted.has('ObjectSize') ? element('ObjectSize', meta.size) : '');
   ctx.res.setHeader('last-modified', new Date(meta.uploaded).toUTCString());
   sendXml(ctx, 200, xmlDocument('GetObjectAttributesResponse', inner));
+}
+
+/** GetObjectAttributes' x-amz-max-parts / x-amz-part-number-marker: a whole number (max-parts above 1000 gets 1000, as ListParts). */
+function wholeNumberHeader(ctx: S3Context, name: string, fallback: number): number {
+  const raw = header(ctx.req.headers, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,10}$/.test(raw.trim())) throw S3_ERRORS.invalidArgument(`${name} must be a non-negative integer, not ${raw}.`);
+  const n = Number(raw.trim());
+  return name === 'x-amz-max-parts' ? Math.min(n, 1000) : n;
+}
+
+/**
+ * ObjectParts of a multipart object. As S3, its parts are listed (number, size and checksum) only
+ * when the object has a COMPOSITE checksum, i.e. its upload kept every part's checksum; a page
+ * starts after `marker` and holds at most `maxParts`.
+ */
+function objectParts(result: GetResult, checksums: Checksums, marker: number, maxParts: number): string {
+  const algorithm = S3_CHECKSUM_ALGORITHMS.find((name) => checksums[name]?.includes('-'));
+  const parts = result.parts ?? [];
+  const listed = algorithm !== undefined && parts.every((part) => part.checksum !== undefined);
+  const count = element('PartsCount', result.partsCount);
+  if (!listed) return `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('MaxParts', maxParts)}${element('IsTruncated', false)}</ObjectParts>`;
+  const after = parts.map((part, index) => ({ number: index + 1, ...part })).filter((part) => part.number > marker);
+  const page = after.slice(0, maxParts);
+  const truncated = after.length > page.length;
+  return `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('NextPartNumberMarker', page.at(-1)?.number ?? marker)}`
+    + `${element('MaxParts', maxParts)}${element('IsTruncated', truncated)}`
+    + page.map((part) => `<Part>${element('PartNumber', part.number)}${element('Size', part.size)}`
+      + `${checksumElements({ [algorithm]: part.checksum })}</Part>`).join('')
+    + '</ObjectParts>';
 }
 
 /** GetObject/HeadObject `partNumber` (1 to 10000), when given. */

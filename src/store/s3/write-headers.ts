@@ -1,0 +1,108 @@
+/**
+ * Request headers that change what a write means (ACLs, tagging, object lock, server-side
+ * encryption, SSE-C) and that edgeport has no feature for. A client that asks for one is refused,
+ * never ignored: an object the client believes is public, tagged, locked or encrypted with its
+ * key must not be stored as a plain one. The refusal comes before the body is read, so nothing is
+ * stored. A presigned URL carries `x-amz-*` headers in its query (the SDK presigner hoists them),
+ * so the query is read too.
+ *
+ * Codes, per case, are what AWS answers for a bucket that cannot have the feature:
+ * - ACLs: every edgeport bucket behaves as an S3 bucket with Object Ownership "bucket owner
+ *   enforced" (the S3 default for new buckets): the canned ACLs `private` and
+ *   `bucket-owner-full-control` change nothing and are accepted; any other ACL or grant is
+ *   400 AccessControlListNotSupported (objects) / InvalidBucketAclWithObjectOwnership (CreateBucket).
+ * - Object lock headers on a write: 400 InvalidRequest "Bucket is missing Object Lock Configuration";
+ *   a bucket created with object lock enabled: 501 NotImplemented.
+ * - Tagging, SSE-S3/SSE-KMS/DSSE and SSE-C on a write: 501 NotImplemented.
+ * - SSE-C on a read or a copy source, and on UploadPart(Copy): 400 InvalidRequest, as for an
+ *   object or upload not stored with SSE-C (none is).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { S3_ERRORS, S3Error } from './s3-error.ts';
+
+/**
+ * The writes that take these headers: `object` is PutObject, CreateMultipartUpload and CopyObject;
+ * `part` is UploadPart(Copy) and CompleteMultipartUpload (SSE-C only); `bucket` is CreateBucket.
+ */
+export type WriteKind = 'object' | 'part' | 'bucket';
+
+const CANNED_ACLS = ['private', 'public-read', 'public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read',
+  'bucket-owner-full-control', 'log-delivery-write'];
+/** Canned ACLs that grant nothing beyond the owner's full control: what every edgeport object has. */
+const OWNER_ONLY_ACLS = ['private', 'bucket-owner-full-control'];
+const GRANTS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
+const OBJECT_LOCK = ['x-amz-object-lock-mode', 'x-amz-object-lock-retain-until-date', 'x-amz-object-lock-legal-hold'];
+const SSE = ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context',
+  'x-amz-server-side-encryption-bucket-key-enabled'];
+const SSE_METHODS = ['AES256', 'aws:kms', 'aws:kms:dsse'];
+const SSE_C = ['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-side-encryption-customer-key',
+  'x-amz-server-side-encryption-customer-key-md5'];
+export const COPY_SOURCE_SSE_C = SSE_C.map((name) => name.replace('x-amz-', 'x-amz-copy-source-'));
+
+/** A header's value, or the same name in a presigned URL's query; undefined when neither has it. */
+function valueOf(headers: IncomingHttpHeaders, query: URLSearchParams, name: string): string | undefined {
+  const value = headers[name];
+  if (value !== undefined) return Array.isArray(value) ? value.join(',') : value;
+  for (const [param, paramValue] of query) if (param.toLowerCase() === name) return paramValue;
+  return undefined;
+}
+
+function firstPresent(headers: IncomingHttpHeaders, query: URLSearchParams, names: readonly string[]): string | undefined {
+  return names.find((name) => valueOf(headers, query, name) !== undefined);
+}
+
+/** Whether the request names SSE-C parameters (for the object itself, or with `names`, for a copy source). */
+export function namesSseC(headers: IncomingHttpHeaders, query: URLSearchParams, names: readonly string[] = SSE_C): boolean {
+  return firstPresent(headers, query, names) !== undefined;
+}
+
+/** The refusal of SSE-C parameters for an object that was not stored with them (every edgeport object). */
+export function sseCNotApplicable(what: 'object' | 'copy source' | 'upload'): S3Error {
+  return S3_ERRORS.invalidRequest(`The encryption parameters are not applicable to this ${what}: edgeport stores nothing with customer-provided keys (SSE-C). `
+    + `Leave out the ${what === 'copy source' ? 'x-amz-copy-source-server-side-encryption-customer-*' : 'x-amz-server-side-encryption-customer-*'} headers.`);
+}
+
+/** Throws the S3 error for the first header of `kind`'s write that edgeport cannot honour. */
+export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: IncomingHttpHeaders, query: URLSearchParams): void {
+  if (kind === 'part') {
+    if (namesSseC(headers, query)) throw sseCNotApplicable('upload');
+    return;
+  }
+  const acl = valueOf(headers, query, 'x-amz-acl');
+  if (acl !== undefined && !CANNED_ACLS.includes(acl)) {
+    throw S3_ERRORS.invalidArgument(`x-amz-acl must be one of ${CANNED_ACLS.join(', ')}; edgeport accepts only ${OWNER_ONLY_ACLS.join(' and ')}.`);
+  }
+  const grant = firstPresent(headers, query, GRANTS);
+  if ((acl !== undefined && !OWNER_ONLY_ACLS.includes(acl)) || grant !== undefined) {
+    const asked = grant ?? `x-amz-acl: ${acl}`;
+    if (kind === 'bucket') {
+      throw new S3Error('InvalidBucketAclWithObjectOwnership', 400, `Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting `
+        + `(${asked}): edgeport buckets have no ACLs; leave out the ACL, or use private.`);
+    }
+    throw new S3Error('AccessControlListNotSupported', 400, `The bucket does not allow ACLs (${asked}): edgeport objects are always private to their `
+      + `account; leave out the ACL, or use private or bucket-owner-full-control.`);
+  }
+  if (kind === 'bucket') {
+    const lock = valueOf(headers, query, 'x-amz-bucket-object-lock-enabled');
+    if (lock !== undefined && lock.toLowerCase() !== 'false') throw S3_ERRORS.notImplemented('Object lock (x-amz-bucket-object-lock-enabled)');
+    const ownership = valueOf(headers, query, 'x-amz-object-ownership');
+    if (ownership !== undefined && ownership !== 'BucketOwnerEnforced') {
+      throw S3_ERRORS.notImplemented(`x-amz-object-ownership ${ownership} (buckets are always BucketOwnerEnforced)`);
+    }
+    return;
+  }
+  const tagging = valueOf(headers, query, 'x-amz-tagging');
+  if (tagging !== undefined && tagging !== '') throw S3_ERRORS.notImplemented('Object tagging (x-amz-tagging)');
+  const lock = firstPresent(headers, query, OBJECT_LOCK);
+  if (lock !== undefined) {
+    throw S3_ERRORS.invalidRequest(`Bucket is missing Object Lock Configuration (${lock}): edgeport buckets cannot have object lock; leave out the x-amz-object-lock-* headers.`);
+  }
+  const method = valueOf(headers, query, 'x-amz-server-side-encryption');
+  if (method !== undefined && !SSE_METHODS.includes(method)) {
+    throw S3_ERRORS.invalidArgument(`The encryption method specified is not supported: x-amz-server-side-encryption must be one of ${SSE_METHODS.join(', ')}.`);
+  }
+  const sse = firstPresent(headers, query, SSE);
+  if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
+  const sseC = firstPresent(headers, query, SSE_C);
+  if (sseC !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys (${sseC})`);
+}
