@@ -62,6 +62,30 @@ export class LocalStoreBucket extends StoreBucket {
     return this.#closed;
   }
 
+  // After close(), each call says so, rather than failing inside the closed store as an internal error.
+  override head(...args: Parameters<StoreBucket['head']>) {
+    return this.#open('head').then(() => super.head(...args));
+  }
+  override get(...args: Parameters<StoreBucket['get']>) {
+    return this.#open('get').then(() => super.get(...args));
+  }
+  override put(...args: Parameters<StoreBucket['put']>) {
+    return this.#open('put').then(() => super.put(...args));
+  }
+  override delete(...args: Parameters<StoreBucket['delete']>) {
+    return this.#open('delete').then(() => super.delete(...args));
+  }
+  override list(...args: Parameters<StoreBucket['list']>) {
+    return this.#open('list').then(() => super.list(...args));
+  }
+  override createMultipartUpload(...args: Parameters<StoreBucket['createMultipartUpload']>) {
+    return this.#open('createMultipartUpload').then(() => super.createMultipartUpload(...args));
+  }
+
+  async #open(operation: string): Promise<void> {
+    if (this.#closed) throw new Error(`${operation}: this bucket was closed; open it again with openStoreBucket().`);
+  }
+
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }

@@ -151,7 +151,8 @@ test('a data dir keeps its objects across opens, is locked while open, and close
     (error: Error) => /^The data dir .* is in use by another edgeport process.*the dataDir option of openStoreBucket\.$/.test(error.message));
   await first.close();
   await first.close();
-  await assert.rejects(first.get('k'));
+  await assert.rejects(first.get('k'), { message: 'get: this bucket was closed; open it again with openStoreBucket().' });
+  await assert.rejects(first.put('k', 'x'), { message: 'put: this bucket was closed; open it again with openStoreBucket().' });
 
   const second = await open(t, { bucket: 'photos', dataDir });
   assert.equal(await (await second.get('k') as { text(): Promise<string> }).text(), 'kept');
