@@ -17,7 +17,7 @@
  * Every process the session starts is killed when the document ends, pass or fail.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -48,7 +48,11 @@ export async function runDocumentExamples(t: TestContext, documentPath: string):
   const work = tempDir(t, 'edgeport-doc-');
   const logRoot = join(work, 'edgeport-logs');
   mkdirSync(logRoot);
-  symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
+  // The packages a reader installs (the repository's), and edgeport itself as `npm install
+  // <edgeport>` puts it beside them, for examples that import `edgeport/store`.
+  mkdirSync(join(work, 'node_modules'));
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(work, 'node_modules', entry));
+  symlinkSync(ROOT, join(work, 'node_modules', 'edgeport'));
   const bin = join(work, '.bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'edgeport'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin/edgeport.js')}" "$@"\n`, { mode: 0o755 });
@@ -58,8 +62,10 @@ export async function runDocumentExamples(t: TestContext, documentPath: string):
     .replace(/\b(8080|8081|8545|9000|8787|3000|8180|8181|8645|9100)\b/g, (port) => String(ports.get(Number(port))))
     .replaceAll(LOG_ROOT, logRoot);
 
+  // A `node --test` in an example reports to its terminal, not to this test runner as its child would.
+  const { NODE_TEST_CONTEXT: _runnerChild, ...inherited } = process.env;
   const shell = new ShellSession(work, {
-    ...process.env,
+    ...inherited,
     PATH: `${bin}:${process.env.PATH ?? ''}`,
     HOME: work,
     EDGEPORT_LOGS_FILE_ROOTS: logRoot,

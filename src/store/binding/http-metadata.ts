@@ -55,11 +55,12 @@ export function toStoreHttpMetadata(meta: HttpMetadata): StoreHTTPMetadata {
 
 const UNSAFE = /[\r\n\0]/;
 
-/** Sets only the fields present; never etag, last-modified or content-length. */
-export function writeHttpMetadata(key: string, meta: StoreHTTPMetadata | undefined, headers: Headers): void {
-  if (meta === undefined) {
-    throw new TypeError(`HTTP metadata unknown for key \`${key}\`. Did you forget to add 'httpMetadata' to \`include\` when listing?`);
-  }
+/**
+ * Sets only the fields present; never etag, last-modified or content-length. A list item listed
+ * without `httpMetadata` in `include` has `{}` and writes nothing (Miniflare's behaviour; workerd
+ * throws "HTTP metadata unknown" there, which code written against wrangler never expects).
+ */
+export function writeHttpMetadata(meta: StoreHTTPMetadata, headers: Headers): void {
   const pairs: Array<[string, string]> = [];
   for (const field of STRING_FIELDS) if (meta[field] !== undefined) pairs.push([HEADER_OF[field], meta[field]!]);
   if (meta.cacheExpiry !== undefined) pairs.push(['expires', meta.cacheExpiry.toUTCString()]);

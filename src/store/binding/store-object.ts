@@ -16,8 +16,9 @@ export class HeadResult {
   readonly httpEtag: string;
   readonly checksums: StoreChecksums;
   readonly uploaded: Date;
-  readonly httpMetadata: StoreHTTPMetadata | undefined;
-  readonly customMetadata: Record<string, string> | undefined;
+  /** `{}` for a list item whose kind was not asked for in `include`, as under wrangler (Miniflare). */
+  readonly httpMetadata: StoreHTTPMetadata;
+  readonly customMetadata: Record<string, string>;
   readonly range: ServedRange | undefined;
   readonly storageClass: StorageClass;
 
@@ -30,14 +31,14 @@ export class HeadResult {
     this.httpEtag = `"${meta.etag}"`;
     this.checksums = new StoreChecksums(meta.checksums);
     this.uploaded = new Date(meta.uploaded);
-    this.httpMetadata = meta.httpMetadata === undefined ? undefined : toStoreHttpMetadata(meta.httpMetadata);
-    this.customMetadata = meta.customMetadata === undefined ? undefined : { ...meta.customMetadata };
+    this.httpMetadata = toStoreHttpMetadata(meta.httpMetadata ?? {});
+    this.customMetadata = { ...meta.customMetadata };
     this.range = range;
     this.storageClass = meta.storageClass;
   }
 
   writeHttpMetadata(headers: Headers): void {
-    writeHttpMetadata(this.key, this.httpMetadata, headers);
+    writeHttpMetadata(this.httpMetadata, headers);
   }
 }
 
@@ -125,7 +126,7 @@ export class GetResult extends HeadResult {
   }
 
   async blob(): Promise<Blob> {
-    return new Blob([await this.bytes() as Uint8Array<ArrayBuffer>], { type: this.httpMetadata?.contentType ?? '' });
+    return new Blob([await this.bytes() as Uint8Array<ArrayBuffer>], { type: this.httpMetadata.contentType ?? '' });
   }
 }
 

@@ -74,8 +74,9 @@ export interface StoreObject {
   readonly etag: string;
   readonly httpEtag: string;
   readonly uploaded: Date;
-  readonly httpMetadata?: StoreHTTPMetadata;
-  readonly customMetadata?: Record<string, string>;
+  /** Always present: `{}` for a list item whose kind was not in `include`. */
+  readonly httpMetadata: StoreHTTPMetadata;
+  readonly customMetadata: Record<string, string>;
   readonly range?: { offset: number; length: number };
   readonly checksums: StoreChecksumsShape;
   readonly storageClass: StorageClass;

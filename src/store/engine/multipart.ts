@@ -1,7 +1,7 @@
 /**
- * Multipart completion rules (reference §6): parts sorted by number, each named part must exist
- * with its current etag, every part but the last at least 5 MiB and all of one size, the last no
- * larger; the etag is the MD5 of the parts' binary MD5s followed by `-<count>`.
+ * Multipart completion rules (reference §6): parts sorted by number, no number twice, each named
+ * part must exist with its current etag, every part but the last at least 5 MiB and all of one
+ * size, the last no larger; the etag is the MD5 of the parts' binary MD5s followed by `-<count>`.
  */
 import { createHash } from 'node:crypto';
 import { createCrc32, createCrc32c } from '../../core/crypto/crc.ts';
@@ -27,12 +27,15 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
   if (!upload || upload.state !== 'active' || upload.created < input.expiredBefore) throw new StoreError('STORE_NO_SUCH_UPLOAD');
   const requested = [...input.requested].sort((a, b) => a.partNumber - b.partNumber);
   const byNumber = new Map(parts.map((part) => [part.partNumber, part]));
-  const used: PartRow[] = [];
-  for (let i = 0; i < requested.length; i++) {
-    const want = requested[i]!;
-    if (i > 0 && requested[i - 1]!.partNumber === want.partNumber) {
-      throw new StoreError('STORE_INTERNAL', { message: `We encountered an internal error. Please try again.`, details: { duplicatePart: want.partNumber } });
+  // Duplicates are found before any etag is checked: a list naming a part twice is refused as such
+  // (10001, as the real store answers) even when one copy carries a stale etag.
+  for (let i = 1; i < requested.length; i++) {
+    if (requested[i - 1]!.partNumber === requested[i]!.partNumber) {
+      throw new StoreError('STORE_INTERNAL', { message: `We encountered an internal error. Please try again.`, details: { duplicatePart: requested[i]!.partNumber } });
     }
+  }
+  const used: PartRow[] = [];
+  for (const want of requested) {
     const part = byNumber.get(want.partNumber);
     if (!part || part.etag !== normaliseEtag(want.etag)) throw new StoreError('STORE_INVALID_PART');
     // A checksum named for a part must be the one it was uploaded with.

@@ -123,12 +123,14 @@ test('list pagination by cursor and include under each compatibility rule', { ti
   const second = await newRules.list({ limit: 2, cursor: first.cursor! });
   assert.deepEqual(second.objects.map((o) => o.key), ['k2', 'k3']);
   const plain = (await newRules.list()).objects[0]!;
-  assert.equal(plain.httpMetadata, undefined);
-  assert.equal(plain.customMetadata, undefined);
-  assert.throws(() => plain.writeHttpMetadata(new Headers()), { message: "HTTP metadata unknown for key `k0`. Did you forget to add 'httpMetadata' to `include` when listing?" });
+  assert.deepEqual(plain.httpMetadata, {});
+  assert.deepEqual(plain.customMetadata, {});
+  const headers = new Headers();
+  plain.writeHttpMetadata(headers);
+  assert.deepEqual([...headers], []);
   const custom = (await newRules.list({ include: ['customMetadata'] })).objects[0]!;
   assert.deepEqual(custom.customMetadata, { i: '0' });
-  assert.equal(custom.httpMetadata, undefined);
+  assert.deepEqual(custom.httpMetadata, {});
 
   const { createStoreBucket } = await import('../../../src/store/binding/index.ts');
   const oldRules = createStoreBucket(engine, bucket, { listHonorsInclude: false });

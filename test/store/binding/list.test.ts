@@ -33,12 +33,12 @@ test('include under each compatibility rule', { timeout: 10_000 }, async (t) => 
   for (const options of [undefined, null, {}, { include: [] }, { include: ['httpMetadata'] }] as Array<StoreListOptions | null | undefined>) {
     assert.deepEqual(await kinds(false, options), [http, custom], JSON.stringify(options));
   }
-  // New dates or the flag: exactly what include names; nothing without include.
-  assert.deepEqual(await kinds(true), [undefined, undefined]);
-  assert.deepEqual(await kinds(true, {}), [undefined, undefined]);
-  assert.deepEqual(await kinds(true, { include: [] }), [undefined, undefined]);
-  assert.deepEqual(await kinds(true, { include: ['httpMetadata'] }), [http, undefined]);
-  assert.deepEqual(await kinds(true, { include: ['customMetadata'] }), [undefined, custom]);
+  // New dates or the flag: exactly what include names; a kind not named is `{}` (as under wrangler).
+  assert.deepEqual(await kinds(true), [{}, {}]);
+  assert.deepEqual(await kinds(true, {}), [{}, {}]);
+  assert.deepEqual(await kinds(true, { include: [] }), [{}, {}]);
+  assert.deepEqual(await kinds(true, { include: ['httpMetadata'] }), [http, {}]);
+  assert.deepEqual(await kinds(true, { include: ['customMetadata'] }), [{}, custom]);
   assert.deepEqual(await kinds(true, { include: ['customMetadata', 'httpMetadata', 'customMetadata'] }), [http, custom]);
 });
 

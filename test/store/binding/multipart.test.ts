@@ -59,6 +59,13 @@ test('multipart failures as the script sees them', { timeout: 10_000 }, async (t
   await rejectsWith(upload.complete([{ partNumber: 1, etag: 'wrong' }]), Error,
     'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
   await rejectsWith(upload.complete([small, small]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+  // Duplicates are found before etags are checked: a stale first copy still answers 10001, not 10025.
+  const replaced = await upload.uploadPart(3, 'old');
+  const current = await upload.uploadPart(3, 'new');
+  assert.notEqual(replaced.etag, current.etag);
+  await rejectsWith(upload.complete([replaced, current]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+  await rejectsWith(upload.complete([current, replaced]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+  await rejectsWith(upload.complete([replaced]), Error, 'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
   const done = await upload.complete([last]);
   assert.equal(done.size, 4);
   await rejectsWith(upload.complete([last]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');

@@ -52,6 +52,10 @@ test('a wrong or stale etag, an unknown part or a duplicate part is refused', { 
   await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [{ partNumber: 9, etag: first.etag }]), code('STORE_INVALID_PART'));
   const current = { partNumber: 1, etag: createHash('md5').update('uno').digest('hex') };
   await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [current, current]), code('STORE_INTERNAL'));
+  // A duplicate is a duplicate whichever copy is stale, and wherever it stands in the list.
+  for (const list of [[first, current], [current, first], [first, first], [{ partNumber: 9, etag: first.etag }, current, { partNumber: 9, etag: 'x' }]]) {
+    await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, list), code('STORE_INTERNAL'), JSON.stringify(list));
+  }
   const done = await engine.completeMultipartUpload(bucket, 'k', id, [{ ...current, etag: `"${current.etag}"` }]);
   assert.equal(done.size, 3);
 });

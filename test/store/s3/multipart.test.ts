@@ -28,6 +28,9 @@ test('multipart: create, parts, list, complete; errors for order, size, unknown 
   assert.deepEqual(uploads.Uploads?.map((u) => u.UploadId), [UploadId]);
   await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
     MultipartUpload: { Parts: [{ PartNumber: 2, ETag: p2.ETag }, { PartNumber: 1, ETag: p1.ETag }] } })), code('InvalidPartOrder', 400));
+  // A repeated number is an order error, found before any etag is checked (here the first copy is stale).
+  await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }, { PartNumber: 1, ETag: p1.ETag }] } })), code('InvalidPartOrder', 400));
   await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
     MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }] } })), code('InvalidPart', 400));
   const done = await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', UploadId,
