@@ -5,6 +5,8 @@
  * before the secret is looked up: past the limit 429 SlowDown) -> detect the operation -> run it
  * -> map errors to S3 XML.
  *
+ * CORS: bucket rules (operations/cors.ts), preflights and Access-Control-* headers (cors-headers.ts).
+ *
  * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts). By design: one region, named `auto`; any region in the credential scope is
  * accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
@@ -25,6 +27,8 @@ import {
 } from './operations/multipart.ts';
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
+import { corsOperation } from './operations/cors.ts';
+import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
@@ -57,6 +61,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
     throw S3_ERRORS.methodNotAllowed();
   }
   if (key === undefined) {
+    if (query.has('cors')) return corsOperation(method);
     const subresource = bucketSubresource(method, query);
     if (subresource) return subresource;
     switch (method) {
@@ -134,9 +139,18 @@ export function createS3Handler(options: S3HandlerOptions) {
     const rawQuery = q < 0 ? '' : url.slice(q + 1);
     let resource = rawPath;
     let settle: (() => void) | undefined;
+    let bucketName: string | undefined;
+    let corsDone = false;
     try {
       const { bucket, key } = address(req, rawPath);
+      bucketName = bucket;
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
+      // Browsers send preflights unsigned: answered from the bucket's CORS rules, before authentication.
+      if (req.method === 'OPTIONS') {
+        corsDone = true;
+        await answerPreflight(req, res, bucket, (name) => options.engine.corsOfBucketsNamed(name), requestId);
+        return;
+      }
       const now = options.clock.now();
       const query = new URLSearchParams(rawQuery);
       let accessKey: S3AccessKey | undefined;
@@ -148,6 +162,10 @@ export function createS3Handler(options: S3HandlerOptions) {
       const operation = detect(req.method ?? 'GET', bucket, key, query);
       assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
       const ctx: S3Context = { engine: accountStore(options.engine, grant.accountId), grant, req, res, bucket, key, query, signing, requestId, now };
+      if (req.headers.origin !== undefined) {
+        corsDone = true;
+        await addCorsHeaders(req, res, bucket, (name) => ctx.engine.corsOfBucketsNamed(name));
+      }
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
@@ -163,6 +181,8 @@ export function createS3Handler(options: S3HandlerOptions) {
         res.destroy();
         return;
       }
+      // A request refused before it was authenticated gets the CORS headers its preflight would have.
+      if (!corsDone && req.headers.origin !== undefined) await addCorsHeaders(req, res, bucketName, (name) => options.engine.corsOfBucketsNamed(name));
       const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, resource, requestId);
       res.writeHead(error.status, {
         ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
