@@ -54,7 +54,6 @@ export type ApiErrorCode =
   | 'API_STORE_KEY_NOT_FOUND'
   | 'API_UPLOAD_NOT_FOUND'
   | 'API_STORE_INVALID'
-  | 'API_CORS_NOT_FOUND'
   | 'API_DELIVERED_LINES_UNAVAILABLE';
 
 export interface ApiErrorEntry {
@@ -113,7 +112,6 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_STORE_KEY_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The specified key does not exist.' },
   API_UPLOAD_NOT_FOUND: { kind: 'user', status: 404, code: 10024, message: 'The specified multipart upload does not exist.' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
-  API_CORS_NOT_FOUND: { kind: 'user', status: 404, code: 10059, message: 'The CORS configuration does not exist.' },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
 };
 

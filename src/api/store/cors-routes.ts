@@ -2,11 +2,12 @@
  * A bucket's CORS rules, under `/accounts/:account_id/store/buckets/:bucket/cors`: read, replace,
  * delete. The same rules the S3 API's Put/Get/DeleteBucketCors store, in the real platform's JSON
  * shape for bucket CORS (`allowed.origins/methods/headers`, `exposeHeaders`, `maxAgeSeconds`).
- * Validation is the store's, so both faces accept and refuse the same rules.
+ * Validation is the store's, so both faces accept and refuse the same rules. A bucket without
+ * rules reads as `{ rules: [] }` (an edgeport choice: these routes are edgeport's own, for the
+ * dashboard, and GET then always answers what the last PUT set).
  */
 import { z } from 'zod';
 import type { CorsMethod, CorsRule } from '../../store/engine/cors.ts';
-import { ApiError } from '../errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { BUCKETS } from './bucket-routes.ts';
@@ -54,9 +55,9 @@ export const CORS_ROUTES: ApiRoute[] = [
   defineRoute({
     method: 'GET', path: CORS, operationId: 'store-bucket-cors-get', summary: 'Get a bucket\'s CORS rules', tag: TAG, result: corsBody,
     async handler(ctx) {
+      // No rules is an empty list (what PUT with `rules: []` leaves), not an error: the dashboard reads it on every bucket page.
       const rules = await requireStore(ctx).getBucketCors(ctx.params.bucket!);
-      if (rules === null) throw new ApiError('API_CORS_NOT_FOUND');
-      return successResponse({ rules: rules.map(toJson) });
+      return successResponse({ rules: (rules ?? []).map(toJson) });
     },
   }),
   defineRoute<z.infer<typeof corsBody>>({
