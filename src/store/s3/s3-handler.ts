@@ -159,13 +159,16 @@ export function createS3Handler(options: S3HandlerOptions) {
       const { signing } = verified;
       settle = verified.settle;
       const grant = accessKey!;
-      const operation = detect(req.method ?? 'GET', bucket, key, query);
-      assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
-      const ctx: S3Context = { engine: accountStore(options.engine, grant.accountId), grant, req, res, bucket, key, query, signing, requestId, now };
+      const engine = accountStore(options.engine, grant.accountId);
+      // A browser's request: the Access-Control-* headers of the key's account's bucket, set before
+      // anything can fail, so refusals (AccessDenied, NoSuchKey, ...) carry them too.
       if (req.headers.origin !== undefined) {
         corsDone = true;
-        await addCorsHeaders(req, res, bucket, (name) => ctx.engine.corsOfBucketsNamed(name));
+        await addCorsHeaders(req, res, bucket, (name) => engine.corsOfBucketsNamed(name));
       }
+      const operation = detect(req.method ?? 'GET', bucket, key, query);
+      assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
+      const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
