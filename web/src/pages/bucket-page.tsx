@@ -151,7 +151,7 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
           }}>Show more</button>
         )}
       </section>
-      {prefix === '' && <BucketCors account={account} bucket={bucket} />}
+      {prefix === '' && first.data !== undefined && <BucketCors account={account} bucket={bucket} />}
     </>
   );
 }
