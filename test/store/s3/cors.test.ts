@@ -287,3 +287,23 @@ test('a preflight or a signed request never sees another account\'s rules', { ti
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('access-control-allow-origin'), null);
 });
+
+test('the rules are read from the database only for requests with an Origin, once per name until they change', { timeout: 10_000 }, async (t) => {
+  const { client, bucket, engine } = await startS3(t);
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'hello' }));
+  await client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: [PAGE], AllowedMethods: ['GET'] }] } }));
+  // Counts the reads of the real metadata store (it still answers them).
+  const meta = engine.metadata;
+  const read = meta.corsByName.bind(meta);
+  let reads = 0;
+  meta.corsByName = (name) => { reads++; return read(name); };
+  t.after(() => { meta.corsByName = read; });
+  const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: 'k' }));
+  for (let i = 0; i < 10; i++) assert.equal((await fetch(url)).status, 200);
+  assert.equal(reads, 0, 'no Origin, no read');
+  for (let i = 0; i < 5; i++) assert.equal((await fetch(url, { headers: { origin: PAGE } })).headers.get('access-control-allow-origin'), PAGE);
+  assert.equal(reads, 1, 'read once, then from memory');
+  await client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['GET'] }] } }));
+  assert.equal((await fetch(url, { headers: { origin: PAGE } })).headers.get('access-control-allow-origin'), '*', 'a change applies at once');
+  assert.equal(reads, 2);
+});
