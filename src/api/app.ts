@@ -29,6 +29,7 @@ import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
 import { authenticateRequest, type Authenticated } from './sessions/request-auth.ts';
 import { SESSION_ROUTES } from './sessions/session-routes.ts';
 import { BUCKET_ROUTES } from './store/bucket-routes.ts';
+import { CORS_ROUTES } from './store/cors-routes.ts';
 import { OBJECT_ROUTES } from './store/object-routes.ts';
 import { UPLOAD_ROUTES } from './store/upload-routes.ts';
 import { validateBody } from './validation.ts';
@@ -38,7 +39,7 @@ export const API_PREFIX = '/client/v4';
 
 export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
-  ...BUCKET_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
+  ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
 ];
 
 /**

@@ -36,6 +36,7 @@ const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
   STORE_BAD_UPLOAD: 'API_STORE_INVALID',
   STORE_INVALID_STORAGE_CLASS: 'API_STORE_INVALID',
   STORE_INCOMPLETE_BODY: 'API_STORE_INVALID',
+  STORE_INVALID_CORS: 'API_STORE_INVALID',
 };
 
 export function toErrorResponse(error: unknown, logger: Logger): Response {

@@ -4,6 +4,7 @@
  * callers never see SQL. Every write method is atomic; preconditions run inside the transaction.
  */
 import type { BucketFilter } from '../store/engine/store-engine.ts';
+import type { CorsRule } from '../store/engine/cors.ts';
 import type {
   BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
@@ -108,6 +109,13 @@ export interface MetadataStore {
    * reported). Each bucket moves in one transaction. Returns the names moved and those left.
    */
   adoptBuckets(accountId: string): Promise<{ adopted: string[]; conflicts: string[] }>;
+
+  /** The bucket's CORS rules, or null when it has none (or does not exist). */
+  getBucketCors(bucket: string): Promise<CorsRule[] | null>;
+  /** Sets (or, with null, removes) the bucket's CORS rules; false (nothing written) when the bucket does not exist. */
+  putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<boolean>;
+  /** The CORS rules of every bucket called `name` in any account (stored names `<account>/<name>`, or the bare name), by stored name. */
+  corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>>;
 
   headObject(bucket: string, key: string): Promise<ObjectMeta | null>;
   getObject(bucket: string, key: string): Promise<StoredObject | null>;

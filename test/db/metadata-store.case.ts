@@ -8,6 +8,7 @@ import { test, type TestContext } from 'node:test';
 import type { FakeClock } from '../../src/core/clock.ts';
 import { randomHexId } from '../../src/core/ids.ts';
 import type { AccessKeyRow, ListQuery, MetadataStore, PartRow, StoredData, UploadRow } from '../../src/db/metadata-store.ts';
+import type { CorsRule } from '../../src/store/engine/cors.ts';
 import type { ObjectMeta } from '../../src/store/engine/types.ts';
 
 /** Every suite store is opened with this grace period. */
@@ -397,5 +398,31 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.getObject('old', 'k'), null);
     assert.equal((await store.getUpload(`${a}/old`, 'big', 'u-old'))?.state, 'active');
     assert.deepEqual((await store.listBuckets({ unowned: true })).map((x) => x.name), ['b1']);
+  });
+
+  test('bucket CORS rules: per bucket, found by name across accounts, moved on adoption, gone with the bucket', { timeout: 10_000 }, async (t) => {
+    const { store } = await setup(t);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    for (const name of [`${a}/photos`, `${b}/photos`, 'old']) await store.insertBucket({ name, created: 7, storageClass: 'Standard' });
+    const rules = (origin: string): CorsRule[] => [{ id: 'r', allowedOrigins: [origin], allowedMethods: ['GET', 'PUT'], allowedHeaders: ['*'], exposeHeaders: ['ETag'], maxAgeSeconds: 9 }];
+    assert.equal(await store.getBucketCors(`${a}/photos`), null);
+    assert.equal(await store.putBucketCors(`${a}/photos`, rules('https://a.test')), true);
+    assert.equal(await store.putBucketCors(`${b}/photos`, rules('https://b.test')), true);
+    assert.equal(await store.putBucketCors(`${b}/photos`, rules('https://b2.test')), true, 'replaced');
+    assert.equal(await store.putBucketCors(`${a}/missing`, rules('https://a.test')), false, 'no bucket: nothing written');
+    assert.equal(await store.putBucketCors('old', rules('https://old.test')), true);
+    assert.deepEqual(await store.getBucketCors(`${a}/photos`), rules('https://a.test'));
+    assert.deepEqual(await store.corsByName('photos'), [{ bucket: `${a}/photos`, rules: rules('https://a.test') }, { bucket: `${b}/photos`, rules: rules('https://b2.test') }]);
+    assert.deepEqual(await store.corsByName('missing'), []);
+    assert.deepEqual(await store.adoptBuckets(a), { adopted: ['b1', 'old'], conflicts: [] });
+    assert.deepEqual(await store.getBucketCors(`${a}/old`), rules('https://old.test'));
+    assert.equal(await store.getBucketCors('old'), null);
+    assert.deepEqual((await store.corsByName('old')).map((x) => x.bucket), [`${a}/old`]);
+    assert.equal(await store.putBucketCors(`${b}/photos`, null), true);
+    assert.equal(await store.getBucketCors(`${b}/photos`), null);
+    assert.equal(await store.deleteBucket(`${a}/photos`), 'deleted');
+    assert.deepEqual(await store.corsByName('photos'), []);
+    await store.insertBucket({ name: `${a}/photos`, created: 8, storageClass: 'Standard' });
+    assert.equal(await store.getBucketCors(`${a}/photos`), null, 'a new bucket of the name starts with none');
   });
 }

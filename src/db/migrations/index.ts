@@ -8,6 +8,7 @@ import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
 import { accountOwnedKeys } from './0007-account-owned-keys.ts';
 import { zoneNameReversed } from './0008-zone-name-reversed.ts';
 import { sessionsByAccount } from './0009-sessions-by-account.ts';
+import { bucketCors } from './0010-bucket-cors.ts';
 import { objectPartChecksums } from './0011-object-part-checksums.ts';
 
 export interface Migration {
@@ -19,6 +20,6 @@ export interface Migration {
 }
 
 export const MIGRATIONS: readonly Migration[] = [
-  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount,
+  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
   objectPartChecksums,
 ];

@@ -72,6 +72,13 @@ export const PG_SQL = {
   bucketBusy: `SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1)
     OR EXISTS (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active') AS busy`,
   deleteBucket: 'DELETE FROM buckets WHERE name = $1',
+  /** CORS rules: written under the bucket row's KEY SHARE lock (shareBucket), so never for a bucket being deleted. */
+  getBucketCors: 'SELECT rules FROM bucket_cors WHERE bucket = $1',
+  putBucketCors: `INSERT INTO bucket_cors (bucket, name, rules) VALUES ($1, $2, $3)
+    ON CONFLICT (bucket) DO UPDATE SET name = EXCLUDED.name, rules = EXCLUDED.rules`,
+  deleteBucketCors: 'DELETE FROM bucket_cors WHERE bucket = $1',
+  moveBucketCors: 'UPDATE bucket_cors SET bucket = $1 WHERE bucket = $2',
+  corsByName: 'SELECT bucket, rules FROM bucket_cors WHERE name = $1 ORDER BY bucket',
 
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
   /** The row, its inline body and its parts, from one snapshot. */

@@ -23,8 +23,9 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
-import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
+import { parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
+import type { CorsRule } from '../../store/engine/cors.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 import {
@@ -88,6 +89,7 @@ export class PgMetadataStore implements MetadataStore {
         if ((await this.#run(client, 'getBucket', [target])).length > 0) return false;
         await this.#run(client, 'moveObjects', [target, name]);
         await this.#run(client, 'moveUploads', [target, name]);
+        await this.#run(client, 'moveBucketCors', [target, name]);
         await this.#run(client, 'renameBucket', [target, name]);
         return true;
       });
@@ -102,9 +104,30 @@ export class PgMetadataStore implements MetadataStore {
       if (!found) return 'missing';
       const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
       if (busy) return 'not-empty';
+      await this.#run(client, 'deleteBucketCors', [name]);
       await this.#run(client, 'deleteBucket', [name]);
       return 'deleted';
     });
+  }
+
+  async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
+    const [row] = await this.#read<{ rules: string }>('getBucketCors', [bucket]);
+    return row ? parseJson<CorsRule[]>(row.rules) : null;
+  }
+
+  async putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const [found] = await this.#run(client, 'shareBucket', [bucket]);
+      if (!found) return false;
+      if (rules === null) await this.#run(client, 'deleteBucketCors', [bucket]);
+      else await this.#run(client, 'putBucketCors', [bucket, ownBucketName(bucket), JSON.stringify(rules)]);
+      return true;
+    });
+  }
+
+  async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
+    return (await this.#read<{ bucket: string; rules: string }>('corsByName', [name]))
+      .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {

@@ -11,7 +11,8 @@ import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
-import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
+import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
+import type { CorsRule } from '../../store/engine/cors.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
   objectRecord, prepareStatements, type ListRecord, type ObjectRecord, type RawObjectRow, type Statements, type UploadRecord, type PartRecord,
@@ -79,6 +80,7 @@ export class SqliteMetadataStore implements MetadataStore {
         if (this.#sql.getBucket.get(target)) return false;
         this.#sql.moveObjects.run(target, name);
         this.#sql.moveUploads.run(target, name);
+        this.#sql.moveBucketCors.run(target, name);
         this.#sql.renameBucket.run(target, name);
         return true;
       });
@@ -91,9 +93,29 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       if (!this.#sql.getBucket.get(name)) return 'missing';
       if (this.#sql.anyObject.get(name) || this.#sql.anyActiveUpload.get(name)) return 'not-empty';
+      this.#sql.deleteBucketCors.run(name);
       this.#sql.deleteBucket.run(name);
       return 'deleted';
     });
+  }
+
+  async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
+    const rules = this.#sql.getBucketCors.get(bucket) as string | undefined;
+    return rules === undefined ? null : parseJson<CorsRule[]>(rules);
+  }
+
+  async putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (!this.#bucketExists(bucket)) return false;
+      if (rules === null) this.#sql.deleteBucketCors.run(bucket);
+      else this.#sql.putBucketCors.run(bucket, ownBucketName(bucket), JSON.stringify(rules));
+      return true;
+    });
+  }
+
+  async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
+    return (this.#sql.corsByName.all(name) as Array<{ bucket: string; rules: string }>)
+      .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
   }
 
   /**

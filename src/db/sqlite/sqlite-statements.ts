@@ -43,6 +43,11 @@ export function prepareStatements(db: Database) {
     moveObjects: s('UPDATE objects SET bucket = ? WHERE bucket = ?'),
     moveUploads: s('UPDATE uploads SET bucket = ? WHERE bucket = ?'),
     deleteBucket: s('DELETE FROM buckets WHERE name = ?'),
+    getBucketCors: s('SELECT rules FROM bucket_cors WHERE bucket = ?').pluck(),
+    putBucketCors: s('INSERT OR REPLACE INTO bucket_cors (bucket, name, rules) VALUES (?, ?, ?)'),
+    deleteBucketCors: s('DELETE FROM bucket_cors WHERE bucket = ?'),
+    moveBucketCors: s('UPDATE bucket_cors SET bucket = ? WHERE bucket = ?'),
+    corsByName: s('SELECT bucket, rules FROM bucket_cors WHERE name = ? ORDER BY bucket'),
     anyObject: s('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
     anyActiveUpload: s("SELECT 1 FROM uploads WHERE bucket = ? AND state = 'active' LIMIT 1"),
 

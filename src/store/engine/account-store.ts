@@ -10,6 +10,7 @@
  * owners, or by `edgeport dev` on a data dir with no account. The view for `null` (no account)
  * sees exactly those, and the first account adopts them at start (MetadataStore.adoptBuckets).
  */
+import type { BucketCors, CorsRule } from './cors.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
@@ -23,6 +24,11 @@ const ACCOUNT_ID = /^[0-9a-f]{32}$/;
 /** The name under which the engine keeps an account's bucket (bare for buckets of no account). */
 export function storedBucketName(accountId: string | null, name: string): string {
   return accountId === null ? name : `${accountId}/${name}`;
+}
+
+/** A stored bucket name without its account: the name the account knows the bucket by. */
+export function ownBucketName(stored: string): string {
+  return stored.slice(stored.indexOf('/') + 1);
 }
 
 /** The first name after every stored name of the account's buckets: `<id>/` ... `<id>0` is the account's range. */
@@ -84,6 +90,22 @@ class AccountStore implements StoreEngine {
   deleteBucket(name: string): Promise<void> {
     const stored = this.#stored(name);
     return stored === null ? noSuchBucket() : this.#engine.deleteBucket(stored);
+  }
+
+  getBucketCors(bucket: string): Promise<CorsRule[] | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.getBucketCors(stored);
+  }
+
+  putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.putBucketCors(stored, rules);
+  }
+
+  async corsOfBucketsNamed(name: string): Promise<BucketCors[]> {
+    const stored = this.#stored(name);
+    if (stored === null) return [];
+    return (await this.#engine.corsOfBucketsNamed(name)).filter((entry) => entry.bucket === stored).map((entry) => ({ ...entry, bucket: name }));
   }
 
   head(bucket: string, key: string): Promise<ObjectMeta | null> {

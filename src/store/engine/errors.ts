@@ -28,7 +28,8 @@ export type StoreErrorCode =
   | 'STORE_INVALID_PART_NUMBER'
   | 'STORE_BAD_UPLOAD'
   | 'STORE_INVALID_STORAGE_CLASS'
-  | 'STORE_INCOMPLETE_BODY';
+  | 'STORE_INCOMPLETE_BODY'
+  | 'STORE_INVALID_CORS';
 
 export interface StoreErrorEntry {
   kind: 'user' | 'system';
@@ -63,6 +64,7 @@ export const STORE_ERRORS: Record<StoreErrorCode, StoreErrorEntry> = {
   STORE_BAD_UPLOAD: { kind: 'user', v4: 10048, status: 400, s3Code: 'InvalidPart', message: 'There was a problem with the multipart upload.' },
   STORE_INVALID_STORAGE_CLASS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidStorageClass', message: 'The storage class you specified is not valid: use Standard or InfrequentAccess.' },
   STORE_INCOMPLETE_BODY: { kind: 'user', v4: 10010, status: 400, s3Code: 'IncompleteBody', message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
+  STORE_INVALID_CORS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidRequest', message: 'The CORS configuration is not valid: <what to fix>' },
 };
 
 export class StoreError extends EdgeportError<StoreErrorCode> {

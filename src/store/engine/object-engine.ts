@@ -9,7 +9,9 @@ import { randomBase64UrlId, randomHexId } from '../../core/ids.ts';
 import type { Logger } from '../../core/log.ts';
 import type { MetadataStore, PartRow, PutOutcome, StoredData } from '../../db/metadata-store.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
+import { ownBucketName } from './account-store.ts';
 import { evaluateConditional } from './conditions.ts';
+import { assertCorsRules, CorsCache, type BucketCors, type CorsRule } from './cors.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
@@ -39,6 +41,7 @@ export class ObjectEngine implements StoreEngine {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #inlineMax: number;
+  readonly #cors: CorsCache;
 
   constructor(options: ObjectEngineOptions) {
     this.#meta = options.meta;
@@ -46,6 +49,7 @@ export class ObjectEngine implements StoreEngine {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#inlineMax = options.inlineMaxBytes ?? 64 * 1024;
+    this.#cors = new CorsCache({ load: (name) => this.#meta.corsByName(name), now: () => this.#clock.now() });
   }
 
   /** The metadata store, for services that keep their own rows beside the store's (S3 access keys). */
@@ -89,6 +93,24 @@ export class ObjectEngine implements StoreEngine {
     const outcome = await this.#meta.deleteBucket(name);
     if (outcome === 'missing') throw new StoreError('STORE_NO_SUCH_BUCKET');
     if (outcome === 'not-empty') throw new StoreError('STORE_BUCKET_NOT_EMPTY');
+    this.#cors.invalidate(ownBucketName(name));
+  }
+
+  async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
+    const rules = await this.#meta.getBucketCors(bucket);
+    if (rules === null) await this.#bucket(bucket);
+    return rules;
+  }
+
+  async putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
+    if (rules !== null) assertCorsRules(rules);
+    const written = await this.#meta.putBucketCors(bucket, rules);
+    this.#cors.invalidate(ownBucketName(bucket));
+    if (!written) throw new StoreError('STORE_NO_SUCH_BUCKET');
+  }
+
+  corsOfBucketsNamed(name: string): Promise<BucketCors[]> {
+    return this.#cors.get(name);
   }
 
   async head(bucket: string, key: string): Promise<ObjectMeta | null> {

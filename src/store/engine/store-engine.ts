@@ -3,6 +3,7 @@
  * HTTP. The bucket binding (src/store/binding) and the S3 API (src/store/s3) are thin faces on it.
  * Every method throws only StoreError for user-facing failures.
  */
+import type { BucketCors, CorsRule } from './cors.ts';
 import type {
   BodyInput, BucketInfo, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
@@ -27,6 +28,16 @@ export interface StoreEngine {
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   /** Refused with STORE_BUCKET_NOT_EMPTY while objects or uploads remain. */
   deleteBucket(name: string): Promise<void>;
+
+  /** The bucket's CORS rules, or null when it has none. */
+  getBucketCors(bucket: string): Promise<CorsRule[] | null>;
+  /** Replaces the bucket's CORS rules (validated first: STORE_INVALID_CORS), or removes them with null. */
+  putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
+  /**
+   * The CORS rules of the buckets called `name` this view can see (the whole engine: every
+   * account's; an account's view: its own), from a short-lived in-memory cache.
+   */
+  corsOfBucketsNamed(name: string): Promise<BucketCors[]>;
 
   /** Metadata only; null when the key does not exist. */
   head(bucket: string, key: string): Promise<ObjectMeta | null>;

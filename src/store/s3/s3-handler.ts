@@ -6,6 +6,8 @@
  * -> map errors to S3 XML. A browser form upload (POST Object) is signed inside its body instead:
  * operations/post-object.ts authenticates it.
  *
+ * CORS: bucket rules (operations/cors.ts), preflights and Access-Control-* headers (cors-headers.ts).
+ *
  * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts); a
  * write whose headers ask for one is refused (write-headers.ts). By design: one region, named
@@ -28,6 +30,8 @@ import {
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
 import { isPostObject, postObject } from './operations/post-object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
+import { corsOperation } from './operations/cors.ts';
+import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
@@ -61,6 +65,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
     throw S3_ERRORS.methodNotAllowed();
   }
   if (key === undefined) {
+    if (query.has('cors')) return corsOperation(method);
     const subresource = bucketSubresource(method, query);
     if (subresource) return subresource;
     switch (method) {
@@ -148,9 +153,18 @@ export function createS3Handler(options: S3HandlerOptions) {
     const rawQuery = q < 0 ? '' : url.slice(q + 1);
     let resource = rawPath;
     let settle: (() => void) | undefined;
+    let bucketName: string | undefined;
+    let corsDone = false;
     try {
       const { bucket, key } = address(req, rawPath);
+      bucketName = bucket;
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
+      // Browsers send preflights unsigned: answered from the bucket's CORS rules, before authentication.
+      if (req.method === 'OPTIONS') {
+        corsDone = true;
+        await answerPreflight(req, res, bucket, (name) => options.engine.corsOfBucketsNamed(name), requestId);
+        return;
+      }
       const now = options.clock.now();
       // A browser form upload authenticates with the policy signature in its body, not the request's.
       if (isPostObject(req.method, bucket, key, rawQuery, req.headers)) {
@@ -164,12 +178,19 @@ export function createS3Handler(options: S3HandlerOptions) {
       const { signing } = verified;
       settle = verified.settle;
       const grant = accessKey!;
+      const engine = accountStore(options.engine, grant.accountId);
+      // A browser's request: the Access-Control-* headers of the key's account's bucket, set before
+      // anything can fail, so refusals (AccessDenied, NoSuchKey, ...) carry them too.
+      if (req.headers.origin !== undefined) {
+        corsDone = true;
+        await addCorsHeaders(req, res, bucket, (name) => engine.corsOfBucketsNamed(name));
+      }
       const operation = detect(req.method ?? 'GET', bucket, key, query);
       assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
       // Refused before any body is read: a write edgeport cannot honour as asked stores nothing.
       const kind = writeKind(req.method ?? 'GET', operation, key, query);
       if (kind) refuseUnsupportedWriteHeaders(kind, req.headers, query);
-      const ctx: S3Context = { engine: accountStore(options.engine, grant.accountId), grant, req, res, bucket, key, query, signing, requestId, now };
+      const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
@@ -185,6 +206,8 @@ export function createS3Handler(options: S3HandlerOptions) {
         res.destroy();
         return;
       }
+      // A request refused before it was authenticated gets the CORS headers its preflight would have.
+      if (!corsDone && req.headers.origin !== undefined) await addCorsHeaders(req, res, bucketName, (name) => options.engine.corsOfBucketsNamed(name));
       const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, resource, requestId);
       res.writeHead(error.status, {
         ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',

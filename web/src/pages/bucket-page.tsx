@@ -1,11 +1,12 @@
 /**
  * One bucket, browsed by prefix as folders (delimiter `/`): sub-folders, then objects with size,
  * upload time, storage class, etag and metadata; upload (multipart for large files, with a progress
- * bar), download and delete.
+ * bar), download and delete; at the bucket's top level, its CORS rules (components/bucket-cors.tsx).
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { API, ApiFailure, call, seg, type Envelope } from '../api.ts';
+import { BucketCors } from '../components/bucket-cors.tsx';
 import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { Link } from '../router.tsx';
 import { objectPath, uploadFile, type StoredObject } from '../uploads.ts';
@@ -150,6 +151,7 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
           }}>Show more</button>
         )}
       </section>
+      {prefix === '' && first.data !== undefined && <BucketCors account={account} bucket={bucket} />}
     </>
   );
 }

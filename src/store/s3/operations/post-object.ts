@@ -14,6 +14,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { accountStore } from '../../engine/account-store.ts';
+import { addCorsHeaders } from '../cors-headers.ts';
+import { refuseUnsupportedWriteHeaders } from '../write-headers.ts';
 import type { StoreEngine } from '../../engine/store-engine.ts';
 import type { PutOptions } from '../../engine/types.ts';
 import { assertAllowed, type S3AccessKey } from '../key-grant.ts';
@@ -59,6 +61,8 @@ const policyRefused = (why: string) => new S3Error('AccessDenied', 403, `Invalid
 const missingField = (name: string) => S3_ERRORS.invalidArgument(
   `Bucket POST must contain a field named '${name}'. If it is specified, please check the order of the fields: every field must come before the file.`);
 
+const NO_QUERY = new URLSearchParams();
+
 /** Fields no policy condition needs to name (S3: the signature, the file, the policy itself, x-ignore-*). */
 function exempt(name: string): boolean {
   return name === 'x-amz-signature' || name === 'file' || name === 'policy' || name.startsWith('x-ignore-');
@@ -95,6 +99,9 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   }
 
   const grant = await authenticate(options, fields, req.socket.remoteAddress);
+  const engine = accountStore(options.engine, grant.accountId);
+  // A page's upload: the Access-Control-* headers of the key's account's bucket, on errors too.
+  if (req.headers.origin !== undefined) await addCorsHeaders(req, res, bucket, (name) => engine.corsOfBucketsNamed(name));
   const policy = parsePolicy(fields.get('policy')!);
   if (now >= policy.expiration) throw policyRefused('Policy expired.');
   const key = fields.get('key')!.replaceAll('${filename}', file.filename ?? '');
@@ -106,8 +113,10 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   if (acl !== undefined && acl !== 'private') {
     throw new S3Error('AccessControlListNotSupported', 400, `The bucket does not allow ACLs: leave the acl field out or set it to private (not ${acl}).`);
   }
-  // The form's fields stand for the headers a PutObject would send.
+  // The form's fields stand for the headers a PutObject would send: the same ones are refused.
   const asHeaders = Object.fromEntries(fields) as IncomingHttpHeaders;
+  refuseUnsupportedWriteHeaders('object', asHeaders, NO_QUERY);
+  if (fields.has('tagging')) throw S3_ERRORS.notImplemented('Object tagging (the tagging field)');
   const storageClass = storageClassFrom(asHeaders);
   const md5 = contentMd5Hex(asHeaders);
   const put: PutOptions = {
@@ -118,7 +127,7 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   };
   const { body, checksums } = verifiedUpload(sizeChecked(file, sizeRange), checksumHeader(fields), undefined);
   put.verifiedChecksums = checksums;
-  const meta = await accountStore(options.engine, grant.accountId).put(bucket, key, { stream: body }, put);
+  const meta = await engine.put(bucket, key, { stream: body }, put);
   if (!meta) throw new Error('An unconditional put returned no object.');
 
   const drained = await form.drain(POST_TRAILING_MAX);
