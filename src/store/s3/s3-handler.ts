@@ -32,6 +32,7 @@ import { isPostObject, postObject } from './operations/post-object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { corsOperation } from './operations/cors.ts';
 import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
+import { applyHoistedHeaders } from './presigned-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
@@ -178,6 +179,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       const { signing } = verified;
       settle = verified.settle;
       const grant = accessKey!;
+      if (query.has('X-Amz-Algorithm')) applyHoistedHeaders(req.headers, query);
       const engine = accountStore(options.engine, grant.accountId);
       // A browser's request: the Access-Control-* headers of the key's account's bucket, set before
       // anything can fail, so refusals (AccessDenied, NoSuchKey, ...) carry them too.
