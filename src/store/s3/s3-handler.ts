@@ -107,6 +107,21 @@ function decodePath(rawPath: string): string {
   }
 }
 
+function expectsContinue(req: IncomingMessage): boolean {
+  return req.headers.expect?.toLowerCase() === '100-continue';
+}
+
+/** Errors of a connection the client closed or reset (ECONNRESET, a premature close, an aborted request). */
+const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
+
+/** Did the request fail because the client went away (rather than through a fault of the server)? */
+function clientLeft(thrown: unknown, req: IncomingMessage, res: ServerResponse): boolean {
+  const code = (thrown as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && CLIENT_GONE_CODES.has(code)) return true;
+  // The response can no longer be written: whatever failed, nobody is there to answer.
+  return (res.destroyed && !res.writableFinished) || req.socket.destroyed;
+}
+
 export function createS3Handler(options: S3HandlerOptions) {
   const bases = options.virtualHostBases ?? ['localhost'];
   const verify = createLimitedVerifier(options.failureLimits, options.clock);
@@ -134,6 +149,7 @@ export function createS3Handler(options: S3HandlerOptions) {
     const rawQuery = q < 0 ? '' : url.slice(q + 1);
     let resource = rawPath;
     let settle: (() => void) | undefined;
+    let continued = false;
     try {
       const { bucket, key } = address(req, rawPath);
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
@@ -148,6 +164,13 @@ export function createS3Handler(options: S3HandlerOptions) {
       const operation = detect(req.method ?? 'GET', bucket, key, query);
       assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
       const ctx: S3Context = { engine: accountStore(options.engine, grant.accountId), grant, req, res, bucket, key, query, signing, requestId, now };
+      // `Expect: 100-continue` is answered only now, once the header signature (over the declared
+      // payload hash) and the key's rights are checked; a refusal closes without reading the body.
+      // A body whose hash is not declared can only be verified from the body itself: it is read first.
+      if (expectsContinue(req)) {
+        res.writeContinue();
+        continued = true;
+      }
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
@@ -157,6 +180,12 @@ export function createS3Handler(options: S3HandlerOptions) {
       }
       await operation(ctx);
     } catch (thrown) {
+      // A client that leaves mid-request (closes a GetObject early, aborts an upload) is no failure of ours.
+      if (clientLeft(thrown, req, res)) {
+        options.logger.debug({ err: thrown, requestId }, 'S3 client closed the connection before the request finished.');
+        res.destroy();
+        return;
+      }
       const { error, internal } = toS3Error(thrown);
       if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
       if (res.headersSent) {
@@ -168,8 +197,9 @@ export function createS3Handler(options: S3HandlerOptions) {
         ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
       });
       res.end(body);
-      // A refused upload's remaining body is not read.
-      if (!req.readableEnded) req.resume();
+      // A body the client was told to hold back (no 100 Continue) is never read: the connection
+      // closes after the answer. Any other refused body is drained so the answer reaches the client.
+      if (!req.readableEnded && (continued || !expectsContinue(req))) req.resume();
     } finally {
       // A deferred signature never checked (the request failed first) is no failed guess.
       settle?.();
