@@ -94,6 +94,10 @@ export interface MetadataStore {
   getBucket(name: string): Promise<BucketInfo | null>;
   /** In name order: every bucket, one account's (stored as `<account>/<name>`), or those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
+  /**
+   * Deletes the bucket unless it holds objects ('not-empty'). Its uploads go with it: open ones are
+   * aborted (their parts' blobs queued for reclamation) and every upload row of the bucket is removed.
+   */
   deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'>;
   /**
    * Gives the account every bucket of no account (stored under a bare name), with its objects and

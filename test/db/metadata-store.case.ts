@@ -49,8 +49,8 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     return { store, clock, reclaimable };
   }
 
-  test('buckets: inserted once, listed by name, deleted only when empty of objects and active uploads', { timeout: 10_000 }, async (t) => {
-    const { store } = await setup(t);
+  test('buckets: inserted once, listed by name, deleted only when empty of objects; its uploads go with it', { timeout: 10_000 }, async (t) => {
+    const { store, reclaimable } = await setup(t);
     assert.equal(await store.insertBucket({ name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' }), true);
     assert.equal(await store.insertBucket({ name: 'a-bucket', created: 6, storageClass: 'Standard' }), false);
     assert.deepEqual(await store.getBucket('a-bucket'), { name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' });
@@ -59,13 +59,26 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.deleteBucket('nope'), 'missing');
     await store.putObject('b1', objectMeta('k'), inline('x'));
     assert.equal(await store.deleteBucket('b1'), 'not-empty');
-    await store.deleteObjects('b1', ['k']);
     await store.insertUpload(upload('u1', 'k'));
-    assert.equal(await store.deleteBucket('b1'), 'not-empty');
-    assert.equal(await store.abortUpload('b1', 'k', 'u1'), 'active');
-    assert.equal(await store.deleteBucket('b1'), 'deleted');
+    await store.putPart('u1', part(1, 'p1'));
+    await store.putPart('u1', part(2, 'p2'));
+    await store.insertUpload(upload('u2', 'k2'));
+    await store.insertUpload(upload('u3', 'k3'));
+    assert.equal(await store.abortUpload('b1', 'k3', 'u3'), 'active');
+    assert.equal(await store.deleteBucket('b1'), 'not-empty', 'objects keep the bucket');
+    assert.deepEqual(await store.listParts('u1'), [part(1, 'p1'), part(2, 'p2')], 'a refused deletion aborts nothing');
+    await store.deleteObjects('b1', ['k']);
+    assert.equal(await store.deleteBucket('b1'), 'deleted', 'open uploads do not');
     assert.equal(await store.deleteBucket('b1'), 'missing');
     assert.deepEqual((await store.listBuckets()).map((b) => b.name), ['a-bucket']);
+    // The uploads, aborted or not, left no rows; their parts' blobs are queued.
+    for (const [id, key] of [['u1', 'k'], ['u2', 'k2'], ['u3', 'k3']] as const) assert.equal(await store.getUpload('b1', key, id), null, id);
+    assert.deepEqual(await store.listParts('u1'), []);
+    assert.deepEqual([...await store.referencedBlobIds()], []);
+    assert.deepEqual((await reclaimable()).sort(), ['p1', 'p2']);
+    // A bucket made again under the name starts with no uploads.
+    assert.equal(await store.insertBucket({ name: 'b1', created: 7, storageClass: 'Standard' }), true);
+    assert.deepEqual(await store.listUploads('b1', ''), []);
   });
 
   test('objects: inline, blob and multipart data round-trip with their metadata', { timeout: 10_000 }, async (t) => {

@@ -68,8 +68,14 @@ export const PG_SQL = {
    */
   shareBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR KEY SHARE',
   lockBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR UPDATE',
-  bucketBusy: `SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1)
-    OR EXISTS (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active') AS busy`,
+  bucketBusy: 'SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1) AS busy',
+  /** A batch ($2) of the bucket's uploads, any state, locked (a part write to one is waited for). */
+  lockBucketUploads: 'SELECT upload_id FROM uploads WHERE bucket = $1 ORDER BY upload_id LIMIT $2 FOR UPDATE',
+  /** Drops uploads ($1: ids, locked) with their part rows; the parts' blobs are queued ($2: when). */
+  dropUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM gone', '$2')}),
+    dropped AS (DELETE FROM uploads WHERE upload_id = ANY ($1::text[]))
+    SELECT 1`,
   deleteBucket: 'DELETE FROM buckets WHERE name = $1',
 
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,

@@ -44,6 +44,8 @@ export interface PgMetadataStoreOptions {
 const MAX_KEY_RACES = 100;
 /** Never occurs in UTF-8, so `prefix || 0xFF` sorts after every key that starts with `prefix`. */
 const AFTER_UTF8 = Buffer.from([0xff]);
+/** Uploads (with their parts) a bucket deletion drops per transaction. */
+const DROP_UPLOADS_BATCH = 500;
 
 export class PgMetadataStore implements MetadataStore {
   readonly #db: PgDatabase;
@@ -97,14 +99,21 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
-    return this.#transaction(async (client) => {
-      const [found] = await this.#run(client, 'lockBucket', [name]);
-      if (!found) return 'missing';
-      const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
-      if (busy) return 'not-empty';
-      await this.#run(client, 'deleteBucket', [name]);
-      return 'deleted';
-    });
+    // Its uploads (open ones aborted) go a batch per transaction, so very many never hold one long.
+    for (;;) {
+      const outcome = await this.#transaction(async (client): Promise<'deleted' | 'not-empty' | 'missing' | 'more'> => {
+        const [found] = await this.#run(client, 'lockBucket', [name]);
+        if (!found) return 'missing';
+        const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
+        if (busy) return 'not-empty';
+        const ids = (await this.#run<{ upload_id: string }>(client, 'lockBucketUploads', [name, DROP_UPLOADS_BATCH + 1])).map((row) => row.upload_id);
+        if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter()]);
+        if (ids.length > DROP_UPLOADS_BATCH) return 'more';
+        await this.#run(client, 'deleteBucket', [name]);
+        return 'deleted';
+      });
+      if (outcome !== 'more') return outcome;
+    }
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {

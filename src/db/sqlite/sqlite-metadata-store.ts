@@ -33,6 +33,9 @@ export interface SqliteMetadataStoreOptions {
 }
 
 
+/** Uploads (with their parts) a bucket deletion drops per write transaction. */
+const DROP_UPLOADS_BATCH = 500;
+
 export class SqliteMetadataStore implements MetadataStore {
   readonly #db: Database;
   readonly #sql: Statements;
@@ -88,12 +91,23 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
-    return this.#writes.run(() => {
-      if (!this.#sql.getBucket.get(name)) return 'missing';
-      if (this.#sql.anyObject.get(name) || this.#sql.anyActiveUpload.get(name)) return 'not-empty';
-      this.#sql.deleteBucket.run(name);
-      return 'deleted';
-    });
+    // Uploads go a batch per write, so a bucket with very many never holds the write queue long.
+    for (;;) {
+      const outcome = await this.#writes.run((): 'deleted' | 'not-empty' | 'missing' | 'more' => {
+        if (!this.#sql.getBucket.get(name)) return 'missing';
+        if (this.#sql.anyObject.get(name)) return 'not-empty';
+        const ids = this.#sql.bucketUploads.pluck().all(name, DROP_UPLOADS_BATCH + 1) as string[];
+        for (const id of ids.slice(0, DROP_UPLOADS_BATCH)) {
+          for (const part of this.#sql.listParts.all(id) as PartRecord[]) this.#reclaim(part.blob_id);
+          this.#sql.deleteParts.run(id);
+          this.#sql.deleteUpload.run(id);
+        }
+        if (ids.length > DROP_UPLOADS_BATCH) return 'more';
+        this.#sql.deleteBucket.run(name);
+        return 'deleted';
+      });
+      if (outcome !== 'more') return outcome;
+    }
   }
 
   /**

@@ -44,7 +44,8 @@ export function prepareStatements(db: Database) {
     moveUploads: s('UPDATE uploads SET bucket = ? WHERE bucket = ?'),
     deleteBucket: s('DELETE FROM buckets WHERE name = ?'),
     anyObject: s('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
-    anyActiveUpload: s("SELECT 1 FROM uploads WHERE bucket = ? AND state = 'active' LIMIT 1"),
+    bucketUploads: s('SELECT upload_id FROM uploads WHERE bucket = ? LIMIT ?'),
+    deleteUpload: s('DELETE FROM uploads WHERE upload_id = ?'),
 
     headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`).raw(),
     getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data

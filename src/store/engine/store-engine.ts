@@ -25,7 +25,7 @@ export interface StoreEngine {
   getBucket(name: string): Promise<BucketInfo | null>;
   /** Every bucket, or only one account's (stored names `<account>/<name>`), or only those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
-  /** Refused with STORE_BUCKET_NOT_EMPTY while objects or uploads remain. */
+  /** Refused with STORE_BUCKET_NOT_EMPTY while objects remain; open multipart uploads are aborted with it. */
   deleteBucket(name: string): Promise<void>;
 
   /** Metadata only; null when the key does not exist. */

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import { test, type TestContext } from 'node:test';
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteBucketCommand, DeleteObjectCommand,
+  GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, S3Client,
   UploadPartCommand, UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -194,4 +195,38 @@ test('a client that closes a GetObject before reading the body is logged at debu
   }
   assert.deepEqual(records.filter((r) => r.level >= 40).map((r) => r.msg), []);
   assert.equal(records.filter((r) => r.level === 20 && r.msg.startsWith('S3 client closed the connection')).length, 3);
+});
+
+test('DeleteBucket of a bucket holding only open uploads deletes it and aborts them; objects still keep it', { timeout: 10_000 }, async (t) => {
+  const { client, engine, clock, blobIds } = await startS3(t);
+  const before = new Set(await blobIds());
+  await client.send(new CreateBucketCommand({ Bucket: 'uploads-only' }));
+  const uploads: string[] = [];
+  for (const key of ['a', 'b/c']) {
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'uploads-only', Key: key }));
+    await client.send(new UploadPartCommand({ Bucket: 'uploads-only', Key: key, UploadId, PartNumber: 1, Body: Buffer.alloc(1000, 'p') }));
+    uploads.push(UploadId!);
+  }
+  assert.equal((await blobIds()).filter((id) => !before.has(id)).length, 2, 'each part is a blob');
+
+  // Objects still keep a bucket, and a refused deletion aborts nothing.
+  await client.send(new PutObjectCommand({ Bucket: 'uploads-only', Key: 'obj', Body: 'x' }));
+  await assert.rejects(client.send(new DeleteBucketCommand({ Bucket: 'uploads-only' })), s3ErrorCode('BucketNotEmpty', 409));
+  assert.equal((await client.send(new ListPartsCommand({ Bucket: 'uploads-only', Key: 'a', UploadId: uploads[0] }))).Parts?.length, 1);
+  await client.send(new DeleteObjectCommand({ Bucket: 'uploads-only', Key: 'obj' }));
+
+  await client.send(new DeleteBucketCommand({ Bucket: 'uploads-only' }));
+  await assert.rejects(client.send(new HeadBucketCommand({ Bucket: 'uploads-only' })), (e: Error & { $metadata: { httpStatusCode?: number } }) => e.$metadata.httpStatusCode === 404);
+  // A bucket made again under the name has none of the old uploads.
+  await client.send(new CreateBucketCommand({ Bucket: 'uploads-only' }));
+  assert.equal((await client.send(new ListMultipartUploadsCommand({ Bucket: 'uploads-only' }))).Uploads, undefined);
+  await assert.rejects(client.send(new UploadPartCommand({ Bucket: 'uploads-only', Key: 'a', UploadId: uploads[0], PartNumber: 2, Body: 'late' })),
+    s3ErrorCode('NoSuchUpload', 404));
+  await assert.rejects(client.send(new CompleteMultipartUploadCommand({
+    Bucket: 'uploads-only', Key: 'b/c', UploadId: uploads[1], MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"x"' }] },
+  })), s3ErrorCode('NoSuchUpload', 404));
+  // The parts' blobs are freed after the grace period, like a deleted object's.
+  clock.advance(60_001);
+  await engine.reclaimBlobs();
+  assert.deepEqual((await blobIds()).filter((id) => !before.has(id)), []);
 });
