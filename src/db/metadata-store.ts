@@ -30,6 +30,18 @@ export interface UploadRow {
   state: 'active' | 'completed' | 'aborted';
   /** The checksum algorithm every part is kept with (S3's COMPOSITE checksums), or null. */
   checksumAlgorithm: CompositeChecksumAlgorithm | null;
+  /** What the completion made, on a completed upload (until finished uploads are forgotten). */
+  completion?: UploadCompletion;
+}
+
+/** A completed upload's record, so the same completion sent again can be answered the same. */
+export interface UploadCompletion {
+  /** The version of the object it made. */
+  version: string;
+  /** The parts it named, in order: [part number, etag]. */
+  parts: Array<[number, string]>;
+  /** Epoch ms. */
+  at: number;
 }
 
 export interface PartRow {
@@ -127,7 +139,8 @@ export interface MetadataStore {
   listUploads(bucket: string, prefix: string): Promise<UploadRow[]>;
   /**
    * Completes an active upload atomically: `plan` sees the upload and its parts and returns the
-   * object to write (or throws to refuse). Unused parts and any replaced object are reclaimed.
+   * object to write (or throws to refuse). Unused parts and any replaced object are reclaimed; the
+   * upload keeps the version written and the parts used (UploadRow.completion).
    * When `precondition` rejects the key's current object, nothing changes (the upload stays
    * active) and the result is null.
    */
@@ -137,6 +150,11 @@ export interface MetadataStore {
   abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null>;
   /** Aborts every active upload created before `createdBefore`; returns how many. */
   expireUploads(createdBefore: number): Promise<number>;
+  /**
+   * Forgets up to `limit` finished uploads (completed or aborted) that finished before
+   * `finishedBefore`, or before finish times were kept; returns how many.
+   */
+  forgetFinishedUploads(finishedBefore: number, limit: number): Promise<number>;
 
   /** Blob ids whose grace period has ended; call confirmReclaimed once their files are gone. */
   reclaimableBlobs(now: number, limit: number): Promise<string[]>;

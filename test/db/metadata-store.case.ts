@@ -314,6 +314,37 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await reclaimable(), []);
   });
 
+  test('a completed upload keeps what it made; finished uploads are forgotten once finished before a time, a batch at a time', { timeout: 10_000 }, async (t) => {
+    const { store, clock } = await setup(t);
+    await store.insertUpload(upload('done', 'k'));
+    await store.putPart('done', part(1, 'p1'));
+    await store.putPart('done', part(2, 'p2'));
+    const made = objectMeta('k', { version: 'v-made' });
+    const doneAt = clock.now();
+    await store.completeUpload('b1', 'k', 'done', (_u, parts) => ({ meta: made, parts }));
+    assert.deepEqual((await store.getUpload('b1', 'k', 'done'))?.completion,
+      { version: 'v-made', parts: [[1, part(1, 'p1').etag], [2, part(2, 'p2').etag]], at: doneAt });
+    await store.insertUpload(upload('dropped', 'k2'));
+    clock.advance(1000);
+    await store.abortUpload('b1', 'k2', 'dropped');
+    await store.insertUpload(upload('open', 'k3', { created: 0 }));
+    assert.equal((await store.getUpload('b1', 'k2', 'dropped'))?.completion, undefined);
+
+    assert.equal(await store.forgetFinishedUploads(doneAt, 10), 0, 'none finished before then');
+    assert.equal(await store.forgetFinishedUploads(doneAt + 1, 10), 1);
+    assert.equal(await store.getUpload('b1', 'k', 'done'), null);
+    assert.ok(await store.getUpload('b1', 'k2', 'dropped'));
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 10), 1);
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 10), 0);
+    assert.equal((await store.getUpload('b1', 'k3', 'open'))?.state, 'active', 'an open upload, however old, is never forgotten');
+    for (let i = 0; i < 5; i++) {
+      await store.insertUpload(upload(`batch-${i}`, `b${i}`));
+      await store.abortUpload('b1', `b${i}`, `batch-${i}`);
+    }
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 3), 3);
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 3), 2);
+  });
+
   test('abortUpload reclaims the parts; expireUploads aborts active uploads created before a time', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     await store.insertUpload(upload('old-1', 'a', { created: 100 }));

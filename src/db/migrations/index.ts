@@ -8,6 +8,7 @@ import { inlineBodiesRowid } from './0006-inline-bodies-rowid.ts';
 import { accountOwnedKeys } from './0007-account-owned-keys.ts';
 import { zoneNameReversed } from './0008-zone-name-reversed.ts';
 import { sessionsByAccount } from './0009-sessions-by-account.ts';
+import { completedUploads } from './0011-completed-uploads.ts';
 
 export interface Migration {
   version: number;
@@ -18,5 +19,5 @@ export interface Migration {
 }
 
 export const MIGRATIONS: readonly Migration[] = [
-  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount,
+  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, completedUploads,
 ];

@@ -136,13 +136,18 @@ export const PG_SQL = {
       SET etag = EXCLUDED.etag, size = EXCLUDED.size, blob_id = EXCLUDED.blob_id, uploaded = EXCLUDED.uploaded, checksum = EXCLUDED.checksum)
     SELECT 1`,
   /**
-   * Ends uploads ($1: ids, locked) in state $4: their part rows go, and every part blob not in $2
-   * (the parts a completed object now uses) is queued for reclamation ($3: when).
+   * Ends uploads ($1: ids, locked) in state $4 at $5: their part rows go, and every part blob not in
+   * $2 (the parts a completed object now uses) is queued for reclamation ($3: when). A completion
+   * keeps what it made: $6 the object version, $7 the parts (JSON); NULL for aborts.
    */
   finishUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id <> ALL ($2::text[])', '$3')}),
-    ended AS (UPDATE uploads SET state = $4 WHERE upload_id = ANY ($1::text[]))
+    ended AS (UPDATE uploads SET state = $4, finished = $5, completed_version = $6::text, completed_parts = $7::text WHERE upload_id = ANY ($1::text[]))
     SELECT 1`,
+  /** Up to $2 uploads that finished before $1 (or before finish times were kept), deleted. */
+  forgetFinishedUploads: `WITH gone AS (DELETE FROM uploads WHERE upload_id IN (
+      SELECT upload_id FROM uploads WHERE state <> 'active' AND (finished IS NULL OR finished < $1) LIMIT $2) RETURNING 1)
+    SELECT count(*)::int AS n FROM gone`,
 
   queueReclaim: reclaim('SELECT unnest($1::text[])', '$2'),
   reclaimable: 'SELECT blob_id FROM blob_reclaim WHERE after <= $1 LIMIT $2',

@@ -23,7 +23,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
@@ -203,7 +203,8 @@ export class PgMetadataStore implements MetadataStore {
       const { meta, parts: used } = plan(upload, parts);
       // A failed precondition writes nothing and leaves the upload active.
       if (!await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) }, precondition)) return null;
-      await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
+      await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed', this.#clock.now(),
+        meta.version, completedPartsJson(used)]);
       return meta;
     });
   }
@@ -212,7 +213,7 @@ export class PgMetadataStore implements MetadataStore {
     return this.#transaction(async (client) => {
       const [record] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!record || !matchingUpload(record, bucket, key)) return null;
-      if (record.state === 'active') await this.#run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted']);
+      if (record.state === 'active') await this.#run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted', this.#clock.now(), null, null]);
       return record.state as UploadRow['state'];
     });
   }
@@ -220,9 +221,14 @@ export class PgMetadataStore implements MetadataStore {
   async expireUploads(createdBefore: number): Promise<number> {
     return this.#transaction(async (client) => {
       const ids = (await this.#run<{ upload_id: string }>(client, 'lockExpiredUploads', [createdBefore])).map((row) => row.upload_id);
-      if (ids.length > 0) await this.#run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted']);
+      if (ids.length > 0) await this.#run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted', this.#clock.now(), null, null]);
       return ids.length;
     });
+  }
+
+  async forgetFinishedUploads(finishedBefore: number, limit: number): Promise<number> {
+    const [row] = await this.#write<{ n: number }>('forgetFinishedUploads', [finishedBefore, limit]);
+    return row!.n;
   }
 
   async reclaimableBlobs(now: number, limit: number): Promise<string[]> {

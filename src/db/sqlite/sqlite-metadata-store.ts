@@ -10,7 +10,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { parseJson, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, storedBucketName } from '../../store/engine/account-store.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
@@ -217,7 +217,7 @@ export class SqliteMetadataStore implements MetadataStore {
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => ({ blobId: p.blobId, size: p.size })) });
       this.#sql.deleteParts.run(uploadId);
-      this.#sql.setUploadState.run('completed', uploadId);
+      this.#sql.setUploadCompleted.run(this.#clock.now(), meta.version, completedPartsJson(used), uploadId);
       return meta;
     });
   }
@@ -235,6 +235,14 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       const ids = this.#sql.expiredUploads.pluck().all(createdBefore) as string[];
       for (const id of ids) this.#abort(id);
+      return ids.length;
+    });
+  }
+
+  async forgetFinishedUploads(finishedBefore: number, limit: number): Promise<number> {
+    return this.#writes.run(() => {
+      const ids = this.#sql.finishedUploads.pluck().all(finishedBefore, limit) as string[];
+      for (const id of ids) this.#sql.deleteUpload.run(id);
       return ids.length;
     });
   }
@@ -299,7 +307,7 @@ export class SqliteMetadataStore implements MetadataStore {
   #abort(uploadId: string): void {
     for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) this.#reclaim(part.blob_id);
     this.#sql.deleteParts.run(uploadId);
-    this.#sql.setUploadState.run('aborted', uploadId);
+    this.#sql.setUploadState.run('aborted', this.#clock.now(), uploadId);
   }
 
   #currentObject(bucket: string, key: string): ObjectRecord | undefined {

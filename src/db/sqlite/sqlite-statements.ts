@@ -70,7 +70,9 @@ export function prepareStatements(db: Database) {
     insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
-    setUploadState: s('UPDATE uploads SET state = ? WHERE upload_id = ?'),
+    setUploadState: s('UPDATE uploads SET state = ?, finished = ? WHERE upload_id = ?'),
+    setUploadCompleted: s(`UPDATE uploads SET state = 'completed', finished = ?, completed_version = ?, completed_parts = ? WHERE upload_id = ?`),
+    finishedUploads: s("SELECT upload_id FROM uploads WHERE state <> 'active' AND (finished IS NULL OR finished < ?) LIMIT ?"),
     listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created, upload_id`),
     expiredUploads: s("SELECT upload_id FROM uploads WHERE state = 'active' AND created < ?"),
     getPart: s('SELECT * FROM upload_parts WHERE upload_id = ? AND part_number = ?'),

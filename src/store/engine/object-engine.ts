@@ -13,7 +13,7 @@ import { evaluateConditional } from './conditions.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
-import { planCompletion } from './multipart.ts';
+import { normaliseEtag, planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
@@ -202,11 +202,33 @@ export class ObjectEngine implements StoreEngine {
     assertKey(key);
     const now = this.#clock.now();
     const condition = options.onlyIf;
-    const meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
-      requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
-    }), condition ? (current) => evaluateConditional(condition, current) : undefined);
+    let meta: ObjectMeta | null;
+    try {
+      meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
+        requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
+      }), condition ? (current) => evaluateConditional(condition, current) : undefined);
+    } catch (error) {
+      const repeated = error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD' ? await this.#repeatedCompletion(bucket, key, uploadId, parts) : null;
+      if (repeated) return repeated;
+      throw error;
+    }
     if (!meta) throw new StoreError('STORE_PRECONDITION_FAILED');
     return meta;
+  }
+
+  /**
+   * The same completion sent again (a client retrying after a lost answer): the object it made, if
+   * the upload was completed with exactly these parts, not too long ago, and that object is still
+   * the key's current one. Otherwise null (the upload is gone: NoSuchUpload).
+   */
+  async #repeatedCompletion(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta | null> {
+    const upload = await this.#meta.getUpload(bucket, key, uploadId);
+    const completion = upload?.state === 'completed' ? upload.completion : undefined;
+    if (!completion || completion.at < this.#clock.now() - STORE_LIMITS.completedUploadMemoryMs) return null;
+    const requested = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((part) => [part.partNumber, normaliseEtag(part.etag)]);
+    if (JSON.stringify(requested) !== JSON.stringify(completion.parts)) return null;
+    const current = await this.#meta.headObject(bucket, key);
+    return current?.version === completion.version ? current : null;
   }
 
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
@@ -240,7 +262,11 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async expireUploads(): Promise<number> {
-    return this.#meta.expireUploads(this.#clock.now() - STORE_LIMITS.multipartLifetimeMs);
+    const now = this.#clock.now();
+    const expired = await this.#meta.expireUploads(now - STORE_LIMITS.multipartLifetimeMs);
+    // Finished uploads are remembered for a day (a repeated completion), then forgotten, a batch at a time.
+    while (await this.#meta.forgetFinishedUploads(now - STORE_LIMITS.completedUploadMemoryMs, 1000) === 1000);
+    return expired;
   }
 
   /** Deletes the files of blobs no row references any more, once their grace period has passed. */

@@ -40,14 +40,18 @@ export interface StoreEngine {
 
   createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;
   uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart>;
-  /** With `onlyIf`, refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's current object fails it. */
+  /**
+   * With `onlyIf`, refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's
+   * current object fails it. Sent again after it succeeded, with the same parts, it answers the
+   * object it made while that is still the key's current object (for a day at most).
+   */
   completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta>;
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   /** Metadata of an in-progress upload, or null. */
   getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null>;
   listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]>;
   listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]>;
-  /** Aborts uploads older than 7 days (by the injected clock); returns how many. */
+  /** Aborts uploads older than 7 days (by the injected clock); returns how many. Forgets uploads finished over a day ago. */
   expireUploads(): Promise<number>;
 
   close(): Promise<void>;

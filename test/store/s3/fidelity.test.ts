@@ -230,3 +230,22 @@ test('DeleteBucket of a bucket holding only open uploads deletes it and aborts t
   await engine.reclaimBlobs();
   assert.deepEqual((await blobIds()).filter((id) => !before.has(id)), []);
 });
+
+test('CompleteMultipartUpload sent again after it succeeded answers the same 200; other parts, or a replaced object, NoSuchUpload', { timeout: 10_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'retried', ChecksumAlgorithm: 'SHA256' }));
+  const uploaded = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'retried', UploadId, PartNumber: 1, Body: 'the one part', ChecksumAlgorithm: 'SHA256' }));
+  const parts = [{ PartNumber: 1, ETag: uploaded.ETag!, ChecksumSHA256: uploaded.ChecksumSHA256! }];
+  const complete = (list = parts, key = 'retried') => client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: list } }));
+  const first = await complete();
+  const again = await complete();
+  const fields = (r: typeof first) => [r.Bucket, r.Key, r.Location, r.ETag, r.ChecksumSHA256, r.ChecksumType];
+  assert.deepEqual(fields(again), fields(first));
+  assert.match(first.ChecksumSHA256!, /-1$/);
+  await assert.rejects(complete([{ ...parts[0]!, ETag: '"00000000000000000000000000000000"' }]), s3ErrorCode('NoSuchUpload', 404));
+  await assert.rejects(complete(parts, 'another-key'), s3ErrorCode('NoSuchUpload', 404));
+  assert.deepEqual(fields(await complete()), fields(first), 'a refused repeat forgets nothing');
+  // Once the object it made is replaced, the upload is gone.
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'retried', Body: 'newer' }));
+  await assert.rejects(complete(), s3ErrorCode('NoSuchUpload', 404));
+});
