@@ -13,12 +13,12 @@ import { evaluateConditional } from './conditions.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
-import { normaliseEtag, planCompletion } from './multipart.ts';
+import { checkCompletionChecksum, normaliseEtag, planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, Checksums, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, Checksums, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
 
@@ -198,7 +198,7 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[],
-    options: { onlyIf?: Conditional } = {}): Promise<ObjectMeta> {
+    options: CompleteOptions = {}): Promise<ObjectMeta> {
     assertKey(key);
     const now = this.#clock.now();
     const condition = options.onlyIf;
@@ -206,11 +206,16 @@ export class ObjectEngine implements StoreEngine {
     try {
       meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
         requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
+        ...(options.expectedChecksum ? { expectedChecksum: options.expectedChecksum } : {}),
       }), condition ? (current) => evaluateConditional(condition, current) : undefined);
     } catch (error) {
-      const repeated = error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD' ? await this.#repeatedCompletion(bucket, key, uploadId, parts) : null;
-      if (repeated) return repeated;
-      throw error;
+      const repeated = options.answerRepeat && error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD'
+        ? await this.#repeatedCompletion(bucket, key, uploadId, parts) : null;
+      if (!repeated) throw error;
+      // Checked against the object it made, when that has a checksum in the algorithm (else the first completion was not checked either).
+      const made = options.expectedChecksum && repeated.checksums[options.expectedChecksum.algorithm];
+      if (made !== undefined) checkCompletionChecksum(options.expectedChecksum, made);
+      return repeated;
     }
     if (!meta) throw new StoreError('STORE_PRECONDITION_FAILED');
     return meta;

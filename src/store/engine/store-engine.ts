@@ -4,7 +4,7 @@
  * Every method throws only StoreError for user-facing failures.
  */
 import type {
-  BodyInput, BucketInfo, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 /** Which buckets a listing covers (src/store/engine/account-store.ts names them). */
@@ -42,10 +42,10 @@ export interface StoreEngine {
   uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart>;
   /**
    * With `onlyIf`, refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's
-   * current object fails it. Sent again after it succeeded, with the same parts, it answers the
-   * object it made while that is still the key's current object (for a day at most).
+   * current object fails it. With `answerRepeat`, sent again after it succeeded with the same parts,
+   * it answers the object it made while that is still the key's current object (for a day at most).
    */
-  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta>;
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: CompleteOptions): Promise<ObjectMeta>;
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   /** Metadata of an in-progress upload, or null. */
   getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null>;

@@ -4,6 +4,7 @@
  * Content-Encoding token, and a client leaving mid-request being no server error.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { request, type IncomingMessage } from 'node:http';
 import { test, type TestContext } from 'node:test';
 import {
@@ -248,4 +249,39 @@ test('CompleteMultipartUpload sent again after it succeeded answers the same 200
   // Once the object it made is replaced, the upload is gone.
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'retried', Body: 'newer' }));
   await assert.rejects(complete(), s3ErrorCode('NoSuchUpload', 404));
+});
+
+test('CompleteMultipartUpload with a wrong whole-object checksum is 400 BadDigest and completes nothing', { timeout: 10_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'checked', ChecksumAlgorithm: 'SHA256' }));
+  const body = 'checked part';
+  const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'checked', UploadId, PartNumber: 1, Body: body, ChecksumAlgorithm: 'SHA256' }));
+  const parts = [{ PartNumber: 1, ETag: part.ETag!, ChecksumSHA256: part.ChecksumSHA256! }];
+  // S3's COMPOSITE checksum: SHA-256 over the parts' binary SHA-256s, then -<parts>.
+  const composite = createHash('sha256').update(createHash('sha256').update(body).digest()).digest('base64');
+  const complete = (extra: Partial<{ ChecksumSHA256: string; ChecksumCRC32: string }>) => client.send(new CompleteMultipartUploadCommand({
+    Bucket: bucket, Key: 'checked', UploadId, MultipartUpload: { Parts: parts }, ...extra,
+  }));
+  const wrong = createHash('sha256').update('something else').digest('base64');
+  for (const stated of [wrong, `${wrong}-1`, `${composite}-2`]) {
+    await assert.rejects(complete({ ChecksumSHA256: stated }), (error: Error) => {
+      s3ErrorCode('BadDigest', 400)(error);
+      assert.match(error.message, /The SHA256 checksum you specified did not match/);
+      return true;
+    }, stated);
+  }
+  await assert.rejects(complete({ ChecksumCRC32: 'AAAAAA==' }), (error: Error) => {
+    s3ErrorCode('InvalidRequest', 400)(error);
+    assert.match(error.message, /expected checksum Type: sha256, actual checksum Type: crc32/);
+    return true;
+  });
+  await assert.rejects(complete({ ChecksumSHA256: 'not base64!' }), s3ErrorCode('InvalidRequest', 400));
+  // Nothing was completed: no object, and the upload still takes its completion.
+  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'checked' })), (e: Error & { $metadata: { httpStatusCode?: number } }) => e.$metadata.httpStatusCode === 404);
+  assert.equal((await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'checked', UploadId }))).Parts?.length, 1);
+  const done = await complete({ ChecksumSHA256: `${composite}-1` });
+  assert.equal(done.ChecksumSHA256, `${composite}-1`);
+  // Stated without the part count, the digest alone is compared; a repeat is checked against the object made.
+  assert.equal((await complete({ ChecksumSHA256: composite })).ETag, done.ETag);
+  await assert.rejects(complete({ ChecksumSHA256: wrong }), s3ErrorCode('BadDigest', 400));
 });
