@@ -81,6 +81,18 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await store.listUploads('b1', ''), []);
   });
 
+  test('deleting a bucket with more uploads than one batch drops them all', { timeout: 20_000 }, async (t) => {
+    const { store, reclaimable } = await setup(t);
+    const ids = Array.from({ length: 1_100 }, (_, i) => `many-${String(i).padStart(4, '0')}`);
+    await Promise.all(ids.map((id) => store.insertUpload(upload(id, id))));
+    await Promise.all(ids.slice(0, 600).map((id) => store.putPart(id, part(1, `blob-${id}`))));
+    assert.equal(await store.deleteBucket('b1'), 'deleted');
+    assert.equal(await store.getBucket('b1'), null);
+    assert.deepEqual(await store.listParts(ids[599]!), []);
+    for (const id of [ids[0]!, ids[499]!, ids[500]!, ids[1_099]!]) assert.equal(await store.getUpload('b1', id, id), null, id);
+    assert.equal((await reclaimable()).length, 600);
+  });
+
   test('objects: inline, blob and multipart data round-trip with their metadata', { timeout: 10_000 }, async (t) => {
     const { store } = await setup(t);
     const full = objectMeta('full', {

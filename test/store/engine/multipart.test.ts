@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { StoreError, type StoreErrorCode } from '../../../src/store/engine/errors.ts';
-import { multipartEtag } from '../../../src/store/engine/multipart.ts';
+import { checkCompletionChecksum, multipartEtag } from '../../../src/store/engine/multipart.ts';
 import { bytes, openTestEngine, readAll } from '../../helpers/engine.ts';
 
 const MiB = 1024 * 1024;
@@ -163,4 +164,26 @@ test('a completion sent again after its object was overwritten or deleted is NoS
   const part = await engine.uploadPart(bucket, 'aborted', aborted, 1, bytes('x'));
   await engine.abortMultipartUpload(bucket, 'aborted', aborted);
   await assert.rejects(engine.completeMultipartUpload(bucket, 'aborted', aborted, [part], { answerRepeat: true }), code('STORE_NO_SUCH_UPLOAD'));
+});
+
+test('a stated completion checksum matches exactly the COMPOSITE checksum it names, with or without its part count', { timeout: 10_000 }, () => {
+  const digest = fc.uint8Array({ minLength: 4, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
+  fc.assert(fc.property(digest, digest, fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 10_000 }), (actual, other, parts, otherParts) => {
+    const stored = `${actual}-${parts}`;
+    const ok = (expected: { hex: string; parts?: number }) => {
+      try {
+        checkCompletionChecksum({ algorithm: 'sha256', ...expected }, stored);
+        return true;
+      } catch (error) {
+        assert.ok(error instanceof StoreError && error.code === 'STORE_BAD_DIGEST');
+        return false;
+      }
+    };
+    assert.equal(ok({ hex: actual }), true);
+    assert.equal(ok({ hex: actual, parts }), true);
+    assert.equal(ok({ hex: other }), other === actual);
+    assert.equal(ok({ hex: actual, parts: otherParts }), otherParts === parts);
+    assert.throws(() => checkCompletionChecksum({ algorithm: 'sha256', hex: actual }, undefined), code('STORE_BAD_DIGEST'), 'no checksum to check against');
+    checkCompletionChecksum(undefined, stored);
+  }));
 });
