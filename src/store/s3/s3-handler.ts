@@ -111,6 +111,11 @@ function expectsContinue(req: IncomingMessage): boolean {
   return req.headers.expect?.toLowerCase() === '100-continue';
 }
 
+/** Was the client told 100 Continue? Node answers it itself when the server has no 'checkContinue' listener (its `_sent100`). */
+function continueSent(res: ServerResponse): boolean {
+  return (res as ServerResponse & { _sent100?: boolean })._sent100 === true;
+}
+
 /** Errors of a connection the client closed or reset (ECONNRESET, a premature close, an aborted request). */
 const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
 
@@ -149,7 +154,6 @@ export function createS3Handler(options: S3HandlerOptions) {
     const rawQuery = q < 0 ? '' : url.slice(q + 1);
     let resource = rawPath;
     let settle: (() => void) | undefined;
-    let continued = false;
     try {
       const { bucket, key } = address(req, rawPath);
       resource = bucket ? `/${bucket}${key !== undefined ? `/${key}` : ''}` : '/';
@@ -167,10 +171,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       // `Expect: 100-continue` is answered only now, once the header signature (over the declared
       // payload hash) and the key's rights are checked; a refusal closes without reading the body.
       // A body whose hash is not declared can only be verified from the body itself: it is read first.
-      if (expectsContinue(req)) {
-        res.writeContinue();
-        continued = true;
-      }
+      if (expectsContinue(req) && !continueSent(res)) res.writeContinue();
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
@@ -199,7 +200,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       res.end(body);
       // A body the client was told to hold back (no 100 Continue) is never read: the connection
       // closes after the answer. Any other refused body is drained so the answer reaches the client.
-      if (!req.readableEnded && (continued || !expectsContinue(req))) req.resume();
+      if (!req.readableEnded && (!expectsContinue(req) || continueSent(res))) req.resume();
     } finally {
       // A deferred signature never checked (the request failed first) is no failed guess.
       settle?.();
