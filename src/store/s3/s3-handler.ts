@@ -116,15 +116,14 @@ function continueSent(res: ServerResponse): boolean {
   return (res as ServerResponse & { _sent100?: boolean })._sent100 === true;
 }
 
-/** Errors of a connection the client closed or reset (ECONNRESET, a premature close, an aborted request). */
-const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
-
-/** Did the request fail because the client went away (rather than through a fault of the server)? */
-function clientLeft(thrown: unknown, req: IncomingMessage, res: ServerResponse): boolean {
-  const code = (thrown as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && CLIENT_GONE_CODES.has(code)) return true;
-  // The response can no longer be written: whatever failed, nobody is there to answer.
-  return (res.destroyed && !res.writableFinished) || req.socket.destroyed;
+/**
+ * Did the request fail because the client went away (ECONNRESET, a premature close, an aborted
+ * upload)? Judged by the client's connection, not the error's code: an upstream reset (a remote
+ * blob store's) while the client is still there is a server fault. Once the connection is gone,
+ * whatever failed, nobody is there to answer.
+ */
+function clientLeft(req: IncomingMessage, res: ServerResponse): boolean {
+  return req.socket.destroyed || (res.destroyed && !res.writableFinished);
 }
 
 export function createS3Handler(options: S3HandlerOptions) {
@@ -182,7 +181,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       await operation(ctx);
     } catch (thrown) {
       // A client that leaves mid-request (closes a GetObject early, aborts an upload) is no failure of ours.
-      if (clientLeft(thrown, req, res)) {
+      if (clientLeft(req, res)) {
         options.logger.debug({ err: thrown, requestId }, 'S3 client closed the connection before the request finished.');
         res.destroy();
         return;

@@ -179,7 +179,7 @@ test('Expect: 100-continue is answered only after the signature is checked; a re
   assert.equal((await client(SECRET).send(new HeadObjectCommand({ Bucket: bucket, Key: 'sdk' }))).ContentLength, body.length);
 });
 
-test('a client that closes a GetObject before reading the body is logged at debug, never as an error', { timeout: 20_000 }, async (t) => {
+test('a client that closes a GetObject before reading the body, or abandons an upload, is logged at debug, never as an error', { timeout: 20_000 }, async (t) => {
   const records: Array<{ level: number; msg: string }> = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => { records.push(JSON.parse(line) as { level: number; msg: string }); } });
   const { client, bucket } = await startS3(t, { logger });
@@ -196,8 +196,20 @@ test('a client that closes a GetObject before reading the body is logged at debu
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
+  // An upload the client abandons halfway is no error either.
+  const seen = records.length;
+  const signed = await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: 'abandoned' }), { expiresIn: 300 });
+  const put = request(signed, { method: 'PUT', agent: false, headers: { 'content-length': String(body.length) } });
+  put.on('error', () => { /* the connection we reset */ });
+  put.write(body.subarray(0, 1024 * 1024), () => setTimeout(() => put.destroy(), 50));
+  const deadline = Date.now() + 10_000;
+  while (!records.slice(seen).some((r) => r.msg.startsWith('S3 client closed the connection') || r.level >= 50)) {
+    assert.ok(Date.now() < deadline, 'the server noticed the upload being abandoned');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   assert.deepEqual(records.filter((r) => r.level >= 40).map((r) => r.msg), []);
-  assert.equal(records.filter((r) => r.level === 20 && r.msg.startsWith('S3 client closed the connection')).length, 3);
+  assert.equal(records.filter((r) => r.level === 20 && r.msg.startsWith('S3 client closed the connection')).length, 4);
+  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'abandoned' })), (e: Error & { $metadata: { httpStatusCode?: number } }) => e.$metadata.httpStatusCode === 404);
 });
 
 test('DeleteBucket of a bucket holding only open uploads deletes it and aborts them; objects still keep it', { timeout: 10_000 }, async (t) => {
