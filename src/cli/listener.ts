@@ -51,6 +51,12 @@ export interface ListenOptions {
   logger?: Logger;
   /** How the user picks another port, named when this one cannot be had (e.g. `--api-port N (or [ports] api ...)`). */
   portHint?: string;
+  /**
+   * The handler answers `Expect: 100-continue` itself (res.writeContinue once it accepts the
+   * request), so a request it refuses is never told to send its body. Otherwise Node answers
+   * 100 Continue before the handler runs.
+   */
+  handlesExpectContinue?: boolean;
 }
 
 /** Listens on host:port (0 picks a free port); rejects with CLI_PORT_IN_USE (or CLI_PORT_UNAVAILABLE), naming the port and `portHint`, when it cannot have it. */
@@ -64,6 +70,8 @@ export async function listen(handler: RequestListener, host: string, port: numbe
     connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(limits.headerTimeoutMs / 10))),
   }, guard.onRequest);
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // Node emits 'checkContinue' (instead of answering 100 Continue itself) only when it has a listener.
+  if (options.handlesExpectContinue) server.on('checkContinue', guard.onRequest);
   // With no 'timeout' listener, Node destroys the idle socket.
   server.setTimeout(limits.idleTimeoutMs);
   guard.takeConnections(server);

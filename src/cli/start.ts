@@ -48,6 +48,8 @@ interface PlannedListener {
   surface: Surface;
   /** Paths never shed under load. */
   unshedPaths?: readonly string[];
+  /** The handler answers `Expect: 100-continue` itself (ListenOptions.handlesExpectContinue). */
+  handlesExpectContinue?: boolean;
 }
 
 export async function runStart(args: StartArgs): Promise<void> {
@@ -124,7 +126,8 @@ export async function runStart(args: StartArgs): Promise<void> {
       // Its metrics stay readable while the server sheds load.
       { label: 'gateway', flag: 'gateway-port', port: config.ports.gateway, path: '/v1/<network>', surface: 'gateway', unshedPaths: ['/metrics'], handle: gateway },
       {
-        label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3',
+        // Uploads are authenticated before their client is told to send the body.
+        label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
         handle: {
           handler: createS3Handler({
             engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
@@ -140,6 +143,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label, {
         surface: planned.surface, limits: config.limits, logger, portHint: optionHint('start', planned.flag),
         ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
+        ...(planned.handlesExpectContinue ? { handlesExpectContinue: true } : {}),
       });
       ownListeners.push({ host: config.host, port: listener.port });
       // Listeners close first on shutdown (drain), before the services behind them.

@@ -33,6 +33,9 @@ export interface UploadRecord<Key = string> {
   storage_class: string;
   state: string;
   checksum_algorithm: string | null;
+  finished?: number | string | null;
+  completed_version?: string | null;
+  completed_parts?: string | null;
 }
 
 export interface PartRecord {
@@ -77,7 +80,15 @@ export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
     storageClass: row.storage_class as UploadRow['storageClass'],
     state: row.state as UploadRow['state'],
     checksumAlgorithm: (row.checksum_algorithm ?? null) as UploadRow['checksumAlgorithm'],
+    ...(row.completed_version
+      ? { completion: { version: row.completed_version, parts: parseJson<Array<[number, string]>>(row.completed_parts ?? '[]'), at: Number(row.finished ?? 0) } }
+      : {}),
   };
+}
+
+/** A completion's parts as kept in `completed_parts`. */
+export function completedPartsJson(parts: ReadonlyArray<{ partNumber: number; etag: string }>): string {
+  return JSON.stringify(parts.map((part) => [part.partNumber, part.etag]));
 }
 
 export function toPart(row: PartRecord): PartRow {

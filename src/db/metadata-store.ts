@@ -38,6 +38,18 @@ export interface UploadRow {
   state: 'active' | 'completed' | 'aborted';
   /** The checksum algorithm every part is kept with (S3's COMPOSITE checksums), or null. */
   checksumAlgorithm: CompositeChecksumAlgorithm | null;
+  /** What the completion made, on a completed upload (until finished uploads are forgotten). */
+  completion?: UploadCompletion;
+}
+
+/** A completed upload's record, so the same completion sent again can be answered the same. */
+export interface UploadCompletion {
+  /** The version of the object it made. */
+  version: string;
+  /** The parts it named, in order: [part number, etag]. */
+  parts: Array<[number, string]>;
+  /** Epoch ms. */
+  at: number;
 }
 
 export interface PartRow {
@@ -102,6 +114,10 @@ export interface MetadataStore {
   getBucket(name: string): Promise<BucketInfo | null>;
   /** In name order: every bucket, one account's (stored as `<account>/<name>`), or those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
+  /**
+   * Deletes the bucket unless it holds objects ('not-empty'). Its uploads go with it: open ones are
+   * aborted (their parts' blobs queued for reclamation) and every upload row of the bucket is removed.
+   */
   deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'>;
   /**
    * Gives the account every bucket of no account (stored under a bare name), with its objects and
@@ -138,7 +154,8 @@ export interface MetadataStore {
   listUploads(bucket: string, prefix: string): Promise<UploadRow[]>;
   /**
    * Completes an active upload atomically: `plan` sees the upload and its parts and returns the
-   * object to write (or throws to refuse). Unused parts and any replaced object are reclaimed.
+   * object to write (or throws to refuse). Unused parts and any replaced object are reclaimed; the
+   * upload keeps the version written and the parts used (UploadRow.completion).
    * When `precondition` rejects the key's current object, nothing changes (the upload stays
    * active) and the result is null.
    */
@@ -148,6 +165,11 @@ export interface MetadataStore {
   abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null>;
   /** Aborts every active upload created before `createdBefore`; returns how many. */
   expireUploads(createdBefore: number): Promise<number>;
+  /**
+   * Forgets up to `limit` finished uploads (completed or aborted) that finished before
+   * `finishedBefore`, or before finish times were kept; returns how many.
+   */
+  forgetFinishedUploads(finishedBefore: number, limit: number): Promise<number>;
 
   /** Blob ids whose grace period has ended; call confirmReclaimed once their files are gone. */
   reclaimableBlobs(now: number, limit: number): Promise<string[]>;

@@ -50,8 +50,8 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     return { store, clock, reclaimable };
   }
 
-  test('buckets: inserted once, listed by name, deleted only when empty of objects and active uploads', { timeout: 10_000 }, async (t) => {
-    const { store } = await setup(t);
+  test('buckets: inserted once, listed by name, deleted only when empty of objects; its uploads go with it', { timeout: 10_000 }, async (t) => {
+    const { store, reclaimable } = await setup(t);
     assert.equal(await store.insertBucket({ name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' }), true);
     assert.equal(await store.insertBucket({ name: 'a-bucket', created: 6, storageClass: 'Standard' }), false);
     assert.deepEqual(await store.getBucket('a-bucket'), { name: 'a-bucket', created: 5, storageClass: 'InfrequentAccess' });
@@ -60,13 +60,38 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.deleteBucket('nope'), 'missing');
     await store.putObject('b1', objectMeta('k'), inline('x'));
     assert.equal(await store.deleteBucket('b1'), 'not-empty');
-    await store.deleteObjects('b1', ['k']);
     await store.insertUpload(upload('u1', 'k'));
-    assert.equal(await store.deleteBucket('b1'), 'not-empty');
-    assert.equal(await store.abortUpload('b1', 'k', 'u1'), 'active');
-    assert.equal(await store.deleteBucket('b1'), 'deleted');
+    await store.putPart('u1', part(1, 'p1'));
+    await store.putPart('u1', part(2, 'p2'));
+    await store.insertUpload(upload('u2', 'k2'));
+    await store.insertUpload(upload('u3', 'k3'));
+    assert.equal(await store.abortUpload('b1', 'k3', 'u3'), 'active');
+    assert.equal(await store.deleteBucket('b1'), 'not-empty', 'objects keep the bucket');
+    assert.deepEqual(await store.listParts('u1'), [part(1, 'p1'), part(2, 'p2')], 'a refused deletion aborts nothing');
+    await store.deleteObjects('b1', ['k']);
+    assert.equal(await store.deleteBucket('b1'), 'deleted', 'open uploads do not');
     assert.equal(await store.deleteBucket('b1'), 'missing');
     assert.deepEqual((await store.listBuckets()).map((b) => b.name), ['a-bucket']);
+    // The uploads, aborted or not, left no rows; their parts' blobs are queued.
+    for (const [id, key] of [['u1', 'k'], ['u2', 'k2'], ['u3', 'k3']] as const) assert.equal(await store.getUpload('b1', key, id), null, id);
+    assert.deepEqual(await store.listParts('u1'), []);
+    assert.deepEqual([...await store.referencedBlobIds()], []);
+    assert.deepEqual((await reclaimable()).sort(), ['p1', 'p2']);
+    // A bucket made again under the name starts with no uploads.
+    assert.equal(await store.insertBucket({ name: 'b1', created: 7, storageClass: 'Standard' }), true);
+    assert.deepEqual(await store.listUploads('b1', ''), []);
+  });
+
+  test('deleting a bucket with more uploads than one batch drops them all', { timeout: 20_000 }, async (t) => {
+    const { store, reclaimable } = await setup(t);
+    const ids = Array.from({ length: 1_100 }, (_, i) => `many-${String(i).padStart(4, '0')}`);
+    await Promise.all(ids.map((id) => store.insertUpload(upload(id, id))));
+    await Promise.all(ids.slice(0, 600).map((id) => store.putPart(id, part(1, `blob-${id}`))));
+    assert.equal(await store.deleteBucket('b1'), 'deleted');
+    assert.equal(await store.getBucket('b1'), null);
+    assert.deepEqual(await store.listParts(ids[599]!), []);
+    for (const id of [ids[0]!, ids[499]!, ids[500]!, ids[1_099]!]) assert.equal(await store.getUpload('b1', id, id), null, id);
+    assert.equal((await reclaimable()).length, 600);
   });
 
   test('objects: inline, blob and multipart data round-trip with their metadata', { timeout: 10_000 }, async (t) => {
@@ -314,6 +339,37 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual(await store.listParts('u1'), [part(1, 'p1')]);
     assert.equal((await store.getUpload('b1', 'k', 'u1'))?.state, 'active');
     assert.deepEqual(await reclaimable(), []);
+  });
+
+  test('a completed upload keeps what it made; finished uploads are forgotten once finished before a time, a batch at a time', { timeout: 10_000 }, async (t) => {
+    const { store, clock } = await setup(t);
+    await store.insertUpload(upload('done', 'k'));
+    await store.putPart('done', part(1, 'p1'));
+    await store.putPart('done', part(2, 'p2'));
+    const made = objectMeta('k', { version: 'v-made' });
+    const doneAt = clock.now();
+    await store.completeUpload('b1', 'k', 'done', (_u, parts) => ({ meta: made, parts }));
+    assert.deepEqual((await store.getUpload('b1', 'k', 'done'))?.completion,
+      { version: 'v-made', parts: [[1, part(1, 'p1').etag], [2, part(2, 'p2').etag]], at: doneAt });
+    await store.insertUpload(upload('dropped', 'k2'));
+    clock.advance(1000);
+    await store.abortUpload('b1', 'k2', 'dropped');
+    await store.insertUpload(upload('open', 'k3', { created: 0 }));
+    assert.equal((await store.getUpload('b1', 'k2', 'dropped'))?.completion, undefined);
+
+    assert.equal(await store.forgetFinishedUploads(doneAt, 10), 0, 'none finished before then');
+    assert.equal(await store.forgetFinishedUploads(doneAt + 1, 10), 1);
+    assert.equal(await store.getUpload('b1', 'k', 'done'), null);
+    assert.ok(await store.getUpload('b1', 'k2', 'dropped'));
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 10), 1);
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 10), 0);
+    assert.equal((await store.getUpload('b1', 'k3', 'open'))?.state, 'active', 'an open upload, however old, is never forgotten');
+    for (let i = 0; i < 5; i++) {
+      await store.insertUpload(upload(`batch-${i}`, `b${i}`));
+      await store.abortUpload('b1', `b${i}`, `batch-${i}`);
+    }
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 3), 3);
+    assert.equal(await store.forgetFinishedUploads(clock.now() + 1, 3), 2);
   });
 
   test('abortUpload reclaims the parts; expireUploads aborts active uploads created before a time', { timeout: 10_000 }, async (t) => {

@@ -1,6 +1,6 @@
 /**
  * Buckets of the object store (an edgeport extension for the dashboard), under
- * `/accounts/:account_id/store/buckets`: list, create, read, delete (only when empty). The same
+ * `/accounts/:account_id/store/buckets`: list, create, read, delete (only when it holds no objects). The same
  * buckets the S3 API and script bindings see.
  *
  * By design: the object store is not partitioned by account (as with S3 access keys), so every
@@ -42,7 +42,7 @@ export const BUCKET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${BUCKETS}/:bucket`, operationId: 'store-buckets-delete', summary: 'Delete a bucket (only when it holds no objects and no uploads)', tag: TAG,
+    method: 'DELETE', path: `${BUCKETS}/:bucket`, operationId: 'store-buckets-delete', summary: 'Delete a bucket (only when it holds no objects; its open multipart uploads are aborted)', tag: TAG,
     result: z.object({ name: z.string() }),
     async handler(ctx) {
       await requireStore(ctx).deleteBucket(ctx.params.bucket!);

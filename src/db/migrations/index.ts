@@ -10,6 +10,7 @@ import { zoneNameReversed } from './0008-zone-name-reversed.ts';
 import { sessionsByAccount } from './0009-sessions-by-account.ts';
 import { bucketCors } from './0010-bucket-cors.ts';
 import { objectPartChecksums } from './0011-object-part-checksums.ts';
+import { completedUploads } from './0012-completed-uploads.ts';
 
 export interface Migration {
   version: number;
@@ -21,5 +22,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums,
+  objectPartChecksums, completedUploads,
 ];

@@ -69,8 +69,14 @@ export const PG_SQL = {
    */
   shareBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR KEY SHARE',
   lockBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR UPDATE',
-  bucketBusy: `SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1)
-    OR EXISTS (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active') AS busy`,
+  bucketBusy: 'SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1) AS busy',
+  /** A batch ($2) of the bucket's uploads, any state, locked (a part write to one is waited for). */
+  lockBucketUploads: 'SELECT upload_id FROM uploads WHERE bucket = $1 ORDER BY upload_id LIMIT $2 FOR UPDATE',
+  /** Drops uploads ($1: ids, locked) with their part rows; the parts' blobs are queued ($2: when). */
+  dropUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM gone', '$2')}),
+    dropped AS (DELETE FROM uploads WHERE upload_id = ANY ($1::text[]))
+    SELECT 1`,
   deleteBucket: 'DELETE FROM buckets WHERE name = $1',
   /** CORS rules: written under the bucket row's KEY SHARE lock (shareBucket), so never for a bucket being deleted. */
   getBucketCors: 'SELECT rules FROM bucket_cors WHERE bucket = $1',
@@ -138,13 +144,18 @@ export const PG_SQL = {
       SET etag = EXCLUDED.etag, size = EXCLUDED.size, blob_id = EXCLUDED.blob_id, uploaded = EXCLUDED.uploaded, checksum = EXCLUDED.checksum)
     SELECT 1`,
   /**
-   * Ends uploads ($1: ids, locked) in state $4: their part rows go, and every part blob not in $2
-   * (the parts a completed object now uses) is queued for reclamation ($3: when).
+   * Ends uploads ($1: ids, locked) in state $4 at $5: their part rows go, and every part blob not in
+   * $2 (the parts a completed object now uses) is queued for reclamation ($3: when). A completion
+   * keeps what it made: $6 the object version, $7 the parts (JSON); NULL for aborts.
    */
   finishUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id <> ALL ($2::text[])', '$3')}),
-    ended AS (UPDATE uploads SET state = $4 WHERE upload_id = ANY ($1::text[]))
+    ended AS (UPDATE uploads SET state = $4, finished = $5, completed_version = $6::text, completed_parts = $7::text WHERE upload_id = ANY ($1::text[]))
     SELECT 1`,
+  /** Up to $2 uploads that finished before $1 (or before finish times were kept), deleted. */
+  forgetFinishedUploads: `WITH gone AS (DELETE FROM uploads WHERE upload_id IN (
+      SELECT upload_id FROM uploads WHERE state <> 'active' AND (finished IS NULL OR finished < $1) LIMIT $2) RETURNING 1)
+    SELECT count(*)::int AS n FROM gone`,
 
   queueReclaim: reclaim('SELECT unnest($1::text[])', '$2'),
   reclaimable: 'SELECT blob_id FROM blob_reclaim WHERE after <= $1 LIMIT $2',

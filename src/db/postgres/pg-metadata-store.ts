@@ -23,7 +23,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
@@ -45,6 +45,8 @@ export interface PgMetadataStoreOptions {
 const MAX_KEY_RACES = 100;
 /** Never occurs in UTF-8, so `prefix || 0xFF` sorts after every key that starts with `prefix`. */
 const AFTER_UTF8 = Buffer.from([0xff]);
+/** Uploads (with their parts) a bucket deletion drops per transaction. */
+const DROP_UPLOADS_BATCH = 500;
 
 export class PgMetadataStore implements MetadataStore {
   readonly #db: PgDatabase;
@@ -99,15 +101,22 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
-    return this.#transaction(async (client) => {
-      const [found] = await this.#run(client, 'lockBucket', [name]);
-      if (!found) return 'missing';
-      const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
-      if (busy) return 'not-empty';
-      await this.#run(client, 'deleteBucketCors', [name]);
-      await this.#run(client, 'deleteBucket', [name]);
-      return 'deleted';
-    });
+    // Its uploads (open ones aborted) go a batch per transaction, so very many never hold one long.
+    for (;;) {
+      const outcome = await this.#transaction(async (client): Promise<'deleted' | 'not-empty' | 'missing' | 'more'> => {
+        const [found] = await this.#run(client, 'lockBucket', [name]);
+        if (!found) return 'missing';
+        const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
+        if (busy) return 'not-empty';
+        const ids = (await this.#run<{ upload_id: string }>(client, 'lockBucketUploads', [name, DROP_UPLOADS_BATCH + 1])).map((row) => row.upload_id);
+        if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter()]);
+        if (ids.length > DROP_UPLOADS_BATCH) return 'more';
+        await this.#run(client, 'deleteBucketCors', [name]);
+        await this.#run(client, 'deleteBucket', [name]);
+        return 'deleted';
+      });
+      if (outcome !== 'more') return outcome;
+    }
   }
 
   async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
@@ -217,7 +226,8 @@ export class PgMetadataStore implements MetadataStore {
       const { meta, parts: used } = plan(upload, parts);
       // A failed precondition writes nothing and leaves the upload active.
       if (!await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) }, precondition)) return null;
-      await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed']);
+      await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed', this.#clock.now(),
+        meta.version, completedPartsJson(used)]);
       return meta;
     });
   }
@@ -226,7 +236,7 @@ export class PgMetadataStore implements MetadataStore {
     return this.#transaction(async (client) => {
       const [record] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!record || !matchingUpload(record, bucket, key)) return null;
-      if (record.state === 'active') await this.#run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted']);
+      if (record.state === 'active') await this.#run(client, 'finishUploads', [[uploadId], [], this.#reclaimAfter(), 'aborted', this.#clock.now(), null, null]);
       return record.state as UploadRow['state'];
     });
   }
@@ -234,9 +244,14 @@ export class PgMetadataStore implements MetadataStore {
   async expireUploads(createdBefore: number): Promise<number> {
     return this.#transaction(async (client) => {
       const ids = (await this.#run<{ upload_id: string }>(client, 'lockExpiredUploads', [createdBefore])).map((row) => row.upload_id);
-      if (ids.length > 0) await this.#run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted']);
+      if (ids.length > 0) await this.#run(client, 'finishUploads', [ids, [], this.#reclaimAfter(), 'aborted', this.#clock.now(), null, null]);
       return ids.length;
     });
+  }
+
+  async forgetFinishedUploads(finishedBefore: number, limit: number): Promise<number> {
+    const [row] = await this.#write<{ n: number }>('forgetFinishedUploads', [finishedBefore, limit]);
+    return row!.n;
   }
 
   async reclaimableBlobs(now: number, limit: number): Promise<string[]> {

@@ -10,7 +10,7 @@ import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
@@ -33,6 +33,9 @@ export interface SqliteMetadataStoreOptions {
   autoCheckpoint?: boolean;
 }
 
+
+/** Uploads (with their parts) a bucket deletion drops per write transaction. */
+const DROP_UPLOADS_BATCH = 500;
 
 export class SqliteMetadataStore implements MetadataStore {
   readonly #db: Database;
@@ -90,13 +93,24 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async deleteBucket(name: string): Promise<'deleted' | 'not-empty' | 'missing'> {
-    return this.#writes.run(() => {
-      if (!this.#sql.getBucket.get(name)) return 'missing';
-      if (this.#sql.anyObject.get(name) || this.#sql.anyActiveUpload.get(name)) return 'not-empty';
-      this.#sql.deleteBucketCors.run(name);
-      this.#sql.deleteBucket.run(name);
-      return 'deleted';
-    });
+    // Uploads go a batch per write, so a bucket with very many never holds the write queue long.
+    for (;;) {
+      const outcome = await this.#writes.run((): 'deleted' | 'not-empty' | 'missing' | 'more' => {
+        if (!this.#sql.getBucket.get(name)) return 'missing';
+        if (this.#sql.anyObject.get(name)) return 'not-empty';
+        const ids = this.#sql.bucketUploads.pluck().all(name, DROP_UPLOADS_BATCH + 1) as string[];
+        for (const id of ids.slice(0, DROP_UPLOADS_BATCH)) {
+          for (const part of this.#sql.listParts.all(id) as PartRecord[]) this.#reclaim(part.blob_id);
+          this.#sql.deleteParts.run(id);
+          this.#sql.deleteUpload.run(id);
+        }
+        if (ids.length > DROP_UPLOADS_BATCH) return 'more';
+        this.#sql.deleteBucketCors.run(name);
+        this.#sql.deleteBucket.run(name);
+        return 'deleted';
+      });
+      if (outcome !== 'more') return outcome;
+    }
   }
 
   async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
@@ -225,7 +239,7 @@ export class SqliteMetadataStore implements MetadataStore {
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) });
       this.#sql.deleteParts.run(uploadId);
-      this.#sql.setUploadState.run('completed', uploadId);
+      this.#sql.setUploadCompleted.run(this.#clock.now(), meta.version, completedPartsJson(used), uploadId);
       return meta;
     });
   }
@@ -243,6 +257,14 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       const ids = this.#sql.expiredUploads.pluck().all(createdBefore) as string[];
       for (const id of ids) this.#abort(id);
+      return ids.length;
+    });
+  }
+
+  async forgetFinishedUploads(finishedBefore: number, limit: number): Promise<number> {
+    return this.#writes.run(() => {
+      const ids = this.#sql.finishedUploads.pluck().all(finishedBefore, limit) as string[];
+      for (const id of ids) this.#sql.deleteUpload.run(id);
       return ids.length;
     });
   }
@@ -307,7 +329,7 @@ export class SqliteMetadataStore implements MetadataStore {
   #abort(uploadId: string): void {
     for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) this.#reclaim(part.blob_id);
     this.#sql.deleteParts.run(uploadId);
-    this.#sql.setUploadState.run('aborted', uploadId);
+    this.#sql.setUploadState.run('aborted', this.#clock.now(), uploadId);
   }
 
   #currentObject(bucket: string, key: string): ObjectRecord | undefined {

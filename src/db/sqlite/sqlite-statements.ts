@@ -49,7 +49,8 @@ export function prepareStatements(db: Database) {
     moveBucketCors: s('UPDATE bucket_cors SET bucket = ? WHERE bucket = ?'),
     corsByName: s('SELECT bucket, rules FROM bucket_cors WHERE name = ? ORDER BY bucket'),
     anyObject: s('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
-    anyActiveUpload: s("SELECT 1 FROM uploads WHERE bucket = ? AND state = 'active' LIMIT 1"),
+    bucketUploads: s('SELECT upload_id FROM uploads WHERE bucket = ? LIMIT ?'),
+    deleteUpload: s('DELETE FROM uploads WHERE upload_id = ?'),
 
     headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`).raw(),
     getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data
@@ -74,7 +75,9 @@ export function prepareStatements(db: Database) {
     insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
-    setUploadState: s('UPDATE uploads SET state = ? WHERE upload_id = ?'),
+    setUploadState: s('UPDATE uploads SET state = ?, finished = ? WHERE upload_id = ?'),
+    setUploadCompleted: s(`UPDATE uploads SET state = 'completed', finished = ?, completed_version = ?, completed_parts = ? WHERE upload_id = ?`),
+    finishedUploads: s("SELECT upload_id FROM uploads WHERE state <> 'active' AND (finished IS NULL OR finished < ?) LIMIT ?"),
     listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created, upload_id`),
     expiredUploads: s("SELECT upload_id FROM uploads WHERE state = 'active' AND created < ?"),
     getPart: s('SELECT * FROM upload_parts WHERE upload_id = ? AND part_number = ?'),

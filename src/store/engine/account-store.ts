@@ -14,7 +14,7 @@ import type { BucketCors, CorsRule } from './cors.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
+  BodyInput, BucketInfo, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
   UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertBucketName } from './validation.ts';
@@ -143,7 +143,7 @@ class AccountStore implements StoreEngine {
     return stored === null ? noSuchBucket() : this.#engine.uploadPart(stored, key, uploadId, partNumber, body, options);
   }
 
-  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta> {
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: CompleteOptions): Promise<ObjectMeta> {
     const stored = this.#stored(bucket);
     return stored === null ? noSuchBucket() : this.#engine.completeMultipartUpload(stored, key, uploadId, parts, options);
   }

@@ -89,4 +89,6 @@ export const STORE_LIMITS = {
   minPartBytes: 5 * 1024 ** 2,
   maxPartNumber: 10_000,
   multipartLifetimeMs: 7 * 24 * 3600 * 1000,
+  /** How long a finished upload is remembered: a completion sent again within it is answered the same. */
+  completedUploadMemoryMs: 24 * 3600 * 1000,
 } as const;

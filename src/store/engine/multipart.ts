@@ -21,6 +21,33 @@ export interface CompletionInput {
   now: number;
   /** Uploads created before this are expired. */
   expiredBefore: number;
+  /** The whole object's checksum the client states, in the upload's algorithm: the COMPOSITE checksum must equal it. */
+  expectedChecksum?: ExpectedCompletionChecksum;
+}
+
+/** A completion's stated checksum: lowercase hex and, when stated, the part count after its `-`. */
+export interface ExpectedCompletionChecksum {
+  algorithm: CompositeChecksumAlgorithm;
+  hex: string;
+  parts?: number;
+}
+
+const CHECKSUM_NAMES: Record<CompositeChecksumAlgorithm, string> = { crc32: 'CRC32', crc32c: 'CRC32C', sha1: 'SHA1', sha256: 'SHA256' };
+
+/** Throws STORE_BAD_DIGEST unless `actual` (`<hex>-<parts>`, or none) is the checksum the client stated. */
+export function checkCompletionChecksum(expected: ExpectedCompletionChecksum | undefined, actual: string | undefined): void {
+  if (!expected) return;
+  const [hex, parts] = (actual ?? '').split('-');
+  if (actual !== undefined && hex === expected.hex && (expected.parts === undefined || expected.parts === Number(parts))) return;
+  const name = CHECKSUM_NAMES[expected.algorithm];
+  const shown = (value: string, count: number | undefined) => `${Buffer.from(value, 'hex').toString('base64')}${count === undefined ? '' : `-${count}`}`;
+  throw new StoreError('STORE_BAD_DIGEST', {
+    message: actual === undefined
+      ? `The ${name} checksum you specified cannot be checked: a part of this upload carries no ${name} checksum (copied parts have none), so nothing was completed.`
+      : `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${shown(expected.hex, expected.parts)}\n`
+        + `Actual ${name} was: ${shown(hex!, Number(parts))} (the ${name} of the parts' ${name} checksums, then -<parts>); nothing was completed.`,
+    details: { algorithm: expected.algorithm, expected: expected.hex, actual: actual ?? null },
+  });
 }
 
 export function planCompletion(upload: UploadRow | null, parts: PartRow[], input: CompletionInput): CompletionPlan {
@@ -62,6 +89,7 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
     checksums: compositeChecksum(upload.checksumAlgorithm, used),
     storageClass: upload.storageClass,
   };
+  if (input.expectedChecksum) checkCompletionChecksum(input.expectedChecksum, meta.checksums[input.expectedChecksum.algorithm]);
   return { meta, parts: used };
 }
 

@@ -15,12 +15,12 @@ import { assertCorsRules, CorsCache, type BucketCors, type CorsRule } from './co
 import { StoreError, STORE_LIMITS } from './errors.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
-import { planCompletion } from './multipart.ts';
+import { checkCompletionChecksum, normaliseEtag, planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, Checksums, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, Checksums, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
 
@@ -222,15 +222,42 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[],
-    options: { onlyIf?: Conditional } = {}): Promise<ObjectMeta> {
+    options: CompleteOptions = {}): Promise<ObjectMeta> {
     assertKey(key);
     const now = this.#clock.now();
     const condition = options.onlyIf;
-    const meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
-      requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
-    }), condition ? (current) => evaluateConditional(condition, current) : undefined);
+    let meta: ObjectMeta | null;
+    try {
+      meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
+        requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
+        ...(options.expectedChecksum ? { expectedChecksum: options.expectedChecksum } : {}),
+      }), condition ? (current) => evaluateConditional(condition, current) : undefined);
+    } catch (error) {
+      const repeated = options.answerRepeat && error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD'
+        ? await this.#repeatedCompletion(bucket, key, uploadId, parts) : null;
+      if (!repeated) throw error;
+      // Checked against the object it made, when that has a checksum in the algorithm (else the first completion was not checked either).
+      const made = options.expectedChecksum && repeated.checksums[options.expectedChecksum.algorithm];
+      if (made !== undefined) checkCompletionChecksum(options.expectedChecksum, made);
+      return repeated;
+    }
     if (!meta) throw new StoreError('STORE_PRECONDITION_FAILED');
     return meta;
+  }
+
+  /**
+   * The same completion sent again (a client retrying after a lost answer): the object it made, if
+   * the upload was completed with exactly these parts, not too long ago, and that object is still
+   * the key's current one. Otherwise null (the upload is gone: NoSuchUpload).
+   */
+  async #repeatedCompletion(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<ObjectMeta | null> {
+    const upload = await this.#meta.getUpload(bucket, key, uploadId);
+    const completion = upload?.state === 'completed' ? upload.completion : undefined;
+    if (!completion || completion.at < this.#clock.now() - STORE_LIMITS.completedUploadMemoryMs) return null;
+    const requested = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((part) => [part.partNumber, normaliseEtag(part.etag)]);
+    if (JSON.stringify(requested) !== JSON.stringify(completion.parts)) return null;
+    const current = await this.#meta.headObject(bucket, key);
+    return current?.version === completion.version ? current : null;
   }
 
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
@@ -264,7 +291,11 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async expireUploads(): Promise<number> {
-    return this.#meta.expireUploads(this.#clock.now() - STORE_LIMITS.multipartLifetimeMs);
+    const now = this.#clock.now();
+    const expired = await this.#meta.expireUploads(now - STORE_LIMITS.multipartLifetimeMs);
+    // Finished uploads are remembered for a day (a repeated completion), then forgotten, a batch at a time.
+    while (await this.#meta.forgetFinishedUploads(now - STORE_LIMITS.completedUploadMemoryMs, 1000) === 1000);
+    return expired;
   }
 
   /** Deletes the files of blobs no row references any more, once their grace period has passed. */

@@ -5,7 +5,7 @@
  */
 import type { BucketCors, CorsRule } from './cors.ts';
 import type {
-  BodyInput, BucketInfo, Conditional, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 /** Which buckets a listing covers (src/store/engine/account-store.ts names them). */
@@ -26,7 +26,7 @@ export interface StoreEngine {
   getBucket(name: string): Promise<BucketInfo | null>;
   /** Every bucket, or only one account's (stored names `<account>/<name>`), or only those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
-  /** Refused with STORE_BUCKET_NOT_EMPTY while objects or uploads remain. */
+  /** Refused with STORE_BUCKET_NOT_EMPTY while objects remain; open multipart uploads are aborted with it. */
   deleteBucket(name: string): Promise<void>;
 
   /** The bucket's CORS rules, or null when it has none. */
@@ -51,14 +51,18 @@ export interface StoreEngine {
 
   createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;
   uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options?: UploadPartOptions): Promise<UploadedPart>;
-  /** With `onlyIf`, refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's current object fails it. */
-  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: { onlyIf?: Conditional }): Promise<ObjectMeta>;
+  /**
+   * With `onlyIf`, refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's
+   * current object fails it. With `answerRepeat`, sent again after it succeeded with the same parts,
+   * it answers the object it made while that is still the key's current object (for a day at most).
+   */
+  completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[], options?: CompleteOptions): Promise<ObjectMeta>;
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
   /** Metadata of an in-progress upload, or null. */
   getUpload(bucket: string, key: string, uploadId: string): Promise<(UploadInfo & MultipartOptions) | null>;
   listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]>;
   listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]>;
-  /** Aborts uploads older than 7 days (by the injected clock); returns how many. */
+  /** Aborts uploads older than 7 days (by the injected clock); returns how many. Forgets uploads finished over a day ago. */
   expireUploads(): Promise<number>;
 
   close(): Promise<void>;

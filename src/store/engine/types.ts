@@ -165,6 +165,22 @@ export interface UploadedPart {
   checksums?: Checksums;
 }
 
+export interface CompleteOptions {
+  /** Refused with STORE_PRECONDITION_FAILED (the upload stays active) when the key's current object fails it. */
+  onlyIf?: Conditional;
+  /**
+   * The whole object's checksum the client states, in the upload's own algorithm (lowercase hex,
+   * and the part count when stated): a different COMPOSITE checksum is STORE_BAD_DIGEST, nothing completed.
+   */
+  expectedChecksum?: { algorithm: CompositeChecksumAlgorithm; hex: string; parts?: number };
+  /**
+   * The same completion sent again after it succeeded answers the object it made, while that is
+   * still the key's current one (S3 clients retry a completion whose answer was lost). Without it
+   * (the binding, as the real one), a completed upload is STORE_NO_SUCH_UPLOAD.
+   */
+  answerRepeat?: boolean;
+}
+
 export interface UploadPartOptions {
   /** Checksums the caller verified while the body streamed, read once it has ended (as PutOptions). */
   verifiedChecksums?: () => Checksums;

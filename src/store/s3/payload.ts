@@ -86,11 +86,22 @@ export function verifiedUpload(source: AsyncIterable<Uint8Array>, headers: Incom
   return { body, checksums: () => (verified ? { [verified.algorithm]: verified.hex } : {}) };
 }
 
+/**
+ * Is the body aws-chunked? The payload hash says so (`STREAMING-...`); so does `aws-chunked` in
+ * Content-Encoding beside the decoded length it needs. An `aws-chunked` token alone, on a body sent
+ * plain (`Content-Encoding: gzip, aws-chunked` with a plain hash), is dropped, as S3 does: the body
+ * is taken as it is and the object keeps the other encodings (httpMetadataFrom).
+ */
+export function isAwsChunked(headers: IncomingHttpHeaders, payloadHash: string): boolean {
+  if (payloadHash.startsWith('STREAMING-')) return true;
+  const encodings = String(headers['content-encoding'] ?? '').split(',').map((s) => s.trim().toLowerCase());
+  return encodings.includes('aws-chunked') && typeof headers['x-amz-decoded-content-length'] === 'string';
+}
+
 /** Streams the request body decoded and verified. */
 export function verifiedBody(source: AsyncIterable<Uint8Array>, options: PayloadOptions): AsyncIterable<Uint8Array> {
   const payloadHash = options.signing?.payloadHash ?? String(options.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD');
-  const encoding = String(options.headers['content-encoding'] ?? '');
-  const chunked = payloadHash.startsWith('STREAMING-') || encoding.split(',').map((s) => s.trim()).includes('aws-chunked');
+  const chunked = isAwsChunked(options.headers, payloadHash);
   const checksumHeader = Object.keys(options.headers).find((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm');
   const trailerName = typeof options.headers['x-amz-trailer'] === 'string' ? options.headers['x-amz-trailer'].toLowerCase() : undefined;
   const checksumName = checksumHeader ?? trailerName;

@@ -127,6 +127,25 @@ function decodePath(rawPath: string): string {
   }
 }
 
+function expectsContinue(req: IncomingMessage): boolean {
+  return req.headers.expect?.toLowerCase() === '100-continue';
+}
+
+/** Was the client told 100 Continue? Node answers it itself when the server has no 'checkContinue' listener (its `_sent100`). */
+function continueSent(res: ServerResponse): boolean {
+  return (res as ServerResponse & { _sent100?: boolean })._sent100 === true;
+}
+
+/**
+ * Did the request fail because the client went away (ECONNRESET, a premature close, an aborted
+ * upload)? Judged by the client's connection, not the error's code: an upstream reset (a remote
+ * blob store's) while the client is still there is a server fault. Once the connection is gone,
+ * whatever failed, nobody is there to answer.
+ */
+function clientLeft(req: IncomingMessage, res: ServerResponse): boolean {
+  return req.socket.destroyed || (res.destroyed && !res.writableFinished);
+}
+
 export function createS3Handler(options: S3HandlerOptions) {
   const bases = options.virtualHostBases ?? ['localhost'];
   const verify = createLimitedVerifier(options.failureLimits, options.clock);
@@ -169,6 +188,8 @@ export function createS3Handler(options: S3HandlerOptions) {
       const now = options.clock.now();
       // A browser form upload authenticates with the policy signature in its body, not the request's.
       if (isPostObject(req.method, bucket, key, rawQuery, req.headers)) {
+        // Its credentials are in the body: a client waiting for 100 Continue is told to send it.
+        if (expectsContinue(req) && !continueSent(res)) res.writeContinue();
         await postObject({ engine: options.engine, keys: options.keys, verify }, { req, res, bucket: bucket!, rawPath, requestId, now });
         return;
       }
@@ -193,6 +214,10 @@ export function createS3Handler(options: S3HandlerOptions) {
       const kind = writeKind(req.method ?? 'GET', operation, key, query);
       if (kind) refuseUnsupportedWriteHeaders(kind, req.headers, query);
       const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
+      // `Expect: 100-continue` is answered only now, once the header signature (over the declared
+      // payload hash) and the key's rights are checked; a refusal closes without reading the body.
+      // A body whose hash is not declared can only be verified from the body itself: it is read first.
+      if (expectsContinue(req) && !continueSent(res)) res.writeContinue();
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request.
       const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
@@ -202,6 +227,12 @@ export function createS3Handler(options: S3HandlerOptions) {
       }
       await operation(ctx);
     } catch (thrown) {
+      // A client that leaves mid-request (closes a GetObject early, aborts an upload) is no failure of ours.
+      if (clientLeft(req, res)) {
+        options.logger.debug({ err: thrown, requestId }, 'S3 client closed the connection before the request finished.');
+        res.destroy();
+        return;
+      }
       const { error, internal } = toS3Error(thrown);
       if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
       if (res.headersSent) {
@@ -215,8 +246,9 @@ export function createS3Handler(options: S3HandlerOptions) {
         ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
       });
       res.end(body);
-      // A refused upload's remaining body is not read.
-      if (!req.readableEnded) req.resume();
+      // A body the client was told to hold back (no 100 Continue) is never read: the connection
+      // closes after the answer. Any other refused body is drained so the answer reaches the client.
+      if (!req.readableEnded && (!expectsContinue(req) || continueSent(res))) req.resume();
     } finally {
       // A deferred signature never checked (the request failed first) is no failed guess.
       settle?.();

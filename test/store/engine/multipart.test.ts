@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { StoreError, type StoreErrorCode } from '../../../src/store/engine/errors.ts';
-import { multipartEtag } from '../../../src/store/engine/multipart.ts';
+import { checkCompletionChecksum, multipartEtag } from '../../../src/store/engine/multipart.ts';
 import { bytes, openTestEngine, readAll } from '../../helpers/engine.ts';
 
 const MiB = 1024 * 1024;
@@ -114,4 +115,79 @@ test('a completed multipart object replaces an existing key; zero parts give the
   const got = await engine.get(bucket, 'k');
   assert.equal(got?.meta.size, 0);
   assert.equal((await readAll(got!.body!.stream())).length, 0);
+});
+
+test('a completion sent again answers the same object, across a restart, for a day, while that object is current', { timeout: 20_000 }, async (t) => {
+  const first = await openTestEngine(t);
+  const { bucket } = first;
+  const id = await first.engine.createMultipartUpload(bucket, 'again');
+  const part = await first.engine.uploadPart(bucket, 'again', id, 1, bytes('only part'));
+  const made = await first.engine.completeMultipartUpload(bucket, 'again', id, [part]);
+
+  // The record is in the metadata, not the process: another engine on the same data (as after a restart) answers the repeat the same.
+  const second = await openTestEngine(t, { dataDir: first.dataDir });
+  const { engine, clock } = second;
+  clock.set(first.clock.now());
+  const repeat = { answerRepeat: true };
+  assert.deepEqual(await engine.completeMultipartUpload(bucket, 'again', id, [{ ...part, etag: `"${part.etag}"` }], repeat), made, 'quoted etags are the same parts');
+  // Without answerRepeat (the binding, as the real one), a completed upload is gone.
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'again', id, [part]), code('STORE_NO_SUCH_UPLOAD'));
+  // Another parts list is another request: the upload is gone.
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'again', id, [{ partNumber: 1, etag: 'f'.repeat(32) }], repeat), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'again', id, [part, { partNumber: 2, etag: part.etag }], repeat), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'elsewhere', id, [part], repeat), code('STORE_NO_SUCH_UPLOAD'));
+  await assert.rejects(engine.uploadPart(bucket, 'again', id, 2, bytes('late')), code('STORE_NO_SUCH_UPLOAD'), 'a completed upload takes no parts');
+
+  // Maintenance within the day keeps the record; past it, it is forgotten.
+  clock.advance(23 * 3600_000);
+  await engine.expireUploads();
+  assert.deepEqual(await engine.completeMultipartUpload(bucket, 'again', id, [part], repeat), made);
+  clock.advance(3600_000 + 1);
+  assert.deepEqual(await engine.completeMultipartUpload(bucket, 'again', id, [part], repeat).catch((e: unknown) => e instanceof StoreError && e.code), 'STORE_NO_SUCH_UPLOAD',
+    'past a day, even before maintenance');
+  await engine.expireUploads();
+  assert.equal(await engine.metadata.getUpload(bucket, 'again', id), null, 'maintenance forgot it');
+});
+
+test('a completion sent again after its object was overwritten or deleted is NoSuchUpload', { timeout: 10_000 }, async (t) => {
+  const { engine, bucket } = await openTestEngine(t);
+  for (const change of ['overwrite', 'delete', 'complete again into a new object'] as const) {
+    const id = await engine.createMultipartUpload(bucket, change);
+    const part = await engine.uploadPart(bucket, change, id, 1, bytes('x'));
+    await engine.completeMultipartUpload(bucket, change, id, [part]);
+    if (change === 'overwrite') await engine.put(bucket, change, bytes('newer'));
+    else if (change === 'delete') await engine.delete(bucket, [change]);
+    else {
+      const other = await engine.createMultipartUpload(bucket, change);
+      await engine.completeMultipartUpload(bucket, change, other, [await engine.uploadPart(bucket, change, other, 1, bytes('x'))]);
+    }
+    await assert.rejects(engine.completeMultipartUpload(bucket, change, id, [part], { answerRepeat: true }), code('STORE_NO_SUCH_UPLOAD'), change);
+  }
+  // An aborted upload never answers a completion.
+  const aborted = await engine.createMultipartUpload(bucket, 'aborted');
+  const part = await engine.uploadPart(bucket, 'aborted', aborted, 1, bytes('x'));
+  await engine.abortMultipartUpload(bucket, 'aborted', aborted);
+  await assert.rejects(engine.completeMultipartUpload(bucket, 'aborted', aborted, [part], { answerRepeat: true }), code('STORE_NO_SUCH_UPLOAD'));
+});
+
+test('a stated completion checksum matches exactly the COMPOSITE checksum it names, with or without its part count', { timeout: 10_000 }, () => {
+  const digest = fc.uint8Array({ minLength: 4, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
+  fc.assert(fc.property(digest, digest, fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 10_000 }), (actual, other, parts, otherParts) => {
+    const stored = `${actual}-${parts}`;
+    const ok = (expected: { hex: string; parts?: number }) => {
+      try {
+        checkCompletionChecksum({ algorithm: 'sha256', ...expected }, stored);
+        return true;
+      } catch (error) {
+        assert.ok(error instanceof StoreError && error.code === 'STORE_BAD_DIGEST');
+        return false;
+      }
+    };
+    assert.equal(ok({ hex: actual }), true);
+    assert.equal(ok({ hex: actual, parts }), true);
+    assert.equal(ok({ hex: other }), other === actual);
+    assert.equal(ok({ hex: actual, parts: otherParts }), otherParts === parts);
+    assert.throws(() => checkCompletionChecksum({ algorithm: 'sha256', hex: actual }, undefined), code('STORE_BAD_DIGEST'), 'no checksum to check against');
+    checkCompletionChecksum(undefined, stored);
+  }));
 });

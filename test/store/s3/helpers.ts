@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { silentLogger } from '../../../src/core/log.ts';
+import { silentLogger, type Logger } from '../../../src/core/log.ts';
 import { adminKey } from '../../../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
@@ -12,14 +12,16 @@ import { openTestEngine } from '../../helpers/engine.ts';
 export const ACCESS_KEY_ID = 'EDGEPORTTESTKEY00001';
 export const SECRET = 'edgeport-test-secret-key-0123456789abcdef';
 
-export async function startS3(t: TestContext) {
+export async function startS3(t: TestContext, options: { logger?: Logger } = {}) {
   const fixture = await openTestEngine(t);
   fixture.clock.set(Date.now());
   const handler = createS3Handler({
-    engine: fixture.engine, clock: { now: () => Date.now() }, logger: silentLogger,
+    engine: fixture.engine, clock: { now: () => Date.now() }, logger: options.logger ?? silentLogger,
     keys: (id) => (id === ACCESS_KEY_ID ? adminKey(SECRET) : undefined),
   });
   const server: Server = createServer((req, res) => { void handler(req, res); });
+  // As `edgeport start` listens: the handler answers Expect: 100-continue once it accepts the request.
+  server.on('checkContinue', (req, res) => { void handler(req, res); });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

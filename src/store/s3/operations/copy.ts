@@ -20,7 +20,8 @@ export interface CopySource {
   length: number;
 }
 
-export async function readCopySource(ctx: S3Context, allowRange: boolean): Promise<CopySource> {
+/** The bucket and key `x-amz-copy-source` names (a null version id at most). */
+function copySourceOf(ctx: S3Context): { bucket: string; key: string } {
   const raw = String(ctx.req.headers['x-amz-copy-source'] ?? '');
   const [path, sourceQuery] = raw.split('?', 2) as [string, string | undefined];
   assertNullVersion(new URLSearchParams(sourceQuery ?? '').get('versionId'));
@@ -32,8 +33,11 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
   }
   const slash = decoded.indexOf('/');
   if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>.');
-  const bucket = decoded.slice(0, slash);
-  const key = decoded.slice(slash + 1);
+  return { bucket: decoded.slice(0, slash), key: decoded.slice(slash + 1) };
+}
+
+export async function readCopySource(ctx: S3Context, allowRange: boolean): Promise<CopySource> {
+  const { bucket, key } = copySourceOf(ctx);
   // The source is read with the key's rights too (the destination was checked before the operation ran).
   assertAllowed(ctx.grant, 'object-read', bucket);
   const rangeHeader = allowRange ? ctx.req.headers['x-amz-copy-source-range'] : undefined;
@@ -43,11 +47,20 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
     if (!m || Number(m[2]) < Number(m[1])) throw S3_ERRORS.invalidArgument('x-amz-copy-source-range must be bytes=first-last.');
     range = { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
   }
-  const result = await ctx.engine.get(bucket, key, range ? { range } : {});
+  const result = await ctx.engine.get(bucket, key, range ? { range } : {}).catch(async (error: unknown) => {
+    if (!(error instanceof StoreError) || error.code !== 'STORE_INVALID_RANGE') throw error;
+    const meta = await ctx.engine.head(bucket, key);
+    throw meta ? rangeNotSatisfiable(rangeHeader as string, meta.size) : new StoreError('STORE_NO_SUCH_KEY');
+  });
   if (!result?.body) throw new StoreError('STORE_NO_SUCH_KEY');
   if (namesSseC(ctx.req.headers, ctx.query, COPY_SOURCE_SSE_C)) {
     result.body.discard();
     throw sseCNotApplicable('copy source');
+  }
+  // A range must lie within the source: S3 does not shorten one that reaches past the end.
+  if (range && result.range.length !== range.length) {
+    result.body.discard();
+    throw rangeNotSatisfiable(rangeHeader as string, result.meta.size);
   }
   if (preconditionStatus(readPreconditions(ctx.req.headers, 'x-amz-copy-source-'), result.meta, false) !== 200) {
     result.body.discard();
@@ -56,10 +69,23 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
   return { meta: result.meta, body: result.body.stream(), length: result.range.length };
 }
 
+function rangeNotSatisfiable(header: string, size: number): S3Error {
+  return new S3Error('InvalidRange', 416, `The requested range is not satisfiable: x-amz-copy-source-range ${header} must lie within the source object's ${size} bytes (the last byte is ${size - 1}).`);
+}
+
+/** Headers that change what a copy onto its own key stores besides the metadata (S3 allows such a copy). */
+const IN_PLACE_CHANGES = ['x-amz-storage-class', 'x-amz-website-redirect-location', 'x-amz-server-side-encryption',
+  'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-customer-algorithm', 'x-amz-checksum-algorithm'];
+
 export async function copyObject(ctx: S3Context): Promise<void> {
-  const source = await readCopySource(ctx, false);
   const directive = String(ctx.req.headers['x-amz-metadata-directive'] ?? 'COPY').toUpperCase();
   if (directive !== 'COPY' && directive !== 'REPLACE') throw S3_ERRORS.invalidArgument('x-amz-metadata-directive must be COPY or REPLACE.');
+  const { bucket, key } = copySourceOf(ctx);
+  if (bucket === ctx.bucket && key === ctx.key && directive === 'COPY' && !IN_PLACE_CHANGES.some((name) => ctx.req.headers[name] !== undefined)) {
+    throw S3_ERRORS.invalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, '
+      + 'storage class, website redirect location or encryption attributes.');
+  }
+  const source = await readCopySource(ctx, false);
   const storageClass = storageClassFrom(ctx.req.headers);
   const options: PutOptions = directive === 'REPLACE'
     ? { httpMetadata: httpMetadataFrom(ctx.req.headers), customMetadata: customMetadataFrom(ctx.req.headers) }

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
-import type { Checksums, CompositeChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
+import type { Checksums, CompleteOptions, CompositeChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
 import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
@@ -95,12 +95,45 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   for (let i = 1; i < parts.length; i++) if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) throw new StoreError('STORE_INVALID_PART_ORDER');
   // If-Match / If-None-Match guard the object the completion would replace (S3 conditional writes).
   const onlyIf = writeCondition(ctx.req.headers);
-  const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, onlyIf ? { onlyIf } : {});
+  const expectedChecksum = await completionChecksum(ctx);
+  // A client retrying after a lost answer gets the same success (S3), not NoSuchUpload.
+  const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, {
+    answerRepeat: true, ...(onlyIf ? { onlyIf } : {}), ...(expectedChecksum ? { expectedChecksum } : {}),
+  });
   const checksums = checksumElements(meta.checksums);
   sendXml(ctx, 200, xmlDocument('CompleteMultipartUploadResult',
     element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)
     + (checksums === '' ? '' : checksums + element('ChecksumType', 'COMPOSITE'))));
 }
+
+/**
+ * The whole object's checksum a completion states (`x-amz-checksum-<algorithm>`, base64, `-<parts>`
+ * optional), to be checked against the COMPOSITE checksum the parts make: only an upload that keeps
+ * part checksums can be checked, and only in its own algorithm (another is InvalidRequest, as in S3).
+ * An upload keeping none (no algorithm, or FULL_OBJECT) is completed unchecked, as before.
+ */
+async function completionChecksum(ctx: S3Context): Promise<CompleteOptions['expectedChecksum']> {
+  const named = S3_CHECKSUM_ALGORITHMS.filter((algorithm) => ctx.req.headers[`x-amz-checksum-${algorithm}`] !== undefined);
+  if (named.length === 0) return undefined;
+  if (named.length > 1) throw S3_ERRORS.invalidRequest('Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
+  const algorithm = named[0]!;
+  const raw = String(ctx.req.headers[`x-amz-checksum-${algorithm}`]).trim();
+  const match = /^([A-Za-z0-9+/]+={0,2})(?:-(\d+))?$/.exec(raw);
+  const digest = match ? Buffer.from(match[1]!, 'base64') : undefined;
+  if (!match || !digest || digest.toString('base64') !== match[1] || digest.length !== CHECKSUM_BYTES[algorithm]) {
+    throw S3_ERRORS.invalidRequest(`Value for x-amz-checksum-${algorithm} header is invalid: it must be the base64 of a ${CHECKSUM_BYTES[algorithm]}-byte ${algorithm.toUpperCase()} digest, optionally followed by -<parts>.`);
+  }
+  const upload = await ctx.engine.getUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx));
+  // A finished or missing upload: the engine answers it (a repeated completion is checked against its object).
+  const kept = upload ? upload.checksumAlgorithm : algorithm === 'crc64nvme' ? null : algorithm;
+  if (!kept) return undefined;
+  if (kept !== algorithm) {
+    throw S3_ERRORS.invalidRequest(`Checksum Type mismatch occurred, expected checksum Type: ${kept}, actual checksum Type: ${algorithm}`);
+  }
+  return { algorithm: kept, hex: digest.toString('hex'), ...(match[2] !== undefined ? { parts: Number(match[2]) } : {}) };
+}
+
+const CHECKSUM_BYTES: Record<typeof S3_CHECKSUM_ALGORITHMS[number], number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32 };
 
 /** A part's `<ChecksumCRC32>` etc. in a CompleteMultipartUpload document, as hex by algorithm. */
 function namedChecksums(part: Record<string, unknown>): Checksums {

@@ -28,7 +28,7 @@ export function httpMetadataFrom(headers: IncomingHttpHeaders): HttpMetadata {
   if (language !== undefined) out.contentLanguage = language;
   const disposition = header(headers, 'content-disposition');
   if (disposition !== undefined) out.contentDisposition = disposition;
-  const encoding = header(headers, 'content-encoding')?.split(',').map((s) => s.trim()).filter((s) => s !== 'aws-chunked' && s !== '').join(', ');
+  const encoding = header(headers, 'content-encoding')?.split(',').map((s) => s.trim()).filter((s) => s.toLowerCase() !== 'aws-chunked' && s !== '').join(', ');
   if (encoding) out.contentEncoding = encoding;
   const cacheControl = header(headers, 'cache-control');
   if (cacheControl !== undefined) out.cacheControl = cacheControl;
