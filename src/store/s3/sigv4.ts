@@ -49,17 +49,22 @@ export function awsUriEncode(text: string, keepSlash: boolean): string {
   return keepSlash ? out.replace(/%2F/g, '/') : out;
 }
 
-/** Already canonical: unreserved characters and upper-case %XX escapes only. */
-const CANONICAL = /^(?:[A-Za-z0-9\-_.~]|%[0-9A-F]{2})*$/;
-/** An escape of an unreserved character, which the canonical form spells out. */
-const ESCAPED_UNRESERVED = /%(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2D|2E|5F|7E)/;
+/** Unreserved characters and '%' only (a character class: far quicker than a per-character alternation). */
+const UNRESERVED_OR_PERCENT = /^[A-Za-z0-9\-_.~%]*$/;
+/** An escape the canonical form spells differently: not upper-case hex, or of an unreserved character. */
+const NOT_CANONICAL_ESCAPE = /%(?![0-9A-F]{2})|%(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2D|2E|5F|7E)/;
+
+/** Already canonical: unreserved characters and upper-case %XX escapes of anything but an unreserved character. */
+function isCanonical(raw: string): boolean {
+  return UNRESERVED_OR_PERCENT.test(raw) && (!raw.includes('%') || !NOT_CANONICAL_ESCAPE.test(raw));
+}
 
 /**
  * The canonical (AWS URI-encoded) form of one received, percent-encoded component. Clients send
  * components already in that form nearly always, so that case is recognised without decoding.
  */
 function canonicalComponent(raw: string): string {
-  if (CANONICAL.test(raw) && (!raw.includes('%') || !ESCAPED_UNRESERVED.test(raw))) return raw;
+  if (isCanonical(raw)) return raw;
   try {
     return awsUriEncode(decodeURIComponent(raw), false);
   } catch {
@@ -78,21 +83,33 @@ export function canonicalUri(rawPath: string): string {
 
 export function canonicalQuery(rawQuery: string, skip?: string): string {
   if (rawQuery === '') return '';
-  const pairs: Array<[string, string]> = [];
+  const keys: string[] = [];
+  const values: string[] = [];
+  // Clients nearly always send their parameters sorted already: then no sort is needed.
+  let sorted = true;
   for (const part of rawQuery.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
     const key = canonicalComponent(eq < 0 ? part : part.slice(0, eq));
     if (key === skip) continue;
-    pairs.push([key, eq < 0 ? '' : canonicalComponent(part.slice(eq + 1))]);
+    const value = eq < 0 ? '' : canonicalComponent(part.slice(eq + 1));
+    const last = keys.length - 1;
+    if (sorted && last >= 0 && compareParams(keys[last]!, values[last]!, key, value) > 0) sorted = false;
+    keys.push(key);
+    values.push(value);
   }
-  pairs.sort(byKeyThenValue);
   let out = '';
-  for (const [key, value] of pairs) out += out === '' ? `${key}=${value}` : `&${key}=${value}`;
+  if (sorted) {
+    for (let i = 0; i < keys.length; i++) out += i === 0 ? `${keys[i]}=${values[i]}` : `&${keys[i]}=${values[i]}`;
+    return out;
+  }
+  const order = keys.map((_, i) => i).sort((a, b) => compareParams(keys[a]!, values[a]!, keys[b]!, values[b]!));
+  for (const i of order) out += out === '' ? `${keys[i]}=${values[i]}` : `&${keys[i]}=${values[i]}`;
   return out;
 }
 
-function byKeyThenValue([ak, av]: [string, string], [bk, bv]: [string, string]): number {
+/** By name, then by value (code unit order, as AWS sorts). */
+function compareParams(ak: string, av: string, bk: string, bv: string): number {
   if (ak !== bk) return ak < bk ? -1 : 1;
   return av < bv ? -1 : av > bv ? 1 : 0;
 }
@@ -235,12 +252,17 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   ].join('\n');
   const scope = `${date}/${region}/s3/aws4_request`;
   const key = signingKey(secret, date, region, 's3');
-  const matches = (hash: string) => signatureMatches(key, `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(`${head}\n${hash}`)}`, signature);
   const context: SigningContext = { accessKeyId, amzDate, scope, signingKey: key, signature, payloadHash };
   if (payloadHash === 'DEFERRED') {
-    context.verifyDeferred = matches;
+    context.verifyDeferred = (hash) => requestSignatureMatches(context, head, hash);
     return context;
   }
-  if (!matches(payloadHash)) throw S3_ERRORS.signatureDoesNotMatch();
+  if (!requestSignatureMatches(context, head, payloadHash)) throw S3_ERRORS.signatureDoesNotMatch();
   return context;
+}
+
+/** Whether the request signature is that of the canonical request `head` with the payload hash `hash`. */
+function requestSignatureMatches(context: SigningContext, head: string, hash: string): boolean {
+  const stringToSign = `${ALGORITHM}\n${context.amzDate}\n${context.scope}\n${sha256Hex(`${head}\n${hash}`)}`;
+  return signatureMatches(context.signingKey, stringToSign, context.signature);
 }
