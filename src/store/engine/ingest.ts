@@ -45,12 +45,16 @@ function bodyDigests(extraAlgorithm: ChecksumAlgorithm | undefined, length: numb
   const extra = extraAlgorithm && extraAlgorithm !== 'md5' ? NODE_HASH[extraAlgorithm] : undefined;
   const digest = createBodyDigest(extra ? ['md5', extra] : ['md5'], length);
   return {
-    update: (chunk) => digest.update(chunk),
+    update(chunk) {
+      return digest.update(chunk);
+    },
     async finish() {
       const [md5Hex, extraHex] = await digest.digest() as [string, string | undefined];
       return [md5Hex, extraAlgorithm ? (extraHex ?? md5Hex) : undefined];
     },
-    cancel: () => digest.cancel(),
+    cancel() {
+      digest.cancel();
+    },
   };
 }
 
