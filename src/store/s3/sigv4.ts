@@ -150,14 +150,50 @@ export function sha256Hex(data: string | Uint8Array): string {
   return oneShotHash ? oneShotHash('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 
+/** A signing key's HMAC pads: the key XOR 0x36 (64 bytes), and the key XOR 0x5c followed by room for the inner digest (96). */
+interface HmacPads {
+  inner: Buffer;
+  outer: Buffer;
+}
+
+/** Pads per signing key (signingKey() hands out one Buffer per key, so they are computed once a day per key). */
+const padsOf = new WeakMap<Buffer, HmacPads>();
+
+function hmacPads(key: Buffer): HmacPads {
+  let pads = padsOf.get(key);
+  if (!pads) {
+    // A key longer than the block is hashed first (RFC 2104); SigV4's derived keys are 32 bytes.
+    const block = key.length > 64 ? createHash('sha256').update(key).digest() : key;
+    pads = { inner: Buffer.alloc(64, 0x36), outer: Buffer.alloc(96, 0) };
+    pads.outer.fill(0x5c, 0, 64);
+    for (let i = 0; i < block.length; i++) {
+      pads.inner[i]! ^= block[i]!;
+      pads.outer[i]! ^= block[i]!;
+    }
+    padsOf.set(key, pads);
+  }
+  return pads;
+}
+
+/**
+ * HMAC-SHA256 (RFC 2104) as two one-shot hashes of the key's cached pads and the text: createHmac
+ * sets up an OpenSSL MAC context per call, which cost more than both hashes (3 vs 1.5 us here).
+ */
 export function hmacHex(key: Buffer, text: string): string {
-  return createHmac('sha256', key).update(text).digest('hex');
+  if (!oneShotHash) return createHmac('sha256', key).update(text).digest('hex');
+  const pads = hmacPads(key);
+  const message = Buffer.allocUnsafe(64 + Buffer.byteLength(text));
+  pads.inner.copy(message, 0);
+  message.write(text, 64, 'utf8');
+  // The outer pad's last 32 bytes are scratch for the inner digest (this runs synchronously).
+  pads.outer.write(oneShotHash('sha256', message, 'hex'), 64, 'hex');
+  return oneShotHash('sha256', pads.outer, 'hex');
 }
 
 /** Compares an HMAC of `text` with a hex signature in constant time. */
 function signatureMatches(key: Buffer, text: string, signature: string): boolean {
   if (signature.length !== 64 || !/^[0-9a-f]{64}$/.test(signature)) return false;
-  return timingSafeEqual(createHmac('sha256', key).update(text).digest(), Buffer.from(signature, 'hex'));
+  return timingSafeEqual(Buffer.from(hmacHex(key, text), 'latin1'), Buffer.from(signature, 'latin1'));
 }
 
 const PAYLOAD_MODES = new Set(['UNSIGNED-PAYLOAD', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
