@@ -39,6 +39,15 @@ export class ObjectEngine implements StoreEngine {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #inlineMax: number;
+  /**
+   * Buckets looked up during this turn of the event loop, forgotten at its end (and at once when this
+   * engine creates or deletes a bucket). Requests that arrive together (one socket read each)
+   * share one lookup: each lookup outside a transaction is a SQLite read transaction of its own,
+   * whose locks cost more than the query (a PUT's largest single cost). Every write still checks
+   * its bucket again inside its own transaction.
+   */
+  readonly #turnBuckets = new Map<string, BucketInfo>();
+  #forgetScheduled = false;
 
   constructor(options: ObjectEngineOptions) {
     this.#meta = options.meta;
@@ -86,7 +95,8 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async deleteBucket(name: string): Promise<void> {
-    const outcome = await this.#meta.deleteBucket(name);
+    this.#turnBuckets.delete(name);
+    const outcome = await this.#meta.deleteBucket(name).finally(() => this.#turnBuckets.delete(name));
     if (outcome === 'missing') throw new StoreError('STORE_NO_SUCH_BUCKET');
     if (outcome === 'not-empty') throw new StoreError('STORE_BUCKET_NOT_EMPTY');
   }
@@ -261,8 +271,18 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async #bucket(name: string): Promise<BucketInfo> {
+    const known = this.#turnBuckets.get(name);
+    if (known) return known;
     const bucket = await this.#meta.getBucket(name);
     if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
+    this.#turnBuckets.set(name, bucket);
+    if (!this.#forgetScheduled) {
+      this.#forgetScheduled = true;
+      setImmediate(() => {
+        this.#forgetScheduled = false;
+        this.#turnBuckets.clear();
+      });
+    }
     return bucket;
   }
 

@@ -176,6 +176,27 @@ test('replaced and deleted blobs are reclaimed after the grace period', { timeou
   assert.equal((await engine.get(bucket, 'k'))?.meta.size, 100_000);
 });
 
+test('a bucket deleted, or made again with another storage class, through another connection is what the next put sees', { timeout: 10_000 }, async (t) => {
+  const first = await openTestEngine(t);
+  const second = await openTestEngine(t, { dataDir: first.dataDir, ...(first.database ? { database: first.database } : {}) });
+  await first.engine.createBucket('shared', { storageClass: 'InfrequentAccess' });
+  // Several puts at once share one bucket lookup (object-engine.ts): they all see the bucket as it is.
+  const puts = await Promise.all(['a', 'b', 'c'].map((key) => first.engine.put('shared', key, bytes(key))));
+  assert.deepEqual(puts.map((meta) => meta?.storageClass), ['InfrequentAccess', 'InfrequentAccess', 'InfrequentAccess']);
+  await second.engine.delete('shared', ['a', 'b', 'c']);
+  await second.engine.deleteBucket('shared');
+  await assert.rejects(first.engine.put('shared', 'd', bytes('d')), (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
+  await second.engine.createBucket('shared');
+  assert.equal((await first.engine.put('shared', 'e', bytes('e')))?.storageClass, 'Standard');
+  // Through the same engine, a deletion is seen at once, even by a put started in the same turn.
+  await first.engine.delete('shared', ['e']);
+  const deleting = first.engine.deleteBucket('shared');
+  const late = first.engine.put('shared', 'f', bytes('f'));
+  await deleting;
+  await assert.rejects(late, (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
+  await assert.rejects(first.engine.put('shared', 'g', bytes('g')), (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
+});
+
 test('a bucket deleted while a put streams its body: the put fails with NoSuchBucket and keeps nothing', { timeout: 10_000 }, async (t) => {
   const { engine, blobIds } = await openTestEngine(t, { inlineMaxBytes: 1024 });
   await engine.createBucket('doomed');
