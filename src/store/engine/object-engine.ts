@@ -40,11 +40,11 @@ export class ObjectEngine implements StoreEngine {
   readonly #logger: Logger;
   readonly #inlineMax: number;
   /**
-   * Buckets looked up during this turn of the event loop, forgotten at its end (and at once when this
-   * engine creates or deletes a bucket). Requests that arrive together (one socket read each)
-   * share one lookup: each lookup outside a transaction is a SQLite read transaction of its own,
-   * whose locks cost more than the query (a PUT's largest single cost). Every write still checks
-   * its bucket again inside its own transaction.
+   * Buckets found during this turn of the event loop, forgotten at its end (and at once when this
+   * engine deletes one; a missing bucket is never remembered). Requests that arrive together (one
+   * socket read each) share one lookup: each lookup outside a transaction is a SQLite read
+   * transaction of its own, whose locks cost more than the query (a PUT's largest single cost).
+   * Every write still checks its bucket again inside its own transaction.
    */
   readonly #turnBuckets = new Map<string, BucketInfo>();
   #forgetScheduled = false;
