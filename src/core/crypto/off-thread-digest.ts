@@ -187,7 +187,9 @@ export function createBodyDigest(algorithms: readonly string[], length: number |
       for (const hash of hashes) hash.update(chunk);
       return undefined;
     },
-    digest: async () => hashes.map((hash) => hash.digest('hex')),
+    async digest() {
+      return hashes.map((hash) => hash.digest('hex'));
+    },
     cancel() {},
   };
 }

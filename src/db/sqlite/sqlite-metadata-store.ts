@@ -154,7 +154,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome> {
     return this.#writes.run((): PutOutcome => {
       if (!this.#bucketExists(bucket)) return 'no-bucket';
-      const current = this.#currentObject(bucket, meta.key);
+      const current = this.#currentRow(bucket, meta.key);
       if (precondition && !precondition(current ? toMeta(current) : null)) return 'precondition-failed';
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);
@@ -165,7 +165,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
     await this.#writes.run(() => {
       for (const key of keys) {
-        const current = this.#currentObject(bucket, key);
+        const current = this.#currentRow(bucket, key);
         if (!current) continue;
         this.#dropObjectData(current);
         this.#sql.deleteObject.run(bucket, key);
@@ -330,6 +330,12 @@ export class SqliteMetadataStore implements MetadataStore {
     for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) this.#reclaim(part.blob_id);
     this.#sql.deleteParts.run(uploadId);
     this.#sql.setUploadState.run('aborted', this.#clock.now(), uploadId);
+  }
+
+  /** The current object's row without its inline body (what replacing or deleting it needs). */
+  #currentRow(bucket: string, key: string): ObjectRecord | undefined {
+    const row = this.#sql.headObject.get(bucket, key) as RawObjectRow | undefined;
+    return row ? objectRecord(row) : undefined;
   }
 
   #currentObject(bucket: string, key: string): ObjectRecord | undefined {

@@ -4,8 +4,9 @@
  * src/core/crypto/off-thread-digest.ts), keeps small bodies in memory to be stored inline in the
  * metadata row, and spills larger ones to a blob file. Nothing is buffered beyond the inline threshold.
  */
+import * as crypto from 'node:crypto';
 import type { BlobStore, BlobWriter } from '../blobs/blob-store.ts';
-import { createBodyDigest } from '../../core/crypto/off-thread-digest.ts';
+import { createBodyDigest, type StreamDigest } from '../../core/crypto/off-thread-digest.ts';
 import { StoreError } from './errors.ts';
 import type { BodyInput, ChecksumAlgorithm } from './types.ts';
 
@@ -32,25 +33,47 @@ export interface IngestOptions {
   alwaysBlob?: boolean;
 }
 
+/** crypto.hash (Node 20.12+) hashes a whole small body in one call, cheaper than setting up a Hash object. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'hex') => string }).hash;
+
 /** MD5 (the etag) and the extra algorithm, hashed inline or on the hashing thread. */
 interface BodyDigests {
   update(chunk: Uint8Array): Promise<void> | undefined;
-  /** [md5 hex, extra hex (when asked for)] */
-  finish(): Promise<[string, string | undefined]>;
+  /**
+   * [md5 hex, extra hex (when asked for)]. `whole` is the entire body when it is at hand: if no
+   * chunk was given to update, it is hashed in one call per algorithm.
+   */
+  finish(whole?: Uint8Array): Promise<[string, string | undefined]>;
   cancel(): void;
 }
 
-/** MD5 and the extra algorithm, on the hashing thread for a large body (`length`, when known). */
+/** MD5 and the extra algorithm, on the hashing thread for a large body (`length`, when known); set up on first use. */
 function bodyDigests(extraAlgorithm: ChecksumAlgorithm | undefined, length: number | undefined): BodyDigests {
   const extra = extraAlgorithm && extraAlgorithm !== 'md5' ? NODE_HASH[extraAlgorithm] : undefined;
-  const digest = createBodyDigest(extra ? ['md5', extra] : ['md5'], length);
+  const algorithms = extra ? ['md5', extra] : ['md5'];
+  let digest: StreamDigest | undefined;
   return {
-    update: (chunk) => digest.update(chunk),
-    async finish() {
-      const [md5Hex, extraHex] = await digest.digest() as [string, string | undefined];
+    update(chunk) {
+      digest ??= createBodyDigest(algorithms, length);
+      return digest.update(chunk);
+    },
+    async finish(whole) {
+      let hex: string[];
+      if (!digest && whole && oneShotHash) {
+        hex = algorithms.map((algorithm) => oneShotHash(algorithm, whole, 'hex'));
+      } else {
+        if (!digest) {
+          digest = createBodyDigest(algorithms, length);
+          if (whole) await digest.update(whole);
+        }
+        hex = await digest.digest();
+      }
+      const [md5Hex, extraHex] = hex as [string, string | undefined];
       return [md5Hex, extraAlgorithm ? (extraHex ?? md5Hex) : undefined];
     },
-    cancel: () => digest.cancel(),
+    cancel() {
+      digest?.cancel();
+    },
   };
 }
 
@@ -58,8 +81,8 @@ export async function ingestBody(body: BodyInput, options: IngestOptions): Promi
   if (body instanceof Uint8Array) {
     if (body.byteLength > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
     const digests = bodyDigests(options.extraAlgorithm, undefined);
-    digests.update(body);
     if (!options.alwaysBlob && body.byteLength <= options.inlineMax) return finish(digests, options, body.byteLength, { inline: body });
+    digests.update(body);
     const writer = await options.blobs.createWriter({ size: body.byteLength });
     try {
       await writer.write(body);
@@ -73,11 +96,12 @@ export async function ingestBody(body: BodyInput, options: IngestOptions): Promi
   const declared = body.length;
   // A body kept inline is small: hashed where it is.
   const spills = declared !== undefined && (options.alwaysBlob || declared > options.inlineMax);
-  return ingestStream(body.stream, declared, bodyDigests(options.extraAlgorithm, spills ? declared : undefined), options);
+  return ingestStream(body.stream, declared, bodyDigests(options.extraAlgorithm, spills ? declared : undefined), options, spills);
 }
 
+/** `spills`: the declared length is known to need a blob file, so chunks are hashed as they come. */
 async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number | undefined, digests: BodyDigests,
-  options: IngestOptions): Promise<Ingested> {
+  options: IngestOptions, spills: boolean): Promise<Ingested> {
   if (declared !== undefined && declared > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
   const held: Uint8Array[] = [];
   let size = 0;
@@ -87,15 +111,21 @@ async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number 
       if (chunk.byteLength === 0) continue;
       size += chunk.byteLength;
       if (size > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
-      const hashing = digests.update(chunk);
+      // A body that may stay inline is hashed whole at the end (one call); chunks held until it
+      // spills are hashed then, from their private copies.
+      let hashing: Promise<void> | undefined;
       if (writer) {
+        hashing = digests.update(chunk);
         await writer.write(chunk);
       } else if (options.alwaysBlob || size > options.inlineMax) {
         writer = await options.blobs.createWriter({ size: declared });
+        if (!spills) for (const early of held) await digests.update(early);
+        hashing = digests.update(chunk);
         for (const early of held) await writer.write(early);
         held.length = 0;
         await writer.write(chunk);
       } else {
+        if (spills) hashing = digests.update(chunk);
         // Streams may reuse their buffers; keep a private copy of the (small) inline bytes.
         held.push(Uint8Array.prototype.slice.call(chunk));
       }
@@ -121,7 +151,7 @@ async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number 
 }
 
 async function finish(digests: BodyDigests, options: IngestOptions, size: number, where: { inline?: Uint8Array; blobId?: string }): Promise<Ingested> {
-  const [md5, extraHex] = await digests.finish();
+  const [md5, extraHex] = await digests.finish(where.inline);
   const result: Ingested = { size, md5, ...where };
   if (options.extraAlgorithm && extraHex !== undefined) result.extra = { algorithm: options.extraAlgorithm, hex: extraHex };
   return result;

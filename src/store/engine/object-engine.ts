@@ -42,6 +42,15 @@ export class ObjectEngine implements StoreEngine {
   readonly #logger: Logger;
   readonly #inlineMax: number;
   readonly #cors: CorsCache;
+  /**
+   * Buckets found during this turn of the event loop, forgotten at its end (and at once when this
+   * engine deletes one; a missing bucket is never remembered). Requests that arrive together (one
+   * socket read each) share one lookup: each lookup outside a transaction is a SQLite read
+   * transaction of its own, whose locks cost more than the query (a PUT's largest single cost).
+   * Every write still checks its bucket again inside its own transaction.
+   */
+  readonly #turnBuckets = new Map<string, BucketInfo>();
+  #forgetScheduled = false;
 
   constructor(options: ObjectEngineOptions) {
     this.#meta = options.meta;
@@ -90,7 +99,8 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async deleteBucket(name: string): Promise<void> {
-    const outcome = await this.#meta.deleteBucket(name);
+    this.#turnBuckets.delete(name);
+    const outcome = await this.#meta.deleteBucket(name).finally(() => this.#turnBuckets.delete(name));
     if (outcome === 'missing') throw new StoreError('STORE_NO_SUCH_BUCKET');
     if (outcome === 'not-empty') throw new StoreError('STORE_BUCKET_NOT_EMPTY');
     this.#cors.invalidate(ownBucketName(name));
@@ -316,8 +326,18 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async #bucket(name: string): Promise<BucketInfo> {
+    const known = this.#turnBuckets.get(name);
+    if (known) return known;
     const bucket = await this.#meta.getBucket(name);
     if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
+    this.#turnBuckets.set(name, bucket);
+    if (!this.#forgetScheduled) {
+      this.#forgetScheduled = true;
+      setImmediate(() => {
+        this.#forgetScheduled = false;
+        this.#turnBuckets.clear();
+      });
+    }
     return bucket;
   }
 

@@ -64,15 +64,15 @@ async function guardedCheck<T>(guard: CredentialGuard, address: string | undefin
 async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, now: number, guard: CredentialGuard,
   address: string | undefined): Promise<{ signing: SigningContext; settle: () => void }> {
   let attempt: CredentialAttempt | undefined;
-  const lookup: SecretLookup = (accessKeyId) => {
-    const admission = guard.admit(address, accessKeyId);
-    if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
-    attempt = admission.attempt;
-    return secrets(accessKeyId);
-  };
   let signing: SigningContext;
   try {
-    signing = await verifySignature(request, lookup, now);
+    // The lookup is passed inline (a `const` arrow would be named by tsx on every request).
+    signing = await verifySignature(request, (accessKeyId) => {
+      const admission = guard.admit(address, accessKeyId);
+      if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
+      attempt = admission.attempt;
+      return secrets(accessKeyId);
+    }, now);
   } catch (error) {
     if (error instanceof S3Error && FAILED_AUTHENTICATION.has(error.s3Code)) attempt?.failed();
     else attempt?.abandoned();
@@ -89,5 +89,5 @@ async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, 
   } else {
     attempt?.succeeded();
   }
-  return { signing, settle: () => attempt?.abandoned() };
+  return { signing, settle() { attempt?.abandoned(); } };
 }

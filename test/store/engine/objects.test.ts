@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { StoreError } from '../../../src/store/engine/errors.ts';
 import { bytes, openTestEngine, readAll } from '../../helpers/engine.ts';
 import { TEST_DB } from '../../helpers/postgres.ts';
@@ -60,6 +61,24 @@ test('large streamed bodies go to a blob file and stream back intact', { timeout
   const ranged = await engine.get(bucket, 'big', { range: { offset: 1_000_000, length: 10 } });
   assert.ok(ranged?.body);
   assert.ok(Buffer.from(data.subarray(1_000_000, 1_000_010)).equals(await readAll(ranged.body.stream())));
+});
+
+test('md5 and an extra checksum are right however a body arrives: whole, streamed inline, or spilling to a blob part way', { timeout: 60_000 }, async (t) => {
+  const { engine, bucket } = await openTestEngine(t, { inlineMaxBytes: 1024 });
+  let run = 0;
+  // Lengths drawn as numbers: fast-check keeps generated arrays short, and the interesting bodies pass 1024 bytes.
+  await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 1500 }), fc.boolean(), fc.constantFrom('whole', 'stream'),
+    async (length, chunkSize, declared, shape) => {
+      const data = new Uint8Array(length).map((_, i) => (i * 31 + length) % 251);
+      const sha256 = createHash('sha256').update(data).digest('hex');
+      const body = shape === 'whole' ? data : { stream: chunked(data, chunkSize), ...(declared ? { length: data.byteLength } : {}) };
+      const put = await engine.put(bucket, `k${run++}`, body, { expectedChecksum: { algorithm: 'sha256', hex: sha256 } });
+      assert.equal(put?.etag, md5(data));
+      assert.equal(put?.checksums.sha256, sha256);
+      const got = await engine.get(bucket, put.key);
+      assert.ok(got?.body);
+      assert.ok(Buffer.from(data).equals(await readAll(got.body.stream())));
+    }), { numRuns: 60 });
 });
 
 test('a stream shorter than its declared length stores nothing', { timeout: 10_000 }, async (t) => {
@@ -174,6 +193,27 @@ test('replaced and deleted blobs are reclaimed after the grace period', { timeou
   assert.equal(await engine.reclaimBlobs(), 2);
   assert.equal((await blobIds()).length, 1);
   assert.equal((await engine.get(bucket, 'k'))?.meta.size, 100_000);
+});
+
+test('a bucket deleted, or made again with another storage class, through another connection is what the next put sees', { timeout: 10_000 }, async (t) => {
+  const first = await openTestEngine(t);
+  const second = await openTestEngine(t, { dataDir: first.dataDir, ...(first.database ? { database: first.database } : {}) });
+  await first.engine.createBucket('shared', { storageClass: 'InfrequentAccess' });
+  // Several puts at once share one bucket lookup (object-engine.ts): they all see the bucket as it is.
+  const puts = await Promise.all(['a', 'b', 'c'].map((key) => first.engine.put('shared', key, bytes(key))));
+  assert.deepEqual(puts.map((meta) => meta?.storageClass), ['InfrequentAccess', 'InfrequentAccess', 'InfrequentAccess']);
+  await second.engine.delete('shared', ['a', 'b', 'c']);
+  await second.engine.deleteBucket('shared');
+  await assert.rejects(first.engine.put('shared', 'd', bytes('d')), (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
+  await second.engine.createBucket('shared');
+  assert.equal((await first.engine.put('shared', 'e', bytes('e')))?.storageClass, 'Standard');
+  // Through the same engine, a deletion is seen at once, even by a put started in the same turn.
+  await first.engine.delete('shared', ['e']);
+  const deleting = first.engine.deleteBucket('shared');
+  const late = first.engine.put('shared', 'f', bytes('f'));
+  await deleting;
+  await assert.rejects(late, (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
+  await assert.rejects(first.engine.put('shared', 'g', bytes('g')), (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
 });
 
 test('a bucket deleted while a put streams its body: the put fails with NoSuchBucket and keeps nothing', { timeout: 10_000 }, async (t) => {

@@ -1,8 +1,9 @@
-/** Canonical query and URI of SigV4: the fast path agrees with decode-then-AWS-encode everywhere. */
+/** Canonical query and URI of SigV4: the fast path agrees with decode-then-AWS-encode everywhere; the HMAC agrees with node:crypto's. */
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { canonicalQuery, canonicalUri } from '../../../src/store/s3/sigv4.ts';
+import { canonicalQuery, canonicalUri, hmacHex } from '../../../src/store/s3/sigv4.ts';
 
 /** The definition, byte by byte: escapes and UTF-8 characters to bytes; unreserved bytes as characters, others as %XX. */
 function canonical(text: string): string {
@@ -50,4 +51,11 @@ test('canonicalUri keeps slashes and canonicalises each segment', { timeout: 10_
     const expected = raw.split('/').map(canonical).join('/');
     assert.equal(canonicalUri(raw), expected);
   }));
+});
+
+test('hmacHex equals createHmac for any key and text, the same key used again included', { timeout: 10_000 }, () => {
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), fc.array(fc.string({ unit: 'binary', maxLength: 300 }), { minLength: 1, maxLength: 3 }), (bytes, texts) => {
+    const key = Buffer.from(bytes);
+    for (const text of texts) assert.equal(hmacHex(key, text), createHmac('sha256', key).update(text).digest('hex'));
+  }), { numRuns: 1000 });
 });
