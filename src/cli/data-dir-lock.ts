@@ -23,6 +23,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { currentProcess, isRunning, type ProcessIdentity } from '../core/process-identity.ts';
+import { retainNative } from '../db/sqlite/open-sqlite.ts';
 import { CliError } from './cli-errors.ts';
 
 export const LOCK_FILE = 'edgeport.lock';
@@ -69,9 +70,10 @@ export function lockDataDir(dataDir: string, options: LockOptions): DataDirLock 
   }
   let db: Database.Database | undefined;
   try {
-    db = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
-    // No journal file: the transaction never writes; it exists only to hold the lock.
-    db.pragma('journal_mode = MEMORY');
+    // Kept reachable even once closed: Node 24 aborts when V8 collects a better-sqlite3 object (open-sqlite.ts).
+    db = retainNative(new Database(join(dataDir, LOCK_FILE), { timeout: 0 }));
+    // No journal file: the transaction never writes; it exists only to hold the lock (exec: no Statement object).
+    db.exec('PRAGMA journal_mode = MEMORY');
     db.exec('BEGIN EXCLUSIVE');
   } catch (error) {
     db?.close();

@@ -18,6 +18,12 @@ import { WriteQueue } from './write-queue.ts';
 
 const retained: object[] = [];
 
+/** Keeps a better-sqlite3 object made elsewhere (e.g. the data dir's lock) reachable until the process ends. */
+export function retainNative<T extends object>(native: T): T {
+  retained.push(native);
+  return native;
+}
+
 export function openSqlite(file: string): Database {
   const db = new BetterSqlite3(file);
   retained.push(db);
