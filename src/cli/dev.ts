@@ -6,9 +6,8 @@
  * the first account's when the data dir has accounts (what `edgeport start` gives its scripts),
  * else as buckets of no account, which the first account adopts once `edgeport start` makes it.
  */
-import { systemClock } from '../core/clock.ts';
 import { createLogger } from '../core/log.ts';
-import { openControlStore } from '../db/open-control-store.ts';
+import { firstAccountIdIn } from '../db/open-control-store.ts';
 import { loadScriptConfig, startScriptHost } from '../runtime/index.ts';
 import type { DevArgs } from './args.ts';
 import { optionHint } from './commands.ts';
@@ -28,7 +27,7 @@ export async function runDev(args: DevArgs): Promise<void> {
   let host;
   let listener;
   try {
-    const accountId = usesDataDir ? await firstAccountId(args.dataDir) : null;
+    const accountId = usesDataDir ? await firstAccountIdIn(args.dataDir) : null;
     host = await startScriptHost({ script, accountId, dataDir: args.dataDir, logger });
     try {
       // The default [limits]: plain-text refusals, as the edge answers.
@@ -48,14 +47,4 @@ export async function runDev(args: DevArgs): Promise<void> {
     lock?.release();
   });
   process.stdout.write(`edgeport dev: serving script ${JSON.stringify(script.name)} at ${listener.url}\n`);
-}
-
-/** The data dir's first account, if it has one. */
-async function firstAccountId(dataDir: string): Promise<string | null> {
-  const control = await openControlStore({ dataDir, clock: systemClock });
-  try {
-    return (await control.firstAccount())?.id ?? null;
-  } finally {
-    await control.close();
-  }
 }

@@ -2,7 +2,7 @@
  * Opens the control plane's store: on the instance's PgDatabase when it has one (several instances
  * share it), otherwise on SQLite in the data dir's `metadata.sqlite`.
  */
-import type { Clock } from '../core/clock.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
 import type { ControlStore } from './control-store.ts';
 import { PgControlStore } from './postgres/pg-control-store.ts';
 import type { PgDatabase } from './postgres/pg-database.ts';
@@ -21,4 +21,14 @@ export interface OpenControlStoreOptions {
 export async function openControlStore(options: OpenControlStoreOptions): Promise<ControlStore> {
   if (options.database) return PgControlStore.open({ database: options.database, clock: options.clock });
   return openSqliteControlStore({ dataDir: options.dataDir, clock: options.clock, ...(options.autoCheckpoint === undefined ? {} : { autoCheckpoint: options.autoCheckpoint }) });
+}
+
+/** The first account of the control store in `dataDir`, if it has one (what `edgeport dev` and `edgeport/store` bind). */
+export async function firstAccountIdIn(dataDir: string): Promise<string | null> {
+  const control = await openControlStore({ dataDir, clock: systemClock });
+  try {
+    return (await control.firstAccount())?.id ?? null;
+  } finally {
+    await control.close();
+  }
 }

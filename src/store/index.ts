@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { lockDataDir, type DataDirLock } from '../cli/data-dir-lock.ts';
-import { systemClock } from '../core/clock.ts';
-import { openControlStore } from '../db/open-control-store.ts';
+import { firstAccountIdIn } from '../db/open-control-store.ts';
 import { compatibilityDateProblem, unknownCompatibilityFlags } from '../runtime/compat.ts';
 import { listHonorsInclude } from './binding/compat.ts';
 import { StoreBucket } from './binding/store-bucket.ts';
@@ -112,7 +111,7 @@ export async function openStoreBucket(options: OpenStoreBucketOptions): Promise<
   try {
     // One process per data dir, as `edgeport start` and `edgeport dev`: a running one refuses us here.
     lock = lockDataDir(dataDir, { flagHint: 'the dataDir option of openStoreBucket', command: `openStoreBucket (${process.argv.slice(1).join(' ')})` });
-    const account = options.account !== undefined ? options.account : temporary ? null : await firstAccountId(dataDir);
+    const account = options.account !== undefined ? options.account : temporary ? null : await firstAccountIdIn(dataDir);
     engine = await openStoreEngine({ dataDir, recover: true, maintenance: true });
     await accountStore(engine, account).ensureBucket(bucket);
     return new LocalStoreBucket(engine, { dataDir, account, bucket }, listHonorsInclude(compatibilityDate, compatibilityFlags), release);
@@ -147,14 +146,4 @@ function checkOptions(options: OpenStoreBucketOptions): OpenStoreBucketOptions {
     if (unknown.length > 0) throw new TypeError(`openStoreBucket: unknown compatibility flag(s) ${unknown.map((flag) => JSON.stringify(flag)).join(', ')}.`);
   }
   return options;
-}
-
-/** The data dir's first account, if it has one (what `edgeport dev` binds). */
-async function firstAccountId(dataDir: string): Promise<string | null> {
-  const control = await openControlStore({ dataDir, clock: systemClock });
-  try {
-    return (await control.firstAccount())?.id ?? null;
-  } finally {
-    await control.close();
-  }
 }
