@@ -391,6 +391,7 @@ export class SqliteControlStore implements ControlStore {
     // Let queued writes finish first: a write queued after this point would fail.
     await this.#writes.run(() => undefined);
     this.#db.close();
+    await this.#writes.close();
   }
 
   #insertRuleset(ruleset: RulesetRecord): void {

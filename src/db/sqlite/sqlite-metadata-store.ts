@@ -324,6 +324,7 @@ export class SqliteMetadataStore implements MetadataStore {
     // Let queued writes finish first: a write queued after this point would fail.
     await this.#writes.run(() => undefined);
     this.#db.close();
+    await this.#writes.close();
   }
 
   #abort(uploadId: string): void {

@@ -54,6 +54,11 @@ export class WriteQueue {
     });
   }
 
+  /** Lets the WAL file go, once the writes already queued are durable (call after the last write). */
+  close(): Promise<void> {
+    return this.#wal.close();
+  }
+
   /**
    * Takes the write lock. Another connection (a script worker's) may hold it for a commit's
    * duration, well under a millisecond; SQLite's own busy handler would sleep 1, 2, 5, 10 ms and

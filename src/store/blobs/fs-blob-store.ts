@@ -124,7 +124,8 @@ export class FsBlobStore implements BlobStore {
   }
 
   async close(): Promise<void> {
-    // Nothing held open: writers own their file handles.
+    // Writers own their file handles; the directory's, kept for its fsyncs, is let go.
+    await this.#dirSync.close();
   }
 }
 

@@ -212,7 +212,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       assertAllowed(grant, accessOf(req.method ?? 'GET', bucket, key, query), bucket);
       // Refused before any body is read: a write edgeport cannot honour as asked stores nothing.
       const kind = writeKind(req.method ?? 'GET', operation, key, query);
-      if (kind) refuseUnsupportedWriteHeaders(kind, req.headers, query);
+      if (kind) refuseUnsupportedWriteHeaders(kind, req.headers);
       const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
       // `Expect: 100-continue` is answered only now, once the header signature (over the declared
       // payload hash) and the key's rights are checked; a refusal closes without reading the body.

@@ -3,8 +3,8 @@
  * encryption, SSE-C) and that edgeport has no feature for. A client that asks for one is refused,
  * never ignored: an object the client believes is public, tagged, locked or encrypted with its
  * key must not be stored as a plain one. The refusal comes before the body is read, so nothing is
- * stored. A presigned URL carries `x-amz-*` headers in its query (the SDK presigner hoists them),
- * so the query is read too.
+ * stored. A presigned URL carries `x-amz-*` headers in its query (the SDK presigner hoists them):
+ * these checks see them, because the S3 handler applies them as headers first (presigned-headers.ts).
  *
  * Codes, per case, are what AWS answers for a bucket that cannot have the feature:
  * - ACLs: every edgeport bucket behaves as an S3 bucket with Object Ownership "bucket owner
@@ -39,21 +39,20 @@ const SSE_C = ['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-
   'x-amz-server-side-encryption-customer-key-md5'];
 export const COPY_SOURCE_SSE_C = SSE_C.map((name) => name.replace('x-amz-', 'x-amz-copy-source-'));
 
-/** A header's value, or the same name in a presigned URL's query; undefined when neither has it. */
-function valueOf(headers: IncomingHttpHeaders, query: URLSearchParams, name: string): string | undefined {
+/** A header's value (repeated ones joined, as node joins them); undefined when absent. */
+function valueOf(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
-  if (value !== undefined) return Array.isArray(value) ? value.join(',') : value;
-  for (const [param, paramValue] of query) if (param.toLowerCase() === name) return paramValue;
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+function firstPresent(headers: IncomingHttpHeaders, names: readonly string[]): string | undefined {
+  for (const name of names) if (headers[name] !== undefined) return name;
   return undefined;
 }
 
-function firstPresent(headers: IncomingHttpHeaders, query: URLSearchParams, names: readonly string[]): string | undefined {
-  return names.find((name) => valueOf(headers, query, name) !== undefined);
-}
-
 /** Whether the request names SSE-C parameters (for the object itself, or with `names`, for a copy source). */
-export function namesSseC(headers: IncomingHttpHeaders, query: URLSearchParams, names: readonly string[] = SSE_C): boolean {
-  return firstPresent(headers, query, names) !== undefined;
+export function namesSseC(headers: IncomingHttpHeaders, names: readonly string[] = SSE_C): boolean {
+  return firstPresent(headers, names) !== undefined;
 }
 
 /** The refusal of SSE-C parameters for an object that was not stored with them (every edgeport object). */
@@ -63,16 +62,16 @@ export function sseCNotApplicable(what: 'object' | 'copy source' | 'upload'): S3
 }
 
 /** Throws the S3 error for the first header of `kind`'s write that edgeport cannot honour. */
-export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: IncomingHttpHeaders, query: URLSearchParams): void {
+export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: IncomingHttpHeaders): void {
   if (kind === 'part') {
-    if (namesSseC(headers, query)) throw sseCNotApplicable('upload');
+    if (namesSseC(headers)) throw sseCNotApplicable('upload');
     return;
   }
-  const acl = valueOf(headers, query, 'x-amz-acl');
+  const acl = valueOf(headers, 'x-amz-acl');
   if (acl !== undefined && !CANNED_ACLS.includes(acl)) {
     throw S3_ERRORS.invalidArgument(`x-amz-acl must be one of ${CANNED_ACLS.join(', ')}; edgeport accepts only ${OWNER_ONLY_ACLS.join(' and ')}.`);
   }
-  const grant = firstPresent(headers, query, GRANTS);
+  const grant = firstPresent(headers, GRANTS);
   if ((acl !== undefined && !OWNER_ONLY_ACLS.includes(acl)) || grant !== undefined) {
     const asked = grant ?? `x-amz-acl: ${acl}`;
     if (kind === 'bucket') {
@@ -83,26 +82,26 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
       + `account; leave out the ACL, or use private or bucket-owner-full-control.`);
   }
   if (kind === 'bucket') {
-    const lock = valueOf(headers, query, 'x-amz-bucket-object-lock-enabled');
+    const lock = valueOf(headers, 'x-amz-bucket-object-lock-enabled');
     if (lock !== undefined && lock.toLowerCase() !== 'false') throw S3_ERRORS.notImplemented('Object lock (x-amz-bucket-object-lock-enabled)');
-    const ownership = valueOf(headers, query, 'x-amz-object-ownership');
+    const ownership = valueOf(headers, 'x-amz-object-ownership');
     if (ownership !== undefined && ownership !== 'BucketOwnerEnforced') {
       throw S3_ERRORS.notImplemented(`x-amz-object-ownership ${ownership} (buckets are always BucketOwnerEnforced)`);
     }
     return;
   }
-  const tagging = valueOf(headers, query, 'x-amz-tagging');
+  const tagging = valueOf(headers, 'x-amz-tagging');
   if (tagging !== undefined && tagging !== '') throw S3_ERRORS.notImplemented('Object tagging (x-amz-tagging)');
-  const lock = firstPresent(headers, query, OBJECT_LOCK);
+  const lock = firstPresent(headers, OBJECT_LOCK);
   if (lock !== undefined) {
     throw S3_ERRORS.invalidRequest(`Bucket is missing Object Lock Configuration (${lock}): edgeport buckets cannot have object lock; leave out the x-amz-object-lock-* headers.`);
   }
-  const method = valueOf(headers, query, 'x-amz-server-side-encryption');
+  const method = valueOf(headers, 'x-amz-server-side-encryption');
   if (method !== undefined && !SSE_METHODS.includes(method)) {
     throw S3_ERRORS.invalidArgument(`The encryption method specified is not supported: x-amz-server-side-encryption must be one of ${SSE_METHODS.join(', ')}.`);
   }
-  const sse = firstPresent(headers, query, SSE);
+  const sse = firstPresent(headers, SSE);
   if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
-  const sseC = firstPresent(headers, query, SSE_C);
+  const sseC = firstPresent(headers, SSE_C);
   if (sseC !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys (${sseC})`);
 }

@@ -24,6 +24,7 @@ runBlobStoreSuite('FsBlobStore', {
 test('FsBlobStore: bytes go to tmp/<process>/<id> while written, then blobs/<id>; dir names the blobs', { timeout: 10_000 }, async (t) => {
   const root = tempDir(t);
   const store = await FsBlobStore.open(root);
+  t.after(() => store.close());
   assert.equal(store.dir, join(root, 'blobs'));
   const writer = await store.createWriter();
   await writer.write(new Uint8Array(10));

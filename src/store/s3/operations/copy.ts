@@ -53,7 +53,7 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
     throw meta ? rangeNotSatisfiable(rangeHeader as string, meta.size) : new StoreError('STORE_NO_SUCH_KEY');
   });
   if (!result?.body) throw new StoreError('STORE_NO_SUCH_KEY');
-  if (namesSseC(ctx.req.headers, ctx.query, COPY_SOURCE_SSE_C)) {
+  if (namesSseC(ctx.req.headers, COPY_SOURCE_SSE_C)) {
     result.body.discard();
     throw sseCNotApplicable('copy source');
   }

@@ -148,7 +148,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
   const part = partNumberOf(ctx.query);
   if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
-  if (namesSseC(ctx.req.headers, ctx.query)) {
+  if (namesSseC(ctx.req.headers)) {
     if (!(await ctx.engine.head(bucket, key))) {
       if (head) return sendEmpty(ctx, 404);
       throw new StoreError('STORE_NO_SUCH_KEY');
@@ -220,7 +220,7 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   // Part 1 is any object's first byte range; it also tells how many parts a multipart object has.
   const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1 });
   if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
-  if (namesSseC(ctx.req.headers, ctx.query)) {
+  if (namesSseC(ctx.req.headers)) {
     result.body?.discard();
     throw sseCNotApplicable('object');
   }

@@ -61,8 +61,6 @@ const policyRefused = (why: string) => new S3Error('AccessDenied', 403, `Invalid
 const missingField = (name: string) => S3_ERRORS.invalidArgument(
   `Bucket POST must contain a field named '${name}'. If it is specified, please check the order of the fields: every field must come before the file.`);
 
-const NO_QUERY = new URLSearchParams();
-
 /** Fields no policy condition needs to name (S3: the signature, the file, the policy itself, x-ignore-*). */
 function exempt(name: string): boolean {
   return name === 'x-amz-signature' || name === 'file' || name === 'policy' || name.startsWith('x-ignore-');
@@ -115,7 +113,7 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   }
   // The form's fields stand for the headers a PutObject would send: the same ones are refused.
   const asHeaders = Object.fromEntries(fields) as IncomingHttpHeaders;
-  refuseUnsupportedWriteHeaders('object', asHeaders, NO_QUERY);
+  refuseUnsupportedWriteHeaders('object', asHeaders);
   if (fields.has('tagging')) throw S3_ERRORS.notImplemented('Object tagging (the tagging field)');
   const storageClass = storageClassFrom(asHeaders);
   const md5 = contentMd5Hex(asHeaders);
