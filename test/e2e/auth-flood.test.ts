@@ -128,7 +128,9 @@ test('default limits: the flood is refused with 429 before any hash, and 1 KiB P
   assert.ok(percentile(during, 99) < bound, `p99 ${percentile(during, 99).toFixed(1)} ms, bound ${bound.toFixed(1)} ms`);
   const checked = flood.byStatus['403'] ?? 0;
   assert.ok(checked <= 20, `at most 20 failures from one address are checked (the default), ${checked} were`);
-  assert.ok(flood.sent > 200, `a flood: ${flood.sent} wrong-key requests`);
+  // At least two full rounds of the 64 concurrent requests (a quiet machine sends thousands; one
+  // shared with other suites, a couple of hundred).
+  assert.ok(flood.sent >= 128, `a flood: ${flood.sent} wrong-key requests`);
   assert.deepEqual(flood.byStatus, { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked }, 'every other one was refused with 429');
 });
 
