@@ -16,6 +16,8 @@ const SERVICE_URL = 'http://store.internal/';
 
 export function createStoreClient(send: StoreFetch): BindingEngine {
   async function call(op: WireRequest['op'], args: unknown[], body?: BodyInput): Promise<{ value: unknown; response: ReadableStreamDefaultReader<Uint8Array>; leftover: Uint8Array; bodyLength: number | undefined }> {
+    // JSON would turn a trailing `undefined` (options not given) into null, which is not the same.
+    while (args.length > 0 && args[args.length - 1] === undefined) args.pop();
     const request: WireRequest = { op, args };
     let payload: ReadableStream<Uint8Array> | Uint8Array;
     let failure: { reason: unknown } | undefined;
