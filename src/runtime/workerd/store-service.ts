@@ -74,7 +74,9 @@ async function serve(options: StoreServiceOptions, req: IncomingMessage, res: Se
       answer(res, { storeError: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
       return;
     }
-    options.logger.error({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
+    // A body cut off because the script's request went away is routine; anything else is not.
+    const level = req.readableAborted || res.destroyed ? 'debug' : 'error';
+    options.logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
     answer(res, { internal: 'We encountered an internal error. Please try again.' });
   }
 }

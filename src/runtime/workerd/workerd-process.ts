@@ -110,10 +110,6 @@ export class WorkerdProcess {
     return started;
   }
 
-  get pid(): number | undefined {
-    return this.#child.pid;
-  }
-
   /** Stops workerd: SIGTERM through the guard, then SIGKILL to the whole group after a grace period. */
   async stop(): Promise<void> {
     this.#stopping = true;

@@ -47,6 +47,8 @@ export class WorkerdSupervisor {
   #restartTimer: NodeJS.Timeout | undefined;
   #probe: { timer: NodeJS.Timeout; outstanding: boolean };
   #closing = false;
+  /** A start in progress: close() waits for it, so that no workerd starts after the host stopped. */
+  #starting: Promise<void> | undefined;
 
   private constructor(options: SupervisorOptions) {
     this.#options = options;
@@ -59,7 +61,7 @@ export class WorkerdSupervisor {
   static async start(options: SupervisorOptions): Promise<WorkerdSupervisor> {
     const supervisor = new WorkerdSupervisor(options);
     try {
-      await supervisor.#spawn();
+      await supervisor.#startProcess();
     } catch (error) {
       clearInterval(supervisor.#probe.timer);
       throw error;
@@ -90,7 +92,16 @@ export class WorkerdSupervisor {
     clearTimeout(this.#restartTimer);
     for (const waiter of this.#waiting.splice(0)) waiter(undefined);
     if (this.#generation) this.#generation.alive = false;
+    await this.#starting?.catch(() => undefined);
     await this.#process?.stop();
+  }
+
+  #startProcess(): Promise<void> {
+    const starting = this.#spawn().finally(() => {
+      if (this.#starting === starting) this.#starting = undefined;
+    });
+    this.#starting = starting;
+    return starting;
   }
 
   async #spawn(): Promise<void> {
@@ -127,7 +138,7 @@ export class WorkerdSupervisor {
     const delay = this.#restartDelay;
     this.#restartDelay = Math.min(delay * 2, RESTART_DELAY_MS.max);
     this.#restartTimer = setTimeout(() => {
-      this.#spawn().then(() => {
+      this.#startProcess().then(() => {
         this.#restartDelay = RESTART_DELAY_MS.first;
         this.#options.logger.info({ script: this.#options.scriptName }, 'The script runtime (workerd) was restarted.');
       }, (error: unknown) => {

@@ -79,8 +79,9 @@ export default {
         .on('h1', { element(element) { element.setInnerContent('rewritten'); element.setAttribute('class', 'done'); } })
         .transform(new Response('<html><h1>original</h1><p>kept</p></html>', { headers: { 'content-type': 'text/html' } }));
     }
-    const cache = caches.default;
     const key = new Request('https://example.test' + pathname);
+    if (pathname === '/other') return new Response(String(await (await caches.open('other')).match(new Request('https://example.test/page'))));
+    const cache = caches.default;
     if (request.method === 'DELETE') return new Response(String(await cache.delete(key)));
     const hit = await cache.match(key);
     if (hit) return new Response('hit: ' + await hit.text(), { headers: { 'x-cached-header': hit.headers.get('x-made') ?? '' } });
@@ -97,6 +98,7 @@ export default {
   const hit = await fetch(`${host.url}/page`);
   assert.equal(await hit.text(), 'hit: made 1');
   assert.equal(hit.headers.get('x-cached-header'), '1');
+  assert.equal(await (await fetch(`${host.url}/other`)).text(), 'undefined', 'caches.open() names a cache of its own');
   assert.equal(await (await fetch(`${host.url}/page`, { method: 'DELETE' })).text(), 'true');
   assert.equal(await (await fetch(`${host.url}/page`)).text(), 'made 2');
   assert.equal(await (await fetch(`${host.url}/nostore`)).text(), 'made 3');
