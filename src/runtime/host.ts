@@ -21,7 +21,7 @@ export interface ScriptHostOptions {
   /** `[db] url`, when the metadata is in PostgreSQL (workers connect to it too). */
   dbUrl?: string | undefined;
   logger: Logger;
-  /** Workers for the script (default 2). */
+  /** Workers for the script (default 2; the thread runtime only). */
   poolSize?: number;
   /**
    * The server's already-open engine on `dataDir` (edgeport start): used, not closed, by the host.
@@ -37,8 +37,12 @@ export interface ScriptHost {
   close(): Promise<void>;
 }
 
-/** Starts a host; rejects with RUNTIME_SCRIPT_START_FAILED when the script cannot load. */
+/**
+ * Starts a host on the script's runtime (worker threads, or workerd: src/runtime/workerd); rejects
+ * with RUNTIME_SCRIPT_START_FAILED when the script cannot load.
+ */
 export async function startScriptHost(options: ScriptHostOptions): Promise<ScriptHost> {
+  if (options.script.runtime === 'workerd') return (await import('./workerd/workerd-host.ts')).startWorkerdHost(options);
   const { script, dataDir, logger } = options;
   // The server's own engine: it alone recovers the data dir (before any worker opens it), creates
   // the buckets, and runs maintenance and WAL checkpoints; workers open their own connections.

@@ -28,8 +28,23 @@ export interface StoreBucketBinding {
   bucketName: string;
 }
 
+/** What runs the script: Node worker threads (the default for now) or workerd, the open-source Workers runtime. */
+export type ScriptRuntimeKind = 'node' | 'workerd';
+export const SCRIPT_RUNTIMES: readonly ScriptRuntimeKind[] = ['node', 'workerd'];
+
+/**
+ * Which addresses a script's outbound fetch() may connect to (workerd only): CIDR blocks or
+ * workerd's names `public`, `private`, `local`, `network`, `unix`, `unix-abstract`. A connection
+ * is allowed when it matches an `allow` entry and no `deny` entry.
+ */
+export interface ScriptOutbound {
+  allow: readonly string[];
+  deny: readonly string[];
+}
+
 export interface ScriptConfig {
   name: string;
+  runtime: ScriptRuntimeKind;
   /** Absolute path of the ES module. */
   main: string;
   compatibilityDate: string;
@@ -37,6 +52,7 @@ export interface ScriptConfig {
   storeBuckets: readonly StoreBucketBinding[];
   routes: readonly string[];
   limits: ScriptLimits;
+  outbound: ScriptOutbound;
 }
 
 const RESERVED_WORDS = new Set([
@@ -49,9 +65,17 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /** The store's bucket-name rule (the engine checks it again on every call). */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
+/** workerd's names for address classes; anything else in `outbound` must be a CIDR block. */
+const ADDRESS_CLASSES = new Set(['public', 'private', 'local', 'network', 'unix', 'unix-abstract']);
+const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)\/\d{1,3}$/;
+const addressList = z.array(z.string().refine((entry) => ADDRESS_CLASSES.has(entry) || CIDR.test(entry), {
+  error: (issue) => `${JSON.stringify(issue.input)} is neither a CIDR block (10.1.0.0/16, fd00::/8) nor one of ${[...ADDRESS_CLASSES].join(', ')}`,
+}));
+
 function scriptConfigSchema(baseDir: string, now: number) {
   return z.strictObject({
     name: z.string().min(1),
+    runtime: z.enum(SCRIPT_RUNTIMES).default('node'),
     main: z.string().min(1).refine((main) => existsSync(resolve(baseDir, main)), {
       error: (issue) => `file ${resolve(baseDir, String(issue.input))} does not exist`,
     }),
@@ -59,10 +83,7 @@ function scriptConfigSchema(baseDir: string, now: number) {
       const problem = compatibilityDateProblem(date, now);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
-    compatibility_flags: z.array(z.string()).default([]).superRefine((flags, ctx) => {
-      const unknown = unknownCompatibilityFlags(flags);
-      if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown flag(s) ${unknown.map((f) => JSON.stringify(f)).join(', ')}` });
-    }),
+    compatibility_flags: z.array(z.string()).default([]),
     store_buckets: z.array(z.strictObject({
       binding: z.string().refine((name) => IDENTIFIER.test(name) && !RESERVED_WORDS.has(name), 'must be a valid JavaScript identifier'),
       bucket_name: z.string().regex(BUCKET_NAME, "must be 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit"),
@@ -78,6 +99,16 @@ function scriptConfigSchema(baseDir: string, now: number) {
       cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
       memory_mb: z.number().int().min(16).max(65_536).optional(),
     }).optional(),
+    outbound: z.strictObject({
+      allow: addressList.optional(),
+      deny: addressList.optional(),
+    }).optional(),
+  }).superRefine((config, ctx) => {
+    // workerd knows every flag of the platform and refuses unknown ones itself when it starts.
+    if (config.runtime === 'workerd') return;
+    const unknown = unknownCompatibilityFlags(config.compatibility_flags);
+    if (unknown.length > 0) ctx.addIssue({ code: 'custom', path: ['compatibility_flags'], message: `unknown flag(s) ${unknown.map((f) => JSON.stringify(f)).join(', ')}` });
+    if (config.outbound !== undefined) ctx.addIssue({ code: 'custom', path: ['outbound'], message: 'is enforced by workerd only: set runtime = "workerd"' });
   });
 }
 
@@ -99,6 +130,7 @@ export function parseScriptConfig(raw: unknown, options: ParseScriptConfigOption
   const file = parsed.data;
   return deepFreeze({
     name: file.name,
+    runtime: file.runtime,
     main: resolve(options.baseDir, file.main),
     compatibilityDate: file.compatibility_date,
     compatibilityFlags: file.compatibility_flags,
@@ -108,6 +140,7 @@ export function parseScriptConfig(raw: unknown, options: ParseScriptConfigOption
       cpuMs: file.limits?.cpu_ms ?? SCRIPT_LIMIT_DEFAULTS.cpuMs,
       memoryMb: file.limits?.memory_mb ?? SCRIPT_LIMIT_DEFAULTS.memoryMb,
     },
+    outbound: { allow: file.outbound?.allow ?? ['public'], deny: file.outbound?.deny ?? [] },
   });
 }
 

@@ -97,7 +97,8 @@ export function readyLine(child: ChildProcess, ready: RegExp, stderr: () => stri
  * Writes `<name>.mjs` and an edgeport.toml that routes it and binds `bucket` as env.BUCKET, both in
  * `dir`; returns the `--config` arguments for `startEdgeport`.
  */
-export function writeScriptConfig(dir: string, script: { name: string; source: string; route: string; bucket: string }): string[] {
+/** `extra`: more TOML lines for the script's entry (e.g. `runtime = "workerd"`). */
+export function writeScriptConfig(dir: string, script: { name: string; source: string; route: string; bucket: string; extra?: string }): string[] {
   writeFileSync(join(dir, `${script.name}.mjs`), script.source);
   writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]
 name = "${script.name}"
@@ -105,6 +106,6 @@ main = "${script.name}.mjs"
 compatibility_date = "2025-01-01"
 routes = ["${script.route}"]
 store_buckets = [{ binding = "BUCKET", bucket_name = "${script.bucket}" }]
-`);
+${script.extra ?? ''}`);
   return ['--config', join(dir, 'edgeport.toml')];
 }

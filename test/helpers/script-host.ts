@@ -22,6 +22,8 @@ export interface TestHost {
   url: string;
   logs: LogRecord[];
   dataDir: string;
+  /** Stops the server and the host (also done when the test ends). */
+  stop(): Promise<void>;
 }
 
 export interface TestHostOptions {
@@ -45,11 +47,12 @@ export async function startTestHost(t: TestContext, source: string, options: Tes
   const dataDir = join(dir, 'data');
   const host = await startScriptHost({ script, accountId: null, dataDir, logger, ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}) });
   const server = createServer(host.handle);
-  stop = async () => {
+  let stopped: Promise<void> | undefined;
+  stop = () => stopped ??= (async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     await host.close();
-  };
+  })();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, dataDir };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, dataDir, stop: () => stop() };
 }

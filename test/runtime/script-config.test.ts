@@ -39,12 +39,14 @@ bucket_name = "photo-bucket"
   const config = loadScriptConfig(file, { now: NOW });
   assert.deepEqual(config, {
     name: 'photos',
+    runtime: 'node',
     main: join(dir, 'worker.mjs'),
     compatibilityDate: '2022-08-04',
     compatibilityFlags: ['store_list_honor_include'],
     storeBuckets: [{ binding: 'PHOTOS', bucketName: 'photo-bucket' }],
     routes: ['example.test/api/*'],
     limits: { cpuMs: SCRIPT_LIMIT_DEFAULTS.cpuMs, memoryMb: SCRIPT_LIMIT_DEFAULTS.memoryMb },
+    outbound: { allow: ['public'], deny: [] },
   });
   assert.ok(Object.isFrozen(config));
   assert.ok(Object.isFrozen(config.storeBuckets[0]));

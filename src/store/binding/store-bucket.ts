@@ -3,7 +3,7 @@
  * and validates arguments as the real runtime does, calls the engine, and shapes results and errors
  * the way scripts observe them (shared/reference/store-binding.md).
  */
-import type { StoreEngine } from '../engine/store-engine.ts';
+import type { BindingEngine } from './binding-engine.ts';
 import { StoreError } from '../engine/errors.ts';
 import type { PutOptions } from '../engine/types.ts';
 import { scriptCall, wrongParameter } from './binding-errors.ts';
@@ -25,11 +25,11 @@ export interface StoreBucketOptions {
 }
 
 export class StoreBucket {
-  readonly #engine: StoreEngine;
+  readonly #engine: BindingEngine;
   readonly #bucket: string;
   readonly #honorsInclude: boolean;
 
-  constructor(engine: StoreEngine, bucketName: string, options: StoreBucketOptions) {
+  constructor(engine: BindingEngine, bucketName: string, options: StoreBucketOptions) {
     this.#engine = engine;
     this.#bucket = bucketName;
     this.#honorsInclude = options.listHonorsInclude;

@@ -1,5 +1,5 @@
 /** StoreMultipartUpload: a handle on one upload (SPEC §2.10); resuming one does no I/O. */
-import type { StoreEngine } from '../engine/store-engine.ts';
+import type { BindingEngine } from './binding-engine.ts';
 import { scriptCall } from './binding-errors.ts';
 import { assertBodyValue, toBodyInput } from './put-value.ts';
 import { HeadResult } from './store-object.ts';
@@ -15,10 +15,10 @@ function checkPartNumber(partNumber: unknown): number {
 export class StoreMultipartUploadHandle {
   readonly key: string;
   readonly uploadId: string;
-  readonly #engine: StoreEngine;
+  readonly #engine: BindingEngine;
   readonly #bucket: string;
 
-  constructor(engine: StoreEngine, bucket: string, key: string, uploadId: string) {
+  constructor(engine: BindingEngine, bucket: string, key: string, uploadId: string) {
     this.#engine = engine;
     this.#bucket = bucket;
     this.key = key;

@@ -1,0 +1,154 @@
+/**
+ * The server's end of the bucket bindings of scripts in workerd: an HTTP server on a Unix socket
+ * that only workerd's bindings are given, answering each engine call (store-wire.ts) from the
+ * server's own engine, seen as the script's account and limited to the buckets the script binds.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from '../../core/log.ts';
+import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
+import { StoreError } from '../../store/engine/errors.ts';
+import type { BodyInput, GetResult } from '../../store/engine/types.ts';
+import { encodeFrame, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
+
+export interface StoreServiceOptions {
+  /** The engine as the script's account sees it. */
+  engine: BindingEngine;
+  /** The buckets the script binds: the only ones the service answers for. */
+  buckets: ReadonlySet<string>;
+  socketPath: string;
+  logger: Logger;
+  scriptName: string;
+}
+
+export interface StoreService {
+  close(): Promise<void>;
+}
+
+const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
+
+export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
+  const server: Server = createServer((req, res) => {
+    void serve(options, req, res);
+  });
+  // Bodies can take as long as the script takes to produce them.
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.socketPath, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function serve(options: StoreServiceOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let request: WireRequest;
+  let body: BodyInput | undefined;
+  try {
+    const iterator = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const { value, leftover } = await readFrame(() => iterator.next());
+    request = checkRequest(value, options.buckets);
+    if (request.body !== undefined) body = await bodyOf(request.body, leftover, iterator);
+  } catch (error) {
+    answer(res, { internal: `The store service could not read the request: ${(error as Error).message}` });
+    return;
+  }
+  try {
+    const engine = options.engine as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const args = body === undefined ? request.args : withBody(request, body);
+    const result = await engine[request.op]!(...args);
+    if (request.op === 'get' && result !== null && (result as GetResult).body !== undefined) {
+      await sendGet(res, result as GetResult);
+      return;
+    }
+    answer(res, { ok: result ?? null });
+  } catch (error) {
+    if (error instanceof StoreError) {
+      answer(res, { storeError: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
+      return;
+    }
+    // A body cut off because the script's request went away is routine; anything else is not.
+    const level = req.readableAborted || res.destroyed ? 'debug' : 'error';
+    options.logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
+    answer(res, { internal: 'We encountered an internal error. Please try again.' });
+  }
+}
+
+/** The request as sent, checked: a known operation on a bucket the script binds. */
+function checkRequest(value: unknown, buckets: ReadonlySet<string>): WireRequest {
+  const request = value as WireRequest;
+  if (typeof request !== 'object' || request === null || !OPERATIONS.has(request.op) || !Array.isArray(request.args)) {
+    throw new Error('not a store call');
+  }
+  if (!buckets.has(request.args[0] as string)) throw new Error(`the script binds no bucket named ${JSON.stringify(request.args[0])}`);
+  return request;
+}
+
+/** put's body goes third (after bucket and key), uploadPart's fifth (after upload id and part number). */
+function withBody(request: WireRequest, body: BodyInput): unknown[] {
+  const args = [...request.args];
+  args.splice(request.op === 'put' ? 2 : 4, 0, body);
+  return args;
+}
+
+async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Array, iterator: AsyncIterator<Buffer>): Promise<BodyInput> {
+  if (spec.kind === 'bytes') {
+    // A body the script passed as bytes reaches the engine as bytes, as it does in-process.
+    const bytes = new Uint8Array(spec.length);
+    let at = Math.min(leftover.byteLength, spec.length);
+    bytes.set(leftover.subarray(0, at), 0);
+    while (at < spec.length) {
+      const next = await iterator.next();
+      if (next.done) throw new Error('the body ended early');
+      const chunk = next.value.subarray(0, spec.length - at);
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return bytes;
+  }
+  async function* rest(): AsyncIterable<Uint8Array> {
+    if (leftover.byteLength > 0) yield leftover;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+  return spec.length === undefined ? { stream: rest() } : { stream: rest(), length: spec.length };
+}
+
+function answer(res: ServerResponse, response: WireResponse): void {
+  const frame = encodeFrame(response);
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': frame.byteLength });
+  res.end(frame);
+}
+
+/** The frame, then the object's bytes as the engine streams them, paced by the connection. */
+async function sendGet(res: ServerResponse, result: GetResult): Promise<void> {
+  const body = result.body!;
+  const { body: _omitted, ...rest } = result;
+  const frame = encodeFrame({ ok: rest, body: { length: body.length } } satisfies WireResponse);
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': frame.byteLength + body.length });
+  res.write(frame);
+  try {
+    for await (const chunk of body.stream()) {
+      if (res.destroyed) break;
+      if (!res.write(chunk)) await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+    res.end();
+  } catch {
+    // A blob that cannot be read mid-body: the binding's stream errors when the connection drops.
+    res.destroy();
+  }
+  if (res.destroyed) body.discard();
+}

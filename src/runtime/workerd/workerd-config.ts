@@ -1,0 +1,95 @@
+/**
+ * The workerd config (Cap'n Proto text) for one script: the script's worker (edgeport's entry
+ * module in front of the script's bundle, its compatibility date and flags, one wrapped binding per
+ * `store_buckets` entry), the store service the bindings reach over a Unix socket, the in-memory
+ * cache the Cache API uses, and the network the script's fetch() may reach. The worker has no
+ * disk service, no environment and no process: nothing of the host is reachable from it.
+ */
+import { listHonorsInclude } from '../../store/binding/index.ts';
+import type { ScriptConfig } from '../script-config.ts';
+
+/** Files the config embeds, relative to the config's own directory. */
+export const CONFIG_FILES = {
+  entry: 'edgeport-entry.js',
+  storeBinding: 'store-binding.js',
+  cache: 'cache-service.js',
+} as const;
+
+export const STORE_BINDING_MODULE = 'edgeport-internal:store-binding';
+
+/** Compatibility flags that are edgeport's own (the store binding's), not workerd's. */
+const EDGEPORT_FLAGS = new Set(['store_list_honor_include']);
+
+export interface WorkerdConfigInput {
+  script: ScriptConfig;
+  /** File name of the script's bundle (beside the config), also its module name. */
+  scriptModule: string;
+  /** Where workerd serves the script. */
+  scriptSocket: string;
+  /** The store service's socket, when the script binds buckets. */
+  storeSocket: string | undefined;
+  /** Date given to edgeport's own workers (the cache), one workerd supports. */
+  internalCompatibilityDate: string;
+}
+
+export function workerdConfig(input: WorkerdConfigInput): string {
+  const { script } = input;
+  const flags = script.compatibilityFlags.filter((flag) => !EDGEPORT_FLAGS.has(flag));
+  const honorsInclude = listHonorsInclude(script.compatibilityDate, script.compatibilityFlags);
+  const bindings = script.storeBuckets.map(({ binding, bucketName }) => `(
+        name = ${text(binding)},
+        wrapped = (
+          moduleName = ${text(STORE_BINDING_MODULE)},
+          innerBindings = [
+            (name = "store", service = "store"),
+            (name = "bucket", text = ${text(bucketName)}),
+            (name = "listHonorsInclude", json = ${text(String(honorsInclude))}),
+          ],
+        ),
+      )`);
+  const services = [
+    `(name = "script", worker = (
+      modules = [
+        (name = ${text(CONFIG_FILES.entry)}, esModule = embed ${text(CONFIG_FILES.entry)}),
+        (name = ${text(input.scriptModule)}, esModule = embed ${text(input.scriptModule)}),
+      ],
+      compatibilityDate = ${text(script.compatibilityDate)},
+      compatibilityFlags = [${flags.map(text).join(', ')}],
+      bindings = [${bindings.join(', ')}],
+      globalOutbound = "internet",
+      cacheApiOutbound = "cache",
+    ))`,
+    `(name = "cache", worker = (
+      modules = [(name = ${text(CONFIG_FILES.cache)}, esModule = embed ${text(CONFIG_FILES.cache)})],
+      compatibilityDate = ${text(input.internalCompatibilityDate)},
+    ))`,
+    `(name = "internet", network = (
+      allow = [${script.outbound.allow.map(text).join(', ')}],
+      deny = [${script.outbound.deny.map(text).join(', ')}],
+      tlsOptions = (trustBrowserCas = true),
+    ))`,
+  ];
+  if (input.storeSocket !== undefined) {
+    services.push(`(name = "store", external = (address = ${text(`unix:${input.storeSocket}`)}, http = ()))`);
+  }
+  const extensions = script.storeBuckets.length === 0 ? '' : `
+  extensions = [(modules = [
+    (name = ${text(STORE_BINDING_MODULE)}, internal = true, esModule = embed ${text(CONFIG_FILES.storeBinding)}),
+  ])],`;
+  return `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    ${services.join(',\n    ')},
+  ],
+  sockets = [(name = "http", address = ${text(`unix:${input.scriptSocket}`)}, http = (), service = "script")],${extensions}
+);
+`;
+}
+
+/** A Cap'n Proto text literal. Config values never need control characters; one is refused. */
+function text(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw new Error(`${JSON.stringify(value)} has a control character, which a workerd config cannot carry.`);
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}

@@ -1,0 +1,99 @@
+/**
+ * A script host on workerd: bundles the script, writes a workerd config for it into a private
+ * directory (mode 0700: its sockets are reachable by this user only), starts the store service
+ * its bucket bindings reach, and runs workerd under a supervisor. Requests reach the script through
+ * workerd's Unix socket; the server answers them as it does for every runtime.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { accountStore } from '../../store/engine/account-store.ts';
+import type { ObjectEngine } from '../../store/engine/object-engine.ts';
+import { RuntimeError } from '../errors.ts';
+import type { ScriptHost, ScriptHostOptions } from '../host.ts';
+import { bundleErrorMessage, bundleModule } from './bundle.ts';
+import { entryModuleSource } from './entry-module.ts';
+import { startStoreService, type StoreService } from './store-service.ts';
+import { CONFIG_FILES, workerdConfig } from './workerd-config.ts';
+import { WORKERD } from './workerd-process.ts';
+import { proxyToWorkerd } from './workerd-proxy.ts';
+import { WorkerdSupervisor } from './workerd-supervisor.ts';
+
+const INSIDE = new URL('./inside/', import.meta.url);
+
+export async function startWorkerdHost(options: ScriptHostOptions): Promise<ScriptHost> {
+  const { script, logger } = options;
+  const dir = await mkdtemp(join(tmpdir(), 'edgeport-workerd-'));
+  const closers: Array<() => Promise<void>> = [() => rm(dir, { recursive: true, force: true })];
+  const closeAll = async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  };
+  try {
+    const scriptModule = moduleName(script.main);
+    const marks = { failureHeader: `x-edgeport-failure-${randomBytes(8).toString('hex')}`, probeHeader: `x-edgeport-probe-${randomBytes(8).toString('hex')}` };
+    const scriptSocket = join(dir, 'script.sock');
+    let storeSocket: string | undefined;
+    await writeFile(join(dir, scriptModule), await bundleScript(script.name, script.main));
+    await writeFile(join(dir, CONFIG_FILES.entry), entryModuleSource(scriptModule, marks));
+    await writeFile(join(dir, CONFIG_FILES.cache), await bundleModule(new URL('cache-service.ts', INSIDE).pathname));
+    if (script.storeBuckets.length > 0) {
+      const engine = await storeEngine(options, closers);
+      const buckets = accountStore(engine, options.accountId);
+      for (const { bucketName } of script.storeBuckets) await buckets.ensureBucket(bucketName);
+      storeSocket = join(dir, 'store.sock');
+      const service: StoreService = await startStoreService({
+        engine: buckets, buckets: new Set(script.storeBuckets.map(({ bucketName }) => bucketName)), socketPath: storeSocket, logger, scriptName: script.name,
+      });
+      closers.push(() => service.close());
+      await writeFile(join(dir, CONFIG_FILES.storeBinding), await bundleModule(new URL('store-binding.ts', INSIDE).pathname));
+    }
+    const configFile = join(dir, 'config.capnp');
+    await writeFile(configFile, workerdConfig({ script, scriptModule, scriptSocket, storeSocket, internalCompatibilityDate: '2025-01-01' }));
+    const supervisor = await WorkerdSupervisor.start({
+      scriptName: script.name, configFile, cwd: dir, socketPath: scriptSocket, probeHeader: marks.probeHeader, cpuMs: script.limits.cpuMs, logger,
+    }).catch((error: unknown) => {
+      throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.compatibilityDate}: ${(error as Error).message}`, { cause: error });
+    });
+    closers.push(() => supervisor.close());
+    const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
+    closers.push(async () => agent.destroy());
+    const context = { supervisor, socketPath: scriptSocket, agent, failureHeader: marks.failureHeader, logger, scriptName: script.name };
+    return {
+      handle: function handleScriptRequest(req, res) {
+        proxyToWorkerd(context, req, res);
+      },
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+/** The engine the bindings use: the server's, or (edgeport dev) one this host opens, recovers and closes. */
+async function storeEngine(options: ScriptHostOptions, closers: Array<() => Promise<void>>): Promise<ObjectEngine> {
+  if (options.engine) return options.engine;
+  const { openStoreEngine } = await import('../../store/engine/open-store-engine.ts');
+  const engine = await openStoreEngine({
+    dataDir: options.dataDir, blobsUrl: options.blobsUrl, logger: options.logger, recover: true, maintenance: true, backgroundCheckpoints: true,
+    ...(options.dbUrl === undefined ? {} : { database: await (await import('../../db/postgres/pg-database.ts')).PgDatabase.open({ url: options.dbUrl, now: Date.now() }) }),
+  });
+  closers.push(() => engine.close());
+  return engine;
+}
+
+/** The script's module name in workerd: its file name, as a `.js` module. */
+function moduleName(main: string): string {
+  const name = basename(main).replace(/\.(m?js|ts|mts)$/, '');
+  return `${name.replace(/[^A-Za-z0-9._-]/g, '_') || 'script'}.js`;
+}
+
+async function bundleScript(name: string, main: string): Promise<string> {
+  try {
+    return await bundleModule(main);
+  } catch (error) {
+    throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(name)} (${main}) cannot be bundled for workerd:\n${bundleErrorMessage(error)}`, { cause: error });
+  }
+}

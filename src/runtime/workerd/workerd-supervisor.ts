@@ -1,0 +1,187 @@
+/**
+ * Keeps one script's workerd process serving: restarts it (with back-off) when it dies, and cuts it
+ * off when its isolate stops answering for longer than the script's CPU limit: open-source workerd
+ * enforces no CPU limit itself, so while requests are in flight the supervisor sends a probe that
+ * the entry module answers without calling the script; a probe unanswered for `cpuMs` means the
+ * script has held the isolate that long, and the process is replaced. Each process is a
+ * generation: a request remembers the one it went to, and learns from it why it failed.
+ */
+import { rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import type { Logger } from '../../core/log.ts';
+import type { ScriptFailure } from '../errors.ts';
+import { WorkerdProcess } from './workerd-process.ts';
+
+export interface Generation {
+  readonly number: number;
+  /** Requests sent to this process and not yet finished. */
+  inflight: number;
+  /** Why its requests failed if it goes away (crash unless the supervisor cut it off). */
+  failure: ScriptFailure;
+  alive: boolean;
+}
+
+export interface SupervisorOptions {
+  scriptName: string;
+  configFile: string;
+  cwd: string;
+  /** Where workerd serves the script (for the probe). */
+  socketPath: string;
+  /** The request header the entry module answers as a probe. */
+  probeHeader: string;
+  cpuMs: number;
+  logger: Logger;
+}
+
+const RESTART_DELAY_MS = { first: 250, max: 30_000 } as const;
+/** How long a request waits for a restarting process before it is answered 503. */
+const WAIT_FOR_RESTART_MS = 10_000;
+
+export class WorkerdSupervisor {
+  readonly #options: SupervisorOptions;
+  #process: WorkerdProcess | undefined;
+  #generation: Generation | undefined;
+  #generations = 0;
+  #waiting: Array<(generation: Generation | undefined) => void> = [];
+  #restartDelay: number = RESTART_DELAY_MS.first;
+  #restartTimer: NodeJS.Timeout | undefined;
+  #probe: { timer: NodeJS.Timeout; outstanding: boolean };
+  #closing = false;
+  /** A start in progress: close() waits for it, so that no workerd starts after the host stopped. */
+  #starting: Promise<void> | undefined;
+
+  private constructor(options: SupervisorOptions) {
+    this.#options = options;
+    const every = Math.min(1_000, Math.max(10, Math.round(options.cpuMs / 5)));
+    this.#probe = { timer: setInterval(() => this.#sendProbe(), every), outstanding: false };
+    this.#probe.timer.unref();
+  }
+
+  /** Starts the first process; rejects with workerd's errors if it cannot start. */
+  static async start(options: SupervisorOptions): Promise<WorkerdSupervisor> {
+    const supervisor = new WorkerdSupervisor(options);
+    try {
+      await supervisor.#startProcess();
+    } catch (error) {
+      clearInterval(supervisor.#probe.timer);
+      throw error;
+    }
+    return supervisor;
+  }
+
+  /** The process serving now; while one restarts, waits for it (a while); undefined when stopping or not back in time. */
+  serving(): Generation | Promise<Generation | undefined> | undefined {
+    if (this.#closing) return undefined;
+    if (this.#generation?.alive) return this.#generation;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiting = this.#waiting.filter((waiter) => waiter !== settle);
+        resolve(undefined);
+      }, WAIT_FOR_RESTART_MS);
+      const settle = (generation: Generation | undefined) => {
+        clearTimeout(timer);
+        resolve(generation);
+      };
+      this.#waiting.push(settle);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#probe.timer);
+    clearTimeout(this.#restartTimer);
+    for (const waiter of this.#waiting.splice(0)) waiter(undefined);
+    if (this.#generation) this.#generation.alive = false;
+    await this.#starting?.catch(() => undefined);
+    await this.#process?.stop();
+  }
+
+  #startProcess(): Promise<void> {
+    const starting = this.#spawn().finally(() => {
+      if (this.#starting === starting) this.#starting = undefined;
+    });
+    this.#starting = starting;
+    return starting;
+  }
+
+  async #spawn(): Promise<void> {
+    const { logger, scriptName } = this.#options;
+    const generation: Generation = { number: ++this.#generations, inflight: 0, failure: 'crash', alive: false };
+    // A killed workerd leaves its socket file behind, and workerd will not listen over it.
+    await rm(this.#options.socketPath, { force: true });
+    const process = await WorkerdProcess.start({
+      configFile: this.#options.configFile,
+      cwd: this.#options.cwd,
+      onOutput(stream, line) {
+        if (stream === 'stdout') logger.info({ script: scriptName, output: line }, 'Script output.');
+        else logger.warn({ script: scriptName, output: line }, 'Script runtime output.');
+      },
+      onExit: (code, signal) => {
+        generation.alive = false;
+        if (this.#closing) return;
+        logger.error({ script: scriptName, code, signal, inflight: generation.inflight }, 'The script runtime (workerd) stopped unexpectedly; restarting it.');
+        this.#scheduleRestart();
+      },
+    });
+    if (this.#closing) {
+      await process.stop();
+      return;
+    }
+    generation.alive = true;
+    this.#process = process;
+    this.#generation = generation;
+    this.#probe.outstanding = false;
+    for (const waiter of this.#waiting.splice(0)) waiter(generation);
+  }
+
+  #scheduleRestart(): void {
+    const delay = this.#restartDelay;
+    this.#restartDelay = Math.min(delay * 2, RESTART_DELAY_MS.max);
+    this.#restartTimer = setTimeout(() => {
+      this.#startProcess().then(() => {
+        this.#restartDelay = RESTART_DELAY_MS.first;
+        this.#options.logger.info({ script: this.#options.scriptName }, 'The script runtime (workerd) was restarted.');
+      }, (error: unknown) => {
+        if (this.#closing) return;
+        this.#options.logger.error({ script: this.#options.scriptName, error: (error as Error).message }, 'The script runtime (workerd) failed to restart; retrying.');
+        this.#scheduleRestart();
+      });
+    }, delay);
+    this.#restartTimer.unref();
+  }
+
+  /** While requests are in flight, asks the isolate for an answer; none within the CPU limit cuts the process off. */
+  #sendProbe(): void {
+    const generation = this.#generation;
+    if (!generation?.alive || generation.inflight === 0 || this.#probe.outstanding) return;
+    this.#probe.outstanding = true;
+    const { cpuMs, socketPath, probeHeader } = this.#options;
+    const probe = request({ socketPath, path: '/', method: 'GET', headers: { [probeHeader]: '1' }, agent: false });
+    const deadline = setTimeout(() => {
+      probe.destroy();
+      if (generation !== this.#generation || !generation.alive) return;
+      void this.#cutOff(generation, 'cpu', `The script held its isolate for more than ${cpuMs} ms.`);
+    }, cpuMs);
+    const done = () => {
+      clearTimeout(deadline);
+      if (generation === this.#generation) this.#probe.outstanding = false;
+    };
+    probe.on('response', (res) => {
+      res.resume();
+      done();
+    });
+    probe.on('error', done);
+    probe.end();
+  }
+
+  /** Replaces the process at once; its requests fail with `failure`. */
+  async #cutOff(generation: Generation, failure: ScriptFailure, detail: string): Promise<void> {
+    generation.failure = failure;
+    generation.alive = false;
+    this.#options.logger.warn({ script: this.#options.scriptName, failure, requests: generation.inflight, detail }, 'Script runtime cut off; its requests were answered with an error.');
+    const process = this.#process;
+    this.#process = undefined;
+    await process?.kill();
+    if (!this.#closing) this.#scheduleRestart();
+  }
+}

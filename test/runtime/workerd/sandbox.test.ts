@@ -1,0 +1,106 @@
+/**
+ * What a script on workerd cannot reach: no file system, no process, no environment, and by
+ * default no loopback, private or link-local address (edgeport's own ports included), while the
+ * script's other requests go on being served; the operator's `outbound` list opens what it names.
+ * And what it has that worker threads lacked: HTMLRewriter and the Cache API.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test, type TestContext } from 'node:test';
+import { startTestHost, type TestHost } from '../../helpers/script-host.ts';
+
+const PROBES = `
+export default {
+  async fetch(request) {
+    const { pathname, searchParams } = new URL(request.url);
+    if (pathname === '/fs') { const fs = await import('node:fs'); return new Response(fs.readFileSync('/etc/passwd', 'utf8')); }
+    if (pathname === '/process') return new Response(typeof process === 'undefined' ? 'no process' : JSON.stringify(process.env));
+    if (pathname === '/exit') { process.exit(1); }
+    if (pathname === '/fetch') return new Response(await (await fetch(searchParams.get('to'))).text());
+    return new Response('ok');
+  },
+};
+`;
+
+async function loopbackServer(t: TestContext): Promise<string> {
+  const server = createServer((_req, res) => res.end('private data'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+/** The request fails as a script exception, whose logged error matches `error`; the next request is served. */
+async function refused(host: TestHost, path: string, error: RegExp): Promise<void> {
+  const before = host.logs.length;
+  const res = await fetch(`${host.url}${path}`);
+  assert.equal(res.status, 500, `${path} is refused`);
+  await res.arrayBuffer();
+  const logged = host.logs.slice(before).find((record) => record.msg === 'Script threw an exception.');
+  assert.match(String(logged?.error), error, path);
+  assert.equal(await (await fetch(host.url)).text(), 'ok', `after ${path}, the script still serves`);
+}
+
+test('a script has no node:fs, no process and no environment', { timeout: 30_000 }, async (t) => {
+  const host = await startTestHost(t, PROBES, { config: { runtime: 'workerd' } });
+  await refused(host, '/fs', /No such module "node:fs"/);
+  assert.equal(await (await fetch(`${host.url}/process`)).text(), 'no process');
+  await refused(host, '/exit', /process is not defined/);
+});
+
+test('with nodejs_compat, node:fs is a virtual file system and process.env is empty', { timeout: 30_000 }, async (t) => {
+  const host = await startTestHost(t, PROBES, { config: { runtime: 'workerd', compatibility_date: '2026-01-01', compatibility_flags: ['nodejs_compat'] } });
+  await refused(host, '/fs', /ENOENT|no such file/i);
+  assert.equal(await (await fetch(`${host.url}/process`)).text(), '{}');
+});
+
+test('fetch to loopback (the host itself included) and link-local addresses is refused unless the operator allows it', { timeout: 30_000 }, async (t) => {
+  const privateUrl = await loopbackServer(t);
+  const host = await startTestHost(t, PROBES, { config: { runtime: 'workerd' } });
+  await refused(host, `/fetch?to=${encodeURIComponent(privateUrl)}`, /internal error|not allowed/);
+  await refused(host, `/fetch?to=${encodeURIComponent(`${host.url}/`)}`, /internal error|not allowed/);
+  await refused(host, `/fetch?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`, /internal error|not allowed/);
+  assert.ok(host.logs.some((record) => /connecting to 127\.0\.0\.1:\d+ is not allowed/.test(String(record.output))), 'workerd says why');
+
+  const allowed = await startTestHost(t, PROBES, { config: { runtime: 'workerd', outbound: { allow: ['public', '127.0.0.1/32'] } } });
+  assert.equal(await (await fetch(`${allowed.url}/fetch?to=${encodeURIComponent(privateUrl)}`)).text(), 'private data');
+  const denied = await startTestHost(t, PROBES, { config: { runtime: 'workerd', outbound: { allow: ['public', 'local'], deny: ['127.0.0.1/32'] } } });
+  await refused(denied, `/fetch?to=${encodeURIComponent(privateUrl)}`, /internal error|not allowed/);
+});
+
+test('HTMLRewriter and caches.default work', { timeout: 30_000 }, async (t) => {
+  const host = await startTestHost(t, `
+let made = 0;
+export default {
+  async fetch(request) {
+    const { pathname } = new URL(request.url);
+    if (pathname === '/html') {
+      return new HTMLRewriter()
+        .on('h1', { element(element) { element.setInnerContent('rewritten'); element.setAttribute('class', 'done'); } })
+        .transform(new Response('<html><h1>original</h1><p>kept</p></html>', { headers: { 'content-type': 'text/html' } }));
+    }
+    const key = new Request('https://example.test' + pathname);
+    if (pathname === '/other') return new Response(String(await (await caches.open('other')).match(new Request('https://example.test/page'))));
+    const cache = caches.default;
+    if (request.method === 'DELETE') return new Response(String(await cache.delete(key)));
+    const hit = await cache.match(key);
+    if (hit) return new Response('hit: ' + await hit.text(), { headers: { 'x-cached-header': hit.headers.get('x-made') ?? '' } });
+    const fresh = new Response('made ' + ++made, { headers: { 'cache-control': pathname === '/nostore' ? 'no-store' : 'max-age=60', 'x-made': String(made) } });
+    await cache.put(key, fresh.clone());
+    return fresh;
+  },
+};
+`, { config: { runtime: 'workerd' } });
+  const html = await fetch(`${host.url}/html`);
+  assert.equal(await html.text(), '<html><h1 class="done">rewritten</h1><p>kept</p></html>');
+
+  assert.equal(await (await fetch(`${host.url}/page`)).text(), 'made 1');
+  const hit = await fetch(`${host.url}/page`);
+  assert.equal(await hit.text(), 'hit: made 1');
+  assert.equal(hit.headers.get('x-cached-header'), '1');
+  assert.equal(await (await fetch(`${host.url}/other`)).text(), 'undefined', 'caches.open() names a cache of its own');
+  assert.equal(await (await fetch(`${host.url}/page`, { method: 'DELETE' })).text(), 'true');
+  assert.equal(await (await fetch(`${host.url}/page`)).text(), 'made 2');
+  assert.equal(await (await fetch(`${host.url}/nostore`)).text(), 'made 3');
+  assert.equal(await (await fetch(`${host.url}/nostore`)).text(), 'made 4', 'no-store is never served from cache');
+});
