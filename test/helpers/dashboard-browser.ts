@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type BrowserContextOptions, type Page, type Request } from 'playwright-core';
 import { startEdgeport, type EdgeportServer } from './edgeport-server.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -54,17 +54,30 @@ export async function assertNoHorizontalOverflow(page: Page, name: string): Prom
 
 /** What went wrong in the page since the last `take()`. */
 export interface PageProblems {
-  /** Console errors, page errors, failed requests and HTTP errors, as lines; empties the record. */
+  /**
+   * Console errors, page errors, failed requests and HTTP errors, as lines; empties the record.
+   * Requests still in flight at this moment belong to the page being left: a later abort of one of
+   * them (a poll cut short by the next navigation) is no problem of the next page.
+   */
   take(): string[];
 }
 
 export function watchPage(page: Page): PageProblems {
   let seen: string[] = [];
+  const inFlight = new Set<Request>();
+  let leftBehind = new Set<Request>();
+  page.on('request', (request) => inFlight.add(request));
+  page.on('requestfinished', (request) => inFlight.delete(request));
   page.on('console', (message) => {
     if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) seen.push(`console ${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => seen.push(`page error: ${error.message}`));
-  page.on('requestfailed', (request) => seen.push(`request failed: ${request.method()} ${request.url()} (${request.failure()?.errorText})`));
+  page.on('requestfailed', (request) => {
+    inFlight.delete(request);
+    const error = request.failure()?.errorText;
+    if (error === 'net::ERR_ABORTED' && leftBehind.has(request)) return;
+    seen.push(`request failed: ${request.method()} ${request.url()} (${error})`);
+  });
   page.on('response', (response) => {
     if (response.status() >= 400) seen.push(`HTTP ${response.status()}: ${response.request().method()} ${response.url()}`);
   });
@@ -72,6 +85,7 @@ export function watchPage(page: Page): PageProblems {
     take() {
       const taken = seen;
       seen = [];
+      leftBehind = new Set(inFlight);
       return taken;
     },
   };
