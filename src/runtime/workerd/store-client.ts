@@ -2,43 +2,49 @@
  * A BindingEngine whose calls go to the server's store service (store-service.ts) over HTTP: the
  * engine a bucket binding inside workerd uses. Failures come back as the StoreErrors the engine
  * threw, so the binding turns them into exactly the errors a script sees in-process. Bodies stream
- * both ways. Plain Web APIs only: it runs inside workerd (and in tests, in Node).
+ * both ways; a get's object body is the service's response body itself, so that inside workerd it
+ * streams natively into the script's response. Plain Web APIs only: it runs inside workerd (and in
+ * tests, in Node).
  */
 import type { BindingEngine } from '../../store/binding/binding-engine.ts';
 import { StoreError, type StoreErrorCode } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult, ObjectBody } from '../../store/engine/types.ts';
-import { encodeFrame, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
+import { ANSWER_HEADER, CALL_HEADER, concat, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 
 /** Sends one request to the store service (a workerd service binding's fetch, or a fetch bound to its socket). */
 export type StoreFetch = (request: Request) => Promise<Response>;
 
 const SERVICE_URL = 'http://store.internal/';
 
+interface Answer {
+  value: unknown;
+  /** The rest of the response body: a get's object bytes, or nothing. */
+  body: ReadableStream<Uint8Array> | null;
+  bodyLength: number | undefined;
+}
+
 export function createStoreClient(send: StoreFetch): BindingEngine {
-  async function call(op: WireRequest['op'], args: unknown[], body?: BodyInput): Promise<{ value: unknown; response: ReadableStreamDefaultReader<Uint8Array>; leftover: Uint8Array; bodyLength: number | undefined }> {
+  async function call(op: WireRequest['op'], args: unknown[], body?: BodyInput): Promise<Answer> {
     // JSON would turn a trailing `undefined` (options not given) into null, which is not the same.
     while (args.length > 0 && args[args.length - 1] === undefined) args.pop();
     const request: WireRequest = { op, args };
-    let payload: ReadableStream<Uint8Array> | Uint8Array;
+    if (body instanceof Uint8Array) request.body = { kind: 'bytes', length: body.byteLength };
+    else if (body !== undefined) request.body = body.length === undefined ? { kind: 'stream' } : { kind: 'stream', length: body.length };
+    const header = encodeHeader(request);
+    // A call too large for the header goes as a frame in front of the body.
+    const frame = header === undefined ? encodeFrame(request) : undefined;
     let failure: { reason: unknown } | undefined;
-    if (body === undefined) {
-      payload = encodeFrame(request);
-    } else if (body instanceof Uint8Array) {
-      request.body = { kind: 'bytes', length: body.byteLength };
-      const head = encodeFrame(request);
-      payload = new Uint8Array(head.byteLength + body.byteLength);
-      payload.set(head, 0);
-      payload.set(body, head.byteLength);
-    } else {
-      request.body = body.length === undefined ? { kind: 'stream' } : { kind: 'stream', length: body.length };
-      const head = encodeFrame(request);
+    let payload: ReadableStream<Uint8Array> | Uint8Array | undefined;
+    if (body === undefined) payload = frame;
+    else if (body instanceof Uint8Array) payload = frame ? concat(frame, body) : body;
+    else {
       const iterator = body.stream[Symbol.asyncIterator]();
-      let headSent = false;
+      let frameSent = frame === undefined;
       payload = new ReadableStream<Uint8Array>({
         async pull(controller) {
-          if (!headSent) {
-            headSent = true;
-            controller.enqueue(head);
+          if (!frameSent) {
+            frameSent = true;
+            controller.enqueue(frame!);
             return;
           }
           try {
@@ -58,44 +64,43 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
     }
     let response: Response;
     try {
-      response = await send(new Request(SERVICE_URL, { method: 'POST', body: payload, duplex: 'half' } as RequestInit));
+      response = await send(new Request(SERVICE_URL, {
+        method: 'POST', ...(header === undefined ? {} : { headers: { [CALL_HEADER]: header } }), body: payload ?? null, duplex: 'half',
+      } as RequestInit));
     } catch (error) {
       if (failure) throw failure.reason;
       throw error;
     }
     if (failure) throw failure.reason;
-    if (response.body === null) throw new Error(`The store service answered ${response.status} without a body.`);
-    const reader = response.body.getReader();
-    const { value, leftover } = await readFrame(() => reader.read());
-    const answer = value as WireResponse;
+    const { answer, rest } = await readAnswer(response);
     if ('storeError' in answer) {
-      await reader.cancel().catch(() => undefined);
+      await rest?.cancel().catch(() => undefined);
       const { code, message, details } = answer.storeError;
       throw new StoreError(code as StoreErrorCode, { message, ...(details ? { details } : {}) });
     }
     if ('internal' in answer) {
-      await reader.cancel().catch(() => undefined);
+      await rest?.cancel().catch(() => undefined);
       throw new Error(answer.internal);
     }
-    return { value: answer.ok, response: reader, leftover, bodyLength: answer.body?.length };
+    return { value: answer.ok, body: rest, bodyLength: answer.body?.length };
   }
 
   async function plain<T>(op: WireRequest['op'], args: unknown[], body?: BodyInput): Promise<T> {
-    const { value, response } = await call(op, args, body);
-    await response.cancel().catch(() => undefined);
+    const { value, body: rest } = await call(op, args, body);
+    await rest?.cancel().catch(() => undefined);
     return value as T;
   }
 
   return {
     head: (bucket, key) => plain('head', [bucket, key]),
     async get(bucket, key, options) {
-      const { value, response, leftover, bodyLength } = await call('get', [bucket, key, options]);
+      const { value, body, bodyLength } = await call('get', [bucket, key, options]);
       const result = value as GetResult | null;
       if (result === null || bodyLength === undefined) {
-        await response.cancel().catch(() => undefined);
+        await body?.cancel().catch(() => undefined);
         return result;
       }
-      return { ...result, body: remoteBody(response, leftover, bodyLength) };
+      return { ...result, body: remoteBody(body ?? emptyStream(), bodyLength) };
     },
     put: (bucket, key, body, options) => plain('put', [bucket, key, options], body),
     delete: (bucket, keys) => plain('delete', [bucket, keys]),
@@ -107,14 +112,58 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
   };
 }
 
-/** An object body that streams the rest of the service's response. */
-function remoteBody(reader: ReadableStreamDefaultReader<Uint8Array>, leftover: Uint8Array, length: number): ObjectBody {
+/**
+ * The answer's JSON, from its header (the body, if any, is then all object bytes, as it came) or
+ * from a frame at the start of the body (the object bytes follow it).
+ */
+async function readAnswer(response: Response): Promise<{ answer: WireResponse; rest: ReadableStream<Uint8Array> | null }> {
+  const header = response.headers.get(ANSWER_HEADER);
+  if (header !== null) {
+    const answer = decodeHeader(header) as WireResponse;
+    // No object body to come: an empty body is left unread, and the connection is free again.
+    const hasBody = 'ok' in answer && answer.body !== undefined && answer.body.length > 0;
+    if (!hasBody) await response.body?.cancel().catch(() => undefined);
+    return { answer, rest: hasBody ? response.body : null };
+  }
+  if (response.body === null) throw new Error(`The store service answered ${response.status} without an answer.`);
+  const reader = response.body.getReader();
+  const { value, leftover } = await readFrame(() => reader.read());
+  return { answer: value as WireResponse, rest: afterFrame(reader, leftover) };
+}
+
+/** The bytes after a frame: what was read with it, then the rest of the reader. */
+function afterFrame(reader: ReadableStreamDefaultReader<Uint8Array>, leftover: Uint8Array): ReadableStream<Uint8Array> {
+  let first: Uint8Array | undefined = leftover.byteLength > 0 ? leftover : undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (first) {
+        controller.enqueue(first);
+        first = undefined;
+        return;
+      }
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+function emptyStream(): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+}
+
+/** An object body that is the rest of the service's response, as a web stream or chunk by chunk. */
+function remoteBody(stream: ReadableStream<Uint8Array>, length: number): ObjectBody {
   return {
     length,
     segments: [],
+    webStream: () => stream,
     async* stream() {
+      const reader = stream.getReader();
       try {
-        if (leftover.byteLength > 0) yield leftover;
         for (;;) {
           const next = await reader.read();
           if (next.done) return;
@@ -125,7 +174,7 @@ function remoteBody(reader: ReadableStreamDefaultReader<Uint8Array>, leftover: U
       }
     },
     discard() {
-      void reader.cancel().catch(() => undefined);
+      void stream.cancel().catch(() => undefined);
     },
   };
 }

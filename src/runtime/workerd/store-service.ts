@@ -2,17 +2,22 @@
  * The server's end of the bucket bindings of scripts in workerd: an HTTP server on a Unix socket
  * that only workerd's bindings are given, answering each engine call (store-wire.ts) from the
  * server's own engine, seen as the script's account and limited to the buckets the script binds.
+ * A put's body goes from the socket to the engine as it arrives; a get's body goes from where the
+ * engine keeps it (inline bytes, blob files) straight to the socket, as the S3 API sends it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
 import { StoreError } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
-import { encodeFrame, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
+import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
+import { ANSWER_HEADER, CALL_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 
 export interface StoreServiceOptions {
   /** The engine as the script's account sees it. */
   engine: BindingEngine;
+  /** Where the engine's blobs are read from, to send a get's body. */
+  blobs: BlobSource;
   /** The buckets the script binds: the only ones the service answers for. */
   buckets: ReadonlySet<string>;
   socketPath: string;
@@ -27,7 +32,7 @@ export interface StoreService {
 const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
 
 export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
     void serve(options, req, res);
   });
   // Bodies can take as long as the script takes to produce them.
@@ -52,10 +57,18 @@ async function serve(options: StoreServiceOptions, req: IncomingMessage, res: Se
   let request: WireRequest;
   let body: BodyInput | undefined;
   try {
-    const iterator = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    const { value, leftover } = await readFrame(() => iterator.next());
-    request = checkRequest(value, options.buckets);
-    if (request.body !== undefined) body = await bodyOf(request.body, leftover, iterator);
+    const header = req.headers[CALL_HEADER];
+    let leftover: Uint8Array = new Uint8Array(0);
+    let iterator: AsyncIterator<Buffer> | undefined;
+    if (typeof header === 'string') {
+      request = checkRequest(decodeHeader(header), options.buckets);
+    } else {
+      iterator = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      const frame = await readFrame(() => iterator!.next());
+      request = checkRequest(frame.value, options.buckets);
+      leftover = frame.leftover;
+    }
+    if (request.body !== undefined) body = await bodyOf(request.body, leftover, iterator ?? req[Symbol.asyncIterator]() as AsyncIterator<Buffer>);
   } catch (error) {
     answer(res, { internal: `The store service could not read the request: ${(error as Error).message}` });
     return;
@@ -65,7 +78,7 @@ async function serve(options: StoreServiceOptions, req: IncomingMessage, res: Se
     const args = body === undefined ? request.args : withBody(request, body);
     const result = await engine[request.op]!(...args);
     if (request.op === 'get' && result !== null && (result as GetResult).body !== undefined) {
-      await sendGet(res, result as GetResult);
+      await sendGet(options, res, result as GetResult);
       return;
     }
     answer(res, { ok: result ?? null });
@@ -124,31 +137,36 @@ async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Arr
   return spec.length === undefined ? { stream: rest() } : { stream: rest(), length: spec.length };
 }
 
-function answer(res: ServerResponse, response: WireResponse): void {
+/** Starts the answer: its JSON in the header, or (too large for one) as a frame written first. */
+function writeAnswer(res: ServerResponse, response: WireResponse, bodyLength: number): void {
+  const header = encodeHeader(response);
+  if (header !== undefined) {
+    res.writeHead(200, [ANSWER_HEADER, header, 'content-length', String(bodyLength)]);
+    return;
+  }
   const frame = encodeFrame(response);
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': frame.byteLength });
-  res.end(frame);
+  res.writeHead(200, ['content-length', String(frame.byteLength + bodyLength)]);
+  res.write(frame);
 }
 
-/** The frame, then the object's bytes as the engine streams them, paced by the connection. */
-async function sendGet(res: ServerResponse, result: GetResult): Promise<void> {
+function answer(res: ServerResponse, response: WireResponse): void {
+  writeAnswer(res, response, 0);
+  res.end();
+}
+
+/** The answer, then the object's bytes from where the engine keeps them, paced by the connection. */
+async function sendGet(options: StoreServiceOptions, res: ServerResponse, result: GetResult): Promise<void> {
   const body = result.body!;
   const { body: _omitted, ...rest } = result;
-  const frame = encodeFrame({ ok: rest, body: { length: body.length } } satisfies WireResponse);
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': frame.byteLength + body.length });
-  res.write(frame);
+  writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
+  const segments = body.segments;
+  body.discard();
   try {
-    for await (const chunk of body.stream()) {
-      if (res.destroyed) break;
-      if (!res.write(chunk)) await new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        res.once('close', resolve);
-      });
-    }
+    await writeSegments(res, segments, options.blobs);
     res.end();
-  } catch {
-    // A blob that cannot be read mid-body: the binding's stream errors when the connection drops.
+  } catch (error) {
+    // The binding's stream errors when the connection drops; a blob that cannot be read is logged.
+    if (!res.destroyed) options.logger.error({ script: options.scriptName, error: (error as Error).message }, 'Sending a store body to a script failed.');
     res.destroy();
   }
-  if (res.destroyed) body.discard();
 }

@@ -1,15 +1,20 @@
 /**
  * How a bucket binding inside workerd talks to the server's store engine: one HTTP POST per engine
- * call. Each message, request and response alike, is a frame: 4 bytes of big-endian length, that
- * much JSON, then raw body bytes (a put's or uploadPart's body; a get's object body), streamed.
+ * call. The call's JSON (the operation and its arguments) travels in a request header and the
+ * answer's JSON in a response header, percent-encoded, so that a body is only ever the raw bytes
+ * of an object: a put's or uploadPart's body, a get's object body. Each side can then hand a body
+ * to the other as the HTTP body itself, streamed natively, with no framing to read through in
+ * JavaScript. JSON too large for a header (a delete of many keys, a complete of many parts, an
+ * object with many parts) goes instead as a frame at the start of the body: 4 bytes of big-endian
+ * length, then that much JSON; a message without the header has its frame there.
  * Plain Web APIs only: this file runs inside workerd as well as in the server.
  */
 import type { BindingOperation } from '../../store/binding/binding-engine.ts';
 
-/** What a request frame's JSON holds. */
+/** What a request's JSON holds. */
 export interface WireRequest {
   op: BindingOperation;
-  /** The engine method's arguments, the body argument left out (it follows the frame). */
+  /** The engine method's arguments, the body argument left out (it is the request's body). */
   args: unknown[];
   /** For put and uploadPart: how the body follows. `bytes` is exactly `length` bytes, `stream` of `length` when known. */
   body?: { kind: 'bytes'; length: number } | { kind: 'stream'; length?: number };
@@ -22,11 +27,32 @@ export interface WireStoreError {
   details?: Record<string, unknown>;
 }
 
-/** What a response frame's JSON holds. A get's body follows its frame when `body` is set. */
+/** What a response's JSON holds. A get's object body is the rest of the response body when `body` is set. */
 export type WireResponse =
   | { ok: unknown; body?: { length: number } }
   | { storeError: WireStoreError }
   | { internal: string };
+
+/** The request header that carries a call's JSON. */
+export const CALL_HEADER = 'x-store-call';
+/** The response header that carries an answer's JSON. */
+export const ANSWER_HEADER = 'x-store-answer';
+
+/**
+ * The longest JSON header either side sends (percent-encoded); longer JSON goes as a frame in the
+ * body. Well under the 16 KiB of request head Node accepts by default and workerd's own limits.
+ */
+const HEADER_LIMIT = 8 * 1024;
+
+/** The header value for `value`, or undefined when it is too long for a header (use a frame). */
+export function encodeHeader(value: unknown): string | undefined {
+  const text = encodeURIComponent(JSON.stringify(value));
+  return text.length <= HEADER_LIMIT ? text : undefined;
+}
+
+export function decodeHeader(text: string): unknown {
+  return JSON.parse(decodeURIComponent(text));
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -43,8 +69,8 @@ export function encodeFrame(value: unknown): Uint8Array {
 /** Reads chunks of a body: a web stream reader or a Node async iterator. */
 export type ChunkSource = () => Promise<{ done?: boolean | undefined; value?: Uint8Array | undefined }>;
 
-/** The largest frame either side accepts (custom metadata and keys are far smaller). */
-const MAX_FRAME_BYTES = 1024 * 1024;
+/** The largest frame either side accepts (a delete of 1,000 keys of 1,024 bytes fits; 10,000 parts do). */
+const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /**
  * Reads one frame from `read`; answers its JSON and the bytes after it, first the part of the last
@@ -70,7 +96,7 @@ export async function readFrame(read: ChunkSource): Promise<{ value: unknown; le
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+export function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   if (a.byteLength === 0) return b;
   const out = new Uint8Array(a.byteLength + b.byteLength);
   out.set(a, 0);

@@ -11,6 +11,7 @@ import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { ObjectEngine } from '../../store/engine/object-engine.ts';
+import { engineBlobs } from '../../store/segment-writer.ts';
 import { RuntimeError } from '../errors.ts';
 import type { ScriptHost, ScriptHostOptions } from '../host.ts';
 import { bundleErrorMessage, bundleModule } from './bundle.ts';
@@ -44,7 +45,7 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       for (const { bucketName } of script.storeBuckets) await buckets.ensureBucket(bucketName);
       storeSocket = join(dir, 'store.sock');
       const service: StoreService = await startStoreService({
-        engine: buckets, buckets: new Set(script.storeBuckets.map(({ bucketName }) => bucketName)), socketPath: storeSocket, logger, scriptName: script.name,
+        engine: buckets, blobs: engineBlobs(buckets), buckets: new Set(script.storeBuckets.map(({ bucketName }) => bucketName)), socketPath: storeSocket, logger, scriptName: script.name,
       });
       closers.push(() => service.close());
       await writeFile(join(dir, CONFIG_FILES.storeBinding), await bundleModule(new URL('store-binding.ts', INSIDE).pathname));

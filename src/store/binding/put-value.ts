@@ -32,8 +32,21 @@ export function toBodyInput(value: BodyValue): BodyInput {
   return { stream: bytesOf(value) };
 }
 
+/** A byte stream's first read takes up to this much; reads that fill their buffer grow it, up to the most. */
+const READ_BYTES = { first: 16 * 1024, most: 256 * 1024 };
+
 /** The stream's chunks as bytes; an error of the stream itself is marked as the script's. */
 async function* bytesOf(stream: ReadableStream<unknown>): AsyncGenerator<Uint8Array> {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = stream.getReader({ mode: 'byob' });
+  } catch {
+    // Not a byte stream: its chunks are whatever it enqueues.
+  }
+  if (byob) {
+    yield* byteStreamChunks(byob);
+    return;
+  }
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -53,6 +66,31 @@ async function* bytesOf(stream: ReadableStream<unknown>): AsyncGenerator<Uint8Ar
     }
   } finally {
     // Reached early when the engine stops reading (a failed put): the script's stream is cancelled.
+    await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}
+
+/**
+ * A byte stream (a request's body) read into buffers of our size: far fewer and larger chunks than
+ * its default reads give (4 KiB each inside workerd), so a large body costs few steps to pass on.
+ */
+async function* byteStreamChunks(reader: ReadableStreamBYOBReader): AsyncGenerator<Uint8Array> {
+  let size = READ_BYTES.first;
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read(new Uint8Array(size));
+      } catch (error) {
+        throw new ScriptStreamFailure(error);
+      }
+      if (next.done) return;
+      const chunk = next.value;
+      if (chunk.byteLength === size) size = Math.min(size * 4, READ_BYTES.most);
+      if (chunk.byteLength > 0) yield chunk;
+    }
+  } finally {
     await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }

@@ -1,7 +1,8 @@
 /**
  * StoreObject and StoreObjectBody as scripts see them: classes `HeadResult` and `GetResult`, as in
  * the real runtime (reference §2.1). A body is a web ReadableStream created on first access; while
- * untouched, a server may take its segments and send the bytes itself (takeStoreBody).
+ * untouched, a server may take its segments and send the bytes itself (takeStoreBody). A body
+ * that already is a web stream (a remote engine's) is handed over as that stream.
  */
 import type { HttpMetadata, ObjectBody, ObjectMeta, ServedRange, StorageClass } from '../engine/types.ts';
 import { StoreChecksums } from './checksums.ts';
@@ -49,6 +50,8 @@ interface BodyState {
   used: boolean;
   /** The bytes went elsewhere than `stream` (a read method or takeStoreBody): the stream errors. */
   taken: boolean;
+  /** `stream` is the source's own web stream (ObjectBody.webStream), handed over as it is. */
+  native: boolean;
 }
 
 /** Stream -> the engine body behind it, while nobody has read from it. */
@@ -61,11 +64,16 @@ export class GetResult extends HeadResult {
 
   constructor(meta: ObjectMeta, range: ServedRange, body: ObjectBody) {
     super(meta, range);
-    this.#state = { source: body, stream: undefined, used: false, taken: false };
+    this.#state = { source: body, stream: undefined, used: false, taken: false, native: false };
   }
 
   get body(): ReadableStream<Uint8Array> {
     const state = this.#state;
+    if (!state.stream && state.source.webStream && !state.taken) {
+      // A body its runtime already streams (a remote engine's response): no JavaScript per chunk.
+      state.stream = state.source.webStream();
+      state.native = true;
+    }
     if (!state.stream) {
       let iterator: AsyncIterator<Uint8Array> | undefined;
       state.stream = new ReadableStream<Uint8Array>({
@@ -101,6 +109,11 @@ export class GetResult extends HeadResult {
     state.used = true;
     state.taken = true;
     if (state.stream) untouchedBodies.delete(state.stream);
+    if (state.source.webStream) {
+      // Read natively, from the stream the script was handed if it was.
+      const stream = state.native ? state.stream! : state.source.webStream();
+      return new Uint8Array(await new Response(stream).arrayBuffer());
+    }
     const segments = state.source.segments;
     if (segments.length === 1 && segments[0]!.kind === 'inline') return new Uint8Array(segments[0]!.bytes);
     const out = new Uint8Array(state.source.length);

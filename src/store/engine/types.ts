@@ -119,8 +119,14 @@ export interface GetResult {
 export interface ObjectBody {
   readonly length: number;
   readonly segments: readonly BodySegment[];
-  /** Streams the bytes. Call at most once. */
+  /** Streams the bytes. Call at most once, and not with `webStream`. */
   stream(): AsyncIterable<Uint8Array>;
+  /**
+   * The bytes as a web stream the runtime already has (a remote engine's HTTP response body), for
+   * a body that has one: a script is handed it as it is, so its runtime streams it natively (and
+   * `new Response(object.body)` knows its length). Call at most once, and not with `stream`.
+   */
+  webStream?(): ReadableStream<Uint8Array>;
   /** Releases file handles if the body is never read. */
   discard(): void;
 }
