@@ -5,7 +5,6 @@
  * workerd's Unix socket; the server answers them as it does for every runtime.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -58,9 +57,7 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.compatibilityDate}: ${(error as Error).message}`, { cause: error });
     });
     closers.push(() => supervisor.close());
-    const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
-    closers.push(async () => agent.destroy());
-    const context = { supervisor, socketPath: scriptSocket, agent, failureHeader: marks.failureHeader, logger, scriptName: script.name };
+    const context = { supervisor, socketPath: scriptSocket, failureHeader: marks.failureHeader, logger, scriptName: script.name };
     return {
       handle: function handleScriptRequest(req, res) {
         proxyToWorkerd(context, req, res);

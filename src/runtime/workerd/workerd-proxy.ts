@@ -4,7 +4,7 @@
  * script made them, both bodies streamed with the sockets' own back-pressure. A script failure the
  * entry module reports is logged and answered as in every runtime (SCRIPT_FAILURES).
  */
-import { request, type Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { SCRIPT_FAILURES, type ScriptFailure } from '../errors.ts';
 import type { Generation, WorkerdSupervisor } from './workerd-supervisor.ts';
@@ -12,7 +12,6 @@ import type { Generation, WorkerdSupervisor } from './workerd-supervisor.ts';
 export interface ProxyContext {
   supervisor: WorkerdSupervisor;
   socketPath: string;
-  agent: Agent;
   failureHeader: string;
   logger: Logger;
   scriptName: string;
@@ -45,7 +44,7 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
   };
   const upstream = request({
     socketPath: context.socketPath,
-    agent: context.agent,
+    agent: generation.agent,
     method: req.method,
     path: req.url,
     headers: passOn(req.rawHeaders),

@@ -7,7 +7,7 @@
  * generation: a request remembers the one it went to, and learns from it why it failed.
  */
 import { rm } from 'node:fs/promises';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import type { ScriptFailure } from '../errors.ts';
 import { WorkerdProcess } from './workerd-process.ts';
@@ -19,6 +19,12 @@ export interface Generation {
   /** Why its requests failed if it goes away (crash unless the supervisor cut it off). */
   failure: ScriptFailure;
   alive: boolean;
+  /**
+   * Kept-alive connections to this process only: destroyed when it exits, so a request never goes
+   * out over a socket of a process that has died (it would be answered 502 instead of reaching
+   * the replacement).
+   */
+  readonly agent: Agent;
 }
 
 export interface SupervisorOptions {
@@ -94,6 +100,7 @@ export class WorkerdSupervisor {
     if (this.#generation) this.#generation.alive = false;
     await this.#starting?.catch(() => undefined);
     await this.#process?.stop();
+    this.#generation?.agent.destroy();
   }
 
   #startProcess(): Promise<void> {
@@ -106,7 +113,9 @@ export class WorkerdSupervisor {
 
   async #spawn(): Promise<void> {
     const { logger, scriptName } = this.#options;
-    const generation: Generation = { number: ++this.#generations, inflight: 0, failure: 'crash', alive: false };
+    const generation: Generation = {
+      number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, agent: new Agent({ keepAlive: true, maxFreeSockets: 64 }),
+    };
     // A killed workerd leaves its socket file behind, and workerd will not listen over it.
     await rm(this.#options.socketPath, { force: true });
     const process = await WorkerdProcess.start({
@@ -118,6 +127,7 @@ export class WorkerdSupervisor {
       },
       onExit: (code, signal) => {
         generation.alive = false;
+        generation.agent.destroy();
         if (this.#closing) return;
         logger.error({ script: scriptName, code, signal, inflight: generation.inflight }, 'The script runtime (workerd) stopped unexpectedly; restarting it.');
         this.#scheduleRestart();
@@ -125,6 +135,7 @@ export class WorkerdSupervisor {
     });
     if (this.#closing) {
       await process.stop();
+      generation.agent.destroy();
       return;
     }
     generation.alive = true;
@@ -182,6 +193,7 @@ export class WorkerdSupervisor {
     const process = this.#process;
     this.#process = undefined;
     await process?.kill();
+    generation.agent.destroy();
     if (!this.#closing) this.#scheduleRestart();
   }
 }
