@@ -51,7 +51,7 @@ async function run(url: string): Promise<void> {
 test('every bucket conformance case passes inside workerd', { timeout: 60_000 }, async (t) => {
   const host = await startTestHost(t, RUNNER, { config: runnerConfig() });
   for (const [index, name] of NAMES.entries()) {
-    await t.test(name, () => run(`${host.url}/case/${index}`));
+    await t.test(name, { timeout: 30_000 }, () => run(`${host.url}/case/${index}`));
   }
 });
 
