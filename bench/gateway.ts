@@ -10,8 +10,8 @@
  * and after a change, in the same run); `EDGEPORT_BENCH_CPU_PROF=<dir>` writes edgeport's CPU
  * profiles there (node --cpu-prof).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,11 +54,32 @@ const ROWS: Row[] = [
 interface Target {
   label: string;
   url(row: Row): string;
+  /** The processes that work for a request of this row (the gateway and its upstream, for a proxy row). */
+  processes(row: Row): Child[];
+}
+
+interface Measured extends LoadResult {
+  /** CPU time the target's processes spent per request, in microseconds. */
+  cpuUsPerRequest: number;
 }
 
 interface Child {
   url: string;
+  /** CPU time (user + system, all threads) the process has used so far, in microseconds. */
+  cpuUs(): number;
   stop(): Promise<void>;
+}
+
+const CLOCK_TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** From /proc (Linux); NaN elsewhere. */
+function processCpuUs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 const children = new Set<ChildProcess>();
@@ -83,7 +104,7 @@ async function startChild(label: string, command: [string, string[]], ready: (ch
   };
   try {
     const url = await Promise.race([ready(child), exited.then(() => Promise.reject(new Error(`${label} exited before it was ready`)))]);
-    return { url, stop };
+    return { url, stop, cpuUs: () => processCpuUs(child.pid) };
   } catch (error) {
     await stop();
     throw error;
@@ -176,15 +197,15 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
     started.push(edgeport);
     const gatewayPath = (row: Row) => (row.via === 'embedded' ? '/v1/sepolia' : '/v1/anvil');
     const targets: Target[] = [
-      { label: 'edgeport', url: (row) => `${edgeport.url}${gatewayPath(row)}` },
-      { label: 'Anvil', url: () => `${anvil.url}/` },
-      { label: 'bare node:http', url: () => `${bare.url}/` },
+      { label: 'edgeport', url: (row) => `${edgeport.url}${gatewayPath(row)}`, processes: (row) => (row.via === 'proxy' ? [edgeport, anvil] : [edgeport]) },
+      { label: 'Anvil', url: () => `${anvil.url}/`, processes: () => [anvil] },
+      { label: 'bare node:http', url: () => `${bare.url}/`, processes: () => [bare] },
     ];
     const baselineRoot = process.env.EDGEPORT_BENCH_GATEWAY_BASELINE;
     if (baselineRoot) {
       const baseline = await startEdgeport('baseline', baselineRoot, cpus.server, anvil.url);
       started.push(baseline);
-      targets.push({ label: 'baseline', url: (row) => `${baseline.url}${gatewayPath(row)}` });
+      targets.push({ label: 'baseline', url: (row) => `${baseline.url}${gatewayPath(row)}`, processes: (row) => (row.via === 'proxy' ? [baseline, anvil] : [baseline]) });
       say(`baseline: the gateway of ${baselineRoot}`);
     }
 
@@ -193,10 +214,15 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
       writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(row.body)}\n`);
       return [row, lua];
     }));
-    const load = (target: Target, row: Row, forSeconds: number) => runLoad({
-      url: target.url(row), connections: CONNECTIONS, seconds: forSeconds, lua: luaOf.get(row)!, env: {}, cpus: cpus.load,
-      autocannonRequest: () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: row.body }),
-    });
+    const load = async (target: Target, row: Row, forSeconds: number): Promise<Measured> => {
+      const cpu = () => target.processes(row).reduce((sum, p) => sum + p.cpuUs(), 0);
+      const before = cpu();
+      const result = await runLoad({
+        url: target.url(row), connections: CONNECTIONS, seconds: forSeconds, lua: luaOf.get(row)!, env: {}, cpus: cpus.load,
+        autocannonRequest: () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: row.body }),
+      });
+      return { ...result, cpuUsPerRequest: (cpu() - before) / (result.requestsPerSec * forSeconds) };
+    };
 
     // Every server must answer every row with a result before it is measured; then a warm-up (JIT, pools).
     for (const row of ROWS) {
@@ -207,7 +233,7 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
       }
     }
 
-    const results = new Map<string, LoadResult[]>();
+    const results = new Map<string, Measured[]>();
     const key = (target: Target, row: Row) => `${target.label}|${row.via}|${row.name}`;
     for (let round = 0; round < rounds; round++) {
       for (const row of ROWS) {
@@ -215,18 +241,20 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
         for (const target of order) {
           const result = await load(target, row, seconds);
           results.set(key(target, row), [...results.get(key(target, row)) ?? [], result]);
-          say(`round ${round + 1}  ${`${row.name} (${row.via})`.padEnd(38)} ${target.label.padEnd(15)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(6)} ms  p99 ${result.p99.toFixed(2).padStart(6)} ms${result.errors ? `  errors ${result.errors}` : ''}`);
+          say(`round ${round + 1}  ${`${row.name} (${row.via})`.padEnd(38)} ${target.label.padEnd(15)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(6)} ms  p99 ${result.p99.toFixed(2).padStart(6)} ms  cpu ${result.cpuUsPerRequest.toFixed(0).padStart(4)} us/req${result.errors ? `  errors ${result.errors}` : ''}`);
         }
       }
     }
 
     const stat = (target: Target, row: Row) => {
       const runs = results.get(key(target, row))!;
-      return { rps: median(runs.map((r) => r.requestsPerSec)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)) };
+      return { rps: median(runs.map((r) => r.requestsPerSec)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), cpu: median(runs.map((r) => r.cpuUsPerRequest)) };
     };
     const [ours, anvilTarget, bareTarget, baselineTarget] = targets as [Target, Target, Target, Target | undefined];
     const k = (rps: number) => `${(rps / 1000).toFixed(1)}k`;
     const ms = (value: number) => `${value.toFixed(2)} ms`;
+    const us = (value: number) => `${value.toFixed(0)} us`;
+    const rowName = (row: Row) => `${row.name}${row.via === 'proxy' ? ', gateway in front of Anvil' : ' (embedded)'}`;
     say('');
     say(`Medians of ${rounds} rounds (req/s at ${CONNECTIONS} connections; p50/p99 latency):`);
     say(`| call | edgeport | Anvil | ratio | bare node:http | edgeport/bare | edgeport p50/p99 | Anvil p50/p99 | bare p50/p99 | added p50 |${baselineTarget ? ' baseline | edgeport/baseline |' : ''}`);
@@ -237,8 +265,15 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
       const b = stat(bareTarget, row);
       const added = row.via === 'proxy' ? ms(e.p50 - a.p50) : '';
       const base = baselineTarget ? stat(baselineTarget, row) : undefined;
-      say(`| ${row.name}${row.via === 'proxy' ? ', gateway in front of Anvil' : ' (embedded)'} | ${k(e.rps)} | ${k(a.rps)} | ${(e.rps / a.rps).toFixed(2)} | ${k(b.rps)} | ${(e.rps / b.rps).toFixed(2)} | ${ms(e.p50)} / ${ms(e.p99)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${added} |`
+      say(`| ${rowName(row)} | ${k(e.rps)} | ${k(a.rps)} | ${(e.rps / a.rps).toFixed(2)} | ${k(b.rps)} | ${(e.rps / b.rps).toFixed(2)} | ${ms(e.p50)} / ${ms(e.p99)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${added} |`
         + (base ? ` ${k(base.rps)} | ${(e.rps / base.rps).toFixed(2)} |` : ''));
+    }
+    say('');
+    say('CPU time per request (server processes, all threads; a proxy row adds the upstream\'s), steadier than req/s on a busy machine:');
+    say(`| call | edgeport | Anvil | bare node:http |${baselineTarget ? ' baseline |' : ''}`);
+    say(`|---|---|---|---|${baselineTarget ? '---|' : ''}`);
+    for (const row of ROWS) {
+      say(`| ${rowName(row)} | ${us(stat(ours, row).cpu)} | ${us(stat(anvilTarget, row).cpu)} | ${us(stat(bareTarget, row).cpu)} |${baselineTarget ? ` ${us(stat(baselineTarget, row).cpu)} |` : ''}`);
     }
   } finally {
     await Promise.all(started.map((child) => child.stop()));
