@@ -7,9 +7,9 @@
  * -> rate limit (a token per member) -> retirement -> run each member -> one response.
  *
  * The hot path answers without a promise or a per-request closure: the network comes from a map
- * of exact endpoint paths, the body of a request that arrived in one piece is taken in the next
- * tick (readBody waits for the others), and a replay is written as it was kept: flat headers and
- * the response bytes.
+ * of exact endpoint paths, the body of a request that arrived with its head is taken whole once
+ * node:http has parsed the read that brought it (readBody waits for the others), and a replay is
+ * written as it was kept: flat headers and the response bytes.
  *
  * Status policy (erpc's `determineResponseStatusCode`): 200 for every JSON-RPC outcome, errors
  * included (ethers cannot read an error behind a non-2xx status); 204 when only notifications
@@ -110,10 +110,12 @@ function route(deps: Handler, req: IncomingMessage, res: ServerResponse): void {
   const declaredTooLarge = tooLargeDeclared(req, deps.maxBodyBytes);
   // The rest of the body is not read: close the connection rather than drain it.
   if (declaredTooLarge !== undefined) return sendError(deps, res, declaredTooLarge, CLOSE);
-  process.nextTick(afterBody, deps, network, req, res);
+  // node:http calls this as soon as the head is parsed, and the body that came in the same read
+  // is parsed after it returns (ticks too early); setImmediate runs once the whole read is.
+  setImmediate(afterBody, deps, network, req, res);
 }
 
-/** Runs a tick after the request's head was parsed: by then a body sent with it has been too. */
+/** Runs once the read that brought the request's head has been parsed, body included if it came along. */
 function afterBody(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse): void {
   try {
     const body = receivedBody(req, deps.maxBodyBytes);

@@ -11,8 +11,9 @@ export class ClientGone extends Error {}
 
 /**
  * The whole body, when the request has already arrived in full (a small request comes in one
- * packet with its head, and node:http has parsed all of it by the next tick after the 'request'
- * event): undefined when it has not, and readBody must wait for it.
+ * packet with its head, and node:http has parsed all of it once the read that brought it is
+ * handled, by the next setImmediate after the 'request' event): undefined when it has not, and
+ * readBody must wait for it.
  */
 export function receivedBody(req: IncomingMessage, maxBytes: number): string | JsonRpcError | undefined {
   if (!req.complete) return undefined;
