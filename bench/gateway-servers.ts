@@ -3,7 +3,8 @@
  * can be pinned to a core): `edgeport <source root> <[gateway] section as JSON>` serves the
  * gateway of that source tree (this checkout, or another one to compare with), `bare <answers
  * file>` is node:http answering each known request body with a fixed response. Each prints its
- * URL on stdout and stops on SIGTERM or when the bench's end of stdin closes.
+ * URL on stdout and stops on SIGTERM or when the bench's end of stdin closes. The answers file maps
+ * bodies to responses; its `*` entry answers any other body.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -23,7 +24,7 @@ async function serveEdgeport(root: string, sectionJson: string): Promise<{ serve
 
 function serveBare(answersFile: string): { server: Server; close(): Promise<void> } {
   const answers = new Map(Object.entries(JSON.parse(readFileSync(answersFile, 'utf8')) as Record<string, string>).map(([body, text]) => [body, Buffer.from(text)]));
-  const unknown = Buffer.from('{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"unknown body"}}');
+  const unknown = answers.get('*') ?? Buffer.from('{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"unknown body"}}');
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

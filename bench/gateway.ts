@@ -35,9 +35,15 @@ interface Row {
   /** `embedded`: edgeport's own chain; `proxy`: edgeport with Anvil as its upstream. */
   via: 'embedded' | 'proxy';
   body: string;
+  connections: number;
+  /** Each request with its own id (as clients send them), so no two bodies are the same. */
+  freshIds: boolean;
 }
 
-const ROWS: Row[] = [
+/** Rows as written below: body as a value, 32 connections and one body unless said. */
+type RowSpec = Omit<Row, 'body' | 'connections' | 'freshIds'> & { body: unknown; connections?: number; freshIds?: boolean };
+
+const ROW_SPECS: RowSpec[] = [
   { name: 'eth_blockNumber', via: 'embedded', body: call('eth_blockNumber', []) },
   { name: 'eth_getBalance latest', via: 'embedded', body: call('eth_getBalance', [ACCOUNT, 'latest']) },
   { name: 'eth_call latest', via: 'embedded', body: call('eth_call', [{ to: ACCOUNT, data: CALL_DATA }, 'latest']) },
@@ -46,9 +52,21 @@ const ROWS: Row[] = [
     name: 'batch of 10 (latest reads)', via: 'embedded',
     body: Array.from({ length: 10 }, (_, i) => (i % 3 === 0 ? call('eth_blockNumber', [], i) : i % 3 === 1 ? call('eth_getBalance', [DEV_ACCOUNTS[i]!.address, 'latest'], i) : call('eth_call', [{ data: CALL_DATA }, 'latest'], i))),
   },
+  { name: 'eth_blockNumber, a new id each call', via: 'embedded', body: call('eth_blockNumber', []), freshIds: true },
   { name: 'eth_blockNumber', via: 'proxy', body: call('eth_blockNumber', []) },
   { name: 'eth_getBlockByNumber 0x0', via: 'proxy', body: call('eth_getBlockByNumber', ['0x0', false]) },
-].map((row) => ({ ...row, via: row.via as Row['via'], body: JSON.stringify(row.body) }));
+  { name: 'eth_blockNumber, 1 connection', via: 'proxy', body: call('eth_blockNumber', []), connections: 1 },
+  { name: 'eth_getBlockByNumber 0x0, 1 connection', via: 'proxy', body: call('eth_getBlockByNumber', ['0x0', false]), connections: 1 },
+];
+const ROWS: Row[] = ROW_SPECS.map((row) => ({ ...row, body: JSON.stringify(row.body), connections: row.connections ?? CONNECTIONS, freshIds: row.freshIds ?? false }));
+
+/** wrk's script for a row: the same body every time, or one with the next id. */
+function wrkScript(row: Row): string {
+  const head = 'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n';
+  if (!row.freshIds) return `${head}wrk.body = ${JSON.stringify(row.body)}\n`;
+  const [before, after] = row.body.split('"id":1');
+  return `${head}local id = 0\nrequest = function()\n  id = id + 1\n  return wrk.format(nil, nil, nil, ${JSON.stringify(`${before}"id":`)} .. id .. ${JSON.stringify(after)})\nend\n`;
+}
 
 /** A server under test: where each row's calls go. */
 interface Target {
@@ -188,7 +206,7 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
     started.push(anvil);
     // The bare server answers each body exactly as Anvil does.
     const answers: Record<string, string> = {};
-    for (const row of ROWS) answers[row.body] = await post(anvil.url, row.body);
+    for (const row of ROWS) answers[row.freshIds ? '*' : row.body] = await post(anvil.url, row.body);
     const answersFile = join(dir, 'answers.json');
     writeFileSync(answersFile, JSON.stringify(answers));
     const bare = await startChild('bare node:http', pinned(cpus.server, process.execPath, ['--import', 'tsx', SERVERS_SCRIPT, 'bare', answersFile]), firstLine);
@@ -211,15 +229,19 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
 
     const luaOf = new Map(ROWS.map((row, i) => {
       const lua = join(dir, `row-${i}.lua`);
-      writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(row.body)}\n`);
+      writeFileSync(lua, wrkScript(row));
       return [row, lua];
     }));
     const load = async (target: Target, row: Row, forSeconds: number): Promise<Measured> => {
       const cpu = () => target.processes(row).reduce((sum, p) => sum + p.cpuUs(), 0);
       const before = cpu();
       const result = await runLoad({
-        url: target.url(row), connections: CONNECTIONS, seconds: forSeconds, lua: luaOf.get(row)!, env: {}, cpus: cpus.load,
-        autocannonRequest: () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: row.body }),
+        url: target.url(row), connections: row.connections, seconds: forSeconds, lua: luaOf.get(row)!, env: {}, cpus: cpus.load,
+        autocannonRequest: () => {
+          let id = 0;
+          const request = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: row.body };
+          return row.freshIds ? { ...request, setupRequest: (r: object) => ({ ...r, body: row.body.replace('"id":1', `"id":${++id}`) }) } : request;
+        },
       });
       return { ...result, cpuUsPerRequest: (cpu() - before) / (result.requestsPerSec * forSeconds) };
     };
@@ -256,7 +278,7 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
     const us = (value: number) => `${value.toFixed(0)} us`;
     const rowName = (row: Row) => `${row.name}${row.via === 'proxy' ? ', gateway in front of Anvil' : ' (embedded)'}`;
     say('');
-    say(`Medians of ${rounds} rounds (req/s at ${CONNECTIONS} connections; p50/p99 latency):`);
+    say(`Medians of ${rounds} rounds (req/s at ${CONNECTIONS} connections unless said; p50/p99 latency; added p50: edgeport in front of Anvil less Anvil alone):`);
     say(`| call | edgeport | Anvil | ratio | bare node:http | edgeport/bare | edgeport p50/p99 | Anvil p50/p99 | bare p50/p99 | added p50 |${baselineTarget ? ' baseline | edgeport/baseline |' : ''}`);
     say(`|---|---|---|---|---|---|---|---|---|---|${baselineTarget ? '---|---|' : ''}`);
     for (const row of ROWS) {

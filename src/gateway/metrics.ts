@@ -25,6 +25,8 @@ export class GatewayMetrics {
   readonly cacheEntries = new Gauge({ name: 'edgeport_gateway_cache_entries', help: 'Answers held in the cache.', registers: [this.registry] });
   readonly #tallies = new Map<string, Tally>();
   readonly #ok = this.#tally(this.#httpResponses, 'http 200', () => ['200']);
+  /** Call tallies by network and method label, so counting a call builds no key. */
+  readonly #callTallies = new Map<string, Map<string, Partial<Record<CallOutcome, Tally>>>>();
   /** Method label values are bounded: names outside the served set count as "other". */
   readonly #knownMethod: (method: string) => boolean;
 
@@ -44,7 +46,11 @@ export class GatewayMetrics {
   /** The tally `call` bumps for these labels, to keep and bump directly. */
   callTally(network: string, method: string, outcome: CallOutcome): Tally {
     const label = this.#knownMethod(method) ? method : 'other';
-    return this.#tally(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]);
+    let byLabel = this.#callTallies.get(network);
+    if (byLabel === undefined) this.#callTallies.set(network, byLabel = new Map());
+    let byOutcome = byLabel.get(label);
+    if (byOutcome === undefined) byLabel.set(label, byOutcome = {});
+    return byOutcome[outcome] ??= this.#tally(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]);
   }
 
   upstreamCall(network: string, upstream: number, outcome: 'ok' | 'failed'): void {

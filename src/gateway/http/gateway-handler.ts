@@ -31,7 +31,7 @@ import { answerResponse, errorResponse, toErrorObject, type RpcAnswer } from '..
 import type { GatewayMetrics } from '../metrics.ts';
 import { unknownNetworkError, type GatewayNetwork } from '../network.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
-import { REPLAY_MAX_BODY, type Replays } from './replays.ts';
+import { REPLAY_MAX_BODY, type Replay, type Replays } from './replays.ts';
 import { ClientGone, readBody, receivedBody, tooLargeDeclared } from './request-body.ts';
 
 export interface GatewayHandlerDeps {
@@ -145,10 +145,7 @@ function answer(deps: Handler, network: GatewayNetwork, req: IncomingMessage, re
       if (waitMs === 0) {
         network.countRequests(1);
         replay.calls.pending += 1;
-        deps.metrics.httpResponse(200);
-        res.writeHead(200, replay.headers);
-        res.end(replay.body);
-        return;
+        return sendReplay(deps, res, replay);
       }
     }
   }
@@ -176,18 +173,30 @@ async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
     return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
   }
   const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member)] : await Promise.all(members.map((member) => runMember(deps, network, member)));
-  if (parsed.kind === 'single' && network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY) remember(deps, network, body, parsed.member, answers[0]!);
+  if (parsed.kind === 'single' && network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY) {
+    const replay = toReplay(deps, network, parsed.member, answers[0]!);
+    if (replay !== undefined) {
+      deps.replays.set(body, replay);
+      return sendReplay(deps, res, replay);
+    }
+  }
   return sendAnswers(deps, res, parsed.kind, members, answers, 200, network.retiredAtMs === undefined ? undefined : retirementHeaders(network));
 }
 
-/** Keeps the response of a single call answered from the cache, for the same body next time. */
-function remember(deps: Handler, network: GatewayNetwork, body: string, member: RpcMember, answer: RpcAnswer | JsonRpcError): void {
-  if (member.kind !== 'call' || member.id === undefined || answer instanceof JsonRpcError || answer.cached !== true) return;
+/** The response of a single call answered from the cache, kept for the same body next time (and sent now). */
+function toReplay(deps: Handler, network: GatewayNetwork, member: RpcMember, answer: RpcAnswer | JsonRpcError): Replay | undefined {
+  if (member.kind !== 'call' || member.id === undefined || answer instanceof JsonRpcError || answer.cached !== true) return undefined;
   const bytes = Buffer.from(answerResponse(member.id, answer));
-  deps.replays.set(body, {
+  return {
     network, epoch: answer.epoch, calls: deps.metrics.callTally(network.name, member.method, 'cache_hit'),
     headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT', 'content-length', String(bytes.length)], body: bytes,
-  });
+  };
+}
+
+function sendReplay(deps: Handler, res: ServerResponse, replay: Replay): void {
+  deps.metrics.httpResponse(200);
+  res.writeHead(200, replay.headers);
+  res.end(replay.body);
 }
 
 function runMember(deps: Handler, network: GatewayNetwork, member: RpcMember): Promise<RpcAnswer> | JsonRpcError {
