@@ -84,9 +84,10 @@ export class CallExecutor {
     return inFlight.run(headKey ?? `${key}\n@${epoch}`, async () => {
       const answer = await (await network.backend()).call(method, params);
       if (answer.result !== undefined) {
+        if (method === 'eth_blockNumber') network.head.observe(answer.result);
         if (headKey !== undefined) {
           // Fetched while the head stayed put: it answers for this epoch.
-          if (network.head.current === epoch) cache.set(headKey, answer.result);
+          if (network.head.current === epoch && network.head.caching()) cache.set(headKey, answer.result);
         } else if (cacheable && isFinalAnswer(method, params, answer.result, network.finality.current())) {
           cache.set(key, answer.result);
         }

@@ -8,7 +8,14 @@
  *   these are the only moves: the gateway mines every block there.
  * - on upstreams, when the head the node reports changes: it is asked every `refreshMs` (by the
  *   injected clock) while calls come in, and answers not confirmed current for twice that long
- *   are dropped before use, so a gateway that was idle never answers with an old head.
+ *   are dropped before use, so a gateway that was idle never answers with an old head. Every
+ *   eth_blockNumber answer fetched from the node counts as a report too.
+ *
+ * A node may answer a transaction's hash a moment before its block is visible (Anvil mines in the
+ * background: 6 sends in 200 answered before their block, measured directly). So after a write on
+ * an upstream, head-bound answers are not kept (every read asks the node, as if there were no
+ * gateway) until the node reports a head other than the one before the write, or twice
+ * `refreshMs` has passed (on a network whose blocks come every few seconds).
  */
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/log.ts';
@@ -33,6 +40,8 @@ export class ChainHead {
   #lastHead: string | undefined;
   #checkStartedAt = Number.NEGATIVE_INFINITY;
   #checking = false;
+  /** Set after a write on an upstream, until the node reports a new head. */
+  #settling: { since: number; headBefore: string | undefined } | undefined;
 
   constructor(options: ChainHeadOptions) {
     this.#clock = options.clock;
@@ -62,9 +71,28 @@ export class ChainHead {
     return this.#epoch;
   }
 
+  /** Whether head-bound answers fetched now may be kept (not while an upstream write settles). */
+  caching(): boolean {
+    const settling = this.#settling;
+    if (settling !== undefined && this.#clock.now() - settling.since >= 2 * this.#watch!.refreshMs) this.#settling = undefined;
+    return this.#settling === undefined;
+  }
+
   /** A write (a transaction sent, or a method not known to be a read) has been answered, or failed: whatever it changed is in the chain now. */
   written(): void {
     this.#move();
+    if (this.#watch !== undefined) this.#settling = { since: this.#clock.now(), headBefore: this.#lastHead };
+  }
+
+  /** The node's newest block number (JSON text), as an eth_blockNumber answer just fetched from it says. */
+  observe(head: string): void {
+    if (this.#watch === undefined) return;
+    // The first head seen moves the epoch too: nothing kept before it was compared with one.
+    if (head !== this.#lastHead) {
+      this.#move();
+      this.#lastHead = head;
+    }
+    if (this.#settling !== undefined && this.#settling.headBefore !== undefined && head !== this.#settling.headBefore) this.#settling = undefined;
   }
 
   #move(): void {
@@ -79,10 +107,8 @@ export class ChainHead {
     try {
       const head = await fetchHead();
       if (head === undefined) return;
-      // The first answer moves the epoch too: what was cached before it was never compared with a head.
-      if (head !== this.#lastHead) this.#move();
-      else this.#knownAt = Math.max(this.#knownAt, startedAt);
-      this.#lastHead = head;
+      if (head === this.#lastHead) this.#knownAt = Math.max(this.#knownAt, startedAt);
+      this.observe(head);
     } catch (error) {
       this.#logger.debug({ err: error }, 'Head check failed.');
     } finally {

@@ -173,7 +173,7 @@ async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
     return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
   }
   const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member)] : await Promise.all(members.map((member) => runMember(deps, network, member)));
-  if (parsed.kind === 'single' && network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY) {
+  if (parsed.kind === 'single' && network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY && deps.replays.seenBefore(body)) {
     const replay = toReplay(deps, network, parsed.member, answers[0]!);
     if (replay !== undefined) {
       deps.replays.set(body, replay);

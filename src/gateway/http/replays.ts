@@ -2,7 +2,10 @@
  * Whole responses to single calls whose answer came from the cache, by exact body text: the same
  * body again is answered without being parsed, with bytes and headers made once. A replay of a
  * head-bound answer (eth_blockNumber, a read at `latest`) holds only while its network's head
- * stays at the epoch it was made in. Bounded like the answer cache (same limits).
+ * stays at the epoch it was made in. A body is only marked the first time it is answered, and its
+ * replay made when it comes again: clients that give every request a new id never send the same
+ * body twice, and their calls should not pay for responses nobody will ask for. Bounded like the
+ * answer cache (same limits).
  */
 import { AnswerCache } from '../cache/answer-cache.ts';
 import type { Tally } from '../metrics.ts';
@@ -23,18 +26,28 @@ export interface Replay {
 /** Reads of final data are small calls; larger bodies (batches, raw transactions) are not worth keeping. */
 export const REPLAY_MAX_BODY = 2048;
 
+/** A body answered once, with no replay yet. */
+const SEEN = null;
+
 export class Replays {
-  readonly #cache: AnswerCache<Replay>;
+  readonly #cache: AnswerCache<Replay | typeof SEEN>;
 
   constructor(limits: { maxEntries: number; maxBytes: number }) {
-    this.#cache = new AnswerCache<Replay>(limits, (replay) => replay.body.length);
+    this.#cache = new AnswerCache<Replay | typeof SEEN>(limits, (replay) => (replay === SEEN ? 0 : replay.body.length));
   }
 
   /** The response for `body` on `network`, if one is kept and still holds. */
   get(network: GatewayNetwork, body: string): Replay | undefined {
     const replay = this.#cache.get(body);
-    if (replay === undefined || replay.network !== network) return undefined;
+    if (replay === undefined || replay === SEEN || replay.network !== network) return undefined;
     return replay.epoch === undefined || replay.epoch === network.head.epoch() ? replay : undefined;
+  }
+
+  /** Whether `body` was answered before (then its replay is worth making); marks it otherwise. */
+  seenBefore(body: string): boolean {
+    if (this.#cache.get(body) !== undefined) return true;
+    this.#cache.set(body, SEEN);
+    return false;
   }
 
   set(body: string, replay: Replay): void {
