@@ -1,6 +1,7 @@
 /**
  * HTTP load with `wrk` (Debian package) when installed, else `autocannon` (npm): both report
- * requests/s and latency percentiles for the same Lua/URL workload.
+ * requests/s and latency percentiles for the same Lua/URL workload. `cpus` pins wrk to those cores
+ * with `taskset` (autocannon runs in the calling process, which pins itself; see cpu-pinning.ts).
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -14,7 +15,7 @@ export interface LoadResult {
   errors: number;
 }
 
-function hasWrk(): boolean {
+export function hasWrk(): boolean {
   return spawnSync('wrk', ['--version']).error === undefined;
 }
 
@@ -26,10 +27,17 @@ function parseWrkMs(text: string): number {
 }
 
 /** Runs wrk with the shared store driver Lua script (env OP etc.). */
-export async function runLoad(options: { url: string; connections: number; seconds: number; lua: string; env: Record<string, string>; autocannonRequest: () => autocannon.Request }): Promise<LoadResult> {
+export async function runLoad(options: {
+  url: string; connections: number; seconds: number; lua: string; env: Record<string, string>; autocannonRequest: () => autocannon.Request;
+  /** `taskset -c` list for wrk, e.g. "1"; wrk then runs one thread per listed core. */
+  cpus?: string;
+}): Promise<LoadResult> {
   if (hasWrk()) {
+    const threads = Math.min(options.cpus === undefined ? 2 : options.cpus.split(',').length, options.connections);
+    const wrkArgs = [`-t${threads}`, `-c${options.connections}`, `-d${options.seconds}s`, '--latency', '-s', options.lua, options.url];
+    const [command, args] = options.cpus === undefined ? ['wrk', wrkArgs] : ['taskset', ['-c', options.cpus, 'wrk', ...wrkArgs]];
     // Asynchronous: the server under test may live in this very process.
-    const { stdout: out } = await promisify(execFile)('wrk', [`-t${Math.min(2, options.connections)}`, `-c${options.connections}`, `-d${options.seconds}s`, '--latency', '-s', options.lua, options.url], {
+    const { stdout: out } = await promisify(execFile)(command, args, {
       env: { ...process.env, ...options.env }, encoding: 'utf8',
     });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);

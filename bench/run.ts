@@ -1,9 +1,9 @@
 /**
- * `npm run bench [service...] [-- --seconds N]`: runs each service's benchmark and prints
- * throughput and latency percentiles. Services: store (binding in process, then HTTP through
+ * `npm run bench [service...] [-- --seconds N --rounds N]`: runs each service's benchmark and
+ * prints throughput and latency percentiles. Services: store (binding in process, then HTTP through
  * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener), gateway
- * (JSON-RPC through the gateway beside the upstream node directly), logs (records/s through a job, then the
- * edge beside its origin).
+ * (JSON-RPC through the gateway beside Anvil and a bare node:http server, alternating `--rounds`),
+ * logs (records/s through a job, then the edge beside its origin).
  */
 import { parseArgs } from 'node:util';
 import { benchStoreBinding } from './store-binding.ts';
@@ -15,6 +15,8 @@ import { benchLogs } from './logs.ts';
 import { benchEdge } from './edge.ts';
 import { benchBlobs } from './blobs.ts';
 
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } });
+
 const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
   'store-binding': benchStoreBinding,
@@ -22,11 +24,10 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   s3: benchS3,
   blobs: benchBlobs,
   api: benchApi,
-  gateway: benchGateway,
+  gateway: (seconds) => benchGateway(seconds, Number(values.rounds)),
   logs: async (seconds) => [...await benchLogs(seconds), ...await benchEdge(seconds)],
 };
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' } } });
 const names = positionals.length > 0 ? positionals : ['store', 's3', 'api', 'gateway', 'logs'];
 for (const name of names) {
   const bench = BENCHES[name];

@@ -1,19 +1,25 @@
 /**
  * Runs one well-formed call on one network, in order: method policy -> parameter limits -> cache
- * -> in-flight deduplication -> backend. Writes (eth_sendRawTransaction) skip cache and
- * deduplication. Every outcome is an answer: gateway errors become their JSON-RPC error, anything
+ * -> in-flight deduplication -> backend. Writes (eth_sendRawTransaction, and methods added by
+ * `allow_methods`, which are not known to be reads) skip cache and deduplication and move the
+ * network's head epoch once answered, so no answer fetched before a write's answer is out serves
+ * a read after it. Reads share an in-flight call only within one epoch, and head-bound answers
+ * are cached under the epoch they were fetched in, if it has not moved meanwhile. Every outcome is an answer: gateway errors become their JSON-RPC error, anything
  * unexpected becomes GATEWAY_INTERNAL, logged with its cause and counted as unmapped.
  */
 import type { Logger } from '../core/log.ts';
 import type { AnswerCache } from './cache/answer-cache.ts';
-import { CACHE_RULES, callKey, isFinalAnswer } from './cache/cache-policy.ts';
+import { CACHE_RULES, callKey, isFinalAnswer, isHeadBound } from './cache/cache-policy.ts';
 import type { InFlight } from './cache/in-flight.ts';
 import { gatewayError, JsonRpcError } from './errors.ts';
 import { errorAnswer, type RpcAnswer } from './json-rpc/response.ts';
-import type { MethodPolicy } from './method-policy.ts';
+import { DEFAULT_ALLOWED_METHODS, type MethodPolicy } from './method-policy.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { GatewayNetwork } from './network.ts';
 import { checkParamLimits, LIMITED_METHODS, type ParamLimits } from './param-limits.ts';
+
+/** Methods known to read only; every other served method may change the chain. */
+const READS = new Set(DEFAULT_ALLOWED_METHODS.filter((method) => method !== 'eth_sendRawTransaction'));
 
 export interface CallExecutorDeps {
   policy: MethodPolicy;
@@ -49,22 +55,42 @@ export class CallExecutor {
   }
 
   async #run(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
-    const { cache, inFlight, limits } = this.#deps;
+    const { limits } = this.#deps;
     if (LIMITED_METHODS.has(method)) {
       const overLimit = await checkParamLimits(method, params, limits, () => this.#head(network));
       if (overLimit) return errorAnswer(overLimit);
     }
-    if (method === 'eth_sendRawTransaction') return (await network.backend()).call(method, params, { write: true });
-    const key = callKey(network.name, method, params);
-    const cacheable = CACHE_RULES[method] !== undefined;
-    if (cacheable) {
-      const hit = cache.get(key);
-      if (hit !== undefined) return { result: hit, cached: true };
+    if (!READS.has(method)) return this.#write(network, method, params);
+    return this.#read(network, method, params);
+  }
+
+  async #write(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+    try {
+      return await (await network.backend()).call(method, params, { write: method === 'eth_sendRawTransaction' });
+    } finally {
+      network.head.written();
     }
-    return inFlight.run(key, async () => {
+  }
+
+  #read(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+    const { cache, inFlight } = this.#deps;
+    const key = callKey(network.name, method, params);
+    const epoch = network.head.epoch();
+    const cacheable = CACHE_RULES[method] !== undefined;
+    const headBound = isHeadBound(method, params);
+    const headKey = headBound ? `${key}\n@${epoch}` : undefined;
+    const hit = headKey !== undefined ? cache.get(headKey) : cacheable ? cache.get(key) : undefined;
+    if (hit !== undefined) return Promise.resolve(headKey === undefined ? { result: hit, cached: true } : { result: hit, cached: true, epoch });
+    return inFlight.run(headKey ?? `${key}\n@${epoch}`, async () => {
       const answer = await (await network.backend()).call(method, params);
-      if (cacheable && answer.result !== undefined && isFinalAnswer(method, params, answer.result, network.finality.current())) {
-        cache.set(key, answer.result);
+      if (answer.result !== undefined) {
+        if (method === 'eth_blockNumber') network.head.observe(answer.result);
+        if (headKey !== undefined) {
+          // Fetched while the head stayed put: it answers for this epoch.
+          if (network.head.current === epoch && network.head.caching()) cache.set(headKey, answer.result);
+        } else if (cacheable && isFinalAnswer(method, params, answer.result, network.finality.current())) {
+          cache.set(key, answer.result);
+        }
       }
       return answer;
     });
@@ -72,7 +98,7 @@ export class CallExecutor {
 
   /** The newest block number, for ranges that end at a tag; undefined when the chain cannot say. */
   async #head(network: GatewayNetwork): Promise<bigint | undefined> {
-    const answer = await this.#deps.inFlight.run(callKey(network.name, 'eth_blockNumber', []), async () => (await network.backend()).call('eth_blockNumber', []));
+    const answer = await this.#read(network, 'eth_blockNumber', []);
     const head: unknown = answer.result === undefined ? undefined : JSON.parse(answer.result);
     return typeof head === 'string' && /^0x[0-9a-fA-F]+$/.test(head) ? BigInt(head) : undefined;
   }

@@ -16,7 +16,8 @@ import { UpstreamPool } from './backends/upstream-pool.ts';
 import { AnswerCache } from './cache/answer-cache.ts';
 import { InFlight } from './cache/in-flight.ts';
 import { CallExecutor } from './call-executor.ts';
-import { createGatewayHandler, type Replay } from './http/gateway-handler.ts';
+import { createGatewayHandler } from './http/gateway-handler.ts';
+import { Replays } from './http/replays.ts';
 import type { RpcAnswer } from './json-rpc/response.ts';
 import { createMethodPolicy } from './method-policy.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -81,7 +82,7 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
     maxBatchItems: config.maxBatchItems,
     beforeMetrics: () => metrics.cacheEntries.set(cache.size),
     // Bounded like the answer cache: together they hold at most twice its byte limit.
-    replays: new AnswerCache<Replay>({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes }, (replay) => replay.method.length + replay.response.length),
+    replays: new Replays({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes }),
   });
   const backendKind = new Map(config.networks.map((n) => [n.name, n.backend.kind]));
   return {

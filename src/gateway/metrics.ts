@@ -1,12 +1,13 @@
 /**
  * The gateway's Prometheus metrics, served at `GET /metrics` on its listener. One registry per
  * gateway (several can live in one process, in tests). The hot path only bumps a plain number per
- * label set; the counts are added to prom-client's counters when the metrics are read.
+ * label set (a Tally, which a replayed answer keeps so it is not even looked up); the counts are
+ * added to prom-client's counters when the metrics are read.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 
-/** Increments of one labelled counter not yet handed to prom-client. */
-interface Tally {
+/** Increments of one labelled counter not yet handed to prom-client: `pending += 1` counts one. */
+export interface Tally {
   counter: Counter<string>;
   labels: string[];
   pending: number;
@@ -23,6 +24,9 @@ export class GatewayMetrics {
   readonly #unmapped = new Counter({ name: 'edgeport_unmapped_errors_total', help: 'Errors that reached a surface without a mapping (answered as internal errors).', labelNames: ['surface'], registers: [this.registry] });
   readonly cacheEntries = new Gauge({ name: 'edgeport_gateway_cache_entries', help: 'Answers held in the cache.', registers: [this.registry] });
   readonly #tallies = new Map<string, Tally>();
+  readonly #ok = this.#tally(this.#httpResponses, 'http 200', () => ['200']);
+  /** Call tallies by network and method label, so counting a call builds no key. */
+  readonly #callTallies = new Map<string, Map<string, Partial<Record<CallOutcome, Tally>>>>();
   /** Method label values are bounded: names outside the served set count as "other". */
   readonly #knownMethod: (method: string) => boolean;
 
@@ -31,16 +35,26 @@ export class GatewayMetrics {
   }
 
   httpResponse(status: number): void {
-    this.#count(this.#httpResponses, `http ${status}`, () => [String(status)]);
+    if (status === 200) this.#ok.pending += 1;
+    else this.#tally(this.#httpResponses, `http ${status}`, () => [String(status)]).pending += 1;
   }
 
   call(network: string, method: string, outcome: CallOutcome): void {
+    this.callTally(network, method, outcome).pending += 1;
+  }
+
+  /** The tally `call` bumps for these labels, to keep and bump directly. */
+  callTally(network: string, method: string, outcome: CallOutcome): Tally {
     const label = this.#knownMethod(method) ? method : 'other';
-    this.#count(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]);
+    let byLabel = this.#callTallies.get(network);
+    if (byLabel === undefined) this.#callTallies.set(network, byLabel = new Map());
+    let byOutcome = byLabel.get(label);
+    if (byOutcome === undefined) byLabel.set(label, byOutcome = {});
+    return byOutcome[outcome] ??= this.#tally(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]);
   }
 
   upstreamCall(network: string, upstream: number, outcome: 'ok' | 'failed'): void {
-    this.#count(this.#upstreamCalls, `upstream ${network} ${upstream} ${outcome}`, () => [network, String(upstream), outcome]);
+    this.#tally(this.#upstreamCalls, `upstream ${network} ${upstream} ${outcome}`, () => [network, String(upstream), outcome]).pending += 1;
   }
 
   rateLimited(): void {
@@ -65,10 +79,13 @@ export class GatewayMetrics {
     return this.registry.contentType;
   }
 
-  /** Counts one under `key` (label values contain no spaces); `labels` runs the first time only. */
-  #count(counter: Counter<string>, key: string, labels: () => string[]): void {
-    const tally = this.#tallies.get(key);
-    if (tally) tally.pending += 1;
-    else this.#tallies.set(key, { counter, labels: labels(), pending: 1 });
+  /** The tally under `key` (label values contain no spaces); `labels` runs the first time only. */
+  #tally(counter: Counter<string>, key: string, labels: () => string[]): Tally {
+    let tally = this.#tallies.get(key);
+    if (tally === undefined) {
+      tally = { counter, labels: labels(), pending: 0 };
+      this.#tallies.set(key, tally);
+    }
+    return tally;
   }
 }

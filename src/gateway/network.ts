@@ -2,17 +2,20 @@
  * One network of the gateway (`/v1/<name>`): its chain id, its retirement (SPEC §9.5: from the
  * retirement date on, every request is answered with an error naming the replacement, and no
  * backend is asked), its backend (started at service start, or on first use for a network that
- * was retired then) and its finalized head.
+ * was retired then), its finalized head and when its head moves.
  */
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import type { GatewayNetworkConfig } from '../config/gateway.ts';
 import type { ChainBackend } from './backends/backend.ts';
+import { ChainHead } from './cache/chain-head.ts';
 import { FinalityTracker } from './cache/finality-tracker.ts';
 import { gatewayError, JsonRpcError } from './errors.ts';
 
 /** How often the finalized head is asked: every slot (12 s) upstream; the embedded chain is cheap to ask. */
 const FINALITY_REFRESH_MS = { embedded: 1_000, upstreams: 12_000 } as const;
+/** How often an upstream's head is asked while calls come in (answers at `latest` are kept until it moves). */
+export const UPSTREAM_HEAD_REFRESH_MS = 1_000;
 
 export class GatewayNetwork {
   readonly name: string;
@@ -22,6 +25,7 @@ export class GatewayNetwork {
   /** Start of the retirement day, UTC, in epoch milliseconds. */
   readonly retiredAtMs: number | undefined;
   readonly finality: FinalityTracker;
+  readonly head: ChainHead;
   readonly #start: () => Promise<ChainBackend>;
   readonly #logger: Logger;
   #backend: Promise<ChainBackend> | undefined;
@@ -37,6 +41,10 @@ export class GatewayNetwork {
     this.#logger = logger;
     this.finality = new FinalityTracker({
       fetch: () => this.#fetchFinalized(), clock, logger, refreshMs: FINALITY_REFRESH_MS[config.backend.kind],
+    });
+    this.head = new ChainHead({
+      clock, logger,
+      ...(config.backend.kind === 'upstreams' ? { watch: { refreshMs: UPSTREAM_HEAD_REFRESH_MS, fetchHead: () => this.#fetchHead() } } : {}),
     });
   }
 
@@ -77,6 +85,10 @@ export class GatewayNetwork {
     const backend = this.#backend;
     this.#backend = undefined;
     if (backend) await (await backend.catch(() => undefined))?.close();
+  }
+
+  async #fetchHead(): Promise<string | undefined> {
+    return (await (await this.backend()).call('eth_blockNumber', [])).result;
   }
 
   async #fetchFinalized(): Promise<bigint | undefined> {

@@ -35,6 +35,23 @@ test('the cache stays under its byte limit and skips values larger than all of i
   assert.equal(new AnswerCache({ maxEntries: 0, maxBytes: 100 }).size, 0);
 });
 
+test('the cache keeps an entry in use through any number of insertions, and never holds more than its limits', { timeout: 10_000 }, () => {
+  const cache = new AnswerCache({ maxEntries: 100, maxBytes: 10_000 });
+  cache.set('hot', '"0x1"');
+  for (let i = 0; i < 10_000; i++) {
+    cache.set(`key ${i}`, `"${i}"`);
+    if (i % 40 === 0) assert.equal(cache.get('hot'), '"0x1"', `after ${i} insertions`);
+    assert.ok(cache.size <= 100 && cache.bytes <= 10_000, `size ${cache.size}, bytes ${cache.bytes}`);
+  }
+  assert.equal(cache.get('key 0'), undefined, 'unused entries go');
+  assert.equal(cache.get('key 9999'), '"9999"');
+  const big = new AnswerCache({ maxEntries: 100, maxBytes: 100 });
+  big.set('a', 'x'.repeat(20));
+  big.set('b', 'y'.repeat(40));
+  assert.ok(big.bytes <= 100, 'an entry over half the bytes still fits under the limit');
+  assert.equal(big.get('b'), 'y'.repeat(40));
+});
+
 test('final answers: constants and by-hash always; by number only at or below the finalized head; never tags or null', { timeout: 10_000 }, () => {
   const finalized = 100n;
   const cases: Array<[string, unknown[], string, boolean]> = [

@@ -26,6 +26,8 @@ export interface FakeUpstream {
   };
   /** The block number answered for `finalized` and `eth_blockNumber`. */
   head: number;
+  /** Answered to web3_clientVersion: tells which node answered. */
+  clientVersion: string;
   callsOf(method: string): UpstreamCall[];
 }
 
@@ -33,7 +35,7 @@ const TX_HASH = `0x${'ab'.repeat(32)}`;
 
 export async function startFakeUpstream(t: TestContext, chainId = 11155111): Promise<FakeUpstream> {
   const upstream: FakeUpstream = {
-    url: '', calls: [], behaviour: {}, head: 0x10,
+    url: '', calls: [], behaviour: {}, head: 0x10, clientVersion: 'fake/1.0',
     callsOf: (method) => upstream.calls.filter((c) => c.method === method),
   };
   const server = createServer((req, res) => {
@@ -49,7 +51,7 @@ export async function startFakeUpstream(t: TestContext, chainId = 11155111): Pro
           res.end('upstream trouble at 10.0.0.7');
           return;
         }
-        const payload = error ? { error } : { result: resultOf(request.method, request.params, upstream.head, chainId) };
+        const payload = error ? { error } : { result: resultOf(request.method, request.params, upstream, chainId) };
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ jsonrpc: '2.0', id: request.id, ...payload }));
       };
@@ -66,9 +68,10 @@ export async function startFakeUpstream(t: TestContext, chainId = 11155111): Pro
   return upstream;
 }
 
-function resultOf(method: string, params: unknown[], head: number, chainId: number): unknown {
+function resultOf(method: string, params: unknown[], { head, clientVersion }: FakeUpstream, chainId: number): unknown {
   const hex = (n: number) => `0x${n.toString(16)}`;
   switch (method) {
+    case 'web3_clientVersion': return clientVersion;
     case 'eth_chainId': return hex(chainId);
     case 'eth_blockNumber': return hex(head);
     case 'eth_getBlockByNumber': {

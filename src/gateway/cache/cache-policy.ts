@@ -1,9 +1,10 @@
 /**
- * Which answers cannot change, and so may be cached: constants of the chain (eth_chainId,
+ * Which answers may be cached. Final ones, kept until evicted: constants of the chain (eth_chainId,
  * net_version), lookups by block hash (a hash names one block forever), and answers about blocks
  * at or below the finalized head (by number, or transactions and receipts whose block is final).
- * Never: block tags (`latest`, `finalized`... move; eRPC#223), errors, `null` (a receipt not yet
- * mined), eth_sendRawTransaction, anything else.
+ * Head-bound ones, kept only while the head does not move (chain-head.ts): eth_blockNumber and
+ * reads at `latest`. Never: other tags (`pending`, `safe`, `finalized` move on their own;
+ * eRPC#223), errors, `null` (a receipt not yet mined), writes, anything else.
  */
 import { readBlockRef } from '../block-params.ts';
 
@@ -37,6 +38,21 @@ export const CACHE_RULES: Readonly<Record<string, CacheRule>> = {
   eth_getProof: { kind: 'at-block', param: 2 },
   eth_getLogs: { kind: 'logs' },
 };
+
+/** Methods whose answer is the head itself. */
+const HEAD_METHODS = new Set(['eth_blockNumber']);
+
+/** Whether this call's answer holds exactly as long as the head does not move. */
+export function isHeadBound(method: string, params: readonly unknown[]): boolean {
+  if (HEAD_METHODS.has(method)) return true;
+  const rule = CACHE_RULES[method];
+  return rule !== undefined && rule.kind === 'at-block' && params[rule.param] === 'latest';
+}
+
+/** Whether answers to a method are ever cached (the `x-edgeport-cache` header says MISS rather than BYPASS). */
+export function isCachedMethod(method: string): boolean {
+  return CACHE_RULES[method] !== undefined || HEAD_METHODS.has(method);
+}
 
 /** The cache (and in-flight) key of a call on a network. */
 export function callKey(network: string, method: string, params: readonly unknown[]): string {

@@ -2,9 +2,14 @@
  * The gateway's HTTP face: `POST /v1/<network>` with a JSON-RPC 2.0 body (SPEC §4.2), `GET
  * /metrics`, and CORS preflights, on raw node:http (the hot path is a small POST; hono's Request
  * and Response objects would cost about 20% of it, DESIGN.md's own measurement). Steps, in order:
- * route -> HTTP method -> content type -> network -> body (size limit) -> parse (batch size and
- * nesting depth refused before anything is built) -> rate limit (a token per member) -> retirement
- * -> run each member -> one response.
+ * route -> HTTP method -> content type -> network -> body (size limit) -> replay of a cached
+ * answer to the same body -> parse (batch size and nesting depth refused before anything is built)
+ * -> rate limit (a token per member) -> retirement -> run each member -> one response.
+ *
+ * The hot path answers without a promise or a per-request closure: the network comes from a map
+ * of exact endpoint paths, the body of a request that arrived with its head is taken whole once
+ * node:http has parsed the read that brought it (readBody waits for the others), and a replay is
+ * written as it was kept: flat headers and the response bytes.
  *
  * Status policy (erpc's `determineResponseStatusCode`): 200 for every JSON-RPC outcome, errors
  * included (ethers cannot read an error behind a non-2xx status); 204 when only notifications
@@ -19,15 +24,15 @@ import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/log.ts';
 import type { RequestListener } from '../../core/service.ts';
 import type { CallExecutor } from '../call-executor.ts';
-import type { AnswerCache } from '../cache/answer-cache.ts';
-import { CACHE_RULES } from '../cache/cache-policy.ts';
+import { isCachedMethod } from '../cache/cache-policy.ts';
 import { gatewayError, JsonRpcError } from '../errors.ts';
 import { parseRequestBody, type RpcMember } from '../json-rpc/request.ts';
 import { answerResponse, errorResponse, toErrorObject, type RpcAnswer } from '../json-rpc/response.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { unknownNetworkError, type GatewayNetwork } from '../network.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
-import { ClientGone, readBody } from './request-body.ts';
+import { REPLAY_MAX_BODY, type Replay, type Replays } from './replays.ts';
+import { ClientGone, readBody, receivedBody, tooLargeDeclared } from './request-body.ts';
 
 export interface GatewayHandlerDeps {
   networks: ReadonlyMap<string, GatewayNetwork>;
@@ -40,107 +45,167 @@ export interface GatewayHandlerDeps {
   maxBatchItems: number;
   /** Called before /metrics is rendered, to update gauges. */
   beforeMetrics: () => void;
-  /**
-   * Whole responses to single calls whose answer came from the cache (so it cannot change), by
-   * network and exact body text: the same body again is answered without parsing it.
-   */
-  replays: AnswerCache<Replay>;
+  replays: Replays;
 }
 
-/** A response that can be sent again for the same body: the call's method (for metrics) and the text. */
-export interface Replay {
-  method: string;
-  response: string;
+interface Handler extends GatewayHandlerDeps {
+  /** Each network by its exact endpoint paths, `/v1/<name>` and `/v1/<name>/`. */
+  endpoints: ReadonlyMap<string, GatewayNetwork>;
 }
 
 /** Content types a JSON-RPC body may come with (geth's list, plus none and text/plain for browsers' simple requests). */
 const ACCEPTED_MEDIA_TYPES = new Set(['', 'application/json', 'application/json-rpc', 'application/jsonrequest', 'text/plain']);
 const PATH_PREFIX = '/v1/';
-const JSON_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' } as const;
-const HIT_HEADERS = { 'x-edgeport-cache': 'HIT' } as const;
-/** Reads of final data are small calls; larger bodies (batches, raw transactions) are not worth hashing for a replay. */
-const REPLAY_MAX_BODY = 2048;
+const JSON_HEADERS = ['content-type', 'application/json', 'access-control-allow-origin', '*'] as const;
+const CLOSE = ['connection', 'close'];
 
 export function createGatewayHandler(deps: GatewayHandlerDeps): RequestListener {
+  const endpoints = new Map<string, GatewayNetwork>();
+  for (const network of deps.networks.values()) {
+    endpoints.set(`${PATH_PREFIX}${network.name}`, network);
+    endpoints.set(`${PATH_PREFIX}${network.name}/`, network);
+  }
+  const handler: Handler = { ...deps, endpoints };
   return function gatewayHandler(req, res) {
-    handle(deps, req, res).catch((error: unknown) => {
-      deps.metrics.unmappedError();
-      deps.logger.error({ err: error, url: req.url }, 'Unmapped error in the gateway handler.');
-      if (!res.headersSent) send(deps, res, 500, errorResponse('null', toErrorObject(gatewayError('GATEWAY_INTERNAL'))));
-      else res.destroy();
-    });
+    try {
+      route(handler, req, res);
+    } catch (error) {
+      unmapped(handler, req, res, error);
+    }
   };
 }
 
-async function handle(deps: GatewayHandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+function unmapped(deps: Handler, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  deps.metrics.unmappedError();
+  deps.logger.error({ err: error, url: req.url }, 'Unmapped error in the gateway handler.');
+  if (!res.headersSent) send(deps, res, 500, errorResponse('null', toErrorObject(gatewayError('GATEWAY_INTERNAL'))));
+  else res.destroy();
+}
+
+function route(deps: Handler, req: IncomingMessage, res: ServerResponse): void {
   const url = req.url ?? '/';
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  if (path === '/metrics') return serveMetrics(deps, req, res);
-  const name = networkName(path);
-  if (name === undefined) return sendError(deps, res, gatewayError('GATEWAY_NOT_FOUND', `Not found: ${JSON.stringify(path)} is not a gateway endpoint. Send JSON-RPC requests to POST /v1/<network>, e.g. /v1/sepolia.`));
-  if (req.method === 'OPTIONS') return preflight(deps, req, res);
+  let network = deps.endpoints.get(url);
+  let path = url;
+  let name: string | undefined;
+  if (network === undefined) {
+    const query = url.indexOf('?');
+    path = query === -1 ? url : url.slice(0, query);
+    if (path === '/metrics') return void serveMetrics(deps, req, res).catch((error: unknown) => unmapped(deps, req, res, error));
+    name = networkName(path);
+    if (name === undefined) return sendError(deps, res, gatewayError('GATEWAY_NOT_FOUND', `Not found: ${JSON.stringify(path)} is not a gateway endpoint. Send JSON-RPC requests to POST /v1/<network>, e.g. /v1/sepolia.`));
+  }
   if (req.method !== 'POST') {
-    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on ${path}: send JSON-RPC requests with POST.`), { allow: 'POST, OPTIONS' });
+    if (req.method === 'OPTIONS') return preflight(deps, req, res);
+    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on ${path}: send JSON-RPC requests with POST.`), ['allow', 'POST, OPTIONS']);
   }
-  const mediaType = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (!ACCEPTED_MEDIA_TYPES.has(mediaType)) {
-    return sendError(deps, res, gatewayError('GATEWAY_UNSUPPORTED_MEDIA_TYPE', `Unsupported content type ${JSON.stringify(mediaType)}: send the JSON-RPC body with Content-Type: application/json.`));
+  const contentType = req.headers['content-type'];
+  if (contentType !== undefined && contentType !== 'application/json') {
+    const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    if (!ACCEPTED_MEDIA_TYPES.has(mediaType)) {
+      return sendError(deps, res, gatewayError('GATEWAY_UNSUPPORTED_MEDIA_TYPE', `Unsupported content type ${JSON.stringify(mediaType)}: send the JSON-RPC body with Content-Type: application/json.`));
+    }
   }
-  const network = deps.networks.get(name);
-  const now = deps.clock.now();
-  if (network === undefined) return sendError(deps, res, unknownNetworkError(name, deps.networks.values(), now));
-  let body: string;
+  network ??= deps.networks.get(name!);
+  if (network === undefined) return sendError(deps, res, unknownNetworkError(name!, deps.networks.values(), deps.clock.now()));
+  const declaredTooLarge = tooLargeDeclared(req, deps.maxBodyBytes);
+  // The rest of the body is not read: close the connection rather than drain it.
+  if (declaredTooLarge !== undefined) return sendError(deps, res, declaredTooLarge, CLOSE);
+  // node:http calls this as soon as the head is parsed, and the body that came in the same read
+  // is parsed after it returns (ticks too early); setImmediate runs once the whole read is.
+  setImmediate(afterBody, deps, network, req, res);
+}
+
+/** Runs once the read that brought the request's head has been parsed, body included if it came along. */
+function afterBody(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse): void {
   try {
-    body = await readBody(req, deps.maxBodyBytes);
+    const body = receivedBody(req, deps.maxBodyBytes);
+    if (body === undefined) {
+      readBody(req, deps.maxBodyBytes).then((text) => answer(deps, network, req, res, text), (error: unknown) => {
+        if (error instanceof ClientGone) return void res.destroy();
+        if (!(error instanceof JsonRpcError)) throw error;
+        sendError(deps, res, error, CLOSE);
+      }).catch((error: unknown) => unmapped(deps, req, res, error));
+    } else if (typeof body === 'string') {
+      answer(deps, network, req, res, body);
+    } else {
+      sendError(deps, res, body, CLOSE);
+    }
   } catch (error) {
-    if (error instanceof ClientGone) return void res.destroy();
-    if (!(error instanceof JsonRpcError)) throw error;
-    // The rest of the body is not read: close the connection rather than drain it.
-    return sendError(deps, res, error, { connection: 'close' });
+    unmapped(deps, req, res, error);
   }
-  const client = req.socket.remoteAddress ?? 'unknown';
-  // The fast path of repeated reads of final data (a block by hash, say): no parse, no executor.
-  const replayKey = network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY ? `${name}\n${body}` : undefined;
-  const replay = replayKey === undefined ? undefined : deps.replays.get(replayKey);
-  let waitMs = replay === undefined ? undefined : deps.rateLimiter.take(client, 1);
-  if (replay !== undefined && waitMs === 0) {
-    network.countRequests(1);
-    deps.metrics.call(name, replay.method, 'cache_hit');
-    return send(deps, res, 200, replay.response, HIT_HEADERS);
+}
+
+/** Answers from a replay when one holds for this body (the fast path of repeated reads), else runs the calls. */
+function answer(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string): void {
+  let waitMs: number | undefined;
+  if (network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY) {
+    const replay = deps.replays.get(network, body);
+    if (replay !== undefined) {
+      waitMs = deps.rateLimiter.enabled ? deps.rateLimiter.take(clientOf(req), 1) : 0;
+      if (waitMs === 0) {
+        network.countRequests(1);
+        replay.calls.pending += 1;
+        return sendReplay(deps, res, replay);
+      }
+    }
   }
+  run(deps, network, req, res, body, waitMs).catch((error: unknown) => unmapped(deps, req, res, error));
+}
+
+function clientOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** Parses the body and runs its calls; `waitMs` is the rate limit's answer when a replay already asked it. */
+async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string, waitMs: number | undefined): Promise<void> {
   const parsed = parseRequestBody(body, deps);
   if (parsed.kind === 'invalid') return sendError(deps, res, parsed.error);
   const members = parsed.kind === 'single' ? [parsed.member] : parsed.members;
   network.countRequests(members.length);
-  waitMs ??= deps.rateLimiter.take(client, members.length);
+  waitMs ??= deps.rateLimiter.enabled ? deps.rateLimiter.take(clientOf(req), members.length) : 0;
   if (waitMs > 0) {
     deps.metrics.rateLimited();
     const limited = gatewayError('GATEWAY_RATE_LIMITED', `Rate limit exceeded: this client sent more requests than this gateway allows (every batch member counts). Retry in ${Math.ceil(waitMs / 1000)} s.`);
-    return sendAnswers(deps, res, parsed.kind, members, members.map(() => limited), limited.status, { 'retry-after': String(Math.ceil(waitMs / 1000)) });
+    return sendAnswers(deps, res, parsed.kind, members, members.map(() => limited), limited.status, ['retry-after', String(Math.ceil(waitMs / 1000))]);
   }
-  if (network.isRetired(now)) {
+  if (network.retiredAtMs !== undefined && network.isRetired(deps.clock.now())) {
     const retired = network.retirementError();
     return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
   }
-  const answers = await Promise.all(members.map((member) => runMember(deps, network, member)));
-  if (replayKey !== undefined && parsed.kind === 'single') remember(deps, replayKey, parsed.member, answers[0]!);
+  const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member)] : await Promise.all(members.map((member) => runMember(deps, network, member)));
+  if (parsed.kind === 'single' && network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY && deps.replays.seenBefore(body)) {
+    const replay = toReplay(deps, network, parsed.member, answers[0]!);
+    if (replay !== undefined) {
+      deps.replays.set(body, replay);
+      return sendReplay(deps, res, replay);
+    }
+  }
   return sendAnswers(deps, res, parsed.kind, members, answers, 200, network.retiredAtMs === undefined ? undefined : retirementHeaders(network));
 }
 
-/** Keeps the response of a single call answered from the cache, for the same body next time. */
-function remember(deps: GatewayHandlerDeps, key: string, member: RpcMember, answer: RpcAnswer | JsonRpcError): void {
-  if (member.kind !== 'call' || member.id === undefined || answer instanceof JsonRpcError || answer.cached !== true) return;
-  deps.replays.set(key, { method: member.method, response: answerResponse(member.id, answer) });
+/** The response of a single call answered from the cache, kept for the same body next time (and sent now). */
+function toReplay(deps: Handler, network: GatewayNetwork, member: RpcMember, answer: RpcAnswer | JsonRpcError): Replay | undefined {
+  if (member.kind !== 'call' || member.id === undefined || answer instanceof JsonRpcError || answer.cached !== true) return undefined;
+  const bytes = Buffer.from(answerResponse(member.id, answer));
+  return {
+    network, epoch: answer.epoch, calls: deps.metrics.callTally(network.name, member.method, 'cache_hit'),
+    headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT', 'content-length', String(bytes.length)], body: bytes,
+  };
 }
 
-function runMember(deps: GatewayHandlerDeps, network: GatewayNetwork, member: RpcMember): Promise<RpcAnswer> | JsonRpcError {
+function sendReplay(deps: Handler, res: ServerResponse, replay: Replay): void {
+  deps.metrics.httpResponse(200);
+  res.writeHead(200, replay.headers);
+  res.end(replay.body);
+}
+
+function runMember(deps: Handler, network: GatewayNetwork, member: RpcMember): Promise<RpcAnswer> | JsonRpcError {
   return member.kind === 'rejected' ? member.error : deps.executor.execute(network, member.method, member.params);
 }
 
 /** Writes one answer per member that has an id (notifications get none): one object, an array, or 204. */
-function sendAnswers(deps: GatewayHandlerDeps, res: ServerResponse, shape: 'single' | 'batch', members: readonly RpcMember[],
-  answers: ReadonlyArray<RpcAnswer | JsonRpcError>, status: number, headers?: Record<string, string>): void {
+function sendAnswers(deps: Handler, res: ServerResponse, shape: 'single' | 'batch', members: readonly RpcMember[],
+  answers: ReadonlyArray<RpcAnswer | JsonRpcError>, status: number, headers?: readonly string[]): void {
   const parts: string[] = [];
   for (let i = 0; i < members.length; i++) {
     const id = members[i]!.id;
@@ -150,27 +215,29 @@ function sendAnswers(deps: GatewayHandlerDeps, res: ServerResponse, shape: 'sing
   }
   if (parts.length === 0) {
     deps.metrics.httpResponse(204);
-    res.writeHead(204, { 'access-control-allow-origin': '*', ...headers });
+    res.writeHead(204, ['access-control-allow-origin', '*', ...headers ?? []]);
     res.end();
     return;
   }
   if (shape === 'batch') return send(deps, res, status, `[${parts.join(',')}]`, headers);
   const member = members[0]!;
   const answer = answers[0]!;
-  const cache = member.kind === 'call' && CACHE_RULES[member.method] !== undefined && !(answer instanceof JsonRpcError)
+  const cache = member.kind === 'call' && isCachedMethod(member.method) && !(answer instanceof JsonRpcError)
     ? (answer.cached ? 'HIT' : 'MISS') : 'BYPASS';
-  return send(deps, res, status, parts[0]!, { 'x-edgeport-cache': cache, ...headers });
+  return send(deps, res, status, parts[0]!, headers === undefined ? ['x-edgeport-cache', cache] : ['x-edgeport-cache', cache, ...headers]);
 }
 
-function sendError(deps: GatewayHandlerDeps, res: ServerResponse, error: JsonRpcError, headers?: Record<string, string>): void {
+function sendError(deps: Handler, res: ServerResponse, error: JsonRpcError, headers?: readonly string[]): void {
   if (error.kind === 'user') deps.logger.debug({ code: error.code }, error.message);
   send(deps, res, error.status, errorResponse('null', toErrorObject(error)), headers);
 }
 
-/** With Content-Length (not chunked): one write of head and body, nothing to frame. */
-function send(deps: GatewayHandlerDeps, res: ServerResponse, status: number, body: string, headers?: Record<string, string>): void {
+/** With Content-Length (not chunked): one write of head and body, nothing to frame. Headers are flat name/value pairs. */
+function send(deps: Handler, res: ServerResponse, status: number, body: string, headers?: readonly string[]): void {
   deps.metrics.httpResponse(status);
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': String(Buffer.byteLength(body)), ...headers });
+  const head = [...JSON_HEADERS, 'content-length', String(Buffer.byteLength(body))];
+  if (headers !== undefined) head.push(...headers);
+  res.writeHead(status, head);
   res.end(body);
 }
 
@@ -187,13 +254,13 @@ function networkName(path: string): string | undefined {
 }
 
 /** RFC 8594 Sunset and a successor link (RFC 5829), on every answer of a network with a retirement date. */
-function retirementHeaders(network: GatewayNetwork): Record<string, string> {
-  const headers: Record<string, string> = { sunset: new Date(network.retiredAtMs!).toUTCString() };
-  if (network.replacement !== undefined) headers.link = `</v1/${network.replacement}>; rel="successor-version"`;
+function retirementHeaders(network: GatewayNetwork): string[] {
+  const headers = ['sunset', new Date(network.retiredAtMs!).toUTCString()];
+  if (network.replacement !== undefined) headers.push('link', `</v1/${network.replacement}>; rel="successor-version"`);
   return headers;
 }
 
-function preflight(deps: GatewayHandlerDeps, req: IncomingMessage, res: ServerResponse): void {
+function preflight(deps: Handler, req: IncomingMessage, res: ServerResponse): void {
   deps.metrics.httpResponse(204);
   res.writeHead(204, {
     'access-control-allow-origin': '*',
@@ -204,9 +271,9 @@ function preflight(deps: GatewayHandlerDeps, req: IncomingMessage, res: ServerRe
   res.end();
 }
 
-async function serveMetrics(deps: GatewayHandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveMetrics(deps: Handler, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on /metrics: use GET.`), { allow: 'GET' });
+    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on /metrics: use GET.`), ['allow', 'GET']);
   }
   deps.beforeMetrics();
   const text = await deps.metrics.text();

@@ -1,16 +1,28 @@
 /**
  * Reads a request body as UTF-8 text, up to a byte limit. A declared Content-Length over the limit
- * is refused before reading; a body that grows past it (chunked) is cut off as soon as it does.
- * A client that goes away mid-body rejects with ClientGone: nobody is left to answer.
+ * is refused before reading (by the caller, tooLargeDeclared); a body that grows past it (chunked)
+ * is cut off as soon as it does. A client that goes away mid-body rejects with ClientGone: nobody
+ * is left to answer.
  */
 import type { IncomingMessage } from 'node:http';
 import { gatewayError, type JsonRpcError } from '../errors.ts';
 
 export class ClientGone extends Error {}
 
+/**
+ * The whole body, when the request has already arrived in full (a small request comes in one
+ * packet with its head, and node:http has parsed all of it once the read that brought it is
+ * handled, by the next setImmediate after the 'request' event): undefined when it has not, and
+ * readBody must wait for it.
+ */
+export function receivedBody(req: IncomingMessage, maxBytes: number): string | JsonRpcError | undefined {
+  if (!req.complete) return undefined;
+  const chunk = req.read() as Buffer | null;
+  if (chunk === null) return '';
+  return chunk.length > maxBytes ? tooLarge(maxBytes) : chunk.toString('utf8');
+}
+
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes));
   // Inline callbacks only: this runs per request, and named closures cost more to create.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -31,6 +43,12 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<string
       if (!req.complete) reject(new ClientGone('The client closed the request before sending all of it.'));
     });
   });
+}
+
+/** The error for a declared Content-Length over the limit, before anything is read. */
+export function tooLargeDeclared(req: IncomingMessage, maxBytes: number): JsonRpcError | undefined {
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) > maxBytes ? tooLarge(maxBytes) : undefined;
 }
 
 function tooLarge(maxBytes: number): JsonRpcError {

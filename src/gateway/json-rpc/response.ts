@@ -13,9 +13,12 @@ export interface RpcErrorObject {
 
 /** What a call produced: its result as JSON text, or an error object. */
 export type RpcAnswer =
-  /** `cached` marks an answer served from the cache. */
-  | { readonly result: string; readonly error?: undefined; readonly cached?: boolean }
-  | { readonly result?: undefined; readonly error: RpcErrorObject; readonly cached?: undefined };
+  /**
+   * `cached` marks an answer served from the cache; `epoch`, one that holds only while the
+   * network's head stays at that epoch (cache/chain-head.ts).
+   */
+  | { readonly result: string; readonly error?: undefined; readonly cached?: boolean; readonly epoch?: number }
+  | { readonly result?: undefined; readonly error: RpcErrorObject; readonly cached?: undefined; readonly epoch?: undefined };
 
 export function resultResponse(id: string, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${id},"result":${resultJson}}`;
