@@ -1,14 +1,14 @@
 /**
  * Anvil (Foundry's development node, from its npm package, a dev dependency) on 127.0.0.1, for
- * tests that put the gateway in front of a real node. Quiet (it would print every call); on a free
- * port chosen here; stopped when the test ends. Undefined where the package has no binary (it
+ * tests that put the gateway in front of a real node. Quiet (it would print every call); on a port
+ * reserved for it (reserved-port.ts); stopped when the test ends. Undefined where the package has no binary (it
  * ships for linux x64 only).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { reservePort } from '../helpers/reserved-port.ts';
 
 export const ANVIL_BINARY = fileURLToPath(new URL('../../node_modules/.bin/anvil', import.meta.url));
 
@@ -16,7 +16,7 @@ export const anvilInstalled = (): boolean => existsSync(ANVIL_BINARY);
 
 /** Starts Anvil and resolves with its URL once it answers JSON-RPC. */
 export async function startAnvil(t: TestContext): Promise<string> {
-  const port = await freePort();
+  const port = await reservePort(t);
   const child = spawn(ANVIL_BINARY, ['--host', '127.0.0.1', '--port', String(port), '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
@@ -38,15 +38,4 @@ export async function startAnvil(t: TestContext): Promise<string> {
     if (Date.now() > deadline) throw new Error(`Anvil did not answer on ${url} within 15 s: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
