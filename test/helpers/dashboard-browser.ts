@@ -56,36 +56,42 @@ export async function assertNoHorizontalOverflow(page: Page, name: string): Prom
 export interface PageProblems {
   /**
    * Console errors, page errors, failed requests and HTTP errors, as lines; empties the record.
-   * Requests still in flight at this moment belong to the page being left: a later abort of one of
-   * them (a poll cut short by the next navigation) is no problem of the next page.
+   * A request aborted because the page that made it was navigated away from (a poll cut short by
+   * the next page.goto) is no problem of either page, whenever the abort is reported.
    */
   take(): string[];
 }
 
 export function watchPage(page: Page): PageProblems {
   let seen: string[] = [];
-  const inFlight = new Set<Request>();
-  let leftBehind = new Set<Request>();
-  page.on('request', (request) => inFlight.add(request));
-  page.on('requestfinished', (request) => inFlight.delete(request));
+  // Navigations of the main frame so far, and how many there had been when each request started.
+  let navigations = 0;
+  const startedAfter = new WeakMap<Request, number>();
+  let aborted: Array<{ request: Request; line: string }> = [];
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) navigations++;
+  });
+  page.on('request', (request) => startedAfter.set(request, navigations));
   page.on('console', (message) => {
     if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) seen.push(`console ${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => seen.push(`page error: ${error.message}`));
   page.on('requestfailed', (request) => {
-    inFlight.delete(request);
     const error = request.failure()?.errorText;
-    if (error === 'net::ERR_ABORTED' && leftBehind.has(request)) return;
-    seen.push(`request failed: ${request.method()} ${request.url()} (${error})`);
+    const line = `request failed: ${request.method()} ${request.url()} (${error})`;
+    // Judged when taken: Chromium may report the abort before the navigation that caused it.
+    if (error === 'net::ERR_ABORTED') aborted.push({ request, line });
+    else seen.push(line);
   });
   page.on('response', (response) => {
     if (response.status() >= 400) seen.push(`HTTP ${response.status()}: ${response.request().method()} ${response.url()}`);
   });
   return {
     take() {
-      const taken = seen;
+      const ofCurrentPage = aborted.filter(({ request }) => (startedAfter.get(request) ?? navigations) >= navigations);
+      const taken = [...seen, ...ofCurrentPage.map(({ line }) => line)];
       seen = [];
-      leftBehind = new Set(inFlight);
+      aborted = [];
       return taken;
     },
   };
