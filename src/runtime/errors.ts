@@ -2,6 +2,7 @@
  * How the script runtime fails: RUNTIME_ERRORS for the server (a script that cannot start), and
  * SCRIPT_FAILURES, what a client is answered when its script could not produce a response.
  */
+import type { ServerResponse } from 'node:http';
 import { EdgeportError, type ErrorCatalog } from '../core/errors/edgeport-error.ts';
 
 export type RuntimeErrorCode = 'RUNTIME_SCRIPT_START_FAILED';
@@ -27,3 +28,18 @@ export const SCRIPT_FAILURES: Record<ScriptFailure, { status: number; body: stri
   crash: { status: 502, body: 'The script stopped unexpectedly.\n' },
   unavailable: { status: 503, body: 'The script is not running.\n' },
 };
+
+/**
+ * Answers `failure`'s page, whichever runtime the script ran in; a response already under way can
+ * only be cut off, and a gone client gets nothing.
+ */
+export function answerScriptFailure(res: ServerResponse, failure: ScriptFailure): void {
+  if (res.destroyed) return;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, body } = SCRIPT_FAILURES[failure];
+  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body))]);
+  res.end(body);
+}

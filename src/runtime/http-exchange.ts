@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
-import { SCRIPT_FAILURES, type ScriptFailure } from './errors.ts';
+import { answerScriptFailure, SCRIPT_FAILURES, type ScriptFailure } from './errors.ts';
 import { copyToBuffer, FLOW, FromWorker, ToWorker } from './protocol.ts';
 import { writeSegments, type BlobSource } from '../store/segment-writer.ts';
 import type { Exchange, ExchangeMessage, WorkerSlot } from './worker-slot.ts';
@@ -135,15 +135,7 @@ export class HttpExchange implements Exchange {
 
   fail(failure: ScriptFailure): void {
     this.#finish();
-    const res = this.#res;
-    if (res.destroyed) return;
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const { status, body } = SCRIPT_FAILURES[failure];
-    res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body))]);
-    res.end(body);
+    answerScriptFailure(this.#res, failure);
   }
 
   /** The worker holds nothing more of the request: stop forwarding its body, drop the rest of it. */

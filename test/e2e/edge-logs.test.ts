@@ -8,13 +8,12 @@
  * (Sampling: edge-logs-sampling.test.ts; delivery through failures: edge-logs-delivery.test.ts.)
  */
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { gunzipLines, until } from '../helpers/delivered-logs.ts';
-import { ADMIN, FIELDS, S3_KEY, apiOf, createFileJob, createZone, fileLines, load, raw, startOrigin, startServer, type LogLine } from '../helpers/edge-logs-setup.ts';
-import { startEdgeport, writeScriptConfig } from '../helpers/edgeport-server.ts';
+import { FIELDS, S3_KEY, apiOf, createFileJob, createZone, fileLines, getVia, load, raw, startOrigin, startServer, type LogLine } from '../helpers/edge-logs-setup.ts';
+import { writeScriptConfig } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 async function bucketLines(s3: S3Client, bucket: string): Promise<LogLine[]> {
@@ -30,22 +29,6 @@ async function bucketLines(s3: S3Client, bucket: string): Promise<LogLine[]> {
     token = page.NextContinuationToken;
   } while (token);
   return gunzipLines<LogLine>(buffers);
-}
-
-/** GET through the edge with a Host header (fetch cannot set Host). */
-function getVia(edge: string, host: string, path: string): Promise<{ body: string; headers: IncomingMessage['headers'] }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(edge);
-    const req = request({ host: url.hostname, port: url.port, path, headers: { host } });
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
-      res.on('end', () => resolve({ body, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 test('10,000 requests: each job gets exactly its requests, with custom fields and rfc3339 timestamps', { timeout: 180_000 }, async (t) => {
@@ -121,7 +104,7 @@ test('a script routed on the zone serves its paths with its bucket binding; the 
   };`,
   });
   const origin = await startOrigin(t);
-  const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: dir } });
+  const server = await startServer(t, join(dir, 'data'), { args, batchIntervalMs: 100 });
   assert.match(server.banner, /script "counter" on example\.test\/api\/\*/);
   const api = apiOf(server);
   const zoneId = await createZone(api, origin.url);

@@ -5,29 +5,12 @@
  * of its requests are those of any script (the script's response headers are the ones logged).
  */
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { until } from '../helpers/delivered-logs.ts';
-import { ADMIN, S3_KEY, apiOf, createFileJob, createZone, fileLines, startOrigin } from '../helpers/edge-logs-setup.ts';
-import { startEdgeport, writeScriptConfig } from '../helpers/edgeport-server.ts';
+import { apiOf, createFileJob, createZone, fileLines, getVia, startOrigin, startServer } from '../helpers/edge-logs-setup.ts';
+import { writeScriptConfig } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-/** A request through the edge with a Host header (fetch cannot set Host). */
-function via(edge: string, host: string, path: string): Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(edge);
-    const req = request({ host: url.hostname, port: url.port, path, headers: { host } });
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const SCRIPT = `export default {
   async fetch(request, env) {
@@ -54,26 +37,26 @@ test('a script on workerd behind the edge: its binding, HTMLRewriter, caches, no
   const dir = tempDir(t);
   const args = writeScriptConfig(dir, { name: 'on-workerd', route: 'example.test/api/*', bucket: 'script-data', source: SCRIPT, extra: 'runtime = "workerd"\n' });
   const origin = await startOrigin(t);
-  const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), args, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: dir } });
+  const server = await startServer(t, join(dir, 'data'), { args, batchIntervalMs: 100 });
   assert.match(server.banner, /script "on-workerd" on example\.test\/api\/\*/);
   const api = apiOf(server);
   const zoneId = await createZone(api, origin.url);
   await createFileJob(api, zoneId, join(dir, 'logs'), { output_options: { field_names: ['ClientRequestPath', 'EdgeResponseStatus', 'OriginResponseStatus', 'ResponseHeaders'] } });
   const edge = server.urls.edge!;
 
-  const first = await via(edge, 'example.test', '/api/one');
+  const first = await getVia(edge, 'example.test', '/api/one');
   assert.equal(first.body, 'script:1');
   assert.equal(first.headers['x-from'], 'workerd');
-  assert.equal((await via(edge, 'example.test', '/api/two')).body, 'script:2', 'the binding keeps what the script stored');
-  assert.equal((await via(edge, 'example.test', '/api/html')).body, '<title>on workerd</title>');
-  assert.equal((await via(edge, 'example.test', '/api/cached')).body, 'miss');
-  assert.equal((await via(edge, 'example.test', '/api/cached')).body, 'hit stored');
+  assert.equal((await getVia(edge, 'example.test', '/api/two')).body, 'script:2', 'the binding keeps what the script stored');
+  assert.equal((await getVia(edge, 'example.test', '/api/html')).body, '<title>on workerd</title>');
+  assert.equal((await getVia(edge, 'example.test', '/api/cached')).body, 'miss');
+  assert.equal((await getVia(edge, 'example.test', '/api/cached')).body, 'hit stored');
 
-  const back = await via(edge, 'example.test', `/api/edge?to=${encodeURIComponent(`${edge}/home`)}`);
+  const back = await getVia(edge, 'example.test', `/api/edge?to=${encodeURIComponent(`${edge}/home`)}`);
   assert.equal(back.status, 500, "the script cannot reach the edge's port");
   assert.equal(back.body, 'The script threw an exception.\n');
-  assert.equal((await via(edge, 'example.test', '/home')).body, 'ok', 'the origin is still served');
-  assert.equal((await via(edge, 'example.test', '/api/three')).body, 'script:3', 'the script is still served');
+  assert.equal((await getVia(edge, 'example.test', '/home')).body, 'ok', 'the origin is still served');
+  assert.equal((await getVia(edge, 'example.test', '/api/three')).body, 'script:3', 'the script is still served');
 
   const lines = await until(() => fileLines(join(dir, 'logs')), (l) => l.length >= 8, 'every record');
   const byPath = Object.fromEntries(lines.map((l) => [l.ClientRequestPath, l]));

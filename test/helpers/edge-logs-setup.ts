@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -51,9 +51,31 @@ export async function startOrigin(t: TestContext): Promise<{ url: string; seen: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-/** The data dir is `<test dir>/data`; file:// jobs write below the test dir (the only file root). */
-export function startServer(t: TestContext, dataDir: string): Promise<EdgeportServer> {
-  return startEdgeport({ owner: t, dataDir, env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200', EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir) } });
+/**
+ * The data dir is `<test dir>/data`; file:// jobs write below the test dir (the only file root).
+ * `args` are more command-line arguments (a script's config); batches ship every `batchIntervalMs`.
+ */
+export function startServer(t: TestContext, dataDir: string, options: { args?: string[]; batchIntervalMs?: number } = {}): Promise<EdgeportServer> {
+  return startEdgeport({
+    owner: t, dataDir, args: options.args ?? [],
+    env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: String(options.batchIntervalMs ?? 200), EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir) },
+  });
+}
+
+/** GET `path` through the edge at `edge` with Host `host`: the whole answer. */
+export function getVia(edge: string, host: string, path: string): Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(edge);
+    const req = request({ host: url.hostname, port: url.port, path, headers: { host } });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** The management API as the admin. */

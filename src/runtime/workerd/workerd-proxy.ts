@@ -6,7 +6,7 @@
  */
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
-import { SCRIPT_FAILURES, type ScriptFailure } from '../errors.ts';
+import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
 import type { Generation, WorkerdSupervisor } from './workerd-supervisor.ts';
 
 export interface ProxyContext {
@@ -23,9 +23,9 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res: ServerResponse): void {
   const serving = context.supervisor.serving();
   if (serving instanceof Promise) {
-    void serving.then((generation) => (generation ? forward(context, generation, req, res) : fail(res, 'unavailable')));
+    void serving.then((generation) => (generation ? forward(context, generation, req, res) : answerScriptFailure(res, 'unavailable')));
   } else if (serving === undefined) {
-    fail(res, 'unavailable');
+    answerScriptFailure(res, 'unavailable');
   } else {
     forward(context, serving, req, res);
   }
@@ -73,11 +73,11 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     if (!retried && NOT_CONNECTED.has(error.code ?? '') && !hasBody(req) && !res.destroyed) {
       generation.alive = false;
       const serving = context.supervisor.serving();
-      void Promise.resolve(serving).then((next) => (next ? forward(context, next, req, res, true) : fail(res, 'unavailable')));
+      void Promise.resolve(serving).then((next) => (next ? forward(context, next, req, res, true) : answerScriptFailure(res, 'unavailable')));
       return;
     }
     // The process went away (or was cut off) before or while answering.
-    fail(res, generation.failure);
+    answerScriptFailure(res, generation.failure);
   });
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
@@ -110,16 +110,5 @@ function reportException(context: ProxyContext, encoded: string, res: ServerResp
     script: context.scriptName, error: failure.message, stack: failure.stack,
     answer: SCRIPT_FAILURES.exception.status, passThrough: failure.passThrough || undefined,
   }, 'Script threw an exception.');
-  fail(res, 'exception');
-}
-
-function fail(res: ServerResponse, failure: ScriptFailure): void {
-  if (res.destroyed) return;
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  const { status, body } = SCRIPT_FAILURES[failure];
-  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body))]);
-  res.end(body);
+  answerScriptFailure(res, 'exception');
 }
