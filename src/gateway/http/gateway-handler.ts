@@ -138,7 +138,7 @@ function afterBody(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
 /** Answers from a replay when one holds for this body (the fast path of repeated reads), else runs the calls. */
 function answer(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string): void {
   let waitMs: number | undefined;
-  if (network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY) {
+  if (replayable(network, body)) {
     const replay = deps.replays.get(network, body);
     if (replay !== undefined) {
       waitMs = deps.rateLimiter.enabled ? deps.rateLimiter.take(clientOf(req), 1) : 0;
@@ -150,6 +150,11 @@ function answer(deps: Handler, network: GatewayNetwork, req: IncomingMessage, re
     }
   }
   run(deps, network, req, res, body, waitMs).catch((error: unknown) => unmapped(deps, req, res, error));
+}
+
+/** Whether a body's answer may be kept and replayed: small, on a network still served. */
+function replayable(network: GatewayNetwork, body: string): boolean {
+  return network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY;
 }
 
 function clientOf(req: IncomingMessage): string {
@@ -173,7 +178,7 @@ async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
     return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
   }
   const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member)] : await Promise.all(members.map((member) => runMember(deps, network, member)));
-  if (parsed.kind === 'single' && network.retiredAtMs === undefined && body.length <= REPLAY_MAX_BODY && deps.replays.seenBefore(body)) {
+  if (parsed.kind === 'single' && replayable(network, body) && deps.replays.seenBefore(body)) {
     const replay = toReplay(deps, network, parsed.member, answers[0]!);
     if (replay !== undefined) {
       deps.replays.set(body, replay);
