@@ -4,14 +4,13 @@
  * serving for nothing. "Changed" is a SHA-256 over the sources' paths and contents (web/index.html,
  * web/vite.config.ts, web/tsconfig.json, everything under web/src) and the installed vite and
  * preact versions, kept in web/dist/.sources.sha256: contents, not mtimes, which a checkout or a
- * copy changes without changing anything. Run: `node --import tsx bin/build-dashboard.ts`
- * (`npm start`), or with `--force` to build whatever the stamp says (`npm run build`).
+ * copy changes without changing anything. Run by bin/build.ts.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = ['index.html', 'vite.config.ts', 'tsconfig.json', 'src'];
@@ -41,6 +40,16 @@ function installedVersions(): string {
   return ['vite', 'preact'].map((name) => `${name}@${(require(`${name}/package.json`) as { version: string }).version}`).join(' ');
 }
 
+/** Builds the dashboard with vite when its sources changed (or always, with `force`); says so on stderr when not forced. */
+export async function buildDashboard(options: { force: boolean }): Promise<void> {
+  const web = join(ROOT, 'web');
+  await buildIfChanged(web, async () => {
+    if (!options.force) process.stderr.write('edgeport: building the dashboard (its sources changed since web/dist was built)...\n');
+    const { build } = await import('vite');
+    await build({ configFile: join(web, 'vite.config.ts') });
+  }, undefined, options);
+}
+
 /**
  * Builds `web` into `web/dist` with `build` unless the stamp there matches its sources; returns
  * whether it built. The stamp is written only after a successful build.
@@ -53,14 +62,4 @@ export async function buildIfChanged(web: string, build: () => Promise<void>, to
   await build();
   writeFileSync(stamp, `${hash}\n`);
   return true;
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const web = join(ROOT, 'web');
-  const force = process.argv.includes('--force');
-  await buildIfChanged(web, async () => {
-    if (!force) process.stderr.write('edgeport: building the dashboard (its sources changed since web/dist was built)...\n');
-    const { build } = await import('vite');
-    await build({ configFile: join(web, 'vite.config.ts') });
-  }, undefined, { force });
 }

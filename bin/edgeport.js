@@ -1,7 +1,19 @@
 #!/usr/bin/env node
-// The `edgeport` command. Sources are TypeScript, loaded through tsx's module hooks; the worker
-// threads that host scripts are started with `--import tsx` (src/runtime/worker-pool.ts).
-import { register } from 'tsx/esm/api';
+// The `edgeport` command. Sources are TypeScript: a fresh server bundle (built by `npm run build`,
+// see bin/server-bundle.js) is loaded when there is one, else the sources themselves through tsx's
+// module hooks. The worker threads that host scripts are started with `--import tsx` either way
+// (src/runtime/worker-pool.ts).
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freshBundle } from './server-bundle.js';
 
-register();
-await import('../src/cli/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bundle = freshBundle(root, `${root}dist`);
+if (bundle !== null) {
+  // Stack traces name the sources, not the bundle.
+  process.setSourceMapsEnabled(true);
+  await import(pathToFileURL(bundle).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

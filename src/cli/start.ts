@@ -17,7 +17,7 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
-import { PgDatabase, redact } from '../db/postgres/pg-database.ts';
+import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { FileRoots } from '../logs/index.ts';
@@ -168,7 +168,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
       devChain: gateway.banner,
       storage: [
-        ...(database ? [`metadata in PostgreSQL at ${redact(config.dbUrl!)} (schema ${database.schema})`] : []),
+        ...(database ? [`metadata in PostgreSQL at ${database.where} (schema ${database.schema})`] : []),
         ...(config.blobsUrl === undefined ? [] : [`object bodies in ${config.blobsUrl.replace(/(secret-access-key=)[^&]*/, '$1***')}`]),
       ],
     }, { tty: process.stdout.isTTY === true }));
@@ -198,9 +198,13 @@ function accountsCommand(configFile: string | undefined, args: StartArgs): strin
     ...(args.flags.data_dir === undefined ? [] : [`--data-dir ${args.flags.data_dir}`])].join(' ');
 }
 
-/** The PostgreSQL database of `[db] url`; a failure names the URL without its password. */
+/**
+ * The PostgreSQL database of `[db] url`; a failure names the URL without its password. pg is loaded
+ * only here: a start on the embedded SQLite default never pays for it.
+ */
 async function openDatabase(url: string, now: number): Promise<PgDatabase> {
   try {
+    const { PgDatabase } = await import('../db/postgres/pg-database.ts');
     return await PgDatabase.open({ url, now });
   } catch (error) {
     throw new ConfigError(`[db] url (EDGEPORT_DB_URL): ${(error as Error).message}`, { cause: error });

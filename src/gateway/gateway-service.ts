@@ -12,7 +12,6 @@ import type { GatewayConfig, GatewayNetworkConfig } from '../config/gateway.ts';
 import type { ChainBackend } from './backends/backend.ts';
 import { describeDevAccounts } from './backends/dev-accounts.ts';
 import { startEmbeddedChain } from './backends/embedded-chain.ts';
-import { UpstreamPool } from './backends/upstream-pool.ts';
 import { AnswerCache } from './cache/answer-cache.ts';
 import { InFlight } from './cache/in-flight.ts';
 import { CallExecutor } from './call-executor.ts';
@@ -100,8 +99,10 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
 function startBackend(network: GatewayNetworkConfig, options: GatewayServiceOptions, metrics: GatewayMetrics): Promise<ChainBackend> {
   const { clock, logger, dataDir } = options;
   if (network.backend.kind === 'upstreams') {
-    return Promise.resolve(new UpstreamPool({
-      network: network.name, urls: network.backend.urls, clock, logger, metrics,
+    const { urls } = network.backend;
+    // undici, which the pool connects with, is loaded only when a network has upstreams.
+    return import('./backends/upstream-pool.ts').then(({ UpstreamPool }) => new UpstreamPool({
+      network: network.name, urls, clock, logger, metrics,
       timeoutMs: options.networks.upstreamTimeoutMs, cooldownMs: options.networks.upstreamCooldownMs,
     }));
   }

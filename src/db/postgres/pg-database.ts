@@ -37,6 +37,8 @@ const types = {
 
 export class PgDatabase {
   readonly schema: string;
+  /** The URL opened, without its password: for banners and messages. */
+  readonly where: string;
   readonly #pool: pg.Pool;
   readonly #config: pg.ClientConfig;
   #listener: pg.Client | null = null;
@@ -45,8 +47,9 @@ export class PgDatabase {
   readonly #channels = new Map<string, Set<(payload: string) => void>>();
   #closed = false;
 
-  private constructor(config: pg.ClientConfig, schema: string, poolSize: number) {
+  private constructor(config: pg.ClientConfig, schema: string, poolSize: number, where: string) {
     this.schema = schema;
+    this.where = where;
     this.#config = { ...config, types, options: `-c search_path=${schema}` };
     this.#pool = new pg.Pool({ ...this.#config, max: poolSize, idleTimeoutMillis: 30_000 });
     // An idle client that loses its connection must not crash the process; the pool replaces it.
@@ -56,7 +59,7 @@ export class PgDatabase {
   /** Connects, creates the schema if needed and applies pending migrations. */
   static async open(options: PgDatabaseOptions): Promise<PgDatabase> {
     const { config, schema, poolSize } = parsePgUrl(options.url);
-    const db = new PgDatabase(config, schema, poolSize);
+    const db = new PgDatabase(config, schema, poolSize, redact(options.url));
     try {
       await db.#migrate(options.now);
     } catch (error) {

@@ -5,7 +5,7 @@
  * judged in the connection's own lookup, so a log job cannot reach edgeport's own listeners or
  * the machine's private network.
  */
-import { Agent, fetch, type Response } from 'undici';
+import type { Agent, Response } from 'undici';
 import { guardedLookup, literalRefusal, ProhibitedAddressError, urlPort, type OutboundGuard } from '../../core/net/outbound-guard.ts';
 
 export interface GuardedPoster {
@@ -13,16 +13,23 @@ export interface GuardedPoster {
   close(): Promise<void>;
 }
 
+/** undici is loaded by the first POST: a server without http(s):// destinations never pays for it. */
+let undici: Promise<typeof import('undici')> | undefined;
+
 /** A poster to `url`; `guard` null connects anywhere (the operator's jobs). */
 export function guardedPoster(url: URL, guard: OutboundGuard | null): GuardedPoster {
-  const dispatcher = new Agent(guard ? { connect: { lookup: guardedLookup(guard, urlPort(url)) } } : {});
+  let dispatcher: Agent | undefined;
   return {
     async post({ headers, body, timeoutMs }) {
       const refused = guard && literalRefusal(guard, url);
       if (refused) throw new ProhibitedAddressError(refused);
+      const { Agent, fetch } = await (undici ??= import('undici'));
+      dispatcher ??= new Agent(guard ? { connect: { lookup: guardedLookup(guard, urlPort(url)) } } : {});
       return fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs), dispatcher });
     },
-    close: () => dispatcher.close(),
+    close: async () => {
+      await dispatcher?.close();
+    },
   };
 }
 

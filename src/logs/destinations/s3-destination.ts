@@ -6,7 +6,7 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { guardedLookup, literalRefusal, urlPort, type OutboundGuard } from '../../core/net/outbound-guard.ts';
 import { DestinationError, type DeliveredBatch, type LogDestination } from './destination.ts';
 import { postFailure } from './guarded-post.ts';
@@ -21,12 +21,16 @@ export interface S3DestinationOptions {
   guard?: OutboundGuard | null;
 }
 
+/** The AWS SDK is loaded by the first s3:// batch: a server without such jobs never pays for it. */
+let sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+
 export function s3Destination(options: S3DestinationOptions): LogDestination {
   const endpoint = options.endpoint ? new URL(endpointUrl(options.endpoint)) : new URL(`https://s3.${options.region}.amazonaws.com`);
   const guard = options.guard ?? null;
   const refused = guard && literalRefusal(guard, endpoint);
   const lookup = guard ? guardedLookup(guard, urlPort(endpoint)) : undefined;
-  const client = new S3Client({
+  let client: S3Client | undefined;
+  const clientOf = (S3: typeof S3Client) => (client ??= new S3({
     ...(lookup ? { requestHandler: { httpAgent: new HttpAgent({ keepAlive: true, lookup }), httpsAgent: new HttpsAgent({ keepAlive: true, lookup }) } } : {}),
     region: options.region,
     ...(options.endpoint ? { endpoint: endpointUrl(options.endpoint), forcePathStyle: true } : {}),
@@ -34,12 +38,13 @@ export function s3Destination(options: S3DestinationOptions): LogDestination {
       ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
       : {}),
     maxAttempts: 1,
-  });
+  }));
   return {
     async write(batch: DeliveredBatch): Promise<void> {
       if (refused) throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: the destination leads where this account may not connect: ${refused}`);
       try {
-        await client.send(new PutObjectCommand({
+        const { PutObjectCommand, S3Client } = await (sdk ??= import('@aws-sdk/client-s3'));
+        await clientOf(S3Client).send(new PutObjectCommand({
           Bucket: options.bucket, Key: batch.name, Body: batch.gzipped,
           ContentType: batch.contentType, ContentEncoding: 'gzip',
         }));
@@ -48,7 +53,7 @@ export function s3Destination(options: S3DestinationOptions): LogDestination {
       }
     },
     async close() {
-      client.destroy();
+      client?.destroy();
     },
   };
 }

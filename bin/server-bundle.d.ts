@@ -1,0 +1,4 @@
+/** Types of bin/server-bundle.js (plain JavaScript, read before any TypeScript loader exists). */
+export declare const BUNDLE_FILE: string;
+export declare const MANIFEST_FILE: string;
+export declare function freshBundle(root: string, dir: string): string | null;

@@ -1,0 +1,40 @@
+/** The server bundle is used only while every source it was built from is unchanged, and resolves paths as its sources do. */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { buildServer } from '../../bin/build-server.ts';
+import { freshBundle, MANIFEST_FILE } from '../../bin/server-bundle.js';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+test('a bundle is fresh until a source changes, moves or goes, and its import.meta.url names each source', { timeout: 30_000 }, async (t) => {
+  const root = `${tempDir(t)}/`;
+  const dist = join(root, 'dist');
+  mkdirSync(join(root, 'src', 'cli'), { recursive: true });
+  mkdirSync(join(root, 'src', 'core'), { recursive: true });
+  writeFileSync(join(root, 'src', 'cli', 'main.ts'), "import { here } from '../core/here.ts';\nconsole.log(here(), new URL('.', import.meta.url).pathname);\n");
+  writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => new URL('.', import.meta.url).pathname;\n");
+
+  assert.equal(freshBundle(root, dist), null, 'nothing built yet');
+  assert.equal(await buildServer(root, dist), 2);
+  const bundle = freshBundle(root, dist);
+  assert.equal(bundle, join(dist, 'edgeport.mjs'));
+  assert.equal(execFileSync(process.execPath, [bundle!], { encoding: 'utf8' }).trim(), `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/`);
+
+  writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => 'edited';\n");
+  assert.equal(freshBundle(root, dist), null, 'a source edited');
+  await buildServer(root, dist);
+  assert.notEqual(freshBundle(root, dist), null, 'rebuilt');
+  const later = new Date(Date.now() + 60_000);
+  utimesSync(join(root, 'src', 'cli', 'main.ts'), later, later);
+  assert.equal(freshBundle(root, dist), null, 'a source touched (a checkout, say) is not trusted');
+
+  await buildServer(root, dist);
+  const manifest = readFileSync(join(dist, MANIFEST_FILE), 'utf8');
+  assert.equal(freshBundle(`${root}moved/`, dist), null, 'built for another directory');
+  rmSync(join(root, 'src', 'core', 'here.ts'));
+  assert.equal(freshBundle(root, dist), null, 'a source removed');
+  writeFileSync(join(dist, MANIFEST_FILE), manifest.slice(0, 20));
+  assert.equal(freshBundle(root, dist), null, 'a manifest cut short');
+});
