@@ -5,6 +5,7 @@
  * judged in the connection's own lookup, so a log job cannot reach edgeport's own listeners or
  * the machine's private network.
  */
+import type * as Undici from 'undici';
 import type { Agent, Response } from 'undici';
 import { guardedLookup, literalRefusal, ProhibitedAddressError, urlPort, type OutboundGuard } from '../../core/net/outbound-guard.ts';
 
@@ -14,7 +15,7 @@ export interface GuardedPoster {
 }
 
 /** undici is loaded by the first POST: a server without http(s):// destinations never pays for it. */
-let undici: Promise<typeof import('undici')> | undefined;
+let undici: Promise<typeof Undici> | undefined;
 
 /** A poster to `url`; `guard` null connects anywhere (the operator's jobs). */
 export function guardedPoster(url: URL, guard: OutboundGuard | null): GuardedPoster {

@@ -6,6 +6,7 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { guardedLookup, literalRefusal, urlPort, type OutboundGuard } from '../../core/net/outbound-guard.ts';
 import { DestinationError, type DeliveredBatch, type LogDestination } from './destination.ts';
@@ -22,7 +23,7 @@ export interface S3DestinationOptions {
 }
 
 /** The AWS SDK is loaded by the first s3:// batch: a server without such jobs never pays for it. */
-let sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+let sdk: Promise<typeof S3Sdk> | undefined;
 
 export function s3Destination(options: S3DestinationOptions): LogDestination {
   const endpoint = options.endpoint ? new URL(endpointUrl(options.endpoint)) : new URL(`https://s3.${options.region}.amazonaws.com`);
