@@ -58,7 +58,11 @@ const ROW_SPECS: RowSpec[] = [
   { name: 'eth_blockNumber, 1 connection', via: 'proxy', body: call('eth_blockNumber', []), connections: 1 },
   { name: 'eth_getBlockByNumber 0x0, 1 connection', via: 'proxy', body: call('eth_getBlockByNumber', ['0x0', false]), connections: 1 },
 ];
-const ROWS: Row[] = ROW_SPECS.map((row) => ({ ...row, body: JSON.stringify(row.body), connections: row.connections ?? CONNECTIONS, freshIds: row.freshIds ?? false }));
+/** EDGEPORT_BENCH_GATEWAY_ROWS=<text> runs only the rows whose "name (via)" contains it. */
+const ONLY = process.env.EDGEPORT_BENCH_GATEWAY_ROWS;
+const ROWS: Row[] = ROW_SPECS
+  .filter((row) => ONLY === undefined || `${row.name} (${row.via})`.includes(ONLY))
+  .map((row) => ({ ...row, body: JSON.stringify(row.body), connections: row.connections ?? CONNECTIONS, freshIds: row.freshIds ?? false }));
 
 /** wrk's script for a row: the same body every time, or one with the next id. */
 function wrkScript(row: Row): string {

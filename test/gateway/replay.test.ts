@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
-import { rpc, startGateway } from './helpers.ts';
+import { rpc, startGateway, type HttpAnswer } from './helpers.ts';
 
-test('the same body of a final call is replayed byte for byte; another id is answered afresh', { timeout: 10_000 }, async (t) => {
+test('the same body of a final call is replayed byte for byte; the same call with another id is replayed with that id', { timeout: 10_000 }, async (t) => {
   const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
   const body = rpc('eth_getBlockByNumber', ['0x0', false], 7);
   // The answer is cached once the chain's finalized head is known (after the first call), then
@@ -19,8 +19,9 @@ test('the same body of a final call is replayed byte for byte; another id is ans
   assert.equal(fourth.json.id, 7);
 
   const otherId = await gateway.post('/v1/sepolia', rpc('eth_getBlockByNumber', ['0x0', false], 'eight'));
-  assert.equal(otherId.json.id, 'eight');
-  assert.deepEqual(otherId.json.result, first.json.result);
+  assert.equal(otherId.headers.get('x-edgeport-cache'), 'HIT');
+  assert.equal(otherId.text, first.text.replace('"id":7', '"id":"eight"'));
+  assert.equal(otherId.headers.get('content-length'), String(Buffer.byteLength(otherId.text)));
 
   // Answers that are never cached are never replayed.
   const gasPrice = rpc('eth_gasPrice', [], 1);
@@ -43,4 +44,28 @@ test('replayed answers still take rate-limit tokens', { timeout: 10_000 }, async
   const again = await gateway.post('/v1/sepolia', body);
   assert.equal(again.status, 200);
   assert.equal(again.headers.get('x-edgeport-cache'), 'HIT');
+});
+
+test('a client numbering its calls gets replays with its own ids; ids the key cannot hold are answered as sent', { timeout: 10_000 }, async (t) => {
+  const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
+  const answers: HttpAnswer[] = [];
+  for (let id = 1; id <= 6; id++) answers.push(await gateway.post('/v1/sepolia', rpc('eth_getBlockByNumber', ['0x0', false], id * 99_999)));
+  assert.deepEqual(answers.map((answer) => answer.headers.get('x-edgeport-cache')), ['MISS', 'MISS', 'HIT', 'HIT', 'HIT', 'HIT'], 'cached once the finalized head is known, as above');
+  answers.forEach((answer, i) => {
+    assert.equal(answer.text, answers[0]!.text.replace('"id":99999', `"id":${(i + 1) * 99_999}`));
+    assert.equal(answer.headers.get('content-length'), String(answer.text.length));
+  });
+  // Ids echoed from the body's own text (a big integer), an escaped string id, an id after the params, a duplicate id (the last counts).
+  const cases: Array<[string, string]> = [
+    ['{"jsonrpc":"2.0","id":123456789012345678901,"method":"eth_getBlockByNumber","params":["0x0",false]}', '123456789012345678901'],
+    ['{"jsonrpc":"2.0","id":"\\u0041","method":"eth_getBlockByNumber","params":["0x0",false]}', '"A"'],
+    ['{"jsonrpc":"2.0","method":"eth_getBlockByNumber","params":["0x0",false],"id":-4}', '-4'],
+    ['{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x0",false],"id":2}', '2'],
+  ];
+  for (const [body, id] of cases) {
+    for (let i = 0; i < 3; i++) {
+      const answer = await gateway.post('/v1/sepolia', body);
+      assert.equal(answer.text, answers[0]!.text.replace('"id":99999', `"id":${id}`), body);
+    }
+  }
 });

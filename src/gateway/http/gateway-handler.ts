@@ -27,11 +27,11 @@ import type { CallExecutor } from '../call-executor.ts';
 import { isCachedMethod } from '../cache/cache-policy.ts';
 import { gatewayError, JsonRpcError } from '../errors.ts';
 import { parseRequestBody, type RpcMember } from '../json-rpc/request.ts';
-import { answerResponse, errorResponse, toErrorObject, type RpcAnswer } from '../json-rpc/response.ts';
+import { answerResponse, errorResponse, RESPONSE_HEAD, resultTail, toErrorObject, type RpcAnswer } from '../json-rpc/response.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { unknownNetworkError, type GatewayNetwork } from '../network.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
-import { REPLAY_MAX_BODY, type Replay, type Replays } from './replays.ts';
+import { REPLAY_MAX_BODY, replayKey, type Replay, type ReplayKey, type Replays } from './replays.ts';
 import { ClientGone, readBody, receivedBody, tooLargeDeclared } from './request-body.ts';
 
 export interface GatewayHandlerDeps {
@@ -138,18 +138,20 @@ function afterBody(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
 /** Answers from a replay when one holds for this body (the fast path of repeated reads), else runs the calls. */
 function answer(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string): void {
   let waitMs: number | undefined;
+  let key: ReplayKey | undefined;
   if (replayable(network, body)) {
-    const replay = deps.replays.get(network, body);
+    key = replayKey(body);
+    const replay = deps.replays.get(network, key.key);
     if (replay !== undefined) {
       waitMs = deps.rateLimiter.enabled ? deps.rateLimiter.take(clientOf(req), 1) : 0;
       if (waitMs === 0) {
         network.countRequests(1);
         replay.calls.pending += 1;
-        return sendReplay(deps, res, replay);
+        return sendReplay(deps, res, replay, key.id);
       }
     }
   }
-  run(deps, network, req, res, body, waitMs).catch((error: unknown) => unmapped(deps, req, res, error));
+  run(deps, network, req, res, body, key, waitMs).catch((error: unknown) => unmapped(deps, req, res, error));
 }
 
 /** Whether a body's answer may be kept and replayed: small, on a network still served. */
@@ -161,8 +163,12 @@ function clientOf(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';
 }
 
-/** Parses the body and runs its calls; `waitMs` is the rate limit's answer when a replay already asked it. */
-async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string, waitMs: number | undefined): Promise<void> {
+/**
+ * Parses the body and runs its calls; `key` is its replay key when it may have a replay, `waitMs`
+ * the rate limit's answer when a replay already asked it.
+ */
+async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string,
+  key: ReplayKey | undefined, waitMs: number | undefined): Promise<void> {
   const parsed = parseRequestBody(body, deps);
   if (parsed.kind === 'invalid') return sendError(deps, res, parsed.error);
   const members = parsed.kind === 'single' ? [parsed.member] : parsed.members;
@@ -178,30 +184,53 @@ async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
     return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
   }
   const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member)] : await Promise.all(members.map((member) => runMember(deps, network, member)));
-  if (parsed.kind === 'single' && replayable(network, body) && deps.replays.seenBefore(body)) {
-    const replay = toReplay(deps, network, parsed.member, answers[0]!);
+  if (parsed.kind === 'single' && key !== undefined && deps.replays.seenBefore(key.key)) {
+    const replay = toReplay(deps, network, parsed.member, answers[0]!, key.id);
     if (replay !== undefined) {
-      deps.replays.set(body, replay);
-      return sendReplay(deps, res, replay);
+      deps.replays.set(key.key, replay);
+      return sendReplay(deps, res, replay, key.id);
     }
   }
   return sendAnswers(deps, res, parsed.kind, members, answers, 200, network.retiredAtMs === undefined ? undefined : retirementHeaders(network));
 }
 
-/** The response of a single call answered from the cache, kept for the same body next time (and sent now). */
-function toReplay(deps: Handler, network: GatewayNetwork, member: RpcMember, answer: RpcAnswer | JsonRpcError): Replay | undefined {
+/**
+ * The response of a single call answered from the cache, kept for the next body of the same key
+ * (and sent now): around the id when the key has none (`keyId`, the id as the body has it, which
+ * the response echoes), else whole.
+ */
+function toReplay(deps: Handler, network: GatewayNetwork, member: RpcMember, answer: RpcAnswer | JsonRpcError, keyId: string): Replay | undefined {
   if (member.kind !== 'call' || member.id === undefined || answer instanceof JsonRpcError || answer.cached !== true) return undefined;
+  const calls = deps.metrics.callTally(network.name, member.method, 'cache_hit');
+  if (keyId !== '') {
+    if (member.id !== keyId) return undefined;
+    return {
+      network, epoch: answer.epoch, calls, headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT'],
+      body: Buffer.from(RESPONSE_HEAD), tail: Buffer.from(resultTail(answer.result)),
+    };
+  }
   const bytes = Buffer.from(answerResponse(member.id, answer));
   return {
-    network, epoch: answer.epoch, calls: deps.metrics.callTally(network.name, member.method, 'cache_hit'),
-    headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT', 'content-length', String(bytes.length)], body: bytes,
+    network, epoch: answer.epoch, calls, headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT', 'content-length', String(bytes.length)],
+    body: bytes, tail: undefined,
   };
 }
 
-function sendReplay(deps: Handler, res: ServerResponse, replay: Replay): void {
+/** Writes a replay; `id` goes between its parts when it was made for any id (ids in keys are ASCII). */
+function sendReplay(deps: Handler, res: ServerResponse, replay: Replay, id: string): void {
   deps.metrics.httpResponse(200);
-  res.writeHead(200, replay.headers);
-  res.end(replay.body);
+  if (replay.tail === undefined) {
+    res.writeHead(200, replay.headers);
+    res.end(replay.body);
+    return;
+  }
+  const length = replay.body.length + id.length + replay.tail.length;
+  res.writeHead(200, [...replay.headers, 'content-length', String(length)]);
+  const bytes = Buffer.allocUnsafe(length);
+  replay.body.copy(bytes, 0);
+  bytes.write(id, replay.body.length, 'latin1');
+  replay.tail.copy(bytes, length - replay.tail.length);
+  res.end(bytes);
 }
 
 function runMember(deps: Handler, network: GatewayNetwork, member: RpcMember): Promise<RpcAnswer> | JsonRpcError {

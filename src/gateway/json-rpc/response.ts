@@ -20,12 +20,19 @@ export type RpcAnswer =
   | { readonly result: string; readonly error?: undefined; readonly cached?: boolean; readonly epoch?: number }
   | { readonly result?: undefined; readonly error: RpcErrorObject; readonly cached?: undefined; readonly epoch?: undefined };
 
+/** A response up to its id; `resultTail` is the rest: a replay splices any id between them. */
+export const RESPONSE_HEAD = '{"jsonrpc":"2.0","id":';
+
+export function resultTail(resultJson: string): string {
+  return `,"result":${resultJson}}`;
+}
+
 export function resultResponse(id: string, resultJson: string): string {
-  return `{"jsonrpc":"2.0","id":${id},"result":${resultJson}}`;
+  return RESPONSE_HEAD + id + resultTail(resultJson);
 }
 
 export function errorResponse(id: string, error: RpcErrorObject): string {
-  return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(error)}}`;
+  return `${RESPONSE_HEAD}${id},"error":${JSON.stringify(error)}}`;
 }
 
 export function answerResponse(id: string, answer: RpcAnswer): string {
