@@ -43,12 +43,14 @@ interface FloodResult {
 
 /**
  * Runs the flood in its own process for FLOOD_MS; killed when the test ends, whatever happens. It
- * runs at nice 10: an attacker's CPU is not the server's, but here both share one small machine
- * (with the measuring client and whatever else runs), and the figure is about the server.
+ * runs at nice 5: an attacker's CPU is not the server's, but here both share one small machine
+ * (with the measuring client and whatever else runs), and the figure is about the server. Not
+ * lower: at nice 10 beside a busy core and the rest of the suite, the flood got about 2% of the
+ * CPU and sent 117 requests in 8 s, which measures nothing.
  */
 function startFlood(t: TestContext, apiBase: string): Promise<FloodResult> {
   const child = spawnNode(['--import', 'tsx', FLOOD, apiBase, ADMIN.EDGEPORT_ADMIN_EMAIL, '64', String(FLOOD_MS)]);
-  setPriority(child.pid!, 10);
+  setPriority(child.pid!, 5);
   t.after(() => stopChild(child));
   let stdout = '';
   let stderr = '';
@@ -119,11 +121,21 @@ async function measure(t: TestContext, label: string, config?: string, limit = {
   return { quiet, during, flood: result, bound };
 }
 
-/** `measure`, once more when the PUTs' p99 during the flood was over its bound (another process may have taken the CPU). */
+/**
+ * At least two full rounds of the 64 concurrent requests make a flood (a quiet machine sends
+ * thousands; one shared with other suites, a couple of hundred).
+ */
+const MIN_FLOOD = 128;
+
+/**
+ * `measure`, once more when the PUTs' p99 during the flood was over its bound or the flood did not
+ * get going (other processes may have taken the CPU from the server or from the flood).
+ */
 async function measureFairly(t: TestContext, label: string, config?: string, limit?: { ms: number; timesQuiet: number }): Promise<Measured> {
   const first = await measure(t, label, config, limit);
-  if (percentile(first.during, 99) < first.bound) return first;
-  process.stdout.write(`# ${label}: p99 ${percentile(first.during, 99).toFixed(1)} ms was over ${first.bound.toFixed(1)} ms; measuring once more\n`);
+  const p99 = percentile(first.during, 99);
+  if (p99 < first.bound && first.flood.sent >= MIN_FLOOD) return first;
+  process.stdout.write(`# ${label}: p99 ${p99.toFixed(1)} ms (bound ${first.bound.toFixed(1)} ms), ${first.flood.sent} wrong-key requests (at least ${MIN_FLOOD}); measuring once more\n`);
   return measure(t, `${label}, second run`, config, limit);
 }
 
@@ -133,9 +145,7 @@ test('default limits: the flood is refused with 429 before any hash, and 1 KiB P
   assert.ok(percentile(during, 99) < bound, `p99 ${percentile(during, 99).toFixed(1)} ms, bound ${bound.toFixed(1)} ms`);
   const checked = flood.byStatus['403'] ?? 0;
   assert.ok(checked <= 20, `at most 20 failures from one address are checked (the default), ${checked} were`);
-  // At least two full rounds of the 64 concurrent requests (a quiet machine sends thousands; one
-  // shared with other suites, a couple of hundred).
-  assert.ok(flood.sent >= 128, `a flood: ${flood.sent} wrong-key requests`);
+  assert.ok(flood.sent >= MIN_FLOOD, `a flood: ${flood.sent} wrong-key requests`);
   assert.deepEqual(flood.byStatus, { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked }, 'every other one was refused with 429');
 });
 
