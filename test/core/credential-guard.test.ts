@@ -74,3 +74,15 @@ test('memory stays bounded under a spray of addresses and identities', { timeout
   const { addresses, identities, trusted } = guard.tracked;
   assert.ok(addresses <= 50 && identities <= 50 && trusted <= 50, JSON.stringify(guard.tracked));
 });
+
+test('from a trusted address, attempts being verified are not held against it; those that fail count once known', { timeout: 10_000 }, () => {
+  const guard = new CredentialGuard(LIMITS, new FakeClock());
+  attemptOf(guard.admit('192.0.2.10', 'owner@example.com')).succeeded();
+  const running = Array.from({ length: 100 }, () => attemptOf(guard.admit('192.0.2.10', 'owner@example.com')));
+  for (const attempt of running.slice(0, 94)) attempt.succeeded();
+  for (const attempt of running.slice(94)) attempt.failed();
+  running[99]!.failed();
+  assert.equal(refusal(guard.admit('192.0.2.10', 'owner@example.com')).scope, 'address', 'six failures, counted once each');
+  assert.equal(refusal(guard.admit('192.0.2.10', 'anyone@example.com')).scope, 'address');
+  attemptOf(guard.admit('192.0.2.11', 'owner@example.com')).failed();
+});

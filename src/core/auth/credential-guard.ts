@@ -5,6 +5,9 @@
  *
  * An attempt takes its place in both counts before verification and gives it back when the
  * credentials verify, so concurrent guesses cannot all slip in before the first failure is counted.
+ * Except from a trusted address (below): its attempts are counted only when they fail, so a client
+ * that proved its credentials can have any number of requests being verified at once (a hundred
+ * parallel uploads waited on their secret lookups and the 21st got SlowDown).
  *
  * So that failing on a victim's identity does not lock the victim out: a client address from which
  * an identity verified within `trustMs` is exempt from that identity's count (its own address count
@@ -78,15 +81,23 @@ export class CredentialGuard {
     if (addressWait > 0 || identityWait > 0) {
       return { admitted: false, retryAfterMs: Math.max(addressWait, identityWait), scope: addressWait > 0 ? 'address' : 'identity' };
     }
-    this.#byAddress.take(client);
-    if (!trusted) this.#byIdentity.take(identity);
+    if (!trusted) {
+      this.#byAddress.take(client);
+      this.#byIdentity.take(identity);
+    }
     return { admitted: true, attempt: new Attempt(this, client, identity, trusted) };
   }
 
-  /** An attempt that verified, or never got a verdict: its places in the counts are given back. */
+  /** An attempt that verified, or never got a verdict: its places in the counts are given back (a trusted one took none). */
   giveBack(client: string, identity: string, trusted: boolean): void {
+    if (trusted) return;
     this.#byAddress.refund(client);
-    if (!trusted) this.#byIdentity.refund(identity);
+    this.#byIdentity.refund(identity);
+  }
+
+  /** An attempt from a trusted address failed: it counts against the address now. */
+  countFailure(client: string, trusted: boolean): void {
+    if (trusted) this.#byAddress.take(client);
   }
 
   #isTrusted(identity: string, client: string): boolean {
@@ -133,7 +144,9 @@ class Attempt implements CredentialAttempt {
   }
 
   failed(): void {
+    if (this.#settled) return;
     this.#settled = true;
+    this.#guard.countFailure(this.#client, this.#trusted);
   }
 
   abandoned(): void {
