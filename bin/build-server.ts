@@ -8,7 +8,7 @@
  * Run by bin/build.ts.
  */
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { BUNDLE_FILE, freshBundle, MANIFEST_FILE } from './server-bundle.js';
@@ -37,9 +37,10 @@ export async function buildServer(root: string, outDir: string): Promise<number>
     bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
     sourcemap: 'linked', metafile: true, logLevel: 'error', plugins: [sourceUrls],
   });
-  const inputs = await Promise.all(Object.keys(result.metafile.inputs).map(async (input) => {
-    const info = await stat(join(root, input));
-    return { path: relative(root, join(root, input)).split(sep).join('/'), size: info.size, mtimeMs: info.mtimeMs };
+  // esbuild names inputs relative to absWorkingDir, with forward slashes: the manifest's own form.
+  const inputs = await Promise.all(Object.keys(result.metafile.inputs).map(async (path) => {
+    const info = await stat(join(root, path));
+    return { path, size: info.size, mtimeMs: info.mtimeMs };
   }));
   await rename(`${bundle}.tmp.map`, `${bundle}.map`);
   await rename(`${bundle}.tmp`, bundle);

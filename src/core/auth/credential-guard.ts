@@ -88,16 +88,15 @@ export class CredentialGuard {
     return { admitted: true, attempt: new Attempt(this, client, identity, trusted) };
   }
 
-  /** An attempt that verified, or never got a verdict: its places in the counts are given back (a trusted one took none). */
-  giveBack(client: string, identity: string, trusted: boolean): void {
-    if (trusted) return;
+  /** An untrusted attempt that verified, or never got a verdict: its places in the counts are given back. */
+  giveBack(client: string, identity: string): void {
     this.#byAddress.refund(client);
     this.#byIdentity.refund(identity);
   }
 
-  /** An attempt from a trusted address failed: it counts against the address now. */
-  countFailure(client: string, trusted: boolean): void {
-    if (trusted) this.#byAddress.take(client);
+  /** A trusted attempt (which took no place while checked) failed: it counts against the address now. */
+  countFailure(client: string): void {
+    this.#byAddress.take(client);
   }
 
   #isTrusted(identity: string, client: string): boolean {
@@ -139,19 +138,19 @@ class Attempt implements CredentialAttempt {
   succeeded(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#guard.giveBack(this.#client, this.#identity, this.#trusted);
+    if (!this.#trusted) this.#guard.giveBack(this.#client, this.#identity);
     this.#guard.trust(this.#identity, this.#client);
   }
 
   failed(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#guard.countFailure(this.#client, this.#trusted);
+    if (this.#trusted) this.#guard.countFailure(this.#client);
   }
 
   abandoned(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#guard.giveBack(this.#client, this.#identity, this.#trusted);
+    if (!this.#trusted) this.#guard.giveBack(this.#client, this.#identity);
   }
 }

@@ -80,11 +80,7 @@ function idEnd(body: string, start: number): number {
   if (first === 0x30) return start + 1;
   if (first >= 0x31 && first <= 0x39) {
     let i = start + 1;
-    while (i < body.length && i - start <= MAX_ID_DIGITS) {
-      const c = body.charCodeAt(i);
-      if (c < 0x30 || c > 0x39) return i;
-      i++;
-    }
+    while (i < body.length && body.charCodeAt(i) >= 0x30 && body.charCodeAt(i) <= 0x39) i++;
     return i - start <= MAX_ID_DIGITS ? i : -1;
   }
   if (first !== 0x22) return -1;
