@@ -11,6 +11,7 @@ import { ConnectionLimiter, clientKey } from '../../src/cli/connection-limiter.t
 import { listen } from '../../src/cli/listener.ts';
 import type { ListenerLimits } from '../../src/config/limits.ts';
 import { bodyOf, headerOf, openMany, openRaw, statusOf } from '../helpers/raw-connections.ts';
+import { onTestEnd } from '../helpers/cleanup.ts';
 
 const PARTIAL = 'GET / HTTP/1.1\r\nHost: example.test\r\n';
 const FULL = 'GET / HTTP/1.1\r\nHost: example.test\r\n\r\n';
@@ -20,7 +21,7 @@ async function okListener(t: TestContext, limits: Partial<ListenerLimits>) {
     req.resume();
     req.on('end', () => res.end('ok'));
   }, '127.0.0.1', 0, 'test listener', { limits });
-  t.after(() => listener.close());
+  onTestEnd(t, () => listener.close());
   return listener;
 }
 
@@ -33,7 +34,7 @@ async function get(url: string, localAddress: string): Promise<{ status: number;
 test('over the per-client limit a connection gets a 503 at once; other clients are served; closing frees a slot', { timeout: 30_000 }, async (t) => {
   const listener = await okListener(t, { maxConnectionsPerClient: 5 });
   const held = await openMany(5, listener.port, { localAddress: '127.0.0.1', send: PARTIAL });
-  t.after(() => held.forEach((c) => c.socket.destroy()));
+  onTestEnd(t, () => held.forEach((c) => c.socket.destroy()));
 
   // The refused client sent its whole request at once: it still reads the whole answer (no reset).
   const refused = await openRaw(listener.port, { localAddress: '127.0.0.1', send: FULL });
@@ -54,7 +55,7 @@ test('over the per-client limit a connection gets a 503 at once; other clients a
 test('over the total limit a connection from any address gets a 503 at once, not a hang', { timeout: 30_000 }, async (t) => {
   const listener = await okListener(t, { maxConnections: 3, maxConnectionsPerClient: 0 });
   const held = await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((localAddress) => openRaw(listener.port, { localAddress, send: PARTIAL })));
-  t.after(() => held.forEach((c) => c.socket.destroy()));
+  onTestEnd(t, () => held.forEach((c) => c.socket.destroy()));
   const started = performance.now();
   const { status, text } = await get(listener.url, '127.0.0.5');
   const refusedMs = performance.now() - started;
@@ -71,7 +72,7 @@ test('over the total limit a connection from any address gets a 503 at once, not
 test('a limit of 0 is no limit', { timeout: 30_000 }, async (t) => {
   const listener = await okListener(t, { maxConnections: 0, maxConnectionsPerClient: 0 });
   const held = await openMany(300, listener.port, { localAddress: '127.0.0.1', send: PARTIAL });
-  t.after(() => held.forEach((c) => c.socket.destroy()));
+  onTestEnd(t, () => held.forEach((c) => c.socket.destroy()));
   assert.equal((await get(listener.url, '127.0.0.1')).status, 200);
   assert.equal(held.filter((c) => c.socket.destroyed).length, 0);
 });
@@ -79,10 +80,10 @@ test('a limit of 0 is no limit', { timeout: 30_000 }, async (t) => {
 test('a refused connection whose client never closes is closed by the server after about a second', { timeout: 30_000 }, async (t) => {
   const listener = await okListener(t, { maxConnectionsPerClient: 1 });
   const held = await openRaw(listener.port, { localAddress: '127.0.0.1', send: PARTIAL });
-  t.after(() => held.socket.destroy());
+  onTestEnd(t, () => held.socket.destroy());
   // Half-open on the client's side: it reads the answer and the server's FIN but never sends its own.
   const stubborn = connect({ port: listener.port, host: '127.0.0.1', allowHalfOpen: true });
-  t.after(() => stubborn.destroy());
+  onTestEnd(t, () => stubborn.destroy());
   let answer = '';
   stubborn.on('data', (chunk: Buffer) => { answer += chunk.toString(); });
   const ended = new Promise<void>((resolve) => stubborn.once('end', () => resolve()));

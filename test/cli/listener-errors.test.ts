@@ -11,6 +11,7 @@ import { BaseError, createPublicClient, http, LimitExceededRpcError } from 'viem
 import { LISTENER_ERRORS, listenerMessage, prepareRefusal, type Surface } from '../../src/cli/listener-errors.ts';
 import { listen } from '../../src/cli/listener.ts';
 import { openRaw } from '../helpers/raw-connections.ts';
+import { onTestEnd } from '../helpers/cleanup.ts';
 
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
 
@@ -38,9 +39,9 @@ async function fullListener(t: TestContext, surface: Surface) {
   const listener = await listen(() => assert.fail('no request gets through'), '127.0.0.1', 0, `${surface} listener`, {
     surface, limits: { maxConnections: 1, maxConnectionsPerClient: 0 },
   });
-  t.after(() => listener.close());
+  onTestEnd(t, () => listener.close());
   const held = await openRaw(listener.port, { localAddress: '127.0.0.2', send: 'GET / HTTP/1.1\r\n' });
-  t.after(() => held.socket.destroy());
+  onTestEnd(t, () => held.socket.destroy());
   return listener;
 }
 
@@ -49,7 +50,7 @@ const FULL = 'edgeport has too many open connections: at most 1 are allowed. Ret
 test('S3: the AWS SDK reads a refusal as SlowDown (503)', { timeout: 30_000 }, async (t) => {
   const listener = await fullListener(t, 's3');
   const s3 = new S3Client({ endpoint: listener.url, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
-  t.after(() => s3.destroy());
+  onTestEnd(t, () => s3.destroy());
   const error = await s3.send(new ListBucketsCommand({})).then(() => assert.fail('refused'), (e: unknown) => e);
   assert.ok(error instanceof S3ServiceException, String(error));
   assert.equal(error.name, 'SlowDown');

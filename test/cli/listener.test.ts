@@ -1,11 +1,12 @@
 /** The listener's timeouts: idle mid-request, header (slowloris), keep-alive between requests. */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { listen } from '../../src/cli/listener.ts';
 import type { ListenerLimits } from '../../src/config/limits.ts';
 import { openRaw, statusOf } from '../helpers/raw-connections.ts';
+import { onTestEnd } from '../helpers/cleanup.ts';
 
 /** Counts the body's bytes and answers with the count. */
 async function countingListener(t: TestContext, idleTimeoutMs: number) {
@@ -14,95 +15,98 @@ async function countingListener(t: TestContext, idleTimeoutMs: number) {
     req.on('data', (chunk: Buffer) => { bytes += chunk.length; });
     req.on('end', () => res.end(String(bytes)));
   }, '127.0.0.1', 0, 'test listener', { limits: { idleTimeoutMs } });
-  t.after(() => listener.close());
+  onTestEnd(t, () => listener.close());
   return listener;
 }
 
-test('a request may take as long as it keeps moving bytes; a stalled one is cut after the idle timeout', { timeout: 30_000 }, async (t) => {
-  const listener = await countingListener(t, 300);
-  // 12 chunks 100 ms apart: four times the idle timeout in all, never idle for it.
-  const slow = request(`${listener.url}/upload`, { method: 'PUT', headers: { 'content-length': 12 } });
-  const answered = new Promise<string>((resolve, reject) => {
-    slow.on('response', (res) => { let text = ''; res.on('data', (c: Buffer) => { text += c; }); res.on('end', () => resolve(text)); });
-    slow.on('error', reject);
+// The cases wait on timers, hardly on the CPU: they run side by side.
+describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => {
+  test('a request may take as long as it keeps moving bytes; a stalled one is cut after the idle timeout', { timeout: 30_000 }, async (t) => {
+    const listener = await countingListener(t, 300);
+    // 12 chunks 100 ms apart: four times the idle timeout in all, never idle for it.
+    const slow = request(`${listener.url}/upload`, { method: 'PUT', headers: { 'content-length': 12 } });
+    const answered = new Promise<string>((resolve, reject) => {
+      slow.on('response', (res) => { let text = ''; res.on('data', (c: Buffer) => { text += c; }); res.on('end', () => resolve(text)); });
+      slow.on('error', reject);
+    });
+    for (let i = 0; i < 12; i++) {
+      slow.write('x');
+      await sleep(100);
+    }
+    slow.end();
+    assert.equal(await answered, '12');
+
+    const stalled = request(`${listener.url}/upload`, { method: 'PUT', headers: { 'content-length': 10 } });
+    const started = Date.now();
+    const cut = new Promise<number>((resolve) => {
+      stalled.on('error', () => resolve(Date.now() - started));
+      stalled.on('response', () => resolve(-1));
+    });
+    stalled.write('abc');
+    const after = await cut;
+    assert.ok(after >= 250 && after < 3000, `the stalled request was cut after ${after} ms`);
   });
-  for (let i = 0; i < 12; i++) {
-    slow.write('x');
-    await sleep(100);
+
+  /** A listener answering `ok` to every request, with `limits` over the defaults; stopped when the test ends. */
+  async function okListener(t: TestContext, limits: Partial<ListenerLimits>) {
+    const listener = await listen((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    }, '127.0.0.1', 0, 'test listener', { limits });
+    onTestEnd(t, () => listener.close());
+    return listener;
   }
-  slow.end();
-  assert.equal(await answered, '12');
 
-  const stalled = request(`${listener.url}/upload`, { method: 'PUT', headers: { 'content-length': 10 } });
-  const started = Date.now();
-  const cut = new Promise<number>((resolve) => {
-    stalled.on('error', () => resolve(Date.now() - started));
-    stalled.on('response', () => resolve(-1));
+  test('a slowloris head (one byte every 1.5 s) is answered 408 and closed at the header timeout, though it never idles', { timeout: 30_000 }, async (t) => {
+    const listener = await okListener(t, { headerTimeoutMs: 4_000 });
+    const head = 'GET /slow HTTP/1.1\r\nHost: example.test\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+    const slow = await openRaw(listener.port);
+    let sent = 0;
+    const trickle = setInterval(() => { if (!slow.socket.destroyed) slow.socket.write(head[sent++ % head.length]!); }, 1_500);
+    onTestEnd(t, () => clearInterval(trickle));
+    slow.socket.write(head[sent++]!);
+    // Meanwhile a normal client is served at once.
+    assert.equal(await (await fetch(`${listener.url}/`)).text(), 'ok');
+    const { afterMs, text } = await slow.closed;
+    clearInterval(trickle);
+    console.log(`slowloris: closed after ${Math.round(afterMs)} ms (header timeout 4000 ms), ${sent} bytes sent; answer ${JSON.stringify(text.split('\r\n')[0])}`);
+    assert.equal(statusOf(text), 408);
+    assert.ok(afterMs >= 3_900 && afterMs < 7_000, `closed after ${afterMs} ms`);
   });
-  stalled.write('abc');
-  const after = await cut;
-  assert.ok(after >= 250 && after < 3000, `the stalled request was cut after ${after} ms`);
-});
 
-/** A listener answering `ok` to every request, with `limits` over the defaults; stopped when the test ends. */
-async function okListener(t: TestContext, limits: Partial<ListenerLimits>) {
-  const listener = await listen((req, res) => {
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  }, '127.0.0.1', 0, 'test listener', { limits });
-  t.after(() => listener.close());
-  return listener;
-}
+  test('a connection that sends nothing is closed at the header timeout', { timeout: 30_000 }, async (t) => {
+    const listener = await okListener(t, { headerTimeoutMs: 1_000 });
+    const silent = await openRaw(listener.port);
+    const { afterMs } = await silent.closed;
+    assert.ok(afterMs >= 900 && afterMs < 4_000, `closed after ${afterMs} ms`);
+  });
 
-test('a slowloris head (one byte every 1.5 s) is answered 408 and closed at the header timeout, though it never idles', { timeout: 30_000 }, async (t) => {
-  const listener = await okListener(t, { headerTimeoutMs: 4_000 });
-  const head = 'GET /slow HTTP/1.1\r\nHost: example.test\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
-  const slow = await openRaw(listener.port);
-  let sent = 0;
-  const trickle = setInterval(() => { if (!slow.socket.destroyed) slow.socket.write(head[sent++ % head.length]!); }, 1_500);
-  t.after(() => clearInterval(trickle));
-  slow.socket.write(head[sent++]!);
-  // Meanwhile a normal client is served at once.
-  assert.equal(await (await fetch(`${listener.url}/`)).text(), 'ok');
-  const { afterMs, text } = await slow.closed;
-  clearInterval(trickle);
-  console.log(`slowloris: closed after ${Math.round(afterMs)} ms (header timeout 4000 ms), ${sent} bytes sent; answer ${JSON.stringify(text.split('\r\n')[0])}`);
-  assert.equal(statusOf(text), 408);
-  assert.ok(afterMs >= 3_900 && afterMs < 7_000, `closed after ${afterMs} ms`);
-});
+  test('the header timeout counts again from the first byte of each request on a kept-alive connection', { timeout: 30_000 }, async (t) => {
+    const listener = await okListener(t, { headerTimeoutMs: 2_000, keepAliveTimeoutMs: 10_000 });
+    const connection = await openRaw(listener.port, { send: 'GET /1 HTTP/1.1\r\nHost: example.test\r\n\r\n' });
+    while (!connection.received().endsWith('ok')) await sleep(20);
+    assert.equal(statusOf(connection.received()), 200);
+    // Idle for longer than the header timeout between requests: that is the keep-alive limit's business.
+    await sleep(2_500);
+    assert.equal(connection.socket.destroyed, false, 'an idle kept-alive connection waits for its keep-alive limit');
+    const secondStart = performance.now();
+    connection.socket.write('GET /2 HTTP/1.1\r\n');
+    const trickle = setInterval(() => { if (!connection.socket.destroyed) connection.socket.write('X'); }, 500);
+    onTestEnd(t, () => clearInterval(trickle));
+    await connection.closed;
+    clearInterval(trickle);
+    const afterMs = performance.now() - secondStart;
+    assert.ok(afterMs >= 1_900 && afterMs < 5_000, `the second head was cut ${afterMs} ms after it began`);
+    assert.match(connection.received(), /408 Request Timeout/);
+  });
 
-test('a connection that sends nothing is closed at the header timeout', { timeout: 30_000 }, async (t) => {
-  const listener = await okListener(t, { headerTimeoutMs: 1_000 });
-  const silent = await openRaw(listener.port);
-  const { afterMs } = await silent.closed;
-  assert.ok(afterMs >= 900 && afterMs < 4_000, `closed after ${afterMs} ms`);
-});
-
-test('the header timeout counts again from the first byte of each request on a kept-alive connection', { timeout: 30_000 }, async (t) => {
-  const listener = await okListener(t, { headerTimeoutMs: 2_000, keepAliveTimeoutMs: 10_000 });
-  const connection = await openRaw(listener.port, { send: 'GET /1 HTTP/1.1\r\nHost: example.test\r\n\r\n' });
-  while (!connection.received().endsWith('ok')) await sleep(20);
-  assert.equal(statusOf(connection.received()), 200);
-  // Idle for longer than the header timeout between requests: that is the keep-alive limit's business.
-  await sleep(2_500);
-  assert.equal(connection.socket.destroyed, false, 'an idle kept-alive connection waits for its keep-alive limit');
-  const secondStart = performance.now();
-  connection.socket.write('GET /2 HTTP/1.1\r\n');
-  const trickle = setInterval(() => { if (!connection.socket.destroyed) connection.socket.write('X'); }, 500);
-  t.after(() => clearInterval(trickle));
-  await connection.closed;
-  clearInterval(trickle);
-  const afterMs = performance.now() - secondStart;
-  assert.ok(afterMs >= 1_900 && afterMs < 5_000, `the second head was cut ${afterMs} ms after it began`);
-  assert.match(connection.received(), /408 Request Timeout/);
-});
-
-test('a kept-alive connection idle between requests is closed after the keep-alive limit', { timeout: 30_000 }, async (t) => {
-  const listener = await okListener(t, { keepAliveTimeoutMs: 600 });
-  const connection = await openRaw(listener.port, { send: 'GET / HTTP/1.1\r\nHost: example.test\r\n\r\n' });
-  while (!connection.received().endsWith('ok')) await sleep(5);
-  const answeredAt = performance.now();
-  await connection.closed;
-  const idleMs = performance.now() - answeredAt;
-  assert.ok(idleMs >= 500 && idleMs < 3_000, `closed ${idleMs} ms after the answer`);
+  test('a kept-alive connection idle between requests is closed after the keep-alive limit', { timeout: 30_000 }, async (t) => {
+    const listener = await okListener(t, { keepAliveTimeoutMs: 600 });
+    const connection = await openRaw(listener.port, { send: 'GET / HTTP/1.1\r\nHost: example.test\r\n\r\n' });
+    while (!connection.received().endsWith('ok')) await sleep(5);
+    const answeredAt = performance.now();
+    await connection.closed;
+    const idleMs = performance.now() - answeredAt;
+    assert.ok(idleMs >= 500 && idleMs < 3_000, `closed ${idleMs} ms after the answer`);
+  });
 });

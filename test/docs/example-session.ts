@@ -19,7 +19,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import type { TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
@@ -135,6 +135,22 @@ export async function runDocumentExamples(t: TestContext, documentPath: string):
 }
 
 /**
+ * A test per document of a group, run side by side: a document waits mostly on its server and the
+ * commands it runs, hardly on this process. Each reports what ran, what was written and checked,
+ * and which blocks were not run and why.
+ */
+export function testDocuments(group: string, documents: readonly string[]): void {
+  describe(`the examples of ${group}`, { concurrency: true, timeout: 300_000 }, () => {
+    for (const document of documents) {
+      test(`every example of ${document} runs as written`, { timeout: 240_000 }, async (t) => {
+        const run = await runDocumentExamples(t, document);
+        t.diagnostic(`${run.ran} run, ${run.written} written, ${run.checked} checked${run.notRun.map((n) => `; line ${n.line} not run: ${n.why}`).join('')}`);
+      });
+    }
+  });
+}
+
+/**
  * Defined in the session before the first example: servers start in the background and are
  * waited for; the install commands are not run.
  */
@@ -228,7 +244,9 @@ class ShellSession {
     } catch {
       return;
     }
-    const exited = await Promise.race([this.#exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([this.#exited.then(() => true), new Promise((resolve) => { timer = setTimeout(() => resolve(false), 5_000); })]);
+    clearTimeout(timer);
     if (!exited) {
       try {
         process.kill(-this.#child.pid!, 'SIGKILL');

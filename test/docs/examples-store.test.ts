@@ -1,11 +1,5 @@
 /** The examples of the object store's documents run as written, against a started server (example-session.ts). */
-import { test } from 'node:test';
 import { DOCUMENT_GROUPS } from './documents.ts';
-import { runDocumentExamples } from './example-session.ts';
+import { testDocuments } from './example-session.ts';
 
-for (const document of DOCUMENT_GROUPS.store) {
-  test(`every example of ${document} runs as written`, { timeout: 240_000 }, async (t) => {
-    const run = await runDocumentExamples(t, document);
-    t.diagnostic(`${run.ran} run, ${run.written} written, ${run.checked} checked${run.notRun.map((n) => `; line ${n.line} not run: ${n.why}`).join('')}`);
-  });
-}
+testDocuments('the object store documents', DOCUMENT_GROUPS.store);

@@ -108,7 +108,9 @@ test('SIGKILL while a batch is being written to a file:// destination, again and
     };
     const exited = new Promise((resolve) => server.child.once('exit', resolve));
     const clients = Array.from({ length: 8 }, () => client());
-    const outcome = await Promise.race([trap.killed, new Promise<null>((resolve) => setTimeout(resolve, 10_000, null))]);
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([trap.killed, new Promise<null>((resolve) => { timer = setTimeout(resolve, 10_000, null); })]);
+    clearTimeout(timer); // a timer left running would hold the file's process open for up to 10 s after its test
     if (outcome === null) server.child.kill('SIGKILL'); // no delivery seen in time: this round does not count
     stop = true;
     await Promise.all(clients);
