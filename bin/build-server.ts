@@ -1,53 +1,59 @@
 /**
  * Builds the server bundle (bin/server-bundle.js says how it is used): src/cli/main.ts and what it
- * imports into dist/edgeport.mjs with esbuild, packages left as imports, and a manifest of the
- * inputs' sizes and modification times. Each source's `import.meta.url` becomes that source's own
- * file URL, so paths it resolves (worker-boot.js, workerd's inside/, web/dist, package.json) are the
- * same bundled or not. Both files are written beside and renamed into place, manifest last: a
- * reader sees an old pair, a new pair, or a bundle without a manifest (not fresh), never a mix.
- * Run by bin/build.ts.
+ * imports, with esbuild, into a directory of its own under dist/ (edgeport.mjs, and a chunk for
+ * each module the server imports only when it needs it: the PostgreSQL client, the AWS SDK,
+ * undici), packages left as imports, and a manifest naming that directory and the inputs' sizes and
+ * modification times. Each source's `import.meta.url` stays its own (source-urls.ts). The manifest
+ * is written last and renamed into place: a reader sees the old build or the new one, never a mix.
+ * The build before is kept, for a server still running it (its chunks load late); older ones are
+ * removed. Run by bin/build.ts.
  */
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
-import { BUNDLE_FILE, freshBundle, MANIFEST_FILE } from './server-bundle.js';
+import { fileURLToPath } from 'node:url';
+import { build as esbuild } from 'esbuild';
+import { BUILD_PREFIX, BUNDLE_NAME, freshBundle, MANIFEST_FILE } from './server-bundle.js';
+import { sourceUrlOptions } from './source-urls.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** `import.meta.url` in a source under src/ names that source, not the bundle. */
-const sourceUrls: Plugin = {
-  name: 'source-import-meta-url',
-  setup(bundler) {
-    bundler.onLoad({ filter: /\.ts$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: 'ts' };
-    });
-  },
-};
-
-/** Builds the bundle of `root`'s sources into `outDir`; returns the number of inputs. */
+/** Builds the bundle of `root`'s sources into a new directory in `outDir`; returns the number of inputs. */
 export async function buildServer(root: string, outDir: string): Promise<number> {
-  const bundle = join(outDir, BUNDLE_FILE);
   await mkdir(outDir, { recursive: true });
-  const result = await build({
+  const manifest = join(outDir, MANIFEST_FILE);
+  const before = previousBuild(manifest);
+  const build = `${BUILD_PREFIX}${Date.now().toString(36)}-${process.pid}`;
+  const result = await esbuild({
     absWorkingDir: root,
-    entryPoints: [join(root, 'src/cli/main.ts')],
-    outfile: `${bundle}.tmp`,
-    bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
-    sourcemap: 'linked', metafile: true, logLevel: 'error', plugins: [sourceUrls],
+    entryPoints: { [BUNDLE_NAME]: join(root, 'src/cli/main.ts') },
+    outdir: join(outDir, build), entryNames: '[name]', chunkNames: 'chunk-[hash]', outExtension: { '.js': '.mjs' },
+    bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
+    sourcemap: 'linked', metafile: true, logLevel: 'error', ...sourceUrlOptions,
   });
   // esbuild names inputs relative to absWorkingDir, with forward slashes: the manifest's own form.
   const inputs = await Promise.all(Object.keys(result.metafile.inputs).map(async (path) => {
     const info = await stat(join(root, path));
     return { path, size: info.size, mtimeMs: info.mtimeMs };
   }));
-  await rename(`${bundle}.tmp.map`, `${bundle}.map`);
-  await rename(`${bundle}.tmp`, bundle);
-  const manifest = join(outDir, MANIFEST_FILE);
-  await writeFile(`${manifest}.tmp`, `${JSON.stringify({ root, inputs })}\n`);
+  await writeFile(`${manifest}.tmp`, `${JSON.stringify({ root, build, inputs })}\n`);
   await rename(`${manifest}.tmp`, manifest);
+  // Older builds go, and the single file of the bundle's first layout (dist/edgeport.mjs).
+  const keep = new Set([build, await before]);
+  for (const entry of await readdir(outDir)) {
+    const old = entry.startsWith(BUILD_PREFIX) ? !keep.has(entry) : entry.startsWith(`${BUNDLE_NAME}.mjs`);
+    if (old) await rm(join(outDir, entry), { recursive: true, force: true });
+  }
   return inputs.length;
+}
+
+/** The build directory the manifest names now, if any. */
+async function previousBuild(manifest: string): Promise<string | undefined> {
+  try {
+    const { build } = JSON.parse(await readFile(manifest, 'utf8')) as { build?: unknown };
+    return typeof build === 'string' ? build : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Builds the bundle into dist/ when it is stale (or always, with `force`). */

@@ -1,5 +1,5 @@
-// The server bundle: src/cli/main.ts and every source file it imports, built into one file by
-// `npm run build` (bin/build-server.ts). Loading it skips the TypeScript loader and a few hundred
+// The server bundle: src/cli/main.ts and every source file it imports, built into a directory
+// under dist/ by `npm run build` (bin/build-server.ts). Loading it skips the TypeScript loader and a few hundred
 // module loads, about a third of a start's CPU. It is used only while it is fresh: the manifest
 // beside it records each input's size and modification time, and any difference (an edited,
 // checked-out or removed source) means the sources are run directly instead, as they always can be.
@@ -7,11 +7,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const BUNDLE_FILE = 'edgeport.mjs';
+/** The entry point's name in a build directory (`<name>.mjs`). */
+export const BUNDLE_NAME = 'edgeport';
+/** Build directories under dist/ are named `server-<time>-<pid>`. */
+export const BUILD_PREFIX = 'server-';
 export const MANIFEST_FILE = 'edgeport.inputs.json';
 
 /**
- * The bundle's path in `dir` when its manifest matches the files it was built from (paths in the
+ * The bundle's entry point in `dir` when its manifest matches the files it was built from (paths in the
  * manifest are relative to `root`), else null. A missing or unreadable manifest is not fresh.
  * @param {string} root
  * @param {string} dir
@@ -24,10 +27,11 @@ export function freshBundle(root, dir) {
   } catch {
     return null;
   }
-  if (manifest.root !== root || !Array.isArray(manifest.inputs)) return null;
+  if (manifest.root !== root || !Array.isArray(manifest.inputs) || typeof manifest.build !== 'string') return null;
   for (const input of manifest.inputs) {
     const info = statSync(join(root, input.path), { throwIfNoEntry: false });
     if (info === undefined || info.size !== input.size || info.mtimeMs !== input.mtimeMs) return null;
   }
-  return join(dir, BUNDLE_FILE);
+  const bundle = join(dir, manifest.build, `${BUNDLE_NAME}.mjs`);
+  return statSync(bundle, { throwIfNoEntry: false }) === undefined ? null : bundle;
 }

@@ -48,8 +48,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
  */
 export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Promise<Response>): Hono {
   const app = new Hono();
-  const openapi = JSON.stringify(buildOpenApiDocument(API_ROUTES, API_PREFIX));
-  app.get(`${API_PREFIX}/openapi.json`, () => new Response(openapi, { headers: { 'content-type': 'application/json' } }));
+  // Made on the first request for it, not at every start (it is most of the API's start-up CPU).
+  let openapi: string | undefined;
+  app.get(`${API_PREFIX}/openapi.json`, () => {
+    openapi ??= JSON.stringify(buildOpenApiDocument(API_ROUTES, API_PREFIX));
+    return new Response(openapi, { headers: { 'content-type': 'application/json' } });
+  });
   for (const route of API_ROUTES) {
     app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps, socketAddress(c.env)));
   }

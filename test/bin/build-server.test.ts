@@ -1,7 +1,7 @@
 /** The server bundle is used only while every source it was built from is unchanged, and resolves paths as its sources do. */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildServer } from '../../bin/build-server.ts';
@@ -13,14 +13,19 @@ test('a bundle is fresh until a source changes, moves or goes, and its import.me
   const dist = join(root, 'dist');
   mkdirSync(join(root, 'src', 'cli'), { recursive: true });
   mkdirSync(join(root, 'src', 'core'), { recursive: true });
-  writeFileSync(join(root, 'src', 'cli', 'main.ts'), "import { here } from '../core/here.ts';\nconsole.log(here(), new URL('.', import.meta.url).pathname);\n");
+  writeFileSync(join(root, 'src', 'cli', 'main.ts'), "import { here } from '../core/here.ts';\n"
+    + "console.log(here(), new URL('.', import.meta.url).pathname, process.argv[2] === 'late' ? (await import('../core/late.ts')).late : '');\n");
+  writeFileSync(join(root, 'src', 'core', 'late.ts'), "export const late = 'imported late from ' + new URL('.', import.meta.url).pathname;\n");
   writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => new URL('.', import.meta.url).pathname;\n");
 
   assert.equal(freshBundle(root, dist), null, 'nothing built yet');
-  assert.equal(await buildServer(root, dist), 2);
+  assert.equal(await buildServer(root, dist), 3);
   const bundle = freshBundle(root, dist);
-  assert.equal(bundle, join(dist, 'edgeport.mjs'));
+  assert.match(bundle!, /\/dist\/server-[^/]+\/edgeport\.mjs$/);
   assert.equal(execFileSync(process.execPath, [bundle!], { encoding: 'utf8' }).trim(), `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/`);
+  assert.doesNotMatch(readFileSync(bundle!, 'utf8'), /imported late/, 'a module imported with import() is a chunk of its own, loaded when it is needed');
+  assert.equal(execFileSync(process.execPath, [bundle!, 'late'], { encoding: 'utf8' }).trim(),
+    `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/ imported late from ${join(root, 'src', 'core')}/`);
 
   writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => 'edited';\n");
   assert.equal(freshBundle(root, dist), null, 'a source edited');
@@ -30,7 +35,11 @@ test('a bundle is fresh until a source changes, moves or goes, and its import.me
   utimesSync(join(root, 'src', 'cli', 'main.ts'), later, later);
   assert.equal(freshBundle(root, dist), null, 'a source touched (a checkout, say) is not trusted');
 
+  const buildNamed = () => (JSON.parse(readFileSync(join(dist, MANIFEST_FILE), 'utf8')) as { build: string }).build;
+  const second = buildNamed();
   await buildServer(root, dist);
+  assert.deepEqual(readdirSync(dist).filter((entry) => entry.startsWith('server-')).sort(), [second, buildNamed()].sort(),
+    'the build before is kept for a server still running it, older ones are removed');
   const manifest = readFileSync(join(dist, MANIFEST_FILE), 'utf8');
   assert.equal(freshBundle(`${root}moved/`, dist), null, 'built for another directory');
   rmSync(join(root, 'src', 'core', 'here.ts'));
