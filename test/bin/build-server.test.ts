@@ -27,10 +27,11 @@ test('a bundle is fresh until a source changes, moves or goes, and its import.me
   assert.equal(execFileSync(process.execPath, [bundle!, 'late'], { encoding: 'utf8' }).trim(),
     `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/ imported late from ${join(root, 'src', 'core')}/`);
 
-  writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => 'edited';\n");
+  writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => 'edited: import.meta.url';\n");
   assert.equal(freshBundle(root, dist), null, 'a source edited');
   await buildServer(root, dist);
   assert.notEqual(freshBundle(root, dist), null, 'rebuilt');
+  assert.match(execFileSync(process.execPath, [freshBundle(root, dist)!], { encoding: 'utf8' }), /^edited: import\.meta\.url /, 'text that mentions import.meta.url is left as it is');
   const later = new Date(Date.now() + 60_000);
   utimesSync(join(root, 'src', 'cli', 'main.ts'), later, later);
   assert.equal(freshBundle(root, dist), null, 'a source touched (a checkout, say) is not trusted');
