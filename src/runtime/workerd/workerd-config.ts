@@ -83,6 +83,7 @@ const config :Workerd.Config = (
     ${services.join(',\n    ')},
   ],
   sockets = [(name = "http", address = ${text(`unix:${input.scriptSocket}`)}, http = (), service = "script")],${extensions}
+  v8Flags = [${text(`--max-old-space-size=${script.limits.memoryMb}`)}],
 );
 `;
 }

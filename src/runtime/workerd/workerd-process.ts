@@ -45,6 +45,8 @@ export interface WorkerdProcessOptions {
 export class WorkerdProcess {
   readonly #child: ChildProcess;
   readonly #exited: Promise<void>;
+  /** Resolves once the process has exited and everything it printed has been read. */
+  readonly closed: Promise<void>;
   /** The last lines of stderr, for the reason a start failed. */
   readonly #recentErrors: string[] = [];
   #stopping = false;
@@ -63,6 +65,7 @@ export class WorkerdProcess {
     lines(child.stdout!, 'stdout');
     lines(child.stderr!, 'stderr');
     this.#exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
     // The control pipe ends as workerd does, before its guard has seen it and exited.
     let reported = false;
     const report = (code: number | null, signal: NodeJS.Signals | null) => {

@@ -33,6 +33,8 @@ export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res:
 
 /** Connection errors that mean nothing reached workerd: the process is gone (and being replaced). */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOENT']);
+/** How long a request that failed with its process waits to learn why the process died. */
+const FAILURE_KNOWN_WITHIN_MS = 1_000;
 
 function forward(context: ProxyContext, generation: Generation, req: IncomingMessage, res: ServerResponse, retried = false): void {
   generation.inflight++;
@@ -76,8 +78,17 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
       void Promise.resolve(serving).then((next) => (next ? forward(context, next, req, res, true) : answerScriptFailure(res, 'unavailable')));
       return;
     }
-    // The process went away (or was cut off) before or while answering.
-    answerScriptFailure(res, generation.failure);
+    // The process went away (or was cut off) before or while answering. Why it died (a crash, or
+    // V8's heap limit) is known once all it printed has been read: shortly, or it counts as a crash.
+    if (generation.failure !== 'crash') {
+      answerScriptFailure(res, generation.failure);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    void Promise.race([generation.ended, new Promise((resolve) => { timer = setTimeout(resolve, FAILURE_KNOWN_WITHIN_MS); })]).then(() => {
+      clearTimeout(timer);
+      answerScriptFailure(res, generation.failure);
+    });
   });
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();

@@ -3,8 +3,10 @@
  * off when its isolate stops answering for longer than the script's CPU limit: open-source workerd
  * enforces no CPU limit itself, so while requests are in flight the supervisor sends a probe that
  * the entry module answers without calling the script; a probe unanswered for `cpuMs` means the
- * script has held the isolate that long, and the process is replaced. Each process is a
- * generation: a request remembers the one it went to, and learns from it why it failed.
+ * script has held the isolate that long, and the process is replaced. The memory limit is V8's own
+ * heap limit (workerd-config.ts): a script past it ends the process with V8's out-of-memory error,
+ * which the supervisor reads on workerd's stderr and reports as the `memory` failure. Each process
+ * is a generation: a request remembers the one it went to, and learns from it why it failed.
  */
 import { rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
@@ -25,7 +27,12 @@ export interface Generation {
    * the replacement).
    */
   readonly agent: Agent;
+  /** Resolves once the process has exited and all it printed was read (its failure is then known). */
+  ended: Promise<void>;
 }
+
+/** What V8 prints when a heap reaches its limit (--max-old-space-size), just before the process aborts. */
+const OUT_OF_MEMORY = /Reached heap limit|JavaScript heap out of memory/;
 
 export interface SupervisorOptions {
   scriptName: string;
@@ -115,6 +122,7 @@ export class WorkerdSupervisor {
     const { logger, scriptName } = this.#options;
     const generation: Generation = {
       number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, agent: new Agent({ keepAlive: true, maxFreeSockets: 64 }),
+      ended: new Promise<void>(() => undefined),
     };
     // A killed workerd leaves its socket file behind, and workerd will not listen over it.
     await rm(this.#options.socketPath, { force: true });
@@ -124,12 +132,17 @@ export class WorkerdSupervisor {
       onOutput(stream, line) {
         if (stream === 'stdout') logger.info({ script: scriptName, output: line }, 'Script output.');
         else logger.warn({ script: scriptName, output: line }, 'Script runtime output.');
+        if (stream === 'stderr' && OUT_OF_MEMORY.test(line)) generation.failure = 'memory';
       },
       onExit: (code, signal) => {
         generation.alive = false;
         generation.agent.destroy();
         if (this.#closing) return;
-        logger.error({ script: scriptName, code, signal, inflight: generation.inflight }, 'The script runtime (workerd) stopped unexpectedly; restarting it.');
+        void generation.ended.then(() => {
+          const failure = generation.failure === 'memory' ? 'memory' : undefined;
+          logger.error({ script: scriptName, code, signal, failure, inflight: generation.inflight },
+            failure ? 'The script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
+        });
         this.#scheduleRestart();
       },
     });
@@ -139,6 +152,7 @@ export class WorkerdSupervisor {
       return;
     }
     generation.alive = true;
+    generation.ended = process.closed;
     this.#process = process;
     this.#generation = generation;
     this.#probe.outstanding = false;

@@ -36,6 +36,7 @@ export default {
     if (pathname === '/log') { console.log('hello from the script'); return new Response('logged'); }
     if (pathname === '/slow') { await new Promise((resolve) => setTimeout(resolve, 5000)); return new Response('slow'); }
     if (pathname === '/spin') { while (true) {} }
+    if (pathname === '/grow') { globalThis.kept = []; for (;;) globalThis.kept.push({ at: globalThis.kept.length, text: 'x'.repeat(64) + globalThis.kept.length }); }
     if (pathname === '/wait-until') { ctx.waitUntil(Promise.resolve()); return new Response('waited'); }
     return new Response('ok');
   },
@@ -116,6 +117,15 @@ test('while (true) {} is cut off at the CPU limit with a 503, and the next reque
   assert.ok(elapsed >= 500 && elapsed < 5000, `cut off at the limit, after ${Math.round(elapsed)} ms`);
   assert.equal(await (await fetch(host.url)).text(), 'ok');
   assert.ok(host.logs.some((record) => record.failure === 'cpu'), 'the cut-off is logged');
+});
+
+test('a script past its memory limit (V8\'s heap limit in workerd) is answered 503, logged, and the next request is served', { timeout: 30_000 }, async (t) => {
+  const host = await startTestHost(t, SCRIPT, { config: { ...WORKERD, limits: { memory_mb: 32 } } });
+  const res = await fetch(`${host.url}/grow`);
+  assert.equal(res.status, 503);
+  assert.equal(await res.text(), 'The script exceeded its memory limit.\n');
+  assert.equal(await (await fetch(host.url)).text(), 'ok');
+  await until(() => host.logs.some((record) => record.failure === 'memory'), 'the memory failure is logged');
 });
 
 test('a script that cannot load fails the start with what is wrong', { timeout: 30_000 }, async (t) => {
