@@ -5,25 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectionLimiter, clientKey } from '../../src/cli/connection-limiter.ts';
-import { listen } from '../../src/cli/listener.ts';
-import type { ListenerLimits } from '../../src/config/limits.ts';
 import { bodyOf, headerOf, openMany, openRaw, statusOf } from '../helpers/raw-connections.ts';
 import { onTestEnd } from '../helpers/cleanup.ts';
+import { okListener } from '../helpers/ok-listener.ts';
 
 const PARTIAL = 'GET / HTTP/1.1\r\nHost: example.test\r\n';
 const FULL = 'GET / HTTP/1.1\r\nHost: example.test\r\n\r\n';
 
-async function okListener(t: TestContext, limits: Partial<ListenerLimits>) {
-  const listener = await listen((req, res) => {
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  }, '127.0.0.1', 0, 'test listener', { limits });
-  onTestEnd(t, () => listener.close());
-  return listener;
-}
 
 async function get(url: string, localAddress: string): Promise<{ status: number; text: string }> {
   const connection = await openRaw(Number(new URL(url).port), { localAddress, send: 'GET / HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n' });

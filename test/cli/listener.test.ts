@@ -4,9 +4,9 @@ import { request } from 'node:http';
 import { describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { listen } from '../../src/cli/listener.ts';
-import type { ListenerLimits } from '../../src/config/limits.ts';
 import { openRaw, statusOf } from '../helpers/raw-connections.ts';
 import { onTestEnd } from '../helpers/cleanup.ts';
+import { okListener } from '../helpers/ok-listener.ts';
 
 /** Counts the body's bytes and answers with the count. */
 async function countingListener(t: TestContext, idleTimeoutMs: number) {
@@ -47,15 +47,6 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
     assert.ok(after >= 250 && after < 3000, `the stalled request was cut after ${after} ms`);
   });
 
-  /** A listener answering `ok` to every request, with `limits` over the defaults; stopped when the test ends. */
-  async function okListener(t: TestContext, limits: Partial<ListenerLimits>) {
-    const listener = await listen((req, res) => {
-      req.resume();
-      req.on('end', () => res.end('ok'));
-    }, '127.0.0.1', 0, 'test listener', { limits });
-    onTestEnd(t, () => listener.close());
-    return listener;
-  }
 
   test('a slowloris head (one byte every 1.5 s) is answered 408 and closed at the header timeout, though it never idles', { timeout: 30_000 }, async (t) => {
     const listener = await okListener(t, { headerTimeoutMs: 4_000 });
