@@ -68,6 +68,45 @@ test('fetch to loopback (the host itself included) and link-local addresses is r
   await refused(denied, `/fetch?to=${encodeURIComponent(privateUrl)}`, /internal error|not allowed/);
 });
 
+test('caches.default.match honours Range, If-None-Match and If-Modified-Since as the platform does, and not Vary', { timeout: 30_000 }, async (t) => {
+  const host = await startTestHost(t, `
+export default {
+  async fetch(request) {
+    const key = 'https://example.test/doc';
+    if (request.method === 'PUT') {
+      await caches.default.put(new Request(key, { headers: { 'accept-language': 'en' } }), new Response('0123456789', {
+        headers: { 'cache-control': 'max-age=60', etag: '"v1"', 'last-modified': 'Tue, 01 Sep 2026 10:00:00 GMT', vary: 'accept-language' },
+      }));
+      return new Response('stored');
+    }
+    const asked = {};
+    for (const name of ['range', 'if-none-match', 'if-modified-since', 'accept-language']) {
+      const value = request.headers.get('x-' + name);
+      if (value !== null) asked[name] = value;
+    }
+    const hit = await caches.default.match(new Request(key, { headers: asked }));
+    if (!hit) return new Response('miss');
+    return Response.json({ status: hit.status, body: await hit.text(), range: hit.headers.get('content-range') });
+  },
+};
+`, { config: { runtime: 'workerd' } });
+  assert.equal(await (await fetch(host.url, { method: 'PUT' })).text(), 'stored');
+  const match = async (headers: Record<string, string>) => (await fetch(host.url, { headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [`x-${name}`, value])) })).json();
+  assert.deepEqual(await match({}), { status: 200, body: '0123456789', range: null });
+  assert.deepEqual(await match({ range: 'bytes=2-4' }), { status: 206, body: '234', range: 'bytes 2-4/10' });
+  assert.deepEqual(await match({ range: 'bytes=-3' }), { status: 206, body: '789', range: 'bytes 7-9/10' });
+  assert.deepEqual(await match({ range: 'bytes=8-' }), { status: 206, body: '89', range: 'bytes 8-9/10' });
+  assert.deepEqual(await match({ range: 'bytes=20-' }), { status: 416, body: '', range: 'bytes */10' });
+  assert.deepEqual(await match({ range: 'bytes=0-1,4-5' }), { status: 200, body: '0123456789', range: null }, 'several ranges: the whole response');
+  assert.deepEqual(await match({ 'if-none-match': 'W/"v1"' }), { status: 304, body: '', range: null });
+  assert.deepEqual(await match({ 'if-none-match': '"v0", "v2"' }), { status: 200, body: '0123456789', range: null });
+  assert.deepEqual(await match({ 'if-modified-since': 'Wed, 02 Sep 2026 10:00:00 GMT' }), { status: 304, body: '', range: null });
+  assert.deepEqual(await match({ 'if-modified-since': 'Mon, 31 Aug 2026 10:00:00 GMT' }), { status: 200, body: '0123456789', range: null });
+  assert.deepEqual(await match({ 'if-none-match': '"v0"', 'if-modified-since': 'Wed, 02 Sep 2026 10:00:00 GMT' }), { status: 200, body: '0123456789', range: null },
+    'If-None-Match decides when both are sent');
+  assert.deepEqual(await match({ 'accept-language': 'fr' }), { status: 200, body: '0123456789', range: null }, 'Vary is not honoured');
+});
+
 test('HTMLRewriter and caches.default work', { timeout: 30_000 }, async (t) => {
   const host = await startTestHost(t, `
 let made = 0;

@@ -4,7 +4,15 @@
  * the serialised response workerd sends while its Cache-Control (s-maxage, then max-age) or Expires
  * keeps it fresh; PURGE deletes. Kept in memory, least recently used first out past a byte budget,
  * and gone when the process restarts.
+ *
+ * As the platform's cache does, a match honours the headers of the request it is given (workerd
+ * passes them on): If-None-Match against the stored ETag, else If-Modified-Since against the stored
+ * Last-Modified, answer 304 with no body; one `bytes=` Range answers 206 with that part (416 when
+ * it starts past the end; several ranges or a malformed one get the whole response). Vary is not
+ * honoured, as on the platform: one response per URL.
  */
+import { resolveRange } from '../../../store/engine/ranges.ts';
+import { parseRangeHeader } from '../../../store/binding/range.ts';
 
 const BUDGET_BYTES = 64 * 1024 * 1024;
 
@@ -93,6 +101,43 @@ function dechunk(bytes: Uint8Array): Uint8Array {
   return out;
 }
 
+/** The stored response as the match request asks for it: whole, not modified (304) or a part (206, 416). */
+function answerHit(entry: Entry, asked: Headers): Response {
+  const headers = new Headers(entry.headers);
+  headers.set('cf-cache-status', 'HIT');
+  if (notModified(entry, asked)) return new Response(null, { status: 304, headers });
+  const range = entry.status === 200 ? asked.get('range') : null;
+  const requested = range === null ? undefined : parseRangeHeader(range);
+  if (requested !== undefined) {
+    const size = entry.body.byteLength;
+    let part: { offset: number; length: number };
+    try {
+      part = resolveRange(requested, size);
+    } catch {
+      headers.set('content-range', `bytes */${size}`);
+      return new Response(null, { status: 416, headers });
+    }
+    headers.set('content-range', `bytes ${part.offset}-${part.offset + part.length - 1}/${size}`);
+    return new Response(entry.body.slice(part.offset, part.offset + part.length), { status: 206, headers });
+  }
+  return new Response(entry.body.byteLength === 0 && entry.status === 204 ? null : entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers });
+}
+
+/** If-None-Match (weak comparison, `*` for any) against the ETag; without it, If-Modified-Since against Last-Modified. */
+function notModified(entry: Entry, asked: Headers): boolean {
+  const stored = (name: string) => entry.headers.find(([header]) => header === name)?.[1];
+  const noneMatch = asked.get('if-none-match');
+  if (noneMatch !== null) {
+    const etag = stored('etag');
+    if (etag === undefined) return false;
+    const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+    return noneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
+  }
+  const since = Date.parse(asked.get('if-modified-since') ?? '');
+  const modified = Date.parse(stored('last-modified') ?? '');
+  return !Number.isNaN(since) && !Number.isNaN(modified) && modified <= since;
+}
+
 export default {
   async fetch(request: Request): Promise<Response> {
     const key = keyOf(request);
@@ -107,9 +152,7 @@ export default {
         // Most recently used last: eviction takes from the front.
         entries.delete(key);
         entries.set(key, entry);
-        const headers = new Headers(entry.headers);
-        headers.set('cf-cache-status', 'HIT');
-        return new Response(entry.body.byteLength === 0 && entry.status === 204 ? null : entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers });
+        return answerHit(entry, request.headers);
       }
       case 'PUT': {
         const parsed = parseSerialised(new Uint8Array(await request.arrayBuffer()));
