@@ -33,8 +33,8 @@ export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res:
 
 /** Connection errors that mean nothing reached workerd: the process is gone (and being replaced). */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOENT']);
-/** How long a request that failed with its process waits to learn why the process died. */
-const FAILURE_KNOWN_WITHIN_MS = 1_000;
+/** How long a request that failed with its process waits to learn why the process died (then: a crash). */
+const FAILURE_KNOWN_WITHIN_MS = 5_000;
 
 function forward(context: ProxyContext, generation: Generation, req: IncomingMessage, res: ServerResponse, retried = false): void {
   generation.inflight++;
@@ -85,7 +85,7 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
       return;
     }
     let timer: NodeJS.Timeout | undefined;
-    void Promise.race([generation.ended, new Promise((resolve) => { timer = setTimeout(resolve, FAILURE_KNOWN_WITHIN_MS); })]).then(() => {
+    void Promise.race([generation.failureKnown, new Promise((resolve) => { timer = setTimeout(resolve, FAILURE_KNOWN_WITHIN_MS); })]).then(() => {
       clearTimeout(timer);
       answerScriptFailure(res, generation.failure);
     });

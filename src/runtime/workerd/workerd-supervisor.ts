@@ -27,12 +27,15 @@ export interface Generation {
    * the replacement).
    */
   readonly agent: Agent;
-  /** Resolves once the process has exited and all it printed was read (its failure is then known). */
-  ended: Promise<void>;
+  /**
+   * Resolves once why the process failed is known: V8's out-of-memory error was read, or the
+   * process exited and all it printed was read (then it is a crash, unless cut off).
+   */
+  failureKnown: Promise<void>;
 }
 
-/** What V8 prints when a heap reaches its limit (--max-old-space-size), just before the process aborts. */
-const OUT_OF_MEMORY = /Reached heap limit|JavaScript heap out of memory/;
+/** What workerd prints when V8 reaches the heap limit (--max-old-space-size), just before the process aborts. */
+const OUT_OF_MEMORY = /V8 fatal error.*(heap limit|out of memory)/i;
 
 export interface SupervisorOptions {
   scriptName: string;
@@ -120,9 +123,10 @@ export class WorkerdSupervisor {
 
   async #spawn(): Promise<void> {
     const { logger, scriptName } = this.#options;
+    let knownNow: () => void = () => undefined;
     const generation: Generation = {
       number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, agent: new Agent({ keepAlive: true, maxFreeSockets: 64 }),
-      ended: new Promise<void>(() => undefined),
+      failureKnown: new Promise<void>((resolve) => { knownNow = resolve; }),
     };
     // A killed workerd leaves its socket file behind, and workerd will not listen over it.
     await rm(this.#options.socketPath, { force: true });
@@ -132,13 +136,16 @@ export class WorkerdSupervisor {
       onOutput(stream, line) {
         if (stream === 'stdout') logger.info({ script: scriptName, output: line }, 'Script output.');
         else logger.warn({ script: scriptName, output: line }, 'Script runtime output.');
-        if (stream === 'stderr' && OUT_OF_MEMORY.test(line)) generation.failure = 'memory';
+        if (stream === 'stderr' && OUT_OF_MEMORY.test(line)) {
+          generation.failure = 'memory';
+          knownNow();
+        }
       },
       onExit: (code, signal) => {
         generation.alive = false;
         generation.agent.destroy();
         if (this.#closing) return;
-        void generation.ended.then(() => {
+        void generation.failureKnown.then(() => {
           const failure = generation.failure === 'memory' ? 'memory' : undefined;
           logger.error({ script: scriptName, code, signal, failure, inflight: generation.inflight },
             failure ? 'The script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
@@ -152,7 +159,7 @@ export class WorkerdSupervisor {
       return;
     }
     generation.alive = true;
-    generation.ended = process.closed;
+    void process.closed.then(knownNow);
     this.#process = process;
     this.#generation = generation;
     this.#probe.outstanding = false;

@@ -122,8 +122,9 @@ test('while (true) {} is cut off at the CPU limit with a 503, and the next reque
 test('a script past its memory limit (V8\'s heap limit in workerd) is answered 503, logged, and the next request is served', { timeout: 30_000 }, async (t) => {
   const host = await startTestHost(t, SCRIPT, { config: { ...WORKERD, limits: { memory_mb: 32 } } });
   const res = await fetch(`${host.url}/grow`);
-  assert.equal(res.status, 503);
-  assert.equal(await res.text(), 'The script exceeded its memory limit.\n');
+  const text = await res.text();
+  const seen = () => host.logs.map((record) => `${record.msg} ${String(record.output ?? record.failure ?? '')}`).join('\n');
+  assert.equal(`${res.status} ${text}`, '503 The script exceeded its memory limit.\n', `what the host logged:\n${seen()}`);
   assert.equal(await (await fetch(host.url)).text(), 'ok');
   await until(() => host.logs.some((record) => record.failure === 'memory'), 'the memory failure is logged');
 });
