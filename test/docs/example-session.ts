@@ -22,6 +22,7 @@ import { dirname, join, relative } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
+import { within } from '../../src/core/within.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { outputMismatch, parseExamples } from './markdown-examples.ts';
@@ -244,9 +245,7 @@ class ShellSession {
     } catch {
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const exited = await Promise.race([this.#exited.then(() => true), new Promise((resolve) => { timer = setTimeout(() => resolve(false), 5_000); })]);
-    clearTimeout(timer);
+    const exited = await within(this.#exited.then(() => true), 5_000, false);
     if (!exited) {
       try {
         process.kill(-this.#child.pid!, 'SIGKILL');

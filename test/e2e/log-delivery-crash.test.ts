@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { within } from '../../src/core/within.ts';
 import { fileLines, until } from '../helpers/delivered-logs.ts';
 import { answeredRay } from '../helpers/edge-request.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
@@ -108,9 +109,7 @@ test('SIGKILL while a batch is being written to a file:// destination, again and
     };
     const exited = new Promise((resolve) => server.child.once('exit', resolve));
     const clients = Array.from({ length: 8 }, () => client());
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([trap.killed, new Promise<null>((resolve) => { timer = setTimeout(resolve, 10_000, null); })]);
-    clearTimeout(timer); // a timer left running would hold the file's process open for up to 10 s after its test
+    const outcome = await within(trap.killed, 10_000, null);
     if (outcome === null) server.child.kill('SIGKILL'); // no delivery seen in time: this round does not count
     stop = true;
     await Promise.all(clients);

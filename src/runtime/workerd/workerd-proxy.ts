@@ -7,7 +7,7 @@
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
-import type { Generation, WorkerdSupervisor } from './workerd-supervisor.ts';
+import { failureOf, type Generation, type WorkerdSupervisor } from './workerd-supervisor.ts';
 
 export interface ProxyContext {
   supervisor: WorkerdSupervisor;
@@ -33,8 +33,6 @@ export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res:
 
 /** Connection errors that mean nothing reached workerd: the process is gone (and being replaced). */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOENT']);
-/** How long a request that failed with its process waits to learn why the process died (then: a crash). */
-const FAILURE_KNOWN_WITHIN_MS = 5_000;
 
 function forward(context: ProxyContext, generation: Generation, req: IncomingMessage, res: ServerResponse, retried = false): void {
   generation.inflight++;
@@ -78,17 +76,8 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
       void Promise.resolve(serving).then((next) => (next ? forward(context, next, req, res, true) : answerScriptFailure(res, 'unavailable')));
       return;
     }
-    // The process went away (or was cut off) before or while answering. Why it died (a crash, or
-    // V8's heap limit) is known once all it printed has been read: shortly, or it counts as a crash.
-    if (generation.failure !== 'crash') {
-      answerScriptFailure(res, generation.failure);
-      return;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    void Promise.race([generation.failureKnown, new Promise((resolve) => { timer = setTimeout(resolve, FAILURE_KNOWN_WITHIN_MS); })]).then(() => {
-      clearTimeout(timer);
-      answerScriptFailure(res, generation.failure);
-    });
+    // The process went away (or was cut off) before or while answering: answered with why.
+    void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
   });
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();

@@ -11,6 +11,7 @@
 import { rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import type { Logger } from '../../core/log.ts';
+import { within } from '../../core/within.ts';
 import type { ScriptFailure } from '../errors.ts';
 import { WorkerdProcess } from './workerd-process.ts';
 
@@ -36,6 +37,18 @@ export interface Generation {
 
 /** What workerd prints when V8 reaches the heap limit (--max-old-space-size), just before the process aborts. */
 const OUT_OF_MEMORY = /V8 fatal error.*(heap limit|out of memory)/i;
+/** How long a request that failed with its process waits to learn why the process died (then: a crash). */
+const FAILURE_KNOWN_WITHIN_MS = 5_000;
+
+/**
+ * Why `generation`'s process failed: at once when the supervisor cut it off, else once V8's
+ * out-of-memory line or the end of all the process printed has been read, at most
+ * FAILURE_KNOWN_WITHIN_MS (then it counts as a crash).
+ */
+export async function failureOf(generation: Generation): Promise<ScriptFailure> {
+  if (generation.failure === 'crash') await within(generation.failureKnown, FAILURE_KNOWN_WITHIN_MS, undefined);
+  return generation.failure;
+}
 
 export interface SupervisorOptions {
   scriptName: string;
@@ -145,10 +158,10 @@ export class WorkerdSupervisor {
         generation.alive = false;
         generation.agent.destroy();
         if (this.#closing) return;
-        void generation.failureKnown.then(() => {
-          const failure = generation.failure === 'memory' ? 'memory' : undefined;
-          logger.error({ script: scriptName, code, signal, failure, inflight: generation.inflight },
-            failure ? 'The script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
+        void failureOf(generation).then((failure) => {
+          const memory = failure === 'memory';
+          logger.error({ script: scriptName, code, signal, failure: memory ? failure : undefined, inflight: generation.inflight },
+            memory ? 'The script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
         });
         this.#scheduleRestart();
       },
