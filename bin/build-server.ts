@@ -8,11 +8,11 @@
  * The build before is kept, for a server still running it (its chunks load late); older ones are
  * removed. Run by bin/build.ts.
  */
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
-import { BUILD_PREFIX, BUNDLE_NAME, freshBundle, MANIFEST_FILE } from './server-bundle.js';
+import { BUILD_PREFIX, BUNDLE_NAME, freshBundle, MANIFEST_FILE, readManifest } from './server-bundle.js';
 import { sourceUrlOptions } from './source-urls.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -20,8 +20,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Builds the bundle of `root`'s sources into a new directory in `outDir`; returns the number of inputs. */
 export async function buildServer(root: string, outDir: string): Promise<number> {
   await mkdir(outDir, { recursive: true });
-  const manifest = join(outDir, MANIFEST_FILE);
-  const before = previousBuild(manifest);
+  const before = readManifest(outDir)?.build;
   const build = `${BUILD_PREFIX}${Date.now().toString(36)}-${process.pid}`;
   const result = await esbuild({
     absWorkingDir: root,
@@ -35,25 +34,13 @@ export async function buildServer(root: string, outDir: string): Promise<number>
     const info = await stat(join(root, path));
     return { path, size: info.size, mtimeMs: info.mtimeMs };
   }));
+  const manifest = join(outDir, MANIFEST_FILE);
   await writeFile(`${manifest}.tmp`, `${JSON.stringify({ root, build, inputs })}\n`);
   await rename(`${manifest}.tmp`, manifest);
-  // Older builds go, and the single file of the bundle's first layout (dist/edgeport.mjs).
-  const keep = new Set([build, await before]);
   for (const entry of await readdir(outDir)) {
-    const old = entry.startsWith(BUILD_PREFIX) ? !keep.has(entry) : entry.startsWith(`${BUNDLE_NAME}.mjs`);
-    if (old) await rm(join(outDir, entry), { recursive: true, force: true });
+    if (entry.startsWith(BUILD_PREFIX) && entry !== build && entry !== before) await rm(join(outDir, entry), { recursive: true, force: true });
   }
   return inputs.length;
-}
-
-/** The build directory the manifest names now, if any. */
-async function previousBuild(manifest: string): Promise<string | undefined> {
-  try {
-    const { build } = JSON.parse(await readFile(manifest, 'utf8')) as { build?: unknown };
-    return typeof build === 'string' ? build : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Builds the bundle into dist/ when it is stale (or always, with `force`). */

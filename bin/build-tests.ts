@@ -16,10 +16,10 @@ import { sourceUrlOptions } from './source-urls.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where the built tests go (the scripts in package.json run them from there). */
-export const TESTS_OUT = join(ROOT, 'dist', 'tests');
+const TESTS_OUT = join(ROOT, 'dist', 'tests');
 
-/** Builds every test file under `root`/test into `outDir`, replacing what was there; returns how many. */
-export async function buildTests(root: string, outDir: string): Promise<number> {
+/** Builds every test file under `root`/test into `outDir`, replacing what was there. */
+async function buildTests(root: string, outDir: string): Promise<void> {
   const entries = (await readdir(join(root, 'test'), { recursive: true }))
     .filter((path) => path.endsWith('.test.ts'))
     .map((path) => join(root, 'test', path));
@@ -38,7 +38,6 @@ export async function buildTests(root: string, outDir: string): Promise<number> 
   } finally {
     await rm(building, { recursive: true, force: true });
   }
-  return entries.length;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildTests(ROOT, TESTS_OUT);
+await buildTests(ROOT, TESTS_OUT);

@@ -14,6 +14,21 @@ export const BUILD_PREFIX = 'server-';
 export const MANIFEST_FILE = 'edgeport.inputs.json';
 
 /**
+ * The manifest in `dir` (the root it was built for, its build directory, its inputs), or null when
+ * it is missing, unreadable or not of that shape.
+ * @param {string} dir
+ * @returns {{ root: string, build: string, inputs: Array<{ path: string, size: number, mtimeMs: number }> } | null}
+ */
+export function readManifest(dir) {
+  try {
+    const manifest = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8'));
+    return typeof manifest.root === 'string' && typeof manifest.build === 'string' && Array.isArray(manifest.inputs) ? manifest : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The bundle's entry point in `dir` when its manifest matches the files it was built from (paths in the
  * manifest are relative to `root`), else null. A missing or unreadable manifest is not fresh.
  * @param {string} root
@@ -21,13 +36,8 @@ export const MANIFEST_FILE = 'edgeport.inputs.json';
  * @returns {string | null}
  */
 export function freshBundle(root, dir) {
-  let manifest;
-  try {
-    manifest = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8'));
-  } catch {
-    return null;
-  }
-  if (manifest.root !== root || !Array.isArray(manifest.inputs) || typeof manifest.build !== 'string') return null;
+  const manifest = readManifest(dir);
+  if (manifest === null || manifest.root !== root) return null;
   for (const input of manifest.inputs) {
     const info = statSync(join(root, input.path), { throwIfNoEntry: false });
     if (info === undefined || info.size !== input.size || info.mtimeMs !== input.mtimeMs) return null;

@@ -12,7 +12,7 @@ import type { BuildOptions, Plugin } from 'esbuild';
 
 const NAME = '__edgeportSourceUrl';
 
-export const sourceUrls: Plugin = {
+const sourceUrls: Plugin = {
   name: 'source-import-meta-url',
   setup(bundler) {
     bundler.onLoad({ filter: /\.ts$/ }, async (args) => {

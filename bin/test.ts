@@ -6,13 +6,11 @@
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { buildDashboard } from './build-dashboard.ts';
-import { buildServerIfStale } from './build-server.ts';
+import { buildStale } from './build.ts';
 
 interface Outcome {
   script: string;
   code: number;
-  seconds: number;
 }
 
 /**
@@ -32,19 +30,16 @@ function runScript(script: string, quiet: boolean): Promise<Outcome> {
     });
     child.once('close', (code, signal) => finish(code ?? (signal ? 128 : 1)));
     const finish = (code: number) => {
-      const seconds = (performance.now() - started) / 1000;
       if (quiet) {
-        process.stderr.write(code === 0 ? `# npm test: ${script} passed in ${seconds.toFixed(1)} s\n`
+        process.stderr.write(code === 0 ? `# npm test: ${script} passed in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
           : `# npm test: ${script} FAILED (exit ${code}):\n${Buffer.concat(held).toString()}\n`);
       }
-      resolve({ script, code, seconds });
+      resolve({ script, code });
     };
   });
 }
 
-await buildDashboard({ force: false });
-await buildServerIfStale({ force: false });
+await buildStale({ force: false });
 const outcomes = await Promise.all([runScript('test:unit', false), runScript('typecheck', true), runScript('lint', true)]);
-const failed = outcomes.filter((outcome) => outcome.code !== 0);
 process.stderr.write(`# npm test: ${outcomes.map((o) => `${o.script} ${o.code === 0 ? 'passed' : `FAILED (exit ${o.code})`}`).join(', ')}\n`);
-process.exitCode = failed.length === 0 ? 0 : 1;
+process.exitCode = outcomes.every((outcome) => outcome.code === 0) ? 0 : 1;

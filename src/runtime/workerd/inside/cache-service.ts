@@ -39,11 +39,15 @@ function forget(key: string): boolean {
   return true;
 }
 
+/** A stored header's value (names are kept lower-case). */
+function headerOf(headers: Array<[string, string]>, name: string): string | undefined {
+  return headers.find(([header]) => header === name)?.[1];
+}
+
 /** Seconds the response may be served from cache, or 0 when it must not be stored. */
 function freshFor(headers: Array<[string, string]>, now: number): number {
-  const get = (name: string) => headers.find(([header]) => header === name)?.[1];
-  if (get('set-cookie') !== undefined) return 0;
-  const control = (get('cache-control') ?? '').toLowerCase();
+  if (headerOf(headers, 'set-cookie') !== undefined) return 0;
+  const control = (headerOf(headers, 'cache-control') ?? '').toLowerCase();
   if (/(^|,)\s*(no-store|private)\s*(,|$)/.test(control)) return 0;
   const directive = (name: string) => {
     const match = new RegExp(`(?:^|,)\\s*${name}\\s*=\\s*"?(\\d+)`).exec(control);
@@ -51,7 +55,7 @@ function freshFor(headers: Array<[string, string]>, now: number): number {
   };
   const seconds = directive('s-maxage') ?? directive('max-age');
   if (seconds !== undefined) return seconds;
-  const expires = get('expires');
+  const expires = headerOf(headers, 'expires');
   if (expires !== undefined) return Math.max(0, Math.floor((Date.parse(expires) - now) / 1000)) || 0;
   return 0;
 }
@@ -118,23 +122,22 @@ function answerHit(entry: Entry, asked: Headers): Response {
       return new Response(null, { status: 416, headers });
     }
     headers.set('content-range', `bytes ${part.offset}-${part.offset + part.length - 1}/${size}`);
-    return new Response(entry.body.slice(part.offset, part.offset + part.length), { status: 206, headers });
+    return new Response(entry.body.subarray(part.offset, part.offset + part.length) as Uint8Array<ArrayBuffer>, { status: 206, headers });
   }
   return new Response(entry.body.byteLength === 0 && entry.status === 204 ? null : entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers });
 }
 
 /** If-None-Match (weak comparison, `*` for any) against the ETag; without it, If-Modified-Since against Last-Modified. */
 function notModified(entry: Entry, asked: Headers): boolean {
-  const stored = (name: string) => entry.headers.find(([header]) => header === name)?.[1];
   const noneMatch = asked.get('if-none-match');
   if (noneMatch !== null) {
-    const etag = stored('etag');
+    const etag = headerOf(entry.headers, 'etag');
     if (etag === undefined) return false;
     const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
     return noneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
   }
   const since = Date.parse(asked.get('if-modified-since') ?? '');
-  const modified = Date.parse(stored('last-modified') ?? '');
+  const modified = Date.parse(headerOf(entry.headers, 'last-modified') ?? '');
   return !Number.isNaN(since) && !Number.isNaN(modified) && modified <= since;
 }
 
