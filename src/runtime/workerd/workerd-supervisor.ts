@@ -149,8 +149,10 @@ export class WorkerdSupervisor {
       onOutput(stream, line) {
         if (stream === 'stdout') logger.info({ script: scriptName, output: line }, 'Script output.');
         else logger.warn({ script: scriptName, output: line }, 'Script runtime output.');
+        // The process is aborting: no new request may go to it (they wait for its replacement).
         if (stream === 'stderr' && OUT_OF_MEMORY.test(line)) {
           generation.failure = 'memory';
+          generation.alive = false;
           knownNow();
         }
       },
