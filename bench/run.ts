@@ -1,7 +1,8 @@
 /**
  * `npm run bench [service...] [-- --seconds N --rounds N]`: runs each service's benchmark and
  * prints throughput and latency percentiles. Services: store (binding in process, then HTTP through
- * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener), gateway
+ * `edgeport dev` with the shared driver script), s3 (signed requests over a real listener, beside bare
+ * node:http, in `--rounds` rounds), gateway
  * (JSON-RPC through the gateway beside Anvil and a bare node:http server, alternating `--rounds`),
  * logs (records/s through a job, then the edge beside its origin).
  */
@@ -21,7 +22,7 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
   'store-binding': benchStoreBinding,
   'store-http': benchStoreHttp,
-  s3: benchS3,
+  s3: (seconds) => benchS3(seconds, Number(values.rounds)),
   blobs: benchBlobs,
   api: benchApi,
   gateway: (seconds) => benchGateway(seconds, Number(values.rounds)),

@@ -29,7 +29,7 @@ import { formatResult, runClosedLoop, withCpu } from './stats.ts';
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-export async function benchS3(seconds: number): Promise<string[]> {
+export async function benchS3(seconds: number, rounds = 3): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-s3-'));
   const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
   await engine.ensureBucket('bench');
@@ -39,12 +39,18 @@ export async function benchS3(seconds: number): Promise<string[]> {
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: 'BENCHKEY', secretAccessKey: 'bench-secret' } });
   const binding = createStoreBucket(engine, 'bench', { listHonorsInclude: true });
+  const bare = await startBareHttp(Buffer.alloc(KiB, 97));
   const lines: string[] = [];
   const report = (line: string) => {
     lines.push(line);
     console.log(line);
   };
   try {
+    const getLua = join(dataDir, 'get.lua');
+    writeFileSync(getLua, 'wrk.method = "GET"\n');
+    // Every HTTP load of the table, measured once per round in turn: a machine whose speed drifts
+    // (a shared VM's does) drifts under all of them alike, and the medians compare.
+    const loads: HttpLoad[] = [];
     for (const [label, size] of [['1 KiB', KiB], ['1 MiB', MiB]] as const) {
       const body = Buffer.alloc(size, 97);
       const key = `obj-${size}`;
@@ -55,14 +61,19 @@ export async function benchS3(seconds: number): Promise<string[]> {
       writeFileSync(bodyFile, body);
       const lua = join(dataDir, `put-${size}.lua`);
       writeFileSync(lua, `wrk.method = "PUT"\nlocal f = io.open("${bodyFile}", "rb")\nwrk.body = f:read("*all")\nf:close()\n`);
-      const getLua = join(dataDir, 'get.lua');
-      writeFileSync(getLua, 'wrk.method = "GET"\n');
       if (size === KiB) {
         // What node:http alone does on this machine: the floor under any HTTP face's numbers.
-        for (const line of await bareHttpBaseline(body, getLua, lua, seconds)) report(line);
+        loads.push({ name: 'bare node:http GET 1 KiB', url: bare.url, lua: getLua, method: 'GET', size });
+        loads.push({ name: 'bare node:http PUT 1 KiB', url: bare.url, lua, method: 'PUT', body, size });
       }
-      report(await serverLoad(`s3 signed GET ${label}`, { url: getUrl, lua: getLua, method: 'GET', seconds, size }));
-      report(await serverLoad(`s3 signed PUT ${label}`, { url: putUrl, lua, method: 'PUT', body, seconds, size }));
+      loads.push({ name: `s3 signed GET ${label}`, url: getUrl, lua: getLua, method: 'GET', size });
+      loads.push({ name: `s3 signed PUT ${label}`, url: putUrl, lua, method: 'PUT', body, size });
+    }
+    report(`HTTP loads: 32 connections, ${rounds} rounds of ${seconds} s each, taken in turn; each line is the median round, cpu is this server's CPU per request (lowest-highest round)`);
+    for (const line of await measureInRounds(loads, seconds, rounds)) report(line);
+    for (const [label, size] of [['1 KiB', KiB], ['1 MiB', MiB]] as const) {
+      const body = Buffer.alloc(size, 97);
+      const key = `obj-${size}`;
       report(formatResult(await runClosedLoop(`binding get ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async () => {
         const object = await binding.get(key);
         if (object && 'arrayBuffer' in object) await object.arrayBuffer();
@@ -73,6 +84,7 @@ export async function benchS3(seconds: number): Promise<string[]> {
     }
   } finally {
     client.destroy();
+    bare.close();
     server.closeAllConnections();
     server.close();
     await engine.close();
@@ -82,22 +94,64 @@ export async function benchS3(seconds: number): Promise<string[]> {
   return lines;
 }
 
-/** wrk (or autocannon) against a server in this process; with wrk apart, this process's CPU is the server's. */
-async function serverLoad(name: string, options: { url: string; lua: string; method: 'GET' | 'PUT'; body?: Buffer; seconds: number; size: number }): Promise<string> {
-  const { url, lua, method, body, seconds, size } = options;
-  const run = (forSeconds: number) => runLoad({ url, connections: 32, seconds: forSeconds, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }) });
-  // A second's warm-up first: steady state is measured, not the JIT compiling the path.
-  await run(1);
-  const { result: load, cpuUs } = await withCpu(() => run(seconds));
-  const ops = load.requestsPerSec * seconds;
-  return formatResult({
-    name: `${name} (${load.tool})`, ops, seconds, p50: load.p50, p99: load.p99, bytesPerOp: size,
-    ...(load.tool === 'wrk' && ops > 0 ? { cpuUsPerOp: cpuUs / ops } : {}),
-  }) + (load.errors ? `  errors ${load.errors}` : '');
+interface HttpLoad {
+  name: string;
+  url: string;
+  lua: string;
+  method: 'GET' | 'PUT';
+  body?: Buffer;
+  size: number;
 }
 
-/** A bare node:http server answering 1 KiB GETs and taking 1 KiB PUTs (body read, empty 200), under the same load. */
-async function bareHttpBaseline(body: Buffer, getLua: string, putLua: string, seconds: number): Promise<string[]> {
+interface RoundResult {
+  tool: string;
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuUsPerOp: number | undefined;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Each load once per round, in turn, after a second's warm-up each (steady state, not the JIT compiling the path). */
+async function measureInRounds(loads: readonly HttpLoad[], seconds: number, rounds: number): Promise<string[]> {
+  const runs = new Map<HttpLoad, RoundResult[]>(loads.map((load) => [load, []]));
+  for (const load of loads) await runHttpLoad(load, 1);
+  for (let round = 0; round < rounds; round++) {
+    for (const load of loads) runs.get(load)!.push(await measureHttpLoad(load, seconds));
+  }
+  return loads.map((load) => {
+    const results = runs.get(load)!;
+    const cpus = results.flatMap((r) => (r.cpuUsPerOp === undefined ? [] : [r.cpuUsPerOp]));
+    const line = formatResult({
+      name: `${load.name} (${results[0]!.tool})`, ops: median(results.map((r) => r.requestsPerSec)), seconds: 1,
+      p50: median(results.map((r) => r.p50)), p99: median(results.map((r) => r.p99)), bytesPerOp: load.size,
+      ...(cpus.length > 0 ? { cpuUsPerOp: median(cpus) } : {}),
+    });
+    const spread = cpus.length > 1 ? ` (${Math.min(...cpus).toFixed(0)}-${Math.max(...cpus).toFixed(0)})` : '';
+    const errors = results.reduce((sum, r) => sum + r.errors, 0);
+    return line + spread + (errors ? `  errors ${errors}` : '');
+  });
+}
+
+function runHttpLoad(load: HttpLoad, seconds: number) {
+  const { url, lua, method, body } = load;
+  return runLoad({ url, connections: 32, seconds, lua, env: {}, autocannonRequest: () => (body ? { method, body } : { method }) });
+}
+
+/** wrk (or autocannon) against a server in this process; with wrk apart, this process's CPU is the server's. */
+async function measureHttpLoad(load: HttpLoad, seconds: number): Promise<RoundResult> {
+  const { result, cpuUs } = await withCpu(() => runHttpLoad(load, seconds));
+  const ops = result.requestsPerSec * seconds;
+  return {
+    tool: result.tool, requestsPerSec: result.requestsPerSec, p50: result.p50, p99: result.p99, errors: result.errors,
+    cpuUsPerOp: result.tool === 'wrk' && ops > 0 ? cpuUs / ops : undefined,
+  };
+}
+
+/** A bare node:http server answering 1 KiB GETs and taking 1 KiB PUTs (body read, empty 200). */
+async function startBareHttp(body: Buffer): Promise<{ url: string; close: () => void }> {
   const server = createServer((req, res) => {
     if (req.method === 'GET') {
       res.writeHead(200, { 'content-length': body.byteLength, etag: '"0123456789abcdef0123456789abcdef"' });
@@ -111,16 +165,13 @@ async function bareHttpBaseline(body: Buffer, getLua: string, putLua: string, se
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bench/object`;
-  try {
-    return [
-      await serverLoad('bare node:http GET 1 KiB', { url, lua: getLua, method: 'GET', seconds, size: body.byteLength }),
-      await serverLoad('bare node:http PUT 1 KiB', { url, lua: putLua, method: 'PUT', body, seconds, size: body.byteLength }),
-    ];
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/bench/object`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }
 
 const UPLOAD_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTBENCHKEY', EDGEPORT_S3_SECRET_ACCESS_KEY: 'bench-secret-0123456789abcdef' };

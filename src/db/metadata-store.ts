@@ -89,6 +89,16 @@ export type Precondition = (current: ObjectMeta | null) => boolean;
 /** What putObject did: `no-bucket` when the bucket was deleted while the body was being taken in. */
 export type PutOutcome = 'written' | 'precondition-failed' | 'no-bucket';
 
+export interface PutObjectOptions {
+  /** Checked against the current object inside the write; false writes nothing ('precondition-failed'). */
+  precondition?: Precondition;
+  /**
+   * The put named no storage class: the object takes its bucket's, as the bucket is at the commit
+   * (written into `meta.storageClass`), not as an earlier lookup saw it.
+   */
+  classOfBucket?: boolean;
+}
+
 /**
  * What an S3 access key may do, as the real store's token permissions: `admin_*` reach every
  * bucket of the account and may create and delete buckets; `object_*` reach objects only, in every
@@ -141,7 +151,7 @@ export interface MetadataStore {
    * and a concurrent deleteBucket is serialized against it: either the delete sees the object (not
    * empty) or the put sees no bucket. The replaced object's blobs are queued for reclamation.
    */
-  putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome>;
+  putObject(bucket: string, meta: ObjectMeta, data: StoredData, options?: PutObjectOptions): Promise<PutOutcome>;
   deleteObjects(bucket: string, keys: readonly string[]): Promise<void>;
   listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]>;
 

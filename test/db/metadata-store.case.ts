@@ -152,23 +152,34 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal(await store.insertUpload(upload('u-here', 'k')), true);
   });
 
+  test('a put that named no storage class takes its bucket\'s, as the bucket is at the commit', { timeout: 10_000 }, async (t) => {
+    const { store } = await setup(t);
+    assert.equal(await store.insertBucket({ name: 'cold', created: 1, storageClass: 'InfrequentAccess' }), true);
+    const assumed = objectMeta('k', { storageClass: 'Standard' });
+    assert.equal(await store.putObject('cold', assumed, inline('x'), { classOfBucket: true }), 'written');
+    assert.equal(assumed.storageClass, 'InfrequentAccess', 'the meta handed back says what was stored');
+    assert.equal((await store.headObject('cold', 'k'))?.storageClass, 'InfrequentAccess');
+    assert.equal(await store.putObject('cold', objectMeta('named', { storageClass: 'Standard' }), inline('y')), 'written');
+    assert.equal((await store.headObject('cold', 'named'))?.storageClass, 'Standard', 'a class the put named is kept');
+  });
+
   test('a precondition sees the current object (or null) and, when it refuses, nothing is written', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     const seen: Array<ObjectMeta | null> = [];
-    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'one' }), { kind: 'blob', blobId: 'b-one' }, (current) => {
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'one' }), { kind: 'blob', blobId: 'b-one' }, { precondition: (current) => {
       seen.push(current);
       return current === null;
-    }), 'written');
+    } }), 'written');
     const first = await store.headObject('b1', 'k');
-    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'two' }), { kind: 'blob', blobId: 'b-two' }, (current) => {
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'two' }), { kind: 'blob', blobId: 'b-two' }, { precondition: (current) => {
       seen.push(current);
       return current === null;
-    }), 'precondition-failed');
+    } }), 'precondition-failed');
     assert.deepEqual(seen, [null, first]);
     assert.equal((await store.headObject('b1', 'k'))?.etag, 'one');
     assert.deepEqual([...await store.referencedBlobIds()], ['b-one']);
     assert.deepEqual(await reclaimable(), [], 'the refused put queues nothing (its caller discards its blob)');
-    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'three' }), inline('3'), (current) => current?.etag === 'one'), 'written');
+    assert.equal(await store.putObject('b1', objectMeta('k', { etag: 'three' }), inline('3'), { precondition: (current) => current?.etag === 'one' }), 'written');
     assert.equal((await store.headObject('b1', 'k'))?.etag, 'three');
     assert.deepEqual(await reclaimable(), ['b-one']);
   });

@@ -67,7 +67,7 @@ export const PG_SQL = {
    * or a new upload holds KEY SHARE on the row until it commits, a deletion takes it FOR UPDATE and
    * only then (a later statement, a fresh snapshot) checks that the bucket is empty.
    */
-  shareBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR KEY SHARE',
+  shareBucket: 'SELECT storage_class FROM buckets WHERE name = $1 FOR KEY SHARE',
   lockBucket: 'SELECT 1 AS found FROM buckets WHERE name = $1 FOR UPDATE',
   bucketBusy: 'SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1) AS busy',
   /** A batch ($2) of the bucket's uploads, any state, locked (a part write to one is waited for). */

@@ -21,7 +21,7 @@
 import type { Clock } from '../../core/clock.ts';
 import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
@@ -150,11 +150,12 @@ export class PgMetadataStore implements MetadataStore {
     return { meta: toMeta(row), data: dataOf(row) };
   }
 
-  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome> {
+  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, options: PutObjectOptions = {}): Promise<PutOutcome> {
     return this.#transaction(async (client): Promise<PutOutcome> => {
-      const [found] = await this.#run(client, 'shareBucket', [bucket]);
+      const [found] = await this.#run<{ storage_class: string }>(client, 'shareBucket', [bucket]);
       if (!found) return 'no-bucket';
-      return await this.#writeObject(client, bucket, meta, data, precondition) ? 'written' : 'precondition-failed';
+      if (options.classOfBucket) meta.storageClass = found.storage_class as ObjectMeta['storageClass'];
+      return await this.#writeObject(client, bucket, meta, data, options.precondition) ? 'written' : 'precondition-failed';
     });
   }
 

@@ -8,7 +8,7 @@ import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
@@ -151,11 +151,13 @@ export class SqliteMetadataStore implements MetadataStore {
     return { meta: toMeta(row), data: this.#dataOf(row) };
   }
 
-  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<PutOutcome> {
+  async putObject(bucket: string, meta: ObjectMeta, data: StoredData, options: PutObjectOptions = {}): Promise<PutOutcome> {
     return this.#writes.run((): PutOutcome => {
-      if (!this.#bucketExists(bucket)) return 'no-bucket';
+      const found = this.#sql.getBucket.get(bucket) as BucketRecord | undefined;
+      if (!found) return 'no-bucket';
       const current = this.#currentRow(bucket, meta.key);
-      if (precondition && !precondition(current ? toMeta(current) : null)) return 'precondition-failed';
+      if (options.precondition && !options.precondition(current ? toMeta(current) : null)) return 'precondition-failed';
+      if (options.classOfBucket) meta.storageClass = found.storage_class as ObjectMeta['storageClass'];
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);
       return 'written';

@@ -1,10 +1,16 @@
 /**
- * Group commit for SQLite: writes queued during one turn of the event loop run in ONE transaction,
- * each inside its own savepoint so a failing write does not undo the others. The database runs with
- * synchronous=NORMAL, so the commit itself does not fsync; instead the WAL file is fsynced off the
- * event loop (shared by every batch that committed meanwhile, across connections too), and only
- * then do the writes resolve. A write therefore resolves only once durable, while the thread goes
- * on serving reads and forming the next batch during the fsync.
+ * Group commit for SQLite: queued writes run in ONE transaction, each inside its own savepoint so
+ * a failing write does not undo the others. The database runs with synchronous=NORMAL, so the
+ * commit itself does not fsync; instead the WAL file is fsynced off the event loop, and only then
+ * do the writes resolve. A write therefore resolves only once durable, while the thread goes on
+ * serving reads and gathering the next batch during the fsync.
+ *
+ * A batch commits at the end of the event loop's turn, unless this queue's previous batch is still
+ * being fsynced: then it waits for that fsync to end. Its writes could not resolve sooner (they
+ * need an fsync that starts after their commit, which is the next one either way), and everything
+ * that arrived meanwhile commits together: one lock, one commit and one fsync for the lot, where
+ * committing every turn paid the lock and the commit (WAL writes, file locks: each a system call)
+ * once per turn for the same fsync.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
@@ -31,6 +37,8 @@ export class WriteQueue {
   readonly #rollback: Statement;
   #pending: QueuedWrite[] = [];
   #scheduled = false;
+  /** This queue's last commit is being fsynced: the next batch waits for it. */
+  #syncing = false;
 
   constructor(db: Database, wal: CoalescedFsync) {
     this.#db = db;
@@ -47,11 +55,14 @@ export class WriteQueue {
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ run: write, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.#flush());
-      }
+      this.#schedule();
     });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#syncing || this.#pending.length === 0) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#flush());
   }
 
   /** Lets the WAL file go, once the writes already queued are durable (call after the last write). */
@@ -110,6 +121,7 @@ export class WriteQueue {
       for (const write of batch) write.reject(error);
       return;
     }
+    this.#syncing = true;
     this.#wal.sync().then(() => {
       batch.forEach((write, i) => {
         const outcome = outcomes[i]!;
@@ -118,6 +130,9 @@ export class WriteQueue {
       });
     }, (error: unknown) => {
       for (const write of batch) write.reject(error);
+    }).finally(() => {
+      this.#syncing = false;
+      this.#schedule();
     });
   }
 }

@@ -33,6 +33,10 @@ export interface ObjectEngineOptions {
   inlineMaxBytes?: number;
 }
 
+/** How long a put trusts a bucket an earlier put found (#writeBuckets), and how many it remembers. */
+const WRITE_BUCKET_MEMORY_MS = 1000;
+const WRITE_BUCKET_MEMORY_SIZE = 1000;
+
 const ALGORITHM_NAMES = { md5: 'MD5', sha1: 'SHA-1', sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' } as const;
 
 export class ObjectEngine implements StoreEngine {
@@ -51,6 +55,13 @@ export class ObjectEngine implements StoreEngine {
    */
   readonly #turnBuckets = new Map<string, BucketInfo>();
   #forgetScheduled = false;
+  /**
+   * Buckets a put found, trusted by later puts for WRITE_BUCKET_MEMORY_MS (forgotten at once when
+   * this engine deletes one). Safe for writes only: a put checks its bucket again inside its
+   * commit, so a bucket deleted meanwhile (by another instance) still refuses the write with
+   * NoSuchBucket, after its body was read. Reads answer from the database or this turn's lookups.
+   */
+  readonly #writeBuckets = new Map<string, { info: BucketInfo; until: number }>();
 
   constructor(options: ObjectEngineOptions) {
     this.#meta = options.meta;
@@ -99,8 +110,8 @@ export class ObjectEngine implements StoreEngine {
   }
 
   async deleteBucket(name: string): Promise<void> {
-    this.#turnBuckets.delete(name);
-    const outcome = await this.#meta.deleteBucket(name).finally(() => this.#turnBuckets.delete(name));
+    this.#forgetBucket(name);
+    const outcome = await this.#meta.deleteBucket(name).finally(() => this.#forgetBucket(name));
     if (outcome === 'missing') throw new StoreError('STORE_NO_SUCH_BUCKET');
     if (outcome === 'not-empty') throw new StoreError('STORE_BUCKET_NOT_EMPTY');
     this.#cors.invalidate(ownBucketName(name));
@@ -149,7 +160,7 @@ export class ObjectEngine implements StoreEngine {
   async put(bucket: string, key: string, body: BodyInput, options: PutOptions = {}): Promise<ObjectMeta | null> {
     assertKey(key);
     assertCustomMetadata(options.customMetadata);
-    const info = await this.#bucket(bucket);
+    const info = await this.#writeBucket(bucket);
     const storageClass = checkStorageClass(options.storageClass, info.storageClass);
     const condition = options.onlyIf;
     // Checked before the body is read, so a failing condition costs no upload; checked again at commit.
@@ -170,8 +181,10 @@ export class ObjectEngine implements StoreEngine {
       const data: StoredData = ingested.blobId !== undefined
         ? { kind: 'blob', blobId: ingested.blobId }
         : { kind: 'inline', bytes: ingested.inline ?? new Uint8Array(0) };
-      outcome = await this.#meta.putObject(bucket, meta, data,
-        condition ? (current) => evaluateConditional(condition, current) : undefined);
+      outcome = await this.#meta.putObject(bucket, meta, data, {
+        ...(condition ? { precondition: (current: ObjectMeta | null) => evaluateConditional(condition, current) } : {}),
+        classOfBucket: options.storageClass === undefined,
+      });
     } catch (error) {
       await this.#discard(ingested);
       throw error;
@@ -179,7 +192,10 @@ export class ObjectEngine implements StoreEngine {
     if (outcome === 'written') return meta;
     await this.#discard(ingested);
     // The bucket was deleted while the body streamed in: the write is refused, not silently lost.
-    if (outcome === 'no-bucket') throw new StoreError('STORE_NO_SUCH_BUCKET');
+    if (outcome === 'no-bucket') {
+      this.#forgetBucket(bucket);
+      throw new StoreError('STORE_NO_SUCH_BUCKET');
+    }
     return null;
   }
 
@@ -339,6 +355,23 @@ export class ObjectEngine implements StoreEngine {
       });
     }
     return bucket;
+  }
+
+  /** #bucket for a put: remembered a while longer (#writeBuckets), since the commit checks it again. */
+  async #writeBucket(name: string): Promise<BucketInfo> {
+    const now = this.#clock.now();
+    const known = this.#writeBuckets.get(name);
+    if (known && known.until > now) return known.info;
+    const info = await this.#bucket(name);
+    // Bounded: past the limit, the memory starts again (a lookup each is the cost of a miss).
+    if (this.#writeBuckets.size >= WRITE_BUCKET_MEMORY_SIZE) this.#writeBuckets.clear();
+    this.#writeBuckets.set(name, { info, until: now + WRITE_BUCKET_MEMORY_MS });
+    return info;
+  }
+
+  #forgetBucket(name: string): void {
+    this.#turnBuckets.delete(name);
+    this.#writeBuckets.delete(name);
   }
 
   async #activeUpload(bucket: string, key: string, uploadId: string) {

@@ -81,18 +81,24 @@ export function canonicalUri(rawPath: string): string {
   return rawPath.split('/').map(canonicalComponent).join('/') || '/';
 }
 
+/** A query all of whose names and values are canonical already (checked once, not per component); an '=' in a value is not. */
+const CANONICAL_QUERY_CHARACTERS = /^[A-Za-z0-9\-_.~%=&]*$/;
+
 export function canonicalQuery(rawQuery: string, skip?: string): string {
   if (rawQuery === '') return '';
   const keys: string[] = [];
   const values: string[] = [];
+  const allCanonical = CANONICAL_QUERY_CHARACTERS.test(rawQuery) && (!rawQuery.includes('%') || !NOT_CANONICAL_ESCAPE.test(rawQuery));
   // Clients nearly always send their parameters sorted already: then no sort is needed.
   let sorted = true;
   for (const part of rawQuery.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
-    const key = canonicalComponent(eq < 0 ? part : part.slice(0, eq));
+    const rawKey = eq < 0 ? part : part.slice(0, eq);
+    const key = allCanonical ? rawKey : canonicalComponent(rawKey);
     if (key === skip) continue;
-    const value = eq < 0 ? '' : canonicalComponent(part.slice(eq + 1));
+    const rawValue = eq < 0 ? '' : part.slice(eq + 1);
+    const value = allCanonical && !rawValue.includes('=') ? rawValue : canonicalComponent(rawValue);
     const last = keys.length - 1;
     if (sorted && last >= 0 && compareParams(keys[last]!, values[last]!, key, value) > 0) sorted = false;
     keys.push(key);

@@ -207,6 +207,14 @@ test('a bucket deleted, or made again with another storage class, through anothe
   await assert.rejects(first.engine.put('shared', 'd', bytes('d')), (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
   await second.engine.createBucket('shared');
   assert.equal((await first.engine.put('shared', 'e', bytes('e')))?.storageClass, 'Standard');
+  // Made again behind the back of a put that just found it (puts trust a found bucket a while,
+  // object-engine.ts): the object still takes the class the bucket has at the commit.
+  await second.engine.delete('shared', ['e']);
+  await second.engine.deleteBucket('shared');
+  await second.engine.createBucket('shared', { storageClass: 'InfrequentAccess' });
+  const remade = await first.engine.put('shared', 'e', bytes('e'));
+  assert.equal(remade?.storageClass, 'InfrequentAccess');
+  assert.equal((await second.engine.head('shared', 'e'))?.storageClass, 'InfrequentAccess');
   // A put started in the same turn as the deletion: exactly one of them wins (SQLite's one writer
   // takes them in order; PostgreSQL's connections may commit either first), never a put into a
   // deleted bucket served from the turn's shared lookup.
