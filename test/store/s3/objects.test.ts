@@ -7,6 +7,7 @@ import {
   HeadObjectCommand, ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { createStoreBucket } from '../../../src/store/binding/index.ts';
 import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
@@ -183,6 +184,45 @@ test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and
   const expiredResponse = await fetch(expired);
   assert.equal(expiredResponse.status, 403);
   assert.match(await expiredResponse.text(), /Request has expired/);
+});
+
+/** Sends one raw HTTP/1.1 request, in the given pieces (a pause between them), and returns the status line. */
+async function rawRequest(url: URL, pieces: Buffer[]): Promise<string> {
+  const socket = connect(Number(url.port), url.hostname);
+  let answer = '';
+  socket.on('data', (data: Buffer) => { answer += data.toString('latin1'); });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  for (const [i, piece] of pieces.entries()) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 30));
+    socket.write(piece);
+  }
+  await new Promise<void>((resolve) => socket.once('close', resolve));
+  return answer.split('\r\n')[0]!;
+}
+
+test('a presigned PUT stores its exact bytes, whether the body came whole with its headers or in pieces later', { timeout: 10_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  const cases: Array<[string, Buffer, (head: Buffer, body: Buffer) => Buffer[]]> = [
+    ['one packet', Buffer.from('small body, all in the first packet'), (head, body) => [Buffer.concat([head, body])]],
+    ['empty', Buffer.alloc(0), (head) => [head]],
+    ['headers, then the body', Buffer.from('sent after the headers'), (head, body) => [head, body]],
+    ['half, then half', Buffer.alloc(10_000, 7), (head, body) => [Buffer.concat([head, body.subarray(0, 5_000)]), body.subarray(5_000)]],
+    ['over 64 KiB', Buffer.alloc(64 * 1024 + 1, 9), (head, body) => [Buffer.concat([head, body])]],
+  ];
+  for (const [label, body, split] of cases) {
+    const key = `raw-${label}`;
+    const url = new URL(await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: 60 }));
+    const head = Buffer.from(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: ${body.byteLength}\r\nConnection: close\r\n\r\n`, 'latin1');
+    assert.equal(await rawRequest(url, split(head, body)), 'HTTP/1.1 200 OK', label);
+    const stored = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    assert.deepEqual(Buffer.from(await stored.Body!.transformToByteArray()), body, label);
+    assert.equal(stored.ETag, `"${createHash('md5').update(body).digest('hex')}"`, label);
+  }
+  // Framed by chunks, not a length: read as a stream, all of it, even with a decoded length declared.
+  const url = new URL(await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: 'raw-chunked' }), { expiresIn: 60 }));
+  const chunked = `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nTransfer-Encoding: chunked\r\nx-amz-decoded-content-length: 5\r\nConnection: close\r\n\r\n5\r\nfirst\r\n6\r\n-extra\r\n0\r\n\r\n`;
+  assert.equal(await rawRequest(url, [Buffer.from(chunked, 'latin1')]), 'HTTP/1.1 400 Bad Request', 'more than the declared length is refused');
+  assert.equal(await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'raw-chunked' })).catch((e: S3ServiceException) => e.name), 'NotFound');
 });
 
 test('a declared payload hash that is neither a mode edgeport checks nor a SHA-256 is refused, even though signed', { timeout: 10_000 }, async (t) => {

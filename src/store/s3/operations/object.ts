@@ -3,10 +3,10 @@
  * both ways: a put hands the verified request stream to the engine; a get pipes the engine's
  * segments to the socket with backpressure.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
 import { engineBlobs, writeSegments } from '../../segment-writer.ts';
-import type { Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
+import type { BodyInput, Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
@@ -102,12 +102,32 @@ export async function putObject(ctx: S3Context): Promise<void> {
   };
   const { body, checksums } = verifiedUpload(ctx.req, headers, ctx.signing);
   options.verifiedChecksums = checksums;
-  const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: body, ...(length !== undefined ? { length } : {}) }, options);
+  // A body with nothing to verify that has wholly arrived (a small PUT comes in one packet with its
+  // headers) is handed over as the bytes it is: no stream to iterate for it.
+  const whole = body === ctx.req ? arrivedWhole(ctx.req, length) : undefined;
+  const input: BodyInput = whole ?? { stream: body, ...(length !== undefined ? { length } : {}) };
+  const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), input, options);
   if (!meta) {
     ctx.req.resume();
     throw preconditionFailed();
   }
   sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums) });
+}
+
+/** Bodies up to this size may be taken whole once they have arrived (arrivedWhole). */
+const WHOLE_BODY_MAX = 64 * 1024;
+
+/**
+ * The request's whole body, when all of it (`length` bytes, at most WHOLE_BODY_MAX) has arrived:
+ * its Content-Length frames it (no Transfer-Encoding), and node holds that many bytes of it, unread
+ * (it never hands a request more than its Content-Length).
+ */
+function arrivedWhole(req: IncomingMessage, length: number | undefined): Uint8Array | undefined {
+  if (length === undefined || length > WHOLE_BODY_MAX || req.readableLength !== length) return undefined;
+  if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) !== length) return undefined;
+  if (length === 0) return new Uint8Array(0);
+  const bytes = req.read() as Buffer | null;
+  return bytes !== null && bytes.byteLength === length ? bytes : undefined;
 }
 
 /**
