@@ -53,21 +53,21 @@ export async function benchLogs(seconds: number): Promise<string[]> {
     console.log(line);
   };
 
-  const measure = (label: string, each: (record: HttpRequestRecord, out: string[]) => void, flush: (out: string[]) => number) => {
+  const measure = async (label: string, each: (record: HttpRequestRecord, out: string[]) => void, flush: (out: string[]) => number | Promise<number>) => {
     let done = 0;
     let bytes = 0;
     const started = performance.now();
     while (performance.now() - started < seconds * 1000) {
       const out: string[] = [];
       for (const record of batch) each(record, out);
-      bytes += flush(out);
+      bytes += await flush(out);
       done += batch.length;
     }
     const elapsed = (performance.now() - started) / 1000;
     report(`${label.padEnd(52)} ${(done / elapsed).toFixed(0).padStart(9)} records/s  ${(bytes / elapsed / 1024 / 1024).toFixed(1).padStart(7)} MiB/s out`);
   };
 
-  measure('filter + sample + fields + rfc3339 + gzip(1), 1 core', (record, out) => {
+  await measure('filter + sample + fields + rfc3339 + gzip(1), 1 core', (record, out) => {
     if (!evaluateFilter(filter, record as unknown as Record<string, unknown>)) return;
     if (!isSampled(record.RayID, 1)) return;
     out.push(formatter.format(record as unknown as Record<string, unknown>));
@@ -76,15 +76,16 @@ export async function benchLogs(seconds: number): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-bench-logs-'));
   try {
     const spool = JobSpool.open(join(dir, 'job'));
-    measure('... appended to a spool (the edge\'s request path)', (record) => {
+    await measure('... appended to a spool (the edge\'s request path)', (record) => {
       if (!evaluateFilter(filter, record as unknown as Record<string, unknown>)) return;
       if (!isSampled(record.RayID, 1)) return;
       spool.append(formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
-    }, () => {
+    }, async () => {
       let out = 0;
       for (let b = spool.readBatch(100_000, 100_000_000); b; b = spool.readBatch(100_000, 100_000_000)) {
         out += gzipSync(b.texts.join(''), { level: zlib.Z_BEST_SPEED }).length;
-        spool.commit(b);
+        // Each commit replaces the cursor file durably before the next batch is read, as a shipper does.
+        await spool.commit(b);
       }
       return out;
     });
