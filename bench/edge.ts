@@ -5,10 +5,11 @@
  * cases alternate over three rounds, in alternating order, with the jobs disabled and enabled
  * through the API, so neither gains from going second (a warmer JIT, a fuller page cache).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnNode } from '../test/helpers/child-processes.ts';
 import { startEdgeport } from '../test/helpers/edgeport-server.ts';
 import { managementApi } from '../test/helpers/management-api.ts';
 import { runLoad, type LoadResult } from './load.ts';
@@ -20,7 +21,8 @@ require('node:http').createServer((req, res) => { req.resume(); res.writeHead(20
 `;
 
 async function startOrigin(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['-e', ORIGIN], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Tied to this process's life (child-processes.ts): a bench that crashes leaves no origin running.
+  const child = spawnNode(['-e', ORIGIN], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
   return { url: `http://127.0.0.1:${port}`, child };
 }
