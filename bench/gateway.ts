@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { DEV_ACCOUNTS } from '../src/gateway/index.ts';
 import { planCpus, pinned, pinSelf } from './cpu-pinning.ts';
 import { hasWrk, runLoad, type LoadResult } from './load.ts';
+import { median } from './stats.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVERS_SCRIPT = fileURLToPath(new URL('gateway-servers.ts', import.meta.url));
@@ -191,8 +192,6 @@ function answeredWell(text: string): boolean {
     return false;
   }
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function benchGateway(seconds: number, rounds = 3): Promise<string[]> {
   const cpus = planCpus();

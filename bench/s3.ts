@@ -24,7 +24,7 @@ import { createS3Handler } from '../src/store/s3/s3-handler.ts';
 import { startEdgeport } from '../test/helpers/edgeport-server.ts';
 import { cpuMs, peakRssGrowth } from '../test/helpers/process-memory.ts';
 import { runLoad } from './load.ts';
-import { formatResult, runClosedLoop, withCpu } from './stats.ts';
+import { formatResult, median, runClosedLoop, withCpu } from './stats.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -51,9 +51,8 @@ export async function benchS3(seconds: number, rounds = 3): Promise<string[]> {
     // Every HTTP load of the table, measured once per round in turn: a machine whose speed drifts
     // (a shared VM's does) drifts under all of them alike, and the medians compare.
     const loads: HttpLoad[] = [];
-    for (const [label, size] of [['1 KiB', KiB], ['1 MiB', MiB]] as const) {
-      const body = Buffer.alloc(size, 97);
-      const key = `obj-${size}`;
+    const sizes = ([['1 KiB', KiB], ['1 MiB', MiB]] as const).map(([label, size]) => ({ label, size, body: Buffer.alloc(size, 97), key: `obj-${size}` }));
+    for (const { label, size, body, key } of sizes) {
       await client.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: body }));
       const getUrl = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'bench', Key: key }), { expiresIn: 3600 });
       const putUrl = await getSignedUrl(client, new PutObjectCommand({ Bucket: 'bench', Key: `put-${size}` }), { expiresIn: 3600 });
@@ -71,9 +70,7 @@ export async function benchS3(seconds: number, rounds = 3): Promise<string[]> {
     }
     report(`HTTP loads: 32 connections, ${rounds} rounds of ${seconds} s each, taken in turn; each line is the median round, cpu is this server's CPU per request (lowest-highest round)`);
     for (const line of await measureInRounds(loads, seconds, rounds)) report(line);
-    for (const [label, size] of [['1 KiB', KiB], ['1 MiB', MiB]] as const) {
-      const body = Buffer.alloc(size, 97);
-      const key = `obj-${size}`;
+    for (const { label, size, body, key } of sizes) {
       report(formatResult(await runClosedLoop(`binding get ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async () => {
         const object = await binding.get(key);
         if (object && 'arrayBuffer' in object) await object.arrayBuffer();
@@ -111,8 +108,6 @@ interface RoundResult {
   errors: number;
   cpuUsPerOp: number | undefined;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Each load once per round, in turn, after a second's warm-up each (steady state, not the JIT compiling the path). */
 async function measureInRounds(loads: readonly HttpLoad[], seconds: number, rounds: number): Promise<string[]> {

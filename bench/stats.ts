@@ -36,6 +36,9 @@ export function formatResult(r: BenchResult): string {
   return `${r.name.padEnd(34)} ${opsPerSec.toFixed(0).padStart(8)} ops/s${mib}  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms${cpu}`;
 }
 
+/** The middle value (the upper one of an even count): the figure a round-based benchmark reports. */
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /** Runs `work` and returns its result with the CPU time (user + system, microseconds) this process spent meanwhile. */
 export async function withCpu<T>(work: () => Promise<T>): Promise<{ result: T; cpuUs: number }> {
   const before = process.cpuUsage();

@@ -58,7 +58,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async getBucket(name: string): Promise<BucketInfo | null> {
-    const row = this.#sql.getBucket.get(name) as BucketRecord | undefined;
+    const row = this.#bucketRow(name);
     return row ? toBucket(row) : null;
   }
 
@@ -79,8 +79,8 @@ export class SqliteMetadataStore implements MetadataStore {
     for (const { name } of this.#sql.listUnownedBuckets.all() as BucketRecord[]) {
       const target = storedBucketName(accountId, name);
       const moved = await this.#writes.run(() => {
-        if (!this.#sql.getBucket.get(name)) return true;
-        if (this.#sql.getBucket.get(target)) return false;
+        if (!this.#bucketExists(name)) return true;
+        if (this.#bucketExists(target)) return false;
         this.#sql.moveObjects.run(target, name);
         this.#sql.moveUploads.run(target, name);
         this.#sql.moveBucketCors.run(target, name);
@@ -96,7 +96,7 @@ export class SqliteMetadataStore implements MetadataStore {
     // Uploads go a batch per write, so a bucket with very many never holds the write queue long.
     for (;;) {
       const outcome = await this.#writes.run((): 'deleted' | 'not-empty' | 'missing' | 'more' => {
-        if (!this.#sql.getBucket.get(name)) return 'missing';
+        if (!this.#bucketExists(name)) return 'missing';
         if (this.#sql.anyObject.get(name)) return 'not-empty';
         const ids = this.#sql.bucketUploads.pluck().all(name, DROP_UPLOADS_BATCH + 1) as string[];
         for (const id of ids.slice(0, DROP_UPLOADS_BATCH)) {
@@ -137,7 +137,11 @@ export class SqliteMetadataStore implements MetadataStore {
    * (one transaction at a time, across connections too), so a deletion is ordered before or after it.
    */
   #bucketExists(name: string): boolean {
-    return this.#sql.getBucket.get(name) !== undefined;
+    return this.#bucketRow(name) !== undefined;
+  }
+
+  #bucketRow(name: string): BucketRecord | undefined {
+    return this.#sql.getBucket.get(name) as BucketRecord | undefined;
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
@@ -153,7 +157,7 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async putObject(bucket: string, meta: ObjectMeta, data: StoredData, options: PutObjectOptions = {}): Promise<PutOutcome> {
     return this.#writes.run((): PutOutcome => {
-      const found = this.#sql.getBucket.get(bucket) as BucketRecord | undefined;
+      const found = this.#bucketRow(bucket);
       if (!found) return 'no-bucket';
       const current = this.#currentRow(bucket, meta.key);
       if (options.precondition && !options.precondition(current ? toMeta(current) : null)) return 'precondition-failed';
