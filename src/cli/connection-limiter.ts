@@ -1,14 +1,38 @@
 /**
- * Counts a listener's open connections, in all and per client address, and says which limit a new
- * connection would cross. A client is an IPv4 address, or an IPv6 /64 (one subscriber's usual
- * allocation: counting single IPv6 addresses would give each of them billions of "clients").
+ * Counts a listener's open connections, in all and per client address, and decides who gets a
+ * slot. A client is an IPv4 address, or an IPv6 /64 (one subscriber's usual allocation: counting
+ * single IPv6 addresses would give each of them billions of "clients").
+ *
+ * A fixed per-client cap alone lets a handful of addresses take every slot (16 clients at 256 fill
+ * 4,096), so the cap shrinks as the listener fills, and a full listener makes room:
+ * - under half full, a client may hold `maxConnectionsPerClient`;
+ * - from half full on, a client may hold at most its fair share, the slots divided among the
+ *   clients holding connections plus one (the one still to come), so the clients already in can
+ *   never take the room a newcomer needs;
+ * - when full, a client holding less than the heaviest client evicts that client's oldest idle
+ *   connection (one with no request being handled: a partial head, or kept alive between
+ *   requests) instead of being refused. Connections with a request in progress are never evicted.
  */
 import type { ListenerErrorCode } from './listener-errors.ts';
 
-export class ConnectionLimiter {
+/** From this fraction of `maxConnections` on, a client is held to its fair share. */
+const FAIR_SHARE_FROM = 0.5;
+
+/** What becomes of a new connection: refused (with the limit it met), or admitted (possibly in place of an evicted one). */
+export type Admission<C> = { refused: ListenerErrorCode } | { refused?: undefined; evict?: C };
+
+interface ClientConnections<C> {
+  open: number;
+  /** Connections with no request being handled, oldest idle first (a Set keeps insertion order). */
+  readonly idle: Set<C>;
+}
+
+export class ConnectionLimiter<C = object> {
   readonly #maxConnections: number;
   readonly #maxPerClient: number;
-  readonly #perClient = new Map<string, number>();
+  readonly #clients = new Map<string, ClientConnections<C>>();
+  /** The client key of each counted connection. */
+  readonly #owners = new Map<C, string>();
   #total = 0;
 
   /** A limit of 0 is no limit. */
@@ -23,25 +47,76 @@ export class ConnectionLimiter {
 
   /** Open connections of the client `key` (from clientKey). */
   openFrom(key: string): number {
-    return this.#perClient.get(key) ?? 0;
+    return this.#clients.get(key)?.open ?? 0;
   }
 
-  /** Counts a new connection from client `key` in, or names the limit it would cross (and counts nothing). */
-  admit(key: string): ListenerErrorCode | undefined {
-    const open = this.#perClient.get(key) ?? 0;
-    if (this.#maxPerClient > 0 && open >= this.#maxPerClient) return 'LISTENER_CLIENT_CONNECTION_LIMIT';
-    if (this.#maxConnections > 0 && this.#total >= this.#maxConnections) return 'LISTENER_CONNECTION_LIMIT';
-    this.#perClient.set(key, open + 1);
+  /** How many connections one client may hold now (Infinity when unlimited). */
+  capFor(): number {
+    const fixed = this.#maxPerClient > 0 ? this.#maxPerClient : Infinity;
+    if (this.#maxConnections === 0 || this.#total < this.#maxConnections * FAIR_SHARE_FROM) return fixed;
+    return Math.min(fixed, Math.max(1, Math.floor(this.#maxConnections / (this.#clients.size + 1))));
+  }
+
+  /**
+   * Counts `connection` of client `key` in (as idle), or names the limit it meets and counts
+   * nothing. When admitted in place of another client's connection, `evict` is that connection,
+   * already counted out: the caller closes it.
+   */
+  admit(key: string, connection: C): Admission<C> {
+    const client = this.#clients.get(key);
+    const open = client?.open ?? 0;
+    if (open >= this.capFor()) return { refused: 'LISTENER_CLIENT_CONNECTION_LIMIT' };
+    let evict: C | undefined;
+    if (this.#maxConnections > 0 && this.#total >= this.#maxConnections) {
+      evict = this.#evictable(open);
+      if (evict === undefined) return { refused: 'LISTENER_CONNECTION_LIMIT' };
+    }
+    if (evict !== undefined) this.release(evict);
+    const entry = client ?? { open: 0, idle: new Set<C>() };
+    if (client === undefined) this.#clients.set(key, entry);
+    entry.open += 1;
+    entry.idle.add(connection);
+    this.#owners.set(connection, key);
     this.#total += 1;
-    return undefined;
+    return evict === undefined ? {} : { evict };
   }
 
-  /** Counts an admitted connection of client `key` out. */
-  release(key: string): void {
-    const open = this.#perClient.get(key) ?? 0;
-    if (open <= 1) this.#perClient.delete(key);
-    else this.#perClient.set(key, open - 1);
+  /** The connection now has a request being handled: it is not evicted until it is idle again. */
+  busy(connection: C): void {
+    const key = this.#owners.get(connection);
+    if (key !== undefined) this.#clients.get(key)?.idle.delete(connection);
+  }
+
+  /** The connection's request is done: it is idle again, and the newest idle of its client. */
+  idle(connection: C): void {
+    const key = this.#owners.get(connection);
+    if (key !== undefined) this.#clients.get(key)?.idle.add(connection);
+  }
+
+  /** Counts an admitted connection out (once: releasing it again, after an eviction, is ignored). */
+  release(connection: C): void {
+    const key = this.#owners.get(connection);
+    if (key === undefined) return;
+    this.#owners.delete(connection);
+    const client = this.#clients.get(key);
+    if (client === undefined) return;
+    client.idle.delete(connection);
+    client.open -= 1;
+    if (client.open <= 0) this.#clients.delete(key);
     this.#total = Math.max(0, this.#total - 1);
+  }
+
+  /**
+   * The oldest idle connection of the client holding the most, when that client holds more than
+   * a newcomer holding `open` would after admission; else nothing may be evicted.
+   */
+  #evictable(open: number): C | undefined {
+    let heaviest: ClientConnections<C> | undefined;
+    for (const client of this.#clients.values()) {
+      if (client.idle.size > 0 && (heaviest === undefined || client.open > heaviest.open)) heaviest = client;
+    }
+    if (heaviest === undefined || heaviest.open <= open + 1) return undefined;
+    return heaviest.idle.values().next().value;
   }
 }
 

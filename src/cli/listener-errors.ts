@@ -14,7 +14,7 @@ export type Surface = 'edge' | 'api' | 'gateway' | 's3';
 /** Every listener refusal; `<n>` in a message is the configured limit. All are 503 with `Retry-After: 1`. */
 export const LISTENER_ERRORS: ErrorCatalog<ListenerErrorCode> = {
   LISTENER_OVERLOADED: { kind: 'system', message: 'edgeport is overloaded: new requests would wait more than <n> ms, so this one was not started. Retry after the Retry-After delay.' },
-  LISTENER_CLIENT_CONNECTION_LIMIT: { kind: 'user', message: 'Too many open connections from your address: at most <n> are allowed. Close or reuse idle connections, then retry.' },
+  LISTENER_CLIENT_CONNECTION_LIMIT: { kind: 'user', message: 'Too many open connections from your address: at most <n> are allowed, and fewer while edgeport is busy. Close or reuse idle connections, then retry.' },
   LISTENER_CONNECTION_LIMIT: { kind: 'system', message: 'edgeport has too many open connections: at most <n> are allowed. Retry after the Retry-After delay.' },
 };
 

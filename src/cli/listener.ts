@@ -9,8 +9,10 @@
  *   every 1/10 of it, at most every second); a connection idle between requests is closed after
  *   `keepAliveTimeoutMs`; one that moves no bytes mid-request after `idleTimeoutMs`. A request
  *   has no overall time limit: a 5 GiB upload over a slow link must finish.
- * - a connection over `maxConnectionsPerClient` (per client address) or `maxConnections` (in all)
- *   is answered with a prepared 503 and closed before an HTTP parser is attached to it.
+ * - a connection over its client's cap (`maxConnectionsPerClient`, shrinking to a fair share as
+ *   the listener fills: connection-limiter.ts) is answered with a prepared 503 and closed before
+ *   an HTTP parser is attached to it; when the listener holds `maxConnections`, a lighter client's
+ *   connection takes the place of the heaviest client's oldest idle one, else it is refused so.
  * - while the event loop runs more than `maxEventLoopDelayMs` behind, new requests are answered
  *   503 at once (load shedding), except the paths in `unshedPaths` (a metrics scrape).
  */
@@ -114,11 +116,13 @@ class ListenerGuard {
   readonly #limits: ListenerLimits;
   readonly #logger: Logger | undefined;
   readonly #unshed: ReadonlySet<string>;
-  readonly #limiter: ConnectionLimiter;
+  readonly #limiter: ConnectionLimiter<Socket>;
   readonly #refusals: Record<ListenerErrorCode, Refusal>;
   readonly #monitor: EventLoopDelayMonitor | undefined;
   readonly #lingering = new Set<Socket>();
   readonly #refused: Record<ListenerErrorCode, number> = { LISTENER_OVERLOADED: 0, LISTENER_CLIENT_CONNECTION_LIMIT: 0, LISTENER_CONNECTION_LIMIT: 0 };
+  /** Idle connections closed to make room for another client's, since the last report. */
+  #evicted = 0;
   #lastReportAt = -Infinity;
   #shedding = false;
 
@@ -146,18 +150,27 @@ class ListenerGuard {
     const httpListeners = server.listeners('connection') as Array<(this: Server, socket: Socket) => void>;
     server.removeAllListeners('connection');
     server.on('connection', (socket: Socket) => {
-      const key = clientKey(socket.remoteAddress);
-      const over = this.#limiter.admit(key);
-      if (over !== undefined) {
-        this.#refuse(socket, this.#refusals[over]);
+      const admission = this.#limiter.admit(clientKey(socket.remoteAddress), socket);
+      if (admission.refused !== undefined) {
+        this.#refuse(socket, this.#refusals[admission.refused]);
         return;
       }
-      socket.once('close', () => this.#limiter.release(key));
+      if (admission.evict !== undefined) {
+        // The heaviest client's oldest idle connection (a partial head, or kept alive between requests): closed like a timed-out one.
+        admission.evict.destroy();
+        this.#evicted += 1;
+        this.#report();
+      }
+      socket.once('close', () => this.#limiter.release(socket));
       for (const listener of httpListeners) listener.call(server, socket);
     });
   }
 
   readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    // A connection with a request being handled is never evicted; once answered it is idle again.
+    const socket = req.socket;
+    this.#limiter.busy(socket);
+    res.once('close', () => this.#limiter.idle(socket));
     if (this.#monitor !== undefined) {
       const behindMs = this.#monitor.behindMs();
       if (behindMs > this.#limits.maxEventLoopDelayMs && !this.#unshed.has(pathOf(req.url))) {
@@ -211,12 +224,17 @@ class ListenerGuard {
 
   #count(code: ListenerErrorCode): void {
     this.#refused[code] += 1;
+    this.#report();
+  }
+
+  #report(): void {
     const now = performance.now();
     if (now - this.#lastReportAt < REFUSAL_LOG_MS) return;
     this.#lastReportAt = now;
-    this.#logger?.warn({ listener: this.#label, refused: { ...this.#refused }, openConnections: this.#limiter.total },
-      'Listener refused connections or requests over its limits (counts since the last report).');
+    this.#logger?.warn({ listener: this.#label, refused: { ...this.#refused }, evicted: this.#evicted, openConnections: this.#limiter.total },
+      'Listener refused connections or requests over its limits, or closed idle connections to make room (counts since the last report).');
     for (const key of Object.keys(this.#refused) as ListenerErrorCode[]) this.#refused[key] = 0;
+    this.#evicted = 0;
   }
 }
 
