@@ -8,6 +8,9 @@
  *      does not load, a failed start or shutdown. Only an unexpected error (a bug) prints a stack.
  * - 2: bad usage: an unknown command or option, a missing or malformed argument; the message is
  *      followed by the command's help.
+ *
+ * Once serving, `start` and `dev` do not exit on an unhandled rejection or an uncaught exception:
+ * they log it at error level and keep serving (process-faults.ts says why).
  */
 import { parseDevArgs, parseStartArgs, route, wantsHelp } from './args.ts';
 import type { CommandName } from './commands.ts';
@@ -22,6 +25,12 @@ const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
   'accounts create': async (args) => (await import('./accounts.ts')).runAccounts(['create', ...args]),
 };
 
+/** A serving process logs a fault no request handler caught and keeps serving (process-faults.ts). */
+async function keepServing(): Promise<void> {
+  const [{ keepServingOnFaults }, { createLogger }] = await Promise.all([import('./process-faults.ts'), import('../core/log.ts')]);
+  keepServingOnFaults(createLogger());
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const asked = route(argv);
   if (asked.kind === 'version') {
@@ -31,6 +40,7 @@ async function main(argv: readonly string[]): Promise<void> {
   } else if (wantsHelp(asked.args)) {
     process.stdout.write(`${commandHelp(asked.command)}\n`);
   } else {
+    if (asked.command === 'start' || asked.command === 'dev') await keepServing();
     await RUN[asked.command](asked.args);
   }
 }

@@ -26,7 +26,7 @@ import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig
 import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
-import { AccessKeys, createS3Handler } from '../store/s3/index.ts';
+import { AccessKeys, createS3Listener } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
@@ -129,7 +129,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         // Uploads are authenticated before their client is told to send the body.
         label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
         handle: {
-          handler: createS3Handler({
+          handler: createS3Listener({
             engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
             failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
           }),

@@ -44,18 +44,64 @@ export function requireKey(ctx: S3Context): string {
 export const TO_S3_CLASS = { Standard: 'STANDARD', InfrequentAccess: 'STANDARD_IA' } as const;
 export const FROM_S3_CLASS: Record<string, 'Standard' | 'InfrequentAccess'> = { STANDARD: 'Standard', STANDARD_IA: 'InfrequentAccess' };
 
+/** The largest body read whole (XML documents; any body whose signature is verified from the body itself). */
 export const SMALL_BODY_LIMIT = 2 * 1024 * 1024;
 
-/** Reads a whole (small) request body, refusing more than `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit = SMALL_BODY_LIMIT): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > limit) throw new S3Error('MaxMessageLengthExceeded', 400, `Your request was too big: at most ${limit} bytes here.`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+/** S3's answer to a request document over the limit (real S3 refuses oversized XML bodies with this code). */
+export function bodyTooLarge(limit: number): S3Error {
+  return new S3Error('MaxMessageLengthExceeded', 400, `Your request was too big: a request body read whole may have at most ${limit} bytes (${limit / 1024 / 1024} MiB). Send less (e.g. fewer keys per DeleteObjects), or stream a large object with PutObject or UploadPart.`);
+}
+
+/** A Content-Length (or aws-chunked decoded length) already over `limit`: refused before any byte is read. */
+export function assertDeclaredWithin(req: IncomingMessage, limit = SMALL_BODY_LIMIT): void {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw bodyTooLarge(limit);
+}
+
+/**
+ * Reads a whole (small) request body, refusing more than `limit` bytes. On refusal the request is
+ * paused, not destroyed: the handler still answers the client (400 MaxMessageLengthExceeded) and
+ * closes the connection, so no more of the body is read.
+ */
+export function readBody(req: IncomingMessage, limit = SMALL_BODY_LIMIT): Promise<Buffer> {
+  assertDeclaredWithin(req, limit);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onFailure);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        done();
+        req.pause();
+        reject(bodyTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(Buffer.concat(chunks));
+    };
+    const onFailure = (error: Error): void => {
+      done();
+      reject(error);
+    };
+    // A body cut short (the client closed mid-body) ends with 'close' and no 'end'.
+    const onClose = (): void => {
+      done();
+      reject(new S3Error('IncompleteBody', 400, 'The request body ended before its Content-Length: the client closed the connection.'));
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onFailure);
+    req.once('close', onClose);
+  });
 }
 
 /** Reads a small request body (XML documents), checking a declared x-amz-content-sha256. */

@@ -17,10 +17,12 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
+import { guardedListener } from '../../core/http/guarded-listener.ts';
 import type { Logger } from '../../core/log.ts';
+import type { RequestListener } from '../../core/service.ts';
 import { accountStore } from '../engine/account-store.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
-import { assertNullVersion, readBody, type S3Context } from './context.ts';
+import { assertDeclaredWithin, assertNullVersion, readBody, type S3Context } from './context.ts';
 import { createBucket, deleteBucket, getBucketLocation, headBucket, listBuckets } from './operations/bucket.ts';
 import { copyObject } from './operations/copy.ts';
 import { listObjectVersions, listObjectsV1, listObjectsV2 } from './operations/list.ts';
@@ -143,7 +145,20 @@ function continueSent(res: ServerResponse): boolean {
  * whatever failed, nobody is there to answer.
  */
 function clientLeft(req: IncomingMessage, res: ServerResponse): boolean {
-  return req.socket.destroyed || (res.destroyed && !res.writableFinished);
+  // Node detaches the socket (req.socket becomes null) once the request is destroyed: gone too.
+  return req.socket === null || req.socket.destroyed || (res.destroyed && !res.writableFinished);
+}
+
+/** What answering a failed request needs to know about it. */
+interface FailedRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  /** The resource the error names (`/bucket/key`). */
+  resource: string;
+  /** Were the Access-Control-* headers already set? */
+  corsDone: boolean;
+  bucketName: string | undefined;
 }
 
 export function createS3Handler(options: S3HandlerOptions) {
@@ -163,6 +178,48 @@ export function createS3Handler(options: S3HandlerOptions) {
     if (slash < 0) return { bucket: path.slice(1), key: undefined };
     const key = path.slice(slash + 1);
     return { bucket: path.slice(1, slash), key: key === '' ? undefined : key };
+  }
+
+  /**
+   * Answers a failed request with its S3 error. It never throws: whatever goes wrong while
+   * answering (a CORS lookup that fails, a socket gone mid-write) ends in the connection closed.
+   */
+  async function answerFailure(thrown: unknown, at: FailedRequest): Promise<void> {
+    const { req, res, requestId } = at;
+    try {
+      // A client that leaves mid-request (closes a GetObject early, aborts an upload) is no failure of ours.
+      if (clientLeft(req, res)) {
+        options.logger.debug({ err: thrown, requestId }, 'S3 client closed the connection before the request finished.');
+        res.destroy();
+        return;
+      }
+      const { error, internal } = toS3Error(thrown);
+      if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      // A request refused before it was authenticated gets the CORS headers its preflight would have.
+      if (!at.corsDone && req.headers.origin !== undefined) {
+        await addCorsHeaders(req, res, at.bucketName, (name) => options.engine.corsOfBucketsNamed(name)).catch((error: unknown) => {
+          options.logger.error({ err: error, requestId }, 'S3 CORS rules could not be read for an error answer.');
+        });
+        if (clientLeft(req, res) || res.headersSent) return void res.destroy();
+      }
+      const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, at.resource, requestId);
+      res.writeHead(error.status, {
+        ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
+      });
+      res.end(body);
+      // A body the client was told to hold back (no 100 Continue) is never read: the connection
+      // closes after the answer. Any other refused body is drained until then (Node closes the
+      // connection once the answer is written), so the answer reaches the client; a paused
+      // oversized body (readBody) is read no further than that either.
+      if (!req.readableEnded && (!expectsContinue(req) || continueSent(res))) req.resume();
+    } catch (failure) {
+      options.logger.error({ err: failure, cause: thrown, requestId }, 'S3 error answer failed; closing the connection.');
+      res.destroy();
+    }
   }
 
   return async function handleS3Request(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -214,44 +271,38 @@ export function createS3Handler(options: S3HandlerOptions) {
       const kind = writeKind(req.method ?? 'GET', operation, key, query);
       if (kind) refuseUnsupportedWriteHeaders(kind, req.headers);
       const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
+      // PutObject and UploadPart check a deferred signature as their body streams; every other
+      // operation reads its (small) body first, so nothing acts on an unverified request: one
+      // declared over the limit is refused before its client is told to send it.
+      const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
+      const readsBodyFirst = signing.verifyDeferred !== undefined && !streamsBody;
+      if (readsBodyFirst) assertDeclaredWithin(req);
       // `Expect: 100-continue` is answered only now, once the header signature (over the declared
       // payload hash) and the key's rights are checked; a refusal closes without reading the body.
       // A body whose hash is not declared can only be verified from the body itself: it is read first.
       if (expectsContinue(req) && !continueSent(res)) res.writeContinue();
-      // PutObject and UploadPart check a deferred signature as their body streams; every other
-      // operation reads its (small) body first, so nothing acts on an unverified request.
-      const streamsBody = req.method === 'PUT' && key !== undefined && !req.headers['x-amz-copy-source'];
-      if (signing.verifyDeferred && !streamsBody) {
+      if (readsBodyFirst) {
         ctx.body = await readBody(req);
-        if (!signing.verifyDeferred(sha256Hex(ctx.body))) throw S3_ERRORS.signatureDoesNotMatch();
+        if (!signing.verifyDeferred!(sha256Hex(ctx.body))) throw S3_ERRORS.signatureDoesNotMatch();
       }
       await operation(ctx);
     } catch (thrown) {
-      // A client that leaves mid-request (closes a GetObject early, aborts an upload) is no failure of ours.
-      if (clientLeft(req, res)) {
-        options.logger.debug({ err: thrown, requestId }, 'S3 client closed the connection before the request finished.');
-        res.destroy();
-        return;
-      }
-      const { error, internal } = toS3Error(thrown);
-      if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      // A request refused before it was authenticated gets the CORS headers its preflight would have.
-      if (!corsDone && req.headers.origin !== undefined) await addCorsHeaders(req, res, bucketName, (name) => options.engine.corsOfBucketsNamed(name));
-      const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, resource, requestId);
-      res.writeHead(error.status, {
-        ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
-      });
-      res.end(body);
-      // A body the client was told to hold back (no 100 Continue) is never read: the connection
-      // closes after the answer. Any other refused body is drained so the answer reaches the client.
-      if (!req.readableEnded && (!expectsContinue(req) || continueSent(res))) req.resume();
+      await answerFailure(thrown, { req, res, requestId, resource, corsDone, bucketName });
     } finally {
       // A deferred signature never checked (the request failed first) is no failed guess.
       settle?.();
     }
   };
+}
+
+/**
+ * The S3 handler as node:http's request listener (what `edgeport start` serves): should the
+ * handler's promise ever reject, the request is logged and answered InternalError (or its
+ * connection closed), never left an unhandled rejection.
+ */
+export function createS3Listener(options: S3HandlerOptions): RequestListener {
+  return guardedListener(createS3Handler(options), 'S3-compatible API', options.logger, {
+    contentType: 'application/xml',
+    body: (req) => errorXml('InternalError', 'We encountered an internal error. Please try again.', (req.url ?? '/').split('?')[0]!, ''),
+  });
 }

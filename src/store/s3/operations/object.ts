@@ -77,13 +77,32 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
   if (meta.storageClass !== 'Standard') h['x-amz-storage-class'] = TO_S3_CLASS[meta.storageClass];
   for (const [name, value] of Object.entries(meta.customMetadata)) h[`x-amz-meta-${name}`] = value;
   // GetObject's response-* query parameters override the stored headers (S3 API reference).
-  for (const [param, name] of [['response-content-type', 'content-type'], ['response-content-language', 'content-language'],
-    ['response-expires', 'expires'], ['response-cache-control', 'cache-control'], ['response-content-disposition', 'content-disposition'],
-    ['response-content-encoding', 'content-encoding']] as const) {
+  for (const [param, name] of RESPONSE_OVERRIDES) {
     const value = overrides.get(param);
     if (value !== null) h[name] = value;
   }
   return h;
+}
+
+/** GetObject's response-* query parameters and the header each one sets. */
+const RESPONSE_OVERRIDES = [['response-content-type', 'content-type'], ['response-content-language', 'content-language'],
+  ['response-expires', 'expires'], ['response-cache-control', 'cache-control'], ['response-content-disposition', 'content-disposition'],
+  ['response-content-encoding', 'content-encoding']] as const;
+
+/** What an HTTP header value may hold (node:http refuses anything else, CR and LF among them). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Refuses (400 InvalidArgument, naming the parameter) a response-* override that cannot be a
+ * header value, checked before the object is read: CR/LF would split the answer's headers.
+ */
+export function assertResponseOverrides(query: URLSearchParams): void {
+  for (const [param] of RESPONSE_OVERRIDES) {
+    const value = query.get(param);
+    if (value !== null && !HEADER_VALUE.test(value)) {
+      throw S3_ERRORS.invalidArgument(`${param} must be a valid HTTP header value: control characters such as CR and LF (and characters beyond Latin-1) are not allowed.`);
+    }
+  }
 }
 
 export async function putObject(ctx: S3Context): Promise<void> {
@@ -167,6 +186,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const conds = readPreconditions(ctx.req.headers);
   const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
   const part = partNumberOf(ctx.query);
+  assertResponseOverrides(ctx.query);
   if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
   if (namesSseC(ctx.req.headers)) {
     if (!(await ctx.engine.head(bucket, key))) {
