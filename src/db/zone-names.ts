@@ -3,8 +3,26 @@
  * under, or hold another account's zone (the edge routes a host to its most specific zone, so a
  * zone under another account's would take that account's traffic). The zones above a name are
  * looked up one indexed name each; the zones under it are one range of the reversed-name index
- * (migration 8).
+ * (migration 8). Public suffixes (`co.uk`, `github.io`) are no one's: a zone is never one, and
+ * none above a registrable domain is looked for.
  */
+import { getDomain } from 'tldts';
+
+/**
+ * Public Suffix List lookups on a bare lower-case name (tldts bundles the list: no network). Its
+ * private section counts too (`github.io`, `blogspot.com`): each name under those belongs to a
+ * different owner, so a zone there would take every one of them, as a zone on `co.uk` would.
+ */
+const SUFFIX_LIST = { allowPrivateDomains: true, extractHostname: false, detectIp: false, validateHostname: false } as const;
+
+/**
+ * The domain registered under a public suffix that `name` is or lies under (`shop.co.uk` for
+ * `www.shop.co.uk`), or null when `name` is itself a public suffix (`co.uk`, `github.io`, and by
+ * the list's default rule `*` any top-level label it does not list, such as `test`).
+ */
+export function registrableDomain(name: string): string | null {
+  return getDomain(name, SUFFIX_LIST);
+}
 
 /** `shop.test` -> `tset.pohs`: the key of the `name_reversed` column. */
 export function reversedName(name: string): string {
@@ -14,19 +32,23 @@ export function reversedName(name: string): string {
 }
 
 /**
- * The names a zone could have above `name`, nearest first, down to two labels:
- * `a.b.shop.test` -> `b.shop.test`, `shop.test`. At most 126 (253 characters, two per label).
+ * The names a zone could have above `name`, nearest first, down to its registrable domain:
+ * `a.b.shop.co.uk` -> `b.shop.co.uk`, `shop.co.uk`. At most 126 (253 characters, two per label).
+ * A public suffix above it is not one of them: a zone on `co.uk` made before suffixes were refused
+ * does not hold the names under it.
  */
 export function ancestorNames(name: string): string[] {
   const names: string[] = [];
+  const registrable = registrableDomain(name);
+  if (registrable === null) return names;
   let rest = name;
-  for (;;) {
+  while (rest !== registrable) {
     const dot = rest.indexOf('.');
-    // A zone has at least two labels: stop before a bare top-level label.
-    if (dot < 0 || rest.indexOf('.', dot + 1) < 0) return names;
+    if (dot < 0) return names; // unreachable: the registrable domain ends `name` at a label boundary
     rest = rest.slice(dot + 1);
     names.push(rest);
   }
+  return names;
 }
 
 /**
