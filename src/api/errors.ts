@@ -27,8 +27,8 @@ export type ApiErrorCode =
   | 'API_INTERNAL'
   | 'API_ZONE_INVALID'
   | 'API_ZONE_EXISTS'
-  | 'API_ZONE_UNDER_OTHER_ACCOUNT'
-  | 'API_ZONE_HOLDS_OTHER_ACCOUNT'
+  | 'API_ZONE_PUBLIC_SUFFIX'
+  | 'API_ZONE_NAME_UNAVAILABLE'
   | 'API_RULESET_NOT_FOUND'
   | 'API_ENTRYPOINT_NOT_FOUND'
   | 'API_RULESET_INVALID'
@@ -82,11 +82,12 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_INTERNAL: { kind: 'system', status: 500, code: 10001, message: 'Internal server error' },
   API_ZONE_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_ZONE_EXISTS: { kind: 'user', status: 400, code: 1061, message: '<name> already exists' },
-  API_ZONE_UNDER_OTHER_ACCOUNT: {
-    kind: 'user', status: 400, code: 1116,
-    message: 'Please ensure you are providing the root domain and not any subdomains: <name> is under <zone>, a zone of another account',
+  API_ZONE_PUBLIC_SUFFIX: {
+    kind: 'user', status: 400, code: 1099,
+    message: 'We were unable to identify <name> as a registered domain: <name> is a public suffix, so a zone must be a domain registered under it, such as example.<name>',
   },
-  API_ZONE_HOLDS_OTHER_ACCOUNT: { kind: 'user', status: 400, code: 1061, message: '<name> cannot be added: another account holds a zone under it' },
+  // One refusal whether another account holds the name, a name above it or one under it: which, and that zone's name, are that account's business.
+  API_ZONE_NAME_UNAVAILABLE: { kind: 'user', status: 400, code: 1061, message: '<name> is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name' },
   API_RULESET_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find ruleset <ruleset_id>' },
   API_ENTRYPOINT_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find entrypoint ruleset in the <phase> phase' },
   API_RULESET_INVALID: { kind: 'user', status: 400, code: 20021, message: "'<value>' is not a valid value for <field> because <reason>" },

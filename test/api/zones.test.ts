@@ -45,6 +45,9 @@ test('zone validation: every refusal has its code and pointer, and changes nothi
     [{ name: 'example.123' }, 400, 1002, '/name', /not a valid domain name/],
     [{ name: 42 }, 400, 1002, '/name', /'42' is not a valid value for name because it must be a string/],
     [{ name: 'TAKEN.test' }, 400, 1061, '/name', /^taken\.test already exists$/],
+    [{ name: 'co.uk' }, 400, 1099, '/name', /^We were unable to identify co\.uk as a registered domain: co\.uk is a public suffix, so a zone must be a domain registered under it, such as example\.co\.uk$/],
+    [{ name: 'GitHub.IO' }, 400, 1099, '/name', /^We were unable to identify github\.io as a registered domain: github\.io is a public suffix/],
+    [{ name: 'co.uk', origin: 'ftp://x' }, 400, 1002, '/origin', /http:\/\/ or https:\/\//],
     [{ name: 'new.test', account: { id: 'f'.repeat(32) } }, 400, 1002, '/account/id', /is not one of your accounts/],
     [{ name: 'new.test', type: 'partial' }, 400, 1002, '/type', /must be one of "full"/],
     [{ name: 'new.test', origin: 'ftp://x' }, 400, 1002, '/origin', /http:\/\/ or https:\/\//],
@@ -59,7 +62,9 @@ test('zone validation: every refusal has its code and pointer, and changes nothi
     assert.ok(response.body.errors.some((e: ErrorEntry) => e.code === code && e.source?.pointer === pointer && message.test(e.message)), `${JSON.stringify(body)}: ${JSON.stringify(response.body.errors)}`);
   }
   const other = await api.newAccount('other@example.com');
-  assert.equal((await api.call('/zones', { method: 'POST', json: { name: 'taken.test' }, as: other })).body.errors[0].code, 1061, 'names are unique across accounts');
+  assert.deepEqual((await api.call('/zones', { method: 'POST', json: { name: 'taken.test' }, as: other })).body.errors, [{
+    code: 1061, message: 'taken.test is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name', source: { pointer: '/name' },
+  }], 'names are unique across accounts; the refusal does not say whose, or that it is this very name');
   assert.deepEqual((await api.call('/zones')).body.result.map((z: { name: string }) => z.name), ['taken.test']);
   const zoneId = (await api.call('/zones')).body.result[0].id;
   const badPatch = await api.call(`/zones/${zoneId}`, { method: 'PATCH', json: { origin: 'gopher://x', paused: 'yes' } });
@@ -125,14 +130,16 @@ test('another account cannot create the equal, a subdomain or a parent of a zone
       return true;
     });
   };
+  const unavailable = (name: string) => `${name} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name`;
   await create(alice, 'shop.test');
-  await refused('shop.test', 1061, 'shop.test already exists');
-  await refused('SHOP.test', 1061, 'shop.test already exists');
-  await refused('www.shop.test', 1116, 'Please ensure you are providing the root domain and not any subdomains: www.shop.test is under shop.test, a zone of another account');
-  await refused('api.www.shop.test', 1116, 'Please ensure you are providing the root domain and not any subdomains: api.www.shop.test is under shop.test, a zone of another account');
+  await assert.rejects(create(alice, 'shop.test'), (error: Json) => error.errors[0].message === 'shop.test already exists', 'the real API\'s 1061 for the caller\'s own zone');
+  await refused('shop.test', 1061, unavailable('shop.test'));
+  await refused('SHOP.test', 1061, unavailable('shop.test'));
+  await refused('www.shop.test', 1061, unavailable('www.shop.test'));
+  await refused('api.www.shop.test', 1061, unavailable('api.www.shop.test'));
   await create(alice, 'a.b.parent.test');
-  await refused('parent.test', 1061, 'parent.test cannot be added: another account holds a zone under it');
-  await refused('b.parent.test', 1061, 'b.parent.test cannot be added: another account holds a zone under it');
+  await refused('parent.test', 1061, unavailable('parent.test'));
+  await refused('b.parent.test', 1061, unavailable('b.parent.test'));
   assert.equal((await mallory.zones.list()).result.length, 0, 'nothing was written for the refused names');
 
   assert.equal((await create(alice, 'www.shop.test')).name, 'www.shop.test', 'the same account may add a subdomain of its own zone');
@@ -199,4 +206,74 @@ test("origins: another account cannot point a zone at an internal address, on cr
   const self = await patch('http://127.0.0.1:8081');
   assert.equal(self.status, 400);
   assert.match(((await self.json()) as Json).errors[0].message, /127\.0\.0\.1:8081 is one of this edgeport's own listeners/);
+});
+
+test('a public suffix is no one\'s zone: co.uk and github.io are refused, names registered under them are not', { timeout: 30_000 }, async (t) => {
+  const api = await startApi(t);
+  const bob = await api.newAccount('bob@example.com');
+  const post = (name: string, as = api.admin) => api.call('/zones', { method: 'POST', json: { name }, as });
+  const suffixRefusal = (suffix: string) => [{
+    code: 1099, message: `We were unable to identify ${suffix} as a registered domain: ${suffix} is a public suffix, so a zone must be a domain registered under it, such as example.${suffix}`,
+    source: { pointer: '/name' },
+  }];
+
+  // The report's case: Bob's co.uk would have held Alice's shop.co.uk.
+  const squat = await post('co.uk', bob);
+  assert.deepEqual([squat.status, squat.body.errors], [400, suffixRefusal('co.uk')]);
+  assert.equal((await post('shop.co.uk')).status, 200, 'the registrable domain under it is accepted');
+  assert.deepEqual((await post('github.io', bob)).body.errors, suffixRefusal('github.io'), 'the list\'s private section counts too');
+
+  // name -> the first error's code, or 200: the Public Suffix List's ICANN and private rules, its
+  // wildcards and exceptions, its default rule for unlisted top-level labels (test, localhost,
+  // internal: `example.test` is registrable), and subdomains at any depth.
+  const cases: Array<[string, number]> = [
+    ['example.co.uk', 200], ['www.example.co.uk', 200], ['alice.github.io', 200], ['a.b.example.com', 200], ['example.test', 200],
+    ['x.localhost', 200], ['svc.internal', 200], ['example.example', 200], ['a.b', 200], ['www.ck', 200], ['city.kawasaki.jp', 200],
+    ['foo.x.compute.amazonaws.com', 200],
+    ['org.uk', 1099], ['blogspot.com', 1099], ['s3.amazonaws.com', 1099], ['x.compute.amazonaws.com', 1099], ['foo.ck', 1099],
+    ['kawasaki.jp', 1099], ['any.kawasaki.jp', 1099], ['com.au', 1099],
+    ['test', 1002], ['uk', 1002], ['com', 1002], ['localhost', 1002],
+  ];
+  for (const [name, expected] of cases) {
+    const response = await post(name, bob);
+    assert.equal(response.status === 200 ? 200 : response.body.errors[0].code, expected, `${name}: ${JSON.stringify(response.body.errors)}`);
+  }
+  const listed = (await api.call('/zones?per_page=50', { as: bob })).body.result.map((z: { name: string }) => z.name).sort();
+  assert.deepEqual(listed, cases.filter(([, code]) => code === 200).map(([name]) => name).sort(), 'nothing was written for a refused name');
+});
+
+test('a public-suffix zone made before they were refused holds none of the names under it', { timeout: 10_000 }, async (t) => {
+  const api = await startApi(t);
+  const bob = await api.newAccount('bob@example.com');
+  const now = api.clock.now();
+  // Written to the store directly, as an older edgeport accepted it.
+  assert.equal(await api.control.createZone({ id: 'b'.repeat(32), accountId: bob.accountId, name: 'co.uk', origin: null, paused: false, created: now, modified: now }), 'created');
+  const shop = await api.call('/zones', { method: 'POST', json: { name: 'shop.co.uk' } });
+  assert.equal(shop.status, 200, JSON.stringify(shop.body.errors));
+  assert.equal((await api.control.findZoneByName('shop.co.uk'))?.accountId, api.admin.accountId, 'the edge serves shop.co.uk from its own zone');
+  const under = await api.call('/zones', { method: 'POST', json: { name: 'www.shop.co.uk' }, as: bob });
+  assert.equal(under.body.errors[0].code, 1061, 'the registrable domain still holds its subdomains');
+});
+
+test('a refusal for a name another account holds names none of its zones, nor which of them is in the way', { timeout: 30_000 }, async (t) => {
+  const api = await startApi(t);
+  const bob = await api.newAccount('bob@example.com');
+  const held = ['private-shop.test', 'hidden.internal-tools.example.com', 'x.y.secret-project.test'];
+  for (const name of held) assert.equal((await api.call('/zones', { method: 'POST', json: { name } })).status, 200);
+  // The equal name, names under each zone, and names above each zone (down to the registrable domain).
+  const attempts = ['private-shop.test', 'www.private-shop.test', 'a.b.hidden.internal-tools.example.com', 'internal-tools.example.com', 'secret-project.test', 'y.secret-project.test'];
+  const templates = new Set<string>();
+  for (const name of attempts) {
+    const response = await api.call('/zones', { method: 'POST', json: { name }, as: bob });
+    assert.equal(response.status, 400, name);
+    const [error, ...rest] = response.body.errors as Array<{ code: number; message: string }>;
+    assert.deepEqual([error!.code, rest.length], [1061, 0], name);
+    const others = error!.message.replaceAll(name, '<name>');
+    for (const zone of held) assert.ok(!others.includes(zone), `${name}: ${error!.message} names ${zone}`);
+    assert.doesNotMatch(others, /hidden|internal-tools|secret|private|\by\./, `${name}: ${error!.message}`);
+    templates.add(others);
+  }
+  assert.deepEqual([...templates], ['<name> is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name'],
+    'one answer whichever of the three it is');
+  assert.equal((await api.call('/zones', { as: bob })).body.result.length, 0);
 });

@@ -1,7 +1,7 @@
 /**
  * Zones and origins across accounts through `edgeport start`, with the official `cloudflare` SDK
  * and traffic through the edge: another account cannot take the equal, a subdomain or a parent of a
- * zone; it cannot point an origin at edgeport's own listeners, and at private addresses only while
+ * zone, and is not told which zone is in the way; no account can take a public suffix; it cannot point an origin at edgeport's own listeners, and at private addresses only while
  * the operator allows them (`[edge] allow_private_origins`); the operator's local origin (the
  * README's walkthrough) works on the default.
  */
@@ -82,11 +82,18 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   } as Parameters<Cloudflare['zones']['create']>[0]);
 
   await create(operator, 'shop.test', `http://127.0.0.1:${origin.port}`);
-  await assert.rejects(create(bob, 'shop.test'), refusedWith(1061, /^shop\.test already exists$/));
-  await assert.rejects(create(bob, 'www.shop.test'), refusedWith(1116, /^Please ensure you are providing the root domain and not any subdomains: www\.shop\.test is under shop\.test, a zone of another account$/));
-  await assert.rejects(create(bob, 'api.www.shop.test'), refusedWith(1116, /api\.www\.shop\.test is under shop\.test/));
+  await assert.rejects(create(operator, 'shop.test'), refusedWith(1061, /^shop\.test already exists$/));
+  // Another account's name, one under it or one above it: one answer that names no zone of the operator's.
+  const unavailable = (name: string) => new RegExp(`^${name.replaceAll('.', '\\.')} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name$`);
+  await assert.rejects(create(bob, 'shop.test'), refusedWith(1061, unavailable('shop.test')));
+  await assert.rejects(create(bob, 'www.shop.test'), refusedWith(1061, unavailable('www.shop.test')));
+  await assert.rejects(create(bob, 'api.www.shop.test'), refusedWith(1061, unavailable('api.www.shop.test')));
   await create(operator, 'deep.inside.parent.test');
-  await assert.rejects(create(bob, 'parent.test'), refusedWith(1061, /^parent\.test cannot be added: another account holds a zone under it$/));
+  await assert.rejects(create(bob, 'parent.test'), refusedWith(1061, unavailable('parent.test')));
+  // A public suffix is no one's: Bob cannot take co.uk (and with it every name registered under it).
+  await assert.rejects(create(bob, 'co.uk'), refusedWith(1099, /^We were unable to identify co\.uk as a registered domain: co\.uk is a public suffix/));
+  await assert.rejects(create(bob, 'github.io'), refusedWith(1099, /github\.io is a public suffix/));
+  assert.equal((await create(operator, 'shop.co.uk')).name, 'shop.co.uk');
   assert.equal((await create(operator, 'www.shop.test')).name, 'www.shop.test', 'the same account nests its own zones');
 
   const apiPort = new URL(apiUrl).port;

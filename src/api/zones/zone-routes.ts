@@ -2,13 +2,15 @@
  * Zones: `GET|POST /zones`, `GET|PATCH|DELETE /zones/:zone_id`. A zone belongs to one account;
  * another account's zone answers exactly like an unknown one. Zones are active at once (edgeport
  * serves them; there is no DNS delegation to wait for), and deleting one deletes its rulesets,
- * log jobs and ownership challenges. A name equal to, under or above another account's zone is
- * refused (the edge routes a host to its most specific zone: such a zone would take the other
- * account's traffic), and so is an IP-literal origin the account may not reach (origin-policy.ts).
+ * log jobs and ownership challenges. A public suffix is refused (zone-schema.ts), and so is a name
+ * equal to, under or above another account's zone (the edge routes a host to its most specific
+ * zone: such a zone would take the other account's traffic), with one message that names neither
+ * that zone nor which of the three it is; and so is an IP-literal origin the account may not
+ * reach (origin-policy.ts).
  */
 import { z } from 'zod';
 import { randomHexId } from '../../core/ids.ts';
-import type { ZoneNameConflict, ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
+import type { ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError, objectNotFound } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
@@ -60,9 +62,13 @@ export const ZONE_ROUTES: ApiRoute[] = [
         id: randomHexId(), accountId: account.id, name: body.name.toLowerCase(), origin: body.origin ?? null, paused: false, created: now, modified: now,
       };
       const created = await ctx.deps.control.createZone(zone);
-      if (created === 'exists') throw new ApiError('API_ZONE_EXISTS', { message: `${zone.name} already exists`, pointer: '/name' });
-      if (created !== 'created') throw zoneNameConflict(zone.name, created);
-      return successResponse(toZoneJson(zone, account));
+      if (created === 'created') return successResponse(toZoneJson(zone, account));
+      if (created === 'exists' && await holdsZoneNamed(ctx, zone.name)) {
+        throw new ApiError('API_ZONE_EXISTS', { message: `${zone.name} already exists`, pointer: '/name' });
+      }
+      throw new ApiError('API_ZONE_NAME_UNAVAILABLE', {
+        message: `${zone.name} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name`, pointer: '/name',
+      });
     },
   }),
   defineRoute({
@@ -100,14 +106,14 @@ export const ZONE_ROUTES: ApiRoute[] = [
   }),
 ];
 
-/** The real API's 1116 for a name under another account's zone; 1061 (edgeport's choice) for one above. */
-function zoneNameConflict(name: string, { conflict, zoneName }: ZoneNameConflict): ApiError {
-  return conflict === 'inside'
-    ? new ApiError('API_ZONE_UNDER_OTHER_ACCOUNT', {
-      message: `Please ensure you are providing the root domain and not any subdomains: ${name} is under ${zoneName}, a zone of another account`, pointer: '/name',
-    })
-    // The zone under it is not named: its name is the other account's business.
-    : new ApiError('API_ZONE_HOLDS_OTHER_ACCOUNT', { message: `${name} cannot be added: another account holds a zone under it`, pointer: '/name' });
+/**
+ * Whether the caller's own zone has `name` (the store's 'exists' says only that some account's
+ * does): the real API's 1061 "already exists" tells the caller of its own zone, and another
+ * account's answers as a name above or under that account's zone does.
+ */
+async function holdsZoneNamed(ctx: RouteContext<unknown>, name: string): Promise<boolean> {
+  const { total } = await ctx.deps.control.listZones(ctx.account.id, { name: { op: 'equal', value: name }, order: 'name', direction: 'asc', offset: 0, limit: 1 });
+  return total > 0;
 }
 
 /** 400 for an origin the account's zones may not use whatever DNS says (an IP literal or `localhost` name), before anything is written. */
