@@ -81,6 +81,33 @@ export const DEFAULTS = {
     maxFeeHistoryBlocks: 10,
     /** Per client IP; every batch member counts. */
     rateLimit: { requestsPerSecond: 2_000, burst: 10_000 },
+    /**
+     * Gas for one call that runs EVM code (eth_call, eth_estimateGas...): more is cut to this, as
+     * geth's `rpc.gascap` (50M). The embedded chain records every EVM step it runs (for stack
+     * traces, not switchable) and keeps about 0.3 KB per gas of a tight loop, 1.2 KB per gas of a
+     * loop of 1-gas JUMPDESTs: 500k gas held 115-170 MB (tight loop), so one endless call stays
+     * within a couple of hundred MB. Plenty for reads (an ERC-20 balanceOf is ~25k gas); estimating
+     * a large deployment needs more, which an operator with the memory can allow.
+     */
+    evmGasCap: 500_000,
+    /** Wall time one EVM call may take before its answer is an error (geth's `rpc.evmtimeout`). */
+    evmTimeoutMs: 5_000,
+    /**
+     * Chain time per client (IP) for EVM calls, which run one at a time per network on the
+     * embedded chain: a bucket of `burstMs` refilled at `msPerSecond`, so no client holds the
+     * chain more than a fifth of the time once its burst is spent.
+     */
+    evmTimePerClient: { msPerSecond: 200, burstMs: 3_000 },
+    /** EVM calls one client may have waiting per network (a batch's members count one each); more are refused at once. */
+    maxQueuedEvmCallsPerClient: 16,
+    /** EVM calls waiting per network from all clients; more are refused at once with an overload error. */
+    maxQueuedEvmCalls: 256,
+    /**
+     * Bytes of large request bodies (over 64 KiB) the gateway reads and parses at once; a large
+     * body that would go over is refused with 503 before it is read. Parsing a 5 MiB body holds
+     * the event loop every listener shares for tens of ms, so a few at a time keeps honest calls fast.
+     */
+    maxBodyBytesInFlight: 12 * 1024 * 1024,
   },
 } as const;
 

@@ -46,6 +46,20 @@ export const gatewaySectionSchema = z.strictObject({
     /** Bucket size: how many requests a client may send at once after being idle. */
     burst: positiveInt.optional(),
   }).optional(),
+  /** Gas for one EVM-executing call (eth_call, eth_estimateGas, ...); more is cut to this. */
+  evm_gas_cap: z.number().int().min(21_000).optional(),
+  /** Wall time one EVM-executing call may take before its answer is an error. */
+  evm_timeout_ms: positiveInt.optional(),
+  evm_time_per_client: z.strictObject({
+    /** Chain milliseconds per second each client (IP) may spend on EVM calls, sustained. */
+    ms_per_second: positiveInt.optional(),
+    /** Chain milliseconds an idle client may spend at once. */
+    burst_ms: positiveInt.optional(),
+  }).optional(),
+  max_queued_evm_calls_per_client: positiveInt.optional(),
+  max_queued_evm_calls: positiveInt.optional(),
+  /** Bytes of large bodies read and parsed at once; a large body over it gets 503. */
+  max_body_bytes_in_flight: positiveInt.optional(),
   networks: z.array(networkSchema).optional(),
 }).superRefine((section, ctx) => {
   for (const issue of networkIssues(section.networks ?? [])) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
@@ -84,6 +98,15 @@ export interface GatewayConfig {
   /** Methods refused beyond the built-in refusals. */
   denyMethods: readonly string[];
   rateLimit: { requestsPerSecond: number; burst: number };
+  /** Gas for one EVM-executing call; more is cut to this (geth's rpc.gascap). */
+  evmGasCap: number;
+  /** Wall time of one EVM-executing call before it answers an error (geth's rpc.evmtimeout). */
+  evmTimeoutMs: number;
+  /** Chain time per client for EVM-executing calls: a bucket of `burstMs` refilled at `msPerSecond`. */
+  evmTimePerClient: { msPerSecond: number; burstMs: number };
+  maxQueuedEvmCallsPerClient: number;
+  maxQueuedEvmCalls: number;
+  maxBodyBytesInFlight: number;
 }
 
 /** Fills defaults into a validated `[gateway]` section (validation already ran). */
@@ -105,6 +128,15 @@ export function toGatewayConfig(section: GatewaySection | undefined): GatewayCon
       requestsPerSecond: section?.rate_limit?.requests_per_second ?? d.rateLimit.requestsPerSecond,
       burst: section?.rate_limit?.burst ?? d.rateLimit.burst,
     },
+    evmGasCap: section?.evm_gas_cap ?? d.evmGasCap,
+    evmTimeoutMs: section?.evm_timeout_ms ?? d.evmTimeoutMs,
+    evmTimePerClient: {
+      msPerSecond: section?.evm_time_per_client?.ms_per_second ?? d.evmTimePerClient.msPerSecond,
+      burstMs: section?.evm_time_per_client?.burst_ms ?? d.evmTimePerClient.burstMs,
+    },
+    maxQueuedEvmCallsPerClient: section?.max_queued_evm_calls_per_client ?? d.maxQueuedEvmCallsPerClient,
+    maxQueuedEvmCalls: section?.max_queued_evm_calls ?? d.maxQueuedEvmCalls,
+    maxBodyBytesInFlight: section?.max_body_bytes_in_flight ?? d.maxBodyBytesInFlight,
   };
 }
 

@@ -4,7 +4,10 @@
  * `allow_methods`, which are not known to be reads) skip cache and deduplication and move the
  * network's head epoch once answered, so no answer fetched before a write's answer is out serves
  * a read after it. Reads share an in-flight call only within one epoch, and head-bound answers
- * are cached under the epoch they were fetched in, if it has not moved meanwhile. Every outcome is an answer: gateway errors become their JSON-RPC error, anything
+ * are cached under the epoch they were fetched in, if it has not moved meanwhile. Calls that run
+ * EVM code (eth_call, eth_estimateGas, ...) have their gas cut to the cap and, when not answered
+ * from the cache, wait their client's turn in the network's EVM call queue (evm/evm-call-queue.ts);
+ * every other call goes straight to the backend. Every outcome is an answer: gateway errors become their JSON-RPC error, anything
  * unexpected becomes GATEWAY_INTERNAL, logged with its cause and counted as unmapped.
  */
 import type { Logger } from '../core/log.ts';
@@ -12,6 +15,8 @@ import type { AnswerCache } from './cache/answer-cache.ts';
 import { CACHE_RULES, callKey, isFinalAnswer, isHeadBound } from './cache/cache-policy.ts';
 import type { InFlight } from './cache/in-flight.ts';
 import { gatewayError, JsonRpcError } from './errors.ts';
+import type { EvmCallQueue } from './evm/evm-call-queue.ts';
+import { capCallGas, EVM_METHODS } from './evm/gas-cap.ts';
 import { errorAnswer, type RpcAnswer } from './json-rpc/response.ts';
 import { DEFAULT_ALLOWED_METHODS, type MethodPolicy } from './method-policy.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -28,7 +33,14 @@ export interface CallExecutorDeps {
   inFlight: InFlight<RpcAnswer>;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** Gas for one EVM-executing call (geth's rpc.gascap). */
+  evmGasCap: number;
+  /** The EVM call queue of a network. */
+  evmQueue: (network: GatewayNetwork) => EvmCallQueue;
 }
+
+/** Who sent a call, for the EVM queue's turns and time budget (clientKey of its address). */
+export type CallClient = string;
 
 export class CallExecutor {
   readonly #deps: CallExecutorDeps;
@@ -37,7 +49,7 @@ export class CallExecutor {
     this.#deps = deps;
   }
 
-  async execute(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+  async execute(network: GatewayNetwork, method: string, params: readonly unknown[], client: CallClient): Promise<RpcAnswer> {
     const { policy, metrics } = this.#deps;
     const refused = policy.check(method);
     if (refused) {
@@ -46,7 +58,7 @@ export class CallExecutor {
     }
     let answer: RpcAnswer;
     try {
-      answer = await this.#run(network, method, params);
+      answer = await this.#run(network, method, params, client);
     } catch (error) {
       answer = errorAnswer(this.#toRpcError(error, network, method));
     }
@@ -54,25 +66,36 @@ export class CallExecutor {
     return answer;
   }
 
-  async #run(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+  async #run(network: GatewayNetwork, method: string, params: readonly unknown[], client: CallClient): Promise<RpcAnswer> {
     const { limits } = this.#deps;
     if (LIMITED_METHODS.has(method)) {
       const overLimit = await checkParamLimits(method, params, limits, () => this.#head(network));
       if (overLimit) return errorAnswer(overLimit);
     }
-    if (!READS.has(method)) return this.#write(network, method, params);
-    return this.#read(network, method, params);
+    const evm = EVM_METHODS.has(method);
+    // Capped before the cache key is made: a call asking for more gas is the same call as one at the cap.
+    const sent = evm ? capCallGas(method, params, this.#deps.evmGasCap) : params;
+    const queued = evm ? client : undefined;
+    if (!READS.has(method)) return this.#write(network, method, sent, queued);
+    return this.#read(network, method, sent, queued);
   }
 
-  async #write(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+  /** The backend's answer; through the network's EVM queue, in `client`'s turn, when `client` is given. */
+  async #ask(network: GatewayNetwork, method: string, params: readonly unknown[], client: CallClient | undefined, write?: boolean): Promise<RpcAnswer> {
+    const backend = await network.backend();
+    const ask = () => backend.call(method, params, write === undefined ? undefined : { write });
+    return client === undefined ? ask() : this.#deps.evmQueue(network).run(client, ask);
+  }
+
+  async #write(network: GatewayNetwork, method: string, params: readonly unknown[], client?: CallClient): Promise<RpcAnswer> {
     try {
-      return await (await network.backend()).call(method, params, { write: method === 'eth_sendRawTransaction' });
+      return await this.#ask(network, method, params, client, method === 'eth_sendRawTransaction');
     } finally {
       network.head.written();
     }
   }
 
-  #read(network: GatewayNetwork, method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+  #read(network: GatewayNetwork, method: string, params: readonly unknown[], client?: CallClient): Promise<RpcAnswer> {
     const { cache, inFlight } = this.#deps;
     const key = callKey(network.name, method, params);
     const epoch = network.head.epoch();
@@ -82,7 +105,7 @@ export class CallExecutor {
     const hit = headKey !== undefined ? cache.get(headKey) : cacheable ? cache.get(key) : undefined;
     if (hit !== undefined) return Promise.resolve(headKey === undefined ? { result: hit, cached: true } : { result: hit, cached: true, epoch });
     return inFlight.run(headKey ?? `${key}\n@${epoch}`, async () => {
-      const answer = await (await network.backend()).call(method, params);
+      const answer = await this.#ask(network, method, params, client);
       if (answer.result !== undefined) {
         if (method === 'eth_blockNumber') network.head.observe(answer.result);
         if (headKey !== undefined) {

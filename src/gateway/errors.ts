@@ -69,6 +69,7 @@ export type GatewayErrorCode =
   | 'GATEWAY_UNSUPPORTED_MEDIA_TYPE'
   | 'GATEWAY_BODY_TOO_LARGE'
   | 'GATEWAY_RATE_LIMITED'
+  | 'GATEWAY_OVERLOADED'
   | 'GATEWAY_UPSTREAM_UNAVAILABLE'
   | 'GATEWAY_CHAIN_UNAVAILABLE';
 
@@ -91,6 +92,7 @@ export const GATEWAY_ERRORS: ErrorCatalog<GatewayErrorCode> & Record<GatewayErro
   GATEWAY_UNSUPPORTED_MEDIA_TYPE: { kind: 'user', rpc: InvalidRequestError, status: 415, message: 'Unsupported content type: send the request with Content-Type: application/json.' },
   GATEWAY_BODY_TOO_LARGE: { kind: 'user', rpc: InvalidRequestError, status: 413, message: 'The request body is larger than this gateway accepts.' },
   GATEWAY_RATE_LIMITED: { kind: 'user', rpc: LimitExceededError, status: 429, message: 'Rate limit exceeded: too many requests from this client.' },
+  GATEWAY_OVERLOADED: { kind: 'user', rpc: LimitExceededError, status: 503, message: 'The gateway is overloaded: too much work is waiting. Retry in a few seconds.' },
   GATEWAY_UPSTREAM_UNAVAILABLE: { kind: 'system', rpc: InternalError, status: 200, message: 'No upstream node of this network answered; try again later.' },
   GATEWAY_CHAIN_UNAVAILABLE: { kind: 'system', rpc: InternalError, status: 200, message: 'The embedded chain of this network could not start; the cause has been logged.' },
 };

@@ -15,6 +15,8 @@ import { startEmbeddedChain } from './backends/embedded-chain.ts';
 import { AnswerCache } from './cache/answer-cache.ts';
 import { InFlight } from './cache/in-flight.ts';
 import { CallExecutor } from './call-executor.ts';
+import { EvmCallQueue } from './evm/evm-call-queue.ts';
+import { BodyBudget } from './http/body-budget.ts';
 import { createGatewayHandler } from './http/gateway-handler.ts';
 import { Replays } from './http/replays.ts';
 import type { RpcAnswer } from './json-rpc/response.ts';
@@ -22,6 +24,9 @@ import { createMethodPolicy } from './method-policy.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { GatewayNetwork } from './network.ts';
 import { RateLimiter } from './rate-limiter.ts';
+
+/** EVM calls sent to a network's upstream nodes at once: nodes run calls in parallel, and each enforces its own limits too. */
+const UPSTREAM_EVM_CONCURRENCY = 16;
 
 export interface GatewayServiceOptions {
   /** The `[gateway]` config: networks and limits (`config.gateway`). */
@@ -63,7 +68,19 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
     new GatewayNetwork(network, () => startBackend(network, options, metrics), clock, logger),
   ]));
   const cache = new AnswerCache({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
-  const executor = new CallExecutor({ policy, limits: config, cache, inFlight: new InFlight<RpcAnswer>(), metrics, logger });
+  const evmQueues = new Map([...networks.values()].map((network) => [network, new EvmCallQueue({
+    // The embedded chain runs one request at a time: one EVM call at it, so reads wait for one at most.
+    concurrency: network.backendKind === 'embedded' ? 1 : UPSTREAM_EVM_CONCURRENCY,
+    maxQueuedPerClient: config.maxQueuedEvmCallsPerClient,
+    maxQueued: config.maxQueuedEvmCalls,
+    timeoutMs: config.evmTimeoutMs,
+    budget: config.evmTimePerClient,
+    clock,
+  })]));
+  const executor = new CallExecutor({
+    policy, limits: config, cache, inFlight: new InFlight<RpcAnswer>(), metrics, logger,
+    evmGasCap: config.evmGasCap, evmQueue: (network) => evmQueues.get(network)!,
+  });
   const closeAll = () => Promise.all([...networks.values()].map((n) => n.close())).then(() => undefined);
   const active = [...networks.values()].filter((n) => !n.isRetired(clock.now()));
   try {
@@ -82,6 +99,7 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
     beforeMetrics: () => metrics.cacheEntries.set(cache.size),
     // Bounded like the answer cache: together they hold at most twice its byte limit.
     replays: new Replays({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes }),
+    bodies: new BodyBudget(config.maxBodyBytesInFlight),
   });
   const backendKind = new Map(config.networks.map((n) => [n.name, n.backend.kind]));
   return {

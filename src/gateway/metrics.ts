@@ -21,6 +21,7 @@ export class GatewayMetrics {
   readonly #calls = new Counter({ name: 'edgeport_gateway_calls_total', help: 'JSON-RPC calls (batch members count one each) by network, method and outcome.', labelNames: ['network', 'method', 'outcome'], registers: [this.registry] });
   readonly #upstreamCalls = new Counter({ name: 'edgeport_gateway_upstream_calls_total', help: 'Calls sent to upstream nodes, by network, upstream position (0 = first URL) and outcome.', labelNames: ['network', 'upstream', 'outcome'], registers: [this.registry] });
   readonly #rateLimited = new Counter({ name: 'edgeport_gateway_rate_limited_requests_total', help: 'HTTP requests refused by the per-client rate limit.', registers: [this.registry] });
+  readonly #overloaded = new Counter({ name: 'edgeport_gateway_overloaded_requests_total', help: 'HTTP requests refused with 503 because too many large bodies were being read.', registers: [this.registry] });
   readonly #unmapped = new Counter({ name: 'edgeport_unmapped_errors_total', help: 'Errors that reached a surface without a mapping (answered as internal errors).', labelNames: ['surface'], registers: [this.registry] });
   readonly cacheEntries = new Gauge({ name: 'edgeport_gateway_cache_entries', help: 'Answers held in the cache.', registers: [this.registry] });
   readonly #tallies = new Map<string, Tally>();
@@ -59,6 +60,10 @@ export class GatewayMetrics {
 
   rateLimited(): void {
     this.#rateLimited.inc();
+  }
+
+  overloaded(): void {
+    this.#overloaded.inc();
   }
 
   unmappedError(): void {

@@ -24,6 +24,7 @@ export class GatewayNetwork {
   readonly replacement: string | undefined;
   /** Start of the retirement day, UTC, in epoch milliseconds. */
   readonly retiredAtMs: number | undefined;
+  readonly backendKind: GatewayNetworkConfig['backend']['kind'];
   readonly finality: FinalityTracker;
   readonly head: ChainHead;
   readonly #start: () => Promise<ChainBackend>;
@@ -36,6 +37,7 @@ export class GatewayNetwork {
     this.chainId = config.chainId;
     this.retiredOn = config.retiredOn;
     this.replacement = config.replacement;
+    this.backendKind = config.backend.kind;
     this.retiredAtMs = config.retiredOn === undefined ? undefined : Date.parse(`${config.retiredOn}T00:00:00Z`);
     this.#start = start;
     this.#logger = logger;

@@ -17,6 +17,8 @@ export function normalizeEdrError(error: RpcErrorObject, method: string): RpcErr
     const reason = decodeErrorString(revertData);
     return { code: 3, message: reason === undefined ? 'execution reverted' : `execution reverted: ${reason}`, data: revertData };
   }
+  // geth's words for a call that used all its gas (EDR says "Transaction ran out of gas").
+  if (error.code === -32000 && error.message === 'Transaction ran out of gas') return { code: -32000, message: 'out of gas' };
   if (error.code === -32004) return { code: -32601, message: `The method ${method} is not available on the embedded chain.` };
   // EDR echoes the whole request in `data` for parse-level errors: noise, not information.
   return { code: error.code, message: error.message };

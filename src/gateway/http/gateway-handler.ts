@@ -2,7 +2,8 @@
  * The gateway's HTTP face: `POST /v1/<network>` with a JSON-RPC 2.0 body (SPEC §4.2), `GET
  * /metrics`, and CORS preflights, on raw node:http (the hot path is a small POST; hono's Request
  * and Response objects would cost about 20% of it, DESIGN.md's own measurement). Steps, in order:
- * route -> HTTP method -> content type -> network -> body (size limit) -> replay of a cached
+ * route -> HTTP method -> content type -> network -> body (size limit; large bodies within the
+ * budget of bytes held at once, else 503 before reading) -> replay of a cached
  * answer to the same body -> parse (batch size and nesting depth refused before anything is built)
  * -> rate limit (a token per member) -> retirement -> run each member -> one response.
  *
@@ -21,6 +22,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../core/clock.ts';
+import { clientKey } from '../../core/auth/client-address.ts';
 import type { Logger } from '../../core/log.ts';
 import type { RequestListener } from '../../core/service.ts';
 import type { CallExecutor } from '../call-executor.ts';
@@ -31,6 +33,7 @@ import { answerResponse, errorResponse, RESPONSE_HEAD, resultTail, toErrorObject
 import type { GatewayMetrics } from '../metrics.ts';
 import { unknownNetworkError, type GatewayNetwork } from '../network.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
+import type { BodyBudget } from './body-budget.ts';
 import { REPLAY_MAX_BODY, replayKey, type Replay, type ReplayKey, type Replays } from './replays.ts';
 import { ClientGone, readBody, receivedBody, tooLargeDeclared } from './request-body.ts';
 
@@ -46,6 +49,8 @@ export interface GatewayHandlerDeps {
   /** Called before /metrics is rendered, to update gauges. */
   beforeMetrics: () => void;
   replays: Replays;
+  /** Bytes of large bodies held at once. */
+  bodies: BodyBudget;
 }
 
 interface Handler extends GatewayHandlerDeps {
@@ -110,6 +115,14 @@ function route(deps: Handler, req: IncomingMessage, res: ServerResponse): void {
   const declaredTooLarge = tooLargeDeclared(req, deps.maxBodyBytes);
   // The rest of the body is not read: close the connection rather than drain it.
   if (declaredTooLarge !== undefined) return sendError(deps, res, declaredTooLarge, CLOSE);
+  // A body without a declared length (chunked) may grow to the limit: it is counted as that.
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  const reserved = deps.bodies.reserve(Number.isFinite(declared) ? declared : deps.maxBodyBytes);
+  if (reserved === undefined) {
+    deps.metrics.overloaded();
+    return sendError(deps, res, gatewayError('GATEWAY_OVERLOADED', `The gateway is overloaded: it is already reading ${deps.bodies.inFlight} bytes of large request bodies. Retry in a second, or send smaller requests.`), ['retry-after', '1', ...CLOSE]);
+  }
+  if (reserved > 0) res.once('close', () => deps.bodies.release(reserved));
   // node:http calls this as soon as the head is parsed, and the body that came in the same read
   // is parsed after it returns (ticks too early); setImmediate runs once the whole read is.
   setImmediate(afterBody, deps, network, req, res);
@@ -183,7 +196,8 @@ async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
     const retired = network.retirementError();
     return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
   }
-  const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member)] : await Promise.all(members.map((member) => runMember(deps, network, member)));
+  const client = clientKey(req.socket.remoteAddress);
+  const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member, client)] : await Promise.all(members.map((member) => runMember(deps, network, member, client)));
   if (parsed.kind === 'single' && key !== undefined && deps.replays.seenBefore(key.key)) {
     const replay = toReplay(deps, network, parsed.member, answers[0]!, key.id);
     if (replay !== undefined) {
@@ -233,8 +247,8 @@ function sendReplay(deps: Handler, res: ServerResponse, replay: Replay, id: stri
   res.end(bytes);
 }
 
-function runMember(deps: Handler, network: GatewayNetwork, member: RpcMember): Promise<RpcAnswer> | JsonRpcError {
-  return member.kind === 'rejected' ? member.error : deps.executor.execute(network, member.method, member.params);
+function runMember(deps: Handler, network: GatewayNetwork, member: RpcMember, client: string): Promise<RpcAnswer> | JsonRpcError {
+  return member.kind === 'rejected' ? member.error : deps.executor.execute(network, member.method, member.params, client);
 }
 
 /** Writes one answer per member that has an id (notifications get none): one object, an array, or 204. */

@@ -1,0 +1,50 @@
+/**
+ * Which methods run EVM code on the node, and the gas cap applied to them before they are sent
+ * (geth's `rpc.gascap`): a call asking for more gas, or for none (a node would then give it the
+ * block's whole gas limit), is cut to the cap. The cap bounds a call's work on an upstream node
+ * as on the embedded chain, whose memory grows with every step it runs.
+ */
+
+/** Methods whose params start with a call object (`{to, data, gas, ...}`). */
+const CALL_OBJECT_METHODS = new Set(['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'trace_call', 'debug_traceCall']);
+
+/** Every method that executes EVM code for a caller without a signed transaction. */
+export const EVM_METHODS: ReadonlySet<string> = new Set([...CALL_OBJECT_METHODS, 'eth_simulateV1']);
+
+/** `params` with each call's gas at most `cap`; the same array when nothing had to change. */
+export function capCallGas(method: string, params: readonly unknown[], cap: number): readonly unknown[] {
+  if (CALL_OBJECT_METHODS.has(method)) {
+    const call = params[0];
+    const capped = cappedCall(call, cap);
+    return capped === call ? params : [capped, ...params.slice(1)];
+  }
+  if (method === 'eth_simulateV1') return capSimulation(params, cap);
+  return params;
+}
+
+/** The call object with its `gas` at most `cap` (as a hex quantity); anything not an object is left for the node to refuse. */
+function cappedCall(call: unknown, cap: number): unknown {
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) return call;
+  const gas = (call as { gas?: unknown }).gas;
+  if (gas !== undefined && gas !== null && withinCap(gas, cap)) return call;
+  return { ...call, gas: `0x${cap.toString(16)}` };
+}
+
+/** True when `gas` is a quantity the node would read as at most `cap`; anything unreadable is replaced by the cap. */
+function withinCap(gas: unknown, cap: number): boolean {
+  if (typeof gas === 'number') return Number.isSafeInteger(gas) && gas >= 0 && gas <= cap;
+  if (typeof gas !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(gas)) return false;
+  return BigInt(gas) <= BigInt(cap);
+}
+
+/** eth_simulateV1: `{blockStateCalls: [{calls: [...]}, ...]}`; every call is capped on its own. */
+function capSimulation(params: readonly unknown[], cap: number): readonly unknown[] {
+  const options = params[0] as { blockStateCalls?: unknown } | null | undefined;
+  if (typeof options !== 'object' || options === null || !Array.isArray(options.blockStateCalls)) return params;
+  const blockStateCalls = options.blockStateCalls.map((block: unknown) => {
+    const calls = (block as { calls?: unknown } | null)?.calls;
+    if (!Array.isArray(calls)) return block;
+    return { ...(block as object), calls: calls.map((call) => cappedCall(call, cap)) };
+  });
+  return [{ ...options, blockStateCalls }, ...params.slice(1)];
+}
