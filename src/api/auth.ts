@@ -9,9 +9,12 @@
  * the account is looked up or any hash runs: past the limit, 429 / 971 with Retry-After. A pair
  * already remembered is never refused, and an address the e-mail signed in from lately is exempt
  * from the e-mail's count, so failing on someone's e-mail does not sign them out. The hash runs on
- * a ScryptThread with a bounded queue; a full queue is 503 / 971 with Retry-After.
+ * a ScryptThread with a bounded queue shared fairly between client addresses (a flooding address
+ * delays its own checks, not a fresh sign-in from elsewhere); a check that gets no place in it is
+ * 503 / 971 with Retry-After.
  */
 import { AUTH_DEFAULTS } from '../config/defaults.ts';
+import { clientKey } from '../core/auth/client-address.ts';
 import { CredentialGuard, type FailureLimits } from '../core/auth/credential-guard.ts';
 import type { Clock } from '../core/clock.ts';
 import { ScryptBusyError, type ScryptThread } from '../core/crypto/scrypt-thread.ts';
@@ -82,7 +85,7 @@ export class Authenticator {
       // Requests that arrive together with the same new pair share one verification.
       let pending = this.#verifying.get(fingerprint);
       if (!pending) {
-        pending = this.#verify(email, key, fingerprint).finally(() => this.#verifying.delete(fingerprint));
+        pending = this.#verify(email, key, fingerprint, clientKey(address)).finally(() => this.#verifying.delete(fingerprint));
         this.#verifying.set(fingerprint, pending);
       }
       const account = await pending;
@@ -109,9 +112,10 @@ export class Authenticator {
     return account;
   }
 
-  async #verify(email: string, key: string, fingerprint: string): Promise<AccountRecord> {
+  /** Looks the e-mail up and hashes the key, in the hash queue's place of `client`. */
+  async #verify(email: string, key: string, fingerprint: string, client: string): Promise<AccountRecord> {
     const account = await this.#control.findAccountByEmail(email);
-    const matches = await verifyApiKey(key, account?.keyHash ?? DUMMY_HASH, this.#scrypt);
+    const matches = await verifyApiKey(key, account?.keyHash ?? DUMMY_HASH, this.#scrypt, client);
     if (!account || !matches) throw new ApiError('API_UNKNOWN_CREDENTIALS');
     if (this.#verified.size >= CACHE_MAX) this.#verified.delete(this.#verified.keys().next().value!);
     this.#verified.set(fingerprint, { accountId: account.id, keyHash: account.keyHash, until: this.#clock.now() + CACHE_IDLE_MS });

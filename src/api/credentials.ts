@@ -36,16 +36,17 @@ export async function hashApiKey(key: string, thread: ScryptThread): Promise<str
 
 /**
  * Whether `key` matches a stored hash (constant-time comparison), hashed on `thread` (which may
- * refuse at once with ScryptBusyError). Malformed hashes never match.
+ * refuse with ScryptBusyError), queued fairly for `client` (a clientKey: the one asking for the
+ * check). Malformed hashes never match.
  */
-export async function verifyApiKey(key: string, stored: string, thread: ScryptThread): Promise<boolean> {
+export async function verifyApiKey(key: string, stored: string, thread: ScryptThread, client?: string): Promise<boolean> {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   const salt = Buffer.from(parts[4]!, 'base64');
   const expected = Buffer.from(parts[5]!, 'base64');
   if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0) || expected.length === 0) return false;
-  const actual = await thread.derive(key, salt, { N, r, p, keyLength: expected.length });
+  const actual = await thread.derive(key, salt, { N, r, p, keyLength: expected.length }, client);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 

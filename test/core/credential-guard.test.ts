@@ -86,3 +86,13 @@ test('from a trusted address, attempts being verified are not held against it; t
   assert.equal(refusal(guard.admit('192.0.2.10', 'anyone@example.com')).scope, 'address');
   attemptOf(guard.admit('192.0.2.11', 'owner@example.com')).failed();
 });
+
+test('limitIdentity false (cheap checks): only addresses are limited; an identity failing from everywhere refuses no new address', { timeout: 10_000 }, () => {
+  const guard = new CredentialGuard(LIMITS, new FakeClock(), { limitIdentity: false });
+  for (let i = 0; i < 30; i++) attemptOf(guard.admit(`10.0.0.${i % 5}`, 'KEYID0001')).failed();
+  attemptOf(guard.admit('10.0.1.1', 'KEYID0001')).succeeded();
+  attemptOf(guard.admit('10.0.1.2', 'KEYID0001')).failed();
+  assert.equal(guard.tracked.identities, 0, 'no identity is counted');
+  assert.equal(refusal(guard.admit('10.0.0.1', 'KEYID0001')).scope, 'address', 'six failures from 10.0.0.1');
+  assert.equal(refusal(guard.admit('10.0.0.1', 'OTHERKEY')).scope, 'address');
+});

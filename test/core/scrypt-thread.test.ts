@@ -90,3 +90,15 @@ test('on Linux the thread runs below the process\'s priority (nice 10), the rest
   assert.equal(after.filter((nice) => nice === 10).length, before.filter((nice) => nice === 10).length + 1, `nice values ${after.join(',')}`);
   assert.equal(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16], String(before[0]), 'the main thread keeps its own');
 });
+
+test('fair between clients: a client with nothing queued takes a place from a flooding one and runs next', { timeout: 60_000 }, async (t) => {
+  const thread = testScryptThread(t, { maxQueued: 4 });
+  const finished: string[] = [];
+  const run = (name: string, client: string) => thread.derive(name, Buffer.alloc(16), COST, client).then(
+    () => { finished.push(name); }, (error: unknown) => { finished.push(`${name} refused`); assert.ok(error instanceof ScryptBusyError); });
+  const flood = Array.from({ length: 6 }, (_, i) => run(`flood-${i}`, '10.0.0.1'));
+  assert.equal(thread.queued, 4, 'the flooder holds every place (one running)');
+  const fresh = run('fresh', '10.0.0.2');
+  await Promise.all([...flood, fresh]);
+  assert.deepEqual(finished, ['flood-4 refused', 'flood-5 refused', 'flood-3 refused', 'flood-0', 'fresh', 'flood-1', 'flood-2']);
+});

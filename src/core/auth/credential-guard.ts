@@ -14,6 +14,12 @@
  * still applies). Callers also let pairs they have already verified (a cache) through without
  * asking, and sessions are never checked here. What remains possible: while an attacker keeps an
  * identity at its limit, that identity cannot sign in from an address it has not used lately.
+ *
+ * Where a check costs next to nothing (an S3 signature, an HMAC of microseconds), the caller
+ * passes `limitIdentity: false`: only the address is limited, so a valid signature passes from any
+ * address however many others fail on its key id (the identity count would refuse the genuine
+ * key's new clients, e.g. every consumer of a presigned URL, and protect nothing the address count
+ * does not: refusing without checking is what makes a limit stop guesses).
  */
 import type { Clock } from '../clock.ts';
 import { clientKey } from './client-address.ts';
@@ -55,10 +61,12 @@ export class CredentialGuard {
   readonly #clock: Clock;
   readonly #maxKeys: number;
   readonly #trustMs: number;
+  readonly #limitIdentity: boolean;
 
-  constructor(limits: FailureLimits, clock: Clock, options: { maxKeys?: number; trustMs?: number } = {}) {
+  constructor(limits: FailureLimits, clock: Clock, options: { maxKeys?: number; trustMs?: number; limitIdentity?: boolean } = {}) {
     this.#maxKeys = options.maxKeys ?? TRACKED_KEYS_MAX;
     this.#trustMs = options.trustMs ?? TRUSTED_ADDRESS_MS;
+    this.#limitIdentity = options.limitIdentity ?? true;
     this.#clock = clock;
     this.#byAddress = new FailureCounter({ max: limits.maxPerAddress, windowMs: limits.windowMs, maxKeys: this.#maxKeys }, clock);
     this.#byIdentity = new FailureCounter({ max: limits.maxPerIdentity, windowMs: limits.windowMs, maxKeys: this.#maxKeys }, clock);
@@ -77,13 +85,13 @@ export class CredentialGuard {
     const client = clientKey(address);
     const trusted = this.#isTrusted(identity, client);
     const addressWait = this.#byAddress.waitMs(client);
-    const identityWait = trusted ? 0 : this.#byIdentity.waitMs(identity);
+    const identityWait = trusted || !this.#limitIdentity ? 0 : this.#byIdentity.waitMs(identity);
     if (addressWait > 0 || identityWait > 0) {
       return { admitted: false, retryAfterMs: Math.max(addressWait, identityWait), scope: addressWait > 0 ? 'address' : 'identity' };
     }
     if (!trusted) {
       this.#byAddress.take(client);
-      this.#byIdentity.take(identity);
+      if (this.#limitIdentity) this.#byIdentity.take(identity);
     }
     return { admitted: true, attempt: new Attempt(this, client, identity, trusted) };
   }
@@ -91,7 +99,7 @@ export class CredentialGuard {
   /** An untrusted attempt that verified, or never got a verdict: its places in the counts are given back. */
   giveBack(client: string, identity: string): void {
     this.#byAddress.refund(client);
-    this.#byIdentity.refund(identity);
+    if (this.#limitIdentity) this.#byIdentity.refund(identity);
   }
 
   /** A trusted attempt (which took no place while checked) failed: it counts against the address now. */

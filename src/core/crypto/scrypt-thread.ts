@@ -5,14 +5,19 @@
  * scryptSync, one derivation at a time, so the pool stays free for file I/O; the hashing thread of
  * large bodies (off-thread-digest.ts) is not used either, so uploads do not wait behind key checks.
  *
- * The queue is bounded: with `maxQueued` derivations waiting or running, another is refused at once
- * (ScryptBusyError, with an estimate of when the queue will have drained) instead of waiting behind
- * them. The thread runs at a lower priority than the process (THREAD_NICE), starts on first use,
- * keeps the process alive only while a derivation is under way, and is ended by close(), which
- * whoever made the ScryptThread calls.
+ * The queue is bounded and fair between clients (FairQueue, by the client key each derivation is
+ * made for): with `maxQueued` derivations waiting or running, another takes the place of a job of
+ * the client holding the most places, or is refused at once (ScryptBusyError, with an estimate of
+ * when the queue will have drained); the next to run is that of the client served least lately.
+ * Wrong keys from 16 addresses once held all 16 places, and no fresh sign-in got one. The thread
+ * runs at a lower priority than the process (THREAD_NICE), starts on first use, keeps the process
+ * alive only while a derivation is under way, and is ended by close(), which whoever made the
+ * ScryptThread calls.
  */
 import { Worker } from 'node:worker_threads';
+import { systemClock, type Clock } from '../clock.ts';
 import { EdgeportError } from '../errors/edgeport-error.ts';
+import { FairQueue } from './fair-queue.ts';
 
 export interface ScryptCost {
   N: number;
@@ -26,6 +31,15 @@ const MAX_MEMORY_BYTES = 64 * 1024 * 1024;
 /** The first estimate of a derivation's time, before one has been measured. */
 const INITIAL_ESTIMATE_MS = 50;
 export const DEFAULT_MAX_QUEUED = 16;
+/**
+ * How fast a client's use of the thread is forgotten (halved): the failure window of the
+ * credential limits, over which a flooding address keeps its low priority.
+ */
+const USAGE_HALF_LIFE_MS = 60_000;
+/** Clients whose use is remembered (as many as the credential limits track). */
+const MAX_CLIENTS = 10_000;
+/** The client of derivations made for no client (bootstrap, the CLI). */
+const NO_CLIENT = '';
 
 /**
  * The thread's nice value (Linux): below the event loop and libuv's I/O threads, so a flood of key
@@ -67,44 +81,52 @@ export class ScryptBusyError extends EdgeportError<'CRYPTO_SCRYPT_BUSY'> {
 
 type FromWorker = { id: number; bytes: ArrayBuffer; ms: number } | { id: number; error: string };
 
-interface Pending {
+interface Job {
+  id: number;
+  message: { id: number; password: string; salt: Uint8Array; N: number; r: number; p: number; keyLength: number; maxmem: number };
   resolve(bytes: Buffer): void;
   reject(error: Error): void;
 }
 
 export class ScryptThread {
-  readonly #maxQueued: number;
-  readonly #pending = new Map<number, Pending>();
+  readonly #waiting: FairQueue<Job>;
+  #running: Job | undefined;
   #worker: Worker | undefined;
   #nextId = 1;
   #estimateMs = INITIAL_ESTIMATE_MS;
   #closed = false;
 
-  constructor(options: { maxQueued?: number } = {}) {
-    this.#maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+  constructor(options: { maxQueued?: number; clock?: Clock } = {}) {
+    // One place is the running derivation's.
+    this.#waiting = new FairQueue<Job>({ capacity: (options.maxQueued ?? DEFAULT_MAX_QUEUED) - 1, halfLifeMs: USAGE_HALF_LIFE_MS, maxClients: MAX_CLIENTS }, options.clock ?? systemClock);
   }
 
   /** Derivations waiting or running. */
   get queued(): number {
-    return this.#pending.size;
+    return this.#waiting.size + (this.#running ? 1 : 0);
   }
 
   /**
-   * scrypt(password, salt) with the given cost, on the thread. Rejects with ScryptBusyError at once
-   * when `maxQueued` derivations are already waiting or running.
+   * scrypt(password, salt) with the given cost, on the thread, queued fairly for `client` (a
+   * clientKey; derivations made for no client share one). Rejects with ScryptBusyError at once when
+   * the queue is full and `client` may take no place in it, or later when another client takes its
+   * place before it runs.
    */
-  derive(password: string, salt: Uint8Array, cost: ScryptCost): Promise<Buffer> {
+  derive(password: string, salt: Uint8Array, cost: ScryptCost, client: string = NO_CLIENT): Promise<Buffer> {
     if (this.#closed) return Promise.reject(new Error('The scrypt thread is closed.'));
-    if (this.#pending.size >= this.#maxQueued) {
-      return Promise.reject(new ScryptBusyError(Math.ceil(this.#pending.size * this.#estimateMs)));
-    }
-    const worker = this.#started();
-    const id = this.#nextId++;
-    if (this.#pending.size === 0) worker.ref();
     return new Promise<Buffer>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      const id = this.#nextId++;
       // A copy of the salt's own bytes: a pooled Buffer's whole backing store would be cloned.
-      worker.postMessage({ id, password, salt: new Uint8Array(salt), N: cost.N, r: cost.r, p: cost.p, keyLength: cost.keyLength, maxmem: MAX_MEMORY_BYTES });
+      const message = { id, password, salt: new Uint8Array(salt), N: cost.N, r: cost.r, p: cost.p, keyLength: cost.keyLength, maxmem: MAX_MEMORY_BYTES };
+      const job: Job = { id, message, resolve, reject };
+      if (this.#running === undefined) {
+        this.#waiting.charge(client);
+        this.#run(job);
+        return;
+      }
+      const offer = this.#waiting.offer(client, job);
+      if (!offer.admitted) reject(this.#busy());
+      else if (offer.evicted) offer.evicted.reject(this.#busy());
     });
   }
 
@@ -117,22 +139,34 @@ export class ScryptThread {
     if (worker) await worker.terminate();
   }
 
+  #busy(): ScryptBusyError {
+    return new ScryptBusyError(Math.ceil(this.queued * this.#estimateMs));
+  }
+
+  #run(job: Job): void {
+    const worker = this.#started();
+    this.#running = job;
+    worker.ref();
+    worker.postMessage(job.message);
+  }
+
   #started(): Worker {
     if (this.#worker) return this.#worker;
     // Not the process's flags: the source is CommonJS whatever they say (e.g. --input-type=module).
     const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
     worker.unref();
     worker.on('message', (message: FromWorker) => {
-      const pending = this.#pending.get(message.id);
-      this.#pending.delete(message.id);
-      if (this.#pending.size === 0) worker.unref();
-      if (!pending) return;
-      if ('error' in message) {
-        pending.reject(new Error(`scrypt failed: ${message.error}`));
-        return;
+      const job = this.#running;
+      if (job === undefined || job.id !== message.id) return;
+      this.#running = undefined;
+      if ('error' in message) job.reject(new Error(`scrypt failed: ${message.error}`));
+      else {
+        this.#estimateMs = 0.8 * this.#estimateMs + 0.2 * message.ms;
+        job.resolve(Buffer.from(message.bytes));
       }
-      this.#estimateMs = 0.8 * this.#estimateMs + 0.2 * message.ms;
-      pending.resolve(Buffer.from(message.bytes));
+      const next = this.#waiting.take();
+      if (next) this.#run(next);
+      else worker.unref();
     });
     const fail = (error: Error) => {
       // The next derivation starts a new thread.
@@ -146,8 +180,8 @@ export class ScryptThread {
   }
 
   #failAll(error: Error): void {
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const entry of pending) entry.reject(error);
+    const jobs = [...(this.#running ? [this.#running] : []), ...this.#waiting.drain()];
+    this.#running = undefined;
+    for (const job of jobs) job.reject(error);
   }
 }

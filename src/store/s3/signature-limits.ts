@@ -1,6 +1,9 @@
 /**
  * The S3 API's failed-authentication limits around the SigV4 check (CredentialGuard: per client
- * address and per access key id; past the limit 429 SlowDown with Retry-After). The secret lookup
+ * address; past the limit 429 SlowDown with Retry-After). Not per access key id: a signature costs
+ * microseconds to check, so a valid one is always checked and passes, from any address, however
+ * many others fail on its key id (a key id held at a limit refused every new consumer of its
+ * presigned URLs and POST forms); guessing is bounded by the per-address count. The secret lookup
  * runs once per request, right after the cheap parse of the credential, where the key id is first
  * known: the limits are asked there, before the lookup and the HMAC. A failed check
  * (InvalidAccessKeyId, SignatureDoesNotMatch) counts; a deferred signature (body hash not
@@ -33,7 +36,7 @@ export interface LimitedVerifier {
 export function createLimitedVerifier(limits: FailureLimits | undefined, clock: Clock): LimitedVerifier {
   const guard = new CredentialGuard(limits ?? {
     windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
-  }, clock);
+  }, clock, { limitIdentity: false });
   const verifier = (request: VerifiableRequest, secrets: SecretLookup, now: number, address: string | undefined) =>
     limitedVerify(request, secrets, now, guard, address);
   return Object.assign(verifier, {

@@ -355,13 +355,14 @@ test('a large file refused part-way (content-length-range, expired policy) gets 
 });
 
 test('wrong signatures count against the failed-authentication limits as the header form\'s do: past them 429 SlowDown', { timeout: 20_000 }, async (t) => {
-  const { presign } = await startPostS3(t, { windowMs: 60_000, maxPerAddress: 100, maxPerIdentity: 2 });
+  // Per address (the S3 API never limits per access key id: a valid signature is cheap to check).
+  const { presign } = await startPostS3(t, { windowMs: 60_000, maxPerAddress: 2, maxPerIdentity: 2 });
   const form = await presign({ Key: 'limited.txt' });
   const wrong = { ...form.fields, 'X-Amz-Signature': '0'.repeat(64) };
   for (let i = 0; i < 2; i++) await assertS3Error(await send(form.url, wrong, { data: 'x' }), 403, 'SignatureDoesNotMatch');
   const refused = await send(form.url, form.fields, { data: 'x' });
   assert.ok(Number(refused.headers.get('retry-after')) >= 1);
-  await assertS3Error(refused, 429, 'SlowDown', /for this access key id/);
+  await assertS3Error(refused, 429, 'SlowDown', /from this address/);
 });
 
 test('a form shaped as boto3\'s generate_presigned_post makes it (lower-case field names, no bucket field) is accepted', { timeout: 20_000 }, async (t) => {

@@ -1,0 +1,148 @@
+/**
+ * A bounded queue of jobs that shares its places and its turns fairly between clients (client
+ * addresses, see clientKey), so a client flooding it delays itself and not the others. Each client
+ * has a usage: the jobs it has had run, decaying by half every `halfLifeMs` (injected clock).
+ *
+ * - Turns: the next job is the oldest of the waiting client with the lowest usage. A client never
+ *   served lately (usage 0) goes next, whatever others keep queued.
+ * - Places: with the queue full, a new job takes the place of the newest job of the client that
+ *   holds the most places (then: has the highest usage), when that client is worse off by that
+ *   measure than the newcomer would be; otherwise the new job is refused. So a few flooding
+ *   clients cannot hold every place against a client with nothing queued.
+ *
+ * Memory is fixed: `capacity` jobs and the usage of at most `maxClients` clients (the least
+ * recently used dropped first; a usage that has decayed to nothing is dropped when next seen).
+ */
+import type { Clock } from '../clock.ts';
+
+/** A usage below this is the same as none. */
+const NEGLIGIBLE = 0.01;
+
+export type Offer<T> = { admitted: true; evicted?: T } | { admitted: false };
+
+interface Waiting<T> {
+  item: T;
+  seq: number;
+}
+
+interface Usage {
+  value: number;
+  at: number;
+}
+
+export class FairQueue<T> {
+  readonly #capacity: number;
+  readonly #halfLifeMs: number;
+  readonly #maxClients: number;
+  readonly #clock: Clock;
+  /** client -> its waiting jobs, oldest first (only clients with at least one). */
+  readonly #waiting = new Map<string, Array<Waiting<T>>>();
+  /** client -> usage, in order of last use. */
+  readonly #usage = new Map<string, Usage>();
+  #size = 0;
+  #seq = 0;
+
+  constructor(options: { capacity: number; halfLifeMs: number; maxClients: number }, clock: Clock) {
+    this.#capacity = options.capacity;
+    this.#halfLifeMs = options.halfLifeMs;
+    this.#maxClients = options.maxClients;
+    this.#clock = clock;
+  }
+
+  /** Jobs waiting. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Clients whose usage is remembered (at most `maxClients`). */
+  get trackedClients(): number {
+    return this.#usage.size;
+  }
+
+  /** Queues `item` for `client`, possibly in the place of another client's job (returned as `evicted`), or refuses it. */
+  offer(client: string, item: T): Offer<T> {
+    let evicted: T | undefined;
+    if (this.#size >= this.#capacity) {
+      const worst = this.#worstHolder();
+      const mine = (this.#waiting.get(client)?.length ?? 0) + 1;
+      if (worst === undefined || !this.#worse(worst.places, worst.usage, mine, this.usageOf(client))) return { admitted: false };
+      const jobs = this.#waiting.get(worst.client)!;
+      evicted = jobs.pop()!.item;
+      if (jobs.length === 0) this.#waiting.delete(worst.client);
+      this.#size--;
+    }
+    const jobs = this.#waiting.get(client);
+    const entry = { item, seq: this.#seq++ };
+    if (jobs) jobs.push(entry);
+    else this.#waiting.set(client, [entry]);
+    this.#size++;
+    return evicted === undefined ? { admitted: true } : { admitted: true, evicted };
+  }
+
+  /** The next job to run (see the header), its client charged one use; undefined when none waits. */
+  take(): T | undefined {
+    let chosen: string | undefined;
+    let chosenUsage = Infinity;
+    let chosenSeq = Infinity;
+    for (const [client, jobs] of this.#waiting) {
+      const usage = this.usageOf(client);
+      const seq = jobs[0]!.seq;
+      if (usage < chosenUsage - NEGLIGIBLE || (Math.abs(usage - chosenUsage) <= NEGLIGIBLE && seq < chosenSeq)) {
+        chosen = client;
+        chosenUsage = usage;
+        chosenSeq = seq;
+      }
+    }
+    if (chosen === undefined) return undefined;
+    const jobs = this.#waiting.get(chosen)!;
+    const { item } = jobs.shift()!;
+    if (jobs.length === 0) this.#waiting.delete(chosen);
+    this.#size--;
+    this.charge(chosen);
+    return item;
+  }
+
+  /** Counts one use by `client` (a job run without waiting is charged here by the caller). */
+  charge(client: string): void {
+    const value = this.usageOf(client) + 1;
+    this.#usage.delete(client);
+    if (this.#usage.size >= this.#maxClients) this.#usage.delete(this.#usage.keys().next().value!);
+    this.#usage.set(client, { value, at: this.#clock.now() });
+  }
+
+  /** The client's usage now (decayed). */
+  usageOf(client: string): number {
+    const usage = this.#usage.get(client);
+    if (usage === undefined) return 0;
+    const now = this.#clock.now();
+    const value = usage.value * 2 ** (-Math.max(0, now - usage.at) / this.#halfLifeMs);
+    if (value < NEGLIGIBLE) {
+      this.#usage.delete(client);
+      return 0;
+    }
+    return value;
+  }
+
+  /** Removes and returns every waiting job. */
+  drain(): T[] {
+    const all = [...this.#waiting.values()].flat().sort((a, b) => a.seq - b.seq).map((entry) => entry.item);
+    this.#waiting.clear();
+    this.#size = 0;
+    return all;
+  }
+
+  /** The client holding the most places (ties: the highest usage). */
+  #worstHolder(): { client: string; places: number; usage: number } | undefined {
+    let worst: { client: string; places: number; usage: number } | undefined;
+    for (const [client, jobs] of this.#waiting) {
+      const usage = this.usageOf(client);
+      if (worst === undefined || this.#worse(jobs.length, usage, worst.places, worst.usage)) worst = { client, places: jobs.length, usage };
+    }
+    return worst;
+  }
+
+  /** Whether (places a, usage a) is strictly worse off than (places b, usage b). */
+  #worse(placesA: number, usageA: number, placesB: number, usageB: number): boolean {
+    return placesA > placesB || (placesA === placesB && usageA > usageB + NEGLIGIBLE);
+  }
+}
