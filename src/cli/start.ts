@@ -103,10 +103,11 @@ export async function runStart(args: StartArgs): Promise<void> {
       ownListeners: () => ownListeners,
     });
     // file:// log destinations: below [logs] file_roots only, never in the data dir.
-    const fileRoots = new FileRoots({ roots: config.logs.fileRoots, dataDir: config.dataDir });
+    const fileRoots = new FileRoots({ roots: config.logs.fileRoots, dataDir: config.dataDir, rootsClaimable: config.logs.fileRootsClaimable });
     const pipeline = new LogPipeline({
       dataDir: config.dataDir, jobs: control, engine, clock, logger, fileRoots, outboundGuard: (accountId) => originPolicy.guardFor(accountId),
       maxIntervalMs: config.logs.maxBatchIntervalMs, shutdownDeadlineMs: config.logs.shutdownDeliveryMs,
+      maxJobSpoolBytes: config.logs.maxJobSpoolBytes, maxTotalSpoolBytes: config.logs.maxTotalSpoolBytes, pauseAfterFailingMs: config.logs.pauseAfterFailingMs,
     });
     closers.push(() => pipeline.close());
     pipeline.start();

@@ -22,9 +22,18 @@ export const DEFAULTS = {
   /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
    * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough
-   * directory), shared by every account of the server.
+   * directory), shared by every account of the server; a destination must be a directory strictly
+   * below a root (one account may not claim a whole root) unless fileRootsClaimable.
+   * Spools are bounded because they share a volume with the database and blobs: 64 MiB per job holds
+   * over 100,000 typical lines (~500 B), more than one default batch, i.e. minutes of a busy zone's
+   * traffic while its destination is down; 1 GiB in all is 16 such jobs. A job whose destination
+   * has failed without a success for 5 minutes (about ten retries with backoff) is paused: it takes
+   * no new lines until a delivery succeeds.
    */
-  logs: { maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRoots: ['/tmp/edgeport-logs'] },
+  logs: {
+    maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRoots: ['/tmp/edgeport-logs'], fileRootsClaimable: false,
+    maxJobSpoolBytes: 64 * 1024 * 1024, maxTotalSpoolBytes: 1024 * 1024 * 1024, pauseAfterFailingMs: 5 * 60_000,
+  },
   /**
    * Every listener's protection against slow or flooding clients (`[limits]`, src/config/limits.ts).
    * Real clients never come near them: a browser opens about 6 connections per host, the AWS SDK up
@@ -89,7 +98,7 @@ export const DEFAULTS = {
      * within a couple of hundred MB. Plenty for reads (an ERC-20 balanceOf is ~25k gas); estimating
      * a large deployment needs more, which an operator with the memory can allow.
      */
-    evmGasCap: 500_000,
+    evmGasCap: 300_000,
     /** Wall time one EVM call may take before its answer is an error (geth's `rpc.evmtimeout`). */
     evmTimeoutMs: 5_000,
     /**

@@ -45,6 +45,14 @@ export const configFileSchema = z.strictObject({
       .refine((path) => path.startsWith('/'), 'each file root must be an absolute path')
       .refine((path) => !path.split('/').some((segment) => segment === '..' || segment === '.'), 'a file root may not contain "." or ".." segments'))
       .max(64).optional(),
+    /** true lets one account claim a whole file root (a destination may then be the root itself). */
+    file_roots_claimable: z.boolean().optional(),
+    /** Undelivered lines one job's spool may hold; beyond, new lines are dropped and counted on the job. */
+    max_job_spool_bytes: z.number().int().min(65_536).max(2 ** 40).optional(),
+    /** Undelivered lines all jobs' spools may hold together. */
+    max_total_spool_bytes: z.number().int().min(65_536).max(2 ** 44).optional(),
+    /** A job whose destination has failed this long without a success is paused (takes no new lines until a delivery succeeds). */
+    pause_after_failing_ms: z.number().int().min(1_000).max(86_400_000).optional(),
   }).optional(),
   scripts: z.array(z.union([
     z.strictObject({ path: z.string().min(1) }),
@@ -69,7 +77,10 @@ export interface Config {
   gateway: GatewayConfig;
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
-  logs: { maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[] };
+  logs: {
+    maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[]; fileRootsClaimable: boolean;
+    maxJobSpoolBytes: number; maxTotalSpoolBytes: number; pauseAfterFailingMs: number;
+  };
   /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
   limits: ListenerLimits;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
@@ -108,6 +119,10 @@ export function toConfig(file: ConfigFile): Config {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
       fileRoots: file.logs?.file_roots ?? [...DEFAULTS.logs.fileRoots],
+      fileRootsClaimable: file.logs?.file_roots_claimable ?? DEFAULTS.logs.fileRootsClaimable,
+      maxJobSpoolBytes: file.logs?.max_job_spool_bytes ?? DEFAULTS.logs.maxJobSpoolBytes,
+      maxTotalSpoolBytes: file.logs?.max_total_spool_bytes ?? DEFAULTS.logs.maxTotalSpoolBytes,
+      pauseAfterFailingMs: file.logs?.pause_after_failing_ms ?? DEFAULTS.logs.pauseAfterFailingMs,
     },
   };
 }

@@ -119,6 +119,11 @@ export interface LogJobRecord {
   errorMessage: string | null;
   created: number;
   modified: number;
+  /**
+   * file:// jobs: the location (`file://<real directory>`, as ownership challenges name it) the job
+   * holds against other accounts' claims for as long as it exists; null or absent for other schemes.
+   */
+  heldLocation?: string | null;
 }
 
 export type NewLogJob = Omit<LogJobRecord, 'id'>;
@@ -233,9 +238,9 @@ export interface ControlStore {
   getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null>;
   /**
    * Stores the challenge of a `file://` location for the zone of `accountId`, as putOwnershipChallenge
-   * does, unless a zone of another account holds an unexpired challenge for the same location, one
-   * above it or one below it (`file:///a` is above `file:///a/b`, not above `file:///ab`): then it
-   * writes nothing and answers 'taken'. Checked and written in one transaction, so of two accounts
+   * does, unless a zone of another account holds an unexpired challenge, or has a log job (whatever
+   * its challenge's age: heldLocation), for the same location, one above it or one below it
+   * (`file:///a` is above `file:///a/b`, not above `file:///ab`): then it writes nothing and answers 'taken'. Checked and written in one transaction, so of two accounts
    * claiming overlapping locations at once, one gets 'taken'.
    */
   claimOwnershipChallenge(challenge: OwnershipChallengeRecord, accountId: string): Promise<'stored' | 'taken'>;

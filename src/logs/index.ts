@@ -17,3 +17,4 @@ export {
 } from './destinations/destination-conf.ts';
 export { FileRoots, isWithin, type FileCheck, type FileRootsOptions } from './destinations/file-roots.ts';
 export { guardedPoster, postFailure, type GuardedPoster } from './destinations/guarded-post.ts';
+export { s3Destination } from './destinations/s3-destination.ts';

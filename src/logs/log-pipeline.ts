@@ -6,14 +6,23 @@
  * report last_complete / last_error / error_message through the job's status. Failures retry with
  * exponential backoff; a restart delivers what was spooled (and first removes the temporary file a
  * killed file:// delivery left); close() delivers what is spooled, within a deadline. A deleted or
- * disabled job's spool is removed and ships nothing. A batch is on disk at its destination (for
+ * disabled job's spool is removed and ships nothing: at once when the control store announces the
+ * change (onZoneChange), else at the shipper's next look. A batch is on disk at its destination (for
  * file://, fsynced) before the spool's cursor moves past it.
+ *
+ * Bounded (a destination that never answers must not fill the disk): each job's spool and all of
+ * them together are capped (`[logs] max_job_spool_bytes`, `max_total_spool_bytes`); a line that does
+ * not fit is dropped at once, never waited for, and counted on the job (error_message, last_error).
+ * A job whose destination has failed without a success for `pauseAfterFailingMs` is paused: it
+ * takes no new lines (each one dropped and counted) while its spool is retried with backoff (at
+ * most a minute apart, or at once when the job is updated); the first success resumes it.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback, constants as zlib } from 'node:zlib';
 import type { Clock } from '../core/clock.ts';
+import { DEFAULTS } from '../config/defaults.ts';
 import type { Logger } from '../core/log.ts';
 import { randomHexId } from '../core/ids.ts';
 import type { LogJobRecord } from '../db/control-store.ts';
@@ -31,6 +40,7 @@ import type { HttpRequestRecord } from './http-request-record.ts';
 import { isSampled } from './sampling.ts';
 import { DeliveryNote } from './spool/delivery-note.ts';
 import { JobSpool, type SpoolBatch } from './spool/job-spool.ts';
+import { SpoolBudget } from './spool/spool-budget.ts';
 
 const gzip = promisify(gzipCallback);
 
@@ -39,6 +49,8 @@ export const BATCH_DEFAULTS = { maxRecords: 100_000, maxBytes: 100_000_000, inte
 const TICK_MS = 200;
 const IDLE_CHECK_MS = 5_000;
 const BACKOFF_MAX_MS = 60_000;
+/** Dropped lines are written to the job's status at most this often (the API shows the count). */
+const DROP_REPORT_MS = 1_000;
 
 /** What the pipeline needs of the control plane (ControlStore implements it). */
 export interface LogJobSource {
@@ -47,6 +59,8 @@ export interface LogJobSource {
   /** The account that holds the zone (a store:// destination names a bucket of that account), or null. */
   zoneAccount(zoneId: string): Promise<string | null>;
   setJobStatus(jobId: number, status: Pick<LogJobRecord, 'lastComplete' | 'lastError' | 'errorMessage'>): Promise<void>;
+  /** Called after each committed change to jobs (a deleted job's spool is removed at once). */
+  onZoneChange?(listener: () => void): void;
 }
 
 export interface LogPipelineOptions {
@@ -67,6 +81,12 @@ export interface LogPipelineOptions {
   maxIntervalMs?: number;
   /** How long close() may spend delivering what is spooled (default 10 s). */
   shutdownDeadlineMs?: number;
+  /** Bytes one job's spool may hold on disk (default 64 MiB). */
+  maxJobSpoolBytes?: number;
+  /** Bytes all spools may hold together (default 1 GiB). */
+  maxTotalSpoolBytes?: number;
+  /** A job failing this long without a success is paused (default 5 minutes). */
+  pauseAfterFailingMs?: number;
 }
 
 /** A job as the request path uses it: parsed filter, formatter and spool, for one job version. */
@@ -92,6 +112,21 @@ interface Shipper {
   attempts: number;
   retryAt: number;
   lastCheck: number;
+  /** The job version (modified) last seen: an update retries a failing job at once. */
+  version: number | null;
+  /** Since when deliveries have failed without a success (null: the last one succeeded). */
+  failingSince: number | null;
+  /** The newest failure's message. */
+  failure: string | null;
+  /** Failing for pauseAfterFailingMs: new lines are dropped until a delivery succeeds. */
+  paused: boolean;
+  /** Lines dropped while paused (the spool counts those it had no room for). */
+  pausedDrops: number;
+  /** Drops not yet cleared by a clean success: the count before them, the first's and the newest's time. */
+  drops: { before: number; since: number; last: number } | null;
+  /** The drop count last written to the job's status. */
+  reportedDrops: number;
+  lastReport: number;
 }
 
 export class LogPipeline {
@@ -108,10 +143,18 @@ export class LogPipeline {
   #afterFlush: Array<() => void> = [];
   #flushScheduled = false;
   #closed = false;
+  readonly #budget: SpoolBudget;
+  readonly #maxJobSpoolBytes: number;
+  readonly #pauseAfterMs: number;
+  #reconciling: Promise<void> | null = null;
+  #reconcileAgain = false;
 
   constructor(options: LogPipelineOptions) {
     this.#options = options;
     this.#fileRoots = options.fileRoots ?? FileRoots.none();
+    this.#budget = new SpoolBudget(options.maxTotalSpoolBytes ?? DEFAULTS.logs.maxTotalSpoolBytes);
+    this.#maxJobSpoolBytes = options.maxJobSpoolBytes ?? DEFAULTS.logs.maxJobSpoolBytes;
+    this.#pauseAfterMs = options.pauseAfterFailingMs ?? DEFAULTS.logs.pauseAfterFailingMs;
     this.#root = join(options.dataDir, 'logs', 'jobs');
     mkdirSync(this.#root, { recursive: true });
     this.#instanceId = instanceId(join(options.dataDir, 'logs'));
@@ -123,6 +166,12 @@ export class LogPipeline {
       this.#sweepTempFile(join(this.#root, name));
       this.#register(Number(name), zoneId).pendingSince = 0;
     }
+    options.jobs.onZoneChange?.(() => this.#scheduleReconcile());
+  }
+
+  /** Bytes all spools hold on disk now. */
+  get spooledBytes(): number {
+    return this.#budget.usedBytes;
   }
 
   start(): void {
@@ -155,7 +204,12 @@ export class LogPipeline {
       if (job.filter !== null && !evaluateFilter(job.filter, record as unknown as Record<string, unknown>)) continue;
       if (!isSampled(record.RayID, job.sampleRate)) continue;
       const shipper = job.shipper;
-      shipper.spool.stage(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
+      if (shipper.spool.removed) continue;
+      if (shipper.paused) shipper.pausedDrops += 1;
+      if (shipper.paused || !shipper.spool.stage(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp)) {
+        this.#noteDrop(shipper);
+        continue;
+      }
       shipper.appended += 1;
       shipper.pendingSince ??= this.#options.clock.now();
       this.#dirty.add(shipper.spool);
@@ -229,9 +283,12 @@ export class LogPipeline {
 
   #register(jobId: number, zoneId: string): Shipper {
     const dir = join(this.#root, String(jobId));
-    const spool = JobSpool.open(dir);
+    const spool = JobSpool.open(dir, { maxBytes: this.#maxJobSpoolBytes, budget: this.#budget });
     writeFileSync(join(dir, 'job.json'), JSON.stringify({ zoneId }));
-    const shipper: Shipper = { jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0 };
+    const shipper: Shipper = {
+      jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0,
+      version: null, failingSince: null, failure: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0,
+    };
     this.#shippers.set(jobId, shipper);
     return shipper;
   }
@@ -239,7 +296,12 @@ export class LogPipeline {
   #tick(): void {
     const now = this.#options.clock.now();
     for (const shipper of this.#shippers.values()) {
-      if (shipper.busy || now < shipper.retryAt) continue;
+      if (shipper.busy) continue;
+      if (shipper.drops !== null && this.#dropCount(shipper) > shipper.reportedDrops && now - shipper.lastReport >= DROP_REPORT_MS) {
+        void this.#reportDrops(shipper);
+        continue;
+      }
+      if (now < shipper.retryAt) continue;
       const pending = shipper.spool.pendingBytes > 0 || shipper.spool.inflight !== null;
       if (!pending) {
         // Idle spools are checked now and then so that a deleted job's directory goes away.
@@ -261,6 +323,7 @@ export class LogPipeline {
         this.#drop(shipper);
         return false;
       }
+      shipper.version ??= job.modified;
       const limits = {
         maxRecords: job.maxUploadRecords || BATCH_DEFAULTS.maxRecords,
         maxBytes: job.maxUploadBytes || BATCH_DEFAULTS.maxBytes,
@@ -279,7 +342,8 @@ export class LogPipeline {
       await this.#deliver(job, shipper, batch);
       return true;
     } catch (error) {
-      this.#options.logger.error({ err: error, jobId: shipper.jobId }, 'Log shipping failed unexpectedly');
+      // A job deleted meanwhile: its spool went away under the delivery.
+      if (!shipper.spool.removed) this.#options.logger.error({ err: error, jobId: shipper.jobId }, 'Log shipping failed unexpectedly');
       return false;
     } finally {
       shipper.busy = false;
@@ -300,18 +364,112 @@ export class LogPipeline {
         contentType: job.outputOptions.outputType === 'csv' ? 'text/csv' : 'application/x-ndjson',
       });
     } catch (error) {
+      if (shipper.spool.removed) return;
+      const now = clock.now();
       shipper.attempts += 1;
-      shipper.retryAt = clock.now() + Math.min(BACKOFF_MAX_MS, 500 * 2 ** shipper.attempts);
-      const message = error instanceof DestinationError ? error.message : `delivery failed: ${(error as Error).message}`;
-      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: clock.now(), errorMessage: message });
+      shipper.retryAt = now + Math.min(BACKOFF_MAX_MS, 500 * 2 ** shipper.attempts);
+      shipper.failure = error instanceof DestinationError ? error.message : `delivery failed: ${(error as Error).message}`;
+      shipper.failingSince ??= now;
+      if (!shipper.paused && now - shipper.failingSince >= this.#pauseAfterMs) {
+        shipper.paused = true;
+        this.#options.logger.warn({ jobId: job.id, failingSince: shipper.failingSince, error: shipper.failure }, 'Log job paused: its destination keeps failing.');
+      }
+      shipper.reportedDrops = this.#dropCount(shipper);
+      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: now, errorMessage: this.#statusMessage(shipper) });
       return;
     }
+    if (shipper.spool.removed) return;
     await shipper.spool.commit(batch);
     shipper.attempts = 0;
     shipper.retryAt = 0;
     shipper.appended = Math.max(0, shipper.appended - batch.texts.length);
     shipper.pendingSince = shipper.spool.pendingBytes > 0 ? clock.now() : null;
-    await this.#options.jobs.setJobStatus(job.id, { lastComplete: clock.now(), lastError: null, errorMessage: null });
+    if (shipper.paused) this.#options.logger.info({ jobId: job.id }, 'Log job resumed: its destination accepted a batch.');
+    shipper.failingSince = null;
+    shipper.failure = null;
+    shipper.paused = false;
+    // Drops since the last clean success stay on the job until a success with none after them.
+    const drops = shipper.drops;
+    shipper.reportedDrops = this.#dropCount(shipper);
+    const message = this.#statusMessage(shipper);
+    shipper.drops = null;
+    await this.#options.jobs.setJobStatus(job.id, { lastComplete: clock.now(), lastError: drops ? drops.last : null, errorMessage: message });
+  }
+
+  /** Lines this job dropped since this process started (no room in the spool, or paused). */
+  #dropCount(shipper: Shipper): number {
+    return shipper.spool.dropped + shipper.pausedDrops;
+  }
+
+  #noteDrop(shipper: Shipper): void {
+    const now = this.#options.clock.now();
+    if (shipper.drops === null) shipper.drops = { before: this.#dropCount(shipper) - 1, since: now, last: now };
+    else shipper.drops.last = now;
+  }
+
+  /** The job's error_message: why deliveries fail (and whether it is paused), and what was dropped. */
+  #statusMessage(shipper: Shipper): string | null {
+    const parts: string[] = [];
+    if (shipper.failure !== null) {
+      parts.push(shipper.paused
+        ? `paused: deliveries have failed since ${iso(shipper.failingSince!)}; it takes no new lines until a delivery succeeds (retried at least every ${BACKOFF_MAX_MS / 1000} s, at once when the job is updated). Last failure: ${shipper.failure}`
+        : shipper.failure);
+    }
+    const drops = shipper.drops;
+    if (drops !== null) {
+      const why = shipper.paused ? 'the job is paused' : `its spool is full (at most ${this.#maxJobSpoolBytes} bytes of undelivered lines per job, ${this.#budget.maxBytes} for all jobs)`;
+      parts.push(`${this.#dropCount(shipper) - drops.before} log lines dropped since ${iso(drops.since)}: ${why}`);
+    }
+    return parts.length === 0 ? null : parts.join('; ');
+  }
+
+  /** Writes the drop count to the job's status (between deliveries, so the API shows it while it grows). */
+  async #reportDrops(shipper: Shipper): Promise<void> {
+    shipper.busy = true;
+    shipper.lastReport = this.#options.clock.now();
+    try {
+      const job = await this.#options.jobs.getJob(shipper.zoneId, shipper.jobId);
+      if (job === null || shipper.drops === null) return;
+      shipper.reportedDrops = this.#dropCount(shipper);
+      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: shipper.drops.last, errorMessage: this.#statusMessage(shipper) });
+    } catch (error) {
+      this.#options.logger.warn({ err: error, jobId: shipper.jobId }, 'Could not record dropped log lines on the job.');
+    } finally {
+      shipper.busy = false;
+    }
+  }
+
+  /** Runs #reconcile after a change; changes arriving meanwhile run it once more. */
+  #scheduleReconcile(): void {
+    if (this.#closed) return;
+    if (this.#reconciling) {
+      this.#reconcileAgain = true;
+      return;
+    }
+    this.#reconciling = this.#reconcile()
+      .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'Could not check log jobs after a change.'))
+      .finally(() => {
+        this.#reconciling = null;
+        if (this.#reconcileAgain) {
+          this.#reconcileAgain = false;
+          this.#scheduleReconcile();
+        }
+      });
+  }
+
+  /** A deleted or disabled job's spool goes at once; an updated failing job is retried at once. */
+  async #reconcile(): Promise<void> {
+    for (const shipper of [...this.#shippers.values()]) {
+      const job = await this.#options.jobs.getJob(shipper.zoneId, shipper.jobId);
+      if (job === null || !job.enabled) this.#drop(shipper);
+      else if (shipper.version !== job.modified) {
+        if (shipper.version !== null) {
+          shipper.retryAt = 0;
+          shipper.attempts = 0;
+        }
+        shipper.version = job.modified;
+      }
+    }
   }
 
   async #destination(job: LogJobRecord): Promise<ReturnType<typeof openDestination>> {
@@ -356,4 +514,8 @@ function instanceId(dir: string): string {
   const id = randomHexId();
   writeFileSync(file, `${id}\n`);
   return id;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }

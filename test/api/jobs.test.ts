@@ -1,16 +1,22 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { test, type TestContext } from 'node:test';
 import { jobResult } from '../../src/api/logshipping/job-schema.ts';
 import { readAll } from '../helpers/engine.ts';
+import { reservePort } from '../helpers/reserved-port.ts';
+import { ENDPOINT_KEY_ID, ENDPOINT_SECRET, startS3Endpoint } from '../helpers/s3-endpoint.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { startApi, type ApiFixture, type ErrorEntry, type Json } from './helpers.ts';
 
-const S3 = 's3://logs/http?region=auto&access-key-id=AKID&secret-access-key=secret&endpoint=http://127.0.0.1:9000';
+/** An s3:// destination on a real S3 endpoint (a job's destination is tried when the job is made). */
+async function s3Of(t: TestContext): Promise<string> {
+  const endpoint = await startS3Endpoint(t);
+  return `s3://${endpoint.bucket}/http?region=auto&access-key-id=${ENDPOINT_KEY_ID}&secret-access-key=${encodeURIComponent(ENDPOINT_SECRET)}&endpoint=${endpoint.endpoint}`;
+}
 const criterion = (key: string, operator: string, value: unknown) => ({ key, operator, value });
 
 async function zoneOf(api: ApiFixture): Promise<string> {
@@ -34,6 +40,7 @@ async function collector(t: TestContext, status: number) {
 
 test('log jobs with the official SDK: create, list, update and delete a job with a nested filter', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
+  const S3 = await s3Of(t);
   const zoneId = await zoneOf(api);
   const cf = api.sdk();
   const filter = JSON.stringify({ where: { and: [
@@ -71,6 +78,7 @@ test('log jobs with the official SDK: create, list, update and delete a job with
 
 test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403 / 1004)', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
+  const S3 = await s3Of(t);
   const zoneId = await zoneOf(api);
   const jobs = `/zones/${zoneId}/logshipping/jobs`;
   const plain = await api.call(jobs, { method: 'POST', json: { destination_conf: S3 } });
@@ -94,6 +102,7 @@ test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403
 
 test('every job validation error, with its code and pointer; refused requests change nothing', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
+  const S3 = await s3Of(t);
   const zoneId = await zoneOf(api);
   const jobs = `/zones/${zoneId}/logshipping/jobs`;
   const existing = (await api.call(jobs, { method: 'POST', json: { destination_conf: S3, name: 'keep' } })).body.result;
@@ -177,6 +186,7 @@ test('every job validation error, with its code and pointer; refused requests ch
 
 test('ownership challenge: the file holds the token, the job needs it, a wrong or expired one is refused', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
+  const S3 = await s3Of(t);
   const zoneId = await zoneOf(api);
   const dir = join(tempDir(t), 'logs');
   const destination = `file://${dir}/{DATE}`;
@@ -243,6 +253,58 @@ test('store:// destinations get the challenge in the bucket; http(s) ones must a
   assert.deepEqual([good.received.length, good.received[0]!.body, good.received[0]!.headers.authorization], [1, '{"content":"tests"}', 'Bearer abc']);
   const bad = await collector(t, 403);
   const refused = await api.call(jobs, { method: 'POST', json: { destination_conf: bad.url } });
-  assert.deepEqual([refused.status, refused.body.errors], [400, [{ code: 1002, message: 'error validating destination: error writing object: error uploading', source: { pointer: '/destination_conf' } }]]);
+  assert.deepEqual([refused.status, refused.body.errors], [400, [{
+    code: 1002, message: `error validating destination: error writing object: error uploading: POST ${bad.url} answered HTTP 403`, source: { pointer: '/destination_conf' },
+  }]]);
   assert.equal((await api.call(jobs)).body.result.length, 2);
+});
+
+/** A TCP listener that accepts connections and never answers (a destination that hangs). */
+async function silentListener(t: TestContext): Promise<string> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => {
+    for (const socket of sockets) socket.destroy();
+    server.close(() => resolve());
+  }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('s3:// and https:// destinations are tried when the job is made: one that never answers, refuses connections or refuses the upload is refused, saying what failed', { timeout: 30_000 }, async (t) => {
+  const api = await startApi(t); // probe timeout: 2 s
+  const zoneId = await zoneOf(api);
+  const jobs = `/zones/${zoneId}/logshipping/jobs`;
+  const key = `access-key-id=${ENDPOINT_KEY_ID}&secret-access-key=${encodeURIComponent(ENDPOINT_SECRET)}`;
+  const hanging = await silentListener(t);
+  const closedPort = await reservePort(t);
+  const refusedWith = async (destination: string, message: RegExp) => {
+    const started = Date.now();
+    const answer = await api.call(jobs, { method: 'POST', json: { destination_conf: destination, enabled: true } });
+    const took = Date.now() - started;
+    assert.equal(answer.status, 400, JSON.stringify(answer.body));
+    assert.deepEqual([answer.body.errors[0].code, answer.body.errors[0].source], [1002, { pointer: '/destination_conf' }]);
+    assert.match(answer.body.errors[0].message, /^error validating destination: error writing object: error uploading: /);
+    assert.match(answer.body.errors[0].message, message);
+    return took;
+  };
+  const s3Took = await refusedWith(`s3://logs/http?region=auto&${key}&endpoint=${hanging}`, /S3 PutObject to bucket "logs" failed: no answer from http:\/\/127\.0\.0\.1:\d+ within 2000 ms/);
+  assert.ok(s3Took >= 1_900 && s3Took < 10_000, `refused after the probe timeout, not later (${s3Took} ms)`);
+  const httpsTook = await refusedWith(`${hanging}/ingest`, /POST http:\/\/127\.0\.0\.1:\d+\/ingest failed: no answer within 2000 ms/);
+  assert.ok(httpsTook >= 1_900 && httpsTook < 10_000, `${httpsTook} ms`);
+  await refusedWith(`s3://logs/http?region=auto&${key}&endpoint=http://127.0.0.1:${closedPort}`, /ECONNREFUSED/);
+  await refusedWith(`http://127.0.0.1:${closedPort}/ingest`, /ECONNREFUSED/);
+  // A real S3 endpoint with a wrong key answers 403: the S3 error is named.
+  const endpoint = await startS3Endpoint(t);
+  await refusedWith(`s3://${endpoint.bucket}/http?region=auto&access-key-id=${ENDPOINT_KEY_ID}&secret-access-key=wrong&endpoint=${endpoint.endpoint}`, /SignatureDoesNotMatch|InvalidAccessKeyId|AccessDenied/);
+  assert.deepEqual((await api.call(jobs)).body.result, [], 'no refused job was stored');
+
+  // The honest destination: the test object lands below the job's path, and the job is made.
+  const made = await api.call(jobs, { method: 'POST', json: { destination_conf: `s3://${endpoint.bucket}/edge/{DATE}?region=auto&${key}&endpoint=${endpoint.endpoint}` } });
+  assert.equal(made.status, 200, JSON.stringify(made.body));
+  assert.ok(await endpoint.engine.head(endpoint.bucket, 'edge/edgeport-destination-test.json.gz'), 'the test object was written below the fixed part of the path');
 });

@@ -143,12 +143,14 @@ test('a challenge never overwrites another account\'s: the same directory, one a
   const tokenA = readFileSync(join(shared, CHALLENGE), 'utf8');
 
   const cfB = api.sdk(other);
-  for (const destination of [`file://${shared}/{DATE}`, `file://localhost${shared}`, `file://${root}//shared/`, `file://${root}`, `file://${shared}/deeper/{DATE}`]) {
+  for (const destination of [`file://${shared}/{DATE}`, `file://localhost${shared}`, `file://${root}//shared/`, `file://${shared}/deeper/{DATE}`]) {
     const refused = await cfB.logpush.ownership.create({ zone_id: zoneB, destination_conf: destination });
     assert.equal(refused?.valid, false, destination);
     assert.equal(refused?.filename, null);
-    assert.match(refused?.message ?? '', /is taken: a zone of another account holds an ownership challenge for it, or for a directory above or below it; choose another directory$/);
+    assert.match(refused?.message ?? '', /is taken: another account holds it, or a directory above or below it, with a log job or an unexpired ownership challenge; choose another directory$/);
   }
+  // The root itself is no one's: refused for every account, whatever is below it.
+  assertRefused(await challenge(api, zoneB, `file://${root}`, other), new RegExp(`${root} is a file root itself \\(\\[logs\\] file_roots\\), shared by every account of this server: choose a directory below it`));
   assert.equal(readFileSync(join(shared, CHALLENGE), 'utf8'), tokenA, 'the holder\'s file is left alone');
   assert.equal(existsSync(join(root, CHALLENGE)), false, 'nothing written above it');
   assert.equal(existsSync(join(shared, 'deeper')), false, 'nor below it');
@@ -173,7 +175,50 @@ test('a challenge never overwrites another account\'s: the same directory, one a
   });
   assert.deepEqual(check.body.result, { valid: true });
 
-  // A claim lasts as long as its challenge (7 days).
+  // A challenge alone lasts 7 days; a directory with a job in it stays held (see the takeover test below).
   api.clock.advance(7 * 24 * 3600 * 1000);
-  assert.equal((await challenge(api, zoneB, `file://${shared}`, other)).body.result.valid, true, 'an expired challenge holds nothing');
+  assert.equal((await challenge(api, zoneB, `file://${root}/shared-b`, other)).body.result.valid, true, 'B renews its own');
+  assert.equal((await challenge(api, zoneB, `file://${race}/b`, other)).body.result.valid, true, 'an expired challenge with no job holds nothing');
+  assert.equal((await challenge(api, zoneB, `file://${shared}`, other)).body.result.valid, false, 'A\'s jobs still hold its directory');
+});
+
+test('a job holds its directory after its challenge expired: another account cannot take it, nor a directory above or below it, nor read its lines', { timeout: 30_000 }, async (t) => {
+  const root = tempDir(t);
+  const api = await startApi(t, { fileRoots: [root] });
+  const mallory = await api.newAccount('mallory@example.com');
+  const [zoneA, zoneM] = [await zoneOf(api, 'alice.test'), await zoneOf(api, 'mallory.test', mallory)];
+  const dir = join(root, 'alice');
+  // The honest side: a challenge, a job, a delivered batch holding a cookie.
+  assert.equal((await challenge(api, zoneA, `file://${dir}/{DATE}`)).body.result.valid, true);
+  const token = readFileSync(join(dir, CHALLENGE), 'utf8');
+  const job = await api.call(`/zones/${zoneA}/logshipping/jobs`, { method: 'POST', json: { name: 'alice-secret-job', destination_conf: `file://${dir}/{DATE}`, ownership_challenge: token, enabled: true } });
+  assert.equal(job.status, 200, JSON.stringify(job.body));
+  mkdirSync(join(dir, '20261122'));
+  writeFileSync(join(dir, '20261122', 'a.log.gz'), gzipSync('{"Cookies":{"session":"alice-secret"}}\n'));
+
+  // Eight days on: Alice's challenge has expired; her job lives on.
+  api.clock.advance(8 * 24 * 3600 * 1000);
+  for (const destination of [`file://${dir}`, `file://${dir}/{DATE}`, `file://${root}//alice/`, `file://${dir}/20261122`, `file://${dir}/deeper/{DATE}`]) {
+    const refused = await challenge(api, zoneM, destination, mallory);
+    assert.equal(refused.status, 200);
+    assert.deepEqual([refused.body.result.valid, refused.body.result.filename], [false, null], destination);
+    assert.match(refused.body.result.message, /is taken: another account holds it, or a directory above or below it, with a log job or an unexpired ownership challenge; choose another directory$/);
+    assert.doesNotMatch(JSON.stringify(refused.body), /alice\.test|alice-secret-job|alice@/, 'the refusal names nothing of Alice\'s');
+  }
+  assert.equal(readFileSync(join(dir, CHALLENGE), 'utf8'), token, 'Alice\'s file is left alone');
+  // Without a challenge of her own, Mallory has no token to make a job with (Alice's is expired and was never hers).
+  for (const attempt of [token, 'x']) {
+    const stolen = await api.call(`/zones/${zoneM}/logshipping/jobs`, { method: 'POST', as: mallory, json: { destination_conf: `file://${dir}`, ownership_challenge: attempt } });
+    assert.deepEqual([stolen.status, stolen.body.errors[0].message], [400, 'incorrect ownership challenge']);
+  }
+  assert.deepEqual((await api.call(`/zones/${zoneM}/logshipping/jobs`, { as: mallory })).body.result, []);
+  // A root-level claim would cover Alice's directory: the root itself is refused anyway.
+  assert.equal((await challenge(api, zoneM, `file://${root}`, mallory)).status, 400);
+  // The honest side still reads its lines, and a sibling is Mallory's to take.
+  assert.deepEqual((await api.call(`/zones/${zoneA}/logshipping/jobs/${job.body.result.id}/delivered`)).body.result.lines, ['{"Cookies":{"session":"alice-secret"}}']);
+  assert.equal((await challenge(api, zoneM, `file://${root}/mallory`, mallory)).body.result.valid, true);
+
+  // Once Alice deletes her job, the directory is free again.
+  assert.equal((await api.call(`/zones/${zoneA}/logshipping/jobs/${job.body.result.id}`, { method: 'DELETE' })).status, 200);
+  assert.equal((await challenge(api, zoneM, `file://${dir}`, mallory)).body.result.valid, true);
 });

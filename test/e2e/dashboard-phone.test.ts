@@ -13,7 +13,7 @@ import { assertNoHorizontalOverflow, checkPage, PHONE, signIn, startDashboard } 
 
 test('the dashboard at phone width: every main page loads cleanly and fits 375 px', { timeout: 180_000 }, async (t) => {
   const { api, dir, page, problems, apiGet, apiCall } = await startDashboard(t, {
-    env: (tmp) => ({ EDGEPORT_LOGS_FILE_ROOTS: join(tmp, 'logs') }),
+    env: (tmp) => ({ EDGEPORT_LOGS_FILE_ROOTS: tmp }), // the job's directory lies strictly below a root
     context: { viewport: PHONE, isMobile: true, hasTouch: true },
   });
   const logsDir = join(dir, 'logs');

@@ -33,7 +33,7 @@ function viaEdge(edge: string, host: string, path: string, method = 'GET'): Prom
 
 test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, sign out', { timeout: 180_000 }, async (t) => {
   const { server, api, dir, context, page, problems, apiGet } = await startDashboard(t, {
-    env: (tmp) => ({ EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '300', EDGEPORT_LOGS_FILE_ROOTS: join(tmp, 'logs') }),
+    env: (tmp) => ({ EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '300', EDGEPORT_LOGS_FILE_ROOTS: tmp }), // the job's directory lies strictly below a root
     context: { acceptDownloads: true },
   });
   const logsDir = join(dir, 'logs');

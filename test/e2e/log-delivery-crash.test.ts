@@ -68,7 +68,7 @@ test('SIGKILL while a batch is being written to a file:// destination, again and
   const dir = tempDir(t);
   const [dataDir, logs] = [join(dir, 'data'), join(dir, 'logs')];
   const origin = await startOrigin(t);
-  const env = { ...ADMIN, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: logs };
+  const env = { ...ADMIN, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '100', EDGEPORT_LOGS_FILE_ROOTS: dir }; // the destination lies strictly below a root
   const start = async (): Promise<EdgeportServer> => {
     const server = await startEdgeport({ owner: t, dataDir, env });
     return server;

@@ -1,8 +1,9 @@
 /**
  * The two things the API itself writes to a log destination: the ownership challenge file
  * (`ownership-challenge.txt` holding the token) for file:// and store:// destinations, and the
- * test upload that validates an http(s):// destination before a job is created (the real service
- * POSTs a gzipped `{"content":"tests"}` and refuses the job when the endpoint rejects it). Also
+ * test upload that validates an http(s):// or s3:// destination before a job is created (the real
+ * service POSTs a gzipped `{"content":"tests"}`, or writes a test object, and refuses the job when
+ * the endpoint rejects it or does not answer in time: `probeTimeoutMs`, 10 s by default). Also
  * where file:// destinations may point (the file roots), which the routes check.
  */
 import { constants } from 'node:fs';
@@ -12,9 +13,11 @@ import { gzipSync } from 'node:zlib';
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import type { OutboundGuard } from '../../core/net/outbound-guard.ts';
-import { challengeLocation, FileRoots, guardedPoster, type Destination } from '../../logs/index.ts';
+import { challengeLocation, FileRoots, fixedPath, guardedPoster, postFailure, s3Destination, type Destination } from '../../logs/index.ts';
 
 export const CHALLENGE_FILENAME = 'ownership-challenge.txt';
+/** The test object an s3:// destination must accept before its job is made (below the job's path). */
+export const PROBE_OBJECT = 'edgeport-destination-test.json.gz';
 
 export interface DestinationIo {
   /** Where file:// destinations may point (`[logs] file_roots`, never the data dir). */
@@ -27,8 +30,9 @@ export interface DestinationIo {
    */
   writeChallenge(destination: Destination, token: string, accountId: string, realDirectory?: string): Promise<string>;
   /**
-   * Resolves when an http(s) destination accepts a test upload; rejects otherwise. `guard` limits
-   * where the upload may connect (null: anywhere, for the operator's zones).
+   * Resolves when an http(s) or s3 destination accepts a test upload; rejects with what failed
+   * otherwise (no answer in time, a refused connection, the status or S3 error answered). `guard`
+   * limits where the upload may connect (null: anywhere, for the operator's zones).
    */
   probe(destination: Destination, guard: OutboundGuard | null): Promise<void>;
 }
@@ -74,16 +78,36 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
     },
 
     async probe(destination, guard) {
-      if (destination.scheme !== 'http' && destination.scheme !== 'https') return;
-      const poster = guardedPoster(new URL(destination.url), guard);
-      try {
-        const response = await poster.post({
-          headers: { ...destination.headers, 'content-type': 'application/json', 'content-encoding': 'gzip', 'user-agent': 'edgeport-logshipping/1.0' },
-          body: gzipSync(JSON.stringify({ content: 'tests' })),
-          timeoutMs,
+      const body = gzipSync(JSON.stringify({ content: 'tests' }));
+      if (destination.scheme === 's3') {
+        const s3 = s3Destination({
+          bucket: destination.bucket, region: destination.region, endpoint: destination.endpoint ?? undefined,
+          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey, guard, timeoutMs,
         });
+        const prefix = fixedPath(destination.prefix);
+        try {
+          await s3.write({ name: prefix ? `${prefix}/${PROBE_OBJECT}` : PROBE_OBJECT, gzipped: body, firstTime: 0, contentType: 'application/json' });
+        } finally {
+          await s3.close?.();
+        }
+        return;
+      }
+      if (destination.scheme !== 'http' && destination.scheme !== 'https') return;
+      const url = new URL(destination.url);
+      const poster = guardedPoster(url, guard);
+      try {
+        let response;
+        try {
+          response = await poster.post({
+            headers: { ...destination.headers, 'content-type': 'application/json', 'content-encoding': 'gzip', 'user-agent': 'edgeport-logshipping/1.0' },
+            body, timeoutMs,
+          });
+        } catch (error) {
+          const name = (error as Error).name;
+          throw new Error(`POST ${url.origin}${url.pathname} failed: ${name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : postFailure(error)}`, { cause: error });
+        }
         await response.body?.cancel();
-        if (!response.ok) throw new Error(`the destination answered ${response.status}`);
+        if (!response.ok) throw new Error(`POST ${url.origin}${url.pathname} answered HTTP ${response.status}`);
       } finally {
         await poster.close();
       }

@@ -1,8 +1,8 @@
 /**
  * Where a log destination's ownership challenge lives, as the job and ownership routes check it:
  * for file:// destinations, the real path of the directory before any `{DATE}` segment, refused
- * (400 / 1002 on /destination_conf, naming the allowed roots) outside `[logs] file_roots` or inside
- * the data dir. Challenges of file:// destinations are stored and matched by that real path, so
+ * (400 / 1002 on /destination_conf, naming the allowed roots) outside `[logs] file_roots`, inside
+ * the data dir, or a root itself (unless `[logs] file_roots_claimable`). Challenges of file:// destinations are stored and matched by that real path, so
  * `//`, `file://localhost/` or a symbolic link cannot make one directory look like two.
  */
 import { challengeLocation, coveringLocations, fixedPath, type Destination } from '../../logs/index.ts';
@@ -28,7 +28,7 @@ export async function challengeTarget(deps: Pick<ApiDeps, 'destinations'>, conf:
 
 /** The real directory of a file:// destination (before any `{DATE}`); 400 / 1002 when it may not be written. */
 export async function requireFileRoot(deps: Pick<ApiDeps, 'destinations'>, conf: string, destination: Destination & { scheme: 'file' }): Promise<string> {
-  const check = await deps.destinations.fileRoots.check(fixedPath(destination.directory) || '/');
+  const check = await deps.destinations.fileRoots.checkClaim(fixedPath(destination.directory) || '/');
   if (check.ok) return check.realPath;
   throw new ApiError('API_JOB_INVALID', {
     message: `'${conf}' is not a valid value for destination_conf because ${check.reason}`,

@@ -50,10 +50,10 @@ export const JOB_ROUTES: ApiRoute[] = [
     async handler(ctx) {
       const zone = await requireZone(ctx);
       if ((await ctx.deps.control.listJobs(zone.id)).length >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
-      await checkDestination(ctx.deps, zone, ctx.body.destination_conf, ctx.body.ownership_challenge);
+      const checked = await checkDestination(ctx.deps, zone, ctx.body.destination_conf, ctx.body.ownership_challenge);
       const job = await ctx.deps.control.createJob(zone.id, (jobsInZone) => {
         if (jobsInZone >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
-        return newJob(ctx.body, zone.id, ctx.deps.clock.now());
+        return newJob(ctx.body, zone.id, ctx.deps.clock.now(), checked);
       });
       return successResponse(toJobJson(job));
     },
@@ -77,10 +77,9 @@ export const JOB_ROUTES: ApiRoute[] = [
       const current = await ctx.deps.control.getJob(zone.id, id);
       if (!current) throw jobNotFound(ctx);
       const { body } = ctx;
-      let checked: string | null = null;
+      let checked: Parameters<typeof applyJobUpdate>[3] = null;
       if (body.destination_conf !== undefined && body.destination_conf !== current.destinationConf) {
-        await checkDestination(ctx.deps, zone, body.destination_conf, body.ownership_challenge);
-        checked = body.destination_conf;
+        checked = { ...await checkDestination(ctx.deps, zone, body.destination_conf, body.ownership_challenge), conf: body.destination_conf };
       }
       const now = ctx.deps.clock.now();
       const updated = await ctx.deps.control.updateJob(zone.id, id, (job) => applyJobUpdate(job, body, now, checked));

@@ -13,7 +13,7 @@ import { LOG_DATASET, toOutputOptions, type CreateJobBody, type UpdateJobBody } 
 import { challengeTarget } from './file-destinations.ts';
 import { requireOwnership } from './ownership.ts';
 
-export function newJob(body: CreateJobBody, zoneId: string, now: number): NewLogJob {
+export function newJob(body: CreateJobBody, zoneId: string, now: number, checked: CheckedDestination): NewLogJob {
   const logpullOptions = body.logpull_options ?? null;
   return {
     zoneId,
@@ -34,6 +34,7 @@ export function newJob(body: CreateJobBody, zoneId: string, now: number): NewLog
     errorMessage: null,
     created: now,
     modified: now,
+    heldLocation: checked.heldLocation,
   };
 }
 
@@ -41,7 +42,7 @@ export function newJob(body: CreateJobBody, zoneId: string, now: number): NewLog
  * A PUT applied to the current job. `checkedDestination` is the destination whose ownership or
  * reachability the request proved; a different new destination (a concurrent change) is refused.
  */
-export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: number, checkedDestination: string | null): LogJobRecord {
+export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: number, checked: (CheckedDestination & { conf: string }) | null): LogJobRecord {
   if (body.dataset !== undefined && body.dataset !== null && body.dataset !== current.dataset) {
     throw new ApiError('API_JOB_INVALID', { message: `'${body.dataset}' is not a valid value for dataset because the dataset of a job cannot be changed`, pointer: '/dataset' });
   }
@@ -49,7 +50,8 @@ export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: 
     throw new ApiError('API_JOB_INVALID', { message: `'${body.kind}' is not a valid value for kind because the kind of a job cannot be changed`, pointer: '/kind' });
   }
   const destinationConf = body.destination_conf ?? current.destinationConf;
-  if (destinationConf !== current.destinationConf && destinationConf !== checkedDestination) {
+  const moved = destinationConf !== current.destinationConf;
+  if (moved && destinationConf !== checked?.conf) {
     throw new ApiError('API_OWNERSHIP_CHALLENGE_INVALID', { pointer: '/ownership_challenge' });
   }
   const logpullOptions = body.logpull_options === undefined ? current.logpullOptions : body.logpull_options;
@@ -69,34 +71,50 @@ export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: 
     maxUploadRecords: body.max_upload_records === undefined ? current.maxUploadRecords : body.max_upload_records,
     maxUploadIntervalSeconds: body.max_upload_interval_seconds === undefined ? current.maxUploadIntervalSeconds : body.max_upload_interval_seconds,
     modified: now,
+    heldLocation: moved ? checked!.heldLocation : current.heldLocation ?? null,
   };
 }
 
+/** A destination the checks let through, and the location a file:// job holds (null for other schemes). */
+export interface CheckedDestination {
+  destination: Destination;
+  heldLocation: string | null;
+}
+
 /**
- * File roots and ownership for file://, ownership for store://, a test upload for http(s)://; s3://
- * carries its credentials. s3:// and http(s):// destinations of an account other than the operator's
+ * File roots and ownership for file://, ownership for store://, a test upload for http(s):// and
+ * s3:// (as the real service validates a destination before it makes the job: the job is refused,
+ * saying what failed, when the upload fails or takes longer than the probe timeout). s3:// and
+ * http(s):// destinations of an account other than the operator's
  * must lead where its zones' origins may (the edge's origin policy): an IP literal or `localhost`
  * that leads elsewhere is refused here, names at each connection.
  */
-export async function checkDestination(deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, conf: string, token: string | undefined): Promise<Destination> {
+export async function checkDestination(deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, conf: string, token: string | undefined): Promise<CheckedDestination> {
   const parsed = parseDestination(conf);
   const invalid = (reason: string) => new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${reason}`, pointer: '/destination_conf' });
   if (!parsed.ok) throw invalid(parsed.reason);
   const destination = parsed.destination;
-  if (needsOwnershipChallenge(destination)) await requireOwnership(deps, zone.id, destination, await challengeTarget(deps, conf, destination), token);
+  let heldLocation: string | null = null;
+  if (needsOwnershipChallenge(destination)) {
+    const target = await challengeTarget(deps, conf, destination);
+    await requireOwnership(deps, zone.id, destination, target, token);
+    if (target.realDirectory !== undefined) heldLocation = target.location;
+  }
   const guard = await deps.origins.guardFor(zone.accountId);
   const endpoint = destination.scheme === 'http' || destination.scheme === 'https' ? destination.url
     : destination.scheme === 's3' && destination.endpoint ? (/^https?:\/\//.test(destination.endpoint) ? destination.endpoint : `https://${destination.endpoint}`)
       : null;
   const refused = guard && endpoint !== null ? literalRefusal(guard, new URL(endpoint)) : null;
   if (refused) throw invalid(`it leads where this account may not connect: ${refused.replace(/as an origin/, 'as a destination')}; point it at a public address or host name`);
-  if (destination.scheme === 'http' || destination.scheme === 'https') {
+  if (destination.scheme === 'http' || destination.scheme === 'https' || destination.scheme === 's3') {
     try {
       await deps.destinations.probe(destination, guard);
     } catch (error) {
       deps.logger.debug({ err: error }, 'Log destination refused the test upload.');
-      throw new ApiError('API_DESTINATION_UNREACHABLE', { pointer: '/destination_conf' });
+      throw new ApiError('API_DESTINATION_UNREACHABLE', {
+        message: `error validating destination: error writing object: error uploading: ${(error as Error).message}`, pointer: '/destination_conf',
+      });
     }
   }
-  return destination;
+  return { destination, heldLocation };
 }

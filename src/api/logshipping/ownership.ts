@@ -4,9 +4,11 @@
  * present that token (a token issued for a parent location covers everything below it).
  *
  * By design: a file:// directory belongs to one account at a time. While a zone of another account
- * holds an unexpired challenge for the directory, or for one above or below it (whose token would
- * cover this one, or which this one's token would cover), a new challenge there is refused with
- * `valid: false` and the file is left alone; zones of the same account share their directories.
+ * holds an unexpired challenge for the directory, or has a log job writing there (however old the
+ * challenge that proved it: the challenge proves write access once, the job holds the directory for
+ * as long as it exists), or either for a directory above or below it, a new challenge there is
+ * refused with `valid: false` and the file is left alone; zones of the same account share their
+ * directories. The refusal names no zone or job of the other account.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBase64UrlId } from '../../core/ids.ts';
@@ -35,7 +37,7 @@ export async function issueChallenge(deps: ApiDeps, zone: Pick<ZoneRecord, 'id' 
     const directory = destination.scheme === 'file' ? fixedPath(destination.directory) || '/' : target.location;
     return {
       filename: null, valid: false,
-      message: `the directory ${directory} is taken: a zone of another account holds an ownership challenge for it, or for a directory above or below it; choose another directory`,
+      message: `the directory ${directory} is taken: another account holds it, or a directory above or below it, with a log job or an unexpired ownership challenge; choose another directory`,
     };
   }
   let filename: string;

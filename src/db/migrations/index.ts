@@ -11,6 +11,7 @@ import { sessionsByAccount } from './0009-sessions-by-account.ts';
 import { bucketCors } from './0010-bucket-cors.ts';
 import { objectPartChecksums } from './0011-object-part-checksums.ts';
 import { completedUploads } from './0012-completed-uploads.ts';
+import { logJobLocations } from './0013-log-job-locations.ts';
 
 export interface Migration {
   version: number;
@@ -22,5 +23,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums, completedUploads,
+  objectPartChecksums, completedUploads, logJobLocations,
 ];

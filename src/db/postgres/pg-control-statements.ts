@@ -77,8 +77,8 @@ export const SQL = {
   getJob: 'SELECT id, job FROM log_jobs WHERE id = $1 AND zone_id = $2',
   lockJob: 'SELECT id, job FROM log_jobs WHERE id = $1 AND zone_id = $2 FOR UPDATE',
   lockJobById: 'SELECT id, job FROM log_jobs WHERE id = $1 FOR UPDATE',
-  insertJob: 'INSERT INTO log_jobs (zone_id, enabled, job) VALUES ($1, $2, $3) RETURNING id',
-  updateJob: 'UPDATE log_jobs SET enabled = $1, job = $2 WHERE id = $3',
+  insertJob: 'INSERT INTO log_jobs (zone_id, enabled, job, held_location) VALUES ($1, $2, $3, $4) RETURNING id',
+  updateJob: 'UPDATE log_jobs SET enabled = $1, job = $2, held_location = $4 WHERE id = $3',
   deleteJob: 'DELETE FROM log_jobs WHERE id = $1 AND zone_id = $2',
 
   putChallenge: `INSERT INTO ownership_challenges (zone_id, destination_conf, token_hash, expires) VALUES ($1, $2, $3, $4)
@@ -87,10 +87,14 @@ export const SQL = {
   dropExpiredChallenges: 'DELETE FROM ownership_challenges WHERE expires <= $1',
   lockChallengeClaims: `SELECT pg_advisory_xact_lock(${CHALLENGE_LOCK_CLASS}, 0)`,
   /** $1 location, $2 account, $3 now. */
-  otherAccountsChallenge: `SELECT 1 AS taken FROM ownership_challenges c JOIN zones z ON z.id = c.zone_id
+  otherAccountsHold: `SELECT 1 AS taken FROM ownership_challenges c JOIN zones z ON z.id = c.zone_id
     WHERE z.account_id <> $2 AND c.expires > $3 AND substr(c.destination_conf, 1, 7) = 'file://' AND (c.destination_conf = $1::text
       OR substr($1::text, 1, length(rtrim(c.destination_conf, '/')) + 1) = rtrim(c.destination_conf, '/') || '/'
       OR substr(c.destination_conf, 1, length(rtrim($1::text, '/')) + 1) = rtrim($1::text, '/') || '/')
+    UNION ALL SELECT 1 AS taken FROM log_jobs j JOIN zones z ON z.id = j.zone_id
+    WHERE z.account_id <> $2 AND j.held_location IS NOT NULL AND (j.held_location = $1::text
+      OR substr($1::text, 1, length(rtrim(j.held_location, '/')) + 1) = rtrim(j.held_location, '/') || '/'
+      OR substr(j.held_location, 1, length(rtrim($1::text, '/')) + 1) = rtrim($1::text, '/') || '/')
     LIMIT 1`,
 
   insertSession: 'INSERT INTO dashboard_sessions (id, account_id, key_hash, csrf_token, created, expires) VALUES ($1, $2, $3, $4, $5, $6)',

@@ -228,7 +228,7 @@ export class PgControlStore implements ControlStore {
       // Without the lock two instances could both count n and both add a job past the zone's limit.
       await client.query(SQL.lockZoneJobs, [zoneId]);
       const job = plan((await client.query<{ n: number }>(SQL.countJobs, [zoneId])).rows[0]!.n);
-      const id = (await client.query<{ id: number }>(SQL.insertJob, [zoneId, job.enabled ? 1 : 0, JSON.stringify(job)])).rows[0]!.id;
+      const id = (await client.query<{ id: number }>(SQL.insertJob, [zoneId, job.enabled ? 1 : 0, JSON.stringify(job), job.heldLocation ?? null])).rows[0]!.id;
       return { result: { ...job, id }, changed: true };
     });
   }
@@ -271,7 +271,7 @@ export class PgControlStore implements ControlStore {
     return this.#write(async (client) => {
       const now = this.#clock.now();
       await client.query(SQL.lockChallengeClaims);
-      const { rowCount } = await client.query(SQL.otherAccountsChallenge, [challenge.destinationConf, accountId, now]);
+      const { rowCount } = await client.query(SQL.otherAccountsHold, [challenge.destinationConf, accountId, now]);
       if (rowCount !== 0) return { result: 'taken', changed: false };
       await client.query(SQL.dropExpiredChallenges, [now]);
       await client.query(SQL.putChallenge, [challenge.zoneId, challenge.destinationConf, challenge.tokenHash, challenge.expires]);
@@ -357,6 +357,6 @@ async function updateRuleset(client: PgClient, next: RulesetRecord, id: string):
 
 async function writeJob(client: PgClient, job: LogJobRecord): Promise<void> {
   const { id, ...rest } = job;
-  await client.query(SQL.updateJob, [job.enabled ? 1 : 0, JSON.stringify(rest), id]);
+  await client.query(SQL.updateJob, [job.enabled ? 1 : 0, JSON.stringify(rest), id, job.heldLocation ?? null]);
 }
 

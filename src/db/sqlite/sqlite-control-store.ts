@@ -78,17 +78,21 @@ function prepareStatements(db: Database) {
     countJobs: s('SELECT count(*) FROM log_jobs WHERE zone_id = ?').pluck(),
     getJob: s('SELECT id, job FROM log_jobs WHERE id = ? AND zone_id = ?'),
     getJobById: s('SELECT id, job FROM log_jobs WHERE id = ?'),
-    insertJob: s('INSERT INTO log_jobs (zone_id, enabled, job) VALUES (?, ?, ?)'),
-    updateJob: s('UPDATE log_jobs SET enabled = ?, job = ? WHERE id = ?'),
+    insertJob: s('INSERT INTO log_jobs (zone_id, enabled, job, held_location) VALUES (?, ?, ?, ?)'),
+    updateJob: s('UPDATE log_jobs SET enabled = ?, job = ?, held_location = ? WHERE id = ?'),
     deleteJob: s('DELETE FROM log_jobs WHERE id = ? AND zone_id = ?'),
 
     putChallenge: s('INSERT OR REPLACE INTO ownership_challenges (zone_id, destination_conf, token_hash, expires) VALUES (?, ?, ?, ?)'),
     getChallenge: s('SELECT token_hash, expires FROM ownership_challenges WHERE zone_id = ? AND destination_conf = ?'),
     dropExpiredChallenges: s('DELETE FROM ownership_challenges WHERE expires <= ?'),
-    otherAccountsChallenge: s(`SELECT 1 FROM ownership_challenges c JOIN zones z ON z.id = c.zone_id
+    otherAccountsHold: s(`SELECT 1 FROM ownership_challenges c JOIN zones z ON z.id = c.zone_id
       WHERE z.account_id <> @account AND c.expires > @now AND substr(c.destination_conf, 1, 7) = 'file://' AND (c.destination_conf = @location
         OR substr(@location, 1, length(rtrim(c.destination_conf, '/')) + 1) = rtrim(c.destination_conf, '/') || '/'
         OR substr(c.destination_conf, 1, length(rtrim(@location, '/')) + 1) = rtrim(@location, '/') || '/')
+      UNION ALL SELECT 1 FROM log_jobs j JOIN zones z ON z.id = j.zone_id
+      WHERE z.account_id <> @account AND j.held_location IS NOT NULL AND (j.held_location = @location
+        OR substr(@location, 1, length(rtrim(j.held_location, '/')) + 1) = rtrim(j.held_location, '/') || '/'
+        OR substr(j.held_location, 1, length(rtrim(@location, '/')) + 1) = rtrim(@location, '/') || '/')
       LIMIT 1`).pluck(),
 
     insertSession: s('INSERT INTO dashboard_sessions (id, account_id, key_hash, csrf_token, created, expires) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -314,7 +318,7 @@ export class SqliteControlStore implements ControlStore {
   async #createJobNow(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
     return this.#writes.run(() => {
       const job = plan(this.#sql.countJobs.get(zoneId) as number);
-      const id = Number(this.#sql.insertJob.run(zoneId, job.enabled ? 1 : 0, JSON.stringify(job)).lastInsertRowid);
+      const id = Number(this.#sql.insertJob.run(zoneId, job.enabled ? 1 : 0, JSON.stringify(job), job.heldLocation ?? null).lastInsertRowid);
       return { ...job, id };
     });
   }
@@ -358,7 +362,7 @@ export class SqliteControlStore implements ControlStore {
   async claimOwnershipChallenge(challenge: OwnershipChallengeRecord, accountId: string): Promise<'stored' | 'taken'> {
     return this.#writes.run(() => {
       const now = this.#clock.now();
-      if (this.#sql.otherAccountsChallenge.get({ account: accountId, now, location: challenge.destinationConf }) !== undefined) return 'taken';
+      if (this.#sql.otherAccountsHold.get({ account: accountId, now, location: challenge.destinationConf }) !== undefined) return 'taken';
       this.#sql.dropExpiredChallenges.run(now);
       this.#sql.putChallenge.run(challenge.zoneId, challenge.destinationConf, challenge.tokenHash, challenge.expires);
       return 'stored';
@@ -401,7 +405,7 @@ export class SqliteControlStore implements ControlStore {
 
   #writeJob(job: LogJobRecord): void {
     const { id, ...rest } = job;
-    this.#sql.updateJob.run(job.enabled ? 1 : 0, JSON.stringify(rest), id);
+    this.#sql.updateJob.run(job.enabled ? 1 : 0, JSON.stringify(rest), job.heldLocation ?? null, id);
   }
 }
 

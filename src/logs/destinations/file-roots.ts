@@ -18,23 +18,43 @@ export interface FileRootsOptions {
   roots: readonly string[];
   /** The server's data directory: never a destination, nor anything below it. */
   dataDir: string;
+  /**
+   * Whether a destination may be a root itself (`[logs] file_roots_claimable`). By default it may
+   * not: roots are shared by every account, and one account holding a whole root would refuse every
+   * other account under it.
+   */
+  rootsClaimable?: boolean;
 }
 
-export type FileCheck = { ok: true; realPath: string } | { ok: false; reason: string };
+/** `isRoot`: the directory is one of the roots itself (not strictly below one). */
+export type FileCheck = { ok: true; realPath: string; isRoot: boolean } | { ok: false; reason: string };
 
 export class FileRoots {
   /** The roots as configured (named in refusals). */
   readonly roots: readonly string[];
+  readonly rootsClaimable: boolean;
   readonly #dataDir: string;
 
   constructor(options: FileRootsOptions) {
     this.roots = [...options.roots];
+    this.rootsClaimable = options.rootsClaimable ?? false;
     this.#dataDir = resolve(options.dataDir);
   }
 
   /** No root at all: every file:// destination is refused. */
   static none(): FileRoots {
     return new FileRoots({ roots: [], dataDir: '/' });
+  }
+
+  /**
+   * Whether `directory` may be claimed as a job's destination (an ownership challenge, a job): as
+   * check, and strictly below a root unless roots are claimable.
+   */
+  async checkClaim(directory: string): Promise<FileCheck> {
+    const check = await this.check(directory);
+    if (!check.ok || !check.isRoot || this.rootsClaimable) return check;
+    return refuse(`${check.realPath} is a file root itself ([logs] file_roots), shared by every account of this server: `
+      + `choose a directory below it, such as ${join(check.realPath, 'logs')}`);
   }
 
   /**
@@ -57,7 +77,7 @@ export class FileRoots {
     const dataDir = await realPathOf(this.#dataDir).catch(() => this.#dataDir);
     if (isWithin(real, dataDir)) return refuse(`it lies inside the server's data directory; ${allowed}, outside the data directory`);
     const roots = await Promise.all(this.roots.map((root) => realPathOf(root).catch(() => null)));
-    if (roots.some((root) => root !== null && isWithin(real, root))) return { ok: true, realPath: real };
+    if (roots.some((root) => root !== null && isWithin(real, root))) return { ok: true, realPath: real, isRoot: roots.includes(real) };
     const through = real !== resolve(directory) ? ` (it leads to ${real} through a symbolic link)` : '';
     return refuse(`${allowed}${through}`);
   }

@@ -20,6 +20,8 @@ export interface S3DestinationOptions {
   secretAccessKey: string | undefined;
   /** Where the account may connect; null: anywhere (the operator's jobs). */
   guard?: OutboundGuard | null;
+  /** A write not answered within this is abandoned and fails (default: the SDK's own, none). */
+  timeoutMs?: number;
 }
 
 /** The AWS SDK is loaded by the first s3:// batch: a server without such jobs never pays for it. */
@@ -43,14 +45,16 @@ export function s3Destination(options: S3DestinationOptions): LogDestination {
   return {
     async write(batch: DeliveredBatch): Promise<void> {
       if (refused) throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: the destination leads where this account may not connect: ${refused}`);
+      const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
       try {
         const { PutObjectCommand, S3Client } = await (sdk ??= import('@aws-sdk/client-s3'));
         await clientOf(S3Client).send(new PutObjectCommand({
           Bucket: options.bucket, Key: batch.name, Body: batch.gzipped,
           ContentType: batch.contentType, ContentEncoding: 'gzip',
-        }));
+        }), signal ? { abortSignal: signal } : {});
       } catch (error) {
-        throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: ${(error as Error).name}: ${postFailure(error)}`);
+        const why = signal?.aborted ? `no answer from ${endpoint.origin} within ${options.timeoutMs} ms` : `${(error as Error).name}: ${postFailure(error)}`;
+        throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: ${why}`);
       }
     },
     async close() {

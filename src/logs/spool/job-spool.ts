@@ -10,13 +10,20 @@
  * replaced durably (fsynced before its rename, its directory fsynced after), so after a power loss
  * too the spool never moves back behind a delivered batch. A torn entry at the end of the newest
  * segment (a kill mid-write) is cut off when the spool opens.
+ *
+ * Bounded: the segment files on disk never exceed the job's `maxBytes`, nor all spools together
+ * their SpoolBudget. A record that does not fit is not written: `stage` answers false and counts it
+ * in `dropped`, at once (the edge never waits for room). Segments are at most an eighth of the cap,
+ * so the delivered part of the oldest segment, kept until the cursor leaves it, takes little of it.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { replaceFileDurably } from '../../core/fs/durable-file.ts';
+import { SpoolBudget } from './spool-budget.ts';
 
 const HEADER_BYTES = 12;
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+const SEGMENT_MIN_BYTES = 64 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 
 export interface SpoolPosition {
@@ -34,6 +41,13 @@ export interface SpoolBatch {
   lastTime: number;
 }
 
+export interface JobSpoolLimits {
+  /** What this job's segment files may hold on disk (default: unbounded). */
+  maxBytes?: number;
+  /** What every spool together may hold (default: unbounded). */
+  budget?: SpoolBudget;
+}
+
 interface CursorFile {
   committed: SpoolPosition;
   inflight: { start: SpoolPosition; end: SpoolPosition } | null;
@@ -47,12 +61,22 @@ export class JobSpool {
   #writeOffset: number;
   #cursor: CursorFile;
   #removed = false;
+  readonly #maxBytes: number;
+  readonly #segmentMaxBytes: number;
+  readonly #budget: SpoolBudget;
+  /** Bytes of the segment files on disk, plus what is staged for them. */
+  #diskBytes = 0;
+  /** Records refused for want of room since the spool opened. */
+  #dropped = 0;
   /** Framed entries waiting for `flush`, in one buffer that grows to the largest turn's worth. */
   #stage: Buffer = Buffer.allocUnsafe(64 * 1024);
   #stagedBytes = 0;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, limits: JobSpoolLimits) {
     this.dir = dir;
+    this.#maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.#segmentMaxBytes = Math.min(SEGMENT_MAX_BYTES, Math.max(SEGMENT_MIN_BYTES, Math.floor(this.#maxBytes / 8)));
+    this.#budget = limits.budget ?? SpoolBudget.unbounded();
     mkdirSync(dir, { recursive: true });
     this.#segments = readdirSync(dir).filter((name) => /^\d+\.spool$/.test(name)).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b);
     this.#cursor = existsSync(this.#cursorPath())
@@ -60,21 +84,38 @@ export class JobSpool {
       : { committed: { segment: this.#segments[0] ?? 1, offset: 0 }, inflight: null };
     this.#writeSegment = this.#segments.at(-1) ?? this.#cursor.committed.segment;
     this.#writeOffset = this.#segments.length > 0 ? this.#repairTail(this.#writeSegment) : 0;
+    // What an earlier run left counts against the caps (it may exceed them if they were lowered).
+    for (const segment of this.#segments) this.#diskBytes += this.#segmentSize(segment);
+    this.#budget.add(this.#diskBytes);
   }
 
-  static open(dir: string): JobSpool {
-    return new JobSpool(dir);
+  static open(dir: string, limits: JobSpoolLimits = {}): JobSpool {
+    return new JobSpool(dir, limits);
   }
 
-  /** Appends one record's text; returns once the bytes are in the OS (not fsynced). */
-  append(text: string, time: number): void {
-    this.stage(text, time);
+  /** Appends one record's text; returns once the bytes are in the OS (not fsynced). False: no room, dropped. */
+  append(text: string, time: number): boolean {
+    const accepted = this.stage(text, time);
     this.flush();
+    return accepted;
   }
 
-  /** Queues one record's text in memory; `flush` writes what is queued with one system call. */
-  stage(text: string, time: number): void {
-    if (this.#removed) return;
+  /** Bytes of this spool's segment files (with what is staged for them). */
+  get diskBytes(): number {
+    return this.#diskBytes;
+  }
+
+  /** Records refused for want of room since the spool opened. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /**
+   * Queues one record's text in memory; `flush` writes what is queued with one system call. False
+   * when the job's cap or the budget has no room for it: the record is dropped and counted.
+   */
+  stage(text: string, time: number): boolean {
+    if (this.#removed) return false;
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the exact length is known once written.
     const most = this.#stagedBytes + HEADER_BYTES + text.length * 3;
     if (most > this.#stage.length) {
@@ -86,7 +127,14 @@ export class JobSpool {
     const length = this.#stage.write(text, at + HEADER_BYTES, 'utf8');
     this.#stage.writeUInt32LE(length, at);
     this.#stage.writeDoubleLE(time, at + 4);
-    this.#stagedBytes = at + HEADER_BYTES + length;
+    const bytes = HEADER_BYTES + length;
+    if (this.#diskBytes + bytes > this.#maxBytes || !this.#budget.take(bytes)) {
+      this.#dropped += 1;
+      return false;
+    }
+    this.#diskBytes += bytes;
+    this.#stagedBytes = at + bytes;
+    return true;
   }
 
   /** Writes the staged records; returns once they are in the OS (not fsynced). */
@@ -95,9 +143,18 @@ export class JobSpool {
     if (bytes === 0) return;
     this.#stagedBytes = 0;
     if (this.#removed) return;
-    if (this.#writeFd === null || this.#writeOffset >= SEGMENT_MAX_BYTES) this.#rotate();
-    // write may take part of the data; continue from where it stopped.
-    for (let written = 0; written < bytes;) written += writeSync(this.#writeFd!, this.#stage, written, bytes - written);
+    let written = 0;
+    try {
+      if (this.#writeFd === null || this.#writeOffset >= this.#segmentMaxBytes) this.#rotate();
+      // write may take part of the data; continue from where it stopped.
+      while (written < bytes) written += writeSync(this.#writeFd!, this.#stage, written, bytes - written);
+    } catch (error) {
+      // What did not reach the file takes no room (a torn entry is cut off at the next open).
+      this.#diskBytes -= bytes - written;
+      this.#budget.release(bytes - written);
+      this.#writeOffset += written;
+      throw error;
+    }
     this.#writeOffset += bytes;
   }
 
@@ -105,7 +162,7 @@ export class JobSpool {
   get pendingBytes(): number {
     const { segment, offset } = this.#cursor.committed;
     if (segment === this.#writeSegment) return this.#writeOffset - offset;
-    return (this.#writeSegment - segment) * SEGMENT_MAX_BYTES + this.#writeOffset - offset;
+    return (this.#writeSegment - segment) * this.#segmentMaxBytes + this.#writeOffset - offset;
   }
 
   /** The batch that was being delivered when the process stopped, to deliver again first. */
@@ -154,7 +211,10 @@ export class JobSpool {
     this.#cursor = { committed: batch.end, inflight: null };
     await this.#writeCursor();
     for (const segment of this.#segments.filter((s) => s < batch.end.segment)) {
+      const size = this.#segmentSize(segment);
       rmSync(this.#segmentPath(segment), { force: true });
+      this.#diskBytes -= size;
+      this.#budget.release(size);
     }
     this.#segments = this.#segments.filter((s) => s >= batch.end.segment);
   }
@@ -167,9 +227,17 @@ export class JobSpool {
 
   /** Closes and deletes the spool (a deleted or disabled job ships nothing). */
   remove(): void {
+    if (this.#removed) return;
     this.#removed = true;
     this.close();
     rmSync(this.dir, { recursive: true, force: true });
+    this.#budget.release(this.#diskBytes);
+    this.#diskBytes = 0;
+  }
+
+  /** Whether remove() was called (the job is gone: nothing more is written or committed). */
+  get removed(): boolean {
+    return this.#removed;
   }
 
   #rotate(): void {
@@ -244,6 +312,14 @@ export class JobSpool {
 
   async #writeCursor(): Promise<void> {
     await replaceFileDurably(this.#cursorPath(), JSON.stringify(this.#cursor));
+  }
+
+  #segmentSize(segment: number): number {
+    try {
+      return statSync(this.#segmentPath(segment)).size;
+    } catch {
+      return 0;
+    }
   }
 
   #cursorPath(): string {
