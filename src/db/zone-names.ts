@@ -6,7 +6,8 @@
  * (migration 8). Public suffixes (`co.uk`, `github.io`) are no one's: a zone is never one, and
  * none above a registrable domain is looked for.
  */
-import { getDomain } from 'tldts';
+import { createRequire } from 'node:module';
+import type { getDomain as GetDomain } from 'tldts';
 
 /**
  * Public Suffix List lookups on a bare lower-case name (tldts bundles the list: no network). Its
@@ -15,13 +16,25 @@ import { getDomain } from 'tldts';
  */
 const SUFFIX_LIST = { allowPrivateDomains: true, extractHostname: false, detectIp: false, validateHostname: false } as const;
 
+let getDomain: typeof GetDomain | undefined;
+
+/**
+ * tldts, loaded by the first name judged rather than at start: building its list costs 15-25 ms
+ * of CPU through require (and 50 ms more through an ESM import of its CommonJS build), which every
+ * start would pay for lookups that only creating a zone makes.
+ */
+function suffixLookup(): typeof GetDomain {
+  getDomain ??= (createRequire(import.meta.url)('tldts') as { getDomain: typeof GetDomain }).getDomain;
+  return getDomain;
+}
+
 /**
  * The domain registered under a public suffix that `name` is or lies under (`shop.co.uk` for
  * `www.shop.co.uk`), or null when `name` is itself a public suffix (`co.uk`, `github.io`, and by
  * the list's default rule `*` any top-level label it does not list, such as `test`).
  */
 export function registrableDomain(name: string): string | null {
-  return getDomain(name, SUFFIX_LIST);
+  return suffixLookup()(name, SUFFIX_LIST);
 }
 
 /** `shop.test` -> `tset.pohs`: the key of the `name_reversed` column. */
