@@ -122,11 +122,13 @@ interface Shipper {
   paused: boolean;
   /** Lines dropped while paused (the spool counts those it had no room for). */
   pausedDrops: number;
-  /** Drops not yet cleared by a clean success: the count before them, the first's and the newest's time. */
-  drops: { before: number; since: number; last: number } | null;
+  /** Drops not yet cleared by a clean success: the count before them, the first's and the newest's time, and why. */
+  drops: { before: number; since: number; last: number; paused: boolean; full: boolean } | null;
   /** The drop count last written to the job's status. */
   reportedDrops: number;
   lastReport: number;
+  /** A drop report is being written. */
+  reporting: boolean;
 }
 
 export class LogPipeline {
@@ -205,8 +207,12 @@ export class LogPipeline {
       if (!isSampled(record.RayID, job.sampleRate)) continue;
       const shipper = job.shipper;
       if (shipper.spool.removed) continue;
-      if (shipper.paused) shipper.pausedDrops += 1;
-      if (shipper.paused || !shipper.spool.stage(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp)) {
+      if (shipper.paused) {
+        shipper.pausedDrops += 1;
+        this.#noteDrop(shipper);
+        continue;
+      }
+      if (!shipper.spool.stage(job.formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp)) {
         this.#noteDrop(shipper);
         continue;
       }
@@ -287,7 +293,7 @@ export class LogPipeline {
     writeFileSync(join(dir, 'job.json'), JSON.stringify({ zoneId }));
     const shipper: Shipper = {
       jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0,
-      version: null, failingSince: null, failure: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0,
+      version: null, failingSince: null, failure: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0, reporting: false,
     };
     this.#shippers.set(jobId, shipper);
     return shipper;
@@ -296,12 +302,11 @@ export class LogPipeline {
   #tick(): void {
     const now = this.#options.clock.now();
     for (const shipper of this.#shippers.values()) {
-      if (shipper.busy) continue;
-      if (shipper.drops !== null && this.#dropCount(shipper) > shipper.reportedDrops && now - shipper.lastReport >= DROP_REPORT_MS) {
+      // Also while a delivery hangs: the job shows what it drops meanwhile.
+      if (!shipper.reporting && shipper.drops !== null && this.#dropCount(shipper) > shipper.reportedDrops && now - shipper.lastReport >= DROP_REPORT_MS) {
         void this.#reportDrops(shipper);
-        continue;
       }
-      if (now < shipper.retryAt) continue;
+      if (shipper.busy || now < shipper.retryAt) continue;
       const pending = shipper.spool.pendingBytes > 0 || shipper.spool.inflight !== null;
       if (!pending) {
         // Idle spools are checked now and then so that a deleted job's directory goes away.
@@ -403,8 +408,10 @@ export class LogPipeline {
 
   #noteDrop(shipper: Shipper): void {
     const now = this.#options.clock.now();
-    if (shipper.drops === null) shipper.drops = { before: this.#dropCount(shipper) - 1, since: now, last: now };
-    else shipper.drops.last = now;
+    shipper.drops ??= { before: this.#dropCount(shipper) - 1, since: now, last: now, paused: false, full: false };
+    shipper.drops.last = now;
+    if (shipper.paused) shipper.drops.paused = true;
+    else shipper.drops.full = true;
   }
 
   /** The job's error_message: why deliveries fail (and whether it is paused), and what was dropped. */
@@ -417,7 +424,10 @@ export class LogPipeline {
     }
     const drops = shipper.drops;
     if (drops !== null) {
-      const why = shipper.paused ? 'the job is paused' : `its spool is full (at most ${this.#maxJobSpoolBytes} bytes of undelivered lines per job, ${this.#budget.maxBytes} for all jobs)`;
+      const why = [
+        ...(drops.paused ? ['the job was paused'] : []),
+        ...(drops.full ? [`its spool was full (at most ${this.#maxJobSpoolBytes} bytes of undelivered lines per job, ${this.#budget.maxBytes} for all jobs)`] : []),
+      ].join(', and ');
       parts.push(`${this.#dropCount(shipper) - drops.before} log lines dropped since ${iso(drops.since)}: ${why}`);
     }
     return parts.length === 0 ? null : parts.join('; ');
@@ -425,7 +435,7 @@ export class LogPipeline {
 
   /** Writes the drop count to the job's status (between deliveries, so the API shows it while it grows). */
   async #reportDrops(shipper: Shipper): Promise<void> {
-    shipper.busy = true;
+    shipper.reporting = true;
     shipper.lastReport = this.#options.clock.now();
     try {
       const job = await this.#options.jobs.getJob(shipper.zoneId, shipper.jobId);
@@ -435,7 +445,7 @@ export class LogPipeline {
     } catch (error) {
       this.#options.logger.warn({ err: error, jobId: shipper.jobId }, 'Could not record dropped log lines on the job.');
     } finally {
-      shipper.busy = false;
+      shipper.reporting = false;
     }
   }
 

@@ -1,10 +1,11 @@
-/** The job spool: appends survive reopening, batches respect limits, a torn tail is cut, in-flight ranges repeat exactly, the cursor is durable. */
+/** The job spool: appends survive reopening, batches respect limits, a torn tail is cut, in-flight ranges repeat exactly, the cursor is durable, the caps hold. */
 import assert from 'node:assert/strict';
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { JobSpool } from '../../src/logs/spool/job-spool.ts';
+import { SpoolBudget } from '../../src/logs/spool/spool-budget.ts';
 import { traceFs } from '../helpers/fs-trace.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -123,4 +124,37 @@ test('the cursor is written durably: fsynced before its rename, its directory fs
   assert.deepEqual(trace.calls, [...durableWrite, ...durableWrite]);
   assert.deepEqual(JSON.parse(readFileSync(cursor, 'utf8')), { committed: batch.end, inflight: null });
   spool.close();
+});
+
+test('a capped spool: a record that does not fit is dropped and counted, the segment files never pass the cap, room comes back as batches are delivered; a shared budget bounds spools together', { timeout: 10_000 }, async (t) => {
+  const root = tempDir(t);
+  const onDisk = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.spool')).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+  const cap = 64 * 1024;
+  const budget = new SpoolBudget(96 * 1024);
+  const [a, b] = [JobSpool.open(join(root, 'a'), { maxBytes: cap, budget }), JobSpool.open(join(root, 'b'), { maxBytes: cap, budget })];
+  const line = 'x'.repeat(1000);
+  let accepted = 0;
+  for (let i = 0; i < 100; i++) if (a.append(line, i)) accepted += 1;
+  assert.equal(accepted, Math.floor(cap / (line.length + 12)));
+  assert.equal(a.dropped, 100 - accepted);
+  assert.ok(onDisk(a.dir) <= cap && onDisk(a.dir) === a.diskBytes);
+  // b gets only what is left of the budget.
+  let acceptedB = 0;
+  for (let i = 0; i < 100; i++) if (b.append(line, i)) acceptedB += 1;
+  assert.equal(acceptedB, Math.floor((96 * 1024 - a.diskBytes) / (line.length + 12)));
+  assert.ok(budget.usedBytes <= 96 * 1024 && budget.usedBytes === a.diskBytes + b.diskBytes);
+  // Delivering a's spool frees its segments (all but the newest): room again, for a and for b.
+  for (let batch = a.readBatch(10, 1_000_000); batch; batch = a.readBatch(10, 1_000_000)) {
+    await a.markInflight(batch);
+    await a.commit(batch);
+  }
+  assert.ok(a.diskBytes < cap / 4, `the delivered segments are gone: ${a.diskBytes}`);
+  assert.equal(a.append(line, 1), true);
+  assert.equal(b.append(line, 1), true);
+  // Removing a spool gives its bytes back.
+  const before = budget.usedBytes;
+  const held = a.diskBytes;
+  a.remove();
+  assert.equal(budget.usedBytes, before - held);
+  b.close();
 });

@@ -23,7 +23,7 @@ import { SpoolBudget } from './spool-budget.ts';
 
 const HEADER_BYTES = 12;
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
-const SEGMENT_MIN_BYTES = 64 * 1024;
+const SEGMENT_MIN_BYTES = 4 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 
 export interface SpoolPosition {
