@@ -92,11 +92,14 @@ export const DEFAULTS = {
     rateLimit: { requestsPerSecond: 2_000, burst: 10_000 },
     /**
      * Gas for one call that runs EVM code (eth_call, eth_estimateGas...): more is cut to this, as
-     * geth's `rpc.gascap` (50M). The embedded chain records every EVM step it runs (for stack
-     * traces, not switchable) and keeps about 0.3 KB per gas of a tight loop, 1.2 KB per gas of a
-     * loop of 1-gas JUMPDESTs: 500k gas held 115-170 MB (tight loop), so one endless call stays
-     * within a couple of hundred MB. Plenty for reads (an ERC-20 balanceOf is ~25k gas); estimating
-     * a large deployment needs more, which an operator with the memory can allow.
+     * geth's `rpc.gascap` (50M), and data that alone costs more is refused before it is parsed
+     * further. The embedded chain records every EVM step it runs (for stack traces; EDR cannot turn
+     * it off) and so holds ~0.25 KB per gas of a tight loop and ~1.2 KB per gas of a loop of 1-gas
+     * JUMPDESTs while a call runs (memory it keeps for reuse). At 300k gas an endless tight loop
+     * grew the server by 60-65 MB and took 50-150 ms (0.4-1.3 s for the first, while the chain's
+     * memory grows); 16.7M gas, the former default, took seconds and ~3 GB. Plenty for reads (an
+     * ERC-20 balanceOf is ~25k gas); estimating a large deployment needs more, which an operator
+     * with the memory can allow.
      */
     evmGasCap: 300_000,
     /** Wall time one EVM call may take before its answer is an error (geth's `rpc.evmtimeout`). */

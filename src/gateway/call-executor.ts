@@ -16,7 +16,7 @@ import { CACHE_RULES, callKey, isFinalAnswer, isHeadBound } from './cache/cache-
 import type { InFlight } from './cache/in-flight.ts';
 import { gatewayError, JsonRpcError } from './errors.ts';
 import type { EvmCallQueue } from './evm/evm-call-queue.ts';
-import { capCallGas, EVM_METHODS } from './evm/gas-cap.ts';
+import { capCallGas, dataOverCap, EVM_METHODS } from './evm/gas-cap.ts';
 import { errorAnswer, type RpcAnswer } from './json-rpc/response.ts';
 import { DEFAULT_ALLOWED_METHODS, type MethodPolicy } from './method-policy.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -73,6 +73,8 @@ export class CallExecutor {
       if (overLimit) return errorAnswer(overLimit);
     }
     const evm = EVM_METHODS.has(method);
+    const overCap = evm ? dataOverCap(method, params, this.#deps.evmGasCap) : undefined;
+    if (overCap !== undefined) return { error: overCap };
     // Capped before the cache key is made: a call asking for more gas is the same call as one at the cap.
     const sent = evm ? capCallGas(method, params, this.#deps.evmGasCap) : params;
     const queued = evm ? client : undefined;

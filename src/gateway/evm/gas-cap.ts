@@ -22,6 +22,30 @@ export function capCallGas(method: string, params: readonly unknown[], cap: numb
   return params;
 }
 
+/** A transaction's base cost, and the least each byte of its data costs (a zero byte; EIP-2028). */
+const TX_BASE_GAS = 21_000;
+const GAS_PER_DATA_BYTE_AT_LEAST = 4;
+
+/**
+ * The answer for a call whose data alone costs more than the cap, before the node (or the cache
+ * key, a hash of the params) ever sees megabytes of hex: what the node would answer anyway, as
+ * geth words it. undefined when the data fits under the cap.
+ */
+export function dataOverCap(method: string, params: readonly unknown[], cap: number): { code: number; message: string } | undefined {
+  if (!CALL_OBJECT_METHODS.has(method)) return undefined;
+  const call = params[0] as { data?: unknown; input?: unknown } | null | undefined;
+  if (typeof call !== 'object' || call === null) return undefined;
+  const longest = Math.max(hexLength(call.data), hexLength(call.input));
+  const bytes = Math.floor(Math.max(0, longest - 2) / 2);
+  const least = TX_BASE_GAS + GAS_PER_DATA_BYTE_AT_LEAST * bytes;
+  if (least <= cap) return undefined;
+  return { code: -32000, message: `intrinsic gas too high: the call's ${bytes} bytes of data need at least ${least} gas, over this gateway's gas cap of ${cap} per call` };
+}
+
+function hexLength(value: unknown): number {
+  return typeof value === 'string' ? value.length : 0;
+}
+
 /** The call object with its `gas` at most `cap` (as a hex quantity); anything not an object is left for the node to refuse. */
 function cappedCall(call: unknown, cap: number): unknown {
   if (typeof call !== 'object' || call === null || Array.isArray(call)) return call;
