@@ -4,6 +4,7 @@ import { createApiService } from '../../src/api/index.ts';
 import { zoneResult } from '../../src/api/zones/zone-schema.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import { OriginPolicy } from '../../src/edge/index.ts';
+import { ENDPOINT_KEY_ID, ENDPOINT_SECRET, startS3Endpoint } from '../helpers/s3-endpoint.ts';
 import { startApi, type ErrorEntry, type Json } from './helpers.ts';
 
 test('accounts and zones through the official SDK', { timeout: 10_000 }, async (t) => {
@@ -111,7 +112,13 @@ test('deleting a zone takes its rulesets and jobs with it', { timeout: 10_000 },
   const zoneId = (await api.call('/zones', { method: 'POST', json: { name: 'gone.test' } })).body.result.id;
   await api.call(`/zones/${zoneId}/rulesets/phases/http_log_custom_fields/entrypoint`, { method: 'PUT',
     json: { rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-a' }] } }] } });
-  await api.call(`/zones/${zoneId}/logshipping/jobs`, { method: 'POST', json: { destination_conf: 's3://logs/x?region=auto&access-key-id=a&secret-access-key=b', enabled: true } });
+  // A job's s3:// destination is tried when the job is made: a real endpoint.
+  const endpoint = await startS3Endpoint(t);
+  const job = await api.call(`/zones/${zoneId}/logshipping/jobs`, { method: 'POST', json: {
+    destination_conf: `s3://${endpoint.bucket}/x?region=auto&access-key-id=${ENDPOINT_KEY_ID}&secret-access-key=${encodeURIComponent(ENDPOINT_SECRET)}&endpoint=${endpoint.endpoint}`, enabled: true,
+  } });
+  assert.equal(job.status, 200, JSON.stringify(job.body));
+  assert.equal((await api.control.listEnabledJobs(zoneId)).length, 1);
   assert.ok(await api.control.getCustomFieldsRule(zoneId));
   assert.equal((await api.call(`/zones/${zoneId}`, { method: 'DELETE' })).status, 200);
   assert.deepEqual([await api.control.getCustomFieldsRule(zoneId), await api.control.listEnabledJobs(zoneId)], [null, []]);
