@@ -277,6 +277,30 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(winners.size, 1, `one account gets the contested directories (${raced.join(', ')})`);
   });
 
+  test('file:// claims: another account\'s log job holds its location (and those above and below it) for as long as it exists, whatever its challenge\'s age', { timeout: 10_000 }, async (t) => {
+    const { store, clock } = await open(t);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    const [a1, b1] = [hex(1), hex(3)];
+    await store.createZone(zone(a1, a, 'one.test'));
+    await store.createZone(zone(b1, b, 'other.test'));
+    const claim = (zoneId: string, account: string, location: string) =>
+      store.claimOwnershipChallenge({ zoneId, destinationConf: location, tokenHash: 'aa', expires: clock.now() + 100 }, account);
+    assert.equal(await claim(a1, a, 'file:///r/a'), 'stored');
+    const held = await store.createJob(a1, () => ({ ...job(a1, false), destinationConf: 'file:///r/a/{DATE}', heldLocation: 'file:///r/a' }));
+    await store.createJob(a1, () => ({ ...job(a1, true), destinationConf: 's3://bucket/x', heldLocation: null }));
+    clock.advance(1_000);
+    for (const location of ['file:///r/a', 'file:///r', 'file:///', 'file:///r/a/x']) assert.equal(await claim(b1, b, location), 'taken', location);
+    assert.equal(await claim(b1, b, 'file:///r/ab'), 'stored', 'a sibling whose name starts alike is free');
+    assert.equal(await claim(a1, a, 'file:///r/a/x'), 'stored', 'the job\'s own account is not refused');
+    // Moving the job releases the old location and holds the new one.
+    await store.updateJob(a1, held.id, (current) => ({ ...current, destinationConf: 'file:///q', heldLocation: 'file:///q' }));
+    clock.advance(1_000);
+    assert.equal(await claim(b1, b, 'file:///r/a'), 'stored');
+    assert.equal(await claim(b1, b, 'file:///q/sub'), 'taken');
+    assert.equal(await store.deleteJob(a1, held.id), true);
+    assert.equal(await claim(b1, b, 'file:///q/sub'), 'stored', 'a deleted job holds nothing');
+  });
+
   test('sessions: capped per account, newest kept; one account signing in over and over never drops another\'s', { timeout: 30_000 }, async (t) => {
     const { store, clock } = await open(t);
     const a = 'a'.repeat(32);
