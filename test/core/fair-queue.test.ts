@@ -12,7 +12,7 @@ import { FairQueue } from '../../src/core/crypto/fair-queue.ts';
 const queue = (capacity: number, clock = new FakeClock(), maxClients = 100) =>
   new FairQueue<string>({ capacity, halfLifeMs: 60_000, maxClients }, clock);
 
-test('a client served least lately goes first, whatever the others keep queued; ties go in arrival order', { timeout: 10_000 }, () => {
+test('a client that asked least lately goes first, whatever the others keep queued; ties go in arrival order', { timeout: 10_000 }, () => {
   const q = queue(16);
   for (let i = 0; i < 3; i++) q.charge('flooder');
   q.charge('other');
@@ -24,23 +24,25 @@ test('a client served least lately goes first, whatever the others keep queued; 
   assert.equal(q.take(), 'm0', 'never served, later: second (n0\'s client now has a use)');
   assert.equal(q.take(), 'o0');
   assert.equal(q.take(), 'f0');
-  assert.equal(q.usageOf('flooder'), 4);
+  assert.equal(q.usageOf('flooder'), 8, 'three uses, and five asks');
   assert.equal(q.size, 4);
 });
 
-test('full: a newcomer takes the newest place of the client holding the most, never one of a client as well off', { timeout: 10_000 }, () => {
+test('full: a newcomer takes the newest place of the client holding the most (then: asking the most), never one of a client as well off', { timeout: 10_000 }, () => {
   const q = queue(4);
   for (let i = 0; i < 3; i++) q.offer('a', `a${i}`);
   q.offer('b', 'b0');
   assert.deepEqual(q.offer('a', 'a3'), { admitted: false }, 'a holds the most already');
   assert.deepEqual(q.offer('c', 'c0'), { admitted: true, evicted: 'a2' });
   assert.deepEqual(q.offer('d', 'd0'), { admitted: true, evicted: 'a1' });
-  // a, b, c, d hold one place each: only a client that used the thread less than one of them gets in.
-  q.charge('b');
-  q.charge('b');
-  assert.deepEqual(q.offer('e', 'e0'), { admitted: true, evicted: 'b0' }, 'e (unused) is better off than b (used twice)');
-  assert.deepEqual(q.offer('f', 'f0'), { admitted: false }, 'every holder is unused, like f');
-  assert.deepEqual(q.drain(), ['a0', 'c0', 'd0', 'e0']);
+  // a, b, c, d hold one place each: only a client that asked less than one of them gets in, in the
+  // place of the one that asked most (a: four times, refusal included).
+  assert.deepEqual(q.offer('e', 'e0'), { admitted: true, evicted: 'a0' });
+  assert.deepEqual(q.offer('f', 'f0'), { admitted: true, evicted: 'b0' }, 'f never asked; b, c, d and e once each');
+  assert.deepEqual(q.offer('c', 'c1'), { admitted: false }, 'c would hold more than anyone');
+  assert.equal(q.usageOf('c'), 2, 'the refusal cost c one use');
+  assert.deepEqual(q.offer('g', 'g0'), { admitted: true, evicted: 'c0' }, 'a client that never asked always gets a place: every holder asked');
+  assert.deepEqual(q.drain(), ['d0', 'e0', 'f0', 'g0']);
   assert.equal(q.size, 0);
 });
 

@@ -91,14 +91,21 @@ test('on Linux the thread runs below the process\'s priority (nice 10), the rest
   assert.equal(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16], String(before[0]), 'the main thread keeps its own');
 });
 
-test('fair between clients: a client with nothing queued takes a place from a flooding one and runs next', { timeout: 60_000 }, async (t) => {
+test('fair between clients: a fresh client runs on the second thread; a flooder\'s place goes to a client that asked less', { timeout: 60_000 }, async (t) => {
   const thread = testScryptThread(t, { maxQueued: 4 });
   const finished: string[] = [];
   const run = (name: string, client: string) => thread.derive(name, Buffer.alloc(16), COST, client).then(
     () => { finished.push(name); }, (error: unknown) => { finished.push(`${name} refused`); assert.ok(error instanceof ScryptBusyError); });
-  const flood = Array.from({ length: 6 }, (_, i) => run(`flood-${i}`, '10.0.0.1'));
-  assert.equal(thread.queued, 4, 'the flooder holds every place (one running)');
+  // f0 is the flooder's first ask (fresh: the second thread), f1 runs on the first, f2-f4 wait, f5 and f6 find no place.
+  const flood = Array.from({ length: 7 }, (_, i) => run(`f${i}`, '10.0.0.1'));
+  assert.equal(thread.queued, 5);
   const fresh = run('fresh', '10.0.0.2');
-  await Promise.all([...flood, fresh]);
-  assert.deepEqual(finished, ['flood-4 refused', 'flood-5 refused', 'flood-3 refused', 'flood-0', 'fresh', 'flood-1', 'flood-2']);
+  const other = [run('other-1', '10.0.0.3'), run('other-2', '10.0.0.3')];
+  assert.equal(thread.queued, 7, 'fresh and other-1 wait for the second thread; other-2 took f4\'s place');
+  await Promise.all([...flood, fresh, ...other]);
+  assert.deepEqual(finished.slice(0, 3), ['f5 refused', 'f6 refused', 'f4 refused']);
+  const at = (name: string) => finished.indexOf(name);
+  assert.ok(at('fresh') < at('f2') && at('other-1') < at('f2'), finished.join(', '));
+  assert.ok(at('other-2') < at('f2') && at('f2') < at('f3'), `other-2 asked less than the flooder: ${finished.join(', ')}`);
+  assert.equal(finished.length, 10);
 });

@@ -1,7 +1,11 @@
 /**
  * A bounded queue of jobs that shares its places and its turns fairly between clients (client
  * addresses, see clientKey), so a client flooding it delays itself and not the others. Each client
- * has a usage: the jobs it has had run, decaying by half every `halfLifeMs` (injected clock).
+ * has a usage: the jobs it has asked for (run, queued or refused alike), decaying by half every
+ * `halfLifeMs` (injected clock). Refused jobs count: a refusal costs the asker its priority, so
+ * a client retrying at once whatever it is told goes behind everyone who asks less. (Counting only
+ * the jobs run was not enough: with the hashes slowed down on a busy machine, 64 flooding
+ * addresses were as unserved, "new", as an honest one, and kept every place.)
  *
  * - Turns: the next job is the oldest of the waiting client with the lowest usage. A client never
  *   served lately (usage 0) goes next, whatever others keep queued.
@@ -59,13 +63,18 @@ export class FairQueue<T> {
     return this.#usage.size;
   }
 
-  /** Queues `item` for `client`, possibly in the place of another client's job (returned as `evicted`), or refuses it. */
+  /**
+   * Queues `item` for `client`, possibly in the place of another client's job (returned as
+   * `evicted`), or refuses it; either way the client is charged one use.
+   */
   offer(client: string, item: T): Offer<T> {
+    const usage = this.usageOf(client);
+    this.charge(client);
     let evicted: T | undefined;
     if (this.#size >= this.#capacity) {
       const worst = this.#worstHolder();
       const mine = (this.#waiting.get(client)?.length ?? 0) + 1;
-      if (worst === undefined || !this.#worse(worst.places, worst.usage, mine, this.usageOf(client))) return { admitted: false };
+      if (worst === undefined || !this.#worse(worst.places, worst.usage, mine, usage)) return { admitted: false };
       const jobs = this.#waiting.get(worst.client)!;
       evicted = jobs.pop()!.item;
       if (jobs.length === 0) this.#waiting.delete(worst.client);
@@ -79,7 +88,7 @@ export class FairQueue<T> {
     return evicted === undefined ? { admitted: true } : { admitted: true, evicted };
   }
 
-  /** The next job to run (see the header), its client charged one use; undefined when none waits. */
+  /** The next job to run (see the header); undefined when none waits. */
   take(): T | undefined {
     let chosen: string | undefined;
     let chosenUsage = Infinity;
@@ -98,11 +107,10 @@ export class FairQueue<T> {
     const { item } = jobs.shift()!;
     if (jobs.length === 0) this.#waiting.delete(chosen);
     this.#size--;
-    this.charge(chosen);
     return item;
   }
 
-  /** Counts one use by `client` (a job run without waiting is charged here by the caller). */
+  /** Counts one use by `client` (a job run at once, without an offer, is charged here by the caller). */
   charge(client: string): void {
     const value = this.usageOf(client) + 1;
     this.#usage.delete(client);
