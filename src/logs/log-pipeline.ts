@@ -408,6 +408,9 @@ export class LogPipeline {
 
   #noteDrop(shipper: Shipper): void {
     const now = this.#options.clock.now();
+    if (shipper.drops === null) {
+      this.#options.logger.warn({ jobId: shipper.jobId, paused: shipper.paused, spooledBytes: shipper.spool.diskBytes }, 'Log lines dropped: the job is paused or its spool is full.');
+    }
     shipper.drops ??= { before: this.#dropCount(shipper) - 1, since: now, last: now, paused: false, full: false };
     shipper.drops.last = now;
     if (shipper.paused) shipper.drops.paused = true;
