@@ -33,7 +33,11 @@ const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
 
 export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
   const server: Server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
-    void serve(options, req, res);
+    // A call whose answering itself failed (a bug) is logged and its connection closed, never an unhandled rejection.
+    serve(options, req, res).catch((error: unknown) => {
+      options.logger.error({ script: options.scriptName, err: error }, 'A store binding call failed while it was being answered.');
+      res.destroy();
+    });
   });
   // Bodies can take as long as the script takes to produce them.
   server.requestTimeout = 0;

@@ -52,6 +52,10 @@ export function bodyTooLarge(limit: number): S3Error {
   return new S3Error('MaxMessageLengthExceeded', 400, `Your request was too big: a request body read whole may have at most ${limit} bytes (${limit / 1024 / 1024} MiB). Send less (e.g. fewer keys per DeleteObjects), or stream a large object with PutObject or UploadPart.`);
 }
 
+function incompleteBody(): S3Error {
+  return new S3Error('IncompleteBody', 400, 'You did not provide the number of bytes specified by the Content-Length HTTP header: the body ended early.');
+}
+
 /** A Content-Length (or aws-chunked decoded length) already over `limit`: refused before any byte is read. */
 export function assertDeclaredWithin(req: IncomingMessage, limit = SMALL_BODY_LIMIT): void {
   const declared = Number(req.headers['content-length']);
@@ -86,7 +90,9 @@ export function readBody(req: IncomingMessage, limit = SMALL_BODY_LIMIT): Promis
     };
     const onEnd = (): void => {
       done();
-      resolve(Buffer.concat(chunks));
+      // A client that half-closes before its Content-Length ends the body early, not completely.
+      if (!req.complete) reject(incompleteBody());
+      else resolve(Buffer.concat(chunks));
     };
     const onFailure = (error: Error): void => {
       done();
@@ -95,7 +101,7 @@ export function readBody(req: IncomingMessage, limit = SMALL_BODY_LIMIT): Promis
     // A body cut short (the client closed mid-body) ends with 'close' and no 'end'.
     const onClose = (): void => {
       done();
-      reject(new S3Error('IncompleteBody', 400, 'The request body ended before its Content-Length: the client closed the connection.'));
+      reject(incompleteBody());
     };
     req.on('data', onData);
     req.once('end', onEnd);

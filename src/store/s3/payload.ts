@@ -110,14 +110,28 @@ export function verifiedBody(source: AsyncIterable<Uint8Array>, options: Payload
   const expectedFromHeader = checksumHeader ? String(options.headers[checksumHeader]) : undefined;
   if (chunked) {
     const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
-    return decodeAwsChunked(source, signed, digest, expectedFromHeader, trailerName, options);
+    // No payload hash declared: the signature covers the body as sent (aws-chunked framing and all), checked before its end is decoded.
+    const deferred = options.signing?.verifyDeferred;
+    const sent = deferred ? deferredChecked(kept(source), deferred) : kept(source);
+    return decodeAwsChunked(sent, signed, digest, expectedFromHeader, trailerName, options);
   }
   const check = options.signing?.verifyDeferred
     ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
   // Nothing to verify (UNSIGNED-PAYLOAD, no checksum): the body as it comes, with no layer to pass through.
   if (!check && !digest) return source;
   const mismatch = options.signing?.verifyDeferred ? S3_ERRORS.signatureDoesNotMatch : S3_ERRORS.contentSha256Mismatch;
-  return plainBody(source, check, mismatch, digest, expectedFromHeader, options);
+  return plainBody(kept(source), check, mismatch, digest, expectedFromHeader, options);
+}
+
+/**
+ * The source, iterated without ever being destroyed: a body refused mid-stream (a bad chunk, a
+ * digest or signature mismatch) leaves the request readable, so the handler can still answer its
+ * S3 error (and drain or close) instead of the connection being reset under it. for-await calls
+ * an iterator's return() (which destroys a stream) on an early exit; this iterator has none.
+ */
+function kept(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  const iterator = source[Symbol.asyncIterator]();
+  return { [Symbol.asyncIterator]: () => ({ next: () => iterator.next() }) };
 }
 
 async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: string) => boolean) | undefined, mismatch: () => S3Error,
@@ -142,6 +156,16 @@ async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: st
   }
   if (digest && expected !== undefined) checkDigest(digest, expected, options);
   if (held) yield held;
+}
+
+/** The source as it comes, throwing SignatureDoesNotMatch at its end unless its SHA-256 passes `verify`. */
+async function* deferredChecked(source: AsyncIterable<Uint8Array>, verify: (sha256: string) => boolean): AsyncIterable<Uint8Array> {
+  const hash = createHash('sha256');
+  for await (const chunk of source) {
+    hash.update(chunk);
+    yield chunk;
+  }
+  if (!verify(hash.digest('hex'))) throw S3_ERRORS.signatureDoesNotMatch();
 }
 
 const CRLF = Buffer.from('\r\n');

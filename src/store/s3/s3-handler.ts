@@ -18,6 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
 import { guardedListener } from '../../core/http/guarded-listener.ts';
+import { lingerOnClose } from '../../core/http/lingering-close.ts';
 import type { Logger } from '../../core/log.ts';
 import type { RequestListener } from '../../core/service.ts';
 import { accountStore } from '../engine/account-store.ts';
@@ -210,11 +211,12 @@ export function createS3Handler(options: S3HandlerOptions) {
       res.writeHead(error.status, {
         ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
       });
+      // A body still arriving would reset a connection closed under it, and the client lose the
+      // answer: the close lingers (bounded in time and bytes) for the answer to be read.
+      if (!req.readableEnded && req.socket) lingerOnClose(req.socket);
       res.end(body);
-      // A body the client was told to hold back (no 100 Continue) is never read: the connection
-      // closes after the answer. Any other refused body is drained until then (Node closes the
-      // connection once the answer is written), so the answer reaches the client; a paused
-      // oversized body (readBody) is read no further than that either.
+      // A body the client was told to hold back (no 100 Continue) is never read. Any other
+      // refused body (a paused oversized one too) is read and dropped while the close lingers.
       if (!req.readableEnded && (!expectsContinue(req) || continueSent(res))) req.resume();
     } catch (failure) {
       options.logger.error({ err: failure, cause: thrown, requestId }, 'S3 error answer failed; closing the connection.');

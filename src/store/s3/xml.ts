@@ -2,7 +2,7 @@
  * XML for the S3 API: escaping, response documents, the error body, and the parser of request
  * documents (DeleteObjects, CompleteMultipartUpload).
  */
-import { XMLParser } from 'fast-xml-parser';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
@@ -65,3 +65,16 @@ export const requestXml = new XMLParser({
   entityDecoder: { decode: decodeXmlText, setExternalEntities() {}, addInputEntities() {}, reset() {}, setXmlVersion() {} },
   isArray: (name) => name === 'Object' || name === 'Part',
 });
+
+/**
+ * A request document (DeleteObjects, CompleteMultipartUpload), parsed; throws unless it is
+ * well-formed XML. The parser alone is lenient (an unclosed or mismatched tag still parses), so a
+ * truncated or garbled document would be acted on: it is validated too, after the parse, whose
+ * depth limit refuses a deeply nested document before the validator walks it.
+ */
+export function parseRequestXml(text: string): unknown {
+  const doc: unknown = requestXml.parse(text);
+  const valid = XMLValidator.validate(text);
+  if (valid !== true) throw new Error(`Not well-formed XML: ${valid.err.msg}`);
+  return doc;
+}

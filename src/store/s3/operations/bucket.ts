@@ -1,7 +1,7 @@
 /** Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation. */
 import { StoreError } from '../../engine/errors.ts';
-import { element, OWNER_XML, xmlDocument } from '../xml.ts';
-import { requireBucket, sendEmpty, sendXml, type S3Context } from '../context.ts';
+import { element, OWNER_XML, parseRequestXml, xmlDocument } from '../xml.ts';
+import { readSmallBody, requireBucket, sendEmpty, sendXml, type S3Context } from '../context.ts';
 import { mayUseBucket } from '../key-grant.ts';
 import { S3_ERRORS } from '../s3-error.ts';
 
@@ -56,8 +56,28 @@ function bucketAfter(token: string): string {
 
 export async function createBucket(ctx: S3Context): Promise<void> {
   const name = requireBucket(ctx);
+  await readBucketConfiguration(ctx);
   await ctx.engine.createBucket(name);
   sendEmpty(ctx, 200, { location: `/${name}` });
+}
+
+/**
+ * CreateBucket's optional body, a CreateBucketConfiguration (its LocationConstraint: any region is
+ * accepted, every bucket is in `auto`). Read (at most SMALL_BODY_LIMIT) and checked, as S3 does:
+ * a body that is not such a document is MalformedXML and creates nothing.
+ */
+async function readBucketConfiguration(ctx: S3Context): Promise<void> {
+  const headers = ctx.req.headers;
+  if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0 && ctx.body === undefined) return;
+  const text = await readSmallBody(ctx);
+  if (text.trim() === '') return;
+  let doc: { CreateBucketConfiguration?: unknown };
+  try {
+    doc = parseRequestXml(text) as { CreateBucketConfiguration?: unknown };
+  } catch {
+    throw S3_ERRORS.malformedXml();
+  }
+  if (doc.CreateBucketConfiguration === undefined) throw S3_ERRORS.malformedXml();
 }
 
 export async function headBucket(ctx: S3Context): Promise<void> {

@@ -10,7 +10,7 @@ import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
-import { element, OWNER_FIELDS, OWNER_XML, requestXml, xmlDocument } from '../xml.ts';
+import { element, OWNER_FIELDS, OWNER_XML, parseRequestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
 import { checksumElements, checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
 import { writeCondition } from '../http-conditions.ts';
@@ -83,7 +83,7 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   const text = await readSmallBody(ctx);
   let parts: UploadedPart[];
   try {
-    const doc = requestXml.parse(text) as { CompleteMultipartUpload?: { Part?: Array<Record<string, unknown>> } };
+    const doc = parseRequestXml(text) as { CompleteMultipartUpload?: { Part?: Array<Record<string, unknown>> } };
     if (!doc.CompleteMultipartUpload) throw new Error('no root');
     parts = (doc.CompleteMultipartUpload.Part ?? []).map((p) => ({
       partNumber: Number(p.PartNumber), etag: normaliseEtag(String(p.ETag ?? '').trim()), checksums: namedChecksums(p),

@@ -12,7 +12,7 @@ import { parseRange, preconditionStatus, readPreconditions, writeCondition } fro
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { namesSseC, sseCNotApplicable } from '../write-headers.ts';
-import { element, requestXml, xmlDocument } from '../xml.ts';
+import { element, parseRequestXml, xmlDocument } from '../xml.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -340,7 +340,7 @@ export async function deleteObjects(ctx: S3Context): Promise<void> {
   let keys: string[];
   let quiet: boolean;
   try {
-    const doc = requestXml.parse(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
+    const doc = parseRequestXml(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
     if (!doc.Delete) throw new Error('no Delete');
     keys = (doc.Delete.Object ?? []).map((o) => String(o.Key ?? ''));
     quiet = String(doc.Delete.Quiet ?? 'false').trim() === 'true';
