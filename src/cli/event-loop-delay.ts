@@ -13,6 +13,7 @@ export class EventLoopDelayMonitor {
   readonly #timer: NodeJS.Timeout;
   #expectedAt: number;
   #lastLagMs = 0;
+  #samples = 0;
 
   constructor(sampleMs: number) {
     this.#sampleMs = sampleMs;
@@ -32,6 +33,11 @@ export class EventLoopDelayMonitor {
     return Math.max(this.#lastLagMs, performance.now() - this.#expectedAt);
   }
 
+  /** How many samples were taken: it changes each time the loop gets to run its timers. */
+  get samples(): number {
+    return this.#samples;
+  }
+
   close(): void {
     clearInterval(this.#timer);
   }
@@ -40,5 +46,6 @@ export class EventLoopDelayMonitor {
     const now = performance.now();
     this.#lastLagMs = Math.max(0, now - this.#expectedAt);
     this.#expectedAt = now + this.#sampleMs;
+    this.#samples += 1;
   }
 }

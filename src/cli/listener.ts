@@ -14,7 +14,9 @@
  *   an HTTP parser is attached to it; when the listener holds `maxConnections`, a lighter client's
  *   connection takes the place of the heaviest client's oldest idle one, else it is refused so.
  * - while the event loop runs more than `maxEventLoopDelayMs` behind, new requests are answered
- *   503 at once (load shedding), except the paths in `unshedPaths` (a metrics scrape).
+ *   503 at once (load shedding), except the paths in `unshedPaths` (a metrics scrape) and the first
+ *   UNSHED_ARRIVALS after each sample of the loop's delay. Since shedding stops a loop turn from
+ *   serving more once it runs that far behind, a waiting request waits about two such turns.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -33,6 +35,13 @@ const DRAIN_MS = 2_000;
 const REFUSAL_LINGER_MS = 1_000;
 /** Refused connections allowed to linger at once; beyond, they are closed as soon as the answer is written. */
 const MAX_LINGERING = 1_024;
+/**
+ * Requests a listener serves after each sample of the event loop's delay however far behind it
+ * runs: a few requests arriving behind a pause of the loop's own (a garbage collection, the
+ * machine's other work) are no flood, and shedding them would only fail their clients; a flood
+ * brings far more within one loop turn.
+ */
+const UNSHED_ARRIVALS = 16;
 /** At most one log line per this many ms about refused connections, with the counts since the last. */
 const REFUSAL_LOG_MS = 10_000;
 
@@ -125,6 +134,9 @@ class ListenerGuard {
   #evicted = 0;
   #lastReportAt = -Infinity;
   #shedding = false;
+  /** Requests that arrived since the monitor's sample number `#arrivalsSample`. */
+  #arrivals = 0;
+  #arrivalsSample = -1;
 
   constructor(handler: RequestListener, label: string, limits: ListenerLimits, options: ListenOptions) {
     this.#handler = handler;
@@ -172,8 +184,13 @@ class ListenerGuard {
     this.#limiter.busy(socket);
     res.once('close', () => this.#limiter.idle(socket));
     if (this.#monitor !== undefined) {
+      if (this.#arrivalsSample !== this.#monitor.samples) {
+        this.#arrivalsSample = this.#monitor.samples;
+        this.#arrivals = 0;
+      }
+      this.#arrivals += 1;
       const behindMs = this.#monitor.behindMs();
-      if (behindMs > this.#limits.maxEventLoopDelayMs && !this.#unshed.has(pathOf(req.url))) {
+      if (behindMs > this.#limits.maxEventLoopDelayMs && this.#arrivals > UNSHED_ARRIVALS && !this.#unshed.has(pathOf(req.url))) {
         this.#shed(req, res, behindMs);
         return;
       }

@@ -50,8 +50,14 @@ export const DEFAULTS = {
     maxConnections: 4_096,
     /** Open connections per listener from one client address (IPv6: per /64); more are refused with a 503 at once. */
     maxConnectionsPerClient: 256,
-    /** New requests get a 503 while the event loop runs this far behind (a request would wait that long); 0 never sheds. */
-    maxEventLoopDelayMs: 1_000,
+    /**
+     * New requests get a 503 while the event loop runs this far behind (a request would wait that
+     * long); 0 never sheds. A new connection's request waits about two loop turns of up to this
+     * plus a quarter, so 50 ms keeps a waiting client's median near 150 ms in a request flood even
+     * on a loaded machine (at 1 s it reached 0.4-1.1 s before shedding began); toobusy-js sheds at
+     * 70 ms. A few requests after a pause of the loop's own are never shed (src/cli/listener.ts).
+     */
+    maxEventLoopDelayMs: 50,
   },
   /**
    * Credential checks of the management API (X-Auth-Email / X-Auth-Key, dashboard sign-in) and the

@@ -179,7 +179,7 @@ test('over the total limit a new connection is refused at once; partial heads (a
   assert.equal(await client.calls['S3-compatible API'](), 200, 'the freed slots serve again');
 });
 
-test('while the event loop is starved, every surface sheds new requests with its own 503 + Retry-After; /metrics answers; nothing is shed otherwise', { timeout: 120_000 }, async (t) => {
+test('while the event loop is starved, a crowd of new requests is shed with each surface\'s own 503 + Retry-After, a lone one is not; /metrics answers; nothing is shed otherwise', { timeout: 120_000 }, async (t) => {
   const server = await startServer(t);
   const pid = server.child.pid!;
   const s3 = new S3Client({ endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true, credentials: S3_KEY });
@@ -187,22 +187,22 @@ test('while the event loop is starved, every surface sheds new requests with its
   await s3.send(new CreateBucketCommand({ Bucket: 'shed-test' }));
   const auth = `X-Auth-Email: ${ADMIN.EDGEPORT_ADMIN_EMAIL}\r\nX-Auth-Key: ${ADMIN.EDGEPORT_ADMIN_KEY}\r\n`;
   const rpc = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' });
-  const requests: Array<{ label: string; port: number; head: string }> = [
-    { label: 'edge', port: portOf(server, 'edge'), head: 'GET / HTTP/1.1\r\nHost: nozone.test\r\nConnection: close\r\n\r\n' },
-    { label: 'api', port: portOf(server, 'management API'), head: `GET /client/v4/zones HTTP/1.1\r\nHost: api\r\n${auth}Connection: close\r\n\r\n` },
-    { label: 'gateway', port: portOf(server, 'gateway'), head: `POST /v1/sepolia HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${rpc.length}\r\n\r\n${rpc}` },
+  // While starved, each checked request comes last on its connection after 20 pipelined ones, so they arrive in one loop turn: a
+  // listener serves the first 16 requests after each sample of the loop's delay however far behind it runs (a pause of the loop's
+  // own is no flood), and sheds beyond. S3 closes the connection after an unsigned request's 403, so its request comes alone.
+  let crowd = false;
+  const filler = (request: string): string => (crowd ? request.repeat(20) : '');
+  const requests = (): Array<{ label: string; port: number; head: string }> => [
+    { label: 'edge', port: portOf(server, 'edge'), head: `${filler('GET / HTTP/1.1\r\nHost: nozone.test\r\n\r\n')}GET / HTTP/1.1\r\nHost: nozone.test\r\nConnection: close\r\n\r\n` },
+    { label: 'api', port: portOf(server, 'management API'), head: `${filler(`GET /client/v4/zones HTTP/1.1\r\nHost: api\r\n${auth}\r\n`)}GET /client/v4/zones HTTP/1.1\r\nHost: api\r\n${auth}Connection: close\r\n\r\n` },
+    { label: 'gateway', port: portOf(server, 'gateway'), head: `${filler('GET /metrics HTTP/1.1\r\nHost: gw\r\n\r\n')}POST /v1/sepolia HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${rpc.length}\r\n\r\n${rpc}` },
     { label: 's3', port: portOf(server, 'S3-compatible API'), head: 'GET /shed-test HTTP/1.1\r\nHost: s3\r\nConnection: close\r\n\r\n' },
-    { label: 'metrics', port: portOf(server, 'gateway'), head: 'GET /metrics HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n' },
+    { label: 'metrics', port: portOf(server, 'gateway'), head: `${filler('GET /metrics HTTP/1.1\r\nHost: gw\r\n\r\n')}GET /metrics HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n` },
   ];
-  const send = async (): Promise<Array<{ label: string; text: string }>> => Promise.all(requests.map(async ({ label, port, head }) => {
-    const connection = await openRaw(port, { localAddress: '127.0.0.2', send: head });
-    const complete = new Promise<void>((resolve) => connection.socket.on('data', () => {
-      const length = headerOf(connection.received(), 'content-length');
-      if (length !== undefined && Buffer.byteLength(bodyOf(connection.received()), 'latin1') >= Number(length)) resolve();
-    }));
-    await Promise.race([connection.closed, complete]);
-    connection.socket.destroy();
-    return { label, text: connection.received() };
+  /** Each label's last answer: the checked request's (the connection closes after it). */
+  const send = async (): Promise<Array<{ label: string; text: string }>> => Promise.all(requests().map(async ({ label, port, head }) => {
+    const { text } = await (await openRaw(port, { localAddress: '127.0.0.2', send: head })).closed;
+    return { label, text: text.split(/(?=HTTP\/1\.1 \d{3} )/).at(-1)! };
   }));
   const expectedWhenServed: Record<string, number> = { edge: 530, api: 200, gateway: 200, s3: 403, metrics: 200 };
   // Never otherwise: before the starvation, everything is served.
@@ -213,6 +213,7 @@ test('while the event loop is starved, every surface sheds new requests with its
   // The server stops (SIGSTOP); requests queue in the kernel; then it runs ~30 ms out of every 1.5 s.
   let answers: Array<{ label: string; text: string }> = [];
   process.kill(pid, 'SIGSTOP');
+  crowd = true;
   try {
     let done = false;
     const sending = send().then((result) => { answers = result; done = true; });
@@ -229,19 +230,20 @@ test('while the event loop is starved, every surface sheds new requests with its
   }
   const byLabel = Object.fromEntries(answers.map((a) => [a.label, a.text]));
   console.log(`starved (1.5 s stopped, ~30 ms running): ${answers.map((a) => `${a.label} ${statusOf(a.text)}`).join(', ')}`);
-  for (const label of ['edge', 'api', 'gateway', 's3']) {
+  for (const label of ['edge', 'api', 'gateway']) {
     assert.equal(statusOf(byLabel[label]!), 503, `${label} is shed: ${byLabel[label]}`);
     assert.equal(headerOf(byLabel[label]!, 'retry-after'), '1');
   }
-  const message = 'edgeport is overloaded: new requests would wait more than 1000 ms, so this one was not started. Retry after the Retry-After delay.';
+  const message = 'edgeport is overloaded: new requests would wait more than 50 ms, so this one was not started. Retry after the Retry-After delay.';
   assert.equal(bodyOf(byLabel.edge!), `error 503: ${message}\n`);
   assert.deepEqual(JSON.parse(bodyOf(byLabel.api!)), { result: null, success: false, errors: [{ code: 10100, message }], messages: [] });
   assert.deepEqual(JSON.parse(bodyOf(byLabel.gateway!)), { jsonrpc: '2.0', id: null, error: { code: -32005, message } });
-  assert.equal(headerOf(byLabel.gateway!, 'connection'), 'close', 'a request with a body is not read on');
-  assert.match(bodyOf(byLabel.s3!), /<Error><Code>SlowDown<\/Code><Message>edgeport is overloaded/);
+  // A lone request behind a pause is served (here, S3's 403 to an unsigned request); S3's SlowDown shape is in test/cli/listener-errors.test.ts.
+  assert.equal(statusOf(byLabel.s3!), 403, 'a lone request is not shed');
   assert.equal(statusOf(byLabel.metrics!), 200, 'GET /metrics on the gateway is never shed');
 
   // Caught up: served again.
+  crowd = false;
   await sleep(500);
   for (let i = 0; i < 5; i++) {
     for (const answer of await send()) assert.equal(statusOf(answer.text), expectedWhenServed[answer.label], `${answer.label} after`);
