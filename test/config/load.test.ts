@@ -89,3 +89,14 @@ test('[auth]: defaults, every key read, out-of-range values and unknown keys nam
     return true;
   });
 });
+
+test('[logs] spool bounds and file_roots_claimable: documented defaults, set in the file, refused when out of range', { timeout: 10_000 }, (t) => {
+  const { logs } = loadConfig({ env: {} });
+  assert.deepEqual([logs.fileRootsClaimable, logs.maxJobSpoolBytes, logs.maxTotalSpoolBytes, logs.pauseAfterFailingMs], [false, 64 * 1024 * 1024, 1024 * 1024 * 1024, 300_000]);
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, '[logs]\nfile_roots_claimable = true\nmax_job_spool_bytes = 1048576\nmax_total_spool_bytes = 8388608\npause_after_failing_ms = 60000\n');
+  const set = loadConfig({ file, env: {} }).logs;
+  assert.deepEqual([set.fileRootsClaimable, set.maxJobSpoolBytes, set.maxTotalSpoolBytes, set.pauseAfterFailingMs], [true, 1_048_576, 8_388_608, 60_000]);
+  writeFileSync(file, '[logs]\nmax_job_spool_bytes = 100\npause_after_failing_ms = 10\n');
+  assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /logs\.max_job_spool_bytes/.test(String(error)) && /logs\.pause_after_failing_ms/.test(String(error)));
+});
