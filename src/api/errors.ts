@@ -102,7 +102,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_JOB_LIMIT: { kind: 'user', status: 403, code: 1004, message: 'creating a new job (for http_requests dataset) is not allowed: exceeded max jobs allowed' },
   API_OWNERSHIP_CHALLENGE_MISSING: { kind: 'user', status: 400, code: 1002, message: 'missing ownership challenge: <scheme>:// destinations need the token written by POST /zones/<zone_id>/logshipping/ownership' },
   API_OWNERSHIP_CHALLENGE_INVALID: { kind: 'user', status: 400, code: 1002, message: 'incorrect ownership challenge' },
-  API_DESTINATION_UNREACHABLE: { kind: 'user', status: 400, code: 1002, message: 'error validating destination: error writing object: error uploading' },
+  API_DESTINATION_UNREACHABLE: { kind: 'user', status: 400, code: 1002, message: 'error validating destination: error writing object: error uploading: <what failed, e.g. no answer within 10000 ms, connect ECONNREFUSED <address>, answered HTTP 403>' },
   API_ACCESS_KEY_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_SIGN_IN_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_NOT_SIGNED_IN: { kind: 'user', status: 401, code: 10000, message: 'Not signed in: the session is missing, expired or ended; sign in again with POST /client/v4/sessions' },
