@@ -137,7 +137,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
             </div>
             <div class="field field-wide">
               <label for="job-destination-conf">Destination</label>
-              <input id="job-destination-conf" required value={draft.destination} placeholder="file:///tmp/edgeport-logs/{DATE}" spellcheck={false}
+              <input id="job-destination-conf" required value={draft.destination} placeholder="file:///tmp/edgeport-logs/my-zone/{DATE}" spellcheck={false}
                 aria-describedby="job-destination-help" aria-invalid={destinationProblem ? true : undefined} onInput={(e) => set({ destination: e.currentTarget.value, token: '' })} />
               <p id="job-destination-help" class={destinationProblem ? 'field-problem' : 'help'}>
                 {destinationProblem ?? <>file:///dir (below the server's file roots), store://bucket/path, s3://bucket/path?region=…&amp;access-key-id=…&amp;secret-access-key=…, or https://host/path. <code>{'{DATE}'}</code> becomes the day.</>}
