@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { test, type TestContext } from 'node:test';
 import { jobResult } from '../../src/api/logshipping/job-schema.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
+import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { readAll } from '../helpers/engine.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
 import { ENDPOINT_KEY_ID, ENDPOINT_SECRET, startS3Endpoint } from '../helpers/s3-endpoint.ts';
@@ -307,4 +311,46 @@ test('s3:// and https:// destinations are tried when the job is made: one that n
   const made = await api.call(jobs, { method: 'POST', json: { destination_conf: `s3://${endpoint.bucket}/edge/{DATE}?region=auto&${key}&endpoint=${endpoint.endpoint}` } });
   assert.equal(made.status, 200, JSON.stringify(made.body));
   assert.ok(await endpoint.engine.head(endpoint.bucket, 'edge/edgeport-destination-test.json.gz'), 'the test object was written below the fixed part of the path');
+});
+
+test('DELETE of a job removes its spool right after it answers (the pipeline hears the change), and a PUT to an unreachable destination is refused and changes nothing', { timeout: 20_000 }, async (t) => {
+  const api = await startApi(t);
+  const zoneId = await zoneOf(api);
+  const jobs = `/zones/${zoneId}/logshipping/jobs`;
+  const dir = join(tempDir(t), 'logs');
+  await api.call(`/zones/${zoneId}/logshipping/ownership`, { method: 'POST', json: { destination_conf: `file://${dir}` } });
+  const created = await api.call(jobs, { method: 'POST', json: { destination_conf: `file://${dir}`, ownership_challenge: readFileSync(join(dir, 'ownership-challenge.txt'), 'utf8'), enabled: true } });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  const pipeline = new LogPipeline({
+    dataDir: api.dataDir, jobs: api.control, engine: api.engine, clock: api.clock, logger: silentLogger,
+    fileRoots: new FileRoots({ roots: [tmpdir()], dataDir: api.dataDir }), maxIntervalMs: 300_000,
+  });
+  t.after(() => pipeline.close());
+  pipeline.start();
+  const active = await pipeline.jobsFor(zoneId);
+  for (let i = 0; i < 20; i++) {
+    pipeline.emit(active, {
+      RayID: `ray${i}`, ZoneName: 'example.com', EdgeStartTimestamp: api.clock.now(), EdgeEndTimestamp: api.clock.now(), ClientIP: '192.0.2.1', ClientRequestHost: 'example.com',
+      ClientRequestMethod: 'GET', ClientRequestURI: '/', ClientRequestPath: '/', ClientRequestProtocol: 'HTTP/1.1', ClientRequestScheme: 'http', ClientRequestUserAgent: '',
+      ClientRequestReferer: '', ClientRequestBytes: 0, EdgeResponseStatus: 200, EdgeResponseBytes: 0, EdgeResponseContentType: '', OriginResponseStatus: 200,
+      OriginResponseTime: 0, WorkerSubrequest: false, RequestHeaders: {}, ResponseHeaders: {}, Cookies: { session: 'secret' },
+    });
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  const spool = join(api.dataDir, 'logs', 'jobs', String(created.body.result.id));
+  assert.ok(readdirSync(spool).some((name) => name.endsWith('.spool')), 'the lines wait in the spool');
+
+  const closed = `http://127.0.0.1:${await reservePort(t)}/ingest`;
+  const moved = await api.call(`${jobs}/${created.body.result.id}`, { method: 'PUT', json: { destination_conf: closed } });
+  assert.deepEqual([moved.status, moved.body.errors[0].code], [400, 1002]);
+  assert.match(moved.body.errors[0].message, /error uploading: POST http:\/\/127\.0\.0\.1:\d+\/ingest failed: .*ECONNREFUSED/);
+  assert.equal((await api.call(`${jobs}/${created.body.result.id}`)).body.result.destination_conf, `file://${dir}`);
+
+  assert.equal((await api.call(`${jobs}/${created.body.result.id}`, { method: 'DELETE' })).status, 200);
+  const answered = Date.now();
+  while (existsSync(spool)) {
+    assert.ok(Date.now() - answered < 1_000, 'the spool is gone within a second of the DELETE');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(pipeline.spooledBytes, 0);
 });
