@@ -146,7 +146,9 @@ test('default limits: the flood is refused with 429 before any hash, and 1 KiB P
   const checked = flood.byStatus['403'] ?? 0;
   assert.ok(checked <= 20, `at most 20 failures from one address are checked (the default), ${checked} were`);
   assert.ok(flood.sent >= MIN_FLOOD, `a flood: ${flood.sent} wrong-key requests`);
-  assert.deepEqual(flood.byStatus, { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked }, 'every other one was refused with 429');
+  // Less what the listener shed while the machine ran behind (it answers everyone alike).
+  const shed = flood.byStatus.shed ?? 0;
+  assert.deepEqual(flood.byStatus, { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked - shed, ...(shed > 0 ? { shed } : {}) }, 'every other one was refused with 429');
 });
 
 test('limits raised out of reach: every wrong key is hashed on the scrypt thread or refused 503, and PUTs stay under 150 ms p99', { timeout: 180_000 }, async (t) => {

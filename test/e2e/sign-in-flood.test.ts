@@ -193,7 +193,7 @@ test('10 fresh sign-ins with correct keys are admitted within 1 s each while 64 
   assert.ok(round.during, 'every sign-in was answered while the flood ran');
   assert.ok((round.flood.byStatus['403'] ?? 0) > 0, 'wrong keys were hashed (and refused)');
   // How many hashes run in 8 s depends on the machine (20 to 160 here): the flood kept the queue full.
-  assert.ok((round.flood.byStatus['503'] ?? 0) > round.flood.sent / 2, 'most of the flood found the hash queue full');
+  assert.ok((round.flood.byStatus['503'] ?? 0) > (round.flood.sent - (round.flood.byStatus.shed ?? 0)) / 2, 'most of the flood found the hash queue full');
   assert.equal(round.flood.byStatus.error, undefined);
 });
 

@@ -7,10 +7,14 @@
  * the jobs run was not enough: with the hashes slowed down on a busy machine, 64 flooding
  * addresses were as unserved, "new", as an honest one, and kept every place.)
  *
- * - Turns: the next job is the oldest of the waiting client with the lowest usage. A client never
- *   served lately (usage 0) goes next, whatever others keep queued.
+ * A client's standing is its usage less its jobs still waiting (the asks already served or
+ * refused): a job waiting does not lower its own client's turn, so a client that asked once and
+ * waits is level with one asking for the first time, and keeps its place against it.
+ *
+ * - Turns: the next job is the oldest of the waiting client with the lowest standing. A client
+ *   that has not asked lately goes next, whatever others keep queued.
  * - Places: with the queue full, a new job takes the place of the newest job of the client that
- *   holds the most places (then: has the highest usage), when that client is worse off by that
+ *   holds the most places (then: has the highest standing), when that client is worse off by that
  *   measure than the newcomer would be; otherwise the new job is refused. So a few flooding
  *   clients cannot hold every place against a client with nothing queued.
  *
@@ -68,13 +72,13 @@ export class FairQueue<T> {
    * `evicted`), or refuses it; either way the client is charged one use.
    */
   offer(client: string, item: T): Offer<T> {
-    const usage = this.usageOf(client);
+    const standing = this.#standing(client);
     this.charge(client);
     let evicted: T | undefined;
     if (this.#size >= this.#capacity) {
       const worst = this.#worstHolder();
       const mine = (this.#waiting.get(client)?.length ?? 0) + 1;
-      if (worst === undefined || !this.#worse(worst.places, worst.usage, mine, usage)) return { admitted: false };
+      if (worst === undefined || !this.#worse(worst.places, worst.standing, mine, standing)) return { admitted: false };
       const jobs = this.#waiting.get(worst.client)!;
       evicted = jobs.pop()!.item;
       if (jobs.length === 0) this.#waiting.delete(worst.client);
@@ -91,14 +95,14 @@ export class FairQueue<T> {
   /** The next job to run (see the header); undefined when none waits. */
   take(): T | undefined {
     let chosen: string | undefined;
-    let chosenUsage = Infinity;
+    let chosenStanding = Infinity;
     let chosenSeq = Infinity;
     for (const [client, jobs] of this.#waiting) {
-      const usage = this.usageOf(client);
+      const standing = this.#standing(client);
       const seq = jobs[0]!.seq;
-      if (usage < chosenUsage - NEGLIGIBLE || (Math.abs(usage - chosenUsage) <= NEGLIGIBLE && seq < chosenSeq)) {
+      if (standing < chosenStanding - NEGLIGIBLE || (Math.abs(standing - chosenStanding) <= NEGLIGIBLE && seq < chosenSeq)) {
         chosen = client;
-        chosenUsage = usage;
+        chosenStanding = standing;
         chosenSeq = seq;
       }
     }
@@ -139,18 +143,23 @@ export class FairQueue<T> {
     return all;
   }
 
-  /** The client holding the most places (ties: the highest usage). */
-  #worstHolder(): { client: string; places: number; usage: number } | undefined {
-    let worst: { client: string; places: number; usage: number } | undefined;
+  /** The client's usage less its jobs waiting (see the header); never below 0 (usage decays, waiting jobs do not). */
+  #standing(client: string): number {
+    return Math.max(0, this.usageOf(client) - (this.#waiting.get(client)?.length ?? 0));
+  }
+
+  /** The client holding the most places (ties: the highest standing). */
+  #worstHolder(): { client: string; places: number; standing: number } | undefined {
+    let worst: { client: string; places: number; standing: number } | undefined;
     for (const [client, jobs] of this.#waiting) {
-      const usage = this.usageOf(client);
-      if (worst === undefined || this.#worse(jobs.length, usage, worst.places, worst.usage)) worst = { client, places: jobs.length, usage };
+      const standing = this.#standing(client);
+      if (worst === undefined || this.#worse(jobs.length, standing, worst.places, worst.standing)) worst = { client, places: jobs.length, standing };
     }
     return worst;
   }
 
-  /** Whether (places a, usage a) is strictly worse off than (places b, usage b). */
-  #worse(placesA: number, usageA: number, placesB: number, usageB: number): boolean {
-    return placesA > placesB || (placesA === placesB && usageA > usageB + NEGLIGIBLE);
+  /** Whether (places a, standing a) is strictly worse off than (places b, standing b). */
+  #worse(placesA: number, standingA: number, placesB: number, standingB: number): boolean {
+    return placesA > placesB || (placesA === placesB && standingA > standingB + NEGLIGIBLE);
   }
 }

@@ -80,6 +80,13 @@ export class ScryptThread {
   readonly #worker = new ScryptWorker(THREAD_NICE);
   readonly #freshWorker = new ScryptWorker(0);
   readonly #freshWaiting: Job[] = [];
+  /**
+   * A derivation is under way on each thread, as this class sees it: set when one is started and
+   * cleared only when none follows, so a derive() made while a finished one's result is handed out
+   * (its caller's continuation runs first) queues instead of starting on the thread.
+   */
+  #busy = false;
+  #freshBusy = false;
   #estimateMs = INITIAL_ESTIMATE_MS;
   #closed = false;
 
@@ -90,7 +97,7 @@ export class ScryptThread {
 
   /** Derivations waiting or running. */
   get queued(): number {
-    return this.#waiting.size + (this.#worker.busy ? 1 : 0) + this.#freshWaiting.length + (this.#freshWorker.busy ? 1 : 0);
+    return this.#waiting.size + (this.#busy ? 1 : 0) + this.#freshWaiting.length + (this.#freshBusy ? 1 : 0);
   }
 
   /**
@@ -104,20 +111,20 @@ export class ScryptThread {
     return new Promise<Buffer>((resolve, reject) => {
       const job: Job = { job: { password, salt, N: cost.N, r: cost.r, p: cost.p, keyLength: cost.keyLength }, resolve, reject };
       const fresh = client !== NO_CLIENT && this.#waiting.usageOf(client) < FRESH_BELOW;
-      if (fresh && (!this.#freshWorker.busy || this.#freshWaiting.length < FRESH_MAX_WAITING)) {
+      if (fresh && (!this.#freshBusy || this.#freshWaiting.length < FRESH_MAX_WAITING)) {
         this.#waiting.charge(client);
-        if (this.#freshWorker.busy) this.#freshWaiting.push(job);
+        if (this.#freshBusy) this.#freshWaiting.push(job);
         else this.#runFresh(job);
         return;
       }
-      if (!this.#worker.busy) {
+      if (!this.#busy) {
         this.#waiting.charge(client);
         this.#run(job);
         return;
       }
       const offer = this.#waiting.offer(client, job);
-      if (!offer.admitted) reject(this.#busy());
-      else if (offer.evicted) offer.evicted.reject(this.#busy());
+      if (!offer.admitted) reject(this.#busyError());
+      else if (offer.evicted) offer.evicted.reject(this.#busyError());
     });
   }
 
@@ -129,28 +136,42 @@ export class ScryptThread {
     await Promise.all([this.#worker.close(error), this.#freshWorker.close(error)]);
   }
 
-  #busy(): ScryptBusyError {
+  #busyError(): ScryptBusyError {
     return new ScryptBusyError(Math.ceil((this.#waiting.size + 1) * this.#estimateMs));
   }
 
-  /** Runs `job` on the low-priority thread, then the next the fair queue gives. */
+  /** Runs `job` on the low-priority thread; when done, the next the fair queue gives is started before the result is handed out. */
   #run(job: Job): void {
+    this.#busy = true;
+    const next = () => {
+      const following = this.#closed ? undefined : this.#waiting.take();
+      if (following) this.#run(following);
+      else this.#busy = false;
+    };
     this.#worker.run(job.job).then(({ bytes, ms }) => {
       this.#estimateMs = 0.8 * this.#estimateMs + 0.2 * ms;
+      next();
       job.resolve(bytes);
-    }, (error: Error) => job.reject(error)).finally(() => {
-      if (this.#closed) return;
-      const next = this.#waiting.take();
-      if (next) this.#run(next);
+    }, (error: Error) => {
+      next();
+      job.reject(error);
     });
   }
 
-  /** Runs `job` on the fresh clients' thread, then the next fresh one waiting. */
+  /** Runs `job` on the fresh clients' thread; when done, the next fresh one waiting is started first. */
   #runFresh(job: Job): void {
-    this.#freshWorker.run(job.job).then(({ bytes }) => job.resolve(bytes), (error: Error) => job.reject(error)).finally(() => {
-      if (this.#closed) return;
-      const next = this.#freshWaiting.shift();
-      if (next) this.#runFresh(next);
+    this.#freshBusy = true;
+    const next = () => {
+      const following = this.#closed ? undefined : this.#freshWaiting.shift();
+      if (following) this.#runFresh(following);
+      else this.#freshBusy = false;
+    };
+    this.#freshWorker.run(job.job).then(({ bytes }) => {
+      next();
+      job.resolve(bytes);
+    }, (error: Error) => {
+      next();
+      job.reject(error);
     });
   }
 }
