@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // The `edgeport` command. Sources are TypeScript: a fresh server bundle (built by `npm run build`,
 // see bin/server-bundle.js) is loaded when there is one, else the sources themselves through tsx's
-// module hooks. The worker threads that host scripts are started with `--import tsx` either way
-// (src/runtime/worker-pool.ts).
+// module hooks. Scripts run in workerd processes, not in this one (src/runtime/workerd).
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freshBundle } from './server-bundle.js';
 

@@ -1,13 +1,19 @@
 /**
  * Compatibility dates and flags (DESIGN.md "script config"): the date's format and range, and the
- * table of flags this runtime knows. Behaviour that changed on a date is on from that date or by flag.
+ * flags that are edgeport's own. A script's other flags are workerd's, which knows every flag of
+ * the platform and refuses unknown ones itself ("No such compatibility flag: …"); the in-process
+ * `openStoreBucket` knows only the flags below. Behaviour that changed on a date is on from that
+ * date or by flag.
  */
 
-/** Every flag a script config may name, with what it does here. */
+/** Flags edgeport itself implements (the bucket binding's), with what they do; workerd never sees them. */
 export const COMPATIBILITY_FLAGS = {
   store_list_honor_include: 'StoreBucket.list() honours `include` before 2022-08-04 too (SPEC §4.3 list rule 3).',
-  nodejs_compat: 'Accepted as on the real platform; Node.js built-in modules are always importable here.',
+  nodejs_compat: 'workerd\'s flag for Node.js APIs; accepted by openStoreBucket, where Node.js is all there is.',
 } as const satisfies Record<string, string>;
+
+/** The flags of COMPATIBILITY_FLAGS that edgeport implements and workerd does not know. */
+export const EDGEPORT_FLAGS: ReadonlySet<string> = new Set(['store_list_honor_include'] satisfies CompatibilityFlag[]);
 
 export type CompatibilityFlag = keyof typeof COMPATIBILITY_FLAGS;
 
@@ -29,7 +35,17 @@ export function compatibilityDateProblem(date: string, now: number): string | un
   return undefined;
 }
 
-/** The flags this runtime does not know, in the order given. */
+/**
+ * The problem with a date later than `newest`, the newest date the installed workerd supports
+ * (workerd refuses such a date: the platform's runtime is always current, a self-hosted one is as
+ * new as its package); undefined when it is not later.
+ */
+export function newerThanRuntimeProblem(date: string, newest: string, runtime: string): string | undefined {
+  if (date <= newest) return undefined;
+  return `${date} is later than ${newest}, the newest date the installed ${runtime} supports; use ${newest} or earlier, or update the workerd package`;
+}
+
+/** The flags openStoreBucket does not know, in the order given. */
 export function unknownCompatibilityFlags(flags: readonly string[]): string[] {
   return flags.filter((flag) => !Object.hasOwn(COMPATIBILITY_FLAGS, flag));
 }

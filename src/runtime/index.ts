@@ -1,6 +1,6 @@
 /**
- * The script runtime: script configs, compatibility dates and flags, env bindings, and the worker
- * pool that runs scripts isolated from the server (DESIGN.md "Script isolation").
+ * The script runtime: script configs, compatibility dates and flags, and the host that runs each
+ * script in workerd, isolated from the server (DESIGN.md "Script isolation").
  */
 export { COMPATIBILITY_FLAGS, type CompatibilityFlag } from './compat.ts';
 export { RUNTIME_ERRORS, RuntimeError, SCRIPT_FAILURES, type RuntimeErrorCode, type ScriptFailure } from './errors.ts';
@@ -8,4 +8,3 @@ export { startScriptHost, type ScriptHost, type ScriptHostOptions } from './host
 export {
   loadScriptConfig, parseScriptConfig, SCRIPT_LIMIT_DEFAULTS, type ScriptConfig, type ScriptLimits, type StoreBucketBinding,
 } from './script-config.ts';
-export { WorkerPool, type WorkerPoolOptions } from './worker-pool.ts';

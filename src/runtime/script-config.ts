@@ -7,13 +7,14 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { ConfigError, deepFreeze, formatIssues } from '../config/load.ts';
-import { compatibilityDateProblem, unknownCompatibilityFlags } from './compat.ts';
+import { compatibilityDateProblem, newerThanRuntimeProblem } from './compat.ts';
+import { WORKERD } from './workerd/workerd-package.ts';
 
 /** Per-script limits when the config names none. */
 export const SCRIPT_LIMIT_DEFAULTS = {
-  /** How long a script may keep its worker's event loop busy without yielding, per stretch (ms). */
+  /** How long a script may hold its isolate without yielding, per stretch (ms): the supervisor's probe waits this long. */
   cpuMs: 30_000,
-  /** Old-generation heap of each worker running the script (MiB), as the real platform's 128 MB. */
+  /** V8's old-generation heap limit of the script's workerd process (MiB), as the real platform's 128 MB. */
   memoryMb: 128,
 } as const;
 
@@ -28,12 +29,17 @@ export interface StoreBucketBinding {
   bucketName: string;
 }
 
-/** What runs the script: Node worker threads (the default for now) or workerd, the open-source Workers runtime. */
-export type ScriptRuntimeKind = 'node' | 'workerd';
-export const SCRIPT_RUNTIMES: readonly ScriptRuntimeKind[] = ['node', 'workerd'];
+/**
+ * What a `runtime` key other than "workerd" is told. The Node worker-thread runtime was removed:
+ * it let a script read the server's files and environment and end its process.
+ */
+const RUNTIME_NODE_REMOVED = 'scripts now run in workerd only: the Node.js worker-thread runtime was removed, since a script there could reach the server\'s files, '
+  + 'environment and process. Leave `runtime` out (or set runtime = "workerd"). In workerd a script has the platform\'s Web APIs and nothing of the host '
+  + '(no files, environment or process of the server); Node.js APIs (node:buffer, node:crypto, a virtual node:fs, process with an empty env) come with '
+  + 'compatibility_flags = ["nodejs_compat"] (on by default from 2026-08-04), as on the platform';
 
 /**
- * Which addresses a script's outbound fetch() may connect to (workerd only): CIDR blocks or
+ * Which addresses a script's outbound fetch() may connect to: CIDR blocks or
  * workerd's names `public`, `private`, `local`, `network`, `unix`, `unix-abstract`. A connection
  * is allowed when it matches an `allow` entry and no `deny` entry.
  */
@@ -44,7 +50,8 @@ export interface ScriptOutbound {
 
 export interface ScriptConfig {
   name: string;
-  runtime: ScriptRuntimeKind;
+  /** Always workerd (DESIGN.md "Script isolation"); the key is kept so configs that name it still load. */
+  runtime: 'workerd';
   /** Absolute path of the ES module. */
   main: string;
   compatibilityDate: string;
@@ -75,12 +82,15 @@ const addressList = z.array(z.string().refine((entry) => ADDRESS_CLASSES.has(ent
 function scriptConfigSchema(baseDir: string, now: number) {
   return z.strictObject({
     name: z.string().min(1),
-    runtime: z.enum(SCRIPT_RUNTIMES).default('node'),
+    runtime: z.string().optional().superRefine((runtime, ctx) => {
+      if (runtime === undefined || runtime === 'workerd') return;
+      ctx.addIssue({ code: 'custom', message: runtime === 'node' ? RUNTIME_NODE_REMOVED : `must be "workerd", the only runtime (or left out), got ${JSON.stringify(runtime)}` });
+    }),
     main: z.string().min(1).refine((main) => existsSync(resolve(baseDir, main)), {
       error: (issue) => `file ${resolve(baseDir, String(issue.input))} does not exist`,
     }),
     compatibility_date: z.string().superRefine((date, ctx) => {
-      const problem = compatibilityDateProblem(date, now);
+      const problem = compatibilityDateProblem(date, now) ?? newerThanRuntimeProblem(date, WORKERD.compatibilityDate, `workerd (${WORKERD.version})`);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
     compatibility_flags: z.array(z.string()).default([]),
@@ -103,13 +113,9 @@ function scriptConfigSchema(baseDir: string, now: number) {
       allow: addressList.optional(),
       deny: addressList.optional(),
     }).optional(),
-  }).superRefine((config, ctx) => {
-    // workerd knows every flag of the platform and refuses unknown ones itself when it starts.
-    if (config.runtime === 'workerd') return;
-    const unknown = unknownCompatibilityFlags(config.compatibility_flags);
-    if (unknown.length > 0) ctx.addIssue({ code: 'custom', path: ['compatibility_flags'], message: `unknown flag(s) ${unknown.map((f) => JSON.stringify(f)).join(', ')}` });
-    if (config.outbound !== undefined) ctx.addIssue({ code: 'custom', path: ['outbound'], message: 'is enforced by workerd only: set runtime = "workerd"' });
   });
+  // compatibility_flags: workerd knows every flag of the platform and refuses an unknown one itself
+  // when the script starts, in the platform's words ("No such compatibility flag: …").
 }
 
 export interface ParseScriptConfigOptions {
@@ -130,7 +136,7 @@ export function parseScriptConfig(raw: unknown, options: ParseScriptConfigOption
   const file = parsed.data;
   return deepFreeze({
     name: file.name,
-    runtime: file.runtime,
+    runtime: 'workerd',
     main: resolve(options.baseDir, file.main),
     compatibilityDate: file.compatibility_date,
     compatibilityFlags: file.compatibility_flags,

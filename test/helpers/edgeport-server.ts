@@ -97,7 +97,7 @@ export function readyLine(child: ChildProcess, ready: RegExp, stderr: () => stri
  * Writes `<name>.mjs` and an edgeport.toml that routes it and binds `bucket` as env.BUCKET, both in
  * `dir`; returns the `--config` arguments for `startEdgeport`.
  */
-/** `extra`: more TOML lines for the script's entry (e.g. `runtime = "workerd"`). */
+/** `extra`: more TOML lines for the script's entry (e.g. `[limits]`, `outbound`). */
 export function writeScriptConfig(dir: string, script: { name: string; source: string; route: string; bucket: string; extra?: string }): string[] {
   writeFileSync(join(dir, `${script.name}.mjs`), script.source);
   writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]

@@ -1,6 +1,8 @@
 /**
- * Runs a script through the real script host (worker pool + node:http) on port 0, in process, and
+ * Runs a script through the real script host (workerd + node:http) on port 0, in process, and
  * captures what it logs. For runtime tests; test/helpers/dev-server.ts runs the whole CLI instead.
+ * Each host starts a workerd process (about a second of CPU): a file whose tests can share one
+ * passes the file's own `{ after }` (node:test's top-level hook) instead of a test's context.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -29,11 +31,14 @@ export interface TestHost {
 export interface TestHostOptions {
   /** Extra keys of the script config (snake_case, as in TOML). */
   config?: Record<string, unknown>;
-  poolSize?: number;
+  /** The account whose buckets the script binds (default: none, as `edgeport dev` before any account exists). */
+  accountId?: string | null;
+  /** The data dir (default: a directory of the host's own). */
+  dataDir?: string;
 }
 
 /** Writes `source` as the script's module, starts a host for it, and stops it when the test ends. */
-export async function startTestHost(t: TestContext, source: string, options: TestHostOptions = {}): Promise<TestHost> {
+export async function startTestHost(t: Pick<TestContext, 'after'>, source: string, options: TestHostOptions = {}): Promise<TestHost> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-host-'));
   let stop = async (): Promise<void> => undefined;
   t.after(async () => {
@@ -44,8 +49,8 @@ export async function startTestHost(t: TestContext, source: string, options: Tes
   const script = parseScriptConfig({ name: 'test-script', main: 'script.mjs', compatibility_date: '2025-01-01', ...options.config }, { baseDir: dir });
   const logs: LogRecord[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogRecord) });
-  const dataDir = join(dir, 'data');
-  const host = await startScriptHost({ script, accountId: null, dataDir, logger, ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}) });
+  const dataDir = options.dataDir ?? join(dir, 'data');
+  const host = await startScriptHost({ script, accountId: options.accountId ?? null, dataDir, logger });
   const server = createServer(host.handle);
   let stopped: Promise<void> | undefined;
   stop = () => stopped ??= (async () => {

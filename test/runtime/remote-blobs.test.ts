@@ -1,7 +1,7 @@
 /**
- * A script host whose store keeps blobs on an S3-compatible endpoint: the workers open the same
- * blob store as the server, and an untouched store body (sent by the server, not the script) is
- * streamed from the blob store's reads, as there are no files to pipe.
+ * A script host whose store keeps blobs on an S3-compatible endpoint: the script's binding (in
+ * workerd, through the store service) writes there, and bodies are streamed back from the blob
+ * store's reads, as there are no files to pipe.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -26,14 +26,14 @@ const SCRIPT = `export default {
 };
 `;
 
-test('a script on s3:// blobs: its workers write there, and the server streams bodies back from it', { timeout: 60_000 }, async (t) => {
+test('a script on s3:// blobs: its binding writes there, and bodies stream back from it', { timeout: 60_000 }, async (t) => {
   const endpoint = await startS3Endpoint(t);
   const dir = tempDir(t);
   writeFileSync(join(dir, 'script.mjs'), SCRIPT);
   const script = parseScriptConfig({
     name: 'blobs', main: 'script.mjs', compatibility_date: '2025-01-01', store_buckets: [{ binding: 'BUCKET', bucket_name: 'data' }],
   }, { baseDir: dir });
-  const host = await startScriptHost({ script, accountId: null, dataDir: join(dir, 'data'), blobsUrl: endpoint.blobsUrl('host'), logger: silentLogger, poolSize: 1 });
+  const host = await startScriptHost({ script, accountId: null, dataDir: join(dir, 'data'), blobsUrl: endpoint.blobsUrl('host'), logger: silentLogger });
   const server = createServer(host.handle);
   t.after(async () => {
     server.closeAllConnections();
@@ -47,7 +47,7 @@ test('a script on s3:// blobs: its workers write there, and the server streams b
   for (let i = 0; i < body.length; i++) body[i] = (i * 31) % 253;
   const put = await fetch(`${url}/big`, { method: 'PUT', body });
   assert.equal(await put.text(), createHash('md5').update(body).digest('hex'));
-  assert.equal((await endpoint.engine.list('blobs', { prefix: 'host/' })).objects.length, 1, 'the worker wrote the blob to the endpoint');
+  assert.equal((await endpoint.engine.list('blobs', { prefix: 'host/' })).objects.length, 1, 'the binding wrote the blob to the endpoint');
 
   const got = await fetch(`${url}/big`);
   assert.equal(got.status, 200);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../src/config/load.ts';
 import { loadScriptConfig, parseScriptConfig, SCRIPT_LIMIT_DEFAULTS } from '../../src/runtime/script-config.ts';
+import { WORKERD } from '../../src/runtime/workerd/workerd-package.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const NOW = Date.UTC(2026, 10, 22);
@@ -39,7 +40,7 @@ bucket_name = "photo-bucket"
   const config = loadScriptConfig(file, { now: NOW });
   assert.deepEqual(config, {
     name: 'photos',
-    runtime: 'node',
+    runtime: 'workerd',
     main: join(dir, 'worker.mjs'),
     compatibilityDate: '2022-08-04',
     compatibilityFlags: ['store_list_honor_include'],
@@ -64,13 +65,13 @@ test('JSON works too, and limits can be set', { timeout: 10_000 }, (t) => {
   assert.deepEqual(config.routes, []);
 });
 
-test('every problem is reported at once: unknown keys by name, bad bindings, bucket names, flags, date, main', { timeout: 10_000 }, (t) => {
+test('every problem is reported at once: unknown keys by name, bad bindings, bucket names, runtime, date, main', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   invalid(() => parseScriptConfig({
     name: 'x',
     main: 'missing.mjs',
     compatibility_date: '2099-01-01',
-    compatibility_flags: ['nodejs_compat', 'warp_drive'],
+    runtime: 'node',
     store_buckets: [{ binding: 'my-bucket', bucket_name: 'UPPER' }, { binding: 'class', bucket_name: 'ok-bucket', extra: 1 }],
     colour: 'blue',
     limits: { cpu_ms: 5, gpu: 1 },
@@ -78,7 +79,7 @@ test('every problem is reported at once: unknown keys by name, bad bindings, buc
   /unknown key\(s\) "colour"/,
   /main: file .*missing\.mjs does not exist/,
   /compatibility_date: 2099-01-01 is in the future/,
-  /compatibility_flags: unknown flag\(s\) "warp_drive"/,
+  /runtime: scripts now run in workerd only: the Node\.js worker-thread runtime was removed.*Leave `runtime` out \(or set runtime = "workerd"\).*compatibility_flags = \["nodejs_compat"\]/,
   /store_buckets\.0\.binding: must be a valid JavaScript identifier/,
   /store_buckets\.0\.bucket_name: must be 3-63 characters/,
   /store_buckets\.1\.binding: must be a valid JavaScript identifier/,
@@ -105,4 +106,32 @@ test('an unreadable or malformed file is a clear CONFIG_INVALID error', { timeou
   const json = join(dir, 'bad.json');
   writeFileSync(json, '{');
   invalid(() => loadScriptConfig(json), /is not valid JSON/);
+});
+
+test('a date is refused when it is in the future, or later than the newest the installed workerd supports', { timeout: 10_000 }, (t) => {
+  const dir = scriptDir(t);
+  const newest = WORKERD.compatibilityDate;
+  const dayAfter = new Date(Date.parse(`${newest}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  const muchLater = Date.parse(`${newest}T00:00:00Z`) + 30 * 86_400_000;
+  const config = (date: string) => ({ name: 'x', main: 'worker.mjs', compatibility_date: date });
+  assert.equal(parseScriptConfig(config(newest), { baseDir: dir, now: muchLater }).compatibilityDate, newest);
+  invalid(() => parseScriptConfig(config(dayAfter), { baseDir: dir, now: muchLater }),
+    new RegExp(`compatibility_date: ${dayAfter} is later than ${newest}, the newest date the installed workerd \\(${WORKERD.version.replace(/\./g, '\\.')}\\) supports; use ${newest} or earlier, or update the workerd package`));
+  invalid(() => parseScriptConfig(config(dayAfter), { baseDir: dir, now: Date.parse(`${newest}T00:00:00Z`) }), /is in the future/);
+});
+
+test('runtime: left out or "workerd" is workerd; anything else is refused, "node" with what changed', { timeout: 10_000 }, (t) => {
+  const dir = scriptDir(t);
+  const config = (extra: Record<string, unknown>) => parseScriptConfig({ name: 'x', main: 'worker.mjs', compatibility_date: '2025-01-01', ...extra }, { baseDir: dir, now: NOW });
+  assert.equal(config({}).runtime, 'workerd');
+  assert.equal(config({ runtime: 'workerd' }).runtime, 'workerd');
+  invalid(() => config({ runtime: 'node' }), /runtime: scripts now run in workerd only/, /no files, environment or process of the server/);
+  invalid(() => config({ runtime: 'deno' }), /runtime: must be "workerd", the only runtime \(or left out\), got "deno"/);
+  invalid(() => config({ workers: 4 }), /unknown key\(s\) "workers"/);
+});
+
+test("any flag name passes the config (workerd judges workerd's flags when the script starts)", { timeout: 10_000 }, (t) => {
+  const dir = scriptDir(t);
+  const config = parseScriptConfig({ name: 'x', main: 'worker.mjs', compatibility_date: '2025-01-01', compatibility_flags: ['nodejs_compat', 'streams_enable_constructors', 'store_list_honor_include'] }, { baseDir: dir, now: NOW });
+  assert.deepEqual(config.compatibilityFlags, ['nodejs_compat', 'streams_enable_constructors', 'store_list_honor_include']);
 });

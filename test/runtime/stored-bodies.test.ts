@@ -1,7 +1,7 @@
 /**
- * Bodies that cross between a script's worker and the server keep exactly their bytes: a stored
+ * Bodies that cross between a script in workerd and the server keep exactly their bytes: a stored
  * object's range sent back untouched (inline in the database row, or in a blob file), and request
- * bodies of any size, through the real worker pool and node:http.
+ * bodies of any size, through the real script host and node:http.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -6,6 +6,7 @@
  * disk service, no environment and no process: nothing of the host is reachable from it.
  */
 import { listHonorsInclude } from '../../store/binding/index.ts';
+import { EDGEPORT_FLAGS } from '../compat.ts';
 import type { ScriptConfig } from '../script-config.ts';
 
 /** Files the config embeds, relative to the config's own directory. */
@@ -16,9 +17,6 @@ export const CONFIG_FILES = {
 } as const;
 
 export const STORE_BINDING_MODULE = 'edgeport-internal:store-binding';
-
-/** Compatibility flags that are edgeport's own (the store binding's), not workerd's. */
-const EDGEPORT_FLAGS = new Set(['store_list_honor_include']);
 
 export interface WorkerdConfigInput {
   script: ScriptConfig;

@@ -17,7 +17,7 @@ import { bundleErrorMessage, bundleModule } from './bundle.ts';
 import { entryModuleSource } from './entry-module.ts';
 import { startStoreService, type StoreService } from './store-service.ts';
 import { CONFIG_FILES, workerdConfig } from './workerd-config.ts';
-import { WORKERD } from './workerd-process.ts';
+import { WORKERD } from './workerd-package.ts';
 import { proxyToWorkerd } from './workerd-proxy.ts';
 import { WorkerdSupervisor } from './workerd-supervisor.ts';
 
@@ -54,7 +54,7 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
     const supervisor = await WorkerdSupervisor.start({
       scriptName: script.name, configFile, cwd: dir, socketPath: scriptSocket, probeHeader: marks.probeHeader, cpuMs: script.limits.cpuMs, logger,
     }).catch((error: unknown) => {
-      throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.compatibilityDate}: ${(error as Error).message}`, { cause: error });
+      throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.version}: ${(error as Error).message}`, { cause: error });
     });
     closers.push(() => supervisor.close());
     const context = { supervisor, socketPath: scriptSocket, failureHeader: marks.failureHeader, logger, scriptName: script.name };

@@ -5,14 +5,9 @@
  * pipe ends (the server stopped it, exited, crashed or was killed), the shell stops workerd.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-
-const workerdPackage = createRequire(import.meta.url)('workerd') as { default: string; compatibilityDate: string };
-
-/** The workerd binary of the `workerd` npm package, and the newest compatibility date it supports. */
-export const WORKERD = { binary: workerdPackage.default, compatibilityDate: workerdPackage.compatibilityDate } as const;
+import { WORKERD } from './workerd-package.ts';
 
 /**
  * Runs `"$@"` (workerd) and stops it when stdin ends: the server holds the pipe's only write end.

@@ -1,8 +1,9 @@
 /**
- * What a script on workerd cannot reach: no file system, no process, no environment, and by
- * default no loopback, private or link-local address (edgeport's own ports included), while the
- * script's other requests go on being served; the operator's `outbound` list opens what it names.
- * And what it has that worker threads lacked: HTMLRewriter and the Cache API.
+ * What a script (in workerd, the only runtime) cannot reach: no file system, no process, no
+ * environment, and by default no loopback, private or link-local address (edgeport's own ports
+ * included), while the script's other requests go on being served; the operator's `outbound` list
+ * opens what it names. A runaway script is cut off at its CPU and memory limits while another
+ * script goes on being served. And what the platform has: HTMLRewriter and the Cache API.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -18,6 +19,8 @@ export default {
     if (pathname === '/process') return new Response(typeof process === 'undefined' ? 'no process' : JSON.stringify(process.env));
     if (pathname === '/exit') { process.exit(1); }
     if (pathname === '/fetch') return new Response(await (await fetch(searchParams.get('to'))).text());
+    if (pathname === '/spin') { while (true) {} }
+    if (pathname === '/grow') { globalThis.kept = []; for (;;) globalThis.kept.push({ at: globalThis.kept.length, text: 'x'.repeat(64) + globalThis.kept.length }); }
     return new Response('ok');
   },
 };
@@ -42,30 +45,48 @@ async function refused(host: TestHost, path: string, error: RegExp): Promise<voi
 }
 
 test('a script has no node:fs, no process and no environment', { timeout: 30_000 }, async (t) => {
-  const host = await startTestHost(t, PROBES, { config: { runtime: 'workerd' } });
+  const host = await startTestHost(t, PROBES);
   await refused(host, '/fs', /No such module "node:fs"/);
   assert.equal(await (await fetch(`${host.url}/process`)).text(), 'no process');
   await refused(host, '/exit', /process is not defined/);
 });
 
 test('with nodejs_compat, node:fs is a virtual file system and process.env is empty', { timeout: 30_000 }, async (t) => {
-  const host = await startTestHost(t, PROBES, { config: { runtime: 'workerd', compatibility_date: '2026-01-01', compatibility_flags: ['nodejs_compat'] } });
+  const host = await startTestHost(t, PROBES, { config: { compatibility_date: '2026-01-01', compatibility_flags: ['nodejs_compat'] } });
   await refused(host, '/fs', /ENOENT|no such file/i);
   assert.equal(await (await fetch(`${host.url}/process`)).text(), '{}');
 });
 
 test('fetch to loopback (the host itself included) and link-local addresses is refused unless the operator allows it', { timeout: 30_000 }, async (t) => {
   const privateUrl = await loopbackServer(t);
-  const host = await startTestHost(t, PROBES, { config: { runtime: 'workerd' } });
+  const host = await startTestHost(t, PROBES);
   await refused(host, `/fetch?to=${encodeURIComponent(privateUrl)}`, /internal error|not allowed/);
   await refused(host, `/fetch?to=${encodeURIComponent(`${host.url}/`)}`, /internal error|not allowed/);
   await refused(host, `/fetch?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`, /internal error|not allowed/);
   assert.ok(host.logs.some((record) => /connecting to 127\.0\.0\.1:\d+ is not allowed/.test(String(record.output))), 'workerd says why');
 
-  const allowed = await startTestHost(t, PROBES, { config: { runtime: 'workerd', outbound: { allow: ['public', '127.0.0.1/32'] } } });
+  const allowed = await startTestHost(t, PROBES, { config: { outbound: { allow: ['public', '127.0.0.1/32'] } } });
   assert.equal(await (await fetch(`${allowed.url}/fetch?to=${encodeURIComponent(privateUrl)}`)).text(), 'private data');
-  const denied = await startTestHost(t, PROBES, { config: { runtime: 'workerd', outbound: { allow: ['public', 'local'], deny: ['127.0.0.1/32'] } } });
+  const denied = await startTestHost(t, PROBES, { config: { outbound: { allow: ['public', 'local'], deny: ['127.0.0.1/32'] } } });
   await refused(denied, `/fetch?to=${encodeURIComponent(privateUrl)}`, /internal error|not allowed/);
+});
+
+test('a runaway script is cut off at its CPU limit or its memory limit while another script goes on being served', { timeout: 60_000 }, async (t) => {
+  // Apart, so that the slow growth to the heap limit (V8 collects harder near it) is not cut off for CPU first.
+  const spinner = await startTestHost(t, PROBES, { config: { limits: { cpu_ms: 1_000 } } });
+  const grower = await startTestHost(t, PROBES, { config: { limits: { memory_mb: 32 } } });
+  const neighbour = await startTestHost(t, PROBES);
+  for (const [runaway, path, answer] of [[spinner, '/spin', 'The script exceeded its CPU time limit.\n'], [grower, '/grow', 'The script exceeded its memory limit.\n']] as const) {
+    const cutOff = fetch(`${runaway.url}${path}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    assert.equal(await (await fetch(neighbour.url)).text(), 'ok', `while ${path} runs, the other script answers`);
+    // Generous on a shared 2-core machine; the point is that it does not wait for the cut-off.
+    assert.ok(performance.now() - started < 900, `the other script answered in ${Math.round(performance.now() - started)} ms`);
+    const res = await cutOff;
+    assert.equal(`${res.status} ${await res.text()}`, `503 ${answer}`, path);
+    assert.equal(await (await fetch(runaway.url)).text(), 'ok', `after ${path}, the script is served again`);
+  }
 });
 
 test('caches.default.match honours Range, If-None-Match and If-Modified-Since as the platform does, and not Vary', { timeout: 30_000 }, async (t) => {
@@ -89,7 +110,7 @@ export default {
     return Response.json({ status: hit.status, body: await hit.text(), range: hit.headers.get('content-range') });
   },
 };
-`, { config: { runtime: 'workerd' } });
+`);
   assert.equal(await (await fetch(host.url, { method: 'PUT' })).text(), 'stored');
   const match = async (headers: Record<string, string>) => (await fetch(host.url, { headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [`x-${name}`, value])) })).json();
   assert.deepEqual(await match({}), { status: 200, body: '0123456789', range: null });
@@ -129,7 +150,7 @@ export default {
     return fresh;
   },
 };
-`, { config: { runtime: 'workerd' } });
+`);
   const html = await fetch(`${host.url}/html`);
   assert.equal(await html.text(), '<html><h1 class="done">rewritten</h1><p>kept</p></html>');
 

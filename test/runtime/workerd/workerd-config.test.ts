@@ -17,7 +17,7 @@ const SOCKETS = { scriptModule: 'script.js', scriptSocket: '/run/x/script.sock',
 
 test("the script's date, flags (edgeport's own left out), bindings and outbound lists reach workerd's config", { timeout: 10_000 }, (t) => {
   const script = scriptIn(tempDir(t), {
-    runtime: 'workerd', compatibility_flags: ['nodejs_compat', 'store_list_honor_include'],
+    compatibility_flags: ['nodejs_compat', 'store_list_honor_include'],
     store_buckets: [{ binding: 'PHOTOS', bucket_name: 'photos' }], outbound: { allow: ['public', '10.1.0.0/16'], deny: ['10.1.2.0/24'] },
   });
   const config = workerdConfig({ script, ...SOCKETS, storeSocket: '/run/x/store.sock' });
@@ -31,19 +31,15 @@ test("the script's date, flags (edgeport's own left out), bindings and outbound 
   assert.match(config, /address = "unix:\/run\/x\/script\.sock"/);
   assert.doesNotMatch(config, /disk|fromEnvironment/, 'nothing of the host is given to the worker');
 
-  const plain = workerdConfig({ script: scriptIn(tempDir(t), { runtime: 'workerd' }), ...SOCKETS, storeSocket: undefined });
+  const plain = workerdConfig({ script: scriptIn(tempDir(t), {}), ...SOCKETS, storeSocket: undefined });
   assert.match(plain, /allow = \["public"\],\s+deny = \[\]/, 'public addresses only by default');
   assert.doesNotMatch(plain, /extensions|"store"/, 'no store service without buckets');
-  assert.throws(() => workerdConfig({ script: scriptIn(tempDir(t), { runtime: 'workerd', compatibility_flags: ['a\nb'] }), ...SOCKETS, storeSocket: undefined }), /control character/);
+  assert.throws(() => workerdConfig({ script: scriptIn(tempDir(t), { compatibility_flags: ['a\nb'] }), ...SOCKETS, storeSocket: undefined }), /control character/);
 });
 
-test('runtime and outbound are checked: workerd takes any flag (it checks them itself), outbound needs workerd and real addresses', { timeout: 10_000 }, (t) => {
+test('outbound is checked: real addresses or workerd\'s address classes only', { timeout: 10_000 }, (t) => {
   const dir = tempDir(t);
-  assert.equal(scriptIn(dir, {}).runtime, 'node');
-  assert.deepEqual(scriptIn(dir, { runtime: 'workerd', compatibility_flags: ['streams_enable_constructors'] }).compatibilityFlags, ['streams_enable_constructors']);
   const invalid = (config: Record<string, unknown>, message: RegExp) => assert.throws(() => scriptIn(dir, config), (error: unknown) => error instanceof ConfigError && message.test(error.message));
-  invalid({ runtime: 'deno' }, /runtime:/);
-  invalid({ compatibility_flags: ['streams_enable_constructors'] }, /compatibility_flags: unknown flag\(s\) "streams_enable_constructors"/);
-  invalid({ outbound: { allow: ['private'] } }, /outbound: is enforced by workerd only: set runtime = "workerd"/);
-  invalid({ runtime: 'workerd', outbound: { allow: ['everything', '10.0.0.0'] } }, /outbound\.allow\.0: "everything" is neither a CIDR block.*\n.*outbound\.allow\.1: "10\.0\.0\.0" is neither/);
+  assert.deepEqual(scriptIn(dir, { outbound: { allow: ['private'] } }).outbound, { allow: ['private'], deny: [] });
+  invalid({ outbound: { allow: ['everything', '10.0.0.0'] } }, /outbound\.allow\.0: "everything" is neither a CIDR block.*\n.*outbound\.allow\.1: "10\.0\.0\.0" is neither/);
 });

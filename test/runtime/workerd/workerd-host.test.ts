@@ -17,6 +17,7 @@ import { startTestHost } from '../../helpers/script-host.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { workerdProcesses } from '../../helpers/workerd-processes.ts';
 
+// `runtime = "workerd"` is the only runtime and may be left out; these configs name it, as older configs do.
 const WORKERD = { runtime: 'workerd' };
 
 const SCRIPT = `
@@ -141,7 +142,7 @@ test('a script that cannot load fails the start with what is wrong', { timeout: 
   await startFails('throw new Error("bad at load"); export default {};', {}, /failed to start in workerd.*Uncaught Error: bad at load/s);
   await startFails('export default { fetch() {', {}, /cannot be bundled for workerd:\n.*script\.mjs:1:\d+: Unexpected end of file/s);
   await startFails('export default {};', {}, /must have a default export with a fetch\(request, env, ctx\) method/);
-  await startFails('export default { fetch: () => new Response("") };', { compatibility_flags: ['warp_drive'] }, /warp_drive/);
+  await startFails('export default { fetch: () => new Response("") };', { compatibility_flags: ['warp_drive'] }, /No such compatibility flag: warp_drive/);
   assert.deepEqual(workerdProcesses(), [], 'no workerd is left of a failed start');
 });
 
