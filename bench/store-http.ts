@@ -64,10 +64,8 @@ async function multipart(url: string, totalMiB: number, partMiB: number): Promis
 }
 
 export async function benchStoreHttp(seconds: number): Promise<string[]> {
-  // EDGEPORT_BENCH_RUNTIME=workerd runs the driver script on workerd instead of worker threads.
-  const runtime = process.env.EDGEPORT_BENCH_RUNTIME === 'workerd' ? 'workerd' : 'node';
-  console.log(`http: script runtime ${runtime}`);
-  const server = await startDevServer(`${SHARED}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }], { extraConfig: `runtime = "${runtime}"` });
+  // The driver script runs in workerd, the only runtime.
+  const server = await startDevServer(`${SHARED}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
   const lines: string[] = [];
   // `edgeport dev` keeps its metadata in SQLite in its data dir; it has no database option.
   if (process.env.EDGEPORT_BENCH_DB_URL) console.log('http: metadata on SQLite (edgeport dev has no database option; EDGEPORT_BENCH_DB_URL applies to the binding legs)');
