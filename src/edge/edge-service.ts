@@ -17,6 +17,7 @@ import type { ActiveLogJob, LogPipeline } from '../logs/log-pipeline.ts';
 import type { ScriptHost } from '../runtime/index.ts';
 import { OriginPolicy } from './origin-policy.ts';
 import { parseHostHeader } from './host-header.ts';
+import { requestFramingProblem } from './request-framing.ts';
 import { OriginProxy, type OriginProxyOptions, type ProxyOutcome } from './origin-proxy.ts';
 import { newRayId } from './ray-id.ts';
 import { tapResponse, type ResponseTap } from './response-tap.ts';
@@ -48,7 +49,7 @@ const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, response
 
 export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const { zones, pipeline, clock, logger } = options;
-  const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, ...options.origin });
+  const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, logger, ...options.origin });
   const policy = options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
@@ -59,6 +60,9 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     // Two Host headers, none, or an invalid one: the client's mistake, said plainly (no zone, so no record).
     const hostHeader = parseHostHeader(req.rawHeaders);
     if ('problem' in hostHeader) return sendEdgeError(res, 400, 400, hostHeader.problem, rayId);
+    // Framing no origin should see (an unsupported transfer coding, an Upgrade with a body): refused before any of the body is read.
+    const framing = requestFramingProblem(req.headers);
+    if (framing !== null) return sendEdgeError(res, 400, 400, framing, rayId, { close: true });
     const host = hostHeader.host;
     const requestRawHeaders = req.rawHeaders.slice();
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
@@ -181,8 +185,12 @@ function pathOf(url: string): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
-function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string): void {
+/** `close`: the request's body is not read, so the connection cannot carry another request. */
+function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean } = {}): void {
   const body = `error ${code}: ${message}\n${rayId ? `Ray ID: ${rayId}\n` : ''}`;
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}) });
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}),
+    ...(options.close ? { connection: 'close' } : {}),
+  });
   res.end(body);
 }

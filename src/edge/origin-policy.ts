@@ -2,7 +2,8 @@
  * Where a zone's origin may lead. The operator's zones (the first account's) may use any origin.
  * Every other account's origin must lead to public addresses (unless the operator sets
  * `[edge] allow_private_origins = true`) and never to one of this edgeport's own listeners (the
- * management API, the gateway's metrics, ...: an address of this machine at a listener's port).
+ * management API, the gateway's metrics, ...: an address of this machine at a listener's port),
+ * which is refused without saying so: the words would tell any account which ports are edgeport's.
  * The edge checks the address it actually connects to (origin-proxy.ts), so a name that resolves to
  * a public address at zone creation and to 127.0.0.1 later is still refused; the API refuses IP
  * literals and `localhost` names when the origin is set, where the answer cannot change.
@@ -59,12 +60,15 @@ export class OriginPolicy {
   #refusal(address: string, port: number): string | null {
     const ip = canonicalIp(address);
     const scope = ipScope(ip) ?? 'reserved';
-    if (this.#isOwnListener(ip, scope, port)) {
-      return `${ip.includes(':') ? `[${ip}]` : ip}:${port} is one of this edgeport's own listeners, which only the operator's zones may use as an origin`;
+    const own = this.#isOwnListener(ip, scope, port);
+    if (!own && (scope === 'public' || this.#options.allowPrivateOrigins)) return null;
+    if (scope !== 'public' && !this.#options.allowPrivateOrigins) {
+      // edgeport's own listeners on such an address are refused in the same words as any other port there.
+      return `${ip} is ${IP_SCOPE_WORDS[scope]}, which only the operator's zones may use as an origin`
+        + ' (the operator can allow private origins for every account with [edge] allow_private_origins = true)';
     }
-    if (scope === 'public' || this.#options.allowPrivateOrigins) return null;
-    return `${ip} is ${IP_SCOPE_WORDS[scope]}, which only the operator's zones may use as an origin`
-      + ' (the operator can allow private origins for every account with [edge] allow_private_origins = true)';
+    // Never why: naming the port as edgeport's own would tell every account which ports on this machine are.
+    return `${ip.includes(':') ? `[${ip}]` : ip}:${port} may not be used as an origin by this account's zones; only the operator's zones may`;
   }
 
   /** An address of this machine at the port of one of edgeport's listeners (whichever of its addresses the listener is bound to). */

@@ -15,6 +15,7 @@ import { request as httpRequest, Agent as HttpAgent, type IncomingMessage, type 
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import { guardedLookup, ProhibitedAddressError, systemResolve, type ResolveAll } from '../core/net/outbound-guard.ts';
+import type { Logger } from '../core/log.ts';
 import type { OriginGuard } from './origin-policy.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -24,6 +25,8 @@ export type { ResolveAll };
 export interface OriginProxyOptions {
   connectTimeoutMs: number;
   responseTimeoutMs: number;
+  /** Where origin failures are told in full (the origin's URL, address and error); the visitor's page never says them. */
+  logger?: Logger;
   /** How guarded connections resolve origin names (default dns.lookup; tests answer their own). */
   resolve?: ResolveAll;
 }
@@ -69,7 +72,7 @@ export class OriginProxy {
     // An IP literal is connected to without a lookup: judge it here.
     const refused = guard && isIP(hostname) ? guard(hostname, port) : null;
     if (refused !== null) {
-      sendOriginError(res, 403, origin, context.rayId, new ProhibitedAddressError(refused));
+      this.#originError(res, 403, origin, context.rayId, new ProhibitedAddressError(refused));
       return Promise.resolve();
     }
     const base = origin.pathname.endsWith('/') ? origin.pathname.slice(0, -1) : origin.pathname;
@@ -133,7 +136,7 @@ export class OriginProxy {
           : error.code === 'ENOTFOUND' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'EAI_AGAIN' ? 523
           : connected ? 502 : 521;
         outcome.originTimeMs = performance.now() - started;
-        if (!res.headersSent) sendOriginError(res, status, origin, context.rayId, error);
+        if (!res.headersSent) this.#originError(res, status, origin, context.rayId, error);
         else res.destroy();
         finish();
       });
@@ -144,6 +147,12 @@ export class OriginProxy {
 
   close(): void {
     for (const agent of [this.#http, this.#https, this.#guardedHttp, this.#guardedHttps]) agent.destroy();
+  }
+
+  /** Answers the visitor with the status alone and logs, under the same Ray ID, where the origin led and why it failed. */
+  #originError(res: ServerResponse, status: number, origin: URL, rayId: string, error: Error): void {
+    this.#options.logger?.warn({ rayId, status, origin: origin.origin, reason: error.message }, 'Origin request failed.');
+    sendOriginError(res, status, rayId, error);
   }
 }
 
@@ -161,11 +170,16 @@ const ORIGIN_ERRORS: Record<number, string> = {
   524: 'the origin did not answer in time',
 };
 
-function sendOriginError(res: ServerResponse, status: number, origin: URL, rayId: string, error: Error): void {
+/**
+ * The visitor's page: what failed, never the origin's URL, address or error (any visitor would
+ * learn the zone's backend, or which addresses the edge may not reach); the operator finds them
+ * in the server log under the Ray ID.
+ */
+function sendOriginError(res: ServerResponse, status: number, rayId: string, error: Error): void {
   // Like the real service, a prohibited origin is error 1000 with status 403.
   const body = error instanceof ProhibitedAddressError
-    ? `error 1000: DNS points to prohibited IP: the zone's origin ${origin.origin} leads where it may not: ${error.message}. Point the origin at a public address.\nRay ID: ${rayId}\n`
-    : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'} (${origin.origin}: ${error.message}).\nRay ID: ${rayId}\n`;
+    ? `error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use. Point the origin at a public address; the server log says more under this Ray ID.\nRay ID: ${rayId}\n`
+    : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'}.\nRay ID: ${rayId}\n`;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'edgeport-ray': rayId });
   res.end(body);
 }

@@ -212,7 +212,7 @@ test("origins: another account cannot point a zone at an internal address, on cr
   assert.equal((await patch('http://127.0.0.1:3000')).status, 200);
   const self = await patch('http://127.0.0.1:8081');
   assert.equal(self.status, 400);
-  assert.match(((await self.json()) as Json).errors[0].message, /127\.0\.0\.1:8081 is one of this edgeport's own listeners/);
+  assert.match(((await self.json()) as Json).errors[0].message, /127\.0\.0\.1:8081 may not be used as an origin by this account's zones/);
 });
 
 test('a public suffix is no one\'s zone: co.uk and github.io are refused, names registered under them are not', { timeout: 30_000 }, async (t) => {

@@ -5,18 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
+import fc from 'fast-check';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
+import { requestFramingProblem } from '../../src/edge/request-framing.ts';
 import { FileRoots } from '../../src/logs/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { fileLines } from '../helpers/delivered-logs.ts';
+import { statusOf } from '../helpers/raw-connections.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ZONE = 'e'.repeat(32);
@@ -166,4 +169,59 @@ test('an origin that refuses connections answers 521 and is logged', { timeout: 
   assert.match(down.body, /refused the connection/);
   const [line] = await edge.waitFor(1);
   assert.equal(line!.EdgeResponseStatus, 521);
+});
+
+/** Writes `raw` on a connection of its own; resolves with what came back (until close) and how long it took. */
+function sendRaw(port: number, raw: string): Promise<{ text: string; ms: number }> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    let text = '';
+    socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1'); });
+    socket.on('error', () => { /* a reset after the answer is a close */ });
+    socket.on('close', () => resolve({ text, ms: performance.now() - started }));
+    socket.setTimeout(8_000, () => socket.destroy());
+  });
+}
+
+test('an unsupported transfer coding or an Upgrade request with a (malformed) body gets 400 at once and never reaches the origin', { timeout: 20_000 }, async (t) => {
+  const reached: string[] = [];
+  const origin = createServer((req, res) => {
+    reached.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => res.end('origin ok'));
+  });
+  const { port } = await setup(t, `http://127.0.0.1:${await listen(origin, t)}`, { requestFields: [], responseFields: [], cookieFields: [] });
+  const head = 'POST /upload HTTP/1.1\r\nHost: example.test\r\n';
+  const refusals = [
+    { raw: `${head}Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, message: /Transfer-Encoding "gzip, chunked" is not supported/ },
+    { raw: `${head}Connection: Upgrade\r\nUpgrade: websocket\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n`, message: /an Upgrade request may not carry a body/ },
+    { raw: `${head}Connection: Upgrade\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello`, message: /an Upgrade request may not carry a body/ },
+  ];
+  for (const { raw, message } of refusals) {
+    const { text, ms } = await sendRaw(port, raw);
+    assert.equal(statusOf(text), 400, text);
+    assert.match(text, /\r\nconnection: close\r\n/i);
+    assert.match(text, message);
+    assert.ok(ms < 3_000, `answered after ${ms} ms`);
+  }
+  assert.deepEqual(reached, [], 'no origin saw them');
+  // Plain chunked bodies and bodiless upgrades still go through (the origin sees no Upgrade: it is hop-by-hop).
+  const chunked = await sendRaw(port, `${head}Transfer-Encoding: Chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`);
+  assert.equal(statusOf(chunked.text), 200, chunked.text);
+  const upgrade = await sendRaw(port, 'GET /ws HTTP/1.1\r\nHost: example.test\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\r\n');
+  assert.equal(statusOf(upgrade.text), 200, upgrade.text);
+  assert.deepEqual(reached, ['POST /upload', 'GET /ws']);
+});
+
+test('requestFramingProblem: chunked alone passes in any case and spacing; any other coding list is refused', { timeout: 10_000 }, () => {
+  fc.assert(fc.property(fc.constantFrom('chunked', 'Chunked', ' CHUNKED ', 'chunked '), (coding) => requestFramingProblem({ 'transfer-encoding': coding }) === null));
+  fc.assert(fc.property(
+    fc.array(fc.constantFrom('gzip', 'deflate', 'compress', 'identity', 'chunked', 'x-custom'), { minLength: 1, maxLength: 4 }).filter((list) => list.length > 1 || list[0] !== 'chunked'),
+    (list) => requestFramingProblem({ 'transfer-encoding': list.join(', ') }) !== null,
+  ));
+  assert.equal(requestFramingProblem({ upgrade: 'websocket' }), null);
+  assert.equal(requestFramingProblem({ upgrade: 'websocket', 'content-length': '0' }), null);
+  assert.notEqual(requestFramingProblem({ upgrade: 'websocket', 'content-length': '1' }), null);
+  assert.equal(requestFramingProblem({ 'content-length': '10' }), null);
 });

@@ -14,7 +14,7 @@ function policy(options: Partial<OriginPolicyOptions> = {}): OriginPolicy {
   });
 }
 
-test("the operator's zones connect anywhere; other accounts' only to public addresses that are not edgeport's own", { timeout: 10_000 }, async () => {
+test("the operator's zones connect anywhere; other accounts' only to public addresses that are not edgeport's own, refused without naming them", { timeout: 10_000 }, async () => {
   const p = policy();
   assert.equal(await p.guardFor(OPERATOR), null);
   const guard = (await p.guardFor(OTHER))!;
@@ -26,9 +26,11 @@ test("the operator's zones connect anywhere; other accounts' only to public addr
   assert.match(guard('fd00::1', 80)!, /private network address/);
   assert.match(guard('0.0.0.0', 80)!, /unspecified/);
   assert.match(guard('100.64.1.1', 80)!, /carrier-grade NAT/);
-  assert.match(guard('127.0.0.1', 8081)!, /^127\.0\.0\.1:8081 is one of this edgeport's own listeners/);
-  assert.match(guard('198.51.7.7', 8545)!, /own listeners/, "a public address of this machine at a listener's port");
-  assert.match(guard('2606:4700::7', 8081)!, /^\[2606:4700::7\]:8081 is one of this edgeport's own listeners/);
+  // edgeport's own listeners are refused without saying so: on loopback in the words of any other loopback port.
+  assert.equal(guard('127.0.0.1', 8081), guard('127.0.0.1', 3000));
+  assert.equal(guard('198.51.7.7', 8545), "198.51.7.7:8545 may not be used as an origin by this account's zones; only the operator's zones may", "a public address of this machine at a listener's port");
+  assert.equal(guard('2606:4700::7', 8081), "[2606:4700::7]:8081 may not be used as an origin by this account's zones; only the operator's zones may");
+  for (const refusal of [guard('127.0.0.1', 8081), guard('198.51.7.7', 8545)]) assert.doesNotMatch(refusal!, /edgeport|listener/);
   assert.equal(guard('198.51.7.7', 9999), null, 'another port of this machine');
   assert.equal(guard('8.8.8.8', 8081), null, 'another machine at the same port');
 });
@@ -36,9 +38,9 @@ test("the operator's zones connect anywhere; other accounts' only to public addr
 test('allow_private_origins lets every account use private addresses, never edgeport\'s own listeners', { timeout: 10_000 }, async () => {
   const guard = (await policy({ allowPrivateOrigins: true }).guardFor(OTHER))!;
   for (const address of ['127.0.0.1', '169.254.169.254', '10.0.0.1', '::1', 'fe80::1']) assert.equal(guard(address, 3000), null, address);
-  assert.match(guard('127.0.0.1', 8081)!, /own listeners/);
-  assert.match(guard('0.0.0.0', 8545)!, /own listeners/);
-  assert.match(guard('::ffff:127.0.0.1', 8545)!, /own listeners/);
+  assert.equal(guard('127.0.0.1', 8081), "127.0.0.1:8081 may not be used as an origin by this account's zones; only the operator's zones may");
+  assert.match(guard('0.0.0.0', 8545)!, /^0\.0\.0\.0:8545 may not be used as an origin/);
+  assert.match(guard('::ffff:127.0.0.1', 8545)!, /^127\.0\.0\.1:8545 may not be used as an origin/);
 });
 
 test('the API refuses IP-literal and localhost origins it can judge without DNS; host names wait for the edge', { timeout: 10_000 }, async () => {
@@ -54,7 +56,7 @@ test('the API refuses IP-literal and localhost origins it can judge without DNS;
   assert.match((await problem(OTHER, 'http://localhost:3000'))!, /loopback/);
   assert.match((await problem(OTHER, 'http://api.localhost'))!, /loopback/);
   assert.match((await problem(OTHER, 'http://LocalHost.:3000'))!, /loopback/, 'the fully qualified form');
-  assert.match((await problem(OTHER, 'https://198.51.7.7:8081'))!, /own listeners/);
+  assert.match((await problem(OTHER, 'https://198.51.7.7:8081'))!, /^198\.51\.7\.7:8081 may not be used as an origin/);
   assert.equal(await problem(OTHER, 'https://8.8.8.8'), null);
   assert.equal(await problem(OTHER, 'http://origin.example.test:3000'), null, 'a name is judged where it is connected to');
 });
