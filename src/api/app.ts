@@ -73,8 +73,26 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
       return path === '/client' || path.startsWith('/client/') ? c.notFound() : dashboard(c.req.raw);
     });
   }
-  app.onError((error) => toErrorResponse(error, deps.logger));
+  app.onError((error, c) => (clientGone(c.req.raw, error) ? disconnected(error, deps) : toErrorResponse(error, deps.logger)));
   return app;
+}
+
+/**
+ * The client closed its connection before its answer (mid-body, or while the route ran): whatever
+ * failed after that is the client's leaving, not a fault of the server, so it is no error-level
+ * line (a busy API saw dozens per 4,000 requests). Node aborts the request's signal on close; a
+ * body read can fail with the socket's reset a moment before that.
+ */
+function clientGone(request: Request, error: unknown): boolean {
+  if (request.signal.aborted) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (error instanceof Error && error.message === 'aborted');
+}
+
+function disconnected(error: unknown, deps: ApiDeps): Response {
+  deps.logger.debug({ err: error }, 'Management API client disconnected before its answer.');
+  // Nobody reads it; the connection is gone.
+  return new Response(null, { status: 499 });
 }
 
 /** The client's socket address: @hono/node-server passes the IncomingMessage; in-process calls have none. */
@@ -99,7 +117,7 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
       params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps, clientAddress,
     });
   } catch (error) {
-    return toErrorResponse(error, deps.logger);
+    return clientGone(request, error) ? disconnected(error, deps) : toErrorResponse(error, deps.logger);
   }
 }
 
