@@ -61,17 +61,18 @@ export const DEFAULTS = {
   },
   /**
    * Credential checks of the management API (X-Auth-Email / X-Auth-Key, dashboard sign-in) and the
-   * S3 API (SigV4). A client address or an identity (e-mail, S3 access key id) may fail `max_*`
-   * times at once, then once every window / max: past that, attempts are refused (429) before any
-   * verification. Per service: the API and the S3 API count separately.
+   * S3 API (SigV4). A client address or an e-mail may fail `max_*` times at once, then once every
+   * window / max: past that, attempts are refused (429) before any verification. Per service: the
+   * API and the S3 API count separately. The S3 API limits addresses only: a signature costs
+   * microseconds to check, so a valid one passes whatever others did with its key id.
    */
   auth: {
     failureWindowMs: 60_000,
     /** Per client address (IPv6: per /64). Generous: a NAT or a CI runner shares one address. */
     maxFailuresPerAddress: 20,
-    /** Per e-mail / access key id, from any address (addresses where it signed in lately are exempt). */
+    /** Per e-mail, from any address (addresses where it signed in lately are exempt); not per S3 key id. */
     maxFailuresPerIdentity: 10,
-    /** API-key hashes (scrypt, ~50 ms each on their own thread) waiting at most; beyond, 503 at once. */
+    /** API-key hashes (scrypt, ~50 ms each on their own thread) waiting at most, shared fairly per client address; beyond, 503 at once. */
     maxQueuedHashes: 16,
     /** Dashboard sessions kept per account (the newest); never counted across accounts. */
     maxSessionsPerAccount: 100,
