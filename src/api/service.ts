@@ -108,7 +108,11 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
   const listener = getRequestListener((request, env) => app.fetch(request, env), { overrideGlobalObjects: false });
   return {
     handler: function handleApiRequest(request, response) {
-      void listener(request, response);
+      // hono answers the app's own errors; should answering itself fail, the request is logged and cut, never an unhandled rejection.
+      listener(request, response).catch((error: unknown) => {
+        options.logger.error({ err: error, method: request.method, url: request.url }, 'Management API request failed while it was being answered.');
+        response.destroy();
+      });
     },
     fetch,
     // The control store is opened and closed by its owner; the scrypt thread too, when given.
