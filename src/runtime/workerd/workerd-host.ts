@@ -4,8 +4,7 @@
  * its bucket bindings reach, and runs workerd under a supervisor. Requests reach the script through
  * workerd's Unix socket; the server answers them as it does for every runtime.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { accountStore } from '../../store/engine/account-store.ts';
@@ -15,6 +14,7 @@ import { RuntimeError } from '../errors.ts';
 import type { ScriptHost, ScriptHostOptions } from '../host.ts';
 import { bundleErrorMessage, bundleModule } from './bundle.ts';
 import { entryModuleSource } from './entry-module.ts';
+import { makeScratchDir } from './scratch-dirs.ts';
 import { startStoreService, type StoreService } from './store-service.ts';
 import { CONFIG_FILES, workerdConfig } from './workerd-config.ts';
 import { WORKERD } from './workerd-package.ts';
@@ -25,8 +25,10 @@ const INSIDE = new URL('./inside/', import.meta.url);
 
 export async function startWorkerdHost(options: ScriptHostOptions): Promise<ScriptHost> {
   const { script, logger } = options;
-  const dir = await mkdtemp(join(tmpdir(), 'edgeport-workerd-'));
-  const closers: Array<() => Promise<void>> = [() => rm(dir, { recursive: true, force: true })];
+  // Removed on close, at exit if not before, and by the next start if this process is killed (scratch-dirs.ts).
+  const scratch = await makeScratchDir();
+  const dir = scratch.path;
+  const closers: Array<() => Promise<void>> = [() => scratch.remove()];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) await close();
   };
