@@ -15,6 +15,7 @@ import { benchGateway } from './gateway.ts';
 import { benchLogs } from './logs.ts';
 import { benchEdge } from './edge.ts';
 import { benchBlobs } from './blobs.ts';
+import { benchWorkerdFloor } from './workerd-floor.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } });
 
@@ -22,6 +23,8 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
   'store-binding': benchStoreBinding,
   'store-http': benchStoreHttp,
+  // The floor of a script's topology (bare workerd + node:http) beside edgeport's store-driver get.
+  'workerd-floor': benchWorkerdFloor,
   s3: (seconds) => benchS3(seconds, Number(values.rounds)),
   blobs: benchBlobs,
   api: benchApi,

@@ -12,7 +12,7 @@ const SHARED = fileURLToPath(new URL('../../shared/bench/', import.meta.url));
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-async function seed(url: string): Promise<void> {
+export async function seed(url: string): Promise<void> {
   const small = new Uint8Array(KiB).fill(97);
   const jobs: Array<() => Promise<unknown>> = [];
   for (let a = 0; a < 100; a++) for (let b = 0; b < 100; b++) {
@@ -31,7 +31,7 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-function acRequest(op: string): () => autocannon.Request {
+export function acRequest(op: string): () => autocannon.Request {
   return () => ({
     setupRequest: (req: autocannon.Request) => {
       const a = pad(Math.floor(Math.random() * 100), 2);
