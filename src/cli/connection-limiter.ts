@@ -5,7 +5,8 @@
  *
  * A fixed per-client cap alone lets a handful of addresses take every slot (16 clients at 256 fill
  * 4,096), so the cap shrinks as the listener fills, and a full listener makes room:
- * - under half full, a client may hold `maxConnectionsPerClient`;
+ * - under half full, a client may hold `maxConnectionsPerClient` (0: any number, and no fair
+ *   share either, as behind a reverse proxy);
  * - from half full on, a client may hold at most its fair share, the slots divided among the
  *   clients holding connections plus one (the one still to come), so the clients already in can
  *   never take the room a newcomer needs;
@@ -50,11 +51,15 @@ export class ConnectionLimiter<C = object> {
     return this.#clients.get(key)?.open ?? 0;
   }
 
-  /** How many connections one client may hold now (Infinity when unlimited). */
+  /**
+   * How many connections one client may hold now (Infinity when unlimited). A per-client limit of 0
+   * turns fair shares off too: that is the setting behind a reverse proxy, whose one address is
+   * every client's.
+   */
   capFor(): number {
-    const fixed = this.#maxPerClient > 0 ? this.#maxPerClient : Infinity;
-    if (this.#maxConnections === 0 || this.#total < this.#maxConnections * FAIR_SHARE_FROM) return fixed;
-    return Math.min(fixed, Math.max(1, Math.floor(this.#maxConnections / (this.#clients.size + 1))));
+    if (this.#maxPerClient === 0) return Infinity;
+    if (this.#maxConnections === 0 || this.#total < this.#maxConnections * FAIR_SHARE_FROM) return this.#maxPerClient;
+    return Math.min(this.#maxPerClient, Math.max(1, Math.floor(this.#maxConnections / (this.#clients.size + 1))));
   }
 
   /**

@@ -70,7 +70,7 @@ test("a full listener closes the heaviest client's oldest idle connection for a 
     // /slow answers only when the test lets it: its connection has a request in progress meanwhile.
     if (req.url === '/slow') void held.then(() => res.end('slow ok'));
     else res.end('ok');
-  }, '127.0.0.1', 0, 'test listener', { limits: { maxConnections: 8, maxConnectionsPerClient: 0 } });
+  }, '127.0.0.1', 0, 'test listener', { limits: { maxConnections: 8, maxConnectionsPerClient: 100 } });
   onTestEnd(t, () => listener.close());
   onTestEnd(t, () => release());
   // 127.0.0.2 first sends a request that stays in progress, then fills half the listener and its fair share with partial heads.
@@ -157,7 +157,7 @@ test('ConnectionLimiter: from half full a client gets its fair share, which leav
 });
 
 test("ConnectionLimiter: when full, a lighter client takes the heaviest client's oldest idle connection; busy ones are never taken", { timeout: 10_000 }, () => {
-  const limiter = new ConnectionLimiter<{ id: string }>({ maxConnections: 6, maxConnectionsPerClient: 0 });
+  const limiter = new ConnectionLimiter<{ id: string }>({ maxConnections: 6, maxConnectionsPerClient: 100 });
   // a fills half the listener before fair shares apply; b and c then get floor(6 / 3) = 2 and floor(6 / 4) = 1.
   const a = [{ id: 'a0' }, { id: 'a1' }, { id: 'a2' }];
   for (const c of a) assert.deepEqual(limiter.admit('a', c), {});
@@ -181,6 +181,13 @@ test("ConnectionLimiter: when full, a lighter client takes the heaviest client's
   // Every client holds 1: nobody holds more than a newcomer would after admission, so it is refused.
   assert.deepEqual(limiter.admit('g', { id: 'g0' }), { refused: 'LISTENER_CONNECTION_LIMIT' });
   assert.equal(limiter.total, 6);
+});
+
+test('ConnectionLimiter: a per-client limit of 0 turns fair shares off (a reverse proxy is every client)', { timeout: 10_000 }, () => {
+  const limiter = new ConnectionLimiter<object>({ maxConnections: 10, maxConnectionsPerClient: 0 });
+  for (let i = 0; i < 10; i++) assert.deepEqual(limiter.admit('proxy', {}), {}, `connection ${i}`);
+  assert.deepEqual(limiter.admit('proxy', {}), { refused: 'LISTENER_CONNECTION_LIMIT' });
+  assert.equal(limiter.capFor(), Infinity);
 });
 
 test('ConnectionLimiter: whatever the order of admissions, busy marks and releases, the counts add up and never pass the limits', { timeout: 30_000 }, () => {
