@@ -106,9 +106,10 @@ export const DEFAULTS = {
      * grew the server by 60-65 MB and took 50-150 ms (0.4-1.3 s for the first, while the chain's
      * memory grows); 16.7M gas, the former default, took seconds and ~3 GB. Plenty for reads (an
      * ERC-20 balanceOf is ~25k gas); estimating a large deployment needs more, which an operator
-     * with the memory can allow.
+     * with the memory can allow. Upstream nodes run calls in their own memory and bound it
+     * themselves: their calls get geth's own default cap.
      */
-    evmGasCap: 300_000,
+    evmGasCap: { embedded: 300_000, upstream: 50_000_000 },
     /** Wall time one EVM call may take before its answer is an error (geth's `rpc.evmtimeout`). */
     evmTimeoutMs: 5_000,
     /**

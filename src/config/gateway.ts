@@ -98,8 +98,12 @@ export interface GatewayConfig {
   /** Methods refused beyond the built-in refusals. */
   denyMethods: readonly string[];
   rateLimit: { requestsPerSecond: number; burst: number };
-  /** Gas for one EVM-executing call; more is cut to this (geth's rpc.gascap). */
-  evmGasCap: number;
+  /**
+   * Gas for one EVM-executing call; more is cut to this (geth's rpc.gascap). `evm_gas_cap` sets
+   * both; unset, the embedded chain (whose memory is edgeport's) and upstream nodes (which bound
+   * their own) have defaults of their own.
+   */
+  evmGasCap: { embedded: number; upstream: number };
   /** Wall time of one EVM-executing call before it answers an error (geth's rpc.evmtimeout). */
   evmTimeoutMs: number;
   /** Chain time per client for EVM-executing calls: a bucket of `burstMs` refilled at `msPerSecond`. */
@@ -128,7 +132,10 @@ export function toGatewayConfig(section: GatewaySection | undefined): GatewayCon
       requestsPerSecond: section?.rate_limit?.requests_per_second ?? d.rateLimit.requestsPerSecond,
       burst: section?.rate_limit?.burst ?? d.rateLimit.burst,
     },
-    evmGasCap: section?.evm_gas_cap ?? d.evmGasCap,
+    evmGasCap: {
+      embedded: section?.evm_gas_cap ?? d.evmGasCap.embedded,
+      upstream: section?.evm_gas_cap ?? d.evmGasCap.upstream,
+    },
     evmTimeoutMs: section?.evm_timeout_ms ?? d.evmTimeoutMs,
     evmTimePerClient: {
       msPerSecond: section?.evm_time_per_client?.ms_per_second ?? d.evmTimePerClient.msPerSecond,

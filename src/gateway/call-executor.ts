@@ -16,7 +16,7 @@ import { CACHE_RULES, callKey, isFinalAnswer, isHeadBound } from './cache/cache-
 import type { InFlight } from './cache/in-flight.ts';
 import { gatewayError, JsonRpcError } from './errors.ts';
 import type { EvmCallQueue } from './evm/evm-call-queue.ts';
-import { capCallGas, dataOverCap, EVM_METHODS } from './evm/gas-cap.ts';
+import { capCallGas, dataOverCap, EVM_METHODS, transactionOverCap } from './evm/gas-cap.ts';
 import { errorAnswer, type RpcAnswer } from './json-rpc/response.ts';
 import { DEFAULT_ALLOWED_METHODS, type MethodPolicy } from './method-policy.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -33,8 +33,8 @@ export interface CallExecutorDeps {
   inFlight: InFlight<RpcAnswer>;
   metrics: GatewayMetrics;
   logger: Logger;
-  /** Gas for one EVM-executing call (geth's rpc.gascap). */
-  evmGasCap: number;
+  /** Gas for one EVM-executing call on a network (its backend decides the default: DEFAULTS.gateway). */
+  evmGasCap: (network: GatewayNetwork) => number;
   /** The EVM call queue of a network. */
   evmQueue: (network: GatewayNetwork) => EvmCallQueue;
 }
@@ -73,11 +73,18 @@ export class CallExecutor {
       if (overLimit) return errorAnswer(overLimit);
     }
     const evm = EVM_METHODS.has(method);
-    const overCap = evm ? dataOverCap(method, params, this.#deps.evmGasCap) : undefined;
+    const gasCap = evm ? this.#deps.evmGasCap(network) : 0;
+    const overCap = evm ? dataOverCap(method, params, gasCap) : undefined;
     if (overCap !== undefined) return { error: overCap };
     // Capped before the cache key is made: a call asking for more gas is the same call as one at the cap.
-    const sent = evm ? capCallGas(method, params, this.#deps.evmGasCap) : params;
-    const queued = evm ? client : undefined;
+    const sent = evm ? capCallGas(method, params, gasCap) : params;
+    // The embedded chain runs a raw transaction's EVM code in this process, as it runs a call.
+    const embeddedWrite = method === 'eth_sendRawTransaction' && network.backendKind === 'embedded';
+    if (embeddedWrite) {
+      const overGas = transactionOverCap(params[0], this.#deps.evmGasCap(network));
+      if (overGas !== undefined) return { error: overGas };
+    }
+    const queued = evm || embeddedWrite ? client : undefined;
     if (!READS.has(method)) return this.#write(network, method, sent, queued);
     return this.#read(network, method, sent, queued);
   }

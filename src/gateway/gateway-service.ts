@@ -79,7 +79,7 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
   })]));
   const executor = new CallExecutor({
     policy, limits: config, cache, inFlight: new InFlight<RpcAnswer>(), metrics, logger,
-    evmGasCap: config.evmGasCap, evmQueue: (network) => evmQueues.get(network)!,
+    evmGasCap: (network) => (network.backendKind === 'embedded' ? config.evmGasCap.embedded : config.evmGasCap.upstream), evmQueue: (network) => evmQueues.get(network)!,
   });
   const closeAll = () => Promise.all([...networks.values()].map((n) => n.close())).then(() => undefined);
   const active = [...networks.values()].filter((n) => !n.isRetired(clock.now()));

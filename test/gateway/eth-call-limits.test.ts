@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Agent } from 'undici';
+import { privateKeyToAccount } from 'viem/accounts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { GATEWAY_DEFAULTS } from '../../src/config/defaults.ts';
 import { DEV_ACCOUNTS } from '../../src/gateway/backends/dev-accounts.ts';
@@ -46,7 +47,7 @@ test('a call asking for more gas than the cap runs with the cap; one asking for 
 });
 
 test('the default gas cap cuts an endless eth_call with geth\'s "out of gas", quickly', { timeout: 30_000 }, async (t) => {
-  assert.ok(GATEWAY_DEFAULTS.evmGasCap <= 50_000_000);
+  assert.ok(GATEWAY_DEFAULTS.evmGasCap.embedded <= 50_000_000);
   const gateway = await startGateway(t);
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
@@ -113,4 +114,25 @@ test('a batch of 1,000 endless calls is not 1,000 units of work: the excess is r
   assert.equal(ran + refused, 1_000);
   assert.ok(ran <= GATEWAY_DEFAULTS.maxQueuedEvmCallsPerClient + 1, `${ran} members ran`);
   assert.ok(Math.max(0, ...honest) < 1_000, `an honest call took ${Math.max(...honest)} ms`);
+});
+
+test('a raw transaction signed for more gas than the cap is refused before the embedded chain runs it; one within the cap is mined', { timeout: 30_000 }, async (t) => {
+  const gateway = await startGateway(t);
+  const signer = privateKeyToAccount(DEV_ACCOUNTS[4]!.privateKey);
+  const cap = GATEWAY_DEFAULTS.evmGasCap.embedded;
+  // A contract creation whose init code loops until its gas runs out: the development keys are public, so anyone can send it.
+  const sign = (gas: bigint, nonce: number) => signer.signTransaction({
+    type: 'eip1559', chainId: 11155111, nonce, gas, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 0n, data: '0x5b600056',
+  });
+  const started = performance.now();
+  const refused = await gateway.post(SEPOLIA, rpc('eth_sendRawTransaction', [await sign(16_777_216n, 0)]));
+  assert.deepEqual(refused.json.error, {
+    code: -32000, message: `transaction gas limit too high (cap: ${cap}, tx: 16777216): this gateway's chain runs at most ${cap} gas per transaction`,
+  });
+  assert.ok(performance.now() - started < 1_000, 'refused without running');
+  const mined = await gateway.post(SEPOLIA, rpc('eth_sendRawTransaction', [await sign(BigInt(cap), 0)]));
+  assert.match(mined.json.result, /^0x[0-9a-f]{64}$/, JSON.stringify(mined.json));
+  const receipt = await gateway.post(SEPOLIA, rpc('eth_getTransactionReceipt', [mined.json.result]));
+  assert.equal(receipt.json.result.status, '0x0', 'ran out of gas, as a real chain would mine it');
+  assert.equal(receipt.json.result.gasUsed, `0x${cap.toString(16)}`);
 });

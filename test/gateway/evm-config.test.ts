@@ -6,7 +6,10 @@ import { gatewaySectionSchema, toGatewayConfig } from '../../src/config/gateway.
 
 test('an empty [gateway] gets the default EVM limits; each key overrides its own', { timeout: 10_000 }, () => {
   const defaults = toGatewayConfig(gatewaySectionSchema.parse({}));
-  assert.equal(defaults.evmGasCap, GATEWAY_DEFAULTS.evmGasCap);
+  assert.deepEqual(defaults.evmGasCap, GATEWAY_DEFAULTS.evmGasCap);
+  // Upstream nodes bound their own memory: their calls get geth's own cap, the embedded chain a tighter one.
+  assert.equal(defaults.evmGasCap.upstream, 50_000_000);
+  assert.ok(defaults.evmGasCap.embedded < defaults.evmGasCap.upstream);
   assert.equal(defaults.evmTimeoutMs, 5_000);
   assert.deepEqual(defaults.evmTimePerClient, GATEWAY_DEFAULTS.evmTimePerClient);
   assert.equal(defaults.maxBodyBytesInFlight, GATEWAY_DEFAULTS.maxBodyBytesInFlight);
@@ -14,7 +17,7 @@ test('an empty [gateway] gets the default EVM limits; each key overrides its own
     evm_gas_cap: 50_000_000, evm_timeout_ms: 250, evm_time_per_client: { burst_ms: 10 },
     max_queued_evm_calls_per_client: 2, max_queued_evm_calls: 9, max_body_bytes_in_flight: 1_000_000,
   }));
-  assert.equal(set.evmGasCap, 50_000_000);
+  assert.deepEqual(set.evmGasCap, { embedded: 50_000_000, upstream: 50_000_000 });
   assert.equal(set.evmTimeoutMs, 250);
   assert.deepEqual(set.evmTimePerClient, { msPerSecond: GATEWAY_DEFAULTS.evmTimePerClient.msPerSecond, burstMs: 10 });
   assert.equal(set.maxQueuedEvmCallsPerClient, 2);

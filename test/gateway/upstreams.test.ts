@@ -147,3 +147,20 @@ test('upstream answers are cached per network: the same call on another network 
   assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).json.result, '0xaa36a7');
   assert.equal((await gateway.post('/v1/holesky', rpc('eth_chainId'))).json.result, '0x4268');
 });
+
+test('calls that run EVM code reach an upstream node with geth\'s 50M gas cap, not the embedded chain\'s; evm_gas_cap sets both', { timeout: 10_000 }, async (t) => {
+  const node = await startFakeUpstream(t);
+  const gateway = await gatewayOver(t, [node.url]);
+  const call = { to: `0x${'22'.repeat(20)}`, data: '0x70a08231', gas: '0x3b9aca00' };
+  await gateway.post('/v1/sepolia', rpc('eth_call', [call, 'latest']));
+  await gateway.post('/v1/sepolia', rpc('eth_estimateGas', [{ to: call.to, data: call.data }]));
+  const [sentCall] = node.callsOf('eth_call');
+  const [sentEstimate] = node.callsOf('eth_estimateGas');
+  assert.equal((sentCall!.params[0] as { gas: string }).gas, '0x2faf080');
+  assert.equal((sentEstimate!.params[0] as { gas: string }).gas, '0x2faf080');
+
+  const capped = await startFakeUpstream(t);
+  const tight = await gatewayOver(t, [capped.url], new FakeClock(), { evm_gas_cap: 100_000 });
+  await tight.post('/v1/sepolia', rpc('eth_call', [call, 'latest']));
+  assert.equal((capped.callsOf('eth_call')[0]!.params[0] as { gas: string }).gas, '0x186a0');
+});

@@ -2,8 +2,10 @@
  * Which methods run EVM code on the node, and the gas cap applied to them before they are sent
  * (geth's `rpc.gascap`): a call asking for more gas, or for none (a node would then give it the
  * block's whole gas limit), is cut to the cap. The cap bounds a call's work on an upstream node
- * as on the embedded chain, whose memory grows with every step it runs.
+ * as on the embedded chain, whose memory grows with every step it runs. A raw transaction sent to
+ * the embedded chain cannot be cut (it is signed): one over the cap is refused.
  */
+import { rawTransactionGas } from './raw-transaction-gas.ts';
 
 /** Methods whose params start with a call object (`{to, data, gas, ...}`). */
 const CALL_OBJECT_METHODS = new Set(['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'trace_call', 'debug_traceCall']);
@@ -40,6 +42,17 @@ export function dataOverCap(method: string, params: readonly unknown[], cap: num
   const least = TX_BASE_GAS + GAS_PER_DATA_BYTE_AT_LEAST * bytes;
   if (least <= cap) return undefined;
   return { code: -32000, message: `intrinsic gas too high: the call's ${bytes} bytes of data need at least ${least} gas, over this gateway's gas cap of ${cap} per call` };
+}
+
+/**
+ * The answer for a signed raw transaction whose gas limit is over the cap (its signature covers
+ * the gas, so it cannot be cut as a call's is), worded as geth words EIP-7825's transaction gas
+ * cap; undefined when it fits or cannot be read (the chain then judges it).
+ */
+export function transactionOverCap(raw: unknown, cap: number): { code: number; message: string } | undefined {
+  const gas = rawTransactionGas(raw);
+  if (gas === undefined || gas <= BigInt(cap)) return undefined;
+  return { code: -32000, message: `transaction gas limit too high (cap: ${cap}, tx: ${gas}): this gateway's chain runs at most ${cap} gas per transaction` };
 }
 
 function hexLength(value: unknown): number {
