@@ -97,7 +97,8 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       return;
     }
     if (zone === null) return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
-    if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone "${zone.name}" has no origin. Set one with PATCH /client/v4/zones/${zone.id} {"origin": "http://..."} or route a script to it.`, rayId);
+    // Any visitor sees this page: it names the host asked for, not the zone's name or id (the owner finds those in the API).
+    if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone serving "${host}" has no origin. Its owner sets one with PATCH /client/v4/zones/<zone id> {"origin": "http://..."} or routes a script to it.`, rayId);
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }
 

@@ -159,6 +159,16 @@ test('unknown host, no origin, origin down and origin timeout answer clearly, an
   assert.equal(lines[0]!.OriginResponseStatus, 0);
 });
 
+test('a zone without an origin answers 1016 naming the host asked for, never the zone\'s name or id (any visitor sees the page)', { timeout: 10_000 }, async (t) => {
+  const edge = await setup(t, null, { requestFields: [], responseFields: [], cookieFields: [] });
+  const answer = await send(edge.port, { host: 'www.example.test', path: '/' });
+  assert.equal(answer.status, 530);
+  assert.match(answer.body, /1016/);
+  assert.match(answer.body, /the zone serving "www\.example\.test" has no origin/);
+  assert.ok(!answer.body.includes(ZONE), 'the zone id stays with its owner');
+  assert.ok(!answer.body.includes('"example.test"'), 'the zone name stays with its owner');
+});
+
 test('an origin that refuses connections answers 521 and is logged', { timeout: 10_000 }, async (t) => {
   const closed = createServer();
   const port = await listen(closed, t);
