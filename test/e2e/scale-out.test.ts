@@ -60,8 +60,10 @@ async function startPair(t: TestContext): Promise<Pair> {
 }
 
 function s3Of(t: TestContext, server: EdgeportServer): S3Client {
+  // The SDK's own retries, as users have them: 100 puts at once on a busy machine can meet load
+  // shedding, whose 503 SlowDown did nothing and is retried (a 412 is final, never retried).
   const client = new S3Client({
-    endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true, maxAttempts: 1,
+    endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true, maxAttempts: 5,
     credentials: { accessKeyId: S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
   t.after(() => client.destroy());
