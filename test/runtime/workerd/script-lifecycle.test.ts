@@ -64,10 +64,10 @@ let host: TestHost;
 const cleanUps: Array<(...args: never[]) => unknown> = [];
 after(async () => {
   for (const cleanUp of cleanUps) await cleanUp();
-});
+}, { timeout: 30_000 });
 before(async () => {
   host = await startTestHost({ after: (fn) => void (fn && cleanUps.push(fn)) }, SCRIPT, { config: { compatibility_date: '2025-01-01', compatibility_flags: ['nodejs_compat'] } });
-});
+}, { timeout: 60_000 });
 
 test('an unhandled rejection or a throw from a timer does not take the script down', { timeout: 20_000 }, async () => {
   assert.equal(await (await fetch(`${host.url}/reject`)).text(), 'rejected');
