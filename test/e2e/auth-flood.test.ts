@@ -17,16 +17,14 @@
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { loadavg, setPriority } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { spawnNode, stopChild } from '../helpers/child-processes.ts';
+import { startFlood, type FloodResult } from '../helpers/flood-process.ts';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const FLOOD = fileURLToPath(new URL('../helpers/wrong-key-flood.ts', import.meta.url));
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'the-right-key-0123456789' };
 const S3_KEY = { accessKeyId: 'FLOODTESTKEY0001', secretAccessKey: 'flood-test-secret-0123456789' };
 const FLOOD_MS = 5_000;
@@ -36,32 +34,9 @@ const P99_BOUND_MS = 100;
 const HASHING_BOUND = { ms: 150, timesQuiet: 3 };
 const BODY = Buffer.alloc(1024, 'x');
 
-interface FloodResult {
-  sent: number;
-  byStatus: Record<string, number>;
-}
-
-/**
- * Runs the flood in its own process for FLOOD_MS; killed when the test ends, whatever happens. It
- * runs at nice 5: an attacker's CPU is not the server's, but here both share one small machine
- * (with the measuring client and whatever else runs), and the figure is about the server. Not
- * lower: at nice 10 beside a busy core and the rest of the suite, the flood got about 2% of the
- * CPU and sent 117 requests in 8 s, which measures nothing.
- */
-function startFlood(t: TestContext, apiBase: string): Promise<FloodResult> {
-  const child = spawnNode(['--import', 'tsx', FLOOD, apiBase, ADMIN.EDGEPORT_ADMIN_EMAIL, '64', String(FLOOD_MS)]);
-  setPriority(child.pid!, 5);
-  t.after(() => stopChild(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
-      if (code === 0) resolve(JSON.parse(stdout) as FloodResult);
-      else reject(new Error(`the flood exited with ${code}: ${stderr}`));
-    });
-  });
+/** The flood (flood-process.ts) against the management API from 64 addresses for FLOOD_MS. */
+function floodApi(t: TestContext, apiBase: string): Promise<FloodResult> {
+  return startFlood(t, [apiBase, ADMIN.EDGEPORT_ADMIN_EMAIL, '64', String(FLOOD_MS)]);
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -109,7 +84,7 @@ async function measure(t: TestContext, label: string, config?: string, limit = {
   const bound = Math.max(limit.ms, limit.timesQuiet * percentile(quiet, 99));
 
   // The banner's URL of the management API ends in /client/v4.
-  const flood = startFlood(t, server.urls['management API']!);
+  const flood = floodApi(t, server.urls['management API']!);
   // Let the flood reach full speed, then measure for most of the rest of it.
   await new Promise((resolve) => setTimeout(resolve, 500));
   const during = await putLatencies(s3, performance.now() + FLOOD_MS - 1_500, 'during');

@@ -18,9 +18,8 @@
 import assert from 'node:assert/strict';
 import { Agent as HttpAgent } from 'node:http';
 import { join } from 'node:path';
-import { loadavg, setPriority } from 'node:os';
+import { loadavg } from 'node:os';
 import { test, type TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Agent, fetch } from 'undici';
@@ -28,11 +27,10 @@ import { createAccount } from '../../src/api/index.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { ScryptThread } from '../../src/core/crypto/scrypt-thread.ts';
 import { openControlStore } from '../../src/db/open-control-store.ts';
-import { spawnNode, stopChild } from '../helpers/child-processes.ts';
+import { startFlood, type FloodResult } from '../helpers/flood-process.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const FLOOD = fileURLToPath(new URL('../helpers/wrong-key-flood.ts', import.meta.url));
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'the-right-key-0123456789' };
 const S3_KEY = { accessKeyId: 'FAIRTESTKEY00001', secretAccessKey: 'fair-test-secret-0123456789' };
 const SIGN_INS = 10;
@@ -52,28 +50,6 @@ const BUSY_FACTOR = 2;
  * up to 1 s, and nothing was refused; at load 8 all ten took 80-650 ms. Before the queue was fair,
  * none of ten got in at all (503), which is what `statuses` checks.
  */
-
-interface FloodResult {
-  sent: number;
-  byStatus: Record<string, number>;
-}
-
-/** A flood (wrong-key-flood.ts) for FLOOD_MS at nice 5; killed when the test ends, whatever happens. */
-function startFlood(t: TestContext, args: string[]): Promise<FloodResult> {
-  const child = spawnNode(['--import', 'tsx', FLOOD, ...args]);
-  setPriority(child.pid!, 5);
-  t.after(() => stopChild(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
-      if (code === 0) resolve(JSON.parse(stdout) as FloodResult);
-      else reject(new Error(`the flood exited with ${code}: ${stderr}`));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

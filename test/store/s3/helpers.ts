@@ -56,3 +56,17 @@ export async function allPages<Markers>(page: (markers: Markers | undefined) => 
   }
   throw new Error('the listing did not end within 100 pages');
 }
+
+/**
+ * Lets a test send a request document of its own through the SDK: while `set` was given a string,
+ * that string replaces the serialized body before checksums and the signature are computed over
+ * it (so the server sees a correctly signed request carrying it); `set(undefined)` stops.
+ */
+export function replaceDocuments(client: S3Client): (document: string | undefined) => void {
+  let replacement: string | undefined;
+  client.middlewareStack.add((next) => async (args) => {
+    if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
+    return next(args);
+  }, { step: 'build', priority: 'high', name: 'replaceDocument' });
+  return (document) => { replacement = document; };
+}

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CreateBucketCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { ACCESS_KEY_ID, s3ErrorCode, startS3 } from './helpers.ts';
+import { ACCESS_KEY_ID, replaceDocuments, s3ErrorCode, startS3 } from './helpers.ts';
 
 const amzDate = (): string => new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
 
@@ -31,26 +31,21 @@ test('an aws-chunked PUT with no payload hash and a garbage signature is 403 and
 test('request documents that are not well-formed XML are MalformedXML and change nothing', { timeout: 30_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'kept', Body: 'still here' }));
-  let replacement: string | undefined;
-  // Replaces the serialized document before checksums and the signature are computed over it.
-  client.middlewareStack.add((next) => async (args) => {
-    if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
-    return next(args);
-  }, { step: 'build', priority: 'high', name: 'replaceDocument' });
+  const replace = replaceDocuments(client);
   for (const document of ['<Delete><Object><Key>kept</Key></Object>', '<Delete><Object><Key>kept</Key></Wrong></Delete>', '<Delete><Object><Key>kept</Key></Object></Delete>>>trailing<',
     'not xml at all', '<Delete><Object><Key>kept</Key></Obj ect></Delete>']) {
-    replacement = document;
+    replace(document);
     await assert.rejects(client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: 'kept' }] } })), s3ErrorCode('MalformedXML', 400), document);
   }
   const kept = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'kept' }));
   assert.equal(await kept.Body!.transformToString(), 'still here');
   // CreateBucket: a configuration document is fine, anything else makes no bucket.
-  replacement = '<CreateBucketConfiguration><LocationConstraint>auto</Location></CreateBucketConfiguration>';
+  replace('<CreateBucketConfiguration><LocationConstraint>auto</Location></CreateBucketConfiguration>');
   await assert.rejects(client.send(new CreateBucketCommand({ Bucket: 'garbled', CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } })), s3ErrorCode('MalformedXML', 400));
-  replacement = '<Delete/>';
+  replace('<Delete/>');
   await assert.rejects(client.send(new CreateBucketCommand({ Bucket: 'garbled', CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } })), s3ErrorCode('MalformedXML', 400));
   await assert.rejects(client.send(new HeadBucketCommand({ Bucket: 'garbled' })), { name: 'NotFound' });
-  replacement = undefined;
+  replace(undefined);
   await client.send(new CreateBucketCommand({ Bucket: 'configured', CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } }));
   await client.send(new HeadBucketCommand({ Bucket: 'configured' }));
 });

@@ -9,7 +9,7 @@ import {
   CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { REQUEST_XML_MAX_DEPTH } from '../../../src/store/s3/xml.ts';
-import { s3ErrorCode, startS3 } from './helpers.ts';
+import { replaceDocuments, s3ErrorCode, startS3 } from './helpers.ts';
 
 const INVALID_URI = /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<Error><Code>InvalidURI<\/Code><Message>Couldn&apos;t parse the specified URI\.<\/Message>/;
 
@@ -46,28 +46,23 @@ test('a copy source with a malformed escape is 400 InvalidArgument', { timeout: 
 test(`request documents nested deeper than ${REQUEST_XML_MAX_DEPTH} elements are MalformedXML, however deep`, { timeout: 30_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'kept', Body: 'still here' }));
-  let replacement: string | undefined;
-  // Replaces the serialized document before checksums and the signature are computed over it.
-  client.middlewareStack.add((next) => async (args) => {
-    if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
-    return next(args);
-  }, { step: 'build', priority: 'high', name: 'replaceDocument' });
+  const replace = replaceDocuments(client);
   // The root and `levels` elements inside one another: levels + 1 deep.
   const nest = (root: string, levels: number, inner: string) => `<${root}>${'<x>'.repeat(levels)}${'</x>'.repeat(levels)}${inner}</${root}>`;
   for (const levels of [REQUEST_XML_MAX_DEPTH, 10_000, 250_000]) {
-    replacement = nest('Delete', levels, '<Object><Key>kept</Key></Object>');
+    replace(nest('Delete', levels, '<Object><Key>kept</Key></Object>'));
     await assert.rejects(client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: 'kept' }] } })), s3ErrorCode('MalformedXML', 400), `Delete, ${levels}`);
   }
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }));
-  replacement = undefined;
+  replace(undefined);
   const { ETag } = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: 1, Body: 'part' }));
-  replacement = nest('CompleteMultipartUpload', 10_000, `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>`);
+  replace(nest('CompleteMultipartUpload', 10_000, `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>`));
   await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } })),
     s3ErrorCode('MalformedXML', 400));
   // Within the limit, extra elements are ignored as before; the refusals above changed nothing.
-  replacement = nest('CompleteMultipartUpload', REQUEST_XML_MAX_DEPTH - 1, `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>`);
+  replace(nest('CompleteMultipartUpload', REQUEST_XML_MAX_DEPTH - 1, `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>`));
   await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } }));
-  replacement = undefined;
+  replace(undefined);
   assert.equal(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'kept' }))).Body!.transformToString(), 'still here');
   assert.equal(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'multi' }))).Body!.transformToString(), 'part');
 });
