@@ -69,7 +69,9 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
     const listener = await okListener(t, { headerTimeoutMs: 1_000 });
     const silent = await openRaw(listener.port);
     const { afterMs } = await silent.closed;
-    assert.ok(afterMs >= 900 && afterMs < 4_000, `closed after ${afterMs} ms`);
+    // Counted from the client's 'connect' event, which a busy machine delivers late (819 ms was seen
+    // at load 10): the lower bound only tells "at the timeout" from "at once".
+    assert.ok(afterMs >= 600 && afterMs < 4_000, `closed after ${afterMs} ms`);
   });
 
   test('the header timeout counts again from the first byte of each request on a kept-alive connection', { timeout: 30_000 }, async (t) => {
