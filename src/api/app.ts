@@ -16,6 +16,7 @@
 import { Hono } from 'hono';
 import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
 import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
+import { USER_ROUTES } from './accounts/user-routes.ts';
 import type { AccountRecord } from '../db/control-store.ts';
 import { failureResponse } from './envelope.ts';
 import { API_ERRORS } from './errors.ts';
@@ -25,6 +26,9 @@ import { JOB_ROUTES } from './logshipping/job-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { readJsonBody } from './request-body.ts';
 import type { ApiDeps, ApiRoute } from './route.ts';
+import { R2_BUCKET_ROUTES } from './r2/r2-bucket-routes.ts';
+import { R2_CORS_ROUTES } from './r2/r2-cors-routes.ts';
+import { R2_OBJECT_ROUTES } from './r2/r2-object-routes.ts';
 import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
 import { authenticateRequest, type Authenticated } from './sessions/request-auth.ts';
 import { SESSION_ROUTES } from './sessions/session-routes.ts';
@@ -40,6 +44,7 @@ export const API_PREFIX = '/client/v4';
 export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
+  ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES,
 ];
 
 /**
@@ -57,7 +62,7 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
   for (const route of API_ROUTES) {
     app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps, socketAddress(c.env)));
   }
-  const patterns = API_ROUTES.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+/g, '[^/]+')}$`) }));
+  const patterns = API_ROUTES.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))];
@@ -106,7 +111,7 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
     const auth: Authenticated | undefined = route.auth === undefined ? await authenticateRequest(request, deps, clientAddress) : undefined;
     let body: unknown;
     if (route.body) {
-      const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes);
+      const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes, { anyMediaType: route.body.anyMediaType === true });
       body = validateBody(route.body.schema, raw, route.body.invalid);
     }
     return await route.handler({

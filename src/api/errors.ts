@@ -53,6 +53,10 @@ export type ApiErrorCode =
   | 'API_BUCKET_NOT_EMPTY'
   | 'API_STORE_KEY_NOT_FOUND'
   | 'API_UPLOAD_NOT_FOUND'
+  | 'API_BUCKET_NAME_INVALID'
+  | 'API_CORS_NOT_FOUND'
+  | 'API_JURISDICTION_UNSUPPORTED'
+  | 'API_TOKEN_INVALID'
   | 'API_STORE_INVALID'
   | 'API_DELIVERED_LINES_UNAVAILABLE';
 
@@ -112,6 +116,12 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_BUCKET_NOT_EMPTY: { kind: 'user', status: 400, code: 10008, message: 'The bucket you tried to delete is not empty.' },
   API_STORE_KEY_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The specified key does not exist.' },
   API_UPLOAD_NOT_FOUND: { kind: 'user', status: 404, code: 10024, message: 'The specified multipart upload does not exist.' },
+  // The R2 routes (/accounts/<id>/r2/...) answer with R2's own codes where the dashboard's store routes keep 1002.
+  API_BUCKET_NAME_INVALID: { kind: 'user', status: 400, code: 10005, message: "The specified bucket name is not valid: <name> must be 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit." },
+  API_CORS_NOT_FOUND: { kind: 'user', status: 404, code: 10059, message: 'The CORS configuration does not exist.' },
+  API_JURISDICTION_UNSUPPORTED: { kind: 'user', status: 400, code: 10005, message: "Jurisdiction '<value>' is not available on this server: its buckets are all in the default jurisdiction; leave out cf-r2-jurisdiction (wrangler's --jurisdiction) or send 'default'" },
+  // What the real API answers on /user/tokens/verify for a credential that is not an API token.
+  API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token: this server issues no API tokens; X-Auth-Email and X-Auth-Key (the global API key) authenticate every route' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
 };

@@ -28,7 +28,7 @@ const RESULT_INFO: Record<'page' | 'cursor', JsonSchema> = {
 export function buildOpenApiDocument(routes: readonly ApiRoute[], prefix: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
-    const path = prefix + route.path.replace(/:(\w+)/g, '{$1}');
+    const path = prefix + route.path.replace(/:(\w+)(\{\.\+\})?/g, '{$1}');
     const parameters = [
       ...[...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
       ...Object.entries(route.query?.shape ?? {}).map(([name, schema]) => ({ name, in: 'query', required: false, schema: toSchema(schema as z.ZodType, 'input') })),

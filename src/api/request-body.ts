@@ -10,9 +10,10 @@ import { API_ERRORS, ApiError } from './errors.ts';
 /** Default limit of a request body: the largest valid bodies (40 custom fields, filters) are a few KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+/** `anyMediaType`: the body is read as JSON whatever its Content-Type (routes whose real clients label JSON `text/plain`). */
+export async function readJsonBody(request: Request, maxBytes: number, options: { anyMediaType?: boolean } = {}): Promise<unknown> {
   const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-  if (mediaType !== 'application/json') {
+  if (mediaType !== 'application/json' && options.anyMediaType !== true) {
     const entry = API_ERRORS.API_INVALID_REQUEST_HEADERS;
     throw new ApiError('API_INVALID_REQUEST_HEADERS', {
       items: [{ code: entry.code, message: entry.message, error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }] }],

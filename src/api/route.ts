@@ -67,8 +67,9 @@ export interface ApiRoute<Body = unknown> {
   /**
    * The request body: validated by `schema`; problems not tagged otherwise get `invalid`'s code.
    * `optional`: a request without a body (no Content-Type, no bytes) counts as `{}`.
+   * `anyMediaType`: the body is JSON whatever its Content-Type says (wrangler sends R2 bodies as `text/plain`).
    */
-  body?: { schema: z.ZodType<Body>; invalid: ApiErrorCode; optional?: true };
+  body?: { schema: z.ZodType<Body>; invalid: ApiErrorCode; optional?: true; anyMediaType?: true };
   /**
    * `none`: the route needs no credentials (sign-in); `session`: the handler checks the session
    * cookie itself (the current session). Either way the pipeline authenticates nothing and

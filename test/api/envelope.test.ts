@@ -98,7 +98,7 @@ test('/client/v4/openapi.json documents every route from the validating schemas'
   const doc = await response.json() as Json;
   assert.equal(doc.openapi, '3.1.0');
   for (const route of API_ROUTES) {
-    const path = `/client/v4${route.path.replace(/:(\w+)/g, '{$1}')}`;
+    const path = `/client/v4${route.path.replace(/:(\w+)(\{\.\+\})?/g, '{$1}')}`;
     const operation = doc.paths[path]?.[route.method.toLowerCase()];
     assert.ok(operation, `${route.method} ${path}`);
     assert.equal(operation.operationId, route.operationId);

@@ -18,7 +18,7 @@ const CORS = `${BUCKETS}/:bucket/cors`;
 
 /** Strings and lists are bounded here; what S3 refuses (methods, wildcards, 100 rules, 64 KiB) the store refuses, with S3's words. */
 const text = z.string().max(4096);
-const corsRuleJson = z.strictObject({
+export const corsRuleJson = z.strictObject({
   id: z.string().max(255).optional(),
   allowed: z.strictObject({
     origins: z.array(text).min(1).max(1000),
@@ -29,9 +29,10 @@ const corsRuleJson = z.strictObject({
   maxAgeSeconds: z.number().int().min(0).max(2 ** 31 - 1).optional(),
 });
 export const corsBody = z.strictObject({ rules: z.array(corsRuleJson).max(1000).describe('An empty list removes the rules, as DELETE does') });
-type CorsRuleJson = z.infer<typeof corsRuleJson>;
+export type CorsRuleJson = z.infer<typeof corsRuleJson>;
 
-function fromJson(rule: CorsRuleJson): CorsRule {
+/** A rule in the platform's JSON shape as the store keeps it (the R2 routes use the same shape). */
+export function corsRuleFromJson(rule: CorsRuleJson): CorsRule {
   return {
     ...(rule.id !== undefined ? { id: rule.id } : {}),
     allowedOrigins: rule.allowed.origins,
@@ -42,7 +43,7 @@ function fromJson(rule: CorsRuleJson): CorsRule {
   };
 }
 
-function toJson(rule: CorsRule): CorsRuleJson {
+export function corsRuleToJson(rule: CorsRule): CorsRuleJson {
   return {
     ...(rule.id !== undefined ? { id: rule.id } : {}),
     allowed: { origins: rule.allowedOrigins, methods: rule.allowedMethods, ...(rule.allowedHeaders.length > 0 ? { headers: rule.allowedHeaders } : {}) },
@@ -57,16 +58,16 @@ export const CORS_ROUTES: ApiRoute[] = [
     async handler(ctx) {
       // No rules is an empty list (what PUT with `rules: []` leaves), not an error: the dashboard reads it on every bucket page.
       const rules = await requireStore(ctx).getBucketCors(ctx.params.bucket!);
-      return successResponse({ rules: (rules ?? []).map(toJson) });
+      return successResponse({ rules: (rules ?? []).map(corsRuleToJson) });
     },
   }),
   defineRoute<z.infer<typeof corsBody>>({
     method: 'PUT', path: CORS, operationId: 'store-bucket-cors-put', summary: 'Replace a bucket\'s CORS rules', tag: TAG,
     body: { schema: corsBody, invalid: 'API_STORE_INVALID' }, result: corsBody,
     async handler(ctx) {
-      const rules = ctx.body.rules.map(fromJson);
+      const rules = ctx.body.rules.map(corsRuleFromJson);
       await requireStore(ctx).putBucketCors(ctx.params.bucket!, rules.length === 0 ? null : rules);
-      return successResponse({ rules: rules.map(toJson) });
+      return successResponse({ rules: rules.map(corsRuleToJson) });
     },
   }),
   defineRoute({

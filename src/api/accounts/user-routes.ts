@@ -1,0 +1,125 @@
+/**
+ * Who the caller is, as the platform's identity routes answer for a global-API-key user (what
+ * wrangler asks before account-scoped commands): `GET /user` (the user), `GET /memberships` (the
+ * user's one membership: its account, accepted, with every permission), and
+ * `GET /user/tokens/verify`, which with a key instead of a token answers 1000 "Invalid API Token"
+ * as the real API does.
+ *
+ * By design: an edgeport account has one member, its owner, so the user and the membership are
+ * the account seen from two sides. Their ids are derived from the account's id (stable, 32 hex
+ * characters like the real ones, and distinct from it: clients must not mix them up).
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { AccountRecord } from '../../db/control-store.ts';
+import { successResponse } from '../envelope.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute, type ApiRoute } from '../route.ts';
+import { validateQuery } from '../validation.ts';
+import { accountResult, toAccountJson } from './account-routes.ts';
+
+const TAG = 'User';
+
+/** The permission areas of a membership (the SDK's Membership.Permissions); the owner may read and write all. */
+const PERMISSION_AREAS = [
+  'analytics', 'billing', 'cache_purge', 'dns', 'dns_records', 'lb', 'logs', 'organization', 'ssl', 'waf', 'zone_settings', 'zones',
+] as const;
+const OWNER_ROLE = 'Super Administrator - All Privileges';
+
+const grant = z.object({ read: z.boolean(), write: z.boolean() });
+const membershipResult = z.object({
+  id: z.string(),
+  account: accountResult,
+  status: z.literal('accepted'),
+  api_access_enabled: z.null(),
+  permissions: z.object(Object.fromEntries(PERMISSION_AREAS.map((area) => [area, grant])) as Record<(typeof PERMISSION_AREAS)[number], typeof grant>),
+  roles: z.array(z.string()),
+});
+
+const userResult = z.object({
+  id: z.string(),
+  email: z.string(),
+  first_name: z.null(),
+  last_name: z.null(),
+  telephone: z.null(),
+  country: z.null(),
+  zipcode: z.null(),
+  two_factor_authentication_enabled: z.boolean(),
+  two_factor_authentication_locked: z.boolean(),
+  has_pro_zones: z.boolean(),
+  has_business_zones: z.boolean(),
+  has_enterprise_zones: z.boolean(),
+  suspended: z.boolean(),
+  betas: z.array(z.string()),
+  organizations: z.array(z.never()),
+  created_on: z.string(),
+});
+
+const listMembershipsQuery = z.object({
+  'account.name': z.string().optional(),
+  status: z.enum(['accepted', 'pending', 'rejected']).optional(),
+  page: z.coerce.number().int().min(1).default(1),
+  per_page: z.coerce.number().int().min(5).max(50).default(20),
+  order: z.enum(['id', 'account.name', 'status']).optional(),
+  direction: z.enum(['asc', 'desc']).default('asc'),
+});
+
+function derivedId(kind: 'user' | 'membership', account: AccountRecord): string {
+  return createHash('sha256').update(`${kind}:${account.id}`).digest('hex').slice(0, 32);
+}
+
+function toMembershipJson(account: AccountRecord): z.infer<typeof membershipResult> {
+  return {
+    id: derivedId('membership', account),
+    account: toAccountJson(account),
+    status: 'accepted',
+    api_access_enabled: null,
+    permissions: Object.fromEntries(PERMISSION_AREAS.map((area) => [area, { read: true, write: true }])) as z.infer<typeof membershipResult>['permissions'],
+    roles: [OWNER_ROLE],
+  };
+}
+
+function toUserJson(account: AccountRecord): z.infer<typeof userResult> {
+  return {
+    id: derivedId('user', account),
+    email: account.email,
+    first_name: null, last_name: null, telephone: null, country: null, zipcode: null,
+    two_factor_authentication_enabled: false,
+    two_factor_authentication_locked: false,
+    has_pro_zones: false, has_business_zones: false, has_enterprise_zones: false,
+    suspended: false,
+    betas: [],
+    organizations: [],
+    created_on: new Date(account.created).toISOString(),
+  };
+}
+
+export const USER_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'GET', path: '/user', operationId: 'user-get', summary: 'Get the user the credentials belong to', tag: TAG, result: userResult,
+    async handler(ctx) {
+      return successResponse(toUserJson(ctx.account));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: '/user/tokens/verify', operationId: 'user-tokens-verify', tag: TAG,
+    summary: 'Verify an API token: answers 401 / 1000, since this server authenticates by X-Auth-Email and X-Auth-Key and issues no tokens',
+    async handler() {
+      throw new ApiError('API_TOKEN_INVALID');
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: '/memberships', operationId: 'memberships-list', summary: 'List the user\'s account memberships (one: its own account)', tag: TAG,
+    query: listMembershipsQuery, result: z.array(membershipResult), resultInfo: 'page',
+    async handler(ctx) {
+      const q = validateQuery(listMembershipsQuery, ctx.query);
+      const name = q['account.name'];
+      const matches = (name === undefined || ctx.account.name.toLowerCase().includes(name.toLowerCase())) && (q.status === undefined || q.status === 'accepted');
+      const all = matches ? [ctx.account] : [];
+      const page = all.slice((q.page - 1) * q.per_page, q.page * q.per_page);
+      return successResponse(page.map(toMembershipJson), {
+        resultInfo: { page: q.page, per_page: q.per_page, count: page.length, total_count: all.length, total_pages: Math.ceil(all.length / q.per_page) },
+      });
+    },
+  }),
+];
