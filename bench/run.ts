@@ -24,7 +24,7 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   'store-binding': benchStoreBinding,
   'store-http': benchStoreHttp,
   // The floor of a script's topology (bare workerd + node:http) beside edgeport's store-driver get.
-  'workerd-floor': benchWorkerdFloor,
+  'workerd-floor': (seconds) => benchWorkerdFloor(seconds, Number(values.rounds)),
   s3: (seconds) => benchS3(seconds, Number(values.rounds)),
   blobs: benchBlobs,
   api: benchApi,
