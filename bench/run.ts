@@ -16,6 +16,7 @@ import { benchLogs } from './logs.ts';
 import { benchEdge } from './edge.ts';
 import { benchBlobs } from './blobs.ts';
 import { benchWorkerdFloor } from './workerd-floor.ts';
+import { benchStoreVsMiniflare } from './store-vs-miniflare.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } });
 
@@ -25,6 +26,8 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   'store-http': benchStoreHttp,
   // The floor of a script's topology (bare workerd + node:http) beside edgeport's store-driver get.
   'workerd-floor': (seconds) => benchWorkerdFloor(seconds, Number(values.rounds)),
+  // The store driver through edgeport beside Miniflare (installed apart: EDGEPORT_BENCH_MINIFLARE).
+  'store-vs-miniflare': (seconds) => benchStoreVsMiniflare(seconds, Number(values.rounds)),
   s3: (seconds) => benchS3(seconds, Number(values.rounds)),
   blobs: benchBlobs,
   api: benchApi,
