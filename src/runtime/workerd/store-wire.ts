@@ -1,7 +1,8 @@
 /**
  * How a bucket binding inside workerd talks to the server's store engine: one HTTP POST per engine
  * call. The call's JSON (the operation and its arguments) travels in a request header and the
- * answer's JSON in a response header, percent-encoded, so that a body is only ever the raw bytes
+ * answer's JSON in a response header, as JSON with every character outside printable ASCII
+ * written as a \u escape (still JSON, and a valid header value), so that a body is only ever the raw bytes
  * of an object: a put's or uploadPart's body, a get's object body. Each side can then hand a body
  * to the other as the HTTP body itself, streamed natively, with no framing to read through in
  * JavaScript. JSON too large for a header (a delete of many keys, a complete of many parts, an
@@ -44,14 +45,27 @@ export const ANSWER_HEADER = 'x-store-answer';
  */
 const HEADER_LIMIT = 8 * 1024;
 
-/** The header value for `value`, or undefined when it is too long for a header (use a frame). */
+/** What a header value cannot hold as it is: controls, DEL and everything past ASCII. */
+const NOT_HEADER_SAFE = /[^\x20-\x7e]/g;
+const HAS_UNSAFE = /[^\x20-\x7e]/;
+
+function escapeUnicode(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * The header value for `value`, or undefined when it is too long for a header (use a frame). Its
+ * JSON as it is, with the few characters a header cannot carry escaped, rather than
+ * percent-encoded: a third of the bytes on every call, and no encoding pass on either side.
+ */
 export function encodeHeader(value: unknown): string | undefined {
-  const text = encodeURIComponent(JSON.stringify(value));
+  const json = JSON.stringify(value);
+  const text = HAS_UNSAFE.test(json) ? json.replace(NOT_HEADER_SAFE, escapeUnicode) : json;
   return text.length <= HEADER_LIMIT ? text : undefined;
 }
 
 export function decodeHeader(text: string): unknown {
-  return JSON.parse(decodeURIComponent(text));
+  return JSON.parse(text);
 }
 
 const encoder = new TextEncoder();
