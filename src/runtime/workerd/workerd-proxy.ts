@@ -4,7 +4,7 @@
  * script made them, both bodies streamed with the sockets' own back-pressure. A script failure the
  * entry module reports is logged and answered as in every runtime (SCRIPT_FAILURES).
  */
-import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
 import { failureOf, type Generation, type WorkerdSupervisor } from './workerd-supervisor.ts';
@@ -17,8 +17,11 @@ export interface ProxyContext {
   scriptName: string;
 }
 
-/** Headers about one connection, never passed on (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+/**
+ * Headers about one connection, never passed on (RFC 9110 §7.6.1); and Expect, which node:http has
+ * already answered (100 Continue) and undici refuses to send.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
 
 export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res: ServerResponse): void {
   const serving = context.supervisor.serving();
@@ -35,6 +38,11 @@ export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res:
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOENT']);
 
 function forward(context: ProxyContext, generation: Generation, req: IncomingMessage, res: ServerResponse, retried = false): void {
+  // Connections destroyed with their process: nothing was sent, so it is as if it refused.
+  if (generation.connections.destroyed) {
+    notConnected(context, generation, req, res, retried);
+    return;
+  }
   generation.inflight++;
   let finished = false;
   const finish = () => {
@@ -42,48 +50,86 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     finished = true;
     generation.inflight--;
   };
-  const upstream = request({
-    socketPath: context.socketPath,
-    agent: generation.agent,
-    method: req.method,
-    path: req.url,
-    headers: passOn(req.rawHeaders),
-    setHost: false,
-  });
-  upstream.on('response', (answer) => {
-    const failure = answer.headers[context.failureHeader];
-    if (typeof failure === 'string') {
-      answer.resume();
-      finish();
-      reportException(context, failure, res);
-      return;
-    }
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, passOn(answer.rawHeaders));
-    answer.pipe(res);
-    answer.on('end', finish);
-    answer.on('error', () => {
-      finish();
-      res.destroy();
-    });
-  });
-  upstream.on('error', (error: NodeJS.ErrnoException) => {
-    finish();
-    // A request without a body that never reached a process which has just died goes to its
-    // replacement: nothing of it was consumed, and the script never saw it.
-    if (!retried && NOT_CONNECTED.has(error.code ?? '') && !hasBody(req) && !res.destroyed) {
-      generation.alive = false;
-      const serving = context.supervisor.serving();
-      void Promise.resolve(serving).then((next) => (next ? forward(context, next, req, res, true) : answerScriptFailure(res, 'unavailable')));
-      return;
-    }
-    // The process went away (or was cut off) before or while answering: answered with why.
-    void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
-  });
+  let abort: ((reason?: Error) => void) | undefined;
+  let answered = false;
+  /** The entry module reported a script failure: answered already, the rest of workerd's answer is dropped. */
+  let failed = false;
   res.on('close', () => {
-    if (!res.writableFinished) upstream.destroy();
+    if (!res.writableFinished) abort?.(new Error('The client went away.'));
     finish();
   });
-  req.pipe(upstream);
+  generation.connections.dispatch({
+    method: req.method ?? 'GET',
+    path: req.url ?? '/',
+    headers: passOn(req.rawHeaders),
+    body: hasBody(req) ? req : null,
+  }, {
+    onConnect(abortRequest) {
+      abort = abortRequest;
+    },
+    onHeaders(status, rawHeaders, resume, statusText) {
+      answered = true;
+      const headers = latin1(rawHeaders);
+      const failure = headerValue(headers, context.failureHeader);
+      if (failure !== undefined) {
+        failed = true;
+        finish();
+        reportException(context, failure, res);
+        return true;
+      }
+      res.writeHead(status, statusText, passOn(headers));
+      // Back-pressure: undici holds its reads while the client's socket is full.
+      res.on('drain', resume);
+      return true;
+    },
+    onData(chunk) {
+      return failed || res.write(chunk);
+    },
+    onComplete() {
+      finish();
+      if (!failed) res.end();
+    },
+    onError(error: NodeJS.ErrnoException) {
+      finish();
+      // The client left (and the request was aborted for it), or the failure is answered already.
+      if (failed || res.destroyed) return;
+      if (answered) {
+        res.destroy();
+        return;
+      }
+      if (NOT_CONNECTED.has(error.code ?? '')) {
+        notConnected(context, generation, req, res, retried);
+        return;
+      }
+      // The process went away (or was cut off) before answering: answered with why.
+      void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
+    },
+  });
+}
+
+/**
+ * A request without a body that never reached a process which has just died goes to its
+ * replacement: nothing of it was consumed, and the script never saw it.
+ */
+function notConnected(context: ProxyContext, generation: Generation, req: IncomingMessage, res: ServerResponse, retried: boolean): void {
+  if (!retried && !hasBody(req) && !res.destroyed) {
+    generation.alive = false;
+    const serving = context.supervisor.serving();
+    void Promise.resolve(serving).then((next) => (next ? forward(context, next, req, res, true) : answerScriptFailure(res, 'unavailable')));
+    return;
+  }
+  void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
+}
+
+function latin1(raw: Buffer[]): string[] {
+  return raw.map((value) => value.toString('latin1'));
+}
+
+function headerValue(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+  }
+  return undefined;
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -9,7 +9,8 @@
  * is a generation: a request remembers the one it went to, and learns from it why it failed.
  */
 import { rm } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
+import { Pool } from 'undici';
 import type { Logger } from '../../core/log.ts';
 import { within } from '../../core/within.ts';
 import type { ScriptFailure } from '../errors.ts';
@@ -25,14 +26,31 @@ export interface Generation {
   /**
    * Kept-alive connections to this process only: destroyed when it exits, so a request never goes
    * out over a socket of a process that has died (it would be answered 502 instead of reaching
-   * the replacement).
+   * the replacement). undici's pool rather than node:http's agent: its client costs about half as
+   * much CPU per proxied request (117-168 us against 217-315 us for a bare proxy of 1 KiB).
    */
-  readonly agent: Agent;
+  readonly connections: Pool;
   /**
    * Resolves once why the process failed is known: V8's out-of-memory error was read, or the
    * process exited and all it printed was read (then it is a crash, unless cut off).
    */
   failureKnown: Promise<void>;
+}
+
+/**
+ * Kept-alive connections to the workerd serving at `socketPath`, as many as requests in flight (as
+ * node:http's agent did: a long-streaming answer never holds others up). No timeouts of their own:
+ * a script may take as long as its limits allow, and stream its answer for as long as it likes.
+ */
+function connectionsTo(socketPath: string): Pool {
+  return new Pool('http://workerd.internal', {
+    socketPath, connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 60_000,
+  });
+}
+
+function destroyConnections(generation: Generation | undefined): void {
+  // Requests still on them fail, and are answered with why their process went away.
+  generation?.connections.destroy().catch(() => undefined);
 }
 
 /** What workerd prints when V8 reaches the heap limit (--max-old-space-size), just before the process aborts. */
@@ -123,7 +141,7 @@ export class WorkerdSupervisor {
     if (this.#generation) this.#generation.alive = false;
     await this.#starting?.catch(() => undefined);
     await this.#process?.stop();
-    this.#generation?.agent.destroy();
+    destroyConnections(this.#generation);
   }
 
   #startProcess(): Promise<void> {
@@ -138,7 +156,7 @@ export class WorkerdSupervisor {
     const { logger, scriptName } = this.#options;
     let knownNow: () => void = () => undefined;
     const generation: Generation = {
-      number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, agent: new Agent({ keepAlive: true, maxFreeSockets: 64 }),
+      number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, connections: connectionsTo(this.#options.socketPath),
       failureKnown: new Promise<void>((resolve) => { knownNow = resolve; }),
     };
     // A killed workerd leaves its socket file behind, and workerd will not listen over it.
@@ -158,7 +176,7 @@ export class WorkerdSupervisor {
       },
       onExit: (code, signal) => {
         generation.alive = false;
-        generation.agent.destroy();
+        destroyConnections(generation);
         if (this.#closing) return;
         void failureOf(generation).then((failure) => {
           const memory = failure === 'memory';
@@ -170,7 +188,7 @@ export class WorkerdSupervisor {
     });
     if (this.#closing) {
       await process.stop();
-      generation.agent.destroy();
+      destroyConnections(generation);
       return;
     }
     generation.alive = true;
@@ -229,7 +247,7 @@ export class WorkerdSupervisor {
     const process = this.#process;
     this.#process = undefined;
     await process?.kill();
-    generation.agent.destroy();
+    destroyConnections(generation);
     if (!this.#closing) this.#scheduleRestart();
   }
 }
