@@ -140,33 +140,33 @@ export class ScryptThread {
     return new ScryptBusyError(Math.ceil((this.#waiting.size + 1) * this.#estimateMs));
   }
 
-  /** Runs `job` on the low-priority thread; when done, the next the fair queue gives is started before the result is handed out. */
+  /** Runs `job` on the low-priority thread, then what the fair queue gives next; measures each run for the busy estimate. */
   #run(job: Job): void {
     this.#busy = true;
-    const next = () => {
-      const following = this.#closed ? undefined : this.#waiting.take();
-      if (following) this.#run(following);
-      else this.#busy = false;
-    };
-    this.#worker.run(job.job).then(({ bytes, ms }) => {
+    this.#drive(this.#worker, job, () => this.#waiting.take(), () => { this.#busy = false; }, (ms) => {
       this.#estimateMs = 0.8 * this.#estimateMs + 0.2 * ms;
-      next();
-      job.resolve(bytes);
-    }, (error: Error) => {
-      next();
-      job.reject(error);
     });
   }
 
-  /** Runs `job` on the fresh clients' thread; when done, the next fresh one waiting is started first. */
+  /** Runs `job` on the fresh clients' thread, then the next fresh one waiting. */
   #runFresh(job: Job): void {
     this.#freshBusy = true;
+    this.#drive(this.#freshWorker, job, () => this.#freshWaiting.shift(), () => { this.#freshBusy = false; });
+  }
+
+  /**
+   * Runs `job` on `worker`; when it is done, the job `following` gives is started before the
+   * result is handed out (so a derive() made by the caller's continuation queues behind it), or
+   * `idle` marks the thread free.
+   */
+  #drive(worker: ScryptWorker, job: Job, following: () => Job | undefined, idle: () => void, measured?: (ms: number) => void): void {
     const next = () => {
-      const following = this.#closed ? undefined : this.#freshWaiting.shift();
-      if (following) this.#runFresh(following);
-      else this.#freshBusy = false;
+      const queued = this.#closed ? undefined : following();
+      if (queued) this.#drive(worker, queued, following, idle, measured);
+      else idle();
     };
-    this.#freshWorker.run(job.job).then(({ bytes }) => {
+    worker.run(job.job).then(({ bytes, ms }) => {
+      measured?.(ms);
       next();
       job.resolve(bytes);
     }, (error: Error) => {
