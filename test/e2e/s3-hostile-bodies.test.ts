@@ -9,7 +9,6 @@
  * POST ?delete with a garbage signature) and CR/LF in GetObject's response-* parameters are here too.
  */
 import assert from 'node:assert/strict';
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -21,6 +20,7 @@ import { hasExited } from '../helpers/child-processes.ts';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { bodyOf, statusOf } from '../helpers/raw-connections.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { NodeSha256 } from '../helpers/node-sha256.ts';
 
 const KEY_ID = 'EDGEPORTHOSTILE00001';
 const SECRET = 'hostile-bodies-secret-0123456789abcdef';
@@ -28,18 +28,6 @@ const BUCKET = 'photos';
 const MiB = 1024 * 1024;
 const OVERSIZE = 3 * MiB;
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytes = (data: SourceData): Buffer => (typeof data === 'string' ? Buffer.from(data) : ArrayBuffer.isView(data)
-  ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data));
-
-/** SHA-256 (and HMAC) for the SigV4 signer, from node:crypto. */
-class NodeSha256 {
-  #hash: Hash | Hmac;
-  constructor(secret?: SourceData) { this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret)); }
-  update(data: SourceData): void { this.#hash.update(bytes(data)); }
-  digest(): Promise<Uint8Array> { return Promise.resolve(new Uint8Array(this.#hash.digest())); }
-  reset(): void {}
-}
 
 // applyChecksum: false sends no x-amz-content-sha256, so the server checks the signature from the body (deferred).
 const signer = new SignatureV4({ service: 's3', region: 'auto', credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET }, sha256: NodeSha256, applyChecksum: false });

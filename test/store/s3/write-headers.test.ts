@@ -3,7 +3,6 @@
  * refused with S3's answer for the case, never accepted and dropped, and nothing is stored.
  */
 import assert from 'node:assert/strict';
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import {
@@ -17,6 +16,8 @@ import { S3Error } from '../../../src/store/s3/s3-error.ts';
 import { applyHoistedHeaders } from '../../../src/store/s3/presigned-headers.ts';
 import { refuseUnsupportedWriteHeaders } from '../../../src/store/s3/write-headers.ts';
 import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
+import { createHash } from 'node:crypto';
+import { NodeSha256 } from '../../helpers/node-sha256.ts';
 
 const code = s3ErrorCode;
 const SSE_C_KEY = 'k'.repeat(32);
@@ -145,17 +146,6 @@ test('a presigned URL carrying the headers in its query is refused the same', { 
   }
 });
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytes = (data: SourceData) => (typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
-
-/** SHA-256 (and HMAC) for the SigV4 signer, from node:crypto. */
-class NodeSha256 {
-  #hash: Hash | Hmac;
-  constructor(secret?: SourceData) { this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret)); }
-  update(data: SourceData): void { this.#hash.update(bytes(data)); }
-  digest(): Promise<Uint8Array> { return Promise.resolve(new Uint8Array(this.#hash.digest())); }
-  reset(): void {}
-}
 
 /**
  * A signed request declaring a large body of which only the first KiB is sent: the answer must
