@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { exitOf, spawnNode } from '../helpers/child-processes.ts';
+import { outputOf, spawnNode } from '../helpers/child-processes.ts';
 
 const FAULTS = fileURLToPath(new URL('../../src/cli/process-faults.ts', import.meta.url));
 const LOG = fileURLToPath(new URL('../../src/core/log.ts', import.meta.url));
@@ -22,12 +22,7 @@ async function faultingProcess(install: boolean): Promise<{ code: number | null;
     setTimeout(() => { process.stdout.write('still running\\n'); process.exit(0); }, 300);
   `;
   const child = spawnNode(['--import', 'tsx', '--input-type=module', '-e', script]);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  const code = await exitOf(child);
-  return { code, stdout, stderr };
+  return outputOf(child);
 }
 
 test('with keepServingOnFaults, an unhandled rejection and an uncaught exception are logged at error level and the process keeps running', { timeout: 60_000 }, async () => {

@@ -53,6 +53,16 @@ export function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
+/** The child's exit code and everything it printed, once it has exited (its stdout and stderr must be pipes). */
+export async function outputOf(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const code = await exitOf(child);
+  return { code, stdout, stderr };
+}
+
 /**
  * SIGTERM, then SIGKILL if the child is still running `graceMs` later; resolves with its exit
  * code (null when a signal ended it). Calling it again, or on a child that already exited, is fine.

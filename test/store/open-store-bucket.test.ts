@@ -13,7 +13,7 @@ import { openControlStore } from '../../src/db/open-control-store.ts';
 import type * as Declared from '../../src/store/entry.js';
 import type * as Real from '../../src/store/index.ts';
 import { openStoreBucket, StoreBucket, type LocalStoreBucket, type OpenStoreBucketOptions } from '../../src/store/index.ts';
-import { exitOf, spawnNode, stopChild } from '../helpers/child-processes.ts';
+import { outputOf, spawnNode, stopChild } from '../helpers/child-processes.ts';
 import { onTestEnd } from '../helpers/cleanup.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -53,12 +53,7 @@ function userProject(t: TestContext): string {
 async function runNode(t: TestContext, cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnNode(args, { cwd });
   onTestEnd(t, () => stopChild(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  const code = await exitOf(child);
-  return { code, stdout, stderr };
+  return outputOf(child);
 }
 
 const USER_TEST = `
