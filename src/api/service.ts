@@ -23,6 +23,7 @@ import { publicUrl, type GatewayStatus } from './gateway/network-routes.ts';
 import { createDestinationIo } from './logshipping/destination-io.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body.ts';
 import { SessionStore } from './sessions/session-store.ts';
+import { guardedListener } from '../core/http/guarded-listener.ts';
 
 export interface ApiServiceOptions {
   control: ControlStore;
@@ -107,13 +108,8 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
   // The node request (its socket's address) reaches the routes as the app's env.
   const listener = getRequestListener((request, env) => app.fetch(request, env), { overrideGlobalObjects: false });
   return {
-    handler: function handleApiRequest(request, response) {
-      // hono answers the app's own errors; should answering itself fail, the request is logged and cut, never an unhandled rejection.
-      listener(request, response).catch((error: unknown) => {
-        options.logger.error({ err: error, method: request.method, url: request.url }, 'Management API request failed while it was being answered.');
-        response.destroy();
-      });
-    },
+    // hono answers the app's own errors; should answering itself fail, the request is logged and cut, never an unhandled rejection.
+    handler: guardedListener(listener, 'management API', options.logger),
     fetch,
     // The control store is opened and closed by its owner; the scrypt thread too, when given.
     close: async () => {

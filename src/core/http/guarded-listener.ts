@@ -2,7 +2,8 @@
  * A service's request handler made safe to hand to node:http. node:http ignores what a listener
  * returns, so a handler's rejected promise (a bug its own error handling missed) would become an
  * unhandled rejection. Here a handler that throws or rejects is logged and answered: a 500 in the
- * service's own error shape when nothing was sent yet, else its connection is closed.
+ * service's own error shape when nothing was sent yet and the service has one, else its connection
+ * is closed (a service whose framework answers its own errors fails only while answering).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
@@ -15,12 +16,12 @@ export interface InternalErrorAnswer {
 }
 
 export function guardedListener(
-  handler: (req: IncomingMessage, res: ServerResponse) => unknown, service: string, logger: Logger, answer: InternalErrorAnswer,
+  handler: (req: IncomingMessage, res: ServerResponse) => unknown, service: string, logger: Logger, answer?: InternalErrorAnswer,
 ): RequestListener {
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
     try {
       logger.error({ err: error, service, method: req.method, url: req.url }, 'Request handler failed unexpectedly; the request was answered 500 or its connection closed.');
-      if (res.headersSent || res.destroyed) {
+      if (answer === undefined || res.headersSent || res.destroyed) {
         res.destroy();
         return;
       }

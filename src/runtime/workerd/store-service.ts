@@ -12,6 +12,7 @@ import { StoreError } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
 import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
 import { ANSWER_HEADER, CALL_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
+import { guardedListener } from '../../core/http/guarded-listener.ts';
 
 export interface StoreServiceOptions {
   /** The engine as the script's account sees it. */
@@ -32,13 +33,9 @@ export interface StoreService {
 const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
 
 export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
-  const server: Server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
-    // A call whose answering itself failed (a bug) is logged and its connection closed, never an unhandled rejection.
-    serve(options, req, res).catch((error: unknown) => {
-      options.logger.error({ script: options.scriptName, err: error }, 'A store binding call failed while it was being answered.');
-      res.destroy();
-    });
-  });
+  // A call whose answering itself failed (a bug) is logged and its connection closed, never an unhandled rejection.
+  const server: Server = createServer({ maxHeaderSize: 64 * 1024 },
+    guardedListener((req, res) => serve(options, req, res), `store binding of ${options.scriptName}`, options.logger));
   // Bodies can take as long as the script takes to produce them.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 60_000;
