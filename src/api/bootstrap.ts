@@ -1,6 +1,6 @@
 /**
- * Accounts outside the API: the first start's account (from EDGEPORT_ADMIN_EMAIL /
- * EDGEPORT_ADMIN_KEY, else generated and returned to be printed once) and
+ * Accounts outside the API: the operator's sign-in at every start (from EDGEPORT_ADMIN_EMAIL /
+ * EDGEPORT_ADMIN_KEY, else generated on the first start and returned to be printed once) and
  * `edgeport accounts create <email>`. Both store only the key's hash, made on the caller's
  * ScryptThread (never on libuv's thread pool).
  */
@@ -11,13 +11,14 @@ import { randomHexId } from '../core/ids.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { generateApiKey, hashApiKey, isValidApiKey, isValidEmail, verifyApiKey } from './credentials.ts';
 
-export type AccountErrorCode = 'ACCOUNT_EMAIL_INVALID' | 'ACCOUNT_KEY_INVALID' | 'ACCOUNT_EXISTS' | 'ACCOUNT_ADMIN_ENV_INCOMPLETE';
+export type AccountErrorCode = 'ACCOUNT_EMAIL_INVALID' | 'ACCOUNT_KEY_INVALID' | 'ACCOUNT_EXISTS' | 'ACCOUNT_ADMIN_ENV_INCOMPLETE' | 'ACCOUNT_ADMIN_EMAIL_TAKEN';
 
 export const ACCOUNT_ERRORS: Record<AccountErrorCode, { kind: 'user'; message: string }> = {
   ACCOUNT_EMAIL_INVALID: { kind: 'user', message: 'The e-mail address is not valid.' },
   ACCOUNT_KEY_INVALID: { kind: 'user', message: 'An API key is 1 to 256 printable ASCII characters without spaces.' },
   ACCOUNT_EXISTS: { kind: 'user', message: 'An account with this e-mail address already exists.' },
   ACCOUNT_ADMIN_ENV_INCOMPLETE: { kind: 'user', message: 'Set both EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY, or neither (a key is then generated).' },
+  ACCOUNT_ADMIN_EMAIL_TAKEN: { kind: 'user', message: 'EDGEPORT_ADMIN_EMAIL names another account than the operator: choose an unused e-mail, or delete that account first.' },
 };
 
 export class AccountError extends EdgeportError<AccountErrorCode> {
@@ -47,36 +48,64 @@ export async function createAccount(control: ControlStore, email: string, option
 }
 
 /**
- * The first start's account. With EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY it is made (or its
- * key brought in line with the variable) and null is returned; without them, an account is
- * generated only when none exists, and its credentials are returned to be printed once.
+ * What ensureBootstrapAccount did, for the banner: `generated` (no variables, no account: the new
+ * credentials, to print once), `given` (the operator follows EDGEPORT_ADMIN_EMAIL / KEY: made now,
+ * or its e-mail and key changed to theirs, or left as they were), `kept` (no variables: the
+ * operator's sign-in stays as it is).
+ */
+export type BootstrapOutcome =
+  | { kind: 'generated'; email: string; key: string }
+  | { kind: 'given'; email: string; created: boolean; previousEmail: string | null; keyChanged: boolean }
+  | { kind: 'kept' };
+
+/**
+ * The operator's sign-in at every start. The operator is the first account. With
+ * EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY, it is made on the first start, and on later starts its
+ * e-mail and key are brought in line with the variables (never a second account: a later start with
+ * another e-mail renames the operator, keeping its zones, buckets and keys). Without them, an account
+ * is generated only when none exists, and its credentials are returned to be printed once.
  */
 export async function ensureBootstrapAccount(control: ControlStore, env: NodeJS.ProcessEnv,
-  options: { scrypt: ScryptThread; clock?: Clock }): Promise<NewCredentials | null> {
+  options: { scrypt: ScryptThread; clock?: Clock }): Promise<BootstrapOutcome> {
   const { scrypt, clock = systemClock } = options;
   const email = env.EDGEPORT_ADMIN_EMAIL || undefined;
   const key = env.EDGEPORT_ADMIN_KEY || undefined;
   if ((email === undefined) !== (key === undefined)) throw new AccountError('ACCOUNT_ADMIN_ENV_INCOMPLETE');
-  if (email !== undefined && key !== undefined) {
-    // Another instance sharing the database may create the same account at the same moment.
-    const existing = await control.findAccountByEmail(email)
-      ?? await createAccount(control, email, { key, clock, scrypt }).then(() => null, (error: unknown) => {
-        if (error instanceof AccountError && error.code === 'ACCOUNT_EXISTS') return control.findAccountByEmail(email);
-        throw error;
-      });
-    if (existing && !await verifyApiKey(key, existing.keyHash, scrypt)) {
-      if (!isValidApiKey(key)) throw new AccountError('ACCOUNT_KEY_INVALID');
-      await control.setAccountKeyHash(existing.id, await hashApiKey(key, scrypt));
-    }
-    return null;
-  }
-  if (await control.countAccounts() > 0) return null;
+  if (email !== undefined && key !== undefined) return followAdminEnv(control, email, key, { scrypt, clock });
+  if (await control.countAccounts() > 0) return { kind: 'kept' };
   try {
     const made = await createAccount(control, DEFAULT_ADMIN_EMAIL, { clock, scrypt });
-    return { email: made.account.email, key: made.key };
+    return { kind: 'generated', email: made.account.email, key: made.key };
   } catch (error) {
     // Another instance sharing the database made it first: its banner shows the key.
-    if (error instanceof AccountError && error.code === 'ACCOUNT_EXISTS') return null;
+    if (error instanceof AccountError && error.code === 'ACCOUNT_EXISTS') return { kind: 'kept' };
     throw error;
   }
+}
+
+async function followAdminEnv(control: ControlStore, email: string, key: string, options: { scrypt: ScryptThread; clock: Clock }): Promise<BootstrapOutcome> {
+  const { scrypt, clock } = options;
+  if (!isValidEmail(email)) throw new AccountError('ACCOUNT_EMAIL_INVALID', `EDGEPORT_ADMIN_EMAIL: ${JSON.stringify(email)} is not a valid e-mail address.`);
+  if (!isValidApiKey(key)) throw new AccountError('ACCOUNT_KEY_INVALID', `EDGEPORT_ADMIN_KEY: ${ACCOUNT_ERRORS.ACCOUNT_KEY_INVALID.message}`);
+  const operator = await control.firstAccount();
+  if (!operator) {
+    try {
+      await createAccount(control, email, { key, clock, scrypt });
+      return { kind: 'given', email, created: true, previousEmail: null, keyChanged: false };
+    } catch (error) {
+      // Another instance sharing the database made it at the same moment: follow it below.
+      if (!(error instanceof AccountError && error.code === 'ACCOUNT_EXISTS')) throw error;
+    }
+    return followAdminEnv(control, email, key, options);
+  }
+  const sameEmail = operator.email.toLowerCase() === email.toLowerCase();
+  const sameKey = await verifyApiKey(key, operator.keyHash, scrypt);
+  if (sameEmail && sameKey) return { kind: 'given', email: operator.email, created: false, previousEmail: null, keyChanged: false };
+  const keyHash = sameKey ? operator.keyHash : await hashApiKey(key, scrypt);
+  if (await control.setAccountSignIn(operator.id, sameEmail ? operator.email : email, keyHash) === 'exists') {
+    throw new AccountError('ACCOUNT_ADMIN_EMAIL_TAKEN', `EDGEPORT_ADMIN_EMAIL is ${email}, the e-mail of another account than the operator (${operator.email}): `
+      + `the operator's sign-in cannot take it. Set EDGEPORT_ADMIN_EMAIL to ${operator.email} or to an unused address, or delete that account first `
+      + `(edgeport accounts delete ${email}).`);
+  }
+  return { kind: 'given', email: sameEmail ? operator.email : email, created: false, previousEmail: sameEmail ? null : operator.email, keyChanged: !sameKey };
 }

@@ -5,7 +5,9 @@
  *   to make one); the embedded chain's development accounts; then that it is ready.
  * - for programs (a pipe, a file, CI): the same facts in stable `edgeport: ...` lines that tests and
  *   scripts read: `edgeport: <label> at <url>`, `  X-Auth-Email: `, `  X-Auth-Key: `,
- *   `  access key id: `, `  secret access key: ` and, last, `edgeport: data in <dir>; ready`.
+ *   `  access key id: `, `  secret access key: `, `edgeport: operator <email>` and, last,
+ *   `edgeport: data in <dir>; ready`.
+ * The operator is the account whose e-mail and key EDGEPORT_ADMIN_EMAIL / KEY set (the first account).
  * Logs never appear here: they go to stderr (core/log.ts).
  */
 import { wrap } from './usage.ts';
@@ -13,8 +15,11 @@ import { wrap } from './usage.ts';
 export type SignIn =
   /** Made by this start: shown once. */
   | { kind: 'created'; email: string; key: string }
-  /** From EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY. */
-  | { kind: 'given'; email: string }
+  /**
+   * From EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY; `changed` when this start gave the operator the
+   * variables' e-mail (`previousEmail`, the one it had) or key.
+   */
+  | { kind: 'given'; email: string; changed?: { previousEmail: string | null; key: boolean } }
   /** Made by an earlier start (or `edgeport accounts create`): `email` is the first account's. */
   | { kind: 'existing'; email: string };
 
@@ -62,6 +67,7 @@ function forPrograms(info: BannerInfo): string[] {
     lines.push(`edgeport: created the first account (key shown once; ${CHOOSE_ADMIN}):`, `  X-Auth-Email: ${signIn.email}`, `  X-Auth-Key:   ${signIn.key}`);
   } else if (signIn.kind === 'given') {
     lines.push(`edgeport: sign in as ${signIn.email} with the key in EDGEPORT_ADMIN_KEY`);
+    if (signIn.changed) lines.push(`edgeport: ${changeNote(signIn.email, signIn.changed)}`);
   } else {
     lines.push(`edgeport: sign in as ${signIn.email} with the key shown on the first start; lost it? ${newKeyHint(info)}`);
   }
@@ -73,8 +79,17 @@ function forPrograms(info: BannerInfo): string[] {
   } else {
     lines.push(`edgeport: S3 access keys: the first start printed one; make more in the dashboard or with POST ${info.accessKeysUrl}`);
   }
+  lines.push(`edgeport: operator ${signIn.email}`);
   lines.push(...info.devChain, ...info.storage.map((line) => `edgeport: ${line}`), `edgeport: data in ${info.dataDir}; ready`);
   return lines;
+}
+
+/** What a start with new EDGEPORT_ADMIN_EMAIL / KEY values changed, as a sentence without its capital and full stop. */
+function changeNote(email: string, changed: { previousEmail: string | null; key: boolean }): string {
+  const notes = [...(changed.previousEmail === null ? [] : ['the same account, with its zones, buckets and keys']), ...(changed.key ? ['the old key no longer works'] : [])];
+  const what = changed.previousEmail === null ? 'key changed to the one in EDGEPORT_ADMIN_KEY'
+    : `e-mail changed from ${changed.previousEmail} to ${email}${changed.key ? ' and its key to the one in EDGEPORT_ADMIN_KEY' : ''}`;
+  return `the operator's ${what} (${notes.join('; ')})`;
 }
 
 /** Two columns: names padded to the longest. */
@@ -99,11 +114,12 @@ function forPerson(info: BannerInfo): string[] {
     ...table([['E-mail', signIn.email], ['Key', signIn.key]]));
   } else if (signIn.kind === 'given') {
     lines.push(`Sign in to the dashboard and the management API as ${signIn.email}, with the key in EDGEPORT_ADMIN_KEY.`);
+    if (signIn.changed) lines.push(`${capitalise(changeNote(signIn.email, signIn.changed))}.`);
   } else {
     lines.push(`Sign in to the dashboard and the management API as ${signIn.email}, with the key shown on the first start. `
       + `Lost it? ${capitalise(newKeyHint(info))}.`);
   }
-  lines.push('');
+  lines.push(`The operator is ${signIn.email}: the account whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set on every start.`, '');
   if (s3Key.kind === 'created') {
     lines.push('S3 access key, shown only this once. (To choose it, set EDGEPORT_S3_ACCESS_KEY_ID and EDGEPORT_S3_SECRET_ACCESS_KEY before the first start.)',
       ...table([['Access key id', s3Key.accessKeyId], ['Secret access key', s3Key.secretAccessKey]]));

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createApiService, ensureBootstrapAccount } from '../api/index.ts';
+import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
@@ -88,7 +88,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
     const scrypt = new ScryptThread({ maxQueued: config.auth.maxQueuedHashes });
     closers.push(() => scrypt.close());
-    const newAccount = await ensureBootstrapAccount(control, process.env, { scrypt, clock });
+    const signIn = await ensureBootstrapAccount(control, process.env, { scrypt, clock });
     const operator = (await control.firstAccount())!;
     await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
@@ -163,7 +163,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       dataDir: config.dataDir,
       listeners: shown,
       scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
-      signIn: signInNote(newAccount, operator.email, process.env),
+      signIn: signInNote(signIn, operator.email),
       accountsCommand: accountsCommand(configFile, args),
       s3Key: s3KeyNote(newS3Key, process.env),
       accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
@@ -179,11 +179,12 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
 }
 
-/** Who signs in: the account this start made, the one of EDGEPORT_ADMIN_EMAIL, or the first account. */
-function signInNote(created: { email: string; key: string } | null, operatorEmail: string, env: NodeJS.ProcessEnv): SignIn {
-  if (created) return { kind: 'created', email: created.email, key: created.key };
-  if (env.EDGEPORT_ADMIN_EMAIL && env.EDGEPORT_ADMIN_KEY) return { kind: 'given', email: env.EDGEPORT_ADMIN_EMAIL };
-  return { kind: 'existing', email: operatorEmail };
+/** How the operator signs in: with the credentials this start generated, those of EDGEPORT_ADMIN_EMAIL / KEY, or those of an earlier start. */
+function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
+  if (outcome.kind === 'generated') return { kind: 'created', email: outcome.email, key: outcome.key };
+  if (outcome.kind === 'kept') return { kind: 'existing', email: operatorEmail };
+  const changed = outcome.previousEmail !== null || outcome.keyChanged ? { previousEmail: outcome.previousEmail, key: outcome.keyChanged } : undefined;
+  return { kind: 'given', email: outcome.email, ...(changed ? { changed } : {}) };
 }
 
 function s3KeyNote(created: { accessKeyId: string; secretAccessKey: string } | undefined, env: NodeJS.ProcessEnv): S3KeyNote {

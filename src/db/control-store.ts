@@ -174,7 +174,16 @@ export interface ControlStore {
   getAccount(id: string): Promise<AccountRecord | null>;
   findAccountByEmail(email: string): Promise<AccountRecord | null>;
   setAccountKeyHash(id: string, keyHash: string): Promise<void>;
+  /**
+   * Gives the account another e-mail and key hash at once (the operator's sign-in follows
+   * EDGEPORT_ADMIN_EMAIL / KEY); 'exists' when another account holds the e-mail, and nothing changes.
+   */
+  setAccountSignIn(id: string, email: string, keyHash: string): Promise<'updated' | 'exists'>;
   countAccounts(): Promise<number>;
+  /** Every account, oldest first (the operator first). */
+  listAccounts(): Promise<AccountRecord[]>;
+  /** Deletes the account and its dashboard sessions; false when there is none. Its zones are the caller's to delete first. */
+  deleteAccount(id: string): Promise<boolean>;
   /**
    * The operator's account: the oldest one (the first start's). Only it may use private origins,
    * and it adopts buckets and S3 keys made before accounts owned them.

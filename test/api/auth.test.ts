@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ensureBootstrapAccount, DEFAULT_ADMIN_EMAIL } from '../../src/api/index.ts';
+import { createAccount, ensureBootstrapAccount, DEFAULT_ADMIN_EMAIL } from '../../src/api/index.ts';
 import { verifyApiKey } from '../../src/api/credentials.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
@@ -48,26 +48,50 @@ test('the official SDK surfaces our codes; keys are stored hashed and a changed 
   assert.equal((await api.call('/zones')).status, 403, 'the cache notices the new hash');
 });
 
-test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; the variables win on later starts', { timeout: 30_000 }, async (t) => {
+test('first start: from EDGEPORT_ADMIN_EMAIL/KEY, else generated once; later starts give the operator the variables\' e-mail and key', { timeout: 30_000 }, async (t) => {
   const clock = new FakeClock();
   const scrypt = testScryptThread(t);
   const fresh = await openTestControlStore(t, { dataDir: tempDir(t), clock });
   const made = await ensureBootstrapAccount(fresh, {}, { scrypt, clock });
-  assert.equal(made?.email, DEFAULT_ADMIN_EMAIL);
-  assert.match(made!.key, /^[0-9a-f]{37}$/);
-  assert.ok(await verifyApiKey(made!.key, (await fresh.findAccountByEmail(DEFAULT_ADMIN_EMAIL))!.keyHash, scrypt));
-  assert.equal(await ensureBootstrapAccount(fresh, {}, { scrypt, clock }), null, 'printed once: an account exists now');
+  assert.equal(made.kind, 'generated');
+  if (made.kind !== 'generated') return;
+  assert.equal(made.email, DEFAULT_ADMIN_EMAIL);
+  assert.match(made.key, /^[0-9a-f]{37}$/);
+  assert.ok(await verifyApiKey(made.key, (await fresh.findAccountByEmail(DEFAULT_ADMIN_EMAIL))!.keyHash, scrypt));
+  assert.deepEqual(await ensureBootstrapAccount(fresh, {}, { scrypt, clock }), { kind: 'kept' }, 'printed once: an account exists now');
+  // The generated operator takes the variables' e-mail and key: no second account.
+  const adopted = await ensureBootstrapAccount(fresh, { EDGEPORT_ADMIN_EMAIL: 'me@example.com', EDGEPORT_ADMIN_KEY: 'my-key-0123456789' }, { scrypt, clock });
+  assert.deepEqual(adopted, { kind: 'given', email: 'me@example.com', created: false, previousEmail: DEFAULT_ADMIN_EMAIL, keyChanged: true });
+  assert.equal(await fresh.countAccounts(), 1);
+  assert.equal((await fresh.firstAccount())!.email, 'me@example.com');
 
   const store = await openTestControlStore(t, { dataDir: tempDir(t), clock });
   const env = { EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'first-key-0123456789' };
-  assert.equal(await ensureBootstrapAccount(store, env, { scrypt, clock }), null, 'given credentials are not printed');
+  assert.deepEqual(await ensureBootstrapAccount(store, env, { scrypt, clock }), { kind: 'given', email: 'ops@example.com', created: true, previousEmail: null, keyChanged: false },
+    'given credentials are not printed');
   const account = await store.findAccountByEmail('ops@example.com');
   assert.ok(await verifyApiKey('first-key-0123456789', account!.keyHash, scrypt));
-  await ensureBootstrapAccount(store, { ...env, EDGEPORT_ADMIN_KEY: 'second-key-0123456789' }, { scrypt, clock });
+  assert.deepEqual(await ensureBootstrapAccount(store, { ...env, EDGEPORT_ADMIN_EMAIL: 'OPS@example.com' }, { scrypt, clock }),
+    { kind: 'given', email: 'ops@example.com', created: false, previousEmail: null, keyChanged: false }, 'the same values (e-mail case aside) change nothing');
+  assert.deepEqual(await ensureBootstrapAccount(store, { ...env, EDGEPORT_ADMIN_KEY: 'second-key-0123456789' }, { scrypt, clock }),
+    { kind: 'given', email: 'ops@example.com', created: false, previousEmail: null, keyChanged: true });
   const after = await store.findAccountByEmail('ops@example.com');
   assert.equal(after!.id, account!.id);
   assert.ok(await verifyApiKey('second-key-0123456789', after!.keyHash, scrypt));
+  await ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'new-ops@example.com', EDGEPORT_ADMIN_KEY: 'second-key-0123456789' }, { scrypt, clock });
+  assert.equal((await store.findAccountByEmail('new-ops@example.com'))!.id, account!.id, 'a new e-mail renames the operator');
+  assert.equal(await store.findAccountByEmail('ops@example.com'), null);
   assert.equal(await store.countAccounts(), 1);
+  // Another account's e-mail is refused, and nothing changes.
+  clock.advance(1_000);
+  await createAccount(store, 'other@example.com', { scrypt, clock });
+  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'other@example.com', EDGEPORT_ADMIN_KEY: 'third-key-0123456789' }, { scrypt, clock }),
+    { code: 'ACCOUNT_ADMIN_EMAIL_TAKEN', message: /edgeport accounts delete other@example\.com/ });
+  const unchanged = (await store.firstAccount())!;
+  assert.equal(unchanged.email, 'new-ops@example.com');
+  assert.ok(await verifyApiKey('second-key-0123456789', unchanged.keyHash, scrypt));
   await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'x@example.com' }, { scrypt, clock }), { code: 'ACCOUNT_ADMIN_ENV_INCOMPLETE' });
   await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'bad', EDGEPORT_ADMIN_KEY: 'k' }, { scrypt, clock }), { code: 'ACCOUNT_EMAIL_INVALID' });
+  await assert.rejects(ensureBootstrapAccount(store, { EDGEPORT_ADMIN_EMAIL: 'y@example.com', EDGEPORT_ADMIN_KEY: 'has space' }, { scrypt, clock }), { code: 'ACCOUNT_KEY_INVALID' });
+  assert.equal((await store.firstAccount())!.email, 'new-ops@example.com');
 });

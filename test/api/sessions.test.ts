@@ -56,6 +56,10 @@ test('sign-in: a wrong key is refused as the API refuses it; the cookie is httpO
   assert.equal(current.status, 200);
   assert.equal(current.body.result.csrf_token, signed.csrf);
   assert.equal(current.body.result.account.id, api.admin.accountId);
+  assert.equal(current.body.result.operator, true, 'the operator is told so (the dashboard shows it)');
+  const other = await api.newAccount('tenant@example.com');
+  const tenant = await withCookie(api, '/sessions/current', await signIn(api, other.email, other.key));
+  assert.equal(tenant.body.result.operator, false);
 });
 
 test('the cookie authenticates reads; writes need X-CSRF-Token; key headers are unaffected', { timeout: 10_000 }, async (t) => {

@@ -92,4 +92,20 @@ test('for programs: the stable lines the test helper and scripts parse, the read
   assert.match(later, /^edgeport: sign in as admin@edgeport\.local with the key shown on the first start; lost it\? start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key>/m);
   const given = formatBanner({ ...BASE, s3Key: { kind: 'given', accessKeyId: 'EPCI' } }, { tty: false });
   assert.equal(/secret access key: +(\S+)/.exec(given), null, 'a given secret is never printed');
+  for (const form of [text, later, given]) assert.match(form, /^edgeport: operator admin@edgeport\.local$/m, 'every start names the operator');
+});
+
+test('a start with new EDGEPORT_ADMIN_EMAIL / KEY values says what changed for the operator, in both forms', { timeout: 5_000 }, () => {
+  const renamed: BannerInfo = { ...LATER, signIn: { kind: 'given', email: 'new@example.com', changed: { previousEmail: 'admin@edgeport.local', key: true } } };
+  const programs = formatBanner(renamed, { tty: false });
+  assert.match(programs, /^edgeport: sign in as new@example\.com with the key in EDGEPORT_ADMIN_KEY$/m);
+  assert.match(programs, /^edgeport: the operator's e-mail changed from admin@edgeport\.local to new@example\.com and its key to the one in EDGEPORT_ADMIN_KEY \(the same account, with its zones, buckets and keys; the old key no longer works\)$/m);
+  assert.match(programs, /^edgeport: operator new@example\.com$/m);
+  const person = formatBanner(renamed, { tty: true }).replace(/\n(?! )/g, ' ');
+  assert.match(person, /The operator's e-mail changed from admin@edgeport\.local to new@example\.com and its key to the one in EDGEPORT_ADMIN_KEY \(the same account, with its zones, buckets and keys; the old key no longer works\)\./);
+  assert.match(person, /The operator is new@example\.com: the account whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set on every start\./);
+  const rekeyed = formatBanner({ ...LATER, signIn: { kind: 'given', email: 'admin@edgeport.local', changed: { previousEmail: null, key: true } } }, { tty: false });
+  assert.match(rekeyed, /^edgeport: the operator's key changed to the one in EDGEPORT_ADMIN_KEY \(the old key no longer works\)$/m);
+  const same = formatBanner({ ...LATER, signIn: { kind: 'given', email: 'admin@edgeport.local' } }, { tty: false });
+  assert.doesNotMatch(same, /changed/, 'nothing to say when nothing changed');
 });

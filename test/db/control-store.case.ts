@@ -50,6 +50,29 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.equal(await store.countAccounts(), 1);
   });
 
+  test('accounts: the sign-in (e-mail and key) changes together unless another account holds the e-mail; list oldest first; delete with sessions', { timeout: 10_000 }, async (t) => {
+    const { store, clock } = await open(t);
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(32)];
+    await store.createAccount({ ...account(a, 'ann@example.com'), created: 2 });
+    await store.createAccount({ ...account(b, 'bob@example.com'), created: 1 });
+    assert.equal(await store.setAccountSignIn(a, 'BOB@example.com', 'scrypt$new'), 'exists');
+    assert.deepEqual(await store.getAccount(a), { ...account(a, 'ann@example.com'), created: 2 }, 'nothing changed');
+    assert.equal(await store.setAccountSignIn(a, 'Ann.New@example.com', 'scrypt$new'), 'updated');
+    assert.deepEqual(await store.getAccount(a), { ...account(a, 'ann@example.com'), email: 'Ann.New@example.com', keyHash: 'scrypt$new', created: 2 }, 'its name stays');
+    assert.equal(await store.findAccountByEmail('ann@example.com'), null);
+    assert.equal(await store.setAccountSignIn(a, 'ANN.NEW@example.com', 'scrypt$newer'), 'updated', 'its own e-mail, in another case');
+    assert.deepEqual((await store.listAccounts()).map(({ id }) => id), [b, a]);
+    const expires = clock.now() + 60_000;
+    await store.createSession({ id: 's-a', accountId: a, keyHash: 'scrypt$newer', csrfToken: 'c', created: clock.now(), expires }, 3);
+    await store.createSession({ id: 's-b', accountId: b, keyHash: 'scrypt$x', csrfToken: 'c', created: clock.now(), expires }, 3);
+    assert.equal(await store.deleteAccount(a), true);
+    assert.equal(await store.deleteAccount(a), false);
+    assert.equal(await store.getAccount(a), null);
+    assert.equal(await store.getSession('s-a'), null, 'its sessions go with it');
+    assert.ok(await store.getSession('s-b'), 'another account\'s stay');
+    assert.deepEqual((await store.listAccounts()).map(({ id }) => id), [b]);
+  });
+
   test('the first account is the oldest, whatever the order of ids', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     assert.equal(await store.firstAccount(), null);

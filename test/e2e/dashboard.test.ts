@@ -55,6 +55,7 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   problems.take();
   await signIn(page);
   await page.getByRole('heading', { name: 'Zones', level: 1 }).waitFor();
+  await page.getByRole('banner').getByText(`operator: ${EMAIL}`).waitFor();
   const cookie = (await context.cookies()).find((c) => c.name === 'edgeport_session');
   assert.ok(cookie?.httpOnly, 'the session cookie is httpOnly');
   assert.equal(cookie.sameSite, 'Strict');

@@ -123,7 +123,9 @@ function Shell({ session, path, onSignOut, children }: { session: Session; path:
             </ul>
           </nav>
           <div class="account">
-            <span class="account-email" title={`Account ${session.account.id}`}>{session.email}</span>
+            {session.operator
+              ? <span class="account-email" title={`Account ${session.account.id}: the operator, whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set`}>operator: {session.email}</span>
+              : <span class="account-email" title={`Account ${session.account.id}`}>{session.email}</span>}
             <button type="button" class="button-on-dark" onClick={onSignOut}>Sign out</button>
           </div>
         </div>

@@ -12,6 +12,8 @@
 export interface Session {
   account: { id: string; name: string };
   email: string;
+  /** Whether this account is the operator (the one EDGEPORT_ADMIN_EMAIL / KEY sign in). */
+  operator: boolean;
   csrf_token: string;
   created_on: string;
   expires_on: string;

@@ -15,6 +15,7 @@ import { successResponse } from '../envelope.ts';
 import { refuseValue } from '../refinements.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { requireSession, sessionCookie } from './request-auth.ts';
+import type { ControlStore } from '../../db/control-store.ts';
 import type { Session } from './session-store.ts';
 
 const TAG = 'Dashboard sessions';
@@ -31,15 +32,17 @@ type SignInBody = z.infer<typeof signInBody>;
 const sessionResult = z.object({
   account: z.object({ id: z.string(), name: z.string() }),
   email: z.string(),
+  operator: z.boolean().describe('Whether this account is the operator: the one EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY sign in (an edgeport extension)'),
   csrf_token: z.string().describe('Send it as X-CSRF-Token on every request but GET that the cookie authenticates'),
   created_on: z.string(),
   expires_on: z.string(),
 });
 
-function toSessionJson(session: Session): z.infer<typeof sessionResult> {
+async function toSessionJson(session: Session, control: ControlStore): Promise<z.infer<typeof sessionResult>> {
   return {
     account: { id: session.account.id, name: session.account.name },
     email: session.account.email,
+    operator: (await control.firstAccount())?.id === session.account.id,
     csrf_token: session.csrfToken,
     created_on: new Date(session.created).toISOString(),
     expires_on: new Date(session.expires).toISOString(),
@@ -55,7 +58,7 @@ export const SESSION_ROUTES: ApiRoute[] = [
       // Limited like X-Auth-* checks: per client address and per e-mail (429 / 971 past the limit).
       const account = await ctx.deps.auth.authenticate(new Headers({ 'x-auth-email': ctx.body.email, 'x-auth-key': ctx.body.key }), ctx.clientAddress);
       const { token, session } = await ctx.deps.sessions.create(account);
-      const response = successResponse(toSessionJson(session));
+      const response = successResponse(await toSessionJson(session, ctx.deps.control));
       response.headers.set('set-cookie', sessionCookie(token, ctx.deps.sessions.ttlMs));
       response.headers.set('cache-control', 'no-store');
       return response;
@@ -65,7 +68,7 @@ export const SESSION_ROUTES: ApiRoute[] = [
     method: 'GET', path: '/sessions/current', operationId: 'sessions-get', tag: TAG, auth: 'session',
     summary: 'The session of the cookie, with its CSRF token (401 / 10000 when signed out)', result: sessionResult,
     async handler(ctx) {
-      const response = successResponse(toSessionJson(await requireSession(ctx.request, ctx.deps)));
+      const response = successResponse(await toSessionJson(await requireSession(ctx.request, ctx.deps), ctx.deps.control));
       response.headers.set('cache-control', 'no-store');
       return response;
     },

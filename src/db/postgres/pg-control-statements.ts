@@ -34,7 +34,12 @@ export const SQL = {
   getAccount: 'SELECT * FROM accounts WHERE id = $1',
   accountByEmail: 'SELECT * FROM accounts WHERE lower(email) = lower($1)',
   setKeyHash: 'UPDATE accounts SET key_hash = $1 WHERE id = $2',
+  otherAccountByEmail: 'SELECT 1 FROM accounts WHERE lower(email) = lower($1) AND id <> $2',
+  setSignIn: 'UPDATE accounts SET email = $1, key_hash = $2 WHERE id = $3',
   countAccounts: 'SELECT count(*)::int AS n FROM accounts',
+  listAccounts: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C"',
+  deleteAccount: 'DELETE FROM accounts WHERE id = $1',
+  deleteAccountSessions: 'DELETE FROM dashboard_sessions WHERE account_id = $1',
   firstAccount: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C" LIMIT 1',
 
   insertZone: `INSERT INTO zones (id, account_id, name, name_reversed, origin, paused, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

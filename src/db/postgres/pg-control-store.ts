@@ -80,8 +80,27 @@ export class PgControlStore implements ControlStore {
     await this.#run(() => this.#db.query(SQL.setKeyHash, [keyHash, id]));
   }
 
+  async setAccountSignIn(id: string, email: string, keyHash: string): Promise<'updated' | 'exists'> {
+    return this.#run(() => this.#db.transaction(async (client) => {
+      if ((await client.query(SQL.otherAccountByEmail, [email, id])).rows.length > 0) return 'exists';
+      await client.query(SQL.setSignIn, [email, keyHash, id]);
+      return 'updated';
+    }));
+  }
+
   async countAccounts(): Promise<number> {
     return this.#run(async () => (await this.#db.query<{ n: number }>(SQL.countAccounts))[0]!.n);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    return this.#run(async () => (await this.#db.query<AccountRow>(SQL.listAccounts)).map((row) => toAccount(row)!));
+  }
+
+  async deleteAccount(id: string): Promise<boolean> {
+    return this.#run(() => this.#db.transaction(async (client) => {
+      await client.query(SQL.deleteAccountSessions, [id]);
+      return (await client.query(SQL.deleteAccount, [id])).rowCount === 1;
+    }));
   }
 
   async firstAccount(): Promise<AccountRecord | null> {

@@ -46,7 +46,12 @@ function prepareStatements(db: Database) {
     getAccount: s('SELECT * FROM accounts WHERE id = ?'),
     accountByEmail: s('SELECT * FROM accounts WHERE email = ?'),
     setKeyHash: s('UPDATE accounts SET key_hash = ? WHERE id = ?'),
+    otherAccountByEmail: s('SELECT 1 FROM accounts WHERE email = ? AND id <> ?').pluck(),
+    setSignIn: s('UPDATE accounts SET email = ?, key_hash = ? WHERE id = ?'),
     countAccounts: s('SELECT count(*) FROM accounts').pluck(),
+    listAccounts: s('SELECT * FROM accounts ORDER BY created, id'),
+    deleteAccount: s('DELETE FROM accounts WHERE id = ?'),
+    deleteAccountSessions: s('DELETE FROM dashboard_sessions WHERE account_id = ?'),
     firstAccount: s('SELECT * FROM accounts ORDER BY created, id LIMIT 1'),
 
     insertZone: s(`INSERT OR IGNORE INTO zones (id, account_id, name, name_reversed, origin, paused, created, modified)
@@ -148,8 +153,27 @@ export class SqliteControlStore implements ControlStore {
     await this.#writes.run(() => this.#sql.setKeyHash.run(keyHash, id));
   }
 
+  async setAccountSignIn(id: string, email: string, keyHash: string): Promise<'updated' | 'exists'> {
+    return this.#writes.run(() => {
+      if (this.#sql.otherAccountByEmail.get(email, id)) return 'exists';
+      this.#sql.setSignIn.run(email, keyHash, id);
+      return 'updated';
+    });
+  }
+
   async countAccounts(): Promise<number> {
     return this.#sql.countAccounts.get() as number;
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    return (this.#sql.listAccounts.all() as AccountRow[]).map((row) => toAccount(row)!);
+  }
+
+  async deleteAccount(id: string): Promise<boolean> {
+    return this.#writes.run(() => {
+      this.#sql.deleteAccountSessions.run(id);
+      return this.#sql.deleteAccount.run(id).changes === 1;
+    });
   }
 
   async firstAccount(): Promise<AccountRecord | null> {
