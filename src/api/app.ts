@@ -9,9 +9,11 @@
  * outside `/client/`, GET serves the dashboard's files.
  *
  * Gaps: API tokens (`Authorization: Bearer`) are not issued or accepted; single-rule and version
- * routes of rulesets; logshipping validate routes. By design: `/client/v4/openapi.json` needs no
- * credentials. Client quirks: the official SDK hard-codes `/logpush/`; point it at `/logshipping/`
- * with a custom fetch (README).
+ * routes of rulesets; logshipping validate routes; account-level log jobs (an account path below
+ * `logpush/` or `logshipping/` is answered 400 / 7000 naming the zone path). By design:
+ * `/client/v4/openapi.json` needs no credentials. Client quirks: the official SDK names the
+ * segment `/logpush/` (the real API's); every `logshipping` route answers there too
+ * (LOGPUSH_ALIASES), while the OpenAPI document and the docs name `logshipping` only.
  */
 import { Hono } from 'hono';
 import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
@@ -47,6 +49,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES,
 ];
 
+/** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */
+export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) => route.path.includes('/logshipping/'))
+  .map((route) => ({ ...route, path: route.path.replace('/logshipping/', '/logpush/') }));
+
+/** Account-level log job paths, which edgeport does not have: told where the zone's are. */
+const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(\/|$)/;
+
 /**
  * The app. `dashboard`, when given, answers GET requests outside `/client/` (the web dashboard's
  * pages and files); without it they get the API's 400 / 7000 like any unknown path.
@@ -59,13 +68,18 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
     openapi ??= JSON.stringify(buildOpenApiDocument(API_ROUTES, API_PREFIX));
     return new Response(openapi, { headers: { 'content-type': 'application/json' } });
   });
-  for (const route of API_ROUTES) {
+  const served = [...API_ROUTES, ...LOGPUSH_ALIASES];
+  for (const route of served) {
     app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps, socketAddress(c.env)));
   }
-  const patterns = API_ROUTES.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
+  const patterns = served.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))];
+    if (allowed.length === 0 && ACCOUNT_LOG_JOBS.test(path)) {
+      const segment = ACCOUNT_LOG_JOBS.exec(path)![1]!;
+      return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: log jobs belong to zones here, not to accounts; use ${API_PREFIX}/zones/<zone_id>/${segment}/jobs` }]);
+    }
     if (allowed.length === 0) return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: API_ERRORS.API_NO_ROUTE.message }]);
     const response = failureResponse(405, [{ code: API_ERRORS.API_METHOD_NOT_ALLOWED.code, message: `Method ${c.req.method} not allowed for this URI: use ${allowed.join(', ')}` }]);
     response.headers.set('allow', allowed.join(', '));

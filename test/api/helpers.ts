@@ -50,7 +50,7 @@ export interface ApiFixture {
   newAccount(email: string): Promise<Credentials>;
   /** fetch below `/client/v4` with the given (default: admin) credentials. */
   call(path: string, init?: RequestInit & { as?: Credentials | null; json?: unknown }): Promise<{ status: number; headers: Headers; body: Json }>;
-  /** The official SDK pointed at this server; `/logpush/` is rewritten to `/logshipping/`. */
+  /** The official SDK pointed at this server, as it comes (its `/logpush/` paths included). */
   sdk(as?: Credentials): Cloudflare;
 }
 
@@ -118,7 +118,6 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
     sdk(as = admin) {
       return new Cloudflare({
         baseURL: base, apiEmail: as.email, apiKey: as.key, apiToken: null, userServiceKey: null, maxRetries: 0,
-        fetch: (url, init) => fetch(String(url).replace('/logpush/', '/logshipping/'), init),
       });
     },
   };

@@ -2,7 +2,8 @@
  * The management API through `edgeport start`, driven by the official `cloudflare` SDK exactly as
  * a user would: the SPEC §4.1 walkthrough (list rulesets, create the entry point only when
  * missing, put rules, read back), then a log job with a nested filter created, listed, updated and
- * deleted; errors reach the SDK with edgeport's codes and messages.
+ * deleted through the SDK's own `/logpush/` paths (no custom fetch); errors reach the SDK with
+ * edgeport's codes and messages.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -19,7 +20,6 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
   assert.ok(email && key, `the first account is printed once:\n${server.banner}`);
   const cf = new Cloudflare({
     baseURL: server.urls['management API'], apiEmail: email, apiKey: key, apiToken: null, userServiceKey: null, maxRetries: 0,
-    fetch: (url, init) => fetch(String(url).replace('/logpush/', '/logshipping/'), init),
   });
 
   const accounts = await cf.accounts.list();
@@ -69,12 +69,21 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
   const listed = [];
   for await (const each of cf.logpush.jobs.list({ zone_id: zone.id })) listed.push(each);
   assert.deepEqual(listed.map((j) => j?.id), [job.id]);
+  assert.deepEqual(await cf.logpush.jobs.get(job.id!, { zone_id: zone.id }), job);
   const enabled = await cf.logpush.jobs.update(job.id!, { zone_id: zone.id, enabled: true });
   assert.equal(enabled?.enabled, true);
   await cf.logpush.jobs.delete(job.id!, { zone_id: zone.id });
   const after = [];
   for await (const each of cf.logpush.jobs.list({ zone_id: zone.id })) after.push(each);
   assert.equal(after.length, 0);
+  // The SDK's calls went to `/logpush/` as they are (no custom fetch); `logshipping` answers the same.
+  const auth = { 'x-auth-email': email, 'x-auth-key': key };
+  const both = await Promise.all(['logpush', 'logshipping'].map(async (segment) =>
+    (await fetch(`${server.urls['management API']}/zones/${zone.id}/${segment}/jobs`, { headers: auth })).json()));
+  assert.deepEqual(both[0], both[1]);
+  // Account-level jobs are not edgeport's: the answer says where the zone's are.
+  await assert.rejects(cf.logpush.jobs.list({ account_id: accountId }),
+    (error: unknown) => error instanceof Cloudflare.APIError && error.status === 400 && /7000.*log jobs belong to zones here.*\/zones\/<zone_id>\/logpush\/jobs/.test(JSON.stringify(error.errors)));
 
   // Wrong credentials: the SDK surfaces our 4xx with its code.
   const stranger = new Cloudflare({ baseURL: server.urls['management API'], apiEmail: email, apiKey: 'wrong-key', apiToken: null, userServiceKey: null, maxRetries: 0 });

@@ -1,5 +1,5 @@
 /**
- * Log jobs under `/zones/:zone_id/logshipping/` (the real API's `/logpush/`): jobs CRUD, the
+ * Log jobs under `/zones/:zone_id/logshipping/` (and the real API's `/logpush/`, app.ts): jobs CRUD, the
  * dataset's fields and jobs, and ownership challenges. Job ids are integers; jobs are created
  * disabled unless `enabled: true`; at most 4 per zone (403 / 1004, as the real service).
  *
