@@ -6,7 +6,8 @@
  *
  * Dashboard: sign-in sessions (cookie + CSRF token) authenticate like X-Auth-Email/X-Auth-Key;
  * bucket, object, upload and gateway-network routes are edgeport extensions the dashboard uses;
- * outside `/client/`, GET serves the dashboard's files.
+ * outside `/client/`, GET serves the dashboard's files, except the probes `/healthz` and `/readyz`
+ * (health/health-routes.ts).
  *
  * Gaps: API tokens (`Authorization: Bearer`) are not issued or accepted; single-rule and version
  * routes of rulesets; logshipping validate routes; account-level log jobs (an account path below
@@ -24,6 +25,7 @@ import { failureResponse } from './envelope.ts';
 import { API_ERRORS } from './errors.ts';
 import { toErrorResponse } from './error-map.ts';
 import { GATEWAY_ROUTES } from './gateway/network-routes.ts';
+import { mountHealthRoutes } from './health/health-routes.ts';
 import { JOB_ROUTES } from './logshipping/job-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { readJsonBody } from './request-body.ts';
@@ -62,6 +64,7 @@ const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(
  */
 export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Promise<Response>): Hono {
   const app = new Hono();
+  mountHealthRoutes(app, deps.readiness ?? {});
   // Made on the first request for it, not at every start (it is most of the API's start-up CPU).
   let openapi: string | undefined;
   app.get(`${API_PREFIX}/openapi.json`, () => {

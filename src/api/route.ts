@@ -14,6 +14,7 @@ import type { Authenticator } from './auth.ts';
 import type { ApiErrorCode } from './errors.ts';
 import type { GatewayStatus } from './gateway/network-routes.ts';
 import type { DestinationIo } from './logshipping/destination-io.ts';
+import type { ReadinessChecks } from './health/health-routes.ts';
 import type { Session, SessionStore } from './sessions/session-store.ts';
 
 /** What handlers use: the stores, the clock, and the destination I/O of ownership challenges. */
@@ -35,6 +36,8 @@ export interface ApiDeps {
   /** Where zones' origins may lead (the edge's policy): IP-literal origins are judged when they are set. */
   origins: OriginPolicy;
   maxBodyBytes: number;
+  /** The probes of `GET /readyz` (health/health-routes.ts); none: ready as soon as it answers. */
+  readiness?: ReadinessChecks;
 }
 
 export interface RouteContext<Body> {

@@ -22,6 +22,7 @@ import { createDashboardFiles, DEFAULT_DASHBOARD_DIR } from './dashboard/dashboa
 import { publicUrl, type GatewayStatus } from './gateway/network-routes.ts';
 import { createDestinationIo } from './logshipping/destination-io.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body.ts';
+import type { ReadinessChecks } from './health/health-routes.ts';
 import { SessionStore } from './sessions/session-store.ts';
 import { guardedListener } from '../core/http/guarded-listener.ts';
 
@@ -62,6 +63,8 @@ export interface ApiServiceOptions {
    * `auth.maxQueuedHashes`) and closes it in close().
    */
   scrypt?: ScryptThread;
+  /** The probes of `GET /readyz` (the database, the blob store). */
+  readiness?: ReadinessChecks;
 }
 
 export interface ApiService extends ServiceHandle {
@@ -103,6 +106,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
       allowPrivateOrigins: false, operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
     }),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    ...(options.readiness ? { readiness: options.readiness } : {}),
   }, dashboard);
   const fetch = async (request: Request) => app.fetch(request);
   // The node request (its socket's address) reaches the routes as the app's env.

@@ -117,11 +117,16 @@ export async function runStart(args: StartArgs): Promise<void> {
     const listeners: PlannedListener[] = [
       { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
       {
-        label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api',
+        // Probes and metrics stay answerable while the server sheds load.
+        label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
         handle: await createApiService({
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
+          readiness: {
+            database: async () => { await control.countAccounts(); },
+            blobs: () => engine.checkBlobStore(),
+          },
         }),
       },
       // Its metrics stay readable while the server sheds load.

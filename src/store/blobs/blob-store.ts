@@ -42,6 +42,8 @@ export interface BlobStore {
    * processes that are gone (never a running process's write); on S3, all of them.
    */
   clearTemporary(options?: SweepOptions): Promise<number>;
+  /** Resolves when the store can be reached (its directory is there and writable, its bucket answers), else throws saying why. */
+  checkReachable(): Promise<void>;
   /** Releases connections (a no-op on disk). */
   close(): Promise<void>;
 }

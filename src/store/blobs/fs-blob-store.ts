@@ -7,7 +7,7 @@
  * progress.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { access, constants, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
 import { randomHexId } from '../../core/ids.ts';
@@ -121,6 +121,11 @@ export class FsBlobStore implements BlobStore {
       return idle.length;
     }));
     return counts.reduce((sum, count) => sum + count, 0);
+  }
+
+  async checkReachable(): Promise<void> {
+    await access(this.dir, constants.W_OK);
+    await access(this.#tmp, constants.W_OK);
   }
 
   async close(): Promise<void> {

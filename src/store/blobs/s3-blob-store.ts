@@ -189,6 +189,14 @@ export class S3BlobStore implements BlobStore {
     return aborted;
   }
 
+  async checkReachable(): Promise<void> {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (error) {
+      throw failure('HeadBucket', this.bucket, '', error, `The blob bucket "${this.bucket}" does not answer: ${describe(error)}.`);
+    }
+  }
+
   async close(): Promise<void> {
     this.#client.destroy();
   }

@@ -77,6 +77,11 @@ export class ObjectEngine implements StoreEngine {
     return this.#meta;
   }
 
+  /** Resolves when the blob store can be reached, else throws saying why (the API's /readyz). */
+  async checkBlobStore(): Promise<void> {
+    await this.#blobs.checkReachable();
+  }
+
   get blobDir(): string | undefined {
     return this.#blobs.dir;
   }
