@@ -26,6 +26,9 @@ import { API_ERRORS } from './errors.ts';
 import { toErrorResponse } from './error-map.ts';
 import { GATEWAY_ROUTES } from './gateway/network-routes.ts';
 import { mountHealthRoutes } from './health/health-routes.ts';
+import { mountMetricsRoute } from './health/metrics-route.ts';
+import { Counter } from 'prom-client';
+import { statusClass, type Metrics } from '../core/metrics.ts';
 import { JOB_ROUTES } from './logshipping/job-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { readJsonBody } from './request-body.ts';
@@ -58,6 +61,15 @@ export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) =>
 /** Account-level log job paths, which edgeport does not have: told where the zone's are. */
 const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(\/|$)/;
 
+/** Counts the API's answers by operation (the route's operationId: a fixed set) and status class. */
+function operationCounter(metrics: Metrics): (operation: string, status: number) => void {
+  const counter = new Counter({
+    name: 'edgeport_api_requests_total', help: 'Management API answers by operation (the OpenAPI operationId) and status class.',
+    labelNames: ['operation', 'status_class'], registers: [metrics.registry],
+  });
+  return (operation, status) => counter.labels(operation, statusClass(status)).inc();
+}
+
 /**
  * The app. `dashboard`, when given, answers GET requests outside `/client/` (the web dashboard's
  * pages and files); without it they get the API's 400 / 7000 like any unknown path.
@@ -65,6 +77,7 @@ const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(
 export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Promise<Response>): Hono {
   const app = new Hono();
   mountHealthRoutes(app, deps.readiness ?? {});
+  if (deps.metrics) mountMetricsRoute(app, deps.metrics);
   // Made on the first request for it, not at every start (it is most of the API's start-up CPU).
   let openapi: string | undefined;
   app.get(`${API_PREFIX}/openapi.json`, () => {
@@ -72,8 +85,13 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
     return new Response(openapi, { headers: { 'content-type': 'application/json' } });
   });
   const served = [...API_ROUTES, ...LOGPUSH_ALIASES];
+  const count = deps.metrics ? operationCounter(deps.metrics) : undefined;
   for (const route of served) {
-    app.on(route.method, API_PREFIX + route.path, (c) => runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps, socketAddress(c.env)));
+    app.on(route.method, API_PREFIX + route.path, async (c) => {
+      const response = await runRoute(route, c.req.raw, c.req.param() as Record<string, string>, deps, socketAddress(c.env));
+      count?.(route.operationId, response.status);
+      return response;
+    });
   }
   const patterns = served.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
   app.notFound((c) => {

@@ -15,6 +15,7 @@ import type { ApiErrorCode } from './errors.ts';
 import type { GatewayStatus } from './gateway/network-routes.ts';
 import type { DestinationIo } from './logshipping/destination-io.ts';
 import type { ReadinessChecks } from './health/health-routes.ts';
+import type { Metrics } from '../core/metrics.ts';
 import type { Session, SessionStore } from './sessions/session-store.ts';
 
 /** What handlers use: the stores, the clock, and the destination I/O of ownership challenges. */
@@ -38,6 +39,8 @@ export interface ApiDeps {
   maxBodyBytes: number;
   /** The probes of `GET /readyz` (health/health-routes.ts); none: ready as soon as it answers. */
   readiness?: ReadinessChecks;
+  /** The process's metrics: served at `GET /metrics`, with the API's requests counted by operation. */
+  metrics?: Metrics;
 }
 
 export interface RouteContext<Body> {

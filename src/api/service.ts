@@ -23,6 +23,7 @@ import { publicUrl, type GatewayStatus } from './gateway/network-routes.ts';
 import { createDestinationIo } from './logshipping/destination-io.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body.ts';
 import type { ReadinessChecks } from './health/health-routes.ts';
+import type { Metrics } from '../core/metrics.ts';
 import { SessionStore } from './sessions/session-store.ts';
 import { guardedListener } from '../core/http/guarded-listener.ts';
 
@@ -65,6 +66,8 @@ export interface ApiServiceOptions {
   scrypt?: ScryptThread;
   /** The probes of `GET /readyz` (the database, the blob store). */
   readiness?: ReadinessChecks;
+  /** The process's metrics, served at `GET /metrics` (core/metrics.ts). */
+  metrics?: Metrics;
 }
 
 export interface ApiService extends ServiceHandle {
@@ -107,6 +110,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     }),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     ...(options.readiness ? { readiness: options.readiness } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   }, dashboard);
   const fetch = async (request: Request) => app.fetch(request);
   // The node request (its socket's address) reaches the routes as the app's env.

@@ -12,6 +12,7 @@ import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from 
 import { systemClock } from '../core/clock.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
+import { Metrics } from '../core/metrics.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
@@ -20,7 +21,7 @@ import { openControlStore } from '../db/open-control-store.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
-import { FileRoots } from '../logs/index.ts';
+import { FileRoots, registerLogMetrics } from '../logs/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
 import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig } from '../runtime/index.ts';
 import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
@@ -111,8 +112,12 @@ export async function runStart(args: StartArgs): Promise<void> {
     });
     closers.push(() => pipeline.close());
     pipeline.start();
+    // One set of Prometheus metrics for every service, at /metrics on the API's port.
+    const metrics = new Metrics();
+    registerLogMetrics(metrics, pipeline);
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
+    metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
       { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
@@ -123,6 +128,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
+          metrics,
           readiness: {
             database: async () => { await control.countAccounts(); },
             blobs: () => engine.checkBlobStore(),
@@ -146,7 +152,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const shown: Array<{ label: string; url: string }> = [];
     for (const planned of listeners) {
       closers.push(() => planned.handle.close());
-      const listener = await listen(planned.handle.handler, config.host, planned.port, planned.label, {
+      const listener = await listen(metrics.instrumentRequests(planned.handle.handler, planned.surface), config.host, planned.port, planned.label, {
         surface: planned.surface, limits: config.limits, logger, portHint: optionHint('start', planned.flag),
         ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
         ...(planned.handlesExpectContinue ? { handlesExpectContinue: true } : {}),

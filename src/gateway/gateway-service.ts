@@ -54,6 +54,8 @@ export interface GatewayService extends ServiceHandle {
   /** Lines for the start banner: the funded development accounts, when an embedded chain runs. */
   readonly banner: readonly string[];
   readonly metrics: GatewayMetrics;
+  /** Brings the metrics up to date (tallies, the cache's size), for a scrape of another listener that renders them. */
+  prepareMetrics(): void;
   /** Every network with its state and the calls it has received, in configuration order. */
   networks(): GatewayNetworkStatus[];
 }
@@ -105,6 +107,10 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
   return {
     handler,
     metrics,
+    prepareMetrics: () => {
+      metrics.flush();
+      metrics.cacheEntries.set(cache.size);
+    },
     networks: () => [...networks.values()].map((n) => ({
       name: n.name, chainId: n.chainId, retiredOn: n.retiredOn, replacement: n.replacement,
       retired: n.isRetired(clock.now()), backend: backendKind.get(n.name)!, requests: n.requests,

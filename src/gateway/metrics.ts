@@ -1,6 +1,7 @@
 /**
  * The gateway's Prometheus metrics, served at `GET /metrics` on its listener. One registry per
- * gateway (several can live in one process, in tests). The hot path only bumps a plain number per
+ * gateway (several can live in one process, in tests); `edgeport start` serves it within the
+ * process's metrics (core/metrics.ts) on the API's port too, flushed first (flush). The hot path only bumps a plain number per
  * label set (a Tally, which a replayed answer keeps so it is not even looked up); the counts are
  * added to prom-client's counters when the metrics are read.
  */
@@ -70,13 +71,18 @@ export class GatewayMetrics {
     this.#unmapped.labels('gateway').inc();
   }
 
-  /** The Prometheus text exposition. */
-  text(): Promise<string> {
+  /** Hands the tallies' counts to prom-client's counters (before the registry is rendered). */
+  flush(): void {
     for (const tally of this.#tallies.values()) {
       if (tally.pending === 0) continue;
       tally.counter.labels(...tally.labels).inc(tally.pending);
       tally.pending = 0;
     }
+  }
+
+  /** The Prometheus text exposition. */
+  text(): Promise<string> {
+    this.flush();
     return this.registry.metrics();
   }
 

@@ -18,3 +18,4 @@ export {
 export { FileRoots, isWithin, type FileCheck, type FileRootsOptions } from './destinations/file-roots.ts';
 export { guardedPoster, postFailure, type GuardedPoster } from './destinations/guarded-post.ts';
 export { s3Destination } from './destinations/s3-destination.ts';
+export { registerLogMetrics } from './log-metrics.ts';

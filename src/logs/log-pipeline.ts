@@ -129,6 +129,18 @@ interface Shipper {
   lastReport: number;
   /** A drop report is being written. */
   reporting: boolean;
+  /** Lines delivered, and lines of batches whose delivery failed (to be retried), by this process. */
+  shippedLines: number;
+  failedLines: number;
+}
+
+/** One job's delivery as this process saw it since it started (the metrics' source). */
+export interface LogJobDeliveryStats {
+  jobId: number;
+  shippedLines: number;
+  failedLines: number;
+  droppedLines: number;
+  spooledBytes: number;
 }
 
 export class LogPipeline {
@@ -174,6 +186,14 @@ export class LogPipeline {
   /** Bytes all spools hold on disk now. */
   get spooledBytes(): number {
     return this.#budget.usedBytes;
+  }
+
+  /** Each job's delivery counts since this process started (jobs deleted meanwhile are gone). */
+  deliveryStats(): LogJobDeliveryStats[] {
+    return [...this.#shippers.values()].map((shipper) => ({
+      jobId: shipper.jobId, shippedLines: shipper.shippedLines, failedLines: shipper.failedLines,
+      droppedLines: this.#dropCount(shipper), spooledBytes: shipper.spool.diskBytes,
+    }));
   }
 
   start(): void {
@@ -294,6 +314,7 @@ export class LogPipeline {
     const shipper: Shipper = {
       jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0,
       version: null, failingSince: null, failure: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0, reporting: false,
+      shippedLines: 0, failedLines: 0,
     };
     this.#shippers.set(jobId, shipper);
     return shipper;
@@ -371,6 +392,7 @@ export class LogPipeline {
     } catch (error) {
       if (shipper.spool.removed) return;
       const now = clock.now();
+      shipper.failedLines += batch.texts.length;
       shipper.attempts += 1;
       shipper.retryAt = now + Math.min(BACKOFF_MAX_MS, 500 * 2 ** shipper.attempts);
       shipper.failure = error instanceof DestinationError ? error.message : `delivery failed: ${(error as Error).message}`;
@@ -385,6 +407,7 @@ export class LogPipeline {
     }
     if (shipper.spool.removed) return;
     await shipper.spool.commit(batch);
+    shipper.shippedLines += batch.texts.length;
     shipper.attempts = 0;
     shipper.retryAt = 0;
     shipper.appended = Math.max(0, shipper.appended - batch.texts.length);
