@@ -1,0 +1,71 @@
+/**
+ * How the script registry's operations (script-registry.ts) run: on SQLite, synchronously inside
+ * the WriteQueue's group commit on a connection of its own to the data dir's database; on
+ * PostgreSQL, in one transaction of the instance's PgDatabase (`?` placeholders become `$n`).
+ */
+import { join } from 'node:path';
+import type { Statement } from 'better-sqlite3';
+import type { Clock } from '../../core/clock.ts';
+import type { PgDatabase } from '../postgres/pg-database.ts';
+import { openSqliteConnection } from '../sqlite/open-sqlite.ts';
+import { ScriptRegistry, type Op, type Query, type RegistryDriver, type Row } from './script-registry.ts';
+
+function drive<T>(op: Op<T>, execute: (query: Query) => Row[]): T {
+  let step = op.next();
+  while (!step.done) step = op.next(execute(step.value));
+  return step.value;
+}
+
+async function driveAsync<T>(op: Op<T>, execute: (query: Query) => Promise<Row[]>): Promise<T> {
+  let step = op.next();
+  while (!step.done) step = op.next(await execute(step.value));
+  return step.value;
+}
+
+export function sqliteRegistryDriver(file: string, now: number): RegistryDriver {
+  const { db, writes } = openSqliteConnection(file, { autoCheckpoint: true, now });
+  // Statements are prepared once per text and kept (open-sqlite.ts: they are never freed).
+  const statements = new Map<string, Statement>();
+  const execute = ({ sql, params }: Query): Row[] => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    if (statement.reader) return statement.all(...params) as Row[];
+    statement.run(...params);
+    return [];
+  };
+  return {
+    run: (op) => writes.run(() => drive(op(), execute)),
+    close: async () => {
+      await writes.run(() => undefined);
+      db.close();
+      await writes.close();
+    },
+  };
+}
+
+export function pgRegistryDriver(database: PgDatabase): RegistryDriver {
+  const placeholders = new Map<string, string>();
+  const numbered = (sql: string): string => {
+    let text = placeholders.get(sql);
+    if (text === undefined) {
+      let n = 0;
+      text = sql.replace(/\?/g, () => `$${++n}`);
+      placeholders.set(sql, text);
+    }
+    return text;
+  };
+  return {
+    run: (op) => database.transaction((client) => driveAsync(op(), ({ sql, params }) => database.run<Row>(client, numbered(sql), params))),
+    // The database belongs to the instance.
+    close: async () => {},
+  };
+}
+
+/** The registry on the instance's PostgreSQL database when it has one, else in the data dir's `metadata.sqlite`. */
+export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase }): ScriptRegistry {
+  const driver = options.database ? pgRegistryDriver(options.database) : sqliteRegistryDriver(join(options.dataDir, 'metadata.sqlite'), options.clock.now());
+  return new ScriptRegistry(driver, options.clock);
+}

@@ -1,0 +1,331 @@
+/**
+ * ScriptRegistry: the script registry over SQLite or PostgreSQL. Each operation is written once,
+ * as a generator that yields its SQL (`?` placeholders, the common subset of both dialects) and
+ * receives the rows; a RegistryDriver runs it inside one write transaction (SQLite: synchronously
+ * in the WriteQueue's group commit; PostgreSQL: in a transaction, retried on conflicts, so the
+ * generators have no effect but their SQL). Every change the edge must see bumps `worker_changes`,
+ * which every instance polls (changeSeq) to reload what it serves.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../core/clock.ts';
+import {
+  DEFAULT_SETTINGS, type DeploymentRecord, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
+  type SecretRecord, type ServingState, type VersionMetadata, type VersionRecord,
+} from './script-records.ts';
+
+export interface Query { sql: string; params: unknown[] }
+export type Row = Record<string, unknown>;
+export type Op<T> = Generator<Query, T, Row[]>;
+
+export interface RegistryDriver {
+  /** Runs `op` in one transaction: its queries see each other's writes, and nothing is written if it throws. */
+  run<T>(op: () => Op<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+function* q(sql: string, ...params: unknown[]): Op<Row[]> {
+  return yield { sql, params };
+}
+
+function* one(sql: string, ...params: unknown[]): Op<Row | undefined> {
+  return (yield* q(sql, ...params))[0];
+}
+
+function* bump(): Op<void> {
+  yield* q('UPDATE worker_changes SET seq = seq + 1 WHERE id = 1');
+}
+
+function toVersion(row: Row): VersionRecord {
+  return {
+    id: String(row.id), accountId: String(row.account_id), script: String(row.script), number: Number(row.number), created: Number(row.created),
+    metadata: JSON.parse(String(row.metadata)) as VersionMetadata, etag: String(row.etag),
+  };
+}
+
+function toDeployment(row: Row): DeploymentRecord {
+  return {
+    id: String(row.id), accountId: String(row.account_id), script: String(row.script), created: Number(row.created), versionId: String(row.version_id),
+    message: row.message === null || row.message === undefined ? null : String(row.message),
+  };
+}
+
+function toRoute(row: Row): RouteRecord {
+  return { id: String(row.id), zoneId: String(row.zone_id), accountId: String(row.account_id), pattern: String(row.pattern), script: row.script === null ? null : String(row.script) };
+}
+
+function* latestDeployment(accountId: string, script: string): Op<DeploymentRecord | null> {
+  const row = yield* one('SELECT * FROM worker_deployments WHERE account_id = ? AND script = ? ORDER BY created DESC, id DESC LIMIT 1', accountId, script);
+  return row ? toDeployment(row) : null;
+}
+
+function* scriptRow(accountId: string, name: string): Op<ScriptRecord | null> {
+  const row = yield* one('SELECT * FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
+  if (!row) return null;
+  return {
+    accountId, name, created: Number(row.created), modified: Number(row.modified), settings: { ...DEFAULT_SETTINGS, ...JSON.parse(String(row.settings)) as Partial<ScriptSettings> },
+    devEnabled: Number(row.dev_enabled) === 1, deployment: yield* latestDeployment(accountId, name),
+  };
+}
+
+export interface NewVersion {
+  metadata: VersionMetadata;
+  modules: ScriptModule[];
+  etag: string;
+}
+
+export type UploadOutcome =
+  | { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null }
+  | { kind: 'limit'; limit: number };
+
+export type RouteOutcome = { kind: 'ok'; route: RouteRecord } | { kind: 'duplicate' } | { kind: 'limit'; limit: number } | { kind: 'no-script' };
+
+export class ScriptRegistry {
+  readonly #driver: RegistryDriver;
+  readonly #clock: Clock;
+
+  constructor(driver: RegistryDriver, clock: Clock) {
+    this.#driver = driver;
+    this.#clock = clock;
+  }
+
+  close(): Promise<void> {
+    return this.#driver.close();
+  }
+
+  /** Advances whenever what the edge serves changes, on any instance sharing the database. */
+  changeSeq(): Promise<number> {
+    return this.#driver.run(function* seq() {
+      return Number((yield* one('SELECT seq FROM worker_changes WHERE id = 1'))?.seq ?? 0);
+    });
+  }
+
+  getScript(accountId: string, name: string): Promise<ScriptRecord | null> {
+    return this.#driver.run(() => scriptRow(accountId, name));
+  }
+
+  listScripts(accountId: string): Promise<ScriptRecord[]> {
+    return this.#driver.run(function* list() {
+      const rows = yield* q('SELECT name FROM worker_scripts WHERE account_id = ? ORDER BY name', accountId);
+      const scripts: ScriptRecord[] = [];
+      for (const row of rows) scripts.push((yield* scriptRow(accountId, String(row.name)))!);
+      return scripts;
+    });
+  }
+
+  /**
+   * Stores a new version of the script (made when missing, unless the account has `maxScripts`),
+   * deployed at once when `deploy`; otherwise it waits for a deployment.
+   */
+  uploadVersion(accountId: string, name: string, upload: NewVersion, options: { deploy: boolean; maxScripts: number; message?: string }): Promise<UploadOutcome> {
+    const now = this.#clock.now();
+    const versionId = randomUUID();
+    const deploymentId = randomUUID();
+    return this.#driver.run(function* uploadOp(): Op<UploadOutcome> {
+      const existing = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
+      if (!existing) {
+        const count = Number((yield* one('SELECT count(*) AS n FROM worker_scripts WHERE account_id = ?', accountId))?.n ?? 0);
+        if (count >= options.maxScripts) return { kind: 'limit', limit: options.maxScripts };
+        yield* q('INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, ?, ?, ?, ?, 1, ?)',
+          accountId, name, now, now, JSON.stringify(DEFAULT_SETTINGS), now);
+      } else {
+        yield* q('UPDATE worker_scripts SET modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
+      }
+      const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0) + 1;
+      yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        versionId, accountId, name, number, now, JSON.stringify(upload.metadata), JSON.stringify(upload.modules), upload.etag);
+      if (options.deploy) {
+        yield* q('INSERT INTO worker_deployments (id, account_id, script, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?)',
+          deploymentId, accountId, name, now, versionId, options.message ?? null);
+        yield* bump();
+      }
+      const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata: upload.metadata, etag: upload.etag };
+      const script = (yield* scriptRow(accountId, name))!;
+      return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null };
+    });
+  }
+
+  /** Deletes the script with its versions, deployments, secrets and routes; false when there was none. */
+  deleteScript(accountId: string, name: string): Promise<boolean> {
+    return this.#driver.run(function* deleteOp() {
+      const found = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
+      if (!found) return false;
+      for (const table of ['worker_scripts', 'worker_versions', 'worker_deployments', 'worker_secrets']) {
+        yield* q(`DELETE FROM ${table} WHERE account_id = ? AND ${table === 'worker_scripts' ? 'name' : 'script'} = ?`, accountId, name);
+      }
+      yield* q('DELETE FROM worker_routes WHERE account_id = ? AND script = ?', accountId, name);
+      yield* bump();
+      return true;
+    });
+  }
+
+  listVersions(accountId: string, name: string): Promise<VersionRecord[]> {
+    return this.#driver.run(function* versions() {
+      return (yield* q('SELECT id, account_id, script, number, created, metadata, etag FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC', accountId, name)).map(toVersion);
+    });
+  }
+
+  getVersion(accountId: string, name: string, id: string): Promise<VersionRecord | null> {
+    return this.#driver.run(function* version() {
+      const row = yield* one('SELECT id, account_id, script, number, created, metadata, etag FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, id);
+      return row ? toVersion(row) : null;
+    });
+  }
+
+  /** A version with its modules and the script's secrets, for a host to run. */
+  runnable(accountId: string, name: string, versionId: string): Promise<RunnableVersion | null> {
+    return this.#driver.run(function* runnableOp() {
+      const row = yield* one('SELECT * FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, versionId);
+      if (!row) return null;
+      const secrets: Record<string, string> = {};
+      for (const secret of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, name)) secrets[String(secret.name)] = String(secret.value);
+      return { version: toVersion(row), modules: JSON.parse(String(row.modules)) as ScriptModule[], secrets };
+    });
+  }
+
+  /** Deploys one of the script's versions; null when the script or the version is not the account's. */
+  deploy(accountId: string, name: string, versionId: string, message: string | null): Promise<DeploymentRecord | null> {
+    const deployment: DeploymentRecord = { id: randomUUID(), accountId, script: name, created: this.#clock.now(), versionId, message };
+    return this.#driver.run(function* deployOp() {
+      const version = yield* one('SELECT id FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, versionId);
+      if (!version) return null;
+      yield* q('INSERT INTO worker_deployments (id, account_id, script, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?)',
+        deployment.id, accountId, name, deployment.created, versionId, message);
+      yield* bump();
+      return deployment;
+    });
+  }
+
+  listDeployments(accountId: string, name: string): Promise<DeploymentRecord[]> {
+    return this.#driver.run(function* deployments() {
+      return (yield* q('SELECT * FROM worker_deployments WHERE account_id = ? AND script = ? ORDER BY created DESC, id DESC', accountId, name)).map(toDeployment);
+    });
+  }
+
+  listSecrets(accountId: string, name: string): Promise<SecretRecord[]> {
+    return this.#driver.run(function* secrets() {
+      return (yield* q('SELECT name, type FROM worker_secrets WHERE account_id = ? AND script = ? ORDER BY name', accountId, name))
+        .map((row) => ({ name: String(row.name), type: 'secret_text' as const }));
+    });
+  }
+
+  /** Writes (value) or deletes (null) a secret of an existing script; false when the script, or the secret to delete, is missing. */
+  setSecret(accountId: string, name: string, secret: string, value: string | null): Promise<boolean> {
+    const now = this.#clock.now();
+    return this.#driver.run(function* secretOp() {
+      if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return false;
+      if (value === null) {
+        if (!(yield* one('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret))) return false;
+        yield* q('DELETE FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret);
+      } else {
+        yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
+          ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
+      }
+      yield* q('UPDATE worker_scripts SET secrets_stamp = ?, modified = ? WHERE account_id = ? AND name = ?', now, now, accountId, name);
+      yield* bump();
+      return true;
+    });
+  }
+
+  /** Changes settings and whether the dev subdomain serves the script; null when the script is missing. */
+  updateScript(accountId: string, name: string, change: { settings?: Partial<ScriptSettings>; devEnabled?: boolean }): Promise<ScriptRecord | null> {
+    const now = this.#clock.now();
+    return this.#driver.run(function* updateOp() {
+      const script = yield* scriptRow(accountId, name);
+      if (!script) return null;
+      const settings = { ...script.settings, ...change.settings };
+      const devEnabled = change.devEnabled ?? script.devEnabled;
+      yield* q('UPDATE worker_scripts SET settings = ?, dev_enabled = ?, modified = ? WHERE account_id = ? AND name = ?',
+        JSON.stringify(settings), devEnabled ? 1 : 0, now, accountId, name);
+      if (devEnabled !== script.devEnabled) yield* bump();
+      return { ...script, settings, devEnabled, modified: now };
+    });
+  }
+
+  listZoneRoutes(zoneId: string): Promise<RouteRecord[]> {
+    return this.#driver.run(function* routes() {
+      return (yield* q('SELECT * FROM worker_routes WHERE zone_id = ? ORDER BY pattern', zoneId)).map(toRoute);
+    });
+  }
+
+  listScriptRoutes(accountId: string, name: string): Promise<RouteRecord[]> {
+    return this.#driver.run(function* routes() {
+      return (yield* q('SELECT * FROM worker_routes WHERE account_id = ? AND script = ? ORDER BY pattern', accountId, name)).map(toRoute);
+    });
+  }
+
+  /**
+   * Adds a route (id absent) or changes one of the zone's (id given); refused when another route
+   * holds the pattern, the zone has `maxRoutes`, or the script is not the account's.
+   */
+  putRoute(route: Omit<RouteRecord, 'id'> & { id?: string }, maxRoutes: number): Promise<RouteOutcome | null> {
+    const id = route.id ?? randomUUID().replace(/-/g, '');
+    return this.#driver.run(function* putRouteOp(): Op<RouteOutcome | null> {
+      if (route.id !== undefined && !(yield* one('SELECT id FROM worker_routes WHERE id = ? AND zone_id = ?', route.id, route.zoneId))) return null;
+      if (route.script !== null && !(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', route.accountId, route.script))) return { kind: 'no-script' };
+      const holder = yield* one('SELECT id FROM worker_routes WHERE pattern = ?', route.pattern);
+      if (holder && String(holder.id) !== id) return { kind: 'duplicate' };
+      if (route.id === undefined) {
+        const count = Number((yield* one('SELECT count(*) AS n FROM worker_routes WHERE zone_id = ?', route.zoneId))?.n ?? 0);
+        if (count >= maxRoutes) return { kind: 'limit', limit: maxRoutes };
+        yield* q('INSERT INTO worker_routes (id, zone_id, account_id, pattern, script) VALUES (?, ?, ?, ?, ?)', id, route.zoneId, route.accountId, route.pattern, route.script);
+      } else {
+        yield* q('UPDATE worker_routes SET pattern = ?, script = ? WHERE id = ?', route.pattern, route.script, id);
+      }
+      yield* bump();
+      return { kind: 'ok', route: { ...route, id } };
+    });
+  }
+
+  getRoute(zoneId: string, id: string): Promise<RouteRecord | null> {
+    return this.#driver.run(function* getRouteOp() {
+      const row = yield* one('SELECT * FROM worker_routes WHERE id = ? AND zone_id = ?', id, zoneId);
+      return row ? toRoute(row) : null;
+    });
+  }
+
+  deleteRoute(zoneId: string, id: string): Promise<boolean> {
+    return this.#driver.run(function* deleteRouteOp() {
+      if (!(yield* one('SELECT id FROM worker_routes WHERE id = ? AND zone_id = ?', id, zoneId))) return false;
+      yield* q('DELETE FROM worker_routes WHERE id = ?', id);
+      yield* bump();
+      return true;
+    });
+  }
+
+  getSubdomain(accountId: string): Promise<string | null> {
+    return this.#driver.run(function* subdomainOp() {
+      const row = yield* one('SELECT subdomain FROM worker_subdomains WHERE account_id = ?', accountId);
+      return row ? String(row.subdomain) : null;
+    });
+  }
+
+  /** Sets the account's subdomain; false when another account holds it. */
+  setSubdomain(accountId: string, subdomain: string): Promise<boolean> {
+    return this.#driver.run(function* setSubdomainOp() {
+      const holder = yield* one('SELECT account_id FROM worker_subdomains WHERE subdomain = ?', subdomain);
+      if (holder && String(holder.account_id) !== accountId) return false;
+      yield* q('INSERT INTO worker_subdomains (account_id, subdomain) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET subdomain = excluded.subdomain', accountId, subdomain);
+      yield* bump();
+      return true;
+    });
+  }
+
+  /** Everything the edge serves: each deployed script's current version, the routes, the subdomains. */
+  servingState(): Promise<ServingState> {
+    return this.#driver.run(function* servingOp(): Op<ServingState> {
+      const scripts = yield* q(`SELECT s.account_id, s.name, s.dev_enabled, s.secrets_stamp, d.version_id FROM worker_scripts s
+        JOIN worker_deployments d ON d.account_id = s.account_id AND d.script = s.name
+        WHERE d.id = (SELECT d2.id FROM worker_deployments d2 WHERE d2.account_id = s.account_id AND d2.script = s.name ORDER BY d2.created DESC, d2.id DESC LIMIT 1)`);
+      const routes = yield* q('SELECT pattern, account_id, script FROM worker_routes');
+      const subdomains = yield* q('SELECT account_id, subdomain FROM worker_subdomains');
+      return {
+        scripts: scripts.map((row) => ({
+          accountId: String(row.account_id), name: String(row.name), versionId: String(row.version_id), devEnabled: Number(row.dev_enabled) === 1,
+          key: `${String(row.version_id)}:${Number(row.secrets_stamp)}`,
+        })),
+        routes: routes.map((row) => ({ pattern: String(row.pattern), accountId: String(row.account_id), script: row.script === null ? null : String(row.script) })),
+        subdomains: subdomains.map((row) => ({ accountId: String(row.account_id), subdomain: String(row.subdomain) })),
+      };
+    });
+  }
+}
