@@ -7,10 +7,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import type { ScriptConfig } from './script-config.ts';
+import type { WorkerdModule } from './workerd/workerd-config.ts';
+
+/**
+ * A script uploaded through the API rather than read from a file: its modules as uploaded (already
+ * bundled by the client), the main one, and its text and JSON bindings (vars and secrets).
+ */
+export interface UploadedSource {
+  mainModule: string;
+  modules: ReadonlyArray<{ name: string; kind: WorkerdModule['kind']; content: Uint8Array }>;
+  vars: ReadonlyArray<{ name: string; kind: 'text' | 'json'; value: string }>;
+}
 import { startWorkerdHost } from './workerd/workerd-host.ts';
 
 export interface ScriptHostOptions {
   script: ScriptConfig;
+  /** The script's modules as uploaded; without it, `script.main` is bundled. */
+  uploaded?: UploadedSource;
   /** The account whose buckets the script binds (null: the buckets of no account, as `edgeport dev` before any account exists). */
   accountId: string | null;
   dataDir: string;

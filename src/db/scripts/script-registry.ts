@@ -182,6 +182,15 @@ export class ScriptRegistry {
     });
   }
 
+  /** The script's secrets with their values (for a trial start of a new version; never for an answer). */
+  secretValues(accountId: string, name: string): Promise<Record<string, string>> {
+    return this.#driver.run(function* secretValuesOp() {
+      const secrets: Record<string, string> = {};
+      for (const row of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, name)) secrets[String(row.name)] = String(row.value);
+      return secrets;
+    });
+  }
+
   /** Deploys one of the script's versions; null when the script or the version is not the account's. */
   deploy(accountId: string, name: string, versionId: string, message: string | null): Promise<DeploymentRecord | null> {
     const deployment: DeploymentRecord = { id: randomUUID(), accountId, script: name, created: this.#clock.now(), versionId, message };

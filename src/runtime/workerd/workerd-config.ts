@@ -28,12 +28,33 @@ export interface WorkerdConfigInput {
   storeSocket: string | undefined;
   /** Date given to edgeport's own workers (the cache), one workerd supports. */
   internalCompatibilityDate: string;
+  /** The script's modules when it has several (an upload); default: its bundle alone, `scriptModule`. */
+  modules?: readonly WorkerdModule[];
+  /** Text and JSON bindings (an upload's vars and secrets). */
+  vars?: readonly WorkerdVar[];
+}
+
+/** One module of the script: its name (what imports resolve), its kind in workerd's config, the file it is embedded from. */
+export interface WorkerdModule {
+  name: string;
+  kind: 'esModule' | 'commonJsModule' | 'text' | 'data' | 'wasm' | 'json';
+  file: string;
+}
+
+/** A text or JSON binding whose value is embedded from `file` (values may hold any character; a config literal may not). */
+export interface WorkerdVar {
+  name: string;
+  kind: 'text' | 'json';
+  file: string;
 }
 
 export function workerdConfig(input: WorkerdConfigInput): string {
   const { script } = input;
   const flags = script.compatibilityFlags.filter((flag) => !EDGEPORT_FLAGS.has(flag));
   const honorsInclude = listHonorsInclude(script.compatibilityDate, script.compatibilityFlags);
+  const vars = (input.vars ?? []).map((binding) => `(name = ${text(binding.name)}, ${binding.kind} = embed ${text(binding.file)})`);
+  const modules = (input.modules ?? [{ name: input.scriptModule, kind: 'esModule', file: input.scriptModule }])
+    .map((module) => `(name = ${text(module.name)}, ${module.kind} = embed ${text(module.file)})`);
   const bindings = script.storeBuckets.map(({ binding, bucketName }) => `(
         name = ${text(binding)},
         wrapped = (
@@ -49,11 +70,11 @@ export function workerdConfig(input: WorkerdConfigInput): string {
     `(name = "script", worker = (
       modules = [
         (name = ${text(CONFIG_FILES.entry)}, esModule = embed ${text(CONFIG_FILES.entry)}),
-        (name = ${text(input.scriptModule)}, esModule = embed ${text(input.scriptModule)}),
+        ${modules.join(',\n        ')},
       ],
       compatibilityDate = ${text(script.compatibilityDate)},
       compatibilityFlags = [${flags.map(text).join(', ')}],
-      bindings = [${bindings.join(', ')}],
+      bindings = [${[...bindings, ...vars].join(', ')}],
       globalOutbound = "internet",
       cacheApiOutbound = "cache",
     ))`,

@@ -16,7 +16,7 @@ import { bundleErrorMessage, bundleModule } from './bundle.ts';
 import { entryModuleSource } from './entry-module.ts';
 import { makeScratchDir } from './scratch-dirs.ts';
 import { startStoreService, type StoreService } from './store-service.ts';
-import { CONFIG_FILES, workerdConfig } from './workerd-config.ts';
+import { CONFIG_FILES, workerdConfig, type WorkerdModule, type WorkerdVar } from './workerd-config.ts';
 import { WORKERD } from './workerd-package.ts';
 import { proxyToWorkerd } from './workerd-proxy.ts';
 import { WorkerdSupervisor } from './workerd-supervisor.ts';
@@ -33,11 +33,29 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
     for (const close of closers.splice(0).reverse()) await close();
   };
   try {
-    const scriptModule = moduleName(script.main);
+    const uploaded = options.uploaded;
+    const scriptModule = uploaded ? uploaded.mainModule : moduleName(script.main);
     const marks = { failureHeader: `x-edgeport-failure-${randomBytes(8).toString('hex')}`, probeHeader: `x-edgeport-probe-${randomBytes(8).toString('hex')}` };
     const scriptSocket = join(dir, 'script.sock');
     let storeSocket: string | undefined;
-    await writeFile(join(dir, scriptModule), await bundleScript(script.name, script.main));
+    let modules: WorkerdModule[] | undefined;
+    const vars: WorkerdVar[] = [];
+    if (uploaded) {
+      // Each in a file of edgeport's naming: module names are the client's, and may hold any path.
+      modules = [];
+      for (const [index, module] of uploaded.modules.entries()) {
+        const file = `module-${index}`;
+        await writeFile(join(dir, file), module.content);
+        modules.push({ name: module.name, kind: module.kind, file });
+      }
+      for (const [index, binding] of uploaded.vars.entries()) {
+        const file = `var-${index}`;
+        await writeFile(join(dir, file), binding.value);
+        vars.push({ name: binding.name, kind: binding.kind, file });
+      }
+    } else {
+      await writeFile(join(dir, scriptModule), await bundleScript(script.name, script.main));
+    }
     await writeFile(join(dir, CONFIG_FILES.entry), entryModuleSource(scriptModule, marks));
     await writeFile(join(dir, CONFIG_FILES.cache), await bundleModule(new URL('cache-service.ts', INSIDE).pathname));
     if (script.storeBuckets.length > 0) {
@@ -52,7 +70,9 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       await writeFile(join(dir, CONFIG_FILES.storeBinding), await bundleModule(new URL('store-binding.ts', INSIDE).pathname));
     }
     const configFile = join(dir, 'config.capnp');
-    await writeFile(configFile, workerdConfig({ script, scriptModule, scriptSocket, storeSocket, internalCompatibilityDate: '2025-01-01' }));
+    await writeFile(configFile, workerdConfig({
+      script, scriptModule, scriptSocket, storeSocket, internalCompatibilityDate: '2025-01-01', ...(modules ? { modules } : {}), vars,
+    }));
     const supervisor = await WorkerdSupervisor.start({
       scriptName: script.name, configFile, cwd: dir, socketPath: scriptSocket, probeHeader: marks.probeHeader, cpuMs: script.limits.cpuMs, logger,
     }).catch((error: unknown) => {

@@ -1,0 +1,93 @@
+/**
+ * Scripts deployed through the API: a stored version (its modules, bindings and the script's
+ * secrets) becomes what the script host runs. The script runs exactly as a configured one does
+ * (workerd, the same sandbox and limits); its `r2_bucket` bindings reach its account's buckets,
+ * `plain_text` and `secret_text` become strings in `env`, `json` a parsed value.
+ */
+import type { Logger } from '../core/log.ts';
+import type { ModuleType, RunnableVersion } from '../db/scripts/script-records.ts';
+import type { ObjectEngine } from '../store/engine/object-engine.ts';
+import { startScriptHost, type ScriptHost, type UploadedSource } from './host.ts';
+import { SCRIPT_LIMIT_DEFAULTS, type ScriptConfig } from './script-config.ts';
+import type { WorkerdModule } from './workerd/workerd-config.ts';
+
+const MODULE_KINDS: Record<ModuleType, WorkerdModule['kind']> = {
+  esm: 'esModule', cjs: 'commonJsModule', text: 'text', data: 'data', wasm: 'wasm', json: 'json',
+};
+
+export interface UploadedHostDeps {
+  engine: ObjectEngine;
+  dataDir: string;
+  logger: Logger;
+}
+
+/** The host config and sources of a stored version. */
+export function uploadedScript(runnable: RunnableVersion): { script: ScriptConfig; uploaded: UploadedSource } {
+  const { version, modules, secrets } = runnable;
+  const { metadata } = version;
+  const vars: Array<UploadedSource['vars'][number]> = [];
+  const storeBuckets: ScriptConfig['storeBuckets'][number][] = [];
+  for (const binding of metadata.bindings) {
+    if (binding.type === 'r2_bucket') storeBuckets.push({ binding: binding.name, bucketName: binding.bucket_name });
+    else if (binding.type === 'plain_text') vars.push({ name: binding.name, kind: 'text', value: binding.text });
+    else if (binding.type === 'json') vars.push({ name: binding.name, kind: 'json', value: JSON.stringify(binding.json) });
+  }
+  for (const [name, value] of Object.entries(secrets)) {
+    if (!metadata.bindings.some((binding) => binding.name === name && binding.type !== 'secret_text')) vars.push({ name, kind: 'text', value });
+  }
+  return {
+    script: {
+      name: version.script, runtime: 'workerd', main: metadata.mainModule, compatibilityDate: metadata.compatibilityDate,
+      compatibilityFlags: metadata.compatibilityFlags, storeBuckets, routes: [],
+      limits: { cpuMs: SCRIPT_LIMIT_DEFAULTS.cpuMs, memoryMb: SCRIPT_LIMIT_DEFAULTS.memoryMb },
+      outbound: { allow: ['public'], deny: [] },
+    },
+    uploaded: {
+      mainModule: metadata.mainModule,
+      modules: modules.map((module) => ({ name: module.name, kind: MODULE_KINDS[module.type], content: Buffer.from(module.content, 'base64') })),
+      vars,
+    },
+  };
+}
+
+/** Starts a stored version in workerd; rejects with RUNTIME_SCRIPT_START_FAILED (workerd's own words) when it cannot start. */
+export function startUploadedHost(runnable: RunnableVersion, deps: UploadedHostDeps): Promise<ScriptHost> {
+  const { script, uploaded } = uploadedScript(runnable);
+  return startScriptHost({ script, uploaded, accountId: runnable.version.accountId, dataDir: deps.dataDir, logger: deps.logger, engine: deps.engine });
+}
+
+/** The exception in workerd's start-up output ("Uncaught SyntaxError: ..." and where), else all of it. */
+export function startFailureMessage(error: unknown): string {
+  const lines = (error as Error).message.split('\n');
+  const start = lines.findIndex((line) => /Uncaught /.test(line));
+  if (start < 0) return (error as Error).message;
+  const where = lines.slice(start + 1).filter((line) => /^\s+at /.test(line)).slice(0, 5);
+  return [/Uncaught .*/.exec(lines[start]!)![0], ...where].join('\n');
+}
+
+/** Trial starts at once at most (each is a workerd process for a moment); more wait their turn. */
+const TRIAL_STARTS = 2;
+
+/**
+ * A trial start for uploads: the version starts in workerd and stops at once. Resolves null when it
+ * started, else with the exception it threw; at most TRIAL_STARTS run together.
+ */
+export function trialStarter(deps: UploadedHostDeps): (runnable: RunnableVersion) => Promise<string | null> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (runnable) => {
+    if (running >= TRIAL_STARTS) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      const host = await startUploadedHost(runnable, deps);
+      await host.close();
+      return null;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'RUNTIME_SCRIPT_START_FAILED') throw error;
+      return startFailureMessage(error);
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
