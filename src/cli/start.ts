@@ -18,6 +18,9 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
+import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
+import { DeployedScripts } from '../edge/deployed-scripts.ts';
+import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { createGatewayService } from '../gateway/index.ts';
@@ -116,11 +119,22 @@ export async function runStart(args: StartArgs): Promise<void> {
     const metrics = new Metrics();
     registerLogMetrics(metrics, pipeline);
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
+    // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
+    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, ...(database ? { database } : {}) });
+    closers.push(() => registry.close());
+    const hostDeps = { engine, dataDir: config.dataDir, logger };
+    const deployed = new DeployedScripts({ registry, start: (runnable) => startUploadedHost(runnable, hostDeps), devDomain: config.workers.devDomain, logger });
+    closers.push(() => deployed.close());
+    await deployed.start();
+    const workers = {
+      registry, tryStart: trialStarter(hostDeps), maxScriptsPerAccount: config.workers.maxScriptsPerAccount, maxRoutesPerZone: config.workers.maxRoutesPerZone,
+      devDomain: config.workers.devDomain,
+    };
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, clock, logger, originPolicy }) },
+      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy }) },
       {
         // Probes and metrics stay answerable while the server sheds load.
         label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
@@ -128,7 +142,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
-          metrics,
+          metrics, workers,
           readiness: {
             database: async () => { await control.countAccounts(); },
             blobs: () => engine.checkBlobStore(),

@@ -20,6 +20,12 @@ export const DEFAULTS = {
    */
   edge: { allowPrivateOrigins: false },
   /**
+   * Scripts accounts deploy through the API: at most 100 per account and 1,000 routes per zone, as
+   * the platform's defaults; `<script>.<account subdomain>.workers.localhost` serves each one whose
+   * workers.dev-style subdomain is on (`localhost` names resolve to this machine).
+   */
+  workers: { maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost' },
+  /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
    * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough
    * directory), shared by every account of the server; a destination must be a directory strictly

@@ -27,6 +27,13 @@ export const configFileSchema = z.strictObject({
     allow_private_origins: z.boolean().optional(),
   }).optional(),
   limits: limitsSectionSchema.optional(),
+  /** Scripts accounts deploy through the API (`/accounts/<id>/workers/...`). */
+  workers: z.strictObject({
+    max_scripts_per_account: z.number().int().min(0).max(100_000).optional(),
+    max_routes_per_zone: z.number().int().min(0).max(1_000_000).optional(),
+    /** The domain under which `<script>.<account subdomain>.<dev_domain>` serves each script; "" turns it off. */
+    dev_domain: z.string().regex(/^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name such as workers.localhost, or "" for none').optional(),
+  }).optional(),
   auth: z.strictObject({
     /** The window the failure counts below are per (a failure is forgotten after window / max). */
     failure_window_ms: z.number().int().min(1_000).max(86_400_000).optional(),
@@ -77,6 +84,8 @@ export interface Config {
   gateway: GatewayConfig;
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
+  /** `[workers]`: limits of deployed scripts and their dev domain (null: none). */
+  workers: { maxScriptsPerAccount: number; maxRoutesPerZone: number; devDomain: string | null };
   logs: {
     maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[]; fileRootsClaimable: boolean;
     maxJobSpoolBytes: number; maxTotalSpoolBytes: number; pauseAfterFailingMs: number;
@@ -108,6 +117,11 @@ export function toConfig(file: ConfigFile): Config {
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     limits: toListenerLimits(file.limits),
+    workers: {
+      maxScriptsPerAccount: file.workers?.max_scripts_per_account ?? DEFAULTS.workers.maxScriptsPerAccount,
+      maxRoutesPerZone: file.workers?.max_routes_per_zone ?? DEFAULTS.workers.maxRoutesPerZone,
+      devDomain: file.workers?.dev_domain === undefined ? DEFAULTS.workers.devDomain : file.workers.dev_domain || null,
+    },
     auth: {
       failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,
       maxFailuresPerAddress: file.auth?.max_failures_per_address ?? DEFAULTS.auth.maxFailuresPerAddress,

@@ -35,6 +35,8 @@ export interface EdgeServiceOptions {
   zones: ZoneDirectory;
   pipeline: LogPipeline;
   scripts?: readonly EdgeScript[];
+  /** Scripts deployed through the API (deployed-scripts.ts): after the configured ones, their routes and dev hosts. */
+  deployed?: { match(host: string, path: string): ((req: IncomingMessage, res: ServerResponse) => void) | undefined };
   clock: Clock;
   logger: Logger;
   origin?: Partial<OriginProxyOptions>;
@@ -90,10 +92,10 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const tap = tapResponse(res, record);
     res.once('close', () => record(tap));
 
-    const script = router.match(host, path);
+    const script = router.match(host, path)?.host.handle ?? options.deployed?.match(host, path);
     if (script) {
       res.setHeader('edgeport-ray', rayId);
-      script.host.handle(req, res);
+      script(req, res);
       return;
     }
     if (zone === null) return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);

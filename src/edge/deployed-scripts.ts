@@ -1,0 +1,172 @@
+/**
+ * The scripts accounts deploy through the API, as this instance's edge serves them: every
+ * `pollMs` it reads the registry's change counter (one indexed row), and when another instance or
+ * this one changed something, it reloads what is deployed. A new version starts in its own workerd
+ * first; only once it is ready do its routes lead to it, and the version it replaces is closed
+ * after its requests in flight have finished (at most `drainMs`). A version that fails to start
+ * here leaves the previous one serving.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../core/log.ts';
+import type { ScriptRegistry } from '../db/scripts/script-registry.ts';
+import type { RunnableVersion, ServingState } from '../db/scripts/script-records.ts';
+import type { ScriptHost } from '../runtime/index.ts';
+import { ScriptRouter } from './script-routes.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface DeployedScriptsOptions {
+  registry: ScriptRegistry;
+  /** Starts a version in workerd (rejects when it cannot start). */
+  start(runnable: RunnableVersion): Promise<ScriptHost>;
+  /** `<script>.<account subdomain>.<devDomain>` serves each script whose dev subdomain is on; null: none. */
+  devDomain: string | null;
+  logger: Logger;
+  pollMs?: number;
+  drainMs?: number;
+}
+
+/** A running version, counting its requests so that it is closed only once they are done. */
+class Running {
+  readonly key: string;
+  readonly #host: ScriptHost;
+  #inflight = 0;
+  #retired: (() => void) | undefined;
+
+  constructor(key: string, host: ScriptHost) {
+    this.key = key;
+    this.#host = host;
+  }
+
+  readonly handle: Handler = (req, res) => {
+    this.#inflight++;
+    res.once('close', () => {
+      this.#inflight--;
+      if (this.#inflight === 0) this.#retired?.();
+    });
+    this.#host.handle(req, res);
+  };
+
+  /** Closes the host once its requests in flight are done, or after `drainMs`. */
+  async retire(drainMs: number): Promise<void> {
+    if (this.#inflight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        timer.unref();
+        this.#retired = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.#host.close();
+  }
+}
+
+export class DeployedScripts {
+  readonly #options: DeployedScriptsOptions;
+  readonly #running = new Map<string, Running>();
+  #router = new ScriptRouter<string>([]);
+  #seq = -1;
+  #timer: NodeJS.Timeout | undefined;
+  #syncing: Promise<void> | undefined;
+  readonly #retiring = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(options: DeployedScriptsOptions) {
+    this.#options = options;
+  }
+
+  /** Loads what is deployed now, then keeps polling for changes. */
+  async start(): Promise<void> {
+    await this.sync();
+    this.#schedule();
+  }
+
+  /** The handler of the deployed script serving host and path, if any. */
+  match(host: string, path: string): Handler | undefined {
+    const key = this.#router.match(host, path);
+    return key === undefined ? undefined : this.#running.get(key)?.handle;
+  }
+
+  /** Reloads when the registry changed since the last load (at most one load at a time). */
+  sync(): Promise<void> {
+    this.#syncing ??= this.#syncNow().finally(() => {
+      this.#syncing = undefined;
+    });
+    return this.#syncing;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#syncing?.catch(() => undefined);
+    const running = [...this.#running.values()];
+    this.#running.clear();
+    await Promise.all([...running.map((version) => version.retire(0)), ...this.#retiring]);
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => {
+      this.sync().catch((error: unknown) => this.#options.logger.error({ err: error }, 'Reading the deployed scripts failed; retrying.')).finally(() => this.#schedule());
+    }, this.#options.pollMs ?? 500);
+    this.#timer.unref();
+  }
+
+  async #syncNow(): Promise<void> {
+    const { registry, logger } = this.#options;
+    const seq = await registry.changeSeq();
+    if (seq === this.#seq || this.#closed) return;
+    const state = await registry.servingState();
+    const wanted = new Set<string>();
+    for (const script of state.scripts) {
+      const id = `${script.accountId}/${script.name}`;
+      wanted.add(id);
+      if (this.#running.get(id)?.key === script.key) continue;
+      const runnable = await registry.runnable(script.accountId, script.name, script.versionId);
+      if (!runnable || this.#closed) continue;
+      try {
+        const host = await this.#options.start(runnable);
+        if (this.#closed) {
+          await host.close();
+          return;
+        }
+        this.#replace(id, new Running(script.key, host));
+      } catch (error) {
+        logger.error({ account: script.accountId, script: script.name, version: script.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
+      }
+    }
+    for (const id of [...this.#running.keys()]) if (!wanted.has(id)) this.#replace(id, undefined);
+    this.#router = new ScriptRouter(this.#routes(state));
+    this.#seq = seq;
+  }
+
+  #replace(id: string, next: Running | undefined): void {
+    const previous = this.#running.get(id);
+    if (next) this.#running.set(id, next);
+    else this.#running.delete(id);
+    if (!previous) return;
+    const retiring = previous.retire(this.#options.drainMs ?? 30_000).catch((error: unknown) => {
+      this.#options.logger.warn({ err: error }, 'Stopping a replaced script version failed.');
+    }).finally(() => this.#retiring.delete(retiring));
+    this.#retiring.add(retiring);
+  }
+
+  #routes(state: ServingState): Array<{ pattern: string; target: string }> {
+    const routes: Array<{ pattern: string; target: string }> = [];
+    for (const route of state.routes) {
+      // A route without a script turns scripts off for its pattern: it matches, and nothing serves it.
+      routes.push({ pattern: route.pattern, target: route.script === null ? '' : `${route.accountId}/${route.script}` });
+    }
+    const { devDomain } = this.#options;
+    if (devDomain !== null) {
+      const subdomains = new Map(state.subdomains.map(({ accountId, subdomain }) => [accountId, subdomain]));
+      for (const script of state.scripts) {
+        const subdomain = subdomains.get(script.accountId);
+        if (script.devEnabled && subdomain !== undefined) routes.push({ pattern: `${script.name}.${subdomain}.${devDomain}/*`, target: `${script.accountId}/${script.name}` });
+      }
+    }
+    return routes;
+  }
+}
