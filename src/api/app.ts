@@ -44,6 +44,8 @@ import { CORS_ROUTES } from './store/cors-routes.ts';
 import { OBJECT_ROUTES } from './store/object-routes.ts';
 import { UPLOAD_ROUTES } from './store/upload-routes.ts';
 import { validateBody } from './validation.ts';
+import { WORKER_ROUTE_ROUTES } from './workers/worker-route-routes.ts';
+import { WORKER_SCRIPT_ROUTES } from './workers/worker-script-routes.ts';
 import { ZONE_ROUTES } from './zones/zone-routes.ts';
 
 export const API_PREFIX = '/client/v4';
@@ -52,6 +54,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
   ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES,
+  ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */

@@ -58,7 +58,22 @@ export type ApiErrorCode =
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
   | 'API_STORE_INVALID'
-  | 'API_DELIVERED_LINES_UNAVAILABLE';
+  | 'API_DELIVERED_LINES_UNAVAILABLE'
+  | 'API_WORKER_NOT_FOUND'
+  | 'API_SERVICE_NOT_FOUND'
+  | 'API_WORKER_VERSION_NOT_FOUND'
+  | 'API_WORKER_INVALID'
+  | 'API_WORKER_START_FAILED'
+  | 'API_WORKER_TOO_LARGE'
+  | 'API_WORKER_LIMIT'
+  | 'API_WORKER_BUCKET_NOT_FOUND'
+  | 'API_WORKER_ROUTE_INVALID'
+  | 'API_WORKER_ROUTE_ZONE'
+  | 'API_WORKER_ROUTE_DUPLICATE'
+  | 'API_WORKER_ROUTE_NOT_FOUND'
+  | 'API_WORKER_ROUTE_LIMIT'
+  | 'API_WORKER_SUBDOMAIN_UNAVAILABLE'
+  | 'API_WORKER_SECRET_NOT_FOUND';
 
 export interface ApiErrorEntry {
   kind: 'user' | 'system';
@@ -124,6 +139,22 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token: this server issues no API tokens; X-Auth-Email and X-Auth-Key (the global API key) authenticate every route' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
+  // Scripts deployed through the API (/accounts/<id>/workers/...): the Workers API's codes.
+  API_WORKER_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'This Worker does not exist on your account.' },
+  API_SERVICE_NOT_FOUND: { kind: 'user', status: 404, code: 10090, message: 'This Worker does not exist on your account.' },
+  API_WORKER_VERSION_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'This version does not exist on the Worker: <version id>' },
+  API_WORKER_INVALID: { kind: 'user', status: 400, code: 10021, message: '<what is wrong with the upload, e.g. binding "X" has type "kv_namespace", which this server does not support: use r2_bucket, plain_text, secret_text or json>' },
+  API_WORKER_START_FAILED: { kind: 'user', status: 400, code: 10021, message: 'Uncaught <the exception the script threw as it started, e.g. SyntaxError: Unexpected end of input, with where>' },
+  API_WORKER_TOO_LARGE: { kind: 'user', status: 413, code: 10027, message: 'Your Worker exceeded the size limit of <limit> bytes: the upload is larger' },
+  API_WORKER_LIMIT: { kind: 'user', status: 400, code: 10037, message: 'You have exceeded the limit of <n> Workers on your account: delete one, or ask the operator to raise [workers] max_scripts_per_account' },
+  API_WORKER_BUCKET_NOT_FOUND: { kind: 'user', status: 400, code: 10085, message: "R2 bucket '<name>' not found for binding <binding>: create it first (wrangler r2 bucket create <name>); a script binds only its account's buckets" },
+  API_WORKER_ROUTE_INVALID: { kind: 'user', status: 400, code: 10022, message: "Invalid route pattern '<pattern>': <reason>" },
+  API_WORKER_ROUTE_ZONE: { kind: 'user', status: 400, code: 10019, message: "Could not find a zone of your account for route pattern '<pattern>': its host must be one of your zones or under one" },
+  API_WORKER_ROUTE_DUPLICATE: { kind: 'user', status: 400, code: 10020, message: "A route with the pattern '<pattern>' already exists: delete it, or change that route instead" },
+  API_WORKER_ROUTE_NOT_FOUND: { kind: 'user', status: 404, code: 10018, message: 'Route not found: the zone has no route <route id>' },
+  API_WORKER_ROUTE_LIMIT: { kind: 'user', status: 400, code: 10023, message: 'The zone has reached its limit of <n> routes: delete one, or ask the operator to raise [workers] max_routes_per_zone' },
+  API_WORKER_SECRET_NOT_FOUND: { kind: 'user', status: 404, code: 10056, message: 'The script has no secret named <name>' },
+  API_WORKER_SUBDOMAIN_UNAVAILABLE: { kind: 'user', status: 400, code: 10032, message: "The subdomain '<name>' is not available: choose another" },
 };
 
 /** One entry of an envelope's `errors`. */

@@ -17,6 +17,7 @@ import type { DestinationIo } from './logshipping/destination-io.ts';
 import type { ReadinessChecks } from './health/health-routes.ts';
 import type { Metrics } from '../core/metrics.ts';
 import type { Session, SessionStore } from './sessions/session-store.ts';
+import type { WorkersDeps } from './workers/workers-common.ts';
 
 /** What handlers use: the stores, the clock, and the destination I/O of ownership challenges. */
 export interface ApiDeps {
@@ -41,6 +42,8 @@ export interface ApiDeps {
   readiness?: ReadinessChecks;
   /** The process's metrics: served at `GET /metrics`, with the API's requests counted by operation. */
   metrics?: Metrics;
+  /** Scripts deployed through the API; their routes refuse without it. */
+  workers?: WorkersDeps;
 }
 
 export interface RouteContext<Body> {

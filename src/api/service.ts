@@ -26,6 +26,7 @@ import type { ReadinessChecks } from './health/health-routes.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { SessionStore } from './sessions/session-store.ts';
 import { guardedListener } from '../core/http/guarded-listener.ts';
+import type { WorkersDeps } from './workers/workers-common.ts';
 
 export interface ApiServiceOptions {
   control: ControlStore;
@@ -68,6 +69,8 @@ export interface ApiServiceOptions {
   readiness?: ReadinessChecks;
   /** The process's metrics, served at `GET /metrics` (core/metrics.ts). */
   metrics?: Metrics;
+  /** Scripts accounts deploy (the Workers routes); without it those routes refuse. */
+  workers?: WorkersDeps;
 }
 
 export interface ApiService extends ServiceHandle {
@@ -105,6 +108,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     ...(options.store ? { store: options.store } : {}),
     ...(gateway ? { gateway } : {}),
     ...(options.s3 ? { s3: options.s3 } : {}),
+    ...(options.workers ? { workers: options.workers } : {}),
     origins: options.originPolicy ?? new OriginPolicy({
       allowPrivateOrigins: false, operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
     }),
