@@ -1,0 +1,102 @@
+/**
+ * The real wrangler 4 against `edgeport start`, as a user with `CLOUDFLARE_API_BASE_URL` set runs
+ * it (test/helpers/wrangler.ts: Node 22, a fresh HOME, no connection off this machine): whoami
+ * with the global key; R2 buckets created, listed, read and deleted; an object on a nested key put
+ * from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;
+ * another account sees none of it.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
+import { managementApi } from '../helpers/management-api.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { succeeded, wranglerFor } from '../helpers/wrangler.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OPERATOR = { email: 'operator@example.test', key: 'wrangler-operator-key-0123' };
+
+async function secondAccount(dataDir: string, email: string): Promise<{ email: string; key: string }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', email, '--data-dir', dataDir], { timeout: 60_000 });
+  const key = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
+  assert.ok(key, stdout);
+  return { email, key };
+}
+
+async function accountIdOf(server: EdgeportServer, who: { email: string; key: string }): Promise<string> {
+  const [account] = await managementApi(server.urls['management API']!, who.email, who.key).call<Array<{ id: string }>>('GET', '/accounts');
+  return account!.id;
+}
+
+test('wrangler 4 against edgeport start: whoami, r2 buckets, objects and CORS, tenancy', { timeout: 300_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
+  const apiBase = server.urls['management API']!;
+  const accountId = await accountIdOf(server, OPERATOR);
+  const wrangler = wranglerFor(t, { apiBase, accountId, credentials: OPERATOR });
+
+  const whoami = succeeded(await wrangler.run(['whoami']), 'whoami');
+  assert.match(whoami, new RegExp(`associated with the email ${OPERATOR.email.replace('.', '\\.')}`));
+  assert.match(whoami, new RegExp(accountId));
+
+  // Buckets.
+  succeeded(await wrangler.run(['r2', 'bucket', 'create', 'photos']), 'r2 bucket create');
+  succeeded(await wrangler.run(['r2', 'bucket', 'create', 'archive', '--location', 'weur', '--storage-class', 'InfrequentAccess']), 'r2 bucket create --location --storage-class');
+  const list = succeeded(await wrangler.run(['r2', 'bucket', 'list']), 'r2 bucket list');
+  assert.match(list, /name:\s+archive/);
+  assert.match(list, /name:\s+photos/);
+
+  // An object on a nested key: put from a file, read back byte for byte, deleted.
+  const body = randomBytes(300_000);
+  const file = join(wrangler.dir, 'cat.bin');
+  writeFileSync(file, body);
+  succeeded(await wrangler.run(['r2', 'object', 'put', 'photos/2024/cats/cat one.bin', '--file', file, '--content-type', 'application/octet-stream', '--remote']), 'r2 object put');
+  const info = succeeded(await wrangler.run(['r2', 'bucket', 'info', 'photos']), 'r2 bucket info');
+  assert.match(info, /name:\s+photos/);
+  const got = await wrangler.run(['r2', 'object', 'get', 'photos/2024/cats/cat one.bin', '--pipe', '--remote']);
+  assert.equal(got.code, 0, got.stderr);
+  assert.ok(got.stdoutBytes.equals(body), `r2 object get --pipe wrote ${got.stdoutBytes.length} bytes, not the ${body.length} put`);
+  succeeded(await wrangler.run(['r2', 'object', 'delete', 'photos/2024/cats/cat one.bin', '--remote']), 'r2 object delete');
+
+  // CORS.
+  const cors = join(wrangler.dir, 'cors.json');
+  writeFileSync(cors, JSON.stringify({ rules: [{ allowed: { origins: ['https://app.example.test'], methods: ['GET', 'PUT'], headers: ['content-type'] }, exposeHeaders: ['etag'], maxAgeSeconds: 600 }] }));
+  succeeded(await wrangler.run(['r2', 'bucket', 'cors', 'set', 'photos', '--file', cors, '--force']), 'r2 bucket cors set');
+  const corsList = succeeded(await wrangler.run(['r2', 'bucket', 'cors', 'list', 'photos']), 'r2 bucket cors list');
+  assert.match(corsList, /https:\/\/app\.example\.test/);
+  succeeded(await wrangler.run(['r2', 'bucket', 'cors', 'delete', 'photos', '--force']), 'r2 bucket cors delete');
+
+  // Another account sees none of it.
+  const bob = await secondAccount(dataDir, 'bob@example.test');
+  const bobWrangler = wranglerFor(t, { apiBase, accountId: await accountIdOf(server, bob), credentials: bob });
+  const bobList = succeeded(await bobWrangler.run(['r2', 'bucket', 'list']), 'bob: r2 bucket list');
+  assert.doesNotMatch(bobList, /photos|archive/);
+
+  succeeded(await wrangler.run(['r2', 'bucket', 'delete', 'archive']), 'r2 bucket delete');
+  const after = succeeded(await wrangler.run(['r2', 'bucket', 'list']), 'r2 bucket list');
+  assert.doesNotMatch(after, /archive/);
+  assert.deepEqual([...wrangler.refused(), ...bobWrangler.refused()], [], 'wrangler tried to reach a host off this machine');
+});
+
+test('wrangler reaches nothing off this machine: a non-loopback API base fails at once, through the proxy or not', { timeout: 120_000 }, async (t) => {
+  const wrangler = wranglerFor(t, { apiBase: 'https://api.cloudflare.com/client/v4', accountId: '0'.repeat(32), credentials: { email: 'nobody@example.test', key: 'not-a-key' } });
+  // As the harness runs it: wrangler sends the request through the proxy, a closed loopback port.
+  let began = performance.now();
+  const proxied = await wrangler.run(['r2', 'bucket', 'list'], { timeoutMs: 30_000 });
+  assert.notEqual(proxied.code, 0);
+  assert.match(proxied.stderr, /fetch failed/);
+  assert.ok(performance.now() - began < 20_000, `failed after ${Math.round(performance.now() - began)} ms`);
+  assert.deepEqual(wrangler.refused(), []);
+  // Without the proxy variables: the preload refuses the connection itself.
+  began = performance.now();
+  const direct = await wrangler.run(['r2', 'bucket', 'list'], { timeoutMs: 30_000, env: { HTTP_PROXY: '', HTTPS_PROXY: '' } });
+  assert.notEqual(direct.code, 0);
+  assert.match(direct.stderr, /fetch failed/);
+  assert.ok(performance.now() - began < 20_000, `failed after ${Math.round(performance.now() - began)} ms`);
+  assert.deepEqual(wrangler.refused(), ['connect api.cloudflare.com:443']);
+});
