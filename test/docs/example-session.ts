@@ -1,8 +1,9 @@
 /**
  * Runs the examples of one Markdown document (markdown-examples.ts) as a reader would paste them
  * on a fresh machine: shell blocks in one bash session in a directory of the document's own, with
- * `edgeport` on the PATH (as `npm link` puts it), programs with node beside them, files written
- * where they are named. Three things differ from a reader's machine, all so that documents can run
+ * `edgeport` on the PATH (as `npm link` puts it) and `wrangler` too (a reader's own wrangler 4:
+ * the devDependency on Node 22, reaching this machine only, test/helpers/wrangler.ts), programs
+ * with node beside them, files written where they are named. Three things differ from a reader's machine, all so that documents can run
  * side by side and beside a developer's own edgeport:
  *
  * - the default ports in examples (8080, 8081, 8545, 9000, 8787, the origin's 3000, and the second
@@ -25,6 +26,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { within } from '../../src/core/within.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { wranglerShellCommand } from '../helpers/wrangler.ts';
 import { outputMismatch, parseExamples } from './markdown-examples.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -57,6 +59,8 @@ export async function runDocumentExamples(t: TestContext, documentPath: string):
   const bin = join(work, '.bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'edgeport'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin/edgeport.js')}" "$@"\n`, { mode: 0o755 });
+  // A reader's wrangler 4 (it needs Node 22): the devDependency, on this machine only.
+  writeFileSync(join(bin, 'wrangler'), wranglerShellCommand(join(work, '.wrangler-home')), { mode: 0o755 });
   const ports = new Map<number, number>();
   for (const port of DEFAULT_PORTS) ports.set(port, await reservePort(t));
   const rewrite = (code: string): string => code

@@ -73,25 +73,18 @@ export interface Wrangler {
   refused(): string[];
 }
 
-/** The environment of every run: only what is set here (this process's CLOUDFLARE_* and proxies never leak in). */
-function environment(home: string, options: WranglerOptions): NodeJS.ProcessEnv {
-  const credentials = 'token' in options.credentials
-    ? { CLOUDFLARE_API_TOKEN: options.credentials.token }
-    : { CLOUDFLARE_EMAIL: options.credentials.email, CLOUDFLARE_API_KEY: options.credentials.key };
+/**
+ * What keeps a wrangler run to itself and to this machine, whoever runs it (the harness, the docs
+ * test's `wrangler` command): a TMPDIR of its own whose update-check cache says "up to date"
+ * (wrangler reads `<tmpdir>/update-check/wrangler-latest.json` before it asks the registry),
+ * metrics and error reports off, no colours, and the proxies at a closed port.
+ */
+export function isolation(home: string): Record<string, string> {
   const tmp = join(home, 'tmp');
-  // wrangler's update check reads `<tmpdir>/update-check/wrangler-latest.json` first: "up to date".
   mkdirSync(join(tmp, 'update-check'), { recursive: true });
   writeFileSync(join(tmp, 'update-check', 'wrangler-latest.json'), JSON.stringify({ latest: WRANGLER_VERSION, lastUpdate: Date.now() }));
   return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_DATA_HOME: join(home, '.local', 'share'),
     TMPDIR: tmp,
-    CLOUDFLARE_API_BASE_URL: options.apiBase,
-    ...(options.accountId === undefined ? {} : { CLOUDFLARE_ACCOUNT_ID: options.accountId }),
-    ...credentials,
     WRANGLER_SEND_METRICS: 'false',
     WRANGLER_SEND_ERROR_REPORTS: 'false',
     FORCE_COLOR: '0',
@@ -99,6 +92,39 @@ function environment(home: string, options: WranglerOptions): NodeJS.ProcessEnv 
     HTTPS_PROXY: CLOSED_PROXY,
     NO_PROXY: 'localhost,127.0.0.1,::1',
     LOOPBACK_ONLY_LOG: join(home, 'refused.log'),
+  };
+}
+
+/** The command line that runs wrangler `args` as the harness does (Node 22, loopback only), for a shell script. */
+export function wranglerCommandLine(): string[] {
+  return [NODE_22, '--no-warnings', '--import', LOOPBACK_ONLY, WRANGLER_CLI];
+}
+
+/**
+ * A `wrangler` command for a shell session (the docs test's): wrangler as the harness runs it,
+ * in the session's environment (its CLOUDFLARE_* variables, its HOME) plus isolation(`home`).
+ */
+export function wranglerShellCommand(home: string): string {
+  const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+  const exports = Object.entries(isolation(home)).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
+  return `#!/bin/sh\n# wrangler on Node 22, reaching this machine only (test/helpers/wrangler.ts)\nexport ${exports}\nexec ${wranglerCommandLine().map(quote).join(' ')} "$@"\n`;
+}
+
+/** The environment of every run: only what is set here (this process's CLOUDFLARE_* and proxies never leak in). */
+function environment(home: string, options: WranglerOptions): NodeJS.ProcessEnv {
+  const credentials = 'token' in options.credentials
+    ? { CLOUDFLARE_API_TOKEN: options.credentials.token }
+    : { CLOUDFLARE_EMAIL: options.credentials.email, CLOUDFLARE_API_KEY: options.credentials.key };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    CLOUDFLARE_API_BASE_URL: options.apiBase,
+    ...(options.accountId === undefined ? {} : { CLOUDFLARE_ACCOUNT_ID: options.accountId }),
+    ...credentials,
+    ...isolation(home),
   };
 }
 
@@ -120,8 +146,9 @@ export function wranglerFor(t: TestContext, options: WranglerOptions): Wrangler 
   mkdirSync(dir);
   const env = environment(home, options);
   const start = (args: readonly string[], extra: Pick<RunOptions, 'env'> = {}, stdin: 'pipe' | 'ignore' = 'ignore') => {
-    const child = spawnNode(['--no-warnings', '--import', LOOPBACK_ONLY, WRANGLER_CLI, ...args], {
-      node: NODE_22, cwd: dir, env: { ...env, ...extra.env }, stdio: [stdin, 'pipe', 'pipe'],
+    const [node, ...flags] = wranglerCommandLine();
+    const child = spawnNode([...flags, ...args], {
+      node, cwd: dir, env: { ...env, ...extra.env }, stdio: [stdin, 'pipe', 'pipe'],
     });
     onTestEnd(t, () => stopChild(child, 5_000));
     return child;
