@@ -13,18 +13,18 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { outputOf, spawnNode } from './child-processes.ts';
 import { onTestEnd } from './cleanup.ts';
-import { LOOPBACK_ONLY, NODE_22 } from './wrangler.ts';
+import { LOOPBACK_ONLY, wranglerInstall } from './wrangler.ts';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/reach-hosts.mjs', import.meta.url));
 /** Under loopback-only.mjs: what it lets through to a non-loopback host fails there, with PASSED_THROUGH, instead of leaving the machine. */
 const BACKSTOP = new URL('./fixtures/no-network-backstop.mjs', import.meta.url).href;
 
-for (const [name, node] of [[`this process's node (${process.version})`, process.execPath], ['Node 22 (wrangler\'s)', NODE_22]] as const) {
+for (const [name, node] of [[`this process's node (${process.version})`, () => process.execPath], ['Node 22 (wrangler\'s)', () => wranglerInstall().node]] as const) {
   test(`loopback-only.mjs on ${name}: loopback reached, every other host refused at once`, { timeout: 60_000 }, async (t) => {
     const server = createServer((req, res) => res.end('ok'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     onTestEnd(t, () => new Promise<void>((resolve) => server.close(() => resolve())));
-    const child = spawnNode(['--import', BACKSTOP, '--import', LOOPBACK_ONLY, FIXTURE, String((server.address() as AddressInfo).port)], { node });
+    const child = spawnNode(['--import', BACKSTOP, '--import', LOOPBACK_ONLY, FIXTURE, String((server.address() as AddressInfo).port)], { node: node() });
     const { code, stdout, stderr } = await outputOf(child);
     assert.equal(code, 0, stderr);
     const tries = stdout.trim().split('\n').map((line) => JSON.parse(line) as { how: string; target: string; ok: boolean; code?: string; ms: number });

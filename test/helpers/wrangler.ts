@@ -26,10 +26,29 @@ import { onTestEnd } from './cleanup.ts';
 import { tempDir } from './temp-dir.ts';
 
 const require = createRequire(import.meta.url);
-export const NODE_22 = join(dirname(require.resolve('node22/package.json')), 'bin', 'node');
-const WRANGLER_PACKAGE = dirname(require.resolve('wrangler/package.json'));
-const WRANGLER_CLI = join(WRANGLER_PACKAGE, 'wrangler-dist', 'cli.js');
-export const WRANGLER_VERSION = (JSON.parse(readFileSync(join(WRANGLER_PACKAGE, 'package.json'), 'utf8')) as { version: string }).version;
+
+export interface WranglerInstall {
+  /** The Node 22 binary. */
+  node: string;
+  /** wrangler's `wrangler-dist/cli.js`. */
+  cli: string;
+  version: string;
+}
+
+/** Where the devDependencies are; resolved when first needed, so that importing this file never fails where they are missing. */
+export function wranglerInstall(): WranglerInstall {
+  let node: string;
+  let wrangler: string;
+  try {
+    node = join(dirname(require.resolve('node22/package.json')), 'bin', 'node');
+    wrangler = dirname(require.resolve('wrangler/package.json'));
+  } catch (error) {
+    throw new Error('the devDependencies wrangler and node22 are not installed: run npm install', { cause: error });
+  }
+  const { version } = JSON.parse(readFileSync(join(wrangler, 'package.json'), 'utf8')) as { version: string };
+  return { node, cli: join(wrangler, 'wrangler-dist', 'cli.js'), version };
+}
+
 export const LOOPBACK_ONLY = fileURLToPath(new URL('./loopback-only.mjs', import.meta.url));
 /** A loopback port nothing serves (the discard port): a request sent through the proxy is refused. */
 const CLOSED_PROXY = 'http://127.0.0.1:9';
@@ -82,7 +101,7 @@ export interface Wrangler {
 export function isolation(home: string): Record<string, string> {
   const tmp = join(home, 'tmp');
   mkdirSync(join(tmp, 'update-check'), { recursive: true });
-  writeFileSync(join(tmp, 'update-check', 'wrangler-latest.json'), JSON.stringify({ latest: WRANGLER_VERSION, lastUpdate: Date.now() }));
+  writeFileSync(join(tmp, 'update-check', 'wrangler-latest.json'), JSON.stringify({ latest: wranglerInstall().version, lastUpdate: Date.now() }));
   return {
     TMPDIR: tmp,
     WRANGLER_SEND_METRICS: 'false',
@@ -97,7 +116,8 @@ export function isolation(home: string): Record<string, string> {
 
 /** The command line that runs wrangler `args` as the harness does (Node 22, loopback only), for a shell script. */
 export function wranglerCommandLine(): string[] {
-  return [NODE_22, '--no-warnings', '--import', LOOPBACK_ONLY, WRANGLER_CLI];
+  const { node, cli } = wranglerInstall();
+  return [node, '--no-warnings', '--import', LOOPBACK_ONLY, cli];
 }
 
 /**
@@ -105,6 +125,11 @@ export function wranglerCommandLine(): string[] {
  * in the session's environment (its CLOUDFLARE_* variables, its HOME) plus isolation(`home`).
  */
 export function wranglerShellCommand(home: string): string {
+  try {
+    wranglerInstall();
+  } catch (error) {
+    return `#!/bin/sh\necho 'wrangler: ${(error as Error).message}' >&2\nexit 1\n`;
+  }
   const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
   const exports = Object.entries(isolation(home)).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
   return `#!/bin/sh\n# wrangler on Node 22, reaching this machine only (test/helpers/wrangler.ts)\nexport ${exports}\nexec ${wranglerCommandLine().map(quote).join(' ')} "$@"\n`;
