@@ -15,7 +15,7 @@ function tables(time: string, text: string): string {
       modified ${time} NOT NULL,
       settings TEXT NOT NULL,            -- JSON: logpush, tags, tail_consumers, observability
       dev_enabled INTEGER NOT NULL,      -- served on <name>.<account subdomain>.<dev domain>
-      secrets_stamp ${time} NOT NULL,    -- changes with every secret written or deleted
+      secrets_stamp ${time} NOT NULL,    -- advances with every secret written or deleted
       PRIMARY KEY (account_id, name)
     );
     CREATE TABLE worker_versions (
@@ -28,16 +28,17 @@ function tables(time: string, text: string): string {
       modules TEXT NOT NULL,             -- JSON: [{name, type, content (base64)}], at most the upload limit
       etag TEXT NOT NULL
     );
-    CREATE INDEX worker_versions_by_script ON worker_versions (account_id, script, number);
+    CREATE UNIQUE INDEX worker_versions_by_script ON worker_versions (account_id, script, number);
     CREATE TABLE worker_deployments (
       id TEXT PRIMARY KEY,
       account_id TEXT NOT NULL,
       script ${text} NOT NULL,
+      number INTEGER NOT NULL,           -- 1, 2, ... per script: the highest serves
       created ${time} NOT NULL,
       version_id TEXT NOT NULL,
       message TEXT
     );
-    CREATE INDEX worker_deployments_by_script ON worker_deployments (account_id, script, created);
+    CREATE UNIQUE INDEX worker_deployments_by_script ON worker_deployments (account_id, script, number);
     CREATE TABLE worker_secrets (
       account_id TEXT NOT NULL,
       script ${text} NOT NULL,

@@ -31,8 +31,18 @@ function* one(sql: string, ...params: unknown[]): Op<Row | undefined> {
   return (yield* q(sql, ...params))[0];
 }
 
+/**
+ * Advances the change counter. Its row is locked until the transaction ends: writes that bump it
+ * first are serialized across instances, so the numbers they hand out next never collide.
+ */
 function* bump(): Op<void> {
   yield* q('UPDATE worker_changes SET seq = seq + 1 WHERE id = 1');
+}
+
+function* insertDeployment(deployment: DeploymentRecord): Op<void> {
+  const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_deployments WHERE account_id = ? AND script = ?', deployment.accountId, deployment.script))?.n ?? 0) + 1;
+  yield* q('INSERT INTO worker_deployments (id, account_id, script, number, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    deployment.id, deployment.accountId, deployment.script, number, deployment.created, deployment.versionId, deployment.message);
 }
 
 function toVersion(row: Row): VersionRecord {
@@ -54,7 +64,7 @@ function toRoute(row: Row): RouteRecord {
 }
 
 function* latestDeployment(accountId: string, script: string): Op<DeploymentRecord | null> {
-  const row = yield* one('SELECT * FROM worker_deployments WHERE account_id = ? AND script = ? ORDER BY created DESC, id DESC LIMIT 1', accountId, script);
+  const row = yield* one('SELECT * FROM worker_deployments WHERE account_id = ? AND script = ? ORDER BY number DESC LIMIT 1', accountId, script);
   return row ? toDeployment(row) : null;
 }
 
@@ -121,6 +131,7 @@ export class ScriptRegistry {
     const versionId = randomUUID();
     const deploymentId = randomUUID();
     return this.#driver.run(function* uploadOp(): Op<UploadOutcome> {
+      yield* bump();
       const existing = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
       if (!existing) {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_scripts WHERE account_id = ?', accountId))?.n ?? 0);
@@ -133,11 +144,7 @@ export class ScriptRegistry {
       const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0) + 1;
       yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         versionId, accountId, name, number, now, JSON.stringify(upload.metadata), JSON.stringify(upload.modules), upload.etag);
-      if (options.deploy) {
-        yield* q('INSERT INTO worker_deployments (id, account_id, script, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?)',
-          deploymentId, accountId, name, now, versionId, options.message ?? null);
-        yield* bump();
-      }
+      if (options.deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: options.message ?? null });
       const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata: upload.metadata, etag: upload.etag };
       const script = (yield* scriptRow(accountId, name))!;
       return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null };
@@ -197,16 +204,15 @@ export class ScriptRegistry {
     return this.#driver.run(function* deployOp() {
       const version = yield* one('SELECT id FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, versionId);
       if (!version) return null;
-      yield* q('INSERT INTO worker_deployments (id, account_id, script, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?)',
-        deployment.id, accountId, name, deployment.created, versionId, message);
       yield* bump();
+      yield* insertDeployment(deployment);
       return deployment;
     });
   }
 
   listDeployments(accountId: string, name: string): Promise<DeploymentRecord[]> {
     return this.#driver.run(function* deployments() {
-      return (yield* q('SELECT * FROM worker_deployments WHERE account_id = ? AND script = ? ORDER BY created DESC, id DESC', accountId, name)).map(toDeployment);
+      return (yield* q('SELECT * FROM worker_deployments WHERE account_id = ? AND script = ? ORDER BY number DESC', accountId, name)).map(toDeployment);
     });
   }
 
@@ -229,7 +235,7 @@ export class ScriptRegistry {
         yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
           ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
       }
-      yield* q('UPDATE worker_scripts SET secrets_stamp = ?, modified = ? WHERE account_id = ? AND name = ?', now, now, accountId, name);
+      yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       yield* bump();
       return true;
     });
@@ -324,7 +330,7 @@ export class ScriptRegistry {
     return this.#driver.run(function* servingOp(): Op<ServingState> {
       const scripts = yield* q(`SELECT s.account_id, s.name, s.dev_enabled, s.secrets_stamp, d.version_id FROM worker_scripts s
         JOIN worker_deployments d ON d.account_id = s.account_id AND d.script = s.name
-        WHERE d.id = (SELECT d2.id FROM worker_deployments d2 WHERE d2.account_id = s.account_id AND d2.script = s.name ORDER BY d2.created DESC, d2.id DESC LIMIT 1)`);
+        WHERE d.id = (SELECT d2.id FROM worker_deployments d2 WHERE d2.account_id = s.account_id AND d2.script = s.name ORDER BY d2.number DESC LIMIT 1)`);
       const routes = yield* q('SELECT pattern, account_id, script FROM worker_routes');
       const subdomains = yield* q('SELECT account_id, subdomain FROM worker_subdomains');
       return {

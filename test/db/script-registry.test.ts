@@ -1,0 +1,104 @@
+/**
+ * The script registry on SQLite and on PostgreSQL (always: it fails, never skips, when PostgreSQL is
+ * down): the same operations answer alike on both; the limits of scripts per account and routes per
+ * zone, a pattern held once across accounts, another account's script invisible, secrets never in
+ * the lists, and the change counter every instance polls advancing whenever what the edge serves changes.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { FakeClock } from '../../src/core/clock.ts';
+import { PgDatabase } from '../../src/db/postgres/pg-database.ts';
+import type { NewVersion, ScriptRegistry } from '../../src/db/scripts/script-registry.ts';
+import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
+import { pgTestUrl } from '../helpers/postgres.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const A = 'a'.repeat(32);
+const B = 'b'.repeat(32);
+
+function version(text: string): NewVersion {
+  return {
+    metadata: { mainModule: 'index.js', compatibilityDate: '2025-01-01', compatibilityFlags: [], bindings: [{ type: 'plain_text', name: 'T', text }], annotations: {}, source: 'api' },
+    modules: [{ name: 'index.js', type: 'esm', content: Buffer.from(`export default {}; // ${text}`).toString('base64') }],
+    etag: `etag-${text}`,
+  };
+}
+
+const OPENERS: Record<string, (t: TestContext) => Promise<ScriptRegistry>> = {
+  async sqlite(t) {
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock() });
+    t.after(() => registry.close());
+    return registry;
+  },
+  async postgres(t) {
+    const database = await PgDatabase.open({ url: await pgTestUrl(t), now: 0 });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database });
+    t.after(async () => {
+      await registry.close();
+      await database.close();
+    });
+    return registry;
+  },
+};
+
+for (const [dialect, open] of Object.entries(OPENERS)) {
+  test(`${dialect}: versions, deployments, secrets and the change counter`, { timeout: 20_000 }, async (t) => {
+    const registry = await open(t);
+    const seq0 = await registry.changeSeq();
+    const first = await registry.uploadVersion(A, 'app', version('one'), { deploy: true, maxScripts: 100 });
+    assert.equal(first.kind, 'ok');
+    assert.ok((await registry.changeSeq()) > seq0, 'a deploy advances the counter');
+    const served = await registry.servingState();
+    const second = await registry.uploadVersion(A, 'app', version('two'), { deploy: false, maxScripts: 100 });
+    assert.ok(second.kind === 'ok' && first.kind === 'ok');
+    assert.equal(second.version.number, 2);
+    assert.deepEqual(await registry.servingState(), served, 'a version not deployed changes nothing served');
+    assert.equal((await registry.getScript(A, 'app'))?.deployment?.versionId, first.version.id);
+    assert.equal(await registry.getScript(B, 'app'), null, 'another account sees no such script');
+    assert.equal(await registry.getVersion(B, 'app', first.version.id), null);
+    assert.equal(await registry.deploy(B, 'app', second.version.id, null), null, 'another account cannot deploy it');
+    await registry.deploy(A, 'app', second.version.id, 'the second');
+    assert.deepEqual((await registry.servingState()).scripts.map((s) => [s.accountId, s.name, s.versionId]), [[A, 'app', second.version.id]]);
+    assert.deepEqual((await registry.listDeployments(A, 'app')).map((d) => [d.versionId, d.message]), [[second.version.id, 'the second'], [first.version.id, null]]);
+    const runnable = await registry.runnable(A, 'app', second.version.id);
+    assert.equal(Buffer.from(runnable!.modules[0]!.content, 'base64').toString(), 'export default {}; // two');
+
+    const key = (await registry.servingState()).scripts[0]!.key;
+    assert.equal(await registry.setSecret(A, 'app', 'TOKEN', 'value'), true);
+    assert.notEqual((await registry.servingState()).scripts[0]!.key, key, 'a secret restarts the deployed version');
+    assert.deepEqual(await registry.listSecrets(A, 'app'), [{ name: 'TOKEN', type: 'secret_text' }]);
+    assert.deepEqual(await registry.secretValues(A, 'app'), { TOKEN: 'value' });
+    assert.equal(await registry.setSecret(B, 'app', 'TOKEN', 'x'), false);
+    assert.equal(await registry.setSecret(A, 'app', 'MISSING', null), false);
+    assert.equal(await registry.setSecret(A, 'app', 'TOKEN', null), true);
+    assert.deepEqual(await registry.listSecrets(A, 'app'), []);
+  });
+
+  test(`${dialect}: limits, routes held once, deletes`, { timeout: 20_000 }, async (t) => {
+    const registry = await open(t);
+    assert.equal((await registry.uploadVersion(A, 'one', version('1'), { deploy: true, maxScripts: 2 })).kind, 'ok');
+    assert.equal((await registry.uploadVersion(A, 'two', version('2'), { deploy: true, maxScripts: 2 })).kind, 'ok');
+    assert.deepEqual(await registry.uploadVersion(A, 'three', version('3'), { deploy: true, maxScripts: 2 }), { kind: 'limit', limit: 2 });
+    assert.equal((await registry.uploadVersion(A, 'two', version('2b'), { deploy: true, maxScripts: 2 })).kind, 'ok', 'a new version of an existing script is no new script');
+    assert.equal((await registry.uploadVersion(B, 'one', version('b'), { deploy: true, maxScripts: 2 })).kind, 'ok', 'the limit is per account');
+    assert.deepEqual((await registry.listScripts(A)).map((s) => s.name), ['one', 'two']);
+
+    const zone = 'z'.repeat(32);
+    const made = await registry.putRoute({ zoneId: zone, accountId: A, pattern: 'shop.test/*', script: 'one' }, 2);
+    assert.equal(made?.kind, 'ok');
+    assert.deepEqual(await registry.putRoute({ zoneId: 'y'.repeat(32), accountId: B, pattern: 'shop.test/*', script: 'one' }, 2), { kind: 'duplicate' });
+    assert.deepEqual(await registry.putRoute({ zoneId: zone, accountId: A, pattern: 'shop.test/a/*', script: 'nope' }, 2), { kind: 'no-script' });
+    assert.deepEqual(await registry.putRoute({ zoneId: zone, accountId: A, pattern: 'shop.test/b/*', script: 'two' }, 2).then((r) => r?.kind), 'ok');
+    assert.deepEqual(await registry.putRoute({ zoneId: zone, accountId: A, pattern: 'shop.test/c/*', script: 'two' }, 2), { kind: 'limit', limit: 2 });
+    assert.deepEqual((await registry.listZoneRoutes(zone)).map((r) => r.pattern), ['shop.test/*', 'shop.test/b/*']);
+
+    assert.equal(await registry.setSubdomain(A, 'alpha'), true);
+    assert.equal(await registry.setSubdomain(B, 'alpha'), false, 'one account per subdomain');
+    assert.equal(await registry.getSubdomain(A), 'alpha');
+
+    assert.equal(await registry.deleteScript(B, 'two'), false);
+    assert.equal(await registry.deleteScript(A, 'two'), true);
+    assert.deepEqual((await registry.listZoneRoutes(zone)).map((r) => r.pattern), ['shop.test/*'], 'its routes go with it');
+    assert.deepEqual((await registry.servingState()).scripts.map((s) => `${s.accountId.slice(0, 1)}/${s.name}`).sort(), ['a/one', 'b/one']);
+  });
+}
