@@ -11,13 +11,17 @@ import { randomHexId } from '../core/ids.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { generateApiKey, hashApiKey, isValidApiKey, isValidEmail, verifyApiKey } from './credentials.ts';
 
-export type AccountErrorCode = 'ACCOUNT_EMAIL_INVALID' | 'ACCOUNT_KEY_INVALID' | 'ACCOUNT_EXISTS' | 'ACCOUNT_ADMIN_ENV_INCOMPLETE' | 'ACCOUNT_ADMIN_EMAIL_TAKEN';
+export type AccountErrorCode = 'ACCOUNT_EMAIL_INVALID' | 'ACCOUNT_KEY_INVALID' | 'ACCOUNT_EXISTS' | 'ACCOUNT_ADMIN_ENV_INCOMPLETE' | 'ACCOUNT_ADMIN_EMAIL_TAKEN'
+  | 'ACCOUNT_NOT_FOUND' | 'ACCOUNT_NOT_EMPTY' | 'ACCOUNT_IS_OPERATOR';
 
 export const ACCOUNT_ERRORS: Record<AccountErrorCode, { kind: 'user'; message: string }> = {
   ACCOUNT_EMAIL_INVALID: { kind: 'user', message: 'The e-mail address is not valid.' },
   ACCOUNT_KEY_INVALID: { kind: 'user', message: 'An API key is 1 to 256 printable ASCII characters without spaces.' },
   ACCOUNT_EXISTS: { kind: 'user', message: 'An account with this e-mail address already exists.' },
   ACCOUNT_ADMIN_ENV_INCOMPLETE: { kind: 'user', message: 'Set both EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY, or neither (a key is then generated).' },
+  ACCOUNT_NOT_FOUND: { kind: 'user', message: 'No account has this e-mail address (edgeport accounts list shows them).' },
+  ACCOUNT_NOT_EMPTY: { kind: 'user', message: 'The account still holds zones, log jobs or buckets: delete them first, or add --force to delete them with it.' },
+  ACCOUNT_IS_OPERATOR: { kind: 'user', message: 'The operator (the first account) cannot be deleted: change its e-mail and key with EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY instead.' },
   ACCOUNT_ADMIN_EMAIL_TAKEN: { kind: 'user', message: 'EDGEPORT_ADMIN_EMAIL names another account than the operator: choose an unused e-mail, or delete that account first.' },
 };
 

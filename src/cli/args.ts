@@ -4,7 +4,7 @@
  * the help of the command it concerns. `--help` anywhere before `--` asks for that help instead.
  */
 import { DEFAULTS } from '../config/defaults.ts';
-import { COMMANDS, type CommandName, type CommandSpec } from './commands.ts';
+import { ACCOUNT_ACTIONS, COMMANDS, type AccountAction, type CommandName, type CommandSpec } from './commands.ts';
 import { closest } from './did-you-mean.ts';
 import { commandHelp, USAGE } from './usage.ts';
 
@@ -27,7 +27,8 @@ export type Route =
 
 const HELP = ['-h', '--help'];
 const VERSION_FLAGS = ['-v', '--version'];
-const COMMAND_WORDS = ['start', 'dev', 'accounts', 'help'];
+const COMMAND_WORDS = ['start', 'dev', 'backup', 'restore', 'accounts', 'help'];
+const ACCOUNTS_NEEDS_ACTION = `edgeport accounts needs an action: ${ACCOUNT_ACTIONS.map((action) => `edgeport accounts ${action}`).join(', ')}.`;
 
 /** Reads the command (and `accounts`' action) from the front of `argv`. */
 export function route(argv: readonly string[]): Route {
@@ -36,7 +37,7 @@ export function route(argv: readonly string[]): Route {
   if (VERSION_FLAGS.includes(first)) return { kind: 'version' };
   if (first === 'help') {
     if (rest.length === 0) return { kind: 'help' };
-    if (rest[0] === 'accounts') return { kind: 'help', command: 'accounts create' };
+    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', command: 'accounts create' };
     const asked = route(rest);
     return asked.kind === 'run' ? { kind: 'help', command: asked.command } : asked;
   }
@@ -46,13 +47,15 @@ export function route(argv: readonly string[]): Route {
       ? unknownOption(first, [...HELP, ...VERSION_FLAGS])
       : `Unknown option '${first.split('=')[0]}' before a command. Options follow the command, as in: edgeport ${owner.name} ${first.split('=')[0]} ...`);
   }
-  if (first === 'start' || first === 'dev') return { kind: 'run', command: first, args: rest };
+  if (first === 'start' || first === 'dev' || first === 'backup' || first === 'restore') return { kind: 'run', command: first, args: rest };
   if (first === 'accounts') {
     const [action, ...args] = rest;
-    if (action === undefined) throw new UsageError('edgeport accounts needs an action: edgeport accounts create <email>.', commandHelp('accounts create'));
+    if (action === undefined) throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
     if (HELP.includes(action)) return { kind: 'help', command: 'accounts create' };
-    if (action !== 'create') throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ['create'])}`, commandHelp('accounts create'));
-    return { kind: 'run', command: 'accounts create', args };
+    if (!(ACCOUNT_ACTIONS as readonly string[]).includes(action)) {
+      throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ACCOUNT_ACTIONS)}`, commandHelp('accounts create'));
+    }
+    return { kind: 'run', command: `accounts ${action as AccountAction}`, args };
   }
   throw new UsageError(`Unknown command '${first}'.${didYouMean(first, COMMAND_WORDS)}`);
 }
@@ -91,6 +94,12 @@ export function parseCommand(spec: CommandSpec, args: readonly string[]): Parsed
     const flag = eq < 0 ? arg : arg.slice(0, eq);
     const option = flag.startsWith('--') ? spec.options.find((candidate) => candidate.name === flag.slice(2)) : undefined;
     if (option === undefined) throw fail(unknownOption(flag, [...spec.options.map((candidate) => `--${candidate.name}`), '--help']));
+    if (option.value === undefined) {
+      // A switch: present or not.
+      if (eq >= 0) throw fail(`Option ${flag} takes no value: write ${flag} alone.`);
+      values[option.name] = 'true';
+      continue;
+    }
     let value: string | undefined;
     if (eq >= 0) {
       value = arg.slice(eq + 1);
@@ -141,9 +150,20 @@ export interface DevArgs {
 }
 
 export interface AccountsArgs {
+  action: AccountAction;
+  /** The account's e-mail (empty for `list`). */
   email: string;
   config: string | undefined;
   dataDir: string | undefined;
+  force: boolean;
+}
+
+/** `edgeport backup <dir>` / `edgeport restore <dir>`. */
+export interface BackupArgs {
+  dir: string;
+  config: string | undefined;
+  dataDir: string | undefined;
+  force: boolean;
 }
 
 const PORT_FLAGS = { 'edge-port': 'edge', 'api-port': 'api', 'gateway-port': 'gateway', 's3-port': 's3' } as const;
@@ -173,9 +193,18 @@ export function parseDevArgs(args: readonly string[]): DevArgs {
 /** Parses the arguments after `edgeport accounts` (the action first). */
 export function parseAccountsArgs(args: readonly string[]): AccountsArgs {
   const routed = route(['accounts', ...args]);
-  if (routed.kind !== 'run') throw new UsageError('edgeport accounts needs an action: edgeport accounts create <email>.', commandHelp('accounts create'));
-  const { values, positionals } = parseCommand(COMMANDS['accounts create'], routed.args);
-  return { email: positionals[0]!, config: values.config, dataDir: values['data-dir'] };
+  if (routed.kind !== 'run') throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
+  const { values, positionals } = parseCommand(COMMANDS[routed.command], routed.args);
+  return {
+    action: routed.command.slice('accounts '.length) as AccountAction, email: positionals[0] ?? '', config: values.config, dataDir: values['data-dir'],
+    force: values.force === 'true',
+  };
+}
+
+/** Parses the arguments after `edgeport backup` or `edgeport restore`. */
+export function parseBackupArgs(command: 'backup' | 'restore', args: readonly string[]): BackupArgs {
+  const { values, positionals } = parseCommand(COMMANDS[command], args);
+  return { dir: positionals[0]!, config: values.config, dataDir: values['data-dir'], force: values.force === 'true' };
 }
 
 function toPort(value: string, flag: string, command: CommandName): number {

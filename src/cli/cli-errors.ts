@@ -5,13 +5,17 @@
  */
 import { EdgeportError, type ErrorCatalog } from '../core/errors/edgeport-error.ts';
 
-export type CliErrorCode = 'CLI_DATA_DIR_IN_USE' | 'CLI_DATA_DIR_UNUSABLE' | 'CLI_PORT_IN_USE' | 'CLI_PORT_UNAVAILABLE';
+export type CliErrorCode = 'CLI_DATA_DIR_IN_USE' | 'CLI_DATA_DIR_UNUSABLE' | 'CLI_PORT_IN_USE' | 'CLI_PORT_UNAVAILABLE'
+  | 'CLI_DATA_DIR_NOT_EMPTY' | 'CLI_BACKUP_TARGET_NOT_EMPTY' | 'CLI_BACKUP_INVALID';
 
 export const CLI_ERRORS: ErrorCatalog<CliErrorCode> = {
   CLI_DATA_DIR_IN_USE: { kind: 'user', message: 'Another edgeport process (start or dev) is using the data dir; it names that process and the flag that picks another dir.' },
   CLI_DATA_DIR_UNUSABLE: { kind: 'user', message: 'The data dir cannot be created or locked (permissions, a file in its place, a file system without locks).' },
   CLI_PORT_IN_USE: { kind: 'user', message: 'A listener\'s port is taken; it names the flag and the config key that change it.' },
   CLI_PORT_UNAVAILABLE: { kind: 'user', message: 'A listener cannot bind its address and port (a privileged port, an address this machine does not have).' },
+  CLI_DATA_DIR_NOT_EMPTY: { kind: 'user', message: 'edgeport restore: the data dir holds data already; restore into a new dir, or replace its data with --force.' },
+  CLI_BACKUP_TARGET_NOT_EMPTY: { kind: 'user', message: 'edgeport backup: the directory is not empty; name a new or empty one.' },
+  CLI_BACKUP_INVALID: { kind: 'user', message: 'edgeport restore: the directory is not a backup made by edgeport backup, or one that does not fit this data dir\'s database.' },
 };
 
 export class CliError extends EdgeportError<CliErrorCode> {

@@ -8,8 +8,8 @@ import { DEFAULTS } from '../config/defaults.ts';
 export interface OptionSpec {
   /** Long name without dashes: `data-dir`. */
   readonly name: string;
-  /** Placeholder of its value (`DIR`, `N`); every option here takes one. */
-  readonly value: string;
+  /** Placeholder of its value (`DIR`, `N`); absent for a switch such as `--force`, which takes none. */
+  readonly value?: string;
   /** What it sets, in a few words. */
   readonly summary: string;
   /** The default, as shown in the help. */
@@ -20,7 +20,11 @@ export interface OptionSpec {
   readonly env?: string;
 }
 
-export type CommandName = 'start' | 'dev' | 'accounts create';
+export type CommandName = 'start' | 'dev' | 'backup' | 'restore' | 'accounts create' | 'accounts list' | 'accounts rotate-key' | 'accounts delete';
+
+/** The actions of `edgeport accounts`. */
+export const ACCOUNT_ACTIONS = ['create', 'list', 'rotate-key', 'delete'] as const;
+export type AccountAction = (typeof ACCOUNT_ACTIONS)[number];
 
 export interface CommandSpec {
   readonly name: CommandName;
@@ -34,6 +38,9 @@ export interface CommandSpec {
 }
 
 const CONFIG_OPTION: OptionSpec = { name: 'config', value: 'FILE', summary: 'edgeport.toml to read', default: './edgeport.toml when it exists' };
+
+const DATA_DIR_OPTION: OptionSpec = { name: 'data-dir', value: 'DIR', summary: 'the data dir of edgeport start', default: DEFAULTS.dataDir, config: 'data_dir', env: 'EDGEPORT_DATA_DIR' };
+const ACCOUNTS_WHILE_RUNNING = 'Safe while edgeport start runs on the same data dir (the server sees the change at once).';
 
 const port = (name: string, service: string, what: string, value: number): OptionSpec => ({
   name: `${name}-port`, value: 'N', summary: `${what} port; 0 picks a free one`, default: String(value),
@@ -71,6 +78,28 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       { name: 'data-dir', value: 'DIR', summary: 'where the script\'s buckets are kept', default: DEFAULTS.devDataDir },
     ],
   },
+  backup: {
+    name: 'backup',
+    positionals: [{ placeholder: '<dir>', what: 'an empty or new directory for the backup' }],
+    summary: 'Copy the database and object bodies into a directory, consistently, also while start runs.',
+    description: 'Copies the data dir\'s SQLite database (a consistent snapshot, by SQLite\'s online backup) and the '
+      + 'object bodies (blob files) into <dir>, which must be empty or new, while edgeport start may keep serving: '
+      + 'every write acknowledged before the backup began is in it. With [db] url (PostgreSQL) only the bodies are '
+      + 'copied: back the database up with pg_dump. Restore with edgeport restore <dir>.',
+    options: [CONFIG_OPTION, DATA_DIR_OPTION],
+  },
+  restore: {
+    name: 'restore',
+    positionals: [{ placeholder: '<dir>', what: 'a directory written by edgeport backup' }],
+    summary: 'Put a backup made by edgeport backup into a data dir (never one a server is using).',
+    description: 'Copies a backup made by edgeport backup into the data dir. Refused while edgeport start or dev uses '
+      + 'the data dir, and when the data dir holds data already, unless --force, which replaces its database, '
+      + 'bodies, chain and log spools. Then start edgeport on it.',
+    options: [
+      CONFIG_OPTION, DATA_DIR_OPTION,
+      { name: 'force', summary: 'replace the data of a data dir that is not empty', default: 'off' },
+    ],
+  },
   'accounts create': {
     name: 'accounts create',
     positionals: [{ placeholder: '<email>', what: 'the e-mail of the new account' }],
@@ -83,6 +112,35 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       { name: 'data-dir', value: 'DIR', summary: 'the data dir whose database gets the account', default: DEFAULTS.dataDir, config: 'data_dir', env: 'EDGEPORT_DATA_DIR' },
     ],
   },
+  'accounts list': {
+    name: 'accounts list',
+    positionals: [],
+    summary: 'List the accounts, the operator first, with what each holds.',
+    description: 'Lists every management API account of edgeport start\'s database, oldest first (the first is the '
+      + `operator), with its id, when it was made and how many zones, log jobs and buckets it holds. ${ACCOUNTS_WHILE_RUNNING}`,
+    options: [CONFIG_OPTION, DATA_DIR_OPTION],
+  },
+  'accounts rotate-key': {
+    name: 'accounts rotate-key',
+    positionals: [{ placeholder: '<email>', what: 'the e-mail of the account' }],
+    summary: 'Give an account a new API key and print it once; the old key stops working.',
+    description: 'Gives the account a new generated API key and prints it once (only its hash is kept); the old key '
+      + 'and the account\'s dashboard sessions stop working at once. The operator\'s key follows EDGEPORT_ADMIN_KEY '
+      + `when that is set: the next start puts that one back. ${ACCOUNTS_WHILE_RUNNING}`,
+    options: [CONFIG_OPTION, DATA_DIR_OPTION],
+  },
+  'accounts delete': {
+    name: 'accounts delete',
+    positionals: [{ placeholder: '<email>', what: 'the e-mail of the account' }],
+    summary: 'Delete an account; one that still holds zones, log jobs or buckets only with --force.',
+    description: 'Deletes the account, its S3 access keys and its dashboard sessions. An account that still holds '
+      + 'zones (with their rulesets and log jobs) or buckets is refused, naming them, unless --force, which deletes '
+      + `them too, objects included. The operator (the first account) is never deleted. ${ACCOUNTS_WHILE_RUNNING}`,
+    options: [
+      CONFIG_OPTION, DATA_DIR_OPTION,
+      { name: 'force', summary: 'also delete its zones, log jobs, buckets and objects', default: 'off' },
+    ],
+  },
 };
 
 /** `--api-port N (or [ports] api in edgeport.toml, EDGEPORT_API_PORT)`: how to change what `option` sets. */
@@ -90,5 +148,5 @@ export function optionHint(command: CommandName, option: string): string {
   const spec = COMMANDS[command].options.find((candidate) => candidate.name === option);
   if (spec === undefined) throw new Error(`edgeport ${command} has no option --${option}`);
   const elsewhere = [spec.config === undefined ? undefined : `${spec.config} in edgeport.toml`, spec.env].filter((text) => text !== undefined);
-  return `--${spec.name} ${spec.value}${elsewhere.length > 0 ? ` (or ${elsewhere.join(', ')})` : ''}`;
+  return `--${spec.name}${spec.value === undefined ? '' : ` ${spec.value}`}${elsewhere.length > 0 ? ` (or ${elsewhere.join(', ')})` : ''}`;
 }

@@ -1,6 +1,7 @@
 /**
  * The `edgeport` command (bin/edgeport.js loads this): `start` runs every service, `dev` serves one
- * script, `accounts create` makes an account; `--help` and `--version` answer on stdout.
+ * script, `backup` / `restore` copy the data out and back, `accounts create|list|rotate-key|delete`
+ * administer accounts; `--help` and `--version` answer on stdout.
  *
  * Exit codes:
  * - 0: success; a server stopped cleanly by SIGTERM or SIGINT (Ctrl-C) also exits 0.
@@ -12,7 +13,7 @@
  * Once serving, `start` and `dev` do not exit on an unhandled rejection or an uncaught exception:
  * they log it at error level and keep serving (process-faults.ts says why).
  */
-import { parseDevArgs, parseStartArgs, route, wantsHelp } from './args.ts';
+import { parseBackupArgs, parseDevArgs, parseStartArgs, route, wantsHelp } from './args.ts';
 import type { CommandName } from './commands.ts';
 import { describeFailure } from './failure.ts';
 import { commandHelp, USAGE } from './usage.ts';
@@ -21,8 +22,13 @@ import { VERSION } from './version.ts';
 const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
   start: async (args) => (await import('./start.ts')).runStart(parseStartArgs(args)),
   dev: async (args) => (await import('./dev.ts')).runDev(parseDevArgs(args)),
+  backup: async (args) => (await import('./backup.ts')).runBackup(parseBackupArgs('backup', args)),
+  restore: async (args) => (await import('./restore.ts')).runRestore(parseBackupArgs('restore', args)),
   // runAccounts reads the action itself.
   'accounts create': async (args) => (await import('./accounts.ts')).runAccounts(['create', ...args]),
+  'accounts list': async (args) => (await import('./accounts.ts')).runAccounts(['list', ...args]),
+  'accounts rotate-key': async (args) => (await import('./accounts.ts')).runAccounts(['rotate-key', ...args]),
+  'accounts delete': async (args) => (await import('./accounts.ts')).runAccounts(['delete', ...args]),
 };
 
 /** A serving process logs a fault no request handler caught and keeps serving (process-faults.ts). */

@@ -23,7 +23,7 @@ function synopsis(spec: CommandSpec): string {
 
 function optionRow(option: OptionSpec, indent: string, detailed: boolean): string {
   const where = detailed ? [option.config === undefined ? undefined : `${option.config} in edgeport.toml`, option.env].filter((text) => text !== undefined) : [];
-  return row(`${indent}--${option.name} ${option.value}`, `${option.summary} (default: ${option.default}${where.length > 0 ? `; or ${where.join(', ')}` : ''})`);
+  return row(`${indent}--${option.name}${option.value === undefined ? '' : ` ${option.value}`}`, `${option.summary} (default: ${option.default}${where.length > 0 ? `; or ${where.join(', ')}` : ''})`);
 }
 
 /** Words of `text` in lines of at most `width` characters, each after `indent`. */

@@ -35,7 +35,7 @@ test('edgeport accounts create prints the key once and stores only its hash', { 
   assert.ok(!account.keyHash.includes(key!));
   await assert.rejects(runAccounts(['create', 'DEV@example.com', '--data-dir', dataDir, ...db], () => undefined), { code: 'ACCOUNT_EXISTS' });
   await assert.rejects(runAccounts(['create', 'not-an-email', '--data-dir', dataDir, ...db], () => undefined), { code: 'ACCOUNT_EMAIL_INVALID' });
-  await assert.rejects(runAccounts(['delete', 'x@example.com'], () => undefined), UsageError);
+  await assert.rejects(runAccounts(['remove', 'x@example.com'], () => undefined), UsageError);
   await assert.rejects(runAccounts(['create'], () => undefined), UsageError);
 });
 
@@ -45,4 +45,31 @@ test('the real command line: `edgeport accounts create` prints the credentials',
   const run = (email: string) => promisify(execFile)(process.execPath, ['bin/edgeport.js', 'accounts', 'create', email, '--data-dir', dataDir, ...db], { env: { ...process.env, EDGEPORT_DATA_DIR: '' } });
   const { stdout } = await run('cli@example.com');
   assert.match(stdout, /^edgeport: created account [0-9a-f]{32} for cli@example.com\. Its API key is shown only this once:\n {2}X-Auth-Email: cli@example\.com\n {2}X-Auth-Key: {3}[0-9a-f]{37}\n$/);
+});
+
+test('edgeport accounts list, rotate-key and delete on the suites\' database', { timeout: 30_000 }, async (t) => {
+  const dataDir = tempDir(t);
+  const dbUrl = await testDbUrl(t);
+  const db = dbArgs(dataDir, dbUrl);
+  const run = async (...args: string[]) => {
+    const lines: string[] = [];
+    await runAccounts([...args, '--data-dir', dataDir, ...db], (line) => lines.push(line));
+    return lines;
+  };
+  await run('create', 'first@example.com');
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await run('create', 'second@example.com');
+  const listed = await run('list');
+  assert.equal(listed.length, 3);
+  assert.match(listed[1]!, /^[0-9a-f]{32} +first@example\.com +\S+ +0 +0 +0 +operator$/);
+  assert.match(listed[2]!, /^[0-9a-f]{32} +second@example\.com +\S+ +0 +0 +0$/);
+  const key = /X-Auth-Key:\s+(\S+)/.exec((await run('rotate-key', 'second@example.com')).join('\n'))![1]!;
+  const control = await openTestControlStore(t, { dataDir, clock: systemClock, dbUrl });
+  assert.ok(await verifyApiKey(key, (await control.findAccountByEmail('second@example.com'))!.keyHash, testScryptThread(t)));
+  assert.match((await run('rotate-key', 'first@example.com')).join('\n'), /this is the operator: a start with EDGEPORT_ADMIN_KEY set puts that key back/);
+  await assert.rejects(run('delete', 'first@example.com'), { code: 'ACCOUNT_IS_OPERATOR' });
+  await assert.rejects(run('rotate-key', 'nobody@example.com'), { code: 'ACCOUNT_NOT_FOUND' });
+  assert.match((await run('delete', 'second@example.com')).join('\n'), /^edgeport: deleted account [0-9a-f]{32} \(second@example\.com\); 0 S3 keys revoked\.$/);
+  assert.equal(await control.findAccountByEmail('second@example.com'), null);
+  assert.equal((await run('list')).length, 2);
 });

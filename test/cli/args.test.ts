@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseAccountsArgs, parseCommand, parseDevArgs, parseStartArgs, route, UsageError, wantsHelp } from '../../src/cli/args.ts';
+import { parseAccountsArgs, parseBackupArgs, parseCommand, parseDevArgs, parseStartArgs, route, UsageError, wantsHelp } from '../../src/cli/args.ts';
 import { CliError } from '../../src/cli/cli-errors.ts';
 import { COMMANDS, optionHint, type CommandSpec } from '../../src/cli/commands.ts';
 import { closest, editDistance } from '../../src/cli/did-you-mean.ts';
@@ -85,7 +85,14 @@ test('known mistakes get these exact messages', { timeout: 5_000 }, () => {
   assert.equal(dev(['a.toml', 'b.toml']), 'Unexpected argument "b.toml": edgeport dev <script-config> [options].');
   assert.equal(dev(['a.toml', '--prot', '1']), 'Unknown option \'--prot\'. Did you mean --port?');
   const accounts = (args: string[]) => usageError(() => parseAccountsArgs(args)).message;
-  assert.equal(accounts([]), 'edgeport accounts needs an action: edgeport accounts create <email>.');
+  assert.equal(accounts([]), 'edgeport accounts needs an action: edgeport accounts create, edgeport accounts list, edgeport accounts rotate-key, edgeport accounts delete.');
+  assert.equal(accounts(['rotate-key']), 'edgeport accounts rotate-key needs the e-mail of the account: edgeport accounts rotate-key <email> [options].');
+  assert.equal(accounts(['delte', 'a@b.c']), 'Unknown action \'delte\' of edgeport accounts. Did you mean delete?');
+  assert.equal(accounts(['delete', 'a@b.c', '--force=yes']), 'Option --force takes no value: write --force alone.');
+  assert.equal(accounts(['list', 'a@b.c']), 'Unexpected argument "a@b.c": edgeport accounts list [options].');
+  const backup = (args: string[]) => usageError(() => parseBackupArgs('backup', args)).message;
+  assert.equal(backup([]), 'edgeport backup needs an empty or new directory for the backup: edgeport backup <dir> [options].');
+  assert.equal(backup(['b', '--force']), 'Unknown option \'--force\'.', 'only restore replaces data');
   assert.equal(accounts(['crate', 'a@b.c']), 'Unknown action \'crate\' of edgeport accounts. Did you mean create?');
   assert.equal(accounts(['create']), 'edgeport accounts create needs the e-mail of the new account: edgeport accounts create <email> [options].');
   const top = (argv: string[]) => usageError(() => route(argv));
@@ -105,12 +112,14 @@ test('options parse in any order and either form, and give back what was given',
   for (const spec of Object.values(COMMANDS)) {
     fc.assert(fc.property(given(spec), fc.array(value, { minLength: spec.positionals.length, maxLength: spec.positionals.length }),
       ([options, values, joined, seed], positionals) => {
-        const units = options.map((option, i) => (joined[i] ? [`--${option.name}=${values[i]}`] : [`--${option.name}`, values[i]!]));
+        // A switch (--force) stands alone and reads back as 'true'.
+        const units = options.map((option, i) => (option.value === undefined ? [`--${option.name}`]
+          : joined[i] ? [`--${option.name}=${values[i]}`] : [`--${option.name}`, values[i]!]));
         // The positionals between any two options (at a seeded place).
         const at = seed % (units.length + 1);
         const all = [...units.slice(0, at).flat(), ...positionals, ...units.slice(at).flat()];
         const parsed = parseCommand(spec, all);
-        assert.deepEqual(parsed.values, Object.fromEntries(options.map((option, i) => [option.name, values[i]])));
+        assert.deepEqual(parsed.values, Object.fromEntries(options.map((option, i) => [option.name, option.value === undefined ? 'true' : values[i]])));
         assert.deepEqual(parsed.positionals, positionals);
       }), { numRuns: 200 });
   }
@@ -122,7 +131,10 @@ test('after --, everything is positional: a script config may start with a dash'
   assert.deepEqual(parseStartArgs(['--data-dir', '/d', '--api-port=0', '--edge-port', '8080']), {
     config: undefined, flags: { data_dir: '/d', ports: { api: 0, edge: 8080 } },
   });
-  assert.deepEqual(parseAccountsArgs(['create', 'a@b.c', '--data-dir', 'd']), { email: 'a@b.c', config: undefined, dataDir: 'd' });
+  assert.deepEqual(parseAccountsArgs(['create', 'a@b.c', '--data-dir', 'd']), { action: 'create', email: 'a@b.c', config: undefined, dataDir: 'd', force: false });
+  assert.deepEqual(parseAccountsArgs(['delete', '--force', 'a@b.c']), { action: 'delete', email: 'a@b.c', config: undefined, dataDir: undefined, force: true });
+  assert.deepEqual(parseAccountsArgs(['list']), { action: 'list', email: '', config: undefined, dataDir: undefined, force: false });
+  assert.deepEqual(parseBackupArgs('restore', ['b', '--force', '--data-dir', 'd']), { dir: 'b', config: undefined, dataDir: 'd', force: true });
 });
 
 test('help and version: flags, the help command, and --help after a command (before --)', { timeout: 5_000 }, () => {
@@ -132,6 +144,9 @@ test('help and version: flags, the help command, and --help after a command (bef
   assert.deepEqual(route(['help', 'accounts']), { kind: 'help', command: 'accounts create' });
   assert.deepEqual(route(['accounts', '--help']), { kind: 'help', command: 'accounts create' });
   assert.deepEqual(route(['accounts', 'create', 'x@y.z']), { kind: 'run', command: 'accounts create', args: ['x@y.z'] });
+  assert.deepEqual(route(['accounts', 'rotate-key', 'x@y.z']), { kind: 'run', command: 'accounts rotate-key', args: ['x@y.z'] });
+  assert.deepEqual(route(['help', 'accounts', 'delete']), { kind: 'help', command: 'accounts delete' });
+  assert.deepEqual(route(['backup', 'b']), { kind: 'run', command: 'backup', args: ['b'] });
   assert.equal(wantsHelp(['--data-dri', 'x', '--help']), true, 'help wins over a typo');
   assert.equal(wantsHelp(['-h']), true);
   assert.equal(wantsHelp(['--', '--help']), false);
@@ -139,14 +154,15 @@ test('help and version: flags, the help command, and --help after a command (bef
 });
 
 test('the usage lists every command with one line on what it does, and every option with its default', { timeout: 5_000 }, () => {
-  for (const line of ['  start ', '  dev <script-config> ', '  accounts create <email> ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
+  for (const line of ['  start ', '  dev <script-config> ', '  backup <dir> ', '  restore <dir> ', '  accounts create <email> ', '  accounts list ',
+    '  accounts rotate-key <email>', '  accounts delete <email> ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
     assert.ok(USAGE.includes(line), `lists ${line.trim()}`);
   }
   assert.ok(USAGE.startsWith(`edgeport ${VERSION}`));
   for (const spec of Object.values(COMMANDS)) {
     const help = commandHelp(spec.name);
     for (const option of spec.options) {
-      const row = new RegExp(`--${option.name} ${option.value} +${option.summary.replace(/[()+]/g, '\\$&')} \\(default: ${option.default.replace(/[.()]/g, '\\$&')}`);
+      const row = new RegExp(`--${option.name}${option.value === undefined ? '' : ` ${option.value}`} +${option.summary.replace(/[()+]/g, '\\$&')} \\(default: ${option.default.replace(/[.()]/g, '\\$&')}`);
       assert.match(USAGE, row, `edgeport --help: ${option.name} of ${spec.name}`);
       assert.match(help.replace(/\n +/g, ' '), row, `edgeport ${spec.name} --help: ${option.name}`);
       if (option.env !== undefined) assert.ok(help.replace(/\n +/g, ' ').includes(option.env), `${spec.name} --help names ${option.env}`);
