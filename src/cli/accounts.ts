@@ -2,12 +2,13 @@
  * `edgeport accounts <action> [--config edgeport.toml] [--data-dir DIR]`, on the server's database
  * (SQLite in the data dir, or `[db] url`):
  * - `create <email>`: makes an account and prints its key, once (only its hash is stored);
- * - `list`: every account, the operator first, with the zones, log jobs and buckets it holds;
+ * - `list`: every account, the operator first, with the zones, log jobs, buckets and deployed
+ *   scripts it holds;
  * - `rotate-key <email>`: a new generated key, printed once; the old key and the account's
  *   dashboard sessions stop working at once;
  * - `delete <email> [--force]`: deletes the account, its S3 keys and sessions; one that holds
- *   zones (with their rulesets and jobs) or buckets only with --force, which deletes them (objects
- *   and open uploads included) first. The operator is never deleted.
+ *   zones (with their rulesets and jobs), buckets or deployed scripts only with --force, which
+ *   deletes them (objects and open uploads included) first. The operator is never deleted.
  * Safe while the server runs, so they take no data dir lock (data-dir-lock.ts): every write goes
  * through SQLite's WAL, or a PostgreSQL transaction, like the server's, and the server reads
  * accounts, keys, zones and buckets from the database on each request (its caches of zones and S3
@@ -20,6 +21,8 @@ import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { loadConfig } from '../config/load.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
+import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
+import type { ScriptRegistry } from '../db/scripts/script-registry.ts';
 import { accountStore } from '../store/engine/account-store.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
@@ -47,11 +50,14 @@ export async function runAccounts(args: readonly string[], out: Out = (line) => 
         }
         return;
       }
-      // Buckets and S3 keys live in the object store's metadata.
+      // Buckets and S3 keys live in the object store's metadata, deployed scripts in their registry.
       const engine = await openStoreEngine({ dataDir: config.dataDir, clock: systemClock, blobsUrl: config.blobsUrl, ...(database ? { database } : {}) });
+      const registry = openScriptRegistry({ dataDir: config.dataDir, clock: systemClock, ...(database ? { database } : {}) });
+      const held = { control, engine, registry };
       try {
-        await (parsed.action === 'list' ? list(control, engine, out) : remove(control, engine, new AccessKeys(engine.metadata, systemClock), parsed, out));
+        await (parsed.action === 'list' ? list(held, out) : remove(held, new AccessKeys(engine.metadata, systemClock), parsed, out));
       } finally {
+        await registry.close();
         await engine.close();
       }
     } finally {
@@ -80,8 +86,15 @@ async function rotateKey(control: ControlStore, email: string, scrypt: ScryptThr
   if (operator) out('edgeport: this is the operator: a start with EDGEPORT_ADMIN_KEY set puts that key back; set it to this one, or unset both EDGEPORT_ADMIN_* variables.');
 }
 
-/** What an account holds: its zones (with their log jobs) and buckets. */
-async function holdings(control: ControlStore, engine: StoreEngine, account: AccountRecord): Promise<{ zones: string[]; jobs: number; buckets: string[] }> {
+/** Where an account's things are kept. */
+interface Stores {
+  control: ControlStore;
+  engine: StoreEngine;
+  registry: ScriptRegistry;
+}
+
+/** What an account holds: its zones (with their log jobs), buckets and deployed scripts. */
+async function holdings({ control, engine, registry }: Stores, account: AccountRecord): Promise<{ zones: string[]; jobs: number; buckets: string[]; scripts: string[] }> {
   const zones: string[] = [];
   let jobs = 0;
   for (let offset = 0; ; offset += 50) {
@@ -93,31 +106,36 @@ async function holdings(control: ControlStore, engine: StoreEngine, account: Acc
     if (page.zones.length < 50) break;
   }
   const buckets = (await accountStore(engine, account.id).listBuckets()).map((bucket) => bucket.name);
-  return { zones, jobs, buckets };
+  const scripts = (await registry.listScripts(account.id)).map((script) => script.name);
+  return { zones, jobs, buckets, scripts };
 }
 
-async function list(control: ControlStore, engine: StoreEngine, out: Out): Promise<void> {
-  const accounts = await control.listAccounts();
-  const rows = [['ID', 'E-MAIL', 'CREATED', 'ZONES', 'LOG JOBS', 'BUCKETS', '']];
+async function list(stores: Stores, out: Out): Promise<void> {
+  const accounts = await stores.control.listAccounts();
+  const rows = [['ID', 'E-MAIL', 'CREATED', 'ZONES', 'LOG JOBS', 'BUCKETS', 'SCRIPTS', '']];
   for (const [index, account] of accounts.entries()) {
-    const held = await holdings(control, engine, account);
-    rows.push([account.id, account.email, new Date(account.created).toISOString(), String(held.zones.length), String(held.jobs), String(held.buckets.length), index === 0 ? 'operator' : '']);
+    const held = await holdings(stores, account);
+    rows.push([account.id, account.email, new Date(account.created).toISOString(), String(held.zones.length), String(held.jobs), String(held.buckets.length),
+      String(held.scripts.length), index === 0 ? 'operator' : '']);
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) out(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
 }
 
-async function remove(control: ControlStore, engine: StoreEngine, keys: AccessKeys, args: AccountsArgs, out: Out): Promise<void> {
+async function remove(stores: Stores, keys: AccessKeys, args: AccountsArgs, out: Out): Promise<void> {
+  const { control, engine, registry } = stores;
   const account = await accountByEmail(control, args.email);
   if ((await control.firstAccount())?.id === account.id) throw new AccountError('ACCOUNT_IS_OPERATOR', `${account.email} is the operator (the first account) and cannot be deleted: change its e-mail and key with EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY instead.`);
-  const held = await holdings(control, engine, account);
+  const held = await holdings(stores, account);
   const what = [
     ...(held.zones.length > 0 ? [`${held.zones.length} zones (${named(held.zones)}) with ${held.jobs} log jobs`] : []),
     ...(held.buckets.length > 0 ? [`${held.buckets.length} buckets (${named(held.buckets)})`] : []),
+    ...(held.scripts.length > 0 ? [`${held.scripts.length} deployed scripts (${named(held.scripts)})`] : []),
   ];
   if (what.length > 0 && !args.force) {
     throw new AccountError('ACCOUNT_NOT_EMPTY', `${account.email} still holds ${what.join(' and ')}: delete them first, or add --force to delete them with the account.`);
   }
+  for (const script of held.scripts) await registry.deleteScript(account.id, script);
   let zones = 0;
   for (;;) {
     const page = await control.listZones(account.id, { order: 'name', direction: 'asc', offset: 0, limit: 50 });
@@ -130,7 +148,8 @@ async function remove(control: ControlStore, engine: StoreEngine, keys: AccessKe
   let revoked = 0;
   for (const key of await keys.list(account.id)) if (key.revoked === null && await keys.revoke(account.id, key.accessKeyId)) revoked += 1;
   await control.deleteAccount(account.id);
-  out(`edgeport: deleted account ${account.id} (${account.email})${args.force && what.length > 0 ? ` with ${zones} zones and ${held.buckets.length} buckets (${objects} objects)` : ''}; ${revoked} S3 keys revoked.`);
+  const gone = args.force && what.length > 0 ? ` with ${zones} zones, ${held.buckets.length} buckets (${objects} objects) and ${held.scripts.length} scripts` : '';
+  out(`edgeport: deleted account ${account.id} (${account.email})${gone}; ${revoked} S3 keys revoked.`);
 }
 
 /** Deletes every object and open upload of the bucket, then the bucket; returns how many objects went. */

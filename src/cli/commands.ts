@@ -117,7 +117,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     summary: 'List the accounts, the operator first, with what each holds.',
     description: 'Lists every management API account of edgeport start\'s database, oldest first (the first is the '
-      + `operator), with its id, when it was made and how many zones, log jobs and buckets it holds. ${ACCOUNTS_WHILE_RUNNING}`,
+      + `operator), with its id, when it was made and how many zones, log jobs, buckets and deployed scripts it holds. ${ACCOUNTS_WHILE_RUNNING}`,
     options: [CONFIG_OPTION, DATA_DIR_OPTION],
   },
   'accounts rotate-key': {
@@ -132,9 +132,9 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   'accounts delete': {
     name: 'accounts delete',
     positionals: [{ placeholder: '<email>', what: 'the e-mail of the account' }],
-    summary: 'Delete an account; one that still holds zones, log jobs or buckets only with --force.',
+    summary: 'Delete an account; one that still holds zones, buckets or scripts only with --force.',
     description: 'Deletes the account, its S3 access keys and its dashboard sessions. An account that still holds '
-      + 'zones (with their rulesets and log jobs) or buckets is refused, naming them, unless --force, which deletes '
+      + 'zones (with their rulesets and log jobs), buckets or deployed scripts is refused, naming them, unless --force, which deletes '
       + `them too, objects included. The operator (the first account) is never deleted. ${ACCOUNTS_WHILE_RUNNING}`,
     options: [
       CONFIG_OPTION, DATA_DIR_OPTION,

@@ -61,8 +61,8 @@ test('edgeport accounts list, rotate-key and delete on the suites\' database', {
   await run('create', 'second@example.com');
   const listed = await run('list');
   assert.equal(listed.length, 3);
-  assert.match(listed[1]!, /^[0-9a-f]{32} +first@example\.com +\S+ +0 +0 +0 +operator$/);
-  assert.match(listed[2]!, /^[0-9a-f]{32} +second@example\.com +\S+ +0 +0 +0$/);
+  assert.match(listed[1]!, /^[0-9a-f]{32} +first@example\.com +\S+ +0 +0 +0 +0 +operator$/);
+  assert.match(listed[2]!, /^[0-9a-f]{32} +second@example\.com +\S+ +0 +0 +0 +0$/);
   const key = /X-Auth-Key:\s+(\S+)/.exec((await run('rotate-key', 'second@example.com')).join('\n'))![1]!;
   const control = await openTestControlStore(t, { dataDir, clock: systemClock, dbUrl });
   assert.ok(await verifyApiKey(key, (await control.findAccountByEmail('second@example.com'))!.keyHash, testScryptThread(t)));

@@ -34,9 +34,9 @@ test('accounts list, rotate-key and delete beside a running server', { timeout: 
   const listed = await accounts('list');
   assert.equal(listed.code, 0, listed.stderr);
   const lines = listed.stdout.trimEnd().split('\n');
-  assert.match(lines[0]!, /^ID +E-MAIL +CREATED +ZONES +LOG JOBS +BUCKETS$/);
-  assert.match(lines[1]!, /^[0-9a-f]{32} +ops@example\.com +\S+ +0 +0 +0 +operator$/);
-  assert.match(lines[2]!, new RegExp(`^${account!.id} +tenant@example\\.com +\\S+ +1 +0 +1$`));
+  assert.match(lines[0]!, /^ID +E-MAIL +CREATED +ZONES +LOG JOBS +BUCKETS +SCRIPTS$/);
+  assert.match(lines[1]!, /^[0-9a-f]{32} +ops@example\.com +\S+ +0 +0 +0 +0 +operator$/);
+  assert.match(lines[2]!, new RegExp(`^${account!.id} +tenant@example\\.com +\\S+ +1 +0 +1 +0$`));
 
   // A rotated key: printed once, the old one refused at once by the running server.
   const rotated = await accounts('rotate-key', 'tenant@example.com');
@@ -58,7 +58,7 @@ test('accounts list, rotate-key and delete beside a running server', { timeout: 
   assert.equal((await accounts('delete', 'nobody@example.com')).code, 1);
   const deleted = await accounts('delete', 'tenant@example.com', '--force');
   assert.equal(deleted.code, 0, deleted.stderr);
-  assert.match(deleted.stdout, /^edgeport: deleted account [0-9a-f]{32} \(tenant@example\.com\) with 1 zones and 1 buckets \(1 objects\); 1 S3 keys revoked\.$/m);
+  assert.match(deleted.stdout, /^edgeport: deleted account [0-9a-f]{32} \(tenant@example\.com\) with 1 zones, 1 buckets \(1 objects\) and 0 scripts; 1 S3 keys revoked\.$/m);
   const gone = await fetch(`${base}/zones`, { headers: { 'x-auth-email': 'tenant@example.com', 'x-auth-key': newKey } });
   assert.equal(gone.status, 403, 'the account is gone');
   // Its zone name is free again, for the operator.
