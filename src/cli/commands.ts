@@ -72,7 +72,8 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     summary: 'Serve one script on 127.0.0.1, like a local dev server.',
     description: 'Serves one script (its config: TOML or JSON with name, main, compatibility_date, store_buckets) on '
       + '127.0.0.1 and prints a line with its URL when ready. The buckets it binds live in its own data dir, apart '
-      + 'from edgeport start\'s, and one process at a time uses a data dir. SIGTERM or Ctrl-C stops it cleanly.',
+      + 'from edgeport start\'s, and one process at a time uses a data dir: with start stopped, --data-dir naming '
+      + 'start\'s data dir serves start\'s buckets (the operator\'s). SIGTERM or Ctrl-C stops it cleanly.',
     options: [
       { name: 'port', value: 'N', summary: 'port; 0 picks a free one', default: String(DEFAULTS.ports.dev) },
       { name: 'data-dir', value: 'DIR', summary: 'where the script\'s buckets are kept', default: DEFAULTS.devDataDir },
