@@ -15,6 +15,9 @@ import { ScriptRouter } from './script-routes.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** A version that failed to start here is tried again on a later poll, at most this often. */
+const RETRY_FAILED_START_MS = 10_000;
+
 export interface DeployedScriptsOptions {
   registry: ScriptRegistry;
   /** Starts a version in workerd (rejects when it cannot start). */
@@ -72,6 +75,8 @@ export class DeployedScripts {
   #syncing: Promise<void> | undefined;
   readonly #retiring = new Set<Promise<void>>();
   #closed = false;
+  /** Versions that failed to start here (by key), with when: retried after RETRY_FAILED_START_MS. */
+  readonly #failed = new Map<string, number>();
 
   constructor(options: DeployedScriptsOptions) {
     this.#options = options;
@@ -120,10 +125,16 @@ export class DeployedScripts {
     if (seq === this.#seq || this.#closed) return;
     const state = await registry.servingState();
     const wanted = new Set<string>();
+    let failures = false;
     for (const script of state.scripts) {
       const id = `${script.accountId}/${script.name}`;
       wanted.add(id);
       if (this.#running.get(id)?.key === script.key) continue;
+      const failedAt = this.#failed.get(script.key);
+      if (failedAt !== undefined && Date.now() - failedAt < RETRY_FAILED_START_MS) {
+        failures = true;
+        continue;
+      }
       const runnable = await registry.runnable(script.accountId, script.name, script.versionId);
       if (!runnable || this.#closed) continue;
       try {
@@ -133,13 +144,18 @@ export class DeployedScripts {
           return;
         }
         this.#replace(id, new Running(script.key, host));
+        this.#failed.delete(script.key);
       } catch (error) {
+        failures = true;
+        this.#failed.set(script.key, Date.now());
         logger.error({ account: script.accountId, script: script.name, version: script.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
       }
     }
     for (const id of [...this.#running.keys()]) if (!wanted.has(id)) this.#replace(id, undefined);
     this.#router = new ScriptRouter(this.#routes(state));
-    this.#seq = seq;
+    // With a version that failed to start, the state is read again on every poll, and the version tried again after RETRY_FAILED_START_MS.
+    this.#seq = failures ? -1 : seq;
+    if (!failures) this.#failed.clear();
   }
 
   #replace(id: string, next: Running | undefined): void {
@@ -164,7 +180,8 @@ export class DeployedScripts {
       const subdomains = new Map(state.subdomains.map(({ accountId, subdomain }) => [accountId, subdomain]));
       for (const script of state.scripts) {
         const subdomain = subdomains.get(script.accountId);
-        if (script.devEnabled && subdomain !== undefined) routes.push({ pattern: `${script.name}.${subdomain}.${devDomain}/*`, target: `${script.accountId}/${script.name}` });
+        // A name with '_' is no host name: such a script is served on its routes only.
+        if (script.devEnabled && subdomain !== undefined && /^[a-z0-9-]+$/.test(script.name)) routes.push({ pattern: `${script.name}.${subdomain}.${devDomain}/*`, target: `${script.accountId}/${script.name}` });
       }
     }
     return routes;
