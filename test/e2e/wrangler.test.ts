@@ -3,7 +3,10 @@
  * it (test/helpers/wrangler.ts: Node 22, a fresh HOME, no connection off this machine): whoami
  * with the global key; R2 buckets created, listed, read and deleted; an object on a nested key put
  * from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;
- * another account sees none of it.
+ * another account sees none of it. Then a script deployed with an r2 binding, vars and a route on
+ * the account's zone is served by the edge; a redeploy serves the new version; `secret put`
+ * reaches env; `deployments list` shows both versions; another account's deploy onto that zone's
+ * route is refused (10019) and the first script keeps serving.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -16,7 +19,8 @@ import { promisify } from 'node:util';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { succeeded, wranglerFor } from '../helpers/wrangler.ts';
+import { servedWithin } from '../helpers/workers-upload.ts';
+import { succeeded, wranglerFor, type Wrangler } from '../helpers/wrangler.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const OPERATOR = { email: 'operator@example.test', key: 'wrangler-operator-key-0123' };
@@ -81,6 +85,73 @@ test('wrangler 4 against edgeport start: whoami, r2 buckets, objects and CORS, t
   const after = succeeded(await wrangler.run(['r2', 'bucket', 'list']), 'r2 bucket list');
   assert.doesNotMatch(after, /archive/);
   assert.deepEqual([...wrangler.refused(), ...bobWrangler.refused()], [], 'wrangler tried to reach a host off this machine');
+});
+
+/** The script wrangler deploys: what its bindings, vars and secret hold, and its version. */
+function script(version: string): string {
+  return `export default {
+  async fetch(request, env) {
+    const object = await env.ASSETS.get('greeting.txt');
+    return new Response([env.GREETING, await object.text(), env.TOKEN ?? 'no secret', '${version}'].join(' '));
+  },
+};
+`;
+}
+
+function writeProject(wrangler: Wrangler, route: Record<string, string>, version: string): void {
+  writeFileSync(join(wrangler.dir, 'index.js'), script(version));
+  writeFileSync(join(wrangler.dir, 'wrangler.json'), JSON.stringify({
+    name: 'hello', main: 'index.js', compatibility_date: '2025-01-01',
+    routes: [route],
+    r2_buckets: [{ binding: 'ASSETS', bucket_name: 'assets' }],
+    vars: { GREETING: 'hello' },
+  }, null, 2));
+}
+
+test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by the edge, a redeploy, a secret, deployments; another account cannot take the route', { timeout: 300_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
+  const apiBase = server.urls['management API']!;
+  const edge = server.urls.edge!;
+  const accountId = await accountIdOf(server, OPERATOR);
+  const zone = await managementApi(apiBase, OPERATOR.email, OPERATOR.key).call<{ id: string }>('POST', '/zones', { name: 'wrangler.test', account: { id: accountId } });
+  const wrangler = wranglerFor(t, { apiBase, accountId, credentials: OPERATOR });
+  succeeded(await wrangler.run(['r2', 'bucket', 'create', 'assets']), 'r2 bucket create');
+  writeFileSync(join(wrangler.dir, 'greeting.txt'), 'from the bucket');
+  succeeded(await wrangler.run(['r2', 'object', 'put', 'assets/greeting.txt', '--file', join(wrangler.dir, 'greeting.txt'), '--remote']), 'r2 object put');
+
+  writeProject(wrangler, { pattern: 'wrangler.test/*', zone_name: 'wrangler.test' }, 'v1');
+  const first = succeeded(await wrangler.run(['deploy']), 'deploy');
+  const firstVersion = /Current Version ID: (\S+)/.exec(first)?.[1];
+  assert.ok(firstVersion, first);
+  await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v1', 5_000);
+
+  writeProject(wrangler, { pattern: 'wrangler.test/*', zone_name: 'wrangler.test' }, 'v2');
+  const second = succeeded(await wrangler.run(['deploy']), 'redeploy');
+  const secondVersion = /Current Version ID: (\S+)/.exec(second)?.[1];
+  assert.ok(secondVersion && secondVersion !== firstVersion, second);
+  await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v2', 5_000);
+
+  succeeded(await wrangler.run(['secret', 'put', 'TOKEN'], { input: 's3cret' }), 'secret put');
+  await servedWithin(edge, 'wrangler.test', 'hello from the bucket s3cret v2', 5_000);
+  const secrets = succeeded(await wrangler.run(['secret', 'list']), 'secret list');
+  assert.match(secrets, /"name": "TOKEN"/);
+  assert.doesNotMatch(secrets, /s3cret/);
+
+  const deployments = succeeded(await wrangler.run(['deployments', 'list']), 'deployments list');
+  assert.ok(deployments.includes(firstVersion) && deployments.includes(secondVersion), `${firstVersion} ${secondVersion}\n${deployments}`);
+
+  // Another account: its own deploy onto the first's zone is refused, and the first's script keeps serving.
+  const bob = await secondAccount(dataDir, 'bob@example.test');
+  const bobWrangler = wranglerFor(t, { apiBase, accountId: await accountIdOf(server, bob), credentials: bob });
+  writeFileSync(join(bobWrangler.dir, 'greeting.txt'), 'bob');
+  succeeded(await bobWrangler.run(['r2', 'bucket', 'create', 'assets']), 'bob: r2 bucket create');
+  writeProject(bobWrangler, { pattern: 'wrangler.test/*', zone_id: zone.id }, 'bob');
+  const taken = await bobWrangler.run(['deploy']);
+  assert.notEqual(taken.code, 0, `bob's deploy onto the operator's zone succeeded:\n${taken.stdout}`);
+  assert.match(taken.stderr, /Could not find a zone of your account for route pattern 'wrangler\.test\/\*'.*\[code: 10019\]/);
+  await servedWithin(edge, 'wrangler.test', 'hello from the bucket s3cret v2', 5_000);
+  assert.deepEqual([...wrangler.refused(), ...bobWrangler.refused()], []);
 });
 
 test('wrangler reaches nothing off this machine: a non-loopback API base fails at once, through the proxy or not', { timeout: 120_000 }, async (t) => {

@@ -75,6 +75,9 @@ const deploymentBody = z.strictObject({
   strategy: z.literal('percentage').default('percentage'),
   versions: z.array(z.strictObject({ version_id: z.string().max(64), percentage: z.number() })).min(1).max(2),
   annotations: z.object({ 'workers/message': z.string().max(1024).optional() }).optional(),
+  // How Durable Objects take new code; wrangler 4 sends it with every redeploy. Accepted and
+  // checked, with nothing to apply: this server runs no Durable Objects.
+  code_update_strategy: z.strictObject({ mode: z.enum(['immediate', 'deferred']), max_delay: z.number().int().min(0).max(86_400).optional() }).optional(),
 });
 const subdomainBody = z.strictObject({ enabled: z.boolean(), previews_enabled: z.boolean().optional() });
 const accountSubdomainBody = z.strictObject({ subdomain: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be 1-63 lower-case letters, digits and -') });

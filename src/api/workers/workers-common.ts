@@ -68,7 +68,8 @@ export function toScriptJson(script: ScriptRecord, version: VersionRecord | null
     tags: script.settings.tags,
     tail_consumers: script.settings.tail_consumers,
     observability: script.settings.observability,
-    deployment_id: script.deployment?.id ?? null,
+    // The platform answers the serving version's id here (wrangler prints it as the Current Version ID).
+    deployment_id: script.deployment?.versionId ?? null,
     startup_time_ms: 0,
   };
 }
