@@ -73,7 +73,8 @@ export type ApiErrorCode =
   | 'API_WORKER_ROUTE_NOT_FOUND'
   | 'API_WORKER_ROUTE_LIMIT'
   | 'API_WORKER_SUBDOMAIN_UNAVAILABLE'
-  | 'API_WORKER_SECRET_NOT_FOUND';
+  | 'API_WORKER_SECRET_NOT_FOUND'
+  | 'API_WORKER_BUSY';
 
 export interface ApiErrorEntry {
   kind: 'user' | 'system';
@@ -153,6 +154,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_ROUTE_DUPLICATE: { kind: 'user', status: 400, code: 10020, message: "A route with the pattern '<pattern>' already exists: delete it, or change that route instead" },
   API_WORKER_ROUTE_NOT_FOUND: { kind: 'user', status: 404, code: 10018, message: 'Route not found: the zone has no route <route id>' },
   API_WORKER_ROUTE_LIMIT: { kind: 'user', status: 400, code: 10023, message: 'The zone has reached its limit of <n> routes: delete one, or ask the operator to raise [workers] max_routes_per_zone' },
+  API_WORKER_BUSY: { kind: 'user', status: 503, code: 971, message: 'Please wait and consider throttling your request speed: too many script uploads are being tried; retry after <n> s' },
   API_WORKER_SECRET_NOT_FOUND: { kind: 'user', status: 404, code: 10056, message: 'The script has no secret named <name>' },
   API_WORKER_SUBDOMAIN_UNAVAILABLE: { kind: 'user', status: 400, code: 10032, message: "The subdomain '<name>' is not available: choose another" },
 };

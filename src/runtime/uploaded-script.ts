@@ -67,16 +67,24 @@ export function startFailureMessage(error: unknown): string {
 
 /** Trial starts at once at most (each is a workerd process for a moment); more wait their turn. */
 const TRIAL_STARTS = 2;
+/** Uploads waiting for a trial start at most; more are told to come back later. */
+const TRIALS_WAITING = 16;
+
+
 
 /**
  * A trial start for uploads: the version starts in workerd and stops at once. Resolves null when it
- * started, else with the exception it threw; at most TRIAL_STARTS run together.
+ * started, else with the exception it threw; at most TRIAL_STARTS run together, and past
+ * TRIALS_WAITING waiting uploads it resolves `{ busy: true }` at once.
  */
-export function trialStarter(deps: UploadedHostDeps): (runnable: RunnableVersion) => Promise<string | null> {
+export function trialStarter(deps: UploadedHostDeps): (runnable: RunnableVersion) => Promise<string | null | { busy: true }> {
   let running = 0;
   const waiting: Array<() => void> = [];
   return async (runnable) => {
-    if (running >= TRIAL_STARTS) await new Promise<void>((resolve) => waiting.push(resolve));
+    if (running >= TRIAL_STARTS) {
+      if (waiting.length >= TRIALS_WAITING) return { busy: true };
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
     running++;
     try {
       const host = await startUploadedHost(runnable, deps);

@@ -20,6 +20,8 @@ import {
 } from './workers-common.ts';
 
 const TAG = 'Workers';
+/** When an upload that found too many others waiting for their trial start is told to come back. */
+const BUSY_RETRY_S = 5;
 const anyResult = z.unknown();
 
 async function uploadScript(ctx: RouteContext<unknown>, deploy: boolean): Promise<Response> {
@@ -38,6 +40,9 @@ async function uploadScript(ctx: RouteContext<unknown>, deploy: boolean): Promis
     version: { id: 'trial', accountId, script: name, number: 0, created: now, metadata: prepared.version.metadata, etag: prepared.version.etag },
     modules: prepared.version.modules, secrets,
   });
+  if (typeof failure === 'object' && failure !== null) {
+    throw new ApiError('API_WORKER_BUSY', { message: `Please wait and consider throttling your request speed: too many script uploads are being tried; retry after ${BUSY_RETRY_S} s`, headers: { 'retry-after': String(BUSY_RETRY_S) } });
+  }
   if (failure !== null) throw new ApiError('API_WORKER_START_FAILED', { message: failure });
   const outcome = await workers.registry.uploadVersion(accountId, name, prepared.version, {
     deploy, maxScripts: workers.maxScriptsPerAccount, ...(prepared.version.metadata.annotations.message === undefined ? {} : { message: prepared.version.metadata.annotations.message }),

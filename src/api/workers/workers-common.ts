@@ -11,8 +11,8 @@ import type { RouteContext } from '../route.ts';
 
 export interface WorkersDeps {
   registry: ScriptRegistry;
-  /** Starts a version in workerd and stops it: null when it started, else the exception it threw ("Uncaught ..."). */
-  tryStart(runnable: RunnableVersion): Promise<string | null>;
+  /** Starts a version in workerd and stops it: null when it started, else the exception it threw ("Uncaught ..."); `busy` when too many uploads wait. */
+  tryStart(runnable: RunnableVersion): Promise<string | null | { busy: true }>;
   maxScriptsPerAccount: number;
   maxRoutesPerZone: number;
   /** The domain of `<script>.<subdomain>.<devDomain>`, or null when the operator serves none. */
