@@ -26,8 +26,8 @@ export async function wireEngine(t: TestContext, engine: StoreEngine, buckets: r
     await agent.close();
     await service.close();
   });
-  return createStoreClient(async (request) => {
-    const response = await socketFetch(request.url, { method: request.method, headers: [...request.headers], body: request.body, duplex: 'half', dispatcher: agent });
+  return createStoreClient(async (url, init) => {
+    const response = await socketFetch(url, { ...init, dispatcher: agent } as Parameters<typeof socketFetch>[1]);
     return response as unknown as Response;
   });
 }

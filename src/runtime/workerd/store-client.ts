@@ -11,8 +11,12 @@ import { StoreError, type StoreErrorCode } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult, ObjectBody } from '../../store/engine/types.ts';
 import { ANSWER_HEADER, CALL_HEADER, concat, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 
-/** Sends one request to the store service (a workerd service binding's fetch, or a fetch bound to its socket). */
-export type StoreFetch = (request: Request) => Promise<Response>;
+/**
+ * Sends one request to the store service (a workerd service binding's fetch, or a fetch bound to
+ * its socket). Given the URL and init rather than a Request: inside workerd the binding's fetch
+ * makes its request from them once, where a Request built first would be made twice.
+ */
+export type StoreFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 const SERVICE_URL = 'http://store.internal/';
 
@@ -64,9 +68,9 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
     }
     let response: Response;
     try {
-      response = await send(new Request(SERVICE_URL, {
+      response = await send(SERVICE_URL, {
         method: 'POST', ...(header === undefined ? {} : { headers: { [CALL_HEADER]: header } }), body: payload ?? null, duplex: 'half',
-      } as RequestInit));
+      } as RequestInit);
     } catch (error) {
       if (failure) throw failure.reason;
       throw error;
@@ -122,7 +126,7 @@ async function readAnswer(response: Response): Promise<{ answer: WireResponse; r
     const answer = decodeHeader(header) as WireResponse;
     // No object body to come: an empty body is left unread, and the connection is free again.
     const hasBody = 'ok' in answer && answer.body !== undefined && answer.body.length > 0;
-    if (!hasBody) await response.body?.cancel().catch(() => undefined);
+    if (!hasBody) void response.body?.cancel().catch(() => undefined);
     return { answer, rest: hasBody ? response.body : null };
   }
   if (response.body === null) throw new Error(`The store service answered ${response.status} without an answer.`);

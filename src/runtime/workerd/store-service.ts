@@ -162,6 +162,11 @@ async function sendGet(options: StoreServiceOptions, res: ServerResponse, result
   writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
   const segments = body.segments;
   body.discard();
+  if (segments.length === 1 && segments[0]!.kind === 'inline') {
+    // A small object kept in the metadata store goes out with its answer, in one write.
+    res.end(segments[0]!.bytes);
+    return;
+  }
   try {
     await writeSegments(res, segments, options.blobs);
     res.end();

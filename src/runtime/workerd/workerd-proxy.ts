@@ -72,15 +72,14 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     },
     onHeaders(status, rawHeaders, resume, statusText) {
       answered = true;
-      const headers = latin1(rawHeaders);
-      const failure = headerValue(headers, context.failureHeader);
+      const { headers, failure } = answerHeaders(rawHeaders, context.failureHeader);
       if (failure !== undefined) {
         failed = true;
         finish();
         reportException(context, failure, res);
         return true;
       }
-      res.writeHead(status, statusText, passOn(headers));
+      res.writeHead(status, statusText, headers);
       // Back-pressure: undici holds its reads while the client's socket is full.
       res.on('drain', resume);
       return true;
@@ -124,15 +123,22 @@ function notConnected(context: ProxyContext, generation: Generation, req: Incomi
   void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
 }
 
-function latin1(raw: Buffer[]): string[] {
-  return raw.map((value) => value.toString('latin1'));
-}
-
-function headerValue(raw: readonly string[], name: string): string | undefined {
+/**
+ * workerd's answer headers as node:http writes them (latin1 strings, hop-by-hop ones left out),
+ * and the entry module's failure report if it sent one: one pass over them.
+ */
+function answerHeaders(raw: Buffer[], failureHeader: string): { headers: string[]; failure: string | undefined } {
+  const headers: string[] = [];
+  let failure: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+    const name = raw[i]!.toString('latin1');
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower)) continue;
+    const value = raw[i + 1]!.toString('latin1');
+    if (lower === failureHeader) failure = value;
+    headers.push(name, value);
   }
-  return undefined;
+  return { headers, failure };
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -8,12 +8,12 @@ import { createStoreBucket, type StoreBucket } from '../../../store/binding/inde
 import { createStoreClient } from '../store-client.ts';
 
 interface InnerBindings {
-  store: { fetch(request: Request): Promise<Response> };
+  store: { fetch(url: string, init: RequestInit): Promise<Response> };
   bucket: string;
   listHonorsInclude: boolean;
 }
 
 export default function makeStoreBucket(env: InnerBindings): StoreBucket {
   const store = env.store;
-  return createStoreBucket(createStoreClient((request) => store.fetch(request)), env.bucket, { listHonorsInclude: env.listHonorsInclude });
+  return createStoreBucket(createStoreClient((url, init) => store.fetch(url, init)), env.bucket, { listHonorsInclude: env.listHonorsInclude });
 }
