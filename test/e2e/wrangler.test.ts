@@ -5,8 +5,9 @@
  * from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;
  * another account sees none of it. Then a script deployed with an r2 binding, vars and a route on
  * the account's zone is served by the edge; a redeploy serves the new version; `secret put`
- * reaches env; `deployments list` shows both versions; another account's deploy onto that zone's
- * route is refused (10019) and the first script keeps serving.
+ * reaches env and `secret delete` takes it away; `versions list`, `versions view` and
+ * `deployments list` show both versions; another account's deploy onto that zone's route is
+ * refused (10019) and the first script keeps serving.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -108,7 +109,7 @@ function writeProject(wrangler: Wrangler, route: Record<string, string>, version
   }, null, 2));
 }
 
-test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by the edge, a redeploy, a secret, deployments; another account cannot take the route', { timeout: 300_000 }, async (t) => {
+test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by the edge, a redeploy, a secret put and deleted, versions and deployments; another account cannot take the route', { timeout: 300_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
   const apiBase = server.urls['management API']!;
@@ -138,8 +139,15 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
   assert.match(secrets, /"name": "TOKEN"/);
   assert.doesNotMatch(secrets, /s3cret/);
 
+  const versions = succeeded(await wrangler.run(['versions', 'list']), 'versions list');
+  assert.ok(versions.includes(firstVersion) && versions.includes(secondVersion), versions);
+  const viewed = succeeded(await wrangler.run(['versions', 'view', secondVersion]), 'versions view');
+  assert.match(viewed, new RegExp(`Version ID:\\s+${secondVersion}`));
   const deployments = succeeded(await wrangler.run(['deployments', 'list']), 'deployments list');
   assert.ok(deployments.includes(firstVersion) && deployments.includes(secondVersion), `${firstVersion} ${secondVersion}\n${deployments}`);
+
+  succeeded(await wrangler.run(['secret', 'delete', 'TOKEN']), 'secret delete');
+  await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v2', 5_000);
 
   // Another account: its own deploy onto the first's zone is refused, and the first's script keeps serving.
   const bob = await secondAccount(dataDir, 'bob@example.test');
@@ -150,7 +158,7 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
   const taken = await bobWrangler.run(['deploy']);
   assert.notEqual(taken.code, 0, `bob's deploy onto the operator's zone succeeded:\n${taken.stdout}`);
   assert.match(taken.stderr, /Could not find a zone of your account for route pattern 'wrangler\.test\/\*'.*\[code: 10019\]/);
-  await servedWithin(edge, 'wrangler.test', 'hello from the bucket s3cret v2', 5_000);
+  await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v2', 5_000);
   assert.deepEqual([...wrangler.refused(), ...bobWrangler.refused()], []);
 });
 
