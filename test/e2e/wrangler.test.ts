@@ -4,7 +4,7 @@
  * with the global key; R2 buckets created, listed, read and deleted; an object on a nested key put
  * from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;
  * another account sees none of it. Then a script deployed with an r2 binding, vars and a route on
- * the account's zone is served by the edge; a redeploy serves the new version; `secret put`
+ * the account's zone is served by the edge, there and on the account's dev subdomain; a redeploy serves the new version; `secret put`
  * reaches env and `secret delete` takes it away; `versions list`, `versions view` and
  * `deployments list` show both versions; another account's deploy onto that zone's route is
  * refused (10019) and the first script keeps serving.
@@ -104,6 +104,7 @@ function writeProject(wrangler: Wrangler, route: Record<string, string>, version
   writeFileSync(join(wrangler.dir, 'wrangler.json'), JSON.stringify({
     name: 'hello', main: 'index.js', compatibility_date: '2025-01-01',
     routes: [route],
+    workers_dev: true,
     r2_buckets: [{ binding: 'ASSETS', bucket_name: 'assets' }],
     vars: { GREETING: 'hello' },
   }, null, 2));
@@ -126,6 +127,11 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
   const firstVersion = /Current Version ID: (\S+)/.exec(first)?.[1];
   assert.ok(firstVersion, first);
   await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v1', 5_000);
+  // With workers_dev, also on the account's dev subdomain: wrangler prints it under workers.dev,
+  // the server's dev domain is workers.localhost.
+  const subdomain = /https:\/\/hello\.([a-z0-9-]+)\.workers\.dev/.exec(first)?.[1];
+  assert.ok(subdomain, first);
+  await servedWithin(edge, `hello.${subdomain}.workers.localhost`, 'hello from the bucket no secret v1', 5_000);
 
   writeProject(wrangler, { pattern: 'wrangler.test/*', zone_name: 'wrangler.test' }, 'v2');
   const second = succeeded(await wrangler.run(['deploy']), 'redeploy');
