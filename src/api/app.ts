@@ -9,7 +9,10 @@
  * outside `/client/`, GET serves the dashboard's files, except the probes `/healthz` and `/readyz`
  * (health/health-routes.ts).
  *
- * Gaps: API tokens (`Authorization: Bearer`) are not issued or accepted; single-rule and version
+ * API tokens (`Authorization: Bearer`, made under /user/tokens) authenticate like the global key;
+ * what a token may do is checked before the handler runs (authorize.ts).
+ *
+ * Gaps: single-rule and version
  * routes of rulesets; logshipping validate routes; account-level log jobs (an account path below
  * `logpush/` or `logshipping/` is answered 400 / 7000 naming the zone path). By design:
  * `/client/v4/openapi.json` needs no credentials. Client quirks: the official SDK names the
@@ -24,6 +27,7 @@ import type { AccountRecord } from '../db/control-store.ts';
 import { failureResponse } from './envelope.ts';
 import { API_ERRORS } from './errors.ts';
 import { toErrorResponse } from './error-map.ts';
+import { checkRoutePermission } from './authorize.ts';
 import { GATEWAY_ROUTES } from './gateway/network-routes.ts';
 import { mountHealthRoutes } from './health/health-routes.ts';
 import { mountMetricsRoute } from './health/metrics-route.ts';
@@ -40,6 +44,8 @@ import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
 import { authenticateRequest, type Authenticated } from './sessions/request-auth.ts';
 import { SESSION_ROUTES } from './sessions/session-routes.ts';
 import { BUCKET_ROUTES } from './store/bucket-routes.ts';
+import { requireActiveToken } from './tokens/bearer-auth.ts';
+import { TOKEN_ROUTES } from './tokens/token-routes.ts';
 import { CORS_ROUTES } from './store/cors-routes.ts';
 import { OBJECT_ROUTES } from './store/object-routes.ts';
 import { UPLOAD_ROUTES } from './store/upload-routes.ts';
@@ -53,7 +59,7 @@ export const API_PREFIX = '/client/v4';
 export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES,
+  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES,
   ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES,
 ];
 
@@ -147,6 +153,10 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
   try {
     const url = new URL(request.url);
     const auth: Authenticated | undefined = route.auth === undefined ? await authenticateRequest(request, deps, clientAddress) : undefined;
+    if (auth?.token) {
+      if (route.permission !== 'any-status') requireActiveToken(auth.token, deps.clock.now());
+      checkRoutePermission({ token: auth.token, account: auth.account, params, request }, route.permission === 'any-status' ? 'none' : route.permission, route.path);
+    }
     let body: unknown;
     if (route.body) {
       const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes, { anyMediaType: route.body.anyMediaType === true });
@@ -157,6 +167,7 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
       // Routes without authentication (sign-in) never read the account.
       account: auth?.account as AccountRecord,
       ...(auth?.session ? { session: auth.session } : {}),
+      ...(auth?.token ? { token: auth.token } : {}),
       params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps, clientAddress,
     });
   } catch (error) {

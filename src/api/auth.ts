@@ -1,5 +1,6 @@
 /**
- * Authentication (SPEC §5): every call carries `X-Auth-Email` + `X-Auth-Key` of an account. The
+ * Authentication (SPEC §5) by the global API key: `X-Auth-Email` + `X-Auth-Key` of an account
+ * (API tokens, `Authorization: Bearer`, are checked by tokens/bearer-auth.ts with the same limiter). The
  * answers for missing, malformed and unknown credentials are the real API's (reference §1.2). A
  * verified pair is remembered while it is used (until a minute passes without it), so the scrypt
  * hash is paid once, not per request; an entry is dropped as soon as the account's stored hash
@@ -41,7 +42,8 @@ export class Authenticator {
   readonly #control: ControlStore;
   readonly #clock: Clock;
   readonly #scrypt: ScryptThread;
-  readonly #guard: CredentialGuard;
+  /** Failed-check limits, shared with API tokens' checks (tokens/bearer-auth.ts): one count per client address. */
+  readonly guard: CredentialGuard;
   /** Fingerprint -> verified pair, in order of last use. */
   readonly #verified = new Map<string, { accountId: string; keyHash: string; until: number }>();
   readonly #verifying = new Map<string, Promise<AccountRecord>>();
@@ -50,7 +52,7 @@ export class Authenticator {
     this.#control = control;
     this.#clock = clock;
     this.#scrypt = options.scrypt;
-    this.#guard = new CredentialGuard(options.limits ?? {
+    this.guard = new CredentialGuard(options.limits ?? {
       windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
     }, clock);
   }
@@ -62,10 +64,7 @@ export class Authenticator {
   async authenticate(headers: Headers, address: string | undefined): Promise<AccountRecord> {
     const email = headers.get('x-auth-email');
     const key = headers.get('x-auth-key');
-    if (email === null || key === null) {
-      if (email === null && key === null && headers.get('authorization') !== null) throw new ApiError('API_TOKEN_NOT_SUPPORTED');
-      throw new ApiError('API_MISSING_CREDENTIALS');
-    }
+    if (email === null || key === null) throw new ApiError('API_MISSING_CREDENTIALS');
     const chain = [
       ...(isValidEmail(email) ? [] : [{ code: 6102, message: 'Invalid format for X-Auth-Email header' }]),
       ...(isValidApiKey(key) ? [] : [{ code: 6103, message: 'Invalid format for X-Auth-Key header' }]),
@@ -78,7 +77,7 @@ export class Authenticator {
     const remembered = await this.#remembered(fingerprint);
     if (remembered) return remembered;
 
-    const admission = this.#guard.admit(address, email.toLowerCase());
+    const admission = this.guard.admit(address, email.toLowerCase());
     if (!admission.admitted) throw rateLimited(admission.retryAfterMs, admission.scope === 'address' ? 'from this address' : 'for this e-mail');
     const { attempt } = admission;
     try {
@@ -123,8 +122,8 @@ export class Authenticator {
   }
 }
 
-/** 429 / 971: too many failed checks from the client's address or for the e-mail. */
-function rateLimited(retryAfterMs: number, scope: string): ApiError {
+/** 429 / 971: too many failed checks from the client's address or for the e-mail (or the API token). */
+export function rateLimited(retryAfterMs: number, scope: string): ApiError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new ApiError('API_AUTH_RATE_LIMITED', {
     message: `Please wait and consider throttling your request speed: too many failed credential checks ${scope}; retry after ${seconds} s`,

@@ -14,7 +14,12 @@ export type ApiErrorCode =
   | 'API_MISSING_CREDENTIALS'
   | 'API_INVALID_REQUEST_HEADERS'
   | 'API_UNKNOWN_CREDENTIALS'
-  | 'API_TOKEN_NOT_SUPPORTED'
+  | 'API_TOKEN_UNKNOWN'
+  | 'API_TOKEN_INACTIVE'
+  | 'API_TOKEN_FORBIDDEN'
+  | 'API_TOKEN_UNAUTHORIZED'
+  | 'API_TOKEN_INVALID_BODY'
+  | 'API_TOKEN_LIMIT'
   | 'API_AUTH_RATE_LIMITED'
   | 'API_AUTH_BUSY'
   | 'API_NO_ROUTE'
@@ -57,6 +62,7 @@ export type ApiErrorCode =
   | 'API_CORS_NOT_FOUND'
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
+  | 'API_GRAPHQL_INVALID'
   | 'API_STORE_INVALID'
   | 'API_DELIVERED_LINES_UNAVAILABLE'
   | 'API_WORKER_NOT_FOUND'
@@ -88,7 +94,14 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_MISSING_CREDENTIALS: { kind: 'user', status: 400, code: 9106, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
   API_INVALID_REQUEST_HEADERS: { kind: 'user', status: 400, code: 6003, message: 'Invalid request headers' },
   API_UNKNOWN_CREDENTIALS: { kind: 'user', status: 403, code: 9103, message: 'Unknown X-Auth-Key or X-Auth-Email' },
-  API_TOKEN_NOT_SUPPORTED: { kind: 'user', status: 401, code: 10000, message: 'Authentication error' },
+  // An Authorization header whose token no account has (a deleted or rolled token too).
+  API_TOKEN_UNKNOWN: { kind: 'user', status: 401, code: 10000, message: 'Authentication error' },
+  API_TOKEN_INACTIVE: { kind: 'user', status: 401, code: 10000, message: 'Authentication error: the API token <is disabled | expired on <date> | is not valid before <date>>; its owner can change that with PUT /user/tokens/<id>' },
+  // A token whose policies do not grant the route: R2 and Workers answer 10000, the other routes 9109, as the platform does.
+  API_TOKEN_FORBIDDEN: { kind: 'user', status: 403, code: 10000, message: 'Authentication error' },
+  API_TOKEN_UNAUTHORIZED: { kind: 'user', status: 403, code: 9109, message: 'Unauthorized to access requested resource' },
+  API_TOKEN_INVALID_BODY: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
+  API_TOKEN_LIMIT: { kind: 'user', status: 400, code: 1004, message: 'creating a new API token is not allowed: the account has <n> tokens, the most it may have; delete one first' },
   API_AUTH_RATE_LIMITED: { kind: 'user', status: 429, code: 971, message: 'Please wait and consider throttling your request speed: too many failed credential checks <from this address or for this e-mail>; retry after <n> s' },
   // Load shedding, not a fault of the server: logged at debug like user errors (a flood would flood the log).
   API_AUTH_BUSY: { kind: 'user', status: 503, code: 971, message: 'Please wait and consider throttling your request speed: too many credential checks are waiting; retry after <n> s' },
@@ -137,7 +150,9 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_CORS_NOT_FOUND: { kind: 'user', status: 404, code: 10059, message: 'The CORS configuration does not exist.' },
   API_JURISDICTION_UNSUPPORTED: { kind: 'user', status: 400, code: 10005, message: "Jurisdiction '<value>' is not available on this server: its buckets are all in the default jurisdiction; leave out cf-r2-jurisdiction (wrangler's --jurisdiction) or send 'default'" },
   // What the real API answers on /user/tokens/verify for a credential that is not an API token.
-  API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token: this server issues no API tokens; X-Auth-Email and X-Auth-Key (the global API key) authenticate every route' },
+  API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token' },
+  // POST /graphql answers its errors in GraphQL's shape ({data: null, errors: [{message}]}); this entry is for the log and the docs.
+  API_GRAPHQL_INVALID: { kind: 'user', status: 200, code: 1002, message: '<what is wrong with the query, e.g. only viewer.accounts.r2StorageAdaptiveGroups is supported>' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
   // Scripts deployed through the API (/accounts/<id>/workers/...): the Workers API's codes.

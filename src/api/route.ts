@@ -5,12 +5,14 @@
 import type { z } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
+import type { ApiTokenRecord } from '../db/api-tokens/api-token-store.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import type { OriginPolicy } from '../edge/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
 import type { S3ListenerStatus } from './access-keys/access-key-routes.ts';
 import type { Authenticator } from './auth.ts';
+import type { RoutePermission } from './authorize.ts';
 import type { ApiErrorCode } from './errors.ts';
 import type { GatewayStatus } from './gateway/network-routes.ts';
 import type { DestinationIo } from './logshipping/destination-io.ts';
@@ -44,6 +46,8 @@ export interface ApiDeps {
   metrics?: Metrics;
   /** Scripts deployed through the API; their routes refuse without it. */
   workers?: WorkersDeps;
+  /** API tokens an account may hold (default DEFAULT_MAX_TOKENS_PER_ACCOUNT). */
+  maxTokensPerAccount?: number;
 }
 
 export interface RouteContext<Body> {
@@ -52,6 +56,8 @@ export interface RouteContext<Body> {
   account: AccountRecord;
   /** The dashboard session the request was authenticated by (absent for X-Auth-Email/X-Auth-Key). */
   session?: Session;
+  /** The API token the request was authenticated by (absent for the global key and sessions); see authorize.ts. */
+  token?: ApiTokenRecord;
   /** Decoded path parameters. */
   params: Record<string, string>;
   query: URLSearchParams;
@@ -85,6 +91,12 @@ export interface ApiRoute<Body = unknown> {
    * handlers get no account.
    */
   auth?: 'none' | 'session';
+  /**
+   * What an API token needs to call the route (authorize.ts): default, the row of its path in
+   * authorize.ts's table; `none`: any token; `any-status`: any token, even a disabled, expired or
+   * not yet valid one (`/user/tokens/verify`, which reports that status).
+   */
+  permission?: RoutePermission | 'none' | 'any-status';
   /**
    * A body that is not JSON (object bytes): the pipeline leaves it unread for the handler, which
    * streams it; `contentType` and `description` are for the OpenAPI document.

@@ -115,6 +115,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     ...(options.readiness ? { readiness: options.readiness } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    maxTokensPerAccount: auth.maxTokensPerAccount,
   }, dashboard);
   const fetch = async (request: Request) => app.fetch(request);
   // The node request (its socket's address) reaches the routes as the app's env.

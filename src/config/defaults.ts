@@ -82,6 +82,8 @@ export const DEFAULTS = {
     maxQueuedHashes: 16,
     /** Dashboard sessions kept per account (the newest); never counted across accounts. */
     maxSessionsPerAccount: 100,
+    /** API tokens an account may hold (each policy and list in one is bounded too: src/api/tokens/token-schema.ts). */
+    maxTokensPerAccount: 50,
   },
   gateway: {
     /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */

@@ -41,6 +41,8 @@ export const configFileSchema = z.strictObject({
     max_failures_per_identity: z.number().int().min(1).max(1_000_000).optional(),
     max_queued_hashes: z.number().int().min(1).max(10_000).optional(),
     max_sessions_per_account: z.number().int().min(1).max(100_000).optional(),
+    /** API tokens (`/user/tokens`) an account may hold. */
+    max_tokens_per_account: z.number().int().min(1).max(10_000).optional(),
   }).optional(),
   logs: z.strictObject({
     /** Upper bound on how long a spooled log line waits for its batch (the job's own max_upload_interval_seconds, 30-300 s, applies when shorter). */
@@ -102,6 +104,7 @@ export interface AuthConfig {
   maxFailuresPerIdentity: number;
   maxQueuedHashes: number;
   maxSessionsPerAccount: number;
+  maxTokensPerAccount: number;
 }
 
 /** Fills defaults into a validated file (defaults and validation are separate steps). */
@@ -128,6 +131,7 @@ export function toConfig(file: ConfigFile): Config {
       maxFailuresPerIdentity: file.auth?.max_failures_per_identity ?? DEFAULTS.auth.maxFailuresPerIdentity,
       maxQueuedHashes: file.auth?.max_queued_hashes ?? DEFAULTS.auth.maxQueuedHashes,
       maxSessionsPerAccount: file.auth?.max_sessions_per_account ?? DEFAULTS.auth.maxSessionsPerAccount,
+      maxTokensPerAccount: file.auth?.max_tokens_per_account ?? DEFAULTS.auth.maxTokensPerAccount,
     },
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,

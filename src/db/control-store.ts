@@ -11,6 +11,7 @@
  * retried after a deadlock, an entry point another instance created meanwhile), and only the last
  * run's row is stored. Every write is visible to every later read, on any instance, once it resolves.
  */
+import type { ApiTokenStore } from './api-tokens/api-token-store.ts';
 
 export interface AccountRecord {
   /** 32 lowercase hex characters. */
@@ -168,6 +169,9 @@ export interface ZoneQuery {
 }
 
 export interface ControlStore {
+  /** API tokens (`Authorization: Bearer`), in the same database (src/db/api-tokens/). */
+  readonly apiTokens: ApiTokenStore;
+
   // Accounts
   /** 'exists' when the e-mail is taken. */
   createAccount(account: AccountRecord): Promise<'created' | 'exists'>;

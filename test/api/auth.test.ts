@@ -16,7 +16,9 @@ test('authentication failures answer as the real API, in the envelope', { timeou
   const cases: Array<[Record<string, string>, number, object]> = [
     [{}, 400, failure(9106, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers')],
     [{ 'x-auth-email': admin.email }, 400, failure(9106, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers')],
-    [{ authorization: 'Bearer some-token' }, 401, failure(10000, 'Authentication error')],
+    [{ authorization: `Bearer ${'a'.repeat(40)}` }, 401, failure(10000, 'Authentication error')],
+    [{ authorization: 'Bearer some-token' }, 400,
+      failure(6003, 'Invalid request headers', { error_chain: [{ code: 6111, message: 'Invalid format for Authorization header' }] })],
     [{ 'x-auth-email': 'not-an-email', 'x-auth-key': admin.key }, 400,
       failure(6003, 'Invalid request headers', { error_chain: [{ code: 6102, message: 'Invalid format for X-Auth-Email header' }] })],
     [{ 'x-auth-email': admin.email, 'x-auth-key': 'has space' }, 400,

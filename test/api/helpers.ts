@@ -11,6 +11,7 @@ import type { TestContext } from 'node:test';
 import Cloudflare from 'cloudflare';
 import { createAccount, createApiService, type ApiService } from '../../src/api/index.ts';
 import type { Clock, FakeClock } from '../../src/core/clock.ts';
+import { AUTH_DEFAULTS } from '../../src/config/defaults.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import { accountStore } from '../../src/store/engine/account-store.ts';
@@ -70,6 +71,8 @@ export interface ErrorEntry {
 export interface ApiOptions {
   /** `[logs] file_roots` (default: the system's temporary directory, which holds every test's directories and the data dir). */
   fileRoots?: string[];
+  /** `[auth] max_tokens_per_account` (default DEFAULTS.auth's). */
+  maxTokensPerAccount?: number;
 }
 
 export async function startApi(t: TestContext, options: ApiOptions = {}): Promise<ApiFixture> {
@@ -81,6 +84,7 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   const scrypt = testScryptThread(t);
   const service = await createApiService({
     control, accessKeys, clock, logger: silentLogger, store: engine, fileRoots, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000, scrypt,
+    ...(options.maxTokensPerAccount === undefined ? {} : { auth: { ...AUTH_DEFAULTS, maxTokensPerAccount: options.maxTokensPerAccount } }),
   });
   const server = createServer(service.handler);
   server.keepAliveTimeout = 1000;

@@ -73,12 +73,12 @@ test('[logs] file_roots: /tmp/edgeport-logs by default, a list in the file, PATH
 
 test('[auth]: defaults, every key read, out-of-range values and unknown keys named', { timeout: 10_000 }, (t) => {
   assert.deepEqual(loadConfig({ env: {} }).auth, {
-    failureWindowMs: 60_000, maxFailuresPerAddress: 20, maxFailuresPerIdentity: 10, maxQueuedHashes: 16, maxSessionsPerAccount: 100,
+    failureWindowMs: 60_000, maxFailuresPerAddress: 20, maxFailuresPerIdentity: 10, maxQueuedHashes: 16, maxSessionsPerAccount: 100, maxTokensPerAccount: 50,
   });
   const file = join(tempDir(t), 'edgeport.toml');
-  writeFileSync(file, '[auth]\nfailure_window_ms = 300000\nmax_failures_per_address = 100\nmax_failures_per_identity = 5\nmax_queued_hashes = 4\nmax_sessions_per_account = 10\n');
+  writeFileSync(file, '[auth]\nfailure_window_ms = 300000\nmax_failures_per_address = 100\nmax_failures_per_identity = 5\nmax_queued_hashes = 4\nmax_sessions_per_account = 10\nmax_tokens_per_account = 5\n');
   assert.deepEqual(loadConfig({ file, env: {} }).auth, {
-    failureWindowMs: 300_000, maxFailuresPerAddress: 100, maxFailuresPerIdentity: 5, maxQueuedHashes: 4, maxSessionsPerAccount: 10,
+    failureWindowMs: 300_000, maxFailuresPerAddress: 100, maxFailuresPerIdentity: 5, maxQueuedHashes: 4, maxSessionsPerAccount: 10, maxTokensPerAccount: 5,
   });
   writeFileSync(file, '[auth]\nfailure_window_ms = 10\nmax_failures_per_address = 0\nlockout_ms = 5\n');
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => {

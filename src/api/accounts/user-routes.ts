@@ -1,22 +1,20 @@
 /**
  * Who the caller is, as the platform's identity routes answer for a global-API-key user (what
- * wrangler asks before account-scoped commands): `GET /user` (the user), `GET /memberships` (the
- * user's one membership: its account, accepted, with every permission), and
- * `GET /user/tokens/verify`, which with a key instead of a token answers 1000 "Invalid API Token"
- * as the real API does.
+ * wrangler asks before account-scoped commands): `GET /user` (the user) and `GET /memberships` (the
+ * user's one membership: its account, accepted, with every permission). `GET /user/tokens/verify`
+ * is with the API token routes (tokens/token-routes.ts).
  *
  * By design: an edgeport account has one member, its owner, so the user and the membership are
  * the account seen from two sides. Their ids are derived from the account's id (stable, 32 hex
  * characters like the real ones, and distinct from it: clients must not mix them up).
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AccountRecord } from '../../db/control-store.ts';
 import { successResponse } from '../envelope.ts';
-import { ApiError } from '../errors.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { accountResult, toAccountJson } from './account-routes.ts';
+import { derivedId } from './user-id.ts';
 
 const TAG = 'User';
 
@@ -64,10 +62,6 @@ const listMembershipsQuery = z.object({
   direction: z.enum(['asc', 'desc']).default('asc'),
 });
 
-function derivedId(kind: 'user' | 'membership', account: AccountRecord): string {
-  return createHash('sha256').update(`${kind}:${account.id}`).digest('hex').slice(0, 32);
-}
-
 function toMembershipJson(account: AccountRecord): z.infer<typeof membershipResult> {
   return {
     id: derivedId('membership', account),
@@ -99,13 +93,6 @@ export const USER_ROUTES: ApiRoute[] = [
     method: 'GET', path: '/user', operationId: 'user-get', summary: 'Get the user the credentials belong to', tag: TAG, result: userResult,
     async handler(ctx) {
       return successResponse(toUserJson(ctx.account));
-    },
-  }),
-  defineRoute({
-    method: 'GET', path: '/user/tokens/verify', operationId: 'user-tokens-verify', tag: TAG,
-    summary: 'Verify an API token: answers 401 / 1000, since this server authenticates by X-Auth-Email and X-Auth-Key and issues no tokens',
-    async handler() {
-      throw new ApiError('API_TOKEN_INVALID');
     },
   }),
   defineRoute({

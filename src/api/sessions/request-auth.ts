@@ -1,13 +1,16 @@
 /**
- * Who a request is: `X-Auth-Email` + `X-Auth-Key` (or a Bearer token, refused) when the request
- * carries any of them, as before sessions existed; otherwise the dashboard's session cookie. A
+ * Who a request is: `X-Auth-Email` + `X-Auth-Key` when the request carries either (even with an
+ * `Authorization` header too: the official SDK sends every credential it was given), else an API
+ * token (`Authorization: Bearer`), else the dashboard's session cookie. A
  * request authenticated by the cookie that can change something (any method but GET and HEAD)
  * must also carry the session's token in `X-CSRF-Token`: another site can make the browser send
  * the cookie (it is SameSite=Strict, a second line of defence) but cannot read the token.
  */
+import type { ApiTokenRecord } from '../../db/api-tokens/api-token-store.ts';
 import type { AccountRecord } from '../../db/control-store.ts';
 import { firstCookieValues } from '../../logs/custom-fields.ts';
 import { ApiError } from '../errors.ts';
+import { authenticateBearer } from '../tokens/bearer-auth.ts';
 import type { ApiDeps } from '../route.ts';
 import { SESSION_COOKIE, type Session } from './session-store.ts';
 
@@ -16,6 +19,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 export interface Authenticated {
   account: AccountRecord;
   session?: Session;
+  /** The API token the request was authenticated by (its policies limit what it may do). */
+  token?: ApiTokenRecord;
 }
 
 /**
@@ -24,7 +29,9 @@ export interface Authenticated {
  */
 export async function authenticateRequest(request: Request, deps: ApiDeps, clientAddress: string | undefined): Promise<Authenticated> {
   const headers = request.headers;
-  const usesKey = headers.has('x-auth-email') || headers.has('x-auth-key') || headers.has('authorization');
+  const usesKey = headers.has('x-auth-email') || headers.has('x-auth-key');
+  const bearer = headers.get('authorization');
+  if (!usesKey && bearer !== null) return authenticateBearer(bearer, deps, clientAddress);
   if (usesKey || readCookie(headers.get('cookie'), SESSION_COOKIE) === undefined) return { account: await deps.auth.authenticate(headers, clientAddress) };
   const session = await requireSession(request, deps);
   return { account: session.account, session };

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { randomHexId } from '../../core/ids.ts';
 import type { ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
+import { mayAccess } from '../authorize.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError, objectNotFound } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
@@ -42,7 +43,10 @@ export const ZONE_ROUTES: ApiRoute[] = [
         if (name) query.name = name;
         else none = true;
       }
-      const { zones, total } = none ? { zones: [], total: 0 } : await ctx.deps.control.listZones(account.id, query);
+      const listed = none ? { zones: [], total: 0 } : await ctx.deps.control.listZones(account.id, query);
+      const { total } = listed;
+      // An API token scoped to some zones sees those of the page (total_count stays the account's).
+      const zones = listed.zones.filter((zone) => mayAccess(ctx, 'zones', 'read', { kind: 'zone', accountId: account.id, zoneId: zone.id }));
       return successResponse(zones.map((zone) => toZoneJson(zone, account)), {
         resultInfo: { page: q.page, per_page: q.per_page, count: zones.length, total_count: total, total_pages: Math.ceil(total / q.per_page) },
       });

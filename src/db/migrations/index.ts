@@ -12,6 +12,7 @@ import { bucketCors } from './0010-bucket-cors.ts';
 import { objectPartChecksums } from './0011-object-part-checksums.ts';
 import { completedUploads } from './0012-completed-uploads.ts';
 import { logJobLocations } from './0013-log-job-locations.ts';
+import { apiTokens } from './0014-api-tokens.ts';
 import { scriptRegistry } from './0015-script-registry.ts';
 
 export interface Migration {
@@ -24,5 +25,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums, completedUploads, logJobLocations, scriptRegistry,
+  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry,
 ];

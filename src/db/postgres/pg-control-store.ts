@@ -15,6 +15,7 @@ import type {
 import {
   customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
 } from '../control-rows.ts';
+import { PgApiTokenStore } from '../api-tokens/pg-api-token-store.ts';
 import { ancestorNames, descendantRange, reversedName, zoneFamily } from '../zone-names.ts';
 import { SQL } from './pg-control-statements.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
@@ -40,9 +41,11 @@ export class PgControlStore implements ControlStore {
   readonly #changeListeners: Array<() => void> = [];
   readonly #pending = new Set<Promise<unknown>>();
   #closed = false;
+  readonly apiTokens: PgApiTokenStore;
 
   private constructor(options: PgControlStoreOptions) {
     this.#db = options.database;
+    this.apiTokens = new PgApiTokenStore(options.database);
     this.#clock = options.clock;
   }
 

@@ -16,6 +16,7 @@ import {
   CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type SessionRow,
   type ZoneRow,
 } from '../control-rows.ts';
+import { SqliteApiTokenStore } from '../api-tokens/sqlite-api-token-store.ts';
 import { ancestorNames, descendantRange, reversedName } from '../zone-names.ts';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { WriteQueue } from './write-queue.ts';
@@ -117,6 +118,7 @@ export class SqliteControlStore implements ControlStore {
   readonly #writes: WriteQueue;
   readonly #changeListeners: Array<() => void> = [];
   readonly #clock: Clock;
+  readonly apiTokens: SqliteApiTokenStore;
 
   constructor(options: SqliteControlStoreOptions) {
     const { db, writes } = openSqliteConnection(options.file, { autoCheckpoint: options.autoCheckpoint !== false, now: options.clock.now() });
@@ -124,6 +126,7 @@ export class SqliteControlStore implements ControlStore {
     this.#sql = prepareStatements(db);
     this.#writes = writes;
     this.#clock = options.clock;
+    this.apiTokens = new SqliteApiTokenStore(db, writes);
   }
 
   /** Calls `listener` after every committed change to zones, rulesets or log jobs. */
