@@ -5,7 +5,7 @@
  */
 import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
-import type {
+import type { BucketUsage,
   BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
 
@@ -122,6 +122,10 @@ export interface AccessKeyRow {
 export interface MetadataStore {
   insertBucket(bucket: BucketInfo): Promise<boolean>;
   getBucket(name: string): Promise<BucketInfo | null>;
+  /** Sets the bucket's default storage class of new objects; null when there is no such bucket. */
+  setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo | null>;
+  /** The bucket's object count and sizes, reading at most `maxRows` object rows and as many upload rows (null: no such bucket). */
+  bucketUsage(name: string, maxRows: number): Promise<BucketUsage | null>;
   /** In name order: every bucket, one account's (stored as `<account>/<name>`), or those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   /**

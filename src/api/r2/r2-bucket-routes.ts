@@ -1,6 +1,8 @@
 /**
  * R2 buckets over the platform's own paths, `/accounts/:account_id/r2/buckets`: list (in
- * `result.buckets`, a page at a time by cursor), create, read, delete (only when empty). What the
+ * `result.buckets`, a page at a time by cursor), create, read, change the default storage class
+ * (PATCH with `cf-r2-storage-class`, wrangler's `r2 bucket update storage-class`), delete (only
+ * when empty). What the
  * official SDK's `r2.buckets` and wrangler's `r2 bucket` commands call. The buckets are the
  * account's buckets of the object store, the same ones the dashboard's store routes, the S3 API
  * and script bindings see; another account's bucket answers exactly like a missing one (10006).
@@ -16,7 +18,8 @@ import { successResponse } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { validateQuery } from '../validation.ts';
-import { createR2BucketBody, listR2BucketsQuery, r2BucketResult, r2Store, toR2BucketJson, withR2Errors } from './r2-schema.ts';
+import { STORAGE_CLASSES } from '../../store/engine/types.ts';
+import { createR2BucketBody, listR2BucketsQuery, r2BucketResult, r2Store, storageClassHeader, toR2BucketJson, withR2Errors } from './r2-schema.ts';
 
 const TAG = 'R2';
 export const R2_BUCKETS = '/accounts/:account_id/r2/buckets';
@@ -69,6 +72,19 @@ export const R2_BUCKET_ROUTES: ApiRoute[] = [
       const store = r2Store(ctx);
       const bucket = await withR2Errors(() => store.getBucket(ctx.params.bucket!));
       if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
+      return successResponse(toR2BucketJson(bucket));
+    },
+  }),
+  defineRoute({
+    method: 'PATCH', path: `${R2_BUCKETS}/:bucket`, operationId: 'r2-buckets-edit', tag: TAG,
+    summary: 'Change an R2 bucket\'s default storage class of new objects (header cf-r2-storage-class; objects already stored keep theirs)', result: r2BucketResult,
+    async handler(ctx) {
+      const store = r2Store(ctx);
+      const storageClass = storageClassHeader(ctx);
+      if (storageClass === undefined) {
+        throw new ApiError('API_STORE_INVALID', { message: `cf-r2-storage-class is required: send the bucket's new default storage class, one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}` });
+      }
+      const bucket = await withR2Errors(() => store.setBucketStorageClass(ctx.params.bucket!, storageClass));
       return successResponse(toR2BucketJson(bucket));
     },
   }),

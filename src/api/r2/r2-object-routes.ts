@@ -1,6 +1,6 @@
 /**
  * Objects of an R2 bucket over the platform's paths,
- * `/accounts/:account_id/r2/buckets/:bucket/objects/<key>`: put (the request body streamed to the
+ * `/accounts/:account_id/r2/buckets/:bucket/objects[/<key>]`: list, put (the request body streamed to the
  * store with its Content-Type, Content-Length and the other standard headers as HTTP metadata,
  * `cf-r2-storage-class` as its storage class), get (the bytes streamed back with their metadata
  * headers), delete. The key is the rest of the path: wrangler sends `a/b/c.txt` with its slashes,
@@ -13,28 +13,45 @@
 import { z } from 'zod';
 import { toStoreHttpMetadata, writeHttpMetadata } from '../../store/binding/http-metadata.ts';
 import { StoreError } from '../../store/engine/errors.ts';
-import { STORAGE_CLASSES, type StorageClass } from '../../store/engine/types.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
-import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
+import { defineRoute, type ApiRoute } from '../route.ts';
 import { metadataFromHeaders, objectResult, streamedBody, toObjectJson, toWebStream } from '../store/store-schema.ts';
 import { R2_BUCKETS } from './r2-bucket-routes.ts';
-import { r2Store, withR2Errors } from './r2-schema.ts';
+import { listR2ObjectsQuery, r2ObjectResult, r2Store, storageClassHeader, toR2ObjectJson, withR2Errors } from './r2-schema.ts';
+import { validateQuery } from '../validation.ts';
 
 const TAG = 'R2';
 /** `{.+}`: the key runs to the end of the path, slashes included. */
 const OBJECT = `${R2_BUCKETS}/:bucket/objects/:key{.+}`;
 
-function storageClassHeader(ctx: RouteContext<unknown>): StorageClass | undefined {
-  const value = ctx.request.headers.get('cf-r2-storage-class');
-  if (value === null) return undefined;
-  if (!(STORAGE_CLASSES as readonly string[]).includes(value)) {
-    throw new ApiError('API_STORE_INVALID', { message: `'${value.slice(0, 64)}' is not a valid value for cf-r2-storage-class because it must be one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}` });
-  }
-  return value as StorageClass;
-}
-
 export const R2_OBJECT_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'GET', path: `${R2_BUCKETS}/:bucket/objects`, operationId: 'r2-objects-list', tag: TAG,
+    summary: 'List objects (the SDK\'s r2.buckets.objects.list): by prefix, after a key, folded at a delimiter (result_info.delimited), a page at a time (result_info.cursor)',
+    query: listR2ObjectsQuery, result: z.array(r2ObjectResult), resultInfo: 'cursor',
+    async handler(ctx) {
+      const store = r2Store(ctx);
+      const q = validateQuery(listR2ObjectsQuery, ctx.query);
+      const listing = await withR2Errors(() => store.list(ctx.params.bucket!, {
+        limit: q.per_page,
+        include: { httpMetadata: true, customMetadata: true },
+        ...(q.prefix ? { prefix: q.prefix } : {}),
+        ...(q.delimiter ? { delimiter: q.delimiter } : {}),
+        ...(q.start_after ? { startAfter: q.start_after } : {}),
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+      }));
+      return successResponse(listing.objects.map(toR2ObjectJson), {
+        resultInfo: {
+          count: listing.objects.length,
+          per_page: q.per_page,
+          is_truncated: listing.truncated,
+          delimited: listing.delimitedPrefixes,
+          ...(listing.truncated && listing.cursor ? { cursor: listing.cursor } : {}),
+        },
+      });
+    },
+  }),
   defineRoute({
     method: 'PUT', path: OBJECT, operationId: 'r2-objects-put', tag: TAG,
     summary: 'Put an object: the request body, streamed; Content-Type and the other standard headers become its HTTP metadata, cf-r2-storage-class its storage class',

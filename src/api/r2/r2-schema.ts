@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { StoreError } from '../../store/engine/errors.ts';
-import type { BucketInfo } from '../../store/engine/types.ts';
+import { STORAGE_CLASSES, type BucketInfo, type ListedObject, type StorageClass } from '../../store/engine/types.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { ApiError } from '../errors.ts';
 import type { RouteContext } from '../route.ts';
@@ -38,6 +38,41 @@ export const listR2BucketsQuery = z.object({
   direction: z.enum(['asc', 'desc']).default('asc'),
   order: z.literal('name').optional(),
 });
+
+export const listR2ObjectsQuery = z.object({
+  prefix: z.string().max(1024).optional(),
+  delimiter: z.string().max(1024).optional().describe('Usually "/": keys below the next delimiter are folded into result_info.delimited'),
+  start_after: z.string().max(1024).optional(),
+  cursor: z.string().max(2048).optional().describe('result_info.cursor of the previous page'),
+  per_page: z.coerce.number().int().min(1).max(1000).default(1000),
+});
+
+/** An object as R2's JSON answers list it: camelCase HTTP metadata, the raw hex ETag. */
+export const r2ObjectResult = z.object({
+  key: z.string(),
+  etag: z.string(),
+  last_modified: z.string().describe('ISO 8601'),
+  size: z.number().int(),
+  storage_class: storageClass,
+  http_metadata: z.object({
+    contentType: z.string().optional(), contentLanguage: z.string().optional(), contentDisposition: z.string().optional(),
+    contentEncoding: z.string().optional(), cacheControl: z.string().optional(), cacheExpiry: z.string().optional(),
+  }),
+  custom_metadata: z.record(z.string(), z.string()),
+});
+
+export function toR2ObjectJson(object: ListedObject): z.infer<typeof r2ObjectResult> {
+  const { cacheExpiry, ...http } = object.httpMetadata ?? {};
+  return {
+    key: object.key,
+    etag: object.etag,
+    last_modified: new Date(object.uploaded).toISOString(),
+    size: object.size,
+    storage_class: object.storageClass,
+    http_metadata: { ...http, ...(cacheExpiry === undefined ? {} : { cacheExpiry: new Date(cacheExpiry).toISOString() }) },
+    custom_metadata: object.customMetadata ?? {},
+  };
+}
 
 export function toR2BucketJson(bucket: BucketInfo, location?: (typeof LOCATION_HINTS)[number]): z.infer<typeof r2BucketResult> {
   return {
@@ -75,4 +110,14 @@ export async function withR2Errors<T>(run: () => Promise<T>): Promise<T> {
     if (error instanceof StoreError && error.code === 'STORE_INVALID_BUCKET_NAME') throw new ApiError('API_BUCKET_NAME_INVALID', { message: error.message });
     throw error;
   }
+}
+
+/** The `cf-r2-storage-class` header (an object's class on put, a bucket's default on PATCH), checked. */
+export function storageClassHeader(ctx: RouteContext<unknown>): StorageClass | undefined {
+  const value = ctx.request.headers.get('cf-r2-storage-class');
+  if (value === null) return undefined;
+  if (!(STORAGE_CLASSES as readonly string[]).includes(value)) {
+    throw new ApiError('API_STORE_INVALID', { message: `'${value.slice(0, 64)}' is not a valid value for cf-r2-storage-class because it must be one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}` });
+  }
+  return value as StorageClass;
 }

@@ -19,7 +19,7 @@
  * failures and deadlocks.
  */
 import type { Clock } from '../../core/clock.ts';
-import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
+import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
@@ -69,6 +69,18 @@ export class PgMetadataStore implements MetadataStore {
   async getBucket(name: string): Promise<BucketInfo | null> {
     const [row] = await this.#read<BucketRecord>('getBucket', [name]);
     return row ? toBucket(row) : null;
+  }
+
+  async setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo | null> {
+    const [row] = await this.#write('setBucketStorageClass', [name, storageClass]) as BucketRecord[];
+    return row ? toBucket(row) : null;
+  }
+
+  async bucketUsage(name: string, maxRows: number): Promise<BucketUsage | null> {
+    if (!(await this.getBucket(name))) return null;
+    const [row] = await this.#read<{ objects: string; payload: string; metadata: string; uploads: string }>('bucketUsage', [name, maxRows]);
+    const [objects, payload, metadata, uploads] = [row!.objects, row!.payload, row!.metadata, row!.uploads].map(Number) as [number, number, number, number];
+    return { objectCount: objects, payloadSize: payload, metadataSize: metadata, uploadCount: uploads, complete: objects < maxRows && uploads < maxRows };
   }
 
   async listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {

@@ -6,7 +6,7 @@
 import type { Database } from 'better-sqlite3';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { BucketInfo, ObjectMeta } from '../../store/engine/types.ts';
+import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
@@ -60,6 +60,20 @@ export class SqliteMetadataStore implements MetadataStore {
   async getBucket(name: string): Promise<BucketInfo | null> {
     const row = this.#bucketRow(name);
     return row ? toBucket(row) : null;
+  }
+
+  async setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo | null> {
+    return this.#writes.run(() => {
+      if (this.#sql.setBucketStorageClass.run(storageClass, name).changes === 0) return null;
+      const row = this.#bucketRow(name);
+      return row ? toBucket(row) : null;
+    });
+  }
+
+  async bucketUsage(name: string, maxRows: number): Promise<BucketUsage | null> {
+    if (!this.#bucketRow(name)) return null;
+    const row = this.#sql.bucketUsage.get({ bucket: name, max: maxRows }) as { objects: number; payload: number; metadata: number; uploads: number };
+    return { objectCount: row.objects, payloadSize: row.payload, metadataSize: row.metadata, uploadCount: row.uploads, complete: row.objects < maxRows && row.uploads < maxRows };
   }
 
   async listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {

@@ -13,7 +13,7 @@
 import type { BucketCors, CorsRule } from './cors.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
-import type {
+import type { BucketUsage,
   BodyInput, BucketInfo, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
   UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
@@ -85,6 +85,16 @@ class AccountStore implements StoreEngine {
   async listBuckets(): Promise<BucketInfo[]> {
     const all = await this.#engine.listBuckets(this.#account === null ? { unowned: true } : { account: this.#account });
     return all.map((bucket) => this.#own(bucket));
+  }
+
+  async setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo> {
+    const stored = this.#stored(name);
+    return stored === null ? noSuchBucket() : this.#own(await this.#engine.setBucketStorageClass(stored, storageClass));
+  }
+
+  bucketUsage(name: string): Promise<BucketUsage> {
+    const stored = this.#stored(name);
+    return stored === null ? noSuchBucket() : this.#engine.bucketUsage(stored);
   }
 
   deleteBucket(name: string): Promise<void> {

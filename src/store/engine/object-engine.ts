@@ -20,8 +20,9 @@ import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { resolveRange } from './ranges.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, Checksums, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
+import { BUCKET_USAGE_MAX_ROWS } from './types.ts';
 import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
 
 export interface ObjectEngineOptions {
@@ -108,6 +109,18 @@ export class ObjectEngine implements StoreEngine {
 
   getBucket(name: string): Promise<BucketInfo | null> {
     return this.#meta.getBucket(name);
+  }
+
+  async setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo> {
+    const bucket = await this.#meta.setBucketStorageClass(name, checkStorageClass(storageClass, 'Standard'));
+    if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
+    return bucket;
+  }
+
+  async bucketUsage(name: string): Promise<BucketUsage> {
+    const usage = await this.#meta.bucketUsage(name, BUCKET_USAGE_MAX_ROWS);
+    if (!usage) throw new StoreError('STORE_NO_SUCH_BUCKET');
+    return usage;
   }
 
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {

@@ -4,7 +4,7 @@
  * Every method throws only StoreError for user-facing failures.
  */
 import type { BucketCors, CorsRule } from './cors.ts';
-import type {
+import type { BucketUsage,
   BodyInput, BucketInfo, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
@@ -24,6 +24,10 @@ export interface StoreEngine {
   /** Creates the bucket if it does not exist (dev mode creates buckets on first use). */
   ensureBucket(name: string, options?: { storageClass?: StorageClass }): Promise<BucketInfo>;
   getBucket(name: string): Promise<BucketInfo | null>;
+  /** Sets the bucket's default storage class of new objects (objects already stored keep theirs). */
+  setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo>;
+  /** The bucket's object count and sizes (bounded: BUCKET_USAGE_MAX_ROWS). */
+  bucketUsage(name: string): Promise<BucketUsage>;
   /** Every bucket, or only one account's (stored names `<account>/<name>`), or only those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   /** Refused with STORE_BUCKET_NOT_EMPTY while objects remain; open multipart uploads are aborted with it. */

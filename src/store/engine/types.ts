@@ -215,3 +215,19 @@ export interface BucketInfo {
   created: number;
   storageClass: StorageClass;
 }
+
+/** What a bucket holds (R2's storage metrics): counted over at most `BUCKET_USAGE_MAX_ROWS` objects and uploads. */
+export interface BucketUsage {
+  objectCount: number;
+  /** Bytes of the objects' bodies. */
+  payloadSize: number;
+  /** Bytes of the objects' HTTP and custom metadata, as stored (JSON). */
+  metadataSize: number;
+  /** Multipart uploads in progress. */
+  uploadCount: number;
+  /** false when the bucket holds more than the rows counted: the figures are then lower bounds. */
+  complete: boolean;
+}
+
+/** A usage count reads at most this many rows (of objects, and of uploads): one read, bounded in time. */
+export const BUCKET_USAGE_MAX_ROWS = 1_000_000;
