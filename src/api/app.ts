@@ -29,6 +29,7 @@ import { API_ERRORS } from './errors.ts';
 import { toErrorResponse } from './error-map.ts';
 import { checkRoutePermission } from './authorize.ts';
 import { GATEWAY_ROUTES } from './gateway/network-routes.ts';
+import { GRAPHQL_ROUTES } from './graphql/graphql-routes.ts';
 import { mountHealthRoutes } from './health/health-routes.ts';
 import { mountMetricsRoute } from './health/metrics-route.ts';
 import { Counter } from 'prom-client';
@@ -59,7 +60,7 @@ export const API_PREFIX = '/client/v4';
 export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES,
+  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
   ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES,
 ];
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FakeClock } from '../../src/core/clock.ts';
+import type { ApiTokenRecord } from '../../src/db/api-tokens/api-token-store.ts';
 import type { ControlStore, LogJobRecord, NewLogJob, RuleRecord, RulesetRecord, ZoneRecord } from '../../src/db/control-store.ts';
 
 export interface ControlStoreSuiteOptions {
@@ -35,7 +36,40 @@ export const job = (zoneId: string, enabled: boolean, name = 'j'): NewLogJob => 
 /** A 32-hex id from a short tag (`hex(7)` -> `000…07`). */
 export const hex = (n: number): string => n.toString(16).padStart(32, '0');
 
+export const apiToken = (id: string, accountId: string, valueHash: string, issuedOn = 1): ApiTokenRecord => ({
+  id, accountId, valueHash, name: `token ${id.slice(-2)}`, status: 'active', issuedOn, modifiedOn: issuedOn, expiresOn: null, notBefore: null,
+  policies: [{ id: hex(99), effect: 'allow', resources: { [`com.cloudflare.api.account.${accountId}`]: '*' }, permissionGroups: [{ id: 'b4992e1108244f5d8bfbd5744320c2e1', name: 'Workers R2 Storage Read' }] }],
+});
+
 export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
+  test('API tokens: per account, found by value hash, the per-account limit held under concurrent creates, updates and deletes scoped', { timeout: 10_000 }, async (t) => {
+    const { store } = await open(t);
+    const [a, b] = [hex(1), hex(2)];
+    const tokens = store.apiTokens;
+    assert.equal(await tokens.create(apiToken(hex(11), a, 'hash-11', 5), 3), 'created');
+    assert.equal(await tokens.create(apiToken(hex(12), a, 'hash-12', 3), 3), 'created');
+    assert.equal(await tokens.create(apiToken(hex(21), b, 'hash-21'), 3), 'created');
+    const racing = await Promise.all([hex(13), hex(14), hex(15)].map((id, i) => tokens.create(apiToken(id, a, `hash-${id}`, 10 + i), 3)));
+    assert.deepEqual(racing.filter((r) => r === 'created').length, 1, 'one of three concurrent creates fits under the limit of 3');
+    assert.deepEqual((await tokens.list(a)).map((tk) => tk.id).slice(0, 2), [hex(12), hex(11)], 'oldest first');
+    assert.equal((await tokens.list(a)).length, 3);
+    assert.deepEqual(await tokens.get(a, hex(11)), apiToken(hex(11), a, 'hash-11', 5));
+    assert.equal(await tokens.get(b, hex(11)), null, 'another account\'s token is not found');
+    assert.equal((await tokens.findByValueHash('hash-21'))?.accountId, b);
+    assert.equal(await tokens.findByValueHash('nope'), null);
+
+    const rolled = await tokens.update(a, hex(11), (current) => ({ ...current, valueHash: 'hash-11b', status: 'disabled' }));
+    assert.equal(rolled?.status, 'disabled');
+    assert.equal(await tokens.findByValueHash('hash-11'), null, 'the old value is gone');
+    assert.equal((await tokens.findByValueHash('hash-11b'))?.id, hex(11));
+    assert.equal(await tokens.update(b, hex(11), (current) => current), null);
+    await assert.rejects(tokens.update(a, hex(11), (current) => ({ ...current, accountId: b })), /keeps its id and account/);
+    assert.equal(await tokens.delete(b, hex(11)), false);
+    assert.equal(await tokens.delete(a, hex(11)), true);
+    assert.equal(await tokens.get(a, hex(11)), null);
+    assert.equal((await tokens.list(b)).length, 1);
+  });
+
   test('accounts: unique e-mail (case-insensitive), key hash updates', { timeout: 10_000 }, async (t) => {
     const { store } = await open(t);
     assert.equal(await store.createAccount(account('a'.repeat(32), 'Ann@Example.com')), 'created');

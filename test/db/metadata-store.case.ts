@@ -163,6 +163,26 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.equal((await store.headObject('cold', 'named'))?.storageClass, 'Standard', 'a class the put named is kept');
   });
 
+  test('a bucket\'s default storage class changes; its usage counts objects, bytes and active uploads, reading at most maxRows', { timeout: 10_000 }, async (t) => {
+    const { store } = await setup(t);
+    assert.deepEqual(await store.setBucketStorageClass('b1', 'InfrequentAccess'), { name: 'b1', created: 1, storageClass: 'InfrequentAccess' });
+    assert.equal((await store.getBucket('b1'))?.storageClass, 'InfrequentAccess');
+    assert.equal(await store.setBucketStorageClass('nope', 'Standard'), null);
+    assert.deepEqual(await store.bucketUsage('b1', 100), { objectCount: 0, payloadSize: 0, metadataSize: 0, uploadCount: 0, complete: true });
+    assert.equal(await store.bucketUsage('nope', 100), null);
+    await store.insertBucket({ name: 'b2', created: 1, storageClass: 'Standard' });
+    await store.putObject('b2', objectMeta('elsewhere', { size: 999 }), inline('z'));
+    await store.putObject('b1', objectMeta('a', { size: 10, customMetadata: { k: 'v' } }), inline('x'));
+    await store.putObject('b1', objectMeta('b', { size: 32 }), inline('y'));
+    await store.putObject('b1', objectMeta('a', { size: 5 }), inline('x'));
+    await store.insertUpload(upload('u1', 'c'));
+    await store.insertUpload(upload('u2', 'd', { state: 'aborted' }));
+    const usage = (await store.bucketUsage('b1', 100))!;
+    assert.deepEqual({ ...usage, metadataSize: usage.metadataSize > 0 }, { objectCount: 2, payloadSize: 37, metadataSize: true, uploadCount: 1, complete: true });
+    const bounded = (await store.bucketUsage('b1', 1))!;
+    assert.deepEqual([bounded.objectCount, bounded.uploadCount, bounded.complete], [1, 1, false]);
+  });
+
   test('a precondition sees the current object (or null) and, when it refuses, nothing is written', { timeout: 10_000 }, async (t) => {
     const { store, reclaimable } = await setup(t);
     const seen: Array<ObjectMeta | null> = [];

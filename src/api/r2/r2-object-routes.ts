@@ -14,7 +14,6 @@ import { z } from 'zod';
 import { toStoreHttpMetadata, writeHttpMetadata } from '../../store/binding/http-metadata.ts';
 import { StoreError } from '../../store/engine/errors.ts';
 import { successResponse } from '../envelope.ts';
-import { ApiError } from '../errors.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { metadataFromHeaders, objectResult, streamedBody, toObjectJson, toWebStream } from '../store/store-schema.ts';
 import { R2_BUCKETS } from './r2-bucket-routes.ts';
