@@ -25,7 +25,7 @@ import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
 import { USER_ROUTES } from './accounts/user-routes.ts';
 import type { AccountRecord } from '../db/control-store.ts';
 import { failureResponse } from './envelope.ts';
-import { API_ERRORS } from './errors.ts';
+import { API_ERRORS, ApiError } from './errors.ts';
 import { toErrorResponse } from './error-map.ts';
 import { checkRoutePermission } from './authorize.ts';
 import { GATEWAY_ROUTES } from './gateway/network-routes.ts';
@@ -153,7 +153,7 @@ function socketAddress(env: unknown): string | undefined {
 async function runRoute(route: ApiRoute, request: Request, params: Record<string, string>, deps: ApiDeps, clientAddress: string | undefined): Promise<Response> {
   try {
     const url = new URL(request.url);
-    const auth: Authenticated | undefined = route.auth === undefined ? await authenticateRequest(request, deps, clientAddress) : undefined;
+    const auth: Authenticated | undefined = route.auth === undefined ? await authenticate(route, request, deps, clientAddress) : undefined;
     if (auth?.token) {
       if (route.permission !== 'any-status') requireActiveToken(auth.token, deps.clock.now());
       checkRoutePermission({ token: auth.token, account: auth.account, params, request }, route.permission === 'any-status' ? 'none' : route.permission, route.path);
@@ -173,6 +173,16 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
     });
   } catch (error) {
     return clientGone(request, error) ? disconnected(error, deps) : toErrorResponse(error, deps.logger);
+  }
+}
+
+/** The request's credentials; `/user/tokens/verify` answers a token nobody has with the platform's 1000 "Invalid API Token". */
+async function authenticate(route: ApiRoute, request: Request, deps: ApiDeps, clientAddress: string | undefined): Promise<Authenticated> {
+  try {
+    return await authenticateRequest(request, deps, clientAddress);
+  } catch (error) {
+    if (route.permission === 'any-status' && error instanceof ApiError && error.code === 'API_TOKEN_UNKNOWN') throw new ApiError('API_TOKEN_INVALID');
+    throw error;
   }
 }
 
