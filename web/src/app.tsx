@@ -16,6 +16,7 @@ import { GatewayPage } from './pages/gateway-page.tsx';
 import { JobEditorPage } from './pages/job-editor-page.tsx';
 import { JobsPage } from './pages/jobs-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
+import { TokensPage } from './pages/tokens-page.tsx';
 import { ZoneSettingsPage } from './pages/zone-settings-page.tsx';
 import { ZonesPage } from './pages/zones-page.tsx';
 import { Link, match, navigate, useLocation, type Location } from './router.tsx';
@@ -84,6 +85,7 @@ function page(location: Location, session: Session) {
     return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobEditorPage key={path} zoneId={zone.id} jobId={params!.job!} account={account} />}</ZoneFrame>;
   }
   if (match('/access-keys', path)) return <AccessKeysPage account={account} />;
+  if (match('/tokens', path)) return <TokensPage account={account} />;
   if (match('/buckets', path)) return <BucketsPage account={account} />;
   if ((params = match('/buckets/:bucket', path))) return <BucketPage account={account} bucket={params.bucket!} prefix={query.get('prefix') ?? ''} />;
   if (match('/gateway', path)) return <GatewayPage account={account} />;
@@ -104,6 +106,7 @@ const SECTIONS = [
   { href: '/zones', label: 'Zones' },
   { href: '/buckets', label: 'Buckets' },
   { href: '/access-keys', label: 'S3 keys' },
+  { href: '/tokens', label: 'API tokens' },
   { href: '/gateway', label: 'Gateway' },
 ];
 
