@@ -77,6 +77,13 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
   await page.getByText('Copy the secret now: this is the only time it is shown.').waitFor();
   await assertNoHorizontalOverflow(page, 'a new key');
   await checkPage(page, 'phone-11-access-key-created');
+  await visit('/tokens', 'API tokens', 'phone-11a-tokens');
+  await page.getByLabel('Name').fill('phone');
+  await page.getByRole('radio', { name: 'Zones: edit' }).check();
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await page.getByText('Copy the token now: this is the only time it is shown.').waitFor();
+  await assertNoHorizontalOverflow(page, 'a new token');
+  await checkPage(page, 'phone-11b-token-created');
   await visit('/gateway', 'Gateway', 'phone-12-gateway');
   await page.getByRole('row', { name: /rinkeby/ }).getByText('retired on 2023-01-30').waitFor();
   await visit('/zones/0123456789abcdef0123456789abcdef/jobs', 'No such zone', 'phone-13-zone-unknown',
