@@ -78,13 +78,14 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], prefix: string
       description: 'Accounts, zones, custom-fields rulesets and log jobs, compatible with the real /client/v4 API; plus edgeport extensions for the web dashboard (sessions, object store buckets and objects, gateway networks). Every answer is the envelope {result, success, errors, messages}, except an object download (its bytes).',
     },
     servers: [{ url: 'http://127.0.0.1:8081' }],
-    // Either the account's e-mail + key, or a dashboard session (its cookie, plus X-CSRF-Token on every method but GET).
-    security: [{ apiEmail: [], apiKey: [] }, { session: [], csrfToken: [] }],
+    // The account's e-mail + key, an API token, or a dashboard session (its cookie, plus X-CSRF-Token on every method but GET).
+    security: [{ apiEmail: [], apiKey: [] }, { apiToken: [] }, { session: [], csrfToken: [] }],
     paths,
     components: {
       securitySchemes: {
         apiEmail: { type: 'apiKey', in: 'header', name: 'X-Auth-Email' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Key' },
+        apiToken: { type: 'http', scheme: 'bearer', description: 'An API token made under /user/tokens; its policies limit what it may do' },
         session: { type: 'apiKey', in: 'cookie', name: 'edgeport_session', description: 'Set by POST /client/v4/sessions (dashboard sign-in)' },
         csrfToken: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'The csrf_token of the session; required with the cookie on every method but GET and HEAD' },
       },
