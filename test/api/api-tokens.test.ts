@@ -147,6 +147,15 @@ test('a token does what its policies grant: read is not edit, one zone is not an
   assert.equal((await withToken(api, oneZone.value, entrypoint, { method: 'PUT', json: rules })).status, 200, 'Logs Write edits custom fields');
   assert.equal((await withToken(api, oneZone.value, entrypoint.replace(zoneA, zoneB), { method: 'PUT', json: rules })).status, 403);
 
+  // Scripts routes: Workers Scripts groups, 10000 when refused as the platform answers there.
+  const scriptsPath = `/accounts/${account}/workers/scripts`;
+  const noScripts = await withToken(api, readOnly.value, scriptsPath);
+  assert.equal(noScripts.status, 403);
+  assert.deepEqual(noScripts.body.errors, [{ code: 10000, message: 'Authentication error' }]);
+  const scriptsReader = await makeToken(api, [accountPolicy(account, { id: '1a71c399035b4950a1bd1466bbe4f420' })]);
+  assert.notEqual((await withToken(api, scriptsReader.value, scriptsPath)).status, 403, 'Workers Scripts Read passes the permission check');
+  assert.equal((await withToken(api, scriptsReader.value, `${scriptsPath}/some-script`, { method: 'DELETE' })).status, 403, 'Read is no Write');
+
   // A deny policy wins over an allow.
   const allButB = await makeToken(api, [
     accountPolicy(account, GROUPS.zoneRead),

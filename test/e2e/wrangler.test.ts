@@ -1,13 +1,15 @@
 /**
  * The real wrangler 4 against `edgeport start`, as a user with `CLOUDFLARE_API_BASE_URL` set runs
  * it (test/helpers/wrangler.ts: Node 22, a fresh HOME, no connection off this machine): whoami
- * with the global key; R2 buckets created, listed, read and deleted; an object on a nested key put
- * from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;
- * another account sees none of it. Then a script deployed with an r2 binding, vars and a route on
- * the account's zone is served by the edge, there and on the account's dev subdomain; a redeploy serves the new version; `secret put`
- * reaches env and `secret delete` takes it away; `versions list`, `versions view` and
- * `deployments list` show both versions; another account's deploy onto that zone's route is
- * refused (10019) and the first script keeps serving.
+ * with the global key and with an API token made through /user/tokens; R2 buckets created,
+ * listed, read (with their object count, from POST /graphql) and deleted; an object on a nested key
+ * put from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;
+ * another account sees none of it; a read-only token cannot create a bucket. Then a script deployed
+ * with an r2 binding, vars and a route on the account's zone is served by the edge, there and on
+ * the account's dev subdomain; a redeploy serves the new version; `secret put` reaches env and
+ * `secret delete` takes it away; `versions list`, `versions view` and `deployments list` show both
+ * versions; another account's deploy onto that zone's route is refused (10019) and the first
+ * script keeps serving.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -63,6 +65,7 @@ test('wrangler 4 against edgeport start: whoami, r2 buckets, objects and CORS, t
   succeeded(await wrangler.run(['r2', 'object', 'put', 'photos/2024/cats/cat one.bin', '--file', file, '--content-type', 'application/octet-stream', '--remote']), 'r2 object put');
   const info = succeeded(await wrangler.run(['r2', 'bucket', 'info', 'photos']), 'r2 bucket info');
   assert.match(info, /name:\s+photos/);
+  assert.match(info, /object_count:\s+1\b/, 'the object count comes from POST /graphql');
   const got = await wrangler.run(['r2', 'object', 'get', 'photos/2024/cats/cat one.bin', '--pipe', '--remote']);
   assert.equal(got.code, 0, got.stderr);
   assert.ok(got.stdoutBytes.equals(body), `r2 object get --pipe wrote ${got.stdoutBytes.length} bytes, not the ${body.length} put`);
@@ -166,6 +169,40 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
   assert.match(taken.stderr, /Could not find a zone of your account for route pattern 'wrangler\.test\/\*'.*\[code: 10019\]/);
   await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v2', 5_000);
   assert.deepEqual([...wrangler.refused(), ...bobWrangler.refused()], []);
+});
+
+test('wrangler with an API token made through /user/tokens: whoami, r2 buckets and objects; a read-only token cannot write', { timeout: 300_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
+  const apiBase = server.urls['management API']!;
+  const api = managementApi(apiBase, OPERATOR.email, OPERATOR.key);
+  const accountId = await accountIdOf(server, OPERATOR);
+  const makeToken = async (groups: string[]) => (await api.call<{ value: string }>('POST', '/user/tokens', {
+    name: `wrangler ${groups.length}`,
+    policies: [{ effect: 'allow', resources: { [`com.cloudflare.api.account.${accountId}`]: '*' }, permission_groups: groups.map((id) => ({ id })) }],
+  })).value;
+  const ACCOUNT_READ = 'c1fde68c7bcc44588cbb6ddbc16d6480';
+  const R2_WRITE = 'bf7481a1826f439697cb59a20b22293e';
+  const R2_READ = 'b4992e1108244f5d8bfbd5744320c2e1';
+
+  // No CLOUDFLARE_ACCOUNT_ID: wrangler finds the account through /memberships with the token.
+  const wrangler = wranglerFor(t, { apiBase, credentials: { token: await makeToken([ACCOUNT_READ, R2_WRITE]) } });
+  const whoami = succeeded(await wrangler.run(['whoami']), 'whoami with a token');
+  assert.match(whoami, /API Token/);
+  assert.match(whoami, new RegExp(accountId));
+  succeeded(await wrangler.run(['r2', 'bucket', 'create', 'ci-artifacts']), 'r2 bucket create with a token');
+  const file = join(wrangler.dir, 'build.txt');
+  writeFileSync(file, 'built\n');
+  succeeded(await wrangler.run(['r2', 'object', 'put', 'ci-artifacts/builds/1/build.txt', '--file', file, '--remote']), 'r2 object put with a token');
+  const info = succeeded(await wrangler.run(['r2', 'bucket', 'info', 'ci-artifacts']), 'r2 bucket info with a token');
+  assert.match(info, /object_count:\s+1\b/);
+
+  const reader = wranglerFor(t, { apiBase, accountId, credentials: { token: await makeToken([R2_READ]) } });
+  assert.match(succeeded(await reader.run(['r2', 'bucket', 'list']), 'r2 bucket list read-only'), /name:\s+ci-artifacts/);
+  const refused = await reader.run(['r2', 'bucket', 'create', 'not-mine-to-make']);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stdout + refused.stderr, /Authentication error \[code: 10000\]/);
+  assert.deepEqual([...wrangler.refused(), ...reader.refused()], [], 'wrangler tried to reach a host off this machine');
 });
 
 test('wrangler reaches nothing off this machine: a non-loopback API base fails at once, through the proxy or not', { timeout: 120_000 }, async (t) => {

@@ -11,6 +11,7 @@ import type { ZoneRecord } from '../../db/control-store.ts';
 import { findZoneForHost } from '../../edge/zone-lookup.ts';
 import { parseRoutePattern } from '../../edge/script-routes.ts';
 import { successResponse } from '../envelope.ts';
+import { requirePermission } from '../authorize.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { requireZone } from '../zones/zone-lookup.ts';
@@ -48,6 +49,8 @@ async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string, zone?:
       message: `Could not find a zone of your account for route pattern '${pattern.slice(0, 256)}': its host must be ${zone ? `${zone.name} or under it` : 'one of your zones or under one'}`,
     });
   }
+  // Every caller writes a route on the zone: an API token needs Workers Routes Write there, even on a script's path.
+  requirePermission(ctx, 'workers_routes', 'edit', { kind: 'zone', accountId: ctx.account.id, zoneId: found.id });
   return found;
 }
 
