@@ -186,7 +186,7 @@ export interface ControlStore {
   countAccounts(): Promise<number>;
   /** Every account, oldest first (the operator first). */
   listAccounts(): Promise<AccountRecord[]>;
-  /** Deletes the account and its dashboard sessions; false when there is none. Its zones are the caller's to delete first. */
+  /** Deletes the account, its dashboard sessions and API tokens; false when there is none. Its zones are the caller's to delete first. */
   deleteAccount(id: string): Promise<boolean>;
   /**
    * The operator's account: the oldest one (the first start's). Only it may use private origins,

@@ -99,7 +99,11 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     const expires = clock.now() + 60_000;
     await store.createSession({ id: 's-a', accountId: a, keyHash: 'scrypt$newer', csrfToken: 'c', created: clock.now(), expires }, 3);
     await store.createSession({ id: 's-b', accountId: b, keyHash: 'scrypt$x', csrfToken: 'c', created: clock.now(), expires }, 3);
+    await store.apiTokens.create(apiToken(hex(31), a, 'hash-of-a'), 5);
+    await store.apiTokens.create(apiToken(hex(32), b, 'hash-of-b'), 5);
     assert.equal(await store.deleteAccount(a), true);
+    assert.equal(await store.apiTokens.findByValueHash('hash-of-a'), null, 'its API tokens go with it');
+    assert.ok(await store.apiTokens.findByValueHash('hash-of-b'));
     assert.equal(await store.deleteAccount(a), false);
     assert.equal(await store.getAccount(a), null);
     assert.equal(await store.getSession('s-a'), null, 'its sessions go with it');

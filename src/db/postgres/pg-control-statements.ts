@@ -40,6 +40,7 @@ export const SQL = {
   listAccounts: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C"',
   deleteAccount: 'DELETE FROM accounts WHERE id = $1',
   deleteAccountSessions: 'DELETE FROM dashboard_sessions WHERE account_id = $1',
+  deleteAccountTokens: 'DELETE FROM api_tokens WHERE account_id = $1',
   firstAccount: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C" LIMIT 1',
 
   insertZone: `INSERT INTO zones (id, account_id, name, name_reversed, origin, paused, created, modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

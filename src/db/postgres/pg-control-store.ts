@@ -102,6 +102,7 @@ export class PgControlStore implements ControlStore {
   async deleteAccount(id: string): Promise<boolean> {
     return this.#run(() => this.#db.transaction(async (client) => {
       await client.query(SQL.deleteAccountSessions, [id]);
+      await client.query(SQL.deleteAccountTokens, [id]);
       return (await client.query(SQL.deleteAccount, [id])).rowCount === 1;
     }));
   }

@@ -53,6 +53,7 @@ function prepareStatements(db: Database) {
     listAccounts: s('SELECT * FROM accounts ORDER BY created, id'),
     deleteAccount: s('DELETE FROM accounts WHERE id = ?'),
     deleteAccountSessions: s('DELETE FROM dashboard_sessions WHERE account_id = ?'),
+    deleteAccountTokens: s('DELETE FROM api_tokens WHERE account_id = ?'),
     firstAccount: s('SELECT * FROM accounts ORDER BY created, id LIMIT 1'),
 
     insertZone: s(`INSERT OR IGNORE INTO zones (id, account_id, name, name_reversed, origin, paused, created, modified)
@@ -175,6 +176,7 @@ export class SqliteControlStore implements ControlStore {
   async deleteAccount(id: string): Promise<boolean> {
     return this.#writes.run(() => {
       this.#sql.deleteAccountSessions.run(id);
+      this.#sql.deleteAccountTokens.run(id);
       return this.#sql.deleteAccount.run(id).changes === 1;
     });
   }
