@@ -80,6 +80,8 @@ export type ApiErrorCode =
   | 'API_WORKER_ROUTE_LIMIT'
   | 'API_WORKER_SUBDOMAIN_UNAVAILABLE'
   | 'API_WORKER_SECRET_NOT_FOUND'
+  | 'API_WORKER_TAIL_NOT_FOUND'
+  | 'API_WORKER_TAIL_LIMIT'
   | 'API_WORKER_BUSY';
 
 export interface ApiErrorEntry {
@@ -171,6 +173,8 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_ROUTE_LIMIT: { kind: 'user', status: 400, code: 10023, message: 'The zone has reached its limit of <n> routes: delete one, or ask the operator to raise [workers] max_routes_per_zone' },
   API_WORKER_BUSY: { kind: 'user', status: 503, code: 971, message: 'Please wait and consider throttling your request speed: too many script uploads are being tried; retry after <n> s' },
   API_WORKER_SECRET_NOT_FOUND: { kind: 'user', status: 404, code: 10056, message: 'The script has no secret named <name>' },
+  API_WORKER_TAIL_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The script has no tail <tail id>' },
+  API_WORKER_TAIL_LIMIT: { kind: 'user', status: 429, code: 10057, message: 'The script already has <n> tails open (at most <n> per script, <m> per account): close one first' },
   API_WORKER_SUBDOMAIN_UNAVAILABLE: { kind: 'user', status: 400, code: 10032, message: "The subdomain '<name>' is not available: choose another" },
 };
 

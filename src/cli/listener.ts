@@ -20,6 +20,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { DEFAULTS } from '../config/defaults.ts';
 import type { ListenerLimits } from '../config/limits.ts';
 import type { Logger } from '../core/log.ts';
@@ -68,6 +69,8 @@ export interface ListenOptions {
    * 100 Continue before the handler runs.
    */
   handlesExpectContinue?: boolean;
+  /** WebSocket upgrades (tail sessions on the API's port); without it, Node closes upgrade requests. */
+  onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /** Listens on host:port (0 picks a free port); rejects with CLI_PORT_IN_USE (or CLI_PORT_UNAVAILABLE), naming the port and `portHint`, when it cannot have it. */
@@ -83,6 +86,7 @@ export async function listen(handler: RequestListener, host: string, port: numbe
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node emits 'checkContinue' (instead of answering 100 Continue itself) only when it has a listener.
   if (options.handlesExpectContinue) server.on('checkContinue', guard.onRequest);
+  if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
   // With no 'timeout' listener, Node destroys the idle socket.
   server.setTimeout(limits.idleTimeoutMs);
   guard.takeConnections(server);

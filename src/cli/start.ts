@@ -20,6 +20,8 @@ import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
 import { DeployedScripts } from '../edge/deployed-scripts.ts';
+import { TailSessions } from '../edge/tail-sessions.ts';
+import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
@@ -123,12 +125,16 @@ export async function runStart(args: StartArgs): Promise<void> {
     const registry = openScriptRegistry({ dataDir: config.dataDir, clock, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
     const hostDeps = { engine, dataDir: config.dataDir, logger };
-    const deployed = new DeployedScripts({ registry, start: (runnable) => startUploadedHost(runnable, hostDeps), devDomain: config.workers.devDomain, logger });
+    // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
+    const tails = new TailSessions();
+    closers.push(async () => tails.closeAll());
+    const deployed = new DeployedScripts({
+      registry, start: (runnable) => startUploadedHost(runnable, { ...hostDeps, tail: tails.target(runnable.version.accountId, runnable.version.script) }), devDomain: config.workers.devDomain, logger });
     closers.push(() => deployed.close());
     await deployed.start();
     const workers = {
       registry, tryStart: trialStarter(hostDeps), maxScriptsPerAccount: config.workers.maxScriptsPerAccount, maxRoutesPerZone: config.workers.maxRoutesPerZone,
-      devDomain: config.workers.devDomain,
+      devDomain: config.workers.devDomain, tails,
     };
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
@@ -170,6 +176,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         surface: planned.surface, limits: config.limits, logger, portHint: optionHint('start', planned.flag),
         ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
         ...(planned.handlesExpectContinue ? { handlesExpectContinue: true } : {}),
+        ...(planned.surface === 'api' ? { onUpgrade: tailUpgradeHandler(tails) } : {}),
       });
       ownListeners.push({ host: config.host, port: listener.port });
       // Listeners close first on shutdown (drain), before the services behind them.

@@ -37,6 +37,14 @@ export interface ScriptHostOptions {
    * Without it the host opens (and recovers) its own, as `edgeport dev` does.
    */
   engine?: ObjectEngine;
+  /** Tail sessions (uploaded scripts): while `watched()`, each request's trace event goes to `publish`. */
+  tail?: TailTarget;
+}
+
+/** Where a script's trace events go: checked per request, so that no trace leaves workerd while nobody watches. */
+export interface TailTarget {
+  watched(): boolean;
+  publish(event: unknown): void;
 }
 
 export interface ScriptHost {

@@ -7,7 +7,7 @@
 import type { Logger } from '../core/log.ts';
 import type { ModuleType, RunnableVersion } from '../db/scripts/script-records.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
-import { startScriptHost, type ScriptHost, type UploadedSource } from './host.ts';
+import { startScriptHost, type ScriptHost, type TailTarget, type UploadedSource } from './host.ts';
 import { SCRIPT_LIMIT_DEFAULTS, type ScriptConfig } from './script-config.ts';
 import type { WorkerdModule } from './workerd/workerd-config.ts';
 
@@ -19,6 +19,11 @@ export interface UploadedHostDeps {
   engine: ObjectEngine;
   dataDir: string;
   logger: Logger;
+}
+
+/** A deployed version's host: its requests' trace events go to `tail` while a session watches. */
+export interface ServingHostDeps extends UploadedHostDeps {
+  tail?: TailTarget;
 }
 
 /** The host config and sources of a stored version. */
@@ -51,9 +56,11 @@ export function uploadedScript(runnable: RunnableVersion): { script: ScriptConfi
 }
 
 /** Starts a stored version in workerd; rejects with RUNTIME_SCRIPT_START_FAILED (workerd's own words) when it cannot start. */
-export function startUploadedHost(runnable: RunnableVersion, deps: UploadedHostDeps): Promise<ScriptHost> {
+export function startUploadedHost(runnable: RunnableVersion, deps: ServingHostDeps): Promise<ScriptHost> {
   const { script, uploaded } = uploadedScript(runnable);
-  return startScriptHost({ script, uploaded, accountId: runnable.version.accountId, dataDir: deps.dataDir, logger: deps.logger, engine: deps.engine });
+  return startScriptHost({
+    script, uploaded, accountId: runnable.version.accountId, dataDir: deps.dataDir, logger: deps.logger, engine: deps.engine, ...(deps.tail ? { tail: deps.tail } : {}),
+  });
 }
 
 /** The exception in workerd's start-up output ("Uncaught SyntaxError: ..." and where), else all of it. */

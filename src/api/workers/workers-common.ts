@@ -5,6 +5,7 @@
  */
 import type { DeploymentRecord, RunnableVersion, ScriptRecord, VersionRecord } from '../../db/scripts/script-records.ts';
 import type { ScriptRegistry } from '../../db/scripts/script-registry.ts';
+import type { TailSessions } from '../../edge/tail-sessions.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
 import { ApiError } from '../errors.ts';
 import type { RouteContext } from '../route.ts';
@@ -17,6 +18,8 @@ export interface WorkersDeps {
   maxRoutesPerZone: number;
   /** The domain of `<script>.<subdomain>.<devDomain>`, or null when the operator serves none. */
   devDomain: string | null;
+  /** This instance's tail sessions (`wrangler tail`); without them, opening a tail is refused. */
+  tails?: TailSessions;
 }
 
 export const ACCOUNT_WORKERS = '/accounts/:account_id/workers';

@@ -11,6 +11,8 @@ export interface EntryMarks {
   failureHeader: string;
   /** Request header that asks the entry for a liveness answer, without calling the script. */
   probeHeader: string;
+  /** Request header the server sets on requests a tail watches (taken off before the script sees them); the entry then logs a failure as a tail exception. */
+  tailHeader?: string;
 }
 
 /** The entry's source; `scriptModule` is the name under which the script's bundle is loaded. */
@@ -18,6 +20,7 @@ export function entryModuleSource(scriptModule: string, marks: EntryMarks): stri
   return `import script from ${JSON.stringify(`./${scriptModule}`)};
 const FAILURE = ${JSON.stringify(marks.failureHeader)};
 const PROBE = ${JSON.stringify(marks.probeHeader)};
+const TAIL = ${JSON.stringify(marks.tailHeader ?? null)};
 if (typeof script?.fetch !== 'function') {
   throw new TypeError(${JSON.stringify(`${scriptModule} must have a default export with a fetch(request, env, ctx) method.`)});
 }
@@ -29,6 +32,11 @@ function describe(value) {
 export default {
   async fetch(request, env, ctx) {
     if (request.headers.has(PROBE)) return new Response(null, { status: 204 });
+    const watched = TAIL !== null && request.headers.has(TAIL);
+    if (watched) {
+      request = new Request(request);
+      request.headers.delete(TAIL);
+    }
     let passThrough = false;
     const scriptCtx = new Proxy(ctx, {
       get(target, name) {
@@ -47,6 +55,8 @@ export default {
       const failure = error instanceof Error
         ? { message: error.name + ': ' + error.message, stack: error.stack, passThrough }
         : { message: String(error), stack: undefined, passThrough };
+      // The trace of a watched request: the tail worker turns this line into the exception the script threw.
+      if (watched) console.log(TAIL, error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) });
       return new Response(null, { status: 500, headers: { [FAILURE]: encodeURIComponent(JSON.stringify(failure)) } });
     }
   },

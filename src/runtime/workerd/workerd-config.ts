@@ -14,6 +14,7 @@ export const CONFIG_FILES = {
   entry: 'edgeport-entry.js',
   storeBinding: 'store-binding.js',
   cache: 'cache-service.js',
+  tail: 'edgeport-tail.js',
 } as const;
 
 export const STORE_BINDING_MODULE = 'edgeport-internal:store-binding';
@@ -32,6 +33,8 @@ export interface WorkerdConfigInput {
   modules?: readonly WorkerdModule[];
   /** Text and JSON bindings (an upload's vars and secrets). */
   vars?: readonly WorkerdVar[];
+  /** The tail sink's socket: the script's traces go to edgeport's tail worker (CONFIG_FILES.tail), which passes marked ones on to it. */
+  tailSocket?: string;
 }
 
 /** One module of the script: its name (what imports resolve), its kind in workerd's config, the file it is embedded from. */
@@ -76,7 +79,8 @@ export function workerdConfig(input: WorkerdConfigInput): string {
       compatibilityFlags = [${flags.map(text).join(', ')}],
       bindings = [${[...bindings, ...vars].join(', ')}],
       globalOutbound = "internet",
-      cacheApiOutbound = "cache",
+      cacheApiOutbound = "cache",${input.tailSocket === undefined ? '' : `
+      tails = ["tail"],`}
     ))`,
     `(name = "cache", worker = (
       modules = [(name = ${text(CONFIG_FILES.cache)}, esModule = embed ${text(CONFIG_FILES.cache)})],
@@ -90,6 +94,13 @@ export function workerdConfig(input: WorkerdConfigInput): string {
   ];
   if (input.storeSocket !== undefined) {
     services.push(`(name = "store", external = (address = ${text(`unix:${input.storeSocket}`)}, http = ()))`);
+  }
+  if (input.tailSocket !== undefined) {
+    services.push(`(name = "tail", worker = (
+      modules = [(name = ${text(CONFIG_FILES.tail)}, esModule = embed ${text(CONFIG_FILES.tail)})],
+      compatibilityDate = ${text(input.internalCompatibilityDate)},
+      bindings = [(name = "sink", service = "tail-sink")],
+    ))`, `(name = "tail-sink", external = (address = ${text(`unix:${input.tailSocket}`)}, http = ()))`);
   }
   const extensions = script.storeBuckets.length === 0 ? '' : `
   extensions = [(modules = [

@@ -14,6 +14,8 @@ import { RuntimeError } from '../errors.ts';
 import type { ScriptHost, ScriptHostOptions } from '../host.ts';
 import { bundleErrorMessage, bundleModule } from './bundle.ts';
 import { entryModuleSource } from './entry-module.ts';
+import { tailModuleSource } from './tail-module.ts';
+import { startTailSink } from './tail-sink.ts';
 import { makeScratchDir } from './scratch-dirs.ts';
 import { startStoreService, type StoreService } from './store-service.ts';
 import { CONFIG_FILES, workerdConfig, type WorkerdModule, type WorkerdVar } from './workerd-config.ts';
@@ -35,7 +37,9 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
   try {
     const uploaded = options.uploaded;
     const scriptModule = uploaded ? uploaded.mainModule : moduleName(script.main);
-    const marks = { failureHeader: `x-edgeport-failure-${randomBytes(8).toString('hex')}`, probeHeader: `x-edgeport-probe-${randomBytes(8).toString('hex')}` };
+    const tailHeader = `x-edgeport-tail-${randomBytes(8).toString('hex')}`;
+    const marks = { failureHeader: `x-edgeport-failure-${randomBytes(8).toString('hex')}`, probeHeader: `x-edgeport-probe-${randomBytes(8).toString('hex')}`, ...(options.tail ? { tailHeader } : {}) };
+    let tailSocket: string | undefined;
     const scriptSocket = join(dir, 'script.sock');
     let storeSocket: string | undefined;
     let modules: WorkerdModule[] | undefined;
@@ -69,9 +73,17 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       closers.push(() => service.close());
       await writeFile(join(dir, CONFIG_FILES.storeBinding), await bundleModule(new URL('store-binding.ts', INSIDE).pathname));
     }
+    const tail = options.tail;
+    if (tail) {
+      tailSocket = join(dir, 'tail.sock');
+      const sink = await startTailSink(tailSocket, (event) => tail.publish(event), logger, script.name);
+      closers.push(() => sink.close());
+      await writeFile(join(dir, CONFIG_FILES.tail), tailModuleSource(tailHeader, script.name));
+    }
     const configFile = join(dir, 'config.capnp');
     await writeFile(configFile, workerdConfig({
       script, scriptModule, scriptSocket, storeSocket, internalCompatibilityDate: '2025-01-01', ...(modules ? { modules } : {}), vars,
+      ...(tailSocket === undefined ? {} : { tailSocket }),
     }));
     const supervisor = await WorkerdSupervisor.start({
       scriptName: script.name, configFile, cwd: dir, socketPath: scriptSocket, probeHeader: marks.probeHeader, cpuMs: script.limits.cpuMs, logger,
@@ -79,7 +91,8 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.version}: ${(error as Error).message}`, { cause: error });
     });
     closers.push(() => supervisor.close());
-    const context = { supervisor, socketPath: scriptSocket, failureHeader: marks.failureHeader, logger, scriptName: script.name };
+    const context = { supervisor, socketPath: scriptSocket, failureHeader: marks.failureHeader, logger, scriptName: script.name,
+      ...(tail ? { tail: { header: tailHeader, watched: () => tail.watched() } } : {}) };
     return {
       handle: function handleScriptRequest(req, res) {
         proxyToWorkerd(context, req, res);

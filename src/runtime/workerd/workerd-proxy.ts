@@ -15,6 +15,8 @@ export interface ProxyContext {
   failureHeader: string;
   logger: Logger;
   scriptName: string;
+  /** Requests get `header` while `watched()`: the tail worker passes on only their traces. */
+  tail?: { header: string; watched(): boolean };
 }
 
 /**
@@ -61,7 +63,7 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
   generation.connections.dispatch({
     method: req.method ?? 'GET',
     path: req.url ?? '/',
-    headers: passOn(req.rawHeaders),
+    headers: context.tail?.watched() ? [...passOn(req.rawHeaders), context.tail.header, '1'] : passOn(req.rawHeaders),
     body: hasBody(req) ? req : null,
     // undici closes a connection after every HEAD (for servers that send a body anyway); workerd
     // does not, and a new connection per HEAD cost a third of head's throughput.

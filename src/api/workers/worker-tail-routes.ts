@@ -1,0 +1,95 @@
+/**
+ * Tails of a script (`wrangler tail`): open one (`POST .../tails`, answered with the WebSocket URL
+ * the client connects to with subprotocol `trace-v1`), list and close them. A session is this
+ * instance's: the WebSocket URL leads back to the instance that answered. Another account's tail
+ * id answers exactly like a missing one.
+ */
+import { z } from 'zod';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { acceptWebSocket } from '../../core/http/websocket.ts';
+import type { TailSession, TailSessions } from '../../edge/tail-sessions.ts';
+import { successResponse } from '../envelope.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
+import { requireScript, SCRIPT } from './workers-common.ts';
+
+const TAG = 'Workers';
+const anyResult = z.unknown();
+/** Where a session's WebSocket is served, below /client/v4. */
+const SOCKET_PATH = '/tail-sockets/';
+
+function tailsOf(ctx: RouteContext<unknown>, tails: TailSessions | undefined): TailSessions {
+  if (!tails) throw new ApiError('API_WORKER_INVALID', { message: 'Tails cannot be opened on this server.' });
+  return tails;
+}
+
+function tailJson(session: TailSession, origin: string): Record<string, unknown> {
+  const ws = origin.replace(/^http/, 'ws');
+  return { id: session.id, url: `${ws}/client/v4${SOCKET_PATH}${session.id}/${session.secret}`, expires_at: new Date(session.expiresAt).toISOString() };
+}
+
+function originOf(ctx: RouteContext<unknown>): string {
+  const url = new URL(ctx.request.url);
+  const forwarded = ctx.request.headers.get('x-forwarded-proto');
+  return `${forwarded === 'https' ? 'https:' : url.protocol}//${url.host}`;
+}
+
+export const WORKER_TAIL_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'POST', path: `${SCRIPT}/tails`, operationId: 'workers-tails-create', summary: 'Open a tail: the WebSocket (trace-v1) that receives an event per request the script serves', tag: TAG, result: anyResult,
+    async handler(ctx) {
+      const { workers, script } = await requireScript(ctx);
+      const tails = tailsOf(ctx, workers.tails);
+      const session = tails.open(ctx.account.id, script.name);
+      if ('limit' in session) {
+        throw new ApiError('API_WORKER_TAIL_LIMIT', {
+          message: session.limit === 'script'
+            ? `The script already has ${session.max} tails open, the most a script may have: close one first`
+            : `Your account already has ${session.max} tails open, the most an account may have: close one first`,
+        });
+      }
+      return successResponse(tailJson(session, originOf(ctx)));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${SCRIPT}/tails`, operationId: 'workers-tails-list', summary: 'The script\'s open tails', tag: TAG, result: anyResult,
+    async handler(ctx) {
+      const { workers, script } = await requireScript(ctx);
+      const tails = tailsOf(ctx, workers.tails);
+      return successResponse(tails.list(ctx.account.id, script.name).map((session) => tailJson(session, originOf(ctx))));
+    },
+  }),
+  defineRoute({
+    method: 'DELETE', path: `${SCRIPT}/tails/:tail_id`, operationId: 'workers-tails-delete', summary: 'Close a tail', tag: TAG, result: anyResult,
+    async handler(ctx) {
+      const { workers, script } = await requireScript(ctx);
+      const tails = tailsOf(ctx, workers.tails);
+      const id = ctx.params.tail_id ?? '';
+      const session = tails.get(ctx.account.id, script.name, id);
+      if (!session) throw new ApiError('API_WORKER_TAIL_NOT_FOUND', { message: `The script has no tail ${JSON.stringify(id.slice(0, 64))}` });
+      tails.close(session);
+      return successResponse(null);
+    },
+  }),
+];
+
+/**
+ * The API listener's `upgrade` handler: a tail session's WebSocket (its id and secret in the path);
+ * anything else is answered 404 and closed.
+ */
+export function tailUpgradeHandler(tails: TailSessions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
+    const match = /^\/client\/v4\/tail-sockets\/([0-9a-f]{32})\/([A-Za-z0-9_-]{32})$/.exec((req.url ?? '').split('?')[0]!);
+    const session = match ? tails.forSocket(match[1]!, match[2]!) : undefined;
+    if (!session) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nNo such tail: open one with POST /client/v4/accounts/<account>/workers/scripts/<script>/tails.\n');
+      return;
+    }
+    if (head.length > 0) socket.unshift(head);
+    (socket as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
+    const ws = acceptWebSocket(req, socket, 'trace-v1', tails.limits.maxFrameBytes);
+    if (ws) tails.attach(session, ws);
+  };
+}

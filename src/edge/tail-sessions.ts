@@ -1,0 +1,117 @@
+/**
+ * Tail sessions (`wrangler tail`): an account opens one on its script through the API, and the
+ * client connects to the session's WebSocket (`trace-v1`); every request the script serves on this
+ * instance is then sent to it as one JSON event. Bounded: at most MAX_PER_SCRIPT sessions per
+ * script and MAX_PER_ACCOUNT per account, each expires after SESSION_MS, and one no client
+ * connected to within CONNECT_MS is dropped. A session is found by its id and its account: another
+ * account's id is as missing as an unknown one. With no session on a script, `watched` is false and
+ * no trace leaves workerd.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ServerWebSocket } from '../core/http/websocket.ts';
+import type { TailTarget } from '../runtime/host.ts';
+
+export const TAIL_LIMITS = { perScript: 10, perAccount: 50, sessionMs: 6 * 60 * 60 * 1000, connectMs: 60_000, maxFrameBytes: 64 * 1024 } as const;
+
+export interface TailSession {
+  id: string;
+  accountId: string;
+  script: string;
+  /** Secret part of the WebSocket's path: the URL is the session's credential. */
+  secret: string;
+  expiresAt: number;
+  socket: ServerWebSocket | undefined;
+  timer: NodeJS.Timeout;
+}
+
+export class TailSessions {
+  readonly #sessions = new Map<string, TailSession>();
+  /** Sessions per `${accountId}/${script}`. */
+  readonly #byScript = new Map<string, Set<TailSession>>();
+  readonly #limits: typeof TAIL_LIMITS;
+  readonly #now: () => number;
+
+  constructor(options: { limits?: Partial<typeof TAIL_LIMITS>; now?: () => number } = {}) {
+    this.#limits = { ...TAIL_LIMITS, ...options.limits };
+    this.#now = options.now ?? Date.now;
+  }
+
+  get limits(): typeof TAIL_LIMITS {
+    return this.#limits;
+  }
+
+  /** A new session, or which limit it would pass. */
+  open(accountId: string, script: string): TailSession | { limit: 'script' | 'account'; max: number } {
+    const key = `${accountId}/${script}`;
+    if ((this.#byScript.get(key)?.size ?? 0) >= this.#limits.perScript) return { limit: 'script', max: this.#limits.perScript };
+    let perAccount = 0;
+    for (const session of this.#sessions.values()) if (session.accountId === accountId) perAccount++;
+    if (perAccount >= this.#limits.perAccount) return { limit: 'account', max: this.#limits.perAccount };
+    const id = randomUUID().replace(/-/g, '');
+    const session: TailSession = {
+      id, accountId, script, secret: randomBytes(24).toString('base64url'), expiresAt: this.#now() + this.#limits.sessionMs, socket: undefined,
+      timer: setTimeout(() => {
+        if (!session.socket) this.close(session);
+      }, this.#limits.connectMs),
+    };
+    session.timer.unref();
+    this.#sessions.set(id, session);
+    let set = this.#byScript.get(key);
+    if (!set) this.#byScript.set(key, set = new Set());
+    set.add(session);
+    return session;
+  }
+
+  /** The account's session on its script (undefined for another account's, or an expired one). */
+  get(accountId: string, script: string, id: string): TailSession | undefined {
+    const session = this.#sessions.get(id);
+    return session && session.accountId === accountId && session.script === script ? session : undefined;
+  }
+
+  list(accountId: string, script: string): TailSession[] {
+    return [...this.#byScript.get(`${accountId}/${script}`) ?? []];
+  }
+
+  /** The session a WebSocket connects to, by id and secret; only once. */
+  forSocket(id: string, secret: string): TailSession | undefined {
+    const session = this.#sessions.get(id);
+    return session && session.secret === secret && !session.socket && session.expiresAt > this.#now() ? session : undefined;
+  }
+
+  attach(session: TailSession, socket: ServerWebSocket): void {
+    session.socket = socket;
+    clearTimeout(session.timer);
+    session.timer = setTimeout(() => this.close(session), Math.max(0, session.expiresAt - this.#now()));
+    session.timer.unref();
+    socket.onClose(() => this.close(session));
+  }
+
+  close(session: TailSession): void {
+    if (this.#sessions.get(session.id) !== session) return;
+    this.#sessions.delete(session.id);
+    clearTimeout(session.timer);
+    const key = `${session.accountId}/${session.script}`;
+    const set = this.#byScript.get(key);
+    set?.delete(session);
+    if (set?.size === 0) this.#byScript.delete(key);
+    session.socket?.close(1000);
+  }
+
+  closeAll(): void {
+    for (const session of [...this.#sessions.values()]) this.close(session);
+  }
+
+  /** What a running version of the script reports its requests to. */
+  target(accountId: string, script: string): TailTarget {
+    const key = `${accountId}/${script}`;
+    return {
+      watched: () => this.#byScript.has(key),
+      publish: (event) => {
+        const set = this.#byScript.get(key);
+        if (!set) return;
+        const text = JSON.stringify(event);
+        for (const session of set) session.socket?.sendText(text);
+      },
+    };
+  }
+}
