@@ -8,7 +8,7 @@
  * with an r2 binding, vars and a route on the account's zone is served by the edge, there and on
  * the account's dev subdomain; a redeploy serves the new version; `secret put` reaches env and
  * `secret delete` takes it away; `versions list`, `versions view` and `deployments list` show both
- * versions; another account's deploy onto that zone's route is refused (10019) and the first
+ * versions; `tail --format json` prints a request; another account's deploy onto that zone's route is refused (10019) and the first
  * script keeps serving.
  */
 import assert from 'node:assert/strict';
@@ -21,8 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi } from '../helpers/management-api.ts';
+import { stopChild } from '../helpers/child-processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { servedWithin } from '../helpers/workers-upload.ts';
+import { servedWithin, viaEdge } from '../helpers/workers-upload.ts';
 import { succeeded, wranglerFor, type Wrangler } from '../helpers/wrangler.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -157,6 +158,29 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
 
   succeeded(await wrangler.run(['secret', 'delete', 'TOKEN']), 'secret delete');
   await servedWithin(edge, 'wrangler.test', 'hello from the bucket no secret v2', 5_000);
+
+  // wrangler tail --format json prints the requests the script serves; stopped, it closes its tail.
+  // wrangler tail's WebSocket goes through HTTPS_PROXY whatever NO_PROXY says: without the harness's
+  // closed proxy here (the loopback-only preload still refuses any host off this machine).
+  const tail = wrangler.start(['tail', 'hello', '--format', 'json'], { env: { HTTPS_PROXY: '', HTTP_PROXY: '' } });
+  let tailed = '';
+  let tailErrors = '';
+  tail.stdout!.on('data', (chunk: Buffer) => { tailed += chunk.toString(); });
+  tail.stderr!.on('data', (chunk: Buffer) => { tailErrors += chunk.toString(); });
+  const tailDeadline = Date.now() + 30_000;
+  // Until the tail's socket is connected, requests go by untailed: ask until one is printed.
+  while (!tailed.includes('/tail-me')) {
+    assert.ok(Date.now() < tailDeadline, `wrangler tail printed no request within 30 s:\n${tailed}\n${tailErrors}`);
+    assert.equal((await viaEdge(edge, 'wrangler.test', '/tail-me')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  assert.match(tailed, /"outcome": "ok"/);
+  assert.match(tailed, /"scriptName": "hello"/);
+  assert.match(tailed, /"url": "http:\/\/wrangler\.test\/tail-me"/);
+  assert.match(tailed, /"status": 200/);
+  await stopChild(tail, 10_000);
+  const tailsLeft = await managementApi(apiBase, OPERATOR.email, OPERATOR.key).call<unknown[]>('GET', `/accounts/${accountId}/workers/scripts/hello/tails`);
+  assert.deepEqual(tailsLeft, [], 'wrangler tail left its tail open');
 
   // Another account: its own deploy onto the first's zone is refused, and the first's script keeps serving.
   const bob = await secondAccount(dataDir, 'bob@example.test');
