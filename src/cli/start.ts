@@ -129,7 +129,11 @@ export async function runStart(args: StartArgs): Promise<void> {
     const tails = new TailSessions();
     closers.push(async () => tails.closeAll());
     const deployed = new DeployedScripts({
-      registry, start: (runnable) => startUploadedHost(runnable, { ...hostDeps, tail: tails.target(runnable.version.accountId, runnable.version.script) }), devDomain: config.workers.devDomain, logger });
+      registry, devDomain: config.workers.devDomain, logger,
+      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
+      tailed: (accountId, script) => tails.watching(accountId, script),
+    });
+    tails.onChange(() => deployed.tailsChanged());
     closers.push(() => deployed.close());
     await deployed.start();
     const workers = {

@@ -20,8 +20,10 @@ const RETRY_FAILED_START_MS = 10_000;
 
 export interface DeployedScriptsOptions {
   registry: ScriptRegistry;
-  /** Starts a version in workerd (rejects when it cannot start). */
-  start(runnable: RunnableVersion): Promise<ScriptHost>;
+  /** Starts a version in workerd (rejects when it cannot start); `tailed`: with workerd's tails, for a tail session. */
+  start(runnable: RunnableVersion, tailed: boolean): Promise<ScriptHost>;
+  /** Whether a tail session watches the script: its version then runs with tails, else without (tails cost every request). */
+  tailed?(accountId: string, script: string): boolean;
   /** `<script>.<account subdomain>.<devDomain>` serves each script whose dev subdomain is on; null: none. */
   devDomain: string | null;
   logger: Logger;
@@ -75,6 +77,8 @@ export class DeployedScripts {
   #syncing: Promise<void> | undefined;
   readonly #retiring = new Set<Promise<void>>();
   #closed = false;
+  /** Set when a script's tail sessions came or went: the next sync restarts its version with or without tails. */
+  #forced = false;
   /** Versions that failed to start here (by key), with when: retried after RETRY_FAILED_START_MS. */
   readonly #failed = new Map<string, number>();
 
@@ -102,6 +106,12 @@ export class DeployedScripts {
     return this.#syncing;
   }
 
+  /** A script's tail sessions came or went: its version restarts with or without tails (on the next poll, or now when idle). */
+  tailsChanged(): void {
+    this.#forced = true;
+    if (!this.#closed) this.sync().catch((error: unknown) => this.#options.logger.error({ err: error }, 'Reading the deployed scripts failed; retrying.'));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -121,16 +131,20 @@ export class DeployedScripts {
 
   async #syncNow(): Promise<void> {
     const { registry, logger } = this.#options;
+    const forced = this.#forced;
+    this.#forced = false;
     const seq = await registry.changeSeq();
-    if (seq === this.#seq || this.#closed) return;
+    if ((seq === this.#seq && !forced) || this.#closed) return;
     const state = await registry.servingState();
     const wanted = new Set<string>();
     let failures = false;
     for (const script of state.scripts) {
       const id = `${script.accountId}/${script.name}`;
       wanted.add(id);
-      if (this.#running.get(id)?.key === script.key) continue;
-      const failedAt = this.#failed.get(script.key);
+      const tailed = this.#options.tailed?.(script.accountId, script.name) ?? false;
+      const key = tailed ? `${script.key}+tail` : script.key;
+      if (this.#running.get(id)?.key === key) continue;
+      const failedAt = this.#failed.get(key);
       if (failedAt !== undefined && Date.now() - failedAt < RETRY_FAILED_START_MS) {
         failures = true;
         continue;
@@ -138,16 +152,16 @@ export class DeployedScripts {
       const runnable = await registry.runnable(script.accountId, script.name, script.versionId);
       if (!runnable || this.#closed) continue;
       try {
-        const host = await this.#options.start(runnable);
+        const host = await this.#options.start(runnable, tailed);
         if (this.#closed) {
           await host.close();
           return;
         }
-        this.#replace(id, new Running(script.key, host));
-        this.#failed.delete(script.key);
+        this.#replace(id, new Running(key, host));
+        this.#failed.delete(key);
       } catch (error) {
         failures = true;
-        this.#failed.set(script.key, Date.now());
+        this.#failed.set(key, Date.now());
         logger.error({ account: script.accountId, script: script.name, version: script.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
       }
     }

@@ -4,8 +4,9 @@
  * instance is then sent to it as one JSON event. Bounded: at most MAX_PER_SCRIPT sessions per
  * script and MAX_PER_ACCOUNT per account, each expires after SESSION_MS, and one no client
  * connected to within CONNECT_MS is dropped. A session is found by its id and its account: another
- * account's id is as missing as an unknown one. With no session on a script, `watched` is false and
- * no trace leaves workerd.
+ * account's id is as missing as an unknown one. A script's version runs with workerd's tails only
+ * while a session is open on it (`onChange` tells the edge to restart it when the first opens and the
+ * last closes): tails cost every request, even the ones nobody watches.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerWebSocket } from '../core/http/websocket.ts';
@@ -36,6 +37,18 @@ export class TailSessions {
     this.#now = options.now ?? Date.now;
   }
 
+  #changed: (() => void) | undefined;
+
+  /** Called when a script gets its first session or loses its last. */
+  onChange(listener: () => void): void {
+    this.#changed = listener;
+  }
+
+  /** Whether any session (connected or not yet) is open on the script. */
+  watching(accountId: string, script: string): boolean {
+    return this.#byScript.has(`${accountId}/${script}`);
+  }
+
   get limits(): typeof TAIL_LIMITS {
     return this.#limits;
   }
@@ -59,6 +72,7 @@ export class TailSessions {
     let set = this.#byScript.get(key);
     if (!set) this.#byScript.set(key, set = new Set());
     set.add(session);
+    if (set.size === 1) this.#changed?.();
     return session;
   }
 
@@ -93,8 +107,11 @@ export class TailSessions {
     const key = `${session.accountId}/${session.script}`;
     const set = this.#byScript.get(key);
     set?.delete(session);
-    if (set?.size === 0) this.#byScript.delete(key);
     session.socket?.close(1000);
+    if (set?.size === 0) {
+      this.#byScript.delete(key);
+      this.#changed?.();
+    }
   }
 
   closeAll(): void {

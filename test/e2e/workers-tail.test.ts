@@ -3,7 +3,8 @@
  * through the API, its WebSocket (trace-v1, undici's client) receives an event per request with
  * the request, the status, console output and a thrown exception; a client sending its first frame
  * unmasked, as wrangler does, is served; another account can neither open, list nor close it; the
- * per-script limit answers 10057; a closed tail's socket is closed.
+ * per-script limit answers 10057; a closed tail's socket is closed, and once the last is closed
+ * the script keeps serving (restarted without tails).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -48,18 +49,39 @@ function api(apiUrl: string, email: string, key: string) {
   };
 }
 
-function nextEvents(ws: WebSocket, count: number, withinMs: number): Promise<TailEvent[]> {
-  const events: TailEvent[] = [];
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${events.length} of ${count} tail events within ${withinMs} ms`)), withinMs);
-    ws.addEventListener('message', (message) => {
-      events.push(JSON.parse(String(message.data)) as TailEvent);
-      if (events.length === count) {
-        clearTimeout(timer);
-        resolve(events);
-      }
-    });
+/** The events a socket received, in order, and a wait for the next one. */
+function eventQueue(ws: WebSocket): { next(withinMs: number): Promise<TailEvent>; received: TailEvent[] } {
+  const received: TailEvent[] = [];
+  let waiter: (() => void) | undefined;
+  ws.addEventListener('message', (message) => {
+    received.push(JSON.parse(String(message.data)) as TailEvent);
+    waiter?.();
   });
+  let taken = 0;
+  return {
+    received,
+    async next(withinMs) {
+      const deadline = Date.now() + withinMs;
+      while (received.length <= taken) {
+        assert.ok(Date.now() < deadline, `no tail event within ${withinMs} ms`);
+        await new Promise<void>((resolve) => {
+          waiter = resolve;
+          setTimeout(resolve, 100);
+        });
+      }
+      return received[taken++]!;
+    },
+  };
+}
+
+/** Requests `path` until the tail sees one: the script's version restarts with tails once a tail opens. */
+async function untilTailed(edgeUrl: string, path: string, queue: { received: unknown[] }, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (queue.received.length === 0) {
+    assert.ok(Date.now() < deadline, `no request was tailed within ${withinMs} ms`);
+    assert.equal((await viaEdge(edgeUrl, 'tail.test', path)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 test('wrangler tail: events per request over trace-v1, tenancy and limits', { timeout: 180_000 }, async (t) => {
@@ -91,11 +113,13 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   });
   assert.equal(ws.protocol, 'trace-v1');
   ws.send(JSON.stringify({ debug: false }));
-  const events = nextEvents(ws, 2, 10_000);
-  // The socket is attached once open; requests after that are tailed.
-  assert.equal((await viaEdge(edgeUrl, 'tail.test', '/hello?x=1')).status, 200);
+  const queue = eventQueue(ws);
+  await untilTailed(edgeUrl, '/hello?x=1', queue, 20_000);
+  // Once tailed, every request is: the next one is the failing one.
+  const ok = queue.received.at(-1);
   assert.equal((await viaEdge(edgeUrl, 'tail.test', '/boom')).status, 500);
-  const [ok, boom] = await events;
+  let boom = await queue.next(10_000);
+  while (new URL(boom.event.request.url).pathname !== '/boom') boom = await queue.next(10_000);
   assert.equal(ok!.outcome, 'ok');
   assert.equal(ok!.scriptName, 'tailed');
   assert.ok(Math.abs(ok!.eventTimestamp - Date.now()) < 60_000);
@@ -105,8 +129,8 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   assert.ok(!Object.keys(ok!.event.request.headers).some((name) => name.startsWith('x-edgeport-')), JSON.stringify(ok!.event.request.headers));
   assert.deepEqual(ok!.logs.map(({ message, level }) => ({ message, level })), [{ message: ['serving', '/hello', { n: 1 }], level: 'log' }, { message: ['careful'], level: 'warn' }]);
   assert.deepEqual(ok!.exceptions, []);
-  assert.equal(boom!.outcome, 'exception');
-  assert.deepEqual(boom!.exceptions.map(({ name, message }) => ({ name, message })), [{ name: 'RangeError', message: 'it broke' }]);
+  assert.equal(boom.outcome, 'exception');
+  assert.deepEqual(boom.exceptions.map(({ name, message }) => ({ name, message })), [{ name: 'RangeError', message: 'it broke' }]);
 
   // Another account: the tail is as missing as an unknown one; it cannot open one on a script it does not have.
   const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'other@example.test', '--data-dir', dataDir],
@@ -130,7 +154,7 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   raw.socket.write(Buffer.concat([Buffer.from([0x81, 15]), Buffer.from('{"debug":false}')]));
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal((await viaEdge(edgeUrl, 'tail.test', '/raw')).status, 200);
-  const frame = await raw.nextText(10_000);
+  const frame = await raw.nextText(20_000);
   assert.equal(new URL((JSON.parse(frame) as TailEvent).event.request.url).pathname, '/raw');
 
   // Limits: at most 10 tails per script (two open already).
@@ -146,6 +170,14 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   assert.equal((await call('DELETE', `${tailsPath}/${tail.id}`)).status, 200);
   assert.equal(await closed, 1000);
   assert.equal((await call('DELETE', `${tailsPath}/${tail.id}`)).status, 404);
+
+  // With the last tail closed, the script goes back to running without tails, and keeps serving.
+  for (const { id } of (await call('GET', tailsPath)).body.result as Array<{ id: string }>) assert.equal((await call('DELETE', `${tailsPath}/${id}`)).status, 200);
+  assert.deepEqual((await call('GET', tailsPath)).body.result, []);
+  for (let i = 0; i < 20; i++) {
+    assert.equal((await viaEdge(edgeUrl, 'tail.test', '/after')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 });
 
 /** A WebSocket client by hand: the handshake, then frames read from the raw socket. */
