@@ -36,7 +36,11 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
   return JSON.parse(text) as unknown;
 }
 
-async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array> {
+/**
+ * A body read whole, up to `maxBytes`: past that the stream is cancelled and `refusal()` thrown
+ * (by default the API's "body too large"), so an oversized body is never held whole.
+ */
+export async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number, refusal: () => Error = () => tooLarge(maxBytes)): Promise<Uint8Array> {
   if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -47,7 +51,7 @@ async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: nu
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel();
-      throw tooLarge(maxBytes);
+      throw refusal();
     }
     chunks.push(value);
   }

@@ -5,6 +5,7 @@
  * of an object: `metadata[main_module]`, `metadata[bindings][][name]`) and the module parts.
  */
 import { ApiError } from '../errors.ts';
+import { readLimited } from '../request-body.ts';
 
 /** The platform's limit on a script upload (a paid plan's 10 MiB). */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -32,21 +33,7 @@ function invalid(message: string): ApiError {
 async function readBounded(request: Request): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_UPLOAD_BYTES) throw tooLarge();
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_UPLOAD_BYTES) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  return readLimited(request.body, MAX_UPLOAD_BYTES, tooLarge);
 }
 
 /** Rebuilds an object from the SDK's bracketed form fields (`a[b][]`, `a[c][][d]`); a repeated key in an array of objects starts its next element. */
