@@ -41,7 +41,7 @@ async function accountIdOf(server: EdgeportServer, who: { email: string; key: st
   return account!.id;
 }
 
-test('wrangler 4 against edgeport start: whoami, r2 buckets, objects and CORS, tenancy', { timeout: 300_000 }, async (t) => {
+test('wrangler 4 against edgeport start: whoami, r2 buckets, objects and CORS, tenancy', { timeout: 150_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
   const apiBase = server.urls['management API']!;
@@ -114,7 +114,7 @@ function writeProject(wrangler: Wrangler, route: Record<string, string>, version
   }, null, 2));
 }
 
-test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by the edge, a redeploy, a secret put and deleted, versions and deployments; another account cannot take the route', { timeout: 300_000 }, async (t) => {
+test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by the edge, a redeploy, a secret put and deleted, versions and deployments; another account cannot take the route', { timeout: 150_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
   const apiBase = server.urls['management API']!;
@@ -195,7 +195,7 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
   assert.deepEqual([...wrangler.refused(), ...bobWrangler.refused()], []);
 });
 
-test('wrangler with an API token made through /user/tokens: whoami, r2 buckets and objects; a read-only token cannot write', { timeout: 300_000 }, async (t) => {
+test('wrangler with an API token made through /user/tokens: whoami, r2 buckets and objects; a read-only token cannot write', { timeout: 150_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
   const apiBase = server.urls['management API']!;
@@ -229,7 +229,7 @@ test('wrangler with an API token made through /user/tokens: whoami, r2 buckets a
   assert.deepEqual([...wrangler.refused(), ...reader.refused()], [], 'wrangler tried to reach a host off this machine');
 });
 
-test('wrangler reaches nothing off this machine: a non-loopback API base fails at once, through the proxy or not', { timeout: 120_000 }, async (t) => {
+test('wrangler reaches nothing off this machine: a non-loopback API base fails at once, through the proxy or not', { timeout: 60_000 }, async (t) => {
   const wrangler = wranglerFor(t, { apiBase: 'https://api.cloudflare.com/client/v4', accountId: '0'.repeat(32), credentials: { email: 'nobody@example.test', key: 'not-a-key' } });
   // As the harness runs it: wrangler sends the request through the proxy, a closed loopback port.
   let began = performance.now();
