@@ -18,7 +18,6 @@ import { AccountError, createAccount } from '../api/index.ts';
 import { generateApiKey, hashApiKey } from '../api/credentials.ts';
 import { systemClock } from '../core/clock.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
-import { loadConfig } from '../config/load.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
@@ -28,13 +27,14 @@ import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import { AccessKeys } from '../store/s3/access-keys.ts';
 import { parseAccountsArgs, type AccountsArgs } from './args.ts';
+import { loadCommandConfig } from './command-config.ts';
 
 type Out = (line: string) => void;
 
 /** Runs `edgeport accounts <args>` (the action first); `out` receives the lines meant for stdout. */
 export async function runAccounts(args: readonly string[], out: Out = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
   const parsed = parseAccountsArgs(args);
-  const config = loadConfig({ ...(parsed.config === undefined ? {} : { file: parsed.config }), flags: parsed.dataDir === undefined ? {} : { data_dir: parsed.dataDir } });
+  const config = loadCommandConfig(parsed);
   // pg is loaded only when a PostgreSQL URL is configured.
   const database = config.dbUrl === undefined ? undefined
     : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: systemClock.now() });

@@ -11,15 +11,15 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../config/load.ts';
 import { backupSqliteDatabase, referencedBlobIds } from '../db/sqlite/sqlite-backup.ts';
 import type { BackupArgs } from './args.ts';
+import { loadCommandConfig } from './command-config.ts';
 import { BLOBS_DIR, blobFilesDir, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
 import { CliError } from './cli-errors.ts';
 import { VERSION } from './version.ts';
 
 export async function runBackup(args: BackupArgs, out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
-  const config = loadConfig({ ...(args.config === undefined ? {} : { file: args.config }), flags: args.dataDir === undefined ? {} : { data_dir: args.dataDir } });
+  const config = loadCommandConfig(args);
   if (existsSync(args.dir) && readdirSync(args.dir).length > 0) {
     throw new CliError('CLI_BACKUP_TARGET_NOT_EMPTY', `edgeport backup: ${args.dir} is not empty: name a new or empty directory.`);
   }

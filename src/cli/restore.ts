@@ -8,15 +8,15 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../config/load.ts';
 import type { BackupArgs } from './args.ts';
+import { loadCommandConfig } from './command-config.ts';
 import { BLOBS_DIR, blobFilesDir, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
 import { CliError } from './cli-errors.ts';
 import { optionHint } from './commands.ts';
 import { LOCK_FILE, lockDataDir, OWNER_FILE } from './data-dir-lock.ts';
 
 export async function runRestore(args: BackupArgs, out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
-  const config = loadConfig({ ...(args.config === undefined ? {} : { file: args.config }), flags: args.dataDir === undefined ? {} : { data_dir: args.dataDir } });
+  const config = loadCommandConfig(args);
   const manifest = readManifest(args.dir);
   const sqlite = config.dbUrl === undefined;
   if (manifest.database === 'sqlite' && !sqlite) {
