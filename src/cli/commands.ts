@@ -40,6 +40,8 @@ export interface CommandSpec {
 const CONFIG_OPTION: OptionSpec = { name: 'config', value: 'FILE', summary: 'edgeport.toml to read', default: './edgeport.toml when it exists' };
 
 const DATA_DIR_OPTION: OptionSpec = { name: 'data-dir', value: 'DIR', summary: 'the data dir of edgeport start', default: DEFAULTS.dataDir, config: 'data_dir', env: 'EDGEPORT_DATA_DIR' };
+/** The `<email>` of an existing account (rotate-key, delete). */
+const ACCOUNT_EMAIL = { placeholder: '<email>', what: 'the e-mail of the account' };
 const ACCOUNTS_WHILE_RUNNING = 'Safe while edgeport start runs on the same data dir (the server sees the change at once).';
 
 const port = (name: string, service: string, what: string, value: number): OptionSpec => ({
@@ -123,7 +125,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   },
   'accounts rotate-key': {
     name: 'accounts rotate-key',
-    positionals: [{ placeholder: '<email>', what: 'the e-mail of the account' }],
+    positionals: [ACCOUNT_EMAIL],
     summary: 'Give an account a new API key and print it once; the old key stops working.',
     description: 'Gives the account a new generated API key and prints it once (only its hash is kept); the old key '
       + 'and the account\'s dashboard sessions stop working at once. The operator\'s key follows EDGEPORT_ADMIN_KEY '
@@ -132,7 +134,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   },
   'accounts delete': {
     name: 'accounts delete',
-    positionals: [{ placeholder: '<email>', what: 'the e-mail of the account' }],
+    positionals: [ACCOUNT_EMAIL],
     summary: 'Delete an account; one that still holds zones, buckets or scripts only with --force.',
     description: 'Deletes the account, its S3 access keys and its dashboard sessions. An account that still holds '
       + 'zones (with their rulesets and log jobs), buckets or deployed scripts is refused, naming them, unless --force, which deletes '
