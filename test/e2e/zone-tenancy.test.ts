@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -17,28 +17,13 @@ import { promisify } from 'node:util';
 import Cloudflare from 'cloudflare';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { sdkFor, viaEdge } from '../helpers/workers-upload.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'operator@example.test', EDGEPORT_ADMIN_KEY: 'tenancy-operator-key-0123' };
 
-function sdk(apiUrl: string, email: string, key: string): Cloudflare {
-  return new Cloudflare({ baseURL: apiUrl, apiEmail: email, apiKey: key, apiToken: null, userServiceKey: null, maxRetries: 0 });
-}
-
-/** GET through the edge with the given Host. */
-function viaEdge(edgeUrl: string, host: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(edgeUrl);
-    const req = request({ host: url.hostname, port: url.port, path: '/client/v4/accounts', headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** The path these checks ask the edge for, by Host. */
+const ACCOUNTS_PATH = '/client/v4/accounts';
 
 /** A refusal of the SDK call with this code and message. */
 function refusedWith(code: number, message: RegExp) {
@@ -73,8 +58,8 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   const bobKey = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
   assert.ok(bobKey, stdout);
   const apiUrl = first.urls['management API']!;
-  const operator = sdk(apiUrl, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
-  const bob = sdk(apiUrl, 'bob@example.test', bobKey);
+  const operator = sdkFor(apiUrl, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
+  const bob = sdkFor(apiUrl, 'bob@example.test', bobKey);
   const [operatorAccount] = (await operator.accounts.list()).result;
   const [bobAccount] = (await bob.accounts.list()).result;
   const create = (cf: Cloudflare, name: string, originUrl?: string) => cf.zones.create({
@@ -103,9 +88,9 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   // A name that resolves to this machine (the API cannot know; the edge checks where it connects).
   await create(bob, 'bob-api.test', `http://${hostname()}:${apiPort}`);
 
-  assert.deepEqual(await viaEdge(first.urls.edge!, 'shop.test'), { status: 200, body: 'internal' });
-  assert.deepEqual(await viaEdge(first.urls.edge!, 'bob.test'), { status: 200, body: 'internal' }, 'allowed by allow_private_origins');
-  const selfByName = await viaEdge(first.urls.edge!, 'bob-api.test');
+  assert.deepEqual(await viaEdge(first.urls.edge!, 'shop.test', ACCOUNTS_PATH), { status: 200, body: 'internal' });
+  assert.deepEqual(await viaEdge(first.urls.edge!, 'bob.test', ACCOUNTS_PATH), { status: 200, body: 'internal' }, 'allowed by allow_private_origins');
+  const selfByName = await viaEdge(first.urls.edge!, 'bob-api.test', ACCOUNTS_PATH);
   assert.equal(selfByName.status, 403, selfByName.body);
   // Refused without naming the origin, its address or the port as edgeport's own.
   assert.match(selfByName.body, /^error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use\./);
@@ -116,13 +101,13 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
 
   // Second run on the default: private origins are the operator's again, for zones already made too.
   const second = await startEdgeport({ owner: t, dataDir, env: ADMIN });
-  assert.deepEqual(await viaEdge(second.urls.edge!, 'shop.test'), { status: 200, body: 'internal' }, "the operator's local origin works on the default");
-  const refused = await viaEdge(second.urls.edge!, 'bob.test');
+  assert.deepEqual(await viaEdge(second.urls.edge!, 'shop.test', ACCOUNTS_PATH), { status: 200, body: 'internal' }, "the operator's local origin works on the default");
+  const refused = await viaEdge(second.urls.edge!, 'bob.test', ACCOUNTS_PATH);
   assert.equal(refused.status, 403);
   assert.match(refused.body, /^error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use\./);
   assert.doesNotMatch(refused.body, /127\.0\.0\.1/, 'the visitor is not told the origin\'s address');
   assert.deepEqual(origin.hosts, ['shop.test', 'bob.test', 'shop.test'], "bob's zone never reached the origin");
-  const bobAgain = sdk(second.urls['management API']!, 'bob@example.test', bobKey);
+  const bobAgain = sdkFor(second.urls['management API']!, 'bob@example.test', bobKey);
   const bobZone = (await bobAgain.zones.list({ name: 'bob.test' })).result[0]!;
   await assert.rejects(bobAgain.zones.edit({ zone_id: bobZone.id, origin: `http://169.254.169.254` } as Parameters<Cloudflare['zones']['edit']>[0]),
     refusedWith(1002, /169\.254\.169\.254 is a link-local address/));
