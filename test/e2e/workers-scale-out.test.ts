@@ -4,13 +4,12 @@
  * A within 2 s while a request that is still streaming its answer from the old version completes.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { servedWithin, wranglerForm } from '../helpers/workers-upload.ts';
+import { servedWithin, viaEdge, wranglerForm } from '../helpers/workers-upload.ts';
 
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'scaled@example.test', EDGEPORT_ADMIN_KEY: 'workers-scale-out-key-0123' };
 const HEADERS = { 'x-auth-email': ADMIN.EDGEPORT_ADMIN_EMAIL, 'x-auth-key': ADMIN.EDGEPORT_ADMIN_KEY };
@@ -39,21 +38,6 @@ async function deploy(apiUrl: string, accountId: string, label: string): Promise
   assert.equal(response.status, 200, await response.text());
 }
 
-function slowGet(edgeUrl: string, host: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(edgeUrl);
-    const req = request({ host: url.hostname, port: url.port, path: '/slow', headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 test('a deploy on one instance is served by another on the same PostgreSQL within 2 s; a redeploy drains requests in flight', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t);
   const env = { ...ADMIN, EDGEPORT_DB_URL: await pgTestUrl(t, { pool: 6 }), EDGEPORT_BLOBS_URL: `file://${join(dir, 'shared-blobs')}` };
@@ -78,7 +62,7 @@ test('a deploy on one instance is served by another on the same PostgreSQL withi
   await servedWithin(a.urls.edge!, 'scaled.test', 'first', 2_000);
 
   // A request streaming from the first version on A, while B deploys the second.
-  const inFlight = slowGet(a.urls.edge!, 'scaled.test');
+  const inFlight = viaEdge(a.urls.edge!, 'scaled.test', '/slow');
   await new Promise((resolve) => setTimeout(resolve, 200));
   await deploy(apiB, accountId, 'second');
   const onA = await servedWithin(a.urls.edge!, 'scaled.test', 'second', 2_000);

@@ -28,6 +28,7 @@ export function viaEdge(edgeUrl: string, host: string, path = '/'): Promise<{ st
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => { body += chunk; });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
     });
     req.on('error', reject);
     req.end();
