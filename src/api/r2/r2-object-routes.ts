@@ -15,7 +15,7 @@ import { toStoreHttpMetadata, writeHttpMetadata } from '../../store/binding/http
 import { StoreError } from '../../store/engine/errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
-import { metadataFromHeaders, objectResult, streamedBody, toObjectJson, toWebStream } from '../store/store-schema.ts';
+import { listingResultInfo, metadataFromHeaders, objectResult, streamedBody, toObjectJson, toWebStream } from '../store/store-schema.ts';
 import { R2_BUCKETS } from './r2-bucket-routes.ts';
 import { listR2ObjectsQuery, r2ObjectResult, r2Store, storageClassHeader, toR2ObjectJson, withR2Errors } from './r2-schema.ts';
 import { validateQuery } from '../validation.ts';
@@ -40,15 +40,7 @@ export const R2_OBJECT_ROUTES: ApiRoute[] = [
         ...(q.start_after ? { startAfter: q.start_after } : {}),
         ...(q.cursor ? { cursor: q.cursor } : {}),
       }));
-      return successResponse(listing.objects.map(toR2ObjectJson), {
-        resultInfo: {
-          count: listing.objects.length,
-          per_page: q.per_page,
-          is_truncated: listing.truncated,
-          delimited: listing.delimitedPrefixes,
-          ...(listing.truncated && listing.cursor ? { cursor: listing.cursor } : {}),
-        },
-      });
+      return successResponse(listing.objects.map(toR2ObjectJson), { resultInfo: listingResultInfo(listing, q.per_page) });
     },
   }),
   defineRoute({

@@ -16,7 +16,7 @@ import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { BUCKETS } from './bucket-routes.ts';
-import { CUSTOM_METADATA_HEADER, listObjectsQuery, metadataFromHeaders, objectResult, requireStore, streamedBody, toObjectJson, toWebStream } from './store-schema.ts';
+import { CUSTOM_METADATA_HEADER, listingResultInfo, listObjectsQuery, metadataFromHeaders, objectResult, requireStore, streamedBody, toObjectJson, toWebStream } from './store-schema.ts';
 
 const TAG = 'Object store';
 export const OBJECTS = `${BUCKETS}/:bucket/objects`;
@@ -36,15 +36,7 @@ export const OBJECT_ROUTES: ApiRoute[] = [
         ...(q.delimiter ? { delimiter: q.delimiter } : {}),
         ...(q.cursor ? { cursor: q.cursor } : {}),
       });
-      return successResponse(listing.objects.map(toObjectJson), {
-        resultInfo: {
-          count: listing.objects.length,
-          per_page: q.per_page,
-          is_truncated: listing.truncated,
-          delimited: listing.delimitedPrefixes,
-          ...(listing.truncated && listing.cursor ? { cursor: listing.cursor } : {}),
-        },
-      });
+      return successResponse(listing.objects.map(toObjectJson), { resultInfo: listingResultInfo(listing, q.per_page) });
     },
   }),
   defineRoute({

@@ -4,10 +4,11 @@
  * from request headers; request bodies as the async iterables the engine streams from.
  */
 import { z } from 'zod';
-import { STORAGE_CLASSES, type BodyInput, type BucketInfo, type HttpMetadata, type ListedObject, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
+import { STORAGE_CLASSES, type BodyInput, type BucketInfo, type HttpMetadata, type ListedObject, type ListResult, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { toHttpMetadata } from '../../store/binding/http-metadata.ts';
+import type { CursorInfo } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
 import type { RouteContext } from '../route.ts';
@@ -140,4 +141,15 @@ export function toWebStream(chunks: AsyncIterable<Uint8Array>): ReadableStream<U
       await iterator.return?.();
     },
   });
+}
+
+/** A listing's `result_info`, the same on the store's and the R2 paths: the cursor only while more remain. */
+export function listingResultInfo(listing: ListResult, perPage: number): CursorInfo {
+  return {
+    count: listing.objects.length,
+    per_page: perPage,
+    is_truncated: listing.truncated,
+    delimited: listing.delimitedPrefixes,
+    ...(listing.truncated && listing.cursor ? { cursor: listing.cursor } : {}),
+  };
 }
