@@ -13,6 +13,7 @@ import type { BodyInput, GetResult } from '../../store/engine/types.ts';
 import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
 import { ANSWER_HEADER, CALL_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 import { guardedListener } from '../../core/http/guarded-listener.ts';
+import { listenOnSocket } from './socket-server.ts';
 
 export interface StoreServiceOptions {
   /** The engine as the script's account sees it. */
@@ -39,19 +40,7 @@ export async function startStoreService(options: StoreServiceOptions): Promise<S
   // Bodies can take as long as the script takes to produce them.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.socketPath, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return {
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenOnSocket(server, options.socketPath);
 }
 
 async function serve(options: StoreServiceOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { guardedListener } from '../../core/http/guarded-listener.ts';
+import { listenOnSocket } from './socket-server.ts';
 
 /** A batch larger than this (a script logging megabytes in one request) is dropped whole. */
 export const MAX_BATCH_BYTES = 1024 * 1024;
@@ -37,17 +38,5 @@ export async function startTailSink(socketPath: string, publish: (event: unknown
       if (Array.isArray(events)) for (const event of events) publish(event);
     });
   }, `tail sink of ${scriptName}`, logger));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return {
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenOnSocket(server, socketPath);
 }
