@@ -6,7 +6,7 @@
 import { EdgeportError, type ErrorCatalog } from '../core/errors/edgeport-error.ts';
 
 export type CliErrorCode = 'CLI_DATA_DIR_IN_USE' | 'CLI_DATA_DIR_UNUSABLE' | 'CLI_PORT_IN_USE' | 'CLI_PORT_UNAVAILABLE'
-  | 'CLI_DATA_DIR_NOT_EMPTY' | 'CLI_BACKUP_TARGET_NOT_EMPTY' | 'CLI_BACKUP_INVALID';
+  | 'CLI_DATA_DIR_NOT_EMPTY' | 'CLI_BACKUP_TARGET_NOT_EMPTY' | 'CLI_BACKUP_INVALID' | 'CLI_RESTORE_FAILED';
 
 export const CLI_ERRORS: ErrorCatalog<CliErrorCode> = {
   CLI_DATA_DIR_IN_USE: { kind: 'user', message: 'Another edgeport process (start or dev) is using the data dir; it names that process and the flag that picks another dir.' },
@@ -16,6 +16,7 @@ export const CLI_ERRORS: ErrorCatalog<CliErrorCode> = {
   CLI_DATA_DIR_NOT_EMPTY: { kind: 'user', message: 'edgeport restore: the data dir holds data already; restore into a new dir, or replace its data with --force.' },
   CLI_BACKUP_TARGET_NOT_EMPTY: { kind: 'user', message: 'edgeport backup: the directory is not empty; name a new or empty one.' },
   CLI_BACKUP_INVALID: { kind: 'user', message: 'edgeport restore: the directory is not a backup made by edgeport backup, or one that does not fit this data dir\'s database.' },
+  CLI_RESTORE_FAILED: { kind: 'system', message: 'edgeport restore: copying the backup failed (a damaged backup, a full disk); the data dir is unchanged.' },
 };
 
 export class CliError extends EdgeportError<CliErrorCode> {
