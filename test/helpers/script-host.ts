@@ -35,6 +35,8 @@ export interface TestHostOptions {
   accountId?: string | null;
   /** The data dir (default: a directory of the host's own). */
   dataDir?: string;
+  /** Run `source` as a script uploaded through the API (one ES module) rather than a configured one. */
+  uploaded?: boolean;
 }
 
 /** Writes `source` as the script's module, starts a host for it, and stops it when the test ends. */
@@ -50,7 +52,8 @@ export async function startTestHost(t: Pick<TestContext, 'after'>, source: strin
   const logs: LogRecord[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogRecord) });
   const dataDir = options.dataDir ?? join(dir, 'data');
-  const host = await startScriptHost({ script, accountId: options.accountId ?? null, dataDir, logger });
+  const uploaded = options.uploaded ? { mainModule: 'script.mjs', modules: [{ name: 'script.mjs', kind: 'esModule' as const, content: new TextEncoder().encode(source) }], vars: [] } : undefined;
+  const host = await startScriptHost({ script, accountId: options.accountId ?? null, dataDir, logger, ...(uploaded ? { uploaded } : {}) });
   const server = createServer(host.handle);
   let stopped: Promise<void> | undefined;
   stop = () => stopped ??= (async () => {

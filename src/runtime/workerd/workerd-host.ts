@@ -65,7 +65,9 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
     if (script.storeBuckets.length > 0) {
       const engine = await storeEngine(options, closers);
       const buckets = accountStore(engine, options.accountId);
-      for (const { bucketName } of script.storeBuckets) await buckets.ensureBucket(bucketName);
+      // A configured script's buckets are made for it; an uploaded one's must exist (checked at upload,
+      // 10085): a bucket deleted since stays deleted, and its binding's calls fail as on the platform.
+      if (!uploaded) for (const { bucketName } of script.storeBuckets) await buckets.ensureBucket(bucketName);
       storeSocket = join(dir, 'store.sock');
       const service: StoreService = await startStoreService({
         engine: buckets, blobs: engineBlobs(buckets), buckets: new Set(script.storeBuckets.map(({ bucketName }) => bucketName)), socketPath: storeSocket, logger, scriptName: script.name,
