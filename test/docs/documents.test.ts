@@ -1,19 +1,20 @@
-/** Every user document is run by a docs-examples test, and the README stays a front door. */
+/** Every user document is run by the docs-examples test (the README links it), and the README stays a front door. */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { DOCUMENT_GROUPS } from './documents.ts';
+import { readingOrder } from './documents.ts';
 import { ROOT } from './example-session.ts';
 
-test('every Markdown document in README.md and docs/ is in a docs-examples group, once', { timeout: 10_000 }, () => {
-  const grouped = Object.values(DOCUMENT_GROUPS).flat();
+const DOCUMENTS = readingOrder(readFileSync(`${ROOT}/README.md`, 'utf8'));
+
+test('the README links every Markdown document in docs/, so the docs test (in the README\'s order) runs each', { timeout: 10_000 }, () => {
   const present = ['README.md', ...readdirSync(`${ROOT}/docs`).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
-  assert.deepEqual([...grouped].sort(), present.sort());
+  assert.deepEqual([...DOCUMENTS].sort(), present.sort());
 });
 
 test('the README is short, and no document points at material users do not have', { timeout: 10_000 }, () => {
   assert.ok(readFileSync(`${ROOT}/README.md`, 'utf8').split('\n').length <= 310, 'README.md is at most 310 lines');
-  for (const document of Object.values(DOCUMENT_GROUPS).flat()) {
+  for (const document of DOCUMENTS) {
     const text = readFileSync(`${ROOT}/${document}`, 'utf8');
     for (const outside of [/SPEC\.md|DESIGN\.md|STYLE\.md/, /shared\/reference/, /\bissue \d+\b/i, /\bstop \d+\b/]) {
       assert.doesNotMatch(text, outside, `${document} names ${outside}`);
@@ -22,7 +23,7 @@ test('the README is short, and no document points at material users do not have'
 });
 
 test('relative links between documents lead to documents that exist', { timeout: 10_000 }, () => {
-  for (const document of Object.values(DOCUMENT_GROUPS).flat()) {
+  for (const document of DOCUMENTS) {
     const text = readFileSync(`${ROOT}/${document}`, 'utf8');
     const base = document.includes('/') ? document.slice(0, document.lastIndexOf('/') + 1) : '';
     for (const [, target] of text.matchAll(/\]\(([^)#:\s]+\.md)(?:#[^)]*)?\)/g)) {

@@ -1,13 +1,12 @@
 /**
- * Every Markdown document a user reads, in the groups the docs-examples tests run them in (one test
- * file per group, so the groups run side by side). A test checks that no document is left out.
+ * The order a reader follows the documents in, and the docs test runs them in: the README, then
+ * every page of docs/ in the order the README first links it. A test checks that every page is in
+ * it (each is linked from the README).
  */
-export const DOCUMENT_GROUPS = {
-  readme: ['README.md'],
-  services: ['docs/management-api.md', 'docs/edge-and-logs.md', 'docs/gateway.md'],
-  store: ['docs/object-store.md', 'docs/s3.md', 'docs/dashboard.md'],
-  operations: [
-    'docs/configuration.md', 'docs/operations.md', 'docs/security.md', 'docs/performance.md', 'docs/choices.md',
-    'docs/development.md', 'docs/errors.md',
-  ],
-} as const;
+export function readingOrder(readme: string): string[] {
+  const pages = ['README.md'];
+  for (const [, target] of readme.matchAll(/\]\((docs\/[^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
+    if (!pages.includes(target!)) pages.push(target!);
+  }
+  return pages;
+}

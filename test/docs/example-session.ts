@@ -1,38 +1,48 @@
 /**
- * Runs the examples of one Markdown document (markdown-examples.ts) as a reader would paste them
- * on a fresh machine: shell blocks in one bash session in a directory of the document's own, with
- * `edgeport` on the PATH (as `npm link` puts it) and `wrangler` too (a reader's own wrangler 4:
- * the devDependency on Node 22, reaching this machine only, test/helpers/wrangler.ts), programs
- * with node beside them, files written where they are named. Three things differ from a reader's machine, all so that documents can run
- * side by side and beside a developer's own edgeport:
+ * Runs the examples of the README and then of every page it links, in its order (documents.ts),
+ * as one reader would paste them: one bash session against the one server the README starts,
+ * shell blocks run as they are, files written where they are named (and programs run by the shell
+ * blocks after them, with the command the page shows), `edgeport.toml` blocks loaded by the real
+ * config loader, shown output compared with what the block printed (markdown-examples.ts).
  *
- * - the default ports in examples (8080, 8081, 8545, 9000, 8787, the origin's 3000, and the second
- *   instance's 8180, 8181, 8645, 9100) become free ports, and `/tmp/edgeport-logs` a directory of
- *   the document's own (the session's `[logs] file_roots`);
+ * The session starts in a directory that stands for the reader's clone: `bin` is the repository's
+ * (so the README's `export PATH="$PWD/bin:$PATH"` is what puts `edgeport` on the PATH: nothing
+ * else does), `node_modules` holds the repository's packages (and edgeport itself, as `npm
+ * install <edgeport>` puts it, for examples that import `edgeport/store`). `wrangler` is on the
+ * PATH from the start: a reader's own wrangler 4 (the devDependency on Node 22, reaching this
+ * machine only, test/helpers/wrangler.ts). Three things differ from a reader's machine, so that
+ * the test can run beside the other tests and a developer's own edgeport:
+ *
+ * - the ports examples name (DEFAULT_PORTS) become free ports, and `/tmp/edgeport-logs` a
+ *   directory of the session's own (the server's `[logs] file_roots`);
  * - a command that starts a server (`npm start`, `edgeport start`, `edgeport dev`), which a reader
  *   runs in a terminal of its own, runs in the background, and the next command waits for its
  *   ready line;
  * - `npm install`, `npm ci`, `npm link` and `npm test` are not run (the test runs from an
  *   installed clone, and is itself part of `npm test`).
  *
- * Every process the session starts is killed when the document ends, pass or fail.
+ * Every process the session starts is killed when it closes, pass or fail. A page that fails ends
+ * the session (its shell exits, as `set -e` makes it): the pages after it are not run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { describe, test, type TestContext } from 'node:test';
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { within } from '../../src/core/within.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
-import { tempDir } from '../helpers/temp-dir.ts';
 import { wranglerShellCommand } from '../helpers/wrangler.ts';
 import { outputMismatch, parseExamples } from './markdown-examples.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The ports examples name, each replaced by a free port. */
-const DEFAULT_PORTS = [8080, 8081, 8545, 9000, 8787, 3000, 8180, 8181, 8645, 9100] as const;
+/**
+ * The ports examples name, each replaced by a free port: the README's server (8080, 8081, 8545,
+ * 9000), its `edgeport dev` (8787) and origin (3000); the pages' own: edge-and-logs.md's origin
+ * (3001), object-store.md's `edgeport dev` (8788), operations.md's two instances (8180.., 8280..).
+ */
+const DEFAULT_PORTS = [8080, 8081, 8545, 9000, 8787, 8788, 3000, 3001, 8180, 8181, 8645, 9100, 8280, 8281, 8745, 9200] as const;
 const LOG_ROOT = '/tmp/edgeport-logs';
 /** How long one block may take (a server start on a busy machine included). */
 const BLOCK_TIMEOUT_MS = 90_000;
@@ -44,113 +54,174 @@ export interface DocumentRun {
   notRun: Array<{ line: number; why: string }>;
 }
 
-/** Runs every example of `documentPath` (relative to the repository); throws at the first that fails, naming its line. */
-export async function runDocumentExamples(t: TestContext, documentPath: string): Promise<DocumentRun> {
-  const source = relative(ROOT, join(ROOT, documentPath));
-  const examples = parseExamples(readFileSync(join(ROOT, documentPath), 'utf8'), source);
-  const work = tempDir(t, 'edgeport-doc-');
-  const logRoot = join(work, 'edgeport-logs');
-  mkdirSync(logRoot);
-  // The packages a reader installs (the repository's), and edgeport itself as `npm install
-  // <edgeport>` puts it beside them, for examples that import `edgeport/store`.
-  mkdirSync(join(work, 'node_modules'));
-  for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(work, 'node_modules', entry));
-  symlinkSync(ROOT, join(work, 'node_modules', 'edgeport'));
-  const bin = join(work, '.bin');
-  mkdirSync(bin);
-  writeFileSync(join(bin, 'edgeport'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin/edgeport.js')}" "$@"\n`, { mode: 0o755 });
-  // A reader's wrangler 4 (it needs Node 22): the devDependency, on this machine only.
-  writeFileSync(join(bin, 'wrangler'), wranglerShellCommand(join(work, '.wrangler-home')), { mode: 0o755 });
-  const ports = new Map<number, number>();
-  for (const port of DEFAULT_PORTS) ports.set(port, await reservePort(t));
-  const rewrite = (code: string): string => code
-    .replace(/\b(8080|8081|8545|9000|8787|3000|8180|8181|8645|9100)\b/g, (port) => String(ports.get(Number(port))))
-    .replaceAll(LOG_ROOT, logRoot);
+/** One reader's shell, in one directory, across the README and every page after it. */
+export class DocsSession {
+  /** The reader's clone: where the session starts, and files are written. */
+  readonly work: string;
+  readonly #shell: ShellSession;
+  readonly #rewrite: (code: string) => string;
+  readonly #cleanups: Array<() => void>;
+  #blocks = 0;
+  /** Where the session ended, once a page failed. */
+  #ended: string | undefined;
 
-  // A `node --test` in an example reports to its terminal, not to this test runner as its child would.
-  const { NODE_TEST_CONTEXT: _runnerChild, ...inherited } = process.env;
-  const shell = new ShellSession(work, {
-    ...inherited,
-    PATH: `${bin}:${process.env.PATH ?? ''}`,
-    HOME: work,
-    EDGEPORT_LOGS_FILE_ROOTS: logRoot,
-    // `npm start` and `edgeport start` without flags listen where the rewritten examples look.
-    EDGEPORT_EDGE_PORT: String(ports.get(8080)), EDGEPORT_API_PORT: String(ports.get(8081)),
-    EDGEPORT_GATEWAY_PORT: String(ports.get(8545)), EDGEPORT_S3_PORT: String(ports.get(9000)),
-    // Whatever the developer's environment holds, the examples start from a fresh machine's.
-    EDGEPORT_ADMIN_EMAIL: '', EDGEPORT_ADMIN_KEY: '', EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '',
-    EDGEPORT_DATA_DIR: '', EDGEPORT_DB_URL: '', EDGEPORT_BLOBS_URL: '',
-  });
-  t.after(() => shell.close());
-  await shell.run(PRELUDE);
+  private constructor(work: string, shell: ShellSession, rewrite: (code: string) => string, cleanups: Array<() => void>) {
+    this.work = work;
+    this.#shell = shell;
+    this.#rewrite = rewrite;
+    this.#cleanups = cleanups;
+  }
 
-  const report: DocumentRun = { ran: 0, written: 0, checked: 0, notRun: [] };
-  let lastOutput: { line: number; text: string } | undefined;
-  for (const [index, example] of examples.entries()) {
-    const where = `${source}:${example.line}`;
-    const code = rewrite(example.code);
-    switch (example.what.kind) {
-      case 'file': {
-        const path = join(work, example.what.name);
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, code);
-        report.written++;
-        break;
-      }
-      case 'config': {
-        const path = join(work, `.config-${index}.toml`);
-        writeFileSync(path, code);
-        try {
-          loadConfig({ file: path, env: {} });
-        } catch (error) {
-          throw new Error(`${where}: the config example does not load: ${(error as Error).message}`, { cause: error });
-        }
-        report.checked++;
-        break;
-      }
-      case 'shell':
-      case 'program': {
-        const script = example.what.kind === 'shell' ? `.block-${index}.sh` : `.example-${index}.${example.what.language === 'ts' ? 'mts' : 'mjs'}`;
-        writeFileSync(join(work, script), code);
-        const command = example.what.kind === 'shell' ? `. ./${script}`
-          : example.what.language === 'ts' ? `node --import tsx ./${script}` : `node ./${script}`;
-        const result = await shell.run(command);
-        if (result.status !== 0) {
-          throw new Error(`${where}: the example exited with ${result.status}:\n${example.code}\n--- it printed:\n${result.output}\n--- on stderr:\n${result.errors}`);
-        }
-        lastOutput = { line: example.line, text: result.output };
-        report.ran++;
-        break;
-      }
-      case 'output': {
-        if (!lastOutput) throw new Error(`${where}: an <!-- output --> block follows no example`);
-        const mismatch = outputMismatch(code, lastOutput.text);
-        if (mismatch) throw new Error(`${where}: the example at line ${lastOutput.line} printed something else: ${mismatch}`);
-        report.checked++;
-        break;
-      }
-      case 'not-run':
-        report.notRun.push({ line: example.line, why: example.what.why });
-        break;
-      case 'illustration':
-        break;
+  static async open(): Promise<DocsSession> {
+    const cleanups: Array<() => void> = [];
+    const work = mkdtempSync(join(tmpdir(), 'edgeport-docs-'));
+    cleanups.push(() => rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
+    const ports = new Map<number, number>();
+    try {
+      const logRoot = join(work, '.edgeport-logs');
+      mkdirSync(logRoot);
+      mkdirSync(join(work, '.docs-test'));
+      symlinkSync(join(ROOT, 'bin'), join(work, 'bin'));
+      mkdirSync(join(work, 'node_modules'));
+      for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(work, 'node_modules', entry));
+      symlinkSync(ROOT, join(work, 'node_modules', 'edgeport'));
+      const tools = join(work, '.tools');
+      mkdirSync(tools);
+      writeFileSync(join(tools, 'wrangler'), wranglerShellCommand(join(work, '.wrangler-home')), { mode: 0o755 });
+      mkdirSync(join(work, '.home'));
+      for (const port of DEFAULT_PORTS) ports.set(port, await reservePort({ after: (undo: () => void) => { cleanups.push(undo); } }));
+      const pattern = new RegExp(`\\b(${DEFAULT_PORTS.join('|')})\\b`, 'g');
+      const rewrite = (code: string): string => code
+        .replace(pattern, (port) => String(ports.get(Number(port))))
+        .replaceAll(LOG_ROOT, logRoot);
+
+      // A `node --test` in an example reports to its terminal, not to this test runner as its child would.
+      const { NODE_TEST_CONTEXT: _runnerChild, ...inherited } = process.env;
+      const shell = new ShellSession(work, {
+        ...inherited,
+        // A fresh machine's: no edgeport on it until the README's first block.
+        PATH: [tools, ...withoutEdgeport(process.env.PATH ?? '')].join(delimiter),
+        HOME: join(work, '.home'),
+        EDGEPORT_LOGS_FILE_ROOTS: logRoot,
+        // `npm start` and `edgeport start` without flags listen where the rewritten examples look.
+        EDGEPORT_EDGE_PORT: String(ports.get(8080)), EDGEPORT_API_PORT: String(ports.get(8081)),
+        EDGEPORT_GATEWAY_PORT: String(ports.get(8545)), EDGEPORT_S3_PORT: String(ports.get(9000)),
+        // Whatever the developer's environment holds, the examples start from a fresh machine's.
+        EDGEPORT_ADMIN_EMAIL: '', EDGEPORT_ADMIN_KEY: '', EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '',
+        EDGEPORT_DATA_DIR: '', EDGEPORT_DB_URL: '', EDGEPORT_BLOBS_URL: '', EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '',
+      });
+      const session = new DocsSession(work, shell, rewrite, cleanups);
+      const prelude = await shell.run(PRELUDE);
+      if (prelude.status !== 0) throw new Error(`the session's prelude failed:\n${prelude.output}\n${prelude.errors}`);
+      return session;
+    } catch (error) {
+      for (const undo of cleanups.reverse()) undo();
+      throw error;
     }
   }
-  return report;
+
+  /** Runs `command` in the session (for the test's own checks); throws when the session has ended. */
+  async run(command: string): Promise<ShellResult> {
+    if (this.#ended !== undefined) throw new Error(`the session ended at ${this.#ended}`);
+    return this.#shell.run(command);
+  }
+
+  /**
+   * Runs every example of `documentPath` (relative to the repository) in the session; throws at the
+   * first that fails, naming its line, and the session ends there. `signal` (the test's) ends it
+   * too, so a page that ran out of time never runs on beside the next one.
+   */
+  async runDocument(documentPath: string, signal: AbortSignal): Promise<DocumentRun> {
+    if (this.#ended !== undefined) throw new Error(`not run: the session ended at ${this.#ended}, and every page after it builds on what came before`);
+    const source = relative(ROOT, join(ROOT, documentPath));
+    const onAbort = (): void => {
+      this.#ended ??= `${source} (out of time)`;
+      void this.#shell.close();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.#runExamples(source);
+    } catch (error) {
+      this.#ended ??= (error as Error).message.split(':').slice(0, 2).join(':');
+      await this.#shell.close();
+      throw error;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #runExamples(source: string): Promise<DocumentRun> {
+    const examples = parseExamples(readFileSync(join(ROOT, source), 'utf8'), source);
+    const report: DocumentRun = { ran: 0, written: 0, checked: 0, notRun: [] };
+    let lastOutput: { line: number; text: string } | undefined;
+    for (const example of examples) {
+      const where = `${source}:${example.line}`;
+      const code = this.#rewrite(example.code);
+      switch (example.what.kind) {
+        case 'file': {
+          const path = join(this.work, example.what.name);
+          mkdirSync(dirname(path), { recursive: true });
+          writeFileSync(path, code);
+          report.written++;
+          break;
+        }
+        case 'config': {
+          const path = join(this.work, '.docs-test', `config-${++this.#blocks}.toml`);
+          writeFileSync(path, code);
+          try {
+            loadConfig({ file: path, env: {} });
+          } catch (error) {
+            throw new Error(`${where}: the config example does not load: ${(error as Error).message}`, { cause: error });
+          }
+          report.checked++;
+          break;
+        }
+        case 'shell': {
+          // Sourced, as pasting it would run it: its variables and functions stay in the session.
+          const script = join(this.work, '.docs-test', `block-${++this.#blocks}.sh`);
+          writeFileSync(script, code);
+          const result = await this.#shell.run(`. '${script}'`);
+          if (result.status !== 0) {
+            throw new Error(`${where}: the example exited with ${result.status}:\n${example.code}\n--- it printed:\n${result.output}\n--- on stderr:\n${result.errors}`);
+          }
+          lastOutput = { line: example.line, text: result.output };
+          report.ran++;
+          break;
+        }
+        case 'output': {
+          if (!lastOutput) throw new Error(`${where}: an <!-- output --> block follows no example`);
+          const mismatch = outputMismatch(code, lastOutput.text);
+          if (mismatch) throw new Error(`${where}: the example at line ${lastOutput.line} printed something else: ${mismatch}`);
+          report.checked++;
+          break;
+        }
+        case 'not-run':
+          report.notRun.push({ line: example.line, why: example.what.why });
+          break;
+        case 'illustration':
+          break;
+      }
+    }
+    return report;
+  }
+
+  /** Kills everything the session started, gives its ports back and removes its directory. */
+  async close(): Promise<void> {
+    this.#ended ??= 'its close';
+    await this.#shell.close();
+    for (const undo of this.#cleanups.reverse()) undo();
+  }
 }
 
-/**
- * A test per document of a group, run side by side: a document waits mostly on its server and the
- * commands it runs, hardly on this process. Each reports what ran, what was written and checked,
- * and which blocks were not run and why.
- */
-export function testDocuments(group: string, documents: readonly string[]): void {
-  describe(`the examples of ${group}`, { concurrency: true, timeout: 300_000 }, () => {
-    for (const document of documents) {
-      test(`every example of ${document} runs as written`, { timeout: 240_000 }, async (t) => {
-        const run = await runDocumentExamples(t, document);
-        t.diagnostic(`${run.ran} run, ${run.written} written, ${run.checked} checked${run.notRun.map((n) => `; line ${n.line} not run: ${n.why}`).join('')}`);
-      });
+/** The PATH without the directories that hold an `edgeport` (a developer's `npm link`). */
+function withoutEdgeport(path: string): string[] {
+  return path.split(delimiter).filter((dir) => {
+    if (dir === '') return false;
+    try {
+      accessSync(join(dir, 'edgeport'), constants.X_OK);
+      return false;
+    } catch {
+      return true;
     }
   });
 }
@@ -191,7 +262,7 @@ npm() {
 }
 `;
 
-interface ShellResult {
+export interface ShellResult {
   status: number;
   /** What it printed on stdout (what an <!-- output --> block shows). */
   output: string;

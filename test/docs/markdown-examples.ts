@@ -2,23 +2,23 @@
  * The examples of a Markdown document, as the docs-examples tests run them. Every fenced block is
  * one of:
  *
- * - `sh` (`bash`, `shell`): run, in order, in one shell session per document;
- * - `js` / `mjs` / `ts`: a program, run with node (ts through tsx) in the document's directory;
- * - written to a file first when an HTML comment `<!-- file: NAME -->` stands right before it
- *   (any language: a script, a script config, an edgeport.toml), and then not run by itself;
+ * - `sh` (`bash`, `shell`): run, in order, in the one shell session of the README and the pages;
+ * - written to a file when an HTML comment `<!-- file: NAME -->` stands right before it (any
+ *   language: a program, a script, a script config, a wrangler.json), and then not run by itself:
+ *   a program runs when a shell block runs it, with the command the page shows (`node NAME.mjs`).
+ *   The prose before the block names the file (`` `NAME` ``), so a reader knows where to save it;
  * - `toml` after `<!-- config -->`: an edgeport.toml, loaded by the real config loader;
  * - `text` (or no language) after `<!-- output -->`: what the previous run block printed, each
  *   line matched with `…` standing for any run of characters;
  * - any block after `<!-- not run: <why> -->`: not run, for the reason given (installing packages);
  * - other `text` / `console` blocks: illustrations, not run.
  *
- * A `sh`, `js`, `ts`, `toml` or `json` block with no directive that says what it is fails the test,
- * so a new example cannot slip in untested.
+ * A `js`, `ts`, `toml` or `json` block with no directive that says what it is fails the test, so a
+ * new example cannot slip in untested, nor a program without the file name and command that run it.
  */
 
 export type ExampleKind =
   | { kind: 'shell' }
-  | { kind: 'program'; language: 'js' | 'ts' }
   | { kind: 'file'; name: string }
   | { kind: 'config' }
   | { kind: 'output' }
@@ -41,6 +41,8 @@ export function parseExamples(markdown: string, source: string): Example[] {
   const lines = markdown.split('\n');
   const examples: Example[] = [];
   let directive: string | undefined;
+  // What a reader sees between the previous block and this one.
+  let prose = '';
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     const trimmed = line.trim();
@@ -48,6 +50,7 @@ export function parseExamples(markdown: string, source: string): Example[] {
     if (!fence) {
       if (trimmed === '') continue;
       directive = DIRECTIVE.test(trimmed) ? trimmed : undefined;
+      if (directive === undefined) prose += `${line}\n`;
       continue;
     }
     const [, indent, ticks, language] = fence as unknown as [string, string, string, string];
@@ -55,8 +58,13 @@ export function parseExamples(markdown: string, source: string): Example[] {
     let j = i + 1;
     for (; j < lines.length && lines[j]!.trim() !== ticks; j++) body.push(lines[j]!.slice(indent.length));
     if (j === lines.length) throw new Error(`${source}:${i + 1}: a fenced block is never closed`);
-    examples.push({ line: i + 1, language, code: body.length === 0 ? '' : `${body.join('\n')}\n`, what: kindOf(language, directive, `${source}:${i + 1}`) });
+    const what = kindOf(language, directive, `${source}:${i + 1}`);
+    if (what.kind === 'file' && !prose.includes(`\`${what.name}\``)) {
+      throw new Error(`${source}:${i + 1}: the text before the block must name its file, \`${what.name}\`: the <!-- file --> comment does not show on the page`);
+    }
+    examples.push({ line: i + 1, language, code: body.length === 0 ? '' : `${body.join('\n')}\n`, what });
     directive = undefined;
+    prose = '';
     i = j;
   }
   return examples;
@@ -74,10 +82,8 @@ function kindOf(language: string, directive: string | undefined, where: string):
   switch (language) {
     case 'sh': case 'bash': case 'shell':
       return { kind: 'shell' };
-    case 'js': case 'mjs':
-      return { kind: 'program', language: 'js' };
-    case 'ts':
-      return { kind: 'program', language: 'ts' };
+    case 'js': case 'mjs': case 'ts':
+      throw new Error(`${where}: a program must say where it is saved, <!-- file: NAME.mjs --> (named in the text too), and a shell block after it run it as a reader would (node NAME.mjs)`);
     case 'toml': case 'json':
       throw new Error(`${where}: a ${language} block must say what it is: <!-- file: NAME -->, <!-- config --> or <!-- not run: why -->`);
     default:

@@ -16,7 +16,8 @@ const LOW_PORT = 20000;
 const HIGH_PORT = 32000;
 const STALE_RESERVATION_MS = 60 * 60 * 1000;
 
-export async function reservePort(t: TestContext): Promise<number> {
+/** `owner.after` gives the port back: a test's context, or whatever outlives several tests (the docs session). */
+export async function reservePort(owner: Pick<TestContext, 'after'> | { after(undo: () => void): void }): Promise<number> {
   mkdirSync(RESERVED_PORTS, { recursive: true });
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = LOW_PORT + Math.floor(Math.random() * (HIGH_PORT - LOW_PORT));
@@ -31,7 +32,7 @@ export async function reservePort(t: TestContext): Promise<number> {
       continue;
     }
     if (await canListen(port)) {
-      t.after(() => rmSync(reservation, { force: true }));
+      owner.after(() => rmSync(reservation, { force: true }));
       return port;
     }
     rmSync(reservation, { force: true });
