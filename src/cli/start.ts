@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
+import { Gauge } from 'prom-client';
 import { systemClock } from '../core/clock.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
@@ -129,11 +130,13 @@ export async function runStart(args: StartArgs): Promise<void> {
     const tails = new TailSessions();
     closers.push(async () => tails.closeAll());
     const deployed = new DeployedScripts({
-      registry, devDomain: config.workers.devDomain, logger,
+      registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
       start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
+    const runningScripts = new Gauge({ name: 'edgeport_workers_running_scripts', help: 'Deployed scripts running in workerd on this instance (each started by its first request, stopped when idle).', registers: [metrics.registry] });
+    metrics.beforeScrape(() => runningScripts.set(deployed.runningCount));
     closers.push(() => deployed.close());
     await deployed.start();
     const workers = {

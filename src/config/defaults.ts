@@ -22,9 +22,11 @@ export const DEFAULTS = {
   /**
    * Scripts accounts deploy through the API: at most 100 per account and 1,000 routes per zone, as
    * the platform's defaults; `<script>.<account subdomain>.workers.localhost` serves each one whose
-   * workers.dev-style subdomain is on (`localhost` names resolve to this machine).
+   * workers.dev-style subdomain is on (`localhost` names resolve to this machine). Each instance
+   * starts a deployed script's workerd on its first request, keeps at most 50 running (stopping the
+   * one idle longest to make room) and stops one idle for 15 minutes.
    */
-  workers: { maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost' },
+  workers: { maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 50, idleStopMs: 900_000 },
   /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
    * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough

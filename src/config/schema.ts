@@ -33,6 +33,10 @@ export const configFileSchema = z.strictObject({
     max_routes_per_zone: z.number().int().min(0).max(1_000_000).optional(),
     /** The domain under which `<script>.<account subdomain>.<dev_domain>` serves each script; "" turns it off. */
     dev_domain: z.string().regex(/^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name such as workers.localhost, or "" for none').optional(),
+    /** Deployed scripts running at once on this instance (one workerd process each). */
+    max_running: z.number().int().min(1).max(10_000).optional(),
+    /** A deployed script idle this long is stopped (its next request starts it again); 0: never. */
+    idle_stop_ms: z.number().int().min(0).max(604_800_000).optional(),
   }).optional(),
   auth: z.strictObject({
     /** The window the failure counts below are per (a failure is forgotten after window / max). */
@@ -87,7 +91,7 @@ export interface Config {
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
   /** `[workers]`: limits of deployed scripts and their dev domain (null: none). */
-  workers: { maxScriptsPerAccount: number; maxRoutesPerZone: number; devDomain: string | null };
+  workers: { maxScriptsPerAccount: number; maxRoutesPerZone: number; devDomain: string | null; maxRunning: number; idleStopMs: number };
   logs: {
     maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[]; fileRootsClaimable: boolean;
     maxJobSpoolBytes: number; maxTotalSpoolBytes: number; pauseAfterFailingMs: number;
@@ -124,6 +128,8 @@ export function toConfig(file: ConfigFile): Config {
       maxScriptsPerAccount: file.workers?.max_scripts_per_account ?? DEFAULTS.workers.maxScriptsPerAccount,
       maxRoutesPerZone: file.workers?.max_routes_per_zone ?? DEFAULTS.workers.maxRoutesPerZone,
       devDomain: file.workers?.dev_domain === undefined ? DEFAULTS.workers.devDomain : file.workers.dev_domain || null,
+      maxRunning: file.workers?.max_running ?? DEFAULTS.workers.maxRunning,
+      idleStopMs: file.workers?.idle_stop_ms ?? DEFAULTS.workers.idleStopMs,
     },
     auth: {
       failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,

@@ -1,15 +1,19 @@
 /**
  * The scripts accounts deploy through the API, as this instance's edge serves them: every
  * `pollMs` it reads the registry's change counter (one indexed row), and when another instance or
- * this one changed something, it reloads what is deployed. A new version starts in its own workerd
- * first; only once it is ready do its routes lead to it, and the version it replaces is closed
- * after its requests in flight have finished (at most `drainMs`). A version that fails to start
- * here leaves the previous one serving.
+ * this one changed something, it reloads what is deployed. A script's workerd starts on its first
+ * request (the request waits for it), at most `maxRunning` run at once (the one idle longest is
+ * stopped to make room; with none idle, the request is answered 503), and one idle for
+ * `idleStopMs` is stopped. A new version of a running script starts in its own workerd first; only
+ * once it is ready do its routes lead to it, and the version it replaces is closed after its
+ * requests in flight have finished (at most `drainMs`). A version that fails to start here leaves
+ * the previous one serving.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import type { ScriptRegistry } from '../db/scripts/script-registry.ts';
 import type { RunnableVersion, ServingState } from '../db/scripts/script-records.ts';
+import { answerScriptFailure } from '../runtime/errors.ts';
 import type { ScriptHost } from '../runtime/index.ts';
 import { ScriptRouter } from './script-routes.ts';
 
@@ -29,24 +33,49 @@ export interface DeployedScriptsOptions {
   logger: Logger;
   pollMs?: number;
   drainMs?: number;
+  /** Scripts running at once (default 50). */
+  maxRunning?: number;
+  /** A script idle this long is stopped; 0: never (default 15 minutes). */
+  idleStopMs?: number;
+  /** The clock idle times and retries are measured on (default Date.now). */
+  now?: () => number;
+}
+
+/** What serves a deployed script now: its version, and whether it runs with tails. */
+interface Wanted {
+  accountId: string;
+  name: string;
+  versionId: string;
+  key: string;
 }
 
 /** A running version, counting its requests so that it is closed only once they are done. */
 class Running {
   readonly key: string;
   readonly #host: ScriptHost;
+  readonly #now: () => number;
   #inflight = 0;
   #retired: (() => void) | undefined;
+  /** When its last request ended (or began, while one is in flight). */
+  lastUsed: number;
 
-  constructor(key: string, host: ScriptHost) {
+  constructor(key: string, host: ScriptHost, now: () => number) {
     this.key = key;
     this.#host = host;
+    this.#now = now;
+    this.lastUsed = now();
+  }
+
+  get idle(): boolean {
+    return this.#inflight === 0;
   }
 
   readonly handle: Handler = (req, res) => {
     this.#inflight++;
+    this.lastUsed = this.#now();
     res.once('close', () => {
       this.#inflight--;
+      this.lastUsed = this.#now();
       if (this.#inflight === 0) this.#retired?.();
     });
     this.#host.handle(req, res);
@@ -70,7 +99,12 @@ class Running {
 
 export class DeployedScripts {
   readonly #options: DeployedScriptsOptions;
+  readonly #now: () => number;
+  /** What should serve each script (by `<account>/<name>`), as last read from the registry. */
+  #wanted = new Map<string, Wanted>();
   readonly #running = new Map<string, Running>();
+  /** First requests waiting for their script's workerd, one start per script. */
+  readonly #starting = new Map<string, Promise<Running | undefined>>();
   #router = new ScriptRouter<string>([]);
   #seq = -1;
   #timer: NodeJS.Timeout | undefined;
@@ -84,6 +118,12 @@ export class DeployedScripts {
 
   constructor(options: DeployedScriptsOptions) {
     this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** How many scripts run in workerd on this instance now. */
+  get runningCount(): number {
+    return this.#running.size;
   }
 
   /** Loads what is deployed now, then keeps polling for changes. */
@@ -94,8 +134,19 @@ export class DeployedScripts {
 
   /** The handler of the deployed script serving host and path, if any. */
   match(host: string, path: string): Handler | undefined {
-    const key = this.#router.match(host, path);
-    return key === undefined ? undefined : this.#running.get(key)?.handle;
+    const id = this.#router.match(host, path);
+    if (id === undefined || !this.#wanted.has(id)) return undefined;
+    const running = this.#running.get(id);
+    if (running) return running.handle;
+    return (req, res) => {
+      this.#coldStart(id).then((started) => {
+        if (started) started.handle(req, res);
+        else answerScriptFailure(res, 'unavailable');
+      }, (error: unknown) => {
+        this.#options.logger.error({ err: error }, 'Starting a deployed script failed unexpectedly.');
+        answerScriptFailure(res, 'unavailable');
+      });
+    };
   }
 
   /** Reloads when the registry changed since the last load (at most one load at a time). */
@@ -116,6 +167,7 @@ export class DeployedScripts {
     this.#closed = true;
     clearTimeout(this.#timer);
     await this.#syncing?.catch(() => undefined);
+    await Promise.all([...this.#starting.values()].map((starting) => starting.catch(() => undefined)));
     const running = [...this.#running.values()];
     this.#running.clear();
     await Promise.all([...running.map((version) => version.retire(0)), ...this.#retiring]);
@@ -124,52 +176,116 @@ export class DeployedScripts {
   #schedule(): void {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
+      this.#stopIdle();
       this.sync().catch((error: unknown) => this.#options.logger.error({ err: error }, 'Reading the deployed scripts failed; retrying.')).finally(() => this.#schedule());
     }, this.#options.pollMs ?? 500);
     this.#timer.unref();
   }
 
   async #syncNow(): Promise<void> {
-    const { registry, logger } = this.#options;
+    const { registry } = this.#options;
     const forced = this.#forced;
     this.#forced = false;
     const seq = await registry.changeSeq();
     if ((seq === this.#seq && !forced) || this.#closed) return;
     const state = await registry.servingState();
-    const wanted = new Set<string>();
-    let failures = false;
+    const wanted = new Map<string, Wanted>();
     for (const script of state.scripts) {
-      const id = `${script.accountId}/${script.name}`;
-      wanted.add(id);
       const tailed = this.#options.tailed?.(script.accountId, script.name) ?? false;
-      const key = tailed ? `${script.key}+tail` : script.key;
-      if (this.#running.get(id)?.key === key) continue;
-      const failedAt = this.#failed.get(key);
-      if (failedAt !== undefined && Date.now() - failedAt < RETRY_FAILED_START_MS) {
-        failures = true;
+      wanted.set(`${script.accountId}/${script.name}`, { accountId: script.accountId, name: script.name, versionId: script.versionId, key: tailed ? `${script.key}+tail` : script.key });
+    }
+    this.#wanted = wanted;
+    let failures = false;
+    // A running script's new version (or its tails coming or going) starts now, and takes over once ready; the others start on their first request.
+    for (const [id, running] of [...this.#running]) {
+      const next = wanted.get(id);
+      if (next === undefined) {
+        this.#replace(id, undefined);
         continue;
       }
-      const runnable = await registry.runnable(script.accountId, script.name, script.versionId);
-      if (!runnable || this.#closed) continue;
-      try {
-        const host = await this.#options.start(runnable, tailed);
-        if (this.#closed) {
-          await host.close();
-          return;
-        }
-        this.#replace(id, new Running(key, host));
-        this.#failed.delete(key);
-      } catch (error) {
-        failures = true;
-        this.#failed.set(key, Date.now());
-        logger.error({ account: script.accountId, script: script.name, version: script.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
-      }
+      if (running.key === next.key) continue;
+      const started = await this.#startVersion(next);
+      if (this.#closed) return;
+      if (started === 'failed') failures = true;
+      else if (started) this.#replace(id, started);
     }
-    for (const id of [...this.#running.keys()]) if (!wanted.has(id)) this.#replace(id, undefined);
     this.#router = new ScriptRouter(this.#routes(state));
     // With a version that failed to start, the state is read again on every poll, and the version tried again after RETRY_FAILED_START_MS.
     this.#seq = failures ? -1 : seq;
-    if (!failures) this.#failed.clear();
+    const keys = new Set([...wanted.values()].map(({ key }) => key));
+    for (const key of [...this.#failed.keys()]) if (!keys.has(key)) this.#failed.delete(key);
+  }
+
+  /**
+   * Starts `wanted`'s version: a Running, 'failed' (logged; tried again after RETRY_FAILED_START_MS),
+   * or undefined when it is not to be tried now (failed lately, no longer in the registry, closing).
+   */
+  async #startVersion(wanted: Wanted): Promise<Running | 'failed' | undefined> {
+    const { registry, logger } = this.#options;
+    const failedAt = this.#failed.get(wanted.key);
+    if (failedAt !== undefined && this.#now() - failedAt < RETRY_FAILED_START_MS) return 'failed';
+    const runnable = await registry.runnable(wanted.accountId, wanted.name, wanted.versionId);
+    if (!runnable || this.#closed) return undefined;
+    try {
+      const host = await this.#options.start(runnable, wanted.key.endsWith('+tail'));
+      if (this.#closed) {
+        await host.close();
+        return undefined;
+      }
+      this.#failed.delete(wanted.key);
+      return new Running(wanted.key, host, this.#now);
+    } catch (error) {
+      this.#failed.set(wanted.key, this.#now());
+      logger.error({ account: wanted.accountId, script: wanted.name, version: wanted.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
+      return 'failed';
+    }
+  }
+
+  /** The first request of a script not running here: starts it (once, however many requests wait), making room first. */
+  #coldStart(id: string): Promise<Running | undefined> {
+    let starting = this.#starting.get(id);
+    if (!starting) {
+      starting = (async () => {
+        const wanted = this.#wanted.get(id);
+        if (!wanted || this.#closed) return undefined;
+        if (!this.#makeRoom()) {
+          this.#options.logger.warn({ account: wanted.accountId, script: wanted.name, running: this.#running.size }, 'A deployed script cannot start: every running script is busy ([workers] max_running).');
+          return undefined;
+        }
+        const started = await this.#startVersion(wanted);
+        if (!started || started === 'failed') return undefined;
+        // A sync meanwhile may have started a newer version, or dropped the script.
+        const current = this.#running.get(id);
+        if (current || !this.#wanted.has(id)) {
+          await started.retire(0);
+          return current;
+        }
+        this.#running.set(id, started);
+        return started;
+      })().finally(() => this.#starting.delete(id));
+      this.#starting.set(id, starting);
+    }
+    return starting;
+  }
+
+  /** Room for one more below `maxRunning` (counting starts under way), stopping the script idle longest if need be; false when every one is busy. */
+  #makeRoom(): boolean {
+    const max = this.#options.maxRunning ?? 50;
+    while (this.#running.size + this.#starting.size >= max) {
+      let oldest: [string, Running] | undefined;
+      for (const entry of this.#running) if (entry[1].idle && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+      if (!oldest) return false;
+      this.#replace(oldest[0], undefined);
+    }
+    return true;
+  }
+
+  /** Stops each script that has served nothing for `idleStopMs`. */
+  #stopIdle(): void {
+    const idleStopMs = this.#options.idleStopMs ?? 900_000;
+    if (idleStopMs === 0) return;
+    const now = this.#now();
+    for (const [id, running] of [...this.#running]) if (running.idle && now - running.lastUsed >= idleStopMs) this.#replace(id, undefined);
   }
 
   #replace(id: string, next: Running | undefined): void {
