@@ -6,6 +6,7 @@ export {
   HTTP_REQUESTS_FIELDS, HTTP_REQUESTS_DEFAULT_FIELDS, CUSTOM_FIELD_CARRIERS, isHttpRequestsField,
   type HttpRequestsField, type HttpRequestsFieldName, type HttpRequestsFieldType,
 } from './http-requests-fields.ts';
+export { isFilledField, type HttpRequestRecord, type RecordFieldName } from './http-request-record.ts';
 export {
   parseFilter, FILTER_OPERATORS, FILTER_LIMITS,
   type FilterOperator, type FilterScalar, type FilterCriterion, type FilterGroup, type FilterExpression,

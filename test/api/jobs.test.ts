@@ -10,6 +10,7 @@ import { jobResult } from '../../src/api/logshipping/job-schema.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
+import { HTTP_REQUESTS_FIELDS, isFilledField } from '../../src/logs/index.ts';
 import { readAll } from '../helpers/engine.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
 import { ENDPOINT_KEY_ID, ENDPOINT_SECRET, startS3Endpoint } from '../helpers/s3-endpoint.ts';
@@ -102,6 +103,23 @@ test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403
   assert.deepEqual((await api.call(jobs)).body.result.map((j: { id: number }) => j.id), [1, 2, 3, 4]);
   await api.call(`${jobs}/2`, { method: 'DELETE' });
   assert.equal((await api.call(jobs, { method: 'POST', json: { destination_conf: S3 } })).body.result.id, 5, 'ids are never reused');
+});
+
+test('the dataset catalog (extension): every field with its type and whether the edge fills it, and the jobs limit; the fields route says which are never filled', { timeout: 10_000 }, async (t) => {
+  const api = await startApi(t);
+  const zoneId = await zoneOf(api);
+  const catalog = (await api.call(`/zones/${zoneId}/logshipping/datasets/http_requests/catalog`)).body.result;
+  assert.equal(catalog.max_jobs_per_zone, 4);
+  const byName = new Map<string, Json>(catalog.fields.map((f: { name: string }) => [f.name, f]));
+  assert.equal(byName.size, Object.keys(HTTP_REQUESTS_FIELDS).length);
+  assert.deepEqual(byName.get('RayID'), { name: 'RayID', type: 'string', description: 'ID of the request (16 lowercase hex characters).', deprecated: false, filled: true });
+  assert.deepEqual(byName.get('BotScore'), { name: 'BotScore', type: 'int', description: 'Bot score, 1 (likely automated) to 99 (likely human).', deprecated: false, filled: false });
+  assert.equal(byName.get('OriginResponseTime').deprecated, true);
+  assert.deepEqual(catalog.fields.filter((f: { filled: boolean }) => f.filled).map((f: { name: string }) => f.name).sort(), Object.keys(HTTP_REQUESTS_FIELDS).filter(isFilledField).sort());
+  const described = (await api.call(`/zones/${zoneId}/logshipping/datasets/http_requests/fields`)).body.result;
+  assert.equal(described.BotScore, 'Bot score, 1 (likely automated) to 99 (likely human). Type: int. Not filled by edgeport: null in every line.');
+  assert.equal(described.RayID, 'ID of the request (16 lowercase hex characters). Type: string.');
+  assert.deepEqual((await api.call(`/zones/${zoneId}/logshipping/datasets/dns_logs/catalog`)).status, 404);
 });
 
 test('every job validation error, with its code and pointer; refused requests change nothing', { timeout: 10_000 }, async (t) => {

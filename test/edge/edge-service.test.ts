@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/core/log.ts';
 import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
 import { requestFramingProblem } from '../../src/edge/request-framing.ts';
-import { FileRoots } from '../../src/logs/index.ts';
+import { FileRoots, HTTP_REQUESTS_FIELDS, isFilledField } from '../../src/logs/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
@@ -36,7 +36,7 @@ async function listen(server: Server, t: TestContext): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-async function setup(t: TestContext, origin: string | null, fields: CustomFieldNames) {
+async function setup(t: TestContext, origin: string | null, fields: CustomFieldNames, output: LogOutputOptions = OUTPUT) {
   const dataDir = tempDir(t);
   // Added before the database's and the control store's own closes (after-hooks run in order):
   // the edge, the pipeline and the engine stop while the stores are still open.
@@ -59,7 +59,7 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
   const out = tempDir(t);
   await control.createJob(ZONE, () => ({
     zoneId: ZONE, name: 'all', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf: `file://${out}`,
-    filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
+    filter: null, outputOptions: output, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
     lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now,
   }));
   const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50, fileRoots: new FileRoots({ roots: [out], dataDir }) });
@@ -130,6 +130,19 @@ test('proxies to the origin with streaming bodies; hop-by-hop headers stay behin
   assert.deepEqual(line!.RequestHeaders, { 'x-trace': 'first' }, 'first instance; the x-forwarded-for the edge added is not an original header');
   assert.deepEqual(line!.ResponseHeaders, { 'set-cookie': 'first=1', 'x-origin': 'yes' });
   assert.deepEqual(line!.Cookies, { session: 'abc' });
+});
+
+test('a line of every dataset field: exactly the fields isFilledField names have values, the others are null (what the dashboard offers rests on it)', { timeout: 10_000 }, async (t) => {
+  const origin = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+  const every = Object.keys(HTTP_REQUESTS_FIELDS);
+  const edge = await setup(t, `http://127.0.0.1:${await listen(origin, t)}`, { requestFields: ['x-a'], responseFields: ['content-type'], cookieFields: ['c'] },
+    { ...OUTPUT, fieldNames: every });
+  await send(edge.port, { host: 'example.test', path: '/p?q=1', headers: ['X-A', '1', 'Cookie', 'c=2', 'User-Agent', 'ua', 'Referer', 'http://r.test/'] });
+  const [line] = await edge.waitFor(1);
+  assert.deepEqual(Object.keys(line!), every, 'the line has every field, in order');
+  const withValues = every.filter((name) => line![name] !== null);
+  assert.deepEqual(withValues, every.filter(isFilledField), 'the fields with values are the ones marked filled');
+  assert.ok(withValues.length > 20);
 });
 
 test('a ruleset update applies from the next request on', { timeout: 10_000 }, async (t) => {

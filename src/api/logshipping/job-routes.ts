@@ -3,8 +3,9 @@
  * dataset's fields and jobs, and ownership challenges. Job ids are integers; jobs are created
  * disabled unless `enabled: true`; at most 4 per zone (403 / 1004, as the real service).
  *
- * Extension: `GET .../jobs/:job_id/delivered` reads back the newest lines a job delivered (file://
- * and store:// destinations), for the dashboard's live view.
+ * Extensions: `GET .../jobs/:job_id/delivered` reads back the newest lines a job delivered (file://
+ * and store:// destinations), for the dashboard's live view; `GET .../datasets/:dataset_id/catalog`
+ * gives each field's type and whether this server fills it, and the jobs limit, for the job form.
  *
  * By design: file:// destinations must lie below `[logs] file_roots` and outside the data dir
  * (file-destinations.ts), and a directory is one account's at a time (ownership.ts).
@@ -13,7 +14,7 @@
  * `fields/default` are not implemented; edge (Instant Logs) jobs are not offered.
  */
 import { z } from 'zod';
-import { HTTP_REQUESTS_FIELDS } from '../../logs/index.ts';
+import { HTTP_REQUESTS_FIELDS, isFilledField } from '../../logs/index.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError, objectNotFound } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
@@ -31,6 +32,11 @@ import { accountStore } from '../../store/engine/account-store.ts';
 import { validateQuery } from '../validation.ts';
 
 const deliveredQuery = z.object({ lines: z.coerce.number().int().min(1).max(1000).default(50).describe('How many of the newest lines (default 50)') });
+
+const catalogResult = z.object({
+  fields: z.array(z.object({ name: z.string(), type: z.string(), description: z.string(), deprecated: z.boolean(), filled: z.boolean() })),
+  max_jobs_per_zone: z.number().int(),
+});
 
 const TAG = 'Log jobs';
 const BASE = '/zones/:zone_id/logshipping';
@@ -118,7 +124,20 @@ export const JOB_ROUTES: ApiRoute[] = [
       await requireZone(ctx);
       requireDataset(ctx);
       return successResponse(Object.fromEntries(Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => [name,
-        `${field.description} Type: ${field.type}.${'deprecated' in field ? ' Deprecated.' : ''}`])));
+        `${field.description} Type: ${field.type}.${'deprecated' in field ? ' Deprecated.' : ''}${isFilledField(name) ? '' : ' Not filled by edgeport: null in every line.'}`])));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BASE}/datasets/:dataset_id/catalog`, operationId: 'logshipping-dataset-catalog', tag: TAG,
+    summary: 'The dataset as this server serves it (edgeport extension): each field\'s type, description, whether it is deprecated and whether the edge fills it (else null in every line); the jobs a zone may have',
+    result: catalogResult,
+    async handler(ctx) {
+      await requireZone(ctx);
+      requireDataset(ctx);
+      const fields = Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => ({
+        name, type: field.type, description: field.description, deprecated: 'deprecated' in field, filled: isFilledField(name),
+      }));
+      return successResponse({ fields, max_jobs_per_zone: MAX_JOBS_PER_ZONE });
     },
   }),
   defineRoute({
