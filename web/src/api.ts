@@ -76,6 +76,29 @@ export async function get<T>(path: string): Promise<T> {
 }
 
 /**
+ * Asks the GraphQL analytics endpoint (POST /graphql): its `data`, or an ApiFailure carrying its
+ * `errors` (GraphQL answers 200 with `{data: null, errors}` when it cannot run a query).
+ */
+export async function graphql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+  const response = await fetch(`${API}/graphql`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: headersFor('POST', { 'content-type': 'application/json' }),
+    body: JSON.stringify({ query, variables }),
+  });
+  let answer: { data?: T | null; errors?: Array<{ message: string }> | null; success?: boolean };
+  try {
+    answer = await response.json() as typeof answer;
+  } catch {
+    throw new ApiFailure(response.status, [{ code: 0, message: `The server answered ${response.status} without a readable body.` }]);
+  }
+  // A refusal before the query runs (credentials, CSRF) is the API's envelope.
+  if (answer.success === false) return readEnvelope<T>(new Response(JSON.stringify(answer), { status: response.status })).then((e) => e.result);
+  if (answer.errors?.length || !answer.data) throw new ApiFailure(response.status, (answer.errors ?? []).map((e) => ({ code: 0, message: e.message })));
+  return answer.data;
+}
+
+/**
  * Sends a body with upload progress (fetch reports none): `onProgress(loadedBytes)` as it goes.
  * Resolves to the envelope's result; `signal` aborts it.
  */

@@ -16,3 +16,23 @@ export interface Job {
     output_type: string;
   };
 }
+
+/** A field of the dataset as the server serves it (GET .../datasets/http_requests/catalog). */
+export interface CatalogField {
+  name: string;
+  type: string;
+  description: string;
+  deprecated: boolean;
+  /** Whether the edge fills it: a field it never fills is null in every line. */
+  filled: boolean;
+}
+
+export interface DatasetCatalog {
+  fields: CatalogField[];
+  /** How many log jobs a zone may have: creating one more is refused (403 / 1004). */
+  max_jobs_per_zone: number;
+}
+
+export function catalogPath(zoneId: string): string {
+  return `/zones/${encodeURIComponent(zoneId)}/logshipping/datasets/http_requests/catalog`;
+}

@@ -1,7 +1,12 @@
-/** Buckets of the object store: list, create (name and default storage class), delete when empty. */
+/**
+ * Buckets of the object store: list with each bucket's object count and total size, create (name
+ * and default storage class), delete when empty. The counts come from the GraphQL analytics query
+ * `wrangler r2 bucket info` uses (r2StorageAdaptiveGroups: a bounded count per bucket, at most
+ * 100 buckets a query), asked once the list is shown.
+ */
 import { useState } from 'preact/hooks';
-import { call, get, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { call, get, graphql, seg } from '../api.ts';
+import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { Link } from '../router.tsx';
 
 interface Bucket {
@@ -10,12 +15,42 @@ interface Bucket {
   storage_class: string;
 }
 
+interface Usage {
+  objectCount: number;
+  payloadSize: number;
+}
+
+/** Buckets a usage query may name (the server counts at most 100 at once). */
+const USAGE_BATCH = 100;
+const USAGE_QUERY = `query BucketUsage($account: string!, $names: [string!]) {
+  viewer { accounts(filter: {accountTag: $account}) {
+    r2StorageAdaptiveGroups(limit: ${USAGE_BATCH}, filter: {bucketName_in: $names}) { max { objectCount payloadSize } dimensions { bucketName } }
+  } }
+}`;
+
+async function readUsage(account: string, names: string[]): Promise<Map<string, Usage>> {
+  const usage = new Map<string, Usage>();
+  for (let i = 0; i < names.length; i += USAGE_BATCH) {
+    const data = await graphql<{ viewer: { accounts: Array<{ r2StorageAdaptiveGroups: Array<{ max: Usage; dimensions: { bucketName: string } }> }> } }>(
+      USAGE_QUERY, { account, names: names.slice(i, i + USAGE_BATCH) });
+    for (const group of data.viewer.accounts[0]?.r2StorageAdaptiveGroups ?? []) usage.set(group.dimensions.bucketName, group.max);
+  }
+  return usage;
+}
+
 const BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 export function BucketsPage({ account }: { account: string }) {
   useTitle('Buckets');
   const base = `/accounts/${seg(account)}/store/buckets`;
   const buckets = useLoad(() => get<Bucket[]>(base), [account]);
+  const names = buckets.data?.map((b) => b.name).join('\n');
+  const usage = useLoad(() => (names === undefined || names === '' ? Promise.resolve(new Map<string, Usage>()) : readUsage(account, names.split('\n'))), [account, names]);
+  const usageCell = (name: string, pick: (u: Usage) => string) => {
+    if (usage.error !== undefined) return <span class="muted">unknown</span>;
+    const u = usage.data?.get(name);
+    return u ? pick(u) : <span class="muted" aria-label="counting">…</span>;
+  };
   const [name, setName] = useState('');
   const [storageClass, setStorageClass] = useState('Standard');
   const action = useAction();
@@ -45,14 +80,17 @@ export function BucketsPage({ account }: { account: string }) {
       <section aria-labelledby="buckets-list">
         <h2 id="buckets-list">All buckets</h2>
         {buckets.error !== undefined && <Errors error={buckets.error} title="The buckets could not be read" />}
+        {usage.error !== undefined && <Errors error={usage.error} title="The buckets' object counts and sizes could not be read" />}
         {buckets.data === undefined ? buckets.error === undefined && <Loading what="buckets" /> : buckets.data.length === 0 ? <p class="muted">No buckets yet.</p> : (
           <div class="table-wrap">
             <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Storage class</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+              <thead><tr><th scope="col">Name</th><th scope="col" class="numeric">Objects</th><th scope="col" class="numeric">Size</th><th scope="col">Storage class</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
                 {buckets.data.map((bucket) => (
                   <tr key={bucket.name}>
                     <th scope="row"><Link href={`/buckets/${seg(bucket.name)}`}>{bucket.name}</Link></th>
+                    <td class="numeric" data-label="Objects">{usageCell(bucket.name, (u) => u.objectCount.toLocaleString('en-US'))}</td>
+                    <td class="numeric" data-label="Size">{usageCell(bucket.name, (u) => formatBytes(u.payloadSize))}</td>
                     <td data-label="Storage class">{bucket.storage_class}</td>
                     <td data-label="Created">{formatDate(bucket.creation_date)}</td>
                     <td class="actions">

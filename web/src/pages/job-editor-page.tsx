@@ -11,7 +11,7 @@ import { FieldPicker } from '../components/field-picker.tsx';
 import { FilterBuilder, filterText, newGroup, parseFilterText, type FieldTypes, type FilterGroup } from '../components/filter-builder.tsx';
 import { Errors, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { needsOwnership, OwnershipStep } from '../components/ownership-step.tsx';
-import type { Job } from '../jobs.ts';
+import { catalogPath, type DatasetCatalog, type Job } from '../jobs.ts';
 import { Link, navigate } from '../router.tsx';
 
 const DEFAULT_FIELDS = ['RayID', 'EdgeStartTimestamp', 'ClientIP', 'ClientRequestMethod', 'ClientRequestPath', 'EdgeResponseStatus'];
@@ -41,7 +41,9 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
   const isNew = jobId === undefined;
   useTitle(isNew ? 'New log job' : 'Log job');
   const jobsBase = `/zones/${seg(zoneId)}/logshipping`;
-  const fields = useLoad(() => get<Record<string, string>>(`${jobsBase}/datasets/http_requests/fields`), [zoneId]);
+  const fields = useLoad(() => get<DatasetCatalog>(catalogPath(zoneId)), [zoneId]);
+  // A new job at the zone's limit is refused by the API: say so before the form, not after it is filled.
+  const existing = useLoad(() => (isNew ? get<Job[]>(`${jobsBase}/jobs`) : Promise.resolve(null)), [zoneId, isNew]);
   const job = useLoad(() => (isNew ? Promise.resolve(null) : get<Job>(`${jobsBase}/jobs/${seg(jobId)}`)), [zoneId, jobId]);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [saving, setSaving] = useState(false);
@@ -60,15 +62,26 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
   }, [job.data]);
 
   const types: FieldTypes = {};
-  for (const [name, description] of Object.entries(fields.data ?? {})) types[name] = /Type: ([a-z[\]]+)\./.exec(description)?.[1] ?? 'string';
+  for (const field of fields.data?.fields ?? []) types[field.name] = field.type;
 
   const header = (
     <>
       <p class="back-link"><Link href={`/zones/${seg(zoneId)}/jobs`}>← All log jobs</Link></p>
     </>
   );
-  if (job.error !== undefined || fields.error !== undefined) return <>{header}<h1>Log job</h1><Errors error={job.error ?? fields.error} /></>;
-  if (!draft || !fields.data) return <>{header}<h1>{isNew ? 'New log job' : 'Log job'}</h1><Loading what="the log job" /></>;
+  if (job.error !== undefined || fields.error !== undefined || existing.error !== undefined) {
+    return <>{header}<h1>Log job</h1><Errors error={job.error ?? fields.error ?? existing.error} /></>;
+  }
+  if (!draft || !fields.data || existing.data === undefined) return <>{header}<h1>{isNew ? 'New log job' : 'Log job'}</h1><Loading what="the log job" /></>;
+  if (existing.data !== null && existing.data.length >= fields.data.max_jobs_per_zone) {
+    return (
+      <>
+        {header}
+        <h1>New log job</h1>
+        <JobLimitNotice zoneId={zoneId} count={existing.data.length} max={fields.data.max_jobs_per_zone} />
+      </>
+    );
+  }
 
   const set = (change: Partial<Draft>) => {
     setDraft({ ...draft, ...change });
@@ -172,7 +185,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
               <label class="checkbox"><input id="job-enabled" type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} /> Enabled</label>
             </div>
           </div>
-          <FieldPicker fields={fields.data} selected={draft.fields} onChange={(selected) => set({ fields: selected })} />
+          <FieldPicker fields={fields.data.fields} selected={draft.fields} onChange={(selected) => set({ fields: selected })} />
         </section>
 
         <section class="panel" aria-labelledby="job-filter">
@@ -200,6 +213,19 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
         </section>
       )}
     </>
+  );
+}
+
+/** Why no job can be added to this zone now, and what to do: shown before any form. */
+export function JobLimitNotice({ zoneId, count, max, onJobsPage }: { zoneId: string; count: number; max: number; onJobsPage?: boolean }) {
+  return (
+    <div class="notice notice-warning" role="note" aria-labelledby="job-limit-title">
+      <p class="notice-title" id="job-limit-title">This zone has {count} of {max} log jobs, the most a zone may have</p>
+      <p>
+        To add another, delete a job you no longer need {onJobsPage ? 'below' : <>on <Link href={`/zones/${seg(zoneId)}/jobs`}>the zone's log jobs</Link></>}, or
+        change an existing job's destination, fields or filter instead. A disabled job still counts.
+      </p>
+    </div>
   );
 }
 

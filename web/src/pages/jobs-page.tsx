@@ -1,14 +1,18 @@
 /** Log jobs of a zone: each job's destination and status (enabled, last delivery, last error). */
 import { call, get, seg } from '../api.ts';
 import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
-import type { Job } from '../jobs.ts';
+import { catalogPath, type DatasetCatalog, type Job } from '../jobs.ts';
+import { JobLimitNotice } from './job-editor-page.tsx';
 import { Link } from '../router.tsx';
 
 export function JobsPage({ zoneId }: { zoneId: string }) {
   useTitle('Log jobs');
   const jobs = useLoad(() => get<Job[]>(`/zones/${seg(zoneId)}/logshipping/jobs`), [zoneId]);
+  const catalog = useLoad(() => get<DatasetCatalog>(catalogPath(zoneId)), [zoneId]);
   const action = useAction();
   const base = `/zones/${seg(zoneId)}/jobs`;
+  const max = catalog.data?.max_jobs_per_zone;
+  const atLimit = jobs.data !== undefined && max !== undefined && jobs.data.length >= max;
 
   const remove = (job: Job) => action.run(async () => {
     await call('DELETE', `/zones/${seg(zoneId)}/logshipping/jobs/${job.id}`);
@@ -20,9 +24,15 @@ export function JobsPage({ zoneId }: { zoneId: string }) {
     <>
       <div class="title-row">
         <h1>Log jobs</h1>
-        <Link href={`${base}/new`} class="button-link button-primary">New log job</Link>
+        {atLimit
+          ? <button type="button" class="button-primary" disabled aria-describedby="job-limit-title">New log job</button>
+          : <Link href={`${base}/new`} class="button-link button-primary">New log job</Link>}
       </div>
-      <p class="lead">Each job filters the zone's <code>http_requests</code> records, keeps the fields it names, and delivers gzipped batches to its destination. At most 4 jobs per zone.</p>
+      <p class="lead">
+        Each job filters the zone's <code>http_requests</code> records, keeps the fields it names, and delivers gzipped batches to its destination.
+        {max !== undefined && jobs.data !== undefined && <> This zone has <strong>{jobs.data.length} of {max}</strong> jobs.</>}
+      </p>
+      {atLimit && <JobLimitNotice zoneId={zoneId} count={jobs.data!.length} max={max!} onJobsPage />}
       <Errors error={action.error} />
       {action.done && <Success>{action.done}</Success>}
       {jobs.error !== undefined && <Errors error={jobs.error} title="The log jobs could not be read" />}
