@@ -15,6 +15,7 @@ import { CustomFieldsPage } from './pages/custom-fields-page.tsx';
 import { GatewayPage } from './pages/gateway-page.tsx';
 import { JobEditorPage } from './pages/job-editor-page.tsx';
 import { JobsPage } from './pages/jobs-page.tsx';
+import { ScriptsPage } from './pages/scripts-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
 import { TokensPage } from './pages/tokens-page.tsx';
 import { ZoneSettingsPage } from './pages/zone-settings-page.tsx';
@@ -88,6 +89,7 @@ function page(location: Location, session: Session) {
   if (match('/tokens', path)) return <TokensPage account={account} />;
   if (match('/buckets', path)) return <BucketsPage account={account} />;
   if ((params = match('/buckets/:bucket', path))) return <BucketPage account={account} bucket={params.bucket!} prefix={query.get('prefix') ?? ''} />;
+  if (match('/scripts', path)) return <ScriptsPage session={session} />;
   if (match('/gateway', path)) return <GatewayPage account={account} />;
   return (
     <>
@@ -105,6 +107,7 @@ function Redirect({ to }: { to: string }) {
 const SECTIONS = [
   { href: '/zones', label: 'Zones' },
   { href: '/buckets', label: 'Buckets' },
+  { href: '/scripts', label: 'Scripts' },
   { href: '/access-keys', label: 'S3 keys' },
   { href: '/tokens', label: 'API tokens' },
   { href: '/gateway', label: 'Gateway' },

@@ -1,15 +1,16 @@
 /**
  * One bucket, browsed by prefix as folders (delimiter `/`): sub-folders, then objects with size,
- * upload time, storage class, etag and metadata; upload (multipart for large files, with a progress
- * bar), download and delete; at the bucket's top level, its CORS rules (components/bucket-cors.tsx).
+ * upload time, storage class, etag and metadata; upload (components/uploader.tsx: many files, a
+ * folder, drag and drop, each with a progress bar), download and delete; at the bucket's top level, its CORS rules (components/bucket-cors.tsx).
  */
 import { Fragment } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { API, ApiFailure, call, seg, type Envelope } from '../api.ts';
 import { BucketCors } from '../components/bucket-cors.tsx';
 import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
+import { Uploader } from '../components/uploader.tsx';
 import { Link } from '../router.tsx';
-import { objectPath, uploadFile, type StoredObject } from '../uploads.ts';
+import { objectPath, type StoredObject } from '../uploads.ts';
 
 interface Page {
   objects: StoredObject[];
@@ -176,83 +177,5 @@ function Metadata({ object }: { object: StoredObject }) {
         {custom.length === 0 ? <p class="muted">None.</p> : <dl>{custom.map(([k, v]) => <div key={k}><dt>{k}</dt><dd>{v}</dd></div>)}</dl>}
       </div>
     </div>
-  );
-}
-
-function Uploader({ account, bucket, prefix, onUploaded }: { account: string; bucket: string; prefix: string; onUploaded: () => void }) {
-  const [file, setFile] = useState<File | null>(null);
-  const [key, setKey] = useState('');
-  const [sent, setSent] = useState(0);
-  const [uploading, setUploading] = useState(false);
-  /** The last upload's outcome: what was stored, or why not. */
-  const [result, setResult] = useState<{ key: string; size: number } | null>(null);
-  const [error, setError] = useState<unknown>();
-  const abort = useRef<AbortController | null>(null);
-  const fileInput = useRef<HTMLInputElement>(null);
-  // A finished upload's message goes away when the page moves to another folder.
-  useEffect(() => setResult(null), [prefix]);
-  const percent = file && file.size > 0 ? Math.floor((sent / file.size) * 100) : 0;
-
-  const start = async (event: Event) => {
-    event.preventDefault();
-    if (!file) return;
-    const target = key.trim();
-    setUploading(true);
-    setSent(0);
-    setResult(null);
-    setError(undefined);
-    abort.current = new AbortController();
-    try {
-      const stored = await uploadFile(account, bucket, target, file, (n) => setSent(Math.min(n, file.size)), abort.current.signal);
-      // Done: the form is ready for the next file, and one message says what was stored.
-      setFile(null);
-      setKey('');
-      setSent(0);
-      if (fileInput.current) fileInput.current.value = '';
-      setResult({ key: stored.key, size: stored.size });
-      onUploaded();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setUploading(false);
-    }
-  };
-
-  return (
-    <section class="panel" aria-labelledby="upload-title">
-      <h2 id="upload-title">Upload</h2>
-      <form class="form-grid" onSubmit={start}>
-        <div class="field">
-          <label for="upload-file">File</label>
-          <input id="upload-file" ref={fileInput} type="file" disabled={uploading} onChange={(e) => {
-            const chosen = e.currentTarget.files?.[0] ?? null;
-            setFile(chosen);
-            setSent(0);
-            setResult(null);
-            setError(undefined);
-            if (chosen) setKey(`${prefix}${chosen.name}`);
-          }} />
-        </div>
-        <div class="field field-wide">
-          <label for="upload-key">Object key</label>
-          <input id="upload-key" value={key} spellcheck={false} placeholder={`${prefix}name.ext`} aria-describedby="upload-key-help" disabled={uploading}
-            onInput={(e) => setKey(e.currentTarget.value)} />
-          <p id="upload-key-help" class="help">Slashes make folders: <code>reports/2026/summary.pdf</code>. Files over 8 MiB go up in parts.</p>
-        </div>
-        <div class="form-actions">
-          <button type="submit" class="button-primary" disabled={!file || key.trim() === '' || uploading}>Upload</button>
-          {uploading && <button type="button" class="button-quiet" onClick={() => abort.current?.abort()}>Cancel upload</button>}
-        </div>
-      </form>
-      {file && uploading && (
-        <div class="upload-progress">
-          <label for="upload-progress">Uploading {file.name}</label>
-          <progress id="upload-progress" max={100} value={percent} aria-valuetext={`${percent}%`} />
-          <span class="upload-percent" aria-live="polite">{formatBytes(sent)} of {formatBytes(file.size)} ({percent}%)</span>
-        </div>
-      )}
-      {result && <Success>Uploaded <code class="wrap">{result.key}</code> ({formatBytes(result.size)}).</Success>}
-      <Errors error={error} title="The upload failed" />
-    </section>
   );
 }
