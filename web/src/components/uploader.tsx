@@ -143,7 +143,7 @@ export function Uploader({ account, bucket, prefix, onUploaded }: { account: str
       {items.length > 0 && (
         <>
           <p class="small upload-summary">{items.length === 1 ? '1 file' : `${items.length} files`}, {formatBytes(totalBytes)}{uploading && `: ${FILES_AT_ONCE} at a time`}</p>
-          <ul class="upload-list" aria-label="Files to upload">
+          <ul class="upload-list" aria-label="Files to upload" tabIndex={0}>
             {items.map((item) => <UploadRow key={item.id} item={item} />)}
           </ul>
         </>
@@ -165,7 +165,7 @@ function UploadRow({ item }: { item: Item }) {
   const progressId = `upload-progress-${item.id}`;
   return (
     <li class={`upload-item upload-item-${item.state}`}>
-      <span class="upload-key"><code class="wrap">{item.key}</code> <span class="muted small">{formatBytes(item.file.size)}</span></span>
+      <span class="upload-key"><code class="wrap" title={item.key}>{item.key}</code> <span class="muted small">{formatBytes(item.file.size)}</span></span>
       {(item.state === 'uploading' || item.state === 'waiting') && (
         <span class="upload-progress">
           <label for={progressId} class="visually-hidden">Uploading {item.key}</label>
