@@ -84,6 +84,8 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
   await page.getByText('Copy the token now: this is the only time it is shown.').waitFor();
   await assertNoHorizontalOverflow(page, 'a new token');
   await checkPage(page, 'phone-11b-token-created');
+  await visit('/scripts', 'Scripts', 'phone-11c-scripts');
+  await page.getByRole('heading', { name: 'No scripts yet' }).waitFor();
   await visit('/gateway', 'Gateway', 'phone-12-gateway');
   await page.getByRole('row', { name: /rinkeby/ }).getByText('retired on 2023-01-30').waitFor();
   await visit('/zones/0123456789abcdef0123456789abcdef/jobs', 'No such zone', 'phone-13-zone-unknown',

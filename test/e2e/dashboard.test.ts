@@ -218,12 +218,12 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   await page.getByRole('link', { name: 'uploads', exact: true }).click();
   await page.getByRole('heading', { name: 'uploads', level: 1 }).waitFor();
   const bytes = randomBytes(20 * 1024 * 1024);
-  await page.getByLabel('File').setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: bytes });
+  await page.getByLabel('Files', { exact: true }).setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: bytes });
   await page.getByLabel('Object key').fill('reports/2026/big.bin');
   // Every value the progress bar shows, recorded in the page as it renders.
   await page.evaluate(`(() => {
     window.__progress = [];
-    const record = () => { const bar = document.getElementById('upload-progress'); if (bar) window.__progress.push(bar.value); };
+    const record = () => { const bar = document.querySelector('.upload-list progress'); if (bar) window.__progress.push(bar.value); };
     new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
   })()`);
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
@@ -233,9 +233,9 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   // Done: one status says so, and the form is ready for the next file.
   const uploader = page.getByRole('region', { name: 'Upload', exact: true });
   assert.deepEqual(await uploader.getByText(/Upload(ed|ing)|Done/).allTextContents(), ['Uploaded reports/2026/big.bin (20 MiB).'], 'one status, once');
-  assert.equal(await page.locator('#upload-progress').count(), 0, 'the progress bar is gone');
-  assert.equal(await page.getByLabel('Object key').inputValue(), '');
-  assert.equal(await page.getByLabel('File').evaluate((input) => (input as HTMLInputElement).files!.length), 0);
+  assert.equal(await page.locator('.upload-list progress').count(), 0, 'the progress bar is gone');
+  assert.equal(await page.getByLabel('Object key').count(), 0, 'the key field goes with the file');
+  assert.equal(await page.getByLabel('Files', { exact: true }).evaluate((input) => (input as HTMLInputElement).files!.length), 0);
   assert.ok(await page.getByRole('button', { name: 'Upload', exact: true }).isDisabled());
   await checkPage(page, '12-bucket-uploaded');
   const accountId = (await apiGet('/accounts'))[0].id as string;
