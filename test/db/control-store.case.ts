@@ -95,6 +95,12 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     assert.deepEqual(await store.getAccount(a), { ...account(a, 'ann@example.com'), email: 'Ann.New@example.com', keyHash: 'scrypt$new', created: 2 }, 'its name stays');
     assert.equal(await store.findAccountByEmail('ann@example.com'), null);
     assert.equal(await store.setAccountSignIn(a, 'ANN.NEW@example.com', 'scrypt$newer'), 'updated', 'its own e-mail, in another case');
+    // The name made from the e-mail at creation follows a new e-mail.
+    const c = 'c'.repeat(32);
+    await store.createAccount({ ...account(c, 'ops@example.com'), name: "ops@example.com's Account", created: 3 });
+    assert.equal(await store.setAccountSignIn(c, 'it@example.com', 'scrypt$c'), 'updated');
+    assert.equal((await store.getAccount(c))?.name, "it@example.com's Account");
+    assert.equal(await store.deleteAccount(c), true);
     assert.deepEqual((await store.listAccounts()).map(({ id }) => id), [b, a]);
     const expires = clock.now() + 60_000;
     await store.createSession({ id: 's-a', accountId: a, keyHash: 'scrypt$newer', csrfToken: 'c', created: clock.now(), expires }, 3);

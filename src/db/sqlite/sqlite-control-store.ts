@@ -48,7 +48,8 @@ function prepareStatements(db: Database) {
     accountByEmail: s('SELECT * FROM accounts WHERE email = ?'),
     setKeyHash: s('UPDATE accounts SET key_hash = ? WHERE id = ?'),
     otherAccountByEmail: s('SELECT 1 FROM accounts WHERE email = ? AND id <> ?').pluck(),
-    setSignIn: s('UPDATE accounts SET email = ?, key_hash = ? WHERE id = ?'),
+    // A name still the one made from the old e-mail (createAccount's "<e-mail>'s Account") follows the new e-mail; a name of one's own stays.
+    setSignIn: s("UPDATE accounts SET name = CASE WHEN name = email || '''s Account' THEN ? || '''s Account' ELSE name END, email = ?, key_hash = ? WHERE id = ?"),
     countAccounts: s('SELECT count(*) FROM accounts').pluck(),
     listAccounts: s('SELECT * FROM accounts ORDER BY created, id'),
     deleteAccount: s('DELETE FROM accounts WHERE id = ?'),
@@ -160,7 +161,7 @@ export class SqliteControlStore implements ControlStore {
   async setAccountSignIn(id: string, email: string, keyHash: string): Promise<'updated' | 'exists'> {
     return this.#writes.run(() => {
       if (this.#sql.otherAccountByEmail.get(email, id)) return 'exists';
-      this.#sql.setSignIn.run(email, keyHash, id);
+      this.#sql.setSignIn.run(email, email, keyHash, id);
       return 'updated';
     });
   }
