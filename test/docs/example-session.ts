@@ -40,9 +40,12 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * The ports examples name, each replaced by a free port: the README's server (8080, 8081, 8545,
  * 9000), its `edgeport dev` (8787) and origin (3000); the pages' own: edge-and-logs.md's origin
- * (3001), object-store.md's `edgeport dev` (8788), operations.md's two instances (8180.., 8280..).
+ * (3001), object-store.md's `edgeport dev` (8788), operations.md's two instances (8180.., 8280..)
+ * and its backup round trip's server (8380..).
  */
-const DEFAULT_PORTS = [8080, 8081, 8545, 9000, 8787, 8788, 3000, 3001, 8180, 8181, 8645, 9100, 8280, 8281, 8745, 9200] as const;
+const DEFAULT_PORTS = [
+  8080, 8081, 8545, 9000, 8787, 8788, 3000, 3001, 8180, 8181, 8645, 9100, 8280, 8281, 8745, 9200, 8380, 8381, 8845, 9300,
+] as const;
 const LOG_ROOT = '/tmp/edgeport-logs';
 /** How long one block may take (a server start on a busy machine included). */
 const BLOCK_TIMEOUT_MS = 90_000;
