@@ -51,16 +51,16 @@ test('README.md: every example runs as written, and its first block puts edgepor
   assert.equal(after.output.trim(), join(session.work, 'bin', 'edgeport'), 'the README\'s `export PATH` line put the clone\'s bin/edgeport on the PATH');
 });
 
-test('docs/management-api.md runs as written after the README', { timeout: 75_000 }, (t) => runPage(t, 'docs/management-api.md'));
+test('docs/management-api.md runs as written after the README', { timeout: 90_000 }, (t) => runPage(t, 'docs/management-api.md'));
 test('docs/edge-and-logs.md runs as written after the pages before it', { timeout: 40_000 }, (t) => runPage(t, 'docs/edge-and-logs.md'));
 test('docs/gateway.md runs as written after the pages before it', { timeout: 30_000 }, (t) => runPage(t, 'docs/gateway.md'));
 test('docs/object-store.md runs as written after the pages before it', { timeout: 45_000 }, (t) => runPage(t, 'docs/object-store.md'));
 test('docs/s3.md runs as written after the pages before it', { timeout: 40_000 }, (t) => runPage(t, 'docs/s3.md'));
-test('docs/configuration.md runs as written after the pages before it', { timeout: 10_000 }, (t) => runPage(t, 'docs/configuration.md'));
-test('docs/security.md runs as written after the pages before it', { timeout: 10_000 }, (t) => runPage(t, 'docs/security.md'));
-test('docs/operations.md runs as written after the pages before it', { timeout: 75_000 }, (t) => runPage(t, 'docs/operations.md'));
+test('docs/configuration.md runs as written after the pages before it', { timeout: 5_000 }, (t) => runPage(t, 'docs/configuration.md'));
+test('docs/security.md runs as written after the pages before it', { timeout: 5_000 }, (t) => runPage(t, 'docs/security.md'));
+test('docs/operations.md runs as written after the pages before it', { timeout: 90_000 }, (t) => runPage(t, 'docs/operations.md'));
 test('docs/dashboard.md runs as written after the pages before it', { timeout: 30_000 }, (t) => runPage(t, 'docs/dashboard.md'));
-test('docs/errors.md runs as written after the pages before it', { timeout: 10_000 }, (t) => runPage(t, 'docs/errors.md'));
-test('docs/performance.md runs as written after the pages before it', { timeout: 10_000 }, (t) => runPage(t, 'docs/performance.md'));
-test('docs/choices.md runs as written after the pages before it', { timeout: 10_000 }, (t) => runPage(t, 'docs/choices.md'));
-test('docs/development.md runs as written after the pages before it', { timeout: 10_000 }, (t) => runPage(t, 'docs/development.md'));
+test('docs/errors.md runs as written after the pages before it', { timeout: 5_000 }, (t) => runPage(t, 'docs/errors.md'));
+test('docs/performance.md runs as written after the pages before it', { timeout: 5_000 }, (t) => runPage(t, 'docs/performance.md'));
+test('docs/choices.md runs as written after the pages before it', { timeout: 5_000 }, (t) => runPage(t, 'docs/choices.md'));
+test('docs/development.md runs as written after the pages before it', { timeout: 5_000 }, (t) => runPage(t, 'docs/development.md'));
