@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEV_ACCOUNTS } from '../src/gateway/index.ts';
+import { anvilBinary } from '../test/gateway/anvil.ts';
 import { planCpus, pinned, pinSelf } from './cpu-pinning.ts';
 import { hasWrk, runLoad, type LoadResult } from './load.ts';
 import { median } from './stats.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVERS_SCRIPT = fileURLToPath(new URL('gateway-servers.ts', import.meta.url));
-const ANVIL = join(ROOT, 'node_modules', '.bin', 'anvil');
 const CONNECTIONS = 32;
 const ACCOUNT = DEV_ACCOUNTS[1]!.address;
 /** Init code returning 42 (run by eth_call without a `to`). */
@@ -156,8 +156,10 @@ async function post(url: string, body: string): Promise<string> {
 
 /** Anvil, quiet (it would otherwise print every call), on a port chosen here. */
 async function startAnvil(cpus: string | undefined): Promise<Child> {
+  const binary = anvilBinary();
+  if (binary === undefined) throw new Error('Anvil (the devDependency @foundry-rs/anvil) has no binary installed for this platform: run npm install');
   const port = await freePort();
-  return startChild('anvil', pinned(cpus, ANVIL, ['--host', '127.0.0.1', '--port', String(port), '--quiet']), async (child) => {
+  return startChild('anvil', pinned(cpus, binary, ['--host', '127.0.0.1', '--port', String(port), '--quiet']), async (child) => {
     child.stdout!.resume();
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 200; i++) {

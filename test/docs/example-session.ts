@@ -9,7 +9,7 @@
  * (so the README's `export PATH="$PWD/bin:$PATH"` is what puts `edgeport` on the PATH: nothing
  * else does), `node_modules` holds the repository's packages (and edgeport itself, as `npm
  * install <edgeport>` puts it, for examples that import `edgeport/store`). `wrangler` is on the
- * PATH from the start: a reader's own wrangler 4 (the devDependency on Node 22, reaching this
+ * PATH from the start: a reader's own wrangler 4 (the devDependency on this node, reaching this
  * machine only, test/helpers/wrangler.ts). Three things differ from a reader's machine, so that
  * the test can run beside the other tests and a developer's own edgeport:
  *

@@ -1,6 +1,6 @@
 /**
  * The real wrangler 4 against `edgeport start`, as a user with `CLOUDFLARE_API_BASE_URL` set runs
- * it (test/helpers/wrangler.ts: Node 22, a fresh HOME, no connection off this machine): whoami
+ * it (test/helpers/wrangler.ts: the tests' node, a fresh HOME, no connection off this machine): whoami
  * with the global key and with an API token made through /user/tokens; R2 buckets created,
  * listed, read (with their object count, from POST /graphql) and deleted; an object on a nested key
  * put from a file, read back to stdout and deleted; a bucket's CORS rules set, listed and deleted;

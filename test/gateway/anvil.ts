@@ -1,23 +1,38 @@
 /**
- * Anvil (Foundry's development node, from its npm package, a dev dependency) on 127.0.0.1, for
- * tests that put the gateway in front of a real node. Quiet (it would print every call); on a port
- * reserved for it (reserved-port.ts); stopped when the test ends. Undefined where the package has no binary (it
- * ships for linux x64 only).
+ * Anvil (Foundry's development node, from its npm package `@foundry-rs/anvil`, a dev dependency) on
+ * 127.0.0.1, for tests that put the gateway in front of a real node. Quiet (it would print every
+ * call); on a port reserved for it (reserved-port.ts); stopped when the test ends. The binary is
+ * the one of the platform package that npm installed among the wrapper's optional dependencies
+ * (macOS, Linux and Windows, x64 and arm64), run directly rather than through the wrapper's node
+ * script, so that stopping the child stops Anvil; undefined on other platforms.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { reservePort } from '../helpers/reserved-port.ts';
 
-export const ANVIL_BINARY = fileURLToPath(new URL('../../node_modules/.bin/anvil', import.meta.url));
+const require = createRequire(import.meta.url);
 
-export const anvilInstalled = (): boolean => existsSync(ANVIL_BINARY);
+/** The wrapper's name for this platform's package (its const.mjs): @foundry-rs/anvil-linux-amd64 and so on. */
+const PLATFORM_PACKAGE = `@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`;
+
+/** The Anvil binary for this platform, or undefined where none is installed. */
+export function anvilBinary(): string | undefined {
+  try {
+    return require.resolve(`${PLATFORM_PACKAGE}/bin/anvil${process.platform === 'win32' ? '.exe' : ''}`);
+  } catch {
+    return undefined;
+  }
+}
+
+export const anvilInstalled = (): boolean => anvilBinary() !== undefined;
 
 /** Starts Anvil and resolves with its URL once it answers JSON-RPC. */
 export async function startAnvil(t: TestContext): Promise<string> {
   const port = await reservePort(t);
-  const child = spawn(ANVIL_BINARY, ['--host', '127.0.0.1', '--port', String(port), '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const binary = anvilBinary();
+  if (binary === undefined) throw new Error(`Anvil is not installed for this platform (${PLATFORM_PACKAGE}): run npm install`);
+  const child = spawn(binary, ['--host', '127.0.0.1', '--port', String(port), '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -25,13 +25,11 @@ export interface NodeChildOptions {
   env?: NodeJS.ProcessEnv;
   /** stdin, stdout, stderr (default: ignore, pipe, pipe). */
   stdio?: [IOType, IOType, IOType];
-  /** The node binary (default: this process's); e.g. the Node 22 that wrangler needs (wrangler.ts). */
-  node?: string;
 }
 
-/** Starts `node ...args` with this process's node (or `options.node`), tied to this process's life (see the file header). */
+/** Starts `node ...args` with this process's node, tied to this process's life (see the file header). */
 export function spawnNode(args: readonly string[], options: NodeChildOptions = {}): ChildProcess {
-  const child = spawn(options.node ?? process.execPath, ['--import', PRELOAD, ...args], {
+  const child = spawn(process.execPath, ['--import', PRELOAD, ...args], {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { ...(options.env ?? process.env), TEST_PARENT_PIPE: `${PARENT_PIPE_FD}:${process.pid}` },
     stdio: [...(options.stdio ?? ['ignore', 'pipe', 'pipe']), 'pipe'],

