@@ -26,7 +26,7 @@ export async function buildServer(root: string, outDir: string): Promise<number>
     absWorkingDir: root,
     entryPoints: { [BUNDLE_NAME]: join(root, 'src/cli/main.ts') },
     outdir: join(outDir, build), entryNames: '[name]', chunkNames: 'chunk-[hash]', outExtension: { '.js': '.mjs' },
-    bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
+    bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node22.13', packages: 'external',
     sourcemap: 'linked', metafile: true, logLevel: 'error', ...sourceUrlOptions,
   });
   // esbuild names inputs relative to absWorkingDir, with forward slashes: the manifest's own form.

@@ -103,7 +103,7 @@ describe('processes a test started, once the test process is gone', { concurrenc
 
   test('the test runner cancelling a file at its timeout leaves no edgeport process behind', { timeout: 115_000 }, async (t) => {
     // 10 s: edgeport must be ready before the runner cancels (it takes a second or two; a loaded
-    // machine took over 10 s). Node 20's --test-timeout cancels the whole file (SIGTERM to its
+    // machine took over 10 s). Node 22's --test-timeout cancels the whole file (SIGTERM to its
     // process); Node 24's fails the test, whose end stops the server. Either way nothing may be left
     // once the runner returns. On a machine so busy that edgeport was not ready in 10 s, once more with 45 s.
     const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=10000', '--test-reporter=tap'])

@@ -1,7 +1,7 @@
 /**
  * The suite's own rules on time, checked on its source. Every test (and every top-level hook)
  * under test/ carries its own `{ timeout }`: Node 24's runner applies `--test-timeout` to each
- * test, but Node 20's applies it to each whole file (its process is SIGTERMed, every test of the
+ * test, but Node 22's applies it to each whole file (its process is SIGTERMed, every test of the
  * file counts as cancelled), so the per-test limit must be in the test. `--test-timeout` is only
  * a backstop against a file that hangs outside any test, longer than every test of the largest
  * file could take; `test:unit` and `test:postgres` run with the same runner flags.
@@ -90,7 +90,7 @@ test('every test, suite and top-level hook under test/ has a timeout of its own,
   for (const file of sourceFiles(TEST_DIR)) {
     for (const call of declared(file).calls) {
       count++;
-      if (call.timeout === null) problems.push(`${call.where}: no { timeout } (Node 20's --test-timeout would cancel the whole file instead)`);
+      if (call.timeout === null) problems.push(`${call.where}: no { timeout } (Node 22's --test-timeout would cancel the whole file instead)`);
       else if (!(call.timeout >= 1_000 && call.timeout <= MAX_TEST_TIMEOUT_MS)) problems.push(`${call.where}: timeout must be a number from 1_000 to ${MAX_TEST_TIMEOUT_MS}`);
     }
   }
