@@ -1,7 +1,7 @@
 /**
  * The log job form in Chromium against the real `edgeport start`: the field picker offers exactly
  * the fields the server's dataset catalog marks as filled by the edge (the others only behind a
- * switch, marked "never filled here", and marked again once chosen); at the zone's job limit the
+ * switch, marked "never filled here", and marked again once chosen), and so does the filter builder; at the zone's job limit the
  * jobs page shows the limit and the remedy with a disabled "New log job" button, and the new-job
  * page shows them instead of a form; deleting a job brings the button back. Screenshots at 1280
  * and 375 px go to test-results/dashboard/, each checked with axe-core.
@@ -43,6 +43,10 @@ test('log jobs in the dashboard: only filled fields are offered, and the job lim
   await botScore.getByText('never filled here').waitFor();
   await botScore.getByRole('checkbox').check();
   await page.getByRole('list', { name: /Fields in each line/ }).getByText('BotScore (never filled here)').waitFor();
+  // The filter builder offers the filled fields only, too.
+  await page.getByRole('button', { name: 'Add condition to the top level' }).click();
+  const filterFields = await page.getByLabel('Field of condition 1', { exact: true }).locator('option').allTextContents();
+  assert.ok(filterFields.includes('ClientRequestPath') && filterFields.every((name) => filled.includes(name)), `filter fields: ${filterFields.join(', ')}`);
   await checkPage(page, 'jobs-01-field-picker');
   await page.setViewportSize(PHONE);
   await assertNoHorizontalOverflow(page, 'the field picker');

@@ -98,7 +98,13 @@ function countConditions(node: FilterNode): number {
   return node.kind === 'condition' ? 1 : node.items.reduce((n, item) => n + countConditions(item), 0);
 }
 
-export function FilterBuilder({ root, types, onChange }: { root: FilterGroup; types: FieldTypes; onChange: (root: FilterGroup) => void }) {
+export function FilterBuilder({ root, types, unfilled, onChange }: {
+  root: FilterGroup;
+  types: FieldTypes;
+  /** Fields the edge never fills (null in every record): not offered, marked where a condition names one. */
+  unfilled?: ReadonlySet<string>;
+  onChange: (root: FilterGroup) => void;
+}) {
   const text = filterText(root, types);
   const operators = countConditions(root);
   const bytes = text === null ? 0 : new TextEncoder().encode(text).length;
@@ -107,7 +113,7 @@ export function FilterBuilder({ root, types, onChange }: { root: FilterGroup; ty
   const overBytes = bytes > FILTER_LIMITS.bytes;
   return (
     <div class="filter-builder">
-      <GroupEditor group={root} path="" types={types} fields={filterable} onChange={(g) => onChange(g as FilterGroup)} />
+      <GroupEditor group={root} path="" types={types} fields={filterable} unfilled={unfilled ?? NONE} onChange={(g) => onChange(g as FilterGroup)} />
       <div class="filter-limits" aria-live="polite" id="filter-limits">
         <span class={overOperators ? 'counter-over' : undefined}>Operators: {operators} of {FILTER_LIMITS.operators}</span>
         <span class={overBytes ? 'counter-over' : undefined}>Size: {bytes} of {FILTER_LIMITS.bytes} bytes</span>
@@ -121,12 +127,14 @@ export function FilterBuilder({ root, types, onChange }: { root: FilterGroup; ty
   );
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 function groupName(path: string): string {
   return path === '' ? 'the top level' : `group ${path}`;
 }
 
-function GroupEditor({ group, path, types, fields, onChange, onRemove }: {
-  group: FilterGroup; path: string; types: FieldTypes; fields: string[]; onChange: (node: FilterNode) => void; onRemove?: () => void;
+function GroupEditor({ group, path, types, fields, unfilled, onChange, onRemove }: {
+  group: FilterGroup; path: string; types: FieldTypes; fields: string[]; unfilled: ReadonlySet<string>; onChange: (node: FilterNode) => void; onRemove?: () => void;
 }) {
   const name = groupName(path);
   const setItem = (index: number, node: FilterNode) => onChange({ ...group, items: group.items.map((item, i) => (i === index ? node : item)) });
@@ -148,8 +156,8 @@ function GroupEditor({ group, path, types, fields, onChange, onRemove }: {
           return (
             <li key={item.id}>
               {item.kind === 'group'
-                ? <GroupEditor group={item} path={childPath} types={types} fields={fields} onChange={(node) => setItem(i, node)} onRemove={() => removeItem(i)} />
-                : <ConditionEditor condition={item} path={childPath} types={types} fields={fields} onChange={(node) => setItem(i, node)} onRemove={() => removeItem(i)} />}
+                ? <GroupEditor group={item} path={childPath} types={types} fields={fields} unfilled={unfilled} onChange={(node) => setItem(i, node)} onRemove={() => removeItem(i)} />
+                : <ConditionEditor condition={item} path={childPath} types={types} fields={fields} unfilled={unfilled} onChange={(node) => setItem(i, node)} onRemove={() => removeItem(i)} />}
             </li>
           );
         })}
@@ -162,8 +170,8 @@ function GroupEditor({ group, path, types, fields, onChange, onRemove }: {
   );
 }
 
-function ConditionEditor({ condition, path, types, fields, onChange, onRemove }: {
-  condition: Extract<FilterNode, { kind: 'condition' }>; path: string; types: FieldTypes; fields: string[]; onChange: (node: FilterNode) => void; onRemove: () => void;
+function ConditionEditor({ condition, path, types, fields, unfilled, onChange, onRemove }: {
+  condition: Extract<FilterNode, { kind: 'condition' }>; path: string; types: FieldTypes; fields: string[]; unfilled: ReadonlySet<string>; onChange: (node: FilterNode) => void; onRemove: () => void;
 }) {
   const type = types[condition.key];
   const operators = operatorsFor(type);
@@ -180,7 +188,9 @@ function ConditionEditor({ condition, path, types, fields, onChange, onRemove }:
     <div class="filter-condition" role="group" aria-label={`Condition ${path}`}>
       <span class="filter-path" aria-hidden="true">{path}</span>
       <select aria-label={`Field of condition ${path}`} value={condition.key} onChange={(e) => setKey(e.currentTarget.value)}>
-        {fields.map((name) => <option key={name} value={name}>{name}</option>)}
+        {fields.filter((name) => !unfilled.has(name) || name === condition.key).map((name) => (
+          <option key={name} value={name}>{name}{unfilled.has(name) ? ' (never filled here)' : ''}</option>
+        ))}
       </select>
       <select aria-label={`Operator of condition ${path}`} value={condition.operator} onChange={(e) => onChange({ ...condition, operator: e.currentTarget.value })}>
         {operators.map((op) => <option key={op} value={op}>{OPERATOR_LABELS[op] ?? op} ({op})</option>)}

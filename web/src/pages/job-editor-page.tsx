@@ -63,6 +63,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
 
   const types: FieldTypes = {};
   for (const field of fields.data?.fields ?? []) types[field.name] = field.type;
+  const unfilled = new Set((fields.data?.fields ?? []).filter((f) => !f.filled).map((f) => f.name));
 
   const header = (
     <>
@@ -196,7 +197,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
               <pre tabIndex={0}>{draft.rawFilter}</pre>
               <button type="button" onClick={() => set({ rawFilter: null })}>Replace it with the builder</button>
             </div>
-          ) : <FilterBuilder root={draft.filter} types={types} onChange={(filter) => set({ filter })} />}
+          ) : <FilterBuilder root={draft.filter} types={types} unfilled={unfilled} onChange={(filter) => set({ filter })} />}
         </section>
 
         <Errors error={error} title="The API refused this log job; nothing was saved" />
