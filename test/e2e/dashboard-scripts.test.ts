@@ -3,19 +3,25 @@
  * with none, how to deploy one with wrangler pointed at this server; a script deployed through the
  * Workers API as wrangler does (a version with bucket, text and secret bindings, routes on a zone,
  * then a second version deployed with a message) shows the version it serves, its routes, that
- * version's bindings (never the secret's value), its versions and deployments; delete removes it
+ * version's bindings (never the secret's value), a live tail showing requests sent through the
+ * edge with their console lines and a thrown exception, its versions and deployments; delete removes it
  * on the server too. The header names the operator with the whole e-mail at 1280 and at 375 px.
  * Screenshots at both widths go to test-results/dashboard/, each checked with axe-core.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assertNoHorizontalOverflow, checkPage, DESKTOP, EMAIL, KEY, PHONE, signIn, startDashboard } from '../helpers/dashboard-browser.ts';
-import { wranglerForm } from '../helpers/workers-upload.ts';
+import { viaEdge, wranglerForm } from '../helpers/workers-upload.ts';
 
-const SOURCE = (tag: string) => `export default { async fetch(request, env) { return new Response(env.GREETING + ' ${tag}'); } };`;
+const SOURCE = (tag: string) => `export default { async fetch(request, env) {
+  const path = new URL(request.url).pathname;
+  console.log('serving', path);
+  if (path === '/boom') throw new RangeError('it broke');
+  return new Response(env.GREETING + ' ${tag}');
+} };`;
 
 test('the Scripts page: how to deploy, a deployed script with its version, routes and bindings, delete', { timeout: 150_000 }, async (t) => {
-  const { api, page, problems, apiGet, apiCall } = await startDashboard(t);
+  const { server, api, page, problems, apiGet, apiCall } = await startDashboard(t);
   const account = (await apiGet('/accounts'))[0].id as string;
   const scripts = `${api}/client/v4/accounts/${account}/workers/scripts`;
   const owner = { 'x-auth-email': EMAIL, 'x-auth-key': KEY };
@@ -76,11 +82,35 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   await card.getByText(/Versions \(2\) and deployments \(2\)/).click();
   await card.getByRole('row', { name: /^2 serving/ }).getByText('serving').waitFor();
   await card.getByText(/deployed version 2 \(say hi\)/).waitFor();
+
+  // The live tail: each request the script serves shows up, with its console line; a thrown exception too.
+  await card.getByRole('button', { name: 'Start live tail' }).click();
+  await card.getByRole('status').getByText('Watching hello').waitFor();
+  const events = card.getByRole('list', { name: 'Live tail' });
+  // The version restarts with tracing when the first tail opens: ask until a request is shown.
+  const deadline = Date.now() + 20_000;
+  while (await events.getByText('/tail-me').count() === 0) {
+    assert.ok(Date.now() < deadline, 'a request through the edge showed in the tail within 20 s');
+    assert.equal((await viaEdge(server.urls.edge!, 'shop.example.test', '/tail-me')).body, 'hi v2');
+    await page.waitForTimeout(200);
+  }
+  await events.getByText('log: serving /tail-me').first().waitFor();
+  await viaEdge(server.urls.edge!, 'shop.example.test', '/boom');
+  await events.getByText('RangeError: it broke').waitFor();
+  await events.getByText('exception').first().waitFor();
+  assert.equal((await apiGet(`/accounts/${account}/workers/scripts/hello/tails`) as unknown[]).length, 1, 'one tail open');
   await checkPage(page, 'scripts-02-deployed');
   await page.setViewportSize(PHONE);
   await assertNoHorizontalOverflow(page, 'a deployed script');
   await checkPage(page, 'phone-scripts-02-deployed');
   await page.setViewportSize(DESKTOP);
+
+  await card.getByRole('button', { name: 'Stop live tail' }).click();
+  await card.getByRole('button', { name: 'Start live tail' }).waitFor();
+  for (let i = 0; (await apiGet(`/accounts/${account}/workers/scripts/hello/tails`) as unknown[]).length > 0; i++) {
+    assert.ok(i < 50, 'stopping closes the tail on the server');
+    await page.waitForTimeout(100);
+  }
 
   // Delete: asked once more, then gone here and on the server (its routes with it).
   await card.getByRole('button', { name: 'Delete', exact: true }).click();

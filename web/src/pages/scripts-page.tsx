@@ -1,11 +1,13 @@
 /**
  * The account's deployed scripts (the Workers API under /accounts/:id/workers): each script with
- * the version it serves (number, id, when, message), its routes, that version's bindings, its
- * earlier versions and deployments, and delete. With no script yet, how to deploy one with
+ * the version it serves (number, id, when, message), its routes, that version's bindings, a live
+ * tail of the requests it serves (components/script-tail.tsx), its earlier versions and
+ * deployments, and delete. With no script yet, how to deploy one with
  * wrangler pointed at this server.
  */
 import { call, get, seg } from '../api.ts';
 import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { ScriptTail } from '../components/script-tail.tsx';
 import type { Session } from '../session.ts';
 
 interface Script {
@@ -128,6 +130,7 @@ function ScriptCard({ base, script, onDelete }: { base: string; script: Script; 
               <dl>{current.resources.bindings.map((b) => <div key={b.name}><dt><code>{b.name}</code></dt><dd>{bindingText(b)}</dd></div>)}</dl>
             )}
           </div>
+          {script.deployment_id !== null && <div class="script-wide"><ScriptTail scriptPath={path} script={script.id} /></div>}
           <details class="script-versions">
             <summary>Versions ({details.data.versions.length}) and deployments ({details.data.deployments.length})</summary>
             <div class="table-wrap">
