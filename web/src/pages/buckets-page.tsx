@@ -22,7 +22,7 @@ interface Usage {
 
 /** Buckets a usage query may name (the server counts at most 100 at once). */
 const USAGE_BATCH = 100;
-const USAGE_QUERY = `query BucketUsage($account: string!, $names: [string!]) {
+const USAGE_QUERY = `query BucketUsage($account: String!, $names: [String!]) {
   viewer { accounts(filter: {accountTag: $account}) {
     r2StorageAdaptiveGroups(limit: ${USAGE_BATCH}, filter: {bucketName_in: $names}) { max { objectCount payloadSize } dimensions { bucketName } }
   } }
