@@ -21,7 +21,7 @@ export interface ProxyContext {
 
 /**
  * Headers about one connection, never passed on (RFC 9110 §7.6.1); and Expect, which node:http has
- * already answered (100 Continue) and undici refuses to send.
+ * already answered (100 Continue): workerd must not answer it again.
  */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
 
@@ -65,9 +65,6 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     path: req.url ?? '/',
     headers: context.tail?.watched() ? [...passOn(req.rawHeaders), context.tail.header, '1'] : passOn(req.rawHeaders),
     body: hasBody(req) ? req : null,
-    // undici closes a connection after every HEAD (for servers that send a body anyway); workerd
-    // does not, and a new connection per HEAD cost a third of head's throughput.
-    reset: false,
   }, {
     onConnect(abortRequest) {
       abort = abortRequest;
@@ -79,15 +76,19 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
         failed = true;
         finish();
         reportException(context, failure, res);
-        return true;
+        return;
       }
       res.writeHead(status, statusText, headers);
-      // Back-pressure: undici holds its reads while the client's socket is full.
+      // Back-pressure: reading from workerd holds while the client's socket is full.
       res.on('drain', resume);
-      return true;
     },
-    onData(chunk) {
-      return failed || res.write(chunk);
+    onData(chunk, release) {
+      if (failed) {
+        release();
+        return true;
+      }
+      // The chunk's buffer goes back to be read into again once the client's socket has taken it.
+      return res.write(chunk, release);
     },
     onComplete() {
       finish();
@@ -126,17 +127,17 @@ function notConnected(context: ProxyContext, generation: Generation, req: Incomi
 }
 
 /**
- * workerd's answer headers as node:http writes them (latin1 strings, hop-by-hop ones left out),
+ * workerd's answer headers as node:http writes them (hop-by-hop ones left out),
  * and the entry module's failure report if it sent one: one pass over them.
  */
-function answerHeaders(raw: Buffer[], failureHeader: string): { headers: string[]; failure: string | undefined } {
+function answerHeaders(raw: string[], failureHeader: string): { headers: string[]; failure: string | undefined } {
   const headers: string[] = [];
   let failure: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toString('latin1');
+    const name = raw[i]!;
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower)) continue;
-    const value = raw[i + 1]!.toString('latin1');
+    const value = raw[i + 1]!;
     if (lower === failureHeader) failure = value;
     headers.push(name, value);
   }
