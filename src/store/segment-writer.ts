@@ -4,9 +4,8 @@
  * store, streamed from its reads. Shared by the S3 API's GetObject and the script host, so a body
  * never passes through a script or a copy of its own.
  */
-import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { drained } from '../core/http/drained.ts';
+import { drained, type BodySink } from '../core/http/drained.ts';
 import { sendFileRange } from '../core/http/file-range-sender.ts';
 import type { StoreEngine } from './engine/store-engine.ts';
 import type { BodySegment } from './engine/types.ts';
@@ -23,7 +22,7 @@ export function engineBlobs(engine: StoreEngine): BlobSource {
 }
 
 /** Writes every segment in order; the caller ends the response. Rejects if a blob fails or the client leaves. */
-export async function writeSegments(res: ServerResponse, segments: readonly BodySegment[], blobs: BlobSource): Promise<void> {
+export async function writeSegments(res: BodySink, segments: readonly BodySegment[], blobs: BlobSource): Promise<void> {
   const dir = blobs.dir;
   for (const segment of segments) {
     if (segment.kind === 'inline') {

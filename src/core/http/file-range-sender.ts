@@ -8,7 +8,7 @@
  * bodies at 0.65 GB/s with fresh 256 KiB reads, 1.5 GB/s with pooled 512 KiB buffers).
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import type { ServerResponse } from 'node:http';
+import type { BodySink } from './drained.ts';
 
 /** Each read's size; two are in flight per response, so 1 MiB of buffers per busy response. */
 export const FILE_CHUNK_BYTES = 512 * 1024;
@@ -28,7 +28,7 @@ function giveBack(buffer: Buffer): void {
  * Resolves once `bytes` are written to the socket; rejects if the response fails or the client
  * goes away first. Until it settles, the bytes are still in use.
  */
-function written(res: ServerResponse, bytes: Uint8Array): Promise<void> {
+function written(res: BodySink, bytes: Uint8Array): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const onClose = (): void => reject(new Error('The client closed the connection.'));
     res.once('close', onClose);
@@ -52,7 +52,7 @@ async function readFully(file: FileHandle, buffer: Buffer, length: number, posit
  * Writes `length` bytes of the file at `path`, from `offset`, to `res` (which the caller ends).
  * Rejects if the file is shorter, cannot be read, or the client leaves.
  */
-export async function sendFileRange(res: ServerResponse, path: string, offset: number, length: number): Promise<void> {
+export async function sendFileRange(res: BodySink, path: string, offset: number, length: number): Promise<void> {
   if (length <= 0) return;
   const file = await open(path, 'r');
   // The write in flight and the buffer it holds: returned to the pool only once it has succeeded.

@@ -5,15 +5,14 @@
  * A put's body goes from the socket to the engine as it arrives; a get's body goes from where the
  * engine keeps it (inline bytes, blob files) straight to the socket, as the S3 API sends it.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
 import { StoreError } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
 import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
-import { ANSWER_HEADER, CALL_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
-import { guardedListener } from '../../core/http/guarded-listener.ts';
+import { ANSWER_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 import { listenOnSocket } from './socket-server.ts';
+import { createStoreHttpServer, type StoreRequest, type StoreResponse } from './store-http-server.ts';
 
 export interface StoreServiceOptions {
   /** The engine as the script's account sees it. */
@@ -35,30 +34,27 @@ const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
 
 export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
   // A call whose answering itself failed (a bug) is logged and its connection closed, never an unhandled rejection.
-  const server: Server = createServer({ maxHeaderSize: 64 * 1024 },
-    guardedListener((req, res) => serve(options, req, res), `store binding of ${options.scriptName}`, options.logger));
-  // Bodies can take as long as the script takes to produce them.
-  server.requestTimeout = 0;
-  server.keepAliveTimeout = 60_000;
+  // Bodies can take as long as the script takes to produce them: no timeout but on idle connections.
+  const server = createStoreHttpServer((req, res) => serve(options, req, res), (error) => {
+    options.logger.error({ err: error, service: `store binding of ${options.scriptName}` }, 'Request handler failed unexpectedly; its connection was closed.');
+  });
   return listenOnSocket(server, options.socketPath);
 }
 
-async function serve(options: StoreServiceOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(options: StoreServiceOptions, req: StoreRequest, res: StoreResponse): Promise<void> {
   let request: WireRequest;
   let body: BodyInput | undefined;
   try {
-    const header = req.headers[CALL_HEADER];
+    const header = req.call;
     let leftover: Uint8Array = new Uint8Array(0);
-    let iterator: AsyncIterator<Buffer> | undefined;
-    if (typeof header === 'string') {
+    if (header !== undefined) {
       request = checkRequest(decodeHeader(header), options.buckets);
     } else {
-      iterator = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-      const frame = await readFrame(() => iterator!.next());
+      const frame = await readFrame(() => req.body.next());
       request = checkRequest(frame.value, options.buckets);
       leftover = frame.leftover;
     }
-    if (request.body !== undefined) body = await bodyOf(request.body, leftover, iterator ?? req[Symbol.asyncIterator]() as AsyncIterator<Buffer>);
+    if (request.body !== undefined) body = await bodyOf(request.body, leftover, req.body);
   } catch (error) {
     answer(res, { internal: `The store service could not read the request: ${(error as Error).message}` });
     return;
@@ -78,7 +74,7 @@ async function serve(options: StoreServiceOptions, req: IncomingMessage, res: Se
       return;
     }
     // A body cut off because the script's request went away is routine; anything else is not.
-    const level = req.readableAborted || res.destroyed ? 'debug' : 'error';
+    const level = req.aborted || res.destroyed ? 'debug' : 'error';
     options.logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
     answer(res, { internal: 'We encountered an internal error. Please try again.' });
   }
@@ -128,7 +124,7 @@ async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Arr
 }
 
 /** Starts the answer: its JSON in the header, or (too large for one) as a frame written first. */
-function writeAnswer(res: ServerResponse, response: WireResponse, bodyLength: number): void {
+function writeAnswer(res: StoreResponse, response: WireResponse, bodyLength: number): void {
   const header = encodeHeader(response);
   if (header !== undefined) {
     res.writeHead(200, [ANSWER_HEADER, header, 'content-length', String(bodyLength)]);
@@ -139,13 +135,13 @@ function writeAnswer(res: ServerResponse, response: WireResponse, bodyLength: nu
   res.write(frame);
 }
 
-function answer(res: ServerResponse, response: WireResponse): void {
+function answer(res: StoreResponse, response: WireResponse): void {
   writeAnswer(res, response, 0);
   res.end();
 }
 
 /** The answer, then the object's bytes from where the engine keeps them, paced by the connection. */
-async function sendGet(options: StoreServiceOptions, res: ServerResponse, result: GetResult): Promise<void> {
+async function sendGet(options: StoreServiceOptions, res: StoreResponse, result: GetResult): Promise<void> {
   const body = result.body!;
   const { body: _omitted, ...rest } = result;
   writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
