@@ -124,8 +124,8 @@ export interface MetadataStore {
   getBucket(name: string): Promise<BucketInfo | null>;
   /** Sets the bucket's default storage class of new objects; null when there is no such bucket. */
   setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo | null>;
-  /** The bucket's object count and sizes, reading at most `maxRows` object rows and as many upload rows (null: no such bucket). */
-  bucketUsage(name: string, maxRows: number): Promise<BucketUsage | null>;
+  /** The bucket's object count and sizes (of keys starting with `prefix`, when given), reading at most `maxRows` object rows and as many upload rows (null: no such bucket). */
+  bucketUsage(name: string, maxRows: number, prefix?: string): Promise<BucketUsage | null>;
   /** In name order: every bucket, one account's (stored as `<account>/<name>`), or those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   /**

@@ -121,6 +121,21 @@ test('objects: streamed put with metadata (past the JSON body limit), folders by
   assert.deepEqual(gone.body.errors, [{ code: 10007, message: 'The specified key does not exist.' }]);
 });
 
+test('usage: a bucket\'s and a folder\'s object count and bytes, bounded; a missing bucket is 10006', { timeout: 10_000 }, async (t) => {
+  const api = await startApi(t);
+  for (const [key, size] of [['docs/a.txt', 10], ['docs/2026/b.txt', 20], ['docs0.txt', 40], ['top.txt', 80]] as const) {
+    assert.equal((await put(api, 'test-bucket', key, new Uint8Array(size))).status, 200);
+  }
+  const usage = async (query: string) => (await api.call(`${base(api)}/test-bucket/usage${query}`)).body;
+  assert.deepEqual((await usage('')).result, { prefix: '', object_count: 4, payload_size: 150, metadata_size: (await usage('')).result.metadata_size, upload_count: 0, complete: true });
+  assert.deepEqual([(await usage('?prefix=docs/')).result.object_count, (await usage('?prefix=docs/')).result.payload_size], [2, 30]);
+  assert.deepEqual([(await usage(`?prefix=${encodeURIComponent('docs/2026/')}`)).result.object_count, (await usage('?prefix=nothing/')).result.object_count], [1, 0]);
+  const missing = await api.call(`${base(api)}/no-such-bucket/usage`);
+  assert.deepEqual([missing.status, missing.body.errors[0].code], [404, 10006]);
+  const long = await api.call(`${base(api)}/test-bucket/usage?prefix=${'x'.repeat(1025)}`);
+  assert.equal(long.status, 400);
+});
+
 test('multipart: create, parts streamed, complete; the store\'s part rules; abort', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const key = 'big/video.bin';

@@ -181,6 +181,16 @@ export function runMetadataStoreSuite({ open, clock: makeClock }: MetadataStoreS
     assert.deepEqual({ ...usage, metadataSize: usage.metadataSize > 0 }, { objectCount: 2, payloadSize: 37, metadataSize: true, uploadCount: 1, complete: true });
     const bounded = (await store.bucketUsage('b1', 1))!;
     assert.deepEqual([bounded.objectCount, bounded.uploadCount, bounded.complete], [1, 1, false]);
+    // A folder: only the keys starting with the prefix (in byte order, so `a/` holds `a/\u{10FFFF}` but not `a0` or `a`).
+    await store.putObject('b1', objectMeta('a/1', { size: 100 }), inline('1'));
+    await store.putObject('b1', objectMeta('a/2/deep', { size: 200 }), inline('2'));
+    await store.putObject('b1', objectMeta('a/\u{10FFFF}', { size: 400 }), inline('3'));
+    await store.putObject('b1', objectMeta('a0', { size: 800 }), inline('4'));
+    await store.insertUpload(upload('u3', 'a/big'));
+    const folder = (await store.bucketUsage('b1', 100, 'a/'))!;
+    assert.deepEqual([folder.objectCount, folder.payloadSize, folder.uploadCount, folder.complete], [3, 700, 1, true]);
+    assert.deepEqual([(await store.bucketUsage('b1', 100, 'a/2/'))!.objectCount, (await store.bucketUsage('b1', 100, 'zzz/'))!.objectCount], [1, 0]);
+    assert.equal((await store.bucketUsage('b1', 100, ''))!.objectCount, 6, 'an empty prefix is the whole bucket');
   });
 
   test('a precondition sees the current object (or null) and, when it refuses, nothing is written', { timeout: 10_000 }, async (t) => {

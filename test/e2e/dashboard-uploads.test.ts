@@ -4,7 +4,7 @@
  * once go up at most three at a time, each with its own progress bar, and the one the store
  * refuses (a key over 1024 bytes) keeps its own error while the others are stored byte for byte;
  * a chosen folder's files keep their relative paths below the folder being browsed; files dropped
- * on the panel go up too; the counts follow. Screenshots at 1280 and 375 px, each checked with axe-core.
+ * on the panel go up too; the counts follow, on the buckets page and for the folder being browsed. Screenshots at 1280 and 375 px, each checked with axe-core.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -103,6 +103,13 @@ test('uploads: many files three at a time with an error per file, a folder with 
   assert.deepEqual((await apiGet(`${objects}/photos/objects?prefix=trips/`) as Array<{ key: string; size: number }>).map((o) => [o.key, o.size]),
     [['trips/album/beach.txt', 4], ['trips/album/day-2/hill.txt', 13]]);
   await page.getByRole('link', { name: 'album/' }).waitFor();
+  // What the folder holds, its sub-folders included, follows the upload.
+  await page.getByRole('status', { name: 'Folder size' }).getByText('This folder holds 2 objects, 17 B, sub-folders included.').waitFor();
+  await page.getByRole('link', { name: 'album/' }).click();
+  await page.getByRole('status', { name: 'Folder size' }).getByText('This folder holds 2 objects, 17 B, sub-folders included.').waitFor();
+  await page.getByRole('link', { name: 'day-2/' }).click();
+  await page.getByRole('status', { name: 'Folder size' }).getByText('This folder holds 1 object, 13 B, sub-folders included.').waitFor();
+  await checkPage(page, 'uploads-01b-folder-size');
 
   // Files dropped on the panel.
   await page.goto(`${api}/buckets/photos`);
@@ -126,6 +133,7 @@ test('uploads: many files three at a time with an error per file, a folder with 
   await page.getByLabel('Object key').fill('notes/one.txt');
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
   await uploader.getByRole('status').getByText('Uploaded notes/one.txt (6 B).').waitFor();
+  await page.getByRole('status', { name: 'Bucket size' }).getByText('This bucket holds 14 objects, 21 MiB.').waitFor();
 
   // The buckets page counts them all: 2 + 7 + 2 + 2 + 1 objects.
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Buckets' }).click();

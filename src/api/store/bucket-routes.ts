@@ -1,6 +1,7 @@
 /**
  * Buckets of the object store (an edgeport extension for the dashboard), under
- * `/accounts/:account_id/store/buckets`: list, create, read, delete (only when it holds no objects). The same
+ * `/accounts/:account_id/store/buckets`: list, create, read, delete (only when it holds no objects),
+ * and what a bucket or one of its folders holds (`.../usage?prefix=`: a bounded count). The same
  * buckets the S3 API and script bindings see.
  *
  * By design: the object store is not partitioned by account (as with S3 access keys), so every
@@ -10,9 +11,15 @@ import { z } from 'zod';
 import { StoreError } from '../../store/engine/errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
+import { validateQuery } from '../validation.ts';
 import { bucketResult, createBucketBody, requireStore, toBucketJson } from './store-schema.ts';
 
 const TAG = 'Object store';
+const usageQuery = z.object({ prefix: z.string().max(1024).default('').describe('Count only the keys starting with it (a folder: "photos/2026/"); none: the whole bucket') });
+const usageResult = z.object({
+  prefix: z.string(), object_count: z.number().int(), payload_size: z.number().int(), metadata_size: z.number().int(), upload_count: z.number().int(),
+  complete: z.boolean().describe('false when more rows were there than one count reads: the figures are then lower bounds'),
+});
 export const BUCKETS = '/accounts/:account_id/store/buckets';
 
 export const BUCKET_ROUTES: ApiRoute[] = [
@@ -39,6 +46,18 @@ export const BUCKET_ROUTES: ApiRoute[] = [
       const bucket = await requireStore(ctx).getBucket(ctx.params.bucket!);
       if (!bucket) throw new StoreError('STORE_NO_SUCH_BUCKET');
       return successResponse(toBucketJson(bucket));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: `${BUCKETS}/:bucket/usage`, operationId: 'store-buckets-usage', tag: TAG, query: usageQuery, result: usageResult,
+    summary: 'What the bucket, or its keys under a prefix, hold now: object count, bytes of bodies and metadata, open multipart uploads (at most 1,000,000 rows counted)',
+    async handler(ctx) {
+      const q = validateQuery(usageQuery, ctx.query);
+      const usage = await requireStore(ctx).bucketUsage(ctx.params.bucket!, q.prefix);
+      return successResponse({
+        prefix: q.prefix, object_count: usage.objectCount, payload_size: usage.payloadSize, metadata_size: usage.metadataSize,
+        upload_count: usage.uploadCount, complete: usage.complete,
+      });
     },
   }),
   defineRoute({

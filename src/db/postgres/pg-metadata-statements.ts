@@ -56,10 +56,10 @@ export const PG_SQL = {
   insertBucket: 'INSERT INTO buckets (name, created, storage_class) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING 1 AS inserted',
   getBucket: 'SELECT name, created, storage_class FROM buckets WHERE name = $1',
   setBucketStorageClass: 'UPDATE buckets SET storage_class = $2 WHERE name = $1 RETURNING name, created, storage_class',
-  // Bounded: at most $2 rows of the bucket's objects (its primary-key range) and of its uploads.
+  // Bounded: at most $2 rows of the bucket's objects (its primary-key range, keys from $3 below $4) and of its uploads.
   bucketUsage: `SELECT count(*)::bigint AS objects, coalesce(sum(size), 0)::bigint AS payload, coalesce(sum(meta), 0)::bigint AS metadata,
-    (SELECT count(*) FROM (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active' LIMIT $2) u)::bigint AS uploads
-    FROM (SELECT size, octet_length(http_metadata) + octet_length(custom_metadata) AS meta FROM objects WHERE bucket = $1 LIMIT $2) o`,
+    (SELECT count(*) FROM (SELECT 1 FROM uploads WHERE bucket = $1 AND state = 'active' AND key >= $3 AND key < $4 LIMIT $2) u)::bigint AS uploads
+    FROM (SELECT size, octet_length(http_metadata) + octet_length(custom_metadata) AS meta FROM objects WHERE bucket = $1 AND key >= $3 AND key < $4 LIMIT $2) o`,
   listBuckets: 'SELECT name, created, storage_class FROM buckets ORDER BY name',
   listBucketRange: 'SELECT name, created, storage_class FROM buckets WHERE name >= $1 AND name < $2 ORDER BY name',
   listUnownedBuckets: `SELECT name, created, storage_class FROM buckets WHERE strpos(name, '/') = 0 ORDER BY name`,

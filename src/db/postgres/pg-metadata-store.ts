@@ -76,9 +76,10 @@ export class PgMetadataStore implements MetadataStore {
     return row ? toBucket(row) : null;
   }
 
-  async bucketUsage(name: string, maxRows: number): Promise<BucketUsage | null> {
+  async bucketUsage(name: string, maxRows: number, prefix = ''): Promise<BucketUsage | null> {
     if (!(await this.getBucket(name))) return null;
-    const [row] = await this.#read<{ objects: string; payload: string; metadata: string; uploads: string }>('bucketUsage', [name, maxRows]);
+    const lower = utf8(prefix);
+    const [row] = await this.#read<{ objects: string; payload: string; metadata: string; uploads: string }>('bucketUsage', [name, maxRows, lower, Buffer.concat([lower, AFTER_UTF8])]);
     const [objects, payload, metadata, uploads] = [row!.objects, row!.payload, row!.metadata, row!.uploads].map(Number) as [number, number, number, number];
     return { objectCount: objects, payloadSize: payload, metadataSize: metadata, uploadCount: uploads, complete: objects < maxRows && uploads < maxRows };
   }

@@ -70,9 +70,9 @@ export class SqliteMetadataStore implements MetadataStore {
     });
   }
 
-  async bucketUsage(name: string, maxRows: number): Promise<BucketUsage | null> {
+  async bucketUsage(name: string, maxRows: number, prefix = ''): Promise<BucketUsage | null> {
     if (!this.#bucketRow(name)) return null;
-    const row = this.#sql.bucketUsage.get({ bucket: name, max: maxRows }) as { objects: number; payload: number; metadata: number; uploads: number };
+    const row = this.#sql.bucketUsage.get({ bucket: name, max: maxRows, lower: prefix, upper: prefix + AFTER_ALL }) as { objects: number; payload: number; metadata: number; uploads: number };
     return { objectCount: row.objects, payloadSize: row.payload, metadataSize: row.metadata, uploadCount: row.uploads, complete: row.objects < maxRows && row.uploads < maxRows };
   }
 

@@ -39,8 +39,9 @@ export function prepareStatements(db: Database) {
     setBucketStorageClass: s('UPDATE buckets SET storage_class = ? WHERE name = ?'),
     // Bounded: at most @max rows of the bucket's objects (its primary-key range) and of its uploads.
     bucketUsage: s(`SELECT count(*) AS objects, coalesce(sum(size), 0) AS payload, coalesce(sum(meta), 0) AS metadata,
-      (SELECT count(*) FROM (SELECT 1 FROM uploads WHERE bucket = @bucket AND state = 'active' LIMIT @max)) AS uploads
-      FROM (SELECT size, length(CAST(http_metadata AS BLOB)) + length(CAST(custom_metadata AS BLOB)) AS meta FROM objects WHERE bucket = @bucket LIMIT @max)`),
+      (SELECT count(*) FROM (SELECT 1 FROM uploads WHERE bucket = @bucket AND state = 'active' AND key >= @lower AND key < @upper LIMIT @max)) AS uploads
+      FROM (SELECT size, length(CAST(http_metadata AS BLOB)) + length(CAST(custom_metadata AS BLOB)) AS meta FROM objects
+        WHERE bucket = @bucket AND key >= @lower AND key < @upper LIMIT @max)`),
     listBuckets: s('SELECT name, created, storage_class FROM buckets ORDER BY name'),
     listBucketRange: s('SELECT name, created, storage_class FROM buckets WHERE name >= ? AND name < ? ORDER BY name'),
     listUnownedBuckets: s("SELECT name, created, storage_class FROM buckets WHERE instr(name, '/') = 0 ORDER BY name"),

@@ -92,9 +92,9 @@ class AccountStore implements StoreEngine {
     return stored === null ? noSuchBucket() : this.#own(await this.#engine.setBucketStorageClass(stored, storageClass));
   }
 
-  bucketUsage(name: string): Promise<BucketUsage> {
+  bucketUsage(name: string, prefix?: string): Promise<BucketUsage> {
     const stored = this.#stored(name);
-    return stored === null ? noSuchBucket() : this.#engine.bucketUsage(stored);
+    return stored === null ? noSuchBucket() : this.#engine.bucketUsage(stored, prefix);
   }
 
   deleteBucket(name: string): Promise<void> {

@@ -117,8 +117,8 @@ export class ObjectEngine implements StoreEngine {
     return bucket;
   }
 
-  async bucketUsage(name: string): Promise<BucketUsage> {
-    const usage = await this.#meta.bucketUsage(name, BUCKET_USAGE_MAX_ROWS);
+  async bucketUsage(name: string, prefix = ''): Promise<BucketUsage> {
+    const usage = await this.#meta.bucketUsage(name, BUCKET_USAGE_MAX_ROWS, prefix);
     if (!usage) throw new StoreError('STORE_NO_SUCH_BUCKET');
     return usage;
   }

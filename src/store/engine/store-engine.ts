@@ -26,8 +26,8 @@ export interface StoreEngine {
   getBucket(name: string): Promise<BucketInfo | null>;
   /** Sets the bucket's default storage class of new objects (objects already stored keep theirs). */
   setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo>;
-  /** The bucket's object count and sizes (bounded: BUCKET_USAGE_MAX_ROWS). */
-  bucketUsage(name: string): Promise<BucketUsage>;
+  /** The bucket's object count and sizes, or those of its keys starting with `prefix` (a folder) (bounded: BUCKET_USAGE_MAX_ROWS). */
+  bucketUsage(name: string, prefix?: string): Promise<BucketUsage>;
   /** Every bucket, or only one account's (stored names `<account>/<name>`), or only those of no account (bare names). */
   listBuckets(filter?: BucketFilter): Promise<BucketInfo[]>;
   /** Refused with STORE_BUCKET_NOT_EMPTY while objects remain; open multipart uploads are aborted with it. */

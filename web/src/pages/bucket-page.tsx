@@ -1,16 +1,25 @@
 /**
- * One bucket, browsed by prefix as folders (delimiter `/`): sub-folders, then objects with size,
+ * One bucket, browsed by prefix as folders (delimiter `/`): what the folder holds in all (count and
+ * bytes, from .../usage), sub-folders, then objects with size,
  * upload time, storage class, etag and metadata; upload (components/uploader.tsx: many files, a
  * folder, drag and drop, each with a progress bar), download and delete; at the bucket's top level, its CORS rules (components/bucket-cors.tsx).
  */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { API, ApiFailure, call, seg, type Envelope } from '../api.ts';
+import { API, ApiFailure, call, get, seg, type Envelope } from '../api.ts';
 import { BucketCors } from '../components/bucket-cors.tsx';
 import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { Uploader } from '../components/uploader.tsx';
 import { Link } from '../router.tsx';
 import { objectPath, type StoredObject } from '../uploads.ts';
+
+/** GET .../buckets/:bucket/usage: what the bucket, or a folder of it, holds. */
+interface Usage {
+  object_count: number;
+  payload_size: number;
+  upload_count: number;
+  complete: boolean;
+}
 
 interface Page {
   objects: StoredObject[];
@@ -33,9 +42,16 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
   const [open, setOpen] = useState<string | null>(null);
   const pages = first.data ? [first.data, ...more] : [];
   const cursor = pages.at(-1)?.cursor;
+  // What this folder (or the whole bucket) holds, sub-folders included: a bounded count on the server,
+  // asked once the bucket is known to be there.
+  const listed = first.data !== undefined;
+  const usage = useLoad(() => (listed
+    ? get<Usage>(`/accounts/${seg(account)}/store/buckets/${seg(bucket)}/usage${prefix ? `?prefix=${encodeURIComponent(prefix)}` : ''}`)
+    : Promise.resolve(undefined)), [account, bucket, prefix, listed]);
   const reload = () => {
     setMore([]);
     first.reload();
+    usage.reload();
   };
 
   const remove = async (object: StoredObject) => {
@@ -83,6 +99,13 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
       </nav>
       <h1>{crumbs.length === 0 ? bucket : `${crumbs.at(-1)}/`}</h1>
       <p class="lead">{prefix ? <>Objects under <code>{prefix}</code> in bucket <code>{bucket}</code>.</> : <>Objects in bucket <code>{bucket}</code>, by folder.</>}</p>
+      {usage.data && (
+        <p class="usage" role="status" aria-label={prefix ? 'Folder size' : 'Bucket size'}>
+          {prefix ? 'This folder' : 'This bucket'} holds <strong>{usage.data.complete ? '' : 'at least '}{usage.data.object_count.toLocaleString('en-US')} {usage.data.object_count === 1 ? 'object' : 'objects'}</strong>,{' '}
+          <strong>{formatBytes(usage.data.payload_size)}</strong>{prefix && ', sub-folders included'}
+          {usage.data.upload_count > 0 && <>, and {usage.data.upload_count} unfinished multipart {usage.data.upload_count === 1 ? 'upload' : 'uploads'}</>}.
+        </p>
+      )}
       <Uploader account={account} bucket={bucket} prefix={prefix} onUploaded={() => {
         setDone(null);
         setError(undefined);
