@@ -88,13 +88,15 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   await card.getByRole('status').getByText('Watching hello').waitFor();
   const events = card.getByRole('list', { name: 'Live tail' });
   // The version restarts with tracing when the first tail opens: ask until a request is shown.
-  const deadline = Date.now() + 20_000;
+  const tailStart = Date.now();
+  const deadline = tailStart + 20_000;
   while (await events.getByText('/tail-me').count() === 0) {
     assert.ok(Date.now() < deadline, 'a request through the edge showed in the tail within 20 s');
     assert.equal((await viaEdge(server.urls.edge!, 'shop.example.test', '/tail-me')).body, 'hi v2');
     await page.waitForTimeout(200);
   }
   await events.getByText('log: serving /tail-me').first().waitFor();
+  t.diagnostic(`first request shown in the page's tail ${Date.now() - tailStart} ms after the tail was watching`);
   await viaEdge(server.urls.edge!, 'shop.example.test', '/boom');
   await events.getByText('RangeError: it broke').waitFor();
   await events.getByText('exception').first().waitFor();

@@ -71,6 +71,7 @@ test('uploads: many files three at a time with an error per file, a folder with 
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
   assert.ok(most >= 2 && most <= 3, `at most three files at a time, and more than one: ${most}`);
   const moving = await page.evaluate('[...window.__moving]') as string[];
+  t.diagnostic(`object PUTs in flight at most: ${most}; files whose bar showed an intermediate value: ${moving.length} of 7`);
   assert.ok(moving.length >= 2, `several files showed their own progress: ${moving.join(', ')}`);
   // The refused file stays, with the store's reason; the stored ones left the list.
   const left = uploader.getByRole('list', { name: 'Files to upload' }).getByRole('listitem');
