@@ -81,7 +81,9 @@ export async function benchStoreVsMiniflare(seconds: number, rounds = 3): Promis
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? servers : [...servers].reverse();
         for (const server of order) {
-          const result = await runLoad({ url: server.url, connections: CONNECTIONS, seconds, lua: `${SHARED}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+          const load = await runLoad({ url: server.url, connections: CONNECTIONS, seconds, lua: `${SHARED}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+          // Answered requests only: a refusal (a 503 shed by a loaded listener) is no request served.
+          const result = { ...load, requestsPerSec: Math.max(0, load.requestsPerSec - load.errors / seconds) };
           const key = `${name}|${server.name}`;
           results.set(key, [...results.get(key) ?? [], result]);
           say(`round ${round + 1}  ${name.padEnd(14)} ${server.name.padEnd(9)} ${Math.round(result.requestsPerSec).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(1).padStart(6)} ms${result.errors ? `  errors ${result.errors}` : ''}  load ${loadavg()[0]!.toFixed(1)}`);
