@@ -14,9 +14,11 @@
  *   an HTTP parser is attached to it; when the listener holds `maxConnections`, a lighter client's
  *   connection takes the place of the heaviest client's oldest idle one, else it is refused so.
  * - while the event loop runs more than `maxEventLoopDelayMs` behind, new requests are answered
- *   503 at once (load shedding), except the paths in `unshedPaths` (a metrics scrape) and the first
- *   UNSHED_ARRIVALS after each sample of the loop's delay. Since shedding stops a loop turn from
- *   serving more once it runs that far behind, a waiting request waits about two such turns.
+ *   503 at once (load shedding), except the paths in `unshedPaths` (a metrics scrape) and up to
+ *   UNSHED_ARRIVALS after each sample of the loop's delay, shared out by client: at most
+ *   UNSHED_PER_CLIENT of them to one client address, so a flood from a few addresses cannot take
+ *   every place a client with one request needs. Since shedding stops a loop turn from serving more
+ *   once it runs that far behind, a waiting request waits about two such turns.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -43,6 +45,8 @@ const MAX_LINGERING = 1_024;
  * brings far more within one loop turn.
  */
 const UNSHED_ARRIVALS = 16;
+/** Of those, the most one client address gets per sample: a flooding client leaves the other places to everyone else. */
+const UNSHED_PER_CLIENT = 4;
 /** At most one log line per this many ms about refused connections, with the counts since the last. */
 const REFUSAL_LOG_MS = 10_000;
 
@@ -138,8 +142,9 @@ class ListenerGuard {
   #evicted = 0;
   #lastReportAt = -Infinity;
   #shedding = false;
-  /** Requests that arrived since the monitor's sample number `#arrivalsSample`. */
+  /** Requests served since the monitor's sample number `#arrivalsSample`, in all and by client address. */
   #arrivals = 0;
+  readonly #arrivalsByClient = new Map<string, number>();
   #arrivalsSample = -1;
 
   constructor(handler: RequestListener, label: string, limits: ListenerLimits, options: ListenOptions) {
@@ -191,10 +196,18 @@ class ListenerGuard {
       if (this.#arrivalsSample !== this.#monitor.samples) {
         this.#arrivalsSample = this.#monitor.samples;
         this.#arrivals = 0;
+        this.#arrivalsByClient.clear();
       }
-      this.#arrivals += 1;
+      // Counted only while places are left, so the map holds at most UNSHED_ARRIVALS clients.
+      const client = clientKey(socket.remoteAddress);
+      const byClient = this.#arrivalsByClient.get(client) ?? 0;
+      const placed = this.#arrivals < UNSHED_ARRIVALS && byClient < UNSHED_PER_CLIENT;
+      if (placed) {
+        this.#arrivals += 1;
+        this.#arrivalsByClient.set(client, byClient + 1);
+      }
       const behindMs = this.#monitor.behindMs();
-      if (behindMs > this.#limits.maxEventLoopDelayMs && this.#arrivals > UNSHED_ARRIVALS && !this.#unshed.has(pathOf(req.url))) {
+      if (behindMs > this.#limits.maxEventLoopDelayMs && !placed && !this.#unshed.has(pathOf(req.url))) {
         this.#shed(req, res, behindMs);
         return;
       }
