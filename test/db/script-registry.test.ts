@@ -66,11 +66,20 @@ for (const [dialect, open] of Object.entries(OPENERS)) {
     const key = (await registry.servingState()).scripts[0]!.key;
     assert.equal(await registry.setSecret(A, 'app', 'TOKEN', 'value'), true);
     assert.notEqual((await registry.servingState()).scripts[0]!.key, key, 'a secret restarts the deployed version');
+    // As on the platform, a secret change is a new version, the deployed one's copy, deployed at once.
+    const [copy] = await registry.listVersions(A, 'app');
+    assert.deepEqual([copy!.number, copy!.metadata.annotations, copy!.etag], [3, { triggeredBy: 'secret' }, second.version.etag]);
+    assert.equal((await registry.getScript(A, 'app'))?.deployment?.versionId, copy!.id);
+    assert.equal(Buffer.from((await registry.runnable(A, 'app', copy!.id))!.modules[0]!.content, 'base64').toString(), 'export default {}; // two');
     assert.deepEqual(await registry.listSecrets(A, 'app'), [{ name: 'TOKEN', type: 'secret_text' }]);
     assert.deepEqual(await registry.secretValues(A, 'app'), { TOKEN: 'value' });
     assert.equal(await registry.setSecret(B, 'app', 'TOKEN', 'x'), false);
     assert.equal(await registry.setSecret(A, 'app', 'MISSING', null), false);
     assert.equal(await registry.setSecret(A, 'app', 'TOKEN', null), true);
+    assert.equal((await registry.listVersions(A, 'app')).length, 4, 'deleting a secret is a version too');
+    await registry.uploadVersion(A, 'draft', version('draft'), { deploy: false, maxScripts: 100 });
+    assert.equal(await registry.setSecret(A, 'draft', 'TOKEN', 'x'), true);
+    assert.equal((await registry.listVersions(A, 'draft')).length, 1, 'a script never deployed gets no version for a secret');
     assert.deepEqual(await registry.listSecrets(A, 'app'), []);
   });
 

@@ -102,7 +102,7 @@ test('deploy through the API: served on the zone route and the dev subdomain, re
   });
   const version = await versionResponse.json() as { success: boolean; result: { id: string; number: number; resources: { script: { etag: string } } } };
   assert.ok(version.success, JSON.stringify(version));
-  assert.equal(version.result.number, 2);
+  assert.equal(version.result.number, 3, 'the secret change made version 2');
   assert.match(version.result.resources.script.etag, /^[0-9a-f]{64}$/);
   assert.equal((await viaEdge(edgeUrl, 'deploy.test')).body, 'hello green from the bucket s3cret v1', 'an uploaded version serves only once deployed');
   const deployment = await client.workers.scripts.deployments.create('hello', {
@@ -111,10 +111,15 @@ test('deploy through the API: served on the zone route and the dev subdomain, re
   assert.deepEqual(deployment.versions, [{ version_id: version.result.id, percentage: 100 }]);
   await servedWithin(edgeUrl, 'deploy.test', 'hello green from the bucket s3cret v2', 2_000);
   const versions = [];
-  for await (const item of client.workers.scripts.versions.list('hello', { account_id })) versions.push(item.number);
-  assert.deepEqual(versions, [2, 1]);
+  const triggers = new Map<number, unknown>();
+  for await (const item of client.workers.scripts.versions.list('hello', { account_id })) {
+    versions.push(item.number);
+    triggers.set(item.number!, (item as unknown as { annotations?: Record<string, unknown> }).annotations?.['workers/triggered_by']);
+  }
+  assert.deepEqual(versions, [3, 2, 1]);
+  assert.deepEqual([...triggers.values()], ['upload', 'secret', 'upload'], 'a secret change is a version of its own, as on the platform');
   const deployments = await (await fetch(`${apiUrl}/accounts/${account_id}/workers/scripts/hello/deployments`, { headers: HEADERS })).json() as { result: { deployments: Array<{ versions: Array<{ version_id: string }> }> } };
-  assert.equal(deployments.result.deployments.length, 2);
+  assert.equal(deployments.result.deployments.length, 3);
   assert.equal(deployments.result.deployments[0]!.versions[0]!.version_id, version.result.id);
 
   // A redeploy that cannot start: refused with the exception, and v2 keeps serving.
@@ -128,7 +133,7 @@ test('deploy through the API: served on the zone route and the dev subdomain, re
   }));
   assert.deepEqual([throwing.code, throwing.message.split('\n')[0]], [10021, 'Uncaught Error: no config']);
   assert.equal((await viaEdge(edgeUrl, 'deploy.test')).body, 'hello green from the bucket s3cret v2');
-  assert.deepEqual(versions.length, 2);
+  assert.deepEqual(versions.length, 3);
 
   const kv = await refused(client.workers.scripts.update('hello', {
     account_id, metadata: { main_module: 'index.js', bindings: [{ type: 'kv_namespace', name: 'KV', namespace_id: 'x' }] }, files: [await moduleFile(V1)],

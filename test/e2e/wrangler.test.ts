@@ -151,6 +151,7 @@ test('wrangler 4 deploys to edgeport start: a route and an r2 binding served by 
 
   const versions = succeeded(await wrangler.run(['versions', 'list']), 'versions list');
   assert.ok(versions.includes(firstVersion) && versions.includes(secondVersion), versions);
+  assert.match(versions, /Source:\s+Secret Change/, 'secret put made a version of its own, as on the platform');
   const viewed = succeeded(await wrangler.run(['versions', 'view', secondVersion]), 'versions view');
   assert.match(viewed, new RegExp(`Version ID:\\s+${secondVersion}`));
   const deployments = succeeded(await wrangler.run(['deployments', 'list']), 'deployments list');

@@ -83,7 +83,7 @@ export function bindingsJson(version: VersionRecord): unknown[] {
 }
 
 export function toVersionJson(version: VersionRecord, script: ScriptRecord): Record<string, unknown> {
-  const annotations: Record<string, string> = { 'workers/triggered_by': 'upload' };
+  const annotations: Record<string, string> = { 'workers/triggered_by': version.metadata.annotations.triggeredBy ?? 'upload' };
   if (version.metadata.annotations.message !== undefined) annotations['workers/message'] = version.metadata.annotations.message;
   if (version.metadata.annotations.tag !== undefined) annotations['workers/tag'] = version.metadata.annotations.tag;
   return {

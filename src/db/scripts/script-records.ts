@@ -25,7 +25,8 @@ export interface VersionMetadata {
   compatibilityDate: string;
   compatibilityFlags: string[];
   bindings: ScriptBinding[];
-  annotations: { message?: string; tag?: string };
+  /** `triggeredBy`: what made the version when it was not an upload ('secret': a secret change copied the deployed one). */
+  annotations: { message?: string; tag?: string; triggeredBy?: 'secret' };
   /** Where it came from: "api" (an upload) or "wrangler" and the like, as the client said. */
   source: string;
 }

@@ -223,9 +223,16 @@ export class ScriptRegistry {
     });
   }
 
-  /** Writes (value) or deletes (null) a secret of an existing script; false when the script, or the secret to delete, is missing. */
+  /**
+   * Writes (value) or deletes (null) a secret of an existing script; false when the script, or the
+   * secret to delete, is missing. As on the platform, a script with a deployment gets a new version
+   * (the deployed one's copy, `triggeredBy: 'secret'`) deployed at once, so `wrangler versions list`
+   * and `deployments list` show the change.
+   */
   setSecret(accountId: string, name: string, secret: string, value: string | null): Promise<boolean> {
     const now = this.#clock.now();
+    const versionId = randomUUID();
+    const deploymentId = randomUUID();
     return this.#driver.run(function* secretOp() {
       if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return false;
       if (value === null) {
@@ -236,6 +243,16 @@ export class ScriptRegistry {
           ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
       }
       yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
+      const deployed = yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
+        WHERE d.account_id = ? AND d.script = ? ORDER BY d.number DESC LIMIT 1`, accountId, name);
+      if (deployed) {
+        const metadata = JSON.parse(String(deployed.metadata)) as VersionMetadata;
+        const copied: VersionMetadata = { ...metadata, annotations: { triggeredBy: 'secret' } };
+        const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0) + 1;
+        yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          versionId, accountId, name, number, now, JSON.stringify(copied), String(deployed.modules), String(deployed.etag));
+        yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
+      }
       yield* bump();
       return true;
     });
