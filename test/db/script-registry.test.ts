@@ -77,10 +77,13 @@ for (const [dialect, open] of Object.entries(OPENERS)) {
     assert.equal(await registry.setSecret(A, 'app', 'MISSING', null), false);
     assert.equal(await registry.setSecret(A, 'app', 'TOKEN', null), true);
     assert.equal((await registry.listVersions(A, 'app')).length, 4, 'deleting a secret is a version too');
+    assert.deepEqual(await registry.listSecrets(A, 'app'), []);
     await registry.uploadVersion(A, 'draft', version('draft'), { deploy: false, maxScripts: 100 });
     assert.equal(await registry.setSecret(A, 'draft', 'TOKEN', 'x'), true);
     assert.equal((await registry.listVersions(A, 'draft')).length, 1, 'a script never deployed gets no version for a secret');
-    assert.deepEqual(await registry.listSecrets(A, 'app'), []);
+    assert.equal(await registry.setSecret(A, 'app', 'UPLOADED', 'y', { asVersion: false }), true);
+    assert.equal((await registry.listVersions(A, 'app')).length, 4, 'the secrets an upload carries make no version of their own');
+    assert.deepEqual(await registry.listSecrets(A, 'app'), [{ name: 'UPLOADED', type: 'secret_text' }]);
   });
 
   test(`${dialect}: limits, routes held once, deletes`, { timeout: 20_000 }, async (t) => {

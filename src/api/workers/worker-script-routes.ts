@@ -50,7 +50,7 @@ async function uploadScript(ctx: RouteContext<unknown>, deploy: boolean): Promis
   if (outcome.kind === 'limit') {
     throw new ApiError('API_WORKER_LIMIT', { message: `You have exceeded the limit of ${outcome.limit} Workers on your account: delete one, or ask the operator to raise [workers] max_scripts_per_account` });
   }
-  for (const [secret, value] of Object.entries(prepared.secrets)) await workers.registry.setSecret(accountId, name, secret, value);
+  for (const [secret, value] of Object.entries(prepared.secrets)) await workers.registry.setSecret(accountId, name, secret, value, { asVersion: false });
   return successResponse(deploy ? toScriptJson(outcome.script, outcome.version) : toVersionJson(outcome.version, outcome.script));
 }
 

@@ -227,9 +227,10 @@ export class ScriptRegistry {
    * Writes (value) or deletes (null) a secret of an existing script; false when the script, or the
    * secret to delete, is missing. As on the platform, a script with a deployment gets a new version
    * (the deployed one's copy, `triggeredBy: 'secret'`) deployed at once, so `wrangler versions list`
-   * and `deployments list` show the change.
+   * and `deployments list` show the change. `asVersion: false`: the secrets that came with an upload,
+   * which is itself the new version.
    */
-  setSecret(accountId: string, name: string, secret: string, value: string | null): Promise<boolean> {
+  setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
     const now = this.#clock.now();
     const versionId = randomUUID();
     const deploymentId = randomUUID();
@@ -243,7 +244,7 @@ export class ScriptRegistry {
           ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
       }
       yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
-      const deployed = yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
+      const deployed = !options.asVersion ? undefined : yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
         WHERE d.account_id = ? AND d.script = ? ORDER BY d.number DESC LIMIT 1`, accountId, name);
       if (deployed) {
         const metadata = JSON.parse(String(deployed.metadata)) as VersionMetadata;
