@@ -5,10 +5,13 @@
  */
 import type { TestContext } from 'node:test';
 
-const stacks = new WeakMap<TestContext, Array<() => unknown>>();
+const stacks = new WeakMap<object, Array<() => unknown>>();
 
-/** Runs `undo` when `t` ends, before everything registered on `t` earlier through this function. */
-export function onTestEnd(t: TestContext, undo: () => unknown): void {
+/**
+ * Runs `undo` when `t` ends, before everything registered on `t` earlier through this function.
+ * `t` may also be a file's `{ after }` (node:test's top-level hook), for what a file's tests share.
+ */
+export function onTestEnd(t: Pick<TestContext, 'after'>, undo: () => unknown): void {
   let stack = stacks.get(t);
   if (stack === undefined) {
     const steps: Array<() => unknown> = [];

@@ -13,6 +13,7 @@ import type { TestContext } from 'node:test';
 import { pino } from 'pino';
 import { startScriptHost } from '../../src/runtime/host.ts';
 import { parseScriptConfig } from '../../src/runtime/script-config.ts';
+import { onTestEnd } from './cleanup.ts';
 
 export interface LogRecord {
   level: number;
@@ -43,7 +44,8 @@ export interface TestHostOptions {
 export async function startTestHost(t: Pick<TestContext, 'after'>, source: string, options: TestHostOptions = {}): Promise<TestHost> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-host-'));
   let stop = async (): Promise<void> => undefined;
-  t.after(async () => {
+  // Through onTestEnd, so the host stops before a data dir the test made earlier (tempDir) is removed.
+  onTestEnd(t, async () => {
     await stop();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { accountStore } from '../../../src/store/engine/account-store.ts';
 import { openStoreEngine } from '../../../src/store/engine/open-store-engine.ts';
+import { onTestEnd } from '../../helpers/cleanup.ts';
 import { startTestHost } from '../../helpers/script-host.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
@@ -63,6 +64,6 @@ test("an uploaded script's bucket is never made for it: deleted after the upload
   assert.match(await answer.text(), /bucket/i, 'the call names the missing bucket');
   await host.stop();
   const engine = await openStoreEngine({ dataDir, recover: true });
-  t.after(() => engine.close());
+  onTestEnd(t, () => engine.close());
   assert.deepEqual((await accountStore(engine, account).listBuckets()).map((bucket) => bucket.name), [], 'no bucket was made');
 });
