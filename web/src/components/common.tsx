@@ -106,6 +106,28 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, disabled }: {
   );
 }
 
+/**
+ * A list read with useLoad, as a table: why it could not be read, "loading", `empty` when it has
+ * nothing, else `head` and one `row` per item.
+ */
+export function ListTable<T>({ list, what, failed, empty, head, row }: {
+  list: Loaded<T[]>; what: string; failed: string; empty: string; head: ComponentChildren; row: (item: T) => ComponentChildren;
+}) {
+  return (
+    <>
+      {list.error !== undefined && <Errors error={list.error} title={failed} />}
+      {list.data === undefined ? list.error === undefined && <Loading what={what} /> : list.data.length === 0 ? <p class="muted">{empty}</p> : (
+        <div class="table-wrap">
+          <table>
+            <thead>{head}</thead>
+            <tbody>{list.data.map(row)}</tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
 export function Loading({ what }: { what: string }) {
   return <p class="muted" role="status">Loading {what}…</p>;
 }

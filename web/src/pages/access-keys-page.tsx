@@ -6,7 +6,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { call, get, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, ListTable, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Link } from '../router.tsx';
 
@@ -135,32 +135,22 @@ export function AccessKeysPage({ account }: { account: string }) {
 
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Your keys</h2>
-        {keys.error !== undefined && <Errors error={keys.error} title="The keys could not be read" />}
-        {keys.data === undefined ? keys.error === undefined && <Loading what="access keys" /> : keys.data.length === 0 ? <p class="muted">No keys yet: create one below.</p> : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr><th scope="col">Access key ID</th><th scope="col">Permission</th><th scope="col">Buckets</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
-              </thead>
-              <tbody>
-                {keys.data.map((key) => (
-                  <tr key={key.access_key_id}>
-                    <th scope="row"><code>{key.access_key_id}</code></th>
-                    <td data-label="Permission">{labelOf(key.permission)}</td>
-                    <td data-label="Buckets">{key.buckets ? key.buckets.join(', ') : <span class="muted">all</span>}</td>
-                    <td data-label="Created">{formatDate(key.created_on)}</td>
-                    <td data-label="Status">{key.status === 'active'
-                      ? <span class="badge badge-ok">active</span>
-                      : <><span class="badge">revoked</span> <span class="small">{formatDate(key.revoked_on)}</span></>}</td>
-                    <td class="actions">
-                      {key.status === 'active' && <ConfirmButton label="Revoke" confirmLabel={`Revoke ${key.access_key_id}`} onConfirm={() => revoke(key)} />}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <ListTable list={keys} what="access keys" failed="The keys could not be read" empty="No keys yet: create one below."
+          head={<tr><th scope="col">Access key ID</th><th scope="col">Permission</th><th scope="col">Buckets</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+          row={(key) => (
+            <tr key={key.access_key_id}>
+              <th scope="row"><code>{key.access_key_id}</code></th>
+              <td data-label="Permission">{labelOf(key.permission)}</td>
+              <td data-label="Buckets">{key.buckets ? key.buckets.join(', ') : <span class="muted">all</span>}</td>
+              <td data-label="Created">{formatDate(key.created_on)}</td>
+              <td data-label="Status">{key.status === 'active'
+                ? <span class="badge badge-ok">active</span>
+                : <><span class="badge">revoked</span> <span class="small">{formatDate(key.revoked_on)}</span></>}</td>
+              <td class="actions">
+                {key.status === 'active' && <ConfirmButton label="Revoke" confirmLabel={`Revoke ${key.access_key_id}`} onConfirm={() => revoke(key)} />}
+              </td>
+            </tr>
+          )} />
       </section>
 
       <section class="panel" aria-labelledby="create-key-title">

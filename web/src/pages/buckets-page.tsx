@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { call, get, graphql, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatBytes, formatDate, ListTable, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { Link } from '../router.tsx';
 
 interface Bucket {
@@ -79,30 +79,22 @@ export function BucketsPage({ account }: { account: string }) {
       {action.done && <Success>{action.done}</Success>}
       <section aria-labelledby="buckets-list">
         <h2 id="buckets-list">All buckets</h2>
-        {buckets.error !== undefined && <Errors error={buckets.error} title="The buckets could not be read" />}
         {usage.error !== undefined && <Errors error={usage.error} title="The buckets' object counts and sizes could not be read" />}
-        {buckets.data === undefined ? buckets.error === undefined && <Loading what="buckets" /> : buckets.data.length === 0 ? <p class="muted">No buckets yet.</p> : (
-          <div class="table-wrap">
-            <table>
-              <thead><tr><th scope="col">Name</th><th scope="col" class="numeric">Objects</th><th scope="col" class="numeric">Size</th><th scope="col">Storage class</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>
-                {buckets.data.map((bucket) => (
-                  <tr key={bucket.name}>
-                    <th scope="row"><Link href={`/buckets/${seg(bucket.name)}`}>{bucket.name}</Link></th>
-                    <td class="numeric" data-label="Objects">{usageCell(bucket.name, (u) => u.objectCount.toLocaleString('en-US'))}</td>
-                    <td class="numeric" data-label="Size">{usageCell(bucket.name, (u) => formatBytes(u.payloadSize))}</td>
-                    <td data-label="Storage class">{bucket.storage_class}</td>
-                    <td data-label="Created">{formatDate(bucket.creation_date)}</td>
-                    <td class="actions">
-                      <Link href={`/buckets/${seg(bucket.name)}`}>Browse</Link>
-                      <ConfirmButton label="Delete" confirmLabel={`Delete ${bucket.name}`} onConfirm={() => remove(bucket)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <ListTable list={buckets} what="buckets" failed="The buckets could not be read" empty="No buckets yet."
+          head={<tr><th scope="col">Name</th><th scope="col" class="numeric">Objects</th><th scope="col" class="numeric">Size</th><th scope="col">Storage class</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+          row={(bucket) => (
+            <tr key={bucket.name}>
+              <th scope="row"><Link href={`/buckets/${seg(bucket.name)}`}>{bucket.name}</Link></th>
+              <td class="numeric" data-label="Objects">{usageCell(bucket.name, (u) => u.objectCount.toLocaleString('en-US'))}</td>
+              <td class="numeric" data-label="Size">{usageCell(bucket.name, (u) => formatBytes(u.payloadSize))}</td>
+              <td data-label="Storage class">{bucket.storage_class}</td>
+              <td data-label="Created">{formatDate(bucket.creation_date)}</td>
+              <td class="actions">
+                <Link href={`/buckets/${seg(bucket.name)}`}>Browse</Link>
+                <ConfirmButton label="Delete" confirmLabel={`Delete ${bucket.name}`} onConfirm={() => remove(bucket)} />
+              </td>
+            </tr>
+          )} />
       </section>
       <section class="panel" aria-labelledby="bucket-create">
         <h2 id="bucket-create">Create a bucket</h2>

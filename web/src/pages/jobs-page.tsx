@@ -1,6 +1,6 @@
 /** Log jobs of a zone: each job's destination and status (enabled, last delivery, last error). */
 import { call, get, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, ListTable, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { catalogPath, type DatasetCatalog, type Job } from '../jobs.ts';
 import { JobLimitNotice } from './job-editor-page.tsx';
 import { Link } from '../router.tsx';
@@ -35,31 +35,21 @@ export function JobsPage({ zoneId }: { zoneId: string }) {
       {atLimit && <JobLimitNotice zoneId={zoneId} count={jobs.data!.length} max={max!} onJobsPage />}
       <Errors error={action.error} />
       {action.done && <Success>{action.done}</Success>}
-      {jobs.error !== undefined && <Errors error={jobs.error} title="The log jobs could not be read" />}
-      {jobs.data === undefined ? jobs.error === undefined && <Loading what="log jobs" /> : jobs.data.length === 0 ? <p class="muted">No log jobs yet.</p> : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr><th scope="col">Job</th><th scope="col">Destination</th><th scope="col">Enabled</th><th scope="col">Last delivery</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
-            </thead>
-            <tbody>
-              {jobs.data.map((job) => (
-                <tr key={job.id}>
-                  <th scope="row"><Link href={`${base}/${job.id}`}>{job.name || `Job ${job.id}`}</Link></th>
-                  <td data-label="Destination"><code class="wrap">{job.destination_conf}</code></td>
-                  <td data-label="Enabled">{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</td>
-                  <td data-label="Last delivery">{formatDate(job.last_complete)}</td>
-                  <td data-label="Last error">{job.last_error ? <><span class="badge badge-bad">{formatDate(job.last_error)}</span>{job.error_message && <p class="small">{job.error_message}</p>}</> : <span class="muted">none</span>}</td>
-                  <td class="actions">
-                    <Link href={`${base}/${job.id}`}>Edit</Link>
-                    <ConfirmButton label="Delete" confirmLabel={`Delete ${job.name || `job ${job.id}`}`} onConfirm={() => remove(job)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable list={jobs} what="log jobs" failed="The log jobs could not be read" empty="No log jobs yet."
+        head={<tr><th scope="col">Job</th><th scope="col">Destination</th><th scope="col">Enabled</th><th scope="col">Last delivery</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+        row={(job) => (
+          <tr key={job.id}>
+            <th scope="row"><Link href={`${base}/${job.id}`}>{job.name || `Job ${job.id}`}</Link></th>
+            <td data-label="Destination"><code class="wrap">{job.destination_conf}</code></td>
+            <td data-label="Enabled">{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</td>
+            <td data-label="Last delivery">{formatDate(job.last_complete)}</td>
+            <td data-label="Last error">{job.last_error ? <><span class="badge badge-bad">{formatDate(job.last_error)}</span>{job.error_message && <p class="small">{job.error_message}</p>}</> : <span class="muted">none</span>}</td>
+            <td class="actions">
+              <Link href={`${base}/${job.id}`}>Edit</Link>
+              <ConfirmButton label="Delete" confirmLabel={`Delete ${job.name || `job ${job.id}`}`} onConfirm={() => remove(job)} />
+            </td>
+          </tr>
+        )} />
     </>
   );
 }

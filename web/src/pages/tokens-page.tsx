@@ -7,7 +7,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { call, get, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, ListTable, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 
 interface Token {
@@ -134,31 +134,21 @@ export function TokensPage({ account }: { account: string }) {
 
       <section aria-labelledby="tokens-title">
         <h2 id="tokens-title">Your tokens</h2>
-        {tokens.error !== undefined && <Errors error={tokens.error} title="The tokens could not be read" />}
-        {tokens.data === undefined ? tokens.error === undefined && <Loading what="tokens" /> : tokens.data.length === 0 ? <p class="muted">No tokens yet: create one below.</p> : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr><th scope="col">Name</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
-              </thead>
-              <tbody>
-                {tokens.data.map((token) => (
-                  <tr key={token.id}>
-                    <th scope="row">{token.name}</th>
-                    <td data-label="Permissions">{describe(token, zones.data ?? [])}</td>
-                    <td data-label="Created">{formatDate(token.issued_on)}</td>
-                    <td data-label="Expires">{token.expires_on ? formatDate(token.expires_on) : <span class="muted">never</span>}</td>
-                    <td data-label="Status"><span class={token.status === 'active' ? 'badge badge-ok' : 'badge'}>{token.status}</span></td>
-                    <td class="actions">
-                      <ConfirmButton label="Roll" confirmLabel={`Roll ${token.name}`} onConfirm={() => roll(token)} />
-                      <ConfirmButton label="Delete" confirmLabel={`Delete ${token.name}`} onConfirm={() => remove(token)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <ListTable list={tokens} what="tokens" failed="The tokens could not be read" empty="No tokens yet: create one below."
+          head={<tr><th scope="col">Name</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+          row={(token) => (
+            <tr key={token.id}>
+              <th scope="row">{token.name}</th>
+              <td data-label="Permissions">{describe(token, zones.data ?? [])}</td>
+              <td data-label="Created">{formatDate(token.issued_on)}</td>
+              <td data-label="Expires">{token.expires_on ? formatDate(token.expires_on) : <span class="muted">never</span>}</td>
+              <td data-label="Status"><span class={token.status === 'active' ? 'badge badge-ok' : 'badge'}>{token.status}</span></td>
+              <td class="actions">
+                <ConfirmButton label="Roll" confirmLabel={`Roll ${token.name}`} onConfirm={() => roll(token)} />
+                <ConfirmButton label="Delete" confirmLabel={`Delete ${token.name}`} onConfirm={() => remove(token)} />
+              </td>
+            </tr>
+          )} />
       </section>
 
       <section class="panel" aria-labelledby="create-token-title">

@@ -1,7 +1,7 @@
 /** Zones: the account's zones (GET /zones) with their state, a form to add one (name and origin), and deletes. */
 import { useState } from 'preact/hooks';
 import { call, seg } from '../api.ts';
-import { ConfirmButton, Errors, formatDate, Loading, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { ConfirmButton, Errors, formatDate, ListTable, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { ZoneStateBadge, type Zone } from '../components/zone-frame.tsx';
 import { Link } from '../router.tsx';
 
@@ -46,30 +46,22 @@ export function ZonesPage({ account }: { account: string }) {
       {action.done && <Success>{action.done}</Success>}
       <section aria-labelledby="zones-list">
         <h2 id="zones-list">Your zones</h2>
-        {zones.error !== undefined && <Errors error={zones.error} title="The zones could not be read" />}
-        {zones.data === undefined ? zones.error === undefined && <Loading what="zones" /> : zones.data.length === 0 ? <p class="muted">No zones yet: add one below.</p> : (
-          <div class="table-wrap">
-            <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Origin</th><th scope="col">State</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>
-                {zones.data.map((zone) => (
-                  <tr key={zone.id}>
-                    <th scope="row"><Link href={`/zones/${seg(zone.id)}`}>{zone.name}</Link></th>
-                    <td data-label="Origin">{zone.origin ? <code class="wrap">{zone.origin}</code> : <span class="muted">none</span>}</td>
-                    <td data-label="State"><ZoneStateBadge zone={zone} /></td>
-                    <td data-label="Created">{formatDate(zone.created_on)}</td>
-                    <td class="actions">
-                      <Link href={`/zones/${seg(zone.id)}`}>Settings</Link>
-                      <Link href={`/zones/${seg(zone.id)}/custom-fields`}>Custom fields</Link>
-                      <Link href={`/zones/${seg(zone.id)}/jobs`}>Log jobs</Link>
-                      <ConfirmButton label="Delete" confirmLabel={`Delete ${zone.name}`} onConfirm={() => remove(zone)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <ListTable list={zones} what="zones" failed="The zones could not be read" empty="No zones yet: add one below."
+          head={<tr><th scope="col">Name</th><th scope="col">Origin</th><th scope="col">State</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+          row={(zone) => (
+            <tr key={zone.id}>
+              <th scope="row"><Link href={`/zones/${seg(zone.id)}`}>{zone.name}</Link></th>
+              <td data-label="Origin">{zone.origin ? <code class="wrap">{zone.origin}</code> : <span class="muted">none</span>}</td>
+              <td data-label="State"><ZoneStateBadge zone={zone} /></td>
+              <td data-label="Created">{formatDate(zone.created_on)}</td>
+              <td class="actions">
+                <Link href={`/zones/${seg(zone.id)}`}>Settings</Link>
+                <Link href={`/zones/${seg(zone.id)}/custom-fields`}>Custom fields</Link>
+                <Link href={`/zones/${seg(zone.id)}/jobs`}>Log jobs</Link>
+                <ConfirmButton label="Delete" confirmLabel={`Delete ${zone.name}`} onConfirm={() => remove(zone)} />
+              </td>
+            </tr>
+          )} />
       </section>
       <section aria-labelledby="zone-create" class="panel">
         <h2 id="zone-create">Add a zone</h2>
