@@ -4,6 +4,7 @@
  * files) and `<dir>/gateway/` (the embedded chains' journals); and where the bodies live for a
  * config: the data dir's `blobs/`, a `[blobs] url = "file:///..."` directory's, or nowhere local (S3).
  */
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { parseBlobsUrl } from '../store/blobs/open-blob-store.ts';
@@ -31,4 +32,15 @@ export function blobFilesDir(config: Readonly<Config>): string | undefined {
   if (config.blobsUrl === undefined) return join(config.dataDir, BLOBS_DIR);
   const location = parseBlobsUrl(config.blobsUrl);
   return location.kind === 'fs' ? join(location.root, BLOBS_DIR) : undefined;
+}
+
+/** Copies the files of `from` into `to` (made if missing); answers how many. */
+export function copyFiles(from: string, to: string): number {
+  mkdirSync(to, { recursive: true });
+  let files = 0;
+  for (const name of readdirSync(from)) {
+    copyFileSync(join(from, name), join(to, name));
+    files += 1;
+  }
+  return files;
 }

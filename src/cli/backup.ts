@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { backupSqliteDatabase, referencedBlobIds } from '../db/sqlite/sqlite-backup.ts';
 import type { BackupArgs } from './args.ts';
 import { loadCommandConfig } from './command-config.ts';
-import { BLOBS_DIR, blobFilesDir, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
+import { BLOBS_DIR, blobFilesDir, CHAIN_DIR, copyFiles, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
 import { CliError } from './cli-errors.ts';
 import { VERSION } from './version.ts';
 
@@ -54,10 +54,7 @@ export async function runBackup(args: BackupArgs, out: (line: string) => void = 
   copyBlobs();
   const missing = sqlite && source !== undefined ? referencedBlobIds(join(args.dir, DATABASE_FILE)).filter((id) => !copied.has(id)) : [];
   const chains = join(config.dataDir, CHAIN_DIR);
-  if (existsSync(chains)) {
-    mkdirSync(join(args.dir, CHAIN_DIR), { recursive: true });
-    for (const name of readdirSync(chains)) copyFileSync(join(chains, name), join(args.dir, CHAIN_DIR, name));
-  }
+  if (existsSync(chains)) copyFiles(chains, join(args.dir, CHAIN_DIR));
   const manifest: BackupManifest = {
     format: 1, version: VERSION, created, database: sqlite ? 'sqlite' : 'postgresql', blobs: source !== undefined, objects: { blobFiles: copied.size, bytes },
   };

@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { join } from 'node:path';
 import type { BackupArgs } from './args.ts';
 import { loadCommandConfig } from './command-config.ts';
-import { BLOBS_DIR, blobFilesDir, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
+import { BLOBS_DIR, blobFilesDir, CHAIN_DIR, copyFiles, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
 import { CliError } from './cli-errors.ts';
 import { optionHint } from './commands.ts';
 import { LOCK_FILE, lockDataDir, OWNER_FILE } from './data-dir-lock.ts';
@@ -51,9 +51,9 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
       mkdirSync(staging);
       if (manifest.database === 'sqlite') copyFileSync(join(args.dir, DATABASE_FILE), join(staging, DATABASE_FILE));
       if (manifest.blobs && blobsTarget !== undefined && existsSync(join(args.dir, BLOBS_DIR))) {
-        bodies = copyFolder(join(args.dir, BLOBS_DIR), blobsInside ? join(staging, BLOBS_DIR) : blobsTarget);
+        bodies = copyFiles(join(args.dir, BLOBS_DIR), blobsInside ? join(staging, BLOBS_DIR) : blobsTarget);
       }
-      if (existsSync(join(args.dir, CHAIN_DIR))) copyFolder(join(args.dir, CHAIN_DIR), join(staging, CHAIN_DIR));
+      if (existsSync(join(args.dir, CHAIN_DIR))) copyFiles(join(args.dir, CHAIN_DIR), join(staging, CHAIN_DIR));
     } catch (error) {
       rmSync(staging, { recursive: true, force: true });
       throw new CliError('CLI_RESTORE_FAILED', `edgeport restore: copying ${args.dir} failed (${(error as Error).message}); ${config.dataDir} is unchanged. Check the backup and the free space, then run the restore again.`, { cause: error });
@@ -64,17 +64,6 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
   } finally {
     lock.release();
   }
-}
-
-/** Copies the files of `from` into `to` (made if missing); answers how many. */
-function copyFolder(from: string, to: string): number {
-  mkdirSync(to, { recursive: true });
-  let files = 0;
-  for (const name of readdirSync(from)) {
-    copyFileSync(join(from, name), join(to, name));
-    files += 1;
-  }
-  return files;
 }
 
 /**
