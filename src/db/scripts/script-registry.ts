@@ -45,6 +45,14 @@ function* insertDeployment(deployment: DeploymentRecord): Op<void> {
     deployment.id, deployment.accountId, deployment.script, number, deployment.created, deployment.versionId, deployment.message);
 }
 
+/** Stores a version of the script under the next number; answers that number. */
+function* insertVersion(version: { id: string; accountId: string; script: string; created: number; metadata: string; modules: string; etag: string }): Op<number> {
+  const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', version.accountId, version.script))?.n ?? 0) + 1;
+  yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    version.id, version.accountId, version.script, number, version.created, version.metadata, version.modules, version.etag);
+  return number;
+}
+
 function toVersion(row: Row): VersionRecord {
   return {
     id: String(row.id), accountId: String(row.account_id), script: String(row.script), number: Number(row.number), created: Number(row.created),
@@ -141,9 +149,9 @@ export class ScriptRegistry {
       } else {
         yield* q('UPDATE worker_scripts SET modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       }
-      const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0) + 1;
-      yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        versionId, accountId, name, number, now, JSON.stringify(upload.metadata), JSON.stringify(upload.modules), upload.etag);
+      const number = yield* insertVersion({
+        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(upload.metadata), modules: JSON.stringify(upload.modules), etag: upload.etag,
+      });
       if (options.deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: options.message ?? null });
       const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata: upload.metadata, etag: upload.etag };
       const script = (yield* scriptRow(accountId, name))!;
@@ -249,9 +257,7 @@ export class ScriptRegistry {
       if (deployed) {
         const metadata = JSON.parse(String(deployed.metadata)) as VersionMetadata;
         const copied: VersionMetadata = { ...metadata, annotations: { triggeredBy: 'secret' } };
-        const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0) + 1;
-        yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-          versionId, accountId, name, number, now, JSON.stringify(copied), String(deployed.modules), String(deployed.etag));
+        yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(deployed.modules), etag: String(deployed.etag) });
         yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
       }
       yield* bump();
