@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import Cloudflare, { APIError } from 'cloudflare';
+import Cloudflare from 'cloudflare';
 import { userIdOf } from '../../src/api/accounts/user-id.ts';
-import { startApi, type ApiFixture, type Credentials, type Json } from './helpers.ts';
+import { sdkError, startApi, type ApiFixture, type Credentials, type Json } from './helpers.ts';
 
 const GROUPS = {
   tokensWrite: { id: '686d18d5ac6c441c867cbf6771e58a0a', name: 'API Tokens Write' },
@@ -34,16 +34,6 @@ async function withToken(api: ApiFixture, value: string, path: string, init: Req
   const response = await fetch(api.base + path, { ...rest, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
   const text = await response.text();
   return { status: response.status, body: text === '' ? null : JSON.parse(text) };
-}
-
-async function sdkError(promise: Promise<unknown>): Promise<InstanceType<typeof APIError>> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof APIError) return error;
-    throw error;
-  }
-  assert.fail('the SDK call succeeded');
 }
 
 /** Makes a token with the global key of `as`; its id and value. */

@@ -8,7 +8,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import type { TestContext } from 'node:test';
-import Cloudflare from 'cloudflare';
+import assert from 'node:assert/strict';
+import Cloudflare, { APIError } from 'cloudflare';
 import { createAccount, createApiService, type ApiService } from '../../src/api/index.ts';
 import type { Clock, FakeClock } from '../../src/core/clock.ts';
 import { AUTH_DEFAULTS } from '../../src/config/defaults.ts';
@@ -125,4 +126,15 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
       });
     },
   };
+}
+
+/** The SDK's APIError that `promise` rejects with (anything else is rethrown; a success fails the test). */
+export async function sdkError(promise: Promise<unknown>): Promise<APIError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof APIError) return error;
+    throw error;
+  }
+  assert.fail('the SDK call succeeded');
 }

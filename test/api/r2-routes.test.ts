@@ -7,21 +7,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { APIError } from 'cloudflare';
-import { startApi, type ApiFixture } from './helpers.ts';
+import { sdkError, startApi, type ApiFixture } from './helpers.ts';
 
 function r2(api: ApiFixture, accountId = api.admin.accountId): string {
   return `/accounts/${accountId}/r2/buckets`;
-}
-
-async function sdkError(promise: Promise<unknown>): Promise<InstanceType<typeof APIError>> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof APIError) return error;
-    throw error;
-  }
-  assert.fail('the SDK call succeeded');
 }
 
 test('the official SDK creates, lists, reads and deletes R2 buckets; R2\'s codes for missing, taken and invalid names', { timeout: 20_000 }, async (t) => {
