@@ -17,6 +17,7 @@ import { entryModuleSource } from './entry-module.ts';
 import { tailModuleSource } from './tail-module.ts';
 import { startTailSink } from './tail-sink.ts';
 import { makeScratchDir } from './scratch-dirs.ts';
+import { ScriptOutputLog } from './script-output-log.ts';
 import { startStoreService, type StoreService } from './store-service.ts';
 import { CONFIG_FILES, workerdConfig, type WorkerdModule, type WorkerdVar } from './workerd-config.ts';
 import { WORKERD } from './workerd-package.ts';
@@ -82,18 +83,21 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       closers.push(() => sink.close());
       await writeFile(join(dir, CONFIG_FILES.tail), tailModuleSource(tailHeader, script.name));
     }
+    // One per script, across workerd restarts; its summary of dropped lines is logged when the script stops.
+    const output = new ScriptOutputLog({ logger, scriptName: script.name, accountId: options.accountId });
+    closers.push(async () => output.close());
     const configFile = join(dir, 'config.capnp');
     await writeFile(configFile, workerdConfig({
       script, scriptModule, scriptSocket, storeSocket, internalCompatibilityDate: '2025-01-01', ...(modules ? { modules } : {}), vars,
       ...(tailSocket === undefined ? {} : { tailSocket }),
     }));
     const supervisor = await WorkerdSupervisor.start({
-      scriptName: script.name, configFile, cwd: dir, socketPath: scriptSocket, probeHeader: marks.probeHeader, cpuMs: script.limits.cpuMs, logger,
+      scriptName: script.name, configFile, cwd: dir, socketPath: scriptSocket, probeHeader: marks.probeHeader, cpuMs: script.limits.cpuMs, logger, output,
     }).catch((error: unknown) => {
       throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.version}: ${(error as Error).message}`, { cause: error });
     });
     closers.push(() => supervisor.close());
-    const context = { supervisor, socketPath: scriptSocket, failureHeader: marks.failureHeader, logger, scriptName: script.name,
+    const context = { supervisor, socketPath: scriptSocket, failureHeader: marks.failureHeader, output,
       ...(tail ? { tail: { header: tailHeader, watched: () => tail.watched() } } : {}) };
     return {
       handle: function handleScriptRequest(req, res) {

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { LineSplitter } from './output-lines.ts';
 import { WORKERD } from './workerd-package.ts';
 
 /**
@@ -31,8 +32,13 @@ export interface WorkerdProcessOptions {
   configFile: string;
   /** Directory the config's `embed` paths are relative to. */
   cwd: string;
-  /** A line workerd wrote, on stdout (the script's console.log) or stderr (its errors and console.error). */
-  onOutput(stream: 'stdout' | 'stderr', line: string): void;
+  /**
+   * A line workerd wrote, on stdout (the script's console.log) or stderr (its errors and
+   * console.error), cut to `maxLineBytes`; `cutBytes` is how much of it was cut off.
+   */
+  onOutput(stream: 'stdout' | 'stderr', line: string, cutBytes: number): void;
+  /** The longest line passed on (and held in memory while it is read). */
+  maxLineBytes: number;
   /** The process ended without being asked to (after it was ready or not). */
   onExit(code: number | null, signal: NodeJS.Signals | null): void;
 }
@@ -50,13 +56,18 @@ export class WorkerdProcess {
 
   private constructor(child: ChildProcess, options: WorkerdProcessOptions) {
     this.#child = child;
-    const lines = (stream: Readable, name: 'stdout' | 'stderr') => createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-      if (name === 'stderr') {
-        this.#recentErrors.push(line);
-        if (this.#recentErrors.length > 20) this.#recentErrors.shift();
-      }
-      options.onOutput(name, line);
-    });
+    const lines = (stream: Readable, name: 'stdout' | 'stderr') => {
+      // Not node:readline: it holds a line whole until its newline, however long the script made it.
+      const splitter = new LineSplitter(options.maxLineBytes, (line, cutBytes) => {
+        if (name === 'stderr') {
+          this.#recentErrors.push(line);
+          if (this.#recentErrors.length > 20) this.#recentErrors.shift();
+        }
+        options.onOutput(name, line, cutBytes);
+      });
+      stream.on('data', (chunk: Buffer) => splitter.push(chunk));
+      stream.on('end', () => splitter.end());
+    };
     lines(child.stdout!, 'stdout');
     lines(child.stderr!, 'stderr');
     this.#exited = new Promise((resolve) => child.once('exit', () => resolve()));

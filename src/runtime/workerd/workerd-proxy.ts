@@ -5,16 +5,16 @@
  * entry module reports is logged and answered as in every runtime (SCRIPT_FAILURES).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../../core/log.ts';
 import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
+import type { ScriptException, ScriptOutputLog } from './script-output-log.ts';
 import { failureOf, type Generation, type WorkerdSupervisor } from './workerd-supervisor.ts';
 
 export interface ProxyContext {
   supervisor: WorkerdSupervisor;
   socketPath: string;
   failureHeader: string;
-  logger: Logger;
-  scriptName: string;
+  /** Where the exceptions the script throws are logged (within its log limits). */
+  output: ScriptOutputLog;
   /** Requests get `header` while `watched()`: the tail worker passes on only their traces. */
   tail?: { header: string; watched(): boolean };
 }
@@ -158,15 +158,17 @@ function passOn(raw: readonly string[]): string[] {
 }
 
 function reportException(context: ProxyContext, encoded: string, res: ServerResponse): void {
-  let failure: { message?: string; stack?: string; passThrough?: boolean } = {};
+  let failure: ScriptException = {};
   try {
-    failure = JSON.parse(decodeURIComponent(encoded)) as typeof failure;
+    const report = JSON.parse(decodeURIComponent(encoded)) as Record<string, unknown> | null;
+    failure = {
+      message: typeof report?.message === 'string' ? report.message : undefined,
+      stack: typeof report?.stack === 'string' ? report.stack : undefined,
+      passThrough: report?.passThrough === true,
+    };
   } catch {
     // A malformed report still fails the request.
   }
-  context.logger.error({
-    script: context.scriptName, error: failure.message, stack: failure.stack,
-    answer: SCRIPT_FAILURES.exception.status, passThrough: failure.passThrough || undefined,
-  }, 'Script threw an exception.');
+  context.output.exception(failure, SCRIPT_FAILURES.exception.status);
   answerScriptFailure(res, 'exception');
 }

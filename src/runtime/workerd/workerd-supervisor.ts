@@ -13,6 +13,7 @@ import { request } from 'node:http';
 import type { Logger } from '../../core/log.ts';
 import { within } from '../../core/within.ts';
 import type { ScriptFailure } from '../errors.ts';
+import type { ScriptOutputLog } from './script-output-log.ts';
 import { WorkerdProcess } from './workerd-process.ts';
 import { WorkerdConnections } from './workerd-connections.ts';
 
@@ -76,6 +77,8 @@ export interface SupervisorOptions {
   probeHeader: string;
   cpuMs: number;
   logger: Logger;
+  /** Where what workerd prints goes (within the script's log limits). */
+  output: ScriptOutputLog;
 }
 
 const RESTART_DELAY_MS = { first: 250, max: 30_000 } as const;
@@ -151,7 +154,7 @@ export class WorkerdSupervisor {
   }
 
   async #spawn(): Promise<void> {
-    const { logger, scriptName } = this.#options;
+    const { logger, scriptName, output } = this.#options;
     let knownNow: () => void = () => undefined;
     const generation: Generation = {
       number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, connections: connectionsTo(this.#options.socketPath),
@@ -162,15 +165,16 @@ export class WorkerdSupervisor {
     const process = await WorkerdProcess.start({
       configFile: this.#options.configFile,
       cwd: this.#options.cwd,
-      onOutput(stream, line) {
-        if (stream === 'stdout') logger.info({ script: scriptName, output: line }, 'Script output.');
-        else logger.warn({ script: scriptName, output: line }, 'Script runtime output.');
+      maxLineBytes: output.maxLineBytes,
+      onOutput(stream, line, cutBytes) {
         // The process is aborting: no new request may go to it (they wait for its replacement).
+        // Read before the log limit, which may drop the line.
         if (stream === 'stderr' && OUT_OF_MEMORY.test(line)) {
           generation.failure = 'memory';
           generation.alive = false;
           knownNow();
         }
+        output.output(stream, line, cutBytes);
       },
       onExit: (code, signal) => {
         generation.alive = false;
