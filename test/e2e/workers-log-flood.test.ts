@@ -1,8 +1,8 @@
 /**
  * A script cannot flood the operator's log (`edgeport start`'s stderr): 20,000 console lines in
  * one request, and 10,000 refused fetches, each add under 1 MB to it, and summary lines count
- * every line dropped; another script's occasional lines are all logged beside the floods; and a
- * tail of the flooding script still receives its lines (the log limit is not on its path): every
+ * every line dropped; another script's occasional lines are all logged beside the floods; a
+ * 100 MB console.log is logged cut to 4 KiB without the server holding it whole; and a tail of the flooding script still receives its lines (the log limit is not on its path): every
  * one of 20,000 spread over 10 requests, and in one request, every one up to workerd's own bound
  * on a request's trace (256 KB, the platform's), then workerd's note that the rest was left out.
  */
@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { WebSocket } from 'undici';
 import { onTestEnd } from '../helpers/cleanup.ts';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
+import { peakRssGrowth } from '../helpers/process-memory.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { moduleFile, sdkFor, servedWithin, viaEdge } from '../helpers/workers-upload.ts';
 
@@ -24,6 +25,7 @@ const FLOOD = `export default {
     const n = Number(url.searchParams.get('n') ?? 0);
     if (url.pathname === '/log') for (let i = 0; i < n; i++) console.log('flood', i, 'x'.repeat(1000));
     if (url.pathname === '/short') for (let i = 0; i < n; i++) console.log(i);
+    if (url.pathname === '/big') console.log('y'.repeat(n));
     if (url.pathname === '/fetch') {
       let refused = 0;
       for (let i = 0; i < n; i++) await fetch('http://127.0.0.1:9/').catch(() => refused++);
@@ -47,6 +49,7 @@ interface LogRecord {
   output?: string;
   droppedLines?: number;
   droppedBytes?: number;
+  cutBytes?: number;
 }
 
 interface TailEvent {
@@ -148,6 +151,19 @@ test('a script\'s console flood and refused fetches add under 1 MB to the server
     }
     return count();
   };
+
+  // One console.log of 100 MB: logged cut to 4 KiB, and never held whole by the server.
+  const bigGrowth = await peakRssGrowth(server.child.pid!, async () => {
+    assert.equal((await viaEdge(edgeUrl, 'flood.test', '/big?n=100000000')).status, 200);
+    for (const deadline = Date.now() + 20_000; !flood((record) => record.cutBytes !== undefined).length;) {
+      assert.ok(Date.now() < deadline, 'the 100 MB line was not logged within 20 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  });
+  const [big] = flood((record) => record.cutBytes !== undefined);
+  console.log(`one 100 MB console.log: logged ${big!.output!.length} bytes of it, cutBytes ${big!.cutBytes}; the server's RSS grew by at most ${(bigGrowth / MB).toFixed(1)} MB while reading it`);
+  assert.deepEqual([big!.output, big!.cutBytes], ['y'.repeat(4096), 100_000_000 - 4096]);
+  assert.ok(bigGrowth < 50 * MB, `${bigGrowth} bytes`);
 
   // 20,000 console lines of 1 KB in one request.
   const beforeLong = logBytes;
