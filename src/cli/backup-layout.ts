@@ -4,10 +4,9 @@
  * files) and `<dir>/gateway/` (the embedded chains' journals); and where the bodies live for a
  * config: the data dir's `blobs/`, a `[blobs] url = "file:///..."` directory's, or nowhere local (S3).
  */
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { parseBlobsUrl } from '../store/blobs/open-blob-store.ts';
+import type { SkippedEntry } from './tree-copy.ts';
 
 export const MANIFEST_FILE = 'edgeport-backup.json';
 export const DATABASE_FILE = 'metadata.sqlite';
@@ -25,22 +24,20 @@ export interface BackupManifest {
   /** Whether blobs/ holds the bodies (false: they live in an S3 bucket, backed up apart). */
   blobs: boolean;
   objects: { blobFiles: number; bytes: number };
+  /**
+   * Entries of the data dir's `blobs/` and `gateway/` (or of the `[blobs] url` directory) that were
+   * not copied because they are not files or folders: symbolic links (never followed), fifos,
+   * sockets, devices. Present only when there were some; `entries` lists the first 1000.
+   */
+  skipped?: { count: number; entries: SkippedEntry[] };
 }
 
-/** The directory holding the blob files of `config` (`<root>/blobs`), or undefined when they are in S3. */
-export function blobFilesDir(config: Readonly<Config>): string | undefined {
-  if (config.blobsUrl === undefined) return join(config.dataDir, BLOBS_DIR);
+/**
+ * The directory whose `blobs/` holds the blob files of `config`: the data dir, or the `[blobs] url`
+ * directory; undefined when they are in S3.
+ */
+export function blobsRoot(config: Readonly<Config>): string | undefined {
+  if (config.blobsUrl === undefined) return config.dataDir;
   const location = parseBlobsUrl(config.blobsUrl);
-  return location.kind === 'fs' ? join(location.root, BLOBS_DIR) : undefined;
-}
-
-/** Copies the files of `from` into `to` (made if missing); answers how many. */
-export function copyFiles(from: string, to: string): number {
-  mkdirSync(to, { recursive: true });
-  let files = 0;
-  for (const name of readdirSync(from)) {
-    copyFileSync(join(from, name), join(to, name));
-    files += 1;
-  }
-  return files;
+  return location.kind === 'fs' ? location.root : undefined;
 }

@@ -15,8 +15,8 @@ export const CLI_ERRORS: ErrorCatalog<CliErrorCode> = {
   CLI_PORT_UNAVAILABLE: { kind: 'user', message: 'A listener cannot bind its address and port (a privileged port, an address this machine does not have).' },
   CLI_DATA_DIR_NOT_EMPTY: { kind: 'user', message: 'edgeport restore: the data dir holds data already; restore into a new dir, or replace its data with --force.' },
   CLI_BACKUP_TARGET_NOT_EMPTY: { kind: 'user', message: 'edgeport backup: the directory is not empty; name a new or empty one.' },
-  CLI_BACKUP_INVALID: { kind: 'user', message: 'edgeport restore: the directory is not a backup made by edgeport backup, or one that does not fit this data dir\'s database.' },
-  CLI_RESTORE_FAILED: { kind: 'system', message: 'edgeport restore: copying the backup failed (a damaged backup, a full disk); the data dir is unchanged.' },
+  CLI_BACKUP_INVALID: { kind: 'user', message: 'edgeport restore: the directory is not a backup made by edgeport backup (its manifest or database missing, or not a file), or one that does not fit this data dir\'s database.' },
+  CLI_RESTORE_FAILED: { kind: 'system', message: 'edgeport restore: copying the backup or swapping it in failed (a damaged backup, a full disk, a blobs dir that is a link); the data dir holds its previous data.' },
 };
 
 export class CliError extends EdgeportError<CliErrorCode> {

@@ -12,6 +12,7 @@ import { loadScriptConfig, startScriptHost } from '../runtime/index.ts';
 import type { DevArgs } from './args.ts';
 import { optionHint } from './commands.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { recoverInterruptedRestore } from './restore-swap.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
 
@@ -27,6 +28,8 @@ export async function runDev(args: DevArgs): Promise<void> {
   let host;
   let listener;
   try {
+    // A restore killed while swapping its data in: the previous data goes back before anything reads it.
+    if (usesDataDir && await recoverInterruptedRestore(args.dataDir)) logger.warn({ dataDir: args.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     const accountId = usesDataDir ? await firstAccountIdIn(args.dataDir) : null;
     host = await startScriptHost({ script, accountId, dataDir: args.dataDir, logger });
     try {

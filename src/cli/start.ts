@@ -38,6 +38,7 @@ import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { recoverInterruptedRestore } from './restore-swap.ts';
 import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
@@ -77,6 +78,8 @@ export async function runStart(args: StartArgs): Promise<void> {
   let engine: ObjectEngine;
   let database: PgDatabase | undefined;
   try {
+    // A restore killed while swapping its data in: the previous data goes back before anything reads it.
+    if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
     database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
     if (database) closers.push(() => database!.close());
