@@ -4,7 +4,7 @@
  * spoiling the pool, and a file shorter than the range is an error, not a short body.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -97,4 +97,16 @@ test('a file shorter than the range fails the send', { timeout: 10_000 }, async 
   const base = await rangeServer(t, dir, (outcome) => outcomes.push(outcome));
   await assert.rejects(fetch(`${base}/short?offset=500&length=600`).then((response) => response.arrayBuffer()));
   assert.match(String(outcomes[0]?.message), /ended 100 bytes before the range/);
+});
+
+test('a link at a file\'s name is not followed: the send fails, nothing of its target is sent', { timeout: 10_000 }, async (t) => {
+  const dir = tempDir(t);
+  const outside = join(tempDir(t), 'outside');
+  writeFileSync(outside, 'OUTSIDE-MARKER');
+  symlinkSync(outside, join(dir, 'planted'));
+  const outcomes: Array<Error | undefined> = [];
+  const base = await rangeServer(t, dir, (outcome) => outcomes.push(outcome));
+  const answer = await fetch(`${base}/planted?offset=0&length=14`).then((response) => response.text()).catch(() => '');
+  assert.doesNotMatch(answer, /OUTSIDE-MARKER/);
+  assert.match(String((outcomes[0] as NodeJS.ErrnoException | undefined)?.code), /ELOOP/);
 });

@@ -15,6 +15,8 @@ import { isRunning, parseProcessTag, processTag } from '../../core/process-ident
 import type { BlobStore, BlobWriter, SweepOptions } from './blob-store.ts';
 import { WriteBehind } from './write-behind.ts';
 
+const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+
 const BLOB_ID = /^[0-9a-f]{32}$/;
 
 /**
@@ -72,7 +74,8 @@ export class FsBlobStore implements BlobStore {
   async *read(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array> {
     if (length <= 0) return;
     assertBlobId(blobId);
-    const stream = createReadStream(join(this.dir, blobId), { start: offset, end: offset + length - 1, highWaterMark: 256 * 1024 });
+    // O_NOFOLLOW: a body is a file this store wrote; a link planted at its name is never followed.
+    const stream = createReadStream(join(this.dir, blobId), { flags: READ_NO_FOLLOW, start: offset, end: offset + length - 1, highWaterMark: 256 * 1024 });
     for await (const chunk of stream) yield chunk as Buffer;
   }
 

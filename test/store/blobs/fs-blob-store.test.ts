@@ -1,7 +1,7 @@
 /** The BlobStore contract on local disk (blob-store.case.ts), and where its files go. */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
@@ -148,4 +148,15 @@ test('FsBlobStore: a temporary file of no known process goes only once idle for 
   assert.equal(await store.clearTemporary({ olderThanMs: UNOWNED_TEMP_AGE_MS }), 1);
   assert.deepEqual(readdirSync(someone), ['busy']);
   await writer.commit();
+});
+
+test('FsBlobStore: a link planted at a body\'s name is never followed on read', { timeout: 10_000 }, async (t) => {
+  const root = tempDir(t);
+  const store = await FsBlobStore.open(root);
+  t.after(() => store.close());
+  const outside = join(tempDir(t), 'outside');
+  writeFileSync(outside, 'OUTSIDE-MARKER');
+  const blobId = randomHexId();
+  symlinkSync(outside, join(store.dir, blobId));
+  await assert.rejects(readAll(store.read(blobId, 0, 14)), (error: NodeJS.ErrnoException) => error.code === 'ELOOP');
 });
