@@ -178,6 +178,7 @@ test('failures print one line and exit 1, bad usage adds the help and exits 2, o
   assert.deepEqual(usage, { text: 'edgeport: Unknown option \'--x\'.\n\nHELP', exitCode: 2 });
   assert.deepEqual(describeFailure(new CliError('CLI_PORT_IN_USE', 'Port 1 is taken.')), { text: 'edgeport: Port 1 is taken.', exitCode: 1 });
   assert.deepEqual(describeFailure(new ConfigError('edgeport.toml: bad.')), { text: 'edgeport: edgeport.toml: bad.', exitCode: 1 });
+  assert.deepEqual(describeFailure(new CliError('CLI_RESTORE_FAILED', 'edgeport restore: copying failed.')), { text: 'edgeport restore: copying failed.', exitCode: 1 }, 'a message naming its command is not prefixed twice');
   const errno = Object.assign(new Error('EACCES: permission denied, open \'/x\''), { code: 'EACCES', syscall: 'open' });
   assert.deepEqual(describeFailure(errno), { text: 'edgeport: EACCES: permission denied, open \'/x\'', exitCode: 1 });
   const bug = describeFailure(new TypeError('x is undefined'));
