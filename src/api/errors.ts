@@ -62,7 +62,6 @@ export type ApiErrorCode =
   | 'API_CORS_NOT_FOUND'
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
-  | 'API_GRAPHQL_INVALID'
   | 'API_STORE_INVALID'
   | 'API_DELIVERED_LINES_UNAVAILABLE'
   | 'API_WORKER_NOT_FOUND'
@@ -153,8 +152,6 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_JURISDICTION_UNSUPPORTED: { kind: 'user', status: 400, code: 10005, message: "Jurisdiction '<value>' is not available on this server: its buckets are all in the default jurisdiction; leave out cf-r2-jurisdiction (wrangler's --jurisdiction) or send 'default'" },
   // What the real API answers on /user/tokens/verify for a credential that is not an API token.
   API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token' },
-  // POST /graphql answers its errors in GraphQL's shape ({data: null, errors: [{message}]}); this entry is for the log and the docs.
-  API_GRAPHQL_INVALID: { kind: 'user', status: 200, code: 1002, message: '<what is wrong with the query, e.g. only viewer.accounts.r2StorageAdaptiveGroups is supported>' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
   // Scripts deployed through the API (/accounts/<id>/workers/...): the Workers API's codes.

@@ -15,6 +15,7 @@ import type { Clock, FakeClock } from '../../src/core/clock.ts';
 import { AUTH_DEFAULTS } from '../../src/config/defaults.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
+import type { PgDatabase } from '../../src/db/postgres/pg-database.ts';
 import { accountStore } from '../../src/store/engine/account-store.ts';
 import { adoptUnowned } from '../../src/store/engine/adopt-unowned.ts';
 import { FileRoots } from '../../src/logs/index.ts';
@@ -44,6 +45,8 @@ export interface ApiFixture {
   store: StoreEngine;
   accessKeys: AccessKeys;
   clock: FakeClock;
+  /** The PostgreSQL database holding the metadata (EDGEPORT_TEST_DB=postgres), else undefined (SQLite in dataDir). */
+  database: PgDatabase | undefined;
   /** Where the service's (and newAccount's) key hashes run. */
   scrypt: ScryptThread;
   dataDir: string;
@@ -107,7 +110,7 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   // As `edgeport start` does: the first account adopts the buckets made before it (the fixture's test-bucket).
   await adoptUnowned(engine.metadata, admin.accountId);
   return {
-    origin, base, service, control, engine, store: accountStore(engine, admin.accountId), accessKeys, clock, scrypt, dataDir, admin, newAccount,
+    origin, base, service, control, engine, store: accountStore(engine, admin.accountId), accessKeys, clock, database, scrypt, dataDir, admin, newAccount,
     async call(path, init = {}) {
       const { as = admin, json, ...rest } = init;
       const headers = new Headers(rest.headers);

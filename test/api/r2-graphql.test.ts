@@ -100,13 +100,17 @@ test('POST /graphql answers wrangler\'s r2 bucket info query with the bucket\'s 
   assert.equal(foreign.body.data, null);
   assert.equal(foreign.body.errors[0].message, 'not authorized for that account');
   const ops = await graphql(api, { query: `{ viewer { accounts(filter: {accountTag: "${accountTag}"}) { r2OperationsAdaptiveGroups(limit: 1) { sum { requests } } } } }` });
-  assert.equal(ops.status, 200);
+  assert.equal(ops.status, 400);
   assert.equal(ops.body.data, null);
+  assert.equal(ops.body.errors[0].extensions.code, 'GRAPHQL_VALIDATION_FAILED');
+  assert.equal(ops.body.errors[0].extensions.timestamp, new Date(api.clock.now()).toISOString());
   assert.match(ops.body.errors[0].message, /unknown field "r2OperationsAdaptiveGroups" of account: this server answers r2StorageAdaptiveGroups only/);
   const zones = await graphql(api, { query: '{ viewer { zones(filter: {}) { httpRequests1dGroups(limit: 1) { sum { requests } } } } }' });
   assert.match(zones.body.errors[0].message, /this server answers viewer\.accounts\(filter: \{accountTag\}\)\.r2StorageAdaptiveGroups/);
   const syntax = await graphql(api, { query: '{ viewer { ' });
+  assert.equal(syntax.status, 400);
   assert.match(syntax.body.errors[0].message, /syntax error/);
+  assert.equal(syntax.body.errors[0].extensions.code, 'GRAPHQL_PARSE_FAILED');
 
   // A token needs Workers R2 Storage Read on the account.
   const made = await api.call('/user/tokens', { method: 'POST', json: { name: 'zones only', policies: [{ effect: 'allow', resources: { [`com.cloudflare.api.account.${accountTag}`]: '*' }, permission_groups: [{ id: 'c8fed203ed3043cba015a93ad1616f1f' }] }] } });

@@ -3,8 +3,12 @@
  * one query operation (optionally named, with variable definitions), fields with aliases,
  * arguments and selection sets, and every input value form (variables, numbers, strings, booleans,
  * null, enums, lists, objects). Fragments, directives, mutations and subscriptions are refused with
- * a GraphQLSyntaxError naming them. Bounded: the text's length and the nesting depth.
+ * a GraphQLSyntaxError naming them. Bounded before anything is built past them: the text's length
+ * (MAX_QUERY_LENGTH), its tokens (MAX_TOKENS) and how deeply selections, values and types nest
+ * (MAX_DEPTH); one pass, no backtracking (a 64 KiB query parses in a few milliseconds).
  */
+import { GraphQLRequestError } from './graphql-errors.ts';
+
 
 export type GraphQLValue =
   | { kind: 'variable'; name: string }
@@ -30,10 +34,16 @@ export interface GraphQLOperation {
   selections: GraphQLField[];
 }
 
-export class GraphQLSyntaxError extends Error {}
+export class GraphQLSyntaxError extends GraphQLRequestError {
+  constructor(message: string) {
+    super('GRAPHQL_PARSE_FAILED', message);
+  }
+}
 
 export const MAX_QUERY_LENGTH = 64 * 1024;
 export const MAX_DEPTH = 32;
+/** Names, punctuators, numbers and strings (ignored tokens do not count); a dense 64 KiB text has about 32,000. */
+export const MAX_TOKENS = 20_000;
 
 const NAME = /[_A-Za-z][_0-9A-Za-z]*/y;
 const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
@@ -56,6 +66,7 @@ export function parseGraphQL(text: string, operationName?: string | null): Graph
 class Parser {
   readonly #text: string;
   #at = 0;
+  #tokens = 0;
 
   constructor(text: string) {
     this.#text = text;
@@ -97,10 +108,11 @@ class Parser {
     return { name, variables, selections: this.#selectionSet(0) };
   }
 
-  #type(): void {
+  #type(depth = 0): void {
+    if (depth > MAX_DEPTH) throw new GraphQLSyntaxError(`a variable's type nests more than ${MAX_DEPTH} lists deep`);
     if (this.#peek() === '[') {
       this.#expect('[');
-      this.#type();
+      this.#type(depth + 1);
       this.#expect(']');
     } else {
       this.#name();
@@ -175,6 +187,7 @@ class Parser {
       NUMBER.lastIndex = this.#at;
       const match = NUMBER.exec(this.#text);
       if (!match) throw this.#unexpected(c);
+      this.#counted();
       this.#at += match[0].length;
       this.#skip();
       return { kind: match[2] || match[3] ? 'float' : 'int', value: Number(match[0]) };
@@ -187,6 +200,7 @@ class Parser {
 
   #string(): string {
     if (this.#text.startsWith('"""', this.#at)) throw new GraphQLSyntaxError('block strings ("""...""") are not supported: use "..." or a variable');
+    this.#counted();
     this.#at++;
     let value = '';
     for (;;) {
@@ -222,6 +236,7 @@ class Parser {
     NAME.lastIndex = this.#at;
     const match = NAME.exec(this.#text);
     if (!match) throw this.#unexpected(this.#peek() ?? 'the end of the query', 'a name');
+    this.#counted();
     this.#at += match[0].length;
     this.#skip();
     return match[0];
@@ -233,8 +248,14 @@ class Parser {
 
   #expect(token: string): void {
     if (this.#text[this.#at] !== token) throw this.#unexpected(this.#peek() ?? 'the end of the query', `"${token}"`);
+    this.#counted();
     this.#at++;
     this.#skip();
+  }
+
+  /** Counts the token about to be read: past MAX_TOKENS the query is refused, before anything more is built. */
+  #counted(): void {
+    if (++this.#tokens > MAX_TOKENS) throw new GraphQLSyntaxError(`the query has more than ${MAX_TOKENS} tokens (names, punctuation, values); at most ${MAX_TOKENS} are accepted`);
   }
 
   #unexpected(found: string, wanted?: string): GraphQLSyntaxError {

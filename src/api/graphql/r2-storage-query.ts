@@ -7,16 +7,20 @@
  * By design: the figures are the bucket's now, whatever time range the filter names (there is no
  * history to group by time); without a bucketName filter, one group per bucket when the query asks
  * for the bucketName dimension, else one group summing the account's buckets.
+ *
+ * Bounded (the query's cost was checked before, graphql-cost.ts): a query counts each bucket once,
+ * however many nodes ask for it, and at most MAX_BUCKETS_PER_QUERY buckets; it runs in time slices
+ * (time-slice.ts), letting other requests in between buckets and between groups of its answer.
  */
 import type { BucketInfo, BucketUsage } from '../../store/engine/types.ts';
+import { GraphQLRequestError } from './graphql-errors.ts';
 import type { GraphQLField, GraphQLValue } from './graphql-parser.ts';
+import { resolve } from './graphql-values.ts';
+import { TimeSlice } from './time-slice.ts';
 
-export class GraphQLQueryError extends Error {
-  readonly path: Array<string | number>;
-
+export class GraphQLQueryError extends GraphQLRequestError {
   constructor(message: string, path: Array<string | number>) {
-    super(message);
-    this.path = path;
+    super('GRAPHQL_VALIDATION_FAILED', message, { path });
   }
 }
 
@@ -26,41 +30,57 @@ export interface R2StorageSource {
   mayRead(accountTag: string): boolean;
   listBuckets(): Promise<BucketInfo[]>;
   getBucket(name: string): Promise<BucketInfo | null>;
-  bucketUsage(name: string): Promise<BucketUsage>;
+  /** The bucket's count (null: it was deleted meanwhile). */
+  bucketUsage(name: string): Promise<BucketUsage | null>;
   now(): number;
 }
 
 const SUPPORTED = 'viewer.accounts(filter: {accountTag}).r2StorageAdaptiveGroups';
 const MAX_FIELDS = ['objectCount', 'payloadSize', 'metadataSize', 'uploadCount'] as const;
 const DIMENSIONS = ['bucketName', 'storageClass', 'datetime', 'date'] as const;
-/** Buckets one query may count (each is a bounded read of its rows). */
+/** Buckets one query may count, however many nodes ask (each is a read of its rows, bounded and chunked by the store). */
 export const MAX_BUCKETS_PER_QUERY = 100;
+/** Buckets counted at once (PostgreSQL answers them side by side; SQLite reads each in chunks). */
+const READS_AT_ONCE = 8;
+/** The most `limit` a node may ask for, as on the platform. */
+export const MAX_LIMIT = 10_000;
 
 type Json = unknown;
 
-export async function runR2StorageQuery(selections: GraphQLField[], variables: Record<string, unknown>, source: R2StorageSource): Promise<Record<string, Json>> {
+/** One query's run: its variables, what it may read, the buckets it counted, its time slices. */
+interface Run {
+  variables: Record<string, unknown>;
+  source: R2StorageSource;
+  /** Each bucket's count, read once per query. */
+  usages: Map<string, Promise<BucketUsage | null>>;
+  slice: TimeSlice;
+}
+
+export async function runR2StorageQuery(selections: GraphQLField[], variables: Record<string, unknown>, source: R2StorageSource, slice = new TimeSlice()): Promise<Record<string, Json>> {
+  const run: Run = { variables, source, usages: new Map(), slice };
   const data: Record<string, Json> = {};
   for (const field of selections) {
     const key = field.alias ?? field.name;
     if (field.name === '__typename') data[key] = 'Query';
-    else if (field.name === 'viewer') data[key] = await viewer(field, variables, source, [key]);
+    else if (field.name === 'viewer') data[key] = await viewer(field, run, [key]);
     else throw new GraphQLQueryError(`unknown field "${field.name}" of Query: this server answers ${SUPPORTED}`, [key]);
   }
   return data;
 }
 
-async function viewer(field: GraphQLField, variables: Record<string, unknown>, source: R2StorageSource, path: Array<string | number>): Promise<Json> {
+async function viewer(field: GraphQLField, run: Run, path: Array<string | number>): Promise<Json> {
   const out: Record<string, Json> = {};
   for (const sub of field.selections) {
     const key = sub.alias ?? sub.name;
     if (sub.name === '__typename') out[key] = 'viewer';
-    else if (sub.name === 'accounts') out[key] = await accounts(sub, variables, source, [...path, key]);
+    else if (sub.name === 'accounts') out[key] = await accounts(sub, run, [...path, key]);
     else throw new GraphQLQueryError(`unknown field "${sub.name}" of viewer: this server answers ${SUPPORTED}`, [...path, key]);
   }
   return out;
 }
 
-async function accounts(field: GraphQLField, variables: Record<string, unknown>, source: R2StorageSource, path: Array<string | number>): Promise<Json> {
+async function accounts(field: GraphQLField, run: Run, path: Array<string | number>): Promise<Json> {
+  const { variables, source } = run;
   const filter = objectArgument(field, 'filter', variables, path);
   const tag = filter.accountTag;
   if (typeof tag !== 'string') throw new GraphQLQueryError('accounts needs filter: {accountTag: "<account id>"}', path);
@@ -70,15 +90,16 @@ async function accounts(field: GraphQLField, variables: Record<string, unknown>,
   for (const sub of field.selections) {
     const key = sub.alias ?? sub.name;
     if (sub.name === '__typename') account[key] = 'account';
-    else if (sub.name === 'r2StorageAdaptiveGroups') account[key] = await storageGroups(sub, variables, source, [...path, 0, key]);
+    else if (sub.name === 'r2StorageAdaptiveGroups') account[key] = await storageGroups(sub, run, [...path, 0, key]);
     else throw new GraphQLQueryError(`unknown field "${sub.name}" of account: this server answers r2StorageAdaptiveGroups only`, [...path, 0, key]);
   }
   return [account];
 }
 
-async function storageGroups(field: GraphQLField, variables: Record<string, unknown>, source: R2StorageSource, path: Array<string | number>): Promise<Json> {
-  const limit = resolve(argument(field, 'limit'), variables, path);
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new GraphQLQueryError('r2StorageAdaptiveGroups needs limit: an integer from 1 to 10000', path);
+async function storageGroups(field: GraphQLField, run: Run, path: Array<string | number>): Promise<Json> {
+  const { variables, source } = run;
+  const limit = resolve(argument(field, 'limit'), variables);
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new GraphQLQueryError(`r2StorageAdaptiveGroups needs limit: an integer from 1 to ${MAX_LIMIT}`, path);
   const filter = objectArgument(field, 'filter', variables, path);
   const named = typeof filter.bucketName === 'string' ? [filter.bucketName]
     : Array.isArray(filter.bucketName_in) ? filter.bucketName_in.filter((name): name is string => typeof name === 'string') : undefined;
@@ -90,10 +111,35 @@ async function storageGroups(field: GraphQLField, variables: Record<string, unkn
   if (buckets.length > MAX_BUCKETS_PER_QUERY) {
     throw new GraphQLQueryError(`the query covers ${buckets.length} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`, path);
   }
-  const usages = await Promise.all(buckets.map(async (bucket) => ({ bucket, usage: await source.bucketUsage(bucket.name) })));
+  const usages: Array<{ bucket: BucketInfo; usage: BucketUsage }> = [];
+  for (let i = 0; i < buckets.length; i += READS_AT_ONCE) {
+    const batch = buckets.slice(i, i + READS_AT_ONCE);
+    const counted = await Promise.all(batch.map((bucket) => bucketUsage(run, bucket.name, path)));
+    // A bucket deleted since it was listed is left out, as if listed a moment later.
+    batch.forEach((bucket, j) => { if (counted[j]) usages.push({ bucket, usage: counted[j] }); });
+    await run.slice.pause();
+  }
   const now = source.now();
   const groups = perBucket || named?.length === 1 ? usages : usages.length === 0 ? [] : [{ bucket: undefined, usage: sum(usages.map((u) => u.usage)) }];
-  return groups.slice(0, limit).map(({ bucket, usage }, i) => group(field, bucket, usage, now, [...path, i]));
+  const out: Json[] = [];
+  for (const [i, { bucket, usage }] of groups.slice(0, limit).entries()) {
+    out.push(group(field, bucket, usage, now, [...path, i]));
+    await run.slice.pause();
+  }
+  return out;
+}
+
+/** The bucket's count, read once per query whatever asks for it again; at most MAX_BUCKETS_PER_QUERY different buckets. */
+async function bucketUsage(run: Run, name: string, path: Array<string | number>): Promise<BucketUsage | null> {
+  let usage = run.usages.get(name);
+  if (usage === undefined) {
+    if (run.usages.size >= MAX_BUCKETS_PER_QUERY) {
+      throw new GraphQLQueryError(`the query covers more than ${MAX_BUCKETS_PER_QUERY} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`, path);
+    }
+    usage = run.source.bucketUsage(name);
+    run.usages.set(name, usage);
+  }
+  return usage;
 }
 
 function group(field: GraphQLField, bucket: BucketInfo | undefined, usage: BucketUsage, now: number, path: Array<string | number>): Json {
@@ -139,20 +185,8 @@ function argument(field: GraphQLField, name: string): GraphQLValue | undefined {
 }
 
 function objectArgument(field: GraphQLField, name: string, variables: Record<string, unknown>, path: Array<string | number>): Record<string, unknown> {
-  const value = resolve(argument(field, name), variables, path);
+  const value = resolve(argument(field, name), variables);
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new GraphQLQueryError(`${field.name}'s ${name} must be an input object`, path);
   return value as Record<string, unknown>;
-}
-
-/** A value with its variables filled in (a variable that was not given is undefined, as if left out). */
-export function resolve(value: GraphQLValue | undefined, variables: Record<string, unknown>, path: Array<string | number>): unknown {
-  if (value === undefined) return undefined;
-  switch (value.kind) {
-    case 'variable': return variables[value.name];
-    case 'int': case 'float': case 'string': case 'boolean': case 'enum': return value.value;
-    case 'null': return null;
-    case 'list': return value.values.map((v) => resolve(v, variables, path));
-    case 'object': return Object.fromEntries(value.fields.map(([k, v]) => [k, resolve(v, variables, path)]));
-  }
 }

@@ -3,6 +3,7 @@
  * it is fsynced (see write-queue.ts). Reads run directly; writes go through the group-commit WriteQueue. All SQL of
  * the store lives in this file and in sqlite-statements.ts.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -19,6 +20,9 @@ import {
 } from './sqlite-statements.ts';
 import type { WriteQueue } from './write-queue.ts';
 import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
+
+/** Rows a usage count reads before it lets the event loop run (a few milliseconds of SQLite's time). */
+const USAGE_CHUNK_ROWS = 10_000;
 
 export interface SqliteMetadataStoreOptions {
   /** Database file path. */
@@ -70,10 +74,40 @@ export class SqliteMetadataStore implements MetadataStore {
     });
   }
 
+  /**
+   * Read USAGE_CHUNK_ROWS rows at a time, letting the event loop run between chunks: better-sqlite3
+   * reads synchronously, and a bucket's million rows read at once held every other request (the
+   * edge's included) for the whole read. Chunks are not one snapshot: objects written meanwhile may
+   * be counted or not, as by a count taken a moment earlier or later.
+   */
   async bucketUsage(name: string, maxRows: number, prefix = ''): Promise<BucketUsage | null> {
     if (!this.#bucketRow(name)) return null;
-    const row = this.#sql.bucketUsage.get({ bucket: name, max: maxRows, lower: prefix, upper: prefix + AFTER_ALL }) as { objects: number; payload: number; metadata: number; uploads: number };
-    return { objectCount: row.objects, payloadSize: row.payload, metadataSize: row.metadata, uploadCount: row.uploads, complete: row.objects < maxRows && row.uploads < maxRows };
+    const upper = prefix + AFTER_ALL;
+    const usage: BucketUsage = { objectCount: 0, payloadSize: 0, metadataSize: 0, uploadCount: 0, complete: true };
+    let last: string | null = null;
+    while (usage.objectCount < maxRows) {
+      const max = Math.min(USAGE_CHUNK_ROWS, maxRows - usage.objectCount);
+      const chunk = (last === null
+        ? this.#sql.usageFrom.get({ bucket: name, from: prefix, upper, max })
+        : this.#sql.usageAfter.get({ bucket: name, after: last, upper, max })) as { objects: number; payload: number; metadata: number; last: string | null };
+      usage.objectCount += chunk.objects;
+      usage.payloadSize += chunk.payload;
+      usage.metadataSize += chunk.metadata;
+      if (chunk.objects < max || chunk.last === null) break;
+      last = chunk.last;
+      await nextTurn();
+    }
+    let after: [string, string] = ['', ''];
+    while (usage.uploadCount < maxRows) {
+      const max = Math.min(USAGE_CHUNK_ROWS, maxRows - usage.uploadCount);
+      const rows = this.#sql.usageUploads.all({ bucket: name, lower: prefix, upper, key: after[0], id: after[1], max }) as Array<[string, string]>;
+      usage.uploadCount += rows.length;
+      if (rows.length < max) break;
+      after = rows[rows.length - 1]!;
+      await nextTurn();
+    }
+    usage.complete = usage.objectCount < maxRows && usage.uploadCount < maxRows;
+    return usage;
   }
 
   async listBuckets(filter?: BucketFilter): Promise<BucketInfo[]> {

@@ -37,11 +37,16 @@ export function prepareStatements(db: Database) {
     insertBucket: s('INSERT OR IGNORE INTO buckets (name, created, storage_class) VALUES (?, ?, ?)'),
     getBucket: s('SELECT name, created, storage_class FROM buckets WHERE name = ?'),
     setBucketStorageClass: s('UPDATE buckets SET storage_class = ? WHERE name = ?'),
-    // Bounded: at most @max rows of the bucket's objects (its primary-key range) and of its uploads.
-    bucketUsage: s(`SELECT count(*) AS objects, coalesce(sum(size), 0) AS payload, coalesce(sum(meta), 0) AS metadata,
-      (SELECT count(*) FROM (SELECT 1 FROM uploads WHERE bucket = @bucket AND state = 'active' AND key >= @lower AND key < @upper LIMIT @max)) AS uploads
-      FROM (SELECT size, length(CAST(http_metadata AS BLOB)) + length(CAST(custom_metadata AS BLOB)) AS meta FROM objects
-        WHERE bucket = @bucket AND key >= @lower AND key < @upper LIMIT @max)`),
+    // A bucket's usage, a chunk of at most @max rows at a time (sqlite-metadata-store.ts's bucketUsage):
+    // its objects in key order from @from (or after @after), its active uploads after (@key, @id).
+    usageFrom: s(`SELECT count(*) AS objects, coalesce(sum(size), 0) AS payload, coalesce(sum(meta), 0) AS metadata, max(key) AS last
+      FROM (SELECT key, size, length(CAST(http_metadata AS BLOB)) + length(CAST(custom_metadata AS BLOB)) AS meta FROM objects
+        WHERE bucket = @bucket AND key >= @from AND key < @upper ORDER BY key LIMIT @max)`),
+    usageAfter: s(`SELECT count(*) AS objects, coalesce(sum(size), 0) AS payload, coalesce(sum(meta), 0) AS metadata, max(key) AS last
+      FROM (SELECT key, size, length(CAST(http_metadata AS BLOB)) + length(CAST(custom_metadata AS BLOB)) AS meta FROM objects
+        WHERE bucket = @bucket AND key > @after AND key < @upper ORDER BY key LIMIT @max)`),
+    usageUploads: s(`SELECT key, upload_id FROM uploads WHERE bucket = @bucket AND state = 'active' AND key >= @lower AND key < @upper
+      AND (key, upload_id) > (@key, @id) ORDER BY key, upload_id LIMIT @max`).raw(),
     listBuckets: s('SELECT name, created, storage_class FROM buckets ORDER BY name'),
     listBucketRange: s('SELECT name, created, storage_class FROM buckets WHERE name >= ? AND name < ? ORDER BY name'),
     listUnownedBuckets: s("SELECT name, created, storage_class FROM buckets WHERE instr(name, '/') = 0 ORDER BY name"),
