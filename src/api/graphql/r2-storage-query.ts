@@ -40,8 +40,6 @@ const MAX_FIELDS = ['objectCount', 'payloadSize', 'metadataSize', 'uploadCount']
 const DIMENSIONS = ['bucketName', 'storageClass', 'datetime', 'date'] as const;
 /** Buckets one query may count, however many nodes ask (each is a read of its rows, bounded and chunked by the store). */
 export const MAX_BUCKETS_PER_QUERY = 100;
-/** Buckets counted at once (PostgreSQL answers them side by side; SQLite reads each in chunks). */
-const READS_AT_ONCE = 8;
 /** The most `limit` a node may ask for, as on the platform. */
 export const MAX_LIMIT = 10_000;
 
@@ -111,12 +109,13 @@ async function storageGroups(field: GraphQLField, run: Run, path: Array<string |
   if (buckets.length > MAX_BUCKETS_PER_QUERY) {
     throw new GraphQLQueryError(`the query covers ${buckets.length} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`, path);
   }
+  // One bucket at a time: SQLite reads each in chunks, and counts started side by side would each
+  // read their first chunk in the same turn of the event loop.
   const usages: Array<{ bucket: BucketInfo; usage: BucketUsage }> = [];
-  for (let i = 0; i < buckets.length; i += READS_AT_ONCE) {
-    const batch = buckets.slice(i, i + READS_AT_ONCE);
-    const counted = await Promise.all(batch.map((bucket) => bucketUsage(run, bucket.name, path)));
+  for (const bucket of buckets) {
+    const usage = await bucketUsage(run, bucket.name, path);
     // A bucket deleted since it was listed is left out, as if listed a moment later.
-    batch.forEach((bucket, j) => { if (counted[j]) usages.push({ bucket, usage: counted[j] }); });
+    if (usage) usages.push({ bucket, usage });
     await run.slice.pause();
   }
   const now = source.now();
