@@ -92,6 +92,11 @@ test('POST /graphql answers wrangler\'s r2 bucket info query with the bucket\'s 
     { max: { objectCount: 0 }, dimensions: { bucketName: 'second' } }, { max: { objectCount: 2 }, dimensions: { bucketName: 'test-bucket' } },
   ]);
 
+  // An alias is a key like any other, `__proto__` too.
+  const proto = await graphql(api, { query: `{ __proto__: viewer { accounts(filter: {accountTag: "${accountTag}"}) { constructor: r2StorageAdaptiveGroups(limit: 1) { max { objectCount } } } } }` });
+  assert.equal(proto.status, 200);
+  assert.deepEqual(JSON.parse(JSON.stringify(proto.body.data)), JSON.parse('{"__proto__": {"accounts": [{"constructor": [{"max": {"objectCount": 2}}]}]}}'));
+
   // Another account's tag answers like one that does not exist; other datasets name what is supported.
   const other = await api.newAccount('other@example.com');
   const foreign = await graphql(api, { query: WRANGLER_QUERY, variables: { ...variables('test-bucket'), accountTag: other.accountId } });

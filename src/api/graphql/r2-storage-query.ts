@@ -45,6 +45,11 @@ export const MAX_LIMIT = 10_000;
 
 type Json = unknown;
 
+/** An object of the answer, keyed by the query's names: without a prototype, so an alias `__proto__` is a key like any other. */
+function answerObject(): Record<string, Json> {
+  return Object.create(null) as Record<string, Json>;
+}
+
 /** One query's run: its variables, what it may read, the buckets it counted, its time slices. */
 interface Run {
   variables: Record<string, unknown>;
@@ -56,7 +61,7 @@ interface Run {
 
 export async function runR2StorageQuery(selections: GraphQLField[], variables: Record<string, unknown>, source: R2StorageSource, slice = new TimeSlice()): Promise<Record<string, Json>> {
   const run: Run = { variables, source, usages: new Map(), slice };
-  const data: Record<string, Json> = {};
+  const data: Record<string, Json> = answerObject();
   for (const field of selections) {
     const key = field.alias ?? field.name;
     if (field.name === '__typename') data[key] = 'Query';
@@ -67,7 +72,7 @@ export async function runR2StorageQuery(selections: GraphQLField[], variables: R
 }
 
 async function viewer(field: GraphQLField, run: Run, path: Array<string | number>): Promise<Json> {
-  const out: Record<string, Json> = {};
+  const out: Record<string, Json> = answerObject();
   for (const sub of field.selections) {
     const key = sub.alias ?? sub.name;
     if (sub.name === '__typename') out[key] = 'viewer';
@@ -84,7 +89,7 @@ async function accounts(field: GraphQLField, run: Run, path: Array<string | numb
   if (typeof tag !== 'string') throw new GraphQLQueryError('accounts needs filter: {accountTag: "<account id>"}', path);
   // Another account's tag answers exactly like one that does not exist.
   if (!source.mayRead(tag)) throw new GraphQLQueryError('not authorized for that account', path);
-  const account: Record<string, Json> = {};
+  const account: Record<string, Json> = answerObject();
   for (const sub of field.selections) {
     const key = sub.alias ?? sub.name;
     if (sub.name === '__typename') account[key] = 'account';
@@ -142,7 +147,7 @@ async function bucketUsage(run: Run, name: string, path: Array<string | number>)
 }
 
 function group(field: GraphQLField, bucket: BucketInfo | undefined, usage: BucketUsage, now: number, path: Array<string | number>): Json {
-  const out: Record<string, Json> = {};
+  const out: Record<string, Json> = answerObject();
   for (const sub of field.selections) {
     const key = sub.alias ?? sub.name;
     if (sub.name === '__typename') out[key] = 'AccountR2StorageAdaptiveGroups';
@@ -162,7 +167,7 @@ function group(field: GraphQLField, bucket: BucketInfo | undefined, usage: Bucke
 }
 
 function pick<Name extends string>(field: GraphQLField, names: readonly Name[], value: (name: Name) => Json, path: Array<string | number>): Json {
-  const out: Record<string, Json> = {};
+  const out: Record<string, Json> = answerObject();
   for (const sub of field.selections) {
     const key = sub.alias ?? sub.name;
     if (sub.name === '__typename') out[key] = field.name;
