@@ -5,10 +5,12 @@
  */
 import type { ChecksumAlgorithm, Checksums } from '../engine/types.ts';
 import { CHECKSUM_ALGORITHMS } from '../engine/types.ts';
+import { bytesToHex, hexToBytes } from './hex.ts';
 
 const NAMES: Record<ChecksumAlgorithm, string> = { md5: 'MD5', sha1: 'SHA-1', sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' };
 const BYTES: Record<ChecksumAlgorithm, number> = { md5: 16, sha1: 20, sha256: 32, sha384: 48, sha512: 64 };
 const HEX = /^[0-9a-fA-F]*$/;
+const encoder = new TextEncoder();
 
 /**
  * The checksum a put asks the engine to verify, or undefined. As in the runtime, wrong field types
@@ -35,14 +37,14 @@ function checksumHex(algorithm: ChecksumAlgorithm, value: string | ArrayBuffer |
   const name = NAMES[algorithm];
   if (typeof value === 'string') {
     // The runtime counts the UTF-8 bytes of the string.
-    const length = Buffer.byteLength(value, 'utf8');
+    const length = encoder.encode(value).byteLength;
     if (length !== BYTES[algorithm] * 2) throw new TypeError(`${name} is ${BYTES[algorithm] * 2} hex characters, not ${length}`);
     if (!HEX.test(value)) throw new TypeError(`Provided ${name} wasn't a valid hex string`);
     return value.toLowerCase();
   }
   const bytes = value instanceof ArrayBuffer ? new Uint8Array(value) : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   if (bytes.byteLength !== BYTES[algorithm]) throw new TypeError(`${name} is ${BYTES[algorithm]} bytes, not ${bytes.byteLength}`);
-  return Buffer.from(bytes).toString('hex');
+  return bytesToHex(bytes);
 }
 
 /** The checksums of a stored object, as scripts see them: ArrayBuffers, a fresh copy on each access. */
@@ -90,7 +92,6 @@ export class StoreChecksums {
   #bytes(algorithm: ChecksumAlgorithm): ArrayBuffer | undefined {
     const value = this.#digest(algorithm);
     if (value === undefined) return undefined;
-    const buffer = Buffer.from(value, 'hex');
-    return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer;
+    return hexToBytes(value).buffer;
   }
 }
