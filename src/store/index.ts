@@ -61,28 +61,31 @@ export class LocalStoreBucket extends StoreBucket {
     return this.#closed;
   }
 
-  // After close(), each call says so, rather than failing inside the closed store as an internal error.
+  // After close(), each call says so, rather than failing inside the closed store as an internal
+  // error. An open bucket's call starts at once: put() converts its value (copies a buffer) before
+  // it returns, so the caller may reuse the buffer, as the runtime allows.
   override head(...args: Parameters<StoreBucket['head']>) {
-    return this.#open('head').then(() => super.head(...args));
+    return this.#whenOpen('head', () => super.head(...args));
   }
   override get(...args: Parameters<StoreBucket['get']>) {
-    return this.#open('get').then(() => super.get(...args));
+    return this.#whenOpen('get', () => super.get(...args));
   }
   override put(...args: Parameters<StoreBucket['put']>) {
-    return this.#open('put').then(() => super.put(...args));
+    return this.#whenOpen('put', () => super.put(...args));
   }
   override delete(...args: Parameters<StoreBucket['delete']>) {
-    return this.#open('delete').then(() => super.delete(...args));
+    return this.#whenOpen('delete', () => super.delete(...args));
   }
   override list(...args: Parameters<StoreBucket['list']>) {
-    return this.#open('list').then(() => super.list(...args));
+    return this.#whenOpen('list', () => super.list(...args));
   }
   override createMultipartUpload(...args: Parameters<StoreBucket['createMultipartUpload']>) {
-    return this.#open('createMultipartUpload').then(() => super.createMultipartUpload(...args));
+    return this.#whenOpen('createMultipartUpload', () => super.createMultipartUpload(...args));
   }
 
-  async #open(operation: string): Promise<void> {
-    if (this.#closed) throw new Error(`${operation}: this bucket was closed; open it again with openStoreBucket().`);
+  #whenOpen<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error(`${operation}: this bucket was closed; open it again with openStoreBucket().`));
+    return call();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
