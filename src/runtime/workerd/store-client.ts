@@ -3,13 +3,17 @@
  * engine a bucket binding inside workerd uses. Failures come back as the StoreErrors the engine
  * threw, so the binding turns them into exactly the errors a script sees in-process. Bodies stream
  * both ways; a get's object body is the service's response body itself, so that inside workerd it
- * streams natively into the script's response. Plain Web APIs only: it runs inside workerd (and in
- * tests, in Node).
+ * streams natively into the script's response, and a put's stream is the request body itself.
+ * Plain Web APIs only, and no ReadableStream constructor (workerd has none before compatibility
+ * date 2022-11-30): it runs inside workerd, in the script's isolate.
  */
 import type { BindingEngine } from '../../store/binding/binding-engine.ts';
+import { ScriptStreamFailure, unknownLengthError } from '../../store/binding/binding-errors.ts';
 import { StoreError, type StoreErrorCode } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult, ObjectBody } from '../../store/engine/types.ts';
-import { ANSWER_HEADER, CALL_HEADER, concat, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
+import {
+  ANSWER_HEADER, CALL_HEADER, concat, decodeHeader, encodeFrame, encodeHeader, NATIVE_CALL_HEADER_LIMIT, readFrame, type WireRequest, type WireResponse,
+} from './store-wire.ts';
 
 /**
  * Sends one request to the store service (a workerd service binding's fetch, or a fetch bound to
@@ -33,14 +37,20 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
     while (args.length > 0 && args[args.length - 1] === undefined) args.pop();
     const request: WireRequest = { op, args };
     if (body instanceof Uint8Array) request.body = { kind: 'bytes', length: body.byteLength };
+    else if (body?.native) request.body = { kind: 'native' };
     else if (body !== undefined) request.body = body.length === undefined ? { kind: 'stream' } : { kind: 'stream', length: body.length };
-    const header = encodeHeader(request);
+    // The script's own stream is the whole body, sent by the runtime with a Content-Length when
+    // it knows the stream's length: its call always goes in the header, however long.
+    const native = body instanceof Uint8Array ? undefined : body?.native;
+    const header = encodeHeader(request, native ? NATIVE_CALL_HEADER_LIMIT : undefined);
+    if (native && header === undefined) throw new Error(`A store call of ${JSON.stringify(request).length} characters is over the limit.`);
     // A call too large for the header goes as a frame in front of the body.
     const frame = header === undefined ? encodeFrame(request) : undefined;
     let failure: { reason: unknown } | undefined;
     let payload: ReadableStream<Uint8Array> | Uint8Array | undefined;
     if (body === undefined) payload = frame;
     else if (body instanceof Uint8Array) payload = frame ? concat(frame, body) : body;
+    else if (native) payload = native;
     else {
       const iterator = body.stream[Symbol.asyncIterator]();
       let frameSent = frame === undefined;
@@ -86,6 +96,7 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
       await rest?.cancel().catch(() => undefined);
       throw new Error(answer.internal);
     }
+    if ('lengthRequired' in answer) throw new ScriptStreamFailure(unknownLengthError());
     return { value: answer.ok, body: rest, bodyLength: answer.body?.length };
   }
 
@@ -132,31 +143,44 @@ async function readAnswer(response: Response): Promise<{ answer: WireResponse; r
   if (response.body === null) throw new Error(`The store service answered ${response.status} without an answer.`);
   const reader = response.body.getReader();
   const { value, leftover } = await readFrame(() => reader.read());
-  return { answer: value as WireResponse, rest: afterFrame(reader, leftover) };
+  const answer = value as WireResponse;
+  if (!('ok' in answer) || answer.body === undefined || answer.body.length === 0) {
+    void reader.cancel().catch(() => undefined);
+    return { answer, rest: null };
+  }
+  return { answer, rest: afterFrame(reader, leftover) };
 }
 
-/** The bytes after a frame: what was read with it, then the rest of the reader. */
+/**
+ * The bytes after a frame: what was read with it, then the rest of the reader, written through an
+ * identity TransformStream. Not a ReadableStream of our own: workerd refuses to construct one
+ * before compatibility date 2022-11-30, while a TransformStream (then an IdentityTransformStream,
+ * which takes bytes) it has on every date.
+ */
 function afterFrame(reader: ReadableStreamDefaultReader<Uint8Array>, leftover: Uint8Array): ReadableStream<Uint8Array> {
-  let first: Uint8Array | undefined = leftover.byteLength > 0 ? leftover : undefined;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (first) {
-        controller.enqueue(first);
-        first = undefined;
-        return;
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  void (async () => {
+    try {
+      if (leftover.byteLength > 0) await writer.write(leftover);
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) break;
+        await writer.write(next.value);
       }
-      const next = await reader.read();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    async cancel(reason) {
-      await reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+      await writer.close();
+    } catch (error) {
+      // The response failed, or the reader of `readable` cancelled it (a write then rejects): both ends stop.
+      await reader.cancel(error).catch(() => undefined);
+      await writer.abort(error).catch(() => undefined);
+    }
+  })();
+  return readable;
 }
 
+/** An empty body, as the runtime makes one (see afterFrame for why not a ReadableStream of our own). */
 function emptyStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  return new Response(new Uint8Array(0)).body!;
 }
 
 /** An object body that is the rest of the service's response, as a web stream or chunk by chunk. */

@@ -10,11 +10,13 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { BodySink } from '../../core/http/drained.ts';
-import { CALL_HEADER } from './store-wire.ts';
+import { CALL_HEADER, NATIVE_CALL_HEADER_LIMIT } from './store-wire.ts';
 
 export interface StoreRequest {
   /** The call header's value, when the request has one. */
   readonly call: string | undefined;
+  /** The body's length as its Content-Length says (0 without a body); undefined for a chunked body. */
+  readonly length: number | undefined;
   /** The body's chunks; done at once for a request without one. Rejects if the connection ends before the body does. */
   readonly body: AsyncIterator<Buffer>;
   /** True once the connection went away before the body ended. */
@@ -23,8 +25,8 @@ export interface StoreRequest {
 
 export type StoreHandler = (request: StoreRequest, response: StoreResponse) => Promise<void>;
 
-/** The largest request head accepted. */
-export const MAX_HEAD_BYTES = 64 * 1024;
+/** The largest request head accepted: a call that cannot go in front of its body travels in the head (store-wire.ts). */
+export const MAX_HEAD_BYTES = NATIVE_CALL_HEADER_LIMIT + 64 * 1024;
 /** The longest chunk-size line accepted. */
 const MAX_CHUNK_LINE = 4096;
 /** A kept-alive connection with no request this long is closed. */
@@ -113,6 +115,7 @@ class StoreConnection {
     const rest = pending.subarray(end + 4);
     this.#pending = undefined;
     const { call, framing, keepAlive, expectsContinue } = parseHead(head);
+    const length = framing.kind === 'chunked' ? undefined : framing.kind === 'length' ? framing.remaining : 0;
     this.#busy = true;
     this.#keepAlive = keepAlive;
     this.#framing = framing;
@@ -123,7 +126,7 @@ class StoreConnection {
     if (expectsContinue && framing.kind !== 'none') this.#socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
     const leftover = framing.kind === 'none' ? rest : this.#feedBody(rest);
     if (leftover !== undefined && leftover.byteLength > 0) this.#keep(leftover);
-    this.#handler({ call, body, get aborted() { return body.aborted; } }, response).catch((error: unknown) => {
+    this.#handler({ call, length, body, get aborted() { return body.aborted; } }, response).catch((error: unknown) => {
       this.#onFailure(error);
       this.#socket.destroy();
     });

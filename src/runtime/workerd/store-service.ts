@@ -54,7 +54,13 @@ async function serve(options: StoreServiceOptions, req: StoreRequest, res: Store
       request = checkRequest(frame.value, options.buckets);
       leftover = frame.leftover;
     }
-    if (request.body !== undefined) body = await bodyOf(request.body, leftover, req.body);
+    if (request.body?.kind === 'native' && req.length === undefined) {
+      // Sent chunked: workerd did not know the stream's length, which the runtime requires. The
+      // body is left unread (the connection then closes, which cancels the script's stream).
+      answer(res, { lengthRequired: true });
+      return;
+    }
+    if (request.body !== undefined) body = await bodyOf(request.body, leftover, req);
   } catch (error) {
     answer(res, { internal: `The store service could not read the request: ${(error as Error).message}` });
     return;
@@ -97,7 +103,8 @@ function withBody(request: WireRequest, body: BodyInput): unknown[] {
   return args;
 }
 
-async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Array, iterator: AsyncIterator<Buffer>): Promise<BodyInput> {
+async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Array, req: StoreRequest): Promise<BodyInput> {
+  const iterator = req.body;
   if (spec.kind === 'bytes') {
     // A body the script passed as bytes reaches the engine as bytes, as it does in-process.
     const bytes = new Uint8Array(spec.length);
@@ -120,7 +127,9 @@ async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Arr
       yield next.value;
     }
   }
-  return spec.length === undefined ? { stream: rest() } : { stream: rest(), length: spec.length };
+  // A native body is the whole HTTP body: its length is the Content-Length (checked present above).
+  const length = spec.kind === 'native' ? req.length : spec.length;
+  return length === undefined ? { stream: rest() } : { stream: rest(), length };
 }
 
 /** Starts the answer: its JSON in the header, or (too large for one) as a frame written first. */

@@ -17,8 +17,12 @@ export interface WireRequest {
   op: BindingOperation;
   /** The engine method's arguments, the body argument left out (it is the request's body). */
   args: unknown[];
-  /** For put and uploadPart: how the body follows. `bytes` is exactly `length` bytes, `stream` of `length` when known. */
-  body?: { kind: 'bytes'; length: number } | { kind: 'stream'; length?: number };
+  /**
+   * For put and uploadPart: how the body follows. `bytes` is exactly `length` bytes, `stream` of
+   * `length` when known; `native` is the script's own stream as the whole HTTP body, its length
+   * the Content-Length its runtime sent (none: a stream of unknown length).
+   */
+  body?: { kind: 'bytes'; length: number } | { kind: 'stream'; length?: number } | { kind: 'native' };
 }
 
 /** A StoreError as it crosses the wire: enough to rebuild it on the other side. */
@@ -32,7 +36,9 @@ export interface WireStoreError {
 export type WireResponse =
   | { ok: unknown; body?: { length: number } }
   | { storeError: WireStoreError }
-  | { internal: string };
+  | { internal: string }
+  /** A `native` body came without a length: the runtime did not know it, and put refuses such a stream. */
+  | { lengthRequired: true };
 
 /** The request header that carries a call's JSON. */
 export const CALL_HEADER = 'x-store-call';
@@ -45,6 +51,15 @@ export const ANSWER_HEADER = 'x-store-answer';
  */
 const HEADER_LIMIT = 8 * 1024;
 
+/** The largest frame either side accepts (a delete of 1,000 keys of 1,024 bytes fits; 10,000 parts do). */
+const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The longest header a call with a `native` body may have: as long as a frame, since nothing may
+ * go in front of that body (the Content-Length workerd sends must be the stream's own).
+ */
+export const NATIVE_CALL_HEADER_LIMIT = MAX_FRAME_BYTES;
+
 /** What a header value cannot hold as it is: controls, DEL and everything past ASCII. */
 const NOT_HEADER_SAFE = /[^\x20-\x7e]/g;
 const HAS_UNSAFE = /[^\x20-\x7e]/;
@@ -54,14 +69,14 @@ function escapeUnicode(char: string): string {
 }
 
 /**
- * The header value for `value`, or undefined when it is too long for a header (use a frame). Its
+ * The header value for `value`, or undefined when it is longer than `limit` (use a frame). Its
  * JSON as it is, with the few characters a header cannot carry escaped, rather than
  * percent-encoded: a third of the bytes on every call, and no encoding pass on either side.
  */
-export function encodeHeader(value: unknown): string | undefined {
+export function encodeHeader(value: unknown, limit = HEADER_LIMIT): string | undefined {
   const json = JSON.stringify(value);
   const text = HAS_UNSAFE.test(json) ? json.replace(NOT_HEADER_SAFE, escapeUnicode) : json;
-  return text.length <= HEADER_LIMIT ? text : undefined;
+  return text.length <= limit ? text : undefined;
 }
 
 export function decodeHeader(text: string): unknown {
@@ -82,9 +97,6 @@ export function encodeFrame(value: unknown): Uint8Array {
 
 /** Reads chunks of a body: a web stream reader or a Node async iterator. */
 export type ChunkSource = () => Promise<{ done?: boolean | undefined; value?: Uint8Array | undefined }>;
-
-/** The largest frame either side accepts (a delete of 1,000 keys of 1,024 bytes fits; 10,000 parts do). */
-const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /**
  * Reads one frame from `read`; answers its JSON and the bytes after it, first the part of the last

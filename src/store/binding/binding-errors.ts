@@ -9,8 +9,8 @@ export type BindingAction =
   | 'completeMultipartUpload' | 'abortMultipartUpload';
 
 /**
- * A failure of the script's own body stream while the engine read it: the script gets the
- * stream's error itself, not an internal error.
+ * A failure that belongs to the script's own body stream (it failed while the engine read it, or
+ * it has no known length): the script gets `reason` itself, not an internal error.
  */
 export class ScriptStreamFailure {
   readonly reason: unknown;
@@ -50,6 +50,15 @@ export async function scriptCall<T>(action: BindingAction, call: () => Promise<T
   } catch (error) {
     throw toScriptError(action, error);
   }
+}
+
+/**
+ * The runtime's refusal of a ReadableStream whose length it does not know, by put() or uploadPart()
+ * (reference §1.4, §9): a request or response body with a length, the readable half of a
+ * FixedLengthStream or a get body passes; a stream the script builds does not.
+ */
+export function unknownLengthError(): TypeError {
+  return new TypeError('Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)');
 }
 
 /** The JSG argument-conversion error for a parameter of the wrong type. */

@@ -3,7 +3,8 @@
  * turned into an engine body. Streams are passed through chunk by chunk, never buffered.
  */
 import type { BodyInput } from '../engine/types.ts';
-import { ScriptStreamFailure, wrongParameter } from './binding-errors.ts';
+import { ScriptStreamFailure, unknownLengthError, wrongParameter } from './binding-errors.ts';
+import { isStoreBodyStream } from './store-object.ts';
 
 /** What put() takes; uploadPart() takes the same without null. */
 export type BodyValue = ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob | null;
@@ -19,29 +20,66 @@ export function assertBodyValue(value: unknown, method: 'put' | 'uploadPart', ow
 }
 
 /**
+ * Who tells whether a ReadableStream given to put() or uploadPart() has a known length, which the
+ * runtime requires (reference §9):
+ * - `runtime`: inside workerd, workerd itself. The stream (or a Blob's) goes to the store service
+ *   as it is (BodyInput's `native`), and workerd sends it with a Content-Length exactly when it
+ *   knows the length: a request or response body that has one, the readable half of a
+ *   FixedLengthStream, a get body, a Blob's stream. The service refuses one sent without
+ *   (store-service.ts).
+ * - `stream-kind`: in Node.js (edgeport/store), where no stream carries its length. Every body
+ *   Node.js makes (a Request's, a Response's, a Blob's) is a byte stream, and a get body is the
+ *   bucket's own; a stream a script builds (`new ReadableStream()`, a TransformStream's readable)
+ *   is neither, unless it asks for `type: 'bytes'`.
+ */
+export type StreamLengths = 'runtime' | 'stream-kind';
+
+/**
  * The engine body for a checked value. Buffers are copied: the script may reuse its buffer as soon
  * as put() returns, while the engine is still writing it. A ReadableStream of unknown length is
- * accepted, unlike Miniflare: production takes chunked request bodies (reference §9, §11 #5).
+ * refused with the runtime's TypeError, here or (`runtime`) when the stream is sent; its stream is
+ * not cancelled here, as the runtime checks the length after the guard that cancels it.
  */
-export function toBodyInput(value: BodyValue): BodyInput {
+export function toBodyInput(value: BodyValue, lengths: StreamLengths): BodyInput {
   if (value === null) return new Uint8Array(0);
   if (typeof value === 'string') return encoder.encode(value);
   if (value instanceof ArrayBuffer) return new Uint8Array(value.slice(0));
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice();
+  if (lengths === 'runtime') {
+    // Sent as the runtime's own stream (a Blob's has its size as length): no stream of our own
+    // is made, which workerd refuses to construct before compatibility date 2022-11-30.
+    const native = value instanceof Blob ? value.stream() : value;
+    return { stream: bytesOf(native), native };
+  }
   if (value instanceof Blob) return { stream: bytesOf(value.stream()), length: value.size };
+  // A locked stream fails as the runtime's own stream does when it is read.
+  if (!value.locked && !isStoreBodyStream(value) && !isByteStream(value)) throw unknownLengthError();
   return { stream: bytesOf(value) };
+}
+
+/** Whether `stream` is a byte stream: one that gives a BYOB reader (taken and released at once, reading nothing). */
+function isByteStream(stream: ReadableStream): boolean {
+  try {
+    stream.getReader({ mode: 'byob' }).releaseLock();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A byte stream's first read takes up to this much; reads that fill their buffer grow it, up to the most. */
 const READ_BYTES = { first: 16 * 1024, most: 256 * 1024 };
 
-/** The stream's chunks as bytes; an error of the stream itself is marked as the script's. */
+/**
+ * The stream's chunks as bytes; an error of the stream itself is marked as the script's. Read here
+ * only in this process (`stream-kind`): a byte stream, or a get body, whose chunks are Uint8Arrays.
+ */
 async function* bytesOf(stream: ReadableStream<unknown>): AsyncGenerator<Uint8Array> {
   let byob: ReadableStreamBYOBReader | undefined;
   try {
     byob = stream.getReader({ mode: 'byob' });
   } catch {
-    // Not a byte stream: its chunks are whatever it enqueues.
+    // Not a byte stream (a get body): its chunks are what it enqueues.
   }
   if (byob) {
     yield* byteStreamChunks(byob);
@@ -59,9 +97,6 @@ async function* bytesOf(stream: ReadableStream<unknown>): AsyncGenerator<Uint8Ar
       if (next.done) return;
       const chunk = next.value;
       if (chunk instanceof Uint8Array) yield chunk;
-      else if (typeof chunk === 'string') yield encoder.encode(chunk);
-      else if (chunk instanceof ArrayBuffer) yield new Uint8Array(chunk);
-      else if (ArrayBuffer.isView(chunk)) yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       else throw new ScriptStreamFailure(new TypeError('This ReadableStream did not return bytes.'));
     }
   } finally {

@@ -11,7 +11,7 @@ import { toExpectedChecksum } from './checksums.ts';
 import { toConditional } from './conditional.ts';
 import { toCustomMetadata, toHttpMetadata } from './http-metadata.ts';
 import { toListOptions } from './list-options.ts';
-import { assertBodyValue, cancelIfStream, toBodyInput } from './put-value.ts';
+import { assertBodyValue, cancelIfStream, toBodyInput, type StreamLengths } from './put-value.ts';
 import { toRangeRequest } from './range.ts';
 import { GetResult, HeadResult } from './store-object.ts';
 import { StoreMultipartUploadHandle } from './store-multipart-upload.ts';
@@ -22,17 +22,21 @@ import type {
 export interface StoreBucketOptions {
   /** The compatibility rule for list's `include` (see compat.ts). */
   listHonorsInclude: boolean;
+  /** Who knows whether a stream put() or uploadPart() is given has a known length (put-value.ts): workerd for its bindings, else the stream's kind. */
+  streamLengths?: StreamLengths;
 }
 
 export class StoreBucket {
   readonly #engine: BindingEngine;
   readonly #bucket: string;
   readonly #honorsInclude: boolean;
+  readonly #streamLengths: StreamLengths;
 
   constructor(engine: BindingEngine, bucketName: string, options: StoreBucketOptions) {
     this.#engine = engine;
     this.#bucket = bucketName;
     this.#honorsInclude = options.listHonorsInclude;
+    this.#streamLengths = options.streamLengths ?? 'stream-kind';
   }
 
   async head(key: string): Promise<HeadResult | null> {
@@ -73,7 +77,7 @@ export class StoreBucket {
       cancelIfStream(value);
       throw error;
     }
-    const body = toBodyInput(value);
+    const body = toBodyInput(value, this.#streamLengths);
     const meta = await scriptCall('put', () => this.#engine.put(this.#bucket, name, body, engineOptions));
     if (!meta) return null;
     // put() answers with the metadata that was sent, as the runtime does (reference §2.2).
@@ -107,13 +111,13 @@ export class StoreBucket {
       ...(httpMetadata ? { httpMetadata } : {}), ...(customMetadata ? { customMetadata } : {}),
       ...(options?.storageClass !== undefined ? { storageClass: options.storageClass } : {}),
     }));
-    return new StoreMultipartUploadHandle(this.#engine, this.#bucket, name, uploadId);
+    return new StoreMultipartUploadHandle(this.#engine, this.#bucket, name, uploadId, this.#streamLengths);
   }
 
   /** Synchronous and unchecked: the upload id is used as given (SPEC §4.3). */
   resumeMultipartUpload(key: string, uploadId: string): StoreMultipartUploadHandle {
     if (typeof uploadId !== 'string') throw wrongParameter('resumeMultipartUpload', 'StoreBucket', 2, 'string');
-    return new StoreMultipartUploadHandle(this.#engine, this.#bucket, String(key), uploadId);
+    return new StoreMultipartUploadHandle(this.#engine, this.#bucket, String(key), uploadId, this.#streamLengths);
   }
 }
 

@@ -1,7 +1,7 @@
 /** StoreMultipartUpload: a handle on one upload (SPEC §2.10); resuming one does no I/O. */
 import type { BindingEngine } from './binding-engine.ts';
 import { scriptCall } from './binding-errors.ts';
-import { assertBodyValue, toBodyInput } from './put-value.ts';
+import { assertBodyValue, toBodyInput, type StreamLengths } from './put-value.ts';
 import { HeadResult } from './store-object.ts';
 import type { StoreUploadedPart } from './types.ts';
 
@@ -17,10 +17,12 @@ export class StoreMultipartUploadHandle {
   readonly uploadId: string;
   readonly #engine: BindingEngine;
   readonly #bucket: string;
+  readonly #streamLengths: StreamLengths;
 
-  constructor(engine: BindingEngine, bucket: string, key: string, uploadId: string) {
+  constructor(engine: BindingEngine, bucket: string, key: string, uploadId: string, streamLengths: StreamLengths) {
     this.#engine = engine;
     this.#bucket = bucket;
+    this.#streamLengths = streamLengths;
     this.key = key;
     this.uploadId = uploadId;
   }
@@ -28,7 +30,7 @@ export class StoreMultipartUploadHandle {
   async uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob): Promise<StoreUploadedPart> {
     assertBodyValue(value, 'uploadPart', 'StoreMultipartUpload');
     const n = checkPartNumber(partNumber);
-    const body = toBodyInput(value);
+    const body = toBodyInput(value, this.#streamLengths);
     return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body));
   }
 

@@ -56,6 +56,8 @@ interface BodyState {
 
 /** Stream -> the engine body behind it, while nobody has read from it. */
 const untouchedBodies = new WeakMap<ReadableStream<Uint8Array>, BodyState>();
+/** Every body stream handed out: streams of known length, which put() takes (put-value.ts). */
+const bodyStreams = new WeakSet<ReadableStream<Uint8Array>>();
 
 const USED = 'Body has already been used. It can only be used once. Use tee() first if you need to read it twice.';
 
@@ -69,8 +71,10 @@ export class GetResult extends HeadResult {
 
   get body(): ReadableStream<Uint8Array> {
     const state = this.#state;
-    if (!state.stream && state.source.webStream && !state.taken) {
+    if (!state.stream && state.source.webStream) {
       // A body its runtime already streams (a remote engine's response): no JavaScript per chunk.
+      // Once a read method has taken it, it is that read's stream, which the runtime then refuses
+      // to read again (and a stream of our own cannot be made inside workerd before 2022-11-30).
       state.stream = state.source.webStream();
       state.native = true;
     }
@@ -96,6 +100,7 @@ export class GetResult extends HeadResult {
       }, { highWaterMark: 0 });
       untouchedBodies.set(state.stream, state);
     }
+    bodyStreams.add(state.stream);
     return state.stream;
   }
 
@@ -155,4 +160,9 @@ export function takeStoreBody(stream: ReadableStream<Uint8Array> | null): Object
   state.taken = true;
   untouchedBodies.delete(stream);
   return state.source;
+}
+
+/** Whether `stream` is the body of a GetResult: its length is the object's (or range's) size. */
+export function isStoreBodyStream(stream: ReadableStream): boolean {
+  return bodyStreams.has(stream as ReadableStream<Uint8Array>);
 }

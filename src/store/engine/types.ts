@@ -77,8 +77,12 @@ export type BodySegment =
   | { kind: 'inline'; bytes: Uint8Array }
   | { kind: 'blob'; blobId: string; offset: number; length: number };
 
-/** A body handed to put/uploadPart: bytes already in memory, or a stream of known or unknown length. */
-export type BodyInput = Uint8Array | { stream: AsyncIterable<Uint8Array>; length?: number };
+/**
+ * A body handed to put/uploadPart: bytes already in memory, or a stream of known or unknown length.
+ * `native` is a script's own stream behind `stream`, for an engine in another process to send as
+ * it is: the runtime that made it may know its length where JavaScript cannot (store-client.ts).
+ */
+export type BodyInput = Uint8Array | { stream: AsyncIterable<Uint8Array>; length?: number; native?: ReadableStream<Uint8Array> };
 
 export interface PutOptions {
   httpMetadata?: HttpMetadata;

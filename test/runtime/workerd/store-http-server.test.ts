@@ -8,7 +8,7 @@ import { createStoreHttpServer, MAX_HEAD_BYTES, type StoreHandler } from '../../
 import { listenOnSocket } from '../../../src/runtime/workerd/socket-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
-/** Echoes each request: its call header and body, as the answer's header and body. */
+/** Echoes each request: its call header, its length (as Content-Length says; `chunked` without one) and body, as the answer's headers and body. */
 const echo: StoreHandler = async (request, response) => {
   const chunks: Buffer[] = [];
   for (;;) {
@@ -17,7 +17,7 @@ const echo: StoreHandler = async (request, response) => {
     chunks.push(next.value);
   }
   const body = Buffer.concat(chunks);
-  response.writeHead(200, ['x-echo-call', request.call ?? '-', 'content-length', String(body.length)]);
+  response.writeHead(200, ['x-echo-call', request.call ?? '-', 'x-echo-length', String(request.length ?? 'chunked'), 'content-length', String(body.length)]);
   response.end(body);
 };
 
@@ -82,7 +82,8 @@ test('requests of every framing, pipelined on one connection and split anywhere,
     const expected: string[] = [];
     const bytes = Buffer.concat(requests.map(([framing, parts, call]) => {
       const body = framing === 'none' ? Buffer.alloc(0) : Buffer.concat(parts);
-      expected.push(`HTTP/1.1 200 OK\r\nx-echo-call: ${call}\r\ncontent-length: ${body.length}\r\n\r\n${body.toString('latin1')}`);
+      const length = framing === 'chunked' ? 'chunked' : body.length;
+      expected.push(`HTTP/1.1 200 OK\r\nx-echo-call: ${call}\r\nx-echo-length: ${length}\r\ncontent-length: ${body.length}\r\n\r\n${body.toString('latin1')}`);
       const head = `POST / HTTP/1.1\r\nHost: store.internal\r\nX-Store-Call:  ${call}\r\n`;
       if (framing === 'length') return Buffer.concat([Buffer.from(`${head}Content-Length: ${body.length}\r\n\r\n`), body]);
       if (framing === 'chunked') return Buffer.concat([Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n`), chunked(parts)]);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { validateHeaderValue } from 'node:http';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { decodeHeader, encodeHeader } from '../../../src/runtime/workerd/store-wire.ts';
+import { decodeHeader, encodeHeader, NATIVE_CALL_HEADER_LIMIT } from '../../../src/runtime/workerd/store-wire.ts';
 
 test('any JSON value survives a header, which holds only printable ASCII that node:http accepts', { timeout: 30_000 }, () => {
   fc.assert(fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, key) => {
@@ -29,4 +29,12 @@ test('JSON too long for a header is refused, so that it goes as a frame', { time
   // Escapes count against the limit: 2,000 non-ASCII characters are 12,000 header bytes.
   assert.equal(encodeHeader({ op: 'head', args: ['b', 'é'.repeat(2000)] }), undefined);
   assert.notEqual(encodeHeader({ op: 'head', args: ['b', 'é'.repeat(1000)] }), undefined);
+});
+
+test('a call whose body is the script\'s own stream takes a header as long as a frame may be', { timeout: 10_000 }, () => {
+  // Nothing may go in front of such a body, whose Content-Length is the stream's own.
+  const call = { op: 'put', args: ['b', 'k', { customMetadata: { k: 'é'.repeat(4000) } }], body: { kind: 'native' } };
+  assert.equal(encodeHeader(call), undefined);
+  assert.deepEqual(decodeHeader(encodeHeader(call, NATIVE_CALL_HEADER_LIMIT)!), call);
+  assert.equal(encodeHeader({ op: 'put', args: ['b', 'x'.repeat(NATIVE_CALL_HEADER_LIMIT)] }, NATIVE_CALL_HEADER_LIMIT), undefined);
 });
