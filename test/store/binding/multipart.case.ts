@@ -1,0 +1,90 @@
+/** Multipart uploads through the binding: part number checks, failures, resume (reference §6). */
+import type { GetResult } from '../../../src/store/binding/index.ts';
+import { assert, fromHex, rejectsWith, utf8, type BindingCases } from './case-kit.ts';
+
+const MiB = 1024 * 1024;
+const PART_RANGE = (n: number) => `Part number must be between 1 and 10000 (inclusive). Actual value was: ${n}`;
+const VALUE_ERROR = "Failed to execute 'uploadPart' on 'StoreMultipartUpload': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
+
+export const CASES: BindingCases = {
+  'create, upload, complete: the handle, part etags, the final object': async ({ bucket: b, digest }) => {
+    const upload = await b.createMultipartUpload('mpu', { httpMetadata: new Headers({ 'content-type': 'a/b' }), customMetadata: { x: 1 } as never });
+    assert.deepEqual(Object.keys(upload).sort(), ['key', 'uploadId']);
+    assert.equal(upload.key, 'mpu');
+    const first = new Uint8Array(5 * MiB).fill(7);
+    const p1 = await upload.uploadPart(1, first);
+    assert.deepEqual(p1, { partNumber: 1, etag: await digest('md5', first) });
+    const p2 = await upload.uploadPart(2, new Blob(['ta', 'il']));
+    assert.deepEqual(p2, { partNumber: 2, etag: await digest('md5', 'tail') });
+    const done = await upload.complete([p2, p1]);
+    assert.equal(done.constructor.name, 'HeadResult');
+    assert.equal(done.size, 5 * MiB + 4);
+    const expected = await digest('md5', fromHex(p1.etag + p2.etag));
+    assert.equal(done.etag, `${expected}-2`);
+    assert.equal(done.httpEtag, `"${expected}-2"`);
+    assert.deepEqual(done.checksums.toJSON(), {}, 'multipart objects have no MD5');
+    assert.deepEqual(done.httpMetadata, { contentType: 'a/b' });
+    assert.deepEqual(done.customMetadata, { x: '1' });
+    assert.equal(done.range, undefined);
+    const got = (await b.get('mpu', { range: { offset: 5 * MiB - 2 } })) as GetResult;
+    assert.deepEqual(new Uint8Array(await got.arrayBuffer()), Uint8Array.of(7, 7, ...utf8('tail')));
+    assert.ok(await b.createMultipartUpload('plain', null), 'options may be null');
+  },
+  'part numbers: converted like an int, checked 1..10000 after the value type': async ({ bucket: b, digest }) => {
+    const upload = await b.createMultipartUpload('k');
+    for (const n of [0, -1, 10001]) await rejectsWith(upload.uploadPart(n, 'x'), TypeError, PART_RANGE(n));
+    await rejectsWith(upload.uploadPart(Number.NaN, 'x'), TypeError, PART_RANGE(0));
+    assert.deepEqual(await upload.uploadPart(1.9, 'x'), { partNumber: 1, etag: await digest('md5', 'x') });
+    assert.deepEqual(await upload.uploadPart('2' as never, 'y'), { partNumber: 2, etag: await digest('md5', 'y') });
+    assert.deepEqual(await upload.uploadPart(10000, 'z'), { partNumber: 10000, etag: await digest('md5', 'z') });
+    for (const bad of [null, undefined, 5]) await rejectsWith(upload.uploadPart(1, bad as never), TypeError, VALUE_ERROR);
+    await rejectsWith(upload.uploadPart(0, null as never), TypeError, VALUE_ERROR);
+    await rejectsWith(upload.complete([{ partNumber: 0, etag: 'e' }]), TypeError, PART_RANGE(0));
+    await rejectsWith(upload.complete([{ partNumber: 1, etag: await digest('md5', 'x') }, { partNumber: 10001, etag: 'e' }]), TypeError, PART_RANGE(10001));
+  },
+  'multipart failures as the script sees them': async ({ bucket: b }) => {
+    const upload = await b.createMultipartUpload('k');
+    const small = await upload.uploadPart(1, 'small');
+    const last = await upload.uploadPart(2, 'last');
+    await rejectsWith(upload.complete([small, last]), Error,
+      'completeMultipartUpload: Your proposed upload is smaller than the minimum allowed object size. (10011)');
+    await rejectsWith(upload.complete([{ partNumber: 1, etag: 'wrong' }]), Error,
+      'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+    await rejectsWith(upload.complete([small, small]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+    // Duplicates are found before etags are checked: a stale first copy still answers 10001, not 10025.
+    const replaced = await upload.uploadPart(3, 'old');
+    const current = await upload.uploadPart(3, 'new');
+    assert.notEqual(replaced.etag, current.etag);
+    await rejectsWith(upload.complete([replaced, current]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+    await rejectsWith(upload.complete([current, replaced]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
+    await rejectsWith(upload.complete([replaced]), Error, 'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+    const done = await upload.complete([last]);
+    assert.equal(done.size, 4);
+    await rejectsWith(upload.complete([last]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
+    await rejectsWith(upload.uploadPart(3, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+    assert.equal(await upload.abort(), undefined, 'abort after complete succeeds silently');
+    assert.equal(await ((await b.get('k')) as GetResult).text(), 'last', 'and keeps the object');
+
+    const aborted = await b.createMultipartUpload('other');
+    await aborted.abort();
+    await aborted.abort();
+    await rejectsWith(aborted.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+    await rejectsWith(aborted.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
+    await rejectsWith(b.createMultipartUpload('big-meta', { customMetadata: { k: 'x'.repeat(9000) } }), Error,
+      'createMultipartUpload: Your metadata headers exceed the maximum allowed metadata size. (10012)');
+  },
+  'resumeMultipartUpload: synchronous, unchecked, key coerced; uploadId must be a string': async ({ bucket: b }) => {
+    const upload = await b.createMultipartUpload('7');
+    const resumed = b.resumeMultipartUpload(7 as never, upload.uploadId);
+    assert.ok(!(resumed instanceof Promise));
+    assert.deepEqual({ key: resumed.key, uploadId: resumed.uploadId }, { key: '7', uploadId: upload.uploadId });
+    const part = await resumed.uploadPart(1, 'resumed');
+    assert.equal((await upload.complete([part])).size, 7);
+    const unknown = b.resumeMultipartUpload('k', 'no-such-upload');
+    await rejectsWith(unknown.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+    for (const bad of [undefined, 5, null]) {
+      assert.throws(() => b.resumeMultipartUpload('k', bad as never),
+        { name: 'TypeError', message: "Failed to execute 'resumeMultipartUpload' on 'StoreBucket': parameter 2 is not of type 'string'." });
+    }
+  },
+};
