@@ -10,6 +10,20 @@ const RUNTIME_MODULES = ['node:*', 'cloudflare:*', 'workerd:*'];
 
 /** One ES module with `entry` and everything it imports; throws with esbuild's messages when it cannot. */
 export async function bundleModule(entry: string): Promise<string> {
+  return (await bundleWithInputs(entry)).code;
+}
+
+/** A bundle, with what went into it: the source files it holds and the imports it leaves to workerd. */
+export interface Bundle {
+  code: string;
+  /** Paths of the files bundled, relative to the working directory, as esbuild gives them. */
+  inputs: string[];
+  /** The imports left to workerd (`node:*`, `cloudflare:*`, `workerd:*`), static or dynamic. */
+  externalImports: string[];
+}
+
+/** As bundleModule, with the bundle's inputs and external imports (test/runtime/workerd/inside-workerd.test.ts checks edgeport's own). */
+export async function bundleWithInputs(entry: string): Promise<Bundle> {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -23,8 +37,14 @@ export async function bundleModule(entry: string): Promise<string> {
     logLevel: 'silent',
     // Class and function names stay as written: scripts and error messages see them.
     keepNames: true,
+    metafile: true,
   });
-  return result.outputFiles[0]!.text;
+  const outputs = Object.values(result.metafile.outputs);
+  return {
+    code: result.outputFiles[0]!.text,
+    inputs: Object.keys(result.metafile.inputs),
+    externalImports: outputs.flatMap((output) => output.imports.filter((imported) => imported.external).map((imported) => imported.path)),
+  };
 }
 
 /** esbuild's messages for a failed build, one per line. */
