@@ -113,6 +113,11 @@ export interface StoreMultipartUpload {
   complete(uploadedParts: StoreUploadedPart[]): Promise<StoreObject>;
 }
 
+/**
+ * What put() stores. A ReadableStream must have a known length, as on the platform: here, in
+ * Node.js, a byte stream (a Request's, Response's or Blob's body) or a get body; any other stream
+ * is refused with `TypeError: Provided readable stream must have a known length (...)`.
+ */
 export type StorePutValue = ReadableStream | ArrayBuffer | ArrayBufferView | string | null | Blob;
 
 /** An object's metadata (head, a failed `onlyIf`, put, list items). */
