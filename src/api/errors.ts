@@ -34,6 +34,7 @@ export type ApiErrorCode =
   | 'API_ZONE_EXISTS'
   | 'API_ZONE_PUBLIC_SUFFIX'
   | 'API_ZONE_NAME_UNAVAILABLE'
+  | 'API_ZONE_RESERVED'
   | 'API_RULESET_NOT_FOUND'
   | 'API_ENTRYPOINT_NOT_FOUND'
   | 'API_RULESET_INVALID'
@@ -74,6 +75,7 @@ export type ApiErrorCode =
   | 'API_WORKER_BUCKET_NOT_FOUND'
   | 'API_WORKER_ROUTE_INVALID'
   | 'API_WORKER_ROUTE_ZONE'
+  | 'API_WORKER_ROUTE_RESERVED'
   | 'API_WORKER_ROUTE_DUPLICATE'
   | 'API_WORKER_ROUTE_NOT_FOUND'
   | 'API_WORKER_ROUTE_LIMIT'
@@ -122,6 +124,11 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   },
   // One refusal whether another account holds the name, a name above it or one under it: which, and that zone's name, are that account's business.
   API_ZONE_NAME_UNAVAILABLE: { kind: 'user', status: 400, code: 1061, message: '<name> is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name' },
+  // The dev domain and the names under it are the platform's (edge/platform-hosts.ts), whatever the account, the operator's included.
+  API_ZONE_RESERVED: {
+    kind: 'user', status: 400, code: 1061,
+    message: '<name> is not available: <dev domain> and the names under it belong to this server, which serves each account\'s scripts at <script>.<account subdomain>.<dev domain>; choose another name',
+  },
   API_RULESET_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find ruleset <ruleset_id>' },
   API_ENTRYPOINT_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find entrypoint ruleset in the <phase> phase' },
   API_RULESET_INVALID: { kind: 'user', status: 400, code: 20021, message: "'<value>' is not a valid value for <field> because <reason>" },
@@ -165,6 +172,10 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_BUCKET_NOT_FOUND: { kind: 'user', status: 400, code: 10085, message: "R2 bucket '<name>' not found for binding <binding>: create it first (wrangler r2 bucket create <name>); a script binds only its account's buckets" },
   API_WORKER_ROUTE_INVALID: { kind: 'user', status: 400, code: 10022, message: "Invalid route pattern '<pattern>': <reason>" },
   API_WORKER_ROUTE_ZONE: { kind: 'user', status: 400, code: 10019, message: "Could not find a zone of your account for route pattern '<pattern>': its host must be one of your zones or under one" },
+  API_WORKER_ROUTE_RESERVED: {
+    kind: 'user', status: 400, code: 10022,
+    message: "Invalid route pattern '<pattern>': it would match hosts of <dev domain>, which belong to this server (it serves each account's scripts at <script>.<account subdomain>.<dev domain>); route hosts of your zones outside it",
+  },
   API_WORKER_ROUTE_DUPLICATE: { kind: 'user', status: 400, code: 10020, message: "A route with the pattern '<pattern>' already exists: delete it, or change that route instead" },
   API_WORKER_ROUTE_NOT_FOUND: { kind: 'user', status: 404, code: 10018, message: 'Route not found: the zone has no route <route id>' },
   API_WORKER_ROUTE_LIMIT: { kind: 'user', status: 400, code: 10023, message: 'The zone has reached its limit of <n> routes: delete one, or ask the operator to raise [workers] max_routes_per_zone' },

@@ -26,6 +26,7 @@ import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
+import { routeReachesPlatform } from '../edge/platform-hosts.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { FileRoots, registerLogMetrics } from '../logs/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
@@ -301,10 +302,15 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
       : parseScriptConfig(entry, { baseDir, source });
     if (script.routes.length === 0) throw new ConfigError(`Script ${JSON.stringify(script.name)} has no routes: add routes such as ["example.test/api/*"] so the edge can reach it.`);
     for (const route of script.routes) {
+      let parsed;
       try {
-        parseRoutePattern(route);
+        parsed = parseRoutePattern(route);
       } catch (error) {
         throw new ConfigError(`Script ${JSON.stringify(script.name)}: ${(error as Error).message}`);
+      }
+      const { devDomain } = config.workers;
+      if (routeReachesPlatform(parsed, devDomain)) {
+        throw new ConfigError(`Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${devDomain} ([workers] dev_domain), which serve deployed scripts at <script>.<account subdomain>.${devDomain}: route another host, or set [workers] dev_domain to another domain ("" for none).`);
       }
     }
     return { script: script as ScriptConfig, account };
@@ -320,7 +326,7 @@ async function startScripts(scripts: readonly ServerScript[], accounts: readonly
       script, accountId: accounts[index]!, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine,
     });
     closers.push(() => host.close());
-    started.push({ name: script.name, routes: script.routes, host });
+    started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });
   }
   return started;
 }

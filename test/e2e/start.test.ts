@@ -1,10 +1,11 @@
 /**
  * `edgeport start` end to end: the real CLI serves the S3-compatible API on its port, prints the
  * bootstrap S3 key once (or takes it from the environment), keeps data across a restart, refuses
- * a bad config or a taken port with exit code 1, and stops cleanly (exit 0) on SIGTERM.
+ * a bad config (a script route onto the dev domain too) or a taken port with exit code 1, and stops cleanly (exit 0) on SIGTERM.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -80,6 +81,13 @@ test('a bad config, an unusable database or blobs URL, a bad flag or a taken por
   assert.equal(db.status, 1);
   assert.match(db.stderr, /\[db\] url \(EDGEPORT_DB_URL\): Could not open PostgreSQL at postgres:\/\/edgeport:\*\*\*@127\.0\.0\.1:1\/nowhere/);
   assert.doesNotMatch(db.stderr, /secret/);
+
+  // A [[scripts]] route that would match hosts of the dev domain: the platform's hosts are no config's.
+  writeFileSync(join(dir, 'w.mjs'), 'export default { fetch() { return new Response("w"); } };');
+  writeFileSync(join(dir, 'dev-route.toml'), '[[scripts]]\nname = "w"\nmain = "w.mjs"\ncompatibility_date = "2025-01-01"\nroutes = ["*.localhost/*"]\n');
+  const devRoute = runStartSync(['--config', join(dir, 'dev-route.toml'), '--data-dir', join(dir, 'd4')]);
+  assert.equal(devRoute.status, 1);
+  assert.match(devRoute.stderr, /Script "w": route "\*\.localhost\/\*" would match hosts of workers\.localhost \(\[workers\] dev_domain\)/);
 
   const badFlag = runStartSync(['--s3-port', 'abc']);
   assert.equal(badFlag.status, 2);
