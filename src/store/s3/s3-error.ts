@@ -44,6 +44,16 @@ export const S3_ERRORS = {
    * against the server), and the platform's own S3 API throttles with 429. Code SlowDown, which
    * SDKs that classify by code (botocore) treat as throttling, as those classifying by status do 429.
    */
+  /**
+   * Every place of the client's address was held, for seconds, by signature checks still under way
+   * (such as uploads whose signature is checked when their body ends): no failure, so not 429 but
+   * S3's own SlowDown 503, which SDKs retry after Retry-After.
+   */
+  checksPending: (retryAfterMs: number) => {
+    const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    return new S3Error('SlowDown', 503, `Please reduce your request rate: too many signature checks from this address are still under way; retry after ${seconds} s.`,
+      { 'retry-after': String(seconds) });
+  },
   slowDown: (retryAfterMs: number, scope: 'address' | 'identity') => {
     const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
     return new S3Error('SlowDown', 429, `Please reduce your request rate: too many failed authentications ${scope === 'address' ? 'from this address' : 'for this access key id'}; retry after ${seconds} s.`,
