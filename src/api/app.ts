@@ -22,6 +22,7 @@
 import { Hono } from 'hono';
 import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
 import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
+import { USAGE_ROUTES } from './accounts/usage-routes.ts';
 import { USER_ROUTES } from './accounts/user-routes.ts';
 import type { AccountRecord } from '../db/control-store.ts';
 import { failureResponse } from './envelope.ts';
@@ -59,7 +60,7 @@ import { ZONE_ROUTES } from './zones/zone-routes.ts';
 export const API_PREFIX = '/client/v4';
 
 export const API_ROUTES: readonly ApiRoute[] = [
-  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
+  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
   ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
   ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES,

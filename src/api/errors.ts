@@ -64,6 +64,7 @@ export type ApiErrorCode =
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
   | 'API_STORE_INVALID'
+  | 'API_STORE_QUOTA_EXCEEDED'
   | 'API_DELIVERED_LINES_UNAVAILABLE'
   | 'API_WORKER_NOT_FOUND'
   | 'API_SERVICE_NOT_FOUND'
@@ -72,6 +73,7 @@ export type ApiErrorCode =
   | 'API_WORKER_START_FAILED'
   | 'API_WORKER_TOO_LARGE'
   | 'API_WORKER_LIMIT'
+  | 'API_WORKER_QUOTA'
   | 'API_WORKER_BUCKET_NOT_FOUND'
   | 'API_WORKER_ROUTE_INVALID'
   | 'API_WORKER_ROUTE_ZONE'
@@ -160,6 +162,8 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   // What the real API answers on /user/tokens/verify for a credential that is not an API token.
   API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
+  // The object store's quota refusal (STORE_QUOTA_EXCEEDED), in its words: what the account stores, its quota, what the write adds.
+  API_STORE_QUOTA_EXCEEDED: { kind: 'user', status: 403, code: 10009, message: "The account's storage quota is exceeded: it stores <n> of its <quota> bytes (or objects), and this write adds <n>; delete objects or abort uploads, or ask the operator to raise the quota" },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
   // Scripts deployed through the API (/accounts/<id>/workers/...): the Workers API's codes.
   API_WORKER_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'This Worker does not exist on your account.' },
@@ -169,6 +173,8 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_START_FAILED: { kind: 'user', status: 400, code: 10021, message: 'Uncaught <the exception the script threw as it started, e.g. SyntaxError: Unexpected end of input, with where>' },
   API_WORKER_TOO_LARGE: { kind: 'user', status: 413, code: 10027, message: 'Your Worker exceeded the size limit of <limit> bytes: the upload is larger' },
   API_WORKER_LIMIT: { kind: 'user', status: 400, code: 10037, message: 'You have exceeded the limit of <n> Workers on your account: delete one, or ask the operator to raise [workers] max_scripts_per_account' },
+  // 10027 is the platform's "script too large"; wrangler prints its usual size advice after it.
+  API_WORKER_QUOTA: { kind: 'user', status: 400, code: 10027, message: "Your account's scripts exceeded their storage quota: they keep <n> bytes of modules of the <quota> allowed, and this upload adds <n>; delete a script, or ask the operator to raise the quota" },
   API_WORKER_BUCKET_NOT_FOUND: { kind: 'user', status: 400, code: 10085, message: "R2 bucket '<name>' not found for binding <binding>: create it first (wrangler r2 bucket create <name>); a script binds only its account's buckets" },
   API_WORKER_ROUTE_INVALID: { kind: 'user', status: 400, code: 10022, message: "Invalid route pattern '<pattern>': <reason>" },
   API_WORKER_ROUTE_ZONE: { kind: 'user', status: 400, code: 10019, message: "Could not find a zone of your account for route pattern '<pattern>': its host must be one of your zones or under one" },

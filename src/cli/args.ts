@@ -4,6 +4,7 @@
  * the help of the command it concerns. `--help` anywhere before `--` asks for that help instead.
  */
 import { DEFAULTS } from '../config/defaults.ts';
+import type { AccountQuotaOverrides } from '../db/account-usage.ts';
 import { ACCOUNT_ACTIONS, COMMANDS, type AccountAction, type CommandName, type CommandSpec } from './commands.ts';
 import { closest } from './did-you-mean.ts';
 import { commandHelp, USAGE } from './usage.ts';
@@ -156,6 +157,8 @@ export interface AccountsArgs {
   config: string | undefined;
   dataDir: string | undefined;
   force: boolean;
+  /** `quota`: the account's own quotas to set (null: the server's again); empty: only show them. */
+  quotas: AccountQuotaOverrides;
 }
 
 /** `edgeport backup <dir>` / `edgeport restore <dir>`. */
@@ -195,10 +198,33 @@ export function parseAccountsArgs(args: readonly string[]): AccountsArgs {
   const routed = route(['accounts', ...args]);
   if (routed.kind !== 'run') throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
   const { values, positionals } = parseCommand(COMMANDS[routed.command], routed.args);
+  const quotas: AccountQuotaOverrides = {};
+  for (const [flag, name, unit] of QUOTA_FLAGS) {
+    const value = values[flag];
+    if (value !== undefined) quotas[name] = toQuota(value, `--${flag}`, unit);
+  }
   return {
     action: routed.command.slice('accounts '.length) as AccountAction, email: positionals[0] ?? '', config: values.config, dataDir: values['data-dir'],
-    force: values.force === 'true',
+    force: values.force === 'true', quotas,
   };
+}
+
+/** `edgeport accounts quota`'s options: the quota each sets, and whether its value is bytes. */
+const QUOTA_FLAGS = [
+  ['max-object-bytes', 'maxObjectBytes', 'bytes'], ['max-objects', 'maxObjects', 'count'], ['max-script-bytes', 'maxScriptBytes', 'bytes'],
+] as const;
+const BYTE_UNITS: Record<string, number> = { '': 1, B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4 };
+
+/** A quota option's value: `default` (null: the server's), or a whole number (bytes also with KiB, MiB, GiB or TiB); 0 is no limit. */
+function toQuota(value: string, flag: string, unit: 'bytes' | 'count'): number | null {
+  if (value === 'default') return null;
+  const match = unit === 'bytes' ? /^(\d+)(B|KiB|MiB|GiB|TiB)?$/.exec(value) : /^(\d+)()$/.exec(value);
+  const amount = match ? Number(match[1]) * BYTE_UNITS[match[2] ?? '']! : NaN;
+  if (!Number.isSafeInteger(amount)) {
+    const form = unit === 'bytes' ? 'a number of bytes (such as 1073741824 or 1GiB)' : 'a whole number of objects';
+    throw new UsageError(`${flag} must be ${form}, 0 for no limit, or default for the server's [quotas]; got ${JSON.stringify(value)}.`, commandHelp('accounts quota'));
+  }
+  return amount;
 }
 
 /** Parses the arguments after `edgeport backup` or `edgeport restore`. */

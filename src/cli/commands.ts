@@ -20,10 +20,10 @@ export interface OptionSpec {
   readonly env?: string;
 }
 
-export type CommandName = 'start' | 'dev' | 'backup' | 'restore' | 'accounts create' | 'accounts list' | 'accounts rotate-key' | 'accounts delete';
+export type CommandName = 'start' | 'dev' | 'backup' | 'restore' | 'accounts create' | 'accounts list' | 'accounts rotate-key' | 'accounts delete' | 'accounts quota';
 
 /** The actions of `edgeport accounts`. */
-export const ACCOUNT_ACTIONS = ['create', 'list', 'rotate-key', 'delete'] as const;
+export const ACCOUNT_ACTIONS = ['create', 'list', 'rotate-key', 'delete', 'quota'] as const;
 export type AccountAction = (typeof ACCOUNT_ACTIONS)[number];
 
 export interface CommandSpec {
@@ -142,6 +142,23 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     options: [
       CONFIG_OPTION, DATA_DIR_OPTION,
       { name: 'force', summary: 'also delete its zones, log jobs, buckets and objects', default: 'off' },
+    ],
+  },
+  'accounts quota': {
+    name: 'accounts quota',
+    positionals: [ACCOUNT_EMAIL],
+    summary: 'Show what an account stores against its quotas; the options set its own.',
+    description: 'Shows what the account stores (the bytes and count of its objects, open multipart uploads\' parts '
+      + 'included; the bytes of its scripts\' kept versions) against its quotas, and whose each quota is: the '
+      + 'server\'s [quotas] in edgeport.toml, or the account\'s own. An option sets the account\'s own quota (a '
+      + 'number of bytes or objects, bytes also as 500MiB, 10GiB...; 0 for no limit) or, with "default", gives it '
+      + 'the server\'s again. A lower quota refuses new writes only: what is stored stays. '
+      + ACCOUNTS_WHILE_RUNNING,
+    options: [
+      CONFIG_OPTION, DATA_DIR_OPTION,
+      { name: 'max-object-bytes', value: 'N', summary: 'bytes its objects and open uploads may hold', default: '[quotas] max_object_bytes_per_account' },
+      { name: 'max-objects', value: 'N', summary: 'objects it may hold', default: '[quotas] max_objects_per_account' },
+      { name: 'max-script-bytes', value: 'N', summary: 'bytes of modules its scripts\' kept versions may hold', default: '[quotas] max_script_bytes_per_account' },
     ],
   },
 };

@@ -29,6 +29,7 @@ const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
   'accounts list': async (args) => (await import('./accounts.ts')).runAccounts(['list', ...args]),
   'accounts rotate-key': async (args) => (await import('./accounts.ts')).runAccounts(['rotate-key', ...args]),
   'accounts delete': async (args) => (await import('./accounts.ts')).runAccounts(['delete', ...args]),
+  'accounts quota': async (args) => (await import('./accounts.ts')).runAccounts(['quota', ...args]),
 };
 
 /** A serving process logs a fault no request handler caught and keeps serving (process-faults.ts). */

@@ -86,7 +86,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     if (database) closers.push(() => database!.close());
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, quotas: config.quotas, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -127,7 +127,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     registerLogMetrics(metrics, pipeline);
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
-    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, ...(database ? { database } : {}) });
+    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
     const hostDeps = { engine, dataDir: config.dataDir, logger };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.

@@ -28,6 +28,15 @@ export const DEFAULTS = {
    */
   workers: { maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 50, idleStopMs: 900_000 },
   /**
+   * What each account may store (0: no limit; `[quotas]`, src/config/quotas.ts). Generous for an
+   * honest account on a self-hosted server, and a bound on one that floods: 100 GiB and 10 million
+   * objects (each object's row is a few hundred bytes of metadata); 1 GiB of script modules, which
+   * holds 100 versions of ten 1 MiB scripts. A script keeps its 100 newest versions (what the
+   * platform lets you roll back to since September 2025) and the deployed one: older versions go
+   * with the upload that makes one too many.
+   */
+  quotas: { maxObjectBytes: 100 * 1024 ** 3, maxObjects: 10_000_000, maxScriptBytes: 1024 ** 3, maxVersionsPerScript: 100 },
+  /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
    * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough
    * directory), shared by every account of the server; a destination must be a directory strictly

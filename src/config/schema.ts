@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
 import { limitsSectionSchema, toListenerLimits, type ListenerLimits } from './limits.ts';
+import { quotasSectionSchema, toAccountQuotas, type AccountQuotas } from './quotas.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -27,6 +28,8 @@ export const configFileSchema = z.strictObject({
     allow_private_origins: z.boolean().optional(),
   }).optional(),
   limits: limitsSectionSchema.optional(),
+  /** What each account may store, and the versions kept per script. */
+  quotas: quotasSectionSchema.optional(),
   /** Scripts accounts deploy through the API (`/accounts/<id>/workers/...`). */
   workers: z.strictObject({
     max_scripts_per_account: z.number().int().min(0).max(100_000).optional(),
@@ -98,6 +101,8 @@ export interface Config {
   };
   /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
   limits: ListenerLimits;
+  /** What each account may store (`[quotas]`, src/config/quotas.ts). */
+  quotas: AccountQuotas;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
   auth: AuthConfig;
 }
@@ -124,6 +129,7 @@ export function toConfig(file: ConfigFile): Config {
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     limits: toListenerLimits(file.limits),
+    quotas: toAccountQuotas(file.quotas),
     workers: {
       maxScriptsPerAccount: file.workers?.max_scripts_per_account ?? DEFAULTS.workers.maxScriptsPerAccount,
       maxRoutesPerZone: file.workers?.max_routes_per_zone ?? DEFAULTS.workers.maxRoutesPerZone,

@@ -5,6 +5,7 @@
  */
 import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
+import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
 import type { BucketUsage,
   BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
@@ -205,6 +206,18 @@ export interface MetadataStore {
   revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean>;
   /** Gives the account every key of no account; returns how many. */
   adoptAccessKeys(accountId: string): Promise<number>;
+
+  /**
+   * What the account (`''`: the buckets of no account) stores now and the quotas that apply. Every
+   * write above keeps it exact in its own transaction: putObject, putPart and completeUpload throw a
+   * QuotaRefusal (src/db/account-usage.ts), writing nothing, when they would take the account past
+   * its object bytes or count (open uploads' parts count as bytes).
+   */
+  accountUsage(accountId: string): Promise<AccountUsage>;
+  /** Sets (a number; 0: no limit) or clears (null: the server's again) the account's own quotas; answers the result. */
+  setAccountQuotas(accountId: string, overrides: AccountQuotaOverrides): Promise<AccountUsage>;
+  /** Forgets the account's usage row (its own quotas with it) once it stores nothing: for a deleted account. */
+  forgetAccountUsage(accountId: string): Promise<void>;
 
   close(): Promise<void>;
 }

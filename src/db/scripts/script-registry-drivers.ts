@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
+import type { AccountQuotas } from '../../config/quotas.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { PgDatabase } from '../postgres/pg-database.ts';
 import { openSqliteConnection } from '../sqlite/open-sqlite.ts';
@@ -64,8 +65,11 @@ export function pgRegistryDriver(database: PgDatabase): RegistryDriver {
   };
 }
 
-/** The registry on the instance's PostgreSQL database when it has one, else in the data dir's `metadata.sqlite`. */
-export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase }): ScriptRegistry {
+/**
+ * The registry on the instance's PostgreSQL database when it has one, else in the data dir's
+ * `metadata.sqlite`; `quotas`: the server's `[quotas]` (default: DEFAULTS.quotas).
+ */
+export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase; quotas?: AccountQuotas }): ScriptRegistry {
   const driver = options.database ? pgRegistryDriver(options.database) : sqliteRegistryDriver(join(options.dataDir, 'metadata.sqlite'), options.clock.now());
-  return new ScriptRegistry(driver, options.clock);
+  return new ScriptRegistry(driver, options.clock, options.quotas);
 }

@@ -5,9 +5,17 @@
  * in the WriteQueue's group commit; PostgreSQL: in a transaction, retried on conflicts, so the
  * generators have no effect but their SQL). Every change the edge must see bumps `worker_changes`,
  * which every instance polls (changeSeq) to reload what it serves.
+ *
+ * Quotas (`[quotas]`): a script keeps its `maxVersionsPerScript` newest versions and the deployed
+ * one; the write that makes one too many deletes the oldest others in its own transaction. What
+ * the kept versions' modules weigh is the account's script bytes (account_usage, migration 16),
+ * charged in the same transaction: a write that would pass the account's quota throws a
+ * QuotaRefusal and keeps nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { toAccountQuotas } from '../../config/quotas.ts';
 import type { Clock } from '../../core/clock.ts';
+import { QuotaRefusal, toAccountUsage, type AccountQuotas, type AccountUsageRecord } from '../account-usage.ts';
 import {
   DEFAULT_SETTINGS, type DeploymentRecord, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
   type SecretRecord, type ServingState, type VersionMetadata, type VersionRecord,
@@ -46,11 +54,51 @@ function* insertDeployment(deployment: DeploymentRecord): Op<void> {
 }
 
 /** Stores a version of the script under the next number; answers that number. */
-function* insertVersion(version: { id: string; accountId: string; script: string; created: number; metadata: string; modules: string; etag: string }): Op<number> {
+function* insertVersion(version: { id: string; accountId: string; script: string; created: number; metadata: string; modules: string; etag: string; bytes: number }): Op<number> {
   const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', version.accountId, version.script))?.n ?? 0) + 1;
-  yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    version.id, version.accountId, version.script, number, version.created, version.metadata, version.modules, version.etag);
+  yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    version.id, version.accountId, version.script, number, version.created, version.metadata, version.modules, version.etag, version.bytes);
   return number;
+}
+
+/** What a version's modules weigh: their decoded bytes (they are kept as base64). */
+export function moduleBytes(modules: readonly ScriptModule[]): number {
+  return modules.reduce((sum, module) => sum + Buffer.byteLength(module.content, 'base64'), 0);
+}
+
+/**
+ * The versions a new one of the script pushes out of its history: all but the `keep - 1` newest
+ * and the one deployed once the new version is in (`deployedId`).
+ */
+function* pushedOut(accountId: string, script: string, keep: number, deployedId: string | null): Op<Array<{ id: string; bytes: number }>> {
+  const rows = yield* q('SELECT id, bytes FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC', accountId, script);
+  return rows.slice(Math.max(keep - 1, 0)).filter((row) => String(row.id) !== deployedId).map((row) => ({ id: String(row.id), bytes: Number(row.bytes) }));
+}
+
+/**
+ * Adds `bytes` (negative: frees them) to the account's script bytes, or throws a QuotaRefusal when
+ * that would pass its quota: its own, or `max` (0: no limit). Freeing is never refused.
+ */
+function* chargeScripts(accountId: string, bytes: number, max: number): Op<void> {
+  if (bytes <= 0) {
+    if (bytes < 0) {
+      yield* q(`INSERT INTO account_usage (account_id, script_bytes) VALUES (?, CAST(? AS BIGINT))
+        ON CONFLICT (account_id) DO UPDATE SET script_bytes = account_usage.script_bytes + excluded.script_bytes`, accountId, bytes);
+    }
+    return;
+  }
+  yield* q('INSERT INTO account_usage (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING', accountId);
+  const charged = yield* q(`UPDATE account_usage SET script_bytes = script_bytes + CAST(? AS BIGINT)
+    WHERE account_id = ? AND script_bytes + CAST(? AS BIGINT) <= coalesce(nullif(coalesce(max_script_bytes, CAST(? AS BIGINT)), 0), 9223372036854775807)
+    RETURNING script_bytes`, bytes, accountId, bytes, max);
+  if (charged.length > 0) return;
+  const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, { ...toAccountQuotas(undefined), maxScriptBytes: max });
+  throw new QuotaRefusal('maxScriptBytes', usage.quotas.maxScriptBytes, usage.scriptBytes, bytes);
+}
+
+/** Deletes versions a new one pushed out of the script's history. */
+function* deleteVersions(ids: readonly string[]): Op<void> {
+  for (const id of ids) yield* q('DELETE FROM worker_versions WHERE id = ?', id);
 }
 
 function toVersion(row: Row): VersionRecord {
@@ -92,7 +140,7 @@ export interface NewVersion {
 }
 
 export type UploadOutcome =
-  | { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null }
+  | { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null; pruned: number }
   | { kind: 'limit'; limit: number };
 
 export type RouteOutcome = { kind: 'ok'; route: RouteRecord } | { kind: 'duplicate' } | { kind: 'limit'; limit: number } | { kind: 'no-script' };
@@ -100,10 +148,13 @@ export type RouteOutcome = { kind: 'ok'; route: RouteRecord } | { kind: 'duplica
 export class ScriptRegistry {
   readonly #driver: RegistryDriver;
   readonly #clock: Clock;
+  readonly #quotas: AccountQuotas;
 
-  constructor(driver: RegistryDriver, clock: Clock) {
+  /** `quotas`: the server's `[quotas]` (versions kept per script; script bytes of accounts with no quota of their own). */
+  constructor(driver: RegistryDriver, clock: Clock, quotas: AccountQuotas = toAccountQuotas(undefined)) {
     this.#driver = driver;
     this.#clock = clock;
+    this.#quotas = quotas;
   }
 
   close(): Promise<void> {
@@ -132,30 +183,57 @@ export class ScriptRegistry {
 
   /**
    * Stores a new version of the script (made when missing, unless the account has `maxScripts`),
-   * deployed at once when `deploy`; otherwise it waits for a deployment.
+   * deployed at once when `deploy`; otherwise it waits for a deployment. Versions it pushes out of
+   * the script's history are deleted with it (`pruned`: how many). Throws a QuotaRefusal, storing
+   * nothing, when the account's script bytes would pass its quota.
    */
   uploadVersion(accountId: string, name: string, upload: NewVersion, options: { deploy: boolean; maxScripts: number; message?: string }): Promise<UploadOutcome> {
     const now = this.#clock.now();
     const versionId = randomUUID();
     const deploymentId = randomUUID();
+    const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
     return this.#driver.run(function* uploadOp(): Op<UploadOutcome> {
       yield* bump();
       const existing = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
       if (!existing) {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_scripts WHERE account_id = ?', accountId))?.n ?? 0);
         if (count >= options.maxScripts) return { kind: 'limit', limit: options.maxScripts };
+      }
+      const deployedId = options.deploy ? versionId : (yield* latestDeployment(accountId, name))?.versionId ?? null;
+      const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deployedId);
+      const bytes = moduleBytes(upload.modules);
+      yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
+      if (!existing) {
         yield* q('INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, ?, ?, ?, ?, 1, ?)',
           accountId, name, now, now, JSON.stringify(DEFAULT_SETTINGS), now);
       } else {
         yield* q('UPDATE worker_scripts SET modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       }
       const number = yield* insertVersion({
-        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(upload.metadata), modules: JSON.stringify(upload.modules), etag: upload.etag,
+        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(upload.metadata), modules: JSON.stringify(upload.modules), etag: upload.etag, bytes,
       });
+      yield* deleteVersions(pruned.map((version) => version.id));
       if (options.deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: options.message ?? null });
       const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata: upload.metadata, etag: upload.etag };
       const script = (yield* scriptRow(accountId, name))!;
-      return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null };
+      return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null, pruned: pruned.length };
+    });
+  }
+
+  /**
+   * The refusal an upload of `upload` would meet (its bytes, less those of the versions it would
+   * push out, past the account's script quota), or null: checked before the upload's trial start,
+   * which is costly. The upload itself checks again, exactly.
+   */
+  quotaRefusal(accountId: string, name: string, upload: NewVersion, deploy: boolean): Promise<QuotaRefusal | null> {
+    const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
+    return this.#driver.run(function* checkOp(): Op<QuotaRefusal | null> {
+      const deployedId = deploy ? '' : (yield* latestDeployment(accountId, name))?.versionId ?? null;
+      const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deployedId);
+      const adding = moduleBytes(upload.modules) - pruned.reduce((sum, version) => sum + version.bytes, 0);
+      const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, { ...toAccountQuotas(undefined), maxScriptBytes });
+      const limit = usage.quotas.maxScriptBytes;
+      return adding > 0 && limit > 0 && usage.scriptBytes + adding > limit ? new QuotaRefusal('maxScriptBytes', limit, usage.scriptBytes, adding) : null;
     });
   }
 
@@ -164,6 +242,8 @@ export class ScriptRegistry {
     return this.#driver.run(function* deleteOp() {
       const found = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
       if (!found) return false;
+      const kept = Number((yield* one('SELECT coalesce(sum(bytes), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0);
+      yield* chargeScripts(accountId, -kept, 0);
       for (const table of ['worker_scripts', 'worker_versions', 'worker_deployments', 'worker_secrets']) {
         yield* q(`DELETE FROM ${table} WHERE account_id = ? AND ${table === 'worker_scripts' ? 'name' : 'script'} = ?`, accountId, name);
       }
@@ -236,12 +316,14 @@ export class ScriptRegistry {
    * secret to delete, is missing. As on the platform, a script with a deployment gets a new version
    * (the deployed one's copy, `triggeredBy: 'secret'`) deployed at once, so `wrangler versions list`
    * and `deployments list` show the change. `asVersion: false`: the secrets that came with an upload,
-   * which is itself the new version.
+   * which is itself the new version. That copy counts against the script's versions and the
+   * account's script bytes like an upload (a QuotaRefusal changes nothing).
    */
   setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
     const now = this.#clock.now();
     const versionId = randomUUID();
     const deploymentId = randomUUID();
+    const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
     return this.#driver.run(function* secretOp() {
       if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return false;
       if (value === null) {
@@ -257,7 +339,11 @@ export class ScriptRegistry {
       if (deployed) {
         const metadata = JSON.parse(String(deployed.metadata)) as VersionMetadata;
         const copied: VersionMetadata = { ...metadata, annotations: { triggeredBy: 'secret' } };
-        yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(deployed.modules), etag: String(deployed.etag) });
+        const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, versionId);
+        const bytes = Number(deployed.bytes);
+        yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
+        yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(deployed.modules), etag: String(deployed.etag), bytes });
+        yield* deleteVersions(pruned.map((version) => version.id));
         yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
       }
       yield* bump();
