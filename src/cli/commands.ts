@@ -156,9 +156,9 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       + ACCOUNTS_WHILE_RUNNING,
     options: [
       CONFIG_OPTION, DATA_DIR_OPTION,
-      { name: 'max-object-bytes', value: 'N', summary: 'bytes its objects and open uploads may hold', default: '[quotas] max_object_bytes_per_account' },
-      { name: 'max-objects', value: 'N', summary: 'objects it may hold', default: '[quotas] max_objects_per_account' },
-      { name: 'max-script-bytes', value: 'N', summary: 'bytes of modules its scripts\' kept versions may hold', default: '[quotas] max_script_bytes_per_account' },
+      { name: 'max-object-bytes', value: 'N', summary: 'bytes its objects and open uploads may hold', default: 'the server\'s' },
+      { name: 'max-objects', value: 'N', summary: 'objects it may hold', default: 'the server\'s' },
+      { name: 'max-script-bytes', value: 'N', summary: 'bytes its scripts\' kept versions may hold', default: 'the server\'s' },
     ],
   },
 };

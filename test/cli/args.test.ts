@@ -85,11 +85,17 @@ test('known mistakes get these exact messages', { timeout: 5_000 }, () => {
   assert.equal(dev(['a.toml', 'b.toml']), 'Unexpected argument "b.toml": edgeport dev <script-config> [options].');
   assert.equal(dev(['a.toml', '--prot', '1']), 'Unknown option \'--prot\'. Did you mean --port?');
   const accounts = (args: string[]) => usageError(() => parseAccountsArgs(args)).message;
-  assert.equal(accounts([]), 'edgeport accounts needs an action: edgeport accounts create, edgeport accounts list, edgeport accounts rotate-key, edgeport accounts delete.');
+  assert.equal(accounts([]), 'edgeport accounts needs an action: edgeport accounts create, edgeport accounts list, edgeport accounts rotate-key, edgeport accounts delete, edgeport accounts quota.');
   assert.equal(accounts(['rotate-key']), 'edgeport accounts rotate-key needs the e-mail of the account: edgeport accounts rotate-key <email> [options].');
   assert.equal(accounts(['delte', 'a@b.c']), 'Unknown action \'delte\' of edgeport accounts. Did you mean delete?');
   assert.equal(accounts(['delete', 'a@b.c', '--force=yes']), 'Option --force takes no value: write --force alone.');
   assert.equal(accounts(['list', 'a@b.c']), 'Unexpected argument "a@b.c": edgeport accounts list [options].');
+  assert.equal(accounts(['quota', 'a@b.c', '--max-object-bytes', '10 GB']),
+    '--max-object-bytes must be a number of bytes (such as 1073741824 or 1GiB), 0 for no limit, or default for the server\'s [quotas]; got "10 GB".');
+  assert.equal(accounts(['quota', 'a@b.c', '--max-objects', '1KiB']), '--max-objects must be a whole number of objects, 0 for no limit, or default for the server\'s [quotas]; got "1KiB".');
+  assert.deepEqual(parseAccountsArgs(['quota', 'a@b.c', '--max-object-bytes=10GiB', '--max-objects', '0', '--max-script-bytes', 'default']).quotas,
+    { maxObjectBytes: 10 * 1024 ** 3, maxObjects: 0, maxScriptBytes: null });
+  assert.deepEqual(parseAccountsArgs(['quota', 'a@b.c']).quotas, {});
   const backup = (args: string[]) => usageError(() => parseBackupArgs('backup', args)).message;
   assert.equal(backup([]), 'edgeport backup needs an empty or new directory for the backup: edgeport backup <dir> [options].');
   assert.equal(backup(['b', '--force']), 'Unknown option \'--force\'.', 'only restore replaces data');
@@ -131,9 +137,9 @@ test('after --, everything is positional: a script config may start with a dash'
   assert.deepEqual(parseStartArgs(['--data-dir', '/d', '--api-port=0', '--edge-port', '8080']), {
     config: undefined, flags: { data_dir: '/d', ports: { api: 0, edge: 8080 } },
   });
-  assert.deepEqual(parseAccountsArgs(['create', 'a@b.c', '--data-dir', 'd']), { action: 'create', email: 'a@b.c', config: undefined, dataDir: 'd', force: false });
-  assert.deepEqual(parseAccountsArgs(['delete', '--force', 'a@b.c']), { action: 'delete', email: 'a@b.c', config: undefined, dataDir: undefined, force: true });
-  assert.deepEqual(parseAccountsArgs(['list']), { action: 'list', email: '', config: undefined, dataDir: undefined, force: false });
+  assert.deepEqual(parseAccountsArgs(['create', 'a@b.c', '--data-dir', 'd']), { action: 'create', email: 'a@b.c', config: undefined, dataDir: 'd', force: false, quotas: {} });
+  assert.deepEqual(parseAccountsArgs(['delete', '--force', 'a@b.c']), { action: 'delete', email: 'a@b.c', config: undefined, dataDir: undefined, force: true, quotas: {} });
+  assert.deepEqual(parseAccountsArgs(['list']), { action: 'list', email: '', config: undefined, dataDir: undefined, force: false, quotas: {} });
   assert.deepEqual(parseBackupArgs('restore', ['b', '--force', '--data-dir', 'd']), { dir: 'b', config: undefined, dataDir: 'd', force: true });
 });
 
@@ -155,7 +161,7 @@ test('help and version: flags, the help command, and --help after a command (bef
 
 test('the usage lists every command with one line on what it does, and every option with its default', { timeout: 5_000 }, () => {
   for (const line of ['  start ', '  dev <script-config> ', '  backup <dir> ', '  restore <dir> ', '  accounts create <email> ', '  accounts list ',
-    '  accounts rotate-key <email>', '  accounts delete <email> ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
+    '  accounts rotate-key <email>', '  accounts delete <email> ', '  accounts quota <email> ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
     assert.ok(USAGE.includes(line), `lists ${line.trim()}`);
   }
   assert.ok(USAGE.startsWith(`edgeport ${VERSION}`));
