@@ -83,7 +83,7 @@ export const PG_SQL = {
   /** Drops uploads ($1: ids, locked) with their part rows; the parts' blobs are queued ($2: when) and their bytes freed from account $3. */
   dropUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id, size),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone', '$2')}),
-    freed AS (UPDATE account_usage SET object_bytes = object_bytes - (SELECT coalesce(sum(size), 0) FROM gone) WHERE account_id = $3),
+    freed AS (UPDATE account_usage SET object_bytes = object_bytes - (SELECT coalesce(sum(size), 0) FROM gone) WHERE account_id = $3 AND EXISTS (SELECT 1 FROM gone)),
     dropped AS (DELETE FROM uploads WHERE upload_id = ANY ($1::text[]))
     SELECT 1`,
   deleteBucket: 'DELETE FROM buckets WHERE name = $1',
@@ -126,7 +126,7 @@ export const PG_SQL = {
   deleteObjects: `WITH gone AS (
       DELETE FROM objects WHERE bucket = $1 AND key = ANY ($2::bytea[]) RETURNING version, has_inline, blob_id, part_count, size
     ), freed AS (UPDATE account_usage SET object_bytes = object_bytes - (SELECT coalesce(sum(size), 0) FROM gone),
-      object_count = object_count - (SELECT count(*) FROM gone) WHERE account_id = $4),
+      object_count = object_count - (SELECT count(*) FROM gone) WHERE account_id = $4 AND EXISTS (SELECT 1 FROM gone)),
     gone_body AS (DELETE FROM inline_bodies WHERE version IN (SELECT version FROM gone WHERE has_inline = 1)),
     gone_parts AS (DELETE FROM object_parts WHERE version IN (SELECT version FROM gone WHERE part_count > 0) RETURNING blob_id),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id IS NOT NULL UNION ALL SELECT blob_id FROM gone_parts', '$3')})

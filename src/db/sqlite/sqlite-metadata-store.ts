@@ -494,10 +494,11 @@ export class SqliteMetadataStore implements MetadataStore {
       if (bytes < 0 || count < 0) this.#sql.addUsage.run(account, bytes, count);
       return;
     }
-    const params = { account, bytes, count, maxBytes: this.#quotas.maxObjectBytes, maxCount: this.#quotas.maxObjects };
-    if (this.#sql.chargeObjects.run(params).changes === 1) return;
+    const { maxObjectBytes, maxObjects } = this.#quotas;
+    const charge = () => this.#sql.chargeObjects.run(bytes, count, account, bytes <= 0 ? 1 : 0, bytes, maxObjectBytes, count <= 0 ? 1 : 0, count, maxObjects).changes === 1;
+    if (charge()) return;
     // No row yet (the account's first write), or over a quota.
-    if (this.#sql.ensureUsage.run(account).changes === 1 && this.#sql.chargeObjects.run(params).changes === 1) return;
+    if (this.#sql.ensureUsage.run(account).changes === 1 && charge()) return;
     throw refusalFor(this.#usage(account), bytes, count);
   }
 

@@ -98,11 +98,13 @@ export function prepareStatements(db: Database) {
 
     // What each account stores (migration 16). A charge that adds is conditional: it changes
     // nothing (0 rows) when the account's row is missing or the result would pass a quota, whose
-    // value is the row's own or, when NULL, @maxBytes / @maxCount (0 for either: no limit).
-    chargeObjects: s(`UPDATE account_usage SET object_bytes = object_bytes + @bytes, object_count = object_count + @count
-      WHERE account_id = @account
-        AND (@bytes <= 0 OR object_bytes + @bytes <= coalesce(nullif(coalesce(max_object_bytes, @maxBytes), 0), 9223372036854775807))
-        AND (@count <= 0 OR object_count + @count <= coalesce(nullif(coalesce(max_objects, @maxCount), 0), 9223372036854775807))`),
+    // value is the row's own or, when NULL, the server's (0 for either: no limit). Positional, each
+    // value once (binding by name costs more on this hot path): bytes, count, account, then per
+    // quota 1 to skip its check (what does not grow), the amount again and the server's quota.
+    chargeObjects: s(`UPDATE account_usage SET object_bytes = object_bytes + ?, object_count = object_count + ?
+      WHERE account_id = ?
+        AND (? OR object_bytes + ? <= coalesce(nullif(coalesce(max_object_bytes, ?), 0), 9223372036854775807))
+        AND (? OR object_count + ? <= coalesce(nullif(coalesce(max_objects, ?), 0), 9223372036854775807))`),
     ensureUsage: s('INSERT OR IGNORE INTO account_usage (account_id) VALUES (?)'),
     /** What frees space (or moves it, adopting a bucket) is never refused. */
     addUsage: s(`INSERT INTO account_usage (account_id, object_bytes, object_count) VALUES (?, ?, ?)
