@@ -2,8 +2,8 @@
  * Account quotas through `edgeport start` (SQLite, or PostgreSQL under EDGEPORT_TEST_DB=postgres),
  * an attacker beside an honest account, each with the clients a user has: past its object bytes
  * the attacker is refused on every face (S3 PutObject, CopyObject, UploadPart and POST Object with
- * the AWS SDK: QuotaExceeded 403; the R2 and dashboard object routes: 10009; a deployed script's
- * binding: `put: ... (10009)`), its usage goes down as it deletes, its object count is bounded by a
+ * the AWS SDK: QuotaExceeded 403; the R2 and dashboard object routes and `wrangler r2 object put`:
+ * 10009; a deployed script's binding: `put: ... (10009)`), its usage goes down as it deletes, its object count is bounded by a
  * quota the operator sets with `edgeport accounts quota`, its scripts keep 3 versions and an upload
  * past its script bytes is refused (10027); the API and the CLI show its usage against its quotas;
  * the honest account's writes go through all along.
@@ -23,6 +23,7 @@ import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { managementApi } from '../helpers/management-api.ts';
 import { testDbUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { wranglerFor } from '../helpers/wrangler.ts';
 import { moduleFile, sdkFor, viaEdge } from '../helpers/workers-upload.ts';
 
 const KiB = 1024;
@@ -131,6 +132,16 @@ test('quotas: an attacker is refused past its object bytes, object count and scr
     assert.deepEqual([response.status, envelope.success, envelope.errors[0]!.code], [403, false, 10009], path);
     assert.match(envelope.errors[0]!.message, /storage quota is exceeded: it stores 614400 of its 1048576 bytes/);
   }
+
+  // wrangler r2 object put (that route) prints the status and the answer, message and code.
+  const wrangler = wranglerFor(t, { apiBase: apiUrl, accountId: malloryId, credentials: { email: 'mallory@example.test', key: malloryKey } });
+  const file = join(wrangler.dir, 'loot.bin');
+  writeFileSync(file, new Uint8Array(500 * KiB));
+  const wrangled = await wrangler.run(['r2', 'object', 'put', 'loot/wrangled', '--file', file, '--remote']);
+  assert.notEqual(wrangled.code, 0);
+  const printed = `${wrangled.stdout}${wrangled.stderr}`;
+  assert.match(printed, /403: Forbidden;[^]*"code":10009,"message":"The account's storage quota is exceeded: it stores 614400 of its 1048576 bytes/);
+  console.log(`wrangler r2 object put over the quota: ${/.*403: Forbidden;.*/.exec(printed)?.[0]}\n${/.*"code":10009.*/.exec(printed)?.[0]}`);
 
   // A deployed script's binding throws the platform's shape.
   const zone = await malloryCf.zones.create({ account: { id: malloryId }, name: 'mallory.test' });
