@@ -2,13 +2,14 @@
  * S3 access keys: each belongs to one account and reaches only its buckets, optionally limited to
  * named buckets and to reading (key-grant.ts). Created (random id and secret, or given), looked up
  * for every signed request (with a one-second cache, so a revocation takes effect within a
- * second), listed and revoked by their account. The first start gives the first account a key from
+ * second; the secret is stored sealed and opened by the lookup, since verifying a signature needs
+ * it in clear), listed and revoked by their account. The first start gives the first account a key from
  * EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY, or generates one and returns it to be
  * printed once.
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
-import type { AccessKeyPermission, AccessKeyRow, MetadataStore } from '../../db/metadata-store.ts';
+import type { AccessKeyPermission, ListedAccessKeyRow, MetadataStore } from '../../db/metadata-store.ts';
 import type { S3AccessKey } from './key-grant.ts';
 
 const CACHE_MS = 1000;
@@ -28,7 +29,7 @@ export interface AccessKeyOptions {
   given?: NewAccessKey;
 }
 
-export type ListedAccessKey = Omit<AccessKeyRow, 'secret'>;
+export type ListedAccessKey = ListedAccessKeyRow;
 
 export class AccessKeys {
   readonly #meta: MetadataStore;
@@ -74,7 +75,7 @@ export class AccessKeys {
 
   /** The account's keys, revoked ones included (never their secrets). */
   async list(accountId: string): Promise<ListedAccessKey[]> {
-    return (await this.#meta.listAccessKeys(accountId)).map(({ secret: _secret, ...listed }) => listed);
+    return this.#meta.listAccessKeys(accountId);
   }
 
   /** false when the account has no such key. */
