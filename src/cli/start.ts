@@ -1,6 +1,7 @@
 /**
  * `edgeport start`: loads edgeport.toml (+ env + flags), locks the data dir (one process per dir:
- * a second start refuses before touching anything), opens the store and the control plane on it
+ * a second start refuses before touching anything), loads the secrets key and seals or checks the
+ * database's secrets with it (secrets-key.ts), opens the store and the control plane on it
  * (after crash recovery), creates the bootstrap credentials on first start (printed once), starts
  * the scripts of `[[scripts]]`, puts every service behind its port and prints the banner
  * (banner.ts). SIGTERM or SIGINT drains the listeners, delivers spooled log lines (bounded), then
@@ -11,6 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
 import { Gauge } from 'prom-client';
 import { systemClock } from '../core/clock.ts';
+import type { SecretBox } from '../core/crypto/secret-box.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
 import { Metrics } from '../core/metrics.ts';
@@ -40,6 +42,7 @@ import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { recoverInterruptedRestore } from './restore-swap.ts';
+import { logSecretsEvents, openSecrets } from './secrets-key.ts';
 import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
@@ -78,15 +81,20 @@ export async function runStart(args: StartArgs): Promise<void> {
   };
   let engine: ObjectEngine;
   let database: PgDatabase | undefined;
+  let secrets: SecretBox;
   try {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
     if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
     database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
     if (database) closers.push(() => database!.close());
+    // Before any store opens: the database's secrets are sealed with this key (secrets-key.ts), and another key is refused here.
+    const opened = await openSecrets(config, database, clock.now());
+    logSecretsEvents(logger, opened.events);
+    secrets = opened.box;
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, quotas: config.quotas, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, quotas: config.quotas, secrets, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -94,7 +102,7 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
   closers.push(() => engine.close());
   try {
-    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, ...(database ? { database } : {}) });
+    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, secrets, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
     const scrypt = new ScryptThread({ maxQueued: config.auth.maxQueuedHashes });
@@ -127,7 +135,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     registerLogMetrics(metrics, pipeline);
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
-    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, ...(database ? { database } : {}) });
+    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, secrets, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
     const hostDeps = { engine, dataDir: config.dataDir, logger };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.

@@ -70,6 +70,15 @@ export const configFileSchema = z.strictObject({
     /** A job whose destination has failed this long without a success is paused (takes no new lines until a delivery succeeds). */
     pause_after_failing_ms: z.number().int().min(1_000).max(86_400_000).optional(),
   }).optional(),
+  /**
+   * The key that seals secrets kept in the database (src/db/secrets): `key` (the base64 of 32
+   * bytes; EDGEPORT_SECRETS_KEY) when given, else the file `key_file` holds it in
+   * (EDGEPORT_SECRETS_KEY_FILE), else `<data_dir>/secrets.key`, made at the first start on SQLite.
+   */
+  secrets: z.strictObject({
+    key: z.string().regex(/^\s*[A-Za-z0-9+/]{43}=\s*$/, 'must be the base64 of 32 random bytes, such as the output of: head -c 32 /dev/urandom | base64').optional(),
+    key_file: z.string().min(1).optional(),
+  }).optional(),
   scripts: z.array(z.union([
     z.strictObject({ path: z.string().min(1) }),
     z.record(z.string(), z.unknown()),
@@ -105,6 +114,8 @@ export interface Config {
   quotas: AccountQuotas;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
   auth: AuthConfig;
+  /** `[secrets]`: the secrets key itself (base64), or the file holding it; neither: `<dataDir>/secrets.key`. */
+  secrets: { key: string | undefined; keyFile: string | undefined };
 }
 
 export interface AuthConfig {
@@ -125,6 +136,7 @@ export function toConfig(file: ConfigFile): Config {
     ports: { edge: DEFAULTS.ports.edge, api: DEFAULTS.ports.api, gateway: DEFAULTS.ports.gateway, s3: DEFAULTS.ports.s3, ...file.ports },
     dbUrl: file.db?.url,
     blobsUrl: file.blobs?.url,
+    secrets: { key: file.secrets?.key, keyFile: file.secrets?.key_file },
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseAccountsArgs, parseBackupArgs, parseCommand, parseDevArgs, parseStartArgs, route, UsageError, wantsHelp } from '../../src/cli/args.ts';
+import { parseAccountsArgs, parseBackupArgs, parseCommand, parseDevArgs, parseSecretsArgs, parseStartArgs, route, UsageError, wantsHelp } from '../../src/cli/args.ts';
 import { CliError } from '../../src/cli/cli-errors.ts';
 import { COMMANDS, optionHint, type CommandSpec } from '../../src/cli/commands.ts';
 import { closest, editDistance } from '../../src/cli/did-you-mean.ts';
@@ -99,6 +99,17 @@ test('known mistakes get these exact messages', { timeout: 5_000 }, () => {
   const backup = (args: string[]) => usageError(() => parseBackupArgs('backup', args)).message;
   assert.equal(backup([]), 'edgeport backup needs an empty or new directory for the backup: edgeport backup <dir> [options].');
   assert.equal(backup(['b', '--force']), 'Unknown option \'--force\'.', 'only restore replaces data');
+  assert.equal(parseBackupArgs('backup', ['b', '--include-secrets-key']).includeSecretsKey, true);
+  assert.equal(parseBackupArgs('backup', ['b']).includeSecretsKey, false);
+  assert.equal(backup(['b', '--include-secrets-key=yes']), 'Option --include-secrets-key takes no value: write --include-secrets-key alone.');
+  const secrets = (args: string[]) => usageError(() => route(['secrets', ...args])).message;
+  assert.equal(secrets([]), 'edgeport secrets needs an action: edgeport secrets rotate-key.');
+  assert.equal(secrets(['rotate']), 'Unknown action \'rotate\' of edgeport secrets. Did you mean rotate-key?');
+  assert.deepEqual(route(['secrets', 'rotate-key', '--new-key-file', 'k']), { kind: 'run', command: 'secrets rotate-key', args: ['--new-key-file', 'k'] });
+  assert.deepEqual(route(['help', 'secrets']), { kind: 'help', command: 'secrets rotate-key' });
+  assert.deepEqual(route(['secrets', '--help']), { kind: 'help', command: 'secrets rotate-key' });
+  assert.deepEqual(parseSecretsArgs(['--new-key-file', 'k', '--data-dir', 'd']), { config: undefined, dataDir: 'd', newKeyFile: 'k' });
+  assert.equal(usageError(() => parseSecretsArgs(['extra'])).message, 'Unexpected argument "extra": edgeport secrets rotate-key [options].');
   assert.equal(accounts(['crate', 'a@b.c']), 'Unknown action \'crate\' of edgeport accounts. Did you mean create?');
   assert.equal(accounts(['create']), 'edgeport accounts create needs the e-mail of the new account: edgeport accounts create <email> [options].');
   const top = (argv: string[]) => usageError(() => route(argv));
@@ -161,7 +172,7 @@ test('help and version: flags, the help command, and --help after a command (bef
 
 test('the usage lists every command with one line on what it does, and every option with its default', { timeout: 5_000 }, () => {
   for (const line of ['  start ', '  dev <script-config> ', '  backup <dir> ', '  restore <dir> ', '  accounts create <email> ', '  accounts list ',
-    '  accounts rotate-key <email>', '  accounts delete <email> ', '  accounts quota <email> ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
+    '  accounts rotate-key <email>', '  accounts delete <email> ', '  accounts quota <email> ', '  secrets rotate-key ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
     assert.ok(USAGE.includes(line), `lists ${line.trim()}`);
   }
   assert.ok(USAGE.startsWith(`edgeport ${VERSION}`));
