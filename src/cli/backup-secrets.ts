@@ -69,8 +69,14 @@ export function restoredKeyNote(config: Readonly<Config>, manifest: Partial<Back
       : `edgeport: the backup's secrets key is in ${path}, but this config takes its key from ${source.label}: give that one the backup's key before starting.`;
   }
   if (manifest.secretsKeyId === undefined) return undefined;
-  const held = readKey(source);
+  let held;
+  try {
+    held = readKey(source);
+  } catch {
+    // A malformed key is the start's to report; the restore is done.
+    held = undefined;
+  }
   return held?.id === manifest.secretsKeyId
     ? `edgeport: the database's secrets are sealed with key ${manifest.secretsKeyId}, which ${source.label} holds.`
-    : `edgeport: the database's secrets are sealed with key ${manifest.secretsKeyId}: put that key in ${source.label} (or give it as EDGEPORT_SECRETS_KEY) before starting.`;
+    : `edgeport: the database's secrets are sealed with key ${manifest.secretsKeyId}: ${source.kind === 'value' ? `start with that key in ${source.label}` : `put that key in ${source.label} (or give it as EDGEPORT_SECRETS_KEY) before starting`}.`;
 }

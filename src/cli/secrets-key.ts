@@ -39,7 +39,7 @@ export type KeySource =
   | { kind: 'file'; path: string; configured: boolean; label: string };
 
 export function keySource(config: Readonly<Config>): KeySource {
-  if (config.secrets.key !== undefined) return { kind: 'value', text: config.secrets.key, label: 'EDGEPORT_SECRETS_KEY ([secrets] key)' };
+  if (config.secrets.key !== undefined) return { kind: 'value', text: config.secrets.key, label: 'EDGEPORT_SECRETS_KEY or [secrets] key' };
   if (config.secrets.keyFile !== undefined) return { kind: 'file', path: config.secrets.keyFile, configured: true, label: `the key file ${config.secrets.keyFile} ([secrets] key_file)` };
   const path = join(config.dataDir, KEY_FILE);
   return { kind: 'file', path, configured: false, label: `the key file ${path}` };

@@ -78,7 +78,7 @@ export async function runRotateKey(args: SecretsArgs, out: Out = (line) => proce
       throw new CliError('CLI_SECRETS_KEY_WRONG', `The secrets key from ${source.label} (id ${current.id}) is not the one this database is sealed with (id ${outcome.keyId}); nothing was changed.`);
     }
     const { accessKeys, workerSecrets, logJobs } = outcome.counts;
-    const resealed = `${workerSecrets} worker secrets, ${accessKeys} S3 secret keys and ${logJobs} log job destinations`;
+    const resealed = `${count(workerSecrets, 'worker secret')}, ${count(accessKeys, 'S3 secret key')} and ${count(logJobs, 'log job destination')}`;
     if (source.kind === 'file' && newKeyFile === undefined) {
       await rename(written, source.path);
       await syncDirectory(dirname(source.path));
@@ -94,4 +94,8 @@ export async function runRotateKey(args: SecretsArgs, out: Out = (line) => proce
     await database?.close();
     lock.release();
   }
+}
+
+function count(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
 }

@@ -100,3 +100,22 @@ test('[logs] spool bounds and file_roots_claimable: documented defaults, set in 
   writeFileSync(file, '[logs]\nmax_job_spool_bytes = 100\npause_after_failing_ms = 10\n');
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /logs\.max_job_spool_bytes/.test(String(error)) && /logs\.pause_after_failing_ms/.test(String(error)));
 });
+
+test('[secrets]: none by default; EDGEPORT_SECRETS_KEY and _FILE over the file; a malformed key is refused without being echoed', { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).secrets, { key: undefined, keyFile: undefined });
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, '[secrets]\nkey_file = "/run/secrets/edgeport.key"\n');
+  assert.deepEqual(loadConfig({ file, env: {} }).secrets, { key: undefined, keyFile: '/run/secrets/edgeport.key' });
+  const key = Buffer.alloc(32, 1).toString('base64');
+  assert.deepEqual(loadConfig({ file, env: { EDGEPORT_SECRETS_KEY: key, EDGEPORT_SECRETS_KEY_FILE: '/other.key' } }).secrets, { key, keyFile: '/other.key' });
+  for (const bad of ['hunter2-not-a-key', Buffer.alloc(16, 1).toString('base64')]) {
+    assert.throws(() => loadConfig({ env: { EDGEPORT_SECRETS_KEY: bad } }), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /secrets\.key: must be the base64 of 32 random bytes/);
+      assert.ok(!error.message.includes(bad), 'the value is not echoed');
+      return true;
+    });
+  }
+  writeFileSync(file, '[secrets]\nkey_file = ""\n');
+  assert.throws(() => loadConfig({ file, env: {} }), /secrets\.key_file/);
+});

@@ -112,6 +112,7 @@ export class DocsSession {
         // Whatever the developer's environment holds, the examples start from a fresh machine's.
         EDGEPORT_ADMIN_EMAIL: '', EDGEPORT_ADMIN_KEY: '', EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '',
         EDGEPORT_DATA_DIR: '', EDGEPORT_DB_URL: '', EDGEPORT_BLOBS_URL: '', EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '',
+        EDGEPORT_SECRETS_KEY: '', EDGEPORT_SECRETS_KEY_FILE: '',
       });
       const session = new DocsSession(work, shell, rewrite, cleanups);
       const prelude = await shell.run(PRELUDE);
