@@ -12,7 +12,7 @@ import { sealedKeyIdIn } from '../db/secrets/sealing.ts';
 import { DATABASE_FILE } from './backup-layout.ts';
 import { CliError } from './cli-errors.ts';
 import type { NoFollowDir } from './no-follow-dir.ts';
-import { KEY_FILE, keySource, readKey, writeKeyFile } from './secrets-key.ts';
+import { dataDirKeyFile, KEY_FILE, keySource, readKey, writeKeyFile } from './secrets-key.ts';
 
 export { KEY_FILE };
 
@@ -63,7 +63,7 @@ export function backupHoldsKey(backup: NoFollowDir): boolean {
 export function restoredKeyNote(config: Readonly<Config>, manifest: Partial<BackupSecretsKey>, restoredKey: boolean): string | undefined {
   const source = keySource(config);
   if (restoredKey) {
-    const path = join(config.dataDir, KEY_FILE);
+    const path = dataDirKeyFile(config.dataDir);
     return source.kind === 'file' && !source.configured
       ? `edgeport: the backup's secrets key is now ${path}.`
       : `edgeport: the backup's secrets key is in ${path}, but this config takes its key from ${source.label}: give that one the backup's key before starting.`;

@@ -33,6 +33,11 @@ export const KEY_FILE = 'secrets.key';
 /** How to make a key, for messages. */
 export const MAKE_KEY = 'head -c 32 /dev/urandom | base64';
 
+/** `<data-dir>/secrets.key`, written as the data dir was given (`./solo/secrets.key`), for messages as for use. */
+export function dataDirKeyFile(dataDir: string): string {
+  return `${dataDir.replace(/\/+$/, '')}/${KEY_FILE}`;
+}
+
 export type KeySource =
   | { kind: 'value'; text: string; label: string }
   /** `configured`: named by `[secrets] key_file` (never made by edgeport), else the data dir's default. */
@@ -41,7 +46,7 @@ export type KeySource =
 export function keySource(config: Readonly<Config>): KeySource {
   if (config.secrets.key !== undefined) return { kind: 'value', text: config.secrets.key, label: 'EDGEPORT_SECRETS_KEY or [secrets] key' };
   if (config.secrets.keyFile !== undefined) return { kind: 'file', path: config.secrets.keyFile, configured: true, label: `the key file ${config.secrets.keyFile} ([secrets] key_file)` };
-  const path = join(config.dataDir, KEY_FILE);
+  const path = dataDirKeyFile(config.dataDir);
   return { kind: 'file', path, configured: false, label: `the key file ${path}` };
 }
 
