@@ -41,7 +41,7 @@ function sized(text: string, size: number): NewVersion {
 const QUOTA_OPENERS: Record<string, (t: TestContext, quotas: AccountQuotas) => Promise<{ registry: ScriptRegistry; meta: MetadataStore }>> = {
   async sqlite(t, quotas) {
     const dataDir = tempDir(t);
-    const registry = openScriptRegistry({ dataDir, clock: new FakeClock(), quotas });
+    const registry = openScriptRegistry({ dataDir, clock: new FakeClock(), quotas, secrets: TEST_SECRETS });
     const meta = new SqliteMetadataStore({ file: join(dataDir, 'metadata.sqlite'), clock: new FakeClock(), reclaimGraceMs: 0, quotas });
     t.after(async () => {
       await registry.close();
@@ -51,7 +51,7 @@ const QUOTA_OPENERS: Record<string, (t: TestContext, quotas: AccountQuotas) => P
   },
   async postgres(t, quotas) {
     const database = await PgDatabase.open({ url: await pgTestUrl(t), now: 0 });
-    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, quotas });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, quotas, secrets: TEST_SECRETS });
     const meta = new PgMetadataStore({ database, clock: new FakeClock(), reclaimGraceMs: 0, quotas });
     t.after(async () => {
       await registry.close();
