@@ -23,6 +23,7 @@ import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
 import { DeployedScripts } from '../edge/deployed-scripts.ts';
+import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
 import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
@@ -147,6 +148,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
+    registerTailMetrics(metrics, tails);
     const runningScripts = new Gauge({ name: 'edgeport_workers_running_scripts', help: 'Deployed scripts running in workerd on this instance (each started by its first request, stopped when idle).', registers: [metrics.registry] });
     metrics.beforeScrape(() => runningScripts.set(deployed.runningCount));
     closers.push(() => deployed.close());
