@@ -141,7 +141,6 @@ export async function runStart(args: StartArgs): Promise<void> {
     const hostDeps = { engine, dataDir: config.dataDir, logger };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
     const tails = new TailSessions();
-    closers.push(async () => tails.closeAll());
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
       start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
@@ -206,6 +205,8 @@ export async function runStart(args: StartArgs): Promise<void> {
       shown.push({ label: planned.label, url: `${listener.url}${planned.path}` });
       if (planned.label === 'management API') shown.push({ label: 'dashboard', url: `${listener.url}/` });
     }
+    // Tails are closed (a close frame each) before the listeners drain, as they wait for their sockets.
+    closers.push(async () => tails.closeAll());
     // Before the banner: once a user (or a script) sees "ready", Ctrl-C and SIGTERM stop cleanly.
     onShutdownSignal(async () => {
       logger.info('Shutting down');

@@ -139,7 +139,9 @@ export class TailSessions {
     }
   }
 
+  /** At shutdown: every session closed, its socket sent a close frame; onChange's listener is no longer told (nothing restarts for it). */
   closeAll(): void {
+    this.#changed = undefined;
     for (const session of [...this.#sessions.values()]) this.close(session);
   }
 

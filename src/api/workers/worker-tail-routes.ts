@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { acceptWebSocket, refuseUpgrade } from '../../core/http/websocket.ts';
+import { acceptWebSocket, handshakeProblem, refuseUpgrade } from '../../core/http/websocket.ts';
 import type { TailSession, TailSessions } from '../../edge/tail-sessions.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
@@ -75,12 +75,18 @@ export const WORKER_TAIL_ROUTES: ApiRoute[] = [
 ];
 
 /**
- * The API listener's `upgrade` handler: a tail session's WebSocket (its id and secret in the path);
- * anything else is answered 404 and closed.
+ * The API listener's `upgrade` handler: a tail session's WebSocket (its id and secret in the path).
+ * Any other upgrade request is answered and closed at once: 400 when it is no WebSocket handshake
+ * (another protocol, a body: see handshakeProblem), else 404.
  */
 export function tailUpgradeHandler(tails: TailSessions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
+    const problem = handshakeProblem(req);
+    if (problem !== null) {
+      refuseUpgrade(socket, ...problem);
+      return;
+    }
     const match = /^\/client\/v4\/tail-sockets\/([0-9a-f]{32})\/([A-Za-z0-9_-]{32})$/.exec((req.url ?? '').split('?')[0]!);
     const session = match ? tails.forSocket(match[1]!, match[2]!) : undefined;
     if (!session) {

@@ -69,8 +69,7 @@ export interface ServerWebSocket {
 export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string, limits: Partial<WebSocketLimits> = {}): ServerWebSocket | null {
   const refusal = handshakeProblem(req);
   if (refusal !== null) {
-    const [status, message] = refusal;
-    refuseUpgrade(socket, status, message, status.startsWith('426') ? ['Sec-WebSocket-Version: 13'] : []);
+    refuseUpgrade(socket, ...refusal);
     return null;
   }
   const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((item) => item.trim());
@@ -95,13 +94,13 @@ export function refuseUpgrade(socket: Duplex, status: string, message: string, h
   setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS).unref();
 }
 
-/** What makes `req` no valid opening handshake (RFC 6455 §4.2.1): the status and message to answer, or null. */
-function handshakeProblem(req: IncomingMessage): [string, string] | null {
+/** What makes `req` no valid opening handshake (RFC 6455 §4.2.1): refuseUpgrade's status, message and headers, or null. */
+export function handshakeProblem(req: IncomingMessage): [status: string, message: string, headers?: string[]] | null {
   const { headers } = req;
-  if (req.method !== 'GET' || headers.upgrade?.toLowerCase() !== 'websocket') return ['400 Bad Request', 'A WebSocket upgrade (GET with Upgrade: websocket) was expected.'];
-  if (headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0') return ['400 Bad Request', 'A WebSocket handshake has no body.'];
+  if (headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0') return ['400 Bad Request', 'An Upgrade request may not carry a body (a WebSocket handshake has none).'];
+  if (req.method !== 'GET' || headers.upgrade?.toLowerCase() !== 'websocket') return ['400 Bad Request', 'A WebSocket upgrade (GET with Upgrade: websocket) was expected; no other protocol is switched to.'];
   if (!/^[A-Za-z0-9+/]{22}==$/.test(headers['sec-websocket-key'] ?? '')) return ['400 Bad Request', 'Sec-WebSocket-Key must be 16 bytes in base64.'];
-  if (headers['sec-websocket-version'] !== '13') return ['426 Upgrade Required', 'Only WebSocket version 13 is spoken here.'];
+  if (headers['sec-websocket-version'] !== '13') return ['426 Upgrade Required', 'Only WebSocket version 13 is spoken here.', ['Sec-WebSocket-Version: 13']];
   return null;
 }
 
