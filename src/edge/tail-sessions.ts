@@ -39,6 +39,8 @@ export class TailSessions {
   readonly #byScript = new Map<string, Set<TailSession>>();
   readonly #limits: typeof TAIL_LIMITS;
   readonly #now: () => number;
+  /** Every tail socket until its connection is gone (a closed one still reading its close frame included). */
+  readonly sockets = new Set<ServerWebSocket>();
   /** Sockets ended since start, by why. */
   readonly #socketsClosed = Object.fromEntries(CLOSE_CAUSES.map((cause) => [cause, 0])) as Record<CloseCause, number>;
 
@@ -113,10 +115,10 @@ export class TailSessions {
     });
   }
 
-  /** Bytes the connected sockets hold: events their clients have not read, and input being read. */
+  /** Bytes the tail sockets hold: events their clients have not read, and input being read. */
   get bufferedBytes(): number {
     let total = 0;
-    for (const session of this.#sessions.values()) total += session.socket?.bufferedBytes ?? 0;
+    for (const socket of this.sockets) total += socket.bufferedBytes;
     return total;
   }
 

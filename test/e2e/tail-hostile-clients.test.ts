@@ -5,8 +5,9 @@
  * paused (the bytes the server took are counted) and closed with 1008; a client that never reads
  * its events is closed with 1008 once they pile up; the server's RSS (printed before, at its peak
  * and after) grows by less than 64 MB, /metrics counts the closes, the process lives, and the
- * honest client gets an event for every request. Then: an Upgrade request with a malformed body
- * gets 400 at once on every listener (it was held until the 120 s idle timeout).
+ * honest client gets an event for every request; stopped, the server closes the honest tail
+ * (1000) and exits. Then: an Upgrade request with a malformed body gets 400 at once on every
+ * listener (it was held until the 120 s idle timeout).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -228,6 +229,15 @@ test('500 MiB of unread pings and 100k unread events: both clients closed with 1
   assert.ok(sample('edgeport_workers_tail_buffered_bytes') < 2 * MiB, 'only the honest tail holds anything');
   assert.equal(server.child.exitCode, null, 'the server lives');
   assert.equal((await fetch(`${new URL(apiUrl).origin}/healthz`)).status, 200);
+
+  // Stopping with a tail connected: the tail gets 1000 and the server exits (the drain once waited for the socket until SIGKILL).
+  const honestClose = new Promise<number>((resolve) => honest.addEventListener('close', (event) => resolve(event.code)));
+  const stopping = performance.now();
+  assert.equal(await server.stop(), 0);
+  const stopMs = performance.now() - stopping;
+  console.log(`stopped in ${Math.round(stopMs)} ms with a tail connected`);
+  assert.ok(stopMs < 15_000, `stopped after ${Math.round(stopMs)} ms`);
+  assert.equal(await honestClose, 1000);
 });
 
 test('an Upgrade request with a malformed chunked body gets 400 at once on every listener, as one without Upgrade does', { timeout: 120_000 }, async (t) => {

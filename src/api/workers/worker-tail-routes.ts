@@ -95,7 +95,7 @@ export function tailUpgradeHandler(tails: TailSessions): (req: IncomingMessage, 
     }
     if (head.length > 0) socket.unshift(head);
     (socket as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-    const ws = acceptWebSocket(req, socket, 'trace-v1', { maxMessageBytes: tails.limits.maxMessageBytes, maxBufferedBytes: tails.limits.maxBufferedBytes });
+    const ws = acceptWebSocket(req, socket, 'trace-v1', { maxMessageBytes: tails.limits.maxMessageBytes, maxBufferedBytes: tails.limits.maxBufferedBytes }, tails.sockets);
     if (ws) tails.attach(session, ws);
   };
 }

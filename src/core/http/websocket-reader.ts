@@ -170,12 +170,18 @@ export class WebSocketReader {
     return isUtf8(data) ? { kind: 'text', data } : fail(1007, 'text message is not valid UTF-8');
   }
 
-  #finish(input: WebSocketInput): WebSocketInput {
+  /** Drops what is held; nothing is read any more (the connection is closing). */
+  discard(): void {
     this.#done = true;
     this.#chunks.length = 0;
     this.#bytes = 0;
+    this.#head = undefined;
     this.#fragments = [];
     this.#fragmentBytes = 0;
+  }
+
+  #finish(input: WebSocketInput): WebSocketInput {
+    this.discard();
     return input;
   }
 

@@ -65,8 +65,13 @@ export interface ServerWebSocket {
   onClose(listener: (cause: CloseCause) => void): void;
 }
 
-/** Completes the handshake (with `protocol` when the client offered it) and serves the socket; null (400 or 426 answered) when the request is no WebSocket upgrade. */
-export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string, limits: Partial<WebSocketLimits> = {}): ServerWebSocket | null {
+/**
+ * Completes the handshake (with `protocol` when the client offered it) and serves the socket; null
+ * (400 or 426 answered) when the request is no WebSocket upgrade. `held`, when given, holds the
+ * socket until its connection is gone (a closed one reading its close frame included), so what
+ * they hold can be summed.
+ */
+export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string, limits: Partial<WebSocketLimits> = {}, held?: Set<ServerWebSocket>): ServerWebSocket | null {
   const refusal = handshakeProblem(req);
   if (refusal !== null) {
     refuseUpgrade(socket, ...refusal);
@@ -76,7 +81,12 @@ export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: 
   const accept = createHash('sha1').update(String(req.headers['sec-websocket-key']) + GUID).digest('base64');
   socket.write(['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Accept: ${accept}`,
     ...(offered.includes(protocol) ? [`Sec-WebSocket-Protocol: ${protocol}`] : []), '', ''].join('\r\n'));
-  return new Connection(socket, { ...WEBSOCKET_LIMITS, ...limits });
+  const connection = new Connection(socket, { ...WEBSOCKET_LIMITS, ...limits });
+  if (held) {
+    held.add(connection);
+    socket.once('close', () => held.delete(connection));
+  }
+  return connection;
 }
 
 /** How long a refused upgrade's connection may take to read the answer before it is cut. */
@@ -219,6 +229,7 @@ class Connection implements ServerWebSocket {
     if (this.#closed) return;
     clearTimeout(this.#stallTimer);
     this.#socket.off('data', this.#onData);
+    this.#reader.discard();
     // From now on its input is read and dropped (no 'data' listener), so unread input cannot reset the connection.
     this.#socket.resume();
     this.#socket.end(frame(0x8, payload));
