@@ -28,11 +28,13 @@ const MiB = 1024 * 1024;
 const PING_TARGET_BYTES = 500 * MiB;
 const ATTACK_REQUESTS = 100_000;
 /**
- * Requests served (and tailed) before RSS is measured: serving alone grows the server's RSS in steps
- * (V8 and malloc growing their heaps) by about 60 MB over its first 100k tailed requests, then
- * levels off; measured after this many, the growth is the attack's.
+ * Serving alone grows the server's RSS in steps (V8 growing its heap) by 60-90 MB over its first
+ * 50-70k tailed requests, then levels off. RSS is measured once it has: after at least
+ * WARM_UP_MIN requests, when two batches of WARM_UP_BATCH in a row grew it by under 2 MiB each.
  */
-const WARM_UP_REQUESTS = 50_000;
+const WARM_UP_MIN = 50_000;
+const WARM_UP_MAX = 150_000;
+const WARM_UP_BATCH = 10_000;
 
 /** Each request logs three lines: its event is about 900 bytes of JSON. */
 const SCRIPT = `export default {
@@ -134,11 +136,17 @@ test('500 MiB of unread pings and 100k unread events: both clients closed with 1
     await sleep(200);
   }
 
-  // Warm-up (JIT, pools, heaps), so the growth measured is the attack's.
+  // Warm-up (JIT, pools, heaps) until RSS levels off, so the growth measured is the attack's.
   const pid = server.child.pid!;
   const started = residentBytes(pid);
-  await drive(pool, 0, WARM_UP_REQUESTS);
-  assert.equal(await seenAll(0, WARM_UP_REQUESTS, 30_000), 0, 'the honest tail got every warm-up event');
+  let warmed = 0;
+  for (let last = started, flat = 0; warmed < WARM_UP_MAX && (warmed < WARM_UP_MIN || flat < 2); warmed += WARM_UP_BATCH) {
+    await drive(pool, warmed, warmed + WARM_UP_BATCH);
+    const now = residentBytes(pid);
+    flat = now - last < 2 * MiB ? flat + 1 : 0;
+    last = now;
+  }
+  assert.equal(await seenAll(0, warmed, 30_000), 0, 'the honest tail got every warm-up event');
   const before = residentBytes(pid);
   let peak = before;
   const sampler = setInterval(() => { peak = Math.max(peak, residentBytes(pid)); }, 20);
@@ -193,12 +201,12 @@ test('500 MiB of unread pings and 100k unread events: both clients closed with 1
     pingFlood(pinger.socket, PING_TARGET_BYTES, () => closedByServerNow(pingerTail.id)),
     readOnceClosed(pingerTail.id, pinger.socket, pinger.head),
     readOnceClosed(silentTail.id, silent.socket, silent.head),
-    drive(pool, WARM_UP_REQUESTS, WARM_UP_REQUESTS + ATTACK_REQUESTS),
+    drive(pool, warmed, warmed + ATTACK_REQUESTS),
   ]);
   const attackSeconds = (performance.now() - attackStarted) / 1000;
   const pingerFrames = serverFrames(pingerEnd.data).frames;
   const silentFrames = serverFrames(silentEnd.data).frames;
-  const missing = await seenAll(WARM_UP_REQUESTS, WARM_UP_REQUESTS + ATTACK_REQUESTS, 60_000);
+  const missing = await seenAll(warmed, warmed + ATTACK_REQUESTS, 60_000);
   polling = false;
   await poller;
   clearInterval(sampler);
@@ -208,7 +216,7 @@ test('500 MiB of unread pings and 100k unread events: both clients closed with 1
   const sample = (series: string) => Number(metrics.split('\n').find((line) => line.startsWith(`${series} `))?.split(' ')[1]);
 
   console.log([
-    `server RSS at start ${(started / MiB).toFixed(1)} MiB, after ${WARM_UP_REQUESTS} honest requests ${(before / MiB).toFixed(1)} MiB; under attack: peak ${(peak / MiB).toFixed(1)} MiB (+${((peak - before) / MiB).toFixed(1)}), after ${(after / MiB).toFixed(1)} MiB`,
+    `server RSS at start ${(started / MiB).toFixed(1)} MiB, after ${warmed} honest requests ${(before / MiB).toFixed(1)} MiB; under attack: peak ${(peak / MiB).toFixed(1)} MiB (+${((peak - before) / MiB).toFixed(1)}), after ${(after / MiB).toFixed(1)} MiB`,
     `tail sockets held at most ${(peakBuffered / 1024).toFixed(0)} KiB (/metrics, every 100 ms)`,
     `60 KB ping: close ${closeCodeOf(serverFrames(bigPingEnd.data).frames)}`,
     `pinger: ${(flood.accepted / MiB).toFixed(1)} MiB of pings taken of ${PING_TARGET_BYTES / MiB} MiB (${flood.outcome}), ${pingerFrames.filter((f) => f.opcode === 0xa).length} pongs and ${pingerFrames.filter((f) => f.opcode === 0x1).length} events read afterwards, close ${closeCodeOf(pingerFrames)} (${pingerEnd.ended})`,
