@@ -54,6 +54,9 @@ import { UPLOAD_ROUTES } from './store/upload-routes.ts';
 import { validateBody } from './validation.ts';
 import { WORKER_ROUTE_ROUTES } from './workers/worker-route-routes.ts';
 import { WORKER_SCRIPT_ROUTES } from './workers/worker-script-routes.ts';
+import { WORKER_SECRET_ROUTES } from './workers/worker-secret-routes.ts';
+import { WORKER_SERVICE_ROUTES } from './workers/worker-service-routes.ts';
+import { WORKER_SETTINGS_ROUTES } from './workers/worker-settings-routes.ts';
 import { WORKER_TAIL_ROUTES } from './workers/worker-tail-routes.ts';
 import { ZONE_ROUTES } from './zones/zone-routes.ts';
 
@@ -63,7 +66,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
   ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
-  ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES,
+  ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */

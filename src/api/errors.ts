@@ -23,6 +23,7 @@ export type ApiErrorCode =
   | 'API_AUTH_RATE_LIMITED'
   | 'API_AUTH_BUSY'
   | 'API_NO_ROUTE'
+  | 'API_NOT_PROVIDED'
   | 'API_METHOD_NOT_ALLOWED'
   | 'API_OBJECT_NOT_FOUND'
   | 'API_MALFORMED_JSON'
@@ -82,6 +83,7 @@ export type ApiErrorCode =
   | 'API_WORKER_ROUTE_NOT_FOUND'
   | 'API_WORKER_ROUTE_LIMIT'
   | 'API_WORKER_SUBDOMAIN_UNAVAILABLE'
+  | 'API_WORKER_SUBDOMAIN_NOT_FOUND'
   | 'API_WORKER_SECRET_NOT_FOUND'
   | 'API_WORKER_TAIL_NOT_FOUND'
   | 'API_WORKER_TAIL_LIMIT'
@@ -111,6 +113,9 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   // Load shedding, not a fault of the server: logged at debug like user errors (a flood would flood the log).
   API_AUTH_BUSY: { kind: 'user', status: 503, code: 971, message: 'Please wait and consider throttling your request speed: too many credential checks are waiting; retry after <n> s' },
   API_NO_ROUTE: { kind: 'user', status: 400, code: 7000, message: 'No route for that URI' },
+  // A path (or a setting) of the platform that edgeport does not have: named, never 7000, which stays
+  // for paths the platform does not have either. 403, not 501: clients retry 5xx answers.
+  API_NOT_PROVIDED: { kind: 'user', status: 403, code: 10015, message: 'not entitled: edgeport does not provide <feature> (<what there is instead, if anything>)' },
   API_METHOD_NOT_ALLOWED: { kind: 'user', status: 405, code: 7001, message: 'Method <method> not allowed for this URI: use <methods>' },
   API_OBJECT_NOT_FOUND: { kind: 'user', status: 404, code: 7003, message: 'Could not route to <path>, perhaps your object identifier is invalid?' },
   API_MALFORMED_JSON: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body' },
@@ -190,6 +195,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_TAIL_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The script has no tail <tail id>' },
   API_WORKER_TAIL_LIMIT: { kind: 'user', status: 429, code: 10057, message: 'The script already has <n> tails open (at most <n> per script, <m> per account): close one first' },
   API_WORKER_SUBDOMAIN_UNAVAILABLE: { kind: 'user', status: 400, code: 10032, message: "The subdomain '<name>' is not available: choose another" },
+  API_WORKER_SUBDOMAIN_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The account has no subdomain: it gets one with PUT /accounts/<account_id>/workers/subdomain (or on first use)' },
 };
 
 /** One entry of an envelope's `errors`. */

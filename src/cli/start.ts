@@ -143,7 +143,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const tails = new TailSessions();
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
-      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
+      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script, runnable.version.id) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());

@@ -121,6 +121,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const script = configured?.host.handle ?? deployed?.handle;
     if (script) {
       res.setHeader('edgeport-ray', rayId);
+      setConnectingIp(req, clientIp);
       script(req, res);
       return;
     }
@@ -155,7 +156,20 @@ function serveDevHost(req: IncomingMessage, res: ServerResponse, deployed: Deplo
     return sendEdgeError(res, 404, 404, `nothing is served at "${host}": under ${deployed.devDomain}, only <script>.<account subdomain>.${deployed.devDomain} serves, for each deployed script whose dev subdomain is on.`, rayId);
   }
   res.setHeader('edgeport-ray', rayId);
+  setConnectingIp(req, (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
   script.handle(req, res);
+}
+
+/**
+ * As the platform does for a script's request: `CF-Connecting-IP` is the client's address, whatever
+ * the client sent under that name (its own is dropped). Set after the request's record took its
+ * copy of the headers, so log lines keep what the client sent.
+ */
+function setConnectingIp(req: IncomingMessage, clientIp: string): void {
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i]!.toLowerCase() === 'cf-connecting-ip') raw.splice(i, 2);
+  raw.push('CF-Connecting-IP', clientIp);
+  req.headers['cf-connecting-ip'] = clientIp;
 }
 
 interface RecordInput {

@@ -55,7 +55,8 @@ export interface ScriptSettings {
   logpush: boolean;
   tags: string[];
   tail_consumers: Array<{ service: string }>;
-  observability: { enabled: boolean; head_sampling_rate?: number };
+  /** As the client sent it (`logs`, `traces`, ... kept); `enabled` always there. */
+  observability: { enabled: boolean; head_sampling_rate?: number; [key: string]: unknown };
 }
 
 export const DEFAULT_SETTINGS: ScriptSettings = { logpush: false, tags: [], tail_consumers: [], observability: { enabled: false } };
