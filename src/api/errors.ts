@@ -38,6 +38,8 @@ export type ApiErrorCode =
   | 'API_ZONE_RESERVED'
   | 'API_RULESET_NOT_FOUND'
   | 'API_ENTRYPOINT_NOT_FOUND'
+  | 'API_RULE_NOT_FOUND'
+  | 'API_RULESET_VERSION_NOT_FOUND'
   | 'API_RULESET_INVALID'
   | 'API_EXPRESSION_BLANK'
   | 'API_ZONE_RULESET_EXISTS'
@@ -138,6 +140,8 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   },
   API_RULESET_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find ruleset <ruleset_id>' },
   API_ENTRYPOINT_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find entrypoint ruleset in the <phase> phase' },
+  API_RULE_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find rule <rule_id> in the ruleset' },
+  API_RULESET_VERSION_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find version <n> of the ruleset: it never was, or is no longer kept' },
   API_RULESET_INVALID: { kind: 'user', status: 400, code: 20021, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_EXPRESSION_BLANK: { kind: 'user', status: 400, code: 20125, message: "'' is not a valid value for expression because the expression cannot be blank" },
   API_ZONE_RULESET_EXISTS: { kind: 'user', status: 400, code: 20217, message: "'zone' is not a valid value for kind because exceeded maximum number of zone rulesets for phase <phase>" },

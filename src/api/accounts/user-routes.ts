@@ -1,7 +1,8 @@
 /**
  * Who the caller is, as the platform's identity routes answer for a global-API-key user (what
  * wrangler asks before account-scoped commands): `GET /user` (the user) and `GET /memberships` (the
- * user's one membership: its account, accepted, with every permission). `GET /user/tokens/verify`
+ * user's one membership: its account, accepted, with every permission; `GET /memberships/<id>`
+ * reads it). `GET /user/tokens/verify`
  * is with the API token routes (tokens/token-routes.ts).
  *
  * By design: an edgeport account has one member, its owner, so the user and the membership are
@@ -11,6 +12,7 @@
 import { z } from 'zod';
 import type { AccountRecord } from '../../db/control-store.ts';
 import { successResponse } from '../envelope.ts';
+import { objectNotFound } from '../errors.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { accountResult, toAccountJson } from './account-routes.ts';
@@ -107,6 +109,14 @@ export const USER_ROUTES: ApiRoute[] = [
       return successResponse(page.map(toMembershipJson), {
         resultInfo: { page: q.page, per_page: q.per_page, count: page.length, total_count: all.length, total_pages: Math.ceil(all.length / q.per_page) },
       });
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: '/memberships/:membership_id', operationId: 'memberships-get', summary: 'One of the user\'s memberships (its own account\'s)', tag: TAG, result: membershipResult,
+    async handler(ctx) {
+      const id = ctx.params.membership_id ?? '';
+      if (id !== derivedId('membership', ctx.account)) throw objectNotFound(ctx.path, /^[0-9a-f]{32}$/.test(id) ? 404 : 400);
+      return successResponse(toMembershipJson(ctx.account));
     },
   }),
 ];

@@ -2,9 +2,9 @@
  * Rulesets at zone level (SPEC §4.1 rows 1-3; reference §2.1): list, create, get, update, delete,
  * and the phase entry point. Only the `http_log_custom_fields` phase is served; one zone ruleset
  * per phase. Each write is one transaction and is seen by the edge's next request.
+ * Single rules and versions: ruleset-rule-routes.ts.
  *
- * Gaps: single-rule routes (POST/PATCH/DELETE .../rules), versions routes and `dry_run` are not
- * implemented (they answer 7000 / the query is ignored).
+ * Gaps: `dry_run` is not implemented (the query is ignored).
  */
 import { z } from 'zod';
 import { randomHexId } from '../../core/ids.ts';
