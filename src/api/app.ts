@@ -1,6 +1,7 @@
 /**
  * The management API as one Hono app under `/client/v4`. Pipeline of a request, in order: route
- * (unknown path 400 / 7000, known path with another method 405) -> authenticate -> read and
+ * (a platform path edgeport does not have 403 / 10015 naming it, an unknown path 400 / 7000, a known
+ * path with another method 405) -> authenticate -> read and
  * validate the body (JSON only, size-limited) -> handler -> envelope. Every answer but a ruleset
  * DELETE (204) is the envelope, errors included; a refused request writes nothing.
  *
@@ -12,9 +13,8 @@
  * API tokens (`Authorization: Bearer`, made under /user/tokens) authenticate like the global key;
  * what a token may do is checked before the handler runs (authorize.ts).
  *
- * Gaps: single-rule and version
- * routes of rulesets; logshipping validate routes; account-level log jobs (an account path below
- * `logpush/` or `logshipping/` is answered 400 / 7000 naming the zone path). By design:
+ * Gaps: what the platform has and edgeport does not is answered by name (not-provided.ts: 403 /
+ * 10015), never 7000, which stays for paths the platform does not have either. By design:
  * `/client/v4/openapi.json` needs no credentials. Client quirks: the official SDK names the
  * segment `/logpush/` (the real API's); every `logshipping` route answers there too
  * (LOGPUSH_ALIASES), while the OpenAPI document and the docs name `logshipping` only.
@@ -22,6 +22,7 @@
 import { Hono } from 'hono';
 import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
 import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
+import { MEMBER_ROUTES } from './accounts/member-routes.ts';
 import { USAGE_ROUTES } from './accounts/usage-routes.ts';
 import { USER_ROUTES } from './accounts/user-routes.ts';
 import type { AccountRecord } from '../db/control-store.ts';
@@ -36,9 +37,13 @@ import { mountMetricsRoute } from './health/metrics-route.ts';
 import { Counter } from 'prom-client';
 import { statusClass, type Metrics } from '../core/metrics.ts';
 import { JOB_ROUTES } from './logshipping/job-routes.ts';
+import { VALIDATE_ROUTES } from './logshipping/validate-routes.ts';
+import { EMPTY_LIST_ROUTES } from './not-provided/empty-list-routes.ts';
+import { notProvidedFor, notProvidedMessage } from './not-provided/not-provided.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { readJsonBody } from './request-body.ts';
 import type { ApiDeps, ApiRoute } from './route.ts';
+import { R2_ABSENT_FEATURE_ROUTES } from './r2/r2-absent-features-routes.ts';
 import { R2_BUCKET_ROUTES } from './r2/r2-bucket-routes.ts';
 import { R2_CORS_ROUTES } from './r2/r2-cors-routes.ts';
 import { R2_OBJECT_ROUTES } from './r2/r2-object-routes.ts';
@@ -57,6 +62,7 @@ import { WORKER_ROUTE_ROUTES } from './workers/worker-route-routes.ts';
 import { WORKER_SCRIPT_ROUTES } from './workers/worker-script-routes.ts';
 import { WORKER_SECRET_ROUTES } from './workers/worker-secret-routes.ts';
 import { WORKER_SERVICE_ROUTES } from './workers/worker-service-routes.ts';
+import { WORKER_DOMAIN_ROUTES } from './workers/worker-domain-routes.ts';
 import { WORKER_SETTINGS_ROUTES } from './workers/worker-settings-routes.ts';
 import { WORKER_TAIL_ROUTES } from './workers/worker-tail-routes.ts';
 import { ZONE_ROUTES } from './zones/zone-routes.ts';
@@ -64,18 +70,15 @@ import { ZONE_ROUTES } from './zones/zone-routes.ts';
 export const API_PREFIX = '/client/v4';
 
 export const API_ROUTES: readonly ApiRoute[] = [
-  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...RULESET_RULE_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
+  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...MEMBER_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...RULESET_RULE_ROUTES, ...JOB_ROUTES, ...VALIDATE_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
-  ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES,
+  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...R2_ABSENT_FEATURE_ROUTES, ...GRAPHQL_ROUTES,
+  ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */
 export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) => route.path.includes('/logshipping/'))
   .map((route) => ({ ...route, path: route.path.replace('/logshipping/', '/logpush/') }));
-
-/** Account-level log job paths, which edgeport does not have: told where the zone's are. */
-const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(\/|$)/;
 
 /** Counts the API's answers by operation (the route's operationId: a fixed set) and status class. */
 function operationCounter(metrics: Metrics): (operation: string, status: number) => void {
@@ -112,11 +115,10 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
   const patterns = served.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
+    const below = path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : null;
+    const missing = below === null ? undefined : notProvidedFor(c.req.method, below);
+    if (missing) return failureResponse(API_ERRORS.API_NOT_PROVIDED.status, [{ code: API_ERRORS.API_NOT_PROVIDED.code, message: notProvidedMessage(missing) }]);
     const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))];
-    if (allowed.length === 0 && ACCOUNT_LOG_JOBS.test(path)) {
-      const segment = ACCOUNT_LOG_JOBS.exec(path)![1]!;
-      return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: log jobs belong to zones here, not to accounts; use ${API_PREFIX}/zones/<zone_id>/${segment}/jobs` }]);
-    }
     if (allowed.length === 0) return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: API_ERRORS.API_NO_ROUTE.message }]);
     const response = failureResponse(405, [{ code: API_ERRORS.API_METHOD_NOT_ALLOWED.code, message: `Method ${c.req.method} not allowed for this URI: use ${allowed.join(', ')}` }]);
     response.headers.set('allow', allowed.join(', '));

@@ -37,7 +37,7 @@ test('account-owned tokens through the official SDK', { timeout: 20_000 }, async
 
   const updated = await cf.accounts.tokens.update(made.id, { account_id, name: 'ci-2', status: 'disabled', policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [R2_READ, ACCOUNT_TOKENS_WRITE] }] }) as Json;
   assert.deepEqual([updated.name, updated.status], ['ci-2', 'disabled']);
-  const rolled = await cf.accounts.tokens.value.update(made.id, { account_id, body: {} });
+  const rolled = await cf.accounts.tokens.value.update(made.id, { account_id });
   assert.equal(typeof rolled, 'string');
 
   const userGroup = await sdkError(cf.accounts.tokens.create({

@@ -48,7 +48,27 @@ function modulesBody(modules: readonly ScriptModule[], mainModule: string): Resp
   return new Response(form, { headers: { 'cf-entrypoint': mainModule } });
 }
 
+const accountSettingsBody = z.strictObject({
+  default_usage_model: z.literal('standard', { message: 'scripts run on the standard usage model here' }).optional(),
+  green_compute: z.literal(false, { message: 'green compute is not provided: edgeport runs scripts on this server' }).optional(),
+});
+
 export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
+  defineRoute({
+    method: 'GET', path: `${ACCOUNT_WORKERS}/account-settings`, operationId: 'workers-account-settings-get', summary: 'The account\'s Workers settings (standard usage model)', tag: TAG, result: anyResult,
+    async handler(ctx) {
+      requireWorkers(ctx);
+      return successResponse({ default_usage_model: 'standard', green_compute: false });
+    },
+  }),
+  defineRoute<z.infer<typeof accountSettingsBody>>({
+    method: 'PUT', path: `${ACCOUNT_WORKERS}/account-settings`, operationId: 'workers-account-settings-put', summary: 'The account\'s Workers settings: only the defaults are accepted', tag: TAG,
+    body: { schema: accountSettingsBody, invalid: 'API_WORKER_INVALID', anyMediaType: true }, result: anyResult,
+    async handler(ctx) {
+      requireWorkers(ctx);
+      return successResponse({ default_usage_model: 'standard', green_compute: false });
+    },
+  }),
   defineRoute({
     method: 'DELETE', path: `${ACCOUNT_WORKERS}/services/:script_name`, operationId: 'workers-services-delete',
     summary: 'Delete a script with its versions, deployments, secrets and routes (wrangler delete; missing: 10090)', tag: TAG, result: anyResult,

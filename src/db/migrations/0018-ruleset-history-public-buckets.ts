@@ -1,5 +1,6 @@
 /**
- * Migration 18: a ruleset keeps its earlier versions (`history`: JSON, newest first, bounded by
+ * Migration 18: a script route may be a custom domain (`custom_domain`: the route
+ * `<hostname>/*` made by attaching the hostname, which the Workers domains routes list); a ruleset keeps its earlier versions (`history`: JSON, newest first, bounded by
  * the API: src/api/rulesets/ruleset-service.ts), which the versions routes read; and buckets may
  * be public (src/db/public-buckets): on the server's managed domain (`<public id>.<[r2]
  * public_domain>`, turned on and off per bucket) and on custom domains of the account's zones.
@@ -11,6 +12,7 @@ import type { Migration } from './index.ts';
 function ddl(time: string): string {
   return `
     ALTER TABLE rulesets ADD COLUMN history TEXT NOT NULL DEFAULT '[]';  -- earlier versions, newest first
+    ALTER TABLE worker_routes ADD COLUMN custom_domain INTEGER NOT NULL DEFAULT 0;  -- 1: a custom domain's route
     CREATE TABLE bucket_managed_domains (
       bucket TEXT PRIMARY KEY,              -- '<account>/<name>', as the object store keeps it
       account_id TEXT NOT NULL,
@@ -32,4 +34,4 @@ function ddl(time: string): string {
   `;
 }
 
-export const rulesetHistoryPublicBuckets: Migration = { version: 18, name: 'ruleset-history-public-buckets', sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') };
+export const rulesetHistoryPublicBuckets: Migration = { version: 18, name: 'ruleset-history-domains-public-buckets', sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') };

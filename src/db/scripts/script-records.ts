@@ -84,6 +84,8 @@ export interface RouteRecord {
   pattern: string;
   /** null: a route that disables scripts for its pattern. */
   script: string | null;
+  /** A custom domain's route (`<hostname>/*`, made by attaching the hostname to the script); absent: false. */
+  customDomain?: boolean;
 }
 
 /** What an instance's edge needs to serve a deployed script; `key` changes whenever it must restart. */

@@ -144,7 +144,10 @@ function toDeployment(row: Row): DeploymentRecord {
 }
 
 function toRoute(row: Row): RouteRecord {
-  return { id: String(row.id), zoneId: String(row.zone_id), accountId: String(row.account_id), pattern: String(row.pattern), script: row.script === null ? null : String(row.script) };
+  return {
+    id: String(row.id), zoneId: String(row.zone_id), accountId: String(row.account_id), pattern: String(row.pattern), script: row.script === null ? null : String(row.script),
+    customDomain: Number(row.custom_domain ?? 0) === 1,
+  };
 }
 
 function* latestDeployment(accountId: string, script: string): Op<DeploymentRecord | null> {
@@ -443,6 +446,13 @@ export class ScriptRegistry {
     });
   }
 
+  /** The account's custom domains' routes (every script's). */
+  listCustomDomains(accountId: string): Promise<RouteRecord[]> {
+    return this.#driver.run(function* domains() {
+      return (yield* q('SELECT * FROM worker_routes WHERE account_id = ? AND custom_domain = 1 ORDER BY pattern', accountId)).map(toRoute);
+    });
+  }
+
   listScriptRoutes(accountId: string, name: string): Promise<RouteRecord[]> {
     return this.#driver.run(function* routes() {
       return (yield* q('SELECT * FROM worker_routes WHERE account_id = ? AND script = ? ORDER BY pattern', accountId, name)).map(toRoute);
@@ -463,9 +473,12 @@ export class ScriptRegistry {
       if (route.id === undefined) {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_routes WHERE zone_id = ?', route.zoneId))?.n ?? 0);
         if (count >= maxRoutes) return { kind: 'limit', limit: maxRoutes };
-        yield* q('INSERT INTO worker_routes (id, zone_id, account_id, pattern, script) VALUES (?, ?, ?, ?, ?)', id, route.zoneId, route.accountId, route.pattern, route.script);
+        yield* q('INSERT INTO worker_routes (id, zone_id, account_id, pattern, script, custom_domain) VALUES (?, ?, ?, ?, ?, ?)',
+          id, route.zoneId, route.accountId, route.pattern, route.script, route.customDomain ? 1 : 0);
       } else {
-        yield* q('UPDATE worker_routes SET pattern = ?, script = ? WHERE id = ?', route.pattern, route.script, id);
+        // A change that does not say keeps whether the route is a custom domain's.
+        yield* q('UPDATE worker_routes SET pattern = ?, script = ?, custom_domain = coalesce(?, custom_domain) WHERE id = ?',
+          route.pattern, route.script, route.customDomain === undefined ? null : route.customDomain ? 1 : 0, id);
       }
       yield* bump();
       return { kind: 'ok', route: { ...route, id } };
