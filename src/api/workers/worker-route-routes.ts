@@ -52,6 +52,12 @@ export async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string,
       message: `Invalid route pattern '${pattern.slice(0, 256)}': it would match hosts of ${devDomain}, which belong to this server (it serves each account's scripts at <script>.<account subdomain>.${devDomain}); route hosts of your zones outside it`,
     });
   }
+  const publicDomain = ctx.deps.publicBuckets?.publicDomain ?? null;
+  if (routeReachesPlatform(parsed, publicDomain)) {
+    throw new ApiError('API_WORKER_ROUTE_RESERVED', {
+      message: `Invalid route pattern '${pattern.slice(0, 256)}': it would match hosts of ${publicDomain}, which belong to this server (it serves public buckets at <public id>.${publicDomain}); route hosts of your zones outside it`,
+    });
+  }
   const found = zone ?? await findZoneForHost(ctx.deps.control, host);
   const onZone = found !== null && found.accountId === ctx.account.id && (host === found.name || host.endsWith(`.${found.name}`));
   if (!onZone) {
