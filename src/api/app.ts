@@ -64,6 +64,7 @@ import { WORKER_SCRIPT_ROUTES } from './workers/worker-script-routes.ts';
 import { WORKER_SECRET_ROUTES } from './workers/worker-secret-routes.ts';
 import { WORKER_SERVICE_ROUTES } from './workers/worker-service-routes.ts';
 import { WORKER_DOMAIN_ROUTES } from './workers/worker-domain-routes.ts';
+import { WORKER_BETA_ROUTES } from './workers/worker-beta-routes.ts';
 import { WORKER_SETTINGS_ROUTES } from './workers/worker-settings-routes.ts';
 import { WORKER_TAIL_ROUTES } from './workers/worker-tail-routes.ts';
 import { ZONE_ROUTES } from './zones/zone-routes.ts';
@@ -74,7 +75,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...MEMBER_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...RULESET_RULE_ROUTES, ...JOB_ROUTES, ...VALIDATE_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
   ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...R2_ABSENT_FEATURE_ROUTES, ...R2_DOMAIN_ROUTES, ...GRAPHQL_ROUTES,
-  ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
+  ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_BETA_ROUTES, ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */

@@ -14,6 +14,8 @@ export interface SdkRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Below /client/v4, with the SDK's `${name}` placeholders (accountOrZone expanded). */
   template: string;
+  /** The method's parameters, in order (`['scriptName', 'params', 'options']`). */
+  args: string[];
 }
 
 /** The groups edgeport implements (the issue's): their methods are all served or refused by name. */
@@ -44,22 +46,24 @@ export function sdkRoutes(groups: readonly string[] = SDK_GROUPS): SdkRoute[] {
       }
       const key = /_key = Object\.freeze\(\[([^\]]*)\]/.exec(text)?.[1]?.replace(/[\s']/g, '').replace(/,$/, '').replaceAll(',', '.');
       if (key === undefined) continue;
-      const calls = /^ {8}(\w+)\([^)]*\) \{$|this\._client\.(\w+)\(\s*(?:\(0, path_1\.path\)\s*)?[`'"]([^`'"]+)[`'"]/gm;
+      const calls = /^ {8}(\w+)\(([^)]*)\) \{$|this\._client\.(\w+)\(\s*(?:\(0, path_1\.path\)\s*)?[`'"]([^`'"]+)[`'"]/gm;
       let method: string | undefined;
+      let args: string[] = [];
       for (let match = calls.exec(text); match; match = calls.exec(text)) {
         if (match[1]) {
           method = match[1];
+          args = match[2]!.split(',').map((arg) => arg.trim().replace(/\s*=.*$/, '')).filter(Boolean);
           continue;
         }
-        const http = HTTP[match[2]!];
+        const http = HTTP[match[3]!];
         if (!http || method === undefined) continue;
-        const template = match[3]!;
+        const template = match[4]!;
         const name = `${key}.${method}`;
         if (template.startsWith('/${accountOrZone}/${accountOrZoneId}')) {
           const rest = template.slice('/${accountOrZone}/${accountOrZoneId}'.length);
-          routes.push({ name: `${name}(account)`, method: http, template: `/accounts/\${account_id}${rest}` }, { name: `${name}(zone)`, method: http, template: `/zones/\${zone_id}${rest}` });
+          routes.push({ name: `${name}(account)`, method: http, template: `/accounts/\${account_id}${rest}`, args }, { name: `${name}(zone)`, method: http, template: `/zones/\${zone_id}${rest}`, args });
         } else {
-          routes.push({ name, method: http, template });
+          routes.push({ name, method: http, template, args });
         }
       }
     }

@@ -58,8 +58,8 @@ const WITHIN_GROUPS: NotProvidedFeature[] = [
   { feature: 'Cron Triggers', paths: [`${A}/workers/scripts/:script_name/schedules`], instead: 'scripts run on requests only' },
   { feature: 'script environments', paths: [`${A}/workers/services/:script_name/environments/**`], instead: 'a script here has one environment, production: /accounts/<id>/workers/scripts/<name>' },
   {
-    feature: 'the Workers API\'s workers/workers resources', paths: [`${A}/workers/workers`, `${A}/workers/workers/:worker_id/**`],
-    instead: 'manage scripts through /accounts/<id>/workers/scripts/<name> (and its versions and deployments)',
+    feature: 'Workers made without code, and their versions under workers/workers', paths: [`${A}/workers/workers`, `${A}/workers/workers/:worker_id/**`],
+    instead: 'upload a script with PUT /accounts/<id>/workers/scripts/<name>; its versions are under .../workers/scripts/<name>/versions',
   },
   { feature: 'Workers Observability (Workers Logs, destinations, queries)', paths: [`${A}/workers/observability/**`], instead: 'wrangler tail streams a script\'s requests and console output' },
   { feature: 'Durable Objects', paths: [`${A}/workers/durable_objects/**`] },

@@ -113,17 +113,6 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${ACCOUNT_WORKERS}/workers/:script_name`, operationId: 'workers-workers-get', summary: 'A script with its subdomain settings', tag: TAG, result: anyResult,
-    async handler(ctx) {
-      const { script } = await requireScript(ctx);
-      return successResponse({
-        id: script.name, name: script.name, created_on: new Date(script.created).toISOString(), updated_on: new Date(script.modified).toISOString(),
-        subdomain: { enabled: script.devEnabled, previews_enabled: false }, logpush: script.settings.logpush, tags: script.settings.tags,
-        tail_consumers: script.settings.tail_consumers, observability: script.settings.observability,
-      });
-    },
-  }),
-  defineRoute({
     method: 'POST', path: `${SCRIPT}/versions`, operationId: 'workers-versions-create', summary: 'Upload a version without deploying it (multipart, as the script upload)', tag: TAG,
     rawBody: { contentType: 'multipart/form-data', description: 'As PUT .../scripts/:script_name' }, result: anyResult,
     handler: (ctx) => uploadScript(ctx, false),
@@ -170,9 +159,14 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
     method: 'GET', path: `${SCRIPT}/deployments`, operationId: 'workers-deployments-list', summary: 'The script\'s deployments, the serving one first (result.deployments)', tag: TAG, result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
-      const deployments = (await workers.registry.listDeployments(ctx.account.id, script.name)).map((deployment) => toDeploymentJson(deployment, ctx.account));
-      // wrangler reads result.deployments; the official SDK pages over result.items.
-      return successResponse({ deployments, items: deployments });
+      const all = (await workers.registry.listDeployments(ctx.account.id, script.name)).map((deployment) => toDeploymentJson(deployment, ctx.account));
+      // wrangler reads result.deployments (every one, asking no page); the official SDK pages over result.items, asking page 2 next.
+      const perPage = Math.min(100, Math.max(1, Number(ctx.query.get('per_page') ?? 100) || 100));
+      const page = Math.max(1, Number(ctx.query.get('page') ?? 1) || 1);
+      const deployments = ctx.query.has('page') || ctx.query.has('per_page') ? all.slice((page - 1) * perPage, page * perPage) : all;
+      return successResponse({ deployments, items: deployments }, {
+        resultInfo: { page, per_page: perPage, count: deployments.length, total_count: all.length, total_pages: Math.max(1, Math.ceil(all.length / perPage)) },
+      });
     },
   }),
   defineRoute({
