@@ -72,3 +72,25 @@ test('rules one at a time, and the versions they make, with the official SDK', {
   const theirs = await api.call(`/zones/${zone_id}/rulesets/${entry.id}/versions`, { as: other });
   assert.equal(theirs.status, 404, 'another account\'s zone is missing');
 });
+
+test('dry_run checks a write and makes none', { timeout: 20_000 }, async (t) => {
+  const api = await startApi(t);
+  const zone_id = (await api.call('/zones', { method: 'POST', json: { name: 'dry.test' } })).body.result.id as string;
+  const base = `/zones/${zone_id}/rulesets`;
+  const dryCreate = await api.call(`${base}?dry_run=true`, { method: 'POST', json: { name: 'x', kind: 'zone', phase: PHASE } });
+  assert.deepEqual([dryCreate.status, dryCreate.body.result], [200, null]);
+  assert.deepEqual((await api.call(base)).body.result, [], 'a dry create makes nothing');
+  const entry = (await api.call(`${base}/phases/${PHASE}/entrypoint`, { method: 'PUT', json: { rules: [rule(['a-header'])] } })).body.result;
+  const dryRule = await api.call(`${base}/${entry.id}/rules?dry_run=true`, { method: 'POST', json: rule(['b-header']) });
+  assert.deepEqual([dryRule.status, dryRule.body.result], [200, null]);
+  const invalid = await api.call(`${base}/${entry.id}/rules?dry_run=true`, { method: 'POST', json: rule(['A-Header']) });
+  assert.equal(invalid.status, 400, 'a dry run answers the real write\'s errors');
+  const taken = await api.call(`${base}?dry_run=true`, { method: 'POST', json: { name: 'again', kind: 'zone', phase: PHASE } });
+  assert.equal(taken.body.errors[0].code, 20217);
+  const dryDelete = await api.call(`${base}/${entry.id}?dry_run=true`, { method: 'DELETE' });
+  assert.equal(dryDelete.status, 204);
+  const after = (await api.call(`${base}/${entry.id}`)).body.result;
+  assert.deepEqual([after.version, after.rules.length], ['1', 1], 'nothing changed');
+  const bad = await api.call(`${base}/${entry.id}?dry_run=maybe`, { method: 'DELETE' });
+  assert.deepEqual([bad.status, bad.body.errors[0].code], [400, 1002]);
+});

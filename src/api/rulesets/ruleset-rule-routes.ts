@@ -4,7 +4,7 @@
  * definition; a body with only `position` moves it), delete one; each answers the whole ruleset
  * at its new version. The versions of a ruleset (the current one and the earlier ones it keeps,
  * newest first, without rules), one version with its rules, an earlier version deleted (204); the
- * same for a phase's entry point.
+ * same for a phase's entry point. `dry_run=true` checks a write and makes none (dry-run.ts).
  */
 import { z } from 'zod';
 import type { RulesetRecord, RulesetVersionRecord } from '../../db/control-store.ts';
@@ -16,6 +16,7 @@ import { requireZone } from '../zones/zone-lookup.ts';
 import {
   phaseProblem, ruleInput, rulePosition, rulesetResult, rulesetSummaryResult, toRulesetJson, toVersionJson, toVersionSummaryJson, type RuleInput, type RulePosition,
 } from './ruleset-schema.ts';
+import { isDryRun } from './dry-run.ts';
 import { planRuleAdd, planRuleDelete, planRuleEdit, planVersionDelete } from './ruleset-service.ts';
 
 const TAG = 'Rulesets';
@@ -40,9 +41,16 @@ function splitRuleBody(body: Record<string, unknown> & { position?: RulePosition
   return { rule, position };
 }
 
+/** Writes the ruleset as `plan` says; a dry run (`dry_run=true`) plans it on the current ruleset and writes nothing. */
 async function writeRuleset(ctx: RouteContext<unknown>, plan: (current: RulesetRecord) => RulesetRecord): Promise<Response> {
   const zone = await requireZone(ctx);
   const id = ctx.params.ruleset_id ?? '';
+  if (isDryRun(ctx)) {
+    const current = await ctx.deps.control.getRuleset(zone.id, id);
+    if (!current) throw rulesetNotFound(id);
+    plan(current);
+    return successResponse(null);
+  }
   const updated = await ctx.deps.control.updateRuleset(zone.id, id, plan);
   if (!updated) throw rulesetNotFound(id);
   return successResponse(toRulesetJson(updated));
@@ -132,15 +140,12 @@ export const RULESET_RULE_ROUTES: ApiRoute[] = [
     method: 'DELETE', path: `${RULESET}/versions/:version`, operationId: 'rulesets-versions-delete', summary: 'Forget an earlier version of the ruleset (204, no body)', tag: TAG, noContent: true,
     async handler(ctx) {
       const number = versionNumber(ctx);
-      const zone = await requireZone(ctx);
-      const id = ctx.params.ruleset_id ?? '';
-      const updated = await ctx.deps.control.updateRuleset(zone.id, id, (current) => {
+      await writeRuleset(ctx, (current) => {
         const planned = planVersionDelete(current, number);
         if (planned === 'latest') throw new ApiError('API_RULESET_INVALID', { message: `'${number}' is not a valid value for version because it is the ruleset's current version: only earlier versions can be deleted` });
         if (planned === null) throw versionNotFound(number);
         return planned;
       });
-      if (!updated) throw rulesetNotFound(id);
       return noContentResponse();
     },
   }),
