@@ -64,9 +64,9 @@ export type ApiErrorCode =
   | 'API_UPLOAD_NOT_FOUND'
   | 'API_BUCKET_NAME_INVALID'
   | 'API_CORS_NOT_FOUND'
-  | 'API_R2_DOMAIN_INVALID'
-  | 'API_R2_DOMAIN_NOT_FOUND'
-  | 'API_R2_DOMAIN_TAKEN'
+  | 'API_BUCKET_DOMAIN_INVALID'
+  | 'API_BUCKET_DOMAIN_NOT_FOUND'
+  | 'API_BUCKET_DOMAIN_TAKEN'
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
   | 'API_STORE_INVALID'
@@ -171,9 +171,9 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_BUCKET_NAME_INVALID: { kind: 'user', status: 400, code: 10005, message: "The specified bucket name is not valid: <name> must be 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit." },
   API_CORS_NOT_FOUND: { kind: 'user', status: 404, code: 10059, message: 'The CORS configuration does not exist.' },
   // Public buckets (/accounts/<id>/r2/buckets/<name>/domains/...).
-  API_R2_DOMAIN_INVALID: { kind: 'user', status: 400, code: 10058, message: "'<value>' is not a valid value for <field> because <reason, e.g. it is not <zone> or a name under it, the zone given>" },
-  API_R2_DOMAIN_NOT_FOUND: { kind: 'user', status: 404, code: 10060, message: 'The bucket has no custom domain <domain>' },
-  API_R2_DOMAIN_TAKEN: { kind: 'user', status: 400, code: 10061, message: 'The custom domain <domain> is already attached to a bucket: detach it there first' },
+  API_BUCKET_DOMAIN_INVALID: { kind: 'user', status: 400, code: 10058, message: "'<value>' is not a valid value for <field> because <reason, e.g. it is not <zone> or a name under it, the zone given>" },
+  API_BUCKET_DOMAIN_NOT_FOUND: { kind: 'user', status: 404, code: 10060, message: 'The bucket has no custom domain <domain>' },
+  API_BUCKET_DOMAIN_TAKEN: { kind: 'user', status: 400, code: 10061, message: 'The custom domain <domain> is already attached to a bucket: detach it there first' },
   API_JURISDICTION_UNSUPPORTED: { kind: 'user', status: 400, code: 10005, message: "Jurisdiction '<value>' is not available on this server: its buckets are all in the default jurisdiction; leave out cf-r2-jurisdiction (wrangler's --jurisdiction) or send 'default'" },
   // What the real API answers on /user/tokens/verify for a credential that is not an API token.
   API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token' },

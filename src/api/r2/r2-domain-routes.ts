@@ -74,11 +74,11 @@ async function customJson(ctx: RouteContext<unknown>, domain: CustomDomain): Pro
 }
 
 function domainNotFound(domain: string): ApiError {
-  return new ApiError('API_R2_DOMAIN_NOT_FOUND', { message: `The bucket has no custom domain ${JSON.stringify(domain.slice(0, 253))}` });
+  return new ApiError('API_BUCKET_DOMAIN_NOT_FOUND', { message: `The bucket has no custom domain ${JSON.stringify(domain.slice(0, 253))}` });
 }
 
 function invalidDomain(message: string): ApiError {
-  return new ApiError('API_R2_DOMAIN_INVALID', { message, pointer: '/domain' });
+  return new ApiError('API_BUCKET_DOMAIN_INVALID', { message, pointer: '/domain' });
 }
 
 /** The custom domain, checked: a host name at or under the account's zone `zoneId`, not one of the server's hosts, not a script's custom domain. */
@@ -87,7 +87,7 @@ async function checkCustomDomain(ctx: RouteContext<unknown>, domain: string, zon
   const reserved = [ctx.deps.workers?.devDomain ?? null, ctx.deps.publicBuckets?.publicDomain ?? null].find((platform) => isPlatformHost(domain, platform));
   if (reserved) throw invalidDomain(`'${domain}' is not a valid value for domain because ${reserved} and the names under it belong to this server`);
   const zone = /^[0-9a-f]{32}$/.test(zoneId) ? await ctx.deps.control.getZone(ctx.account.id, zoneId) : null;
-  if (!zone) throw new ApiError('API_R2_DOMAIN_INVALID', { message: `'${zoneId.slice(0, 64)}' is not a valid value for zoneId because it is no zone of yours (GET /zones lists them)`, pointer: '/zoneId' });
+  if (!zone) throw new ApiError('API_BUCKET_DOMAIN_INVALID', { message: `'${zoneId.slice(0, 64)}' is not a valid value for zoneId because it is no zone of yours (GET /zones lists them)`, pointer: '/zoneId' });
   if (!isAtOrUnder(domain, zone.name)) throw invalidDomain(`'${domain}' is not a valid value for domain because it is not ${zone.name} or a name under it, the zone given`);
   const scriptDomains = ctx.deps.workers ? await ctx.deps.workers.registry.listZoneRoutes(zone.id) : [];
   if (scriptDomains.some((route) => route.customDomain && route.pattern === `${domain}/*`)) {
@@ -105,7 +105,7 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
   }),
   defineRoute<z.infer<typeof managedBody>>({
     method: 'PUT', path: MANAGED, operationId: 'r2-bucket-managed-domain-put', summary: 'Turn the bucket\'s managed public URL on or off (it serves the bucket read-only)', tag: TAG,
-    body: { schema: managedBody, invalid: 'API_R2_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
+    body: { schema: managedBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
     async handler(ctx) {
       return successResponse(await managedJson(ctx, ctx.body.enabled));
     },
@@ -122,14 +122,14 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
   }),
   defineRoute<z.infer<typeof createCustomBody>>({
     method: 'POST', path: CUSTOM, operationId: 'r2-bucket-custom-domains-create', summary: 'Attach a host of one of your zones to the bucket: it serves the bucket read-only', tag: TAG,
-    body: { schema: createCustomBody, invalid: 'API_R2_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
+    body: { schema: createCustomBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const bucket = await bucketOf(ctx);
       const { domain, zoneId } = ctx.body;
       await checkCustomDomain(ctx, domain, zoneId);
       const added = await domains.addCustom(bucket, domain, zoneId, { enabled: ctx.body.enabled, minTls: ctx.body.minTLS ?? '1.0' });
-      if (added === 'taken') throw new ApiError('API_R2_DOMAIN_TAKEN', { message: `The custom domain ${domain} is already attached to a bucket: detach it there first` });
+      if (added === 'taken') throw new ApiError('API_BUCKET_DOMAIN_TAKEN', { message: `The custom domain ${domain} is already attached to a bucket: detach it there first` });
       return successResponse({ domain: added.domain, enabled: added.enabled, zoneId: added.zoneId, minTLS: added.minTls });
     },
   }),
@@ -145,7 +145,7 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
   }),
   defineRoute<z.infer<typeof updateCustomBody>>({
     method: 'PUT', path: `${CUSTOM}/:domain`, operationId: 'r2-bucket-custom-domains-update', summary: 'Turn a custom domain on or off, or change its minTLS', tag: TAG,
-    body: { schema: updateCustomBody, invalid: 'API_R2_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
+    body: { schema: updateCustomBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const name = (ctx.params.domain ?? '').toLowerCase();
