@@ -267,6 +267,16 @@ test('every SDK method of the implemented groups works or is refused by name', {
   });
   await served('workers.scripts.scriptAndVersionSettings.get', () => cf.workers.scripts.scriptAndVersionSettings.get('hello', { account_id }) as Promise<Json>,
     (s) => assert.deepEqual(s.bindings, [{ type: 'plain_text', name: 'GREETING', text: 'hey' }]));
+  // The same settings as JSON (curl's way): a versioned change takes, a setting edgeport does not apply is refused by name.
+  const patchSettings = (body: unknown) => fetch(`${apiUrl}/accounts/${account_id}/workers/scripts/hello/settings`, {
+    method: 'PATCH', headers: { 'x-auth-email': ADMIN.email, 'x-auth-key': ADMIN.key, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  const flagged = await patchSettings({ compatibility_flags: ['nodejs_compat'] });
+  assert.equal(flagged.status, 200);
+  assert.deepEqual(((await cf.workers.scripts.scriptAndVersionSettings.get('hello', { account_id })) as Json).compatibility_flags, ['nodejs_compat']);
+  const placement = await patchSettings({ placement: { mode: 'smart' } });
+  assert.equal(placement.status, 403);
+  assert.match(JSON.stringify(await placement.json()), /10015.*Smart Placement/);
   await served('workers.scripts.secrets.update', () => cf.workers.scripts.secrets.update('hello', { account_id, name: 'TOKEN', text: 't1', type: 'secret_text' } as never) as Promise<Json>,
     async () => servedWithin(edge, 'hello.sdkuser.workers.localhost', 'hey t1 v2', 5_000));
   await served('workers.scripts.secrets.list', () => all(cf.workers.scripts.secrets.list('hello', { account_id })), (list) => assert.deepEqual(list.map((s: Json) => s.name), ['TOKEN']));
