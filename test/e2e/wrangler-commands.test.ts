@@ -15,7 +15,7 @@ import { stopChild } from '../helpers/child-processes.ts';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { managementApi } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { servedWithin, viaEdge } from '../helpers/workers-upload.ts';
+import { servedWithin, viaEdge, wranglerForm } from '../helpers/workers-upload.ts';
 import { wranglerFor, type WranglerResult } from '../helpers/wrangler.ts';
 
 const OPERATOR = { email: 'commands@example.test', key: 'wrangler-commands-key-0123' };
@@ -178,11 +178,24 @@ test('the common wrangler commands: each works or is refused by name', { timeout
   await command('kv namespace create', ['kv', 'namespace', 'create', 'cache'], (result, out) => refusedByName(result, out, /edgeport does not provide Workers KV \[code: 10015\]/));
   await command('d1 create', ['d1', 'create', 'db'], (result, out) => refusedByName(result, out, /edgeport does not provide D1 databases \[code: 10015\]/));
 
+  // Without --force, wrangler first asks what refers to the script (and, not on a terminal, takes the default: yes).
+  const other = await fetch(`${apiBase}/accounts/${accountId}/workers/scripts/other`, {
+    method: 'PUT', headers: { 'x-auth-email': OPERATOR.email, 'x-auth-key': OPERATOR.key }, body: wranglerForm(source('other'), { main_module: 'index.js' }),
+  });
+  assert.equal(other.status, 200);
+  await command('delete (asks first)', ['delete', 'other'], async () => {
+    const names = (await api.call<Array<{ id: string }>>('GET', `/accounts/${accountId}/workers/scripts`)).map((script) => script.id);
+    assert.deepEqual(names, ['hello'], 'other is gone, hello stays');
+  });
   await command('delete', ['delete', 'hello', '--force'], async () => {
     const scripts = await api.call<unknown[]>('GET', `/accounts/${accountId}/workers/scripts`);
     assert.deepEqual(scripts, [], 'the script is gone');
-    const answer = await viaEdge(edge, 'commands.test', '/');
-    assert.notEqual(answer.status, 200, 'and no longer served');
+    // Every instance stops serving it within about a second (they poll the registry).
+    const deadline = Date.now() + 5_000;
+    while ((await viaEdge(edge, 'commands.test', '/')).status === 200) {
+      assert.ok(Date.now() < deadline, 'and no longer served');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   });
   await command('r2 bucket delete', ['r2', 'bucket', 'delete', 'site'], async () => {
     const answer = await fetch(`${apiBase}/accounts/${accountId}/r2/buckets/site`, { headers: { 'x-auth-email': OPERATOR.email, 'x-auth-key': OPERATOR.key } });
