@@ -17,6 +17,7 @@ import { isAtOrUnder, isPlatformHost } from '../../edge/platform-hosts.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
+import { accountStore } from '../../store/engine/account-store.ts';
 import { R2_BUCKETS } from './r2-bucket-routes.ts';
 import { r2Store, withR2Errors } from './r2-schema.ts';
 
@@ -33,13 +34,20 @@ const createCustomBody = z.strictObject({
   zoneId: z.string().min(1).max(64),
   enabled: z.boolean(),
   minTLS: minTls.optional(),
-  ciphers: z.array(z.string()).max(0, 'custom cipher suites are not provided: edgeport\'s edge speaks plain HTTP; TLS is the operator\'s proxy\'s').optional(),
+  ciphers: z.array(z.string().max(128)).max(64).optional(),
 });
 const updateCustomBody = z.strictObject({
   enabled: z.boolean().optional(),
   minTLS: minTls.optional(),
-  ciphers: z.array(z.string()).max(0, 'custom cipher suites are not provided: edgeport\'s edge speaks plain HTTP; TLS is the operator\'s proxy\'s').optional(),
+  ciphers: z.array(z.string().max(128)).max(64).optional(),
 });
+
+/** Cipher suites are TLS's, which edgeport's edge does not speak: refused by name. */
+function refuseCiphers(ciphers: readonly string[] | undefined): void {
+  if (ciphers !== undefined && ciphers.length > 0) {
+    throw new ApiError('API_NOT_PROVIDED', { message: 'not entitled: edgeport does not provide custom cipher suites: its edge speaks plain HTTP, and TLS (with its ciphers) is the operator\'s proxy\'s; leave ciphers out' });
+  }
+}
 
 function requireDomains(ctx: RouteContext<unknown>): { domains: BucketDomains; publicDomain: string | null } {
   const deps = ctx.deps.publicBuckets;
@@ -96,6 +104,19 @@ async function checkCustomDomain(ctx: RouteContext<unknown>, domain: string, zon
   return zone;
 }
 
+/**
+ * A host attached to a bucket that no longer is (deleted, or made again since), or on a zone that
+ * is no longer its account's, holds the host for nobody: it is forgotten, so the host can be
+ * attached again (by that account's zone's new owner too).
+ */
+async function forgetStaleHolder(ctx: RouteContext<unknown>, domains: BucketDomains, domain: string): Promise<void> {
+  const holder = await domains.holderOf(domain);
+  if (!holder || !ctx.deps.store) return;
+  const bucket = await accountStore(ctx.deps.store, holder.accountId).getBucket(holder.bucket).catch(() => null);
+  const zone = await ctx.deps.control.getZone(holder.accountId, holder.zoneId);
+  if (!bucket || bucket.created !== holder.bucketCreated || !zone) await domains.forgetStale(holder);
+}
+
 export const R2_DOMAIN_ROUTES: ApiRoute[] = [
   defineRoute({
     method: 'GET', path: MANAGED, operationId: 'r2-bucket-managed-domain-get', summary: 'The bucket\'s managed public URL (pub-<id>.<public domain>) and whether it is on', tag: TAG, result: anyResult,
@@ -127,7 +148,9 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
       const { domains } = requireDomains(ctx);
       const bucket = await bucketOf(ctx);
       const { domain, zoneId } = ctx.body;
+      refuseCiphers(ctx.body.ciphers);
       await checkCustomDomain(ctx, domain, zoneId);
+      await forgetStaleHolder(ctx, domains, domain);
       const added = await domains.addCustom(bucket, domain, zoneId, { enabled: ctx.body.enabled, minTls: ctx.body.minTLS ?? '1.0' });
       if (added === 'taken') throw new ApiError('API_BUCKET_DOMAIN_TAKEN', { message: `The custom domain ${domain} is already attached to a bucket: detach it there first` });
       return successResponse({ domain: added.domain, enabled: added.enabled, zoneId: added.zoneId, minTLS: added.minTls });
@@ -149,6 +172,7 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const name = (ctx.params.domain ?? '').toLowerCase();
+      refuseCiphers(ctx.body.ciphers);
       const updated = await domains.updateCustom(await bucketOf(ctx), name, {
         ...(ctx.body.enabled === undefined ? {} : { enabled: ctx.body.enabled }), ...(ctx.body.minTLS === undefined ? {} : { minTls: ctx.body.minTLS }),
       });

@@ -150,6 +150,24 @@ export class BucketDomains {
     });
   }
 
+  /** Whichever bucket holds `domain` (any account's), for the caller to tell a live holder from a stale one. */
+  holderOf(domain: string): Promise<CustomDomain | null> {
+    return this.#driver.run(function* holderOp() {
+      const [row] = yield* q('SELECT * FROM bucket_custom_domains WHERE domain = ?', domain);
+      return row ? toCustom(row) : null;
+    });
+  }
+
+  /** Forgets `domain` if `holder` still holds it (a holder whose bucket or zone is gone); false when the row changed since. */
+  forgetStale(holder: CustomDomain): Promise<boolean> {
+    return this.#driver.run(function* forgetOp() {
+      const [row] = yield* q('SELECT bucket, bucket_created, zone_id FROM bucket_custom_domains WHERE domain = ?', holder.domain);
+      if (!row || String(row.bucket) !== `${holder.accountId}/${holder.bucket}` || Number(row.bucket_created) !== holder.bucketCreated || String(row.zone_id) !== holder.zoneId) return false;
+      yield* q('DELETE FROM bucket_custom_domains WHERE domain = ?', holder.domain);
+      return true;
+    });
+  }
+
   /** What the managed domain `publicId` serves when it is on. */
   managedTarget(publicId: string): Promise<PublicTarget | null> {
     return this.#driver.run(function* managedTargetOp() {
