@@ -12,7 +12,8 @@
  * request written onto a connection at that moment is lost. So a kept-alive connection is closed
  * here first, after IDLE_MS (well below workerd's), and a request that fails on a reused
  * connection before any byte of its answer came is sent once more on a fresh one, when that is
- * safe: it has no body, or none of its body has been read yet (the body is then sent from its start).
+ * safe: its process still runs (one that died may have run it), and it has no body or what was read
+ * of its body is still held (up to 64 KiB; it is sent again from its start).
  */
 import { connect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
@@ -69,11 +70,21 @@ function unref(buffer: ReadBuffer): void {
 export interface ConnectionsOptions {
   /** A kept-alive connection unused this long is closed (default IDLE_MS; tests race it against a server's). */
   idleMs?: number;
+  /**
+   * Whether the process is still running: a request whose connection failed is sent again only
+   * then (a process that died may have run it). Asked RESEND_AFTER_MS after the failure, by when
+   * a process's death is known.
+   */
+  alive?: () => boolean;
 }
+
+/** How long a request whose reused connection failed waits before it is sent again (or fails, its process gone). */
+const RESEND_AFTER_MS = 100;
 
 export class WorkerdConnections {
   readonly #socketPath: string;
   readonly #idleMs: number;
+  readonly #alive: () => boolean;
   readonly #idle: Connection[] = [];
   readonly #all = new Set<Connection>();
   #destroyed = false;
@@ -83,6 +94,7 @@ export class WorkerdConnections {
   constructor(socketPath: string, options: ConnectionsOptions = {}) {
     this.#socketPath = socketPath;
     this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#alive = options.alive ?? (() => true);
   }
 
   get destroyed(): boolean {
@@ -103,8 +115,16 @@ export class WorkerdConnections {
     if (connection === undefined) {
       connection = new Connection(this.#socketPath, this.#idleMs, (done) => this.#released(done), (retry) => {
         if (this.#destroyed) return false;
-        this.retried++;
-        this.#send(undefined, retry.options, retry.handler, retry.sent);
+        setTimeout(() => {
+          if (this.#destroyed || !this.#alive()) {
+            // What the client still sends is read and dropped.
+            retry.options.body?.resume();
+            retry.handler.onError(retry.error);
+            return;
+          }
+          this.retried++;
+          this.#send(undefined, retry.options, retry.handler, retry.sent);
+        }, RESEND_AFTER_MS);
         return true;
       });
       this.#all.add(connection);
@@ -133,7 +153,7 @@ export class WorkerdConnections {
 }
 
 /** A request to send again, on a fresh connection; false when it cannot be (the connections are closed). */
-type Resend = (request: { options: DispatchOptions; handler: ResponseHandler; sent: SentBody | undefined }) => boolean;
+type Resend = (request: { options: DispatchOptions; handler: ResponseHandler; sent: SentBody; error: Error }) => boolean;
 
 /** What was read of a request's body while it was sent: kept (up to REPLAY_BYTES) to send it again. */
 interface SentBody {
@@ -401,7 +421,7 @@ class Connection {
       options.body?.pause();
       this.#detachBody?.();
       this.#sending = false;
-      if (this.#resend({ options, handler, sent })) return;
+      if (this.#resend({ options, handler, sent, error })) return;
     }
     this.#stopBody();
     handler?.onError(error);
