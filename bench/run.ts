@@ -18,6 +18,7 @@ import { benchBlobs } from './blobs.ts';
 import { benchWorkerdFloor } from './workerd-floor.ts';
 import { benchStoreVsMiniflare } from './store-vs-miniflare.ts';
 import { benchIsolates } from './isolates.ts';
+import { benchWorkerdIdleRace } from './workerd-idle-race.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } });
 
@@ -31,6 +32,8 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   'store-vs-miniflare': (seconds) => benchStoreVsMiniflare(seconds, Number(values.rounds)),
   // A thousand scripts across twenty accounts on one instance (EDGEPORT_BENCH_ACCOUNTS, _SCRIPTS, _REQUESTED).
   isolates: () => benchIsolates(),
+  // The edge's connections to workerd closing idle ones exactly when workerd does: none may fail.
+  'workerd-idle-race': () => benchWorkerdIdleRace(),
   s3: (seconds) => benchS3(seconds, Number(values.rounds)),
   blobs: benchBlobs,
   api: benchApi,

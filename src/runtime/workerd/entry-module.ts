@@ -2,7 +2,8 @@
  * The two modules edgeport puts in front of a script in its isolate. The prelude runs first, before
  * any of the script's modules: it takes edgeport's gates out of `env` (so that the script, even
  * through `import { env } from 'cloudflare:workers'`, sees only its own bindings), puts a bucket
- * binding in `env` for each of its `store_buckets`, installs the Cache API, and marks the console
+ * binding in `env` for each of its `store_buckets` (its calls to the store service carry the
+ * isolate's token, held in the prelude's closure), installs the Cache API, and marks the console
  * so that what the script prints is known to be its own (console-marks.ts). The entry is the
  * isolate's main module: it imports the script and calls its fetch() with the request, env and ctx,
  * so that a script failure reaches the server as a failure (logged, and answered as in every
@@ -58,7 +59,7 @@ ${buckets.length > 0 ? `import makeStoreBucket from ${JSON.stringify(base(names.
 delete env[${JSON.stringify(input.internalKey)}];
 markConsole(${JSON.stringify(input.consoleMarks)});
 installCaches(gates.cache);
-${buckets.map(({ binding, bucket, listHonorsInclude }) => `env[${JSON.stringify(binding)}] = makeStoreBucket({ store: gates.store, bucket: ${JSON.stringify(bucket)}, listHonorsInclude: ${listHonorsInclude} });`).join('\n')}
+${buckets.length > 0 ? 'const store = { fetch: (url, init) => gates.store.fetch(url + gates.storeToken, init) };\n' : ''}${buckets.map(({ binding, bucket, listHonorsInclude }) => `env[${JSON.stringify(binding)}] = makeStoreBucket({ store, bucket: ${JSON.stringify(bucket)}, listHonorsInclude: ${listHonorsInclude} });`).join('\n')}
 `;
 }
 

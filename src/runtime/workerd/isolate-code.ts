@@ -32,6 +32,8 @@ export interface IsolateCodeInput {
   outbound: number;
   cacheNamespace: string;
   tailed: boolean;
+  /** The isolate's token at the store service (when it binds buckets). */
+  storeToken: string;
 }
 
 const KINDS: Record<WorkerdModule['kind'], IsolateCode['modules'][number]['kind']> = {
@@ -69,7 +71,7 @@ export function isolateCode(input: IsolateCodeInput): IsolateCode {
     internalModules,
     vars: [...source.vars],
     internalKey: input.internalKey,
-    store: script.storeBuckets.length > 0,
+    storeToken: script.storeBuckets.length > 0 ? input.storeToken : null,
     outbound: input.outbound,
     cacheNamespace: input.cacheNamespace,
     tail: input.tailed ? { line: input.console.line, lines: input.console.lines, end: input.console.end } : null,

@@ -79,6 +79,8 @@ export interface IsolateRegistration {
 /** A registered script: its isolate's id, marks, log budget, and where it is loaded. */
 export class Isolate {
   readonly id = randomBytes(8).toString('hex');
+  /** Its secret name at the store service (inside/isolate-host.ts): whoever holds it reaches this script's buckets. */
+  readonly storeToken = randomBytes(16).toString('hex');
   readonly console: ConsoleMarks = newConsoleMarks();
   readonly registration: IsolateRegistration;
   readonly output: ScriptOutputLog;
@@ -128,6 +130,8 @@ export class IsolateProcess {
   readonly #isolates = new Map<string, Isolate>();
   /** Loaded isolates by their loader name (the code service's lookup). */
   readonly #byName = new Map<string, Isolate>();
+  /** Registered isolates by their store token (the store service's lookup). */
+  readonly #byToken = new Map<string, Isolate>();
   readonly #marks: HostMarks & EntryMarks;
   readonly #names: InternalModuleNames;
   readonly #router: OutputRouter;
@@ -220,6 +224,7 @@ export class IsolateProcess {
     }
     const isolate = new Isolate(registration, this.#logger, outbound);
     this.#isolates.set(isolate.id, isolate);
+    this.#byToken.set(isolate.storeToken, isolate);
     this.#router.claim(isolate.console, isolate.output);
     return isolate;
   }
@@ -399,6 +404,7 @@ export class IsolateProcess {
   /** Forgets a script: its isolate is unloaded; the process stops with the last one. Resolves once that is done. */
   async unregister(isolate: Isolate): Promise<void> {
     if (!this.#isolates.delete(isolate.id)) return;
+    this.#byToken.delete(isolate.storeToken);
     this.#unload(isolate);
     this.#router.release(isolate.console);
     isolate.output.close();
@@ -502,7 +508,7 @@ export class IsolateProcess {
     this.#services.push(await listenOnSocket(createServer(guardedListener((req, res) => this.#serveCode(req, res), `code service of ${this.name}`, this.#logger)), join(dir, 'code.sock')));
     this.#services.push(await startStoreService({
       socketPath: join(dir, 'store.sock'), logger: this.#logger, name: `store binding of ${this.name}`,
-      caller: (target) => this.#isolates.get(safeDecode(target.slice(1)) ?? '')?.store,
+      caller: (target) => this.#byToken.get(target.slice(1))?.store,
     }));
     this.#services.push(await startTailSink(join(dir, 'tail.sock'), (id, event) => {
       const isolate = this.#isolates.get(id);
@@ -521,7 +527,7 @@ export class IsolateProcess {
     const { registration } = isolate;
     const body = JSON.stringify(isolateCode({
       isolate: isolate.id, script: registration.script, source: registration.source, names: this.#names, marks: this.#marks, console: isolate.console,
-      internalKey: INTERNAL_KEY, outbound: isolate.outbound, cacheNamespace: cacheNamespace(isolate.id), tailed: registration.tail !== undefined,
+      internalKey: INTERNAL_KEY, outbound: isolate.outbound, cacheNamespace: cacheNamespace(isolate.id), tailed: registration.tail !== undefined, storeToken: isolate.storeToken,
     }));
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
   }

@@ -2,8 +2,8 @@
  * The server's end of the bucket bindings of scripts in workerd: an HTTP server on a Unix socket
  * that only an account's workerd process is given, answering each engine call (store-wire.ts) from
  * the server's own engine, seen as the calling script's account and limited to the buckets that
- * script binds. Which script calls is the request's path: the isolate's id, which the host
- * worker's store gate puts there (inside/isolate-host.ts), never the script.
+ * script binds. Which script calls is the request's path: the isolate's secret token, which the
+ * binding's code in the isolate adds (entry-module.ts) and the script never sees.
  * A put's body goes from the socket to the engine as it arrives; a get's body goes from where the
  * engine keeps it (inline bytes, blob files) straight to the socket, as the S3 API sends it.
  */
@@ -28,7 +28,7 @@ export interface StoreCaller {
 }
 
 export interface StoreServiceOptions {
-  /** The script a request comes from, by its path (`/<isolate id>`); undefined for none known. */
+  /** The script a request comes from, by its path (`/<its token>`); undefined for none known. */
   caller(target: string): StoreCaller | undefined;
   socketPath: string;
   logger: Logger;

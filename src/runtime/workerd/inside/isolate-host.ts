@@ -3,8 +3,9 @@
  * account runs as an isolate of its own that this worker loads with workerd's Worker Loader, by the
  * name the server gives each request (a header named with a secret of the process), from code the
  * server hands it when the loader asks (the `code` service). The isolate gets only what its code
- * lists: its vars and secrets in `env`, a gate to the store limited to its own buckets, a gate to
- * the process's cache that keeps its caches apart, its outbound network (the SSRF policy as a
+ * lists: its vars and secrets in `env`, the store service with a token that names it there (the
+ * service answers it for its own buckets only), a gate to the process's cache that keeps its
+ * caches apart, its outbound network (the SSRF policy as a
  * workerd network service), and a tail when a session watches it. The server's probe is answered
  * here without entering any isolate: an answer means the process's one thread is free.
  */
@@ -56,8 +57,8 @@ export interface IsolateCode {
   vars: Array<{ name: string; kind: 'text' | 'json'; value: string }>;
   /** The key of `env` that holds the gates until the prelude takes them out. */
   internalKey: string;
-  /** Whether the isolate binds buckets (then it gets a store gate). */
-  store: boolean;
+  /** The isolate's secret name at the store service, when it binds buckets: its calls go to `/<token>`, answered for its buckets only. */
+  storeToken: string | null;
   /** The number of its outbound network service (`NET_<n>`). */
   outbound: number;
   /** Its caches' namespace. */
@@ -108,8 +109,9 @@ async function workerCode(env: HostEnv, ctx: HostContext, name: string): Promise
   for (const internal of code.internalModules) modules[internal.name] = { js: sources[internal.source] };
   const vars: Record<string, unknown> = {};
   for (const binding of code.vars) vars[binding.name] = binding.kind === 'json' ? JSON.parse(binding.value) as unknown : binding.value;
-  const gates: Record<string, Fetcher> = { cache: ctx.exports.CacheGate!({ props: { namespace: code.cacheNamespace } }) };
-  if (code.store) gates.store = ctx.exports.StoreGate!({ props: { isolate: code.isolate } });
+  const gates: Record<string, unknown> = { cache: ctx.exports.CacheGate!({ props: { namespace: code.cacheNamespace } }) };
+  // The store service itself, with the isolate's token: the prelude keeps both out of the script's reach.
+  if (code.storeToken !== null) Object.assign(gates, { store: env.STORE, storeToken: code.storeToken });
   vars[code.internalKey] = gates;
   const outbound = env[`NET_${code.outbound}`] as Fetcher | undefined;
   if (outbound === undefined) throw new Error(`The process has no outbound network ${code.outbound}.`);
@@ -143,14 +145,6 @@ export default {
     }
   },
 };
-
-/** The store, for one isolate: its calls go to the server's store service under the isolate's id, which decides the buckets it may reach. */
-export class StoreGate extends WorkerEntrypoint<HostEnv> {
-  async fetch(request: Request): Promise<Response> {
-    const props = (this.ctx as unknown as { props: { isolate: string } }).props;
-    return this.env.STORE.fetch(new Request(`http://store.internal/${encodeURIComponent(props.isolate)}`, request));
-  }
-}
 
 /** The process's cache, for one script: every cache it opens is inside its own namespace. */
 export class CacheGate extends WorkerEntrypoint<HostEnv> {
