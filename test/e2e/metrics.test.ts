@@ -55,10 +55,10 @@ test('/metrics on the API port: every service\'s requests, latencies and errors,
   assert.equal(sample(text, 'edgeport_http_requests_total{service="gateway",method="POST",status_class="2xx"}'), 1);
   assert.ok(sample(text, 'edgeport_http_requests_total{service="api",method="POST",status_class="2xx"}')! >= 3, 'zone, ownership, job');
   assert.equal(sample(text, 'edgeport_api_requests_total{operation="zones-create",status_class="2xx"}'), 1);
-  assert.equal(sample(text, `edgeport_logs_shipped_lines_total{job="${job.id}"}`), 6);
-  assert.equal(sample(text, `edgeport_logs_failed_lines_total{job="${job.id}"}`), 0);
-  assert.equal(sample(text, `edgeport_logs_dropped_lines_total{job="${job.id}"}`), 0);
-  assert.equal(typeof sample(text, `edgeport_logs_job_spool_bytes{job="${job.id}"}`), 'number');
+  assert.equal(sample(text, `edgeport_logs_shipped_lines_total{log_job="${job.id}"}`), 6);
+  assert.equal(sample(text, `edgeport_logs_failed_lines_total{log_job="${job.id}"}`), 0);
+  assert.equal(sample(text, `edgeport_logs_dropped_lines_total{log_job="${job.id}"}`), 0);
+  assert.equal(typeof sample(text, `edgeport_logs_job_spool_bytes{log_job="${job.id}"}`), 'number');
   assert.equal(typeof sample(text, 'edgeport_logs_spool_bytes'), 'number');
   assert.match(text, /^edgeport_gateway_calls_total\{network="sepolia",method="eth_chainId",outcome="result"\} 1$/m, 'the gateway\'s metrics too');
   for (const secret of [zoneId, 'example.test', '/page/', 'secret-query', 'key-name', 'metered', S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID]) {
