@@ -2,6 +2,7 @@
  * The server config (`edgeport.toml`), its zod schema (the source of truth), and the conversion of
  * its snake_case keys into the camelCase `Config` the services receive. Unknown keys are errors.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
@@ -56,7 +57,7 @@ export const configFileSchema = z.strictObject({
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
     /** How long a clean shutdown may spend delivering spooled log lines. */
     shutdown_delivery_ms: z.number().int().min(0).max(600_000).optional(),
-    /** The only directories file:// log destinations may point below (never inside the data dir); [] turns file:// off. */
+    /** The only directories file:// log destinations may point below (never inside the data dir but for its log-files folder); [] turns file:// off. */
     file_roots: z.array(z.string().min(1)
       .refine((path) => path.startsWith('/'), 'each file root must be an absolute path')
       .refine((path) => !path.split('/').some((segment) => segment === '..' || segment === '.'), 'a file root may not contain "." or ".." segments'))
@@ -160,7 +161,7 @@ export function toConfig(file: ConfigFile): Config {
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
-      fileRoots: file.logs?.file_roots ?? [...DEFAULTS.logs.fileRoots],
+      fileRoots: file.logs?.file_roots ?? [resolve(file.data_dir ?? DEFAULTS.dataDir, DEFAULTS.logs.fileRootInDataDir)],
       fileRootsClaimable: file.logs?.file_roots_claimable ?? DEFAULTS.logs.fileRootsClaimable,
       maxJobSpoolBytes: file.logs?.max_job_spool_bytes ?? DEFAULTS.logs.maxJobSpoolBytes,
       maxTotalSpoolBytes: file.logs?.max_total_spool_bytes ?? DEFAULTS.logs.maxTotalSpoolBytes,
