@@ -44,7 +44,7 @@ import { SpoolBudget } from './spool/spool-budget.ts';
 
 const gzip = promisify(gzipCallback);
 
-/** The real service's batch limits when a job sets none (reference mgmt-logs.md §3.2). */
+/** The real service's batch limits when a job sets none. */
 export const BATCH_DEFAULTS = { maxRecords: 100_000, maxBytes: 100_000_000, intervalMs: 30_000 } as const;
 const TICK_MS = 200;
 const IDLE_CHECK_MS = 5_000;

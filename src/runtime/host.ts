@@ -1,6 +1,6 @@
 /**
- * The script host: runs one script in workerd (src/runtime/workerd), the only runtime (DESIGN.md
- * "Script isolation"), with the store its bucket bindings reach, and answers node:http requests
+ * The script host: runs one script in workerd (src/runtime/workerd), the only runtime
+ * (docs/architecture.md, "Scripts run in workerd"), with the store its bucket bindings reach, and answers node:http requests
  * through it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

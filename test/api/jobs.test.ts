@@ -97,7 +97,7 @@ test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403
   assert.deepEqual([legacy.body.result.output_options.sample_rate, legacy.body.result.output_options['CVE-2021-44228'], legacy.body.result.logpull_options],
     [0.5, true, 'fields=RayID,ClientIP&timestamps=rfc3339&sample=0.5&CVE-2021-44228=true']);
   const fourth = await api.call(jobs, { method: 'POST', json: { destination_conf: S3, output_options: { 'CVE-2021-44228': 'true' } } });
-  assert.equal(fourth.body.result.output_options['CVE-2021-44228'], true, 'the flag may come as the text "true" (SPEC §2.4)');
+  assert.equal(fourth.body.result.output_options['CVE-2021-44228'], true, 'the flag may come as the text "true", as the real API\'s examples send it');
   const fifth = await api.call(jobs, { method: 'POST', json: { destination_conf: S3 } });
   assert.deepEqual([fifth.status, fifth.body.errors], [403, [{ code: 1004, message: 'creating a new job (for http_requests dataset) is not allowed: exceeded max jobs allowed' }]]);
   assert.deepEqual((await api.call(jobs)).body.result.map((j: { id: number }) => j.id), [1, 2, 3, 4]);

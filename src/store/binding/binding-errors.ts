@@ -1,6 +1,6 @@
 /**
  * How engine failures reach a script: a plain `Error` (no `code`, name "Error") whose message is
- * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors (reference §1.1).
+ * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors.
  */
 import { StoreError } from '../engine/errors.ts';
 
@@ -33,7 +33,7 @@ export function toScriptError(action: BindingAction, error: unknown): unknown {
   return new Error(`${action}: ${INTERNAL}`, { cause: error });
 }
 
-/** The backend message; BadDigest's is the three lines of reference §1.3, built from the details. */
+/** The backend message; BadDigest's is the runtime's three lines, built from the details. */
 function storeMessage(error: StoreError): string {
   const details = error.details;
   if (error.code !== 'STORE_BAD_DIGEST' || typeof details?.algorithm !== 'string') return error.message;

@@ -131,7 +131,7 @@ async function* byteStreamChunks(reader: ReadableStreamBYOBReader): AsyncGenerat
   }
 }
 
-/** When option validation fails, a stream passed in is cancelled, as the runtime does (reference §9). */
+/** When option validation fails, a stream passed in is cancelled, as the runtime does. */
 export function cancelIfStream(value: unknown): void {
   if (value instanceof ReadableStream && !value.locked) {
     value.cancel(new Error('Stream cancelled because the associated put operation encountered an error.')).catch(() => undefined);
