@@ -160,7 +160,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy }) },
+      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({
+        zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy,
+        listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
+      }) },
       {
         // Probes and metrics stay answerable while the server sheds load.
         label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
@@ -182,7 +185,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
         handle: {
           handler: createS3Listener({
-            engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
+            engine, keys: (id) => accessKeys.keyFor(id), clock, logger, dashboard: () => listenerUrls['management API'],
             failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
           }),
           close: async () => {},
