@@ -37,7 +37,7 @@ import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig
 import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
-import { AccessKeys, createS3Listener } from '../store/s3/index.ts';
+import { AccessKeys, createS3Listener, type BootstrapKey } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
@@ -112,7 +112,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const operator = (await control.firstAccount())!;
     await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
-    const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
+    const s3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
     // edgeport's own listeners, never another account's origin or log destination: the configured
     // ports at once, the ports picked for port 0 as each listener binds.
@@ -222,7 +222,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
       signIn: signInNote(signIn, operator.email),
       accountsCommand: accountsCommand(configFile, args),
-      s3Key: s3KeyNote(newS3Key, process.env),
+      s3Key: s3KeyNote(s3Key),
       accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
       devChain: gateway.banner,
       storage: [
@@ -244,9 +244,9 @@ function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
   return { kind: 'given', email: outcome.email, ...(changed ? { changed } : {}) };
 }
 
-function s3KeyNote(created: { accessKeyId: string; secretAccessKey: string } | undefined, env: NodeJS.ProcessEnv): S3KeyNote {
-  if (created) return { kind: 'created', ...created };
-  if (env.EDGEPORT_S3_ACCESS_KEY_ID && env.EDGEPORT_S3_SECRET_ACCESS_KEY) return { kind: 'given', accessKeyId: env.EDGEPORT_S3_ACCESS_KEY_ID };
+function s3KeyNote(outcome: BootstrapKey): S3KeyNote {
+  if (outcome.kind === 'generated') return { kind: 'created', accessKeyId: outcome.accessKeyId, secretAccessKey: outcome.secretAccessKey };
+  if (outcome.kind === 'given') return { kind: 'given', accessKeyId: outcome.accessKeyId, replaced: outcome.replaced };
   return { kind: 'existing' };
 }
 
