@@ -57,6 +57,7 @@ test('/metrics on the API port: every service\'s requests, latencies and errors,
   assert.equal(sample(text, 'edgeport_http_requests_total{service="gateway",method="POST",status_class="2xx"}'), 1);
   assert.ok(sample(text, 'edgeport_http_requests_total{service="api",method="POST",status_class="2xx"}')! >= 3, 'zone, ownership, job');
   assert.equal(sample(text, 'edgeport_api_requests_total{operation="zones-create",status_class="2xx"}'), 1);
+  assert.equal(sample(text, `edgeport_logs_spooled_lines_total{log_job="${job.id}"}`), 6);
   assert.equal(sample(text, `edgeport_logs_shipped_lines_total{log_job="${job.id}"}`), 6);
   assert.equal(sample(text, `edgeport_logs_failed_lines_total{log_job="${job.id}"}`), 0);
   assert.equal(sample(text, `edgeport_logs_dropped_lines_total{log_job="${job.id}"}`), 0);
