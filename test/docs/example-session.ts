@@ -17,7 +17,8 @@
  * reader's machine, so that the test can run beside the other tests and a developer's own
  * edgeport:
  *
- * - the ports examples name (DEFAULT_PORTS) become free ports;
+ * - the ports examples name (DEFAULT_PORTS) become free ports, and the PostgreSQL schema they name
+ *   (`schema=edgeport` in the shared `test` database) one of the session's own, dropped at its end;
  * - a command that starts a server (`npm start`, `edgeport start`, `edgeport dev`), which a reader
  *   runs in a terminal of its own, runs in the background, and the next command waits for its
  *   ready line (`__stop_servers` stops them all, as a reader's Ctrl-C in those terminals would);
@@ -28,6 +29,7 @@
  * Every process the session starts is killed when it closes, pass or fail. A page that fails ends
  * the session (its shell exits, as `set -e` makes it): the pages after it are not run.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +37,7 @@ import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { within } from '../../src/core/within.ts';
+import { dropTestSchema } from '../helpers/postgres.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
 import { outputMismatch, parseExamples } from './markdown-examples.ts';
 
@@ -67,20 +70,24 @@ export class DocsSession {
   readonly work: string;
   readonly #shell: ShellSession;
   readonly #rewrite: (code: string) => string;
+  readonly #asyncCleanups: Array<() => Promise<void>>;
   readonly #cleanups: Array<() => void>;
   #blocks = 0;
   /** Where the session ended, once a page failed. */
   #ended: string | undefined;
 
-  private constructor(work: string, shell: ShellSession, rewrite: (code: string) => string, cleanups: Array<() => void>) {
+  private constructor(work: string, shell: ShellSession, rewrite: (code: string) => string, cleanups: Array<() => void>,
+    asyncCleanups: Array<() => Promise<void>>) {
     this.work = work;
     this.#shell = shell;
     this.#rewrite = rewrite;
+    this.#asyncCleanups = asyncCleanups;
     this.#cleanups = cleanups;
   }
 
   static async open(): Promise<DocsSession> {
     const cleanups: Array<() => void> = [];
+    const asyncCleanups: Array<() => Promise<void>> = [];
     const work = mkdtempSync(join(tmpdir(), 'edgeport-docs-'));
     cleanups.push(() => rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     const ports = new Map<number, number>();
@@ -95,7 +102,12 @@ export class DocsSession {
       mkdirSync(join(work, '.home'));
       for (const port of DEFAULT_PORTS) ports.set(port, await reservePort({ after: (undo: () => void) => { cleanups.push(undo); } }));
       const pattern = new RegExp(`\\b(${DEFAULT_PORTS.join('|')})\\b`, 'g');
-      const rewrite = (code: string): string => code.replace(pattern, (port) => String(ports.get(Number(port))));
+      // The schema the examples keep in the shared `test` database (operations.md's two instances) is
+      // the session's own, as its ports are: a run never meets what an earlier or concurrent one left.
+      const schema = `docs_${randomBytes(6).toString('hex')}`;
+      asyncCleanups.push(() => dropTestSchema(schema));
+      const rewrite = (code: string): string => code.replace(pattern, (port) => String(ports.get(Number(port))))
+        .replace(/\bschema=edgeport\b/g, `schema=${schema}`);
 
       const shell = new ShellSession(work, {
         ...freshEnvironment(process.env),
@@ -106,12 +118,13 @@ export class DocsSession {
         EDGEPORT_EDGE_PORT: String(ports.get(8080)), EDGEPORT_API_PORT: String(ports.get(8081)),
         EDGEPORT_GATEWAY_PORT: String(ports.get(8545)), EDGEPORT_S3_PORT: String(ports.get(9000)),
       });
-      const session = new DocsSession(work, shell, rewrite, cleanups);
+      const session = new DocsSession(work, shell, rewrite, cleanups, asyncCleanups);
       const prelude = await shell.run(PRELUDE);
       if (prelude.status !== 0) throw new Error(`the session's prelude failed:\n${prelude.output}\n${prelude.errors}`);
       return session;
     } catch (error) {
       for (const undo of cleanups.reverse()) undo();
+      for (const undo of asyncCleanups) await undo().catch(() => undefined);
       throw error;
     }
   }
@@ -206,6 +219,7 @@ export class DocsSession {
     this.#ended ??= 'its close';
     await this.#shell.close();
     for (const undo of this.#cleanups.reverse()) undo();
+    for (const undo of this.#asyncCleanups) await undo().catch(() => undefined);
   }
 }
 

@@ -53,9 +53,9 @@ export async function scriptCall<T>(action: BindingAction, call: () => Promise<T
 }
 
 /**
- * The runtime's refusal of a ReadableStream whose length it does not know, by put() or uploadPart()
- * (reference §1.4, §9): a request or response body with a length, the readable half of a
- * FixedLengthStream or a get body passes; a stream the script builds does not.
+ * The runtime's refusal of a ReadableStream whose length it does not know, by put() or
+ * uploadPart(): a request or response body with a length, the readable half of a FixedLengthStream
+ * or a get body passes; a stream the script builds does not.
  */
 export function unknownLengthError(): TypeError {
   return new TypeError('Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)');
