@@ -1,7 +1,7 @@
 /**
- * Authentication (SPEC §5) by the global API key: `X-Auth-Email` + `X-Auth-Key` of an account
+ * Authentication by the global API key: `X-Auth-Email` + `X-Auth-Key` of an account
  * (API tokens, `Authorization: Bearer`, are checked by tokens/bearer-auth.ts with the same limiter). The
- * answers for missing, malformed and unknown credentials are the real API's (reference §1.2). A
+ * answers for missing, malformed and unknown credentials are the real API's (docs/errors.md). A
  * verified pair is remembered while it is used (until a minute passes without it), so the scrypt
  * hash is paid once, not per request; an entry is dropped as soon as the account's stored hash
  * changes.
@@ -9,7 +9,10 @@
  * Failed checks are limited (CredentialGuard) per client address and per e-mail, decided before
  * the account is looked up or any hash runs: past the limit, 429 / 971 with Retry-After. A pair
  * already remembered is never refused, and an address the e-mail signed in from lately is exempt
- * from the e-mail's count, so failing on someone's e-mail does not sign them out. The hash runs on
+ * from the e-mail's count, so failing on someone's e-mail does not sign them out. Requests with
+ * the same pair as a check under way join it, and a request whose places are all held by checks
+ * under way waits for them (CredentialGuard.admitWhenDecided): a burst of requests with a correct
+ * key to a fresh server is never 429. The hash runs on
  * a ScryptThread with a bounded queue shared fairly between client addresses (a flooding address
  * delays its own checks, not a fresh sign-in from elsewhere); a check that gets no place in it is
  * 503 / 971 with Retry-After.
@@ -76,26 +79,39 @@ export class Authenticator {
     const fingerprint = credentialFingerprint(email, key);
     const remembered = await this.#remembered(fingerprint);
     if (remembered) return remembered;
+    // Requests that arrive together with the same new pair share one verification, and one place
+    // in the counts: the same guess again teaches nothing (seen: of 64 requests with the correct
+    // key sent at once to a fresh server, 43 were refused with 429, each holding a place of its own).
+    const joined = this.#verifying.get(fingerprint);
+    if (joined) return answered(joined);
 
-    const admission = this.guard.admit(address, email.toLowerCase());
-    if (!admission.admitted) throw rateLimited(admission.retryAfterMs, admission.scope === 'address' ? 'from this address' : 'for this e-mail');
+    const admission = await this.guard.admitWhenDecided(address, email.toLowerCase());
+    if (!admission.admitted) {
+      if (admission.scope === 'pending') throw authBusy(admission.retryAfterMs);
+      throw rateLimited(admission.retryAfterMs, admission.scope === 'address' ? 'from this address' : 'for this e-mail');
+    }
     const { attempt } = admission;
     try {
-      // Requests that arrive together with the same new pair share one verification.
-      let pending = this.#verifying.get(fingerprint);
-      if (!pending) {
-        pending = this.#verify(email, key, fingerprint, clientKey(address)).finally(() => this.#verifying.delete(fingerprint));
-        this.#verifying.set(fingerprint, pending);
-      }
-      const account = await pending;
+      // A wait for a place may have seen the same pair verified, or its verification begun.
+      const account = await this.#remembered(fingerprint) ?? await this.#sharedVerification(email, key, fingerprint, clientKey(address));
       attempt.succeeded();
       return account;
     } catch (error) {
       if (error instanceof ApiError && error.code === 'API_UNKNOWN_CREDENTIALS') attempt.failed();
       else attempt.abandoned();
-      if (error instanceof ScryptBusyError) throw hashQueueFull(error.retryAfterMs);
+      if (error instanceof ScryptBusyError) throw authBusy(error.retryAfterMs);
       throw error;
     }
+  }
+
+  /** The verification of the pair under way, or a new one that others with the same pair join. */
+  #sharedVerification(email: string, key: string, fingerprint: string, client: string): Promise<AccountRecord> {
+    let pending = this.#verifying.get(fingerprint);
+    if (!pending) {
+      pending = this.#verify(email, key, fingerprint, client).finally(() => this.#verifying.delete(fingerprint));
+      this.#verifying.set(fingerprint, pending);
+    }
+    return pending;
   }
 
   /** The account of a pair verified before and used within CACHE_IDLE_MS, if its key is unchanged. */
@@ -131,8 +147,18 @@ export function rateLimited(retryAfterMs: number, scope: string): ApiError {
   });
 }
 
-/** 503 / 971: the key-hash queue is full. */
-function hashQueueFull(retryAfterMs: number): ApiError {
+/** A joined verification's outcome, as its first request gets it (a full hash queue is 503). */
+async function answered(verification: Promise<AccountRecord>): Promise<AccountRecord> {
+  try {
+    return await verification;
+  } catch (error) {
+    if (error instanceof ScryptBusyError) throw authBusy(error.retryAfterMs);
+    throw error;
+  }
+}
+
+/** 503 / 971: the key-hash queue is full, or every place in the counts stayed held by checks under way. */
+export function authBusy(retryAfterMs: number): ApiError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new ApiError('API_AUTH_BUSY', {
     message: `Please wait and consider throttling your request speed: too many credential checks are waiting; retry after ${seconds} s`,

@@ -1,10 +1,13 @@
 /**
  * The one mapper from thrown errors to envelope answers: ApiError carries its status and entries;
  * a StoreError (the bucket and object routes call the store engine) is mapped through
- * STORE_TO_API; anything else is an internal error, logged with its cause, answered 500 / 10001.
+ * STORE_TO_API; a QuotaRefusal of the script registry is API_WORKER_QUOTA; anything else is an
+ * internal error, logged with its cause, answered 500 / 10001.
  */
+import { QuotaRefusal } from '../db/account-usage.ts';
 import type { Logger } from '../core/log.ts';
 import { StoreError, type StoreErrorCode } from '../store/engine/errors.ts';
+import { quotaError } from '../store/engine/quota.ts';
 import { failureResponse } from './envelope.ts';
 import { API_ERRORS, ApiError, type ApiErrorCode } from './errors.ts';
 
@@ -37,10 +40,11 @@ const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
   STORE_INVALID_STORAGE_CLASS: 'API_STORE_INVALID',
   STORE_INCOMPLETE_BODY: 'API_STORE_INVALID',
   STORE_INVALID_CORS: 'API_STORE_INVALID',
+  STORE_QUOTA_EXCEEDED: 'API_STORE_QUOTA_EXCEEDED',
 };
 
 export function toErrorResponse(error: unknown, logger: Logger): Response {
-  const mapped = error instanceof StoreError ? fromStoreError(error) : error;
+  const mapped = error instanceof StoreError ? fromStoreError(error) : error instanceof QuotaRefusal ? fromQuotaRefusal(error) : error;
   if (mapped instanceof ApiError) {
     if (mapped.kind === 'system') logger.error({ err: mapped, code: mapped.code }, 'Management API request failed.');
     else logger.debug({ code: mapped.code, message: mapped.message }, 'Management API request refused.');
@@ -53,9 +57,20 @@ export function toErrorResponse(error: unknown, logger: Logger): Response {
   return failureResponse(entry.status, [{ code: entry.code, message: entry.message }]);
 }
 
+/** Script bytes past the account's quota (the registry's refusal); object quotas reach here as StoreErrors, but are mapped alike if not. */
+export function fromQuotaRefusal(refusal: QuotaRefusal): ApiError {
+  if (refusal.quota !== 'maxScriptBytes') return fromStoreError(quotaError(refusal) as StoreError);
+  const { limit, used, adding } = refusal;
+  return new ApiError('API_WORKER_QUOTA', {
+    cause: refusal,
+    message: `Your account's scripts exceeded their storage quota: they keep ${used} bytes of modules of the ${limit} allowed, and this upload adds ${adding}; `
+      + 'delete a script, or ask the operator to raise the quota ([quotas] max_script_bytes_per_account, or edgeport accounts quota).',
+  });
+}
+
 function fromStoreError(error: StoreError): ApiError {
   const code = STORE_TO_API[error.code];
   if (code === 'API_INTERNAL') return new ApiError(code, { cause: error });
-  // Invalid input keeps the store's own words, which name the problem (bucket name rules, part sizes).
-  return new ApiError(code, code === 'API_STORE_INVALID' ? { message: error.message } : undefined);
+  // Invalid input and quota refusals keep the store's own words, which name the problem (bucket name rules, part sizes, the quota).
+  return new ApiError(code, code === 'API_STORE_INVALID' || code === 'API_STORE_QUOTA_EXCEEDED' ? { message: error.message } : undefined);
 }

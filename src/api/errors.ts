@@ -1,6 +1,6 @@
 /**
  * API_ERRORS: every failure the management API reports, with its HTTP status, the numeric code of
- * the real API (shared/reference/mgmt-logs.md §1.2, §2.5, §3) and its message; `<...>` marks the
+ * the real API and its message; `<...>` marks the
  * parts each error fills in. Where the real code is not public, edgeport picked one in the same
  * family; docs/errors.md lists them all.
  *
@@ -34,6 +34,7 @@ export type ApiErrorCode =
   | 'API_ZONE_EXISTS'
   | 'API_ZONE_PUBLIC_SUFFIX'
   | 'API_ZONE_NAME_UNAVAILABLE'
+  | 'API_ZONE_RESERVED'
   | 'API_RULESET_NOT_FOUND'
   | 'API_ENTRYPOINT_NOT_FOUND'
   | 'API_RULESET_INVALID'
@@ -63,6 +64,7 @@ export type ApiErrorCode =
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
   | 'API_STORE_INVALID'
+  | 'API_STORE_QUOTA_EXCEEDED'
   | 'API_DELIVERED_LINES_UNAVAILABLE'
   | 'API_WORKER_NOT_FOUND'
   | 'API_SERVICE_NOT_FOUND'
@@ -71,9 +73,11 @@ export type ApiErrorCode =
   | 'API_WORKER_START_FAILED'
   | 'API_WORKER_TOO_LARGE'
   | 'API_WORKER_LIMIT'
+  | 'API_WORKER_QUOTA'
   | 'API_WORKER_BUCKET_NOT_FOUND'
   | 'API_WORKER_ROUTE_INVALID'
   | 'API_WORKER_ROUTE_ZONE'
+  | 'API_WORKER_ROUTE_RESERVED'
   | 'API_WORKER_ROUTE_DUPLICATE'
   | 'API_WORKER_ROUTE_NOT_FOUND'
   | 'API_WORKER_ROUTE_LIMIT'
@@ -122,6 +126,11 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   },
   // One refusal whether another account holds the name, a name above it or one under it: which, and that zone's name, are that account's business.
   API_ZONE_NAME_UNAVAILABLE: { kind: 'user', status: 400, code: 1061, message: '<name> is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name' },
+  // The dev domain and the names under it are the platform's (edge/platform-hosts.ts), whatever the account, the operator's included.
+  API_ZONE_RESERVED: {
+    kind: 'user', status: 400, code: 1061,
+    message: '<name> is not available: <dev domain> and the names under it belong to this server, which serves each account\'s scripts at <script>.<account subdomain>.<dev domain>; choose another name',
+  },
   API_RULESET_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find ruleset <ruleset_id>' },
   API_ENTRYPOINT_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find entrypoint ruleset in the <phase> phase' },
   API_RULESET_INVALID: { kind: 'user', status: 400, code: 20021, message: "'<value>' is not a valid value for <field> because <reason>" },
@@ -153,6 +162,8 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   // What the real API answers on /user/tokens/verify for a credential that is not an API token.
   API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token' },
   API_STORE_INVALID: { kind: 'user', status: 400, code: 1002, message: "<the object store's message, e.g. The specified object name is not valid.>" },
+  // The object store's quota refusal (STORE_QUOTA_EXCEEDED), in its words: what the account stores, its quota, what the write adds.
+  API_STORE_QUOTA_EXCEEDED: { kind: 'user', status: 403, code: 10009, message: "The account's storage quota is exceeded: it stores <n> of its <quota> bytes (or objects), and this write adds <n>; delete objects or abort uploads, or ask the operator to raise the quota" },
   API_DELIVERED_LINES_UNAVAILABLE: { kind: 'user', status: 400, code: 1002, message: 'the delivered lines of a <scheme>:// destination cannot be read back: only file:// and store:// destinations can' },
   // Scripts deployed through the API (/accounts/<id>/workers/...): the Workers API's codes.
   API_WORKER_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'This Worker does not exist on your account.' },
@@ -162,9 +173,15 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_START_FAILED: { kind: 'user', status: 400, code: 10021, message: 'Uncaught <the exception the script threw as it started, e.g. SyntaxError: Unexpected end of input, with where>' },
   API_WORKER_TOO_LARGE: { kind: 'user', status: 413, code: 10027, message: 'Your Worker exceeded the size limit of <limit> bytes: the upload is larger' },
   API_WORKER_LIMIT: { kind: 'user', status: 400, code: 10037, message: 'You have exceeded the limit of <n> Workers on your account: delete one, or ask the operator to raise [workers] max_scripts_per_account' },
+  // 10027 is the platform's "script too large"; wrangler prints its usual size advice after it.
+  API_WORKER_QUOTA: { kind: 'user', status: 400, code: 10027, message: "Your account's scripts exceeded their storage quota: they keep <n> bytes of modules of the <quota> allowed, and this upload adds <n>; delete a script, or ask the operator to raise the quota" },
   API_WORKER_BUCKET_NOT_FOUND: { kind: 'user', status: 400, code: 10085, message: "R2 bucket '<name>' not found for binding <binding>: create it first (wrangler r2 bucket create <name>); a script binds only its account's buckets" },
   API_WORKER_ROUTE_INVALID: { kind: 'user', status: 400, code: 10022, message: "Invalid route pattern '<pattern>': <reason>" },
   API_WORKER_ROUTE_ZONE: { kind: 'user', status: 400, code: 10019, message: "Could not find a zone of your account for route pattern '<pattern>': its host must be one of your zones or under one" },
+  API_WORKER_ROUTE_RESERVED: {
+    kind: 'user', status: 400, code: 10022,
+    message: "Invalid route pattern '<pattern>': it would match hosts of <dev domain>, which belong to this server (it serves each account's scripts at <script>.<account subdomain>.<dev domain>); route hosts of your zones outside it",
+  },
   API_WORKER_ROUTE_DUPLICATE: { kind: 'user', status: 400, code: 10020, message: "A route with the pattern '<pattern>' already exists: delete it, or change that route instead" },
   API_WORKER_ROUTE_NOT_FOUND: { kind: 'user', status: 404, code: 10018, message: 'Route not found: the zone has no route <route id>' },
   API_WORKER_ROUTE_LIMIT: { kind: 'user', status: 400, code: 10023, message: 'The zone has reached its limit of <n> routes: delete one, or ask the operator to raise [workers] max_routes_per_zone' },

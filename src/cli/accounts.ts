@@ -8,7 +8,10 @@
  *   dashboard sessions stop working at once;
  * - `delete <email> [--force]`: deletes the account, its S3 keys and sessions; one that holds
  *   zones (with their rulesets and jobs), buckets or deployed scripts only with --force, which
- *   deletes them (objects and open uploads included) first. The operator is never deleted.
+ *   deletes them (objects and open uploads included) first. The operator is never deleted;
+ * - `quota <email> [--max-object-bytes N] [--max-objects N] [--max-script-bytes N]`: what the
+ *   account stores against its quotas; each option sets the account's own (`default`: the
+ *   server's `[quotas]` again).
  * Safe while the server runs, so they take no data dir lock (data-dir-lock.ts): every write goes
  * through SQLite's WAL, or a PostgreSQL transaction, like the server's, and the server reads
  * accounts, keys, zones and buckets from the database on each request (its caches of zones and S3
@@ -18,11 +21,13 @@ import { AccountError, createAccount } from '../api/index.ts';
 import { generateApiKey, hashApiKey } from '../api/credentials.ts';
 import { systemClock } from '../core/clock.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
+import type { AccountUsage, QuotaName } from '../db/account-usage.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
 import type { ScriptRegistry } from '../db/scripts/script-registry.ts';
 import { accountStore } from '../store/engine/account-store.ts';
+import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import { AccessKeys } from '../store/s3/access-keys.ts';
@@ -51,11 +56,13 @@ export async function runAccounts(args: readonly string[], out: Out = (line) => 
         return;
       }
       // Buckets and S3 keys live in the object store's metadata, deployed scripts in their registry.
-      const engine = await openStoreEngine({ dataDir: config.dataDir, clock: systemClock, blobsUrl: config.blobsUrl, ...(database ? { database } : {}) });
-      const registry = openScriptRegistry({ dataDir: config.dataDir, clock: systemClock, ...(database ? { database } : {}) });
+      const engine = await openStoreEngine({ dataDir: config.dataDir, clock: systemClock, blobsUrl: config.blobsUrl, quotas: config.quotas, ...(database ? { database } : {}) });
+      const registry = openScriptRegistry({ dataDir: config.dataDir, clock: systemClock, quotas: config.quotas, ...(database ? { database } : {}) });
       const held = { control, engine, registry };
       try {
-        await (parsed.action === 'list' ? list(held, out) : remove(held, new AccessKeys(engine.metadata, systemClock), parsed, out));
+        if (parsed.action === 'list') await list(held, out);
+        else if (parsed.action === 'quota') await quota(held, parsed, out);
+        else await remove(held, new AccessKeys(engine.metadata, systemClock), parsed, out);
       } finally {
         await registry.close();
         await engine.close();
@@ -89,7 +96,7 @@ async function rotateKey(control: ControlStore, email: string, scrypt: ScryptThr
 /** Where an account's things are kept. */
 interface Stores {
   control: ControlStore;
-  engine: StoreEngine;
+  engine: ObjectEngine;
   registry: ScriptRegistry;
 }
 
@@ -101,7 +108,7 @@ async function holdings({ control, engine, registry }: Stores, account: AccountR
     const page = await control.listZones(account.id, { order: 'name', direction: 'asc', offset, limit: 50 });
     for (const zone of page.zones) {
       zones.push(zone.name);
-      jobs += (await control.listJobs(zone.id)).length;
+      jobs += await control.countJobs(zone.id);
     }
     if (page.zones.length < 50) break;
   }
@@ -148,8 +155,45 @@ async function remove(stores: Stores, keys: AccessKeys, args: AccountsArgs, out:
   let revoked = 0;
   for (const key of await keys.list(account.id)) if (key.revoked === null && await keys.revoke(account.id, key.accessKeyId)) revoked += 1;
   await control.deleteAccount(account.id);
+  await engine.metadata.forgetAccountUsage(account.id);
   const gone = args.force && what.length > 0 ? ` with ${zones} zones, ${held.buckets.length} buckets (${objects} objects) and ${held.scripts.length} scripts` : '';
   out(`edgeport: deleted account ${account.id} (${account.email})${gone}; ${revoked} S3 keys revoked.`);
+}
+
+/** What each quota is called in the table, and the `[quotas]` key that sets the server's. */
+const QUOTA_ROWS: ReadonlyArray<[QuotaName, string, string, 'bytes' | 'count', (usage: AccountUsage) => number]> = [
+  ['maxObjectBytes', 'object bytes', 'max_object_bytes_per_account', 'bytes', (usage) => usage.objectBytes],
+  ['maxObjects', 'objects', 'max_objects_per_account', 'count', (usage) => usage.objectCount],
+  ['maxScriptBytes', 'script bytes', 'max_script_bytes_per_account', 'bytes', (usage) => usage.scriptBytes],
+];
+
+/** `quota`: sets the account's own quotas the options name, then shows what it stores against each. */
+async function quota({ control, engine }: Stores, args: AccountsArgs, out: Out): Promise<void> {
+  const account = await accountByEmail(control, args.email);
+  const changed = Object.keys(args.quotas).length > 0;
+  const usage = changed ? await engine.metadata.setAccountQuotas(account.id, args.quotas) : await engine.accountUsage(account.id);
+  out(`edgeport: ${account.email} (${account.id})${changed ? ' now has these quotas' : ''}:`);
+  const shown = (amount: number, unit: 'bytes' | 'count') => (unit === 'bytes' && amount >= 1024 ? `${amount} (${humanBytes(amount)})` : String(amount));
+  const rows = [['QUOTA', 'STORED', 'LIMIT', 'SET BY']];
+  for (const [name, label, key, unit, stored] of QUOTA_ROWS) {
+    const limit = usage.quotas[name];
+    rows.push([label, shown(stored(usage), unit), limit === 0 ? 'none' : shown(limit, unit), usage.own[name] ? 'this account (edgeport accounts quota)' : `[quotas] ${key}`]);
+  }
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) out(`  ${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}`);
+  out(`  Each script keeps its ${usage.quotas.maxVersionsPerScript} newest versions and the deployed one ([quotas] max_versions_per_script).`);
+}
+
+/** 1536 -> "1.5 KiB", 107374182400 -> "100 GiB". */
+function humanBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
 /** Deletes every object and open upload of the bucket, then the bucket; returns how many objects went. */

@@ -1,6 +1,7 @@
 /**
  * `edgeport start`: loads edgeport.toml (+ env + flags), locks the data dir (one process per dir:
- * a second start refuses before touching anything), opens the store and the control plane on it
+ * a second start refuses before touching anything), loads the secrets key and seals or checks the
+ * database's secrets with it (secrets-key.ts), opens the store and the control plane on it
  * (after crash recovery), creates the bootstrap credentials on first start (printed once), starts
  * the scripts of `[[scripts]]`, puts every service behind its port and prints the banner
  * (banner.ts). SIGTERM or SIGINT drains the listeners, delivers spooled log lines (bounded), then
@@ -11,6 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
 import { Counter, Gauge } from 'prom-client';
 import { systemClock } from '../core/clock.ts';
+import type { SecretBox } from '../core/crypto/secret-box.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
 import { Metrics } from '../core/metrics.ts';
@@ -21,12 +23,14 @@ import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
 import { DeployedScripts } from '../edge/deployed-scripts.ts';
+import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
 import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
 import { IsolatePool } from '../runtime/workerd/isolate-pool.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
+import { routeReachesPlatform } from '../edge/platform-hosts.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { FileRoots, registerLogMetrics } from '../logs/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
@@ -34,12 +38,13 @@ import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig
 import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
-import { AccessKeys, createS3Listener } from '../store/s3/index.ts';
+import { AccessKeys, createS3Listener, type BootstrapKey } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { recoverInterruptedRestore } from './restore-swap.ts';
+import { logSecretsEvents, openSecrets } from './secrets-key.ts';
 import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
@@ -78,15 +83,20 @@ export async function runStart(args: StartArgs): Promise<void> {
   };
   let engine: ObjectEngine;
   let database: PgDatabase | undefined;
+  let secrets: SecretBox;
   try {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
     if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
     database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
     if (database) closers.push(() => database!.close());
+    // Before any store opens: the database's secrets are sealed with this key (secrets-key.ts), and another key is refused here.
+    const opened = await openSecrets(config, database, clock.now());
+    logSecretsEvents(logger, opened.events);
+    secrets = opened.box;
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, quotas: config.quotas, secrets, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -94,7 +104,7 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
   closers.push(() => engine.close());
   try {
-    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, ...(database ? { database } : {}) });
+    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, secrets, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
     const scrypt = new ScryptThread({ maxQueued: config.auth.maxQueuedHashes });
@@ -103,7 +113,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const operator = (await control.firstAccount())!;
     await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
-    const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
+    const s3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
     // edgeport's own listeners, never another account's origin or log destination: the configured
     // ports at once, the ports picked for port 0 as each listener binds.
@@ -131,18 +141,18 @@ export async function runStart(args: StartArgs): Promise<void> {
     registerPoolMetrics(metrics, pool);
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers, pool);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
-    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, ...(database ? { database } : {}) });
+    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, secrets, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
     const hostDeps = { engine, dataDir: config.dataDir, logger, limits: { cpuMs: config.workers.scriptCpuMs, memoryMb: config.workers.scriptMemoryMb } };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
     const tails = new TailSessions();
-    closers.push(async () => tails.closeAll());
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
       start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
+    registerTailMetrics(metrics, tails);
     const runningScripts = new Gauge({ name: 'edgeport_workers_running_scripts', help: 'Deployed scripts running in workerd on this instance (each started by its first request, stopped when idle).', registers: [metrics.registry] });
     metrics.beforeScrape(() => runningScripts.set(deployed.runningCount));
     closers.push(() => deployed.close());
@@ -155,7 +165,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy }) },
+      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({
+        zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy,
+        listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
+      }) },
       {
         // Probes and metrics stay answerable while the server sheds load.
         label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
@@ -177,7 +190,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
         handle: {
           handler: createS3Listener({
-            engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
+            engine, keys: (id) => accessKeys.keyFor(id), clock, logger, dashboard: () => listenerUrls['management API'],
             failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
           }),
           close: async () => {},
@@ -200,6 +213,8 @@ export async function runStart(args: StartArgs): Promise<void> {
       shown.push({ label: planned.label, url: `${listener.url}${planned.path}` });
       if (planned.label === 'management API') shown.push({ label: 'dashboard', url: `${listener.url}/` });
     }
+    // Tails are closed (a close frame each) before the listeners drain, as they wait for their sockets.
+    closers.push(async () => tails.closeAll());
     // Before the banner: once a user (or a script) sees "ready", Ctrl-C and SIGTERM stop cleanly.
     onShutdownSignal(async () => {
       logger.info('Shutting down');
@@ -212,7 +227,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
       signIn: signInNote(signIn, operator.email),
       accountsCommand: accountsCommand(configFile, args),
-      s3Key: s3KeyNote(newS3Key, process.env),
+      s3Key: s3KeyNote(s3Key),
       accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
       devChain: gateway.banner,
       storage: [
@@ -270,9 +285,9 @@ function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
   return { kind: 'given', email: outcome.email, ...(changed ? { changed } : {}) };
 }
 
-function s3KeyNote(created: { accessKeyId: string; secretAccessKey: string } | undefined, env: NodeJS.ProcessEnv): S3KeyNote {
-  if (created) return { kind: 'created', ...created };
-  if (env.EDGEPORT_S3_ACCESS_KEY_ID && env.EDGEPORT_S3_SECRET_ACCESS_KEY) return { kind: 'given', accessKeyId: env.EDGEPORT_S3_ACCESS_KEY_ID };
+function s3KeyNote(outcome: BootstrapKey): S3KeyNote {
+  if (outcome.kind === 'generated') return { kind: 'created', accessKeyId: outcome.accessKeyId, secretAccessKey: outcome.secretAccessKey };
+  if (outcome.kind === 'given') return { kind: 'given', accessKeyId: outcome.accessKeyId, replaced: outcome.replaced };
   return { kind: 'existing' };
 }
 
@@ -342,10 +357,15 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
       : parseScriptConfig(entry, { baseDir, source });
     if (script.routes.length === 0) throw new ConfigError(`Script ${JSON.stringify(script.name)} has no routes: add routes such as ["example.test/api/*"] so the edge can reach it.`);
     for (const route of script.routes) {
+      let parsed;
       try {
-        parseRoutePattern(route);
+        parsed = parseRoutePattern(route);
       } catch (error) {
         throw new ConfigError(`Script ${JSON.stringify(script.name)}: ${(error as Error).message}`);
+      }
+      const { devDomain } = config.workers;
+      if (routeReachesPlatform(parsed, devDomain)) {
+        throw new ConfigError(`Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${devDomain} ([workers] dev_domain), which serve deployed scripts at <script>.<account subdomain>.${devDomain}: route another host, or set [workers] dev_domain to another domain ("" for none).`);
       }
     }
     return { script: script as ScriptConfig, account };
@@ -362,7 +382,7 @@ async function startScripts(scripts: readonly ServerScript[], accounts: readonly
       pool: { pool, tenant: 'config', name: 'configured scripts' },
     });
     closers.push(() => host.close());
-    started.push({ name: script.name, routes: script.routes, host });
+    started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });
   }
   return started;
 }

@@ -1,4 +1,4 @@
-/** Every server default in one place (DESIGN.md "Public contracts"). */
+/** Every server default in one place (docs/configuration.md lists them for users). */
 export const DEFAULTS = {
   /** Where metadata and blobs live for the embedded default. */
   dataDir: './.edgeport',
@@ -37,10 +37,20 @@ export const DEFAULTS = {
     scriptCpuMs: 30_000, scriptMemoryMb: 128,
   },
   /**
+   * What each account may store (0: no limit; `[quotas]`, src/config/quotas.ts). Generous for an
+   * honest account on a self-hosted server, and a bound on one that floods: 100 GiB and 10 million
+   * objects (each object's row is a few hundred bytes of metadata); 1 GiB of script modules, which
+   * holds 100 versions of ten 1 MiB scripts. A script keeps its 100 newest versions (what the
+   * platform lets you roll back to since September 2025) and the deployed one: older versions go
+   * with the upload that makes one too many.
+   */
+  quotas: { maxObjectBytes: 100 * 1024 ** 3, maxObjects: 10_000_000, maxScriptBytes: 1024 ** 3, maxVersionsPerScript: 100 },
+  /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
-   * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough
-   * directory), shared by every account of the server; a destination must be a directory strictly
-   * below a root (one account may not claim a whole root) unless fileRootsClaimable.
+   * to 10 s. file:// destinations may point only below `<data dir>/log-files` (fileRootInDataDir):
+   * the server's own, so two users of one machine never share it and removing the data dir removes
+   * it too; shared by every account of the server; a destination must be a directory strictly below
+   * a root (one account may not claim a whole root) unless fileRootsClaimable.
    * Spools are bounded because they share a volume with the database and blobs: 64 MiB per job holds
    * over 100,000 typical lines (~500 B), more than one default batch, i.e. minutes of a busy zone's
    * traffic while its destination is down; 1 GiB in all is 16 such jobs. A job whose destination
@@ -48,7 +58,7 @@ export const DEFAULTS = {
    * no new lines until a delivery succeeds.
    */
   logs: {
-    maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRoots: ['/tmp/edgeport-logs'], fileRootsClaimable: false,
+    maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRootInDataDir: 'log-files', fileRootsClaimable: false,
     maxJobSpoolBytes: 64 * 1024 * 1024, maxTotalSpoolBytes: 1024 * 1024 * 1024, pauseAfterFailingMs: 5 * 60_000,
   },
   /**
@@ -100,7 +110,7 @@ export const DEFAULTS = {
     /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */
     networks: [
       { name: 'sepolia', chainId: 11155111 },
-      /** Retired on 2023-01-30 (SPEC §9.5): from then on every request names sepolia instead. */
+      /** Retired on 2023-01-30 (docs/gateway.md): from then on every request names sepolia instead. */
       { name: 'rinkeby', chainId: 4, retiredOn: '2023-01-30', replacement: 'sepolia' },
     ],
     /** geth's limit: 5 MiB per HTTP body. */

@@ -2,10 +2,12 @@
  * The server config (`edgeport.toml`), its zod schema (the source of truth), and the conversion of
  * its snake_case keys into the camelCase `Config` the services receive. Unknown keys are errors.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
 import { limitsSectionSchema, toListenerLimits, type ListenerLimits } from './limits.ts';
+import { quotasSectionSchema, toAccountQuotas, type AccountQuotas } from './quotas.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -27,6 +29,8 @@ export const configFileSchema = z.strictObject({
     allow_private_origins: z.boolean().optional(),
   }).optional(),
   limits: limitsSectionSchema.optional(),
+  /** What each account may store, and the versions kept per script. */
+  quotas: quotasSectionSchema.optional(),
   /** Scripts accounts deploy through the API (`/accounts/<id>/workers/...`). */
   workers: z.strictObject({
     max_scripts_per_account: z.number().int().min(0).max(100_000).optional(),
@@ -66,7 +70,7 @@ export const configFileSchema = z.strictObject({
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
     /** How long a clean shutdown may spend delivering spooled log lines. */
     shutdown_delivery_ms: z.number().int().min(0).max(600_000).optional(),
-    /** The only directories file:// log destinations may point below (never inside the data dir); [] turns file:// off. */
+    /** The only directories file:// log destinations may point below (never inside the data dir but for its log-files folder); [] turns file:// off. */
     file_roots: z.array(z.string().min(1)
       .refine((path) => path.startsWith('/'), 'each file root must be an absolute path')
       .refine((path) => !path.split('/').some((segment) => segment === '..' || segment === '.'), 'a file root may not contain "." or ".." segments'))
@@ -79,6 +83,15 @@ export const configFileSchema = z.strictObject({
     max_total_spool_bytes: z.number().int().min(65_536).max(2 ** 44).optional(),
     /** A job whose destination has failed this long without a success is paused (takes no new lines until a delivery succeeds). */
     pause_after_failing_ms: z.number().int().min(1_000).max(86_400_000).optional(),
+  }).optional(),
+  /**
+   * The key that seals secrets kept in the database (src/db/secrets): `key` (the base64 of 32
+   * bytes; EDGEPORT_SECRETS_KEY) when given, else the file `key_file` holds it in
+   * (EDGEPORT_SECRETS_KEY_FILE), else `<data_dir>/secrets.key`, made at the first start on SQLite.
+   */
+  secrets: z.strictObject({
+    key: z.string().regex(/^\s*[A-Za-z0-9+/]{43}=\s*$/, 'must be the base64 of 32 random bytes, such as the output of: head -c 32 /dev/urandom | base64').optional(),
+    key_file: z.string().min(1).optional(),
   }).optional(),
   scripts: z.array(z.union([
     z.strictObject({ path: z.string().min(1) }),
@@ -111,8 +124,12 @@ export interface Config {
   };
   /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
   limits: ListenerLimits;
+  /** What each account may store (`[quotas]`, src/config/quotas.ts). */
+  quotas: AccountQuotas;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
   auth: AuthConfig;
+  /** `[secrets]`: the secrets key itself (base64), or the file holding it; neither: `<dataDir>/secrets.key`. */
+  secrets: { key: string | undefined; keyFile: string | undefined };
 }
 
 /** `[workers]`: limits of deployed scripts, their dev domain (null: none) and each account's share of the instance. */
@@ -149,10 +166,12 @@ export function toConfig(file: ConfigFile): Config {
     ports: { edge: DEFAULTS.ports.edge, api: DEFAULTS.ports.api, gateway: DEFAULTS.ports.gateway, s3: DEFAULTS.ports.s3, ...file.ports },
     dbUrl: file.db?.url,
     blobsUrl: file.blobs?.url,
+    secrets: { key: file.secrets?.key, keyFile: file.secrets?.key_file },
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     limits: toListenerLimits(file.limits),
+    quotas: toAccountQuotas(file.quotas),
     workers: {
       maxScriptsPerAccount: file.workers?.max_scripts_per_account ?? DEFAULTS.workers.maxScriptsPerAccount,
       maxRoutesPerZone: file.workers?.max_routes_per_zone ?? DEFAULTS.workers.maxRoutesPerZone,
@@ -178,7 +197,7 @@ export function toConfig(file: ConfigFile): Config {
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
-      fileRoots: file.logs?.file_roots ?? [...DEFAULTS.logs.fileRoots],
+      fileRoots: file.logs?.file_roots ?? [resolve(file.data_dir ?? DEFAULTS.dataDir, DEFAULTS.logs.fileRootInDataDir)],
       fileRootsClaimable: file.logs?.file_roots_claimable ?? DEFAULTS.logs.fileRootsClaimable,
       maxJobSpoolBytes: file.logs?.max_job_spool_bytes ?? DEFAULTS.logs.maxJobSpoolBytes,
       maxTotalSpoolBytes: file.logs?.max_total_spool_bytes ?? DEFAULTS.logs.maxTotalSpoolBytes,

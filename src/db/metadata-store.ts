@@ -5,6 +5,7 @@
  */
 import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
+import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
 import type { BucketUsage,
   BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
@@ -109,6 +110,7 @@ export type AccessKeyPermission = typeof ACCESS_KEY_PERMISSIONS[number];
 
 export interface AccessKeyRow {
   accessKeyId: string;
+  /** The secret access key (sealed in the database: src/db/secrets). */
   secret: string;
   /** The account whose buckets the key reaches; null for a key made before keys had owners (the first account adopts it at start). */
   accountId: string | null;
@@ -118,6 +120,9 @@ export interface AccessKeyRow {
   created: number;
   revoked: number | null;
 }
+
+/** A key as listed: everything but its secret, which only accessKey() opens. */
+export type ListedAccessKeyRow = Omit<AccessKeyRow, 'secret'>;
 
 export interface MetadataStore {
   insertBucket(bucket: BucketInfo): Promise<boolean>;
@@ -195,16 +200,28 @@ export interface MetadataStore {
   /** Forgets every pending reclamation (the startup sweep deletes those files itself). */
   clearReclaimQueue(): Promise<void>;
 
-  /** Creates or, for an existing id, replaces (and un-revokes) an S3 access key. */
+  /** Creates or, for an existing id, replaces (and un-revokes) an S3 access key; its secret is stored sealed. */
   putAccessKey(key: AccessKeyRow): Promise<void>;
-  /** A usable (not revoked) key, or undefined. */
+  /** A usable (not revoked) key with its secret opened, or undefined. */
   accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined>;
   /** One account's keys, revoked ones included, oldest first; without an account, every key. */
-  listAccessKeys(accountId?: string): Promise<AccessKeyRow[]>;
+  listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]>;
   /** false when the account has no such key. */
   revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean>;
   /** Gives the account every key of no account; returns how many. */
   adoptAccessKeys(accountId: string): Promise<number>;
+
+  /**
+   * What the account (`''`: the buckets of no account) stores now and the quotas that apply. Every
+   * write above keeps it exact in its own transaction: putObject, putPart and completeUpload throw a
+   * QuotaRefusal (src/db/account-usage.ts), writing nothing, when they would take the account past
+   * its object bytes or count (open uploads' parts count as bytes).
+   */
+  accountUsage(accountId: string): Promise<AccountUsage>;
+  /** Sets (a number; 0: no limit) or clears (null: the server's again) the account's own quotas; answers the result. */
+  setAccountQuotas(accountId: string, overrides: AccountQuotaOverrides): Promise<AccountUsage>;
+  /** Forgets the account's usage row (its own quotas with it) once it stores nothing: for a deleted account. */
+  forgetAccountUsage(accountId: string): Promise<void>;
 
   close(): Promise<void>;
 }

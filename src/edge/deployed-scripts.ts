@@ -15,9 +15,16 @@ import type { ScriptRegistry } from '../db/scripts/script-registry.ts';
 import type { RunnableVersion, ServingState } from '../db/scripts/script-records.ts';
 import { answerScriptFailure } from '../runtime/errors.ts';
 import type { ScriptHost } from '../runtime/index.ts';
+import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** What serves a request: the handler, and the account whose script it is. */
+export interface DeployedMatch {
+  accountId: string;
+  handle: Handler;
+}
 
 /** A version that failed to start here is tried again on a later poll, at most this often. */
 const RETRY_FAILED_START_MS = 10_000;
@@ -106,6 +113,8 @@ export class DeployedScripts {
   /** First requests waiting for their script's workerd, one start per script. */
   readonly #starting = new Map<string, Promise<Running | undefined>>();
   #router = new ScriptRouter<string>([]);
+  /** Dev hosts -> script (`<account>/<name>`), apart from the routes: the edge looks them up before any zone. */
+  #devHosts = new Map<string, string>();
   #seq = -1;
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
@@ -132,10 +141,32 @@ export class DeployedScripts {
     this.#schedule();
   }
 
-  /** The handler of the deployed script serving host and path, if any. */
-  match(host: string, path: string): Handler | undefined {
+  /** The dev domain's hosts are the platform's (platform-hosts.ts): the edge asks devMatch, never match, for them. */
+  get devDomain(): string | null {
+    return this.#options.devDomain;
+  }
+
+  /**
+   * The deployed script a route sends host and path to, with the account whose route it is; never
+   * for a host at or under the dev domain (a route there, made before such routes were refused,
+   * matches nothing).
+   */
+  match(host: string, path: string): DeployedMatch | undefined {
+    if (isPlatformHost(host, this.#options.devDomain)) return undefined;
     const id = this.#router.match(host, path);
-    if (id === undefined || !this.#wanted.has(id)) return undefined;
+    // A route without a script ('') matches, and nothing serves it.
+    const wanted = id === undefined ? undefined : this.#wanted.get(id);
+    return wanted === undefined ? undefined : { accountId: wanted.accountId, handle: this.#handlerOf(id!) };
+  }
+
+  /** The script `<script>.<account subdomain>.<dev domain>` serves (any path), if any. */
+  devMatch(host: string): DeployedMatch | undefined {
+    const id = this.#devHosts.get(host);
+    const wanted = id === undefined ? undefined : this.#wanted.get(id);
+    return wanted === undefined ? undefined : { accountId: wanted.accountId, handle: this.#handlerOf(id!) };
+  }
+
+  #handlerOf(id: string): Handler {
     const running = this.#running.get(id);
     if (running) return running.handle;
     return (req, res) => {
@@ -210,6 +241,7 @@ export class DeployedScripts {
       else if (started) this.#replace(id, started);
     }
     this.#router = new ScriptRouter(this.#routes(state));
+    this.#devHosts = this.#devHostsOf(state);
     // With a version that failed to start, the state is read again on every poll, and the version tried again after RETRY_FAILED_START_MS.
     this.#seq = failures ? -1 : seq;
     const keys = new Set([...wanted.values()].map(({ key }) => key));
@@ -302,20 +334,21 @@ export class DeployedScripts {
   }
 
   #routes(state: ServingState): Array<{ pattern: string; target: string }> {
-    const routes: Array<{ pattern: string; target: string }> = [];
-    for (const route of state.routes) {
-      // A route without a script turns scripts off for its pattern: it matches, and nothing serves it.
-      routes.push({ pattern: route.pattern, target: route.script === null ? '' : `${route.accountId}/${route.script}` });
-    }
+    // A route without a script turns scripts off for its pattern: it matches, and nothing serves it.
+    return state.routes.map((route) => ({ pattern: route.pattern, target: route.script === null ? '' : `${route.accountId}/${route.script}` }));
+  }
+
+  /** `<script>.<account subdomain>.<dev domain>` -> the script, for each script whose dev subdomain is on. */
+  #devHostsOf(state: ServingState): Map<string, string> {
+    const hosts = new Map<string, string>();
     const { devDomain } = this.#options;
-    if (devDomain !== null) {
-      const subdomains = new Map(state.subdomains.map(({ accountId, subdomain }) => [accountId, subdomain]));
-      for (const script of state.scripts) {
-        const subdomain = subdomains.get(script.accountId);
-        // A name with '_' is no host name: such a script is served on its routes only.
-        if (script.devEnabled && subdomain !== undefined && /^[a-z0-9-]+$/.test(script.name)) routes.push({ pattern: `${script.name}.${subdomain}.${devDomain}/*`, target: `${script.accountId}/${script.name}` });
-      }
+    if (devDomain === null) return hosts;
+    const subdomains = new Map(state.subdomains.map(({ accountId, subdomain }) => [accountId, subdomain]));
+    for (const script of state.scripts) {
+      const subdomain = subdomains.get(script.accountId);
+      // A name with '_' is no host name: such a script is served on its routes only.
+      if (script.devEnabled && subdomain !== undefined && /^[a-z0-9-]+$/.test(script.name)) hosts.set(`${script.name}.${subdomain}.${devDomain}`, `${script.accountId}/${script.name}`);
     }
-    return routes;
+    return hosts;
   }
 }

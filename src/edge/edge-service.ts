@@ -1,13 +1,18 @@
 /**
- * The edge: each request goes to the zone its Host names (the zone or a parent domain of it), then
- * to a script whose route matches, else to the zone's origin. Every request becomes one
+ * The edge: a host of the dev domain goes to the deployed script its name serves, before and apart
+ * from any zone (platform-hosts.ts). Any other request goes to the zone its Host names (the zone or
+ * a parent domain of it), then to a script whose route matches (a deployed route only on a zone of
+ * its own account), else to the zone's origin. Every request for a zone's host becomes one
  * `http_requests` record carrying the zone's custom fields (from the original request headers and
  * the response as sent), which the zone's enabled log jobs filter, sample, format and spool before
  * the response completes. Unknown hosts, zones without an origin, origins the zone's account may
  * not reach (origin-policy.ts) and failing origins get clear error responses and still produce records.
+ * A request for no zone that was meant for another of edgeport's services (a management API path,
+ * a JSON-RPC body) is told which port serves it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
+import { listenerOrigin, mayBeJsonRpc, readJsonRpcBody } from '../core/http/wrong-port.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
@@ -21,6 +26,8 @@ import { requestFramingProblem } from './request-framing.ts';
 import { OriginProxy, type OriginProxyOptions, type ProxyOutcome } from './origin-proxy.ts';
 import { newRayId } from './ray-id.ts';
 import { tapResponse, type ResponseTap } from './response-tap.ts';
+import type { DeployedMatch } from './deployed-scripts.ts';
+import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
 import { ZoneConfigCache } from './zone-config-cache.ts';
 import type { ZoneDirectory } from './zone-lookup.ts';
@@ -29,14 +36,26 @@ export interface EdgeScript {
   name: string;
   routes: readonly string[];
   host: ScriptHost;
+  /** The account the script runs for: requests it serves reach the log jobs of a zone of that account only (default: any zone's). */
+  accountId?: string;
+}
+
+/** The scripts accounts deploy (deployed-scripts.ts), as the edge asks for them. */
+export interface DeployedRoutes {
+  /** Its hosts and those under it are the platform's (platform-hosts.ts); null: none. */
+  readonly devDomain: string | null;
+  /** The script a route of an account sends host and path to (never for a host of the dev domain). */
+  match(host: string, path: string): DeployedMatch | undefined;
+  /** The script `<script>.<account subdomain>.<dev domain>` serves. */
+  devMatch(host: string): DeployedMatch | undefined;
 }
 
 export interface EdgeServiceOptions {
   zones: ZoneDirectory;
   pipeline: LogPipeline;
   scripts?: readonly EdgeScript[];
-  /** Scripts deployed through the API (deployed-scripts.ts): after the configured ones, their routes and dev hosts. */
-  deployed?: { match(host: string, path: string): ((req: IncomingMessage, res: ServerResponse) => void) | undefined };
+  /** Scripts deployed through the API (deployed-scripts.ts): their dev hosts before anything, their routes after the configured ones. */
+  deployed?: DeployedRoutes;
   clock: Clock;
   logger: Logger;
   origin?: Partial<OriginProxyOptions>;
@@ -45,6 +64,8 @@ export interface EdgeServiceOptions {
    * non-public origins, and no listener of edgeport's own is known.
    */
   originPolicy?: OriginPolicy;
+  /** The URLs of edgeport's other listeners once bound (`http://host:port`), named to a request that came to the wrong port. */
+  listeners?: { api(): string | undefined; gateway(): string | undefined };
 }
 
 const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, responseTimeoutMs: 100_000 };
@@ -66,13 +87,23 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const framing = requestFramingProblem(req.headers);
     if (framing !== null) return sendEdgeError(res, 400, 400, framing, rayId, { close: true });
     const host = hostHeader.host;
+    // The dev domain's hosts are the platform's, resolved before any zone: no zone, route or log job of any account sees them.
+    if (options.deployed && isPlatformHost(host, options.deployed.devDomain)) return serveDevHost(req, res, options.deployed, host, rayId);
     const requestRawHeaders = req.rawHeaders.slice();
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const path = pathOf(req.url ?? '/');
 
     const config = await cache.lookup(host);
     const zone = config?.zone ?? null;
-    const jobs: readonly ActiveLogJob[] = config?.jobs ?? [];
+    // A configured script runs for its account, a deployed route for the account that made it; only
+    // a zone of that account serves (and logs) it: a route left by a deleted zone, or a configured
+    // route on another account's zone, never hands that zone's visitors or log jobs to another account.
+    const configured = router.match(host, path);
+    const routed = configured ? undefined : options.deployed?.match(host, path);
+    const deployed = routed && zone?.accountId === routed.accountId ? routed : undefined;
+    const servedFor = configured ? configured.accountId : deployed?.accountId;
+    const logged = zone !== null && (servedFor === undefined || servedFor === zone.accountId);
+    const jobs: readonly ActiveLogJob[] = logged ? config?.jobs ?? [] : [];
     const fields = config?.fields ?? null;
 
     const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
@@ -92,13 +123,16 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const tap = tapResponse(res, record);
     res.once('close', () => record(tap));
 
-    const script = router.match(host, path)?.host.handle ?? options.deployed?.match(host, path);
+    const script = configured?.host.handle ?? deployed?.handle;
     if (script) {
       res.setHeader('edgeport-ray', rayId);
       script(req, res);
       return;
     }
-    if (zone === null) return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
+    if (zone === null) {
+      const elsewhere = await wrongPort(req, path, options.listeners);
+      return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". ${elsewhere ?? 'Create the zone (POST /client/v4/zones) or fix the Host header.'}`, rayId);
+    }
     // Any visitor sees this page: it names the host asked for, not the zone's name or id (the owner finds those in the API).
     if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone serving "${host}" has no origin. Its owner sets one with PATCH /client/v4/zones/<zone id> {"origin": "http://..."} or routes a script to it.`, rayId);
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
@@ -116,6 +150,40 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       proxy.close();
     },
   };
+}
+
+/**
+ * A host at or under the dev domain: the script `<script>.<account subdomain>.<dev domain>` names,
+ * else 404. Such requests belong to no zone, so no log job gets them (`wrangler tail` shows them
+ * to the script's owner).
+ */
+function serveDevHost(req: IncomingMessage, res: ServerResponse, deployed: DeployedRoutes, host: string, rayId: string): void {
+  const script = deployed.devMatch(host);
+  if (!script) {
+    return sendEdgeError(res, 404, 404, `nothing is served at "${host}": under ${deployed.devDomain}, only <script>.<account subdomain>.${deployed.devDomain} serves, for each deployed script whose dev subdomain is on.`, rayId);
+  }
+  res.setHeader('edgeport-ray', rayId);
+  script.handle(req, res);
+}
+
+/**
+ * For a request no zone serves: which other listener it was meant for, said as what to do, or
+ * null. A path below `/client/v4` is the management API's; a small JSON POST that is JSON-RPC is the
+ * gateway's (its body is read for this, at most SNIFF_MAX_BYTES).
+ */
+async function wrongPort(req: IncomingMessage, path: string, listeners: EdgeServiceOptions['listeners']): Promise<string | null> {
+  const where = (url: string | undefined, fallback: string): { port: string; origin: string } => url === undefined
+    ? { port: fallback, origin: `http://<host>:${fallback}` }
+    : { port: new URL(url).port, origin: listenerOrigin(url, req.headers.host) };
+  if (path === '/client/v4' || path.startsWith('/client/v4/')) {
+    const api = where(listeners?.api(), '8081');
+    return `This port is edgeport's edge, which serves zones' traffic: the management API listens on port ${api.port}. Send the request to ${api.origin}${req.url ?? path}.`;
+  }
+  if (mayBeJsonRpc(req.method, req.headers) && await readJsonRpcBody(req)) {
+    const gateway = where(listeners?.gateway(), '8545');
+    return `This port is edgeport's edge, which serves zones' traffic: JSON-RPC goes to the gateway, which listens on port ${gateway.port}. POST it to ${gateway.origin}/v1/<network>, such as ${gateway.origin}/v1/sepolia.`;
+  }
+  return null;
 }
 
 interface RecordInput {

@@ -1,7 +1,7 @@
 /**
- * The script host: runs one script in workerd (src/runtime/workerd), the only runtime, as an
- * isolate in its account's workerd process, with the store its bucket bindings reach, and answers
- * node:http requests through it.
+ * The script host: runs one script in workerd (src/runtime/workerd), the only runtime
+ * (docs/architecture.md, "Scripts run in workerd"), as an isolate in its account's workerd process,
+ * with the store its bucket bindings reach, and answers node:http requests through it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';

@@ -73,3 +73,34 @@ test('edgeport accounts list, rotate-key and delete on the suites\' database', {
   assert.equal(await control.findAccountByEmail('second@example.com'), null);
   assert.equal((await run('list')).length, 2);
 });
+
+test('edgeport accounts quota shows what an account stores against its quotas and sets its own', { timeout: 30_000 }, async (t) => {
+  const dataDir = tempDir(t);
+  const dbUrl = await testDbUrl(t);
+  const db = dbArgs(dataDir, dbUrl);
+  const run = async (...args: string[]) => {
+    const lines: string[] = [];
+    await runAccounts([...args, '--data-dir', dataDir, ...db], (line) => lines.push(line));
+    return lines;
+  };
+  await run('create', 'first@example.com');
+  await run('create', 'tenant@example.com');
+  const shown = await run('quota', 'tenant@example.com');
+  assert.match(shown[0]!, /^edgeport: tenant@example\.com \([0-9a-f]{32}\):$/);
+  assert.deepEqual(shown.slice(1).map((line) => line.split(/ {2,}/).filter(Boolean)), [
+    ['QUOTA', 'STORED', 'LIMIT', 'SET BY'],
+    ['object bytes', '0', '107374182400 (100 GiB)', '[quotas] max_object_bytes_per_account'],
+    ['objects', '0', '10000000', '[quotas] max_objects_per_account'],
+    ['script bytes', '0', '1073741824 (1 GiB)', '[quotas] max_script_bytes_per_account'],
+    ['Each script keeps its 100 newest versions and the deployed one ([quotas] max_versions_per_script).'],
+  ]);
+  const set = await run('quota', 'tenant@example.com', '--max-object-bytes', '5MiB', '--max-objects', '0');
+  assert.match(set[0]!, /now has these quotas:$/);
+  assert.deepEqual(set.slice(2, 4).map((line) => line.split(/ {2,}/).filter(Boolean)), [
+    ['object bytes', '0', '5242880 (5 MiB)', 'this account (edgeport accounts quota)'],
+    ['objects', '0', 'none', 'this account (edgeport accounts quota)'],
+  ]);
+  const back = await run('quota', 'tenant@example.com', '--max-objects', 'default');
+  assert.deepEqual(back.slice(2, 4).map((line) => line.split(/ {2,}/).filter(Boolean).slice(2)), [['5242880 (5 MiB)', 'this account (edgeport accounts quota)'], ['10000000', '[quotas] max_objects_per_account']]);
+  await assert.rejects(run('quota', 'nobody@example.com'), { code: 'ACCOUNT_NOT_FOUND' });
+});

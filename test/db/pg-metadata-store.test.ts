@@ -2,7 +2,7 @@
  * The MetadataStore contract on PostgreSQL (metadata-store.case.ts), then what only a shared
  * database has to prove: two instances (two PgDatabases on one schema, two engines on one blob
  * directory) see each other's writes at once, conditional puts and multipart completions are
- * decided once across them, and listing stays on the primary key. Always on PostgreSQL: fails, never
+ * decided once across them, an account's quota holds across them, and listing stays on the primary key. Always on PostgreSQL: fails, never
  * skips, when it is down.
  */
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
+import type { AccountQuotas } from '../../src/config/quotas.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { PgDatabase } from '../../src/db/postgres/pg-database.ts';
 import { PgMetadataStore } from '../../src/db/postgres/pg-metadata-store.ts';
@@ -21,7 +22,9 @@ import type { ObjectMeta } from '../../src/store/engine/types.ts';
 import { bytes, readAll } from '../helpers/engine.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { runAccountUsageSuite } from './account-usage.case.ts';
 import { GRACE_MS, objectMeta, runMetadataStoreSuite } from './metadata-store.case.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 
 const START = Date.UTC(2026, 0, 1);
 const MiB = 1024 * 1024;
@@ -32,14 +35,16 @@ async function openDatabase(t: TestContext, url?: string): Promise<PgDatabase> {
   return database;
 }
 
-runMetadataStoreSuite({
+const suite = {
   clock: () => new FakeClock(START),
-  async open(t, clock) {
-    const store = new PgMetadataStore({ database: await openDatabase(t), clock, reclaimGraceMs: GRACE_MS });
+  async open(t: TestContext, clock: FakeClock, quotas?: AccountQuotas) {
+    const store = new PgMetadataStore({ database: await openDatabase(t), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}), secrets: TEST_SECRETS });
     t.after(() => store.close());
     return store;
   },
-});
+};
+runMetadataStoreSuite(suite);
+runAccountUsageSuite(suite);
 
 /** Two instances of one deployment: one schema, one blob directory, a PgDatabase and an engine each. */
 async function twoInstances(t: TestContext, options: Partial<OpenStoreEngineOptions> = {}) {
@@ -259,6 +264,51 @@ test('two instances: a part written while another instance aborts the upload is 
   clock.advance(GRACE_MS + 1);
   await a.reclaimBlobs();
   assert.equal(blobFiles(), 0);
+});
+
+test('two instances: puts racing near the account\'s quota never take it past; usage stays exactly what is stored', { timeout: 60_000 }, async (t) => {
+  const quota = 50 * 1000;
+  const { a, b, bucket } = await twoInstances(t, { inlineMaxBytes: 0, quotas: { maxObjectBytes: quota, maxObjects: 60, maxScriptBytes: 0, maxVersionsPerScript: 100 } });
+  const stored = async () => (await a.list(bucket, { limit: 1000 })).objects;
+  const outcomes = async (writes: Array<Promise<unknown>>) => {
+    const settled = await Promise.allSettled(writes);
+    for (const outcome of settled) {
+      if (outcome.status === 'rejected') assert.equal((outcome.reason as StoreError).code, 'STORE_QUOTA_EXCEEDED', String(outcome.reason));
+    }
+    return { written: settled.filter((o) => o.status === 'fulfilled').length, refused: settled.filter((o) => o.status === 'rejected').length };
+  };
+  // Round 1: 120 puts of 1000 bytes, half on each instance, for room for 50.
+  const first = await outcomes(Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? a : b).put(bucket, `k/${String(i).padStart(3, '0')}`, new Uint8Array(1000))));
+  const usage1 = await b.accountUsage(null);
+  console.log(`quota race 1: ${first.written} written, ${first.refused} refused; usage ${usage1.objectBytes} bytes / ${usage1.objectCount} objects (quota ${quota} bytes)`);
+  assert.deepEqual([first.written, first.refused], [50, 70]);
+  assert.equal(usage1.objectBytes, quota);
+  assert.equal((await stored()).length, 50);
+
+  // Round 2: deletes, overwrites that grow and new keys, all at once from both instances.
+  const keys = (await stored()).map((object) => object.key);
+  const second = await outcomes([
+    ...keys.slice(0, 20).map((key, i) => (i % 2 === 0 ? a : b).delete(bucket, [key])),
+    ...keys.slice(20, 40).map((key, i) => (i % 2 === 0 ? b : a).put(bucket, key, new Uint8Array(1500))),
+    ...Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).put(bucket, `n/${i}`, new Uint8Array(700))),
+  ]);
+  const usage2 = await a.accountUsage(null);
+  const after = await stored();
+  const bytes = after.reduce((sum, object) => sum + object.size, 0);
+  console.log(`quota race 2: ${second.written} writes done, ${second.refused} refused; ${after.length} objects of ${bytes} bytes stored, usage says ${usage2.objectBytes} / ${usage2.objectCount}`);
+  assert.ok(bytes <= quota, `${bytes} bytes stored past the quota of ${quota}`);
+  assert.deepEqual([usage2.objectBytes, usage2.objectCount], [bytes, after.length], 'usage is exactly what is stored');
+  assert.ok(second.refused > 0 && second.written > 20, 'some writes fit and some did not');
+
+  // Parts race too: an open upload's parts count, and never pass the quota either.
+  await a.delete(bucket, after.map((object) => object.key));
+  const uploadId = await a.createMultipartUpload(bucket, 'big');
+  const parts = await outcomes(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).uploadPart(bucket, 'big', uploadId, i + 1, new Uint8Array(2000))));
+  const usage3 = await b.accountUsage(null);
+  console.log(`quota race 3: ${parts.written} parts of 2000 bytes recorded, ${parts.refused} refused; usage ${usage3.objectBytes} bytes`);
+  assert.deepEqual([parts.written, usage3.objectBytes], [25, quota]);
+  await b.abortMultipartUpload(bucket, 'big', uploadId);
+  assert.deepEqual([(await a.accountUsage(null)).objectBytes, (await a.accountUsage(null)).objectCount], [0, 0]);
 });
 
 test('property: on PostgreSQL, paginated listing returns exactly the keys in UTF-8 byte order', { timeout: 10_000 }, async (t) => {

@@ -2,15 +2,23 @@
  * The script registry on SQLite and on PostgreSQL (always: it fails, never skips, when PostgreSQL is
  * down): the same operations answer alike on both; the limits of scripts per account and routes per
  * zone, a pattern held once across accounts, another account's script invisible, secrets never in
- * the lists, and the change counter every instance polls advancing whenever what the edge serves changes.
+ * the lists, the change counter every instance polls advancing whenever what the edge serves changes,
+ * and the quotas: versions kept per script, script bytes per account.
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import type { AccountQuotas } from '../../src/config/quotas.ts';
 import { FakeClock } from '../../src/core/clock.ts';
+import { QuotaRefusal } from '../../src/db/account-usage.ts';
+import type { MetadataStore } from '../../src/db/metadata-store.ts';
 import { PgDatabase } from '../../src/db/postgres/pg-database.ts';
+import { PgMetadataStore } from '../../src/db/postgres/pg-metadata-store.ts';
+import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
+import { join } from 'node:path';
 import type { NewVersion, ScriptRegistry } from '../../src/db/scripts/script-registry.ts';
 import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const A = 'a'.repeat(32);
@@ -24,15 +32,45 @@ function version(text: string): NewVersion {
   };
 }
 
+/** A version whose one module is `size` bytes. */
+function sized(text: string, size: number): NewVersion {
+  return { ...version(text), modules: [{ name: 'index.js', type: 'esm', content: Buffer.alloc(size, text).toString('base64') }] };
+}
+
+/** The registry with `quotas`, and the metadata store of its database (where account usage is read). */
+const QUOTA_OPENERS: Record<string, (t: TestContext, quotas: AccountQuotas) => Promise<{ registry: ScriptRegistry; meta: MetadataStore }>> = {
+  async sqlite(t, quotas) {
+    const dataDir = tempDir(t);
+    const registry = openScriptRegistry({ dataDir, clock: new FakeClock(), quotas, secrets: TEST_SECRETS });
+    const meta = new SqliteMetadataStore({ file: join(dataDir, 'metadata.sqlite'), clock: new FakeClock(), reclaimGraceMs: 0, quotas });
+    t.after(async () => {
+      await registry.close();
+      await meta.close();
+    });
+    return { registry, meta };
+  },
+  async postgres(t, quotas) {
+    const database = await PgDatabase.open({ url: await pgTestUrl(t), now: 0 });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, quotas, secrets: TEST_SECRETS });
+    const meta = new PgMetadataStore({ database, clock: new FakeClock(), reclaimGraceMs: 0, quotas });
+    t.after(async () => {
+      await registry.close();
+      await meta.close();
+      await database.close();
+    });
+    return { registry, meta };
+  },
+};
+
 const OPENERS: Record<string, (t: TestContext) => Promise<ScriptRegistry>> = {
   async sqlite(t) {
-    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock() });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), secrets: TEST_SECRETS });
     t.after(() => registry.close());
     return registry;
   },
   async postgres(t) {
     const database = await PgDatabase.open({ url: await pgTestUrl(t), now: 0 });
-    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, secrets: TEST_SECRETS });
     t.after(async () => {
       await registry.close();
       await database.close();
@@ -112,5 +150,63 @@ for (const [dialect, open] of Object.entries(OPENERS)) {
     assert.equal(await registry.deleteScript(A, 'two'), true);
     assert.deepEqual((await registry.listZoneRoutes(zone)).map((r) => r.pattern), ['shop.test/*'], 'its routes go with it');
     assert.deepEqual((await registry.servingState()).scripts.map((s) => `${s.accountId.slice(0, 1)}/${s.name}`).sort(), ['a/one', 'b/one']);
+  });
+}
+
+for (const [dialect, open] of Object.entries(QUOTA_OPENERS)) {
+  test(`${dialect}: a script keeps its newest versions and the deployed one; the account's script bytes are charged, refused past its quota, freed`, { timeout: 20_000 }, async (t) => {
+    const { registry, meta } = await open(t, { maxObjectBytes: 0, maxObjects: 0, maxScriptBytes: 200, maxVersionsPerScript: 3 });
+    const bytes = async (account: string) => (await meta.accountUsage(account)).scriptBytes;
+    const upload = async (account: string, name: string, text: string, size: number, deploy: boolean) => {
+      const outcome = await registry.uploadVersion(account, name, sized(text, size), { deploy, maxScripts: 100 });
+      assert.equal(outcome.kind, 'ok');
+      return outcome.kind === 'ok' ? outcome : assert.fail();
+    };
+    const versions = async () => (await registry.listVersions(A, 'app')).map((v) => v.number);
+    const v1 = await upload(A, 'app', 'a', 50, true);
+    for (const text of ['b', 'c']) await upload(A, 'app', text, 10, false);
+    assert.deepEqual(await versions(), [3, 2, 1]);
+    const v4 = await upload(A, 'app', 'd', 10, false);
+    assert.equal(v4.pruned, 0);
+    assert.deepEqual(await versions(), [4, 3, 2, 1], 'the 3 newest, and the deployed one besides');
+    const v5 = await upload(A, 'app', 'e', 10, false);
+    assert.equal(v5.pruned, 1);
+    assert.deepEqual(await versions(), [5, 4, 3, 1], 'the oldest goes; the deployed one stays');
+    assert.equal(await bytes(A), 50 + 10 + 10 + 10, 'only kept versions count');
+    assert.equal(Buffer.from((await registry.runnable(A, 'app', v1.version.id))!.modules[0]!.content, 'base64').length, 50, 'the deployed version still runs');
+
+    const v6 = await upload(A, 'app', 'f', 10, true);
+    assert.deepEqual(await versions(), [6, 5, 4], 'once no longer deployed, an old version goes too');
+    assert.equal(await registry.getVersion(A, 'app', v1.version.id), null);
+    assert.equal((await registry.listDeployments(A, 'app')).length, 2, 'deployments keep their history');
+    assert.equal(await bytes(A), 30);
+
+    // Past the quota: refused whole, predicted before the upload's trial start.
+    assert.equal(await registry.quotaRefusal(A, 'app', sized('g', 180), true), null, '30 + 180 - 10 pushed out = 200 fits');
+    const predicted = await registry.quotaRefusal(A, 'app', sized('g', 181), true);
+    assert.deepEqual([predicted?.quota, predicted?.limit, predicted?.used, predicted?.adding], ['maxScriptBytes', 200, 30, 171]);
+    await assert.rejects(registry.uploadVersion(A, 'app', sized('g', 181), { deploy: true, maxScripts: 100 }), (error: unknown) => error instanceof QuotaRefusal && error.adding === 171);
+    await assert.rejects(registry.uploadVersion(A, 'other', sized('h', 171), { deploy: true, maxScripts: 100 }), QuotaRefusal);
+    assert.deepEqual(await versions(), [6, 5, 4], 'a refused upload changes nothing');
+    assert.equal(await registry.getScript(A, 'other'), null, 'nor makes the script');
+    assert.equal((await registry.getScript(A, 'app'))?.deployment?.versionId, v6.version.id);
+    assert.equal(await bytes(A), 30);
+    await upload(A, 'app', 'g', 180, true);
+    assert.equal(await bytes(A), 200, 'exactly at the quota is allowed');
+
+    // A secret's copy of the deployed version is a version like any other: it pushes one out, and is charged.
+    await meta.setAccountQuotas(A, { maxScriptBytes: 400 });
+    assert.equal(await registry.setSecret(A, 'app', 'TOKEN', 'x'), true);
+    assert.deepEqual(await versions(), [8, 7, 6]);
+    assert.equal(await bytes(A), 180 + 180 + 10);
+    await meta.setAccountQuotas(A, { maxScriptBytes: 10 });
+    await assert.rejects(registry.setSecret(A, 'app', 'TOKEN', 'y'), QuotaRefusal, '370 + 180 - 10 > 10');
+    assert.deepEqual(await registry.secretValues(A, 'app'), { TOKEN: 'x' }, 'a refused secret change keeps the old value');
+
+    await upload(B, 'app', 'b', 150, true);
+    assert.equal(await bytes(B), 150, 'the account beside is charged alone');
+    assert.equal(await registry.deleteScript(A, 'app'), true);
+    assert.equal(await bytes(A), 0, 'deleting a script frees its versions');
+    assert.equal(await bytes(B), 150);
   });
 }

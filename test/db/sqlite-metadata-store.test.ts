@@ -1,21 +1,29 @@
-/** The MetadataStore contract on SQLite (metadata-store.case.ts), and how SQLite reads a bucket's usage: in chunks. */
+/**
+ * The MetadataStore contract on SQLite (metadata-store.case.ts, account-usage.case.ts), and how
+ * SQLite reads a bucket's usage: in chunks.
+ */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+import type { AccountQuotas } from '../../src/config/quotas.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { runAccountUsageSuite } from './account-usage.case.ts';
 import { GRACE_MS, runMetadataStoreSuite } from './metadata-store.case.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 
-runMetadataStoreSuite({
+const suite = {
   clock: () => new FakeClock(Date.UTC(2026, 0, 1)),
-  async open(t, clock) {
-    const store = new SqliteMetadataStore({ file: join(tempDir(t), 'metadata.sqlite'), clock, reclaimGraceMs: GRACE_MS });
+  async open(t: TestContext, clock: FakeClock, quotas?: AccountQuotas) {
+    const store = new SqliteMetadataStore({ file: join(tempDir(t), 'metadata.sqlite'), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}), secrets: TEST_SECRETS });
     t.after(() => store.close());
     return store;
   },
-});
+};
+runMetadataStoreSuite(suite);
+runAccountUsageSuite(suite);
 
 test('a bucket\'s usage is read in chunks, the event loop running between them, and counts every row once', { timeout: 60_000 }, async (t) => {
   const file = join(tempDir(t), 'metadata.sqlite');

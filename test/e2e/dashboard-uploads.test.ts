@@ -4,7 +4,8 @@
  * once go up at most three at a time, each with its own progress bar, and the one the store
  * refuses (a key over 1024 bytes) keeps its own error while the others are stored byte for byte;
  * a chosen folder's files keep their relative paths below the folder being browsed; files dropped
- * on the panel go up too; the counts follow, on the buckets page and for the folder being browsed. Screenshots at 1280 and 375 px, each checked with axe-core.
+ * on the panel go up too; the counts follow, on the buckets page and for the folder being browsed, and
+ * the account's storage quota panel shows what it stores against its quotas. Screenshots at 1280 and 375 px, each checked with axe-core.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -140,6 +141,12 @@ test('uploads: many files three at a time with an error per file, a folder with 
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Buckets' }).click();
   await photosRow.locator('td[data-label="Objects"]').getByText('14').waitFor();
   assert.deepEqual(await countsOf('photos'), ['14', '21 MiB']);
+  // The account's usage against its quotas (GET /accounts/<id>/usage; the server's defaults here).
+  const quota = page.getByRole('region', { name: 'Storage quota' });
+  await quota.getByText('14 of 10,000,000 (0%)').waitFor();
+  await quota.getByText('21 MiB of 100 GiB (0%)').waitFor();
+  await quota.getByText('0 B of 1.0 GiB (0%)').waitFor();
+  assert.equal(await quota.getByRole('progressbar').count(), 3);
   await checkPage(page, 'uploads-02-buckets');
   await page.setViewportSize(PHONE);
   await assertNoHorizontalOverflow(page, 'the buckets page');

@@ -1,10 +1,12 @@
 /**
  * `edgeport start` end to end: the real CLI serves the S3-compatible API on its port, prints the
- * bootstrap S3 key once (or takes it from the environment), keeps data across a restart, refuses
- * a bad config or a taken port with exit code 1, and stops cleanly (exit 0) on SIGTERM.
+ * bootstrap S3 key once (or takes it from the environment, which then replaces a generated one),
+ * keeps data across a restart, refuses a bad config (a script route onto the dev domain too) or a
+ * taken port with exit code 1, and stops cleanly (exit 0) on SIGTERM.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -60,6 +62,28 @@ test('the S3 key comes from EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCES
   s3.destroy();
 });
 
+test('the operator\'s EDGEPORT_S3_* variables replace the key the first start generated: the banner says so, the old key stops working', { timeout: 90_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const first = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
+  const generated = first.s3Key;
+  assert.ok(generated, first.banner);
+  const before = client(first.urls[S3]!, generated);
+  await before.send(new CreateBucketCommand({ Bucket: 'kept' }));
+  before.destroy();
+  assert.equal(await first.stop(), 0);
+
+  const chosen = { accessKeyId: 'EDGEPORTCHOSEN01', secretAccessKey: 'chosen-secret-0123456789abcdef' };
+  const second = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: chosen.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: chosen.secretAccessKey } });
+  assert.ok(second.banner.includes(`edgeport: revoked the S3 access key ${generated.accessKeyId} that a start generated: EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace it (the buckets stay)\n`), second.banner);
+  const old = client(second.urls[S3]!, generated);
+  await assert.rejects(old.send(new ListBucketsCommand({})), (error: Error) => error.name === 'InvalidAccessKeyId');
+  old.destroy();
+  const now = client(second.urls[S3]!, chosen);
+  assert.deepEqual((await now.send(new ListBucketsCommand({}))).Buckets?.map((bucket) => bucket.Name), ['kept'], 'the same account: its buckets stay');
+  now.destroy();
+  assert.equal(await second.stop(), 0);
+});
+
 function runStartSync(args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', ...args], { encoding: 'utf8', timeout: 20_000 });
 }
@@ -80,6 +104,13 @@ test('a bad config, an unusable database or blobs URL, a bad flag or a taken por
   assert.equal(db.status, 1);
   assert.match(db.stderr, /\[db\] url \(EDGEPORT_DB_URL\): Could not open PostgreSQL at postgres:\/\/edgeport:\*\*\*@127\.0\.0\.1:1\/nowhere/);
   assert.doesNotMatch(db.stderr, /secret/);
+
+  // A [[scripts]] route that would match hosts of the dev domain: the platform's hosts are no config's.
+  writeFileSync(join(dir, 'w.mjs'), 'export default { fetch() { return new Response("w"); } };');
+  writeFileSync(join(dir, 'dev-route.toml'), '[[scripts]]\nname = "w"\nmain = "w.mjs"\ncompatibility_date = "2025-01-01"\nroutes = ["*.localhost/*"]\n');
+  const devRoute = runStartSync(['--config', join(dir, 'dev-route.toml'), '--data-dir', join(dir, 'd4')]);
+  assert.equal(devRoute.status, 1);
+  assert.match(devRoute.stderr, /Script "w": route "\*\.localhost\/\*" would match hosts of workers\.localhost \(\[workers\] dev_domain\)/);
 
   const badFlag = runStartSync(['--s3-port', 'abc']);
   assert.equal(badFlag.status, 2);

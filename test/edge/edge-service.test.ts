@@ -1,10 +1,10 @@
 /**
  * The edge in process over real components (control store, log pipeline, origin servers, HTTP):
  * routing by Host and parent domains, streaming proxy with hop-by-hop headers dropped, origin
- * errors, and the records it spools with the custom-fields rules of SPEC §2.3/§8.
+ * errors, and the records it spools with the custom-fields rules (docs/edge-and-logs.md).
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
@@ -13,6 +13,7 @@ import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { CustomFieldNames, LogOutputOptions } from '../../src/db/control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
+import type { DeployedRoutes } from '../../src/edge/edge-service.ts';
 import { requestFramingProblem } from '../../src/edge/request-framing.ts';
 import { FileRoots, HTTP_REQUESTS_FIELDS, isFilledField } from '../../src/logs/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
@@ -36,7 +37,14 @@ async function listen(server: Server, t: TestContext): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-async function setup(t: TestContext, origin: string | null, fields: CustomFieldNames, output: LogOutputOptions = OUTPUT) {
+interface SetupOptions {
+  /** The zone's name (default example.test). */
+  zoneName?: string;
+  /** Deployed scripts as the edge asks for them (deployed-scripts.ts). */
+  deployed?: DeployedRoutes;
+}
+
+async function setup(t: TestContext, origin: string | null, fields: CustomFieldNames, output: LogOutputOptions = OUTPUT, options: SetupOptions = {}) {
   const dataDir = tempDir(t);
   // Added before the database's and the control store's own closes (after-hooks run in order):
   // the edge, the pipeline and the engine stop while the stores are still open.
@@ -49,7 +57,7 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
   const control = await openTestControlStore(t, { dataDir, clock: systemClock, database });
   const now = Date.now();
   await control.createAccount({ id: 'a'.repeat(32), email: 'o@example.test', name: 'o', keyHash: 'x', created: now });
-  await control.createZone({ id: ZONE, accountId: 'a'.repeat(32), name: 'example.test', origin, paused: false, created: now, modified: now });
+  await control.createZone({ id: ZONE, accountId: 'a'.repeat(32), name: options.zoneName ?? 'example.test', origin, paused: false, created: now, modified: now });
   const setFields = (names: CustomFieldNames) => control.putEntrypoint(ZONE, 'http_log_custom_fields', (current) => ({
     id: current?.id ?? 'r'.repeat(32), zoneId: ZONE, name: 'fields', description: '', kind: 'zone', phase: 'http_log_custom_fields',
     version: (current?.version ?? 0) + 1, lastUpdated: Date.now(),
@@ -64,7 +72,10 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
   }));
   const pipeline = new LogPipeline({ dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50, fileRoots: new FileRoots({ roots: [out], dataDir }) });
   pipeline.start();
-  const edge = createEdgeService({ zones: control, pipeline, clock: systemClock, logger: silentLogger, origin: { connectTimeoutMs: 500, responseTimeoutMs: 400 } });
+  const edge = createEdgeService({
+    zones: control, pipeline, clock: systemClock, logger: silentLogger, origin: { connectTimeoutMs: 500, responseTimeoutMs: 400 },
+    ...(options.deployed ? { deployed: options.deployed } : {}),
+  });
   const port = await listen(createServer(edge.handler), t);
   stops.push(() => edge.close(), () => pipeline.close(), () => engine.close());
   const delivered = (): Array<Record<string, unknown>> => fileLines<Record<string, unknown>>(out);
@@ -78,6 +89,8 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
   };
   return { port, setFields, waitFor };
 }
+
+const pick = (answer: { status: number; body: string }) => [answer.status, answer.body];
 
 /** A raw HTTP/1.1 request, so repeated headers and exact names reach the edge as written. */
 function send(port: number, options: { host: string; path?: string; method?: string; headers?: string[]; body?: string }): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
@@ -180,6 +193,58 @@ test('a zone without an origin answers 1016 naming the host asked for, never the
   assert.match(answer.body, /the zone serving "www\.example\.test" has no origin/);
   assert.ok(!answer.body.includes(ZONE), 'the zone id stays with its owner');
   assert.ok(!answer.body.includes('"example.test"'), 'the zone name stays with its owner');
+});
+
+/** Deployed scripts answering `<name> <path>`: `routes` by path prefix (with the account whose route it is), dev hosts by name. */
+function deployedScripts(routes: Record<string, string>, devHosts: Record<string, string>): DeployedRoutes {
+  const script = (name: string, accountId: string) => ({
+    accountId,
+    handle: (req: IncomingMessage, res: ServerResponse) => res.end(`${name} ${req.url}`),
+  });
+  return {
+    devDomain: 'workers.localhost',
+    match: (_host, path) => {
+      const prefix = Object.keys(routes).find((candidate) => path.startsWith(candidate));
+      return prefix === undefined ? undefined : script(`route ${prefix}`, routes[prefix]!);
+    },
+    devMatch: (host) => (devHosts[host] === undefined ? undefined : script(`dev ${host}`, devHosts[host]!)),
+  };
+}
+
+test('the dev domain\'s hosts go to their scripts before any zone: a zone named under it (made before that was refused) gets none of them, nor their lines', { timeout: 10_000 }, async (t) => {
+  const origin = createServer((req, res) => res.end('origin'));
+  const originPort = await listen(origin, t);
+  // The zone is account a's; alice's dev host serves account b's script.
+  const edge = await setup(t, `http://127.0.0.1:${originPort}`, { requestFields: ['authorization'], responseFields: [], cookieFields: ['session'] }, OUTPUT, {
+    zoneName: 'workers.localhost', deployed: deployedScripts({ '/': 'a'.repeat(32) }, { 'hello.alice.workers.localhost': 'b'.repeat(32) }),
+  });
+  const headers = ['Authorization', 'Bearer alice', 'Cookie', 'session=alice'];
+  assert.deepEqual(pick(await send(edge.port, { host: 'hello.alice.workers.localhost', path: '/x', headers })), [200, 'dev hello.alice.workers.localhost /x']);
+  for (const host of ['workers.localhost', 'nobody.alice.workers.localhost', 'HELLO.ALICE.WORKERS.LOCALHOST.:8080']) {
+    const answer = await send(edge.port, { host, path: '/y', headers });
+    if (host.startsWith('HELLO')) {
+      assert.deepEqual(pick(answer), [200, 'dev hello.alice.workers.localhost /y'], 'the Host is compared as a name (case, trailing dot, port)');
+      continue;
+    }
+    assert.equal(answer.status, 404, `${host}: neither the zone's origin nor its account's route`);
+    assert.match(answer.body, /^error 404: nothing is served at "[a-z.]+": under workers\.localhost, only <script>\.<account subdomain>\.workers\.localhost serves/);
+  }
+  // The zone's job gets nothing: the pipeline delivers every 50 ms.
+  await sleep(500);
+  assert.deepEqual(await edge.waitFor(0), []);
+});
+
+test('a deployed route serves only on a zone of its own account, and a zone\'s lines are only of requests served for its account', { timeout: 10_000 }, async (t) => {
+  const origin = createServer((req, res) => res.end('origin'));
+  const originPort = await listen(origin, t);
+  // Account a's zone; a route of account b's (left by a deleted zone of b's) and one of a's.
+  const edge = await setup(t, `http://127.0.0.1:${originPort}`, { requestFields: ['authorization'], responseFields: [], cookieFields: [] }, OUTPUT, {
+    deployed: deployedScripts({ '/b/': 'b'.repeat(32), '/a/': 'a'.repeat(32) }, {}),
+  });
+  assert.deepEqual(pick(await send(edge.port, { host: 'example.test', path: '/b/1', headers: ['Authorization', 'Bearer visitor'] })), [200, 'origin'], 'b\'s route does not take a\'s visitors');
+  assert.deepEqual(pick(await send(edge.port, { host: 'example.test', path: '/a/1' })), [200, 'route /a/ /a/1']);
+  const lines = await edge.waitFor(2);
+  assert.deepEqual(lines.map((line) => [line.ClientRequestPath, line.EdgeResponseStatus]).sort(), [['/a/1', 200], ['/b/1', 200]]);
 });
 
 test('an origin that refuses connections answers 521 and is logged', { timeout: 10_000 }, async (t) => {

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { AccountRecord } from '../../db/control-store.ts';
 import type { ApiTokenRecord, ApiTokenStatus } from '../../db/api-tokens/api-token-store.ts';
-import { rateLimited } from '../auth.ts';
+import { authBusy, rateLimited } from '../auth.ts';
 import { API_ERRORS, ApiError } from '../errors.ts';
 import type { ApiDeps } from '../route.ts';
 
@@ -60,8 +60,11 @@ export async function authenticateBearer(header: string, deps: ApiDeps, address:
     });
   }
   const valueHash = hashTokenValue(value);
-  const admission = deps.auth.guard.admit(address, `bearer:${valueHash}`);
-  if (!admission.admitted) throw rateLimited(admission.retryAfterMs, admission.scope === 'address' ? 'from this address' : 'for this token');
+  const admission = await deps.auth.guard.admitWhenDecided(address, `bearer:${valueHash}`);
+  if (!admission.admitted) {
+    if (admission.scope === 'pending') throw authBusy(admission.retryAfterMs);
+    throw rateLimited(admission.retryAfterMs, admission.scope === 'address' ? 'from this address' : 'for this token');
+  }
   const { attempt } = admission;
   try {
     const token = await deps.control.apiTokens.findByValueHash(valueHash);

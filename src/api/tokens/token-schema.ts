@@ -23,7 +23,15 @@ const ZONE_KEY = new RegExp(`^com\\.cloudflare\\.api\\.account\\.zone\\.(${HEX32
 
 const RESOURCE_FORMS = `com.cloudflare.api.account.<account id>, com.cloudflare.api.account.zone.<zone id>, com.cloudflare.api.user.<user id> (or * for an id)`;
 
-const isoDate = z.string().max(64).refine((value) => !Number.isNaN(Date.parse(value)), { message: 'it must be a date-time such as 2030-01-01T00:00:00Z' });
+/**
+ * `expires_on` / `not_before`: an RFC 3339 date-time with its time zone (`Z` or `+hh:mm`), a real
+ * calendar day and time of day, as the platform writes them. Not Date.parse, which takes `"1"`,
+ * `"2030"`, `"March 7"` or a date without a zone (read in the server's time zone) as some instant.
+ */
+export const tokenDateTime = z.iso.datetime({
+  offset: true,
+  error: 'it must be an RFC 3339 date-time with a time zone, such as 2030-01-01T00:00:00Z or 2030-01-01T09:00:00+09:00',
+}).max(64);
 
 const permissionGroupRef = z.object({
   id: z.string().max(64),
@@ -61,8 +69,8 @@ export const tokenBody = z.strictObject({
   name: z.string().trim().min(1).max(120),
   policies: z.array(policyBody).min(1).max(MAX_POLICIES),
   condition: z.object({}).strict().optional().describe('IP conditions are not supported: leave it out or send {}'),
-  expires_on: isoDate.nullable().optional(),
-  not_before: isoDate.nullable().optional(),
+  expires_on: tokenDateTime.nullable().optional(),
+  not_before: tokenDateTime.nullable().optional(),
   status: z.enum(['active', 'disabled']).optional().describe('Update only'),
 }).superRefine((body, ctx) => {
   if (body.expires_on && body.not_before && Date.parse(body.expires_on) <= Date.parse(body.not_before)) {

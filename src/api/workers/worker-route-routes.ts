@@ -2,13 +2,15 @@
  * Where deployed scripts serve: routes per zone (`/zones/:zone_id/workers/routes`), a script's
  * routes as wrangler sets them (`PUT .../scripts/:script_name/routes`), and custom domains (a
  * hostname on one of the account's zones becomes the route `<hostname>/*`). A route's host must
- * be one of the caller's zones or under one; a pattern already held by a route is refused whoever
- * holds it (10020), and a zone holds at most `[workers] max_routes_per_zone` routes.
+ * be one of the caller's zones or under one, and never match a host of the dev domain (those are
+ * the platform's, platform-hosts.ts); a pattern already held by a route is refused whoever holds it
+ * (10020), and a zone holds at most `[workers] max_routes_per_zone` routes.
  */
 import { z } from 'zod';
 import type { RouteRecord } from '../../db/scripts/script-records.ts';
 import type { ZoneRecord } from '../../db/control-store.ts';
 import { findZoneForHost } from '../../edge/zone-lookup.ts';
+import { routeReachesPlatform } from '../../edge/platform-hosts.ts';
 import { parseRoutePattern } from '../../edge/script-routes.ts';
 import { successResponse } from '../envelope.ts';
 import { requirePermission } from '../authorize.ts';
@@ -36,11 +38,19 @@ function toRouteJson(route: RouteRecord): Record<string, unknown> {
 
 /** The pattern's host, checked: a valid pattern, on `zone` when given, else on one of the account's zones. */
 async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string, zone?: ZoneRecord): Promise<ZoneRecord> {
-  let host: string;
+  let parsed: ReturnType<typeof parseRoutePattern>;
   try {
-    host = parseRoutePattern(pattern).host;
+    parsed = parseRoutePattern(pattern);
   } catch (error) {
     throw new ApiError('API_WORKER_ROUTE_INVALID', { message: `Invalid route pattern '${pattern.slice(0, 256)}': ${(error as Error).message}` });
+  }
+  const { host } = parsed;
+  // Before any zone is looked at: a zone at or above the dev domain (made before such zones were refused) does not make its hosts routable.
+  const devDomain = ctx.deps.workers?.devDomain ?? null;
+  if (routeReachesPlatform(parsed, devDomain)) {
+    throw new ApiError('API_WORKER_ROUTE_RESERVED', {
+      message: `Invalid route pattern '${pattern.slice(0, 256)}': it would match hosts of ${devDomain}, which belong to this server (it serves each account's scripts at <script>.<account subdomain>.${devDomain}); route hosts of your zones outside it`,
+    });
   }
   const found = zone ?? await findZoneForHost(ctx.deps.control, host);
   const onZone = found !== null && found.accountId === ctx.account.id && (host === found.name || host.endsWith(`.${found.name}`));

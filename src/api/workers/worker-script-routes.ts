@@ -35,6 +35,9 @@ async function uploadScript(ctx: RouteContext<unknown>, deploy: boolean): Promis
     accountId, scriptName: name, registry: workers.registry, store: ctx.deps.store ? accountStore(ctx.deps.store, accountId) : undefined,
     strictInherit: ctx.query.get('bindings_inherit') === 'strict', now,
   });
+  // Before the trial start, which is costly: an upload past the account's script quota is refused now (and again, exactly, as it is stored).
+  const refusal = await workers.registry.quotaRefusal(accountId, name, prepared.version, deploy);
+  if (refusal) throw refusal;
   const secrets = { ...await workers.registry.secretValues(accountId, name), ...prepared.secrets };
   const failure = await workers.tryStart({
     version: { id: 'trial', accountId, script: name, number: 0, created: now, metadata: prepared.version.metadata, etag: prepared.version.etag },

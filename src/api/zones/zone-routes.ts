@@ -5,12 +5,14 @@
  * log jobs and ownership challenges. A public suffix is refused (zone-schema.ts), and so is a name
  * equal to, under or above another account's zone (the edge routes a host to its most specific
  * zone: such a zone would take the other account's traffic), with one message that names neither
- * that zone nor which of the three it is; and so is an IP-literal origin the account may not
- * reach (origin-policy.ts).
+ * that zone nor which of the three it is; and so is a name at or under the dev domain, whoever
+ * asks (the platform's hosts, edge/platform-hosts.ts), and an IP-literal origin the account may
+ * not reach (origin-policy.ts).
  */
 import { z } from 'zod';
 import { randomHexId } from '../../core/ids.ts';
 import type { ZoneQuery, ZoneRecord } from '../../db/control-store.ts';
+import { isPlatformHost } from '../../edge/platform-hosts.ts';
 import { mayAccess } from '../authorize.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError, objectNotFound } from '../errors.ts';
@@ -60,6 +62,7 @@ export const ZONE_ROUTES: ApiRoute[] = [
       if (body.account !== undefined && body.account.id !== account.id) {
         throw new ApiError('API_ZONE_INVALID', { message: `'${body.account.id}' is not a valid value for id because it is not one of your accounts`, pointer: '/account/id' });
       }
+      refuseReservedName(ctx, body.name.toLowerCase());
       await refuseUnreachableOrigin(ctx, body.origin);
       const now = ctx.deps.clock.now();
       const zone: ZoneRecord = {
@@ -118,6 +121,20 @@ export const ZONE_ROUTES: ApiRoute[] = [
 async function holdsZoneNamed(ctx: RouteContext<unknown>, name: string): Promise<boolean> {
   const { total } = await ctx.deps.control.listZones(ctx.account.id, { name: { op: 'equal', value: name }, order: 'name', direction: 'asc', offset: 0, limit: 1 });
   return total > 0;
+}
+
+/**
+ * 400 for a name at or under the dev domain, whoever asks (the operator too): the edge answers
+ * those hosts for the platform (platform-hosts.ts), so such a zone would get nothing or, before
+ * the edge resolved them first, another account's dev-host visitors and their log lines.
+ */
+function refuseReservedName(ctx: RouteContext<unknown>, name: string): void {
+  const devDomain = ctx.deps.workers?.devDomain ?? null;
+  if (!isPlatformHost(name, devDomain)) return;
+  throw new ApiError('API_ZONE_RESERVED', {
+    message: `${name} is not available: ${devDomain} and the names under it belong to this server, which serves each account's scripts at <script>.<account subdomain>.${devDomain}; choose another name`,
+    pointer: '/name',
+  });
 }
 
 /** 400 for an origin the account's zones may not use whatever DNS says (an IP literal or `localhost` name), before anything is written. */

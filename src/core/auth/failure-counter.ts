@@ -35,11 +35,17 @@ export class FailureCounter {
     return this.#buckets.size;
   }
 
-  /** 0 when `key` may make an attempt now, else the milliseconds until it may. */
-  waitMs(key: string): number {
+  /**
+   * 0 when `key` may make an attempt now, else the milliseconds until it may. `credit`: attempts
+   * taken that are counted as given back (those still being checked, when the caller asks whether
+   * failures alone hold the key).
+   */
+  waitMs(key: string, credit = 0): number {
     const bucket = this.#current(key);
-    if (bucket === undefined || bucket.tokens >= WHOLE) return 0;
-    return Math.ceil((1 - bucket.tokens) / this.#perMs - 1e-6);
+    if (bucket === undefined) return 0;
+    const tokens = bucket.tokens + credit;
+    if (tokens >= WHOLE) return 0;
+    return Math.ceil((1 - tokens) / this.#perMs - 1e-6);
   }
 
   /** Spends one attempt of `key` (check waitMs first; an empty bucket stays at 0). */

@@ -14,6 +14,8 @@ import { completedUploads } from './0012-completed-uploads.ts';
 import { logJobLocations } from './0013-log-job-locations.ts';
 import { apiTokens } from './0014-api-tokens.ts';
 import { scriptRegistry } from './0015-script-registry.ts';
+import { accountQuotas } from './0016-account-quotas.ts';
+import { sealedSecrets } from './0017-sealed-secrets.ts';
 
 export interface Migration {
   version: number;
@@ -25,5 +27,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry,
+  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets,
 ];

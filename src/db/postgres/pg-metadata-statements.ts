@@ -34,6 +34,9 @@ const listPage = (lower: '>=' | '>', withMetadata: boolean) => `SELECT coalesce(
   FROM (SELECT key, version, size, etag, uploaded, checksums, storage_class${withMetadata ? ', http_metadata, custom_metadata' : ''}
     FROM objects WHERE bucket = $1 AND key ${lower} $2 AND key < $3 ORDER BY key LIMIT $4) AS listed`;
 
+/** The account of a stored bucket name (`<account>/<name>`; '' for a bucket of no account), as account-usage.ts's accountOfBucket. */
+const accountOf = (column: string) => `CASE WHEN strpos(${column}, '/') > 0 THEN split_part(${column}, '/', 1) ELSE '' END`;
+
 /** Queues blob ids for reclamation; a blob queued twice keeps the later time. `$after` is a parameter. */
 const reclaim = (source: string, after: string) => `INSERT INTO blob_reclaim (blob_id, after)
   SELECT DISTINCT blob_id, ${after}::bigint FROM (${source}) AS r (blob_id)
@@ -77,9 +80,10 @@ export const PG_SQL = {
   bucketBusy: 'SELECT EXISTS (SELECT 1 FROM objects WHERE bucket = $1) AS busy',
   /** A batch ($2) of the bucket's uploads, any state, locked (a part write to one is waited for). */
   lockBucketUploads: 'SELECT upload_id FROM uploads WHERE bucket = $1 ORDER BY upload_id LIMIT $2 FOR UPDATE',
-  /** Drops uploads ($1: ids, locked) with their part rows; the parts' blobs are queued ($2: when). */
-  dropUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
+  /** Drops uploads ($1: ids, locked) with their part rows; the parts' blobs are queued ($2: when) and their bytes freed from account $3. */
+  dropUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id, size),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone', '$2')}),
+    freed AS (UPDATE account_usage SET object_bytes = object_bytes - (SELECT coalesce(sum(size), 0) FROM gone) WHERE account_id = $3 AND EXISTS (SELECT 1 FROM gone)),
     dropped AS (DELETE FROM uploads WHERE upload_id = ANY ($1::text[]))
     SELECT 1`,
   deleteBucket: 'DELETE FROM buckets WHERE name = $1',
@@ -118,10 +122,12 @@ export const PG_SQL = {
         checksums = $9, storage_class = $10, has_inline = $11, blob_id = $12, part_count = $13
       WHERE bucket = $1 AND key = $2 RETURNING version
     ),${OBJECT_DATA}`,
-  /** $2: the keys (bytea[]); $3: when their blobs may be deleted. */
+  /** $2: the keys (bytea[]); $3: when their blobs may be deleted; $4: the bucket's account, whose usage shrinks. */
   deleteObjects: `WITH gone AS (
-      DELETE FROM objects WHERE bucket = $1 AND key = ANY ($2::bytea[]) RETURNING version, has_inline, blob_id, part_count
-    ), gone_body AS (DELETE FROM inline_bodies WHERE version IN (SELECT version FROM gone WHERE has_inline = 1)),
+      DELETE FROM objects WHERE bucket = $1 AND key = ANY ($2::bytea[]) RETURNING version, has_inline, blob_id, part_count, size
+    ), freed AS (UPDATE account_usage SET object_bytes = object_bytes - (SELECT coalesce(sum(size), 0) FROM gone),
+      object_count = object_count - (SELECT count(*) FROM gone) WHERE account_id = $4 AND EXISTS (SELECT 1 FROM gone)),
+    gone_body AS (DELETE FROM inline_bodies WHERE version IN (SELECT version FROM gone WHERE has_inline = 1)),
     gone_parts AS (DELETE FROM object_parts WHERE version IN (SELECT version FROM gone WHERE part_count > 0) RETURNING blob_id),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id IS NOT NULL UNION ALL SELECT blob_id FROM gone_parts', '$3')})
     SELECT count(*)::int AS deleted FROM gone`,
@@ -141,6 +147,8 @@ export const PG_SQL = {
   /** Active uploads created before $1, locked; one completed meanwhile is skipped. */
   lockExpiredUploads: "SELECT upload_id FROM uploads WHERE state = 'active' AND created < $1 ORDER BY upload_id FOR UPDATE",
   listParts: 'SELECT part_number, etag, size, blob_id, uploaded, checksum FROM upload_parts WHERE upload_id = $1 ORDER BY part_number',
+  /** The size of the upload's part of that number, if it has one (read under the upload's lock). */
+  partSize: 'SELECT size FROM upload_parts WHERE upload_id = $1 AND part_number = $2',
   /** Records a part under the upload's lock; the blob of the part it replaces is queued ($7: when; $8: checksum). */
   putPart: `WITH old AS (SELECT blob_id FROM upload_parts WHERE upload_id = $1 AND part_number = $2),
     reclaimed AS (${reclaim('SELECT blob_id FROM old', '$7')}),
@@ -150,17 +158,49 @@ export const PG_SQL = {
     SELECT 1`,
   /**
    * Ends uploads ($1: ids, locked) in state $4 at $5: their part rows go, and every part blob not in
-   * $2 (the parts a completed object now uses) is queued for reclamation ($3: when). A completion
-   * keeps what it made: $6 the object version, $7 the parts (JSON); NULL for aborts.
+   * $2 (the parts a completed object now uses) is queued for reclamation ($3: when), its bytes freed
+   * from its account's usage. A completion keeps what it made: $6 the object version, $7 the parts
+   * (JSON); NULL for aborts.
    */
-  finishUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING blob_id),
+  finishUploads: `WITH gone AS (DELETE FROM upload_parts WHERE upload_id = ANY ($1::text[]) RETURNING upload_id, blob_id, size),
     reclaimed AS (${reclaim('SELECT blob_id FROM gone WHERE blob_id <> ALL ($2::text[])', '$3')}),
+    freed AS (UPDATE account_usage a SET object_bytes = a.object_bytes - f.bytes
+      FROM (SELECT ${accountOf('u.bucket')} AS account_id, sum(g.size) AS bytes FROM gone g JOIN uploads u ON u.upload_id = g.upload_id
+        WHERE g.blob_id <> ALL ($2::text[]) GROUP BY 1) f
+      WHERE a.account_id = f.account_id),
     ended AS (UPDATE uploads SET state = $4, finished = $5, completed_version = $6::text, completed_parts = $7::text WHERE upload_id = ANY ($1::text[]))
     SELECT 1`,
   /** Up to $2 uploads that finished before $1 (or before finish times were kept), deleted. */
   forgetFinishedUploads: `WITH gone AS (DELETE FROM uploads WHERE upload_id IN (
       SELECT upload_id FROM uploads WHERE state <> 'active' AND (finished IS NULL OR finished < $1) LIMIT $2) RETURNING 1)
     SELECT count(*)::int AS n FROM gone`,
+
+  /**
+   * What each account stores (migration 16). A charge that adds is conditional: it returns no row
+   * when the account ($1) has no row yet or when adding $2 bytes and $3 objects would pass a quota,
+   * the row's own or, when NULL, $4 / $5 (0 for either: no limit). The row stays locked until the
+   * transaction ends, so instances sharing the database charge one after another.
+   */
+  chargeObjects: `UPDATE account_usage SET object_bytes = object_bytes + $2::bigint, object_count = object_count + $3::bigint
+    WHERE account_id = $1
+      AND ($2::bigint <= 0 OR object_bytes + $2::bigint <= coalesce(nullif(coalesce(max_object_bytes, $4::bigint), 0), 9223372036854775807))
+      AND ($3::bigint <= 0 OR object_count + $3::bigint <= coalesce(nullif(coalesce(max_objects, $5::bigint), 0), 9223372036854775807))
+    RETURNING 1 AS charged`,
+  ensureUsage: 'INSERT INTO account_usage (account_id) VALUES ($1) ON CONFLICT (account_id) DO NOTHING',
+  /** What frees space (or moves it, adopting a bucket) is never refused. */
+  addUsage: `INSERT INTO account_usage (account_id, object_bytes, object_count) VALUES ($1, $2, $3)
+    ON CONFLICT (account_id) DO UPDATE SET object_bytes = account_usage.object_bytes + excluded.object_bytes,
+      object_count = account_usage.object_count + excluded.object_count`,
+  accountUsage: 'SELECT object_bytes, object_count, script_bytes, max_object_bytes, max_objects, max_script_bytes FROM account_usage WHERE account_id = $1',
+  /** Read and written under the row's lock, so two operators' changes never lose one another. */
+  lockAccountUsage: 'SELECT object_bytes, object_count, script_bytes, max_object_bytes, max_objects, max_script_bytes FROM account_usage WHERE account_id = $1 FOR UPDATE',
+  setAccountQuotas: `INSERT INTO account_usage (account_id, max_object_bytes, max_objects, max_script_bytes) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (account_id) DO UPDATE SET max_object_bytes = excluded.max_object_bytes, max_objects = excluded.max_objects,
+      max_script_bytes = excluded.max_script_bytes`,
+  forgetAccountUsage: 'DELETE FROM account_usage WHERE account_id = $1 AND object_bytes = 0 AND object_count = 0 AND script_bytes = 0',
+  bucketContents: `SELECT coalesce(sum(size), 0)::bigint AS bytes, count(*)::bigint AS count,
+    (SELECT coalesce(sum(p.size), 0) FROM upload_parts p JOIN uploads u ON u.upload_id = p.upload_id WHERE u.bucket = $1 AND u.state = 'active')::bigint AS part_bytes
+    FROM objects WHERE bucket = $1`,
 
   queueReclaim: reclaim('SELECT unnest($1::text[])', '$2'),
   reclaimable: 'SELECT blob_id FROM blob_reclaim WHERE after <= $1 LIMIT $2',

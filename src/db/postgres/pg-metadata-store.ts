@@ -15,19 +15,29 @@
  * - Part writes, completion and abort lock the upload row first and read its parts afterwards, in a
  *   later statement (a fresh snapshot), so a completion sees every part committed before it and
  *   completes an upload at most once.
+ * - What an account stores (account_usage) changes in the transaction of the write that changes it,
+ *   as its last statement: a charge that adds is a conditional UPDATE of the account's row, which
+ *   waits for (and then sees) every other charge of that account, from any instance, so two writes
+ *   never both pass a quota that only one fits under.
  * Single-statement writes are atomic by themselves; they and transactions retry on serialization
  * failures and deadlocks.
  */
 import type { Clock } from '../../core/clock.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
+import { accessKeyBinding } from '../secrets/sealed-rows.ts';
 import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
+import { toAccountQuotas } from '../../config/quotas.ts';
+import {
+  accountOfBucket, refusalFor, toAccountUsage, type AccountQuotaOverrides, type AccountQuotas, type AccountUsage, type AccountUsageRecord,
+} from '../account-usage.ts';
 import {
   PG_SQL as SQL, type PgListPage, type PgObjectRecord, type PgPartRecord, type PgStoredRecord, type PgUploadRecord,
 } from './pg-metadata-statements.ts';
@@ -38,6 +48,10 @@ export interface PgMetadataStoreOptions {
   clock: Clock;
   /** How long a dereferenced blob is kept before deletion, so in-flight reads finish. */
   reclaimGraceMs: number;
+  /** The server's quotas, for accounts with none of their own (default: `[quotas]`'s defaults). */
+  quotas?: AccountQuotas;
+  /** Seals and opens S3 secret keys (src/db/secrets); without it, they can be neither stored nor read. */
+  secrets?: SecretBox;
 }
 
 /** SQLSTATEs after which a statement or transaction is simply run again: serialization_failure, deadlock_detected. */
@@ -52,6 +66,8 @@ export class PgMetadataStore implements MetadataStore {
   readonly #db: PgDatabase;
   readonly #clock: Clock;
   readonly #graceMs: number;
+  readonly #quotas: AccountQuotas;
+  readonly #secrets: SecretBox;
   readonly #pending = new Set<Promise<unknown>>();
   #closed = false;
 
@@ -59,6 +75,8 @@ export class PgMetadataStore implements MetadataStore {
     this.#db = options.database;
     this.#clock = options.clock;
     this.#graceMs = options.reclaimGraceMs;
+    this.#quotas = options.quotas ?? toAccountQuotas(undefined);
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   async insertBucket(bucket: BucketInfo): Promise<boolean> {
@@ -102,6 +120,10 @@ export class PgMetadataStore implements MetadataStore {
         const [found] = await this.#run(client, 'lockBucket', [name]);
         if (!found) return true;
         if ((await this.#run(client, 'getBucket', [target])).length > 0) return false;
+        // What the bucket holds moves from no account's usage to the adopter's (read once, here).
+        const [held] = await this.#run<{ bytes: number; count: number; part_bytes: number }>(client, 'bucketContents', [name]);
+        await this.#run(client, 'addUsage', ['', -(held!.bytes + held!.part_bytes), -held!.count]);
+        await this.#run(client, 'addUsage', [accountId, held!.bytes + held!.part_bytes, held!.count]);
         await this.#run(client, 'moveObjects', [target, name]);
         await this.#run(client, 'moveUploads', [target, name]);
         await this.#run(client, 'moveBucketCors', [target, name]);
@@ -122,7 +144,7 @@ export class PgMetadataStore implements MetadataStore {
         const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
         if (busy) return 'not-empty';
         const ids = (await this.#run<{ upload_id: string }>(client, 'lockBucketUploads', [name, DROP_UPLOADS_BATCH + 1])).map((row) => row.upload_id);
-        if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter()]);
+        if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter(), accountOfBucket(name)]);
         if (ids.length > DROP_UPLOADS_BATCH) return 'more';
         await this.#run(client, 'deleteBucketCors', [name]);
         await this.#run(client, 'deleteBucket', [name]);
@@ -168,13 +190,16 @@ export class PgMetadataStore implements MetadataStore {
       const [found] = await this.#run<{ storage_class: string }>(client, 'shareBucket', [bucket]);
       if (!found) return 'no-bucket';
       if (options.classOfBucket) meta.storageClass = found.storage_class as ObjectMeta['storageClass'];
-      return await this.#writeObject(client, bucket, meta, data, options.precondition) ? 'written' : 'precondition-failed';
+      const written = await this.#writeObject(client, bucket, meta, data, options.precondition);
+      if (!written) return 'precondition-failed';
+      await this.#charge(client, accountOfBucket(bucket), meta.size - (written.replacedSize ?? 0), written.replacedSize === null ? 1 : 0);
+      return 'written';
     });
   }
 
   async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.#write('deleteObjects', [bucket, keys.map(utf8), this.#reclaimAfter()]);
+    await this.#write('deleteObjects', [bucket, keys.map(utf8), this.#reclaimAfter(), accountOfBucket(bucket)]);
   }
 
   async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
@@ -215,7 +240,10 @@ export class PgMetadataStore implements MetadataStore {
     return this.#transaction(async (client) => {
       const [upload] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!upload || upload.state !== 'active') return false;
+      const [old] = await this.#run<{ size: number }>(client, 'partSize', [uploadId, part.partNumber]);
       await this.#run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter(), part.checksum ?? null]);
+      // Parts count against the account's bytes as they arrive: open uploads cannot hold unbounded space.
+      await this.#charge(client, accountOfBucket(upload.bucket), part.size - (old?.size ?? 0), 0);
       return true;
     });
   }
@@ -239,9 +267,12 @@ export class PgMetadataStore implements MetadataStore {
       const parts = upload ? (await this.#run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
       // A failed precondition writes nothing and leaves the upload active.
-      if (!await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) }, precondition)) return null;
+      const written = await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) }, precondition);
+      if (!written) return null;
       await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed', this.#clock.now(),
         meta.version, completedPartsJson(used)]);
+      // The parts used were counted as they arrived (finishUploads freed the others): the object adds one to the count and frees what it replaces.
+      await this.#charge(client, accountOfBucket(bucket), -(written.replacedSize ?? 0), written.replacedSize === null ? 1 : 0);
       return meta;
     });
   }
@@ -289,18 +320,18 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#write('putAccessKey', [key.accessKeyId, key.secret, key.accountId, key.permission,
+    await this.#write('putAccessKey', [key.accessKeyId, this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId)), key.accountId, key.permission,
       key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked]);
   }
 
   async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
     const [row] = await this.#read<AccessKeyRecord>('accessKey', [accessKeyId]);
-    return row && toAccessKey(row);
+    return row && toAccessKey(row, this.#secrets);
   }
 
-  async listAccessKeys(accountId?: string): Promise<AccessKeyRow[]> {
+  async listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]> {
     const rows = accountId === undefined ? await this.#read<AccessKeyRecord>('listAccessKeys') : await this.#read<AccessKeyRecord>('listAccountAccessKeys', [accountId]);
-    return rows.map(toAccessKey);
+    return rows.map(toListedAccessKey);
   }
 
   async revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean> {
@@ -313,6 +344,27 @@ export class PgMetadataStore implements MetadataStore {
     return row!.n;
   }
 
+  async accountUsage(accountId: string): Promise<AccountUsage> {
+    const [row] = await this.#read<AccountUsageRecord>('accountUsage', [accountId]);
+    return toAccountUsage(row, this.#quotas);
+  }
+
+  async setAccountQuotas(accountId: string, overrides: AccountQuotaOverrides): Promise<AccountUsage> {
+    return this.#transaction(async (client) => {
+      await this.#run(client, 'ensureUsage', [accountId]);
+      const [row] = await this.#run<AccountUsageRecord>(client, 'lockAccountUsage', [accountId]);
+      const { own, quotas } = toAccountUsage(row, this.#quotas);
+      const value = (name: keyof AccountQuotaOverrides): number | null => (name in overrides ? overrides[name] ?? null : own[name] ? quotas[name] : null);
+      await this.#run(client, 'setAccountQuotas', [accountId, value('maxObjectBytes'), value('maxObjects'), value('maxScriptBytes')]);
+      const [updated] = await this.#run<AccountUsageRecord>(client, 'accountUsage', [accountId]);
+      return toAccountUsage(updated, this.#quotas);
+    });
+  }
+
+  async forgetAccountUsage(accountId: string): Promise<void> {
+    await this.#write('forgetAccountUsage', [accountId]);
+  }
+
   /** Waits for the operations in flight; the database stays open (its owner closes it). */
   async close(): Promise<void> {
     this.#closed = true;
@@ -320,24 +372,44 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   /**
-   * Writes `meta` over whatever the key holds unless `precondition` rejects the current object.
-   * Runs inside a transaction; the current row stays locked until it ends.
+   * Writes `meta` over whatever the key holds unless `precondition` rejects the current object
+   * (null). Runs inside a transaction; the current row stays locked until it ends. Answers the size
+   * of the object it replaced (null: the key had none), which the caller charges to the account.
    */
-  async #writeObject(client: PgClient, bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<boolean> {
+  async #writeObject(client: PgClient, bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<{ replacedSize: number | null } | null> {
     const key = utf8(meta.key);
     const values = [bucket, key, ...objectValues(meta, data)];
     for (let race = 0; race < MAX_KEY_RACES; race++) {
       const [current] = await this.#run<PgObjectRecord>(client, 'lockObject', [bucket, key]);
-      if (precondition && !precondition(current ? toMeta(current) : null)) return false;
+      if (precondition && !precondition(current ? toMeta(current) : null)) return null;
       if (current) {
         await this.#run(client, 'replaceObject', [...values, current.version, current.blob_id, this.#reclaimAfter()]);
-        return true;
+        return { replacedSize: Number(current.size) };
       }
       const [inserted] = await this.#run<{ written: number }>(client, 'insertObject', values);
-      if (inserted!.written === 1) return true;
+      if (inserted!.written === 1) return { replacedSize: null };
       // Another transaction created the key after our read and has committed: read it again.
     }
     throw new Error(`Key ${JSON.stringify(meta.key)} in bucket ${JSON.stringify(bucket)} kept changing under a write; try again.`);
+  }
+
+  /**
+   * Inside a transaction, as its last write: adds `bytes` and `count` to what the account stores,
+   * or throws a QuotaRefusal (the transaction rolls back: nothing of the write is kept) when that
+   * would pass one of its quotas. Freeing space is never refused.
+   */
+  async #charge(client: PgClient, account: string, bytes: number, count: number): Promise<void> {
+    if (bytes <= 0 && count <= 0) {
+      if (bytes < 0 || count < 0) await this.#run(client, 'addUsage', [account, bytes, count]);
+      return;
+    }
+    const values = [account, bytes, count, this.#quotas.maxObjectBytes, this.#quotas.maxObjects];
+    if ((await this.#run(client, 'chargeObjects', values)).length === 1) return;
+    // No row yet (the account's first write), or over a quota.
+    await this.#run(client, 'ensureUsage', [account]);
+    if ((await this.#run(client, 'chargeObjects', values)).length === 1) return;
+    const [row] = await this.#run<AccountUsageRecord>(client, 'accountUsage', [account]);
+    throw refusalFor(toAccountUsage(row, this.#quotas), bytes, count);
   }
 
   #reclaimAfter(): number {

@@ -5,9 +5,19 @@
  * in the WriteQueue's group commit; PostgreSQL: in a transaction, retried on conflicts, so the
  * generators have no effect but their SQL). Every change the edge must see bumps `worker_changes`,
  * which every instance polls (changeSeq) to reload what it serves.
+ *
+ * Quotas (`[quotas]`): a script keeps its `maxVersionsPerScript` newest versions and the deployed
+ * one; the write that makes one too many deletes the oldest others in its own transaction. What
+ * the kept versions' modules weigh is the account's script bytes (account_usage, migration 16),
+ * charged in the same transaction: a write that would pass the account's quota throws a
+ * QuotaRefusal and keeps nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { toAccountQuotas } from '../../config/quotas.ts';
 import type { Clock } from '../../core/clock.ts';
+import { QuotaRefusal, toAccountUsage, type AccountQuotas, type AccountUsageRecord } from '../account-usage.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
+import { workerSecretBinding } from '../secrets/sealed-rows.ts';
 import {
   DEFAULT_SETTINGS, type DeploymentRecord, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
   type SecretRecord, type ServingState, type VersionMetadata, type VersionRecord,
@@ -46,11 +56,60 @@ function* insertDeployment(deployment: DeploymentRecord): Op<void> {
 }
 
 /** Stores a version of the script under the next number; answers that number. */
-function* insertVersion(version: { id: string; accountId: string; script: string; created: number; metadata: string; modules: string; etag: string }): Op<number> {
+function* insertVersion(version: { id: string; accountId: string; script: string; created: number; metadata: string; modules: string; etag: string; bytes: number }): Op<number> {
   const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', version.accountId, version.script))?.n ?? 0) + 1;
-  yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    version.id, version.accountId, version.script, number, version.created, version.metadata, version.modules, version.etag);
+  yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    version.id, version.accountId, version.script, number, version.created, version.metadata, version.modules, version.etag, version.bytes);
   return number;
+}
+
+/** What a version's modules weigh: their decoded bytes (they are kept as base64). */
+export function moduleBytes(modules: readonly ScriptModule[]): number {
+  return modules.reduce((sum, module) => sum + Buffer.byteLength(module.content, 'base64'), 0);
+}
+
+/**
+ * The versions a new one of the script pushes out of its history: all but the `keep - 1` newest
+ * and the one deployed once the new version is in (`deployedId`).
+ */
+function* pushedOut(accountId: string, script: string, keep: number, deployedId: string | null): Op<Array<{ id: string; bytes: number }>> {
+  const rows = yield* q('SELECT id, bytes FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC', accountId, script);
+  return rows.slice(Math.max(keep - 1, 0)).filter((row) => String(row.id) !== deployedId).map((row) => ({ id: String(row.id), bytes: Number(row.bytes) }));
+}
+
+/**
+ * Adds `bytes` (negative: frees them) to the account's script bytes, or throws a QuotaRefusal when
+ * that would pass its quota: its own, or `max` (0: no limit). Freeing is never refused.
+ */
+function* chargeScripts(accountId: string, bytes: number, max: number): Op<void> {
+  if (bytes <= 0) {
+    if (bytes < 0) {
+      yield* q(`INSERT INTO account_usage (account_id, script_bytes) VALUES (?, CAST(? AS BIGINT))
+        ON CONFLICT (account_id) DO UPDATE SET script_bytes = account_usage.script_bytes + excluded.script_bytes`, accountId, bytes);
+    }
+    return;
+  }
+  yield* q('INSERT INTO account_usage (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING', accountId);
+  const charged = yield* q(`UPDATE account_usage SET script_bytes = script_bytes + CAST(? AS BIGINT)
+    WHERE account_id = ? AND script_bytes + CAST(? AS BIGINT) <= coalesce(nullif(coalesce(max_script_bytes, CAST(? AS BIGINT)), 0), 9223372036854775807)
+    RETURNING script_bytes`, bytes, accountId, bytes, max);
+  if (charged.length > 0) return;
+  const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, { ...toAccountQuotas(undefined), maxScriptBytes: max });
+  throw new QuotaRefusal('maxScriptBytes', usage.quotas.maxScriptBytes, usage.scriptBytes, bytes);
+}
+
+/** Deletes versions a new one pushed out of the script's history. */
+function* deleteVersions(ids: readonly string[]): Op<void> {
+  for (const id of ids) yield* q('DELETE FROM worker_versions WHERE id = ?', id);
+}
+
+/** The script's secrets by name, opened (they are stored sealed, each bound to its row). */
+function* openedSecrets(box: SecretBox, accountId: string, script: string): Op<Record<string, string>> {
+  const secrets: Record<string, string> = {};
+  for (const row of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, script)) {
+    secrets[String(row.name)] = box.open(String(row.value), workerSecretBinding(accountId, script, String(row.name)));
+  }
+  return secrets;
 }
 
 function toVersion(row: Row): VersionRecord {
@@ -92,7 +151,7 @@ export interface NewVersion {
 }
 
 export type UploadOutcome =
-  | { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null }
+  | { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null; pruned: number }
   | { kind: 'limit'; limit: number };
 
 export type RouteOutcome = { kind: 'ok'; route: RouteRecord } | { kind: 'duplicate' } | { kind: 'limit'; limit: number } | { kind: 'no-script' };
@@ -100,10 +159,19 @@ export type RouteOutcome = { kind: 'ok'; route: RouteRecord } | { kind: 'duplica
 export class ScriptRegistry {
   readonly #driver: RegistryDriver;
   readonly #clock: Clock;
+  readonly #quotas: AccountQuotas;
+  readonly #secrets: SecretBox;
 
-  constructor(driver: RegistryDriver, clock: Clock) {
+  /**
+   * `quotas`: the server's `[quotas]` (versions kept per script; script bytes of accounts with no
+   * quota of their own). `secrets` seals and opens the scripts' secret values (src/db/secrets);
+   * locked, they can be neither written nor read.
+   */
+  constructor(driver: RegistryDriver, clock: Clock, options: { quotas?: AccountQuotas; secrets?: SecretBox } = {}) {
     this.#driver = driver;
     this.#clock = clock;
+    this.#quotas = options.quotas ?? toAccountQuotas(undefined);
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   close(): Promise<void> {
@@ -132,30 +200,57 @@ export class ScriptRegistry {
 
   /**
    * Stores a new version of the script (made when missing, unless the account has `maxScripts`),
-   * deployed at once when `deploy`; otherwise it waits for a deployment.
+   * deployed at once when `deploy`; otherwise it waits for a deployment. Versions it pushes out of
+   * the script's history are deleted with it (`pruned`: how many). Throws a QuotaRefusal, storing
+   * nothing, when the account's script bytes would pass its quota.
    */
   uploadVersion(accountId: string, name: string, upload: NewVersion, options: { deploy: boolean; maxScripts: number; message?: string }): Promise<UploadOutcome> {
     const now = this.#clock.now();
     const versionId = randomUUID();
     const deploymentId = randomUUID();
+    const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
     return this.#driver.run(function* uploadOp(): Op<UploadOutcome> {
       yield* bump();
       const existing = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
       if (!existing) {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_scripts WHERE account_id = ?', accountId))?.n ?? 0);
         if (count >= options.maxScripts) return { kind: 'limit', limit: options.maxScripts };
+      }
+      const deployedId = options.deploy ? versionId : (yield* latestDeployment(accountId, name))?.versionId ?? null;
+      const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deployedId);
+      const bytes = moduleBytes(upload.modules);
+      yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
+      if (!existing) {
         yield* q('INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, ?, ?, ?, ?, 1, ?)',
           accountId, name, now, now, JSON.stringify(DEFAULT_SETTINGS), now);
       } else {
         yield* q('UPDATE worker_scripts SET modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       }
       const number = yield* insertVersion({
-        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(upload.metadata), modules: JSON.stringify(upload.modules), etag: upload.etag,
+        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(upload.metadata), modules: JSON.stringify(upload.modules), etag: upload.etag, bytes,
       });
+      yield* deleteVersions(pruned.map((version) => version.id));
       if (options.deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: options.message ?? null });
       const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata: upload.metadata, etag: upload.etag };
       const script = (yield* scriptRow(accountId, name))!;
-      return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null };
+      return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null, pruned: pruned.length };
+    });
+  }
+
+  /**
+   * The refusal an upload of `upload` would meet (its bytes, less those of the versions it would
+   * push out, past the account's script quota), or null: checked before the upload's trial start,
+   * which is costly. The upload itself checks again, exactly.
+   */
+  quotaRefusal(accountId: string, name: string, upload: NewVersion, deploy: boolean): Promise<QuotaRefusal | null> {
+    const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
+    return this.#driver.run(function* checkOp(): Op<QuotaRefusal | null> {
+      const deployedId = deploy ? '' : (yield* latestDeployment(accountId, name))?.versionId ?? null;
+      const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deployedId);
+      const adding = moduleBytes(upload.modules) - pruned.reduce((sum, version) => sum + version.bytes, 0);
+      const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, { ...toAccountQuotas(undefined), maxScriptBytes });
+      const limit = usage.quotas.maxScriptBytes;
+      return adding > 0 && limit > 0 && usage.scriptBytes + adding > limit ? new QuotaRefusal('maxScriptBytes', limit, usage.scriptBytes, adding) : null;
     });
   }
 
@@ -164,6 +259,8 @@ export class ScriptRegistry {
     return this.#driver.run(function* deleteOp() {
       const found = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
       if (!found) return false;
+      const kept = Number((yield* one('SELECT coalesce(sum(bytes), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0);
+      yield* chargeScripts(accountId, -kept, 0);
       for (const table of ['worker_scripts', 'worker_versions', 'worker_deployments', 'worker_secrets']) {
         yield* q(`DELETE FROM ${table} WHERE account_id = ? AND ${table === 'worker_scripts' ? 'name' : 'script'} = ?`, accountId, name);
       }
@@ -188,22 +285,18 @@ export class ScriptRegistry {
 
   /** A version with its modules and the script's secrets, for a host to run. */
   runnable(accountId: string, name: string, versionId: string): Promise<RunnableVersion | null> {
+    const box = this.#secrets;
     return this.#driver.run(function* runnableOp() {
       const row = yield* one('SELECT * FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, versionId);
       if (!row) return null;
-      const secrets: Record<string, string> = {};
-      for (const secret of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, name)) secrets[String(secret.name)] = String(secret.value);
-      return { version: toVersion(row), modules: JSON.parse(String(row.modules)) as ScriptModule[], secrets };
+      return { version: toVersion(row), modules: JSON.parse(String(row.modules)) as ScriptModule[], secrets: yield* openedSecrets(box, accountId, name) };
     });
   }
 
   /** The script's secrets with their values (for a trial start of a new version; never for an answer). */
   secretValues(accountId: string, name: string): Promise<Record<string, string>> {
-    return this.#driver.run(function* secretValuesOp() {
-      const secrets: Record<string, string> = {};
-      for (const row of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, name)) secrets[String(row.name)] = String(row.value);
-      return secrets;
-    });
+    const box = this.#secrets;
+    return this.#driver.run(() => openedSecrets(box, accountId, name));
   }
 
   /** Deploys one of the script's versions; null when the script or the version is not the account's. */
@@ -236,20 +329,23 @@ export class ScriptRegistry {
    * secret to delete, is missing. As on the platform, a script with a deployment gets a new version
    * (the deployed one's copy, `triggeredBy: 'secret'`) deployed at once, so `wrangler versions list`
    * and `deployments list` show the change. `asVersion: false`: the secrets that came with an upload,
-   * which is itself the new version.
+   * which is itself the new version. That copy counts against the script's versions and the
+   * account's script bytes like an upload (a QuotaRefusal changes nothing).
    */
-  setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
+  async setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
     const now = this.#clock.now();
+    const sealed = value === null ? null : this.#secrets.seal(value, workerSecretBinding(accountId, name, secret));
     const versionId = randomUUID();
     const deploymentId = randomUUID();
+    const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
     return this.#driver.run(function* secretOp() {
       if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return false;
-      if (value === null) {
+      if (sealed === null) {
         if (!(yield* one('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret))) return false;
         yield* q('DELETE FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret);
       } else {
         yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
-          ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
+          ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, sealed);
       }
       yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       const deployed = !options.asVersion ? undefined : yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
@@ -257,7 +353,11 @@ export class ScriptRegistry {
       if (deployed) {
         const metadata = JSON.parse(String(deployed.metadata)) as VersionMetadata;
         const copied: VersionMetadata = { ...metadata, annotations: { triggeredBy: 'secret' } };
-        yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(deployed.modules), etag: String(deployed.etag) });
+        const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, versionId);
+        const bytes = Number(deployed.bytes);
+        yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
+        yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(deployed.modules), etag: String(deployed.etag), bytes });
+        yield* deleteVersions(pruned.map((version) => version.id));
         yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
       }
       yield* bump();

@@ -7,11 +7,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
+import { accessKeyBinding } from '../secrets/sealed-rows.ts';
 import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
@@ -20,6 +22,10 @@ import {
 } from './sqlite-statements.ts';
 import type { WriteQueue } from './write-queue.ts';
 import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
+import { toAccountQuotas } from '../../config/quotas.ts';
+import {
+  accountOfBucket, refusalFor, toAccountUsage, type AccountQuotaOverrides, type AccountQuotas, type AccountUsage, type AccountUsageRecord,
+} from '../account-usage.ts';
 
 /** Rows a usage count reads before it lets the event loop run (a few milliseconds of SQLite's time). */
 const USAGE_CHUNK_ROWS = 10_000;
@@ -35,6 +41,10 @@ export interface SqliteMetadataStoreOptions {
    * checkpoint. Default true (SQLite checkpoints during commits once the WAL passes 1000 pages).
    */
   autoCheckpoint?: boolean;
+  /** The server's quotas, for accounts with none of their own (default: `[quotas]`'s defaults). */
+  quotas?: AccountQuotas;
+  /** Seals and opens S3 secret keys (src/db/secrets); without it, they can be neither stored nor read. */
+  secrets?: SecretBox;
 }
 
 
@@ -47,6 +57,8 @@ export class SqliteMetadataStore implements MetadataStore {
   readonly #writes: WriteQueue;
   readonly #clock: Clock;
   readonly #graceMs: number;
+  readonly #quotas: AccountQuotas;
+  readonly #secrets: SecretBox;
 
   constructor(options: SqliteMetadataStoreOptions) {
     const { db, writes } = openSqliteConnection(options.file, { autoCheckpoint: options.autoCheckpoint !== false, now: options.clock.now() });
@@ -55,6 +67,8 @@ export class SqliteMetadataStore implements MetadataStore {
     this.#writes = writes;
     this.#clock = options.clock;
     this.#graceMs = options.reclaimGraceMs;
+    this.#quotas = options.quotas ?? toAccountQuotas(undefined);
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   async insertBucket(bucket: BucketInfo): Promise<boolean> {
@@ -129,6 +143,11 @@ export class SqliteMetadataStore implements MetadataStore {
       const moved = await this.#writes.run(() => {
         if (!this.#bucketExists(name)) return true;
         if (this.#bucketExists(target)) return false;
+        // What the bucket holds moves from no account's usage to the adopter's (read once, here).
+        const { bytes, count } = this.#sql.bucketContents.get(name) as { bytes: number; count: number };
+        const partBytes = this.#sql.bucketPartBytes.get(name) as number;
+        this.#sql.addUsage.run('', -(bytes + partBytes), -count);
+        this.#sql.addUsage.run(accountId, bytes + partBytes, count);
         this.#sql.moveObjects.run(target, name);
         this.#sql.moveUploads.run(target, name);
         this.#sql.moveBucketCors.run(target, name);
@@ -147,11 +166,16 @@ export class SqliteMetadataStore implements MetadataStore {
         if (!this.#bucketExists(name)) return 'missing';
         if (this.#sql.anyObject.get(name)) return 'not-empty';
         const ids = this.#sql.bucketUploads.pluck().all(name, DROP_UPLOADS_BATCH + 1) as string[];
+        let partBytes = 0;
         for (const id of ids.slice(0, DROP_UPLOADS_BATCH)) {
-          for (const part of this.#sql.listParts.all(id) as PartRecord[]) this.#reclaim(part.blob_id);
+          for (const part of this.#sql.listParts.all(id) as PartRecord[]) {
+            this.#reclaim(part.blob_id);
+            partBytes += part.size;
+          }
           this.#sql.deleteParts.run(id);
           this.#sql.deleteUpload.run(id);
         }
+        this.#free(accountOfBucket(name), partBytes, 0);
         if (ids.length > DROP_UPLOADS_BATCH) return 'more';
         this.#sql.deleteBucketCors.run(name);
         this.#sql.deleteBucket.run(name);
@@ -210,6 +234,7 @@ export class SqliteMetadataStore implements MetadataStore {
       const current = this.#currentRow(bucket, meta.key);
       if (options.precondition && !options.precondition(current ? toMeta(current) : null)) return 'precondition-failed';
       if (options.classOfBucket) meta.storageClass = found.storage_class as ObjectMeta['storageClass'];
+      this.#charge(accountOfBucket(bucket), meta.size - (current?.size ?? 0), current ? 0 : 1);
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);
       return 'written';
@@ -218,12 +243,17 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async deleteObjects(bucket: string, keys: readonly string[]): Promise<void> {
     await this.#writes.run(() => {
+      let bytes = 0;
+      let count = 0;
       for (const key of keys) {
         const current = this.#currentRow(bucket, key);
         if (!current) continue;
         this.#dropObjectData(current);
         this.#sql.deleteObject.run(bucket, key);
+        bytes += current.size;
+        count += 1;
       }
+      this.#free(accountOfBucket(bucket), bytes, count);
     });
   }
 
@@ -264,6 +294,8 @@ export class SqliteMetadataStore implements MetadataStore {
       const upload = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
       if (!upload || upload.state !== 'active') return false;
       const old = this.#sql.getPart.get(uploadId, part.partNumber) as PartRecord | undefined;
+      // Parts count against the account's bytes as they arrive: open uploads cannot hold unbounded space.
+      this.#charge(accountOfBucket(upload.bucket), part.size - (old?.size ?? 0), 0);
       if (old) this.#reclaim(old.blob_id);
       this.#sql.upsertPart.run(uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, part.checksum ?? null);
       return true;
@@ -289,7 +321,10 @@ export class SqliteMetadataStore implements MetadataStore {
       const current = this.#currentObject(bucket, key);
       if (precondition && !precondition(current ? toMeta(current) : null)) return null;
       const usedIds = new Set(used.map((p) => p.blobId));
-      for (const part of parts) if (!usedIds.has(part.blobId)) this.#reclaim(part.blobId);
+      const unused = parts.filter((part) => !usedIds.has(part.blobId));
+      // The parts used were counted as they arrived: the object adds one to the count, and frees the unused parts and what it replaces.
+      this.#charge(accountOfBucket(bucket), -(unused.reduce((sum, part) => sum + part.size, 0) + (current?.size ?? 0)), current ? 0 : 1);
+      for (const part of unused) this.#reclaim(part.blobId);
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) });
       this.#sql.deleteParts.run(uploadId);
@@ -302,16 +337,16 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       const record = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
       if (!record || record.bucket !== bucket || record.key !== key) return null;
-      if (record.state === 'active') this.#abort(uploadId);
+      if (record.state === 'active') this.#abort(uploadId, record.bucket);
       return record.state as UploadRow['state'];
     });
   }
 
   async expireUploads(createdBefore: number): Promise<number> {
     return this.#writes.run(() => {
-      const ids = this.#sql.expiredUploads.pluck().all(createdBefore) as string[];
-      for (const id of ids) this.#abort(id);
-      return ids.length;
+      const expired = this.#sql.expiredUploads.all(createdBefore) as Array<{ upload_id: string; bucket: string }>;
+      for (const upload of expired) this.#abort(upload.upload_id, upload.bucket);
+      return expired.length;
     });
   }
 
@@ -348,18 +383,19 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, key.secret, key.accountId, key.permission,
+    const sealed = this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId));
+    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, sealed, key.accountId, key.permission,
       key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked));
   }
 
   async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
     const row = this.#sql.accessKey.get(accessKeyId) as AccessKeyRecord | undefined;
-    return row && toAccessKey(row);
+    return row && toAccessKey(row, this.#secrets);
   }
 
-  async listAccessKeys(accountId?: string): Promise<AccessKeyRow[]> {
+  async listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]> {
     const rows = accountId === undefined ? this.#sql.listAccessKeys.all() : this.#sql.listAccountAccessKeys.all(accountId);
-    return (rows as AccessKeyRecord[]).map(toAccessKey);
+    return (rows as AccessKeyRecord[]).map(toListedAccessKey);
   }
 
   async revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean> {
@@ -374,6 +410,23 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => this.#sql.adoptAccessKeys.run(accountId).changes);
   }
 
+  async accountUsage(accountId: string): Promise<AccountUsage> {
+    return this.#usage(accountId);
+  }
+
+  async setAccountQuotas(accountId: string, overrides: AccountQuotaOverrides): Promise<AccountUsage> {
+    return this.#writes.run(() => {
+      const { own, quotas } = this.#usage(accountId);
+      const value = (name: keyof AccountQuotaOverrides): number | null => (name in overrides ? overrides[name] ?? null : own[name] ? quotas[name] : null);
+      this.#sql.setAccountQuotas.run(accountId, value('maxObjectBytes'), value('maxObjects'), value('maxScriptBytes'));
+      return this.#usage(accountId);
+    });
+  }
+
+  async forgetAccountUsage(accountId: string): Promise<void> {
+    await this.#writes.run(() => this.#sql.forgetAccountUsage.run(accountId));
+  }
+
   async close(): Promise<void> {
     // Let queued writes finish first: a write queued after this point would fail.
     await this.#writes.run(() => undefined);
@@ -381,8 +434,13 @@ export class SqliteMetadataStore implements MetadataStore {
     await this.#writes.close();
   }
 
-  #abort(uploadId: string): void {
-    for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) this.#reclaim(part.blob_id);
+  #abort(uploadId: string, bucket: string): void {
+    let bytes = 0;
+    for (const part of this.#sql.listParts.all(uploadId) as PartRecord[]) {
+      this.#reclaim(part.blob_id);
+      bytes += part.size;
+    }
+    this.#free(accountOfBucket(bucket), bytes, 0);
     this.#sql.deleteParts.run(uploadId);
     this.#sql.setUploadState.run('aborted', this.#clock.now(), uploadId);
   }
@@ -428,6 +486,32 @@ export class SqliteMetadataStore implements MetadataStore {
       for (const id of this.#sql.objectParts.all(row.version).map((p) => (p as { blob_id: string }).blob_id)) this.#reclaim(id);
       this.#sql.deleteObjectParts.run(row.version);
     }
+  }
+
+  #usage(accountId: string): AccountUsage {
+    return toAccountUsage(this.#sql.accountUsage.get(accountId) as AccountUsageRecord | undefined, this.#quotas);
+  }
+
+  /**
+   * Inside a write: adds `bytes` and `count` to what the account stores, or throws a QuotaRefusal
+   * (the write's savepoint rolls back: nothing of it is kept) when that would pass one of its quotas.
+   */
+  #charge(account: string, bytes: number, count: number): void {
+    if (bytes <= 0 && count <= 0) {
+      if (bytes < 0 || count < 0) this.#sql.addUsage.run(account, bytes, count);
+      return;
+    }
+    const { maxObjectBytes, maxObjects } = this.#quotas;
+    const charge = () => this.#sql.chargeObjects.run(bytes, count, account, bytes <= 0 ? 1 : 0, bytes, maxObjectBytes, count <= 0 ? 1 : 0, count, maxObjects).changes === 1;
+    if (charge()) return;
+    // No row yet (the account's first write), or over a quota.
+    if (this.#sql.ensureUsage.run(account).changes === 1 && charge()) return;
+    throw refusalFor(this.#usage(account), bytes, count);
+  }
+
+  /** Inside a write: what the account stores shrinks by `bytes` and `count` (never refused). */
+  #free(account: string, bytes: number, count: number): void {
+    if (bytes !== 0 || count !== 0) this.#sql.addUsage.run(account, -bytes, -count);
   }
 
   #reclaim(blobId: string): void {

@@ -90,11 +90,32 @@ export function prepareStatements(db: Database) {
     setUploadCompleted: s(`UPDATE uploads SET state = 'completed', finished = ?, completed_version = ?, completed_parts = ? WHERE upload_id = ?`),
     finishedUploads: s("SELECT upload_id FROM uploads WHERE state <> 'active' AND (finished IS NULL OR finished < ?) LIMIT ?"),
     listUploads: s(`SELECT * FROM uploads WHERE bucket = ? AND state = 'active' AND key >= ? AND key < ? ORDER BY key, created, upload_id`),
-    expiredUploads: s("SELECT upload_id FROM uploads WHERE state = 'active' AND created < ?"),
+    expiredUploads: s("SELECT upload_id, bucket FROM uploads WHERE state = 'active' AND created < ?"),
     getPart: s('SELECT * FROM upload_parts WHERE upload_id = ? AND part_number = ?'),
     upsertPart: s(`INSERT OR REPLACE INTO upload_parts (upload_id, part_number, etag, size, blob_id, uploaded, checksum) VALUES (?, ?, ?, ?, ?, ?, ?)`),
     listParts: s('SELECT * FROM upload_parts WHERE upload_id = ? ORDER BY part_number'),
     deleteParts: s('DELETE FROM upload_parts WHERE upload_id = ?'),
+
+    // What each account stores (migration 16). A charge that adds is conditional: it changes
+    // nothing (0 rows) when the account's row is missing or the result would pass a quota, whose
+    // value is the row's own or, when NULL, the server's (0 for either: no limit). Positional, each
+    // value once (binding by name costs more on this hot path): bytes, count, account, then per
+    // quota 1 to skip its check (what does not grow), the amount again and the server's quota.
+    chargeObjects: s(`UPDATE account_usage SET object_bytes = object_bytes + ?, object_count = object_count + ?
+      WHERE account_id = ?
+        AND (? OR object_bytes + ? <= coalesce(nullif(coalesce(max_object_bytes, ?), 0), 9223372036854775807))
+        AND (? OR object_count + ? <= coalesce(nullif(coalesce(max_objects, ?), 0), 9223372036854775807))`),
+    ensureUsage: s('INSERT OR IGNORE INTO account_usage (account_id) VALUES (?)'),
+    /** What frees space (or moves it, adopting a bucket) is never refused. */
+    addUsage: s(`INSERT INTO account_usage (account_id, object_bytes, object_count) VALUES (?, ?, ?)
+      ON CONFLICT (account_id) DO UPDATE SET object_bytes = object_bytes + excluded.object_bytes, object_count = object_count + excluded.object_count`),
+    accountUsage: s('SELECT object_bytes, object_count, script_bytes, max_object_bytes, max_objects, max_script_bytes FROM account_usage WHERE account_id = ?'),
+    setAccountQuotas: s(`INSERT INTO account_usage (account_id, max_object_bytes, max_objects, max_script_bytes) VALUES (?, ?, ?, ?)
+      ON CONFLICT (account_id) DO UPDATE SET max_object_bytes = excluded.max_object_bytes, max_objects = excluded.max_objects, max_script_bytes = excluded.max_script_bytes`),
+    forgetAccountUsage: s('DELETE FROM account_usage WHERE account_id = ? AND object_bytes = 0 AND object_count = 0 AND script_bytes = 0'),
+    bucketContents: s('SELECT coalesce(sum(size), 0) AS bytes, count(*) AS count FROM objects WHERE bucket = ?'),
+    bucketPartBytes: s(`SELECT coalesce(sum(p.size), 0) FROM upload_parts p JOIN uploads u ON u.upload_id = p.upload_id
+      WHERE u.bucket = ? AND u.state = 'active'`).pluck(),
 
     queueReclaim: s('INSERT OR REPLACE INTO blob_reclaim (blob_id, after) VALUES (?, ?)'),
     reclaimable: s('SELECT blob_id FROM blob_reclaim WHERE after <= ? LIMIT ?'),

@@ -6,7 +6,6 @@
  * a sweep removes the temporary files of processes that are gone and never another's write in
  * progress.
  */
-import { createReadStream } from 'node:fs';
 import { access, constants, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoalescedFsync } from '../../core/fs/coalesced-fsync.ts';
@@ -75,7 +74,8 @@ export class FsBlobStore implements BlobStore {
     if (length <= 0) return;
     assertBlobId(blobId);
     // O_NOFOLLOW: a body is a file this store wrote; a link planted at its name is never followed.
-    const stream = createReadStream(join(this.dir, blobId), { flags: READ_NO_FOLLOW, start: offset, end: offset + length - 1, highWaterMark: 256 * 1024 });
+    const file = await open(join(this.dir, blobId), READ_NO_FOLLOW);
+    const stream = file.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: 256 * 1024 });
     for await (const chunk of stream) yield chunk as Buffer;
   }
 

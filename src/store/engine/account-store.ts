@@ -10,6 +10,7 @@
  * owners, or by `edgeport dev` on a data dir with no account. The view for `null` (no account)
  * sees exactly those, and the first account adopts them at start (MetadataStore.adoptBuckets).
  */
+import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
@@ -176,6 +177,11 @@ class AccountStore implements StoreEngine {
   listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]> {
     const stored = this.#stored(bucket);
     return stored === null ? noSuchBucket() : this.#engine.listUploads(stored, options);
+  }
+
+  accountUsage(accountId: string | null): Promise<AccountUsage> {
+    if (accountId !== this.#account) return Promise.reject(new Error('An account\'s view of the store reads only its own account\'s usage.'));
+    return this.#engine.accountUsage(accountId);
   }
 
   /** Maintenance is the server's, not an account's. */

@@ -1,6 +1,6 @@
 /**
  * STORE_ERRORS: every failure the store engine can report, with the real store's v4 code, HTTP
- * status and message (shared/reference/store-binding.md §1.3). The binding formats them as
+ * status and message (docs/errors.md lists them). The binding formats them as
  * `<action>: <message> (<v4>)`; the S3 API as XML with `s3Code`.
  */
 import { EdgeportError } from '../../core/errors/edgeport-error.ts';
@@ -29,7 +29,8 @@ export type StoreErrorCode =
   | 'STORE_BAD_UPLOAD'
   | 'STORE_INVALID_STORAGE_CLASS'
   | 'STORE_INCOMPLETE_BODY'
-  | 'STORE_INVALID_CORS';
+  | 'STORE_INVALID_CORS'
+  | 'STORE_QUOTA_EXCEEDED';
 
 export interface StoreErrorEntry {
   kind: 'user' | 'system';
@@ -65,6 +66,12 @@ export const STORE_ERRORS: Record<StoreErrorCode, StoreErrorEntry> = {
   STORE_INVALID_STORAGE_CLASS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidStorageClass', message: 'The storage class you specified is not valid: use Standard or InfrequentAccess.' },
   STORE_INCOMPLETE_BODY: { kind: 'user', v4: 10010, status: 400, s3Code: 'IncompleteBody', message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
   STORE_INVALID_CORS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidRequest', message: 'The CORS configuration is not valid: <what to fix>' },
+  // The real store has no storage quota: 10009 is its code for an account limit (too many buckets);
+  // S3 code and status are Ceph RGW's for a user or bucket quota (the AWS SDK names the error by the code).
+  STORE_QUOTA_EXCEEDED: {
+    kind: 'user', v4: 10009, status: 403, s3Code: 'QuotaExceeded',
+    message: "The account's storage quota is exceeded: it stores <n> of its <quota> bytes (or objects), and this write adds <n>; delete objects or abort uploads, or ask the operator to raise the quota",
+  },
 };
 
 export class StoreError extends EdgeportError<StoreErrorCode> {
@@ -78,7 +85,7 @@ export class StoreError extends EdgeportError<StoreErrorCode> {
   }
 }
 
-/** Limits of the real store (shared/reference/store-binding.md §6.2, §8.4, §9). */
+/** Limits of the real store (docs/object-store.md). */
 export const STORE_LIMITS = {
   maxKeyBytes: 1024,
   maxListLimit: 1000,

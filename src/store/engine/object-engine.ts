@@ -7,6 +7,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { randomBase64UrlId, randomHexId } from '../../core/ids.ts';
 import type { Logger } from '../../core/log.ts';
+import { accountOfBucket, type AccountUsage } from '../../db/account-usage.ts';
 import type { MetadataStore, PartRow, PutOutcome, StoredData } from '../../db/metadata-store.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { ownBucketName } from './account-store.ts';
@@ -17,6 +18,7 @@ import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
 import { checkCompletionChecksum, normaliseEtag, planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
+import { earlyRefusal, EARLY_QUOTA_CHECK_BYTES, quotaError } from './quota.ts';
 import { resolveRange } from './ranges.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
@@ -183,6 +185,7 @@ export class ObjectEngine implements StoreEngine {
     const condition = options.onlyIf;
     // Checked before the body is read, so a failing condition costs no upload; checked again at commit.
     if (condition && !evaluateConditional(condition, await this.#meta.headObject(bucket, key))) return null;
+    await this.#checkRoom(bucket, body, key);
 
     const ingested = await ingestBody(body, {
       blobs: this.#blobs, inlineMax: this.#inlineMax, maxSize: STORE_LIMITS.maxPutBytes,
@@ -205,7 +208,7 @@ export class ObjectEngine implements StoreEngine {
       });
     } catch (error) {
       await this.#discard(ingested);
-      throw error;
+      throw quotaError(error);
     }
     if (outcome === 'written') return meta;
     await this.#discard(ingested);
@@ -248,6 +251,7 @@ export class ObjectEngine implements StoreEngine {
     assertKey(key);
     const upload = await this.#activeUpload(bucket, key, uploadId);
     if (!upload) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+    await this.#checkRoom(bucket, body);
     const ingested = await ingestBody(body, { blobs: this.#blobs, inlineMax: 0, maxSize: STORE_LIMITS.maxPartBytes, alwaysBlob: true });
     // Kept only in the upload's own algorithm: those are what completion combines.
     const algorithm = upload.checksumAlgorithm;
@@ -256,7 +260,7 @@ export class ObjectEngine implements StoreEngine {
     if (checksum !== undefined) part.checksum = checksum;
     const recorded = await this.#meta.putPart(uploadId, part).catch(async (error: unknown) => {
       await this.#discard(ingested);
-      throw error;
+      throw quotaError(error);
     });
     if (!recorded) {
       await this.#discard(ingested);
@@ -276,7 +280,8 @@ export class ObjectEngine implements StoreEngine {
         requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
         ...(options.expectedChecksum ? { expectedChecksum: options.expectedChecksum } : {}),
       }), condition ? (current) => evaluateConditional(condition, current) : undefined);
-    } catch (error) {
+    } catch (thrown) {
+      const error = quotaError(thrown);
       const repeated = options.answerRepeat && error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD'
         ? await this.#repeatedCompletion(bucket, key, uploadId, parts) : null;
       if (!repeated) throw error;
@@ -342,6 +347,10 @@ export class ObjectEngine implements StoreEngine {
     return expired;
   }
 
+  accountUsage(accountId: string | null): Promise<AccountUsage> {
+    return this.#meta.accountUsage(accountId ?? '');
+  }
+
   /** Deletes the files of blobs no row references any more, once their grace period has passed. */
   async reclaimBlobs(): Promise<number> {
     let total = 0;
@@ -390,6 +399,24 @@ export class ObjectEngine implements StoreEngine {
   #forgetBucket(name: string): void {
     this.#turnBuckets.delete(name);
     this.#writeBuckets.delete(name);
+  }
+
+  /**
+   * Before a body declared at EARLY_QUOTA_CHECK_BYTES or more is read: refuses it when it cannot fit
+   * the account's quota (a put's `key` may replace an object, whose size it frees), so a client is
+   * not made to send gigabytes to be refused. Smaller bodies are checked only at commit, which
+   * checks every write exactly; this costs large ones one read.
+   */
+  async #checkRoom(bucket: string, body: BodyInput, key?: string): Promise<void> {
+    const length = body instanceof Uint8Array ? undefined : body.length;
+    if (length === undefined || length < EARLY_QUOTA_CHECK_BYTES) return;
+    const usage = await this.#meta.accountUsage(accountOfBucket(bucket));
+    let refusal = earlyRefusal(usage, length, key === undefined ? 0 : 1);
+    if (refusal && key !== undefined) {
+      const current = await this.#meta.headObject(bucket, key);
+      if (current) refusal = earlyRefusal(usage, length - current.size, 0);
+    }
+    if (refusal) throw quotaError(refusal);
   }
 
   async #activeUpload(bucket: string, key: string, uploadId: string) {

@@ -7,7 +7,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../../core/clock.ts';
+import type { SecretBox } from '../../core/crypto/secret-box.ts';
 import { silentLogger, type Logger } from '../../core/log.ts';
+import type { AccountQuotas } from '../../config/quotas.ts';
 import type { MetadataStore } from '../../db/metadata-store.ts';
 import type { PgDatabase } from '../../db/postgres/pg-database.ts';
 import { PgMetadataStore } from '../../db/postgres/pg-metadata-store.ts';
@@ -46,6 +48,10 @@ export interface OpenStoreEngineOptions {
    * in the data dir. The engine uses it but does not close it.
    */
   database?: PgDatabase;
+  /** The server's quotas (`[quotas]`), for accounts with none of their own; default: DEFAULTS.quotas. */
+  quotas?: AccountQuotas;
+  /** Seals and opens the S3 secret keys in the metadata (src/db/secrets); absent, they can be neither stored nor read. */
+  secrets?: SecretBox;
 }
 
 export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<ObjectEngine> {
@@ -55,9 +61,10 @@ export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<
   const { store: blobs, shared: sharedBlobs } = await openBlobStore({ url: options.blobsUrl, dataDir: options.dataDir });
   const file = join(options.dataDir, 'metadata.sqlite');
   const reclaimGraceMs = options.reclaimGraceMs ?? 60_000;
+  const quotas = options.quotas === undefined ? {} : { quotas: options.quotas };
   const meta: MetadataStore = options.database
-    ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs })
-    : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints });
+    ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) })
+    : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) });
   if (options.recover) {
     await recoverLeftovers({
       meta, blobs, shared: sharedBlobs, sharedMetadata: options.database !== undefined, logger, ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),

@@ -3,6 +3,7 @@
  * HTTP. The bucket binding (src/store/binding) and the S3 API (src/store/s3) are thin faces on it.
  * Every method throws only StoreError for user-facing failures.
  */
+import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
 import type {
   BodyInput, BucketInfo, BucketUsage, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
@@ -68,6 +69,13 @@ export interface StoreEngine {
   listUploads(bucket: string, options?: { prefix?: string }): Promise<UploadInfo[]>;
   /** Aborts uploads older than 7 days (by the injected clock); returns how many. Forgets uploads finished over a day ago. */
   expireUploads(): Promise<number>;
+
+  /**
+   * What an account's buckets hold (null: those of no account) and the account's script bytes,
+   * against its quotas: kept exact by every write, which is refused with STORE_QUOTA_EXCEEDED when
+   * it would pass one. An account's view reads only its own account.
+   */
+  accountUsage(accountId: string | null): Promise<AccountUsage>;
 
   close(): Promise<void>;
 }

@@ -5,12 +5,14 @@
  * many others fail on its key id (a key id held at a limit refused every new consumer of its
  * presigned URLs and POST forms); guessing is bounded by the per-address count. The secret lookup
  * runs once per request, right after the cheap parse of the credential, where the key id is first
- * known: the limits are asked there, before the lookup and the HMAC. A failed check
+ * known: the limits are asked there, before the lookup and the HMAC (an attempt whose address's
+ * places are all held by checks still under way waits for them, CredentialGuard.admitWhenDecided:
+ * a correct signature is never 429 for others' checks not yet decided). A failed check
  * (InvalidAccessKeyId, SignatureDoesNotMatch) counts; a deferred signature (body hash not
  * declared) counts when it is checked; anything else gives the attempt back.
  */
 import { AUTH_DEFAULTS } from '../../config/defaults.ts';
-import { CredentialGuard, type CredentialAttempt, type FailureLimits } from '../../core/auth/credential-guard.ts';
+import { CredentialGuard, type Admission, type CredentialAttempt, type FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
 import { verifySignature, type SecretLookup, type SigningContext, type VerifiableRequest } from './sigv4.ts';
@@ -44,13 +46,18 @@ export function createLimitedVerifier(limits: FailureLimits | undefined, clock: 
   });
 }
 
+/** The attempt of an admission; a refusal thrown: SlowDown 429 for failures, 503 for checks that stayed under way. */
+function admitted(admission: Admission): CredentialAttempt {
+  if (admission.admitted) return admission.attempt;
+  if (admission.scope === 'pending') throw S3_ERRORS.checksPending(admission.retryAfterMs);
+  throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
+}
+
 async function guardedCheck<T>(guard: CredentialGuard, address: string | undefined, secrets: SecretLookup,
   check: (lookup: SecretLookup) => Promise<T>): Promise<T> {
   let attempt: CredentialAttempt | undefined;
-  const lookup: SecretLookup = (accessKeyId) => {
-    const admission = guard.admit(address, accessKeyId);
-    if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
-    attempt = admission.attempt;
+  const lookup: SecretLookup = async (accessKeyId) => {
+    attempt = admitted(await guard.admitWhenDecided(address, accessKeyId));
     return secrets(accessKeyId);
   };
   try {
@@ -70,10 +77,8 @@ async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, 
   let signing: SigningContext;
   try {
     // The lookup is passed inline (a `const` arrow would be named by tsx on every request).
-    signing = await verifySignature(request, (accessKeyId) => {
-      const admission = guard.admit(address, accessKeyId);
-      if (!admission.admitted) throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
-      attempt = admission.attempt;
+    signing = await verifySignature(request, async (accessKeyId) => {
+      attempt = admitted(await guard.admitWhenDecided(address, accessKeyId));
       return secrets(accessKeyId);
     }, now);
   } catch (error) {

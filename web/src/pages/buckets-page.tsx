@@ -2,11 +2,13 @@
  * Buckets of the object store: list with each bucket's object count and total size, create (name
  * and default storage class), delete when empty. The counts come from the GraphQL analytics query
  * `wrangler r2 bucket info` uses (r2StorageAdaptiveGroups: a bounded count per bucket, at most
- * 100 buckets a query), asked once the list is shown.
+ * 100 buckets a query), asked once the list is shown. Beside them, what the account stores
+ * against its quotas (UsagePanel).
  */
 import { useState } from 'preact/hooks';
 import { call, get, graphql, seg } from '../api.ts';
 import { ConfirmButton, Errors, formatBytes, formatDate, ListTable, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
+import { UsagePanel } from '../components/usage-panel.tsx';
 import { Link } from '../router.tsx';
 
 interface Bucket {
@@ -96,6 +98,7 @@ export function BucketsPage({ account }: { account: string }) {
             </tr>
           )} />
       </section>
+      <UsagePanel account={account} />
       <section class="panel" aria-labelledby="bucket-create">
         <h2 id="bucket-create">Create a bucket</h2>
         <form onSubmit={create} class="form-grid">
