@@ -245,3 +245,16 @@ export default {
   assert.equal(await text(`${url}/modest/`), '1', "the other account's process was never touched");
 });
 
+
+test("the account's process runs workerd --experimental (for the Worker Loader), and a script's experimental flags stay refused", { timeout: 60_000 }, async (t) => {
+  const { open, url } = await startPool(t);
+  await open(A, 'plain', COUNTER);
+  for (const flag of ['experimental', 'unsafe_module']) {
+    await assert.rejects(open(A, `flagged-${flag}`, COUNTER, { compatibility_flags: [flag] }), (error: unknown) => {
+      assert.equal((error as { code?: string }).code, 'RUNTIME_SCRIPT_START_FAILED');
+      assert.match((error as Error).message, new RegExp(`The compatibility flag ${flag} is experimental`));
+      return true;
+    });
+  }
+  assert.equal(await text(`${url}/plain/`), '1', "the account's other script goes on");
+});
