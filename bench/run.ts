@@ -18,6 +18,8 @@ import { benchEdge } from './edge.ts';
 import { benchBlobs } from './blobs.ts';
 import { benchWorkerdFloor } from './workerd-floor.ts';
 import { benchStoreVsMiniflare } from './store-vs-miniflare.ts';
+import { benchIsolates } from './isolates.ts';
+import { benchWorkerdIdleRace } from './workerd-idle-race.ts';
 import { benchShedding } from './shedding.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } });
@@ -30,6 +32,10 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   'workerd-floor': (seconds) => benchWorkerdFloor(seconds, Number(values.rounds)),
   // The store driver through edgeport beside Miniflare (installed apart: EDGEPORT_BENCH_MINIFLARE).
   'store-vs-miniflare': (seconds) => benchStoreVsMiniflare(seconds, Number(values.rounds)),
+  // A thousand scripts across twenty accounts on one instance (EDGEPORT_BENCH_ACCOUNTS, _SCRIPTS, _REQUESTED).
+  isolates: () => benchIsolates(),
+  // The edge's connections to workerd closing idle ones exactly when workerd does: none may fail.
+  'workerd-idle-race': () => benchWorkerdIdleRace(),
   s3: (seconds) => benchS3(seconds, Number(values.rounds)),
   blobs: benchBlobs,
   api: benchApi,

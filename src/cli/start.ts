@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { systemClock } from '../core/clock.ts';
 import type { SecretBox } from '../core/crypto/secret-box.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
@@ -27,6 +27,7 @@ import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
 import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
+import { IsolatePool } from '../runtime/workerd/isolate-pool.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { routeReachesPlatform } from '../edge/platform-hosts.ts';
@@ -134,16 +135,20 @@ export async function runStart(args: StartArgs): Promise<void> {
     // One set of Prometheus metrics for every service, at /metrics on the API's port.
     const metrics = new Metrics();
     registerLogMetrics(metrics, pipeline);
-    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
+    // Every script runs as an isolate in its account's workerd process (the configured ones in one of their own).
+    const pool = new IsolatePool({ logger, limits: poolLimits(config) });
+    closers.push(() => pool.close());
+    registerPoolMetrics(metrics, pool);
+    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers, pool);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
     const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, secrets, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
-    const hostDeps = { engine, dataDir: config.dataDir, logger };
+    const hostDeps = { engine, dataDir: config.dataDir, logger, limits: { cpuMs: config.workers.scriptCpuMs, memoryMb: config.workers.scriptMemoryMb } };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
     const tails = new TailSessions();
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
-      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
+      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
@@ -234,6 +239,42 @@ export async function runStart(args: StartArgs): Promise<void> {
     await closeAll();
     throw error;
   }
+}
+
+/** Each account's share of the instance and the cap on account processes (`[workers]`). */
+function poolLimits(config: Readonly<Config>) {
+  const { workers } = config;
+  return {
+    maxProcesses: workers.maxAccountProcesses,
+    account: {
+      maxIsolates: workers.maxRunningPerAccount, maxRequests: workers.maxRequestsPerAccount, queueMs: workers.accountQueueMs, memoryBytes: workers.accountMemoryMb * 1024 * 1024,
+    },
+  };
+}
+
+/** The pool's counts at /metrics: totals only, never an account or a script in a label. */
+function registerPoolMetrics(metrics: Metrics, pool: IsolatePool): void {
+  const gauges = {
+    processes: new Gauge({ name: 'edgeport_workers_account_processes', help: 'Account workerd processes running on this instance (one per account with running scripts, one for the configured scripts).', registers: [metrics.registry] }),
+    isolates: new Gauge({ name: 'edgeport_workers_isolates', help: 'Scripts loaded as isolates in the account processes.', registers: [metrics.registry] }),
+    inflight: new Gauge({ name: 'edgeport_workers_requests_in_flight', help: 'Requests in flight in the account processes.', registers: [metrics.registry] }),
+  };
+  const refused = new Counter({
+    name: 'edgeport_workers_refused_requests_total', help: 'Requests refused for an account\'s share (requests in flight, scripts loaded) or the instance\'s (account processes).',
+    labelNames: ['reason'], registers: [metrics.registry],
+  });
+  const seen = { 'account-requests': 0, 'account-scripts': 0, unavailable: 0 };
+  const reasons = { 'account-requests': 'account_requests', 'account-scripts': 'account_scripts', unavailable: 'processes' } as const;
+  metrics.beforeScrape(() => {
+    const stats = pool.stats();
+    gauges.processes.set(stats.processes);
+    gauges.isolates.set(stats.isolates);
+    gauges.inflight.set(stats.inflight);
+    for (const key of Object.keys(seen) as Array<keyof typeof seen>) {
+      refused.inc({ reason: reasons[key] }, stats.refused[key] - seen[key]);
+      seen[key] = stats.refused[key];
+    }
+  });
 }
 
 /** How the operator signs in: with the credentials this start generated, those of EDGEPORT_ADMIN_EMAIL / KEY, or those of an earlier start. */
@@ -332,12 +373,13 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
 }
 
 async function startScripts(scripts: readonly ServerScript[], accounts: readonly string[], config: Readonly<Config>, engine: ObjectEngine,
-  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>): Promise<EdgeScript[]> {
+  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>, pool: IsolatePool): Promise<EdgeScript[]> {
   const started: EdgeScript[] = [];
   for (const [index, { script }] of scripts.entries()) {
-    // Workers open their own connections to the same store: the data dir, or `[db]` and `[blobs]`.
+    // The configured scripts share a workerd process of their own, apart from every account's deployed ones.
     const host = await startScriptHost({
       script, accountId: accounts[index]!, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine,
+      pool: { pool, tenant: 'config', name: 'configured scripts' },
     });
     closers.push(() => host.close());
     started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });

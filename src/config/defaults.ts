@@ -23,10 +23,19 @@ export const DEFAULTS = {
    * Scripts accounts deploy through the API: at most 100 per account and 1,000 routes per zone, as
    * the platform's defaults; `<script>.<account subdomain>.workers.localhost` serves each one whose
    * workers.dev-style subdomain is on (`localhost` names resolve to this machine). Each instance
-   * starts a deployed script's workerd on its first request, keeps at most 50 running (stopping the
-   * one idle longest to make room) and stops one idle for 15 minutes.
+   * loads a deployed script on its first request, as an isolate in its account's workerd process
+   * (about 2 MB each; a process about 50 MB), keeps at most 1,000 running (stopping the one idle
+   * longest to make room) and stops one idle for 15 minutes. An account's share: 100 scripts loaded
+   * and 100 requests in flight at once (as many more wait up to 5 s), 1 GiB for its process; at
+   * most 32 account processes run at once (the idle longest stops to make room), about 1.6 GB of
+   * processes plus their scripts. A deployed script may hold its process's thread 30 s and its
+   * isolate's heap 128 MiB, as a configured script by default.
    */
-  workers: { maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 50, idleStopMs: 900_000 },
+  workers: {
+    maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 1_000, idleStopMs: 900_000,
+    maxAccountProcesses: 32, maxRunningPerAccount: 100, maxRequestsPerAccount: 100, accountQueueMs: 5_000, accountMemoryMb: 1_024,
+    scriptCpuMs: 30_000, scriptMemoryMb: 128,
+  },
   /**
    * What each account may store (0: no limit; `[quotas]`, src/config/quotas.ts). Generous for an
    * honest account on a self-hosted server, and a bound on one that floods: 100 GiB and 10 million

@@ -37,10 +37,23 @@ export const configFileSchema = z.strictObject({
     max_routes_per_zone: z.number().int().min(0).max(1_000_000).optional(),
     /** The domain under which `<script>.<account subdomain>.<dev_domain>` serves each script; "" turns it off. */
     dev_domain: z.string().regex(/^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name such as workers.localhost, or "" for none').optional(),
-    /** Deployed scripts running at once on this instance (one workerd process each). */
-    max_running: z.number().int().min(1).max(10_000).optional(),
+    /** Deployed scripts running at once on this instance (each an isolate in its account's workerd process). */
+    max_running: z.number().int().min(1).max(100_000).optional(),
     /** A deployed script idle this long is stopped (its next request starts it again); 0: never. */
     idle_stop_ms: z.number().int().min(0).max(604_800_000).optional(),
+    /** Account workerd processes running at once on this instance. */
+    max_account_processes: z.number().int().min(1).max(10_000).optional(),
+    /** An account's scripts loaded at once in its process. */
+    max_running_per_account: z.number().int().min(1).max(100_000).optional(),
+    /** An account's requests in flight at once; as many more wait up to account_queue_ms. */
+    max_requests_per_account: z.number().int().min(1).max(1_000_000).optional(),
+    account_queue_ms: z.number().int().min(0).max(600_000).optional(),
+    /** An account process's resident memory limit. */
+    account_memory_mb: z.number().int().min(64).max(1_048_576).optional(),
+    /** How long a deployed script may hold its process's thread without yielding. */
+    script_cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
+    /** V8's heap limit of a deployed script's isolate. */
+    script_memory_mb: z.number().int().min(16).max(65_536).optional(),
   }).optional(),
   auth: z.strictObject({
     /** The window the failure counts below are per (a failure is forgotten after window / max). */
@@ -104,7 +117,7 @@ export interface Config {
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
   /** `[workers]`: limits of deployed scripts and their dev domain (null: none). */
-  workers: { maxScriptsPerAccount: number; maxRoutesPerZone: number; devDomain: string | null; maxRunning: number; idleStopMs: number };
+  workers: WorkersConfig;
   logs: {
     maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[]; fileRootsClaimable: boolean;
     maxJobSpoolBytes: number; maxTotalSpoolBytes: number; pauseAfterFailingMs: number;
@@ -117,6 +130,22 @@ export interface Config {
   auth: AuthConfig;
   /** `[secrets]`: the secrets key itself (base64), or the file holding it; neither: `<dataDir>/secrets.key`. */
   secrets: { key: string | undefined; keyFile: string | undefined };
+}
+
+/** `[workers]`: limits of deployed scripts, their dev domain (null: none) and each account's share of the instance. */
+export interface WorkersConfig {
+  maxScriptsPerAccount: number;
+  maxRoutesPerZone: number;
+  devDomain: string | null;
+  maxRunning: number;
+  idleStopMs: number;
+  maxAccountProcesses: number;
+  maxRunningPerAccount: number;
+  maxRequestsPerAccount: number;
+  accountQueueMs: number;
+  accountMemoryMb: number;
+  scriptCpuMs: number;
+  scriptMemoryMb: number;
 }
 
 export interface AuthConfig {
@@ -149,6 +178,13 @@ export function toConfig(file: ConfigFile): Config {
       devDomain: file.workers?.dev_domain === undefined ? DEFAULTS.workers.devDomain : file.workers.dev_domain || null,
       maxRunning: file.workers?.max_running ?? DEFAULTS.workers.maxRunning,
       idleStopMs: file.workers?.idle_stop_ms ?? DEFAULTS.workers.idleStopMs,
+      maxAccountProcesses: file.workers?.max_account_processes ?? DEFAULTS.workers.maxAccountProcesses,
+      maxRunningPerAccount: file.workers?.max_running_per_account ?? DEFAULTS.workers.maxRunningPerAccount,
+      maxRequestsPerAccount: file.workers?.max_requests_per_account ?? DEFAULTS.workers.maxRequestsPerAccount,
+      accountQueueMs: file.workers?.account_queue_ms ?? DEFAULTS.workers.accountQueueMs,
+      accountMemoryMb: file.workers?.account_memory_mb ?? DEFAULTS.workers.accountMemoryMb,
+      scriptCpuMs: file.workers?.script_cpu_ms ?? DEFAULTS.workers.scriptCpuMs,
+      scriptMemoryMb: file.workers?.script_memory_mb ?? DEFAULTS.workers.scriptMemoryMb,
     },
     auth: {
       failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,
