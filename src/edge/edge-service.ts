@@ -12,6 +12,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
+import { backendFaultOf } from '../core/errors/backend-fault.ts';
+import { noteFault } from '../core/errors/fault-log.ts';
 import { listenerOrigin, mayBeJsonRpc, readJsonRpcBody } from '../core/http/wrong-port.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
@@ -141,9 +143,13 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   return {
     handler(req, res) {
       handle(req, res).catch((error: unknown) => {
-        logger.error({ err: error }, 'Edge request failed unexpectedly');
-        if (!res.headersSent) sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
-        else res.destroy();
+        const fault = backendFaultOf(error);
+        if (fault) noteFault(logger, 'edge', fault);
+        else logger.error({ err: error }, 'Edge request failed unexpectedly');
+        if (res.headersSent) res.destroy();
+        // A backend down, slow or full is an outage to retry, not a failure of the request's own.
+        else if (fault) sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, '', { retryAfterS: fault.retryAfterS });
+        else sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
       });
     },
     async close() {
@@ -257,11 +263,15 @@ function pathOf(url: string): string {
 }
 
 /** `close`: the request's body is not read, so the connection cannot carry another request. */
-function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean } = {}): void {
+function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean; retryAfterS?: number } = {}): void {
   const body = `error ${code}: ${message}\n${rayId ? `Ray ID: ${rayId}\n` : ''}`;
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}),
-    ...(options.close ? { connection: 'close' } : {}),
+    ...(options.close ? { connection: 'close' } : {}), ...(options.retryAfterS === undefined ? {} : { 'retry-after': String(options.retryAfterS) }),
   });
   res.end(body);
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -9,7 +9,9 @@
  */
 import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
-import { StoreError } from '../../store/engine/errors.ts';
+import { backendFaultOf } from '../../core/errors/backend-fault.ts';
+import { noteFault } from '../../core/errors/fault-log.ts';
+import { StoreError, storeFaultOf } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
 import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
 import { ANSWER_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
@@ -91,8 +93,12 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
       return;
     }
     answer(res, { ok: result ?? null });
-  } catch (error) {
+  } catch (thrown) {
+    // A backend fault (the database, the blob store, the disk) reaches the script as the store's own error.
+    const fault = thrown instanceof StoreError ? undefined : storeFaultOf(thrown);
+    const error = fault ?? thrown;
     if (error instanceof StoreError) {
+      if (fault) noteFault(options.logger, 'binding', backendFaultOf(fault)!);
       answer(res, { storeError: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
       return;
     }
