@@ -88,7 +88,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
     if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
-    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
+    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now(), config.backends.dbTimeoutMs);
     if (database) closers.push(() => database!.close());
     // Before any store opens: the database's secrets are sealed with this key (secrets-key.ts), and another key is refused here.
     const opened = await openSecrets(config, database, clock.now());
@@ -96,7 +96,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     secrets = opened.box;
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, quotas: config.quotas, secrets, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, blobsTimeoutMs: config.backends.blobsTimeoutMs, quotas: config.quotas, secrets, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -302,10 +302,10 @@ function accountsCommand(configFile: string | undefined, args: StartArgs): strin
  * The PostgreSQL database of `[db] url`; a failure names the URL without its password. pg is loaded
  * only here: a start on the embedded SQLite default never pays for it.
  */
-async function openDatabase(url: string, now: number): Promise<PgDatabase> {
+async function openDatabase(url: string, now: number, timeoutMs: number): Promise<PgDatabase> {
   try {
     const { PgDatabase } = await import('../db/postgres/pg-database.ts');
-    return await PgDatabase.open({ url, now });
+    return await PgDatabase.open({ url, now, timeoutMs });
   } catch (error) {
     throw new ConfigError(`[db] url (EDGEPORT_DB_URL): ${(error as Error).message}`, { cause: error });
   }
