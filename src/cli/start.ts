@@ -49,6 +49,11 @@ import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
 import { VERSION } from './version.ts';
+import { DiskGuard } from '../core/fs/disk-guard.ts';
+import { cachedCheck, type ReadinessChecks } from '../api/health/health-routes.ts';
+import { registerHealthMetrics } from '../api/health/health-metrics.ts';
+import { guardDiskWrites } from '../store/engine/disk-guarded-writes.ts';
+import { removeStaleScratchDirs } from '../runtime/workerd/scratch-dirs.ts';
 
 interface PlannedListener {
   label: string;
@@ -73,6 +78,9 @@ export async function runStart(args: StartArgs): Promise<void> {
   // Before anything reads or writes the data dir (or migrates a database): a second process refuses here.
   const lock = lockDataDir(config.dataDir, { flagHint: optionHint('start', 'data-dir') });
   const logger = createLogger(config.logLevel);
+  // Scratch dirs of workerd hosts a killed process left (operations.md): gone at start, not at the first script's.
+  const staleScratch = await removeStaleScratchDirs();
+  if (staleScratch.length > 0) logger.info({ removed: staleScratch.length }, 'Removed the workerd scratch dirs of processes that are gone.');
   const clock = systemClock;
   // Closed in reverse order of opening; the lock is released last.
   const closers: Array<() => Promise<void>> = [async () => lock.release()];
@@ -104,6 +112,14 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
   closers.push(() => engine.close());
   try {
+    // The data dir's free space: writes refused below the floor, deletes let through with the reserve
+    // (only where the store keeps data there: SQLite or blob files); /readyz and /metrics report it.
+    const holdsStore = config.dbUrl === undefined || config.blobsUrl === undefined;
+    const disk = await DiskGuard.open({
+      dir: config.dataDir, minFreeBytes: config.backends.disk.minFreeBytes, reserveBytes: holdsStore ? config.backends.disk.reserveBytes : 0, logger,
+    });
+    closers.push(async () => disk.close());
+    if (holdsStore) guardDiskWrites(engine, disk);
     const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, secrets, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
@@ -135,6 +151,18 @@ export async function runStart(args: StartArgs): Promise<void> {
     // One set of Prometheus metrics for every service, at /metrics on the API's port.
     const metrics = new Metrics();
     registerLogMetrics(metrics, pipeline);
+    // What /readyz and /metrics check: the database answers, the blob store takes a write and its
+    // delete (an s3:// store at most every 10 s, every 2 s while failing; local files every second),
+    // the data dir has room.
+    const readiness: ReadinessChecks = {
+      database: async () => { await control.countAccounts(); },
+      blobs: cachedCheck(() => engine.checkBlobStore(), config.blobsUrl?.startsWith('s3:') ? { okMs: 10_000, failMs: 2_000 } : { okMs: 1_000, failMs: 0 }),
+      disk: async () => {
+        const state = await disk.state();
+        if (state.full) throw new Error(`disk space: ${mib(state.freeBytes)} free under the data dir, writes refused below [disk] min_free_bytes (${mib(state.minFreeBytes)})`);
+      },
+    };
+    registerHealthMetrics(metrics, readiness, disk);
     // Every script runs as an isolate in its account's workerd process (the configured ones in one of their own).
     const pool = new IsolatePool({ logger, limits: poolLimits(config) });
     closers.push(() => pool.close());
@@ -177,10 +205,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
           metrics, workers,
-          readiness: {
-            database: async () => { await control.countAccounts(); },
-            blobs: () => engine.checkBlobStore(),
-          },
+          readiness,
         }),
       },
       // Its metrics stay readable while the server sheds load.
@@ -385,4 +410,8 @@ async function startScripts(scripts: readonly ServerScript[], accounts: readonly
     started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });
   }
   return started;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

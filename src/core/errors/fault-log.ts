@@ -9,10 +9,13 @@ import type { BackendFault } from './backend-fault.ts';
 export const FAULT_LOG_INTERVAL_MS = 10_000;
 
 const last = new Map<string, { at: number; unlogged: number }>();
+/** Requests answered with a fault since the process started, by `<surface> <code> <backend>` (edgeport_backend_faults_total). */
+export const faultTally = new Map<string, number>();
 
 /** Logs `fault` as the answer of a request on `surface` (edge, api, s3, binding), rate-limited per kind. */
 export function noteFault(logger: Logger, surface: string, fault: BackendFault, now = Date.now()): void {
   const key = `${surface} ${fault.code} ${fault.backend}`;
+  faultTally.set(key, (faultTally.get(key) ?? 0) + 1);
   const seen = last.get(key);
   if (seen && now - seen.at < FAULT_LOG_INTERVAL_MS) {
     seen.unlogged += 1;
