@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
-import { backendFaultOf } from '../core/errors/backend-fault.ts';
+import { backendFaultOf, type BackendFault } from '../core/errors/backend-fault.ts';
 import { noteFault } from '../core/errors/fault-log.ts';
 import { listenerOrigin, mayBeJsonRpc, readJsonRpcBody } from '../core/http/wrong-port.ts';
 import type { Logger } from '../core/log.ts';
@@ -31,7 +31,8 @@ import { tapResponse, type ResponseTap } from './response-tap.ts';
 import type { DeployedMatch } from './deployed-scripts.ts';
 import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
-import { ZoneConfigCache } from './zone-config-cache.ts';
+import { PendingRecords } from './pending-records.ts';
+import { ZoneConfigCache, type ZoneConfig } from './zone-config-cache.ts';
 import type { ZoneDirectory } from './zone-lookup.ts';
 
 export interface EdgeScript {
@@ -77,6 +78,8 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, logger, ...options.origin });
   const policy = options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
+  // Records of requests answered while their zone could not be read: logged once the database is back.
+  const pending = new PendingRecords({ resolve: (host) => cache.lookup(host), emit: (jobs, record) => pipeline.emit(jobs, record), logger });
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -95,7 +98,14 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const path = pathOf(req.url ?? '/');
 
-    const config = await cache.lookup(host);
+    let config: ZoneConfig | null;
+    try {
+      config = await cache.lookup(host);
+    } catch (error) {
+      const fault = backendFaultOf(error);
+      if (!fault) throw error;
+      return answerUnresolved(req, res, fault, { rayId, start, host, path, clientIp, requestRawHeaders });
+    }
     const zone = config?.zone ?? null;
     // A configured script runs for its account, a deployed route for the account that made it; only
     // a zone of that account serves (and logs) it: a route left by a deleted zone, or a configured
@@ -140,6 +150,30 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }
 
+  /**
+   * The database is away and this host's zone was never read: 503 with Retry-After, and the
+   * request's record held until the zone can be read (pending-records.ts).
+   */
+  function answerUnresolved(req: IncomingMessage, res: ServerResponse, fault: BackendFault,
+    at: { rayId: string; start: number; host: string; path: string; clientIp: string; requestRawHeaders: string[] }): void {
+    noteFault(logger, 'edge', fault);
+    const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
+    let recorded = false;
+    const hold = (tap: ResponseTap, proceed?: () => void): void => {
+      if (!recorded) {
+        recorded = true;
+        pending.add({
+          host: at.host, requestRawHeaders: at.requestRawHeaders, responseRawHeaders: tap.rawHeaders(),
+          record: buildRecord({ req, res, tap, zone: null, fields: null, ...at, end: clock.now(), requestBytes: requestBytes(req), origin }),
+        });
+      }
+      proceed?.();
+    };
+    const tap = tapResponse(res, hold);
+    res.once('close', () => hold(tap));
+    sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, at.rayId, { retryAfterS: fault.retryAfterS });
+  }
+
   return {
     handler(req, res) {
       handle(req, res).catch((error: unknown) => {
@@ -154,6 +188,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     },
     async close() {
       proxy.close();
+      pending.close();
     },
   };
 }
