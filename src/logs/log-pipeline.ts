@@ -172,6 +172,8 @@ export class LogPipeline {
   readonly #maxJobSpoolBytes: number;
   readonly #pauseAfterMs: number;
   #reconciling: Promise<void> | null = null;
+  /** Jobs whose spool could not be made, said once each. */
+  readonly #unspoolable = new Set<number>();
   /** Spool writes are failing (a full disk): logged when it begins and when it ends. */
   #spoolFailing = false;
   #reconcileAgain = false;
@@ -218,13 +220,30 @@ export class LogPipeline {
   async jobsFor(zoneId: string): Promise<ActiveLogJob[]> {
     const records = await this.#options.jobs.listEnabledJobs(zoneId);
     if (records.length === 0) return [];
-    return records.map((record) => {
+    const jobs: ActiveLogJob[] = [];
+    for (const record of records) {
       const known = this.#active.get(record.id);
-      if (known && known.version === record.modified) return known;
-      const job = this.#compile(record);
+      if (known && known.version === record.modified) {
+        jobs.push(known);
+        continue;
+      }
+      let job: ActiveLogJob;
+      try {
+        job = this.#compile(record);
+      } catch (error) {
+        // Its spool cannot be made (a full disk): the request is served all the same, and the job
+        // gets no line until it can be; said once per job.
+        if (!this.#unspoolable.has(record.id)) {
+          this.#unspoolable.add(record.id);
+          this.#options.logger.error({ err: error, jobId: record.id }, 'Could not make a log job\'s spool: its lines are dropped until it can be made.');
+        }
+        continue;
+      }
+      this.#unspoolable.delete(record.id);
       this.#active.set(record.id, job);
-      return job;
-    });
+      jobs.push(job);
+    }
+    return jobs;
   }
 
   /**

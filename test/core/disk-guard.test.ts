@@ -13,6 +13,7 @@ import type { Logger } from '../../src/core/log.ts';
 import { BackendFault } from '../../src/core/errors/backend-fault.ts';
 import { DiskGuard, RESERVE_FILE } from '../../src/core/fs/disk-guard.ts';
 import { guardDiskWrites } from '../../src/store/engine/disk-guarded-writes.ts';
+import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
 import { StoreError, storeFaultOf } from '../../src/store/engine/errors.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -113,4 +114,26 @@ test('an engine behind the guard: puts refused with STORE_STORAGE_FULL on a full
   free = 100 * MiB;
   await until(() => !guard.full, 'accepted again');
   await engine.put('full-disk', 'b', new Uint8Array(10));
+});
+
+test('a delete that meets a full disk (SQLITE_FULL) gets the reserve and is tried once more; a second one is not', { timeout: 10_000 }, async (t) => {
+  const dir = tempDir(t);
+  const guard = await DiskGuard.open({ dir, minFreeBytes: MiB, reserveBytes: MiB, logger: pino({ level: 'silent' }), freeBytesOf: async () => 100 * MiB });
+  t.after(() => guard.close());
+  const full = () => Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  let tries = 0;
+  let failUntil = 1;
+  const fake = { delete: async () => { tries += 1; if (tries <= failUntil) throw full(); } } as unknown as ObjectEngine;
+  for (const name of ['put', 'createMultipartUpload', 'uploadPart', 'completeMultipartUpload', 'createBucket', 'ensureBucket', 'putBucketCors', 'setBucketStorageClass', 'abortMultipartUpload', 'deleteBucket']) {
+    (fake as unknown as Record<string, unknown>)[name] = async () => undefined;
+  }
+  guardDiskWrites(fake, guard);
+  await fake.delete('b', ['k']);
+  assert.equal(tries, 2, 'tried again after the reserve was released');
+  assert.equal(existsSync(join(dir, RESERVE_FILE)), false);
+  assert.equal(guard.full, true);
+  tries = 0;
+  failUntil = 5;
+  await assert.rejects(fake.delete('b', ['k']), { code: 'SQLITE_FULL' });
+  assert.equal(tries, 1, 'no reserve left: not tried again');
 });
