@@ -40,14 +40,19 @@ export async function startFaultyS3(t: TestContext, target: string): Promise<Fau
     const out = httpRequest({
       host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers,
     }, (answer) => {
+      answer.on('error', () => res.destroy());
       res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
       answer.pipe(res);
     });
     out.on('error', () => res.destroy());
+    // Connections cut at the end of a test are no failure of the test's.
+    req.on('error', () => out.destroy());
+    res.on('error', () => out.destroy());
     req.pipe(out);
   }
 
   const server = createServer((req, res) => {
+    req.on('error', () => undefined);
     const method = req.method ?? '';
     const url = req.url ?? '';
     requests.push(`${method} ${url}`);

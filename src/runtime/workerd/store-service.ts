@@ -13,7 +13,7 @@ import { backendFaultOf } from '../../core/errors/backend-fault.ts';
 import { noteFault } from '../../core/errors/fault-log.ts';
 import { StoreError, storeFaultOf } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
-import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
+import { primeFirstBlob, writeSegments, type BlobSource } from '../../store/segment-writer.ts';
 import { ANSWER_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 import { listenOnSocket } from './socket-server.ts';
 import { createStoreHttpServer, type StoreRequest, type StoreResponse } from './store-http-server.ts';
@@ -176,16 +176,19 @@ function answer(res: StoreResponse, response: WireResponse): void {
 async function sendGet(options: StoreCaller, logger: Logger, res: StoreResponse, result: GetResult): Promise<void> {
   const body = result.body!;
   const { body: _omitted, ...rest } = result;
-  writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
   const segments = body.segments;
+  // A remote blob store that is down fails the get here, before the answer: the script gets the store's error.
+  const inline = segments.length === 1 && segments[0]!.kind === 'inline';
+  const primed = inline ? undefined : await primeFirstBlob(segments, options.blobs).finally(() => body.discard());
+  writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
   body.discard();
-  if (segments.length === 1 && segments[0]!.kind === 'inline') {
+  if (inline && segments[0]!.kind === 'inline') {
     // A small object kept in the metadata store goes out with its answer, in one write.
     res.end(segments[0]!.bytes);
     return;
   }
   try {
-    await writeSegments(res, segments, options.blobs);
+    await writeSegments(res, segments, options.blobs, primed);
     res.end();
   } catch (error) {
     // The binding's stream errors when the connection drops; a blob that cannot be read is logged.
