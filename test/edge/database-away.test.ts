@@ -92,7 +92,7 @@ test('the database away: known zones served from their last config, unknown host
   assert.equal(unknown.headers['retry-after'], '1');
   assert.match(unknown.body, /^error 503: edgeport is temporarily unavailable: the database refused the connection\. Retry after 1 s\.\nRay ID: [0-9a-f]{16}\n$/);
   t.diagnostic(`503 for a host never looked up, after ${Math.round(ms)} ms`);
-  assert.ok(ms < 2_000);
+  assert.ok(ms < 5_000, `${Math.round(ms)} ms`);
 
   state.down = false;
   const expected = [['www.example.test', 200], ['www.example.test', 200], ['api.example.test', 503]];
