@@ -49,10 +49,10 @@ export const DEFAULTS = {
    * milliseconds they take when well; a blob call counts a byte moving on its connection as an
    * answer, so a large upload over a slow link goes on) is an outage, answered 503 at once after
    * that. The data dir's file system must keep 64 MiB free (SQLite, spools and the blob files of
-   * writes in flight need room), and 16 MiB of it are held in `disk-reserve`, released on a full
-   * disk so that deletes, whose SQLite writes need a little room too, go through.
+   * writes in flight need room), and 8 MiB are held in `disk-reserve`, released on a full disk so
+   * that deletes, whose SQLite writes (a few pages in the WAL) need a little room too, go through.
    */
-  backends: { dbTimeoutMs: 10_000, blobsTimeoutMs: 10_000, minFreeDiskBytes: 64 * 1024 * 1024, diskReserveBytes: 16 * 1024 * 1024 },
+  backends: { dbTimeoutMs: 10_000, blobsTimeoutMs: 10_000, minFreeDiskBytes: 64 * 1024 * 1024, diskReserveBytes: 8 * 1024 * 1024 },
   quotas: { maxObjectBytes: 100 * 1024 ** 3, maxObjects: 10_000_000, maxScriptBytes: 1024 ** 3, maxVersionsPerScript: 100 },
   /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
