@@ -21,7 +21,7 @@ import { test, type TestContext } from 'node:test';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { until } from '../helpers/delivered-logs.ts';
 import { ADMIN, S3_KEY, apiOf, createFileJob, createZone, fileLines, getVia } from '../helpers/edge-logs-setup.ts';
-import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
+import { startEdgeport, TEST_PG_SECRETS_KEY, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { startFaultyS3 } from '../helpers/faulty-s3.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { startS3rver } from '../helpers/s3rver.ts';
@@ -71,7 +71,9 @@ test('PostgreSQL away (reset, then silent): 503 with Retry-After at once or with
   const proxy = await startTcpProxy(t, { host: url.hostname, port: Number(url.port || 5432) });
   url.host = `127.0.0.1:${proxy.port}`;
   writeFileSync(join(dir, 'edgeport.toml'), `[db]\nurl = "${url}"\ntimeout_ms = 1500\n`);
-  const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), env: { ...ENV, EDGEPORT_LOGS_FILE_ROOTS: dir }, args: ['--config', join(dir, 'edgeport.toml')] });
+  const server = await startEdgeport({
+    owner: t, dataDir: join(dir, 'data'), env: { ...ENV, EDGEPORT_LOGS_FILE_ROOTS: dir, EDGEPORT_SECRETS_KEY: TEST_PG_SECRETS_KEY }, args: ['--config', join(dir, 'edgeport.toml')],
+  });
   const s3 = s3Of(t, server);
   const api = apiOf(server);
   const apiBase = server.urls['management API']!;
