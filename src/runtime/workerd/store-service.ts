@@ -98,7 +98,7 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
     const fault = thrown instanceof StoreError ? undefined : storeFaultOf(thrown);
     const error = fault ?? thrown;
     if (error instanceof StoreError) {
-      if (fault) noteFault(options.logger, 'binding', backendFaultOf(fault)!);
+      if (fault) noteFault(logger, 'binding', backendFaultOf(fault)!);
       answer(res, { storeError: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
       return;
     }
