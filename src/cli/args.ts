@@ -7,7 +7,7 @@ import { DEFAULTS } from '../config/defaults.ts';
 import type { AccountQuotaOverrides } from '../db/account-usage.ts';
 import { ACCOUNT_ACTIONS, COMMANDS, SECRETS_ACTIONS, type AccountAction, type CommandName, type CommandSpec, type SecretsAction } from './commands.ts';
 import { closest } from './did-you-mean.ts';
-import { commandHelp, USAGE } from './usage.ts';
+import { commandHelp, groupHelp, USAGE, type CommandGroup } from './usage.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -22,7 +22,7 @@ export class UsageError extends Error {
 
 /** What the command line asks for. `args` are those after the command's words. */
 export type Route =
-  | { kind: 'help'; command?: CommandName }
+  | { kind: 'help'; command?: CommandName; group?: CommandGroup }
   | { kind: 'version' }
   | { kind: 'run'; command: CommandName; args: readonly string[] };
 
@@ -39,8 +39,8 @@ export function route(argv: readonly string[]): Route {
   if (VERSION_FLAGS.includes(first)) return { kind: 'version' };
   if (first === 'help') {
     if (rest.length === 0) return { kind: 'help' };
-    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', command: 'accounts create' };
-    if (rest[0] === 'secrets' && (rest[1] === undefined || !(SECRETS_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', command: 'secrets rotate-key' };
+    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', group: 'accounts' };
+    if (rest[0] === 'secrets' && (rest[1] === undefined || !(SECRETS_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', group: 'secrets' };
     const asked = route(rest);
     return asked.kind === 'run' ? { kind: 'help', command: asked.command } : asked;
   }
@@ -53,19 +53,19 @@ export function route(argv: readonly string[]): Route {
   if (first === 'start' || first === 'dev' || first === 'backup' || first === 'restore') return { kind: 'run', command: first, args: rest };
   if (first === 'accounts') {
     const [action, ...args] = rest;
-    if (action === undefined) throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
-    if (HELP.includes(action)) return { kind: 'help', command: 'accounts create' };
+    if (action === undefined) throw new UsageError(ACCOUNTS_NEEDS_ACTION, groupHelp('accounts'));
+    if (HELP.includes(action)) return { kind: 'help', group: 'accounts' };
     if (!(ACCOUNT_ACTIONS as readonly string[]).includes(action)) {
-      throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ACCOUNT_ACTIONS)}`, commandHelp('accounts create'));
+      throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ACCOUNT_ACTIONS)}`, groupHelp('accounts'));
     }
     return { kind: 'run', command: `accounts ${action as AccountAction}`, args };
   }
   if (first === 'secrets') {
     const [action, ...args] = rest;
-    if (action === undefined) throw new UsageError(SECRETS_NEEDS_ACTION, commandHelp('secrets rotate-key'));
-    if (HELP.includes(action)) return { kind: 'help', command: 'secrets rotate-key' };
+    if (action === undefined) throw new UsageError(SECRETS_NEEDS_ACTION, groupHelp('secrets'));
+    if (HELP.includes(action)) return { kind: 'help', group: 'secrets' };
     if (!(SECRETS_ACTIONS as readonly string[]).includes(action)) {
-      throw new UsageError(`Unknown action '${action}' of edgeport secrets.${didYouMean(action, SECRETS_ACTIONS)}`, commandHelp('secrets rotate-key'));
+      throw new UsageError(`Unknown action '${action}' of edgeport secrets.${didYouMean(action, SECRETS_ACTIONS)}`, groupHelp('secrets'));
     }
     return { kind: 'run', command: `secrets ${action as SecretsAction}`, args };
   }
@@ -217,7 +217,7 @@ export function parseDevArgs(args: readonly string[]): DevArgs {
 /** Parses the arguments after `edgeport accounts` (the action first). */
 export function parseAccountsArgs(args: readonly string[]): AccountsArgs {
   const routed = route(['accounts', ...args]);
-  if (routed.kind !== 'run') throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
+  if (routed.kind !== 'run') throw new UsageError(ACCOUNTS_NEEDS_ACTION, groupHelp('accounts'));
   const { values, positionals } = parseCommand(COMMANDS[routed.command], routed.args);
   const quotas: AccountQuotaOverrides = {};
   for (const [flag, name, unit] of QUOTA_FLAGS) {

@@ -29,7 +29,7 @@ import type { Logger } from '../core/log.ts';
 import type { RequestListener } from '../core/service.ts';
 import { CliError } from './cli-errors.ts';
 import { ConnectionLimiter, clientKey } from './connection-limiter.ts';
-import { EventLoopDelayMonitor } from './event-loop-delay.ts';
+import { EventLoopDelayMonitor, type LoopDelay } from './event-loop-delay.ts';
 import { prepareRefusal, RETRY_AFTER_S, type ListenerErrorCode, type Refusal, type Surface } from './listener-errors.ts';
 
 /** How long requests in flight may take to finish after SIGTERM before connections are cut. */
@@ -75,6 +75,11 @@ export interface ListenOptions {
   handlesExpectContinue?: boolean;
   /** WebSocket upgrades (tail sessions on the API's port); without it, Node closes upgrade requests. */
   onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /**
+   * How far behind the loop runs, for load shedding (default: an EventLoopDelayMonitor sampling at
+   * sampleMsFor(maxEventLoopDelayMs)); the listener closes it. Tests give one they set.
+   */
+  loopDelay?: LoopDelay;
 }
 
 /** Listens on host:port (0 picks a free port); rejects with CLI_PORT_IN_USE (or CLI_PORT_UNAVAILABLE), naming the port and `portHint`, when it cannot have it. */
@@ -144,7 +149,7 @@ class ListenerGuard {
   readonly #unshed: ReadonlySet<string>;
   readonly #limiter: ConnectionLimiter<Socket>;
   readonly #refusals: Record<ListenerErrorCode, Refusal>;
-  readonly #monitor: EventLoopDelayMonitor | undefined;
+  readonly #monitor: LoopDelay | undefined;
   readonly #lingering = new Set<Socket>();
   readonly #refused: Record<ListenerErrorCode, number> = { LISTENER_OVERLOADED: 0, LISTENER_CLIENT_CONNECTION_LIMIT: 0, LISTENER_CONNECTION_LIMIT: 0 };
   /** Idle connections closed to make room for another client's, since the last report. */
@@ -169,7 +174,10 @@ class ListenerGuard {
       LISTENER_CLIENT_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CLIENT_CONNECTION_LIMIT', limits.maxConnectionsPerClient),
       LISTENER_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CONNECTION_LIMIT', limits.maxConnections),
     };
-    this.#monitor = limits.maxEventLoopDelayMs > 0 ? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs)) : undefined;
+    this.#monitor = limits.maxEventLoopDelayMs > 0
+      ? options.loopDelay ?? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs))
+      : undefined;
+    if (this.#monitor === undefined) options.loopDelay?.close();
   }
 
   /**

@@ -16,7 +16,7 @@
 import { parseBackupArgs, parseDevArgs, parseSecretsArgs, parseStartArgs, route, wantsHelp } from './args.ts';
 import type { CommandName } from './commands.ts';
 import { describeFailure } from './failure.ts';
-import { commandHelp, USAGE } from './usage.ts';
+import { commandHelp, groupHelp, USAGE } from './usage.ts';
 import { VERSION } from './version.ts';
 
 const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
@@ -44,7 +44,7 @@ async function main(argv: readonly string[]): Promise<void> {
   if (asked.kind === 'version') {
     process.stdout.write(`edgeport ${VERSION}\n`);
   } else if (asked.kind === 'help') {
-    process.stdout.write(`${asked.command === undefined ? USAGE : commandHelp(asked.command)}\n`);
+    process.stdout.write(`${asked.group !== undefined ? groupHelp(asked.group) : asked.command === undefined ? USAGE : commandHelp(asked.command)}\n`);
   } else if (wantsHelp(asked.args)) {
     process.stdout.write(`${commandHelp(asked.command)}\n`);
   } else {

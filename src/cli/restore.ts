@@ -5,7 +5,9 @@
  * A data dir that holds anything besides the lock (and the secrets key) is refused unless --force,
  * which replaces what is there (database, bodies, chains, log spools). The data dir's secrets key
  * stays unless the backup holds one (backup-secrets.ts). With `[db] url` (PostgreSQL) only bodies and chains
- * are restored: the database is pg_restore's (or psql's), as the message says.
+ * are restored: the database is pg_restore's (or psql's), as the message says. The `log-files`
+ * folder (the default file root of file:// log jobs) is neither backed up nor replaced: it holds
+ * what jobs delivered, as any other destination directory would.
  *
  * The backup is copied whole into a staging folder inside the data dir, then swapped in for the old
  * data by renames (restore-swap.ts): a restore that fails or is killed at any point leaves the data
@@ -20,6 +22,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULTS } from '../config/defaults.ts';
 import type { BackupArgs } from './args.ts';
 import { loadCommandConfig } from './command-config.ts';
 import { BLOBS_DIR, blobsRoot, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
@@ -62,7 +65,7 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
 async function restoreInto(dataDir: string, root: string | undefined, backup: NoFollowDir, { manifest, withKey }: { manifest: BackupManifest; withKey: boolean },
   args: BackupArgs, out: (line: string) => void): Promise<void> {
   // The secrets key is the operator's, not data: it stays, unless the backup brings its own (then it is set aside like data, so a failed swap puts it back).
-  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE && name !== OWNER_FILE && name !== KEY_FILE && !isRestoreEntry(name));
+  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE && name !== OWNER_FILE && name !== KEY_FILE && name !== DEFAULTS.logs.fileRootInDataDir && !isRestoreEntry(name));
   if (present.length > 0 && !args.force) {
     throw new CliError('CLI_DATA_DIR_NOT_EMPTY', `edgeport restore: ${dataDir} holds data already (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', ...' : ''}): `
       + 'restore into a new data dir (--data-dir DIR), or add --force to replace its data with the backup\'s.');

@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { systemClock } from '../core/clock.ts';
 import type { SecretBox } from '../core/crypto/secret-box.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
@@ -28,6 +28,7 @@ import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
 import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
+import { IsolatePool } from '../runtime/workerd/isolate-pool.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { isAtOrUnder, routeReachesPlatform } from '../edge/platform-hosts.ts';
@@ -39,7 +40,7 @@ import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import { publicBucketHosts } from '../store/public/public-bucket-hosts.ts';
-import { AccessKeys, createS3Listener } from '../store/s3/index.ts';
+import { AccessKeys, createS3Listener, type BootstrapKey } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
@@ -50,6 +51,11 @@ import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
 import { VERSION } from './version.ts';
+import { DiskGuard } from '../core/fs/disk-guard.ts';
+import { cachedCheck, type ReadinessChecks } from '../api/health/health-routes.ts';
+import { registerHealthMetrics } from '../api/health/health-metrics.ts';
+import { guardDiskWrites } from '../store/engine/disk-guarded-writes.ts';
+import { removeStaleScratchDirs } from '../runtime/workerd/scratch-dirs.ts';
 
 interface PlannedListener {
   label: string;
@@ -74,6 +80,9 @@ export async function runStart(args: StartArgs): Promise<void> {
   // Before anything reads or writes the data dir (or migrates a database): a second process refuses here.
   const lock = lockDataDir(config.dataDir, { flagHint: optionHint('start', 'data-dir') });
   const logger = createLogger(config.logLevel);
+  // Scratch dirs of workerd hosts a killed process left (operations.md): gone at start, not at the first script's.
+  const staleScratch = await removeStaleScratchDirs();
+  if (staleScratch.length > 0) logger.info({ removed: staleScratch.length }, 'Removed the workerd scratch dirs of processes that are gone.');
   const clock = systemClock;
   // Closed in reverse order of opening; the lock is released last.
   const closers: Array<() => Promise<void>> = [async () => lock.release()];
@@ -89,7 +98,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
     if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
-    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
+    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now(), config.backends.dbTimeoutMs);
     if (database) closers.push(() => database!.close());
     // Before any store opens: the database's secrets are sealed with this key (secrets-key.ts), and another key is refused here.
     const opened = await openSecrets(config, database, clock.now());
@@ -97,7 +106,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     secrets = opened.box;
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, quotas: config.quotas, secrets, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, blobsTimeoutMs: config.backends.blobsTimeoutMs, quotas: config.quotas, secrets, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -105,6 +114,14 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
   closers.push(() => engine.close());
   try {
+    // The data dir's free space: writes refused below the floor, deletes let through with the reserve
+    // (only where the store keeps data there: SQLite or blob files); /readyz and /metrics report it.
+    const holdsStore = config.dbUrl === undefined || config.blobsUrl === undefined;
+    const disk = await DiskGuard.open({
+      dir: config.dataDir, minFreeBytes: config.backends.disk.minFreeBytes, reserveBytes: holdsStore ? config.backends.disk.reserveBytes : 0, logger,
+    });
+    closers.push(async () => disk.close());
+    if (holdsStore) guardDiskWrites(engine, disk);
     const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, secrets, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
@@ -114,7 +131,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const operator = (await control.firstAccount())!;
     await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
-    const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
+    const s3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
     // edgeport's own listeners, never another account's origin or log destination: the configured
     // ports at once, the ports picked for port 0 as each listener binds.
@@ -136,16 +153,32 @@ export async function runStart(args: StartArgs): Promise<void> {
     // One set of Prometheus metrics for every service, at /metrics on the API's port.
     const metrics = new Metrics();
     registerLogMetrics(metrics, pipeline);
-    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
+    // What /readyz and /metrics check: the database answers, the blob store takes a write and its
+    // delete (an s3:// store at most every 10 s, every 2 s while failing; local files every second),
+    // the data dir has room.
+    const readiness: ReadinessChecks = {
+      database: async () => { await control.countAccounts(); },
+      blobs: cachedCheck(() => engine.checkBlobStore(), config.blobsUrl?.startsWith('s3:') ? { okMs: 10_000, failMs: 2_000 } : { okMs: 1_000, failMs: 0 }),
+      disk: async () => {
+        const state = await disk.state();
+        if (state.full) throw new Error(`disk space: ${mib(state.freeBytes)} free under the data dir, writes refused below [disk] min_free_bytes (${mib(state.minFreeBytes)})`);
+      },
+    };
+    registerHealthMetrics(metrics, readiness, disk);
+    // Every script runs as an isolate in its account's workerd process (the configured ones in one of their own).
+    const pool = new IsolatePool({ logger, limits: poolLimits(config) });
+    closers.push(() => pool.close());
+    registerPoolMetrics(metrics, pool);
+    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers, pool);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
     const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, secrets, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
-    const hostDeps = { engine, dataDir: config.dataDir, logger };
+    const hostDeps = { engine, dataDir: config.dataDir, logger, limits: { cpuMs: config.workers.scriptCpuMs, memoryMb: config.workers.scriptMemoryMb } };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
     const tails = new TailSessions();
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
-      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script, runnable.version.id) } : {}) }),
+      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script, runnable.version.id) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
@@ -171,7 +204,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, deployed, publicBuckets, clock, logger, originPolicy }) },
+      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({
+        zones: control, pipeline, scripts: edgeScripts, deployed, publicBuckets, clock, logger, originPolicy,
+        listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
+      }) },
       {
         // Probes and metrics stay answerable while the server sheds load.
         label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
@@ -180,10 +216,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
           metrics, workers, publicBuckets: { domains: bucketDomains, publicDomain: config.r2.publicDomain },
-          readiness: {
-            database: async () => { await control.countAccounts(); },
-            blobs: () => engine.checkBlobStore(),
-          },
+          readiness,
         }),
       },
       // Its metrics stay readable while the server sheds load.
@@ -193,7 +226,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
         handle: {
           handler: createS3Listener({
-            engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
+            engine, keys: (id) => accessKeys.keyFor(id), clock, logger, dashboard: () => listenerUrls['management API'],
             failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
           }),
           close: async () => {},
@@ -230,7 +263,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
       signIn: signInNote(signIn, operator.email),
       accountsCommand: accountsCommand(configFile, args),
-      s3Key: s3KeyNote(newS3Key, process.env),
+      s3Key: s3KeyNote(s3Key),
       accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
       devChain: gateway.banner,
       storage: [
@@ -244,6 +277,42 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
 }
 
+/** Each account's share of the instance and the cap on account processes (`[workers]`). */
+function poolLimits(config: Readonly<Config>) {
+  const { workers } = config;
+  return {
+    maxProcesses: workers.maxAccountProcesses,
+    account: {
+      maxIsolates: workers.maxRunningPerAccount, maxRequests: workers.maxRequestsPerAccount, queueMs: workers.accountQueueMs, memoryBytes: workers.accountMemoryMb * 1024 * 1024,
+    },
+  };
+}
+
+/** The pool's counts at /metrics: totals only, never an account or a script in a label. */
+function registerPoolMetrics(metrics: Metrics, pool: IsolatePool): void {
+  const gauges = {
+    processes: new Gauge({ name: 'edgeport_workers_account_processes', help: 'Account workerd processes running on this instance (one per account with running scripts, one for the configured scripts).', registers: [metrics.registry] }),
+    isolates: new Gauge({ name: 'edgeport_workers_isolates', help: 'Scripts loaded as isolates in the account processes.', registers: [metrics.registry] }),
+    inflight: new Gauge({ name: 'edgeport_workers_requests_in_flight', help: 'Requests in flight in the account processes.', registers: [metrics.registry] }),
+  };
+  const refused = new Counter({
+    name: 'edgeport_workers_refused_requests_total', help: 'Requests refused for an account\'s share (requests in flight, scripts loaded) or the instance\'s (account processes).',
+    labelNames: ['reason'], registers: [metrics.registry],
+  });
+  const seen = { 'account-requests': 0, 'account-scripts': 0, unavailable: 0 };
+  const reasons = { 'account-requests': 'account_requests', 'account-scripts': 'account_scripts', unavailable: 'processes' } as const;
+  metrics.beforeScrape(() => {
+    const stats = pool.stats();
+    gauges.processes.set(stats.processes);
+    gauges.isolates.set(stats.isolates);
+    gauges.inflight.set(stats.inflight);
+    for (const key of Object.keys(seen) as Array<keyof typeof seen>) {
+      refused.inc({ reason: reasons[key] }, stats.refused[key] - seen[key]);
+      seen[key] = stats.refused[key];
+    }
+  });
+}
+
 /** How the operator signs in: with the credentials this start generated, those of EDGEPORT_ADMIN_EMAIL / KEY, or those of an earlier start. */
 function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
   if (outcome.kind === 'generated') return { kind: 'created', email: outcome.email, key: outcome.key };
@@ -252,9 +321,9 @@ function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
   return { kind: 'given', email: outcome.email, ...(changed ? { changed } : {}) };
 }
 
-function s3KeyNote(created: { accessKeyId: string; secretAccessKey: string } | undefined, env: NodeJS.ProcessEnv): S3KeyNote {
-  if (created) return { kind: 'created', ...created };
-  if (env.EDGEPORT_S3_ACCESS_KEY_ID && env.EDGEPORT_S3_SECRET_ACCESS_KEY) return { kind: 'given', accessKeyId: env.EDGEPORT_S3_ACCESS_KEY_ID };
+function s3KeyNote(outcome: BootstrapKey): S3KeyNote {
+  if (outcome.kind === 'generated') return { kind: 'created', accessKeyId: outcome.accessKeyId, secretAccessKey: outcome.secretAccessKey };
+  if (outcome.kind === 'given') return { kind: 'given', accessKeyId: outcome.accessKeyId, replaced: outcome.replaced };
   return { kind: 'existing' };
 }
 
@@ -269,10 +338,10 @@ function accountsCommand(configFile: string | undefined, args: StartArgs): strin
  * The PostgreSQL database of `[db] url`; a failure names the URL without its password. pg is loaded
  * only here: a start on the embedded SQLite default never pays for it.
  */
-async function openDatabase(url: string, now: number): Promise<PgDatabase> {
+async function openDatabase(url: string, now: number, timeoutMs: number): Promise<PgDatabase> {
   try {
     const { PgDatabase } = await import('../db/postgres/pg-database.ts');
-    return await PgDatabase.open({ url, now });
+    return await PgDatabase.open({ url, now, timeoutMs });
   } catch (error) {
     throw new ConfigError(`[db] url (EDGEPORT_DB_URL): ${(error as Error).message}`, { cause: error });
   }
@@ -344,15 +413,20 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
 }
 
 async function startScripts(scripts: readonly ServerScript[], accounts: readonly string[], config: Readonly<Config>, engine: ObjectEngine,
-  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>): Promise<EdgeScript[]> {
+  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>, pool: IsolatePool): Promise<EdgeScript[]> {
   const started: EdgeScript[] = [];
   for (const [index, { script }] of scripts.entries()) {
-    // Workers open their own connections to the same store: the data dir, or `[db]` and `[blobs]`.
+    // The configured scripts share a workerd process of their own, apart from every account's deployed ones.
     const host = await startScriptHost({
       script, accountId: accounts[index]!, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine,
+      pool: { pool, tenant: 'config', name: 'configured scripts' },
     });
     closers.push(() => host.close());
     started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });
   }
   return started;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -2,11 +2,13 @@
  * The server config (`edgeport.toml`), its zod schema (the source of truth), and the conversion of
  * its snake_case keys into the camelCase `Config` the services receive. Unknown keys are errors.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
 import { limitsSectionSchema, toListenerLimits, type ListenerLimits } from './limits.ts';
 import { quotasSectionSchema, toAccountQuotas, type AccountQuotas } from './quotas.ts';
+import { blobsSectionSchema, dbSectionSchema, diskSectionSchema, toBackendsConfig, type BackendsConfig } from './backends.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -20,8 +22,9 @@ export const configFileSchema = z.strictObject({
     gateway: port.optional(),
     s3: port.optional(),
   }).optional(),
-  db: z.strictObject({ url: z.string().min(1) }).optional(),
-  blobs: z.strictObject({ url: z.string().min(1) }).optional(),
+  db: dbSectionSchema.optional(),
+  blobs: blobsSectionSchema.optional(),
+  disk: diskSectionSchema.optional(),
   gateway: gatewaySectionSchema.optional(),
   edge: z.strictObject({
     /** Every account's zones may use loopback, private and link-local origins (otherwise only the operator's). */
@@ -36,10 +39,23 @@ export const configFileSchema = z.strictObject({
     max_routes_per_zone: z.number().int().min(0).max(1_000_000).optional(),
     /** The domain under which `<script>.<account subdomain>.<dev_domain>` serves each script; "" turns it off. */
     dev_domain: z.string().regex(/^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name such as workers.localhost, or "" for none').optional(),
-    /** Deployed scripts running at once on this instance (one workerd process each). */
-    max_running: z.number().int().min(1).max(10_000).optional(),
+    /** Deployed scripts running at once on this instance (each an isolate in its account's workerd process). */
+    max_running: z.number().int().min(1).max(100_000).optional(),
     /** A deployed script idle this long is stopped (its next request starts it again); 0: never. */
     idle_stop_ms: z.number().int().min(0).max(604_800_000).optional(),
+    /** Account workerd processes running at once on this instance. */
+    max_account_processes: z.number().int().min(1).max(10_000).optional(),
+    /** An account's scripts loaded at once in its process. */
+    max_running_per_account: z.number().int().min(1).max(100_000).optional(),
+    /** An account's requests in flight at once; as many more wait up to account_queue_ms. */
+    max_requests_per_account: z.number().int().min(1).max(1_000_000).optional(),
+    account_queue_ms: z.number().int().min(0).max(600_000).optional(),
+    /** An account process's resident memory limit. */
+    account_memory_mb: z.number().int().min(64).max(1_048_576).optional(),
+    /** How long a deployed script may hold its process's thread without yielding. */
+    script_cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
+    /** V8's heap limit of a deployed script's isolate. */
+    script_memory_mb: z.number().int().min(16).max(65_536).optional(),
   }).optional(),
   /** Public buckets (`/accounts/<id>/r2/buckets/<name>/domains/...`). */
   r2: z.strictObject({
@@ -61,7 +77,7 @@ export const configFileSchema = z.strictObject({
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
     /** How long a clean shutdown may spend delivering spooled log lines. */
     shutdown_delivery_ms: z.number().int().min(0).max(600_000).optional(),
-    /** The only directories file:// log destinations may point below (never inside the data dir); [] turns file:// off. */
+    /** The only directories file:// log destinations may point below (never inside the data dir but for its log-files folder); [] turns file:// off. */
     file_roots: z.array(z.string().min(1)
       .refine((path) => path.startsWith('/'), 'each file root must be an absolute path')
       .refine((path) => !path.split('/').some((segment) => segment === '..' || segment === '.'), 'a file root may not contain "." or ".." segments'))
@@ -108,7 +124,7 @@ export interface Config {
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
   /** `[workers]`: limits of deployed scripts and their dev domain (null: none). */
-  workers: { maxScriptsPerAccount: number; maxRoutesPerZone: number; devDomain: string | null; maxRunning: number; idleStopMs: number };
+  workers: WorkersConfig;
   /** `[r2]`: the domain of buckets' managed public URLs (null: none). */
   r2: { publicDomain: string | null };
   logs: {
@@ -119,10 +135,28 @@ export interface Config {
   limits: ListenerLimits;
   /** What each account may store (`[quotas]`, src/config/quotas.ts). */
   quotas: AccountQuotas;
+  /** Deadlines of the database and the blob store, and the data dir's free-space floor (`[db]`, `[blobs]`, `[disk]`, src/config/backends.ts). */
+  backends: BackendsConfig;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
   auth: AuthConfig;
   /** `[secrets]`: the secrets key itself (base64), or the file holding it; neither: `<dataDir>/secrets.key`. */
   secrets: { key: string | undefined; keyFile: string | undefined };
+}
+
+/** `[workers]`: limits of deployed scripts, their dev domain (null: none) and each account's share of the instance. */
+export interface WorkersConfig {
+  maxScriptsPerAccount: number;
+  maxRoutesPerZone: number;
+  devDomain: string | null;
+  maxRunning: number;
+  idleStopMs: number;
+  maxAccountProcesses: number;
+  maxRunningPerAccount: number;
+  maxRequestsPerAccount: number;
+  accountQueueMs: number;
+  accountMemoryMb: number;
+  scriptCpuMs: number;
+  scriptMemoryMb: number;
 }
 
 export interface AuthConfig {
@@ -149,12 +183,20 @@ export function toConfig(file: ConfigFile): Config {
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     limits: toListenerLimits(file.limits),
     quotas: toAccountQuotas(file.quotas),
+    backends: toBackendsConfig(file.db, file.blobs, file.disk),
     workers: {
       maxScriptsPerAccount: file.workers?.max_scripts_per_account ?? DEFAULTS.workers.maxScriptsPerAccount,
       maxRoutesPerZone: file.workers?.max_routes_per_zone ?? DEFAULTS.workers.maxRoutesPerZone,
       devDomain: file.workers?.dev_domain === undefined ? DEFAULTS.workers.devDomain : file.workers.dev_domain || null,
       maxRunning: file.workers?.max_running ?? DEFAULTS.workers.maxRunning,
       idleStopMs: file.workers?.idle_stop_ms ?? DEFAULTS.workers.idleStopMs,
+      maxAccountProcesses: file.workers?.max_account_processes ?? DEFAULTS.workers.maxAccountProcesses,
+      maxRunningPerAccount: file.workers?.max_running_per_account ?? DEFAULTS.workers.maxRunningPerAccount,
+      maxRequestsPerAccount: file.workers?.max_requests_per_account ?? DEFAULTS.workers.maxRequestsPerAccount,
+      accountQueueMs: file.workers?.account_queue_ms ?? DEFAULTS.workers.accountQueueMs,
+      accountMemoryMb: file.workers?.account_memory_mb ?? DEFAULTS.workers.accountMemoryMb,
+      scriptCpuMs: file.workers?.script_cpu_ms ?? DEFAULTS.workers.scriptCpuMs,
+      scriptMemoryMb: file.workers?.script_memory_mb ?? DEFAULTS.workers.scriptMemoryMb,
     },
     r2: { publicDomain: file.r2?.public_domain === undefined ? DEFAULTS.r2.publicDomain : file.r2.public_domain || null },
     auth: {
@@ -168,7 +210,7 @@ export function toConfig(file: ConfigFile): Config {
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
-      fileRoots: file.logs?.file_roots ?? [...DEFAULTS.logs.fileRoots],
+      fileRoots: file.logs?.file_roots ?? [resolve(file.data_dir ?? DEFAULTS.dataDir, DEFAULTS.logs.fileRootInDataDir)],
       fileRootsClaimable: file.logs?.file_roots_claimable ?? DEFAULTS.logs.fileRootsClaimable,
       maxJobSpoolBytes: file.logs?.max_job_spool_bytes ?? DEFAULTS.logs.maxJobSpoolBytes,
       maxTotalSpoolBytes: file.logs?.max_total_spool_bytes ?? DEFAULTS.logs.maxTotalSpoolBytes,

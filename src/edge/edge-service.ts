@@ -9,9 +9,14 @@
  * the response as sent), which the zone's enabled log jobs filter, sample, format and spool before
  * the response completes. Unknown hosts, zones without an origin, origins the zone's account may
  * not reach (origin-policy.ts) and failing origins get clear error responses and still produce records.
+ * A request for no zone that was meant for another of edgeport's services (a management API path,
+ * a JSON-RPC body) is told which port serves it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
+import { backendFaultOf, type BackendFault } from '../core/errors/backend-fault.ts';
+import { noteFault } from '../core/errors/fault-log.ts';
+import { listenerOrigin, mayBeJsonRpc, readJsonRpcBody } from '../core/http/wrong-port.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
@@ -28,7 +33,8 @@ import { tapResponse, type ResponseTap } from './response-tap.ts';
 import type { DeployedMatch } from './deployed-scripts.ts';
 import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
-import { ZoneConfigCache } from './zone-config-cache.ts';
+import { PendingRecords } from './pending-records.ts';
+import { ZoneConfigCache, type ZoneConfig } from './zone-config-cache.ts';
 import type { ZoneDirectory } from './zone-lookup.ts';
 
 export interface EdgeScript {
@@ -80,6 +86,8 @@ export interface EdgeServiceOptions {
    * non-public origins, and no listener of edgeport's own is known.
    */
   originPolicy?: OriginPolicy;
+  /** The URLs of edgeport's other listeners once bound (`http://host:port`), named to a request that came to the wrong port. */
+  listeners?: { api(): string | undefined; gateway(): string | undefined };
 }
 
 const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, responseTimeoutMs: 100_000 };
@@ -89,6 +97,8 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, logger, ...options.origin });
   const policy = options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
+  // Records of requests answered while their zone could not be read: logged once the database is back.
+  const pending = new PendingRecords({ resolve: (host) => cache.lookup(host), emit: (jobs, record) => pipeline.emit(jobs, record), logger });
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -109,7 +119,14 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const path = pathOf(req.url ?? '/');
 
-    const config = await cache.lookup(host);
+    let config: ZoneConfig | null;
+    try {
+      config = await cache.lookup(host);
+    } catch (error) {
+      const fault = backendFaultOf(error);
+      if (!fault) throw error;
+      return answerUnresolved(req, res, fault, { rayId, start, host, path, clientIp, requestRawHeaders });
+    }
     const zone = config?.zone ?? null;
     // A custom domain of a public bucket takes its host's whole traffic, only on the zone it was attached on.
     const attached = zone !== null && publicBuckets ? await publicBuckets.custom(host) : undefined;
@@ -154,22 +171,54 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       script(req, res);
       return;
     }
-    if (zone === null) return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
+    if (zone === null) {
+      const elsewhere = await wrongPort(req, path, options.listeners);
+      return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". ${elsewhere ?? 'Create the zone (POST /client/v4/zones) or fix the Host header.'}`, rayId);
+    }
     // Any visitor sees this page: it names the host asked for, not the zone's name or id (the owner finds those in the API).
     if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone serving "${host}" has no origin. Its owner sets one with PATCH /client/v4/zones/<zone id> {"origin": "http://..."} or routes a script to it.`, rayId);
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }
 
+  /**
+   * The database is away and this host's zone was never read: 503 with Retry-After, and the
+   * request's record held until the zone can be read (pending-records.ts).
+   */
+  function answerUnresolved(req: IncomingMessage, res: ServerResponse, fault: BackendFault,
+    at: { rayId: string; start: number; host: string; path: string; clientIp: string; requestRawHeaders: string[] }): void {
+    noteFault(logger, 'edge', fault);
+    const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
+    let recorded = false;
+    const hold = (tap: ResponseTap, proceed?: () => void): void => {
+      if (!recorded) {
+        recorded = true;
+        pending.add({
+          host: at.host, requestRawHeaders: at.requestRawHeaders, responseRawHeaders: tap.rawHeaders(),
+          record: buildRecord({ req, res, tap, zone: null, fields: null, ...at, end: clock.now(), requestBytes: requestBytes(req), origin }),
+        });
+      }
+      proceed?.();
+    };
+    const tap = tapResponse(res, hold);
+    res.once('close', () => hold(tap));
+    sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, at.rayId, { retryAfterS: fault.retryAfterS });
+  }
+
   return {
     handler(req, res) {
       handle(req, res).catch((error: unknown) => {
-        logger.error({ err: error }, 'Edge request failed unexpectedly');
-        if (!res.headersSent) sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
-        else res.destroy();
+        const fault = backendFaultOf(error);
+        if (fault) noteFault(logger, 'edge', fault);
+        else logger.error({ err: error }, 'Edge request failed unexpectedly');
+        if (res.headersSent) res.destroy();
+        // A backend down, slow or full is an outage to retry, not a failure of the request's own.
+        else if (fault) sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, '', { retryAfterS: fault.retryAfterS });
+        else sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
       });
     },
     async close() {
       proxy.close();
+      pending.close();
     },
   };
 }
@@ -212,6 +261,26 @@ function setConnectingIp(req: IncomingMessage, clientIp: string): void {
   for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i]!.toLowerCase() === 'cf-connecting-ip') raw.splice(i, 2);
   raw.push('CF-Connecting-IP', clientIp);
   req.headers['cf-connecting-ip'] = clientIp;
+}
+
+/**
+ * For a request no zone serves: which other listener it was meant for, said as what to do, or
+ * null. A path below `/client/v4` is the management API's; a small JSON POST that is JSON-RPC is the
+ * gateway's (its body is read for this, at most SNIFF_MAX_BYTES).
+ */
+async function wrongPort(req: IncomingMessage, path: string, listeners: EdgeServiceOptions['listeners']): Promise<string | null> {
+  const where = (url: string | undefined, fallback: string): { port: string; origin: string } => url === undefined
+    ? { port: fallback, origin: `http://<host>:${fallback}` }
+    : { port: new URL(url).port, origin: listenerOrigin(url, req.headers.host) };
+  if (path === '/client/v4' || path.startsWith('/client/v4/')) {
+    const api = where(listeners?.api(), '8081');
+    return `This port is edgeport's edge, which serves zones' traffic: the management API listens on port ${api.port}. Send the request to ${api.origin}${req.url ?? path}.`;
+  }
+  if (mayBeJsonRpc(req.method, req.headers) && await readJsonRpcBody(req)) {
+    const gateway = where(listeners?.gateway(), '8545');
+    return `This port is edgeport's edge, which serves zones' traffic: JSON-RPC goes to the gateway, which listens on port ${gateway.port}. POST it to ${gateway.origin}/v1/<network>, such as ${gateway.origin}/v1/sepolia.`;
+  }
+  return null;
 }
 
 interface RecordInput {
@@ -285,11 +354,15 @@ function pathOf(url: string): string {
 }
 
 /** `close`: the request's body is not read, so the connection cannot carry another request. */
-function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean } = {}): void {
+function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean; retryAfterS?: number } = {}): void {
   const body = `error ${code}: ${message}\n${rayId ? `Ray ID: ${rayId}\n` : ''}`;
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}),
-    ...(options.close ? { connection: 'close' } : {}),
+    ...(options.close ? { connection: 'close' } : {}), ...(options.retryAfterS === undefined ? {} : { 'retry-after': String(options.retryAfterS) }),
   });
   res.end(body);
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -10,7 +10,7 @@ import { CliError } from '../../src/cli/cli-errors.ts';
 import { COMMANDS, optionHint, type CommandSpec } from '../../src/cli/commands.ts';
 import { closest, editDistance } from '../../src/cli/did-you-mean.ts';
 import { describeFailure } from '../../src/cli/failure.ts';
-import { commandHelp, USAGE } from '../../src/cli/usage.ts';
+import { commandHelp, groupHelp, USAGE } from '../../src/cli/usage.ts';
 import { VERSION } from '../../src/cli/version.ts';
 import { ConfigError } from '../../src/config/load.ts';
 
@@ -106,8 +106,8 @@ test('known mistakes get these exact messages', { timeout: 5_000 }, () => {
   assert.equal(secrets([]), 'edgeport secrets needs an action: edgeport secrets rotate-key.');
   assert.equal(secrets(['rotate']), 'Unknown action \'rotate\' of edgeport secrets. Did you mean rotate-key?');
   assert.deepEqual(route(['secrets', 'rotate-key', '--new-key-file', 'k']), { kind: 'run', command: 'secrets rotate-key', args: ['--new-key-file', 'k'] });
-  assert.deepEqual(route(['help', 'secrets']), { kind: 'help', command: 'secrets rotate-key' });
-  assert.deepEqual(route(['secrets', '--help']), { kind: 'help', command: 'secrets rotate-key' });
+  assert.deepEqual(route(['help', 'secrets']), { kind: 'help', group: 'secrets' });
+  assert.deepEqual(route(['secrets', '--help']), { kind: 'help', group: 'secrets' });
   assert.deepEqual(parseSecretsArgs(['--new-key-file', 'k', '--data-dir', 'd']), { config: undefined, dataDir: 'd', newKeyFile: 'k' });
   assert.equal(usageError(() => parseSecretsArgs(['extra'])).message, 'Unexpected argument "extra": edgeport secrets rotate-key [options].');
   assert.equal(accounts(['crate', 'a@b.c']), 'Unknown action \'crate\' of edgeport accounts. Did you mean create?');
@@ -158,8 +158,13 @@ test('help and version: flags, the help command, and --help after a command (bef
   for (const argv of [[], ['-h'], ['--help'], ['help']]) assert.deepEqual(route(argv), { kind: 'help' }, argv.join(' '));
   for (const argv of [['-v'], ['--version']]) assert.deepEqual(route(argv), { kind: 'version' });
   assert.deepEqual(route(['help', 'dev']), { kind: 'help', command: 'dev' });
-  assert.deepEqual(route(['help', 'accounts']), { kind: 'help', command: 'accounts create' });
-  assert.deepEqual(route(['accounts', '--help']), { kind: 'help', command: 'accounts create' });
+  assert.deepEqual(route(['help', 'accounts']), { kind: 'help', group: 'accounts' });
+  assert.deepEqual(route(['accounts', '--help']), { kind: 'help', group: 'accounts' });
+  const accounts = groupHelp('accounts');
+  for (const action of ['create <email>', 'list', 'rotate-key <email>', 'delete <email>', 'quota <email>']) {
+    assert.ok(accounts.includes(`  accounts ${action}`), `edgeport accounts --help lists accounts ${action}`);
+  }
+  assert.match(groupHelp('secrets'), /^ {2}secrets rotate-key +Reseal/m);
   assert.deepEqual(route(['accounts', 'create', 'x@y.z']), { kind: 'run', command: 'accounts create', args: ['x@y.z'] });
   assert.deepEqual(route(['accounts', 'rotate-key', 'x@y.z']), { kind: 'run', command: 'accounts rotate-key', args: ['x@y.z'] });
   assert.deepEqual(route(['help', 'accounts', 'delete']), { kind: 'help', command: 'accounts delete' });

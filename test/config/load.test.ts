@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -54,8 +54,9 @@ test('[edge] allow_private_origins: false by default; the file or EDGEPORT_EDGE_
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /edge\.allow_private_origins:/.test(String(error)) && /unknown key\(s\) "allow_public"/.test(String(error)));
 });
 
-test('[logs] file_roots: /tmp/edgeport-logs by default, a list in the file, PATH-style in the environment, [] turns file:// off; only absolute paths', { timeout: 10_000 }, (t) => {
-  assert.deepEqual(loadConfig({ env: {} }).logs.fileRoots, ['/tmp/edgeport-logs']);
+test('[logs] file_roots: the data dir\'s log-files by default, a list in the file, PATH-style in the environment, [] turns file:// off; only absolute paths', { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).logs.fileRoots, [resolve('.edgeport', 'log-files')], 'absolute: below the default data dir, where the server runs');
+  assert.deepEqual(loadConfig({ env: { EDGEPORT_DATA_DIR: '/srv/edgeport' } }).logs.fileRoots, ['/srv/edgeport/log-files'], 'it follows the data dir');
   const file = join(tempDir(t), 'edgeport.toml');
   writeFileSync(file, '[logs]\nfile_roots = ["/var/log/edgeport", "/srv/logs"]\n');
   assert.deepEqual(loadConfig({ file, env: {} }).logs.fileRoots, ['/var/log/edgeport', '/srv/logs']);

@@ -31,7 +31,7 @@ function s3(endpoint: string): S3Client {
   return new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: KEY.EDGEPORT_S3_SECRET_ACCESS_KEY } });
 }
 
-test('backup under write load, restore, serve: every object acknowledged before the backup began, byte for byte', { timeout: 240_000 }, async (t) => {
+test('backup under write load, restore, serve: every object acknowledged before the backup began, byte for byte', { timeout: 150_000 }, async (t) => {
   const dir = tempDir(t);
   const dataDir = join(dir, 'data');
   const server = await startEdgeport({ owner: t, dataDir, env: ENV });
@@ -117,7 +117,7 @@ async function read(client: S3Client, key: string): Promise<Buffer> {
   return Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'kept', Key: key }))).Body!.transformToByteArray());
 }
 
-test('links, a fifo and a socket in blobs/ and gateway/ are skipped and named, never followed; folders under gateway/ are backed up', { timeout: 240_000 }, async (t) => {
+test('links, a fifo and a socket in blobs/ and gateway/ are skipped and named, never followed; folders under gateway/ are backed up', { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   const outside = outsideFile(tempDir(t));
   const dataDir = join(dir, 'data');
@@ -167,7 +167,7 @@ test('links, a fifo and a socket in blobs/ and gateway/ are skipped and named, n
   assert.ok((await read(reader, 'big')).equals(body));
 });
 
-test('a restore killed (-9) while copying a large backup leaves the previous data serving; the next restore works', { timeout: 300_000 }, async (t) => {
+test('a restore killed (-9) while copying a large backup leaves the previous data serving; the next restore works', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t);
   const dataDir = join(dir, 'data');
   const first = await startEdgeport({ owner: t, dataDir, env: ENV });
@@ -223,7 +223,7 @@ test('a restore killed (-9) while copying a large backup leaves the previous dat
   await assert.rejects(read(after, 'after'), (error: Error) => error.name === 'NoSuchKey', 'the backup\'s data now');
 });
 
-test('restore into a shared blobs dir holding a link, from a backup holding one: nothing outside is written or read', { timeout: 240_000 }, async (t) => {
+test('restore into a shared blobs dir holding a link, from a backup holding one: nothing outside is written or read', { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   const outside = outsideFile(tempDir(t));
   const shared = join(dir, 'shared');

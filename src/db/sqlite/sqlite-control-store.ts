@@ -23,7 +23,6 @@ import { ancestorNames, descendantRange, reversedName } from '../zone-names.ts';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { WriteQueue } from './write-queue.ts';
 
-/** The phase whose entry point configures custom log fields (SPEC §1.1). */
 export interface SqliteControlStoreOptions {
   /** Database file path; the object store's `metadata.sqlite`. */
   file: string;

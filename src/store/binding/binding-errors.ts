@@ -1,8 +1,8 @@
 /**
  * How engine failures reach a script: a plain `Error` (no `code`, name "Error") whose message is
- * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors (reference §1.1).
+ * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors.
  */
-import { StoreError } from '../engine/errors.ts';
+import { StoreError, storeFaultOf } from '../engine/errors.ts';
 
 export type BindingAction =
   | 'head' | 'get' | 'put' | 'list' | 'delete' | 'createMultipartUpload' | 'uploadPart'
@@ -24,16 +24,19 @@ const ALGORITHM_NAMES: Record<string, string> = { md5: 'MD5', sha1: 'SHA-1', sha
 
 /**
  * Converts anything the engine threw into the error a script sees. A failure of the script's own
- * body stream is rethrown as is; any other foreign error is an internal error (10001) with the
- * original as `cause`, as the real runtime shows backend faults.
+ * body stream is rethrown as is; a backend fault becomes ServiceUnavailable (10043); any other
+ * foreign error is an internal error (10001) with the original as `cause`.
  */
 export function toScriptError(action: BindingAction, error: unknown): unknown {
   if (error instanceof ScriptStreamFailure) return error.reason;
   if (error instanceof StoreError) return new Error(`${action}: ${storeMessage(error)} (${error.v4})`);
+  // A backend that is down, slow or full (the database, the blob store, the disk): retryable, and said so.
+  const fault = storeFaultOf(error);
+  if (fault) return new Error(`${action}: ${fault.message} (${fault.v4})`, { cause: error });
   return new Error(`${action}: ${INTERNAL}`, { cause: error });
 }
 
-/** The backend message; BadDigest's is the three lines of reference §1.3, built from the details. */
+/** The backend message; BadDigest's is the runtime's three lines, built from the details. */
 function storeMessage(error: StoreError): string {
   const details = error.details;
   if (error.code !== 'STORE_BAD_DIGEST' || typeof details?.algorithm !== 'string') return error.message;
@@ -53,9 +56,9 @@ export async function scriptCall<T>(action: BindingAction, call: () => Promise<T
 }
 
 /**
- * The runtime's refusal of a ReadableStream whose length it does not know, by put() or uploadPart()
- * (reference §1.4, §9): a request or response body with a length, the readable half of a
- * FixedLengthStream or a get body passes; a stream the script builds does not.
+ * The runtime's refusal of a ReadableStream whose length it does not know, by put() or
+ * uploadPart(): a request or response body with a length, the readable half of a FixedLengthStream
+ * or a get body passes; a stream the script builds does not.
  */
 export function unknownLengthError(): TypeError {
   return new TypeError('Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)');

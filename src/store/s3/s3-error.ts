@@ -2,7 +2,7 @@
  * Errors of the S3 API: S3's code, HTTP status and message. Store engine errors map through the
  * store catalog's `s3Code`/`status`; the rest are the API's own (authentication, request shape).
  */
-import { STORE_ERRORS, StoreError } from '../engine/errors.ts';
+import { STORE_ERRORS, StoreError, storeFaultOf } from '../engine/errors.ts';
 
 export class S3Error extends Error {
   readonly s3Code: string;
@@ -26,6 +26,8 @@ export const S3_ERRORS = {
   expiredPresigned: () => new S3Error('AccessDenied', 403, 'Request has expired'),
   requestTimeTooSkewed: () => new S3Error('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.'),
   missingSecurityHeader: () => new S3Error('AccessDenied', 403, 'Missing authentication: sign the request with AWS Signature Version 4 (Authorization header or presigned URL).'),
+  browserVisit: (dashboard: string | undefined) => new S3Error('AccessDenied', 403, 'This port is the S3-compatible API of edgeport, for S3 clients, which sign every request (AWS Signature Version 4). '
+    + `To browse buckets in a browser, open the dashboard${dashboard === undefined ? ' (on the port of the management API, 8081 by default)' : `: ${dashboard}`}.`),
   authorizationMalformed: (why: string) => new S3Error('AuthorizationHeaderMalformed', 400, `The authorization header is malformed; ${why}`),
   contentSha256Mismatch: () => new S3Error('XAmzContentSHA256Mismatch', 400, "The provided 'x-amz-content-sha256' header does not match what was computed."),
   badDigest: () => new S3Error('BadDigest', 400, 'The Content-MD5 or checksum you specified did not match what we received.'),
@@ -61,9 +63,17 @@ export const S3_ERRORS = {
   },
 } as const;
 
-/** Any error -> the S3 error to send; unknown errors become InternalError. */
-export function toS3Error(error: unknown): { error: S3Error; internal: boolean } {
+/**
+ * Any error -> the S3 error to send; unknown errors become InternalError. A backend fault (the
+ * database, the blob store or the disk down, slow or full) is `fault`: 503 with Retry-After.
+ */
+export function toS3Error(error: unknown): { error: S3Error; internal: boolean; fault?: StoreError } {
   if (error instanceof S3Error) return { error, internal: false };
+  const fault = storeFaultOf(error);
+  if (fault) {
+    const entry = STORE_ERRORS[fault.code];
+    return { error: new S3Error(entry.s3Code, entry.status, fault.message, { 'retry-after': String(fault.details?.retryAfterS ?? 1) }), internal: false, fault };
+  }
   if (error instanceof StoreError) {
     const entry = STORE_ERRORS[error.code];
     return { error: new S3Error(entry.s3Code, entry.status, error.message), internal: entry.kind === 'system' };

@@ -17,7 +17,10 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
+import { backendFaultOf } from '../../core/errors/backend-fault.ts';
+import { noteFault } from '../../core/errors/fault-log.ts';
 import { guardedListener } from '../../core/http/guarded-listener.ts';
+import { listenerOrigin } from '../../core/http/wrong-port.ts';
 import { lingerOnClose } from '../../core/http/lingering-close.ts';
 import type { Logger } from '../../core/log.ts';
 import type { RequestListener } from '../../core/service.ts';
@@ -58,6 +61,8 @@ export interface S3HandlerOptions {
   virtualHostBases?: readonly string[];
   /** Failed-authentication limits per client address and access key id (default DEFAULTS.auth). */
   failureLimits?: FailureLimits;
+  /** The dashboard's URL (the management API's listener) once bound: named to a browser that opens an S3 address. */
+  dashboard?: () => string | undefined;
 }
 
 type Operation = (ctx: S3Context) => Promise<void>;
@@ -194,8 +199,10 @@ export function createS3Handler(options: S3HandlerOptions) {
         res.destroy();
         return;
       }
-      const { error, internal } = toS3Error(thrown);
+      const { error, internal, fault } = toS3Error(thrown);
       if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
+      const backendFault = fault && backendFaultOf(fault);
+      if (backendFault) noteFault(options.logger, 's3', backendFault);
       if (res.headersSent) {
         res.destroy();
         return;
@@ -243,6 +250,11 @@ export function createS3Handler(options: S3HandlerOptions) {
         corsDone = true;
         await answerPreflight(req, res, bucket, (name) => options.engine.corsOfBucketsNamed(name), requestId);
         return;
+      }
+      // A person's browser opening an S3 address (unsigned, asking for a page): told where the dashboard is.
+      if (isBrowserVisit(req, rawQuery)) {
+        const url = options.dashboard?.();
+        throw S3_ERRORS.browserVisit(url === undefined ? undefined : `${listenerOrigin(url, req.headers.host)}/`);
       }
       const now = options.clock.now();
       // A browser form upload authenticates with the policy signature in its body, not the request's.
@@ -295,6 +307,13 @@ export function createS3Handler(options: S3HandlerOptions) {
       settle?.();
     }
   };
+}
+
+/** An unsigned GET or HEAD that asks for HTML: a browser's address bar, not an S3 client (those sign, and never ask for HTML). */
+function isBrowserVisit(req: IncomingMessage, rawQuery: string): boolean {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization !== undefined) return false;
+  if (/(^|&)X-Amz-(Signature|Credential)=/i.test(rawQuery)) return false;
+  return /\btext\/html\b/i.test(req.headers.accept ?? '');
 }
 
 /**
