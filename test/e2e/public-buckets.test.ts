@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN, apiOf, createFileJob, fileLines, startServer } from '../helpers/edge-logs-setup.ts';
@@ -18,6 +19,7 @@ import { until } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BODY = 'hello, public world: 0123456789';
 
 interface Curl { status: number; headers: Record<string, string>; body: string }
@@ -108,7 +110,7 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
   console.log(`custom domain log lines shipped: ${lines.length} (${lines.map((line) => line.EdgeResponseStatus).join(', ')})`);
 
   // Another account: not its zone, not its bucket.
-  const { stdout } = await run(process.execPath, [join(import.meta.dirname, '../../bin/edgeport.js'), 'accounts', 'create', 'mallory@example.test', '--data-dir', join(dir, 'data')], { timeout: 60_000 });
+  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'mallory@example.test', '--data-dir', join(dir, 'data')], { timeout: 60_000 });
   const mallory = { email: 'mallory@example.test', key: /X-Auth-Key: +(\S+)/.exec(stdout)![1]! };
   const [theirs] = (await api(base, 'GET', '/accounts', mallory)).json.result as Array<{ id: string }>;
   await api(base, 'POST', `/accounts/${theirs!.id}/r2/buckets`, mallory, { name: 'site' });
