@@ -33,6 +33,7 @@ export interface UploadRecord<Key = string> {
   storage_class: string;
   state: string;
   checksum_algorithm: string | null;
+  checksum_type?: string | null;
   finished?: number | string | null;
   completed_version?: string | null;
   completed_parts?: string | null;
@@ -80,6 +81,7 @@ export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
     storageClass: row.storage_class as UploadRow['storageClass'],
     state: row.state as UploadRow['state'],
     checksumAlgorithm: (row.checksum_algorithm ?? null) as UploadRow['checksumAlgorithm'],
+    ...(row.checksum_type === 'FULL_OBJECT' ? { checksumType: 'FULL_OBJECT' as const } : {}),
     ...(row.completed_version
       ? { completion: { version: row.completed_version, parts: parseJson<Array<[number, string]>>(row.completed_parts ?? '[]'), at: Number(row.finished ?? 0) } }
       : {}),

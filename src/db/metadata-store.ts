@@ -6,8 +6,8 @@
 import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
 import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
-import type { BucketUsage,
-  BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
+import type { BucketUsage, DeleteOutcome,
+  BucketInfo, Checksums, ChecksumType, UploadChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
 
 /** Where the bytes of a stored object live. */
@@ -37,8 +37,10 @@ export interface UploadRow {
   customMetadata: Record<string, string>;
   storageClass: StorageClass;
   state: 'active' | 'completed' | 'aborted';
-  /** The checksum algorithm every part is kept with (S3's COMPOSITE checksums), or null. */
-  checksumAlgorithm: CompositeChecksumAlgorithm | null;
+  /** The checksum algorithm every part is kept with, or null. */
+  checksumAlgorithm: UploadChecksumAlgorithm | null;
+  /** How the object's checksum is made of the parts' (absent: COMPOSITE). */
+  checksumType?: ChecksumType;
   /** What the completion made, on a completed upload (until finished uploads are forgotten). */
   completion?: UploadCompletion;
 }
@@ -158,6 +160,13 @@ export interface MetadataStore {
    */
   putObject(bucket: string, meta: ObjectMeta, data: StoredData, options?: PutObjectOptions): Promise<PutOutcome>;
   deleteObjects(bucket: string, keys: readonly string[]): Promise<void>;
+  /**
+   * Deletes one key if `precondition` accepts its current object, checked inside the deletion's
+   * transaction (so a write racing it either comes first and is judged, or comes after). The
+   * object's space is given back to its account in the same transaction. 'missing': the key has
+   * no object (the precondition is not asked).
+   */
+  deleteObject(bucket: string, key: string, precondition: (current: ObjectMeta) => boolean): Promise<DeleteOutcome>;
   listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]>;
 
   /** Records a new upload; false (nothing written) when its bucket no longer exists, as for putObject. */

@@ -137,8 +137,8 @@ export const PG_SQL = {
   listFromWithMetadata: listPage('>=', true),
   listAfterWithMetadata: listPage('>', true),
 
-  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm,
+    checksum_type, ssec) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
   getUpload: 'SELECT * FROM uploads WHERE upload_id = $1',
   /** Taken by every write to an upload or its parts: part writes, completion and abort are serialized per upload. */
   lockUpload: 'SELECT * FROM uploads WHERE upload_id = $1 FOR UPDATE',

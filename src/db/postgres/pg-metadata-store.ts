@@ -23,7 +23,7 @@
  * failures and deadlocks.
  */
 import type { Clock } from '../../core/clock.ts';
-import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
+import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
@@ -196,6 +196,17 @@ export class PgMetadataStore implements MetadataStore {
     await this.#write('deleteObjects', [bucket, keys.map(utf8), this.#reclaimAfter(), accountOfBucket(bucket)]);
   }
 
+  async deleteObject(bucket: string, key: string, precondition: (current: ObjectMeta) => boolean): Promise<DeleteOutcome> {
+    return this.#transaction(async (client): Promise<DeleteOutcome> => {
+      // The row is locked before it is judged: a write racing the deletion waits, or is waited for.
+      const [current] = await this.#run<PgObjectRecord>(client, 'lockObject', [bucket, utf8(key)]);
+      if (!current) return 'missing';
+      if (!precondition(toMeta(current))) return 'precondition-failed';
+      await this.#run(client, 'deleteObjects', [bucket, [utf8(key)], this.#reclaimAfter(), accountOfBucket(bucket)]);
+      return 'deleted';
+    });
+  }
+
   async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
     const prefix = utf8(query.prefix ?? '');
     const after = query.after === undefined ? null : utf8(query.after);
@@ -220,7 +231,8 @@ export class PgMetadataStore implements MetadataStore {
       const [found] = await this.#run(client, 'shareBucket', [upload.bucket]);
       if (!found) return false;
       await this.#run(client, 'insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm]);
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, null]);
       return true;
     });
   }

@@ -7,7 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
+import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
@@ -251,6 +251,18 @@ export class SqliteMetadataStore implements MetadataStore {
     });
   }
 
+  async deleteObject(bucket: string, key: string, precondition: (current: ObjectMeta) => boolean): Promise<DeleteOutcome> {
+    return this.#writes.run((): DeleteOutcome => {
+      const current = this.#currentRow(bucket, key);
+      if (!current) return 'missing';
+      if (!precondition(toMeta(current))) return 'precondition-failed';
+      this.#dropObjectData(current);
+      this.#sql.deleteObject.run(bucket, key);
+      this.#free(accountOfBucket(bucket), current.size, 1);
+      return 'deleted';
+    });
+  }
+
   async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
     const prefix = query.prefix ?? '';
     // Compared as UTF-8 bytes, the list order (JS `>=` compares UTF-16 units, which disagree past U+FFFF).
@@ -273,7 +285,8 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       if (!this.#bucketExists(upload.bucket)) return false;
       this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm);
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, null);
       return true;
     });
   }

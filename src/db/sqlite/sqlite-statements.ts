@@ -83,8 +83,8 @@ export function prepareStatements(db: Database) {
     insertObjectPart: s('INSERT INTO object_parts (version, idx, blob_id, size, checksum) VALUES (?, ?, ?, ?, ?)'),
     deleteObjectParts: s('DELETE FROM object_parts WHERE version = ?'),
 
-    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm,
+      checksum_type, ssec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
     setUploadState: s('UPDATE uploads SET state = ?, finished = ? WHERE upload_id = ?'),
     setUploadCompleted: s(`UPDATE uploads SET state = 'completed', finished = ?, completed_version = ?, completed_parts = ? WHERE upload_id = ?`),

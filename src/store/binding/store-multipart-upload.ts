@@ -31,7 +31,8 @@ export class StoreMultipartUploadHandle {
     assertBodyValue(value, 'uploadPart', 'StoreMultipartUpload');
     const n = checkPartNumber(partNumber);
     const body = toBodyInput(value, this.#streamLengths);
-    return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body));
+    // Opaque etags, as the runtime's: a part uploaded again gets a new one, even with the same bytes.
+    return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body, { opaqueEtag: true }));
   }
 
   async abort(): Promise<void> {

@@ -15,7 +15,7 @@ import type { BucketCors, CorsRule } from './cors.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
+  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
   UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertBucketName } from './validation.ts';
@@ -137,6 +137,11 @@ class AccountStore implements StoreEngine {
   delete(bucket: string, keys: readonly string[]): Promise<void> {
     const stored = this.#stored(bucket);
     return stored === null ? noSuchBucket() : this.#engine.delete(stored, keys);
+  }
+
+  deleteIf(bucket: string, key: string, onlyIf: Conditional): Promise<DeleteOutcome> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.deleteIf(stored, key, onlyIf);
   }
 
   list(bucket: string, options?: ListOptions): Promise<ListResult> {

@@ -16,13 +16,13 @@ import { assertCorsRules, CorsCache, type BucketCors, type CorsRule } from './co
 import { StoreError, STORE_LIMITS } from './errors.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
-import { checkCompletionChecksum, normaliseEtag, planCompletion } from './multipart.ts';
+import { checkCompletionChecksum, normaliseEtag, opaquePartEtag, planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { earlyRefusal, EARLY_QUOTA_CHECK_BYTES, quotaError } from './quota.ts';
 import { resolveRange } from './ranges.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { BUCKET_USAGE_MAX_ROWS } from './types.ts';
 import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
@@ -227,6 +227,12 @@ export class ObjectEngine implements StoreEngine {
     await this.#meta.deleteObjects(bucket, keys);
   }
 
+  async deleteIf(bucket: string, key: string, onlyIf: Conditional): Promise<DeleteOutcome> {
+    assertKey(key);
+    await this.#bucket(bucket);
+    return this.#meta.deleteObject(bucket, key, (current) => evaluateConditional(onlyIf, current));
+  }
+
   async list(bucket: string, options: ListOptions = {}): Promise<ListResult> {
     await this.#bucket(bucket);
     return listObjects(this.#meta, bucket, options);
@@ -240,7 +246,7 @@ export class ObjectEngine implements StoreEngine {
     const inserted = await this.#meta.insertUpload({
       uploadId, bucket, key, created: this.#clock.now(), httpMetadata: options.httpMetadata ?? {},
       customMetadata: options.customMetadata ?? {}, storageClass: checkStorageClass(options.storageClass, info.storageClass), state: 'active',
-      checksumAlgorithm: options.checksumAlgorithm ?? null,
+      checksumAlgorithm: options.checksumAlgorithm ?? null, checksumType: options.checksumType ?? 'COMPOSITE',
     });
     if (!inserted) throw new StoreError('STORE_NO_SUCH_BUCKET');
     return uploadId;
@@ -266,7 +272,8 @@ export class ObjectEngine implements StoreEngine {
       await this.#discard(ingested);
       throw new StoreError('STORE_NO_SUCH_UPLOAD');
     }
-    return algorithm && checksum !== undefined ? { partNumber, etag: ingested.md5, checksums: { [algorithm]: checksum } } : { partNumber, etag: ingested.md5 };
+    const etag = options.opaqueEtag ? opaquePartEtag(uploadId, partNumber, part.blobId) : ingested.md5;
+    return algorithm && checksum !== undefined ? { partNumber, etag, checksums: { [algorithm]: checksum } } : { partNumber, etag };
   }
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[],
@@ -321,7 +328,7 @@ export class ObjectEngine implements StoreEngine {
     return {
       uploadId, key, initiated: upload.created, storageClass: upload.storageClass,
       httpMetadata: upload.httpMetadata, customMetadata: upload.customMetadata,
-      ...(upload.checksumAlgorithm ? { checksumAlgorithm: upload.checksumAlgorithm } : {}),
+      ...(upload.checksumAlgorithm ? { checksumAlgorithm: upload.checksumAlgorithm, checksumType: upload.checksumType ?? 'COMPOSITE' } : {}),
     };
   }
 

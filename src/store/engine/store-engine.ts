@@ -6,7 +6,7 @@
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 /** Which buckets a listing covers (src/store/engine/account-store.ts names them). */
@@ -52,6 +52,12 @@ export interface StoreEngine {
   put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null>;
   /** Missing keys are ignored. At most 1000 keys. */
   delete(bucket: string, keys: readonly string[]): Promise<void>;
+  /**
+   * Deletes the key only when its current object passes `onlyIf` (evaluated inside the deletion's
+   * transaction): 'precondition-failed' deletes nothing; 'missing' when the key has no object
+   * (whether that answers an error is the face's to decide: S3's If-Match on a missing key is NoSuchKey).
+   */
+  deleteIf(bucket: string, key: string, onlyIf: Conditional): Promise<DeleteOutcome>;
   list(bucket: string, options?: ListOptions): Promise<ListResult>;
 
   createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;

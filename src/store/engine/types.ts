@@ -25,8 +25,14 @@ export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha1',
  */
 export type CrcAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme';
 
-/** Algorithms a multipart upload can keep part checksums in (S3's COMPOSITE checksum type). */
-export type CompositeChecksumAlgorithm = 'crc32' | 'crc32c' | 'sha1' | 'sha256';
+/** Algorithms a multipart upload can keep part checksums in (S3's x-amz-checksum-algorithm on CreateMultipartUpload). */
+export type UploadChecksumAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme' | 'sha1' | 'sha256';
+
+/**
+ * How a multipart object's checksum is made of its parts': COMPOSITE, the algorithm over the parts'
+ * checksums then `-<parts>`; FULL_OBJECT (CRCs only), the CRC of all the object's bytes.
+ */
+export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
 
 /**
  * Stored checksums, lowercase hex. A multipart object's COMPOSITE checksum is `<hex>-<parts>`: the
@@ -61,7 +67,16 @@ export interface Conditional {
   uploadedAfter?: number;
   /** Compare dates truncated to whole seconds (always true for the Headers form). */
   secondsGranularity?: boolean;
+  /** The object's size must be exactly this (S3's x-amz-if-match-size on deletes). */
+  sizeIs?: number;
+  /** Its upload time, in whole seconds, must be this (epoch ms; S3's x-amz-if-match-last-modified-time on deletes). */
+  uploadedAt?: number;
+  /** Its version must be this: the object found due, not one written since (lifecycle deletions). */
+  versionIs?: string;
 }
+
+/** What a conditional delete did (StoreEngine.deleteIf). */
+export type DeleteOutcome = 'deleted' | 'missing' | 'precondition-failed';
 
 /** A requested range, already validated for shape (non-negative integers, suffix alone). */
 export type RangeRequest = { offset?: number; length?: number } | { suffix: number };
@@ -164,8 +179,10 @@ export interface MultipartOptions {
   httpMetadata?: HttpMetadata;
   customMetadata?: Record<string, string>;
   storageClass?: StorageClass;
-  /** Keep every part's checksum in this algorithm and give the object their COMPOSITE checksum. */
-  checksumAlgorithm?: CompositeChecksumAlgorithm;
+  /** Keep every part's checksum in this algorithm and give the object a checksum made of them. */
+  checksumAlgorithm?: UploadChecksumAlgorithm;
+  /** Which (default COMPOSITE; FULL_OBJECT for CRCs only). */
+  checksumType?: ChecksumType;
 }
 
 export interface UploadedPart {
@@ -182,7 +199,7 @@ export interface CompleteOptions {
    * The whole object's checksum the client states, in the upload's own algorithm (lowercase hex,
    * and the part count when stated): a different COMPOSITE checksum is STORE_BAD_DIGEST, nothing completed.
    */
-  expectedChecksum?: { algorithm: CompositeChecksumAlgorithm; hex: string; parts?: number };
+  expectedChecksum?: { algorithm: UploadChecksumAlgorithm; hex: string; parts?: number };
   /**
    * The same completion sent again after it succeeded answers the object it made, while that is
    * still the key's current one (S3 clients retry a completion whose answer was lost). Without it
@@ -194,6 +211,12 @@ export interface CompleteOptions {
 export interface UploadPartOptions {
   /** Checksums the caller verified while the body streamed, read once it has ended (as PutOptions). */
   verifiedChecksums?: () => Checksums;
+  /**
+   * Answer the part's opaque etag, unique to this upload of the part (the binding's), instead of
+   * the MD5 of its bytes (S3's). A completion names a part by either; an opaque etag of a part
+   * uploaded again no longer names it, even when the bytes are the same.
+   */
+  opaqueEtag?: boolean;
 }
 
 /** An in-progress multipart upload, for listing (S3 ListMultipartUploads). */

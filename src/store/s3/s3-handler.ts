@@ -37,6 +37,7 @@ import { corsOperation } from './operations/cors.ts';
 import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
 import { applyHoistedHeaders } from './presigned-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
+import { refuseUnevaluatedConditions } from './http-conditions.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
 import { sha256Hex } from './sigv4.ts';
@@ -272,6 +273,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       // Refused before any body is read: a write edgeport cannot honour as asked stores nothing.
       const kind = writeKind(req.method ?? 'GET', operation, key, query);
       if (kind) refuseUnsupportedWriteHeaders(kind, req.headers);
+      refuseUnevaluatedConditions(req.method ?? 'GET', key, query, req.headers);
       const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request: one

@@ -32,7 +32,7 @@ const CANNED_ACLS = ['private', 'public-read', 'public-read-write', 'authenticat
 const OWNER_ONLY_ACLS = ['private', 'bucket-owner-full-control'];
 const GRANTS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
 const OBJECT_LOCK = ['x-amz-object-lock-mode', 'x-amz-object-lock-retain-until-date', 'x-amz-object-lock-legal-hold'];
-const SSE = ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context',
+export const SSE_HEADERS = ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context',
   'x-amz-server-side-encryption-bucket-key-enabled'];
 const SSE_METHODS = ['AES256', 'aws:kms', 'aws:kms:dsse'];
 const SSE_C = ['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-side-encryption-customer-key',
@@ -100,7 +100,7 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
   if (method !== undefined && !SSE_METHODS.includes(method)) {
     throw S3_ERRORS.invalidArgument(`The encryption method specified is not supported: x-amz-server-side-encryption must be one of ${SSE_METHODS.join(', ')}.`);
   }
-  const sse = firstPresent(headers, SSE);
+  const sse = firstPresent(headers, SSE_HEADERS);
   if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
   const sseC = firstPresent(headers, SSE_C);
   if (sseC !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys (${sseC})`);

@@ -5,12 +5,12 @@
  */
 import type { PutOptions } from '../../engine/types.ts';
 import { assertNullVersion, requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
-import { preconditionStatus, readPreconditions } from '../http-conditions.ts';
+import { preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { assertAllowed } from '../key-grant.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { COPY_SOURCE_SSE_C, namesSseC, sseCNotApplicable } from '../write-headers.ts';
 import { element, xmlDocument } from '../xml.ts';
-import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
 import { StoreError } from '../../engine/errors.ts';
 import type { ObjectMeta } from '../../engine/types.ts';
 
@@ -91,7 +91,10 @@ export async function copyObject(ctx: S3Context): Promise<void> {
     ? { httpMetadata: httpMetadataFrom(ctx.req.headers), customMetadata: customMetadataFrom(ctx.req.headers) }
     : { httpMetadata: source.meta.httpMetadata, customMetadata: source.meta.customMetadata };
   options.storageClass = storageClass ?? source.meta.storageClass;
+  // If-Match / If-None-Match guard the object the copy would replace, as on PutObject.
+  const onlyIf = writeCondition(ctx.req.headers);
+  if (onlyIf) options.onlyIf = onlyIf;
   const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: source.body, length: source.length }, options);
-  if (!meta) throw new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
+  if (!meta) throw await writeConditionFailure(ctx, onlyIf);
   sendXml(ctx, 200, xmlDocument('CopyObjectResult', element('LastModified', new Date(meta.uploaded).toISOString()) + element('ETag', `"${meta.etag}"`)));
 }
