@@ -5,6 +5,7 @@
  */
 import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
+import type { LifecycleRule } from '../store/engine/lifecycle.ts';
 import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
 import type { BucketUsage, DeleteOutcome,
   BucketInfo, Checksums, ChecksumType, UploadChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
@@ -149,6 +150,23 @@ export interface MetadataStore {
   putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<boolean>;
   /** The CORS rules of every bucket called `name` in any account (stored names `<account>/<name>`, or the bare name), by stored name. */
   corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>>;
+
+  /** The bucket's lifecycle rules, or null when it has none (or does not exist). */
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
+  /** Sets (or, with null, removes) the bucket's lifecycle rules; false (nothing written) when the bucket does not exist. */
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<boolean>;
+  /** Up to `limit` buckets that have lifecycle rules, in name order after `after`, with their rules. */
+  lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>>;
+  /** Sets the storage class of the key's object while it is still `version` (a lifecycle transition); false when it is not. */
+  setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean>;
+  /**
+   * Takes (or keeps) the lease on a background job shared by every instance, until `until` (epoch
+   * ms): granted when nobody holds it, its holder's lease ran out by `now`, or `holder` holds it.
+   * Answers the job's saved progress, or null when another instance holds it.
+   */
+  takeLease(name: string, holder: string, now: number, until: number): Promise<string | null>;
+  /** Saves the job's progress and extends the lease, if `holder` still holds it; false when it was lost. */
+  keepLease(name: string, holder: string, until: number, state: string): Promise<boolean>;
 
   headObject(bucket: string, key: string): Promise<ObjectMeta | null>;
   getObject(bucket: string, key: string): Promise<StoredObject | null>;

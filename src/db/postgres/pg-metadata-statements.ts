@@ -94,6 +94,21 @@ export const PG_SQL = {
   deleteBucketCors: 'DELETE FROM bucket_cors WHERE bucket = $1',
   moveBucketCors: 'UPDATE bucket_cors SET bucket = $1 WHERE bucket = $2',
   corsByName: 'SELECT bucket, rules FROM bucket_cors WHERE name = $1 ORDER BY bucket',
+  /** Lifecycle rules (migration 17): written under the bucket row's KEY SHARE lock, as CORS rules. */
+  getBucketLifecycle: 'SELECT rules FROM bucket_lifecycle WHERE bucket = $1',
+  putBucketLifecycle: `INSERT INTO bucket_lifecycle (bucket, rules) VALUES ($1, $2) ON CONFLICT (bucket) DO UPDATE SET rules = EXCLUDED.rules`,
+  deleteBucketLifecycle: 'DELETE FROM bucket_lifecycle WHERE bucket = $1',
+  moveBucketLifecycle: 'UPDATE bucket_lifecycle SET bucket = $1 WHERE bucket = $2',
+  lifecycleBuckets: 'SELECT bucket, rules FROM bucket_lifecycle WHERE bucket > $1 ORDER BY bucket LIMIT $2',
+  setObjectStorageClass: 'UPDATE objects SET storage_class = $4 WHERE bucket = $1 AND key = $2 AND version = $3 RETURNING 1 AS updated',
+  /**
+   * A lease on a background job shared by the instances: one statement takes it (a missing row is
+   * made), granted to its holder ($2) or, once it ran out ($4: now), to anyone; answers its state.
+   */
+  takeLease: `INSERT INTO maintenance_leases AS l (name, holder, until) VALUES ($1, $2, $3)
+    ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until WHERE l.holder = $2 OR l.until <= $4
+    RETURNING state`,
+  keepLease: 'UPDATE maintenance_leases SET until = $3, state = $4 WHERE name = $1 AND holder = $2 RETURNING 1 AS kept',
 
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
   /** The row, its inline body and its parts, from one snapshot. */

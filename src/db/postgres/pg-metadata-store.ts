@@ -30,6 +30,7 @@ import type {
 import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
+import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 import { toAccountQuotas } from '../../config/quotas.ts';
@@ -121,6 +122,7 @@ export class PgMetadataStore implements MetadataStore {
         await this.#run(client, 'moveObjects', [target, name]);
         await this.#run(client, 'moveUploads', [target, name]);
         await this.#run(client, 'moveBucketCors', [target, name]);
+        await this.#run(client, 'moveBucketLifecycle', [target, name]);
         await this.#run(client, 'renameBucket', [target, name]);
         return true;
       });
@@ -141,6 +143,7 @@ export class PgMetadataStore implements MetadataStore {
         if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter(), accountOfBucket(name)]);
         if (ids.length > DROP_UPLOADS_BATCH) return 'more';
         await this.#run(client, 'deleteBucketCors', [name]);
+        await this.#run(client, 'deleteBucketLifecycle', [name]);
         await this.#run(client, 'deleteBucket', [name]);
         return 'deleted';
       });
@@ -166,6 +169,39 @@ export class PgMetadataStore implements MetadataStore {
   async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
     return (await this.#read<{ bucket: string; rules: string }>('corsByName', [name]))
       .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
+  }
+
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const [row] = await this.#read<{ rules: string }>('getBucketLifecycle', [bucket]);
+    return row ? parseJson<LifecycleRule[]>(row.rules) : null;
+  }
+
+  async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const [found] = await this.#run(client, 'shareBucket', [bucket]);
+      if (!found) return false;
+      if (rules === null) await this.#run(client, 'deleteBucketLifecycle', [bucket]);
+      else await this.#run(client, 'putBucketLifecycle', [bucket, JSON.stringify(rules)]);
+      return true;
+    });
+  }
+
+  async lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>> {
+    return (await this.#read<{ bucket: string; rules: string }>('lifecycleBuckets', [after, limit]))
+      .map((row) => ({ bucket: row.bucket, rules: parseJson<LifecycleRule[]>(row.rules) }));
+  }
+
+  async setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean> {
+    return (await this.#write('setObjectStorageClass', [bucket, utf8(key), version, storageClass])).length === 1;
+  }
+
+  async takeLease(name: string, holder: string, now: number, until: number): Promise<string | null> {
+    const [row] = await this.#write<{ state: string }>('takeLease', [name, holder, until, now]);
+    return row ? row.state : null;
+  }
+
+  async keepLease(name: string, holder: string, until: number, state: string): Promise<boolean> {
+    return (await this.#write('keepLease', [name, holder, until, state])).length === 1;
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {

@@ -14,6 +14,7 @@ import type {
 import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
+import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
   objectRecord, prepareStatements, type ListRecord, type ObjectRecord, type RawObjectRow, type Statements, type UploadRecord, type PartRecord,
@@ -145,6 +146,7 @@ export class SqliteMetadataStore implements MetadataStore {
         this.#sql.moveObjects.run(target, name);
         this.#sql.moveUploads.run(target, name);
         this.#sql.moveBucketCors.run(target, name);
+        this.#sql.moveBucketLifecycle.run(target, name);
         this.#sql.renameBucket.run(target, name);
         return true;
       });
@@ -172,6 +174,7 @@ export class SqliteMetadataStore implements MetadataStore {
         this.#free(accountOfBucket(name), partBytes, 0);
         if (ids.length > DROP_UPLOADS_BATCH) return 'more';
         this.#sql.deleteBucketCors.run(name);
+        this.#sql.deleteBucketLifecycle.run(name);
         this.#sql.deleteBucket.run(name);
         return 'deleted';
       });
@@ -196,6 +199,41 @@ export class SqliteMetadataStore implements MetadataStore {
   async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
     return (this.#sql.corsByName.all(name) as Array<{ bucket: string; rules: string }>)
       .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
+  }
+
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const rules = this.#sql.getBucketLifecycle.get(bucket) as string | undefined;
+    return rules === undefined ? null : parseJson<LifecycleRule[]>(rules);
+  }
+
+  async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (!this.#bucketExists(bucket)) return false;
+      if (rules === null) this.#sql.deleteBucketLifecycle.run(bucket);
+      else this.#sql.putBucketLifecycle.run(bucket, JSON.stringify(rules));
+      return true;
+    });
+  }
+
+  async lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>> {
+    return (this.#sql.lifecycleBuckets.all(after, limit) as Array<{ bucket: string; rules: string }>)
+      .map((row) => ({ bucket: row.bucket, rules: parseJson<LifecycleRule[]>(row.rules) }));
+  }
+
+  async setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.setObjectStorageClass.run(storageClass, bucket, key, version).changes === 1);
+  }
+
+  async takeLease(name: string, holder: string, now: number, until: number): Promise<string | null> {
+    return this.#writes.run(() => {
+      this.#sql.ensureLease.run(name);
+      if (this.#sql.takeLease.run(holder, until, name, holder, now).changes === 0) return null;
+      return this.#sql.leaseState.get(name) as string;
+    });
+  }
+
+  async keepLease(name: string, holder: string, until: number, state: string): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.keepLease.run(until, state, name, holder).changes === 1);
   }
 
   /**

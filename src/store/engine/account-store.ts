@@ -12,6 +12,7 @@
  */
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
+import type { LifecycleRule } from './lifecycle.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
@@ -111,6 +112,16 @@ class AccountStore implements StoreEngine {
   putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void> {
     const stored = this.#stored(bucket);
     return stored === null ? noSuchBucket() : this.#engine.putBucketCors(stored, rules);
+  }
+
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.getBucketLifecycle(stored);
+  }
+
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.putBucketLifecycle(stored, rules);
   }
 
   async corsOfBucketsNamed(name: string): Promise<BucketCors[]> {

@@ -30,6 +30,7 @@ export type StoreErrorCode =
   | 'STORE_INVALID_STORAGE_CLASS'
   | 'STORE_INCOMPLETE_BODY'
   | 'STORE_INVALID_CORS'
+  | 'STORE_INVALID_LIFECYCLE'
   | 'STORE_QUOTA_EXCEEDED';
 
 export interface StoreErrorEntry {
@@ -66,6 +67,7 @@ export const STORE_ERRORS: Record<StoreErrorCode, StoreErrorEntry> = {
   STORE_INVALID_STORAGE_CLASS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidStorageClass', message: 'The storage class you specified is not valid: use Standard or InfrequentAccess.' },
   STORE_INCOMPLETE_BODY: { kind: 'user', v4: 10010, status: 400, s3Code: 'IncompleteBody', message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
   STORE_INVALID_CORS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidRequest', message: 'The CORS configuration is not valid: <what to fix>' },
+  STORE_INVALID_LIFECYCLE: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidArgument', message: 'The lifecycle configuration is not valid: <what to fix>' },
   // The real store has no storage quota: 10009 is its code for an account limit (too many buckets);
   // S3 code and status are Ceph RGW's for a user or bucket quota (the AWS SDK names the error by the code).
   STORE_QUOTA_EXCEEDED: {

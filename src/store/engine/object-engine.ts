@@ -14,6 +14,7 @@ import { ownBucketName } from './account-store.ts';
 import { evaluateConditional } from './conditions.ts';
 import { assertCorsRules, CorsCache, type BucketCors, type CorsRule } from './cors.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
+import { assertLifecycleRules, type LifecycleRule } from './lifecycle.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
 import { checkCompletionChecksum, normaliseEtag, opaquePartEtag, planCompletion } from './multipart.ts';
@@ -148,6 +149,17 @@ export class ObjectEngine implements StoreEngine {
     const written = await this.#meta.putBucketCors(bucket, rules);
     this.#cors.invalidate(ownBucketName(bucket));
     if (!written) throw new StoreError('STORE_NO_SUCH_BUCKET');
+  }
+
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const rules = await this.#meta.getBucketLifecycle(bucket);
+    if (rules === null) await this.#bucket(bucket);
+    return rules;
+  }
+
+  async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
+    if (rules !== null) assertLifecycleRules(rules);
+    if (!(await this.#meta.putBucketLifecycle(bucket, rules && rules.length > 0 ? rules : null))) throw new StoreError('STORE_NO_SUCH_BUCKET');
   }
 
   corsOfBucketsNamed(name: string): Promise<BucketCors[]> {

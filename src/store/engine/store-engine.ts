@@ -5,6 +5,7 @@
  */
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
+import type { LifecycleRule } from './lifecycle.ts';
 import type {
   BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
@@ -38,6 +39,10 @@ export interface StoreEngine {
   getBucketCors(bucket: string): Promise<CorsRule[] | null>;
   /** Replaces the bucket's CORS rules (validated first: STORE_INVALID_CORS), or removes them with null. */
   putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
+  /** The bucket's lifecycle rules, or null when it has none. */
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
+  /** Replaces the bucket's lifecycle rules (validated first: STORE_INVALID_LIFECYCLE), or removes them with null. */
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void>;
   /**
    * The CORS rules of the buckets called `name` this view can see (the whole engine: every
    * account's; an account's view: its own), from a short-lived in-memory cache.

@@ -8,7 +8,9 @@
  *
  * CORS: bucket rules (operations/cors.ts), preflights and Access-Control-* headers (cors-headers.ts).
  *
- * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
+ * Lifecycle rules: operations/lifecycle.ts (applied by the engine's lifecycle sweeper).
+ *
+ * Gaps: versioning, ACLs, policies, tagging, SSE and object lock cannot be configured:
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts); a
  * write whose headers ask for one is refused (write-headers.ts). By design: one region, named
  * `auto`; any region in the credential scope is accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
@@ -34,6 +36,7 @@ import { deleteObject, deleteObjects, getObject, putObject } from './operations/
 import { isPostObject, postObject } from './operations/post-object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { corsOperation } from './operations/cors.ts';
+import { lifecycleOperation } from './operations/lifecycle.ts';
 import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
 import { applyHoistedHeaders } from './presigned-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
@@ -71,6 +74,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
   }
   if (key === undefined) {
     if (query.has('cors')) return corsOperation(method);
+    if (query.has('lifecycle')) return lifecycleOperation(method);
     const subresource = bucketSubresource(method, query);
     if (subresource) return subresource;
     switch (method) {
