@@ -3,7 +3,7 @@
  * PostgreSQL; only the key's type differs: TEXT there, BYTEA here), and their mapping to the
  * records of metadata-store.ts. Callers pass the key already decoded.
  */
-import type { BucketInfo, ObjectMeta } from '../store/engine/types.ts';
+import type { BucketInfo, ObjectMeta, SseCInfo } from '../store/engine/types.ts';
 import type { AccessKeyPermission, AccessKeyRow, PartRow, StoredPart, UploadRow } from './metadata-store.ts';
 
 export interface BucketRecord { name: string; created: number; storage_class: string }
@@ -21,6 +21,8 @@ export interface ObjectRecord<Key = string> {
   has_inline: number;
   blob_id: string | null;
   part_count: number;
+  /** JSON SseCInfo of an SSE-C object; NULL (or absent in list rows) otherwise. */
+  ssec?: string | null;
 }
 
 export interface UploadRecord<Key = string> {
@@ -37,6 +39,7 @@ export interface UploadRecord<Key = string> {
   finished?: number | string | null;
   completed_version?: string | null;
   completed_parts?: string | null;
+  ssec?: string | null;
 }
 
 export interface PartRecord {
@@ -67,6 +70,7 @@ export function toMeta(row: ObjectRecord<unknown>, key: string): ObjectMeta {
     customMetadata: parseJson(row.custom_metadata),
     checksums: parseJson(row.checksums),
     storageClass: row.storage_class as ObjectMeta['storageClass'],
+    ...(row.ssec ? { ssec: parseJson<SseCInfo>(row.ssec) } : {}),
   };
 }
 
@@ -82,6 +86,7 @@ export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
     state: row.state as UploadRow['state'],
     checksumAlgorithm: (row.checksum_algorithm ?? null) as UploadRow['checksumAlgorithm'],
     ...(row.checksum_type === 'FULL_OBJECT' ? { checksumType: 'FULL_OBJECT' as const } : {}),
+    ...(row.ssec ? { ssec: parseJson<SseCInfo>(row.ssec) } : {}),
     ...(row.completed_version
       ? { completion: { version: row.completed_version, parts: parseJson<Array<[number, string]>>(row.completed_parts ?? '[]'), at: Number(row.finished ?? 0) } }
       : {}),

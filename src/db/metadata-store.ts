@@ -8,7 +8,7 @@ import type { CorsRule } from '../store/engine/cors.ts';
 import type { LifecycleRule } from '../store/engine/lifecycle.ts';
 import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
 import type { BucketUsage, DeleteOutcome,
-  BucketInfo, Checksums, ChecksumType, UploadChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
+  BucketInfo, Checksums, ChecksumType, SseCInfo, UploadChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
 
 /** Where the bytes of a stored object live. */
@@ -44,6 +44,8 @@ export interface UploadRow {
   checksumType?: ChecksumType;
   /** What the completion made, on a completed upload (until finished uploads are forgotten). */
   completion?: UploadCompletion;
+  /** Present when the upload (its parts, then its object) is encrypted with a customer's key (SSE-C). */
+  ssec?: SseCInfo;
 }
 
 /** A completed upload's record, so the same completion sent again can be answered the same. */

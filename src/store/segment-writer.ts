@@ -27,6 +27,12 @@ export async function writeSegments(res: BodySink, segments: readonly BodySegmen
   for (const segment of segments) {
     if (segment.kind === 'inline') {
       if (!res.write(segment.bytes)) await drained(res);
+    } else if (segment.kind === 'stream') {
+      // Made as it is read (an SSE-C object's bytes, decrypted): written as they come, paced by the client.
+      for await (const chunk of segment.read()) {
+        if (res.destroyed) throw new Error('The client closed the connection.');
+        if (!res.write(chunk)) await drained(res);
+      }
     } else if (segment.length === 0) {
       continue;
     } else if (dir !== undefined) {

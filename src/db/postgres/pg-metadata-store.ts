@@ -268,7 +268,7 @@ export class PgMetadataStore implements MetadataStore {
       if (!found) return false;
       await this.#run(client, 'insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
         JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
-        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, null]);
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, upload.ssec ? JSON.stringify(upload.ssec) : null]);
       return true;
     });
   }
@@ -491,14 +491,14 @@ function utf8(text: string): Buffer {
   return Buffer.from(text, 'utf8');
 }
 
-/** $3..$17 of the object writes (see pg-metadata-statements.ts). */
+/** $3..$18 of the object writes (see pg-metadata-statements.ts). */
 function objectValues(meta: ObjectMeta, data: StoredData): unknown[] {
   const parts = data.kind === 'parts' ? data.parts : [];
   return [meta.version, meta.size, meta.etag, meta.uploaded,
     JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
     meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
     // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
-    data.kind === 'parts' ? Math.max(parts.length, 1) : 0,
+    data.kind === 'parts' ? Math.max(parts.length, 1) : 0, meta.ssec ? JSON.stringify(meta.ssec) : null,
     data.kind === 'inline' ? Buffer.from(data.bytes.buffer, data.bytes.byteOffset, data.bytes.byteLength) : null,
     parts.map((p) => p.blobId), parts.map((p) => p.size), parts.map((p) => p.checksum ?? null)];
 }

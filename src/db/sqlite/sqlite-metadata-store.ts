@@ -324,7 +324,7 @@ export class SqliteMetadataStore implements MetadataStore {
       if (!this.#bucketExists(upload.bucket)) return false;
       this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
         JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
-        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, null);
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, upload.ssec ? JSON.stringify(upload.ssec) : null);
       return true;
     });
   }
@@ -515,7 +515,7 @@ export class SqliteMetadataStore implements MetadataStore {
       JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
       meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
       // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
-      data.kind === 'parts' ? Math.max(partCount, 1) : 0);
+      data.kind === 'parts' ? Math.max(partCount, 1) : 0, meta.ssec ? JSON.stringify(meta.ssec) : null);
     if (data.kind === 'inline') this.#sql.insertInlineBody.run(meta.version, data.bytes);
     if (data.kind === 'parts') {
       data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size, part.checksum ?? null));

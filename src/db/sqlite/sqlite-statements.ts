@@ -13,18 +13,18 @@ export interface ObjectRecord extends SharedObjectRecord {
  */
 export type RawObjectRow = [key: string, version: string, size: number, etag: string, uploaded: number, httpMetadata: string,
   customMetadata: string, checksums: string, storageClass: string, hasInline: number, blobId: string | null, partCount: number,
-  inlineData?: Uint8Array | null];
+  ssec: string | null, inlineData?: Uint8Array | null];
 
 export function objectRecord(row: RawObjectRow): ObjectRecord {
   return {
     key: row[0], version: row[1], size: row[2], etag: row[3], uploaded: row[4], http_metadata: row[5], custom_metadata: row[6],
-    checksums: row[7], storage_class: row[8], has_inline: row[9], blob_id: row[10], part_count: row[11], inline_data: row[12],
+    checksums: row[7], storage_class: row[8], has_inline: row[9], blob_id: row[10], part_count: row[11], ssec: row[12], inline_data: row[13],
   };
 }
 
 export type { PartRecord, UploadRecord } from '../metadata-rows.ts';
 
-const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
+const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec';
 
 /** Column order of a raw list row; http_metadata and custom_metadata follow when requested. */
 const LIST_COLUMNS = 'key, version, size, etag, uploaded, checksums, storage_class';
@@ -78,7 +78,7 @@ export function prepareStatements(db: Database) {
     getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data
       FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`).raw(),
     upsertObject: s(`INSERT OR REPLACE INTO objects (bucket, key, version, size, etag, uploaded, http_metadata,
-      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertInlineBody: s('INSERT OR REPLACE INTO inline_bodies (version, bytes) VALUES (?, ?)'),
     deleteInlineBody: s('DELETE FROM inline_bodies WHERE version = ?'),
     deleteObject: s('DELETE FROM objects WHERE bucket = ? AND key = ?'),

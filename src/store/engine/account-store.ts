@@ -16,7 +16,7 @@ import type { LifecycleRule } from './lifecycle.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
+  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
   UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertBucketName } from './validation.ts';
@@ -130,9 +130,9 @@ class AccountStore implements StoreEngine {
     return (await this.#engine.corsOfBucketsNamed(name)).filter((entry) => entry.bucket === stored).map((entry) => ({ ...entry, bucket: name }));
   }
 
-  head(bucket: string, key: string): Promise<ObjectMeta | null> {
+  head(bucket: string, key: string, options?: HeadOptions): Promise<ObjectMeta | null> {
     const stored = this.#stored(bucket);
-    return stored === null ? noSuchBucket() : this.#engine.head(stored, key);
+    return stored === null ? noSuchBucket() : this.#engine.head(stored, key, options);
   }
 
   get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null> {

@@ -106,6 +106,8 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
     customMetadata: upload.customMetadata,
     checksums: upload.checksumType === 'FULL_OBJECT' ? fullObjectChecksum(upload.checksumAlgorithm, used) : compositeChecksum(upload.checksumAlgorithm, used),
     storageClass: upload.storageClass,
+    // An SSE-C upload's object keeps its record: its parts are encrypted with that key.
+    ...(upload.ssec ? { ssec: upload.ssec } : {}),
   };
   if (input.expectedChecksum) checkCompletionChecksum(input.expectedChecksum, meta.checksums[input.expectedChecksum.algorithm]);
   return { meta, parts: used };

@@ -7,7 +7,7 @@ import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
 import type { LifecycleRule } from './lifecycle.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 /** Which buckets a listing covers (src/store/engine/account-store.ts names them). */
@@ -49,8 +49,8 @@ export interface StoreEngine {
    */
   corsOfBucketsNamed(name: string): Promise<BucketCors[]>;
 
-  /** Metadata only; null when the key does not exist. */
-  head(bucket: string, key: string): Promise<ObjectMeta | null>;
+  /** Metadata only; null when the key does not exist. With an SSE-C key, the key is checked against the object. */
+  head(bucket: string, key: string, options?: HeadOptions): Promise<ObjectMeta | null>;
   /** null when the key does not exist; a result without body when `onlyIf` fails. */
   get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null>;
   /** Stores the body durably, then makes it visible; null (nothing stored) when `onlyIf` fails. */

@@ -40,6 +40,17 @@ export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
  */
 export type Checksums = Partial<Record<ChecksumAlgorithm | CrcAlgorithm, string>>;
 
+/**
+ * How an object (or a multipart upload) encrypted with a customer's key (SSE-C, sse-c.ts) is kept:
+ * the key's MD5 (base64), the only part faces show; and, inside the engine, the salt and the
+ * salted HMAC a key sent later is checked against. The key itself is never stored.
+ */
+export interface SseCInfo {
+  keyMd5: string;
+  salt?: string;
+  check?: string;
+}
+
 /** Everything known about one stored object (one upload of a key). */
 export interface ObjectMeta {
   key: string;
@@ -54,6 +65,8 @@ export interface ObjectMeta {
   customMetadata: Record<string, string>;
   checksums: Checksums;
   storageClass: StorageClass;
+  /** Present when the object is stored encrypted with a customer's key (SSE-C). */
+  ssec?: SseCInfo;
 }
 
 /** One element of an If-Match / If-None-Match list (RFC 7232 §3.1/§3.2). */
@@ -90,7 +103,9 @@ export interface ServedRange {
 /** Where an object's bytes live; used to stream them, or to hand a file straight to a socket. */
 export type BodySegment =
   | { kind: 'inline'; bytes: Uint8Array }
-  | { kind: 'blob'; blobId: string; offset: number; length: number };
+  | { kind: 'blob'; blobId: string; offset: number; length: number }
+  /** Bytes made as they are read (an SSE-C object's, decrypted): never sent straight from a file. */
+  | { kind: 'stream'; length: number; read(): AsyncIterable<Uint8Array> };
 
 /**
  * A body handed to put/uploadPart: bytes already in memory, or a stream of known or unknown length.
@@ -111,10 +126,14 @@ export interface PutOptions {
   verifiedChecksums?: () => Checksums;
   storageClass?: StorageClass;
   onlyIf?: Conditional;
+  /** Store the body encrypted with this customer's key (SSE-C): 64 lowercase hex characters. */
+  ssecKey?: string;
 }
 
 export interface GetOptions {
   onlyIf?: Conditional;
+  /** The customer's key an SSE-C object was stored with (required for one, refused for any other object). */
+  ssecKey?: string;
   range?: RangeRequest;
   /**
    * Serve one part of a multipart object (1-based; S3's GetObject `partNumber`). Part 1 of any
@@ -183,6 +202,8 @@ export interface MultipartOptions {
   checksumAlgorithm?: UploadChecksumAlgorithm;
   /** Which (default COMPOSITE; FULL_OBJECT for CRCs only). */
   checksumType?: ChecksumType;
+  /** Encrypt the parts, and the object, with this customer's key (SSE-C); every part must then give it. */
+  ssecKey?: string;
 }
 
 export interface UploadedPart {
@@ -206,6 +227,13 @@ export interface CompleteOptions {
    * (the binding, as the real one), a completed upload is STORE_NO_SUCH_UPLOAD.
    */
   answerRepeat?: boolean;
+  /** The upload's SSE-C key, when the caller gives it (S3 may): checked. */
+  ssecKey?: string;
+}
+
+export interface HeadOptions {
+  /** Check this SSE-C key against an encrypted object (S3's HeadObject); refused for an object not encrypted. */
+  ssecKey?: string;
 }
 
 export interface UploadPartOptions {
@@ -217,6 +245,8 @@ export interface UploadPartOptions {
    * uploaded again no longer names it, even when the bytes are the same.
    */
   opaqueEtag?: boolean;
+  /** The upload's SSE-C key (required for an upload created with one, refused for any other). */
+  ssecKey?: string;
 }
 
 /** An in-progress multipart upload, for listing (S3 ListMultipartUploads). */

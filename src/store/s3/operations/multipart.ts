@@ -14,6 +14,7 @@ import { element, OWNER_FIELDS, OWNER_XML, parseRequestXml, xmlDocument } from '
 import { readCopySource } from './copy.ts';
 import { checksumElements, checksumHeaders, checksumType, customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
 import { writeCondition } from '../http-conditions.ts';
+import { setSseCHeaders, sseCKeyHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 
 function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
@@ -55,10 +56,13 @@ export async function createMultipartUpload(ctx: S3Context): Promise<void> {
   const headers = ctx.req.headers;
   const storageClass = storageClassFrom(headers);
   const checksum = uploadChecksum(headers);
+  const ssecKey = sseCKeyOf(headers);
   const id = await ctx.engine.createMultipartUpload(requireBucket(ctx), requireKey(ctx), {
     httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers), ...(storageClass ? { storageClass } : {}),
     ...(checksum ? { checksumAlgorithm: checksum.algorithm, checksumType: checksum.type } : {}),
+    ...(ssecKey !== undefined ? { ssecKey } : {}),
   });
+  setSseCHeaders(ctx.res, sseCKeyHeaders(ssecKey));
   if (checksum) {
     ctx.res.setHeader('x-amz-checksum-algorithm', checksum.algorithm.toUpperCase());
     ctx.res.setHeader('x-amz-checksum-type', checksum.type);
@@ -70,16 +74,21 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
   const length = declaredLength(ctx.req.headers);
   if (length === undefined) throw S3_ERRORS.missingContentLength();
+  const ssecKey = sseCKeyOf(ctx.req.headers);
   const { body, checksums } = verifiedUpload(ctx.req, ctx.req.headers, ctx.signing);
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length }, { verifiedChecksums: checksums });
+  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length },
+    { verifiedChecksums: checksums, ...(ssecKey !== undefined ? { ssecKey } : {}) });
   // The checksum is echoed when the upload keeps it, so a client names it back at completion.
-  sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}) });
+  sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}), ...sseCKeyHeaders(ssecKey) });
 }
 
 export async function uploadPartCopy(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
+  const ssecKey = sseCKeyOf(ctx.req.headers);
   const source = await readCopySource(ctx, true);
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: source.body, length: source.length });
+  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: source.body, length: source.length },
+    ssecKey !== undefined ? { ssecKey } : {});
+  setSseCHeaders(ctx.res, sseCKeyHeaders(ssecKey));
   sendXml(ctx, 200, xmlDocument('CopyPartResult', element('ETag', `"${part.etag}"`) + element('LastModified', new Date(ctx.now).toISOString())));
 }
 
@@ -100,14 +109,16 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   // If-Match / If-None-Match guard the object the completion would replace (S3 conditional writes).
   const onlyIf = writeCondition(ctx.req.headers);
   const expectedChecksum = await completionChecksum(ctx);
+  const ssecKey = sseCKeyOf(ctx.req.headers);
   // A client retrying after a lost answer gets the same success (S3), not NoSuchUpload.
   const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, {
-    answerRepeat: true, ...(onlyIf ? { onlyIf } : {}), ...(expectedChecksum ? { expectedChecksum } : {}),
+    answerRepeat: true, ...(onlyIf ? { onlyIf } : {}), ...(expectedChecksum ? { expectedChecksum } : {}), ...(ssecKey !== undefined ? { ssecKey } : {}),
   }).catch(async (error: unknown) => {
     if (error instanceof StoreError && error.code === 'STORE_PRECONDITION_FAILED') throw await writeConditionFailure(ctx, onlyIf);
     throw error;
   });
   const checksums = checksumElements(meta.checksums);
+  setSseCHeaders(ctx.res, sseCResponseHeaders(meta));
   sendXml(ctx, 200, xmlDocument('CompleteMultipartUploadResult',
     element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)
     + (checksums === '' ? '' : checksums + element('ChecksumType', checksumType(meta.checksums)))));

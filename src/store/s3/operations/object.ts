@@ -11,7 +11,8 @@ import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sen
 import { deleteCondition, namesObject, parseRange, preconditionStatus, rangeApplies, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
-import { namesSseC, SSE_HEADERS, sseCNotApplicable } from '../write-headers.ts';
+import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
+import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -112,12 +113,14 @@ export async function putObject(ctx: S3Context): Promise<void> {
   const md5 = contentMd5Hex(headers);
   const onlyIf = writeCondition(headers);
   const storageClass = storageClassFrom(headers);
+  const ssecKey = sseCKeyOf(headers);
   const options: PutOptions = {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
     ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
     ...(storageClass ? { storageClass } : {}),
     ...(onlyIf ? { onlyIf } : {}),
+    ...(ssecKey !== undefined ? { ssecKey } : {}),
   };
   const { body, checksums } = verifiedUpload(ctx.req, headers, ctx.signing);
   options.verifiedChecksums = checksums;
@@ -130,7 +133,7 @@ export async function putObject(ctx: S3Context): Promise<void> {
     ctx.req.resume();
     throw await writeConditionFailure(ctx, onlyIf);
   }
-  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums) });
+  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums), ...sseCResponseHeaders(meta) });
 }
 
 /** Bodies up to this size may be taken whole once they have arrived (arrivedWhole). */
@@ -189,33 +192,29 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   assertResponseOverrides(ctx.query);
   if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
   refuseSseOnRead(ctx.req.headers);
-  if (namesSseC(ctx.req.headers)) {
-    if (!(await ctx.engine.head(bucket, key))) {
-      if (head) return sendEmpty(ctx, 404);
-      throw new StoreError('STORE_NO_SUCH_KEY');
-    }
-    throw sseCNotApplicable('object');
-  }
+  // SSE-C: the key an encrypted object was stored with (required, and checked, for one; refused for any other).
+  const ssecKey = sseCKeyOf(ctx.req.headers);
+  const keyed = ssecKey !== undefined ? { ssecKey } : {};
   let result: GetResult | null;
   try {
-    result = part !== undefined ? await ctx.engine.get(bucket, key, { part })
-      : head ? await headAsGet(ctx, bucket, key) : await ctx.engine.get(bucket, key, range ? { range } : {});
+    result = part !== undefined ? await ctx.engine.get(bucket, key, { part, ...keyed })
+      : head ? await headAsGet(ctx, bucket, key, ssecKey) : await ctx.engine.get(bucket, key, range ? { range, ...keyed } : keyed);
     // If-Range naming another version of the object: the whole object, not the range.
     if (range && result && !rangeApplies(ctx.req.headers, result.meta)) {
       result.body?.discard();
       range = undefined;
-      result = await ctx.engine.get(bucket, key);
+      result = await ctx.engine.get(bucket, key, keyed);
     }
   } catch (error) {
     // An unsatisfiable range or part still answers a failed precondition first (RFC 7233 §3.1).
     if (!(error instanceof StoreError) || (error.code !== 'STORE_INVALID_RANGE' && error.code !== 'STORE_INVALID_PART_NUMBER')) throw error;
-    const meta = await ctx.engine.head(bucket, key);
+    const meta = await ctx.engine.head(bucket, key, keyed);
     const status = meta ? preconditionStatus(conds, meta, true) : 200;
     if (meta && status !== 200) return answerPrecondition(ctx, meta, status, head);
     // An If-Range the object fails makes the range moot: the whole object.
     if (!meta || !range || rangeApplies(ctx.req.headers, meta)) throw error;
     range = undefined;
-    result = await ctx.engine.get(bucket, key);
+    result = await ctx.engine.get(bucket, key, keyed);
   }
   if (!result) {
     if (head) return sendEmpty(ctx, 404);
@@ -229,6 +228,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   }
   const headers = objectHeaders(meta, ctx.query);
   headers['x-amz-request-id'] = ctx.requestId;
+  Object.assign(headers, sseCResponseHeaders(meta));
   // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
   if (!range && part === undefined && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
     const checksums = checksumHeaders(meta.checksums);
@@ -269,12 +269,9 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   const maxParts = wholeNumberHeader(ctx, 'x-amz-max-parts', 1000);
   const marker = wholeNumberHeader(ctx, 'x-amz-part-number-marker', 0);
   // Part 1 is any object's first byte range; it also tells how many parts a multipart object has.
-  const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1 });
+  const ssecKey = sseCKeyOf(ctx.req.headers);
+  const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1, ...(ssecKey !== undefined ? { ssecKey } : {}) });
   if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
-  if (namesSseC(ctx.req.headers)) {
-    result.body?.discard();
-    throw sseCNotApplicable('object');
-  }
   result.body?.discard();
   const { meta } = result;
   const checksums = checksumElements(meta.checksums);
@@ -335,8 +332,10 @@ function partNumberOf(query: URLSearchParams): number | undefined {
   return n;
 }
 
-async function headAsGet(ctx: S3Context, bucket: string, key: string): Promise<GetResult | null> {
-  const meta = await ctx.engine.head(bucket, key);
+/** HeadObject: as S3, an SSE-C object's metadata needs its key (checked by the engine). */
+async function headAsGet(ctx: S3Context, bucket: string, key: string, ssecKey: string | undefined): Promise<GetResult | null> {
+  const meta = await ctx.engine.head(bucket, key, ssecKey !== undefined ? { ssecKey } : {});
+  if (meta?.ssec && ssecKey === undefined) throw new StoreError('STORE_SSEC_KEY_REQUIRED');
   return meta ? { meta, range: { offset: 0, length: meta.size } } : null;
 }
 
