@@ -23,6 +23,8 @@ export interface LifecycleRule {
   transition?: LifecycleCondition;
   /** Abort multipart uploads this long after they were created. */
   abortUploadsAfterSeconds?: number;
+  /** Set when S3's older form gave the prefix (a rule-level `Prefix`, no `Filter`): read back the same way. */
+  prefixAtRule?: boolean;
 }
 
 export const LIFECYCLE_LIMITS = {

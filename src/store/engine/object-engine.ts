@@ -21,7 +21,7 @@ import { checkCompletionChecksum, normaliseEtag, opaquePartEtag, planCompletion 
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { earlyRefusal, EARLY_QUOTA_CHECK_BYTES, quotaError } from './quota.ts';
 import { resolveRange } from './ranges.ts';
-import { newSseC, openSseC, publicSseC, sealBody, sealedLength, sealedSegments, type SealedDigests } from './sse-c.ts';
+import { newSseC, openSseC, publicSseC, sealBody, sealedEtag, sealedLength, sealedSegments, type SealedDigests } from './sse-c.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
   BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, SseCInfo, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
@@ -46,9 +46,9 @@ const ALGORITHM_NAMES = { md5: 'MD5', sha1: 'SHA-1', sha256: 'SHA-256', sha384: 
 /** node:crypto's names of the binding's checksum algorithms. */
 const NODE_HASH_NAMES = { md5: 'md5', sha1: 'sha1', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512' } as const;
 
-/** What an SSE-C put hashes of its plaintext: the algorithm of the checksum the caller states, if any. */
+/** What an SSE-C put hashes of its plaintext: MD5 (for its etag) and the algorithm of the checksum the caller states. */
 function sealedAlgorithms(expected: PutOptions['expectedChecksum']): string[] {
-  return expected ? [NODE_HASH_NAMES[expected.algorithm]] : [];
+  return expected && expected.algorithm !== 'md5' ? ['md5', NODE_HASH_NAMES[expected.algorithm]] : ['md5'];
 }
 
 /**
@@ -240,7 +240,7 @@ export class ObjectEngine implements StoreEngine {
     await this.#checkRoom(bucket, body, key);
 
     // SSE-C: the body is encrypted as it streams in; its plaintext is hashed on the way, for the
-    // checksum the caller states. The etag is the MD5 of what is stored, which says nothing of the content.
+    // checksum the caller states and the etag (sse-c.ts's sealedEtag: nothing of the content shows).
     const sseC = options.ssecKey === undefined ? undefined : newSseC(options.ssecKey);
     const sealed = sseC ? sealBody(body, sseC.dataKey, sealedAlgorithms(options.expectedChecksum)) : undefined;
     const ingested = await ingestBody(sealed ? sealed.body : body, {
@@ -255,7 +255,8 @@ export class ObjectEngine implements StoreEngine {
         ? { ...options.verifiedChecksums?.(), ...this.#verifyPlainChecksum(plain, options.expectedChecksum) }
         : { ...options.verifiedChecksums?.(), ...this.#verifyChecksum(ingested, options.expectedChecksum) };
       meta = {
-        key, version: randomHexId(), size: plain ? plain.size : ingested.size, etag: ingested.md5, uploaded: this.#clock.now(),
+        key, version: randomHexId(), size: plain ? plain.size : ingested.size,
+        etag: plain && sseC ? sealedEtag(sseC.dataKey, plain.hex.md5!) : ingested.md5, uploaded: this.#clock.now(),
         httpMetadata: options.httpMetadata ?? {}, customMetadata: options.customMetadata ?? {}, checksums, storageClass,
         ...(sseC ? { ssec: sseC.record } : {}),
       };
@@ -321,15 +322,17 @@ export class ObjectEngine implements StoreEngine {
     // An SSE-C upload's parts are encrypted with its key, which every part must give.
     const dataKey = sseCDataKey(upload.ssec, options.ssecKey, 'upload');
     await this.#checkRoom(bucket, body);
-    const sealed = dataKey ? sealBody(body, dataKey, []) : undefined;
+    const sealed = dataKey ? sealBody(body, dataKey, ['md5']) : undefined;
     const ingested = await ingestBody(sealed ? sealed.body : body, {
       blobs: this.#blobs, inlineMax: 0, maxSize: sealed ? sealedLength(STORE_LIMITS.maxPartBytes) : STORE_LIMITS.maxPartBytes, alwaysBlob: true,
     });
     // Kept only in the upload's own algorithm: those are what completion combines.
     const algorithm = upload.checksumAlgorithm;
     const checksum = algorithm ? options.verifiedChecksums?.()[algorithm] : undefined;
-    const size = sealed ? sealed.digests().size : ingested.size;
-    const part: PartRow = { partNumber, etag: ingested.md5, size, blobId: ingested.blobId!, uploaded: this.#clock.now() };
+    const plain = sealed?.digests();
+    const size = plain ? plain.size : ingested.size;
+    const md5 = plain && dataKey ? sealedEtag(dataKey, plain.hex.md5!) : ingested.md5;
+    const part: PartRow = { partNumber, etag: md5, size, blobId: ingested.blobId!, uploaded: this.#clock.now() };
     if (checksum !== undefined) part.checksum = checksum;
     const recorded = await this.#meta.putPart(uploadId, part).catch(async (error: unknown) => {
       await this.#discard(ingested);
@@ -339,7 +342,7 @@ export class ObjectEngine implements StoreEngine {
       await this.#discard(ingested);
       throw new StoreError('STORE_NO_SUCH_UPLOAD');
     }
-    const etag = options.opaqueEtag ? opaquePartEtag(uploadId, partNumber, part.blobId) : ingested.md5;
+    const etag = options.opaqueEtag ? opaquePartEtag(uploadId, partNumber, part.blobId) : md5;
     return algorithm && checksum !== undefined ? { partNumber, etag, checksums: { [algorithm]: checksum } } : { partNumber, etag };
   }
 

@@ -66,6 +66,15 @@ export function openSseC(record: SseCInfo, hexKey: string, what: 'object' | 'upl
   return derive(key, 'data', salt);
 }
 
+/**
+ * The etag of an SSE-C object (or part): an HMAC of its plaintext's MD5 under its data key. The same
+ * bytes uploaded again under one key (a part sent twice) get the same etag, as S3 clients expect;
+ * without the key it says nothing of the content, unlike the MD5 itself.
+ */
+export function sealedEtag(dataKey: Buffer, plainMd5Hex: string): string {
+  return createHmac('md5', dataKey).update(plainMd5Hex).digest('hex');
+}
+
 /** The record as faces may show it: the key's MD5 only. */
 export function publicSseC(record: SseCInfo): SseCInfo {
   return { keyMd5: record.keyMd5 };

@@ -88,7 +88,10 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
     throw S3_ERRORS.invalidArgument(`The encryption method specified is not supported: x-amz-server-side-encryption must be one of ${SSE_METHODS.join(', ')}.`);
   }
   const sse = firstPresent(headers, SSE_HEADERS);
-  if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
   const customer = firstPresent(headers, SSE_C);
+  if (sse !== undefined && customer !== undefined) {
+    throw S3_ERRORS.invalidArgument(`Server Side Encryption with Customer provided key is incompatible with the encryption method specified (${sse} with ${customer}).`);
+  }
+  if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
   if (customer !== undefined && !sseC) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys in a browser form upload (${customer})`);
 }

@@ -42,7 +42,8 @@ test('PutBucketLifecycleConfiguration as the SDK sends it; Get answers the rules
   await client.send(new PutBucketLifecycleConfigurationCommand({ Bucket: bucket, LifecycleConfiguration: { Rules: [] } }));
   replace(undefined);
   const [only] = (await client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules!;
-  assert.deepEqual([only!.Filter, only!.Expiration, typeof only!.ID, only!.ID!.length > 0], [{ Prefix: 'old/' }, { Days: 1 }, 'string', true]);
+  assert.deepEqual([only!.Prefix, only!.Filter, only!.Expiration, typeof only!.ID, only!.ID!.length > 0], ['old/', undefined, { Days: 1 }, 'string', true],
+    'read back in the form it was written');
   await client.send(new DeleteBucketLifecycleCommand({ Bucket: bucket }));
   await assert.rejects(client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket })), code('NoSuchLifecycleConfiguration', 404));
   await assert.rejects(client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'no-such-bucket' })), code('NoSuchBucket', 404));

@@ -108,6 +108,10 @@ test('multipart with SSE-C: every part needs the upload\'s key; the object reads
   await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey(OTHER) })), code('AccessDenied', 403));
   const one = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
   assert.equal(one.SSECustomerKeyMD5, md5(KEY));
+  assert.notEqual(one.ETag, `"${createHash('md5').update(parts[0]!).digest('hex')}"`, 'a part\'s etag tells nothing of its content either');
+  // A part sent again with the same bytes (a client's retry) keeps its etag, as S3's MD5 etags do.
+  const again = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
+  assert.equal(again.ETag, one.ETag);
   // Part 2 copied from an SSE-C object under another key.
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'tail', Body: parts[1], ...withKey(OTHER) }));
   const two = await client.send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 2, CopySource: `${bucket}/tail`,
@@ -169,5 +173,7 @@ test('malformed SSE-C headers are refused as S3 refuses them, before anything is
   await assert.rejects(send({ [algorithm]: 'AES256', [key]: randomBytes(16).toString('base64'), [keyMd5]: md5(KEY) }), code('InvalidArgument', 400), 'a short key');
   await assert.rejects(send({ [algorithm]: 'AES256', [key]: KEY.toString('base64'), [keyMd5]: md5(OTHER) }), code('InvalidArgument', 400), 'the MD5 of another key');
   await assert.rejects(send({ [algorithm]: 'AES256', [key]: KEY.toString('base64') }), code('InvalidArgument', 400), 'no MD5');
+  await assert.rejects(send({ [algorithm]: 'AES256', [key]: KEY.toString('base64'), [keyMd5]: md5(KEY), 'x-amz-server-side-encryption': 'AES256' }),
+    code('InvalidArgument', 400), 'SSE-C with SSE-S3');
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'refused' })), status(404));
 });

@@ -4,7 +4,8 @@
  * (src/store/engine/lifecycle.ts), which the R2 API's lifecycle routes and the dashboard share.
  *
  * Supported, as S3 writes them: `ID`, `Status`, a prefix (`Filter` > `Prefix`, `Filter` > `And` >
- * `Prefix`, or the older rule-level `Prefix`), `Expiration` in `Days` or at a `Date` (midnight UTC),
+ * `Prefix`, or the older rule-level `Prefix`, read back in the form it was written), `Expiration` in
+ * `Days` or at a `Date` (midnight UTC),
  * one `Transition` to STANDARD_IA, `AbortIncompleteMultipartUpload` > `DaysAfterInitiation`. What
  * the store cannot do is refused, naming it, and nothing is stored: filters on tags or sizes and
  * noncurrent-version actions and delete markers (buckets are never versioned) are NotImplemented,
@@ -148,6 +149,7 @@ function ruleOf(value: unknown): LifecycleRule {
   const status = text(rule, 'Status')?.trim();
   if (status !== 'Enabled' && status !== 'Disabled') malformed();
   const out: LifecycleRule = { id: text(rule, 'ID') ?? randomBytes(12).toString('base64url'), enabled: status === 'Enabled', prefix: prefixOf(rule) };
+  if (rule.Prefix !== undefined) out.prefixAtRule = true;
   const expiration = one(rule, 'Expiration');
   if (expiration !== undefined) {
     const action = elementOf(expiration);
@@ -196,7 +198,8 @@ function conditionXml(condition: LifecycleCondition): string {
 }
 
 export function lifecycleConfigurationXml(rules: readonly LifecycleRule[]): string {
-  const inner = rules.map((rule) => `<Rule>${element('ID', rule.id)}<Filter>${element('Prefix', rule.prefix)}</Filter>`
+  const inner = rules.map((rule) => `<Rule>${element('ID', rule.id)}`
+    + (rule.prefixAtRule ? element('Prefix', rule.prefix) : `<Filter>${element('Prefix', rule.prefix)}</Filter>`)
     + element('Status', rule.enabled ? 'Enabled' : 'Disabled')
     + (rule.expiration ? `<Expiration>${conditionXml(rule.expiration)}</Expiration>` : '')
     + (rule.transition ? `<Transition>${conditionXml(rule.transition)}${element('StorageClass', 'STANDARD_IA')}</Transition>` : '')
