@@ -1,4 +1,4 @@
-// Strict lint from the first commit (STYLE.md §5): typescript-eslint's recommended rules on all code.
+// Strict lint from the first commit: typescript-eslint's recommended rules on all code.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

@@ -1,5 +1,5 @@
 /**
- * Store through `edgeport dev`: the shared driver script (../shared/bench/store-driver.mjs, one
+ * Store through `edgeport dev`: the driver script (bench/drivers/store-driver.mjs, one
  * binding call per request) under wrk/autocannon at 32 connections, as the issue's targets measure.
  */
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { startDevServer } from '../test/helpers/dev-server.ts';
 import { runLoad } from './load.ts';
 import { formatResult, runClosedLoop, type BenchResult } from './stats.ts';
 
-const SHARED = fileURLToPath(new URL('../../shared/bench/', import.meta.url));
+const DRIVERS = fileURLToPath(new URL('drivers/', import.meta.url));
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
@@ -65,7 +65,7 @@ async function multipart(url: string, totalMiB: number, partMiB: number): Promis
 
 export async function benchStoreHttp(seconds: number): Promise<string[]> {
   // The driver script runs in workerd, the only runtime.
-  const server = await startDevServer(`${SHARED}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
+  const server = await startDevServer(`${DRIVERS}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
   const lines: string[] = [];
   // `edgeport dev` keeps its metadata in SQLite in its data dir; it has no database option.
   if (process.env.EDGEPORT_BENCH_DB_URL) console.log('http: metadata on SQLite (edgeport dev has no database option; EDGEPORT_BENCH_DB_URL applies to the binding legs)');
@@ -79,7 +79,7 @@ export async function benchStoreHttp(seconds: number): Promise<string[]> {
     const only = process.env.EDGEPORT_BENCH_OPS?.split(',');
     for (const [name, op, env, bytes] of ops) {
       if (only && !only.includes(op)) continue;
-      const r = await runLoad({ url: server.url, connections: 32, seconds, lua: `${SHARED}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+      const r = await runLoad({ url: server.url, connections: 32, seconds, lua: `${DRIVERS}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
       const line = formatResult({ name: `http ${name} (${r.tool}, 32 conn)`, ops: r.requestsPerSec * seconds, seconds, p50: r.p50, p99: r.p99, ...(bytes ? { bytesPerOp: bytes } : {}) });
       lines.push(r.errors ? `${line}  errors ${r.errors}` : line);
       console.log(lines.at(-1));

@@ -1,5 +1,5 @@
 /**
- * The store driver script (../shared/bench/store-driver.mjs) through `edgeport dev` beside the same
+ * The store driver script (bench/drivers/store-driver.mjs) through `edgeport dev` beside the same
  * script in Miniflare (what `wrangler dev` runs, its bucket persisted on disk), both seeded alike
  * and loaded alike (wrk, 32 connections), in alternating rounds; prints each round, the medians and
  * edgeport/Miniflare per operation. Miniflare is not a dependency of edgeport: it is loaded from the
@@ -14,7 +14,7 @@ import { runLoad, type LoadResult } from './load.ts';
 import { median } from './stats.ts';
 import { acRequest, seed } from './store-http.ts';
 
-const SHARED = fileURLToPath(new URL('../../shared/bench/', import.meta.url));
+const DRIVERS = fileURLToPath(new URL('drivers/', import.meta.url));
 const CONNECTIONS = 32;
 const KiB = 1024;
 
@@ -39,7 +39,7 @@ async function startMiniflare(from: string): Promise<Server> {
   const { Miniflare } = await import(pathToFileURL(entry).href) as MiniflareModule;
   const persist = mkdtempSync(join(tmpdir(), 'edgeport-bench-miniflare-'));
   const mf = new Miniflare({
-    modules: true, scriptPath: `${SHARED}store-driver.mjs`, modulesRoot: SHARED, compatibilityDate: '2025-01-01',
+    modules: true, scriptPath: `${DRIVERS}store-driver.mjs`, modulesRoot: DRIVERS, compatibilityDate: '2025-01-01',
     r2Buckets: { BUCKET: 'bench' }, r2Persist: persist, host: '127.0.0.1', port: 0,
   });
   const url = String(await mf.ready).replace(/\/$/, '');
@@ -53,7 +53,7 @@ async function startMiniflare(from: string): Promise<Server> {
 }
 
 async function startEdgeport(): Promise<Server> {
-  const server = await startDevServer(`${SHARED}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
+  const server = await startDevServer(`${DRIVERS}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
   return { name: 'edgeport', url: server.url, stop: () => server.stop() };
 }
 
@@ -76,12 +76,12 @@ export async function benchStoreVsMiniflare(seconds: number, rounds = 3): Promis
     for (const [op, name, env] of operations) {
       for (const server of servers) {
         // A short warm-up per operation and server, so the first round is not the cold one.
-        await runLoad({ url: server.url, connections: CONNECTIONS, seconds: 1, lua: `${SHARED}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+        await runLoad({ url: server.url, connections: CONNECTIONS, seconds: 1, lua: `${DRIVERS}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
       }
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? servers : [...servers].reverse();
         for (const server of order) {
-          const load = await runLoad({ url: server.url, connections: CONNECTIONS, seconds, lua: `${SHARED}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+          const load = await runLoad({ url: server.url, connections: CONNECTIONS, seconds, lua: `${DRIVERS}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
           // Answered requests only: a refusal (a 503 shed by a loaded listener) is no request served.
           const result = { ...load, requestsPerSec: Math.max(0, load.requestsPerSec - load.errors / seconds) };
           const key = `${name}|${server.name}`;

@@ -25,7 +25,7 @@ import { runLoad } from './load.ts';
 import { median } from './stats.ts';
 import { acRequest, seed } from './store-http.ts';
 
-const SHARED = fileURLToPath(new URL('../../shared/bench/', import.meta.url));
+const DRIVERS = fileURLToPath(new URL('drivers/', import.meta.url));
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 const TICKS_PER_SECOND = 100;
 const CONNECTIONS = 32;
@@ -133,7 +133,7 @@ const config :Workerd.Config = (
 }
 
 async function startEdgeport(): Promise<Topology> {
-  const server = await startDevServer(`${SHARED}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
+  const server = await startDevServer(`${DRIVERS}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
   try {
     await seed(server.url);
     const [workerd] = workerdProcesses(server.child.pid);
@@ -148,7 +148,7 @@ async function startEdgeport(): Promise<Topology> {
 async function measure(topology: Topology, seconds: number): Promise<Round> {
   const before = Object.fromEntries(Object.entries(topology.pids).map(([role, pid]) => [role, cpuTicks(pid)]));
   const load = await runLoad({
-    url: topology.url, connections: CONNECTIONS, seconds, lua: `${SHARED}store-driver.lua`, env: { OP: 'get' }, autocannonRequest: acRequest('get'),
+    url: topology.url, connections: CONNECTIONS, seconds, lua: `${DRIVERS}store-driver.lua`, env: { OP: 'get' }, autocannonRequest: acRequest('get'),
   });
   // Only answered gets count: a refusal (a 503 shed by a loaded listener) costs far less than a get and would flatter the figure.
   const requests = Math.max(1, load.requestsPerSec * seconds - load.errors);

@@ -1,6 +1,7 @@
 /**
  * The management API as one Hono app under `/client/v4`. Pipeline of a request, in order: route
- * (unknown path 400 / 7000, known path with another method 405) -> authenticate -> read and
+ * (unknown path 400 / 7000, naming the gateway's port for a gateway path or a JSON-RPC body; known
+ * path with another method 405) -> authenticate -> read and
  * validate the body (JSON only, size-limited) -> handler -> envelope. Every answer but a ruleset
  * DELETE (204) is the envelope, errors included; a refused request writes nothing.
  *
@@ -34,6 +35,7 @@ import { GRAPHQL_ROUTES } from './graphql/graphql-routes.ts';
 import { mountHealthRoutes } from './health/health-routes.ts';
 import { mountMetricsRoute } from './health/metrics-route.ts';
 import { Counter } from 'prom-client';
+import { isJsonRpcText, listenerOrigin, mayBeJsonRpc } from '../core/http/wrong-port.ts';
 import { statusClass, type Metrics } from '../core/metrics.ts';
 import { JOB_ROUTES } from './logshipping/job-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -71,6 +73,9 @@ export const API_ROUTES: readonly ApiRoute[] = [
 export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) => route.path.includes('/logshipping/'))
   .map((route) => ({ ...route, path: route.path.replace('/logshipping/', '/logpush/') }));
 
+/** The gateway's path: a request for it came to the wrong port. */
+const GATEWAY_PATH = /^\/v1\/[^/]+\/?$/;
+
 /** Account-level log job paths, which edgeport does not have: told where the zone's are. */
 const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(\/|$)/;
 
@@ -107,9 +112,15 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
     });
   }
   const patterns = served.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
-  app.notFound((c) => {
+  app.notFound(async (c) => {
     const path = new URL(c.req.url).pathname;
     const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))];
+    if (allowed.length === 0 && (GATEWAY_PATH.test(path) || (mayBeJsonRpc(c.req.method, c.req.raw.headers) && isJsonRpcText(await c.req.raw.text())))) {
+      const url = deps.gateway?.url();
+      const gateway = url === undefined ? 'http://<host>:8545' : listenerOrigin(url, c.req.header('host'));
+      const port = url === undefined ? '8545' : new URL(url).port;
+      return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: this port is edgeport's management API; JSON-RPC goes to the gateway, which listens on port ${port}: POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia` }]);
+    }
     if (allowed.length === 0 && ACCOUNT_LOG_JOBS.test(path)) {
       const segment = ACCOUNT_LOG_JOBS.exec(path)![1]!;
       return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: log jobs belong to zones here, not to accounts; use ${API_PREFIX}/zones/<zone_id>/${segment}/jobs` }]);
@@ -122,8 +133,8 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
   if (dashboard) {
     app.get('/*', (c) => {
       const path = new URL(c.req.url).pathname;
-      // Everything under /client/ (other API versions included) keeps the API's answers.
-      return path === '/client' || path.startsWith('/client/') ? c.notFound() : dashboard(c.req.raw);
+      // Everything under /client/ (other API versions included) keeps the API's answers; a gateway path is told where the gateway is.
+      return path === '/client' || path.startsWith('/client/') || GATEWAY_PATH.test(path) ? c.notFound() : dashboard(c.req.raw);
     });
   }
   app.onError((error, c) => (clientGone(c.req.raw, error) ? disconnected(error, deps) : toErrorResponse(error, deps.logger)));

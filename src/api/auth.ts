@@ -1,7 +1,7 @@
 /**
- * Authentication (SPEC §5) by the global API key: `X-Auth-Email` + `X-Auth-Key` of an account
+ * Authentication by the global API key: `X-Auth-Email` + `X-Auth-Key` of an account
  * (API tokens, `Authorization: Bearer`, are checked by tokens/bearer-auth.ts with the same limiter). The
- * answers for missing, malformed and unknown credentials are the real API's (reference §1.2). A
+ * answers for missing, malformed and unknown credentials are the real API's (docs/errors.md). A
  * verified pair is remembered while it is used (until a minute passes without it), so the scrypt
  * hash is paid once, not per request; an entry is dropped as soon as the account's stored hash
  * changes.

@@ -1,5 +1,5 @@
 /**
- * The response envelope of SPEC §2.1 on every answer: `{result, success, errors, messages}`, plus
+ * The real API's response envelope on every answer: `{result, success, errors, messages}`, plus
  * `result_info` on lists. Every body is `application/json` (the SDK parses nothing else).
  */
 import type { ErrorItem } from './errors.ts';

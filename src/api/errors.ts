@@ -1,6 +1,6 @@
 /**
  * API_ERRORS: every failure the management API reports, with its HTTP status, the numeric code of
- * the real API (shared/reference/mgmt-logs.md §1.2, §2.5, §3) and its message; `<...>` marks the
+ * the real API and its message; `<...>` marks the
  * parts each error fills in. Where the real code is not public, edgeport picked one in the same
  * family; docs/errors.md lists them all.
  *

@@ -108,7 +108,7 @@ async function holdings({ control, engine, registry }: Stores, account: AccountR
     const page = await control.listZones(account.id, { order: 'name', direction: 'asc', offset, limit: 50 });
     for (const zone of page.zones) {
       zones.push(zone.name);
-      jobs += (await control.listJobs(zone.id)).length;
+      jobs += await control.countJobs(zone.id);
     }
     if (page.zones.length < 50) break;
   }

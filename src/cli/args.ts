@@ -5,9 +5,9 @@
  */
 import { DEFAULTS } from '../config/defaults.ts';
 import type { AccountQuotaOverrides } from '../db/account-usage.ts';
-import { ACCOUNT_ACTIONS, COMMANDS, type AccountAction, type CommandName, type CommandSpec } from './commands.ts';
+import { ACCOUNT_ACTIONS, COMMANDS, SECRETS_ACTIONS, type AccountAction, type CommandName, type CommandSpec, type SecretsAction } from './commands.ts';
 import { closest } from './did-you-mean.ts';
-import { commandHelp, USAGE } from './usage.ts';
+import { commandHelp, groupHelp, USAGE, type CommandGroup } from './usage.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -22,14 +22,15 @@ export class UsageError extends Error {
 
 /** What the command line asks for. `args` are those after the command's words. */
 export type Route =
-  | { kind: 'help'; command?: CommandName }
+  | { kind: 'help'; command?: CommandName; group?: CommandGroup }
   | { kind: 'version' }
   | { kind: 'run'; command: CommandName; args: readonly string[] };
 
 const HELP = ['-h', '--help'];
 const VERSION_FLAGS = ['-v', '--version'];
-const COMMAND_WORDS = ['start', 'dev', 'backup', 'restore', 'accounts', 'help'];
+const COMMAND_WORDS = ['start', 'dev', 'backup', 'restore', 'accounts', 'secrets', 'help'];
 const ACCOUNTS_NEEDS_ACTION = `edgeport accounts needs an action: ${ACCOUNT_ACTIONS.map((action) => `edgeport accounts ${action}`).join(', ')}.`;
+const SECRETS_NEEDS_ACTION = `edgeport secrets needs an action: ${SECRETS_ACTIONS.map((action) => `edgeport secrets ${action}`).join(', ')}.`;
 
 /** Reads the command (and `accounts`' action) from the front of `argv`. */
 export function route(argv: readonly string[]): Route {
@@ -38,7 +39,8 @@ export function route(argv: readonly string[]): Route {
   if (VERSION_FLAGS.includes(first)) return { kind: 'version' };
   if (first === 'help') {
     if (rest.length === 0) return { kind: 'help' };
-    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', command: 'accounts create' };
+    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', group: 'accounts' };
+    if (rest[0] === 'secrets' && (rest[1] === undefined || !(SECRETS_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', group: 'secrets' };
     const asked = route(rest);
     return asked.kind === 'run' ? { kind: 'help', command: asked.command } : asked;
   }
@@ -51,12 +53,21 @@ export function route(argv: readonly string[]): Route {
   if (first === 'start' || first === 'dev' || first === 'backup' || first === 'restore') return { kind: 'run', command: first, args: rest };
   if (first === 'accounts') {
     const [action, ...args] = rest;
-    if (action === undefined) throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
-    if (HELP.includes(action)) return { kind: 'help', command: 'accounts create' };
+    if (action === undefined) throw new UsageError(ACCOUNTS_NEEDS_ACTION, groupHelp('accounts'));
+    if (HELP.includes(action)) return { kind: 'help', group: 'accounts' };
     if (!(ACCOUNT_ACTIONS as readonly string[]).includes(action)) {
-      throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ACCOUNT_ACTIONS)}`, commandHelp('accounts create'));
+      throw new UsageError(`Unknown action '${action}' of edgeport accounts.${didYouMean(action, ACCOUNT_ACTIONS)}`, groupHelp('accounts'));
     }
     return { kind: 'run', command: `accounts ${action as AccountAction}`, args };
+  }
+  if (first === 'secrets') {
+    const [action, ...args] = rest;
+    if (action === undefined) throw new UsageError(SECRETS_NEEDS_ACTION, groupHelp('secrets'));
+    if (HELP.includes(action)) return { kind: 'help', group: 'secrets' };
+    if (!(SECRETS_ACTIONS as readonly string[]).includes(action)) {
+      throw new UsageError(`Unknown action '${action}' of edgeport secrets.${didYouMean(action, SECRETS_ACTIONS)}`, groupHelp('secrets'));
+    }
+    return { kind: 'run', command: `secrets ${action as SecretsAction}`, args };
   }
   throw new UsageError(`Unknown command '${first}'.${didYouMean(first, COMMAND_WORDS)}`);
 }
@@ -167,6 +178,16 @@ export interface BackupArgs {
   config: string | undefined;
   dataDir: string | undefined;
   force: boolean;
+  /** backup: copy the secrets key too. */
+  includeSecretsKey?: boolean;
+}
+
+/** `edgeport secrets rotate-key`. */
+export interface SecretsArgs {
+  config: string | undefined;
+  dataDir: string | undefined;
+  /** Where the new key goes instead of replacing the key file. */
+  newKeyFile: string | undefined;
 }
 
 const PORT_FLAGS = { 'edge-port': 'edge', 'api-port': 'api', 'gateway-port': 'gateway', 's3-port': 's3' } as const;
@@ -196,7 +217,7 @@ export function parseDevArgs(args: readonly string[]): DevArgs {
 /** Parses the arguments after `edgeport accounts` (the action first). */
 export function parseAccountsArgs(args: readonly string[]): AccountsArgs {
   const routed = route(['accounts', ...args]);
-  if (routed.kind !== 'run') throw new UsageError(ACCOUNTS_NEEDS_ACTION, commandHelp('accounts create'));
+  if (routed.kind !== 'run') throw new UsageError(ACCOUNTS_NEEDS_ACTION, groupHelp('accounts'));
   const { values, positionals } = parseCommand(COMMANDS[routed.command], routed.args);
   const quotas: AccountQuotaOverrides = {};
   for (const [flag, name, unit] of QUOTA_FLAGS) {
@@ -230,7 +251,16 @@ function toQuota(value: string, flag: string, unit: 'bytes' | 'count'): number |
 /** Parses the arguments after `edgeport backup` or `edgeport restore`. */
 export function parseBackupArgs(command: 'backup' | 'restore', args: readonly string[]): BackupArgs {
   const { values, positionals } = parseCommand(COMMANDS[command], args);
-  return { dir: positionals[0]!, config: values.config, dataDir: values['data-dir'], force: values.force === 'true' };
+  return {
+    dir: positionals[0]!, config: values.config, dataDir: values['data-dir'], force: values.force === 'true',
+    ...(command === 'backup' ? { includeSecretsKey: values['include-secrets-key'] === 'true' } : {}),
+  };
+}
+
+/** Parses the arguments after `edgeport secrets rotate-key`. */
+export function parseSecretsArgs(args: readonly string[]): SecretsArgs {
+  const { values } = parseCommand(COMMANDS['secrets rotate-key'], args);
+  return { config: values.config, dataDir: values['data-dir'], newKeyFile: values['new-key-file'] };
 }
 
 function toPort(value: string, flag: string, command: CommandName): number {

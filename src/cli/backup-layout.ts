@@ -1,7 +1,8 @@
 /**
  * What `edgeport backup` writes and `edgeport restore` reads: `<dir>/edgeport-backup.json` (the
  * manifest), `<dir>/metadata.sqlite` (SQLite only), `<dir>/blobs/` (object bodies, when they are
- * files) and `<dir>/gateway/` (the embedded chains' journals); and where the bodies live for a
+ * files), `<dir>/gateway/` (the embedded chains' journals) and, only when asked for,
+ * `<dir>/secrets.key` (backup-secrets.ts); and where the bodies live for a
  * config: the data dir's `blobs/`, a `[blobs] url = "file:///..."` directory's, or nowhere local (S3).
  */
 import type { Config } from '../config/schema.ts';
@@ -30,6 +31,10 @@ export interface BackupManifest {
    * sockets, devices. Present only when there were some; `entries` lists the first 1000.
    */
   skipped?: { count: number; entries: SkippedEntry[] };
+  /** The id of the secrets key the database is sealed with (SQLite), absent before sealing. */
+  secretsKeyId?: string;
+  /** Whether `secrets.key` (the key) is in the backup: only with `--include-secrets-key`. */
+  secretsKeyIncluded?: boolean;
 }
 
 /**

@@ -6,7 +6,8 @@
  *    every write acknowledged before this point is in it, with its body copied in step 1 or 3;
  * 3. blob files that appeared since step 1 are copied, then every body the snapshot refers to is
  *    checked to be there (one written and then replaced between steps 2 and 3 is reported).
- * The embedded chains' journals are copied too; undelivered log lines (spools) and the lock are not.
+ * The embedded chains' journals are copied too; undelivered log lines (spools) and the lock are not,
+ * nor the secrets key unless `--include-secrets-key` (backup-secrets.ts).
  * Only files and folders are copied, at any depth, and no link is followed (no-follow-dir.ts): a
  * link, fifo, socket or device in `blobs/` or `gateway/` is skipped, named on the output and listed
  * in the manifest. Every file is fsynced, and the manifest written last, so a backup is whole once
@@ -19,6 +20,7 @@ import { backupSqliteDatabase, referencedBlobIds } from '../db/sqlite/sqlite-bac
 import type { BackupArgs } from './args.ts';
 import { loadCommandConfig } from './command-config.ts';
 import { BLOBS_DIR, blobsRoot, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
+import { backUpSecretsKey } from './backup-secrets.ts';
 import { CliError } from './cli-errors.ts';
 import { NoFollowDir } from './no-follow-dir.ts';
 import { CopyReport, copyTree, describeSkipped, MAX_SKIPPED_LISTED } from './tree-copy.ts';
@@ -46,9 +48,10 @@ export async function runBackup(args: BackupArgs, out: (line: string) => void = 
   const missing = sqlite && root !== undefined ? referencedBlobIds(join(args.dir, DATABASE_FILE)).filter((id) => !copied.has(id)) : [];
   const chains = copyDataFolder(config.dataDir, CHAIN_DIR, args.dir, others, new Set());
   const skipped = [...blobs.skipped, ...others.skipped];
+  const secrets = await backUpSecretsKey(config, args.dir, args.includeSecretsKey === true, sqlite);
   writeManifest(args.dir, {
     format: 1, version: VERSION, created, database: sqlite ? 'sqlite' : 'postgresql', blobs: root !== undefined, objects: { blobFiles: blobs.files, bytes: blobs.bytes },
-    ...(skipped.length > 0 ? { skipped: { count: skipped.length, entries: skipped.slice(0, MAX_SKIPPED_LISTED) } } : {}),
+    ...(skipped.length > 0 ? { skipped: { count: skipped.length, entries: skipped.slice(0, MAX_SKIPPED_LISTED) } } : {}), ...secrets.manifest,
   });
   out(`edgeport: backed up ${config.dataDir} into ${args.dir} (snapshot at ${created}): ${sqlite ? 'the database, ' : ''}${blobs.files} body files (${blobs.bytes} bytes)${chains ? ', the embedded chains' : ''}.`);
   if (skipped.length > 0) {
@@ -56,6 +59,7 @@ export async function runBackup(args: BackupArgs, out: (line: string) => void = 
   }
   if (!sqlite) out('edgeport: the metadata is in PostgreSQL ([db] url): back it up with pg_dump (docs/operations.md, Backup and restore).');
   if (root === undefined) out('edgeport: object bodies are in an S3 bucket ([blobs] url): back the bucket up with its own tools (versioning, replication).');
+  for (const line of secrets.lines) out(line);
   if (missing.length > 0) {
     out(`edgeport: warning: ${missing.length} bodies of objects replaced or deleted while the backup ran are not in it; those objects (written during the backup) will not read back after a restore.`);
   }

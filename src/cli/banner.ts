@@ -25,8 +25,11 @@ export type SignIn =
 
 export type S3KeyNote =
   | { kind: 'created'; accessKeyId: string; secretAccessKey: string }
-  /** From EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY (the secret is never printed). */
-  | { kind: 'given'; accessKeyId: string }
+  /**
+   * From EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY (the secret is never printed);
+   * `replaced`: the keys a start had generated, which this start revoked.
+   */
+  | { kind: 'given'; accessKeyId: string; replaced?: readonly string[] }
   | { kind: 'existing' };
 
 export interface BannerInfo {
@@ -53,7 +56,14 @@ export function formatBanner(info: BannerInfo, options: { tty: boolean }): strin
 }
 
 const CHOOSE_ADMIN = 'set EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY to choose it';
-const CHOOSE_S3 = 'set EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY to choose it';
+const CHOOSE_S3 = 'set EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY to choose it: they replace this one';
+
+/** What a start that revoked generated keys says of them, without its capital and full stop. */
+function replacedNote(replaced: readonly string[]): string {
+  const many = replaced.length > 1;
+  return `revoked the S3 access key${many ? 's' : ''} ${replaced.join(', ')} that a start generated: `
+    + `EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace ${many ? 'them' : 'it'} (the buckets stay)`;
+}
 
 function newKeyHint(info: BannerInfo): string {
   return `start with EDGEPORT_ADMIN_EMAIL=${info.signIn.email} EDGEPORT_ADMIN_KEY=<a new key> to replace its key, or make another account with ${info.accountsCommand}`;
@@ -76,6 +86,7 @@ function forPrograms(info: BannerInfo): string[] {
       `  access key id:     ${s3Key.accessKeyId}`, `  secret access key: ${s3Key.secretAccessKey}`);
   } else if (s3Key.kind === 'given') {
     lines.push(`edgeport: S3 access key ${s3Key.accessKeyId} from EDGEPORT_S3_ACCESS_KEY_ID`);
+    if (s3Key.replaced?.length) lines.push(`edgeport: ${replacedNote(s3Key.replaced)}`);
   } else {
     lines.push(`edgeport: S3 access keys: the first start printed one; make more in the dashboard or with POST ${info.accessKeysUrl}`);
   }
@@ -121,10 +132,11 @@ function forPerson(info: BannerInfo): string[] {
   }
   lines.push(`The operator is ${signIn.email}: the account whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set on every start.`, '');
   if (s3Key.kind === 'created') {
-    lines.push('S3 access key, shown only this once. (To choose it, set EDGEPORT_S3_ACCESS_KEY_ID and EDGEPORT_S3_SECRET_ACCESS_KEY before the first start.)',
+    lines.push('S3 access key, shown only this once. (To choose it, set EDGEPORT_S3_ACCESS_KEY_ID and EDGEPORT_S3_SECRET_ACCESS_KEY: at the next start they replace this one.)',
       ...table([['Access key id', s3Key.accessKeyId], ['Secret access key', s3Key.secretAccessKey]]));
   } else if (s3Key.kind === 'given') {
     lines.push(`S3 access key: ${s3Key.accessKeyId}, with the secret in EDGEPORT_S3_SECRET_ACCESS_KEY.`);
+    if (s3Key.replaced?.length) lines.push(`${capitalise(replacedNote(s3Key.replaced))}.`);
   } else {
     lines.push(`S3 access keys: the first start printed one. Make more in the dashboard, or with POST ${info.accessKeysUrl} (with your X-Auth-Email and X-Auth-Key).`);
   }

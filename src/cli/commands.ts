@@ -20,11 +20,16 @@ export interface OptionSpec {
   readonly env?: string;
 }
 
-export type CommandName = 'start' | 'dev' | 'backup' | 'restore' | 'accounts create' | 'accounts list' | 'accounts rotate-key' | 'accounts delete' | 'accounts quota';
+export type CommandName = 'start' | 'dev' | 'backup' | 'restore' | 'accounts create' | 'accounts list' | 'accounts rotate-key' | 'accounts delete'
+  | 'accounts quota' | 'secrets rotate-key';
 
 /** The actions of `edgeport accounts`. */
 export const ACCOUNT_ACTIONS = ['create', 'list', 'rotate-key', 'delete', 'quota'] as const;
 export type AccountAction = (typeof ACCOUNT_ACTIONS)[number];
+
+/** The actions of `edgeport secrets`. */
+export const SECRETS_ACTIONS = ['rotate-key'] as const;
+export type SecretsAction = (typeof SECRETS_ACTIONS)[number];
 
 export interface CommandSpec {
   readonly name: CommandName;
@@ -88,8 +93,12 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     description: 'Copies the data dir\'s SQLite database (a consistent snapshot, by SQLite\'s online backup) and the '
       + 'object bodies (blob files) into <dir>, which must be empty or new, while edgeport start may keep serving: '
       + 'every write acknowledged before the backup began is in it. With [db] url (PostgreSQL) only the bodies are '
-      + 'copied: back the database up with pg_dump. Restore with edgeport restore <dir>.',
-    options: [CONFIG_OPTION, DATA_DIR_OPTION],
+      + 'copied: back the database up with pg_dump. The secrets key, which the database\'s secrets are sealed with, '
+      + 'is left out unless --include-secrets-key: keep a copy of it apart. Restore with edgeport restore <dir>.',
+    options: [
+      CONFIG_OPTION, DATA_DIR_OPTION,
+      { name: 'include-secrets-key', summary: 'copy the secrets key too; guard the backup like it', default: 'off' },
+    ],
   },
   restore: {
     name: 'restore',
@@ -97,7 +106,8 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     summary: 'Put a backup made by edgeport backup into a data dir (never one a server is using).',
     description: 'Copies a backup made by edgeport backup into the data dir. Refused while edgeport start or dev uses '
       + 'the data dir, and when the data dir holds data already, unless --force, which replaces its database, '
-      + 'bodies, chain and log spools. Then start edgeport on it.',
+      + 'bodies, chain and log spools. A secrets key in the backup replaces the data dir\'s secrets.key; without one '
+      + 'the data dir\'s is kept. Then start edgeport on it, with the key the backup\'s database was sealed with.',
     options: [
       CONFIG_OPTION, DATA_DIR_OPTION,
       { name: 'force', summary: 'replace the data of a data dir that is not empty', default: 'off' },
@@ -159,6 +169,21 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
       { name: 'max-object-bytes', value: 'N', summary: 'bytes its objects and open uploads may hold', default: 'the server\'s' },
       { name: 'max-objects', value: 'N', summary: 'objects it may hold', default: 'the server\'s' },
       { name: 'max-script-bytes', value: 'N', summary: 'bytes its scripts\' kept versions may hold', default: 'the server\'s' },
+    ],
+  },
+  'secrets rotate-key': {
+    name: 'secrets rotate-key',
+    positionals: [],
+    summary: 'Reseal every secret in the database with a new secrets key (every instance stopped).',
+    description: 'Makes a new secrets key and reseals every secret kept in the database (worker secrets, S3 secret keys, '
+      + 'log destinations) with it in one transaction; the old key opens nothing afterwards (backups made before '
+      + 'still need it). The new key replaces the key file (secrets.key in the data dir, or [secrets] key_file) once '
+      + 'the database has it; a key given as EDGEPORT_SECRETS_KEY cannot be rewritten, so the new one goes to '
+      + '--new-key-file, which must then be given. Refused while edgeport start runs on the data dir, or any instance '
+      + 'on the same PostgreSQL database.',
+    options: [
+      CONFIG_OPTION, DATA_DIR_OPTION,
+      { name: 'new-key-file', value: 'FILE', summary: 'put the new key in this new file', default: 'replace the key file' },
     ],
   },
 };

@@ -29,7 +29,7 @@ import type { Logger } from '../core/log.ts';
 import type { RequestListener } from '../core/service.ts';
 import { CliError } from './cli-errors.ts';
 import { ConnectionLimiter, clientKey } from './connection-limiter.ts';
-import { EventLoopDelayMonitor } from './event-loop-delay.ts';
+import { EventLoopDelayMonitor, type LoopDelay } from './event-loop-delay.ts';
 import { prepareRefusal, RETRY_AFTER_S, type ListenerErrorCode, type Refusal, type Surface } from './listener-errors.ts';
 
 /** How long requests in flight may take to finish after SIGTERM before connections are cut. */
@@ -75,6 +75,11 @@ export interface ListenOptions {
   handlesExpectContinue?: boolean;
   /** WebSocket upgrades (tail sessions on the API's port); without it, Node closes upgrade requests. */
   onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /**
+   * How far behind the loop runs, for load shedding (default: an EventLoopDelayMonitor sampling at
+   * sampleMsFor(maxEventLoopDelayMs)); the listener closes it. Tests give one they set.
+   */
+  loopDelay?: LoopDelay;
 }
 
 /** Listens on host:port (0 picks a free port); rejects with CLI_PORT_IN_USE (or CLI_PORT_UNAVAILABLE), naming the port and `portHint`, when it cannot have it. */
@@ -90,7 +95,16 @@ export async function listen(handler: RequestListener, host: string, port: numbe
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node emits 'checkContinue' (instead of answering 100 Continue itself) only when it has a listener.
   if (options.handlesExpectContinue) server.on('checkContinue', guard.onRequest);
-  if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
+  // Upgraded sockets (tail WebSockets) are no longer the HTTP server's to close: they are tracked here, so a drain can cut them.
+  const upgraded = new Set<Duplex>();
+  const onUpgrade = options.onUpgrade;
+  if (onUpgrade) {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      onUpgrade(req, socket, head);
+    });
+  }
   // With no 'timeout' listener, Node destroys the idle socket.
   server.setTimeout(limits.idleTimeoutMs);
   guard.takeConnections(server);
@@ -106,7 +120,7 @@ export async function listen(handler: RequestListener, host: string, port: numbe
     url: `http://${host}:${bound}`,
     async close() {
       guard.close();
-      await drain(server);
+      await drain(server, upgraded);
     },
   };
 }
@@ -135,7 +149,7 @@ class ListenerGuard {
   readonly #unshed: ReadonlySet<string>;
   readonly #limiter: ConnectionLimiter<Socket>;
   readonly #refusals: Record<ListenerErrorCode, Refusal>;
-  readonly #monitor: EventLoopDelayMonitor | undefined;
+  readonly #monitor: LoopDelay | undefined;
   readonly #lingering = new Set<Socket>();
   readonly #refused: Record<ListenerErrorCode, number> = { LISTENER_OVERLOADED: 0, LISTENER_CLIENT_CONNECTION_LIMIT: 0, LISTENER_CONNECTION_LIMIT: 0 };
   /** Idle connections closed to make room for another client's, since the last report. */
@@ -160,7 +174,10 @@ class ListenerGuard {
       LISTENER_CLIENT_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CLIENT_CONNECTION_LIMIT', limits.maxConnectionsPerClient),
       LISTENER_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CONNECTION_LIMIT', limits.maxConnections),
     };
-    this.#monitor = limits.maxEventLoopDelayMs > 0 ? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs)) : undefined;
+    this.#monitor = limits.maxEventLoopDelayMs > 0
+      ? options.loopDelay ?? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs))
+      : undefined;
+    if (this.#monitor === undefined) options.loopDelay?.close();
   }
 
   /**
@@ -192,6 +209,7 @@ class ListenerGuard {
     const socket = req.socket;
     this.#limiter.busy(socket);
     res.once('close', () => this.#limiter.idle(socket));
+    if (req.headers.upgrade !== undefined && upgradeAsHttp(req, res)) return;
     if (this.#monitor !== undefined) {
       if (this.#arrivalsSample !== this.#monitor.samples) {
         this.#arrivalsSample = this.#monitor.samples;
@@ -272,16 +290,38 @@ class ListenerGuard {
   }
 }
 
+/**
+ * An Upgrade request Node serves as plain HTTP (the listener has no 'upgrade' handler, so Node
+ * passes it on as a request): Node's parser stops at the end of such a request, so the
+ * connection can serve no other (it is closed after the answer), and it swallows the parse errors
+ * of its body, so a malformed one (a bad chunk size) would hold the request until the idle
+ * timeout. A body there is refused at once with 400 (a handshake has none: RFC 6455 §4.1, RFC 9110
+ * §7.8 switches protocols after the request); true when answered so.
+ */
+function upgradeAsHttp(req: IncomingMessage, res: ServerResponse): boolean {
+  res.shouldKeepAlive = false;
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (!hasBody) return false;
+  const body = 'error 400: an Upgrade request may not carry a body: send the request without Upgrade, or without a body.\n';
+  res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+  return true;
+}
+
 function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
 }
 
-async function drain(server: Server): Promise<void> {
+/** Closes `server`: idle connections at once, the rest (upgraded sockets too, which would hold server.close for ever) after DRAIN_MS. */
+async function drain(server: Server, upgraded: Set<Duplex>): Promise<void> {
   const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+  const timer = setTimeout(() => {
+    server.closeAllConnections();
+    for (const socket of upgraded) socket.destroy();
+  }, DRAIN_MS);
   await closed;
   clearTimeout(timer);
 }

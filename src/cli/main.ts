@@ -1,7 +1,7 @@
 /**
  * The `edgeport` command (bin/edgeport.js loads this): `start` runs every service, `dev` serves one
  * script, `backup` / `restore` copy the data out and back, `accounts create|list|rotate-key|delete`
- * administer accounts; `--help` and `--version` answer on stdout.
+ * administer accounts, `secrets rotate-key` reseals the database's secrets with a new key; `--help` and `--version` answer on stdout.
  *
  * Exit codes:
  * - 0: success; a server stopped cleanly by SIGTERM or SIGINT (Ctrl-C) also exits 0.
@@ -13,10 +13,10 @@
  * Once serving, `start` and `dev` do not exit on an unhandled rejection or an uncaught exception:
  * they log it at error level and keep serving (process-faults.ts says why).
  */
-import { parseBackupArgs, parseDevArgs, parseStartArgs, route, wantsHelp } from './args.ts';
+import { parseBackupArgs, parseDevArgs, parseSecretsArgs, parseStartArgs, route, wantsHelp } from './args.ts';
 import type { CommandName } from './commands.ts';
 import { describeFailure } from './failure.ts';
-import { commandHelp, USAGE } from './usage.ts';
+import { commandHelp, groupHelp, USAGE } from './usage.ts';
 import { VERSION } from './version.ts';
 
 const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
@@ -30,6 +30,7 @@ const RUN: Record<CommandName, (args: readonly string[]) => Promise<void>> = {
   'accounts rotate-key': async (args) => (await import('./accounts.ts')).runAccounts(['rotate-key', ...args]),
   'accounts delete': async (args) => (await import('./accounts.ts')).runAccounts(['delete', ...args]),
   'accounts quota': async (args) => (await import('./accounts.ts')).runAccounts(['quota', ...args]),
+  'secrets rotate-key': async (args) => (await import('./secrets.ts')).runRotateKey(parseSecretsArgs(args)),
 };
 
 /** A serving process logs a fault no request handler caught and keeps serving (process-faults.ts). */
@@ -43,7 +44,7 @@ async function main(argv: readonly string[]): Promise<void> {
   if (asked.kind === 'version') {
     process.stdout.write(`edgeport ${VERSION}\n`);
   } else if (asked.kind === 'help') {
-    process.stdout.write(`${asked.command === undefined ? USAGE : commandHelp(asked.command)}\n`);
+    process.stdout.write(`${asked.group !== undefined ? groupHelp(asked.group) : asked.command === undefined ? USAGE : commandHelp(asked.command)}\n`);
   } else if (wantsHelp(asked.args)) {
     process.stdout.write(`${commandHelp(asked.command)}\n`);
   } else {

@@ -2,9 +2,12 @@
  * `edgeport restore <dir> [--config FILE] [--data-dir DIR] [--force]`: puts a backup made by
  * `edgeport backup` into a data dir. It takes the data dir's lock first (data-dir-lock.ts), so it is
  * refused while `edgeport start` or `dev` uses the dir, and no server can start on it half-restored.
- * A data dir that holds anything besides the lock is refused unless --force, which replaces what is
- * there (database, bodies, chains, log spools). With `[db] url` (PostgreSQL) only bodies and chains
- * are restored: the database is pg_restore's (or psql's), as the message says.
+ * A data dir that holds anything besides the lock (and the secrets key) is refused unless --force,
+ * which replaces what is there (database, bodies, chains, log spools). The data dir's secrets key
+ * stays unless the backup holds one (backup-secrets.ts). With `[db] url` (PostgreSQL) only bodies and chains
+ * are restored: the database is pg_restore's (or psql's), as the message says. The `log-files`
+ * folder (the default file root of file:// log jobs) is neither backed up nor replaced: it holds
+ * what jobs delivered, as any other destination directory would.
  *
  * The backup is copied whole into a staging folder inside the data dir, then swapped in for the old
  * data by renames (restore-swap.ts): a restore that fails or is killed at any point leaves the data
@@ -19,9 +22,11 @@
  */
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULTS } from '../config/defaults.ts';
 import type { BackupArgs } from './args.ts';
 import { loadCommandConfig } from './command-config.ts';
 import { BLOBS_DIR, blobsRoot, CHAIN_DIR, DATABASE_FILE, MANIFEST_FILE, type BackupManifest } from './backup-layout.ts';
+import { backupHoldsKey, KEY_FILE, restoredKeyNote } from './backup-secrets.ts';
 import { CliError } from './cli-errors.ts';
 import { optionHint } from './commands.ts';
 import { LOCK_FILE, lockDataDir, OWNER_FILE } from './data-dir-lock.ts';
@@ -40,21 +45,27 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
     }
     // Refused before anything is copied (copyDatabase checks it again as it copies it).
     if (manifest.database === 'sqlite' && backup.kind(DATABASE_FILE) !== 'file') throw notADatabase(backup, backup.kind(DATABASE_FILE));
+    const withKey = backupHoldsKey(backup);
     const lock = lockDataDir(config.dataDir, { flagHint: optionHint('restore', 'data-dir') });
     try {
       // Leftovers of a restore that was cut short are its own, never data: put back and removed first, unasked.
       if (await recoverInterruptedRestore(config.dataDir)) out(`edgeport: a restore into ${config.dataDir} was cut short while swapping its data in: the previous data is back in place.`);
-      await restoreInto(config.dataDir, blobsRoot(config), backup, manifest, args, out);
+      await restoreInto(config.dataDir, blobsRoot(config), backup, { manifest, withKey }, args, out);
     } finally {
       lock.release();
     }
+    const keyNote = restoredKeyNote(config, manifest, withKey);
+    if (keyNote !== undefined) out(keyNote);
   } finally {
     backup.close();
   }
 }
 
-async function restoreInto(dataDir: string, root: string | undefined, backup: NoFollowDir, manifest: BackupManifest, args: BackupArgs, out: (line: string) => void): Promise<void> {
-  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE && name !== OWNER_FILE && !isRestoreEntry(name));
+/** `withKey`: the backup holds the secrets key (backupHoldsKey), which then replaces the data dir's. */
+async function restoreInto(dataDir: string, root: string | undefined, backup: NoFollowDir, { manifest, withKey }: { manifest: BackupManifest; withKey: boolean },
+  args: BackupArgs, out: (line: string) => void): Promise<void> {
+  // The secrets key is the operator's, not data: it stays, unless the backup brings its own (then it is set aside like data, so a failed swap puts it back).
+  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE && name !== OWNER_FILE && name !== KEY_FILE && name !== DEFAULTS.logs.fileRootInDataDir && !isRestoreEntry(name));
   if (present.length > 0 && !args.force) {
     throw new CliError('CLI_DATA_DIR_NOT_EMPTY', `edgeport restore: ${dataDir} holds data already (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', ...' : ''}): `
       + 'restore into a new data dir (--data-dir DIR), or add --force to replace its data with the backup\'s.');
@@ -69,6 +80,7 @@ async function restoreInto(dataDir: string, root: string | undefined, backup: No
     if (into === null) throw new Error(`${dataDir}/${staging} is not a folder`);
     try {
       if (manifest.database === 'sqlite') copyDatabase(backup, into);
+      if (withKey) backup.copyFile(KEY_FILE, into, KEY_FILE, true);
       if (manifest.blobs && root !== undefined && backup.kind(BLOBS_DIR) !== null) {
         if (resolve(root) === resolve(dataDir)) copyBackupFolder(backup, BLOBS_DIR, into, bodies);
         else external = withFolder(backup, BLOBS_DIR, bodies, (folder) => addBodies(folder, root, bodies));
@@ -85,7 +97,7 @@ async function restoreInto(dataDir: string, root: string | undefined, backup: No
     throw new CliError('CLI_RESTORE_FAILED', `edgeport restore: copying ${args.dir} failed (${(error as Error).message}); ${dataDir} is unchanged. Check the backup and the free space, then run the restore again.`, { cause: error });
   }
   data.close();
-  await swapIn(dataDir, staging, present);
+  await swapIn(dataDir, staging, withKey && readdirSync(dataDir).includes(KEY_FILE) ? [...present, KEY_FILE] : present);
   const kept = external !== undefined && external.kept > 0 ? ` (${external.kept} more were in ${root}/${BLOBS_DIR} already)` : '';
   out(`edgeport: restored the backup of ${printable(manifest.created)} into ${dataDir}: ${manifest.database === 'sqlite' ? 'the database, ' : ''}${bodies.files} body files${kept}. Start edgeport on it.`);
   const skipped = [...bodies.skipped, ...chains.skipped];

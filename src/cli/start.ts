@@ -1,6 +1,7 @@
 /**
  * `edgeport start`: loads edgeport.toml (+ env + flags), locks the data dir (one process per dir:
- * a second start refuses before touching anything), opens the store and the control plane on it
+ * a second start refuses before touching anything), loads the secrets key and seals or checks the
+ * database's secrets with it (secrets-key.ts), opens the store and the control plane on it
  * (after crash recovery), creates the bootstrap credentials on first start (printed once), starts
  * the scripts of `[[scripts]]`, puts every service behind its port and prints the banner
  * (banner.ts). SIGTERM or SIGINT drains the listeners, delivers spooled log lines (bounded), then
@@ -9,8 +10,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createApiService, ensureBootstrapAccount, type BootstrapOutcome } from '../api/index.ts';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { systemClock } from '../core/clock.ts';
+import type { SecretBox } from '../core/crypto/secret-box.ts';
 import { ScryptThread } from '../core/crypto/scrypt-thread.ts';
 import { createLogger } from '../core/log.ts';
 import { Metrics } from '../core/metrics.ts';
@@ -21,9 +23,11 @@ import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
 import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
 import { DeployedScripts } from '../edge/deployed-scripts.ts';
+import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
 import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
+import { IsolatePool } from '../runtime/workerd/isolate-pool.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
 import { routeReachesPlatform } from '../edge/platform-hosts.ts';
@@ -36,12 +40,13 @@ import { registerLifecycleMetrics } from '../store/engine/lifecycle-metrics.ts';
 import { LifecycleSweeper } from '../store/engine/lifecycle-sweeper.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
-import { AccessKeys, createS3Listener } from '../store/s3/index.ts';
+import { AccessKeys, createS3Listener, type BootstrapKey } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
 import { optionHint } from './commands.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { recoverInterruptedRestore } from './restore-swap.ts';
+import { logSecretsEvents, openSecrets } from './secrets-key.ts';
 import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
@@ -80,15 +85,20 @@ export async function runStart(args: StartArgs): Promise<void> {
   };
   let engine: ObjectEngine;
   let database: PgDatabase | undefined;
+  let secrets: SecretBox;
   try {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
     if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
     database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
     if (database) closers.push(() => database!.close());
+    // Before any store opens: the database's secrets are sealed with this key (secrets-key.ts), and another key is refused here.
+    const opened = await openSecrets(config, database, clock.now());
+    logSecretsEvents(logger, opened.events);
+    secrets = opened.box;
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, quotas: config.quotas, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, quotas: config.quotas, secrets, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -96,7 +106,7 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
   closers.push(() => engine.close());
   try {
-    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, ...(database ? { database } : {}) });
+    const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, secrets, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
     const scrypt = new ScryptThread({ maxQueued: config.auth.maxQueuedHashes });
@@ -105,7 +115,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const operator = (await control.firstAccount())!;
     await adoptForOperator(engine, operator.id, logger);
     const accessKeys = new AccessKeys(engine.metadata, clock);
-    const newS3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
+    const s3Key = await accessKeys.ensureBootstrap(process.env, operator.id);
 
     // edgeport's own listeners, never another account's origin or log destination: the configured
     // ports at once, the ports picked for port 0 as each listener binds.
@@ -127,25 +137,29 @@ export async function runStart(args: StartArgs): Promise<void> {
     // One set of Prometheus metrics for every service, at /metrics on the API's port.
     const metrics = new Metrics();
     registerLogMetrics(metrics, pipeline);
+    // Every script runs as an isolate in its account's workerd process (the configured ones in one of their own).
+    const pool = new IsolatePool({ logger, limits: poolLimits(config) });
+    closers.push(() => pool.close());
+    registerPoolMetrics(metrics, pool);
     // Buckets' lifecycle rules: one instance of a deployment sweeps at a time (a lease in the metadata store).
     const lifecycle = new LifecycleSweeper({ meta: engine.metadata, clock, logger });
     lifecycle.start(config.store.lifecycleIntervalMs);
     closers.push(() => lifecycle.stop());
     registerLifecycleMetrics(metrics, lifecycle);
-    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers);
+    const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers, pool);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
-    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, ...(database ? { database } : {}) });
+    const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, secrets, ...(database ? { database } : {}) });
     closers.push(() => registry.close());
-    const hostDeps = { engine, dataDir: config.dataDir, logger };
+    const hostDeps = { engine, dataDir: config.dataDir, logger, limits: { cpuMs: config.workers.scriptCpuMs, memoryMb: config.workers.scriptMemoryMb } };
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
     const tails = new TailSessions();
-    closers.push(async () => tails.closeAll());
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
-      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
+      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
+    registerTailMetrics(metrics, tails);
     const runningScripts = new Gauge({ name: 'edgeport_workers_running_scripts', help: 'Deployed scripts running in workerd on this instance (each started by its first request, stopped when idle).', registers: [metrics.registry] });
     metrics.beforeScrape(() => runningScripts.set(deployed.runningCount));
     closers.push(() => deployed.close());
@@ -158,7 +172,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({ zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy }) },
+      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({
+        zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy,
+        listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
+      }) },
       {
         // Probes and metrics stay answerable while the server sheds load.
         label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
@@ -180,7 +197,7 @@ export async function runStart(args: StartArgs): Promise<void> {
         label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
         handle: {
           handler: createS3Listener({
-            engine, keys: (id) => accessKeys.keyFor(id), clock, logger,
+            engine, keys: (id) => accessKeys.keyFor(id), clock, logger, dashboard: () => listenerUrls['management API'],
             failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
           }),
           close: async () => {},
@@ -203,6 +220,8 @@ export async function runStart(args: StartArgs): Promise<void> {
       shown.push({ label: planned.label, url: `${listener.url}${planned.path}` });
       if (planned.label === 'management API') shown.push({ label: 'dashboard', url: `${listener.url}/` });
     }
+    // Tails are closed (a close frame each) before the listeners drain, as they wait for their sockets.
+    closers.push(async () => tails.closeAll());
     // Before the banner: once a user (or a script) sees "ready", Ctrl-C and SIGTERM stop cleanly.
     onShutdownSignal(async () => {
       logger.info('Shutting down');
@@ -215,7 +234,7 @@ export async function runStart(args: StartArgs): Promise<void> {
       scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
       signIn: signInNote(signIn, operator.email),
       accountsCommand: accountsCommand(configFile, args),
-      s3Key: s3KeyNote(newS3Key, process.env),
+      s3Key: s3KeyNote(s3Key),
       accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
       devChain: gateway.banner,
       storage: [
@@ -229,6 +248,42 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
 }
 
+/** Each account's share of the instance and the cap on account processes (`[workers]`). */
+function poolLimits(config: Readonly<Config>) {
+  const { workers } = config;
+  return {
+    maxProcesses: workers.maxAccountProcesses,
+    account: {
+      maxIsolates: workers.maxRunningPerAccount, maxRequests: workers.maxRequestsPerAccount, queueMs: workers.accountQueueMs, memoryBytes: workers.accountMemoryMb * 1024 * 1024,
+    },
+  };
+}
+
+/** The pool's counts at /metrics: totals only, never an account or a script in a label. */
+function registerPoolMetrics(metrics: Metrics, pool: IsolatePool): void {
+  const gauges = {
+    processes: new Gauge({ name: 'edgeport_workers_account_processes', help: 'Account workerd processes running on this instance (one per account with running scripts, one for the configured scripts).', registers: [metrics.registry] }),
+    isolates: new Gauge({ name: 'edgeport_workers_isolates', help: 'Scripts loaded as isolates in the account processes.', registers: [metrics.registry] }),
+    inflight: new Gauge({ name: 'edgeport_workers_requests_in_flight', help: 'Requests in flight in the account processes.', registers: [metrics.registry] }),
+  };
+  const refused = new Counter({
+    name: 'edgeport_workers_refused_requests_total', help: 'Requests refused for an account\'s share (requests in flight, scripts loaded) or the instance\'s (account processes).',
+    labelNames: ['reason'], registers: [metrics.registry],
+  });
+  const seen = { 'account-requests': 0, 'account-scripts': 0, unavailable: 0 };
+  const reasons = { 'account-requests': 'account_requests', 'account-scripts': 'account_scripts', unavailable: 'processes' } as const;
+  metrics.beforeScrape(() => {
+    const stats = pool.stats();
+    gauges.processes.set(stats.processes);
+    gauges.isolates.set(stats.isolates);
+    gauges.inflight.set(stats.inflight);
+    for (const key of Object.keys(seen) as Array<keyof typeof seen>) {
+      refused.inc({ reason: reasons[key] }, stats.refused[key] - seen[key]);
+      seen[key] = stats.refused[key];
+    }
+  });
+}
+
 /** How the operator signs in: with the credentials this start generated, those of EDGEPORT_ADMIN_EMAIL / KEY, or those of an earlier start. */
 function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
   if (outcome.kind === 'generated') return { kind: 'created', email: outcome.email, key: outcome.key };
@@ -237,9 +292,9 @@ function signInNote(outcome: BootstrapOutcome, operatorEmail: string): SignIn {
   return { kind: 'given', email: outcome.email, ...(changed ? { changed } : {}) };
 }
 
-function s3KeyNote(created: { accessKeyId: string; secretAccessKey: string } | undefined, env: NodeJS.ProcessEnv): S3KeyNote {
-  if (created) return { kind: 'created', ...created };
-  if (env.EDGEPORT_S3_ACCESS_KEY_ID && env.EDGEPORT_S3_SECRET_ACCESS_KEY) return { kind: 'given', accessKeyId: env.EDGEPORT_S3_ACCESS_KEY_ID };
+function s3KeyNote(outcome: BootstrapKey): S3KeyNote {
+  if (outcome.kind === 'generated') return { kind: 'created', accessKeyId: outcome.accessKeyId, secretAccessKey: outcome.secretAccessKey };
+  if (outcome.kind === 'given') return { kind: 'given', accessKeyId: outcome.accessKeyId, replaced: outcome.replaced };
   return { kind: 'existing' };
 }
 
@@ -325,12 +380,13 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
 }
 
 async function startScripts(scripts: readonly ServerScript[], accounts: readonly string[], config: Readonly<Config>, engine: ObjectEngine,
-  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>): Promise<EdgeScript[]> {
+  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>, pool: IsolatePool): Promise<EdgeScript[]> {
   const started: EdgeScript[] = [];
   for (const [index, { script }] of scripts.entries()) {
-    // Workers open their own connections to the same store: the data dir, or `[db]` and `[blobs]`.
+    // The configured scripts share a workerd process of their own, apart from every account's deployed ones.
     const host = await startScriptHost({
       script, accountId: accounts[index]!, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine,
+      pool: { pool, tenant: 'config', name: 'configured scripts' },
     });
     closers.push(() => host.close());
     started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });

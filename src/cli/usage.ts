@@ -64,6 +64,22 @@ export const USAGE = [
   wrap(EXIT_CODES, WIDTH),
 ].join('\n');
 
+/** The commands with more than one word: `edgeport accounts <action>`, `edgeport secrets <action>`. */
+export type CommandGroup = 'accounts' | 'secrets';
+
+/** `edgeport accounts --help` (or `secrets`): each action of the group, what it does, and how to see its options. */
+export function groupHelp(group: CommandGroup): string {
+  const actions = Object.values(COMMANDS).filter((spec) => spec.name.startsWith(`${group} `));
+  return [
+    `Usage: edgeport ${group} <action> [options]`,
+    '',
+    'Actions:',
+    ...actions.map((spec) => row(`  ${synopsis(spec)}`, spec.summary)),
+    '',
+    wrap(`Run edgeport ${group} <action> --help for an action's options.`, WIDTH),
+  ].join('\n');
+}
+
 /** `edgeport <command> --help`. */
 export function commandHelp(name: CommandName): string {
   const spec = COMMANDS[name];

@@ -1,4 +1,4 @@
-/** Every server default in one place (DESIGN.md "Public contracts"). */
+/** Every server default in one place (docs/configuration.md lists them for users). */
 export const DEFAULTS = {
   /** Where metadata and blobs live for the embedded default. */
   dataDir: './.edgeport',
@@ -28,10 +28,19 @@ export const DEFAULTS = {
    * Scripts accounts deploy through the API: at most 100 per account and 1,000 routes per zone, as
    * the platform's defaults; `<script>.<account subdomain>.workers.localhost` serves each one whose
    * workers.dev-style subdomain is on (`localhost` names resolve to this machine). Each instance
-   * starts a deployed script's workerd on its first request, keeps at most 50 running (stopping the
-   * one idle longest to make room) and stops one idle for 15 minutes.
+   * loads a deployed script on its first request, as an isolate in its account's workerd process
+   * (about 2 MB each; a process about 50 MB), keeps at most 1,000 running (stopping the one idle
+   * longest to make room) and stops one idle for 15 minutes. An account's share: 100 scripts loaded
+   * and 100 requests in flight at once (as many more wait up to 5 s), 1 GiB for its process; at
+   * most 32 account processes run at once (the idle longest stops to make room), about 1.6 GB of
+   * processes plus their scripts. A deployed script may hold its process's thread 30 s and its
+   * isolate's heap 128 MiB, as a configured script by default.
    */
-  workers: { maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 50, idleStopMs: 900_000 },
+  workers: {
+    maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 1_000, idleStopMs: 900_000,
+    maxAccountProcesses: 32, maxRunningPerAccount: 100, maxRequestsPerAccount: 100, accountQueueMs: 5_000, accountMemoryMb: 1_024,
+    scriptCpuMs: 30_000, scriptMemoryMb: 128,
+  },
   /**
    * What each account may store (0: no limit; `[quotas]`, src/config/quotas.ts). Generous for an
    * honest account on a self-hosted server, and a bound on one that floods: 100 GiB and 10 million
@@ -43,9 +52,10 @@ export const DEFAULTS = {
   quotas: { maxObjectBytes: 100 * 1024 ** 3, maxObjects: 10_000_000, maxScriptBytes: 1024 ** 3, maxVersionsPerScript: 100 },
   /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up
-   * to 10 s. file:// destinations may point only below /tmp/edgeport-logs (the README's walkthrough
-   * directory), shared by every account of the server; a destination must be a directory strictly
-   * below a root (one account may not claim a whole root) unless fileRootsClaimable.
+   * to 10 s. file:// destinations may point only below `<data dir>/log-files` (fileRootInDataDir):
+   * the server's own, so two users of one machine never share it and removing the data dir removes
+   * it too; shared by every account of the server; a destination must be a directory strictly below
+   * a root (one account may not claim a whole root) unless fileRootsClaimable.
    * Spools are bounded because they share a volume with the database and blobs: 64 MiB per job holds
    * over 100,000 typical lines (~500 B), more than one default batch, i.e. minutes of a busy zone's
    * traffic while its destination is down; 1 GiB in all is 16 such jobs. A job whose destination
@@ -53,7 +63,7 @@ export const DEFAULTS = {
    * no new lines until a delivery succeeds.
    */
   logs: {
-    maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRoots: ['/tmp/edgeport-logs'], fileRootsClaimable: false,
+    maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRootInDataDir: 'log-files', fileRootsClaimable: false,
     maxJobSpoolBytes: 64 * 1024 * 1024, maxTotalSpoolBytes: 1024 * 1024 * 1024, pauseAfterFailingMs: 5 * 60_000,
   },
   /**
@@ -105,7 +115,7 @@ export const DEFAULTS = {
     /** Networks served at /v1/<name>; both run on the embedded chain unless given upstreams. */
     networks: [
       { name: 'sepolia', chainId: 11155111 },
-      /** Retired on 2023-01-30 (SPEC §9.5): from then on every request names sepolia instead. */
+      /** Retired on 2023-01-30 (docs/gateway.md): from then on every request names sepolia instead. */
       { name: 'rinkeby', chainId: 4, retiredOn: '2023-01-30', replacement: 'sepolia' },
     ],
     /** geth's limit: 5 MiB per HTTP body. */

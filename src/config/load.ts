@@ -29,6 +29,8 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_S3_PORT: (v) => ({ ports: { s3: Number(v) } }),
   EDGEPORT_DB_URL: (v) => ({ db: { url: v } }),
   EDGEPORT_BLOBS_URL: (v) => ({ blobs: { url: v } }),
+  EDGEPORT_SECRETS_KEY: (v) => ({ secrets: { key: v } }),
+  EDGEPORT_SECRETS_KEY_FILE: (v) => ({ secrets: { key_file: v } }),
   EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: (v) => ({ logs: { max_batch_interval_ms: Number(v) } }),
   EDGEPORT_STORE_LIFECYCLE_INTERVAL_MS: (v) => ({ store: { lifecycle_interval_ms: Number(v) } }),
   // Anything but true/false stays a string, which the schema then refuses by name.

@@ -2,6 +2,7 @@
  * The server config (`edgeport.toml`), its zod schema (the source of truth), and the conversion of
  * its snake_case keys into the camelCase `Config` the services receive. Unknown keys are errors.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
@@ -41,10 +42,23 @@ export const configFileSchema = z.strictObject({
     max_routes_per_zone: z.number().int().min(0).max(1_000_000).optional(),
     /** The domain under which `<script>.<account subdomain>.<dev_domain>` serves each script; "" turns it off. */
     dev_domain: z.string().regex(/^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name such as workers.localhost, or "" for none').optional(),
-    /** Deployed scripts running at once on this instance (one workerd process each). */
-    max_running: z.number().int().min(1).max(10_000).optional(),
+    /** Deployed scripts running at once on this instance (each an isolate in its account's workerd process). */
+    max_running: z.number().int().min(1).max(100_000).optional(),
     /** A deployed script idle this long is stopped (its next request starts it again); 0: never. */
     idle_stop_ms: z.number().int().min(0).max(604_800_000).optional(),
+    /** Account workerd processes running at once on this instance. */
+    max_account_processes: z.number().int().min(1).max(10_000).optional(),
+    /** An account's scripts loaded at once in its process. */
+    max_running_per_account: z.number().int().min(1).max(100_000).optional(),
+    /** An account's requests in flight at once; as many more wait up to account_queue_ms. */
+    max_requests_per_account: z.number().int().min(1).max(1_000_000).optional(),
+    account_queue_ms: z.number().int().min(0).max(600_000).optional(),
+    /** An account process's resident memory limit. */
+    account_memory_mb: z.number().int().min(64).max(1_048_576).optional(),
+    /** How long a deployed script may hold its process's thread without yielding. */
+    script_cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
+    /** V8's heap limit of a deployed script's isolate. */
+    script_memory_mb: z.number().int().min(16).max(65_536).optional(),
   }).optional(),
   auth: z.strictObject({
     /** The window the failure counts below are per (a failure is forgotten after window / max). */
@@ -61,7 +75,7 @@ export const configFileSchema = z.strictObject({
     max_batch_interval_ms: z.number().int().min(10).max(300_000).optional(),
     /** How long a clean shutdown may spend delivering spooled log lines. */
     shutdown_delivery_ms: z.number().int().min(0).max(600_000).optional(),
-    /** The only directories file:// log destinations may point below (never inside the data dir); [] turns file:// off. */
+    /** The only directories file:// log destinations may point below (never inside the data dir but for its log-files folder); [] turns file:// off. */
     file_roots: z.array(z.string().min(1)
       .refine((path) => path.startsWith('/'), 'each file root must be an absolute path')
       .refine((path) => !path.split('/').some((segment) => segment === '..' || segment === '.'), 'a file root may not contain "." or ".." segments'))
@@ -74,6 +88,15 @@ export const configFileSchema = z.strictObject({
     max_total_spool_bytes: z.number().int().min(65_536).max(2 ** 44).optional(),
     /** A job whose destination has failed this long without a success is paused (takes no new lines until a delivery succeeds). */
     pause_after_failing_ms: z.number().int().min(1_000).max(86_400_000).optional(),
+  }).optional(),
+  /**
+   * The key that seals secrets kept in the database (src/db/secrets): `key` (the base64 of 32
+   * bytes; EDGEPORT_SECRETS_KEY) when given, else the file `key_file` holds it in
+   * (EDGEPORT_SECRETS_KEY_FILE), else `<data_dir>/secrets.key`, made at the first start on SQLite.
+   */
+  secrets: z.strictObject({
+    key: z.string().regex(/^\s*[A-Za-z0-9+/]{43}=\s*$/, 'must be the base64 of 32 random bytes, such as the output of: head -c 32 /dev/urandom | base64').optional(),
+    key_file: z.string().min(1).optional(),
   }).optional(),
   scripts: z.array(z.union([
     z.strictObject({ path: z.string().min(1) }),
@@ -99,7 +122,7 @@ export interface Config {
   /** `[edge]`: whether every account's zones may use non-public origins (src/edge/origin-policy.ts). */
   edge: { allowPrivateOrigins: boolean };
   /** `[workers]`: limits of deployed scripts and their dev domain (null: none). */
-  workers: { maxScriptsPerAccount: number; maxRoutesPerZone: number; devDomain: string | null; maxRunning: number; idleStopMs: number };
+  workers: WorkersConfig;
   logs: {
     maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[]; fileRootsClaimable: boolean;
     maxJobSpoolBytes: number; maxTotalSpoolBytes: number; pauseAfterFailingMs: number;
@@ -112,6 +135,24 @@ export interface Config {
   quotas: AccountQuotas;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
   auth: AuthConfig;
+  /** `[secrets]`: the secrets key itself (base64), or the file holding it; neither: `<dataDir>/secrets.key`. */
+  secrets: { key: string | undefined; keyFile: string | undefined };
+}
+
+/** `[workers]`: limits of deployed scripts, their dev domain (null: none) and each account's share of the instance. */
+export interface WorkersConfig {
+  maxScriptsPerAccount: number;
+  maxRoutesPerZone: number;
+  devDomain: string | null;
+  maxRunning: number;
+  idleStopMs: number;
+  maxAccountProcesses: number;
+  maxRunningPerAccount: number;
+  maxRequestsPerAccount: number;
+  accountQueueMs: number;
+  accountMemoryMb: number;
+  scriptCpuMs: number;
+  scriptMemoryMb: number;
 }
 
 export interface AuthConfig {
@@ -132,6 +173,7 @@ export function toConfig(file: ConfigFile): Config {
     ports: { edge: DEFAULTS.ports.edge, api: DEFAULTS.ports.api, gateway: DEFAULTS.ports.gateway, s3: DEFAULTS.ports.s3, ...file.ports },
     dbUrl: file.db?.url,
     blobsUrl: file.blobs?.url,
+    secrets: { key: file.secrets?.key, keyFile: file.secrets?.key_file },
     scripts: file.scripts ?? [],
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
@@ -144,6 +186,13 @@ export function toConfig(file: ConfigFile): Config {
       devDomain: file.workers?.dev_domain === undefined ? DEFAULTS.workers.devDomain : file.workers.dev_domain || null,
       maxRunning: file.workers?.max_running ?? DEFAULTS.workers.maxRunning,
       idleStopMs: file.workers?.idle_stop_ms ?? DEFAULTS.workers.idleStopMs,
+      maxAccountProcesses: file.workers?.max_account_processes ?? DEFAULTS.workers.maxAccountProcesses,
+      maxRunningPerAccount: file.workers?.max_running_per_account ?? DEFAULTS.workers.maxRunningPerAccount,
+      maxRequestsPerAccount: file.workers?.max_requests_per_account ?? DEFAULTS.workers.maxRequestsPerAccount,
+      accountQueueMs: file.workers?.account_queue_ms ?? DEFAULTS.workers.accountQueueMs,
+      accountMemoryMb: file.workers?.account_memory_mb ?? DEFAULTS.workers.accountMemoryMb,
+      scriptCpuMs: file.workers?.script_cpu_ms ?? DEFAULTS.workers.scriptCpuMs,
+      scriptMemoryMb: file.workers?.script_memory_mb ?? DEFAULTS.workers.scriptMemoryMb,
     },
     auth: {
       failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,
@@ -156,7 +205,7 @@ export function toConfig(file: ConfigFile): Config {
     logs: {
       maxBatchIntervalMs: file.logs?.max_batch_interval_ms ?? DEFAULTS.logs.maxBatchIntervalMs,
       shutdownDeliveryMs: file.logs?.shutdown_delivery_ms ?? DEFAULTS.logs.shutdownDeliveryMs,
-      fileRoots: file.logs?.file_roots ?? [...DEFAULTS.logs.fileRoots],
+      fileRoots: file.logs?.file_roots ?? [resolve(file.data_dir ?? DEFAULTS.dataDir, DEFAULTS.logs.fileRootInDataDir)],
       fileRootsClaimable: file.logs?.file_roots_claimable ?? DEFAULTS.logs.fileRootsClaimable,
       maxJobSpoolBytes: file.logs?.max_job_spool_bytes ?? DEFAULTS.logs.maxJobSpoolBytes,
       maxTotalSpoolBytes: file.logs?.max_total_spool_bytes ?? DEFAULTS.logs.maxTotalSpoolBytes,

@@ -2,7 +2,7 @@
  * The control plane's rows as both SQL stores keep them (the same columns in SQLite and
  * PostgreSQL), and their mapping to the records of control-store.ts.
  */
-import type { AccountRecord, CustomFieldNames, LogJobRecord, RulesetRecord, SessionRecord, ZoneRecord } from './control-store.ts';
+import type { AccountRecord, CustomFieldNames, RulesetRecord, SessionRecord, ZoneRecord } from './control-store.ts';
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
 
@@ -11,6 +11,7 @@ export interface ZoneRow { id: string; account_id: string; name: string; origin:
 export interface RulesetRow {
   id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
 }
+/** A `log_jobs` row: `job` is the record without its id, the destination sealed (secrets/sealed-rows.ts). */
 export interface JobRow { id: number; job: string }
 export interface SessionRow { id: string; account_id: string; key_hash: string; csrf_token: string; created: number; expires: number }
 
@@ -46,8 +47,4 @@ export function toRuleset(row: RulesetRow): RulesetRecord {
     id: row.id, zoneId: row.zone_id, name: row.name, description: row.description, kind: row.kind, phase: row.phase,
     version: row.version, lastUpdated: row.last_updated, rules: JSON.parse(row.rules) as RulesetRecord['rules'],
   };
-}
-
-export function toJob(row: JobRow): LogJobRecord {
-  return { ...(JSON.parse(row.job) as Omit<LogJobRecord, 'id'>), id: row.id };
 }

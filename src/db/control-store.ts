@@ -104,6 +104,7 @@ export interface LogJobRecord {
   /** `""` (edge jobs are not offered). */
   kind: string;
   frequency: 'high' | 'low';
+  /** As sent; stored sealed (it may hold credentials: src/db/secrets). */
   destinationConf: string;
   /** The filter text as sent (parse it with parseFilter from src/logs), or null. */
   filter: string | null;
@@ -238,6 +239,8 @@ export interface ControlStore {
 
   // Log jobs
   listJobs(zoneId: string): Promise<LogJobRecord[]>;
+  /** How many jobs the zone has (without opening their sealed destinations). */
+  countJobs(zoneId: string): Promise<number>;
   getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null>;
   /** `plan` gets the zone's current job count (to enforce a limit) and returns the new job. */
   createJob(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord>;

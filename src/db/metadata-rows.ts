@@ -4,7 +4,9 @@
  * records of metadata-store.ts. Callers pass the key already decoded.
  */
 import type { BucketInfo, ObjectMeta, SseCInfo } from '../store/engine/types.ts';
-import type { AccessKeyPermission, AccessKeyRow, PartRow, StoredPart, UploadRow } from './metadata-store.ts';
+import type { SecretBox } from '../core/crypto/secret-box.ts';
+import type { AccessKeyPermission, AccessKeyRow, ListedAccessKeyRow, PartRow, StoredPart, UploadRow } from './metadata-store.ts';
+import { accessKeyBinding } from './secrets/sealed-rows.ts';
 
 export interface BucketRecord { name: string; created: number; storage_class: string }
 
@@ -120,14 +122,19 @@ export interface AccessKeyRecord {
   revoked: number | string | null;
 }
 
-export function toAccessKey(row: AccessKeyRecord): AccessKeyRow {
+/** The key without its secret (listAccessKeys). */
+export function toListedAccessKey(row: AccessKeyRecord): ListedAccessKeyRow {
   return {
     accessKeyId: row.access_key_id,
-    secret: row.secret,
     accountId: row.account_id,
     permission: row.permission as AccessKeyPermission,
     buckets: row.buckets === null ? null : JSON.parse(row.buckets) as string[],
     created: Number(row.created),
     revoked: row.revoked === null ? null : Number(row.revoked),
   };
+}
+
+/** The key with its secret opened (accessKey). */
+export function toAccessKey(row: AccessKeyRecord, secrets: SecretBox): AccessKeyRow {
+  return { ...toListedAccessKey(row), secret: secrets.open(row.secret, accessKeyBinding(row.access_key_id)) };
 }

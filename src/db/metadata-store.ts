@@ -115,6 +115,7 @@ export type AccessKeyPermission = typeof ACCESS_KEY_PERMISSIONS[number];
 
 export interface AccessKeyRow {
   accessKeyId: string;
+  /** The secret access key (sealed in the database: src/db/secrets). */
   secret: string;
   /** The account whose buckets the key reaches; null for a key made before keys had owners (the first account adopts it at start). */
   accountId: string | null;
@@ -124,6 +125,9 @@ export interface AccessKeyRow {
   created: number;
   revoked: number | null;
 }
+
+/** A key as listed: everything but its secret, which only accessKey() opens. */
+export type ListedAccessKeyRow = Omit<AccessKeyRow, 'secret'>;
 
 export interface MetadataStore {
   insertBucket(bucket: BucketInfo): Promise<boolean>;
@@ -225,12 +229,12 @@ export interface MetadataStore {
   /** Forgets every pending reclamation (the startup sweep deletes those files itself). */
   clearReclaimQueue(): Promise<void>;
 
-  /** Creates or, for an existing id, replaces (and un-revokes) an S3 access key. */
+  /** Creates or, for an existing id, replaces (and un-revokes) an S3 access key; its secret is stored sealed. */
   putAccessKey(key: AccessKeyRow): Promise<void>;
-  /** A usable (not revoked) key, or undefined. */
+  /** A usable (not revoked) key with its secret opened, or undefined. */
   accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined>;
   /** One account's keys, revoked ones included, oldest first; without an account, every key. */
-  listAccessKeys(accountId?: string): Promise<AccessKeyRow[]>;
+  listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]>;
   /** false when the account has no such key. */
   revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean>;
   /** Gives the account every key of no account; returns how many. */

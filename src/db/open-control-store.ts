@@ -3,6 +3,7 @@
  * share it), otherwise on SQLite in the data dir's `metadata.sqlite`.
  */
 import { systemClock, type Clock } from '../core/clock.ts';
+import type { SecretBox } from '../core/crypto/secret-box.ts';
 import type { ControlStore } from './control-store.ts';
 import { PgControlStore } from './postgres/pg-control-store.ts';
 import type { PgDatabase } from './postgres/pg-database.ts';
@@ -16,11 +17,14 @@ export interface OpenControlStoreOptions {
   autoCheckpoint?: boolean;
   /** PostgreSQL: the instance's database, opened (and later closed) by the caller; the store's close() leaves it open. */
   database?: PgDatabase;
+  /** Seals and opens log jobs' destinations (src/db/secrets); absent, jobs can be counted and deleted but neither written nor read. */
+  secrets?: SecretBox;
 }
 
 export async function openControlStore(options: OpenControlStoreOptions): Promise<ControlStore> {
-  if (options.database) return PgControlStore.open({ database: options.database, clock: options.clock });
-  return openSqliteControlStore({ dataDir: options.dataDir, clock: options.clock, ...(options.autoCheckpoint === undefined ? {} : { autoCheckpoint: options.autoCheckpoint }) });
+  const secrets = options.secrets ? { secrets: options.secrets } : {};
+  if (options.database) return PgControlStore.open({ database: options.database, clock: options.clock, ...secrets });
+  return openSqliteControlStore({ dataDir: options.dataDir, clock: options.clock, ...(options.autoCheckpoint === undefined ? {} : { autoCheckpoint: options.autoCheckpoint }), ...secrets });
 }
 
 /** The first account of the control store in `dataDir`, if it has one (what `edgeport dev` and `edgeport/store` bind). */

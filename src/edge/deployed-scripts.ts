@@ -267,6 +267,8 @@ export class DeployedScripts {
       this.#failed.delete(wanted.key);
       return new Running(wanted.key, host, this.#now);
     } catch (error) {
+      // No place for it now (every account process or every one of its account's scripts busy): not the version's fault, tried again soon.
+      if ((error as { code?: string }).code === 'RUNTIME_NO_CAPACITY') return 'failed';
       this.#failed.set(wanted.key, this.#now());
       logger.error({ account: wanted.accountId, script: wanted.name, version: wanted.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
       return 'failed';

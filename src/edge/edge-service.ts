@@ -7,9 +7,12 @@
  * the response as sent), which the zone's enabled log jobs filter, sample, format and spool before
  * the response completes. Unknown hosts, zones without an origin, origins the zone's account may
  * not reach (origin-policy.ts) and failing origins get clear error responses and still produce records.
+ * A request for no zone that was meant for another of edgeport's services (a management API path,
+ * a JSON-RPC body) is told which port serves it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
+import { listenerOrigin, mayBeJsonRpc, readJsonRpcBody } from '../core/http/wrong-port.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
@@ -61,6 +64,8 @@ export interface EdgeServiceOptions {
    * non-public origins, and no listener of edgeport's own is known.
    */
   originPolicy?: OriginPolicy;
+  /** The URLs of edgeport's other listeners once bound (`http://host:port`), named to a request that came to the wrong port. */
+  listeners?: { api(): string | undefined; gateway(): string | undefined };
 }
 
 const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, responseTimeoutMs: 100_000 };
@@ -124,7 +129,10 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       script(req, res);
       return;
     }
-    if (zone === null) return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". Create the zone (POST /client/v4/zones) or fix the Host header.`, rayId);
+    if (zone === null) {
+      const elsewhere = await wrongPort(req, path, options.listeners);
+      return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". ${elsewhere ?? 'Create the zone (POST /client/v4/zones) or fix the Host header.'}`, rayId);
+    }
     // Any visitor sees this page: it names the host asked for, not the zone's name or id (the owner finds those in the API).
     if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone serving "${host}" has no origin. Its owner sets one with PATCH /client/v4/zones/<zone id> {"origin": "http://..."} or routes a script to it.`, rayId);
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
@@ -156,6 +164,26 @@ function serveDevHost(req: IncomingMessage, res: ServerResponse, deployed: Deplo
   }
   res.setHeader('edgeport-ray', rayId);
   script.handle(req, res);
+}
+
+/**
+ * For a request no zone serves: which other listener it was meant for, said as what to do, or
+ * null. A path below `/client/v4` is the management API's; a small JSON POST that is JSON-RPC is the
+ * gateway's (its body is read for this, at most SNIFF_MAX_BYTES).
+ */
+async function wrongPort(req: IncomingMessage, path: string, listeners: EdgeServiceOptions['listeners']): Promise<string | null> {
+  const where = (url: string | undefined, fallback: string): { port: string; origin: string } => url === undefined
+    ? { port: fallback, origin: `http://<host>:${fallback}` }
+    : { port: new URL(url).port, origin: listenerOrigin(url, req.headers.host) };
+  if (path === '/client/v4' || path.startsWith('/client/v4/')) {
+    const api = where(listeners?.api(), '8081');
+    return `This port is edgeport's edge, which serves zones' traffic: the management API listens on port ${api.port}. Send the request to ${api.origin}${req.url ?? path}.`;
+  }
+  if (mayBeJsonRpc(req.method, req.headers) && await readJsonRpcBody(req)) {
+    const gateway = where(listeners?.gateway(), '8545');
+    return `This port is edgeport's edge, which serves zones' traffic: JSON-RPC goes to the gateway, which listens on port ${gateway.port}. POST it to ${gateway.origin}/v1/<network>, such as ${gateway.origin}/v1/sepolia.`;
+  }
+  return null;
 }
 
 interface RecordInput {

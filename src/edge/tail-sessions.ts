@@ -9,10 +9,18 @@
  * last closes): tails cost every request, even the ones nobody watches.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ServerWebSocket } from '../core/http/websocket.ts';
+import { CLOSE_CAUSES, WEBSOCKET_LIMITS, type CloseCause, type ServerWebSocket } from '../core/http/websocket.ts';
 import type { TailTarget } from '../runtime/host.ts';
 
-export const TAIL_LIMITS = { perScript: 10, perAccount: 50, sessionMs: 6 * 60 * 60 * 1000, connectMs: 60_000, maxFrameBytes: 64 * 1024 } as const;
+/**
+ * A tail's socket also holds at most `maxMessageBytes` of what its client sends (its settings, a
+ * few bytes) and `maxBufferedBytes` of events its client has not read yet: past that, the client
+ * is too slow for the script's traffic and its socket is closed with 1008 (wrangler tail then
+ * opens a new tail); see websocket.ts for the rest of the bounds.
+ */
+export const TAIL_LIMITS = {
+  perScript: 10, perAccount: 50, sessionMs: 6 * 60 * 60 * 1000, connectMs: 60_000, maxMessageBytes: 64 * 1024, maxBufferedBytes: WEBSOCKET_LIMITS.maxBufferedBytes,
+} as const;
 
 export interface TailSession {
   id: string;
@@ -31,6 +39,10 @@ export class TailSessions {
   readonly #byScript = new Map<string, Set<TailSession>>();
   readonly #limits: typeof TAIL_LIMITS;
   readonly #now: () => number;
+  /** Every tail socket until its connection is gone (a closed one still reading its close frame included). */
+  readonly sockets = new Set<ServerWebSocket>();
+  /** Sockets ended since start, by why. */
+  readonly #socketsClosed = Object.fromEntries(CLOSE_CAUSES.map((cause) => [cause, 0])) as Record<CloseCause, number>;
 
   constructor(options: { limits?: Partial<typeof TAIL_LIMITS>; now?: () => number } = {}) {
     this.#limits = { ...TAIL_LIMITS, ...options.limits };
@@ -97,7 +109,22 @@ export class TailSessions {
     clearTimeout(session.timer);
     session.timer = setTimeout(() => this.close(session), Math.max(0, session.expiresAt - this.#now()));
     session.timer.unref();
-    socket.onClose(() => this.close(session));
+    socket.onClose((cause) => {
+      this.#socketsClosed[cause] += 1;
+      this.close(session);
+    });
+  }
+
+  /** Bytes the tail sockets hold: events their clients have not read, and input being read. */
+  get bufferedBytes(): number {
+    let total = 0;
+    for (const socket of this.sockets) total += socket.bufferedBytes;
+    return total;
+  }
+
+  /** Tail sockets ended since start, by why (`slow_reader`: closed for leaving too much unread). */
+  get socketsClosed(): Readonly<Record<CloseCause, number>> {
+    return this.#socketsClosed;
   }
 
   close(session: TailSession): void {
@@ -114,7 +141,9 @@ export class TailSessions {
     }
   }
 
+  /** At shutdown: every session closed, its socket sent a close frame; onChange's listener is no longer told (nothing restarts for it). */
   closeAll(): void {
+    this.#changed = undefined;
     for (const session of [...this.#sessions.values()]) this.close(session);
   }
 
@@ -127,6 +156,7 @@ export class TailSessions {
         const set = this.#byScript.get(key);
         if (!set) return;
         const text = JSON.stringify(event);
+        // A socket whose client left too much unread closes itself here (and its session with it).
         for (const session of set) session.socket?.sendText(text);
       },
     };

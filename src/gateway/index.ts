@@ -1,5 +1,5 @@
 /**
- * The JSON-RPC blockchain gateway (SPEC §1.3, §2.6, §4.2, §9.2, §9.5): `POST /v1/<network>` with
+ * The JSON-RPC blockchain gateway (docs/gateway.md): `POST /v1/<network>` with
  * JSON-RPC 2.0, each network served by upstream nodes or the embedded chain (Hardhat's EVM, in
  * process), with method policy, cache, rate limit and metrics. `edgeport start` puts the handler
  * on the gateway port.

@@ -1,6 +1,6 @@
 /**
  * Which methods the gateway serves: default-deny. The default list is the real gateway's
- * (shared/reference/gateway.md §1.2: reads plus eth_sendRawTransaction); the built-in refusals
+ * (reads plus eth_sendRawTransaction; docs/gateway.md, "Methods"); the built-in refusals
  * (signing with node-held keys, node administration, development-node controls, stateful filters)
  * can never be allowed, so an embedded chain never exposes its `hardhat_*` / `evm_*` methods.
  * Config adds to both lists; names may end in `*` to match a prefix.

@@ -1,5 +1,5 @@
 /**
- * One network of the gateway (`/v1/<name>`): its chain id, its retirement (SPEC §9.5: from the
+ * One network of the gateway (`/v1/<name>`): its chain id, its retirement (docs/gateway.md: from the
  * retirement date on, every request is answered with an error naming the replacement, and no
  * backend is asked), its backend (started at service start, or on first use for a network that
  * was retired then), its finalized head and when its head moves.

@@ -1,5 +1,5 @@
 /**
- * The real gateway's parameter limits (shared/reference/gateway.md §1.2): eth_getLogs and
+ * The real gateway's parameter limits (docs/gateway.md, "Methods"): eth_getLogs and
  * trace_filter span at most 800 blocks, trace_filter returns at most 200 traces, eth_feeHistory
  * covers at most 10 blocks. Refused with -32602 before any node is asked.
  */

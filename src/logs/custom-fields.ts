@@ -1,5 +1,5 @@
 /**
- * Custom fields of a record (SPEC §2.3, §7.3-7.4, §8): the configured request headers, response
+ * Custom fields of a record (docs/edge-and-logs.md, "What edgeport chose"): the configured request headers, response
  * headers and cookies, taken from the ORIGINAL headers. Header names match case-insensitively and
  * are logged lower case; cookie names match case-sensitively. Only the first instance of a repeated
  * header (set-cookie included) or cookie counts. A name that is absent is left out. At most

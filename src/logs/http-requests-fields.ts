@@ -1,5 +1,5 @@
 /**
- * The fields of the `http_requests` log dataset (shared/reference/mgmt-logs.md §7): their names,
+ * The fields of the `http_requests` log dataset, as the real service names them: their names,
  * value types and descriptions. Log jobs pick `field_names` from it, filters compare its fields,
  * and `GET .../logshipping/datasets/http_requests/fields` lists it.
  */
@@ -131,13 +131,13 @@ export const HTTP_REQUESTS_FIELDS = {
 
 export type HttpRequestsFieldName = keyof typeof HTTP_REQUESTS_FIELDS;
 
-/** The de-facto default field set (reference §7), used when a job lists no `field_names`. */
+/** The real service's de-facto default field set, used when a job lists no `field_names`. */
 export const HTTP_REQUESTS_DEFAULT_FIELDS: readonly HttpRequestsFieldName[] = [
   'ClientIP', 'ClientRequestHost', 'ClientRequestMethod', 'ClientRequestURI', 'EdgeEndTimestamp',
   'EdgeResponseBytes', 'EdgeResponseStatus', 'EdgeStartTimestamp', 'RayID',
 ];
 
-/** The fields that carry custom fields (SPEC §2.4): a job must list one to log them. */
+/** The fields that carry custom fields: a job must list one to log them (docs/edge-and-logs.md). */
 export const CUSTOM_FIELD_CARRIERS: readonly HttpRequestsFieldName[] = ['Cookies', 'RequestHeaders', 'ResponseHeaders'];
 
 export function isHttpRequestsField(name: string): name is HttpRequestsFieldName {

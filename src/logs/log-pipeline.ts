@@ -44,7 +44,7 @@ import { SpoolBudget } from './spool/spool-budget.ts';
 
 const gzip = promisify(gzipCallback);
 
-/** The real service's batch limits when a job sets none (reference mgmt-logs.md §3.2). */
+/** The real service's batch limits when a job sets none. */
 export const BATCH_DEFAULTS = { maxRecords: 100_000, maxBytes: 100_000_000, intervalMs: 30_000 } as const;
 const TICK_MS = 200;
 const IDLE_CHECK_MS = 5_000;
@@ -129,7 +129,8 @@ interface Shipper {
   lastReport: number;
   /** A drop report is being written. */
   reporting: boolean;
-  /** Lines delivered, and lines of batches whose delivery failed (to be retried), by this process. */
+  /** Lines taken into the spool, lines delivered, and lines of batches whose delivery failed (to be retried), by this process. */
+  spooledLines: number;
   shippedLines: number;
   failedLines: number;
 }
@@ -137,6 +138,8 @@ interface Shipper {
 /** One job's delivery as this process saw it since it started (the metrics' source). */
 export interface LogJobDeliveryStats {
   jobId: number;
+  /** Lines the job took (past its filter and sampling) into its spool. */
+  spooledLines: number;
   shippedLines: number;
   failedLines: number;
   droppedLines: number;
@@ -191,7 +194,7 @@ export class LogPipeline {
   /** Each job's delivery counts since this process started (jobs deleted meanwhile are gone). */
   deliveryStats(): LogJobDeliveryStats[] {
     return [...this.#shippers.values()].map((shipper) => ({
-      jobId: shipper.jobId, shippedLines: shipper.shippedLines, failedLines: shipper.failedLines,
+      jobId: shipper.jobId, spooledLines: shipper.spooledLines, shippedLines: shipper.shippedLines, failedLines: shipper.failedLines,
       droppedLines: this.#dropCount(shipper), spooledBytes: shipper.spool.diskBytes,
     }));
   }
@@ -237,6 +240,7 @@ export class LogPipeline {
         continue;
       }
       shipper.appended += 1;
+      shipper.spooledLines += 1;
       shipper.pendingSince ??= this.#options.clock.now();
       this.#dirty.add(shipper.spool);
       staged = true;
@@ -314,7 +318,7 @@ export class LogPipeline {
     const shipper: Shipper = {
       jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0,
       version: null, failingSince: null, failure: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0, reporting: false,
-      shippedLines: 0, failedLines: 0,
+      spooledLines: 0, shippedLines: 0, failedLines: 0,
     };
     this.#shippers.set(jobId, shipper);
     return shipper;

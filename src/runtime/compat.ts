@@ -1,5 +1,5 @@
 /**
- * Compatibility dates and flags (DESIGN.md "script config"): the date's format and range, and the
+ * Compatibility dates and flags of a script's config (docs/object-store.md, "Scripts on workerd"): the date's format and range, and the
  * flags that are edgeport's own. A script's other flags are workerd's, which knows every flag of
  * the platform and refuses unknown ones itself ("No such compatibility flag: …"); the in-process
  * `openStoreBucket` knows only the flags below. Behaviour that changed on a date is on from that
@@ -8,7 +8,7 @@
 
 /** Flags edgeport itself implements (the bucket binding's), with what they do; workerd never sees them. */
 export const COMPATIBILITY_FLAGS = {
-  store_list_honor_include: 'StoreBucket.list() honours `include` before 2022-08-04 too (SPEC §4.3 list rule 3).',
+  store_list_honor_include: "StoreBucket.list() honours `include` before 2022-08-04 too (as the platform's flag of that name does).",
   nodejs_compat: 'workerd\'s flag for Node.js APIs; accepted by openStoreBucket, where Node.js is all there is.',
 } as const satisfies Record<string, string>;
 

@@ -5,10 +5,11 @@
 import type { ServerResponse } from 'node:http';
 import { EdgeportError, type ErrorCatalog } from '../core/errors/edgeport-error.ts';
 
-export type RuntimeErrorCode = 'RUNTIME_SCRIPT_START_FAILED';
+export type RuntimeErrorCode = 'RUNTIME_SCRIPT_START_FAILED' | 'RUNTIME_NO_CAPACITY';
 
 export const RUNTIME_ERRORS: ErrorCatalog<RuntimeErrorCode> = {
   RUNTIME_SCRIPT_START_FAILED: { kind: 'user', message: 'The script failed to start.' },
+  RUNTIME_NO_CAPACITY: { kind: 'system', message: 'The script cannot start now: every place for a running script is taken.' },
 };
 
 export class RuntimeError extends EdgeportError<RuntimeErrorCode> {
@@ -18,15 +19,20 @@ export class RuntimeError extends EdgeportError<RuntimeErrorCode> {
 }
 
 /** Why a request got no response from its script. */
-export type ScriptFailure = 'exception' | 'cpu' | 'memory' | 'crash' | 'unavailable';
+export type ScriptFailure = 'exception' | 'cpu' | 'memory' | 'crash' | 'unavailable' | 'account-requests' | 'account-scripts';
 
-/** What the client is answered for each failure (the real platform's 1101 / 1102 pages, in plain text). */
-export const SCRIPT_FAILURES: Record<ScriptFailure, { status: number; body: string }> = {
+/**
+ * What the client is answered for each failure (the real platform's 1101 / 1102 pages, in plain
+ * text); `retryAfter` (seconds) when coming back later may well succeed.
+ */
+export const SCRIPT_FAILURES: Record<ScriptFailure, { status: number; body: string; retryAfter?: number }> = {
   exception: { status: 500, body: 'The script threw an exception.\n' },
   cpu: { status: 503, body: 'The script exceeded its CPU time limit.\n' },
   memory: { status: 503, body: 'The script exceeded its memory limit.\n' },
   crash: { status: 502, body: 'The script stopped unexpectedly.\n' },
-  unavailable: { status: 503, body: 'The script is not running.\n' },
+  unavailable: { status: 503, body: 'The script is not running.\n', retryAfter: 1 },
+  'account-requests': { status: 429, body: "The script's account has as many requests in flight as it may; retry shortly.\n", retryAfter: 1 },
+  'account-scripts': { status: 429, body: "The script's account has as many scripts running as it may, all of them busy; retry shortly.\n", retryAfter: 1 },
 };
 
 /**
@@ -39,7 +45,10 @@ export function answerScriptFailure(res: ServerResponse, failure: ScriptFailure)
     res.destroy();
     return;
   }
-  const { status, body } = SCRIPT_FAILURES[failure];
-  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body))]);
+  const { status, body, retryAfter } = SCRIPT_FAILURES[failure];
+  res.writeHead(status, [
+    'content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body)),
+    ...(retryAfter === undefined ? [] : ['retry-after', String(retryAfter)]),
+  ]);
   res.end(body);
 }

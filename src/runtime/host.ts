@@ -1,24 +1,21 @@
 /**
- * The script host: runs one script in workerd (src/runtime/workerd), the only runtime (DESIGN.md
- * "Script isolation"), with the store its bucket bindings reach, and answers node:http requests
- * through it.
+ * The script host: runs one script in workerd (src/runtime/workerd), the only runtime
+ * (docs/architecture.md, "Scripts run in workerd"), as an isolate in its account's workerd process,
+ * with the store its bucket bindings reach, and answers node:http requests through it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import type { ScriptConfig } from './script-config.ts';
-import type { WorkerdModule } from './workerd/workerd-config.ts';
+import type { ScriptSource } from './workerd/isolate-code.ts';
+import type { IsolatePool } from './workerd/isolate-pool.ts';
+import { startWorkerdHost } from './workerd/workerd-host.ts';
 
 /**
  * A script uploaded through the API rather than read from a file: its modules as uploaded (already
  * bundled by the client), the main one, and its text and JSON bindings (vars and secrets).
  */
-export interface UploadedSource {
-  mainModule: string;
-  modules: ReadonlyArray<{ name: string; kind: WorkerdModule['kind']; content: Uint8Array }>;
-  vars: ReadonlyArray<{ name: string; kind: 'text' | 'json'; value: string }>;
-}
-import { startWorkerdHost } from './workerd/workerd-host.ts';
+export type UploadedSource = ScriptSource;
 
 export interface ScriptHostOptions {
   script: ScriptConfig;
@@ -39,6 +36,12 @@ export interface ScriptHostOptions {
   engine?: ObjectEngine;
   /** Tail sessions (uploaded scripts): while `watched()`, each request's trace event goes to `publish`. */
   tail?: TailTarget;
+  /**
+   * The server's pool of account processes: the script runs in `tenant`'s process there (an
+   * account's id; `config` for the configured scripts). Without it, the host runs a process of its
+   * own for the script alone (`edgeport dev`, tests, upload trials), stopped by close().
+   */
+  pool?: { pool: IsolatePool; tenant: string; name: string };
 }
 
 /** Where a script's trace events go: checked per request, so that no trace leaves workerd while nobody watches. */
@@ -50,7 +53,7 @@ export interface TailTarget {
 export interface ScriptHost {
   /** A node:http request listener that serves the script. */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Stops workerd (requests in flight get 503) and closes the store. */
+  /** Unloads the script (requests in flight get 503); a host of its own also stops its workerd and closes the store it opened. */
   close(): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The script runtime: script configs, compatibility dates and flags, and the host that runs each
- * script in workerd, isolated from the server (DESIGN.md "Script isolation").
+ * script in workerd, isolated from the server (docs/architecture.md, "Scripts run in workerd").
  */
 export { COMPATIBILITY_FLAGS, type CompatibilityFlag } from './compat.ts';
 export { RUNTIME_ERRORS, RuntimeError, SCRIPT_FAILURES, type RuntimeErrorCode, type ScriptFailure } from './errors.ts';

@@ -1,5 +1,5 @@
 /**
- * A script's config (DESIGN.md "script config"): TOML or JSON, validated by a strict zod schema
+ * A script's config (docs/object-store.md, docs/configuration.md): TOML or JSON, validated by a strict zod schema
  * that reports every problem at once, converted to a frozen camelCase `ScriptConfig`.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -50,7 +50,7 @@ export interface ScriptOutbound {
 
 export interface ScriptConfig {
   name: string;
-  /** Always workerd (DESIGN.md "Script isolation"); the key is kept so configs that name it still load. */
+  /** Always workerd (docs/architecture.md, "Scripts run in workerd"); the key is kept so configs that name it still load. */
   runtime: 'workerd';
   /** Absolute path of the ES module. */
   main: string;

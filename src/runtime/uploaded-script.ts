@@ -8,7 +8,8 @@ import type { Logger } from '../core/log.ts';
 import type { ModuleType, RunnableVersion } from '../db/scripts/script-records.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { startScriptHost, type ScriptHost, type TailTarget, type UploadedSource } from './host.ts';
-import { SCRIPT_LIMIT_DEFAULTS, type ScriptConfig } from './script-config.ts';
+import { SCRIPT_LIMIT_DEFAULTS, type ScriptConfig, type ScriptLimits } from './script-config.ts';
+import type { IsolatePool } from './workerd/isolate-pool.ts';
 import type { WorkerdModule } from './workerd/workerd-config.ts';
 
 const MODULE_KINDS: Record<ModuleType, WorkerdModule['kind']> = {
@@ -19,15 +20,21 @@ export interface UploadedHostDeps {
   engine: ObjectEngine;
   dataDir: string;
   logger: Logger;
+  /** `[workers] script_cpu_ms` and `script_memory_mb` (default SCRIPT_LIMIT_DEFAULTS). */
+  limits?: ScriptLimits;
 }
 
-/** A deployed version's host: its requests' trace events go to `tail` while a session watches. */
+/**
+ * A deployed version's host: an isolate in its account's process of `pool` (without one, a process
+ * of its own); its requests' trace events go to `tail` while a session watches.
+ */
 export interface ServingHostDeps extends UploadedHostDeps {
   tail?: TailTarget;
+  pool?: IsolatePool;
 }
 
 /** The host config and sources of a stored version. */
-export function uploadedScript(runnable: RunnableVersion): { script: ScriptConfig; uploaded: UploadedSource } {
+export function uploadedScript(runnable: RunnableVersion, limits: ScriptLimits = SCRIPT_LIMIT_DEFAULTS): { script: ScriptConfig; uploaded: UploadedSource } {
   const { version, modules, secrets } = runnable;
   const { metadata } = version;
   const vars: Array<UploadedSource['vars'][number]> = [];
@@ -44,7 +51,7 @@ export function uploadedScript(runnable: RunnableVersion): { script: ScriptConfi
     script: {
       name: version.script, runtime: 'workerd', main: metadata.mainModule, compatibilityDate: metadata.compatibilityDate,
       compatibilityFlags: metadata.compatibilityFlags, storeBuckets, routes: [],
-      limits: { cpuMs: SCRIPT_LIMIT_DEFAULTS.cpuMs, memoryMb: SCRIPT_LIMIT_DEFAULTS.memoryMb },
+      limits: { cpuMs: limits.cpuMs, memoryMb: limits.memoryMb },
       outbound: { allow: ['public'], deny: [] },
     },
     uploaded: {
@@ -57,9 +64,11 @@ export function uploadedScript(runnable: RunnableVersion): { script: ScriptConfi
 
 /** Starts a stored version in workerd; rejects with RUNTIME_SCRIPT_START_FAILED (workerd's own words) when it cannot start. */
 export function startUploadedHost(runnable: RunnableVersion, deps: ServingHostDeps): Promise<ScriptHost> {
-  const { script, uploaded } = uploadedScript(runnable);
+  const { script, uploaded } = uploadedScript(runnable, deps.limits);
+  const accountId = runnable.version.accountId;
   return startScriptHost({
-    script, uploaded, accountId: runnable.version.accountId, dataDir: deps.dataDir, logger: deps.logger, engine: deps.engine, ...(deps.tail ? { tail: deps.tail } : {}),
+    script, uploaded, accountId, dataDir: deps.dataDir, logger: deps.logger, engine: deps.engine, ...(deps.tail ? { tail: deps.tail } : {}),
+    ...(deps.pool ? { pool: { pool: deps.pool, tenant: accountId, name: `account ${accountId}` } } : {}),
   });
 }
 
@@ -72,7 +81,7 @@ export function startFailureMessage(error: unknown): string {
   return [/Uncaught .*/.exec(lines[start]!)![0], ...where].join('\n');
 }
 
-/** Trial starts at once at most (each is a workerd process for a moment); more wait their turn. */
+/** Trial starts at once at most (each is a workerd process of its own for a moment); more wait their turn. */
 const TRIAL_STARTS = 2;
 /** Uploads waiting for a trial start at most; more are told to come back later. */
 const TRIALS_WAITING = 16;

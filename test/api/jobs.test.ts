@@ -97,7 +97,7 @@ test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403
   assert.deepEqual([legacy.body.result.output_options.sample_rate, legacy.body.result.output_options['CVE-2021-44228'], legacy.body.result.logpull_options],
     [0.5, true, 'fields=RayID,ClientIP&timestamps=rfc3339&sample=0.5&CVE-2021-44228=true']);
   const fourth = await api.call(jobs, { method: 'POST', json: { destination_conf: S3, output_options: { 'CVE-2021-44228': 'true' } } });
-  assert.equal(fourth.body.result.output_options['CVE-2021-44228'], true, 'the flag may come as the text "true" (SPEC §2.4)');
+  assert.equal(fourth.body.result.output_options['CVE-2021-44228'], true, 'the flag may come as the text "true", as the real API\'s examples send it');
   const fifth = await api.call(jobs, { method: 'POST', json: { destination_conf: S3 } });
   assert.deepEqual([fifth.status, fifth.body.errors], [403, [{ code: 1004, message: 'creating a new job (for http_requests dataset) is not allowed: exceeded max jobs allowed' }]]);
   assert.deepEqual((await api.call(jobs)).body.result.map((j: { id: number }) => j.id), [1, 2, 3, 4]);
@@ -105,11 +105,12 @@ test('defaults, the deprecated logpull_options, and at most 4 jobs per zone (403
   assert.equal((await api.call(jobs, { method: 'POST', json: { destination_conf: S3 } })).body.result.id, 5, 'ids are never reused');
 });
 
-test('the dataset catalog (extension): every field with its type and whether the edge fills it, and the jobs limit; the fields route says which are never filled', { timeout: 10_000 }, async (t) => {
+test('the dataset catalog (extension): every field with its type and whether the edge fills it, the jobs limit and the file roots; the fields route says which are never filled', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const catalog = (await api.call(`/zones/${zoneId}/logshipping/datasets/http_requests/catalog`)).body.result;
   assert.equal(catalog.max_jobs_per_zone, 4);
+  assert.deepEqual(catalog.file_roots, [tmpdir()], 'where file:// destinations may point: the server\'s [logs] file_roots');
   const byName = new Map<string, Json>(catalog.fields.map((f: { name: string }) => [f.name, f]));
   assert.equal(byName.size, Object.keys(HTTP_REQUESTS_FIELDS).length);
   assert.deepEqual(byName.get('RayID'), { name: 'RayID', type: 'string', description: 'ID of the request (16 lowercase hex characters).', deprecated: false, filled: true });

@@ -82,7 +82,7 @@ test('file:// destinations only below [logs] file_roots: inside, outside, "..", 
   assert.equal((await api.call(`${jobs}/${job.body.result.id}`)).body.result.destination_conf, `file://${rootA}//logs/{DATE}`);
 });
 
-test('never inside the data dir, even when a root contains it; an empty file_roots turns file:// off', { timeout: 30_000 }, async (t) => {
+test('never inside the data dir but for its log-files folder, even when a root contains it; an empty file_roots turns file:// off', { timeout: 30_000 }, async (t) => {
   const api = await startApi(t); // roots: the system's temporary directory, which holds the data dir
   const zoneId = await zoneOf(api, 'data.test');
   for (const inside of [api.dataDir, join(api.dataDir, 'blobs'), join(api.dataDir, 'logs', 'new', '{DATE}')]) {
@@ -93,6 +93,10 @@ test('never inside the data dir, even when a root contains it; an empty file_roo
   assertRefused(await challenge(api, zoneId, `file://${around}/blobs-link`), /inside the server's data directory/);
   assert.equal(existsSync(join(api.dataDir, 'blobs', CHALLENGE)), false);
   assert.equal((await challenge(api, zoneId, `file://${around}/logs`)).body.result.valid, true, 'beside the data dir is fine');
+  const logFiles = join(api.dataDir, 'log-files', 'mine');
+  assert.equal((await challenge(api, zoneId, `file://${logFiles}`)).body.result.valid, true, 'the data dir\'s log-files folder (the default root) is fine');
+  assert.equal(existsSync(join(logFiles, CHALLENGE)), true);
+  assertRefused(await challenge(api, zoneId, `file://${api.dataDir}/log-files-not`), /outside the data directory but for .*\/log-files/);
 
   const off = await startApi(t, { fileRoots: [] });
   const offZone = await zoneOf(off, 'off.test');

@@ -14,7 +14,7 @@ async function zoneOf(api: ApiFixture, name = 'example.com'): Promise<string> {
   return (await api.call('/zones', { method: 'POST', json: { name } })).body.result.id;
 }
 
-test('SPEC §4.1 walkthrough with the official SDK: list, create only if missing, put rules, read back', { timeout: 10_000 }, async (t) => {
+test('the custom-fields walkthrough (docs/management-api.md) with the official SDK: list, create only if missing, put rules, read back', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zoneId = await zoneOf(api);
   const cf = api.sdk();

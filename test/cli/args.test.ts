@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseAccountsArgs, parseBackupArgs, parseCommand, parseDevArgs, parseStartArgs, route, UsageError, wantsHelp } from '../../src/cli/args.ts';
+import { parseAccountsArgs, parseBackupArgs, parseCommand, parseDevArgs, parseSecretsArgs, parseStartArgs, route, UsageError, wantsHelp } from '../../src/cli/args.ts';
 import { CliError } from '../../src/cli/cli-errors.ts';
 import { COMMANDS, optionHint, type CommandSpec } from '../../src/cli/commands.ts';
 import { closest, editDistance } from '../../src/cli/did-you-mean.ts';
 import { describeFailure } from '../../src/cli/failure.ts';
-import { commandHelp, USAGE } from '../../src/cli/usage.ts';
+import { commandHelp, groupHelp, USAGE } from '../../src/cli/usage.ts';
 import { VERSION } from '../../src/cli/version.ts';
 import { ConfigError } from '../../src/config/load.ts';
 
@@ -99,6 +99,17 @@ test('known mistakes get these exact messages', { timeout: 5_000 }, () => {
   const backup = (args: string[]) => usageError(() => parseBackupArgs('backup', args)).message;
   assert.equal(backup([]), 'edgeport backup needs an empty or new directory for the backup: edgeport backup <dir> [options].');
   assert.equal(backup(['b', '--force']), 'Unknown option \'--force\'.', 'only restore replaces data');
+  assert.equal(parseBackupArgs('backup', ['b', '--include-secrets-key']).includeSecretsKey, true);
+  assert.equal(parseBackupArgs('backup', ['b']).includeSecretsKey, false);
+  assert.equal(backup(['b', '--include-secrets-key=yes']), 'Option --include-secrets-key takes no value: write --include-secrets-key alone.');
+  const secrets = (args: string[]) => usageError(() => route(['secrets', ...args])).message;
+  assert.equal(secrets([]), 'edgeport secrets needs an action: edgeport secrets rotate-key.');
+  assert.equal(secrets(['rotate']), 'Unknown action \'rotate\' of edgeport secrets. Did you mean rotate-key?');
+  assert.deepEqual(route(['secrets', 'rotate-key', '--new-key-file', 'k']), { kind: 'run', command: 'secrets rotate-key', args: ['--new-key-file', 'k'] });
+  assert.deepEqual(route(['help', 'secrets']), { kind: 'help', group: 'secrets' });
+  assert.deepEqual(route(['secrets', '--help']), { kind: 'help', group: 'secrets' });
+  assert.deepEqual(parseSecretsArgs(['--new-key-file', 'k', '--data-dir', 'd']), { config: undefined, dataDir: 'd', newKeyFile: 'k' });
+  assert.equal(usageError(() => parseSecretsArgs(['extra'])).message, 'Unexpected argument "extra": edgeport secrets rotate-key [options].');
   assert.equal(accounts(['crate', 'a@b.c']), 'Unknown action \'crate\' of edgeport accounts. Did you mean create?');
   assert.equal(accounts(['create']), 'edgeport accounts create needs the e-mail of the new account: edgeport accounts create <email> [options].');
   const top = (argv: string[]) => usageError(() => route(argv));
@@ -147,8 +158,13 @@ test('help and version: flags, the help command, and --help after a command (bef
   for (const argv of [[], ['-h'], ['--help'], ['help']]) assert.deepEqual(route(argv), { kind: 'help' }, argv.join(' '));
   for (const argv of [['-v'], ['--version']]) assert.deepEqual(route(argv), { kind: 'version' });
   assert.deepEqual(route(['help', 'dev']), { kind: 'help', command: 'dev' });
-  assert.deepEqual(route(['help', 'accounts']), { kind: 'help', command: 'accounts create' });
-  assert.deepEqual(route(['accounts', '--help']), { kind: 'help', command: 'accounts create' });
+  assert.deepEqual(route(['help', 'accounts']), { kind: 'help', group: 'accounts' });
+  assert.deepEqual(route(['accounts', '--help']), { kind: 'help', group: 'accounts' });
+  const accounts = groupHelp('accounts');
+  for (const action of ['create <email>', 'list', 'rotate-key <email>', 'delete <email>', 'quota <email>']) {
+    assert.ok(accounts.includes(`  accounts ${action}`), `edgeport accounts --help lists accounts ${action}`);
+  }
+  assert.match(groupHelp('secrets'), /^ {2}secrets rotate-key +Reseal/m);
   assert.deepEqual(route(['accounts', 'create', 'x@y.z']), { kind: 'run', command: 'accounts create', args: ['x@y.z'] });
   assert.deepEqual(route(['accounts', 'rotate-key', 'x@y.z']), { kind: 'run', command: 'accounts rotate-key', args: ['x@y.z'] });
   assert.deepEqual(route(['help', 'accounts', 'delete']), { kind: 'help', command: 'accounts delete' });
@@ -161,7 +177,7 @@ test('help and version: flags, the help command, and --help after a command (bef
 
 test('the usage lists every command with one line on what it does, and every option with its default', { timeout: 5_000 }, () => {
   for (const line of ['  start ', '  dev <script-config> ', '  backup <dir> ', '  restore <dir> ', '  accounts create <email> ', '  accounts list ',
-    '  accounts rotate-key <email>', '  accounts delete <email> ', '  accounts quota <email> ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
+    '  accounts rotate-key <email>', '  accounts delete <email> ', '  accounts quota <email> ', '  secrets rotate-key ', '  help [command] ', '  -h, --help ', '  -v, --version ']) {
     assert.ok(USAGE.includes(line), `lists ${line.trim()}`);
   }
   assert.ok(USAGE.startsWith(`edgeport ${VERSION}`));

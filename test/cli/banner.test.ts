@@ -68,9 +68,9 @@ test('on a terminal, a later start says which e-mail signs in, how to get a new 
   assert.match(text, /Lost it\? Start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key> to replace its key, or make another account with edgeport accounts create <email> --data-dir \/srv\/ep\./);
   assert.match(text, /S3 access keys: the first start printed one\. Make more in the dashboard, or with POST http:\/\/127\.0\.0\.1:8081\/client\/v4\/accounts\/8c1f\/store\/access-keys \(with your X-Auth-Email and X-Auth-Key\)\./);
   assert.ok(text.indexOf('Sign in') < text.indexOf('S3 access keys') && text.indexOf('S3 access keys') < text.indexOf('Embedded chain'));
-  const given = formatBanner({ ...BASE, signIn: { kind: 'given', email: 'ops@example.com' }, s3Key: { kind: 'given', accessKeyId: 'EPCI' } }, { tty: true }).replace(/\n(?! )/g, ' ');
+  const given = formatBanner({ ...BASE, signIn: { kind: 'given', email: 'ops@example.com' }, s3Key: { kind: 'given', accessKeyId: 'EPCI', replaced: ['EPSTART00112233445566'] } }, { tty: true }).replace(/\n(?! )/g, ' ');
   assert.match(given, /as ops@example\.com, with the key in EDGEPORT_ADMIN_KEY\./);
-  assert.match(given, /S3 access key: EPCI, with the secret in EDGEPORT_S3_SECRET_ACCESS_KEY\./);
+  assert.match(given, /S3 access key: EPCI, with the secret in EDGEPORT_S3_SECRET_ACCESS_KEY\. Revoked the S3 access key EPSTART00112233445566 that a start generated: EDGEPORT_S3_ACCESS_KEY_ID \/ EDGEPORT_S3_SECRET_ACCESS_KEY replace it \(the buckets stay\)\./);
 });
 
 test('for programs: the stable lines the test helper and scripts parse, the ready line last', { timeout: 5_000 }, () => {
@@ -90,8 +90,9 @@ test('for programs: the stable lines the test helper and scripts parse, the read
   const later = formatBanner(LATER, { tty: false });
   assert.doesNotMatch(later, /X-Auth-Key:|access key id:|secret access key:/, 'no credentials to parse on a later start');
   assert.match(later, /^edgeport: sign in as admin@edgeport\.local with the key shown on the first start; lost it\? start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key>/m);
-  const given = formatBanner({ ...BASE, s3Key: { kind: 'given', accessKeyId: 'EPCI' } }, { tty: false });
+  const given = formatBanner({ ...BASE, s3Key: { kind: 'given', accessKeyId: 'EPCI', replaced: ['EPSTART00112233445566'] } }, { tty: false });
   assert.equal(/secret access key: +(\S+)/.exec(given), null, 'a given secret is never printed');
+  assert.match(given, /^edgeport: S3 access key EPCI from EDGEPORT_S3_ACCESS_KEY_ID\nedgeport: revoked the S3 access key EPSTART00112233445566 that a start generated: EDGEPORT_S3_ACCESS_KEY_ID \/ EDGEPORT_S3_SECRET_ACCESS_KEY replace it \(the buckets stay\)$/m);
   for (const form of [text, later, given]) assert.match(form, /^edgeport: operator admin@edgeport\.local$/m, 'every start names the operator');
 });
 

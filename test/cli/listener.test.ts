@@ -103,3 +103,32 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
     assert.ok(idleMs >= 500 && idleMs < 3_000, `closed ${idleMs} ms after the answer`);
   });
 });
+
+test('an Upgrade request with a body (a bad chunk size or not) gets 400 at once and its connection closes; a bodiless one is served, then closed', { timeout: 60_000 }, async (t) => {
+  // Idle timeout far beyond the test's patience: an answer within seconds is the parser's, not the timeout's.
+  const listener = await countingListener(t, 120_000);
+  const head = 'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nTransfer-Encoding: chunked\r\n\r\n';
+  const cases: Array<[string, string, number]> = [
+    ['Upgrade, bad chunk size', `${head}zz\r\nnot a chunk\r\n`, 400],
+    ['Upgrade, bad chunk size in a second write', head, 400],
+    ['Upgrade, valid chunked body', `${head}5\r\nhello\r\n0\r\n\r\n`, 400],
+    ['Upgrade: h2c, Content-Length body', 'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello', 400],
+    ['no Upgrade, bad chunk size (Node\'s own 400)', 'POST /rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n', 400],
+    // Node's parser reads nothing after an Upgrade request: the pipelined one is never answered, so the connection closes.
+    ['bodiless Upgrade, then a pipelined request', 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n', 200],
+  ];
+  for (const [name, raw, status] of cases) {
+    const connection = await openRaw(listener.port, { send: raw });
+    if (name.includes('second write')) {
+      await sleep(100);
+      connection.socket.write('zz\r\nnot a chunk\r\n');
+    }
+    const { afterMs, text } = await connection.closed;
+    assert.equal(statusOf(text), status, `${name}: ${text}`);
+    assert.equal(text.match(/^HTTP\/1\.1 /gm)?.length, 1, `${name}: one answer`);
+    assert.ok(afterMs < 10_000, `${name}: closed after ${Math.round(afterMs)} ms`);
+    if (status === 400 && name.startsWith('Upgrade')) assert.match(text, /\r\nconnection: close\r\n[^]*an Upgrade request may not carry a body/i, name);
+    if (status === 200) assert.match(text, /\r\nconnection: close\r\n/i, name);
+    console.log(`${name}: ${statusOf(text)}, closed after ${Math.round(afterMs)} ms`);
+  }
+});

@@ -257,3 +257,18 @@ test('the swap leaves nothing of its own behind once done', { timeout: 30_000 },
   assert.deepEqual(readdirSync(dataDir).sort(), ['blobs', 'gateway', 'metadata.sqlite']);
   assert.ok(lstatSync(join(dataDir, 'blobs')).isDirectory());
 });
+
+test('the log-files folder (the default root of file:// log jobs) is no data to replace: a restore leaves it as it is', { timeout: 30_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  mkdirSync(join(dataDir, 'log-files', 'tour', '20261128'), { recursive: true });
+  writeFileSync(join(dataDir, 'log-files', 'tour', '20261128', 'batch.log.gz'), 'delivered lines');
+  // Without --force: a data dir holding only delivered log files holds no data a restore replaces.
+  await runRestore({ dir: backupDir(t), config: undefined, dataDir, force: false }, () => {});
+  assert.deepEqual(snapshot(dataDir), {
+    'blobs/body-1': 'new body 1',
+    'blobs/body-2': 'new body 2',
+    'gateway/sepolia.journal': 'new chain',
+    'log-files/tour/20261128/batch.log.gz': 'delivered lines',
+    'metadata.sqlite': 'new database',
+  });
+});

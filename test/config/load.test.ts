@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -54,8 +54,9 @@ test('[edge] allow_private_origins: false by default; the file or EDGEPORT_EDGE_
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /edge\.allow_private_origins:/.test(String(error)) && /unknown key\(s\) "allow_public"/.test(String(error)));
 });
 
-test('[logs] file_roots: /tmp/edgeport-logs by default, a list in the file, PATH-style in the environment, [] turns file:// off; only absolute paths', { timeout: 10_000 }, (t) => {
-  assert.deepEqual(loadConfig({ env: {} }).logs.fileRoots, ['/tmp/edgeport-logs']);
+test('[logs] file_roots: the data dir\'s log-files by default, a list in the file, PATH-style in the environment, [] turns file:// off; only absolute paths', { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).logs.fileRoots, [resolve('.edgeport', 'log-files')], 'absolute: below the default data dir, where the server runs');
+  assert.deepEqual(loadConfig({ env: { EDGEPORT_DATA_DIR: '/srv/edgeport' } }).logs.fileRoots, ['/srv/edgeport/log-files'], 'it follows the data dir');
   const file = join(tempDir(t), 'edgeport.toml');
   writeFileSync(file, '[logs]\nfile_roots = ["/var/log/edgeport", "/srv/logs"]\n');
   assert.deepEqual(loadConfig({ file, env: {} }).logs.fileRoots, ['/var/log/edgeport', '/srv/logs']);
@@ -99,4 +100,23 @@ test('[logs] spool bounds and file_roots_claimable: documented defaults, set in 
   assert.deepEqual([set.fileRootsClaimable, set.maxJobSpoolBytes, set.maxTotalSpoolBytes, set.pauseAfterFailingMs], [true, 1_048_576, 8_388_608, 60_000]);
   writeFileSync(file, '[logs]\nmax_job_spool_bytes = 100\npause_after_failing_ms = 10\n');
   assert.throws(() => loadConfig({ file, env: {} }), (error: unknown) => /logs\.max_job_spool_bytes/.test(String(error)) && /logs\.pause_after_failing_ms/.test(String(error)));
+});
+
+test('[secrets]: none by default; EDGEPORT_SECRETS_KEY and _FILE over the file; a malformed key is refused without being echoed', { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).secrets, { key: undefined, keyFile: undefined });
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(file, '[secrets]\nkey_file = "/run/secrets/edgeport.key"\n');
+  assert.deepEqual(loadConfig({ file, env: {} }).secrets, { key: undefined, keyFile: '/run/secrets/edgeport.key' });
+  const key = Buffer.alloc(32, 1).toString('base64');
+  assert.deepEqual(loadConfig({ file, env: { EDGEPORT_SECRETS_KEY: key, EDGEPORT_SECRETS_KEY_FILE: '/other.key' } }).secrets, { key, keyFile: '/other.key' });
+  for (const bad of ['hunter2-not-a-key', Buffer.alloc(16, 1).toString('base64')]) {
+    assert.throws(() => loadConfig({ env: { EDGEPORT_SECRETS_KEY: bad } }), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /secrets\.key: must be the base64 of 32 random bytes/);
+      assert.ok(!error.message.includes(bad), 'the value is not echoed');
+      return true;
+    });
+  }
+  writeFileSync(file, '[secrets]\nkey_file = ""\n');
+  assert.throws(() => loadConfig({ file, env: {} }), /secrets\.key_file/);
 });

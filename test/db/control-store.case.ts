@@ -299,6 +299,7 @@ export function runControlStoreSuite({ open }: ControlStoreSuiteOptions): void {
     await store.setJobStatus(1, { lastComplete: 5, lastError: 7, errorMessage: 'refused' });
     assert.deepEqual(await store.getJob(z, 1), { ...read, lastError: 7, errorMessage: 'refused' });
     assert.deepEqual((await store.listJobs(z)).map((j) => j.id), [1, 3]);
+    assert.deepEqual([await store.countJobs(z), await store.countJobs('2'.repeat(32)), await store.countJobs('3'.repeat(32))], [2, 1, 0]);
   });
 
   test('ownership challenges replace each other and expire', { timeout: 10_000 }, async (t) => {

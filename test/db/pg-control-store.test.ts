@@ -14,10 +14,11 @@ import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { PgDatabase, parsePgUrl } from '../../src/db/postgres/pg-database.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { hex, job, runControlStoreSuite, ruleset, zone } from './control-store.case.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 
 async function openInstance(t: TestContext, url: string, clock: FakeClock): Promise<{ db: PgDatabase; store: PgControlStore }> {
   const db = await PgDatabase.open({ url, now: clock.now() });
-  const store = await PgControlStore.open({ database: db, clock });
+  const store = await PgControlStore.open({ database: db, clock, secrets: TEST_SECRETS });
   t.after(async () => {
     await store.close();
     await db.close();

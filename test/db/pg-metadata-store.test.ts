@@ -24,6 +24,7 @@ import { pgTestUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { runAccountUsageSuite } from './account-usage.case.ts';
 import { GRACE_MS, objectMeta, runMetadataStoreSuite } from './metadata-store.case.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 
 const START = Date.UTC(2026, 0, 1);
 const MiB = 1024 * 1024;
@@ -37,7 +38,7 @@ async function openDatabase(t: TestContext, url?: string): Promise<PgDatabase> {
 const suite = {
   clock: () => new FakeClock(START),
   async open(t: TestContext, clock: FakeClock, quotas?: AccountQuotas) {
-    const store = new PgMetadataStore({ database: await openDatabase(t), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}) });
+    const store = new PgMetadataStore({ database: await openDatabase(t), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}), secrets: TEST_SECRETS });
     t.after(() => store.close());
     return store;
   },

@@ -2,16 +2,19 @@
  * PostgreSQL migrations applied to a schema that already holds data: what an earlier version stored
  * reads the same afterwards (the SQLite twin is sqlite-migrations.test.ts).
  */
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { FakeClock } from '../../src/core/clock.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { PgDatabase, parsePgUrl } from '../../src/db/postgres/pg-database.ts';
 import { PgMetadataStore } from '../../src/db/postgres/pg-metadata-store.ts';
+import { ensureSealed, pgSealingTarget } from '../../src/db/secrets/sealing.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { checkUsage, seedVersion15 } from './version-15-data.ts';
+import { TEST_SECRETS, TEST_SECRETS_KEY } from '../helpers/secrets.ts';
 import { checkAdoption, seedVersion6 } from './version-6-data.ts';
 
 test('migration 7 and the first start after it on PostgreSQL: buckets, objects, uploads and S3 keys become the first account\'s', { timeout: 60_000 }, async (t) => {
@@ -34,7 +37,9 @@ test('migration 7 and the first start after it on PostgreSQL: buckets, objects, 
 
   const database = await PgDatabase.open({ url, now: 0 });
   t.after(() => database.close());
-  const store = new PgMetadataStore({ database, clock: new FakeClock(0), reclaimGraceMs: 0 });
+  // As a start does before any store opens: the clear secrets of earlier versions are sealed.
+  assert.equal((await ensureSealed(pgSealingTarget(database), [TEST_SECRETS_KEY], 0)).kind, 'sealed');
+  const store = new PgMetadataStore({ database, clock: new FakeClock(0), reclaimGraceMs: 0, secrets: TEST_SECRETS });
   t.after(() => store.close());
   await checkAdoption(store);
 });

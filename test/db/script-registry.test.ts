@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import type { NewVersion, ScriptRegistry } from '../../src/db/scripts/script-registry.ts';
 import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const A = 'a'.repeat(32);
@@ -40,7 +41,7 @@ function sized(text: string, size: number): NewVersion {
 const QUOTA_OPENERS: Record<string, (t: TestContext, quotas: AccountQuotas) => Promise<{ registry: ScriptRegistry; meta: MetadataStore }>> = {
   async sqlite(t, quotas) {
     const dataDir = tempDir(t);
-    const registry = openScriptRegistry({ dataDir, clock: new FakeClock(), quotas });
+    const registry = openScriptRegistry({ dataDir, clock: new FakeClock(), quotas, secrets: TEST_SECRETS });
     const meta = new SqliteMetadataStore({ file: join(dataDir, 'metadata.sqlite'), clock: new FakeClock(), reclaimGraceMs: 0, quotas });
     t.after(async () => {
       await registry.close();
@@ -50,7 +51,7 @@ const QUOTA_OPENERS: Record<string, (t: TestContext, quotas: AccountQuotas) => P
   },
   async postgres(t, quotas) {
     const database = await PgDatabase.open({ url: await pgTestUrl(t), now: 0 });
-    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, quotas });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, quotas, secrets: TEST_SECRETS });
     const meta = new PgMetadataStore({ database, clock: new FakeClock(), reclaimGraceMs: 0, quotas });
     t.after(async () => {
       await registry.close();
@@ -63,13 +64,13 @@ const QUOTA_OPENERS: Record<string, (t: TestContext, quotas: AccountQuotas) => P
 
 const OPENERS: Record<string, (t: TestContext) => Promise<ScriptRegistry>> = {
   async sqlite(t) {
-    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock() });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), secrets: TEST_SECRETS });
     t.after(() => registry.close());
     return registry;
   },
   async postgres(t) {
     const database = await PgDatabase.open({ url: await pgTestUrl(t), now: 0 });
-    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database });
+    const registry = openScriptRegistry({ dataDir: tempDir(t), clock: new FakeClock(), database, secrets: TEST_SECRETS });
     t.after(async () => {
       await registry.close();
       await database.close();

@@ -10,11 +10,12 @@ import { openSqliteControlStore } from '../../src/db/sqlite/sqlite-control-store
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { account, hex, job, runControlStoreSuite, zone } from './control-store.case.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 
 runControlStoreSuite({
   async open(t) {
     const clock = new FakeClock();
-    const store = openSqliteControlStore({ dataDir: tempDir(t), clock });
+    const store = openSqliteControlStore({ dataDir: tempDir(t), clock, secrets: TEST_SECRETS });
     t.after(() => store.close());
     return { store, clock };
   },
@@ -23,14 +24,14 @@ runControlStoreSuite({
 test('shares metadata.sqlite with the object store; everything survives a reopen', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const clock = new FakeClock();
-  const meta = new SqliteMetadataStore({ file: join(dataDir, 'metadata.sqlite'), clock, reclaimGraceMs: 0 });
-  const first = openSqliteControlStore({ dataDir, clock });
+  const meta = new SqliteMetadataStore({ file: join(dataDir, 'metadata.sqlite'), clock, reclaimGraceMs: 0, secrets: TEST_SECRETS });
+  const first = openSqliteControlStore({ dataDir, clock, secrets: TEST_SECRETS });
   await first.createAccount(account('a'.repeat(32), 'a@example.com'));
   await first.createJob('1'.repeat(32), () => job('1'.repeat(32), true));
   await meta.putAccessKey({ accessKeyId: 'KEYKEYKEY', secret: 's', accountId: 'a'.repeat(32), permission: 'admin_read_write', buckets: null, created: 1, revoked: null });
   await first.close();
   await meta.close();
-  const again = openSqliteControlStore({ dataDir, clock });
+  const again = openSqliteControlStore({ dataDir, clock, secrets: TEST_SECRETS });
   t.after(() => again.close());
   assert.equal((await again.getAccount('a'.repeat(32)))?.email, 'a@example.com');
   assert.equal((await again.listEnabledJobs('1'.repeat(32))).length, 1);
@@ -39,7 +40,7 @@ test('shares metadata.sqlite with the object store; everything survives a reopen
 test('two connections to one file: accounts creating a name and its subdomain at once: exactly one gets it', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const clock = new FakeClock();
-  const [first, second] = [openSqliteControlStore({ dataDir, clock }), openSqliteControlStore({ dataDir, clock })];
+  const [first, second] = [openSqliteControlStore({ dataDir, clock, secrets: TEST_SECRETS }), openSqliteControlStore({ dataDir, clock, secrets: TEST_SECRETS })];
   t.after(async () => {
     await first.close();
     await second.close();
@@ -62,7 +63,7 @@ test('migration 8 on a database with zones: their reversed names are filled in, 
     old.prepare('INSERT INTO zones (id, account_id, name, origin, paused, created, modified) VALUES (?, ?, ?, NULL, 0, 1, 1)').run(hex(i + 1), hex(0xa), name);
   }
   old.close();
-  const store = openSqliteControlStore({ dataDir, clock: new FakeClock() });
+  const store = openSqliteControlStore({ dataDir, clock: new FakeClock(), secrets: TEST_SECRETS });
   t.after(() => store.close());
   const check = openSqlite(join(dataDir, 'metadata.sqlite'));
   t.after(() => check.close());

@@ -12,11 +12,12 @@ import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.t
 import { tempDir } from '../helpers/temp-dir.ts';
 import { runAccountUsageSuite } from './account-usage.case.ts';
 import { GRACE_MS, runMetadataStoreSuite } from './metadata-store.case.ts';
+import { TEST_SECRETS } from '../helpers/secrets.ts';
 
 const suite = {
   clock: () => new FakeClock(Date.UTC(2026, 0, 1)),
   async open(t: TestContext, clock: FakeClock, quotas?: AccountQuotas) {
-    const store = new SqliteMetadataStore({ file: join(tempDir(t), 'metadata.sqlite'), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}) });
+    const store = new SqliteMetadataStore({ file: join(tempDir(t), 'metadata.sqlite'), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}), secrets: TEST_SECRETS });
     t.after(() => store.close());
     return store;
   },

@@ -8,8 +8,10 @@ import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { migrateSqlite } from '../../src/db/sqlite/migrate.ts';
+import { ensureSealed, sqliteSealingTarget } from '../../src/db/secrets/sealing.ts';
 import { openSqlite } from '../../src/db/sqlite/open-sqlite.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
+import { TEST_SECRETS, TEST_SECRETS_KEY } from '../helpers/secrets.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
 import { checkUsage, seedVersion15 } from './version-15-data.ts';
@@ -57,7 +59,11 @@ test('migration 7 and the first start after it: buckets, objects, uploads and S3
   await seedVersion6((sql, ...values) => { old.prepare(sql).run(...values); });
   old.close();
 
-  const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0 });
+  // As a start does before any store opens: the clear secrets of earlier versions are sealed.
+  const sealing = sqliteSealingTarget(file, 0);
+  assert.equal((await ensureSealed(sealing, [TEST_SECRETS_KEY], 0)).kind, 'sealed');
+  await sealing.close();
+  const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0, secrets: TEST_SECRETS });
   t.after(() => store.close());
   await checkAdoption(store);
 });

@@ -1,5 +1,6 @@
 /** Every user document is run by the docs-examples test (the README links it), and the README stays a front door. */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { readingOrder } from './documents.ts';
@@ -30,5 +31,16 @@ test('relative links between documents lead to documents that exist', { timeout:
       const path = new URL(target!, `file://${ROOT}/${base}`).pathname;
       assert.doesNotThrow(() => readFileSync(path), `${document} links to ${target}, which does not exist`);
     }
+  }
+});
+
+test('no file of the repository cites, reads or needs material outside it (the design notes, the spec, ../shared)', { timeout: 10_000 }, () => {
+  const tracked = execFileSync('git', ['ls-files', '-co', '--exclude-standard', 'src', 'test', 'web/src', 'bench', 'bin', '.ci', 'eslint.config.js', 'package.json'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n').filter((path) => path !== '' && path !== 'test/docs/documents.test.ts');
+  assert.ok(tracked.length > 100, `found ${tracked.length} files`);
+  const outside = [/\bSPEC(\.md|\s*§)/, /\bDESIGN\.md/, /\bSTYLE\.md/, /shared\/reference/, /\breference (\S+\.md )?§/, /\.\.\/shared\b/, /\/work\/shared\b/];
+  for (const path of tracked) {
+    const text = readFileSync(`${ROOT}/${path}`, 'utf8');
+    for (const pattern of outside) assert.doesNotMatch(text, pattern, `${path} names ${pattern}`);
   }
 });

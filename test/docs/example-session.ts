@@ -5,25 +5,31 @@
  * blocks after them, with the command the page shows), `edgeport.toml` blocks loaded by the real
  * config loader, shown output compared with what the block printed (markdown-examples.ts).
  *
- * The session starts in a directory that stands for the reader's clone: `bin` is the repository's
- * (so the README's `export PATH="$PWD/bin:$PATH"` is what puts `edgeport` on the PATH: nothing
- * else does), `node_modules` holds the repository's packages (and edgeport itself, as `npm
- * install <edgeport>` puts it, for examples that import `edgeport/store`). `wrangler` is on the
- * PATH from the start: a reader's own wrangler 4 (the devDependency on this node, reaching this
- * machine only, test/helpers/wrangler.ts). Three things differ from a reader's machine, so that
- * the test can run beside the other tests and a developer's own edgeport:
+ * The session starts in a directory that stands for the reader's fresh clone after `npm install`:
+ * `bin` is the repository's, `node_modules` holds the repository's packages (and edgeport itself,
+ * as `npm install <edgeport>` puts it, for examples that import `edgeport/store`), but none of
+ * what tools cached there (`node_modules/.cache`: wrangler's remembered account, for one), which a
+ * fresh clone does not have. The shell starts as a fresh machine's: a HOME of its own, and a PATH
+ * without `edgeport`, without `wrangler` and without any `node_modules/.bin` (`npm test` puts the
+ * repository's there), nor the CLOUDFLARE_*, WRANGLER_*, XDG_* or EDGEPORT_* variables of the
+ * developer's environment; so the README's `export PATH` line is what brings both commands, and
+ * a block that needs anything else a reader would not have fails. Only this differs from a
+ * reader's machine, so that the test can run beside the other tests and a developer's own
+ * edgeport:
  *
- * - the ports examples name (DEFAULT_PORTS) become free ports, and `/tmp/edgeport-logs` a
- *   directory of the session's own (the server's `[logs] file_roots`);
+ * - the ports examples name (DEFAULT_PORTS) become free ports, and the PostgreSQL schema they name
+ *   (`schema=edgeport` in the shared `test` database) one of the session's own, dropped at its end;
  * - a command that starts a server (`npm start`, `edgeport start`, `edgeport dev`), which a reader
  *   runs in a terminal of its own, runs in the background, and the next command waits for its
- *   ready line;
+ *   ready line (`__stop_servers` stops them all, as a reader's Ctrl-C in those terminals would);
  * - `npm install`, `npm ci`, `npm link` and `npm test` are not run (the test runs from an
- *   installed clone, and is itself part of `npm test`).
+ *   installed clone, and is itself part of `npm test`), and `npm start` runs `edgeport start`
+ *   without its build step (the build writes into the repository's `dist/`, not the session's).
  *
  * Every process the session starts is killed when it closes, pass or fail. A page that fails ends
  * the session (its shell exits, as `set -e` makes it): the pages after it are not run.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,8 +37,8 @@ import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { within } from '../../src/core/within.ts';
+import { dropTestSchema } from '../helpers/postgres.ts';
 import { reservePort } from '../helpers/reserved-port.ts';
-import { wranglerShellCommand } from '../helpers/wrangler.ts';
 import { outputMismatch, parseExamples } from './markdown-examples.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -46,7 +52,8 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DEFAULT_PORTS = [
   8080, 8081, 8545, 9000, 8787, 8788, 3000, 3001, 8180, 8181, 8645, 9100, 8280, 8281, 8745, 9200, 8380, 8381, 8845, 9300,
 ] as const;
-const LOG_ROOT = '/tmp/edgeport-logs';
+/** What a fresh clone's `npm install` makes in node_modules, but not what tools cache there later. */
+const NOT_IN_A_FRESH_CLONE = new Set(['.cache']);
 /** How long one block may take (a server start on a busy machine included). */
 const BLOCK_TIMEOUT_MS = 90_000;
 
@@ -63,62 +70,61 @@ export class DocsSession {
   readonly work: string;
   readonly #shell: ShellSession;
   readonly #rewrite: (code: string) => string;
+  readonly #asyncCleanups: Array<() => Promise<void>>;
   readonly #cleanups: Array<() => void>;
   #blocks = 0;
   /** Where the session ended, once a page failed. */
   #ended: string | undefined;
 
-  private constructor(work: string, shell: ShellSession, rewrite: (code: string) => string, cleanups: Array<() => void>) {
+  private constructor(work: string, shell: ShellSession, rewrite: (code: string) => string, cleanups: Array<() => void>,
+    asyncCleanups: Array<() => Promise<void>>) {
     this.work = work;
     this.#shell = shell;
     this.#rewrite = rewrite;
+    this.#asyncCleanups = asyncCleanups;
     this.#cleanups = cleanups;
   }
 
   static async open(): Promise<DocsSession> {
     const cleanups: Array<() => void> = [];
+    const asyncCleanups: Array<() => Promise<void>> = [];
     const work = mkdtempSync(join(tmpdir(), 'edgeport-docs-'));
     cleanups.push(() => rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     const ports = new Map<number, number>();
     try {
-      const logRoot = join(work, '.edgeport-logs');
-      mkdirSync(logRoot);
       mkdirSync(join(work, '.docs-test'));
       symlinkSync(join(ROOT, 'bin'), join(work, 'bin'));
       mkdirSync(join(work, 'node_modules'));
-      for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(work, 'node_modules', entry));
+      for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+        if (!NOT_IN_A_FRESH_CLONE.has(entry)) symlinkSync(join(ROOT, 'node_modules', entry), join(work, 'node_modules', entry));
+      }
       symlinkSync(ROOT, join(work, 'node_modules', 'edgeport'));
-      const tools = join(work, '.tools');
-      mkdirSync(tools);
-      writeFileSync(join(tools, 'wrangler'), wranglerShellCommand(join(work, '.wrangler-home')), { mode: 0o755 });
       mkdirSync(join(work, '.home'));
       for (const port of DEFAULT_PORTS) ports.set(port, await reservePort({ after: (undo: () => void) => { cleanups.push(undo); } }));
       const pattern = new RegExp(`\\b(${DEFAULT_PORTS.join('|')})\\b`, 'g');
-      const rewrite = (code: string): string => code
-        .replace(pattern, (port) => String(ports.get(Number(port))))
-        .replaceAll(LOG_ROOT, logRoot);
+      // The schema the examples keep in the shared `test` database (operations.md's two instances) is
+      // the session's own, as its ports are: a run never meets what an earlier or concurrent one left.
+      const schema = `docs_${randomBytes(6).toString('hex')}`;
+      asyncCleanups.push(() => dropTestSchema(schema));
+      const rewrite = (code: string): string => code.replace(pattern, (port) => String(ports.get(Number(port))))
+        .replace(/\bschema=edgeport\b/g, `schema=${schema}`);
 
-      // A `node --test` in an example reports to its terminal, not to this test runner as its child would.
-      const { NODE_TEST_CONTEXT: _runnerChild, ...inherited } = process.env;
       const shell = new ShellSession(work, {
-        ...inherited,
-        // A fresh machine's: no edgeport on it until the README's first block.
-        PATH: [tools, ...withoutEdgeport(process.env.PATH ?? '')].join(delimiter),
+        ...freshEnvironment(process.env),
+        // A fresh machine's: no edgeport nor wrangler on it until the README's first block.
+        PATH: withoutTools(process.env.PATH ?? '').join(delimiter),
         HOME: join(work, '.home'),
-        EDGEPORT_LOGS_FILE_ROOTS: logRoot,
         // `npm start` and `edgeport start` without flags listen where the rewritten examples look.
         EDGEPORT_EDGE_PORT: String(ports.get(8080)), EDGEPORT_API_PORT: String(ports.get(8081)),
         EDGEPORT_GATEWAY_PORT: String(ports.get(8545)), EDGEPORT_S3_PORT: String(ports.get(9000)),
-        // Whatever the developer's environment holds, the examples start from a fresh machine's.
-        EDGEPORT_ADMIN_EMAIL: '', EDGEPORT_ADMIN_KEY: '', EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '',
-        EDGEPORT_DATA_DIR: '', EDGEPORT_DB_URL: '', EDGEPORT_BLOBS_URL: '', EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '',
       });
-      const session = new DocsSession(work, shell, rewrite, cleanups);
+      const session = new DocsSession(work, shell, rewrite, cleanups, asyncCleanups);
       const prelude = await shell.run(PRELUDE);
       if (prelude.status !== 0) throw new Error(`the session's prelude failed:\n${prelude.output}\n${prelude.errors}`);
       return session;
     } catch (error) {
       for (const undo of cleanups.reverse()) undo();
+      for (const undo of asyncCleanups) await undo().catch(() => undefined);
       throw error;
     }
   }
@@ -213,20 +219,35 @@ export class DocsSession {
     this.#ended ??= 'its close';
     await this.#shell.close();
     for (const undo of this.#cleanups.reverse()) undo();
+    for (const undo of this.#asyncCleanups) await undo().catch(() => undefined);
   }
 }
 
-/** The PATH without the directories that hold an `edgeport` (a developer's `npm link`). */
-function withoutEdgeport(path: string): string[] {
-  return path.split(delimiter).filter((dir) => {
-    if (dir === '') return false;
+/**
+ * The PATH without the directories a fresh machine does not have: those that hold an `edgeport` (a
+ * developer's `npm link`) or a `wrangler` (a global install), and every `node_modules/.bin` (`npm
+ * test` puts the repository's first).
+ */
+function withoutTools(path: string): string[] {
+  const holds = (dir: string, name: string): boolean => {
     try {
-      accessSync(join(dir, 'edgeport'), constants.X_OK);
-      return false;
-    } catch {
+      accessSync(join(dir, name), constants.X_OK);
       return true;
+    } catch {
+      return false;
     }
-  });
+  };
+  return path.split(delimiter).filter((dir) => dir !== '' && !/node_modules[/\\]\.bin[/\\]?$/.test(dir) && !holds(dir, 'edgeport') && !holds(dir, 'wrangler'));
+}
+
+/**
+ * The test's environment less what a reader's fresh shell would not hold: the developer's
+ * edgeport, Cloudflare and wrangler settings, XDG folders (HOME is the session's own), and what
+ * the test runner sets for its children (`node --test` in an example reports to its terminal).
+ */
+function freshEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const dropped = /^(EDGEPORT_|CLOUDFLARE_|WRANGLER_|XDG_|NODE_TEST_CONTEXT$)/;
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !dropped.test(name)));
 }
 
 /**
@@ -242,6 +263,7 @@ __serve() {
   log=$(mktemp -p "$PWD" .server-XXXXXX.log)
   command edgeport "$@" > "$log" 2>&1 &
   local pid=$! i
+  __SERVERS="$__SERVERS $pid"
   for i in $(seq 1 900); do
     if grep -qE '; ready$|serving script .* at http' "$log"; then cat "$log"; return 0; fi
     if ! kill -0 "$pid" 2>/dev/null; then cat "$log"; return 1; fi
@@ -249,6 +271,13 @@ __serve() {
   done
   cat "$log"
   return 1
+}
+# Stops every server started so far (SIGTERM: the clean stop Ctrl-C makes), and waits for them.
+__stop_servers() {
+  local pid
+  for pid in $__SERVERS; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in $__SERVERS; do while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done; done
+  __SERVERS=
 }
 edgeport() {
   case "$1" in

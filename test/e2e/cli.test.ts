@@ -48,8 +48,9 @@ test('help: edgeport --help, -h, help, and each command\'s --help answer on stdo
   assert.match(start.stdout.replace(/\n {30}/g, ' '), /--api-port N +management API and dashboard port; 0 picks a free one \(default: 8081; or \[ports\] api in edgeport\.toml, EDGEPORT_API_PORT\)/);
   assert.match(dev.stdout, /^Usage: edgeport dev <script-config> \[options\]\n/);
   assert.equal(helpDev.stdout, dev.stdout);
-  assert.match(accounts.stdout, /^Usage: edgeport accounts create <email> \[options\]\n/);
-  assert.equal(accountsCreate.stdout, accounts.stdout);
+  assert.match(accounts.stdout, /^Usage: edgeport accounts <action> \[options\]\n/);
+  for (const action of ['create <email>', 'list', 'rotate-key <email>', 'delete <email>', 'quota <email>']) assert.ok(accounts.stdout.includes(`  accounts ${action}`), `lists accounts ${action}`);
+  assert.match(accountsCreate.stdout, /^Usage: edgeport accounts create <email> \[options\]\n/);
 });
 
 test('version: edgeport --version and -v print the package version', { timeout: 30_000 }, async () => {
@@ -68,7 +69,7 @@ test('typos get a "did you mean" and the command\'s help, exit 2', { timeout: 60
   assert.equal(command.code, 2);
   assert.match(command.stderr, /^edgeport: Unknown command 'strat'\. Did you mean start\?\n\nedgeport \d/);
   assert.equal(action.code, 2);
-  assert.match(action.stderr, /^edgeport: Unknown action 'crate' of edgeport accounts\. Did you mean create\?\n\nUsage: edgeport accounts create/);
+  assert.match(action.stderr, /^edgeport: Unknown action 'crate' of edgeport accounts\. Did you mean create\?\n\nUsage: edgeport accounts <action>/);
   assert.equal(devFlag.code, 2);
   assert.match(devFlag.stderr, /^edgeport: Unknown option '--prot'\. Did you mean --port\?\n\nUsage: edgeport dev/);
   for (const run of [flag, command, action, devFlag]) {

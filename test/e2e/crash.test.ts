@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { startDevServer } from '../helpers/dev-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const DRIVER = fileURLToPath(new URL('../../../shared/bench/store-driver.mjs', import.meta.url));
+const DRIVER = fileURLToPath(new URL('../../bench/drivers/store-driver.mjs', import.meta.url));
 const MiB = 1024 * 1024;
 const TOTAL = 50 * MiB;
 const chunk = new Uint8Array(MiB).fill(0x6e);

@@ -1,6 +1,6 @@
 /**
  * The management API through `edgeport start`, driven by the official `cloudflare` SDK exactly as
- * a user would: the SPEC §4.1 walkthrough (list rulesets, create the entry point only when
+ * a user would: the custom-fields walkthrough of docs/management-api.md (list rulesets, create the entry point only when
  * missing, put rules, read back), then a log job with a nested filter created, listed, updated and
  * deleted through the SDK's own `/logpush/` paths (no custom fetch); errors reach the SDK with
  * edgeport's codes and messages.
@@ -26,7 +26,7 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
   const accountId = accounts.result[0]!.id;
   const zone = await cf.zones.create({ account: { id: accountId }, name: 'sdk.example.test' });
 
-  // SPEC §4.1: 1. list; 2. create only if missing; 3. put rules; read back.
+  // The walkthrough: 1. list; 2. create only if missing; 3. put rules; read back.
   const rulesets = await cf.rulesets.list({ zone_id: zone.id });
   let rulesetId = rulesets.result.find((r) => r.kind === 'zone' && r.phase === 'http_log_custom_fields')?.id;
   assert.equal(rulesetId, undefined);

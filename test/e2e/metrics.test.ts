@@ -2,13 +2,15 @@
  * `GET /metrics` on the API's port through the real `edgeport start`: requests, latencies and
  * errors of every service (edge, management API, S3, gateway) in one exposition, log delivery per
  * job (lines shipped, spool bytes), the gateway's own metrics, and no label that carries a zone id,
- * a zone name, a path or a key.
+ * a zone name, a path or a key; and both listeners that serve `/metrics` (the API's and the
+ * gateway's) pass `promtool check metrics`, Prometheus's own linter, on a live scrape.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { apiOf, createFileJob, createZone, fileLines, getVia, S3_KEY, startOrigin, startServer } from '../helpers/edge-logs-setup.ts';
+import { checkMetrics } from '../helpers/promtool.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 /** The value of the sample `name{labels}` (labels in the order prom-client prints them), or undefined. */
@@ -55,10 +57,11 @@ test('/metrics on the API port: every service\'s requests, latencies and errors,
   assert.equal(sample(text, 'edgeport_http_requests_total{service="gateway",method="POST",status_class="2xx"}'), 1);
   assert.ok(sample(text, 'edgeport_http_requests_total{service="api",method="POST",status_class="2xx"}')! >= 3, 'zone, ownership, job');
   assert.equal(sample(text, 'edgeport_api_requests_total{operation="zones-create",status_class="2xx"}'), 1);
-  assert.equal(sample(text, `edgeport_logs_shipped_lines_total{job="${job.id}"}`), 6);
-  assert.equal(sample(text, `edgeport_logs_failed_lines_total{job="${job.id}"}`), 0);
-  assert.equal(sample(text, `edgeport_logs_dropped_lines_total{job="${job.id}"}`), 0);
-  assert.equal(typeof sample(text, `edgeport_logs_job_spool_bytes{job="${job.id}"}`), 'number');
+  assert.equal(sample(text, `edgeport_logs_spooled_lines_total{log_job="${job.id}"}`), 6);
+  assert.equal(sample(text, `edgeport_logs_shipped_lines_total{log_job="${job.id}"}`), 6);
+  assert.equal(sample(text, `edgeport_logs_failed_lines_total{log_job="${job.id}"}`), 0);
+  assert.equal(sample(text, `edgeport_logs_dropped_lines_total{log_job="${job.id}"}`), 0);
+  assert.equal(typeof sample(text, `edgeport_logs_job_spool_bytes{log_job="${job.id}"}`), 'number');
   assert.equal(typeof sample(text, 'edgeport_logs_spool_bytes'), 'number');
   assert.match(text, /^edgeport_gateway_calls_total\{network="sepolia",method="eth_chainId",outcome="result"\} 1$/m, 'the gateway\'s metrics too');
   for (const secret of [zoneId, 'example.test', '/page/', 'secret-query', 'key-name', 'metered', S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID]) {
@@ -67,4 +70,17 @@ test('/metrics on the API port: every service\'s requests, latencies and errors,
   const head = await fetch(`${origin8081}/metrics`, { method: 'HEAD' });
   assert.equal(head.status, 200);
   assert.equal(await head.text(), '');
+
+  await t.test('promtool check metrics finds nothing on a live scrape of every listener that serves /metrics', { timeout: 60_000 }, async () => {
+    const listeners = { 'management API': `${origin8081}/metrics`, gateway: `${new URL(server.urls.gateway!).origin}/metrics` };
+    for (const [listener, url] of Object.entries(listeners)) {
+      const scrape = await fetch(url);
+      assert.equal(scrape.status, 200, `${listener}: ${url}`);
+      const exposition = await scrape.text();
+      // Labels Prometheus sets itself on every scraped series (promtool does not check these): one of ours would be renamed exported_<name>.
+      assert.doesNotMatch(exposition, /[{,](job|instance)="/, `${listener}: no series of ours carries the job or instance label`);
+      const { code, problems } = await checkMetrics(exposition);
+      assert.deepEqual({ code, problems }, { code: 0, problems: '' }, `promtool check metrics on the ${listener}'s ${url}:\n${problems}`);
+    }
+  });
 });

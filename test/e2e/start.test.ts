@@ -1,7 +1,8 @@
 /**
  * `edgeport start` end to end: the real CLI serves the S3-compatible API on its port, prints the
- * bootstrap S3 key once (or takes it from the environment), keeps data across a restart, refuses
- * a bad config (a script route onto the dev domain too) or a taken port with exit code 1, and stops cleanly (exit 0) on SIGTERM.
+ * bootstrap S3 key once (or takes it from the environment, which then replaces a generated one),
+ * keeps data across a restart, refuses a bad config (a script route onto the dev domain too) or a
+ * taken port with exit code 1, and stops cleanly (exit 0) on SIGTERM.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -59,6 +60,28 @@ test('the S3 key comes from EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCES
   const listed = await s3.send(new ListBucketsCommand({}));
   assert.deepEqual(listed.Buckets ?? [], []);
   s3.destroy();
+});
+
+test('the operator\'s EDGEPORT_S3_* variables replace the key the first start generated: the banner says so, the old key stops working', { timeout: 90_000 }, async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const first = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
+  const generated = first.s3Key;
+  assert.ok(generated, first.banner);
+  const before = client(first.urls[S3]!, generated);
+  await before.send(new CreateBucketCommand({ Bucket: 'kept' }));
+  before.destroy();
+  assert.equal(await first.stop(), 0);
+
+  const chosen = { accessKeyId: 'EDGEPORTCHOSEN01', secretAccessKey: 'chosen-secret-0123456789abcdef' };
+  const second = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: chosen.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: chosen.secretAccessKey } });
+  assert.ok(second.banner.includes(`edgeport: revoked the S3 access key ${generated.accessKeyId} that a start generated: EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace it (the buckets stay)\n`), second.banner);
+  const old = client(second.urls[S3]!, generated);
+  await assert.rejects(old.send(new ListBucketsCommand({})), (error: Error) => error.name === 'InvalidAccessKeyId');
+  old.destroy();
+  const now = client(second.urls[S3]!, chosen);
+  assert.deepEqual((await now.send(new ListBucketsCommand({}))).Buckets?.map((bucket) => bucket.Name), ['kept'], 'the same account: its buckets stay');
+  now.destroy();
+  assert.equal(await second.stop(), 0);
 });
 
 function runStartSync(args: string[]) {

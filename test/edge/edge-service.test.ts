@@ -1,7 +1,7 @@
 /**
  * The edge in process over real components (control store, log pipeline, origin servers, HTTP):
  * routing by Host and parent domains, streaming proxy with hop-by-hop headers dropped, origin
- * errors, and the records it spools with the custom-fields rules of SPEC §2.3/§8.
+ * errors, and the records it spools with the custom-fields rules (docs/edge-and-logs.md).
  */
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -19,7 +19,9 @@ const PLATFORM_PACKAGE = `@foundry-rs/anvil-${process.platform}-${process.arch =
 /** The Anvil binary for this platform, or undefined where none is installed. */
 export function anvilBinary(): string | undefined {
   try {
-    return require.resolve(`${PLATFORM_PACKAGE}/bin/anvil${process.platform === 'win32' ? '.exe' : ''}`);
+    // The platform package is the wrapper's (optional) dependency: resolved from the wrapper.
+    const wrapper = createRequire(require.resolve('@foundry-rs/anvil/package.json'));
+    return wrapper.resolve(`${PLATFORM_PACKAGE}/bin/anvil${process.platform === 'win32' ? '.exe' : ''}`);
   } catch {
     return undefined;
   }

@@ -9,6 +9,7 @@ import type { ControlStore } from '../../src/db/control-store.ts';
 import { openControlStore } from '../../src/db/open-control-store.ts';
 import { PgDatabase } from '../../src/db/postgres/pg-database.ts';
 import { TEST_DB, pgTestUrl } from './postgres.ts';
+import { TEST_SECRETS } from './secrets.ts';
 
 export interface TestControlStoreOptions {
   dataDir: string;
@@ -34,7 +35,7 @@ export async function openTestDatabase(t: TestContext, options: { clock: Clock; 
 /** Opens the store, closed after the test (with its database when the database is its own). */
 export async function openTestControlStore(t: TestContext, options: TestControlStoreOptions): Promise<ControlStore> {
   const database = options.database ?? await openTestDatabase(t, options);
-  const control = await openControlStore({ dataDir: options.dataDir, clock: options.clock, ...(database ? { database } : {}) });
+  const control = await openControlStore({ dataDir: options.dataDir, clock: options.clock, secrets: TEST_SECRETS, ...(database ? { database } : {}) });
   t.after(() => control.close());
   return control;
 }

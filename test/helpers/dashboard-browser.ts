@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +21,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
 /** Where the screenshots go (not committed). */
 export const SHOTS = join(ROOT, 'test-results', 'dashboard');
-const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export const EMAIL = 'owner@example.test';
 export const KEY = 'dashboard-test-key-0123456789abcdef0123';
 export const DESKTOP = { width: 1280, height: 800 };

@@ -111,6 +111,21 @@ export async function createFileJob(api: ApiClient, zoneId: string, directory: s
   return api.call('POST', `/zones/${zoneId}/logshipping/jobs`, { name: 'file-job', destination_conf: destination, dataset: 'http_requests', enabled: true, ownership_challenge: token, ...extra });
 }
 
+/**
+ * What the server's /metrics says of job `jobId`: the lines it took into its spool and the lines it
+ * delivered. A line is spooled before the edge finishes its response, so once every response is in,
+ * shipped equal to spooled means every line the job took was delivered.
+ */
+export async function jobDelivery(server: EdgeportServer, jobId: number): Promise<{ spooledLines: number; shippedLines: number }> {
+  const text = await (await fetch(`${new URL(server.urls['management API']!).origin}/metrics`)).text();
+  const sample = (name: string): number => {
+    const line = text.split('\n').find((each) => each.startsWith(`${name}{log_job="${jobId}"} `));
+    assert.ok(line, `/metrics has ${name} for job ${jobId}`);
+    return Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+  return { spooledLines: sample('edgeport_logs_spooled_lines_total'), shippedLines: sample('edgeport_logs_shipped_lines_total') };
+}
+
 /** Every line the file:// job writing below `directory` delivered so far. */
 export const fileLines = (directory: string): LogLine[] => readLines<LogLine>(directory);
 

@@ -35,11 +35,18 @@ export interface StartOptions {
   owner?: TestContext;
 }
 
+/**
+ * The secrets key of test servers on PostgreSQL, which refuse to start without one (every instance
+ * of a deployment needs the same): given unless the test sets EDGEPORT_SECRETS_KEY itself.
+ */
+export const TEST_PG_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
 /** Resolves once the server prints its ready line; rejects with its output if it exits first or takes over a minute. */
 export async function startEdgeport(options: StartOptions): Promise<EdgeportServer> {
   const ports = ['--edge-port', '0', '--api-port', '0', '--gateway-port', '0', '--s3-port', '0'];
+  const onPostgres = Boolean(options.env?.EDGEPORT_DB_URL) && options.env?.EDGEPORT_SECRETS_KEY === undefined;
   const child = spawnNode([join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', options.dataDir, ...ports, ...(options.args ?? [])], {
-    env: { ...process.env, EDGEPORT_LOG_LEVEL: 'warn', ...options.env },
+    env: { ...process.env, EDGEPORT_LOG_LEVEL: 'warn', ...(onPostgres ? { EDGEPORT_SECRETS_KEY: TEST_PG_SECRETS_KEY } : {}), ...options.env },
   });
   const stop = () => stopChild(child);
   if (options.owner) onTestEnd(options.owner, stop);

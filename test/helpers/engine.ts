@@ -12,6 +12,7 @@ import { openBlobStore, parseBlobsUrl } from '../../src/store/blobs/open-blob-st
 import { openStoreEngine, type OpenStoreEngineOptions } from '../../src/store/engine/open-store-engine.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
 import { pgTestUrl, TEST_DB } from './postgres.ts';
+import { TEST_SECRETS } from './secrets.ts';
 import { startS3Endpoint, TEST_BLOBS, type S3Endpoint } from './s3-endpoint.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -37,7 +38,7 @@ export async function openTestEngine(t: TestContext, options: Partial<OpenStoreE
   const database = options.database ?? ownDatabase;
   // A test that names its blob store (even `blobsUrl: undefined`, the data dir) gets that one.
   const blobsUrl = 'blobsUrl' in options ? options.blobsUrl : TEST_BLOBS === 's3' ? await testBlobsUrl(t, dataDir) : undefined;
-  const engine = await openStoreEngine({ dataDir, clock, recover: true, ...options, ...(database ? { database } : {}), ...(blobsUrl ? { blobsUrl } : {}) })
+  const engine = await openStoreEngine({ dataDir, clock, recover: true, secrets: TEST_SECRETS, ...options, ...(database ? { database } : {}), ...(blobsUrl ? { blobsUrl } : {}) })
     .catch(async (error: unknown) => {
       await ownDatabase?.close();
       throw error;

@@ -31,6 +31,11 @@ export async function testDbUrl(t: TestContext): Promise<string | undefined> {
   return TEST_DB === 'postgres' ? pgTestUrl(t) : undefined;
 }
 
+/** Drops `schema` of the test database, if it is there (for schemas a test named itself). */
+export function dropTestSchema(schema: string): Promise<void> {
+  return admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+}
+
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_PG_URL });
   try {

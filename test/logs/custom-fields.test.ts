@@ -1,4 +1,4 @@
-/** Custom fields (SPEC §2.3, §7.3-7.4, §8): matching, first instance, cookies, the 8 KB limit. */
+/** Custom fields (docs/edge-and-logs.md): matching, first instance, cookies, the 8 KB limit. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';

@@ -31,6 +31,8 @@ export interface DatasetCatalog {
   fields: CatalogField[];
   /** How many log jobs a zone may have: creating one more is refused (403 / 1004). */
   max_jobs_per_zone: number;
+  /** The directories file:// destinations may point below (the server's `[logs] file_roots`); empty when file:// is off. */
+  file_roots: string[];
 }
 
 export function catalogPath(zoneId: string): string {

@@ -36,6 +36,7 @@ const deliveredQuery = z.object({ lines: z.coerce.number().int().min(1).max(1000
 const catalogResult = z.object({
   fields: z.array(z.object({ name: z.string(), type: z.string(), description: z.string(), deprecated: z.boolean(), filled: z.boolean() })),
   max_jobs_per_zone: z.number().int(),
+  file_roots: z.array(z.string()).describe('The directories file:// destinations may point below ([logs] file_roots); empty when file:// is off'),
 });
 
 const TAG = 'Log jobs';
@@ -129,7 +130,7 @@ export const JOB_ROUTES: ApiRoute[] = [
   }),
   defineRoute({
     method: 'GET', path: `${BASE}/datasets/:dataset_id/catalog`, operationId: 'logshipping-dataset-catalog', tag: TAG,
-    summary: 'The dataset as this server serves it (edgeport extension): each field\'s type, description, whether it is deprecated and whether the edge fills it (else null in every line); the jobs a zone may have',
+    summary: 'The dataset as this server serves it (edgeport extension): each field\'s type, description, whether it is deprecated and whether the edge fills it (else null in every line); the jobs a zone may have; where file:// destinations may point',
     result: catalogResult,
     async handler(ctx) {
       await requireZone(ctx);
@@ -137,7 +138,7 @@ export const JOB_ROUTES: ApiRoute[] = [
       const fields = Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => ({
         name, type: field.type, description: field.description, deprecated: 'deprecated' in field, filled: isFilledField(name),
       }));
-      return successResponse({ fields, max_jobs_per_zone: MAX_JOBS_PER_ZONE });
+      return successResponse({ fields, max_jobs_per_zone: MAX_JOBS_PER_ZONE, file_roots: [...ctx.deps.destinations.fileRoots.roots] });
     },
   }),
   defineRoute({

@@ -1,5 +1,5 @@
 /**
- * Log jobs (SPEC §2.4, §2.5, §8; reference §3.2, §3.3): request schemas with every check that
+ * Log jobs (docs/management-api.md, "Routes"): request schemas with every check that
  * needs no stored state (fields, filter, destination, options), the response shape, and the
  * conversions between REST snake_case and LogJobRecord.
  */
@@ -10,7 +10,7 @@ import { refuse, refuseValue } from '../refinements.ts';
 import { MAX_DESTINATION_CONF_LENGTH, parseDestination } from '../../logs/index.ts';
 
 export const LOG_DATASET = 'http_requests';
-/** The real service's limit (reference §3.2): 403 / 1004 beyond it. */
+/** The real service's limit: 403 / 1004 beyond it. */
 export const MAX_JOBS_PER_ZONE = 4;
 
 const TIMESTAMP_FORMATS = ['unixnano', 'unix', 'rfc3339', 'rfc3339ms', 'rfc3339ns'] as const satisfies readonly TimestampFormat[];
@@ -177,7 +177,7 @@ export function logpullOptionsProblem(options: string): string | null {
   return null;
 }
 
-/** Output options with every default filled in (ndjson and csv defaults differ, reference §3.3). */
+/** Output options with every default filled in (ndjson and csv defaults differ, as on the real service). */
 export function toOutputOptions(input: OutputOptionsInput | null | undefined, logpullOptions: string | null): LogOutputOptions {
   const given: OutputOptionsInput = input ?? (logpullOptions ? fromLogpull(logpullOptions) : {});
   const outputType = given.output_type ?? 'ndjson';

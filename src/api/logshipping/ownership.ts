@@ -1,5 +1,5 @@
 /**
- * Ownership challenges (reference §3.4): POST .../logshipping/ownership writes a random token to
+ * Ownership challenges (as the real service makes them): POST .../logshipping/ownership writes a random token to
  * the destination and remembers its hash for 7 days; a job for a destination that needs one must
  * present that token (a token issued for a parent location covers everything below it).
  *

@@ -1,5 +1,5 @@
 /**
- * Rulesets at zone level (SPEC §4.1 rows 1-3; reference §2.1): list, create, get, update, delete,
+ * Rulesets at zone level (docs/management-api.md, "Routes"): list, create, get, update, delete,
  * and the phase entry point. Only the `http_log_custom_fields` phase is served; one zone ruleset
  * per phase. Each write is one transaction and is seen by the edge's next request.
  *

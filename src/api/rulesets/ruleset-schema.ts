@@ -1,5 +1,5 @@
 /**
- * Rulesets of the custom-fields phase (SPEC §2.2, §2.3, §8): request schemas with every rule
+ * Rulesets of the custom-fields phase (docs/management-api.md, "Custom fields"): request schemas with every rule
  * check, response shapes, and the conversion from RulesetRecord. Messages follow the real API's
  * pattern `'<value>' is not a valid value for <field> because <reason>`, pointers name the field
  * (`/rules/0/action_parameters/request_fields/2/name`).
@@ -9,7 +9,7 @@ import type { CustomFieldNames, RuleRecord, RulesetRecord } from '../../db/contr
 import { refuse, refuseValue } from '../refinements.ts';
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
-/** SPEC §8: custom fields per zone, request headers, response headers and cookies together. */
+/** The real API's limit of custom fields per zone, request headers, response headers and cookies together. */
 export const MAX_CUSTOM_FIELDS_PER_ZONE = 40;
 
 /** Every phase of the real API (SDK `Phase`); edgeport serves only http_log_custom_fields. */
@@ -31,7 +31,7 @@ const FIELD_ARRAYS: Record<string, FieldKind> = { request_fields: 'requestFields
 
 const fieldItem = z.strictObject({
   name: z.string().describe('Header name (lower case) or cookie name (case-sensitive)'),
-  preserve_duplicates: z.boolean().optional().describe('Only false: edgeport logs the first instance of a repeated header (SPEC §8)'),
+  preserve_duplicates: z.boolean().optional().describe('Only false: edgeport logs the first instance of a repeated header'),
 });
 const fieldList = z.array(fieldItem);
 
@@ -99,7 +99,7 @@ function checkRule(rule: RuleInput, ctx: z.RefinementCtx): void {
       const path = ['action_parameters', key, i, 'name'];
       if (item.preserve_duplicates === true) {
         refuse(ctx, ['action_parameters', key, i, 'preserve_duplicates'],
-          key === 'response_fields' ? 'preserve_duplicates is not supported: edgeport logs the first instance of a repeated header (SPEC §8)'
+          key === 'response_fields' ? 'preserve_duplicates is not supported: edgeport logs the first instance of a repeated header'
             : `preserve_duplicates applies only to response_fields`);
       } else if (item.preserve_duplicates === false && key !== 'response_fields') {
         refuse(ctx, ['action_parameters', key, i, 'preserve_duplicates'], 'preserve_duplicates applies only to response_fields');
@@ -115,7 +115,7 @@ function checkRule(rule: RuleInput, ctx: z.RefinementCtx): void {
 
 /**
  * The checks that span rules: no duplicate ids or refs, no name configured twice for one kind,
- * and at most 40 custom fields in all (SPEC §8), counted over every rule, enabled or not.
+ * and at most 40 custom fields in all (the real API's limit), counted over every rule, enabled or not.
  */
 const rulesInput = z.array(ruleInput).superRefine((rules, ctx) => {
   const ids = new Map<string, number>();

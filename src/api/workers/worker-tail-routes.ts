@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { acceptWebSocket } from '../../core/http/websocket.ts';
+import { acceptWebSocket, handshakeProblem, refuseUpgrade } from '../../core/http/websocket.ts';
 import type { TailSession, TailSessions } from '../../edge/tail-sessions.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
@@ -75,21 +75,27 @@ export const WORKER_TAIL_ROUTES: ApiRoute[] = [
 ];
 
 /**
- * The API listener's `upgrade` handler: a tail session's WebSocket (its id and secret in the path);
- * anything else is answered 404 and closed.
+ * The API listener's `upgrade` handler: a tail session's WebSocket (its id and secret in the path).
+ * Any other upgrade request is answered and closed at once: 400 when it is no WebSocket handshake
+ * (another protocol, a body: see handshakeProblem), else 404.
  */
 export function tailUpgradeHandler(tails: TailSessions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
+    const problem = handshakeProblem(req);
+    if (problem !== null) {
+      refuseUpgrade(socket, ...problem);
+      return;
+    }
     const match = /^\/client\/v4\/tail-sockets\/([0-9a-f]{32})\/([A-Za-z0-9_-]{32})$/.exec((req.url ?? '').split('?')[0]!);
     const session = match ? tails.forSocket(match[1]!, match[2]!) : undefined;
     if (!session) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nNo such tail: open one with POST /client/v4/accounts/<account>/workers/scripts/<script>/tails.\n');
+      refuseUpgrade(socket, '404 Not Found', 'No such tail: open one with POST /client/v4/accounts/<account>/workers/scripts/<script>/tails.');
       return;
     }
     if (head.length > 0) socket.unshift(head);
     (socket as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-    const ws = acceptWebSocket(req, socket, 'trace-v1', tails.limits.maxFrameBytes);
+    const ws = acceptWebSocket(req, socket, 'trace-v1', { maxMessageBytes: tails.limits.maxMessageBytes, maxBufferedBytes: tails.limits.maxBufferedBytes }, tails.sockets);
     if (ws) tails.attach(session, ws);
   };
 }

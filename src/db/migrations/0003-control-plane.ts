@@ -36,7 +36,7 @@ export const controlPlane: Migration = {
       rules TEXT NOT NULL,              -- JSON array of RuleRecord, replaced wholesale
       custom_fields TEXT                -- JSON CustomFieldNames of the enabled rules, for the edge
     ) WITHOUT ROWID;
-    -- One zone-level ruleset per phase per zone (SPEC §2.2).
+    -- One zone-level ruleset per phase per zone, as on the real API.
     CREATE UNIQUE INDEX rulesets_zone_phase ON rulesets (zone_id, phase) WHERE kind = 'zone';
 
     CREATE TABLE log_jobs (

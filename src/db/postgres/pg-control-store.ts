@@ -13,9 +13,11 @@ import type {
   ZoneRecord,
 } from '../control-store.ts';
 import {
-  customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
+  customFieldsOf, toAccount, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
 } from '../control-rows.ts';
 import { PgApiTokenStore } from '../api-tokens/pg-api-token-store.ts';
+import { openedJob, sealedJobJson } from '../secrets/sealed-rows.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { ancestorNames, descendantRange, reversedName, zoneFamily } from '../zone-names.ts';
 import { SQL } from './pg-control-statements.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
@@ -28,6 +30,8 @@ const ENTRYPOINT_ATTEMPTS = 3;
 export interface PgControlStoreOptions {
   database: PgDatabase;
   clock: Clock;
+  /** Seals and opens log jobs' destinations (src/db/secrets); without it, jobs can be neither written nor read. */
+  secrets?: SecretBox;
 }
 
 /** What a write did: its result, and whether zones, rulesets or jobs changed (then every instance hears of it). */
@@ -36,6 +40,7 @@ interface Outcome<T> { result: T; changed: boolean }
 export class PgControlStore implements ControlStore {
   readonly #db: PgDatabase;
   readonly #clock: Clock;
+  readonly #secrets: SecretBox;
   /** Names this store in its own notifications: its listeners already heard of its changes at commit. */
   readonly #id = randomBytes(8).toString('hex');
   readonly #changeListeners: Array<() => void> = [];
@@ -47,6 +52,7 @@ export class PgControlStore implements ControlStore {
     this.#db = options.database;
     this.apiTokens = new PgApiTokenStore(options.database);
     this.#clock = options.clock;
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   /** Opens the store on `database` (migrated by PgDatabase.open) and starts listening for other instances' changes. */
@@ -182,7 +188,7 @@ export class PgControlStore implements ControlStore {
   }
 
   async listEnabledJobs(zoneId: string): Promise<LogJobRecord[]> {
-    return this.#run(async () => (await this.#db.query<JobRow>(SQL.listEnabledJobs, [zoneId])).map(toJob));
+    return this.#run(async () => (await this.#db.query<JobRow>(SQL.listEnabledJobs, [zoneId])).map((row) => openedJob(row, this.#secrets)));
   }
 
   async listRulesets(zoneId: string): Promise<RulesetRecord[]> {
@@ -239,11 +245,15 @@ export class PgControlStore implements ControlStore {
   }
 
   async listJobs(zoneId: string): Promise<LogJobRecord[]> {
-    return this.#run(async () => (await this.#db.query<JobRow>(SQL.listJobs, [zoneId])).map(toJob));
+    return this.#run(async () => (await this.#db.query<JobRow>(SQL.listJobs, [zoneId])).map((row) => openedJob(row, this.#secrets)));
+  }
+
+  async countJobs(zoneId: string): Promise<number> {
+    return this.#run(async () => (await this.#db.query<{ n: number }>(SQL.countJobs, [zoneId]))[0]!.n);
   }
 
   async getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null> {
-    return this.#first(SQL.getJob, [jobId, zoneId], toJob);
+    return this.#first(SQL.getJob, [jobId, zoneId], (row: JobRow) => openedJob(row, this.#secrets));
   }
 
   async createJob(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
@@ -251,7 +261,9 @@ export class PgControlStore implements ControlStore {
       // Without the lock two instances could both count n and both add a job past the zone's limit.
       await client.query(SQL.lockZoneJobs, [zoneId]);
       const job = plan((await client.query<{ n: number }>(SQL.countJobs, [zoneId])).rows[0]!.n);
-      const id = (await client.query<{ id: number }>(SQL.insertJob, [zoneId, job.enabled ? 1 : 0, JSON.stringify(job), job.heldLocation ?? null])).rows[0]!.id;
+      // The id comes with the row, and the sealed destination is bound to it: written in a second step of the same transaction.
+      const id = (await client.query<{ id: number }>(SQL.insertJob, [zoneId, job.enabled ? 1 : 0, '{}', job.heldLocation ?? null])).rows[0]!.id;
+      await this.#writeJob(client, { ...job, id });
       return { result: { ...job, id }, changed: true };
     });
   }
@@ -260,8 +272,8 @@ export class PgControlStore implements ControlStore {
     return this.#write(async (client) => {
       const row = (await client.query<JobRow>(SQL.lockJob, [jobId, zoneId])).rows[0];
       if (!row) return { result: null, changed: false };
-      const next = { ...plan(toJob(row)), id: jobId, zoneId };
-      await writeJob(client, next);
+      const next = { ...plan(openedJob(row, this.#secrets)), id: jobId, zoneId };
+      await this.#writeJob(client, next);
       return { result: next, changed: true };
     });
   }
@@ -277,7 +289,7 @@ export class PgControlStore implements ControlStore {
     // Status is not configuration: the edge's caches do not hold it, so no change is announced.
     await this.#write(async (client) => {
       const row = (await client.query<JobRow>(SQL.lockJobById, [jobId])).rows[0];
-      if (row) await writeJob(client, { ...toJob(row), ...status });
+      if (row) await this.#writeJob(client, { ...openedJob(row, this.#secrets), ...status });
       return { result: undefined, changed: false };
     });
   }
@@ -364,6 +376,10 @@ export class PgControlStore implements ControlStore {
     return outcome.result;
   }
 
+  async #writeJob(client: PgClient, job: LogJobRecord): Promise<void> {
+    await client.query(SQL.updateJob, [job.enabled ? 1 : 0, sealedJobJson(job, this.#secrets), job.id, job.heldLocation ?? null]);
+  }
+
   #announce(): void {
     for (const listener of this.#changeListeners) listener();
   }
@@ -376,10 +392,5 @@ function rulesetValues(ruleset: RulesetRecord): unknown[] {
 
 async function updateRuleset(client: PgClient, next: RulesetRecord, id: string): Promise<void> {
   await client.query(SQL.updateRuleset, [next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), id]);
-}
-
-async function writeJob(client: PgClient, job: LogJobRecord): Promise<void> {
-  const { id, ...rest } = job;
-  await client.query(SQL.updateJob, [job.enabled ? 1 : 0, JSON.stringify(rest), id, job.heldLocation ?? null]);
 }
 

@@ -45,6 +45,8 @@ export class PgDatabase {
   #connecting: Promise<pg.Client> | null = null;
   readonly #statementNames = new Map<string, string>();
   readonly #channels = new Map<string, Set<(payload: string) => void>>();
+  /** Advisory lock classes held shared on the listening connection (holdSharedLock). */
+  readonly #sharedLocks = new Set<number>();
   #closed = false;
 
   private constructor(config: pg.ClientConfig, schema: string, poolSize: number, where: string) {
@@ -142,6 +144,18 @@ export class PgDatabase {
     set.add(listener);
   }
 
+  /**
+   * Holds the advisory lock (`lockClass`, this schema) shared for as long as the database is open,
+   * on the listening connection (taken again when it reconnects); waits while another session holds
+   * it exclusively. Ends with close() or the process.
+   */
+  async holdSharedLock(lockClass: number): Promise<void> {
+    if (this.#sharedLocks.has(lockClass)) return;
+    const client = await this.#listenerClient();
+    await client.query('SELECT pg_advisory_lock_shared($1, hashtext(current_schema()))', [lockClass]);
+    this.#sharedLocks.add(lockClass);
+  }
+
   /** The same text always gets the same name, so each connection prepares it once. */
   #prepared(text: string): { name: string; text: string } {
     let name = this.#statementNames.get(text);
@@ -196,6 +210,7 @@ export class PgDatabase {
     this.#listenerClient()
       .then(async (client) => {
         for (const name of this.#channels.keys()) await client.query(`LISTEN ${quoteIdent(name)}`);
+        for (const lockClass of this.#sharedLocks) await client.query('SELECT pg_advisory_lock_shared($1, hashtext(current_schema()))', [lockClass]);
         // Whatever was missed while disconnected: tell every listener something may have changed.
         for (const set of this.#channels.values()) for (const listener of set) listener('');
       })

@@ -95,7 +95,7 @@ export const PG_SQL = {
   deleteBucketCors: 'DELETE FROM bucket_cors WHERE bucket = $1',
   moveBucketCors: 'UPDATE bucket_cors SET bucket = $1 WHERE bucket = $2',
   corsByName: 'SELECT bucket, rules FROM bucket_cors WHERE name = $1 ORDER BY bucket',
-  /** Lifecycle rules (migration 17): written under the bucket row's KEY SHARE lock, as CORS rules. */
+  /** Lifecycle rules (migration 18): written under the bucket row's KEY SHARE lock, as CORS rules. */
   getBucketLifecycle: 'SELECT rules FROM bucket_lifecycle WHERE bucket = $1',
   putBucketLifecycle: `INSERT INTO bucket_lifecycle (bucket, rules) VALUES ($1, $2) ON CONFLICT (bucket) DO UPDATE SET rules = EXCLUDED.rules`,
   deleteBucketLifecycle: 'DELETE FROM bucket_lifecycle WHERE bucket = $1',

@@ -23,11 +23,13 @@
  * failures and deadlocks.
  */
 import type { Clock } from '../../core/clock.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
+import { accessKeyBinding } from '../secrets/sealed-rows.ts';
 import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
@@ -49,6 +51,8 @@ export interface PgMetadataStoreOptions {
   reclaimGraceMs: number;
   /** The server's quotas, for accounts with none of their own (default: `[quotas]`'s defaults). */
   quotas?: AccountQuotas;
+  /** Seals and opens S3 secret keys (src/db/secrets); without it, they can be neither stored nor read. */
+  secrets?: SecretBox;
 }
 
 /** SQLSTATEs after which a statement or transaction is simply run again: serialization_failure, deadlock_detected. */
@@ -64,6 +68,7 @@ export class PgMetadataStore implements MetadataStore {
   readonly #clock: Clock;
   readonly #graceMs: number;
   readonly #quotas: AccountQuotas;
+  readonly #secrets: SecretBox;
   readonly #pending = new Set<Promise<unknown>>();
   #closed = false;
 
@@ -72,6 +77,7 @@ export class PgMetadataStore implements MetadataStore {
     this.#clock = options.clock;
     this.#graceMs = options.reclaimGraceMs;
     this.#quotas = options.quotas ?? toAccountQuotas(undefined);
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   async insertBucket(bucket: BucketInfo): Promise<boolean> {
@@ -362,18 +368,18 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#write('putAccessKey', [key.accessKeyId, key.secret, key.accountId, key.permission,
+    await this.#write('putAccessKey', [key.accessKeyId, this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId)), key.accountId, key.permission,
       key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked]);
   }
 
   async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
     const [row] = await this.#read<AccessKeyRecord>('accessKey', [accessKeyId]);
-    return row && toAccessKey(row);
+    return row && toAccessKey(row, this.#secrets);
   }
 
-  async listAccessKeys(accountId?: string): Promise<AccessKeyRow[]> {
+  async listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]> {
     const rows = accountId === undefined ? await this.#read<AccessKeyRecord>('listAccessKeys') : await this.#read<AccessKeyRecord>('listAccountAccessKeys', [accountId]);
-    return rows.map(toAccessKey);
+    return rows.map(toListedAccessKey);
   }
 
   async revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean> {

@@ -7,17 +7,19 @@ import { join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import type { AccountQuotas } from '../../config/quotas.ts';
 import type { Clock } from '../../core/clock.ts';
+import type { SecretBox } from '../../core/crypto/secret-box.ts';
 import type { PgDatabase } from '../postgres/pg-database.ts';
 import { openSqliteConnection } from '../sqlite/open-sqlite.ts';
 import { ScriptRegistry, type Op, type Query, type RegistryDriver, type Row } from './script-registry.ts';
 
-function drive<T>(op: Op<T>, execute: (query: Query) => Row[]): T {
+/** Runs `op` to its end, answering each query it yields with `execute`'s rows. */
+export function drive<T>(op: Op<T>, execute: (query: Query) => Row[]): T {
   let step = op.next();
   while (!step.done) step = op.next(execute(step.value));
   return step.value;
 }
 
-async function driveAsync<T>(op: Op<T>, execute: (query: Query) => Promise<Row[]>): Promise<T> {
+export async function driveAsync<T>(op: Op<T>, execute: (query: Query) => Promise<Row[]>): Promise<T> {
   let step = op.next();
   while (!step.done) step = op.next(await execute(step.value));
   return step.value;
@@ -47,17 +49,20 @@ export function sqliteRegistryDriver(file: string, now: number): RegistryDriver 
   };
 }
 
+const placeholders = new Map<string, string>();
+
+/** `sql` with its `?` placeholders numbered for PostgreSQL (`$1`, `$2`, ...). */
+export function numbered(sql: string): string {
+  let text = placeholders.get(sql);
+  if (text === undefined) {
+    let n = 0;
+    text = sql.replace(/\?/g, () => `$${++n}`);
+    placeholders.set(sql, text);
+  }
+  return text;
+}
+
 export function pgRegistryDriver(database: PgDatabase): RegistryDriver {
-  const placeholders = new Map<string, string>();
-  const numbered = (sql: string): string => {
-    let text = placeholders.get(sql);
-    if (text === undefined) {
-      let n = 0;
-      text = sql.replace(/\?/g, () => `$${++n}`);
-      placeholders.set(sql, text);
-    }
-    return text;
-  };
   return {
     run: (op) => database.transaction((client) => driveAsync(op(), ({ sql, params }) => database.run<Row>(client, numbered(sql), params))),
     // The database belongs to the instance.
@@ -67,9 +72,12 @@ export function pgRegistryDriver(database: PgDatabase): RegistryDriver {
 
 /**
  * The registry on the instance's PostgreSQL database when it has one, else in the data dir's
- * `metadata.sqlite`; `quotas`: the server's `[quotas]` (default: DEFAULTS.quotas).
+ * `metadata.sqlite`; `quotas`: the server's `[quotas]` (default: DEFAULTS.quotas); `secrets`
+ * seals and opens the scripts' secrets.
  */
-export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase; quotas?: AccountQuotas }): ScriptRegistry {
+export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase; quotas?: AccountQuotas; secrets?: SecretBox }): ScriptRegistry {
   const driver = options.database ? pgRegistryDriver(options.database) : sqliteRegistryDriver(join(options.dataDir, 'metadata.sqlite'), options.clock.now());
-  return new ScriptRegistry(driver, options.clock, options.quotas);
+  return new ScriptRegistry(driver, options.clock, {
+    ...(options.quotas ? { quotas: options.quotas } : {}), ...(options.secrets ? { secrets: options.secrets } : {}),
+  });
 }

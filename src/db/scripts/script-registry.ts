@@ -16,6 +16,8 @@ import { randomUUID } from 'node:crypto';
 import { toAccountQuotas } from '../../config/quotas.ts';
 import type { Clock } from '../../core/clock.ts';
 import { QuotaRefusal, toAccountUsage, type AccountQuotas, type AccountUsageRecord } from '../account-usage.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
+import { workerSecretBinding } from '../secrets/sealed-rows.ts';
 import {
   DEFAULT_SETTINGS, type DeploymentRecord, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
   type SecretRecord, type ServingState, type VersionMetadata, type VersionRecord,
@@ -101,6 +103,15 @@ function* deleteVersions(ids: readonly string[]): Op<void> {
   for (const id of ids) yield* q('DELETE FROM worker_versions WHERE id = ?', id);
 }
 
+/** The script's secrets by name, opened (they are stored sealed, each bound to its row). */
+function* openedSecrets(box: SecretBox, accountId: string, script: string): Op<Record<string, string>> {
+  const secrets: Record<string, string> = {};
+  for (const row of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, script)) {
+    secrets[String(row.name)] = box.open(String(row.value), workerSecretBinding(accountId, script, String(row.name)));
+  }
+  return secrets;
+}
+
 function toVersion(row: Row): VersionRecord {
   return {
     id: String(row.id), accountId: String(row.account_id), script: String(row.script), number: Number(row.number), created: Number(row.created),
@@ -149,12 +160,18 @@ export class ScriptRegistry {
   readonly #driver: RegistryDriver;
   readonly #clock: Clock;
   readonly #quotas: AccountQuotas;
+  readonly #secrets: SecretBox;
 
-  /** `quotas`: the server's `[quotas]` (versions kept per script; script bytes of accounts with no quota of their own). */
-  constructor(driver: RegistryDriver, clock: Clock, quotas: AccountQuotas = toAccountQuotas(undefined)) {
+  /**
+   * `quotas`: the server's `[quotas]` (versions kept per script; script bytes of accounts with no
+   * quota of their own). `secrets` seals and opens the scripts' secret values (src/db/secrets);
+   * locked, they can be neither written nor read.
+   */
+  constructor(driver: RegistryDriver, clock: Clock, options: { quotas?: AccountQuotas; secrets?: SecretBox } = {}) {
     this.#driver = driver;
     this.#clock = clock;
-    this.#quotas = quotas;
+    this.#quotas = options.quotas ?? toAccountQuotas(undefined);
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   close(): Promise<void> {
@@ -268,22 +285,18 @@ export class ScriptRegistry {
 
   /** A version with its modules and the script's secrets, for a host to run. */
   runnable(accountId: string, name: string, versionId: string): Promise<RunnableVersion | null> {
+    const box = this.#secrets;
     return this.#driver.run(function* runnableOp() {
       const row = yield* one('SELECT * FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, versionId);
       if (!row) return null;
-      const secrets: Record<string, string> = {};
-      for (const secret of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, name)) secrets[String(secret.name)] = String(secret.value);
-      return { version: toVersion(row), modules: JSON.parse(String(row.modules)) as ScriptModule[], secrets };
+      return { version: toVersion(row), modules: JSON.parse(String(row.modules)) as ScriptModule[], secrets: yield* openedSecrets(box, accountId, name) };
     });
   }
 
   /** The script's secrets with their values (for a trial start of a new version; never for an answer). */
   secretValues(accountId: string, name: string): Promise<Record<string, string>> {
-    return this.#driver.run(function* secretValuesOp() {
-      const secrets: Record<string, string> = {};
-      for (const row of yield* q('SELECT name, value FROM worker_secrets WHERE account_id = ? AND script = ?', accountId, name)) secrets[String(row.name)] = String(row.value);
-      return secrets;
-    });
+    const box = this.#secrets;
+    return this.#driver.run(() => openedSecrets(box, accountId, name));
   }
 
   /** Deploys one of the script's versions; null when the script or the version is not the account's. */
@@ -319,19 +332,20 @@ export class ScriptRegistry {
    * which is itself the new version. That copy counts against the script's versions and the
    * account's script bytes like an upload (a QuotaRefusal changes nothing).
    */
-  setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
+  async setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
     const now = this.#clock.now();
+    const sealed = value === null ? null : this.#secrets.seal(value, workerSecretBinding(accountId, name, secret));
     const versionId = randomUUID();
     const deploymentId = randomUUID();
     const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
     return this.#driver.run(function* secretOp() {
       if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return false;
-      if (value === null) {
+      if (sealed === null) {
         if (!(yield* one('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret))) return false;
         yield* q('DELETE FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret);
       } else {
         yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
-          ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
+          ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, sealed);
       }
       yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       const deployed = !options.asVersion ? undefined : yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id

@@ -13,21 +13,24 @@ import type {
   ZoneRecord,
 } from '../control-store.ts';
 import {
-  CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toJob, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type SessionRow,
+  CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type SessionRow,
   type ZoneRow,
 } from '../control-rows.ts';
 import { SqliteApiTokenStore } from '../api-tokens/sqlite-api-token-store.ts';
+import { openedJob, sealedJobJson } from '../secrets/sealed-rows.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { ancestorNames, descendantRange, reversedName } from '../zone-names.ts';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { WriteQueue } from './write-queue.ts';
 
-/** The phase whose entry point configures custom log fields (SPEC §1.1). */
 export interface SqliteControlStoreOptions {
   /** Database file path; the object store's `metadata.sqlite`. */
   file: string;
   clock: Clock;
   /** false when a WalCheckpointer thread checkpoints this database (see SqliteMetadataStore). */
   autoCheckpoint?: boolean;
+  /** Seals and opens log jobs' destinations (src/db/secrets); without it, jobs can be neither written nor read. */
+  secrets?: SecretBox;
 }
 
 const ZONE_ORDER = { name: 'name', created: 'created' } as const;
@@ -120,6 +123,7 @@ export class SqliteControlStore implements ControlStore {
   readonly #writes: WriteQueue;
   readonly #changeListeners: Array<() => void> = [];
   readonly #clock: Clock;
+  readonly #secrets: SecretBox;
   readonly apiTokens: SqliteApiTokenStore;
 
   constructor(options: SqliteControlStoreOptions) {
@@ -128,6 +132,7 @@ export class SqliteControlStore implements ControlStore {
     this.#sql = prepareStatements(db);
     this.#writes = writes;
     this.#clock = options.clock;
+    this.#secrets = options.secrets ?? SecretBox.locked();
     this.apiTokens = new SqliteApiTokenStore(db, writes);
   }
 
@@ -267,7 +272,7 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async listEnabledJobs(zoneId: string): Promise<LogJobRecord[]> {
-    return (this.#sql.listEnabledJobs.all(zoneId) as JobRow[]).map(toJob);
+    return (this.#sql.listEnabledJobs.all(zoneId) as JobRow[]).map((row) => openedJob(row, this.#secrets));
   }
 
   async listRulesets(zoneId: string): Promise<RulesetRecord[]> {
@@ -333,12 +338,16 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async listJobs(zoneId: string): Promise<LogJobRecord[]> {
-    return (this.#sql.listJobs.all(zoneId) as JobRow[]).map(toJob);
+    return (this.#sql.listJobs.all(zoneId) as JobRow[]).map((row) => openedJob(row, this.#secrets));
+  }
+
+  async countJobs(zoneId: string): Promise<number> {
+    return this.#sql.countJobs.get(zoneId) as number;
   }
 
   async getJob(zoneId: string, jobId: number): Promise<LogJobRecord | null> {
     const row = this.#sql.getJob.get(jobId, zoneId) as JobRow | undefined;
-    return row ? toJob(row) : null;
+    return row ? openedJob(row, this.#secrets) : null;
   }
 
   async createJob(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
@@ -348,7 +357,9 @@ export class SqliteControlStore implements ControlStore {
   async #createJobNow(zoneId: string, plan: (jobsInZone: number) => NewLogJob): Promise<LogJobRecord> {
     return this.#writes.run(() => {
       const job = plan(this.#sql.countJobs.get(zoneId) as number);
-      const id = Number(this.#sql.insertJob.run(zoneId, job.enabled ? 1 : 0, JSON.stringify(job), job.heldLocation ?? null).lastInsertRowid);
+      // The id comes with the row, and the sealed destination is bound to it: written in a second step of the same transaction.
+      const id = Number(this.#sql.insertJob.run(zoneId, job.enabled ? 1 : 0, '{}', job.heldLocation ?? null).lastInsertRowid);
+      this.#writeJob({ ...job, id });
       return { ...job, id };
     });
   }
@@ -361,7 +372,7 @@ export class SqliteControlStore implements ControlStore {
     return this.#writes.run(() => {
       const row = this.#sql.getJob.get(jobId, zoneId) as JobRow | undefined;
       if (!row) return null;
-      const next = { ...plan(toJob(row)), id: jobId, zoneId };
+      const next = { ...plan(openedJob(row, this.#secrets)), id: jobId, zoneId };
       this.#writeJob(next);
       return next;
     });
@@ -378,7 +389,7 @@ export class SqliteControlStore implements ControlStore {
   async setJobStatus(jobId: number, status: Pick<LogJobRecord, 'lastComplete' | 'lastError' | 'errorMessage'>): Promise<void> {
     await this.#writes.run(() => {
       const row = this.#sql.getJobById.get(jobId) as JobRow | undefined;
-      if (row) this.#writeJob({ ...toJob(row), ...status });
+      if (row) this.#writeJob({ ...openedJob(row, this.#secrets), ...status });
     });
   }
 
@@ -434,8 +445,7 @@ export class SqliteControlStore implements ControlStore {
   }
 
   #writeJob(job: LogJobRecord): void {
-    const { id, ...rest } = job;
-    this.#sql.updateJob.run(job.enabled ? 1 : 0, JSON.stringify(rest), job.heldLocation ?? null, id);
+    this.#sql.updateJob.run(job.enabled ? 1 : 0, sealedJobJson(job, this.#secrets), job.heldLocation ?? null, job.id);
   }
 }
 
@@ -443,7 +453,9 @@ export class SqliteControlStore implements ControlStore {
  * Opens the control store in a data dir's `metadata.sqlite`, the object store's database (created,
  * with the data dir, when missing).
  */
-export function openSqliteControlStore(options: { dataDir: string; clock: Clock; autoCheckpoint?: boolean }): SqliteControlStore {
+export function openSqliteControlStore(options: { dataDir: string; clock: Clock; autoCheckpoint?: boolean; secrets?: SecretBox }): SqliteControlStore {
   mkdirSync(options.dataDir, { recursive: true });
-  return new SqliteControlStore({ file: join(options.dataDir, 'metadata.sqlite'), clock: options.clock, autoCheckpoint: options.autoCheckpoint ?? true });
+  return new SqliteControlStore({
+    file: join(options.dataDir, 'metadata.sqlite'), clock: options.clock, autoCheckpoint: options.autoCheckpoint ?? true, ...(options.secrets ? { secrets: options.secrets } : {}),
+  });
 }

@@ -7,11 +7,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
+import { SecretBox } from '../../core/crypto/secret-box.ts';
+import { accessKeyBinding } from '../secrets/sealed-rows.ts';
 import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
-import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
@@ -42,6 +44,8 @@ export interface SqliteMetadataStoreOptions {
   autoCheckpoint?: boolean;
   /** The server's quotas, for accounts with none of their own (default: `[quotas]`'s defaults). */
   quotas?: AccountQuotas;
+  /** Seals and opens S3 secret keys (src/db/secrets); without it, they can be neither stored nor read. */
+  secrets?: SecretBox;
 }
 
 
@@ -55,6 +59,7 @@ export class SqliteMetadataStore implements MetadataStore {
   readonly #clock: Clock;
   readonly #graceMs: number;
   readonly #quotas: AccountQuotas;
+  readonly #secrets: SecretBox;
 
   constructor(options: SqliteMetadataStoreOptions) {
     const { db, writes } = openSqliteConnection(options.file, { autoCheckpoint: options.autoCheckpoint !== false, now: options.clock.now() });
@@ -64,6 +69,7 @@ export class SqliteMetadataStore implements MetadataStore {
     this.#clock = options.clock;
     this.#graceMs = options.reclaimGraceMs;
     this.#quotas = options.quotas ?? toAccountQuotas(undefined);
+    this.#secrets = options.secrets ?? SecretBox.locked();
   }
 
   async insertBucket(bucket: BucketInfo): Promise<boolean> {
@@ -428,18 +434,19 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, key.secret, key.accountId, key.permission,
+    const sealed = this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId));
+    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, sealed, key.accountId, key.permission,
       key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked));
   }
 
   async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
     const row = this.#sql.accessKey.get(accessKeyId) as AccessKeyRecord | undefined;
-    return row && toAccessKey(row);
+    return row && toAccessKey(row, this.#secrets);
   }
 
-  async listAccessKeys(accountId?: string): Promise<AccessKeyRow[]> {
+  async listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]> {
     const rows = accountId === undefined ? this.#sql.listAccessKeys.all() : this.#sql.listAccountAccessKeys.all(accountId);
-    return (rows as AccessKeyRecord[]).map(toAccessKey);
+    return (rows as AccessKeyRecord[]).map(toListedAccessKey);
   }
 
   async revokeAccessKey(accountId: string, accessKeyId: string, at: number): Promise<boolean> {

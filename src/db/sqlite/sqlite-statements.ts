@@ -65,7 +65,7 @@ export function prepareStatements(db: Database) {
     moveBucketLifecycle: s('UPDATE bucket_lifecycle SET bucket = ? WHERE bucket = ?'),
     lifecycleBuckets: s('SELECT bucket, rules FROM bucket_lifecycle WHERE bucket > ? ORDER BY bucket LIMIT ?'),
     setObjectStorageClass: s('UPDATE objects SET storage_class = ? WHERE bucket = ? AND key = ? AND version = ?'),
-    // A lease on a background job (migration 17): granted to its holder, or to anyone once it ran out.
+    // A lease on a background job (migration 18): granted to its holder, or to anyone once it ran out.
     ensureLease: s("INSERT OR IGNORE INTO maintenance_leases (name, holder, until) VALUES (?, '', 0)"),
     takeLease: s('UPDATE maintenance_leases SET holder = ?, until = ? WHERE name = ? AND (holder = ? OR until <= ?)'),
     leaseState: s('SELECT state FROM maintenance_leases WHERE name = ?').pluck(),

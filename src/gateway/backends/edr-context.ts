@@ -1,7 +1,7 @@
 /**
  * The process's one EDR context. `EdrContext` "should only be called once" (its doc comment), so
  * every embedded chain of every gateway in the process shares it; providers are per chain.
- * EDR's API is unstable between minors (shared/reference/gateway.md §5.4): everything that touches
+ * EDR's API changes between minor versions: everything that touches
  * it lives in this folder, pinned to an exact version in package.json.
  */
 import { EdrContext, L1_CHAIN_TYPE, l1ProviderFactory } from '@nomicfoundation/edr';

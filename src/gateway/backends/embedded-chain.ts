@@ -3,7 +3,7 @@
  * accounts funded, automine on (a transaction is mined the moment it is accepted, so its receipt
  * is there at once), and optionally persisted through a ChainJournal.
  *
- * EDR is a development node, not a JSON-RPC server (shared/reference/gateway.md §5.4): it is handed
+ * EDR is a development node, not a JSON-RPC server: it is handed
  * one clean call at a time, its answers lack `id`/`jsonrpc` (the gateway adds them), its revert
  * errors are reshaped into geth's, and the trivial post-Merge answers it lacks (net_listening,
  * eth_mining, uncles) are given here. Its `hardhat_*` / `evm_*` methods are used only inside this

@@ -1,7 +1,7 @@
 /**
- * The gateway's HTTP face: `POST /v1/<network>` with a JSON-RPC 2.0 body (SPEC §4.2), `GET
+ * The gateway's HTTP face: `POST /v1/<network>` with a JSON-RPC 2.0 body (docs/gateway.md), `GET
  * /metrics`, and CORS preflights, on raw node:http (the hot path is a small POST; hono's Request
- * and Response objects would cost about 20% of it, DESIGN.md's own measurement). Steps, in order:
+ * and Response objects would cost about 20% of it: a 1 KiB POST measured that much slower through hono than on bare node:http). Steps, in order:
  * route -> HTTP method -> content type -> network -> body (size limit; large bodies within the
  * budget of bytes held at once, else 503 before reading) -> replay of a cached
  * answer to the same body -> parse (batch size and nesting depth refused before anything is built)

@@ -1,5 +1,5 @@
 /**
- * `destination_conf` of a log job (DESIGN.md "log destinations"): parsed and validated, and which
+ * `destination_conf` of a log job (docs/edge-and-logs.md, docs/management-api.md "Routes"): parsed and validated, and which
  * destinations need an ownership challenge. `{DATE}` in a path becomes the day (YYYYMMDD) when
  * logs are written; the challenge is written where the path stops being fixed.
  *

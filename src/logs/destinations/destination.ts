@@ -1,5 +1,5 @@
 /**
- * Where a log job's batches go (destination_conf, reference mgmt-logs.md §3.5). A destination
+ * Where a log job's batches go (destination_conf, docs/edge-and-logs.md). A destination
  * writes one gzip batch under a name; writing the same name again replaces it, which is what
  * makes re-delivery after a crash harmless for object destinations.
  */

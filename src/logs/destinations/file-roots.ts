@@ -1,6 +1,7 @@
 /**
  * Where `file://` log destinations may point: only below the directories the operator lists in
- * `[logs] file_roots`, never inside the server's data directory (even when a root contains it).
+ * `[logs] file_roots` (by default the data dir's `log-files` folder), never elsewhere inside the
+ * server's data directory (its database, blobs and spools), even when a root contains it.
  * Paths are compared by their real path (symbolic links resolved; for a directory that does not
  * exist yet, its nearest existing ancestor's real path plus the rest), so neither `..` nor a
  * symbolic link, even one created after the job, leads a write or a read outside. The API checks
@@ -9,6 +10,7 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { DEFAULTS } from '../../config/defaults.ts';
 
 /** Symbolic links followed while resolving one path before it counts as a loop (Linux's MAXSYMLINKS). */
 const MAX_LINKS = 40;
@@ -16,7 +18,7 @@ const MAX_LINKS = 40;
 export interface FileRootsOptions {
   /** Absolute directories; an empty list turns file:// destinations off. */
   roots: readonly string[];
-  /** The server's data directory: never a destination, nor anything below it. */
+  /** The server's data directory: never a destination, nor anything below it but its `log-files` folder. */
   dataDir: string;
   /**
    * Whether a destination may be a root itself (`[logs] file_roots_claimable`). By default it may
@@ -75,7 +77,8 @@ export class FileRoots {
     }
     const allowed = `it must lie below one of the directories this server allows for file:// destinations ([logs] file_roots): ${this.roots.join(', ')}`;
     const dataDir = await realPathOf(this.#dataDir).catch(() => this.#dataDir);
-    if (isWithin(real, dataDir)) return refuse(`it lies inside the server's data directory; ${allowed}, outside the data directory`);
+    const logFiles = join(dataDir, DEFAULTS.logs.fileRootInDataDir);
+    if (isWithin(real, dataDir) && !isWithin(real, logFiles)) return refuse(`it lies inside the server's data directory; ${allowed}, outside the data directory but for ${logFiles}`);
     const roots = await Promise.all(this.roots.map((root) => realPathOf(root).catch(() => null)));
     if (roots.some((root) => root !== null && isWithin(real, root))) return { ok: true, realPath: real, isRoot: roots.includes(real) };
     const through = real !== resolve(directory) ? ` (it leads to ${real} through a symbolic link)` : '';

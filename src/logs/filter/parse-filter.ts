@@ -1,5 +1,5 @@
 /**
- * Log job filters (SPEC §2.5, §8; shared/reference/mgmt-logs.md §4): parses the JSON text of a
+ * Log job filters (docs/management-api.md "Routes", docs/choices.md "Management API"): parses the JSON text of a
  * job's `filter` into a typed expression the log pipeline evaluates. Pure: no I/O, no clock.
  *
  * By design: keys are `http_requests` fields, operators are checked against the field's type,
@@ -23,7 +23,7 @@ const OPERATOR_ALIASES: Readonly<Record<string, FilterOperator>> = {
 };
 
 /**
- * SPEC §8: "about 30 operators and 1000 bytes"; exactly at each limit is accepted. Depth counts
+ * The real service's limits, "about 30 operators and 1000 bytes"; exactly at each limit is accepted. Depth counts
  * JSON arrays and objects (every surface's MAX_JSON_DEPTH): each and/or group takes two levels.
  */
 export const FILTER_LIMITS = { maxOperators: 30, maxBytes: 1000, maxDepth: MAX_JSON_DEPTH } as const;
@@ -72,7 +72,7 @@ export type FilterParseResult = { ok: true; filter: ParsedFilter } | { ok: false
 
 type ValueKind = 'string' | 'number' | 'bool' | 'timestamp';
 
-/** Which operators each field type accepts, and the kind its values take (reference §4.2). */
+/** Which operators each field type accepts, and the kind its values take (as the real service's filters). */
 const OPERATORS_BY_TYPE: Record<HttpRequestsFieldType, { operators: readonly FilterOperator[]; value: ValueKind } | null> = {
   string: { operators: ['eq', '!eq', 'startsWith', 'endsWith', '!startsWith', '!endsWith', 'contains', '!contains', 'in', '!in'], value: 'string' },
   int: { operators: ['eq', '!eq', 'lt', 'leq', 'gt', 'geq', 'in', '!in'], value: 'number' },
@@ -88,7 +88,7 @@ const CRITERION_KEYS = new Set(['key', 'operator', 'value']);
 
 /**
  * Parses filter text; every problem found is reported, each with a pointer into the document.
- * `limits` defaults to SPEC §8's (note: 30 criteria never fit in 1000 bytes of JSON, about 24 do,
+ * `limits` defaults to FILTER_LIMITS (note: 30 criteria never fit in 1000 bytes of JSON, about 24 do,
  * so the byte limit binds first unless raised). A text over the byte limit or nested too deeply is
  * not parsed: that one problem is all it gets.
  */

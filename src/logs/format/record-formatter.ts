@@ -1,5 +1,5 @@
 /**
- * Turns records into a job's output (output_options, reference mgmt-logs.md §3.3): only
+ * Turns records into a job's output (output_options, as the real service formats them): only
  * field_names, in their order; timestamps in the job's format; ndjson (default) or csv framing with
  * the record/field/batch affixes; an optional record_template (`{{ .Field }}`, `{{ "literal" }}`,
  * comments); and the `CVE-2021-44228` option, which replaces every `${` with `x{`.

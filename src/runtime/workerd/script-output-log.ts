@@ -45,7 +45,8 @@ const realTimer: Schedule = (run, ms) => {
 
 export interface ScriptOutputLogOptions {
   logger: Logger;
-  scriptName: string;
+  /** The script; null for what an account's workerd process prints that no script's console marks claim (output-router.ts). */
+  scriptName: string | null;
   /** The script's account (null: none, as `edgeport dev` before any account exists). */
   accountId: string | null;
   limits?: ScriptOutputLimits;
@@ -63,7 +64,7 @@ export interface ScriptException {
 
 export class ScriptOutputLog {
   readonly #logger: Logger;
-  readonly #script: string;
+  readonly #script: string | undefined;
   readonly #account: string | undefined;
   readonly #limits: ScriptOutputLimits;
   readonly #clock: Clock;
@@ -77,7 +78,7 @@ export class ScriptOutputLog {
 
   constructor(options: ScriptOutputLogOptions) {
     this.#logger = options.logger;
-    this.#script = options.scriptName;
+    this.#script = options.scriptName ?? undefined;
     this.#account = options.accountId ?? undefined;
     this.#limits = options.limits ?? SCRIPT_OUTPUT_LIMITS;
     this.#clock = options.clock ?? systemClock;
@@ -154,9 +155,11 @@ export class ScriptOutputLog {
     if (lines === 0) return;
     this.#dropped = { lines: 0, bytes: 0 };
     const periodMs = Math.max(0, this.#clock.now() - this.#droppingSince);
-    const who = this.#account === undefined ? this.#script : `${this.#account}/${this.#script}`;
+    const who = this.#script === undefined
+      ? `workerd of ${this.#account === undefined ? 'scripts of no account' : `account ${this.#account}`}`
+      : this.#account === undefined ? this.#script : `${this.#account}/${this.#script}`;
     this.#logger.warn({ script: this.#script, account: this.#account, droppedLines: lines, droppedBytes: bytes, periodMs },
-      `Script ${who}: dropped ${COUNT.format(lines)} lines of output (${megabytes(bytes)}) over its log limit in the last ${seconds(periodMs)}.`);
+      `${this.#script === undefined ? '' : 'Script '}${who}: dropped ${COUNT.format(lines)} lines of output (${megabytes(bytes)}) over its log limit in the last ${seconds(periodMs)}.`);
   }
 
   /** `line` within maxLineBytes (lines from workerd are already; an exception's message may not be). */

@@ -13,6 +13,8 @@ import type { BodySink } from '../../core/http/drained.ts';
 import { CALL_HEADER, NATIVE_CALL_HEADER_LIMIT } from './store-wire.ts';
 
 export interface StoreRequest {
+  /** The request target (its path), as sent. */
+  readonly target: string;
   /** The call header's value, when the request has one. */
   readonly call: string | undefined;
   /** The body's length as its Content-Length says (0 without a body); undefined for a chunked body. */
@@ -114,7 +116,7 @@ class StoreConnection {
     const head = pending.toString('latin1', 0, end);
     const rest = pending.subarray(end + 4);
     this.#pending = undefined;
-    const { call, framing, keepAlive, expectsContinue } = parseHead(head);
+    const { target, call, framing, keepAlive, expectsContinue } = parseHead(head);
     const length = framing.kind === 'chunked' ? undefined : framing.kind === 'length' ? framing.remaining : 0;
     this.#busy = true;
     this.#keepAlive = keepAlive;
@@ -126,7 +128,7 @@ class StoreConnection {
     if (expectsContinue && framing.kind !== 'none') this.#socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
     const leftover = framing.kind === 'none' ? rest : this.#feedBody(rest);
     if (leftover !== undefined && leftover.byteLength > 0) this.#keep(leftover);
-    this.#handler({ call, length, body, get aborted() { return body.aborted; } }, response).catch((error: unknown) => {
+    this.#handler({ target, call, length, body, get aborted() { return body.aborted; } }, response).catch((error: unknown) => {
       this.#onFailure(error);
       this.#socket.destroy();
     });
@@ -226,7 +228,7 @@ class StoreConnection {
   }
 }
 
-function parseHead(head: string): { call: string | undefined; framing: Framing; keepAlive: boolean; expectsContinue: boolean } {
+function parseHead(head: string): { target: string; call: string | undefined; framing: Framing; keepAlive: boolean; expectsContinue: boolean } {
   const lines = head.split('\r\n');
   const requestLine = REQUEST_LINE.exec(lines[0]!);
   if (!requestLine) throw new BadRequest('The request line is malformed.');
@@ -269,7 +271,7 @@ function parseHead(head: string): { call: string | undefined; framing: Framing; 
   const framing: Framing = encoding !== undefined
     ? { kind: 'chunked', state: 'size', remaining: 0, line: undefined }
     : length ? { kind: 'length', remaining: length } : { kind: 'none' };
-  return { call, framing, keepAlive, expectsContinue };
+  return { target: lines[0]!.split(' ')[1]!, call, framing, keepAlive, expectsContinue };
 }
 
 /** A request's body as an async iterator, reading the socket only while the handler wants more. */

@@ -1,7 +1,9 @@
 /**
  * The server's end of the bucket bindings of scripts in workerd: an HTTP server on a Unix socket
- * that only workerd's bindings are given, answering each engine call (store-wire.ts) from the
- * server's own engine, seen as the script's account and limited to the buckets the script binds.
+ * that only an account's workerd process is given, answering each engine call (store-wire.ts) from
+ * the server's own engine, seen as the calling script's account and limited to the buckets that
+ * script binds. Which script calls is the request's path: the isolate's secret token, which the
+ * binding's code in the isolate adds (entry-module.ts) and the script never sees.
  * A put's body goes from the socket to the engine as it arrives; a get's body goes from where the
  * engine keeps it (inline bytes, blob files) straight to the socket, as the S3 API sends it.
  */
@@ -14,16 +16,24 @@ import { ANSWER_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type
 import { listenOnSocket } from './socket-server.ts';
 import { createStoreHttpServer, type StoreRequest, type StoreResponse } from './store-http-server.ts';
 
-export interface StoreServiceOptions {
+/** What one script may reach: its account's view of the engine, limited to the buckets it binds. */
+export interface StoreCaller {
   /** The engine as the script's account sees it. */
   engine: BindingEngine;
   /** Where the engine's blobs are read from, to send a get's body. */
   blobs: BlobSource;
   /** The buckets the script binds: the only ones the service answers for. */
   buckets: ReadonlySet<string>;
+  scriptName: string;
+}
+
+export interface StoreServiceOptions {
+  /** The script a request comes from, by its path (`/<its token>`); undefined for none known. */
+  caller(target: string): StoreCaller | undefined;
   socketPath: string;
   logger: Logger;
-  scriptName: string;
+  /** Names the service in the log. */
+  name: string;
 }
 
 export interface StoreService {
@@ -35,13 +45,20 @@ const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
 export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
   // A call whose answering itself failed (a bug) is logged and its connection closed, never an unhandled rejection.
   // Bodies can take as long as the script takes to produce them: no timeout but on idle connections.
-  const server = createStoreHttpServer((req, res) => serve(options, req, res), (error) => {
-    options.logger.error({ err: error, service: `store binding of ${options.scriptName}` }, 'Request handler failed unexpectedly; its connection was closed.');
+  const server = createStoreHttpServer((req, res) => {
+    const caller = options.caller(req.target);
+    if (caller === undefined) {
+      answer(res, { internal: 'The store service does not know the calling script.' });
+      return Promise.resolve();
+    }
+    return serve(caller, options.logger, req, res);
+  }, (error) => {
+    options.logger.error({ err: error, service: options.name }, 'Request handler failed unexpectedly; its connection was closed.');
   });
   return listenOnSocket(server, options.socketPath);
 }
 
-async function serve(options: StoreServiceOptions, req: StoreRequest, res: StoreResponse): Promise<void> {
+async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, res: StoreResponse): Promise<void> {
   let request: WireRequest;
   let body: BodyInput | undefined;
   try {
@@ -70,7 +87,7 @@ async function serve(options: StoreServiceOptions, req: StoreRequest, res: Store
     const args = body === undefined ? request.args : withBody(request, body);
     const result = await engine[request.op]!(...args);
     if (request.op === 'get' && result !== null && (result as GetResult).body !== undefined) {
-      await sendGet(options, res, result as GetResult);
+      await sendGet(options, logger, res, result as GetResult);
       return;
     }
     answer(res, { ok: result ?? null });
@@ -81,7 +98,7 @@ async function serve(options: StoreServiceOptions, req: StoreRequest, res: Store
     }
     // A body cut off because the script's request went away is routine; anything else is not.
     const level = req.aborted || res.destroyed ? 'debug' : 'error';
-    options.logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
+    logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
     answer(res, { internal: 'We encountered an internal error. Please try again.' });
   }
 }
@@ -150,7 +167,7 @@ function answer(res: StoreResponse, response: WireResponse): void {
 }
 
 /** The answer, then the object's bytes from where the engine keeps them, paced by the connection. */
-async function sendGet(options: StoreServiceOptions, res: StoreResponse, result: GetResult): Promise<void> {
+async function sendGet(options: StoreCaller, logger: Logger, res: StoreResponse, result: GetResult): Promise<void> {
   const body = result.body!;
   const { body: _omitted, ...rest } = result;
   writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
@@ -166,7 +183,7 @@ async function sendGet(options: StoreServiceOptions, res: StoreResponse, result:
     res.end();
   } catch (error) {
     // The binding's stream errors when the connection drops; a blob that cannot be read is logged.
-    if (!res.destroyed) options.logger.error({ script: options.scriptName, error: (error as Error).message }, 'Sending a store body to a script failed.');
+    if (!res.destroyed) logger.error({ script: options.scriptName, error: (error as Error).message }, 'Sending a store body to a script failed.');
     res.destroy();
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The server's end of an uploaded script's tail worker (tail-module.ts): an HTTP server on a Unix
- * socket that only workerd's tail worker is given, taking each batch of trace events (JSON, at most
- * MAX_BATCH_BYTES) and handing every event to `publish`.
+ * The server's end of the tails of an account's scripts (the host worker's tail gate,
+ * inside/isolate-host.ts): an HTTP server on a Unix socket that only the account's workerd process
+ * is given, taking each batch of trace events (JSON, at most MAX_BATCH_BYTES) of one isolate (named
+ * by the path, which the gate sets) and handing every event to `publish` with the isolate's id.
  */
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../../core/log.ts';
@@ -15,7 +16,7 @@ export interface TailSink {
   close(): Promise<void>;
 }
 
-export async function startTailSink(socketPath: string, publish: (event: unknown) => void, logger: Logger, scriptName: string): Promise<TailSink> {
+export async function startTailSink(socketPath: string, publish: (isolate: string, event: unknown) => void, logger: Logger, name: string): Promise<TailSink> {
   const server: Server = createServer(guardedListener((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -25,8 +26,14 @@ export async function startTailSink(socketPath: string, publish: (event: unknown
     });
     req.on('end', () => {
       res.writeHead(204).end();
+      let isolate: string;
+      try {
+        isolate = decodeURIComponent((req.url ?? '/').slice(1));
+      } catch {
+        return;
+      }
       if (size > MAX_BATCH_BYTES) {
-        logger.warn({ script: scriptName, bytes: size }, `A tail batch over ${MAX_BATCH_BYTES} bytes was dropped.`);
+        logger.warn({ isolate, bytes: size }, `A tail batch over ${MAX_BATCH_BYTES} bytes was dropped.`);
         return;
       }
       let events: unknown;
@@ -35,8 +42,8 @@ export async function startTailSink(socketPath: string, publish: (event: unknown
       } catch {
         return;
       }
-      if (Array.isArray(events)) for (const event of events) publish(event);
+      if (Array.isArray(events)) for (const event of events) publish(isolate, event);
     });
-  }, `tail sink of ${scriptName}`, logger));
+  }, name, logger));
   return listenOnSocket(server, socketPath);
 }

@@ -7,6 +7,13 @@
  * written the bytes (the handler's release), where undici reads into fresh memory each time. At
  * 1 MiB answers those fresh buffers drove V8 into a full garbage collection every few hundred
  * milliseconds, each marking the whole server's heap.
+ *
+ * workerd closes a connection idle for 15 s (its HTTP server's header timeout), without a word: a
+ * request written onto a connection at that moment is lost. So a kept-alive connection is closed
+ * here first, after IDLE_MS (well below workerd's), and a request that fails on a reused
+ * connection before any byte of its answer came is sent once more on a fresh one, when that is
+ * safe: its process still runs (one that died may have run it), and it has no body or what was read
+ * of its body is still held (up to 64 KiB; it is sent again from its start).
  */
 import { connect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
@@ -37,8 +44,10 @@ export interface ResponseHandler {
 /** Each read's size, and how many free read buffers are kept (4 MiB). */
 const READ_BYTES = 64 * 1024;
 const POOL_LIMIT = 64;
-/** A kept-alive connection unused this long is closed. */
-const IDLE_MS = 60_000;
+/** How long workerd keeps an idle connection open (measured with the pinned workerd: 15 s). */
+export const WORKERD_IDLE_CLOSE_MS = 15_000;
+/** A kept-alive connection unused this long is closed: well before workerd would close it. */
+export const IDLE_MS = 10_000;
 
 interface ReadBuffer {
   bytes: Buffer;
@@ -58,14 +67,34 @@ function unref(buffer: ReadBuffer): void {
   if (--buffer.refs === 0 && free.length < POOL_LIMIT) free.push(buffer);
 }
 
+export interface ConnectionsOptions {
+  /** A kept-alive connection unused this long is closed (default IDLE_MS; tests race it against a server's). */
+  idleMs?: number;
+  /**
+   * Whether the process is still running: a request whose connection failed is sent again only
+   * then (a process that died may have run it). Asked RESEND_AFTER_MS after the failure, by when
+   * a process's death is known.
+   */
+  alive?: () => boolean;
+}
+
+/** How long a request whose reused connection failed waits before it is sent again (or fails, its process gone). */
+const RESEND_AFTER_MS = 100;
+
 export class WorkerdConnections {
   readonly #socketPath: string;
+  readonly #idleMs: number;
+  readonly #alive: () => boolean;
   readonly #idle: Connection[] = [];
   readonly #all = new Set<Connection>();
   #destroyed = false;
+  /** Requests sent again on a fresh connection after their reused one failed before answering. */
+  retried = 0;
 
-  constructor(socketPath: string) {
+  constructor(socketPath: string, options: ConnectionsOptions = {}) {
     this.#socketPath = socketPath;
+    this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#alive = options.alive ?? (() => true);
   }
 
   get destroyed(): boolean {
@@ -77,12 +106,30 @@ export class WorkerdConnections {
       handler.onError(Object.assign(new Error('The connections to workerd are closed.'), { code: 'ECONNREFUSED' }));
       return;
     }
-    let connection = this.#idle.pop();
+    this.#send(this.#idle.pop(), options, handler);
+  }
+
+  /** Sends on `connection` (a kept one), or on a new one when undefined. */
+  #send(kept: Connection | undefined, options: DispatchOptions, handler: ResponseHandler, sent?: SentBody): void {
+    let connection = kept;
     if (connection === undefined) {
-      connection = new Connection(this.#socketPath, (done) => this.#released(done));
+      connection = new Connection(this.#socketPath, this.#idleMs, (done) => this.#released(done), (retry) => {
+        if (this.#destroyed) return false;
+        setTimeout(() => {
+          if (this.#destroyed || !this.#alive()) {
+            // What the client still sends is read and dropped.
+            retry.options.body?.resume();
+            retry.handler.onError(retry.error);
+            return;
+          }
+          this.retried++;
+          this.#send(undefined, retry.options, retry.handler, retry.sent);
+        }, RESEND_AFTER_MS);
+        return true;
+      });
       this.#all.add(connection);
     }
-    connection.send(options, handler);
+    connection.send(options, handler, sent);
   }
 
   /** Closes every connection; requests still on them fail (onError). */
@@ -105,11 +152,35 @@ export class WorkerdConnections {
   }
 }
 
+/** A request to send again, on a fresh connection; false when it cannot be (the connections are closed). */
+type Resend = (request: { options: DispatchOptions; handler: ResponseHandler; sent: SentBody; error: Error }) => boolean;
+
+/** What was read of a request's body while it was sent: kept (up to REPLAY_BYTES) to send it again. */
+interface SentBody {
+  chunks: Buffer[];
+  bytes: number;
+  /** The body ended: nothing more is to be read from it. */
+  ended: boolean;
+}
+
+/** A body read past this much cannot be sent again (its start is no longer held). */
+const REPLAY_BYTES = 64 * 1024;
+
 class Connection {
   readonly #socket: Socket;
   readonly #parser: ResponseParser;
+  readonly #idleMs: number;
   readonly #onIdle: (connection: Connection) => void;
+  readonly #resend: Resend;
   #handler: ResponseHandler | undefined;
+  /** The request being sent, while it could still be sent again elsewhere. */
+  #options: DispatchOptions | undefined;
+  /** Requests this connection carried before the current one. */
+  #carried = 0;
+  /** Bytes of the current request's answer have arrived (it can no longer be sent again). */
+  #answering = false;
+  /** What was read of the current request's body, while all of it is held; undefined past REPLAY_BYTES. */
+  #sent: SentBody | undefined;
   /** The buffer the socket reads into next (the one its read callback is handed). */
   #reading: ReadBuffer | undefined;
   /** The request's body is still being sent (the connection cannot be reused before it is). */
@@ -118,10 +189,14 @@ class Connection {
   #reusable = false;
   /** Stops sending the request's body (its listeners off), while it is being sent. */
   #stopSending: (() => void) | undefined;
+  /** Takes this connection's listeners off the request's body, leaving the body as it is. */
+  #detachBody: (() => void) | undefined;
   closed = false;
 
-  constructor(socketPath: string, onIdle: (connection: Connection) => void) {
+  constructor(socketPath: string, idleMs: number, onIdle: (connection: Connection) => void, resend: Resend) {
+    this.#idleMs = idleMs;
     this.#onIdle = onIdle;
+    this.#resend = resend;
     this.#parser = new ResponseParser({
       head: (status, statusText, headers) => {
         const handler = this.#handler;
@@ -177,8 +252,12 @@ class Connection {
     });
   }
 
-  send(options: DispatchOptions, handler: ResponseHandler): void {
+  /** Sends a request; `resumed`: what was read of its body on a connection that failed under it, sent first. */
+  send(options: DispatchOptions, handler: ResponseHandler, resumed?: SentBody): void {
     this.#handler = handler;
+    this.#options = options;
+    this.#answering = false;
+    this.#sent = { chunks: [], bytes: 0, ended: false };
     this.#answered = false;
     this.#reusable = false;
     this.#socket.setTimeout(0);
@@ -205,12 +284,34 @@ class Connection {
     this.#socket.write(`${head}${chunked ? 'transfer-encoding: chunked\r\n' : ''}\r\n`, 'latin1');
     this.#sending = true;
     const socket = this.#socket;
-    const onData = (chunk: Buffer) => {
-      if (chunk.byteLength === 0) return;
+    const write = (chunk: Buffer): boolean => {
+      const sent = this.#sent;
+      if (sent !== undefined) {
+        sent.chunks.push(chunk);
+        sent.bytes += chunk.byteLength;
+        if (sent.bytes > REPLAY_BYTES) this.#sent = undefined;
+      }
       if (chunked) socket.write(`${chunk.byteLength.toString(16)}\r\n`, 'latin1');
       const more = socket.write(chunk);
       if (chunked) socket.write('\r\n', 'latin1');
-      if (!more) {
+      return more;
+    };
+    const finish = () => {
+      if (this.#sent !== undefined) this.#sent.ended = true;
+      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      this.#sending = false;
+      this.#afterRead();
+    };
+    if (resumed !== undefined) {
+      for (const chunk of resumed.chunks) write(chunk);
+      if (resumed.ended) {
+        finish();
+        return;
+      }
+    }
+    const onData = (chunk: Buffer) => {
+      if (chunk.byteLength === 0) return;
+      if (!write(chunk)) {
         body.pause();
         socket.once('drain', () => body.resume());
       }
@@ -222,12 +323,11 @@ class Connection {
       body.off('aborted', onFailed);
       body.off('close', onClose);
       this.#stopSending = undefined;
+      this.#detachBody = undefined;
     };
     const onEnd = () => {
       cleanup();
-      if (chunked) socket.write('0\r\n\r\n', 'latin1');
-      this.#sending = false;
-      this.#afterRead();
+      finish();
     };
     const onFailed = () => {
       cleanup();
@@ -237,10 +337,13 @@ class Connection {
       if (!body.readableEnded) onFailed();
     };
     body.on('data', onData);
+    // Paused by a connection that failed under it (then sent again here).
+    if (resumed !== undefined) body.resume();
     body.once('end', onEnd);
     body.once('error', onFailed);
     body.once('aborted', onFailed);
     body.once('close', onClose);
+    this.#detachBody = cleanup;
     this.#stopSending = () => {
       cleanup();
       // What the client still sends is read and dropped, as node:http does once the response is done.
@@ -250,6 +353,10 @@ class Connection {
 
   #onRead(length: number): boolean {
     const buffer = this.#reading!;
+    if (length > 0 && !this.#answering) {
+      this.#answering = true;
+      this.#sent = undefined;
+    }
     try {
       this.#parser.feed(buffer.bytes.subarray(0, length));
     } catch (error) {
@@ -272,10 +379,13 @@ class Connection {
       this.#reusable = false;
     }
     this.#handler = undefined;
+    this.#options = undefined;
+    this.#sent = undefined;
+    this.#carried++;
     handler.onComplete();
     if (this.#reusable && !this.closed) {
       if (this.#socket.isPaused()) this.#socket.resume();
-      this.#socket.setTimeout(IDLE_MS);
+      this.#socket.setTimeout(this.#idleMs);
       this.#onIdle(this);
     } else {
       this.#socket.destroy();
@@ -289,13 +399,30 @@ class Connection {
 
   #abort(reason: Error): void {
     if (this.#handler === undefined) return;
+    this.#options = undefined;
     this.#fail(reason);
     this.#socket.destroy();
   }
 
+  /**
+   * The request failed with the connection: sent again on a fresh connection when this one had
+   * carried a request before (workerd may have closed it as idle just as the request went out),
+   * nothing of the answer came, and nothing of its body was read; else the handler hears of it.
+   */
   #fail(error: Error): void {
     const handler = this.#handler;
+    const options = this.#options;
     this.#handler = undefined;
+    this.#options = undefined;
+    const sent = this.#sent;
+    this.#sent = undefined;
+    if (handler !== undefined && options !== undefined && this.#carried > 0 && !this.#answering && sent !== undefined) {
+      // The rest of the body is left paused for the next connection to read.
+      options.body?.pause();
+      this.#detachBody?.();
+      this.#sending = false;
+      if (this.#resend({ options, handler, sent, error })) return;
+    }
     this.#stopBody();
     handler?.onError(error);
   }

@@ -5,6 +5,7 @@
  * pipe ends (the server stopped it, exited, crashed or was killed), the shell stops workerd.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { LineSplitter } from './output-lines.ts';
@@ -41,6 +42,8 @@ export interface WorkerdProcessOptions {
   maxLineBytes: number;
   /** The process ended without being asked to (after it was ready or not). */
   onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  /** Run with `--experimental` (the Worker Loader needs it; experimental compatibility flags stay refused to scripts). */
+  experimental?: boolean;
 }
 
 export class WorkerdProcess {
@@ -85,7 +88,8 @@ export class WorkerdProcess {
 
   /** Starts workerd; resolves once its socket listens, rejects with workerd's own errors if it exits first. */
   static async start(options: WorkerdProcessOptions): Promise<WorkerdProcess> {
-    const child = spawn('/bin/sh', ['-c', GUARD, 'edgeport-workerd', WORKERD.binary, 'serve', options.configFile, '--control-fd=3'], {
+    const args = [WORKERD.binary, 'serve', options.configFile, '--control-fd=3', ...(options.experimental ? ['--experimental'] : [])];
+    const child = spawn('/bin/sh', ['-c', GUARD, 'edgeport-workerd', ...args], {
       cwd: options.cwd,
       // No environment of the server's: workerd needs none, and a script could never see one anyway.
       env: { PATH: '/usr/bin:/bin' },
@@ -117,6 +121,21 @@ export class WorkerdProcess {
       throw error;
     });
     return started;
+  }
+
+  /** The workerd process's own id (the guard shell's child), when it runs; Linux only (read from /proc). */
+  workerdPid(): number | undefined {
+    const guard = this.#child.pid;
+    if (guard === undefined || this.#child.exitCode !== null) return undefined;
+    try {
+      const children = readFileSync(`/proc/${guard}/task/${guard}/children`, 'utf8').trim().split(' ').map(Number);
+      for (const pid of children) {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === WORKERD.binary) return pid;
+      }
+    } catch {
+      // Not Linux, or the process just went away.
+    }
+    return undefined;
   }
 
   /** Stops workerd: SIGTERM through the guard, then SIGKILL to the whole group after a grace period. */

@@ -1,8 +1,10 @@
 /**
- * Hands one node:http request to workerd and writes its answer back: the request line, headers
- * and body as they came (hop-by-hop headers aside), the script's status, headers and body as the
- * script made them, both bodies streamed with the sockets' own back-pressure. A script failure the
- * entry module reports is logged and answered as in every runtime (SCRIPT_FAILURES).
+ * Hands one node:http request to a script's isolate in its account's workerd process and writes
+ * its answer back: the request line, headers and body as they came (hop-by-hop headers aside) plus
+ * the header naming the isolate, the script's status, headers and body as the script made them,
+ * both bodies streamed with the sockets' own back-pressure. A script failure the entry module
+ * reports is logged and answered as in every runtime (SCRIPT_FAILURES); so is an isolate the host
+ * worker could not load.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
@@ -11,8 +13,14 @@ import { failureOf, type Generation, type WorkerdSupervisor } from './workerd-su
 
 export interface ProxyContext {
   supervisor: WorkerdSupervisor;
-  socketPath: string;
   failureHeader: string;
+  /** Set by the host worker on its own answer when the isolate could not be loaded or went away. */
+  hostFailureHeader: string;
+  /**
+   * The header naming the isolate, and its loader name in the process serving now (loaded on
+   * demand); undefined when the account has no room for one more loaded isolate.
+   */
+  isolate: { header: string; route(generation: Generation): string | undefined; failed(generation: Generation, message: string): void };
   /** Where the exceptions the script throws are logged (within its log limits). */
   output: ScriptOutputLog;
   /** Requests get `header` while `watched()`: the tail worker passes on only their traces. */
@@ -45,6 +53,11 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     notConnected(context, generation, req, res, retried);
     return;
   }
+  const name = context.isolate.route(generation);
+  if (name === undefined) {
+    answerScriptFailure(res, 'account-scripts');
+    return;
+  }
   generation.inflight++;
   let finished = false;
   const finish = () => {
@@ -56,6 +69,8 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
   let answered = false;
   /** The entry module reported a script failure: answered already, the rest of workerd's answer is dropped. */
   let failed = false;
+  /** The host worker's own answer: the isolate could not load; its body says why. */
+  let hostFailure: string[] | undefined;
   res.on('close', () => {
     if (!res.writableFinished) abort?.(new Error('The client went away.'));
     finish();
@@ -63,7 +78,7 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
   generation.connections.dispatch({
     method: req.method ?? 'GET',
     path: req.url ?? '/',
-    headers: context.tail?.watched() ? [...passOn(req.rawHeaders), context.tail.header, '1'] : passOn(req.rawHeaders),
+    headers: context.tail?.watched() ? [...passOn(req.rawHeaders), context.tail.header, '1', context.isolate.header, name] : [...passOn(req.rawHeaders), context.isolate.header, name],
     body: hasBody(req) ? req : null,
   }, {
     onConnect(abortRequest) {
@@ -71,7 +86,12 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     },
     onHeaders(status, rawHeaders, resume, statusText) {
       answered = true;
-      const { headers, failure } = answerHeaders(rawHeaders, context.failureHeader);
+      const { headers, failure, host } = answerHeaders(rawHeaders, context.failureHeader, context.hostFailureHeader);
+      if (host) {
+        failed = true;
+        hostFailure = [];
+        return;
+      }
       if (failure !== undefined) {
         failed = true;
         finish();
@@ -84,6 +104,7 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     },
     onData(chunk, release) {
       if (failed) {
+        if (hostFailure !== undefined && hostFailure.length < 64) hostFailure.push(Buffer.from(chunk).toString('utf8'));
         release();
         return true;
       }
@@ -92,10 +113,18 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     },
     onComplete() {
       finish();
+      if (hostFailure !== undefined) {
+        notLoaded(context, generation, hostFailure.join(''), res);
+        return;
+      }
       if (!failed) res.end();
     },
     onError(error: NodeJS.ErrnoException) {
       finish();
+      if (hostFailure !== undefined) {
+        notLoaded(context, generation, hostFailure.join(''), res);
+        return;
+      }
       // The client left (and the request was aborted for it), or the failure is answered already.
       if (failed || res.destroyed) return;
       if (answered) {
@@ -110,6 +139,13 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
       void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
     },
   });
+}
+
+/** The host worker could not load the isolate (its code threw this time, or the server had none): answered as an exception. */
+function notLoaded(context: ProxyContext, generation: Generation, message: string, res: ServerResponse): void {
+  context.isolate.failed(generation, message);
+  context.output.exception({ message: `The script's isolate could not be loaded: ${message}` }, SCRIPT_FAILURES.exception.status);
+  answerScriptFailure(res, 'exception');
 }
 
 /**
@@ -130,18 +166,20 @@ function notConnected(context: ProxyContext, generation: Generation, req: Incomi
  * workerd's answer headers as node:http writes them (hop-by-hop ones left out),
  * and the entry module's failure report if it sent one: one pass over them.
  */
-function answerHeaders(raw: string[], failureHeader: string): { headers: string[]; failure: string | undefined } {
+function answerHeaders(raw: string[], failureHeader: string, hostFailureHeader: string): { headers: string[]; failure: string | undefined; host: boolean } {
   const headers: string[] = [];
   let failure: string | undefined;
+  let host = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower)) continue;
     const value = raw[i + 1]!;
     if (lower === failureHeader) failure = value;
+    else if (lower === hostFailureHeader) host = true;
     headers.push(name, value);
   }
-  return { headers, failure };
+  return { headers, failure, host };
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -1,13 +1,17 @@
 /**
- * Keeps one script's workerd process serving: restarts it (with back-off) when it dies, and cuts it
- * off when its isolate stops answering for longer than the script's CPU limit: open-source workerd
- * enforces no CPU limit itself, so while requests are in flight the supervisor sends a probe that
- * the entry module answers without calling the script; a probe unanswered for `cpuMs` means the
- * script has held the isolate that long, and the process is replaced. The memory limit is V8's own
- * heap limit (workerd-config.ts): a script past it ends the process with V8's out-of-memory error,
- * which the supervisor reads on workerd's stderr and reports as the `memory` failure. Each process
- * is a generation: a request remembers the one it went to, and learns from it why it failed.
+ * Keeps one account's workerd process serving: restarts it (with back-off) when it dies, and cuts
+ * it off when it stops answering for longer than the CPU limit: open-source workerd enforces no CPU
+ * limit itself and runs all its isolates on one thread, so while requests are in flight the
+ * supervisor sends a probe that the host worker answers without entering any script's isolate; a
+ * probe unanswered for `cpuMs` means a script has held the thread that long, and the process is
+ * replaced. The memory limits are V8's own heap limit per isolate (workerd-config.ts): a script past
+ * it ends the process with V8's out-of-memory error, which the supervisor reads on workerd's stderr
+ * and reports as the `memory` failure; and the process's resident memory, checked every second
+ * against `memoryLimitBytes`: past it, the process is replaced (at once when it serves nothing).
+ * Each process is a generation: a request remembers the one it went to, and learns from it why it
+ * failed.
  */
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import type { Logger } from '../../core/log.ts';
@@ -18,6 +22,7 @@ import { WorkerdProcess } from './workerd-process.ts';
 import { WorkerdConnections } from './workerd-connections.ts';
 
 export interface Generation {
+  /** Unique in this server process (a new supervisor's generations never reuse an old one's numbers). */
   readonly number: number;
   /** Requests sent to this process and not yet finished. */
   inflight: number;
@@ -43,13 +48,23 @@ export interface Generation {
  * node:http's agent did: a long-streaming answer never holds others up). No timeouts of their own:
  * a script may take as long as its limits allow, and stream its answer for as long as it likes.
  */
-function connectionsTo(socketPath: string): WorkerdConnections {
-  return new WorkerdConnections(socketPath);
+function connectionsTo(socketPath: string, generation: () => Generation): WorkerdConnections {
+  return new WorkerdConnections(socketPath, { alive: () => generation().alive });
 }
 
 function destroyConnections(generation: Generation | undefined): void {
   // Requests still on them fail, and are answered with why their process went away.
   generation?.connections.destroy().catch(() => undefined);
+}
+
+/** A process's resident set (bytes), read from /proc; undefined when it cannot be read. */
+function residentBytes(pid: number): number | undefined {
+  try {
+    const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What workerd prints when V8 reaches the heap limit (--max-old-space-size), just before the process aborts. */
@@ -68,18 +83,27 @@ export async function failureOf(generation: Generation): Promise<ScriptFailure> 
 }
 
 export interface SupervisorOptions {
-  scriptName: string;
+  /** Names the process in the log (an account, or the config's scripts). */
+  name: string;
   configFile: string;
   cwd: string;
-  /** Where workerd serves the script (for the probe). */
+  /** Where workerd serves the host worker (for the probe). */
   socketPath: string;
-  /** The request header the entry module answers as a probe. */
+  /** The request header the host worker answers as a probe. */
   probeHeader: string;
-  cpuMs: number;
+  /** How long the process's thread may stay held (ms), asked for at each probe. */
+  cpuMs: () => number;
+  /** The process's resident memory above which it is replaced; undefined: no such limit. */
+  memoryLimitBytes?: number;
   logger: Logger;
-  /** Where what workerd prints goes (within the script's log limits). */
-  output: ScriptOutputLog;
+  /** Where what workerd prints goes (each script's lines within its log limits: output-router.ts). */
+  output: Pick<ScriptOutputLog, 'output' | 'maxLineBytes'>;
 }
+
+/** Generations of every supervisor, numbered once. */
+let generations = 0;
+/** How often the process's resident memory is read. */
+const MEMORY_CHECK_MS = 1_000;
 
 const RESTART_DELAY_MS = { first: 250, max: 30_000 } as const;
 /** How long a request waits for a restarting process before it is answered 503. */
@@ -89,7 +113,6 @@ export class WorkerdSupervisor {
   readonly #options: SupervisorOptions;
   #process: WorkerdProcess | undefined;
   #generation: Generation | undefined;
-  #generations = 0;
   #waiting: Array<(generation: Generation | undefined) => void> = [];
   #restartDelay: number = RESTART_DELAY_MS.first;
   #restartTimer: NodeJS.Timeout | undefined;
@@ -98,11 +121,26 @@ export class WorkerdSupervisor {
   /** A start in progress: close() waits for it, so that no workerd starts after the host stopped. */
   #starting: Promise<void> | undefined;
 
+  #memoryTimer: NodeJS.Timeout | undefined;
+
   private constructor(options: SupervisorOptions) {
     this.#options = options;
-    const every = Math.min(1_000, Math.max(10, Math.round(options.cpuMs / 5)));
-    this.#probe = { timer: setInterval(() => this.#sendProbe(), every), outstanding: false };
+    this.#probe = { timer: setTimeout(() => this.#sendProbe(), this.#probeEvery()), outstanding: false };
     this.#probe.timer.unref();
+    if (options.memoryLimitBytes !== undefined) {
+      this.#memoryTimer = setInterval(() => this.#checkMemory(), MEMORY_CHECK_MS);
+      this.#memoryTimer.unref();
+    }
+  }
+
+  /** Probes five times per CPU limit, between every 10 ms and every second. */
+  #probeEvery(): number {
+    return Math.min(1_000, Math.max(10, Math.round(this.#options.cpuMs() / 5)));
+  }
+
+  /** The generation serving now, if any. */
+  get current(): Generation | undefined {
+    return this.#generation?.alive ? this.#generation : undefined;
   }
 
   /** Starts the first process; rejects with workerd's errors if it cannot start. */
@@ -111,7 +149,8 @@ export class WorkerdSupervisor {
     try {
       await supervisor.#startProcess();
     } catch (error) {
-      clearInterval(supervisor.#probe.timer);
+      clearTimeout(supervisor.#probe.timer);
+      clearInterval(supervisor.#memoryTimer);
       throw error;
     }
     return supervisor;
@@ -136,7 +175,8 @@ export class WorkerdSupervisor {
 
   async close(): Promise<void> {
     this.#closing = true;
-    clearInterval(this.#probe.timer);
+    clearTimeout(this.#probe.timer);
+    clearInterval(this.#memoryTimer);
     clearTimeout(this.#restartTimer);
     for (const waiter of this.#waiting.splice(0)) waiter(undefined);
     if (this.#generation) this.#generation.alive = false;
@@ -154,10 +194,10 @@ export class WorkerdSupervisor {
   }
 
   async #spawn(): Promise<void> {
-    const { logger, scriptName, output } = this.#options;
+    const { logger, name, output } = this.#options;
     let knownNow: () => void = () => undefined;
     const generation: Generation = {
-      number: ++this.#generations, inflight: 0, failure: 'crash', alive: false, connections: connectionsTo(this.#options.socketPath),
+      number: ++generations, inflight: 0, failure: 'crash', alive: false, connections: connectionsTo(this.#options.socketPath, () => generation),
       failureKnown: new Promise<void>((resolve) => { knownNow = resolve; }),
     };
     // A killed workerd leaves its socket file behind, and workerd will not listen over it.
@@ -166,6 +206,7 @@ export class WorkerdSupervisor {
       configFile: this.#options.configFile,
       cwd: this.#options.cwd,
       maxLineBytes: output.maxLineBytes,
+      experimental: true,
       onOutput(stream, line, cutBytes) {
         // The process is aborting: no new request may go to it (they wait for its replacement).
         // Read before the log limit, which may drop the line.
@@ -182,8 +223,8 @@ export class WorkerdSupervisor {
         if (this.#closing) return;
         void failureOf(generation).then((failure) => {
           const memory = failure === 'memory';
-          logger.error({ script: scriptName, code, signal, failure: memory ? failure : undefined, inflight: generation.inflight },
-            memory ? 'The script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
+          logger.error({ workerd: name, code, signal, failure: memory ? failure : undefined, inflight: generation.inflight },
+            memory ? 'A script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
         });
         this.#scheduleRestart();
       },
@@ -207,27 +248,31 @@ export class WorkerdSupervisor {
     this.#restartTimer = setTimeout(() => {
       this.#startProcess().then(() => {
         this.#restartDelay = RESTART_DELAY_MS.first;
-        this.#options.logger.info({ script: this.#options.scriptName }, 'The script runtime (workerd) was restarted.');
+        this.#options.logger.info({ workerd: this.#options.name }, 'The script runtime (workerd) was restarted.');
       }, (error: unknown) => {
         if (this.#closing) return;
-        this.#options.logger.error({ script: this.#options.scriptName, error: (error as Error).message }, 'The script runtime (workerd) failed to restart; retrying.');
+        this.#options.logger.error({ workerd: this.#options.name, error: (error as Error).message }, 'The script runtime (workerd) failed to restart; retrying.');
         this.#scheduleRestart();
       });
     }, delay);
     this.#restartTimer.unref();
   }
 
-  /** While requests are in flight, asks the isolate for an answer; none within the CPU limit cuts the process off. */
+  /** While requests are in flight, asks the host worker for an answer; none within the CPU limit cuts the process off. */
   #sendProbe(): void {
+    if (this.#closing) return;
+    this.#probe.timer = setTimeout(() => this.#sendProbe(), this.#probeEvery());
+    this.#probe.timer.unref();
     const generation = this.#generation;
     if (!generation?.alive || generation.inflight === 0 || this.#probe.outstanding) return;
     this.#probe.outstanding = true;
-    const { cpuMs, socketPath, probeHeader } = this.#options;
+    const { socketPath, probeHeader } = this.#options;
+    const cpuMs = this.#options.cpuMs();
     const probe = request({ socketPath, path: '/', method: 'GET', headers: { [probeHeader]: '1' }, agent: false });
     const deadline = setTimeout(() => {
       probe.destroy();
       if (generation !== this.#generation || !generation.alive) return;
-      void this.#cutOff(generation, 'cpu', `The script held its isolate for more than ${cpuMs} ms.`);
+      void this.#cutOff(generation, 'cpu', `A script held the process's thread for more than ${cpuMs} ms.`);
     }, cpuMs);
     const done = () => {
       clearTimeout(deadline);
@@ -241,11 +286,22 @@ export class WorkerdSupervisor {
     probe.end();
   }
 
+  /** Past the resident memory limit, the process is replaced: its requests fail with `memory`, if it has any. */
+  #checkMemory(): void {
+    const generation = this.#generation;
+    const limit = this.#options.memoryLimitBytes;
+    const pid = this.#process?.workerdPid();
+    if (!generation?.alive || limit === undefined || pid === undefined) return;
+    const rss = residentBytes(pid);
+    if (rss === undefined || rss <= limit) return;
+    void this.#cutOff(generation, 'memory', `The process's resident memory (${Math.round(rss / 1048576)} MiB) passed its limit of ${Math.round(limit / 1048576)} MiB.`);
+  }
+
   /** Replaces the process at once; its requests fail with `failure`. */
   async #cutOff(generation: Generation, failure: ScriptFailure, detail: string): Promise<void> {
     generation.failure = failure;
     generation.alive = false;
-    this.#options.logger.warn({ script: this.#options.scriptName, failure, requests: generation.inflight, detail }, 'Script runtime cut off; its requests were answered with an error.');
+    this.#options.logger.warn({ workerd: this.#options.name, failure, requests: generation.inflight, detail }, 'Script runtime cut off; its requests were answered with an error.');
     const process = this.#process;
     this.#process = undefined;
     await process?.kill();

@@ -1,6 +1,6 @@
 /**
  * How engine failures reach a script: a plain `Error` (no `code`, name "Error") whose message is
- * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors (reference §1.1).
+ * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors.
  */
 import { StoreError } from '../engine/errors.ts';
 
@@ -33,7 +33,7 @@ export function toScriptError(action: BindingAction, error: unknown): unknown {
   return new Error(`${action}: ${INTERNAL}`, { cause: error });
 }
 
-/** The backend message; BadDigest's is the three lines of reference §1.3, built from the details. */
+/** The backend message; BadDigest's is the runtime's three lines, built from the details. */
 function storeMessage(error: StoreError): string {
   const details = error.details;
   if (error.code !== 'STORE_BAD_DIGEST' || typeof details?.algorithm !== 'string') return error.message;
@@ -53,9 +53,9 @@ export async function scriptCall<T>(action: BindingAction, call: () => Promise<T
 }
 
 /**
- * The runtime's refusal of a ReadableStream whose length it does not know, by put() or uploadPart()
- * (reference §1.4, §9): a request or response body with a length, the readable half of a
- * FixedLengthStream or a get body passes; a stream the script builds does not.
+ * The runtime's refusal of a ReadableStream whose length it does not know, by put() or
+ * uploadPart(): a request or response body with a length, the readable half of a FixedLengthStream
+ * or a get body passes; a stream the script builds does not.
  */
 export function unknownLengthError(): TypeError {
   return new TypeError('Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)');

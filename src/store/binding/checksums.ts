@@ -1,6 +1,6 @@
 /**
  * Checksums on put: at most one of md5/sha1/sha256/sha384/sha512, each as a hex string or bytes,
- * checked with the runtime's exact errors (reference §1.4, §7). StoreChecksums exposes stored ones
+ * checked with the runtime's exact errors. StoreChecksums exposes stored ones
  * as ArrayBuffers (a fresh copy on each access) and serialises to hex.
  */
 import type { ChecksumAlgorithm, Checksums } from '../engine/types.ts';

@@ -1,4 +1,4 @@
-/** Compatibility rules of the binding (SPEC §4.3 list rule 3, §9.4). */
+/** Compatibility rules of the binding (docs/object-store.md, "list() and metadata"). */
 
 /** list() honours `include` from compatibility date 2022-08-04, or with the flag. */
 export function listHonorsInclude(compatibilityDate: string, flags: readonly string[]): boolean {

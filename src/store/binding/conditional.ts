@@ -1,6 +1,6 @@
 /**
  * `onlyIf` as a StoreConditional object or as Headers, converted to the engine's Conditional with
- * the runtime's exact validation errors (reference §3.1, §1.4). The Headers form parses RFC 7232
+ * the runtime's exact validation errors. The Headers form parses RFC 7232
  * etag lists and always compares dates in whole seconds.
  */
 import type { Conditional, EtagMatcher } from '../engine/types.ts';
@@ -26,7 +26,7 @@ function objectEtag(value: unknown, field: string): EtagMatcher {
   if (typeof value !== 'string') throw wrongField(field, 'Conditional', 'string');
   // As the runtime tests it: starts and ends with a quote (so a lone `"` counts too).
   if (value.startsWith('"') && value.endsWith('"')) throw new TypeError(`Conditional ETag should not be wrapped in quotes (${value}).`);
-  // `*` is a wildcard since workerd PR #2611 (reference §11 #4); any other value a strong etag.
+  // `*` is a wildcard since workerd PR #2611; any other value a strong etag.
   return value === '*' ? { type: 'wildcard' } : { type: 'strong', value };
 }
 

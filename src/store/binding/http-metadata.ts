@@ -1,6 +1,6 @@
 /**
  * httpMetadata in (an object, or Headers reduced to the six fields the runtime takes), custom
- * metadata coercion, and writeHttpMetadata out (reference §8.1-8.3).
+ * metadata coercion, and writeHttpMetadata out, as the runtime does.
  */
 import type { HttpMetadata } from '../engine/types.ts';
 import { toDateMs } from './conditional.ts';

@@ -1,4 +1,4 @@
-/** list() options as the runtime converts them (reference §1.4, §1.6, §5.1, §5.3). */
+/** list() options as the runtime converts them. */
 import type { ListOptions } from '../engine/types.ts';
 import { wrongField } from './binding-errors.ts';
 

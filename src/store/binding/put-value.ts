@@ -21,7 +21,7 @@ export function assertBodyValue(value: unknown, method: 'put' | 'uploadPart', ow
 
 /**
  * Who tells whether a ReadableStream given to put() or uploadPart() has a known length, which the
- * runtime requires (reference §9):
+ * runtime requires:
  * - `runtime`: inside workerd, workerd itself. The stream (or a Blob's) goes to the store service
  *   as it is (BodyInput's `native`), and workerd sends it with a Content-Length exactly when it
  *   knows the length: a request or response body that has one, the readable half of a
@@ -131,7 +131,7 @@ async function* byteStreamChunks(reader: ReadableStreamBYOBReader): AsyncGenerat
   }
 }
 
-/** When option validation fails, a stream passed in is cancelled, as the runtime does (reference §9). */
+/** When option validation fails, a stream passed in is cancelled, as the runtime does. */
 export function cancelIfStream(value: unknown): void {
   if (value instanceof ReadableStream && !value.locked) {
     value.cancel(new Error('Stream cancelled because the associated put operation encountered an error.')).catch(() => undefined);

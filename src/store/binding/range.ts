@@ -1,7 +1,7 @@
 /**
- * get()'s `range`: a StoreRange object, validated with the runtime's exact errors (reference §1.4,
- * §4.1), or a Headers whose Range header is read leniently: anything but one valid, satisfiable
- * `bytes=` range means the whole object, never an error (§4.2).
+ * get()'s `range`: a StoreRange object, validated with the runtime's exact errors, or a
+ * Headers whose Range header is read leniently: anything but one valid, satisfiable
+ * `bytes=` range means the whole object, never an error, as on the platform.
  */
 import type { RangeRequest } from '../engine/types.ts';
 import type { StoreRange } from './types.ts';
@@ -42,7 +42,7 @@ const SINGLE_RANGE = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i;
 /**
  * One `bytes=a-b`, `bytes=a-` or `bytes=-n`; anything else (multi, inverted, garbage, `-0`) is the
  * whole object. Bounds are not known here: the caller serves the whole object when the engine
- * finds the range unsatisfiable (reference §4.2, MF-V `parseRanges`).
+ * finds the range unsatisfiable (as the platform and Miniflare's `parseRanges` do).
  */
 export function parseRangeHeader(header: string): RangeRequest | undefined {
   const match = SINGLE_RANGE.exec(header);

@@ -1,7 +1,7 @@
 /**
- * StoreBucket: the bucket binding a script receives as `env.<binding>` (SPEC §4.3). It converts
+ * StoreBucket: the bucket binding a script receives as `env.<binding>` (docs/object-store.md). It converts
  * and validates arguments as the real runtime does, calls the engine, and shapes results and errors
- * the way scripts observe them (shared/reference/store-binding.md).
+ * the way scripts observe them on the platform.
  */
 import type { BindingEngine } from './binding-engine.ts';
 import { StoreError } from '../engine/errors.ts';
@@ -59,7 +59,7 @@ export class StoreBucket {
         return await read(true);
       } catch (error) {
         // A Range *header* the object cannot satisfy means the whole object, never an error
-        // (reference §4.2); only a range object reports 10039.
+        // (as on the platform); only a range object reports 10039.
         if (!(options?.range instanceof Headers) || !(error instanceof StoreError) || error.code !== 'STORE_INVALID_RANGE') throw error;
         return read(false);
       }
@@ -82,7 +82,7 @@ export class StoreBucket {
     const body = toBodyInput(value, this.#streamLengths);
     const meta = await scriptCall('put', () => this.#engine.put(this.#bucket, name, body, engineOptions));
     if (!meta) return null;
-    // put() answers with the metadata that was sent, as the runtime does (reference §2.2).
+    // put() answers with the metadata that was sent, as the runtime does.
     return new HeadResult({ ...meta, httpMetadata: engineOptions.httpMetadata ?? {}, customMetadata: engineOptions.customMetadata ?? {} });
   }
 
@@ -98,7 +98,7 @@ export class StoreBucket {
     const listing: StoreObjects = {
       objects: result.objects.map((item) => new HeadResult(item)),
       truncated: result.truncated,
-      // SPEC §2.9: the prefix up to, not including, the delimiter (`a/b/c` yields `a`, then `a/b`).
+      // The binding's form: the prefix up to, not including, the delimiter (`a/b/c` yields `a`, then `a/b`).
       delimitedPrefixes: result.delimitedPrefixes.map((group) => group.slice(0, group.length - delimiter.length)),
     };
     if (result.truncated && result.cursor !== undefined) listing.cursor = result.cursor;
@@ -118,7 +118,7 @@ export class StoreBucket {
     return new StoreMultipartUploadHandle(this.#engine, this.#bucket, name, uploadId, this.#streamLengths);
   }
 
-  /** Synchronous and unchecked: the upload id is used as given (SPEC §4.3). */
+  /** Synchronous and unchecked, as on the platform: the upload id is used as given. */
   resumeMultipartUpload(key: string, uploadId: string): StoreMultipartUploadHandle {
     if (typeof uploadId !== 'string') throw wrongParameter('resumeMultipartUpload', 'StoreBucket', 2, 'string');
     return new StoreMultipartUploadHandle(this.#engine, this.#bucket, String(key), uploadId, this.#streamLengths);

@@ -1,4 +1,4 @@
-/** StoreMultipartUpload: a handle on one upload (SPEC §2.10); resuming one does no I/O. */
+/** StoreMultipartUpload: a handle on one upload; resuming one does no I/O. */
 import type { BindingEngine } from './binding-engine.ts';
 import { scriptCall } from './binding-errors.ts';
 import { assertBodyValue, toBodyInput, type StreamLengths } from './put-value.ts';

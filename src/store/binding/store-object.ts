@@ -1,6 +1,6 @@
 /**
  * StoreObject and StoreObjectBody as scripts see them: classes `HeadResult` and `GetResult`, as in
- * the real runtime (reference §2.1). A body is a web ReadableStream created on first access; while
+ * the real runtime. A body is a web ReadableStream created on first access; while
  * untouched, a server may take its segments and send the bytes itself (takeStoreBody). A body
  * that already is a web stream (a remote engine's) is handed over as that stream.
  */

@@ -1,4 +1,4 @@
-/** The script-facing store types (SPEC §2.7-2.13), exported for TypeScript users. */
+/** The script-facing store types (docs/object-store.md), exported for TypeScript users. */
 import type { StorageClass } from '../engine/types.ts';
 
 export interface StoreHTTPMetadata {

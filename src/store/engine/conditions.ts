@@ -1,6 +1,6 @@
 /**
- * Evaluates a precondition against the current object, as the real store does
- * (shared/reference/store-binding.md §3.2): If-Match strong, If-None-Match weak, both date tests
+ * Evaluates a precondition against the current object, as the real store does:
+ * If-Match strong, If-None-Match weak, both date tests
  * strict, a passing etag test overriding its date test (RFC 7232 §6).
  */
 import type { Conditional, EtagMatcher, ObjectMeta } from './types.ts';

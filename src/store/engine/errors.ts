@@ -1,6 +1,6 @@
 /**
  * STORE_ERRORS: every failure the store engine can report, with the real store's v4 code, HTTP
- * status and message (shared/reference/store-binding.md §1.3). The binding formats them as
+ * status and message (docs/errors.md lists them). The binding formats them as
  * `<action>: <message> (<v4>)`; the S3 API as XML with `s3Code`.
  */
 import { EdgeportError } from '../../core/errors/edgeport-error.ts';
@@ -104,7 +104,7 @@ export class StoreError extends EdgeportError<StoreErrorCode> {
   }
 }
 
-/** Limits of the real store (shared/reference/store-binding.md §6.2, §8.4, §9). */
+/** Limits of the real store (docs/object-store.md). */
 export const STORE_LIMITS = {
   maxKeyBytes: 1024,
   maxListLimit: 1000,

@@ -1,7 +1,7 @@
 /**
  * list(): lexicographic (UTF-8 byte) order, prefix, delimiter folding into delimitedPrefixes (each
  * prefix counts as one entry against the limit), opaque cursors, and `truncated` set only when
- * another entry really exists (reference §5.2).
+ * another entry really exists.
  */
 import type { ListedRow, MetadataStore } from '../../db/metadata-store.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Multipart completion rules (reference §6): parts sorted by number, no number twice, each named
+ * Multipart completion rules (the real store's): parts sorted by number, no number twice, each named
  * part must exist with its current etag, every part but the last at least 5 MiB and all of one
  * size, the last no larger; the etag is the MD5 of the parts' binary MD5s followed by `-<count>`.
  */

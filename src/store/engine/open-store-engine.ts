@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../../core/clock.ts';
+import type { SecretBox } from '../../core/crypto/secret-box.ts';
 import { silentLogger, type Logger } from '../../core/log.ts';
 import type { AccountQuotas } from '../../config/quotas.ts';
 import type { MetadataStore } from '../../db/metadata-store.ts';
@@ -49,6 +50,8 @@ export interface OpenStoreEngineOptions {
   database?: PgDatabase;
   /** The server's quotas (`[quotas]`), for accounts with none of their own; default: DEFAULTS.quotas. */
   quotas?: AccountQuotas;
+  /** Seals and opens the S3 secret keys in the metadata (src/db/secrets); absent, they can be neither stored nor read. */
+  secrets?: SecretBox;
 }
 
 export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<ObjectEngine> {
@@ -60,8 +63,8 @@ export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<
   const reclaimGraceMs = options.reclaimGraceMs ?? 60_000;
   const quotas = options.quotas === undefined ? {} : { quotas: options.quotas };
   const meta: MetadataStore = options.database
-    ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs, ...quotas })
-    : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints, ...quotas });
+    ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) })
+    : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) });
   if (options.recover) {
     await recoverLeftovers({
       meta, blobs, shared: sharedBlobs, sharedMetadata: options.database !== undefined, logger, ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),

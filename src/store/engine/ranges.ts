@@ -1,5 +1,5 @@
 /**
- * Resolves a requested range against an object's size (reference §4.1): suffix clamps, length
+ * Resolves a requested range against an object's size, as the real store does: suffix clamps, length
  * clamps, an offset at or past the end or any range on an empty object is unsatisfiable.
  */
 import { StoreError } from './errors.ts';

@@ -1,4 +1,4 @@
-/** Checks on names and metadata shared by every engine operation (reference §8.4, §9). */
+/** Checks on names and metadata shared by every engine operation (the real store's limits, STORE_LIMITS). */
 import { StoreError, STORE_LIMITS } from './errors.ts';
 import { STORAGE_CLASSES, type StorageClass } from './types.ts';
 

@@ -26,6 +26,8 @@ export const S3_ERRORS = {
   expiredPresigned: () => new S3Error('AccessDenied', 403, 'Request has expired'),
   requestTimeTooSkewed: () => new S3Error('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.'),
   missingSecurityHeader: () => new S3Error('AccessDenied', 403, 'Missing authentication: sign the request with AWS Signature Version 4 (Authorization header or presigned URL).'),
+  browserVisit: (dashboard: string | undefined) => new S3Error('AccessDenied', 403, 'This port is the S3-compatible API of edgeport, for S3 clients, which sign every request (AWS Signature Version 4). '
+    + `To browse buckets in a browser, open the dashboard${dashboard === undefined ? ' (on the port of the management API, 8081 by default)' : `: ${dashboard}`}.`),
   authorizationMalformed: (why: string) => new S3Error('AuthorizationHeaderMalformed', 400, `The authorization header is malformed; ${why}`),
   contentSha256Mismatch: () => new S3Error('XAmzContentSHA256Mismatch', 400, "The provided 'x-amz-content-sha256' header does not match what was computed."),
   badDigest: () => new S3Error('BadDigest', 400, 'The Content-MD5 or checksum you specified did not match what we received.'),

@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
 import { guardedListener } from '../../core/http/guarded-listener.ts';
+import { listenerOrigin } from '../../core/http/wrong-port.ts';
 import { lingerOnClose } from '../../core/http/lingering-close.ts';
 import type { Logger } from '../../core/log.ts';
 import type { RequestListener } from '../../core/service.ts';
@@ -62,6 +63,8 @@ export interface S3HandlerOptions {
   virtualHostBases?: readonly string[];
   /** Failed-authentication limits per client address and access key id (default DEFAULTS.auth). */
   failureLimits?: FailureLimits;
+  /** The dashboard's URL (the management API's listener) once bound: named to a browser that opens an S3 address. */
+  dashboard?: () => string | undefined;
 }
 
 type Operation = (ctx: S3Context) => Promise<void>;
@@ -249,6 +252,11 @@ export function createS3Handler(options: S3HandlerOptions) {
         await answerPreflight(req, res, bucket, (name) => options.engine.corsOfBucketsNamed(name), requestId);
         return;
       }
+      // A person's browser opening an S3 address (unsigned, asking for a page): told where the dashboard is.
+      if (isBrowserVisit(req, rawQuery)) {
+        const url = options.dashboard?.();
+        throw S3_ERRORS.browserVisit(url === undefined ? undefined : `${listenerOrigin(url, req.headers.host)}/`);
+      }
       const now = options.clock.now();
       // A browser form upload authenticates with the policy signature in its body, not the request's.
       if (isPostObject(req.method, bucket, key, rawQuery, req.headers)) {
@@ -301,6 +309,13 @@ export function createS3Handler(options: S3HandlerOptions) {
       settle?.();
     }
   };
+}
+
+/** An unsigned GET or HEAD that asks for HTML: a browser's address bar, not an S3 client (those sign, and never ask for HTML). */
+function isBrowserVisit(req: IncomingMessage, rawQuery: string): boolean {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization !== undefined) return false;
+  if (/(^|&)X-Amz-(Signature|Credential)=/i.test(rawQuery)) return false;
+  return /\btext\/html\b/i.test(req.headers.accept ?? '');
 }
 
 /**

@@ -2,7 +2,7 @@
  * AWS Signature Version 4 verification for the S3 API: the Authorization header form and the
  * presigned-URL (query) form, with the payload hash the client declared (a hex SHA-256,
  * UNSIGNED-PAYLOAD, or one of the aws-chunked streaming modes, checked chunk by chunk in
- * aws-chunked.ts). Spec: AWS "Signature Version 4 signing process" and "Authenticating Requests:
+ * payload.ts). Spec: AWS "Signature Version 4 signing process" and "Authenticating Requests:
  * Using Query Parameters" / "Using the Authorization Header (chunked upload)".
  */
 import * as crypto from 'node:crypto';

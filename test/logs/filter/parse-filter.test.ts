@@ -88,7 +88,7 @@ function filterOf(count: number, bytes?: number): string {
   return body.slice(0, -1) + ' '.repeat(bytes - body.length) + '}';
 }
 
-test('§8 limits: exactly 1000 bytes and 30 operators pass, one more of either is refused', { timeout: 10_000 }, () => {
+test('the real service\'s limits: exactly 1000 bytes and 30 operators pass, one more of either is refused', { timeout: 10_000 }, () => {
   assert.equal(ok(filterOf(2, FILTER_LIMITS.maxBytes)).bytes, 1000);
   const overBytes = problems(filterOf(2, FILTER_LIMITS.maxBytes + 1));
   assert.deepEqual(overBytes.map((p) => [p.limit, p.message]), [['bytes', 'the filter is 1001 bytes long; at most 1000 bytes are allowed']]);

@@ -43,7 +43,7 @@ const textOutput = fc.array(fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 20 }),
 ), { maxLength: 60 }).map((parts) => Buffer.from(parts.join(''), 'utf8'));
 
-test('arbitrary chunking never changes the lines, never yields one over the cap, and loses no byte', () => {
+test('arbitrary chunking never changes the lines, never yields one over the cap, and loses no byte', { timeout: 30_000 }, () => {
   fc.assert(fc.property(textOutput, fc.array(fc.nat(), { maxLength: 30 }), fc.integer({ min: 4, max: 64 }), (bytes, cuts, max) => {
     const lines = split(bytes, cuts, max);
     assert.deepEqual(lines, split(bytes, [], max), 'the same lines as from one chunk');
@@ -61,7 +61,7 @@ test('arbitrary chunking never changes the lines, never yields one over the cap,
   }), { numRuns: 500 });
 });
 
-test('bytes that are not UTF-8 never make a line longer than the cap', () => {
+test('bytes that are not UTF-8 never make a line longer than the cap', { timeout: 30_000 }, () => {
   fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), fc.array(fc.nat(), { maxLength: 20 }), fc.integer({ min: 4, max: 40 }), (bytes, cuts, max) => {
     const input = Buffer.from(bytes);
     const lines = split(input, cuts, max);
@@ -71,7 +71,7 @@ test('bytes that are not UTF-8 never make a line longer than the cap', () => {
   }), { numRuns: 500 });
 });
 
-test('a 100 MB line in 64 KiB chunks: one line of the cap, the rest counted, nothing held', () => {
+test('a 100 MB line in 64 KiB chunks: one line of the cap, the rest counted, nothing held', { timeout: 30_000 }, () => {
   const lines: Line[] = [];
   const splitter = new LineSplitter(4096, (text, cutBytes) => lines.push({ text, cutBytes }));
   const chunk = Buffer.alloc(64 * 1024, 'y');
@@ -84,7 +84,7 @@ test('a 100 MB line in 64 KiB chunks: one line of the cap, the rest counted, not
   assert.ok(heapGrowth < 16 * 1024 * 1024, `memory grew by ${heapGrowth} bytes while reading the line`);
 });
 
-test('a cut line ends on a character boundary', () => {
+test('a cut line ends on a character boundary', { timeout: 30_000 }, () => {
   const lines: Line[] = [];
   const splitter = new LineSplitter(5, (text, cutBytes) => lines.push({ text, cutBytes }));
   splitter.push(Buffer.from('ab€€\n'));

@@ -56,7 +56,7 @@ function setUp(level = 'info', limits = LIMITS) {
   return { clock, timers, records, log };
 }
 
-test('a burst of lines is logged, the rest dropped and summed up once the period ends', () => {
+test('a burst of lines is logged, the rest dropped and summed up once the period ends', { timeout: 30_000 }, () => {
   const { clock, timers, records, log } = setUp();
   // Each line: 12 bytes as JSON ("line 00000" in quotes) + 20 = 32; 1,000 bytes admit 32 lines (the last into debt).
   for (let i = 0; i < 1_000; i++) log.output('stdout', `line ${String(i).padStart(5, '0')}`, 0);
@@ -84,7 +84,7 @@ test('a burst of lines is logged, the rest dropped and summed up once the period
   assert.equal(records.at(-1), summary, 'nothing dropped since: no summary at close');
 });
 
-test('close() sums up what was dropped since the last summary', () => {
+test('close() sums up what was dropped since the last summary', { timeout: 30_000 }, () => {
   const { clock, timers, records, log } = setUp();
   for (let i = 0; i < 100; i++) log.output('stdout', 'x'.repeat(98), 2);
   clock.advance(3_000);
@@ -98,7 +98,7 @@ test('close() sums up what was dropped since the last summary', () => {
   assert.equal(records.at(-1), summary);
 });
 
-test('lines over the cap are cut at a character boundary, with the bytes cut counted; exceptions too', () => {
+test('lines over the cap are cut at a character boundary, with the bytes cut counted; exceptions too', { timeout: 30_000 }, () => {
   const { records, log } = setUp();
   log.output('stdout', `${'a'.repeat(99)}€€`, 0);
   assert.deepEqual([records[0]!.output, records[0]!.cutBytes], ['a'.repeat(99), 6]);
@@ -111,7 +111,7 @@ test('lines over the cap are cut at a character boundary, with the bytes cut cou
   assert.equal(exception.cutBytes, 107);
 });
 
-test('exceptions share the bucket, and are counted when dropped', () => {
+test('exceptions share the bucket, and are counted when dropped', { timeout: 30_000 }, () => {
   const { clock, timers, records, log } = setUp();
   for (let i = 0; i < 50; i++) log.exception({ message: 'Error: boom', stack: 'at here' }, 500);
   const logged = records.filter((record) => record.msg === 'Script threw an exception.').length;
@@ -122,7 +122,7 @@ test('exceptions share the bucket, and are counted when dropped', () => {
   assert.equal(records.at(-1)!.droppedBytes, (50 - logged) * 'Error: boomat here'.length);
 });
 
-test('lines of a level the logger does not write cost nothing', () => {
+test('lines of a level the logger does not write cost nothing', { timeout: 30_000 }, () => {
   const { records, log } = setUp('warn');
   for (let i = 0; i < 10_000; i++) log.output('stdout', 'x'.repeat(100), 0);
   log.output('stderr', 'seen', 0);
@@ -130,7 +130,7 @@ test('lines of a level the logger does not write cost nothing', () => {
   assert.deepEqual(records.map(({ msg, output }) => ({ msg, output })), [{ msg: 'Script runtime output.', output: 'seen' }]);
 });
 
-test('with the splitter in front, however output is chunked and timed, every line is logged or counted, and the log stays within the bucket', () => {
+test('with the splitter in front, however output is chunked and timed, every line is logged or counted, and the log stays within the bucket', { timeout: 30_000 }, () => {
   const limits: ScriptOutputLimits = { maxLineBytes: 40, lineOverheadBytes: 10, burstBytes: 300, bytesPerSecond: 50, summaryPeriodMs: 1_000 };
   const lineOf = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 120 }), fc.constantFrom('', 'y'.repeat(500)))
     .map((text) => text.replace(/[\r\n]/g, ' '));

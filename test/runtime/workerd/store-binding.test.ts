@@ -144,7 +144,7 @@ test('every case file is run, here and in process', { timeout: 10_000 }, () => {
   }
 });
 
-test('every binding case passes inside workerd, on each date, with and without nodejs_compat', { timeout: 600_000 }, async (t) => {
+test('every binding case passes inside workerd, on each date, with and without nodejs_compat', { timeout: 240_000 }, async (t) => {
   const results = await eachLimited(combinations(), 2, (combination) => runCombination(t, combination));
   t.diagnostic(`binding cases inside workerd (${CASES.length} cases, ${Object.keys(CASE_FILES).length} files):\n${matrix(results)}`);
   for (const { combination, globals } of results) {
@@ -152,7 +152,7 @@ test('every binding case passes inside workerd, on each date, with and without n
     if (!combination.nodejsCompat) assert.deepEqual(globals, { Buffer: 'undefined', process: 'undefined', setImmediate: 'undefined' }, label(combination));
   }
   for (const { file, name } of CASES) {
-    await t.test(caseKey(file, name), () => {
+    await t.test(caseKey(file, name), { timeout: 10_000 }, () => {
       const failures = results.filter(({ outcomes }) => outcomes.get(caseKey(file, name)) !== null);
       if (failures.length > 0) {
         throw new Error(failures.map(({ combination, outcomes }) => `${label(combination)}: ${outcomes.get(caseKey(file, name))}`).join('\n\n'));

@@ -1,11 +1,11 @@
-/** The workerd config edgeport generates from a script config, and the script-config keys only workerd uses. */
+/** The workerd config edgeport generates for an account's process, and the script-config keys only workerd uses. */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../../src/config/load.ts';
 import { parseScriptConfig } from '../../../src/runtime/script-config.ts';
-import { workerdConfig } from '../../../src/runtime/workerd/workerd-config.ts';
+import { workerdConfig, type WorkerdConfigInput } from '../../../src/runtime/workerd/workerd-config.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 function scriptIn(dir: string, config: Record<string, unknown>) {
@@ -13,28 +13,25 @@ function scriptIn(dir: string, config: Record<string, unknown>) {
   return parseScriptConfig({ name: 's', main: 'script.mjs', compatibility_date: '2022-08-03', ...config }, { baseDir: dir });
 }
 
-const SOCKETS = { scriptModule: 'script.js', scriptSocket: '/run/x/script.sock', internalCompatibilityDate: '2025-01-01' };
+const INPUT: WorkerdConfigInput = {
+  hostSocket: '/run/x/host.sock', codeSocket: '/run/x/code.sock', storeSocket: '/run/x/store.sock', tailSocket: '/run/x/tail.sock',
+  outbounds: [{ allow: ['public'], deny: [] }], marks: { probe: 'x-p', isolate: 'x-i', hostFailure: 'x-h', tail: 'x-t' },
+  memoryMb: 128, internalCompatibilityDate: '2025-01-01',
+};
 
-test("the script's date, flags (edgeport's own left out), bindings and outbound lists reach workerd's config", { timeout: 10_000 }, (t) => {
-  const script = scriptIn(tempDir(t), {
-    compatibility_flags: ['nodejs_compat', 'store_list_honor_include'],
-    store_buckets: [{ binding: 'PHOTOS', bucket_name: 'photos' }], outbound: { allow: ['public', '10.1.0.0/16'], deny: ['10.1.2.0/24'] },
-  });
-  const config = workerdConfig({ script, ...SOCKETS, storeSocket: '/run/x/store.sock' });
-  assert.match(config, /compatibilityDate = "2022-08-03"/);
-  assert.match(config, /compatibilityFlags = \["nodejs_compat"\]/);
-  assert.match(config, /name = "PHOTOS",\s+wrapped = \(\s+moduleName = "edgeport-internal:store-binding"/);
-  assert.match(config, /\(name = "bucket", text = "photos"\)/);
-  assert.match(config, /\(name = "listHonorsInclude", json = "true"\)/, 'the flag decides the rule');
-  assert.match(config, /allow = \["public", "10\.1\.0\.0\/16"\],\s+deny = \["10\.1\.2\.0\/24"\]/);
+test("an account process's config: the host worker with the Worker Loader, the server's services, one network per outbound policy", { timeout: 10_000 }, () => {
+  const config = workerdConfig({ ...INPUT, outbounds: [{ allow: ['public'], deny: [] }, { allow: ['public', '10.1.0.0/16'], deny: ['10.1.2.0/24'] }], memoryMb: 256 });
+  assert.match(config, /\(name = "LOADER", workerLoader = \(\)\)/);
+  assert.match(config, /\(name = "NET_0", service = "net-0"\),\s+\(name = "NET_1", service = "net-1"\)/);
+  assert.match(config, /name = "net-1", network = \(\s+allow = \["public", "10\.1\.0\.0\/16"\],\s+deny = \["10\.1\.2\.0\/24"\]/);
   assert.match(config, /external = \(address = "unix:\/run\/x\/store\.sock", http = \(\)\)/);
-  assert.match(config, /address = "unix:\/run\/x\/script\.sock"/);
-  assert.doesNotMatch(config, /disk|fromEnvironment/, 'nothing of the host is given to the worker');
-
-  const plain = workerdConfig({ script: scriptIn(tempDir(t), {}), ...SOCKETS, storeSocket: undefined });
-  assert.match(plain, /allow = \["public"\],\s+deny = \[\]/, 'public addresses only by default');
-  assert.doesNotMatch(plain, /extensions|"store"/, 'no store service without buckets');
-  assert.throws(() => workerdConfig({ script: scriptIn(tempDir(t), { compatibility_flags: ['a\nb'] }), ...SOCKETS, storeSocket: undefined }), /control character/);
+  assert.match(config, /external = \(address = "unix:\/run\/x\/code\.sock", http = \(\)\)/);
+  assert.match(config, /address = "unix:\/run\/x\/host\.sock", http = \(\), service = "host"/);
+  assert.match(config, /"--max-old-space-size=256"/);
+  assert.match(config, /\(name = "MARKS", json = "\{\\"probe\\":\\"x-p\\",/);
+  assert.match(config, /globalOutbound = "nowhere"/, "edgeport's own workers reach no network");
+  assert.doesNotMatch(config, /disk|fromEnvironment/, 'nothing of the host is given to any worker');
+  assert.throws(() => workerdConfig({ ...INPUT, outbounds: [{ allow: ['a\nb'], deny: [] }] }), /control character/);
 });
 
 test('outbound is checked: real addresses or workerd\'s address classes only', { timeout: 10_000 }, (t) => {

@@ -157,3 +157,91 @@ test('an aborted request fails with its reason and its connection is not reused;
   setTimeout(() => void connections.destroy(), 50);
   assert.match((await inFlight).error!.message, /closed/);
 });
+
+/**
+ * A server that, as workerd does, closes a connection idle for `idleMs` without a word (and one
+ * that closes a reused connection as a request arrives on it, the race at its worst).
+ */
+async function idleClosingServer(t: TestContext, idleMs: number, dropSome: () => boolean) {
+  return rawServer(t, (socket) => {
+    let served = 0;
+    // Idle between requests (a fresh connection's first request is never in that race: workerd gives it 15 s).
+    socket.on('timeout', () => socket.end());
+    let buffered = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (text: string) => {
+      buffered += text;
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        const body = buffered.slice(end + 4, end + 4 + length);
+        buffered = buffered.slice(end + 4 + length);
+        // The idle close already under way as the request came: nothing of it is read.
+        if (served > 0 && dropSome()) {
+          socket.destroy();
+          return;
+        }
+        if (served++ === 0) socket.setTimeout(idleMs);
+        socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length + 2}\r\n\r\nok${body}`, 'latin1');
+      }
+    });
+  });
+}
+
+test('10,000 requests with the edge idling exactly as long as the server: none fails, requests on a connection closing under them go out again', { timeout: 120_000 }, async (t) => {
+  const idleMs = 40;
+  let dropped = 0;
+  const server = await idleClosingServer(t, idleMs, () => Math.random() < 0.02 && ++dropped > 0);
+  // The racing values: the edge keeps an idle connection exactly as long as the server does.
+  const connections = new WorkerdConnections(server.path, { idleMs });
+  t.after(() => connections.destroy());
+  let failed = 0;
+  let sent = 0;
+  const loops = Array.from({ length: 100 }, async (_, loop) => {
+    for (let i = 0; i < 100; i++) {
+      // Around the idle limit, either side of it.
+      await new Promise((resolve) => setTimeout(resolve, idleMs - 5 + Math.random() * 10));
+      const withBody = (loop + i) % 3 === 0;
+      const payload = `b${loop}.${i}`;
+      const outcome = await send(connections, withBody
+        ? { method: 'POST', headers: ['host', 'h', 'content-length', String(payload.length)], body: Readable.from([Buffer.from(payload)]) }
+        : {});
+      sent++;
+      if (!outcome.completed || outcome.body !== (withBody ? `ok${payload}` : 'ok')) failed++;
+    }
+  });
+  await Promise.all(loops);
+  t.diagnostic(`${sent} requests, ${failed} failed, ${connections.retried} sent again on a fresh connection (${dropped} dropped by the server as it closed), ${server.connections()} connections`);
+  assert.equal(sent, 10_000);
+  assert.equal(failed, 0);
+  assert.ok(connections.retried >= dropped, 'every dropped request was sent again');
+});
+
+test('a request is not sent again once its answer began or more of its body was read than is held to send again', { timeout: 10_000 }, async (t) => {
+  let count = 0;
+  const server = await rawServer(t, (socket) => serveRequests(socket, (head) => {
+    count++;
+    if (head.startsWith('GET /part')) {
+      setImmediate(() => socket.destroy());
+      return 'HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\npart';
+    }
+    if (head.startsWith('POST')) {
+      setImmediate(() => socket.destroy());
+      return '';
+    }
+    return 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok';
+  }));
+  const connections = new WorkerdConnections(server.path);
+  t.after(() => connections.destroy());
+  assert.equal((await send(connections, {})).body, 'ok');
+  const part = await send(connections, { path: '/part' });
+  assert.ok(part.error, 'an answer cut off after it began fails');
+  assert.equal((await send(connections, {})).body, 'ok');
+  const large = Buffer.alloc(100 * 1024, 97);
+  const posted = await send(connections, { method: 'POST', headers: ['host', 'h', 'content-length', String(large.length)], body: Readable.from([large.subarray(0, 70 * 1024), large.subarray(70 * 1024)]) });
+  assert.ok(posted.error, 'a body read past what is held is not sent twice');
+  assert.equal(connections.retried, 0);
+  assert.equal(count, 4);
+});

@@ -93,7 +93,7 @@ export const CASES: BindingCases = {
     assert.equal((thrown as Error).name, 'Error');
     assert.equal('code' in (thrown as object), false);
   },
-  'delete of one key or many; list with delimiter per SPEC §2.9': async ({ bucket: b }) => {
+  'delete of one key or many; list with a delimiter (delimitedPrefixes as object-store.md gives them)': async ({ bucket: b }) => {
     await b.put('a/b/c', 'x');
     await b.put('top', 'x');
     const root = await b.list({ delimiter: '/' });

@@ -1,5 +1,5 @@
 /**
- * Checksums (reference §1.4, §7): put's md5/sha1/sha256/sha384/sha512 options as hex or bytes,
+ * Checksums: put's md5/sha1/sha256/sha384/sha512 options as hex or bytes,
  * their errors, StoreChecksums, and the checksums put, get, head and list answer.
  */
 import { StoreChecksums, toExpectedChecksum } from '../../../src/store/binding/checksums.ts';

@@ -1,4 +1,4 @@
-/** onlyIf as objects and Headers (reference §3.1, §1.4), and the truth table of §3.2 through a real engine. */
+/** onlyIf as objects and Headers, and their truth table through a real engine. */
 import { parseEtagList, toConditional } from '../../../src/store/binding/conditional.ts';
 import type { StoreConditional } from '../../../src/store/binding/index.ts';
 import { assert, rejectsWith, type BindingCases } from './case-kit.ts';
@@ -6,7 +6,7 @@ import { assert, rejectsWith, type BindingCases } from './case-kit.ts';
 const strong = (value: string) => ({ type: 'strong', value });
 const weak = (value: string) => ({ type: 'weak', value });
 
-/** The cases of §3.2 for a stored object of etag E uploaded at T (ms), named, with whether each passes. */
+/** The conditional cases for a stored object of etag E uploaded at T (ms), named, with whether each passes. */
 function truthTable(E: string, T: number): Array<[string, StoreConditional | Headers, boolean]> {
   const second = (ms: number) => new Date(ms).toUTCString();
   // The whole second T falls in: with secondsGranularity, dates in it are T's own second.

@@ -1,4 +1,4 @@
-/** httpMetadata and customMetadata in, writeHttpMetadata out (reference §8.1-8.3). */
+/** httpMetadata and customMetadata in, writeHttpMetadata out. */
 import { toCustomMetadata, toHttpMetadata, writeHttpMetadata } from '../../../src/store/binding/http-metadata.ts';
 import type { GetResult, StoreHTTPMetadata } from '../../../src/store/binding/index.ts';
 import { assert, rejectsWith, type BindingCases } from './case-kit.ts';

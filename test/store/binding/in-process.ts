@@ -25,7 +25,7 @@ export function runCasesInProcess(cases: BindingCases): void {
   for (const [name, run] of Object.entries(cases)) {
     test(name, { timeout: 60_000 }, async (t) => {
       for (const date of IN_PROCESS_DATES) {
-        await t.test(`compatibility date ${date}`, async () => {
+        await t.test(`compatibility date ${date}`, { timeout: 30_000 }, async () => {
           const bucket = await openStoreBucket({ bucket: 'case', compatibilityDate: date });
           try {
             await run({ bucket, runtime: 'in-process', listHonorsInclude: listHonorsInclude(date, []), digest: nodeDigest });

@@ -1,6 +1,6 @@
 /**
  * list(): option conversion, include under the compatibility rule the case runs with (each rule
- * is run: 2022-01-01 does not honour include, later dates do), pagination (reference §5).
+ * is run: 2022-01-01 does not honour include, later dates do), pagination.
  */
 import { listHonorsInclude, type StoreBucket, type StoreListOptions } from '../../../src/store/binding/index.ts';
 import { assert, rejectsWith, type BindingCases } from './case-kit.ts';

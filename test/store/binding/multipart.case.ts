@@ -1,4 +1,4 @@
-/** Multipart uploads through the binding: part number checks, failures, resume (reference §6). */
+/** Multipart uploads through the binding: part number checks, failures, resume. */
 import type { GetResult } from '../../../src/store/binding/index.ts';
 import { assert, fromHex, rejectsWith, utf8, type BindingCases } from './case-kit.ts';
 

@@ -1,4 +1,4 @@
-/** put() values and options, streams of known and unknown length, keys, delete() (reference §1.4, §2.2, §9). */
+/** put() values and options, streams of known and unknown length, keys, delete(). */
 import type { GetResult } from '../../../src/store/binding/index.ts';
 import { assert, fixedLengthStream, fixedLengthStreamClass, rejectsWith, scriptStream, utf8, type BindingCases } from './case-kit.ts';
 

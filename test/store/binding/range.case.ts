@@ -1,4 +1,4 @@
-/** Range objects and Range headers (reference §1.4, §4), with fast-check properties and engine reads. */
+/** Range objects and Range headers, with fast-check properties and engine reads. */
 import fc from 'fast-check';
 import type { GetResult, StoreRange } from '../../../src/store/binding/index.ts';
 import { parseRangeHeader, toRangeRequest } from '../../../src/store/binding/range.ts';

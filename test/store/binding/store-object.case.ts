@@ -1,5 +1,5 @@
 /**
- * HeadResult / GetResult shapes and body reads (reference §2.1). Classes are checked by name: in
+ * HeadResult / GetResult shapes and body reads. Classes are checked by name: in
  * workerd the script's copy of the binding's modules is not the binding's own.
  */
 import type { GetResult } from '../../../src/store/binding/index.ts';

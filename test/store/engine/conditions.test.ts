@@ -14,7 +14,7 @@ const strong = (value: string) => ({ type: 'strong' as const, value });
 const weak = (value: string) => ({ type: 'weak' as const, value });
 const any = { type: 'wildcard' as const };
 
-test('conditional truth table (reference §3.2)', { timeout: 10_000 }, () => {
+test('conditional truth table (RFC 7232, as the real store evaluates it)', { timeout: 10_000 }, () => {
   const cases: Array<[Conditional, boolean]> = [
     [{}, true],
     [{ etagMatches: [strong('abc')] }, true],

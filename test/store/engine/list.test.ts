@@ -61,7 +61,7 @@ test('a page that exactly fills the limit is not truncated', { timeout: 10_000 }
   assert.equal(page.cursor, undefined);
 });
 
-test('engine delimited prefixes keep the delimiter (S3 form; the binding trims them per SPEC §2.9)', { timeout: 10_000 }, async (t) => {
+test('engine delimited prefixes keep the delimiter (S3 form; the binding trims them)', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'a/b/c', bytes('x'));
   const root = await engine.list(bucket, { delimiter: '/' });

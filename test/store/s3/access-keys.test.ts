@@ -42,9 +42,9 @@ const denied = s3ErrorCode('AccessDenied', 403);
 
 test('bootstrap key from the environment belongs to the given account; generated keys; revocation through the S3 API', { timeout: 10_000 }, async (t) => {
   const { engine, clock, keys, clientFor } = await startKeyedS3(t);
-  assert.equal(await keys.ensureBootstrap({ EDGEPORT_S3_ACCESS_KEY_ID: 'ENVKEY0001', EDGEPORT_S3_SECRET_ACCESS_KEY: 'env-secret-0123456789' }, A), undefined);
+  assert.deepEqual(await keys.ensureBootstrap({ EDGEPORT_S3_ACCESS_KEY_ID: 'ENVKEY0001', EDGEPORT_S3_SECRET_ACCESS_KEY: 'env-secret-0123456789' }, A), { kind: 'given', accessKeyId: 'ENVKEY0001', replaced: [] });
   assert.deepEqual(await keys.keyFor('ENVKEY0001'), { secret: 'env-secret-0123456789', accountId: A, permission: 'admin_read_write', buckets: null });
-  assert.equal(await keys.ensureBootstrap({}, A), undefined, 'a key exists, nothing is generated');
+  assert.deepEqual(await keys.ensureBootstrap({}, A), { kind: 'kept' }, 'a key exists, nothing is generated');
   await accountStore(engine, A).createBucket('data');
   const { client, accessKeyId } = await clientFor(A);
   assert.match(accessKeyId, /^EP[0-9A-F]{18}$/);
@@ -60,9 +60,10 @@ test('bootstrap key from the environment belongs to the given account; generated
 test('a fresh store generates one bootstrap key for the first account; a key of no account reaches nothing until adopted', { timeout: 10_000 }, async (t) => {
   const { engine, keys } = await startKeyedS3(t);
   const made = await keys.ensureBootstrap({}, A);
-  assert.ok(made);
+  assert.equal(made.kind, 'generated');
+  assert.match(made.accessKeyId, /^EPSTART[0-9A-F]{14}$/, 'its id says a start generated it');
   assert.equal((await keys.keyFor(made.accessKeyId))?.secret, made.secretAccessKey);
-  assert.equal(await keys.ensureBootstrap({}, A), undefined);
+  assert.deepEqual(await keys.ensureBootstrap({}, A), { kind: 'kept' });
   await engine.metadata.putAccessKey({ accessKeyId: 'OLDKEY0001', secret: 'old-secret-0123456789', accountId: null, permission: 'admin_read_write', buckets: null, created: 1, revoked: null });
   assert.equal(await keys.keyFor('OLDKEY0001'), undefined);
 });
@@ -125,4 +126,20 @@ test('a read-only key limited to one bucket reads it and nothing else, and write
   assert.equal(await (await adminReader.send(new GetObjectCommand({ Bucket: 'private', Key: 'k' }))).Body!.transformToString(), 'private');
   await assert.rejects(adminReader.send(new PutObjectCommand({ Bucket: 'private', Key: 'k', Body: 'x' })), denied);
   await assert.rejects(adminReader.send(new DeleteBucketCommand({ Bucket: 'photos' })), denied);
+});
+
+test('the operator\'s variables replace the key a start generated: it is revoked, keys made otherwise stay', { timeout: 10_000 }, async (t) => {
+  const { clock, keys } = await startKeyedS3(t);
+  const generated = await keys.ensureBootstrap({}, A);
+  assert.equal(generated.kind, 'generated');
+  const made = await keys.create(A);
+  const env = { EDGEPORT_S3_ACCESS_KEY_ID: 'ENVKEY0002', EDGEPORT_S3_SECRET_ACCESS_KEY: 'env-secret-0123456789' };
+  assert.deepEqual(await keys.ensureBootstrap(env, A), { kind: 'given', accessKeyId: 'ENVKEY0002', replaced: [generated.accessKeyId] });
+  clock.advance(1001);
+  assert.equal(await keys.keyFor(generated.accessKeyId), undefined, 'the generated key no longer signs anything');
+  assert.ok(await keys.keyFor(made.accessKeyId), 'a key made through the API stays');
+  assert.ok(await keys.keyFor('ENVKEY0002'));
+  assert.deepEqual(await keys.ensureBootstrap(env, A), { kind: 'given', accessKeyId: 'ENVKEY0002', replaced: [] }, 'said once: the next start has nothing to revoke');
+  const revoked = Object.fromEntries((await keys.list(A)).map((k) => [k.accessKeyId, k.revoked !== null]));
+  assert.deepEqual(revoked, { [generated.accessKeyId]: true, [made.accessKeyId]: false, ENVKEY0002: false });
 });

@@ -1,5 +1,5 @@
 /**
- * The filter builder of a log job (SPEC §2.5, §8): groups that match all (`and`) or any (`or`) of
+ * The filter builder of a log job (docs/management-api.md, "Routes"): groups that match all (`and`) or any (`or`) of
  * their items, nested at any depth, and conditions of a field, an operator that fits the field's
  * type, and a value. The filter's JSON text, its operator count (at most 30) and its size (at most
  * 1000 bytes) are shown as it changes.

@@ -12,8 +12,10 @@ export function needsOwnership(destination: string): boolean {
   return /^(file|store):\/\//i.test(destination.trim());
 }
 
-export function OwnershipStep({ zoneId, account, destination, token, onToken }: {
+export function OwnershipStep({ zoneId, account, destination, token, onToken, problem }: {
   zoneId: string; account: string; destination: string; token: string; onToken: (token: string) => void;
+  /** Why the job could not be saved with this token (missing, or not this destination's), in the page's terms. */
+  problem?: string | null;
 }) {
   const [written, setWritten] = useState<{ filename: string | null; message: string; valid: boolean } | null>(null);
   const [checked, setChecked] = useState<boolean | null>(null);
@@ -65,10 +67,12 @@ export function OwnershipStep({ zoneId, account, destination, token, onToken }: 
           {isStore && written?.valid && <button type="button" disabled={busy} onClick={readFromBucket}>Read the token from the bucket</button>}
           <div class="field">
             <label for="ownership-token">Ownership token</label>
-            <input id="ownership-token" value={token} autoComplete="off" spellcheck={false} onInput={(e) => {
-              setChecked(null);
-              onToken(e.currentTarget.value);
-            }} />
+            <input id="ownership-token" value={token} autoComplete="off" spellcheck={false} aria-invalid={problem ? true : undefined}
+              aria-describedby={problem ? 'ownership-token-problem' : undefined} onInput={(e) => {
+                setChecked(null);
+                onToken(e.currentTarget.value);
+              }} />
+            {problem && <p id="ownership-token-problem" class="field-problem" role="alert">{problem}</p>}
           </div>
         </li>
         <li>

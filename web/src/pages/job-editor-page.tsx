@@ -1,11 +1,12 @@
 /**
  * Create or edit a log job: destination (with its ownership challenge when it is file:// or
  * store://), fields, sample rate, timestamp format, enabled, and the filter builder. The API checks
- * everything again when the job is saved; its refusal is shown as it words it. An existing job
+ * everything again when the job is saved; its refusal is shown as it words it, but for a missing or
+ * wrong ownership token, which is said at the ownership step in the page's terms. An existing job
  * also shows the newest lines it delivered.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, get, seg } from '../api.ts';
+import { ApiFailure, call, get, seg } from '../api.ts';
 import { DeliveredLines } from '../components/delivered-lines.tsx';
 import { FieldPicker } from '../components/field-picker.tsx';
 import { FilterBuilder, filterText, newGroup, parseFilterText, type FieldTypes, type FilterGroup } from '../components/filter-builder.tsx';
@@ -48,6 +49,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
   const [draft, setDraft] = useState<Draft | null>(null);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<unknown>();
+  const [tokenProblem, setTokenProblem] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(new URLSearchParams(location.search).has('created') ? 'Log job created.' : null);
 
   // The form takes the job when it is first read (or another job is opened); the re-read after a
@@ -87,6 +89,7 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
   const set = (change: Partial<Draft>) => {
     setDraft({ ...draft, ...change });
     setSaved(null);
+    if ('token' in change || 'destination' in change) setTokenProblem(null);
   };
   const original = job.data ?? null;
   const destinationChanged = original === null || draft.destination.trim() !== original.destination_conf;
@@ -99,9 +102,14 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
 
   const save = async (event: Event) => {
     event.preventDefault();
-    setSaving(true);
     setError(undefined);
     setSaved(null);
+    if (showOwnership && draft.token.trim() === '') {
+      setTokenProblem(TOKEN_MISSING);
+      return;
+    }
+    setTokenProblem(null);
+    setSaving(true);
     const filter = draft.rawFilter ?? filterText(draft.filter, types);
     const body: Record<string, unknown> = {
       name: draft.name.trim() || null,
@@ -127,7 +135,9 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
         job.reload();
       }
     } catch (e) {
-      setError(e);
+      const token = tokenRefusal(e);
+      if (token !== null && showOwnership) setTokenProblem(token);
+      else setError(e);
     } finally {
       setSaving(false);
     }
@@ -151,17 +161,21 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
             </div>
             <div class="field field-wide">
               <label for="job-destination-conf">Destination</label>
-              <input id="job-destination-conf" required value={draft.destination} placeholder="file:///tmp/edgeport-logs/my-zone/{DATE}" spellcheck={false}
-                aria-describedby="job-destination-help" aria-invalid={destinationProblem ? true : undefined} onInput={(e) => set({ destination: e.currentTarget.value, token: '' })} />
+              <input id="job-destination-conf" required value={draft.destination} placeholder={destinationExample(fields.data.file_roots)} spellcheck={false}
+                aria-describedby="job-destination-help job-destination-roots" aria-invalid={destinationProblem ? true : undefined} onInput={(e) => set({ destination: e.currentTarget.value, token: '' })} />
               <p id="job-destination-help" class={destinationProblem ? 'field-problem' : 'help'}>
-                {destinationProblem ?? <>file:///dir (below the server's file roots), store://bucket/path, s3://bucket/path?region=…&amp;access-key-id=…&amp;secret-access-key=…, or https://host/path. <code>{'{DATE}'}</code> becomes the day.</>}
+                {destinationProblem ?? <>file:///dir, store://bucket/path, s3://bucket/path?region=…&amp;access-key-id=…&amp;secret-access-key=…, or https://host/path. <code>{'{DATE}'}</code> becomes the day.</>}
+              </p>
+              <p id="job-destination-roots" class="help">
+                {fields.data.file_roots.length === 0 ? 'file:// destinations are turned off on this server.'
+                  : <>A file:// directory must lie below {fields.data.file_roots.length === 1 ? 'this server\'s file root' : 'one of this server\'s file roots'}: {fields.data.file_roots.map((root, i) => <span key={root}>{i > 0 && ', '}<code class="wrap">{root}</code></span>)}.</>}
               </p>
             </div>
           </div>
           {showOwnership && (
             <>
               <h3>Prove the destination is yours</h3>
-              <OwnershipStep zoneId={zoneId} account={account} destination={draft.destination} token={draft.token} onToken={(token) => set({ token })} />
+              <OwnershipStep zoneId={zoneId} account={account} destination={draft.destination} token={draft.token} onToken={(token) => set({ token })} problem={tokenProblem} />
             </>
           )}
         </section>
@@ -259,4 +273,23 @@ function draftOf(current: Job | null): Draft {
     fields: current.output_options.field_names, sampleRate: String(current.output_options.sample_rate),
     timestampFormat: current.output_options.timestamp_format, filter: parsed ?? newGroup(), rawFilter: parsed ? null : current.filter,
   };
+}
+
+/** The destination field's example: a directory below the server's first file root, or a bucket when file:// is off. */
+function destinationExample(fileRoots: readonly string[]): string {
+  return fileRoots.length === 0 ? 'store://my-bucket/logs/{DATE}' : `file://${fileRoots[0]!.replace(/\/+$/, '')}/my-zone/{DATE}`;
+}
+
+/** Saving without a token: what to do, with the page's own buttons and fields. */
+const TOKEN_MISSING = 'Prove the destination is yours before saving: press "Write challenge file" (step 1), then paste the token it wrote into "Ownership token".';
+
+/** The API's refusal of the ownership token (missing, or not this destination's), said in the page's terms; null for any other refusal. */
+function tokenRefusal(error: unknown): string | null {
+  if (!(error instanceof ApiFailure)) return null;
+  const messages = error.errors.filter((e) => e.code === 1002).map((e) => e.message);
+  if (messages.some((m) => m.startsWith('missing ownership challenge'))) return TOKEN_MISSING;
+  if (messages.some((m) => m.startsWith('incorrect ownership challenge'))) {
+    return 'This token does not prove the destination is yours: press "Write challenge file" (step 1) again, then paste the new token it wrote into "Ownership token".';
+  }
+  return null;
 }

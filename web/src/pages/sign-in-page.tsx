@@ -1,4 +1,7 @@
-/** Sign-in with the account's e-mail and API key (POST /sessions); a wrong key gets a plain answer. */
+/**
+ * Sign-in with the account's e-mail and API key (POST /sessions); a wrong key gets a plain answer,
+ * in the words of this form (e-mail, API key), not the API's header names.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call } from '../api.ts';
 import { useTitle } from '../components/common.tsx';
@@ -27,8 +30,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
       const session = (await call<Session>('POST', '/sessions', { email: email.trim(), key: key.trim() })).result;
       onSignedIn(session);
     } catch (error) {
-      const details = error instanceof ApiFailure ? error.errors.map((e) => e.message) : [String(error)];
       const wrong = error instanceof ApiFailure && error.errors.some((e) => e.code === 9103);
+      // The API speaks of its headers; this form asks for an e-mail and an API key.
+      const details = wrong ? [] : error instanceof ApiFailure ? error.errors.map((e) => inFormTerms(e.message)) : [String(error)];
       setProblem({
         headline: wrong ? 'That e-mail and API key do not match an account. Check both and try again.' : 'Signing in did not work.',
         details,
@@ -48,7 +52,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
         {problem && (
           <div class="notice notice-error" role="alert">
             <p class="notice-title">{problem.headline}</p>
-            <ul>{problem.details.map((d, i) => <li key={i}>{d}</li>)}</ul>
+            {problem.details.length > 0 && <ul>{problem.details.map((d, i) => <li key={i}>{d}</li>)}</ul>}
           </div>
         )}
         <form onSubmit={submit} class="stack">
@@ -68,4 +72,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
       </div>
     </main>
   );
+}
+
+/** An API message about credentials in the words of the sign-in form. */
+function inFormTerms(message: string): string {
+  return message.replace(/X-Auth-Email/g, 'e-mail').replace(/X-Auth-Key/g, 'API key');
 }

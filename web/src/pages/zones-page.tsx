@@ -1,6 +1,10 @@
-/** Zones: the account's zones (GET /zones) with their state, a form to add one (name and origin), and deletes. */
+/**
+ * Zones: the account's zones (GET /zones) with their state, a form to add one (name and origin), and
+ * deletes. What adding a zone answers (a name taken, an origin refused) is said at the form, beside
+ * the fields it is about; what a delete answers, above the list.
+ */
 import { useState } from 'preact/hooks';
-import { call, seg } from '../api.ts';
+import { ApiFailure, call, seg } from '../api.ts';
 import { ConfirmButton, Errors, formatDate, ListTable, Success, useAction, useLoad, useTitle } from '../components/common.tsx';
 import { ZoneStateBadge, type Zone } from '../components/zone-frame.tsx';
 import { Link } from '../router.tsx';
@@ -21,10 +25,11 @@ export function ZonesPage({ account }: { account: string }) {
   const [name, setName] = useState('');
   const [origin, setOrigin] = useState('');
   const action = useAction();
+  const adding = useAction();
 
   const create = (event: Event) => {
     event.preventDefault();
-    void action.run(async () => {
+    void adding.run(async () => {
       const zone = (await call<Zone>('POST', '/zones', { name: name.trim(), account: { id: account }, ...(origin.trim() ? { origin: origin.trim() } : {}) })).result;
       setName('');
       setOrigin('');
@@ -65,22 +70,32 @@ export function ZonesPage({ account }: { account: string }) {
       </section>
       <section aria-labelledby="zone-create" class="panel">
         <h2 id="zone-create">Add a zone</h2>
+        <Errors error={adding.error} title="The zone was not added" />
+        {adding.done && <Success>{adding.done}</Success>}
         <form onSubmit={create} class="form-grid">
           <div class="field">
             <label for="zone-name">Name</label>
-            <input id="zone-name" required value={name} placeholder="example.test" aria-describedby="zone-name-help"
+            <input id="zone-name" required value={name} placeholder="example.test" aria-describedby="zone-name-help" aria-invalid={refusedAt(adding.error, '/name', [ZONE_EXISTS])}
               onInput={(e) => setName(e.currentTarget.value)} />
             <p id="zone-name-help" class="help">The host name; sub-domains are served by it too.</p>
           </div>
           <div class="field">
             <label for="zone-origin">Origin</label>
-            <input id="zone-origin" type="url" value={origin} placeholder="http://127.0.0.1:3000" aria-describedby="zone-origin-help"
+            <input id="zone-origin" type="url" value={origin} placeholder="http://127.0.0.1:3000" aria-describedby="zone-origin-help" aria-invalid={refusedAt(adding.error, '/origin')}
               onInput={(e) => setOrigin(e.currentTarget.value)} />
             <p id="zone-origin-help" class="help">Where the edge sends the zone's requests (optional).</p>
           </div>
-          <div class="form-actions"><button type="submit" class="button-primary" disabled={action.busy}>Add zone</button></div>
+          <div class="form-actions"><button type="submit" class="button-primary" disabled={adding.busy}>Add zone</button></div>
         </form>
       </section>
     </>
   );
+}
+
+/** The API's code for a zone name some zone already has. */
+const ZONE_EXISTS = 1061;
+
+/** true when the API's refusal points at `pointer` (a field of the body) or has one of `codes` (about that field), for aria-invalid. */
+function refusedAt(error: unknown, pointer: string, codes: readonly number[] = []): true | undefined {
+  return error instanceof ApiFailure && error.errors.some((e) => e.source?.pointer === pointer || codes.includes(e.code)) ? true : undefined;
 }

@@ -1,5 +1,5 @@
 /**
- * Migration 17: bucket lifecycle rules and the lease that lets one instance at a time apply them;
+ * Migration 18: bucket lifecycle rules and the lease that lets one instance at a time apply them;
  * full-object checksums of multipart uploads; objects and uploads encrypted with a customer's key
  * (SSE-C). Existing rows are unchanged: no rules, COMPOSITE checksums, nothing encrypted.
  */
@@ -26,4 +26,4 @@ const ddl = (dialect: 'sqlite' | 'postgres') => {
   `;
 };
 
-export const lifecycleAndSseC: Migration = { version: 17, name: 'lifecycle-and-sse-c', sqlite: ddl('sqlite'), postgres: ddl('postgres') };
+export const lifecycleAndSseC: Migration = { version: 18, name: 'lifecycle-and-sse-c', sqlite: ddl('sqlite'), postgres: ddl('postgres') };
