@@ -17,7 +17,7 @@ const NODE_GLOBALS = ['Buffer', 'process', 'global', 'require', 'module', 'expor
 const INSIDE_WORKERD = [
   'src/runtime/workerd/inside/**/*.ts', 'src/runtime/workerd/store-client.ts', 'src/runtime/workerd/store-wire.ts',
   'src/store/binding/**/*.ts', 'src/store/engine/errors.ts', 'src/store/engine/types.ts', 'src/store/engine/ranges.ts',
-  'src/core/errors/edgeport-error.ts',
+  'src/core/errors/edgeport-error.ts', 'src/core/errors/backend-fault.ts',
   'test/store/binding/*.case.ts', 'test/store/binding/case-kit.ts', 'test/store/binding/all-cases.ts',
 ];
 

@@ -4,6 +4,8 @@
  * STORE_TO_API; a QuotaRefusal of the script registry is API_WORKER_QUOTA; anything else is an
  * internal error, logged with its cause, answered 500 / 10001.
  */
+import { backendFaultOf, type BackendFault } from '../core/errors/backend-fault.ts';
+import { noteFault } from '../core/errors/fault-log.ts';
 import { QuotaRefusal } from '../db/account-usage.ts';
 import type { Logger } from '../core/log.ts';
 import { StoreError, type StoreErrorCode } from '../store/engine/errors.ts';
@@ -17,6 +19,8 @@ import { API_ERRORS, ApiError, type ApiErrorCode } from './errors.ts';
  */
 const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
   STORE_INTERNAL: 'API_INTERNAL',
+  STORE_UNAVAILABLE: 'API_SERVICE_UNAVAILABLE',
+  STORE_STORAGE_FULL: 'API_STORAGE_FULL',
   STORE_NO_SUCH_KEY: 'API_STORE_KEY_NOT_FOUND',
   STORE_NO_SUCH_BUCKET: 'API_BUCKET_NOT_FOUND',
   STORE_BUCKET_ALREADY_EXISTS: 'API_BUCKET_EXISTS',
@@ -49,9 +53,11 @@ const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
 };
 
 export function toErrorResponse(error: unknown, logger: Logger): Response {
-  const mapped = error instanceof StoreError ? fromStoreError(error) : error instanceof QuotaRefusal ? fromQuotaRefusal(error) : error;
+  const fault = error instanceof ApiError ? undefined : backendFaultOf(error);
+  const mapped = fault ? fromFault(fault) : error instanceof StoreError ? fromStoreError(error) : error instanceof QuotaRefusal ? fromQuotaRefusal(error) : error;
   if (mapped instanceof ApiError) {
-    if (mapped.kind === 'system') logger.error({ err: mapped, code: mapped.code }, 'Management API request failed.');
+    if (fault) noteFault(logger, 'api', fault);
+    else if (mapped.kind === 'system') logger.error({ err: mapped, code: mapped.code }, 'Management API request failed.');
     else logger.debug({ code: mapped.code, message: mapped.message }, 'Management API request refused.');
     const response = failureResponse(mapped.status, mapped.items);
     for (const [name, value] of Object.entries(mapped.headers)) response.headers.set(name, value);
@@ -73,9 +79,23 @@ export function fromQuotaRefusal(refusal: QuotaRefusal): ApiError {
   });
 }
 
+/** A backend that is down, slow or full: 503 or 507 with Retry-After, naming the backend (never a host or a path). */
+export function fromFault(fault: BackendFault): ApiError {
+  const retry = `retry after ${fault.retryAfterS} s`;
+  const headers = { 'retry-after': String(fault.retryAfterS) };
+  const what = fault.message.charAt(0).toLowerCase() + fault.message.slice(1);
+  return fault.code === 'BACKEND_FULL'
+    ? new ApiError('API_STORAGE_FULL', { message: `Insufficient storage: ${what}; writes are refused until space is freed (deletes still work); ${retry}`, headers, cause: fault })
+    : new ApiError('API_SERVICE_UNAVAILABLE', { message: `Service temporarily unavailable: ${what}; ${retry}`, headers, cause: fault });
+}
+
 function fromStoreError(error: StoreError): ApiError {
   const code = STORE_TO_API[error.code];
   if (code === 'API_INTERNAL') return new ApiError(code, { cause: error });
+  if (code === 'API_SERVICE_UNAVAILABLE' || code === 'API_STORAGE_FULL') {
+    const seconds = String(error.details?.retryAfterS ?? 1);
+    return new ApiError(code, { message: error.message, headers: { 'retry-after': seconds }, cause: error });
+  }
   // Invalid input and quota refusals keep the store's own words, which name the problem (bucket name rules, part sizes, the quota).
   return new ApiError(code, code === 'API_STORE_INVALID' || code === 'API_STORE_QUOTA_EXCEEDED' ? { message: error.message } : undefined);
 }

@@ -30,6 +30,8 @@ export type ApiErrorCode =
   | 'API_BODY_TOO_LARGE'
   | 'API_INVALID_QUERY'
   | 'API_INTERNAL'
+  | 'API_SERVICE_UNAVAILABLE'
+  | 'API_STORAGE_FULL'
   | 'API_ZONE_INVALID'
   | 'API_ZONE_EXISTS'
   | 'API_ZONE_PUBLIC_SUFFIX'
@@ -118,6 +120,9 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_BODY_TOO_LARGE: { kind: 'user', status: 413, code: 6004, message: 'Request body is too large: at most <limit> bytes are accepted' },
   API_INVALID_QUERY: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <parameter> because <reason>" },
   API_INTERNAL: { kind: 'system', status: 500, code: 10001, message: 'Internal server error' },
+  // Backend faults (core/errors/backend-fault.ts), with Retry-After: the official SDK retries both.
+  API_SERVICE_UNAVAILABLE: { kind: 'system', status: 503, code: 10043, message: 'Service temporarily unavailable: the <database | blob store | disk> <did not answer within <n> ms | refused the connection | ...>; retry after <n> s' },
+  API_STORAGE_FULL: { kind: 'system', status: 507, code: 10043, message: 'Insufficient storage: the <disk | blob store | database> is full; writes are refused until space is freed (deletes still work); retry after <n> s' },
   API_ZONE_INVALID: { kind: 'user', status: 400, code: 1002, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_ZONE_EXISTS: { kind: 'user', status: 400, code: 1061, message: '<name> already exists' },
   API_ZONE_PUBLIC_SUFFIX: {

@@ -51,6 +51,11 @@ import type { Surface } from './listener-errors.ts';
 import { listen } from './listener.ts';
 import { onShutdownSignal } from './shutdown.ts';
 import { VERSION } from './version.ts';
+import { DiskGuard } from '../core/fs/disk-guard.ts';
+import { cachedCheck, type ReadinessChecks } from '../api/health/health-routes.ts';
+import { registerHealthMetrics } from '../api/health/health-metrics.ts';
+import { guardDiskWrites } from '../store/engine/disk-guarded-writes.ts';
+import { removeStaleScratchDirs } from '../runtime/workerd/scratch-dirs.ts';
 
 interface PlannedListener {
   label: string;
@@ -75,6 +80,9 @@ export async function runStart(args: StartArgs): Promise<void> {
   // Before anything reads or writes the data dir (or migrates a database): a second process refuses here.
   const lock = lockDataDir(config.dataDir, { flagHint: optionHint('start', 'data-dir') });
   const logger = createLogger(config.logLevel);
+  // Scratch dirs of workerd hosts a killed process left (operations.md): gone at start, not at the first script's.
+  const staleScratch = await removeStaleScratchDirs();
+  if (staleScratch.length > 0) logger.info({ removed: staleScratch.length }, 'Removed the workerd scratch dirs of processes that are gone.');
   const clock = systemClock;
   // Closed in reverse order of opening; the lock is released last.
   const closers: Array<() => Promise<void>> = [async () => lock.release()];
@@ -90,7 +98,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
     if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
-    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now());
+    database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now(), config.backends.dbTimeoutMs);
     if (database) closers.push(() => database!.close());
     // Before any store opens: the database's secrets are sealed with this key (secrets-key.ts), and another key is refused here.
     const opened = await openSecrets(config, database, clock.now());
@@ -98,7 +106,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     secrets = opened.box;
     engine = await openStoreEngine({
       dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, quotas: config.quotas, secrets, ...(database ? { database } : {}),
+      blobsUrl: config.blobsUrl, blobsTimeoutMs: config.backends.blobsTimeoutMs, quotas: config.quotas, secrets, ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -106,6 +114,14 @@ export async function runStart(args: StartArgs): Promise<void> {
   }
   closers.push(() => engine.close());
   try {
+    // The data dir's free space: writes refused below the floor, deletes let through with the reserve
+    // (only where the store keeps data there: SQLite or blob files); /readyz and /metrics report it.
+    const holdsStore = config.dbUrl === undefined || config.blobsUrl === undefined;
+    const disk = await DiskGuard.open({
+      dir: config.dataDir, minFreeBytes: config.backends.disk.minFreeBytes, reserveBytes: holdsStore ? config.backends.disk.reserveBytes : 0, logger,
+    });
+    closers.push(async () => disk.close());
+    if (holdsStore) guardDiskWrites(engine, disk);
     const control = await openControlStore({ dataDir: config.dataDir, clock, autoCheckpoint: false, secrets, ...(database ? { database } : {}) });
     closers.push(() => control.close());
     // API-key hashes (bootstrap, authentication) run on their own thread, never on libuv's pool.
@@ -137,6 +153,18 @@ export async function runStart(args: StartArgs): Promise<void> {
     // One set of Prometheus metrics for every service, at /metrics on the API's port.
     const metrics = new Metrics();
     registerLogMetrics(metrics, pipeline);
+    // What /readyz and /metrics check: the database answers, the blob store takes a write and its
+    // delete (an s3:// store at most every 10 s, every 2 s while failing; local files every second),
+    // the data dir has room.
+    const readiness: ReadinessChecks = {
+      database: async () => { await control.countAccounts(); },
+      blobs: cachedCheck(() => engine.checkBlobStore(), config.blobsUrl?.startsWith('s3:') ? { okMs: 10_000, failMs: 2_000 } : { okMs: 1_000, failMs: 0 }),
+      disk: async () => {
+        const state = await disk.state();
+        if (state.full) throw new Error(`disk space: ${mib(state.freeBytes)} free under the data dir, writes refused below [disk] min_free_bytes (${mib(state.minFreeBytes)})`);
+      },
+    };
+    registerHealthMetrics(metrics, readiness, disk);
     // Every script runs as an isolate in its account's workerd process (the configured ones in one of their own).
     const pool = new IsolatePool({ logger, limits: poolLimits(config) });
     closers.push(() => pool.close());
@@ -184,10 +212,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
           metrics, workers,
-          readiness: {
-            database: async () => { await control.countAccounts(); },
-            blobs: () => engine.checkBlobStore(),
-          },
+          readiness,
         }),
       },
       // Its metrics stay readable while the server sheds load.
@@ -309,10 +334,10 @@ function accountsCommand(configFile: string | undefined, args: StartArgs): strin
  * The PostgreSQL database of `[db] url`; a failure names the URL without its password. pg is loaded
  * only here: a start on the embedded SQLite default never pays for it.
  */
-async function openDatabase(url: string, now: number): Promise<PgDatabase> {
+async function openDatabase(url: string, now: number, timeoutMs: number): Promise<PgDatabase> {
   try {
     const { PgDatabase } = await import('../db/postgres/pg-database.ts');
-    return await PgDatabase.open({ url, now });
+    return await PgDatabase.open({ url, now, timeoutMs });
   } catch (error) {
     throw new ConfigError(`[db] url (EDGEPORT_DB_URL): ${(error as Error).message}`, { cause: error });
   }
@@ -392,4 +417,8 @@ async function startScripts(scripts: readonly ServerScript[], accounts: readonly
     started.push({ name: script.name, routes: script.routes, host, accountId: accounts[index]! });
   }
   return started;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -49,6 +49,15 @@ export const DEFAULTS = {
    * platform lets you roll back to since September 2025) and the deployed one: older versions go
    * with the upload that makes one too many.
    */
+  /**
+   * Backends: a call to the database or an s3:// blob store that takes 10 s (far above the
+   * milliseconds they take when well; a blob call counts a byte moving on its connection as an
+   * answer, so a large upload over a slow link goes on) is an outage, answered 503 at once after
+   * that. The data dir's file system must keep 64 MiB free (SQLite, spools and the blob files of
+   * writes in flight need room), and 8 MiB are held in `disk-reserve`, released on a full disk so
+   * that deletes, whose SQLite writes (a few pages in the WAL) need a little room too, go through.
+   */
+  backends: { dbTimeoutMs: 10_000, blobsTimeoutMs: 10_000, minFreeDiskBytes: 64 * 1024 * 1024, diskReserveBytes: 8 * 1024 * 1024 },
   quotas: { maxObjectBytes: 100 * 1024 ** 3, maxObjects: 10_000_000, maxScriptBytes: 1024 ** 3, maxVersionsPerScript: 100 },
   /**
    * Log shipping: a batch waits at most 30 s (the real service's default), shutdown delivers for up

@@ -8,6 +8,7 @@ import { DEFAULTS } from './defaults.ts';
 import { gatewaySectionSchema, toGatewayConfig, type GatewayConfig } from './gateway.ts';
 import { limitsSectionSchema, toListenerLimits, type ListenerLimits } from './limits.ts';
 import { quotasSectionSchema, toAccountQuotas, type AccountQuotas } from './quotas.ts';
+import { blobsSectionSchema, dbSectionSchema, diskSectionSchema, toBackendsConfig, type BackendsConfig } from './backends.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -21,8 +22,9 @@ export const configFileSchema = z.strictObject({
     gateway: port.optional(),
     s3: port.optional(),
   }).optional(),
-  db: z.strictObject({ url: z.string().min(1) }).optional(),
-  blobs: z.strictObject({ url: z.string().min(1) }).optional(),
+  db: dbSectionSchema.optional(),
+  blobs: blobsSectionSchema.optional(),
+  disk: diskSectionSchema.optional(),
   gateway: gatewaySectionSchema.optional(),
   edge: z.strictObject({
     /** Every account's zones may use loopback, private and link-local origins (otherwise only the operator's). */
@@ -133,6 +135,8 @@ export interface Config {
   store: { lifecycleIntervalMs: number };
   /** What each account may store (`[quotas]`, src/config/quotas.ts). */
   quotas: AccountQuotas;
+  /** Deadlines of the database and the blob store, and the data dir's free-space floor (`[db]`, `[blobs]`, `[disk]`, src/config/backends.ts). */
+  backends: BackendsConfig;
   /** Failed-credential limits, the API-key hash queue and sessions per account (`[auth]`). */
   auth: AuthConfig;
   /** `[secrets]`: the secrets key itself (base64), or the file holding it; neither: `<dataDir>/secrets.key`. */
@@ -180,6 +184,7 @@ export function toConfig(file: ConfigFile): Config {
     limits: toListenerLimits(file.limits),
     store: { lifecycleIntervalMs: file.store?.lifecycle_interval_ms ?? DEFAULTS.store.lifecycleIntervalMs },
     quotas: toAccountQuotas(file.quotas),
+    backends: toBackendsConfig(file.db, file.blobs, file.disk),
     workers: {
       maxScriptsPerAccount: file.workers?.max_scripts_per_account ?? DEFAULTS.workers.maxScriptsPerAccount,
       maxRoutesPerZone: file.workers?.max_routes_per_zone ?? DEFAULTS.workers.maxRoutesPerZone,

@@ -27,7 +27,7 @@ export function statusClass(status: number): StatusClass {
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly #hooks: Array<() => void> = [];
+  readonly #hooks: Array<() => void | Promise<void>> = [];
   /** Registries of services that keep their own (the gateway's), rendered with this one. */
   readonly #included: Registry[] = [];
   readonly #requests = new Counter({
@@ -43,8 +43,8 @@ export class Metrics {
     labelNames: ['service'], buckets: DURATION_BUCKETS, registers: [this.registry],
   });
 
-  /** Runs `hook` before each rendering (to set gauges, hand over tallies). */
-  beforeScrape(hook: () => void): void {
+  /** Runs `hook` before each rendering (to set gauges, hand over tallies); a promise is waited for. */
+  beforeScrape(hook: () => void | Promise<void>): void {
     this.#hooks.push(hook);
   }
 
@@ -56,7 +56,7 @@ export class Metrics {
 
   /** The Prometheus text exposition of every registered metric. */
   async text(): Promise<string> {
-    for (const hook of this.#hooks) hook();
+    for (const hook of this.#hooks) await hook();
     return (this.#included.length === 0 ? this.registry : Registry.merge([this.registry, ...this.#included])).metrics();
   }
 

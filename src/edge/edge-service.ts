@@ -12,6 +12,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.ts';
+import { backendFaultOf, type BackendFault } from '../core/errors/backend-fault.ts';
+import { noteFault } from '../core/errors/fault-log.ts';
 import { listenerOrigin, mayBeJsonRpc, readJsonRpcBody } from '../core/http/wrong-port.ts';
 import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
@@ -29,7 +31,8 @@ import { tapResponse, type ResponseTap } from './response-tap.ts';
 import type { DeployedMatch } from './deployed-scripts.ts';
 import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
-import { ZoneConfigCache } from './zone-config-cache.ts';
+import { PendingRecords } from './pending-records.ts';
+import { ZoneConfigCache, type ZoneConfig } from './zone-config-cache.ts';
 import type { ZoneDirectory } from './zone-lookup.ts';
 
 export interface EdgeScript {
@@ -75,6 +78,8 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, logger, ...options.origin });
   const policy = options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
+  // Records of requests answered while their zone could not be read: logged once the database is back.
+  const pending = new PendingRecords({ resolve: (host) => cache.lookup(host), emit: (jobs, record) => pipeline.emit(jobs, record), logger });
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -93,7 +98,14 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const path = pathOf(req.url ?? '/');
 
-    const config = await cache.lookup(host);
+    let config: ZoneConfig | null;
+    try {
+      config = await cache.lookup(host);
+    } catch (error) {
+      const fault = backendFaultOf(error);
+      if (!fault) throw error;
+      return answerUnresolved(req, res, fault, { rayId, start, host, path, clientIp, requestRawHeaders });
+    }
     const zone = config?.zone ?? null;
     // A configured script runs for its account, a deployed route for the account that made it; only
     // a zone of that account serves (and logs) it: a route left by a deleted zone, or a configured
@@ -138,16 +150,45 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }
 
+  /**
+   * The database is away and this host's zone was never read: 503 with Retry-After, and the
+   * request's record held until the zone can be read (pending-records.ts).
+   */
+  function answerUnresolved(req: IncomingMessage, res: ServerResponse, fault: BackendFault,
+    at: { rayId: string; start: number; host: string; path: string; clientIp: string; requestRawHeaders: string[] }): void {
+    noteFault(logger, 'edge', fault);
+    const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
+    let recorded = false;
+    const hold = (tap: ResponseTap, proceed?: () => void): void => {
+      if (!recorded) {
+        recorded = true;
+        pending.add({
+          host: at.host, requestRawHeaders: at.requestRawHeaders, responseRawHeaders: tap.rawHeaders(),
+          record: buildRecord({ req, res, tap, zone: null, fields: null, ...at, end: clock.now(), requestBytes: requestBytes(req), origin }),
+        });
+      }
+      proceed?.();
+    };
+    const tap = tapResponse(res, hold);
+    res.once('close', () => hold(tap));
+    sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, at.rayId, { retryAfterS: fault.retryAfterS });
+  }
+
   return {
     handler(req, res) {
       handle(req, res).catch((error: unknown) => {
-        logger.error({ err: error }, 'Edge request failed unexpectedly');
-        if (!res.headersSent) sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
-        else res.destroy();
+        const fault = backendFaultOf(error);
+        if (fault) noteFault(logger, 'edge', fault);
+        else logger.error({ err: error }, 'Edge request failed unexpectedly');
+        if (res.headersSent) res.destroy();
+        // A backend down, slow or full is an outage to retry, not a failure of the request's own.
+        else if (fault) sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, '', { retryAfterS: fault.retryAfterS });
+        else sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
       });
     },
     async close() {
       proxy.close();
+      pending.close();
     },
   };
 }
@@ -257,11 +298,15 @@ function pathOf(url: string): string {
 }
 
 /** `close`: the request's body is not read, so the connection cannot carry another request. */
-function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean } = {}): void {
+function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean; retryAfterS?: number } = {}): void {
   const body = `error ${code}: ${message}\n${rayId ? `Ray ID: ${rayId}\n` : ''}`;
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}),
-    ...(options.close ? { connection: 'close' } : {}),
+    ...(options.close ? { connection: 'close' } : {}), ...(options.retryAfterS === undefined ? {} : { 'retry-after': String(options.retryAfterS) }),
   });
   res.end(body);
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -2,9 +2,12 @@
  * What the edge needs per request, cached: host -> zone, and per zone its custom-fields rule and
  * enabled log jobs. A change made through this instance (the directory's change events) applies
  * from the next request on; entries also expire after MAX_AGE_MS, so a change made on another
- * instance sharing the database applies within a second.
+ * instance sharing the database applies within a second. While the database cannot be read (a
+ * backend fault), a host's last known config serves instead (stale-if-error, for as long as the
+ * outage lasts): known zones keep being served and logged; an unknown host's lookup fails.
  */
 import type { Clock } from '../core/clock.ts';
+import { backendFaultOf } from '../core/errors/backend-fault.ts';
 import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
 import type { ActiveLogJob, LogPipeline } from '../logs/log-pipeline.ts';
 import { findZoneForHost, type ZoneDirectory } from './zone-lookup.ts';
@@ -26,6 +29,8 @@ export class ZoneConfigCache {
   readonly #configs = new Map<string, { config: Promise<ZoneConfig>; at: number }>();
   /** Bumped by every change event; a lookup begun before a change is not cached after it. */
   #generation = 0;
+  /** Each host's last config read (null: no zone), kept through change events: what serves while the database is away. */
+  readonly #lastKnown = new Map<string, ZoneConfig | null>();
 
   constructor(directory: ZoneDirectory, pipeline: LogPipeline, clock: Clock) {
     this.#directory = directory;
@@ -40,8 +45,24 @@ export class ZoneConfigCache {
     this.#configs.clear();
   }
 
-  /** The zone serving `host` with its rule and jobs, or null for an unknown host. */
+  /**
+   * The zone serving `host` with its rule and jobs, or null for an unknown host; its last known
+   * config while the database fails. Throws the fault when there is none.
+   */
   async lookup(host: string): Promise<ZoneConfig | null> {
+    try {
+      const config = await this.#read(host);
+      if (this.#lastKnown.size >= MAX_HOSTS && !this.#lastKnown.has(host)) this.#lastKnown.delete(this.#lastKnown.keys().next().value!);
+      this.#lastKnown.set(host, config);
+      return config;
+    } catch (error) {
+      const known = this.#lastKnown.get(host);
+      if (known === undefined || backendFaultOf(error) === undefined) throw error;
+      return known;
+    }
+  }
+
+  async #read(host: string): Promise<ZoneConfig | null> {
     const now = this.#clock.now();
     const generation = this.#generation;
     let hit = this.#hosts.get(host);

@@ -23,6 +23,8 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback, constants as zlib } from 'node:zlib';
 import type { Clock } from '../core/clock.ts';
 import { DEFAULTS } from '../config/defaults.ts';
+import { backendFaultOf } from '../core/errors/backend-fault.ts';
+import { within } from '../core/within.ts';
 import type { Logger } from '../core/log.ts';
 import { randomHexId } from '../core/ids.ts';
 import type { LogJobRecord } from '../db/control-store.ts';
@@ -48,7 +50,11 @@ const gzip = promisify(gzipCallback);
 export const BATCH_DEFAULTS = { maxRecords: 100_000, maxBytes: 100_000_000, intervalMs: 30_000 } as const;
 const TICK_MS = 200;
 const IDLE_CHECK_MS = 5_000;
+/** Retries after a failure of any kind: 0.5 s, doubling, at most 60 s apart (docs/edge-and-logs.md). */
+const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 60_000;
+/** A destination's write that has not ended by then fails (each kind has a shorter deadline of its own; this bounds them all). */
+const DELIVERY_DEADLINE_MS = 120_000;
 /** Dropped lines are written to the job's status at most this often (the API shows the count). */
 const DROP_REPORT_MS = 1_000;
 
@@ -118,12 +124,14 @@ interface Shipper {
   failingSince: number | null;
   /** The newest failure's message. */
   failure: string | null;
+  /** What the failures are about (the destination, the database, the disk...), logged once per change; null while delivering. */
+  failingKind: string | null;
   /** Failing for pauseAfterFailingMs: new lines are dropped until a delivery succeeds. */
   paused: boolean;
   /** Lines dropped while paused (the spool counts those it had no room for). */
   pausedDrops: number;
   /** Drops not yet cleared by a clean success: the count before them, the first's and the newest's time, and why. */
-  drops: { before: number; since: number; last: number; paused: boolean; full: boolean } | null;
+  drops: { before: number; since: number; last: number; paused: boolean; full: boolean; disk: boolean } | null;
   /** The drop count last written to the job's status. */
   reportedDrops: number;
   lastReport: number;
@@ -164,6 +172,10 @@ export class LogPipeline {
   readonly #maxJobSpoolBytes: number;
   readonly #pauseAfterMs: number;
   #reconciling: Promise<void> | null = null;
+  /** Jobs whose spool could not be made, said once each. */
+  readonly #unspoolable = new Set<number>();
+  /** Spool writes are failing (a full disk): logged when it begins and when it ends. */
+  #spoolFailing = false;
   #reconcileAgain = false;
 
   constructor(options: LogPipelineOptions) {
@@ -208,13 +220,30 @@ export class LogPipeline {
   async jobsFor(zoneId: string): Promise<ActiveLogJob[]> {
     const records = await this.#options.jobs.listEnabledJobs(zoneId);
     if (records.length === 0) return [];
-    return records.map((record) => {
+    const jobs: ActiveLogJob[] = [];
+    for (const record of records) {
       const known = this.#active.get(record.id);
-      if (known && known.version === record.modified) return known;
-      const job = this.#compile(record);
+      if (known && known.version === record.modified) {
+        jobs.push(known);
+        continue;
+      }
+      let job: ActiveLogJob;
+      try {
+        job = this.#compile(record);
+      } catch (error) {
+        // Its spool cannot be made (a full disk): the request is served all the same, and the job
+        // gets no line until it can be; said once per job.
+        if (!this.#unspoolable.has(record.id)) {
+          this.#unspoolable.add(record.id);
+          this.#options.logger.error({ err: error, jobId: record.id }, 'Could not make a log job\'s spool: its lines are dropped until it can be made.');
+        }
+        continue;
+      }
+      this.#unspoolable.delete(record.id);
       this.#active.set(record.id, job);
-      return job;
-    });
+      jobs.push(job);
+    }
+    return jobs;
   }
 
   /**
@@ -264,12 +293,24 @@ export class LogPipeline {
     const callbacks = this.#afterFlush;
     this.#dirty.clear();
     this.#afterFlush = [];
+    let failure: unknown;
     for (const spool of spools) {
+      const droppedBefore = spool.dropped;
       try {
         spool.flush();
       } catch (error) {
-        this.#options.logger.error({ err: error, spool: spool.dir }, 'Could not write log lines to the spool; they are lost');
+        failure = error;
+        const shipper = [...this.#shippers.values()].find((candidate) => candidate.spool === spool);
+        if (shipper) this.#noteDrop(shipper, spool.dropped - droppedBefore);
       }
+    }
+    // One line when spool writes start failing (a full disk) and one when they work again, not one per request.
+    if (failure !== undefined && !this.#spoolFailing) {
+      this.#spoolFailing = true;
+      this.#options.logger.error({ err: failure }, 'Could not write log lines to the spool: they are dropped and counted on their jobs until writes work again.');
+    } else if (failure === undefined && spools.length > 0 && this.#spoolFailing) {
+      this.#spoolFailing = false;
+      this.#options.logger.info('Log lines are written to the spool again.');
     }
     for (const callback of callbacks) callback();
   }
@@ -317,7 +358,7 @@ export class LogPipeline {
     writeFileSync(join(dir, 'job.json'), JSON.stringify({ zoneId }));
     const shipper: Shipper = {
       jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0,
-      version: null, failingSince: null, failure: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0, reporting: false,
+      version: null, failingSince: null, failure: null, failingKind: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0, reporting: false,
       spooledLines: 0, shippedLines: 0, failedLines: 0,
     };
     this.#shippers.set(jobId, shipper);
@@ -354,6 +395,14 @@ export class LogPipeline {
         return false;
       }
       shipper.version ??= job.modified;
+      // The database answers again: an idle job that failed only for it is well (a batch that fails will say so again).
+      if (shipper.failingKind === 'database' && shipper.spool.inflight === null && shipper.spool.pendingBytes === 0) {
+        this.#options.logger.info({ jobId: shipper.jobId }, 'Log shipping recovered: the database answers again.');
+        shipper.failingKind = null;
+        shipper.failingSince = null;
+        shipper.failure = null;
+        shipper.attempts = 0;
+      }
       const limits = {
         maxRecords: job.maxUploadRecords || BATCH_DEFAULTS.maxRecords,
         maxBytes: job.maxUploadBytes || BATCH_DEFAULTS.maxBytes,
@@ -369,18 +418,19 @@ export class LogPipeline {
         shipper.appended = 0;
         return false;
       }
-      await this.#deliver(job, shipper, batch);
-      return true;
+      return await this.#deliver(job, shipper, batch);
     } catch (error) {
-      // A job deleted meanwhile: its spool went away under the delivery.
-      if (!shipper.spool.removed) this.#options.logger.error({ err: error, jobId: shipper.jobId }, 'Log shipping failed unexpectedly');
+      // A job deleted meanwhile: its spool went away under the delivery. Anything else (the
+      // database away, a full disk) backs off like a destination's failure.
+      if (!shipper.spool.removed) this.#failed(shipper, error, 0);
       return false;
     } finally {
       shipper.busy = false;
     }
   }
 
-  async #deliver(job: LogJobRecord, shipper: Shipper, batch: SpoolBatch): Promise<void> {
+  /** Delivers one batch; true when it was delivered, false when it failed (and is retried with backoff). */
+  async #deliver(job: LogJobRecord, shipper: Shipper, batch: SpoolBatch): Promise<boolean> {
     const { clock } = this.#options;
     await shipper.spool.markInflight(batch);
     try {
@@ -388,28 +438,25 @@ export class LogPipeline {
       const formatter = createRecordFormatter(job.outputOptions);
       const body = formatter.batchPrefix + batch.texts.join(formatter.recordDelimiter) + formatter.batchSuffix;
       const gzipped = await gzip(body, { level: zlib.Z_BEST_SPEED });
-      await destination.write({
+      const written = destination.write({
         name: batchObjectName(path, batch.firstTime, batch.lastTime, `${this.#instanceId}:${job.id}:${batch.start.segment}:${batch.start.offset}`),
         gzipped, firstTime: batch.firstTime, tempFiles: shipper.note,
         contentType: job.outputOptions.outputType === 'csv' ? 'text/csv' : 'application/x-ndjson',
       });
-    } catch (error) {
-      if (shipper.spool.removed) return;
-      const now = clock.now();
-      shipper.failedLines += batch.texts.length;
-      shipper.attempts += 1;
-      shipper.retryAt = now + Math.min(BACKOFF_MAX_MS, 500 * 2 ** shipper.attempts);
-      shipper.failure = error instanceof DestinationError ? error.message : `delivery failed: ${(error as Error).message}`;
-      shipper.failingSince ??= now;
-      if (!shipper.paused && now - shipper.failingSince >= this.#pauseAfterMs) {
-        shipper.paused = true;
-        this.#options.logger.warn({ jobId: job.id, failingSince: shipper.failingSince, error: shipper.failure }, 'Log job paused: its destination keeps failing.');
+      // A write still running at its deadline is given up (its batch has a fixed name: a late write is overwritten by the retry).
+      written.catch(() => undefined);
+      if (await within(written.then(() => 'done' as const), DELIVERY_DEADLINE_MS, 'late' as const) === 'late') {
+        throw new DestinationError(`the destination did not finish writing the batch within ${DELIVERY_DEADLINE_MS / 1000} s`);
       }
+    } catch (error) {
+      if (shipper.spool.removed) return false;
+      this.#failed(shipper, error, batch.texts.length);
       shipper.reportedDrops = this.#dropCount(shipper);
-      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: now, errorMessage: this.#statusMessage(shipper) });
-      return;
+      // The status is written when the database can take it; a failure to write it is the same outage, retried with the batch.
+      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: clock.now(), errorMessage: this.#statusMessage(shipper) }).catch(() => undefined);
+      return false;
     }
-    if (shipper.spool.removed) return;
+    if (shipper.spool.removed) return false;
     await shipper.spool.commit(batch);
     shipper.shippedLines += batch.texts.length;
     shipper.attempts = 0;
@@ -417,8 +464,12 @@ export class LogPipeline {
     shipper.appended = Math.max(0, shipper.appended - batch.texts.length);
     shipper.pendingSince = shipper.spool.pendingBytes > 0 ? clock.now() : null;
     if (shipper.paused) this.#options.logger.info({ jobId: job.id }, 'Log job resumed: its destination accepted a batch.');
+    else if (shipper.failingKind !== null) {
+      this.#options.logger.info({ jobId: job.id, failedForMs: clock.now() - (shipper.failingSince ?? clock.now()) }, 'Log shipping recovered: a batch was delivered.');
+    }
     shipper.failingSince = null;
     shipper.failure = null;
+    shipper.failingKind = null;
     shipper.paused = false;
     // Drops since the last clean success stay on the job until a success with none after them.
     const drops = shipper.drops;
@@ -426,6 +477,33 @@ export class LogPipeline {
     const message = this.#statusMessage(shipper);
     shipper.drops = null;
     await this.#options.jobs.setJobStatus(job.id, { lastComplete: clock.now(), lastError: drops ? drops.last : null, errorMessage: message });
+    return true;
+  }
+
+  /**
+   * A delivery attempt failed, whatever the cause (the destination, the database, the disk): the
+   * next try waits 0.5 s, doubling to 60 s; one log line when the failures begin or change kind,
+   * not one per try. Only a destination that keeps failing pauses its job.
+   */
+  #failed(shipper: Shipper, error: unknown, lines: number): void {
+    const now = this.#options.clock.now();
+    shipper.failedLines += lines;
+    shipper.attempts += 1;
+    const delayMs = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (shipper.attempts - 1));
+    shipper.retryAt = now + delayMs;
+    const fault = backendFaultOf(error);
+    const kind = error instanceof DestinationError ? 'destination' : fault ? fault.backend : 'other';
+    shipper.failure = error instanceof DestinationError ? error.message : `delivery failed: ${(error as Error).message}`;
+    shipper.failingSince ??= now;
+    if (shipper.failingKind !== kind) {
+      shipper.failingKind = kind;
+      this.#options.logger[kind === 'other' ? 'error' : 'warn']({ jobId: shipper.jobId, kind, err: error, retryInMs: delayMs },
+        'Log shipping failed; it is retried with backoff (0.5 s doubling to 60 s) until it succeeds.');
+    }
+    if (kind === 'destination' && !shipper.paused && now - shipper.failingSince >= this.#pauseAfterMs) {
+      shipper.paused = true;
+      this.#options.logger.warn({ jobId: shipper.jobId, failingSince: shipper.failingSince, error: shipper.failure }, 'Log job paused: its destination keeps failing.');
+    }
   }
 
   /** Lines this job dropped since this process started (no room in the spool, or paused). */
@@ -433,14 +511,17 @@ export class LogPipeline {
     return shipper.spool.dropped + shipper.pausedDrops;
   }
 
-  #noteDrop(shipper: Shipper): void {
+  /** `lost`: that many lines could not be written to the spool (a full disk), rather than one that found no room under the caps. */
+  #noteDrop(shipper: Shipper, lost = 0): void {
+    const disk = lost > 0;
     const now = this.#options.clock.now();
     if (shipper.drops === null) {
-      this.#options.logger.warn({ jobId: shipper.jobId, paused: shipper.paused, spooledBytes: shipper.spool.diskBytes }, 'Log lines dropped: the job is paused or its spool is full.');
+      this.#options.logger.warn({ jobId: shipper.jobId, paused: shipper.paused, spooledBytes: shipper.spool.diskBytes }, 'Log lines dropped: the job is paused, its spool is full, or the disk is.');
     }
-    shipper.drops ??= { before: this.#dropCount(shipper) - 1, since: now, last: now, paused: false, full: false };
+    shipper.drops ??= { before: this.#dropCount(shipper) - (disk ? lost : 1), since: now, last: now, paused: false, full: false, disk: false };
     shipper.drops.last = now;
-    if (shipper.paused) shipper.drops.paused = true;
+    if (disk) shipper.drops.disk = true;
+    else if (shipper.paused) shipper.drops.paused = true;
     else shipper.drops.full = true;
   }
 
@@ -457,6 +538,7 @@ export class LogPipeline {
       const why = [
         ...(drops.paused ? ['the job was paused'] : []),
         ...(drops.full ? [`its spool was full (at most ${this.#maxJobSpoolBytes} bytes of undelivered lines per job, ${this.#budget.maxBytes} for all jobs)`] : []),
+        ...(drops.disk ? ['the disk under the data dir was full (the spool could not be written)'] : []),
       ].join(', and ');
       parts.push(`${this.#dropCount(shipper) - drops.before} log lines dropped since ${iso(drops.since)}: ${why}`);
     }
@@ -473,7 +555,8 @@ export class LogPipeline {
       shipper.reportedDrops = this.#dropCount(shipper);
       await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: shipper.drops.last, errorMessage: this.#statusMessage(shipper) });
     } catch (error) {
-      this.#options.logger.warn({ err: error, jobId: shipper.jobId }, 'Could not record dropped log lines on the job.');
+      // The database away is the shipper's to report (once); the count is written at the next try.
+      if (backendFaultOf(error) === undefined) this.#options.logger.warn({ err: error, jobId: shipper.jobId }, 'Could not record dropped log lines on the job.');
     } finally {
       shipper.reporting = false;
     }

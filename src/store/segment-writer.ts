@@ -21,10 +21,38 @@ export function engineBlobs(engine: StoreEngine): BlobSource {
   return { dir: engine.blobDir, read: (blobId, offset, length) => engine.readBlob(blobId, offset, length) };
 }
 
-/** Writes every segment in order; the caller ends the response. Rejects if a blob fails or the client leaves. */
-export async function writeSegments(res: BodySink, segments: readonly BodySegment[], blobs: BlobSource): Promise<void> {
+/** The first blob segment's read, begun, with its first bytes (primeFirstBlob). */
+export interface PrimedRead {
+  index: number;
+  iterator: AsyncIterator<Uint8Array>;
+  first: IteratorResult<Uint8Array>;
+}
+
+/**
+ * On a remote blob store: begins the first blob segment's read and waits for its first bytes, so
+ * that a store that is down or silent fails the request before any header is sent (the client
+ * gets its 503, not a cut connection). Undefined when there is nothing remote to read.
+ */
+export async function primeFirstBlob(segments: readonly BodySegment[], blobs: BlobSource): Promise<PrimedRead | undefined> {
+  if (blobs.dir !== undefined) return undefined;
+  const index = segments.findIndex((segment) => segment.kind !== 'inline' && segment.length > 0);
+  const segment = segments[index];
+  if (segment === undefined || segment.kind === 'inline') return undefined;
+  const iterator = blobs.read(segment.blobId, segment.offset, segment.length)[Symbol.asyncIterator]();
+  return { index, iterator, first: await iterator.next() };
+}
+
+/**
+ * Writes every segment in order; the caller ends the response. Rejects if a blob fails or the
+ * client leaves. `primed`: the first blob's read, already begun (primeFirstBlob).
+ */
+export async function writeSegments(res: BodySink, segments: readonly BodySegment[], blobs: BlobSource, primed?: PrimedRead): Promise<void> {
   const dir = blobs.dir;
-  for (const segment of segments) {
+  for (const [index, segment] of segments.entries()) {
+    if (primed?.index === index) {
+      await writePrimed(res, primed);
+      continue;
+    }
     if (segment.kind === 'inline') {
       if (!res.write(segment.bytes)) await drained(res);
     } else if (segment.kind === 'stream') {
@@ -44,5 +72,17 @@ export async function writeSegments(res: BodySink, segments: readonly BodySegmen
         if (!res.write(chunk)) await drained(res);
       }
     }
+  }
+}
+
+async function writePrimed(res: BodySink, primed: PrimedRead): Promise<void> {
+  try {
+    for (let next = primed.first; !next.done; next = await primed.iterator.next()) {
+      if (res.destroyed) throw new Error('The client closed the connection.');
+      if (!res.write(next.value)) await drained(res);
+    }
+  } finally {
+    // Leaving early ends the read and frees its connection (as a for-await loop would).
+    await primed.iterator.return?.();
   }
 }

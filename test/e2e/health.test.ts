@@ -1,8 +1,9 @@
 /**
  * The probes on the management API's port, through the real `edgeport start`: `/healthz` (the
- * process answers) and `/readyz` (the database and the blob store answer), GET and HEAD, never the
- * dashboard's page; `/readyz` turns 503 naming the blob store while its directory is gone, and
- * ready again once it is back, while `/healthz` stays 200.
+ * process answers) and `/readyz` (the database answers, the blob store takes a write and a delete,
+ * the data dir has room), GET and HEAD, never the dashboard's page; `/readyz` turns 503 naming the
+ * blob store while its directory is gone (within the probe's rate limit), and ready again once it
+ * is back, while `/healthz` stays 200; /metrics carries the same (edgeport_ready).
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -22,7 +23,7 @@ test('GET and HEAD /healthz and /readyz on the API port: ok, ready, and 503 nami
   assert.equal(await health.text(), 'ok\n');
   const ready = await fetch(`${origin}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: 'ok', blobs: 'ok' } });
+  assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: 'ok', blobs: 'ok', disk: 'ok' } });
   for (const path of ['/healthz', '/readyz']) {
     const head = await fetch(`${origin}${path}`, { method: 'HEAD' });
     assert.equal(head.status, 200, path);
@@ -33,15 +34,34 @@ test('GET and HEAD /healthz and /readyz on the API port: ok, ready, and 503 nami
   assert.match(await (await fetch(`${origin}/`)).text(), /<html/i);
   assert.equal((await fetch(`${origin}/client/v4/healthz`)).status, 400, 'the API path is the API\'s');
 
+  const metrics = async () => (await fetch(`${origin}/metrics`)).text();
+  assert.match(await metrics(), /^edgeport_ready\{check="blobs"\} 1$/m);
+  assert.match(await metrics(), /^edgeport_disk_free_bytes \d+/m);
+
   rmSync(join(dataDir, 'blobs'), { recursive: true });
-  const broken = await fetch(`${origin}/readyz`);
-  assert.equal(broken.status, 503);
+  // The blob probe (a write and a delete) runs at most once a second on the data dir.
+  const broken = await statusWithin(`${origin}/readyz`, 503);
   const body = await broken.json() as { status: string; checks: Record<string, string> };
   assert.equal(body.status, 'not ready');
   assert.equal(body.checks.database, 'ok');
   assert.match(body.checks.blobs!, /ENOENT.*blobs/);
   assert.equal((await fetch(`${origin}/readyz`, { method: 'HEAD' })).status, 503);
+  assert.match(await metrics(), /^edgeport_ready\{check="blobs"\} 0$/m);
   assert.equal((await fetch(`${origin}/healthz`)).status, 200, 'the process is still up');
   mkdirSync(join(dataDir, 'blobs'));
-  assert.equal((await fetch(`${origin}/readyz`)).status, 200, 'ready again');
+  await statusWithin(`${origin}/readyz`, 200);
 });
+
+/** Polls `url` until it answers `status` (within 10 s); returns that answer. */
+async function statusWithin(url: string, status: number): Promise<Response> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const response = await fetch(url);
+    if (response.status === status || Date.now() > deadline) {
+      assert.equal(response.status, status, url);
+      return response;
+    }
+    await response.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

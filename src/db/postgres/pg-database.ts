@@ -10,6 +10,7 @@
  * this instance (default 10). Every other query parameter is passed to `pg` as is.
  */
 import pg from 'pg';
+import { backendFull, backendUnavailable, type BackendFault } from '../../core/errors/backend-fault.ts';
 import { MIGRATIONS } from '../migrations/index.ts';
 
 export type PgClient = pg.PoolClient;
@@ -18,7 +19,16 @@ export interface PgDatabaseOptions {
   url: string;
   /** Epoch ms, recorded with each migration applied. */
   now: number;
+  /**
+   * The deadline of every statement and of getting a connection (`[db] timeout_ms`, default
+   * DEFAULT_TIMEOUT_MS): past it the call fails with a BackendFault instead of waiting on a
+   * database that is down, cut off or stuck. Migrations at start have none.
+   */
+  timeoutMs?: number;
 }
+
+/** Far above any statement edgeport runs (milliseconds on an idle database), far below a client's patience. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** SQLSTATEs worth retrying a whole transaction for: serialization_failure, deadlock_detected. */
@@ -41,6 +51,9 @@ export class PgDatabase {
   readonly where: string;
   readonly #pool: pg.Pool;
   readonly #config: pg.ClientConfig;
+  /** The config without deadlines, for migrations (which may rightly run long). */
+  readonly #migrationConfig: pg.ClientConfig;
+  readonly #timeoutMs: number;
   #listener: pg.Client | null = null;
   #connecting: Promise<pg.Client> | null = null;
   readonly #statementNames = new Map<string, string>();
@@ -49,10 +62,17 @@ export class PgDatabase {
   readonly #sharedLocks = new Set<number>();
   #closed = false;
 
-  private constructor(config: pg.ClientConfig, schema: string, poolSize: number, where: string) {
+  private constructor(config: pg.ClientConfig, schema: string, poolSize: number, where: string, timeoutMs: number) {
     this.schema = schema;
     this.where = where;
-    this.#config = { ...config, types, options: `-c search_path=${schema}` };
+    this.#timeoutMs = timeoutMs;
+    this.#migrationConfig = { ...config, types, options: `-c search_path=${schema}` };
+    // Every statement and connection has a deadline: the client gives up (query_timeout) even when
+    // the network is cut and no answer can come; the server stops the statement too (statement_timeout).
+    // Keep-alive notices a dead peer on idle connections.
+    this.#config = {
+      ...this.#migrationConfig, query_timeout: timeoutMs, statement_timeout: timeoutMs, connectionTimeoutMillis: timeoutMs, keepAlive: true,
+    };
     this.#pool = new pg.Pool({ ...this.#config, max: poolSize, idleTimeoutMillis: 30_000 });
     // An idle client that loses its connection must not crash the process; the pool replaces it.
     this.#pool.on('error', () => undefined);
@@ -61,7 +81,7 @@ export class PgDatabase {
   /** Connects, creates the schema if needed and applies pending migrations. */
   static async open(options: PgDatabaseOptions): Promise<PgDatabase> {
     const { config, schema, poolSize } = parsePgUrl(options.url);
-    const db = new PgDatabase(config, schema, poolSize, redact(options.url));
+    const db = new PgDatabase(config, schema, poolSize, redact(options.url), options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
       await db.#migrate(options.now);
     } catch (error) {
@@ -76,7 +96,11 @@ export class PgDatabase {
    * connection (about 1.5x the rate of a small read). Every text gets a name of its own.
    */
   async query<Row extends object = Record<string, unknown>>(text: string, values: readonly unknown[] = []): Promise<Row[]> {
-    return (await this.#pool.query<Row>(this.#prepared(text), values as unknown[])).rows;
+    try {
+      return (await this.#pool.query<Row>(this.#prepared(text), values as unknown[])).rows;
+    } catch (error) {
+      throw this.#fault(error) ?? error;
+    }
   }
 
   /** One statement that is atomic by itself, run again after a serialization failure or deadlock. */
@@ -103,7 +127,7 @@ export class PgDatabase {
    */
   async transaction<T>(work: (client: PgClient) => Promise<T>, options: { serializable?: boolean } = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.#pool.connect();
+      const client = await this.#pool.connect().catch((error: unknown) => { throw this.#fault(error) ?? error; });
       let broken = false;
       try {
         await client.query(options.serializable ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
@@ -114,7 +138,10 @@ export class PgDatabase {
         await client.query('ROLLBACK').catch(() => {
           broken = true;
         });
-        if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw error;
+        const fault = this.#fault(error);
+        // A connection that failed or timed out is not handed out again.
+        if (fault) broken = true;
+        if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw fault ?? error;
         await sleep(Math.random() * 2 ** attempt);
       } finally {
         client.release(broken);
@@ -124,7 +151,16 @@ export class PgDatabase {
 
   /** Publishes `payload` on `channel` (inside `client`'s transaction: delivered when it commits). */
   async notify(channel: string, payload: string, client?: PgClient): Promise<void> {
-    await (client ?? this.#pool).query('SELECT pg_notify($1, $2)', [this.#channelName(channel), payload]);
+    try {
+      await (client ?? this.#pool).query('SELECT pg_notify($1, $2)', [this.#channelName(channel), payload]);
+    } catch (error) {
+      throw this.#fault(error) ?? error;
+    }
+  }
+
+  /** `error` as a BackendFault when it says the database is down, cut off, too slow or full; else undefined. */
+  #fault(error: unknown): BackendFault | undefined {
+    return pgFault(error, this.#timeoutMs);
   }
 
   /**
@@ -218,7 +254,9 @@ export class PgDatabase {
   }
 
   async #migrate(now: number): Promise<void> {
-    const client = await this.#pool.connect();
+    // A connection of its own, without the statements' deadline: a migration of a large table may take a while.
+    const client = new pg.Client(this.#migrationConfig);
+    await client.connect();
     try {
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       try {
@@ -241,7 +279,7 @@ export class PgDatabase {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
       }
     } finally {
-      client.release();
+      await client.end().catch(() => undefined);
     }
   }
 }
@@ -274,6 +312,38 @@ export function redact(url: string): string {
 
 function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Node's codes of a connection that could not be made or was lost. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * SQLSTATEs of a server that cannot serve now: connection exceptions (class 08), shutting down or
+ * starting (57P01-57P03), a statement cancelled by statement_timeout (57014), too many connections or
+ * out of memory (53300, 53200), a read-only standby after a failover (25006).
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014', '53000', '53200', '53300', '25006']);
+
+/**
+ * A `pg` error as the backend fault it is (the database down, unreachable, too slow or full), or
+ * undefined for any other error (a constraint, a bug). Exported for tests.
+ */
+export function pgFault(error: unknown, timeoutMs: number): BackendFault | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  const state = typeof code === 'string' ? code : '';
+  const details = { ...(state === '' ? {} : { code: state }) };
+  if (state === '53100') return backendFull('database', error, details);
+  if (NETWORK_CODES.has(state)) return backendUnavailable('database', state === 'ECONNREFUSED' ? 'refused the connection' : `could not be reached (${state})`, error, details);
+  if (/^08/.test(state) || UNAVAILABLE_STATES.has(state)) {
+    return backendUnavailable('database', state === '57014' ? `did not answer within ${timeoutMs} ms` : `could not serve the request (SQLSTATE ${state})`, error, details);
+  }
+  const message = error.message;
+  if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) {
+    return backendUnavailable('database', `gave no connection within ${timeoutMs} ms`, error, details);
+  }
+  if (/Query read timeout/i.test(message)) return backendUnavailable('database', `did not answer within ${timeoutMs} ms`, error, details);
+  if (/Connection terminated|connection error|not queryable|Client was closed/i.test(message)) return backendUnavailable('database', 'closed the connection', error, details);
+  return undefined;
 }
 
 function isRetryable(error: unknown): boolean {

@@ -9,6 +9,9 @@ import { httpsDestination } from './https-destination.ts';
 import { s3Destination } from './s3-destination.ts';
 import { storeDestination } from './store-destination.ts';
 
+/** An s3:// batch not answered within this fails and is retried (as an https:// POST's, https-destination.ts). */
+const S3_TIMEOUT_MS = 30_000;
+
 export interface OpenedDestination {
   destination: LogDestination;
   /** The path inside the destination under which batches are named (may hold `{DATE}`). */
@@ -35,7 +38,7 @@ export function openDestination(conf: string, engine: StoreEngine, roots: FileRo
       return {
         destination: s3Destination({
           bucket: destination.bucket, region: destination.region, endpoint: destination.endpoint ?? undefined,
-          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey, guard,
+          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey, guard, timeoutMs: S3_TIMEOUT_MS,
         }),
         path: destination.prefix,
       };

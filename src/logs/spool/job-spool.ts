@@ -68,6 +68,8 @@ export class JobSpool {
   #diskBytes = 0;
   /** Records refused for want of room since the spool opened. */
   #dropped = 0;
+  /** Records staged since the last flush: dropped (counted) if their write fails. */
+  #stagedRecords = 0;
   /** Framed entries waiting for `flush`, in one buffer that grows to the largest turn's worth. */
   #stage: Buffer = Buffer.allocUnsafe(64 * 1024);
   #stagedBytes = 0;
@@ -134,6 +136,7 @@ export class JobSpool {
     }
     this.#diskBytes += bytes;
     this.#stagedBytes = at + bytes;
+    this.#stagedRecords += 1;
     return true;
   }
 
@@ -141,7 +144,9 @@ export class JobSpool {
   flush(): void {
     const bytes = this.#stagedBytes;
     if (bytes === 0) return;
+    const records = this.#stagedRecords;
     this.#stagedBytes = 0;
+    this.#stagedRecords = 0;
     if (this.#removed) return;
     let written = 0;
     try {
@@ -153,6 +158,8 @@ export class JobSpool {
       this.#diskBytes -= bytes - written;
       this.#budget.release(bytes - written);
       this.#writeOffset += written;
+      // The staged records are lost (a full disk): counted as dropped, like those that found no room.
+      this.#dropped += records;
       throw error;
     }
     this.#writeOffset += bytes;

@@ -9,9 +9,11 @@
  */
 import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
-import { StoreError } from '../../store/engine/errors.ts';
+import { backendFaultOf } from '../../core/errors/backend-fault.ts';
+import { noteFault } from '../../core/errors/fault-log.ts';
+import { StoreError, storeFaultOf } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
-import { writeSegments, type BlobSource } from '../../store/segment-writer.ts';
+import { primeFirstBlob, writeSegments, type BlobSource } from '../../store/segment-writer.ts';
 import { ANSWER_HEADER, decodeHeader, encodeFrame, encodeHeader, readFrame, type WireRequest, type WireResponse } from './store-wire.ts';
 import { listenOnSocket } from './socket-server.ts';
 import { createStoreHttpServer, type StoreRequest, type StoreResponse } from './store-http-server.ts';
@@ -91,8 +93,12 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
       return;
     }
     answer(res, { ok: result ?? null });
-  } catch (error) {
+  } catch (thrown) {
+    // A backend fault (the database, the blob store, the disk) reaches the script as the store's own error.
+    const fault = thrown instanceof StoreError ? undefined : storeFaultOf(thrown);
+    const error = fault ?? thrown;
     if (error instanceof StoreError) {
+      if (fault) noteFault(logger, 'binding', backendFaultOf(fault)!);
       answer(res, { storeError: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
       return;
     }
@@ -170,16 +176,19 @@ function answer(res: StoreResponse, response: WireResponse): void {
 async function sendGet(options: StoreCaller, logger: Logger, res: StoreResponse, result: GetResult): Promise<void> {
   const body = result.body!;
   const { body: _omitted, ...rest } = result;
-  writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
   const segments = body.segments;
+  // A remote blob store that is down fails the get here, before the answer: the script gets the store's error.
+  const inline = segments.length === 1 && segments[0]!.kind === 'inline';
+  const primed = inline ? undefined : await primeFirstBlob(segments, options.blobs).finally(() => body.discard());
+  writeAnswer(res, { ok: rest, body: { length: body.length } }, body.length);
   body.discard();
-  if (segments.length === 1 && segments[0]!.kind === 'inline') {
+  if (inline && segments[0]!.kind === 'inline') {
     // A small object kept in the metadata store goes out with its answer, in one write.
     res.end(segments[0]!.bytes);
     return;
   }
   try {
-    await writeSegments(res, segments, options.blobs);
+    await writeSegments(res, segments, options.blobs, primed);
     res.end();
   } catch (error) {
     // The binding's stream errors when the connection drops; a blob that cannot be read is logged.

@@ -2,7 +2,7 @@
  * How engine failures reach a script: a plain `Error` (no `code`, name "Error") whose message is
  * `<action>: <message> (<v4 code>)`, as the real runtime formats backend errors.
  */
-import { StoreError } from '../engine/errors.ts';
+import { StoreError, storeFaultOf } from '../engine/errors.ts';
 
 export type BindingAction =
   | 'head' | 'get' | 'put' | 'list' | 'delete' | 'createMultipartUpload' | 'uploadPart'
@@ -24,12 +24,15 @@ const ALGORITHM_NAMES: Record<string, string> = { md5: 'MD5', sha1: 'SHA-1', sha
 
 /**
  * Converts anything the engine threw into the error a script sees. A failure of the script's own
- * body stream is rethrown as is; any other foreign error is an internal error (10001) with the
- * original as `cause`, as the real runtime shows backend faults.
+ * body stream is rethrown as is; a backend fault becomes ServiceUnavailable (10043); any other
+ * foreign error is an internal error (10001) with the original as `cause`.
  */
 export function toScriptError(action: BindingAction, error: unknown): unknown {
   if (error instanceof ScriptStreamFailure) return error.reason;
   if (error instanceof StoreError) return new Error(`${action}: ${storeMessage(error)} (${error.v4})`);
+  // A backend that is down, slow or full (the database, the blob store, the disk): retryable, and said so.
+  const fault = storeFaultOf(error);
+  if (fault) return new Error(`${action}: ${fault.message} (${fault.v4})`, { cause: error });
   return new Error(`${action}: ${INTERNAL}`, { cause: error });
 }
 

@@ -7,6 +7,7 @@
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EdgeportError } from '../../core/errors/edgeport-error.ts';
+import type { Logger } from '../../core/log.ts';
 import type { BlobStore } from './blob-store.ts';
 import { FsBlobStore } from './fs-blob-store.ts';
 
@@ -51,7 +52,13 @@ export function parseBlobsUrl(url: string): BlobsLocation {
  * Opens the blob store of `url`, or of the data dir when there is none. `shared` tells recovery
  * whether other instances may be writing to the same store right now (any URL means they may).
  */
-export async function openBlobStore(options: { url?: string | undefined; dataDir: string }): Promise<{ store: BlobStore; shared: boolean }> {
+export async function openBlobStore(options: {
+  url?: string | undefined; dataDir: string;
+  /** Each call's deadline on an s3:// store (`[blobs] timeout_ms`). */
+  timeoutMs?: number | undefined;
+  /** Warnings of an s3:// store (a call it lacks). */
+  logger?: Logger | undefined;
+}): Promise<{ store: BlobStore; shared: boolean }> {
   if (options.url === undefined) return { store: await FsBlobStore.open(options.dataDir), shared: false };
   const location = parseBlobsUrl(options.url);
   if (location.kind === 'fs') return { store: await FsBlobStore.open(location.root), shared: true };
@@ -60,6 +67,9 @@ export async function openBlobStore(options: { url?: string | undefined; dataDir
   const store = await S3BlobStore.open({
     bucket: location.bucket,
     prefix: location.prefix,
+    where: redact(options.url),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     client: {
       forcePathStyle: location.forcePathStyle,
       ...(location.endpoint === undefined ? {} : { endpoint: location.endpoint }),

@@ -5,6 +5,13 @@
  * multipart upload whose parts go out while the next one fills (at most two parts in memory). An
  * object appears only when PutObject or CompleteMultipartUpload succeeds, and S3 acknowledges only
  * durable writes, so a committed blob is durable before its metadata row commits, as on disk.
+ *
+ * Every call has a deadline (`timeoutMs`, `[blobs] timeout_ms`): a call without a body must be
+ * answered within it, and no call may go that long without a byte moving on its connection (an
+ * upload over a slow link goes on as long as it moves). A store that is down, silent, overloaded
+ * (5xx, SlowDown) or full (507, QuotaExceeded) fails the call with a BackendFault, which clients
+ * get as a retryable 503. Optional calls some S3 servers lack (ListMultipartUploads: s3rver answers
+ * 501) only narrow the start-up sweep, with one warning.
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -13,9 +20,12 @@ import {
   GetObjectCommand, HeadBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand,
   PutObjectCommand, S3Client, UploadPartCommand, type CompletedPart, type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { backendFull, backendUnavailable, type BackendFault } from '../../core/errors/backend-fault.ts';
 import { randomHexId } from '../../core/ids.ts';
+import type { Logger } from '../../core/log.ts';
 import { StoreError } from '../engine/errors.ts';
 import type { BlobStore, BlobWriter, SweepOptions } from './blob-store.ts';
+import { startFailure } from './start-failure.ts';
 import { WriteBehind } from './write-behind.ts';
 
 const BLOB_ID = /^[0-9a-f]{32}$/;
@@ -26,6 +36,10 @@ const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
 const MIN_PART_BYTES = 5 * 1024 * 1024;
 /** The first part's buffer starts this small and doubles, so small bodies don't reserve a whole part. */
 const INITIAL_BUFFER_BYTES = 256 * 1024;
+/** `[blobs] timeout_ms`'s default (config/defaults.ts). */
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** Two tries per call (the SDK's default is 3): a failing store answers the client sooner. */
+const MAX_ATTEMPTS = 2;
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -35,44 +49,82 @@ export interface S3BlobStoreOptions {
   client: S3ClientConfig;
   /** Part size of multipart uploads (default 8 MiB, at least 5 MiB). */
   partBytes?: number;
+  /** Each call's deadline: an answer without a body, or a byte moving on its connection (default 10 s). */
+  timeoutMs?: number;
+  /** Where warnings go (a call the store lacks). */
+  logger?: Logger;
+  /** How messages name the store (the URL without its secret); default `s3://<bucket>/<prefix>`. */
+  where?: string;
 }
+
+/** Sends one S3 call with the store's deadline, mapping its failure (fault or not) for the engine. */
+type Send = <Output = unknown>(operation: string, key: string, command: object, options?: { body?: boolean }) => Promise<Output>;
 
 export class S3BlobStore implements BlobStore {
   readonly dir = undefined;
   readonly bucket: string;
   readonly prefix: string;
+  /** How messages name the store: its URL without the secret key. */
+  readonly where: string;
   readonly #client: S3Client;
   readonly #partBytes: number;
+  readonly #timeoutMs: number;
+  readonly #logger: Logger | undefined;
+  /** Calls the store answered with NotImplemented, each warned about once. */
+  readonly #lacking = new Set<string>();
+  readonly #send: Send;
 
   private constructor(options: S3BlobStoreOptions) {
     this.bucket = options.bucket;
     this.prefix = options.prefix;
+    this.where = options.where ?? `s3://${options.bucket}/${options.prefix}`;
     this.#partBytes = options.partBytes ?? DEFAULT_PART_BYTES;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#logger = options.logger;
     if (!(this.#partBytes >= MIN_PART_BYTES)) throw new RangeError(`partBytes must be at least ${MIN_PART_BYTES}`);
     this.#client = new S3Client({
       // Many S3-compatible stores reject the SDK's newer default checksum headers; integrity on the
       // wire already comes from SigV4's payload hash (and TLS), and the engine keeps its own MD5.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: MAX_ATTEMPTS,
       // A read holds its connection while the caller consumes the body (a slow client can take a
-      // while), so allow far more sockets than the SDK's default 50.
+      // while), so allow far more sockets than the SDK's default 50. No call waits longer than the
+      // deadline for a connection, or for a byte once connected.
       requestHandler: {
         httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 512 }),
         httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 512 }),
+        connectionTimeout: this.#timeoutMs,
+        socketTimeout: this.#timeoutMs,
       },
       ...options.client,
     });
+    const timeoutMs = this.#timeoutMs;
+    const client = this.#client;
+    const bucket = this.bucket;
+    this.#send = async function sendWithDeadline<Output>(operation: string, key: string, command: object, sendOptions: { body?: boolean } = {}): Promise<Output> {
+      // A call without a body must be answered (its head, for a read) within the deadline, retries
+      // included; one with a body may take longer, as long as its bytes keep moving (socketTimeout).
+      const deadline = sendOptions.body ? undefined : new AbortController();
+      const timer = deadline ? setTimeout(() => deadline.abort(), timeoutMs) : undefined;
+      try {
+        return await client.send(command as never, deadline ? { abortSignal: deadline.signal } : {}) as Output;
+      } catch (error) {
+        throw failure(operation, bucket, key, error, { timeoutMs, timedOut: deadline?.signal.aborted === true });
+      } finally {
+        clearTimeout(timer);
+      }
+    };
   }
 
   /** Opens the store and checks that the bucket is reachable with these credentials. */
   static async open(options: S3BlobStoreOptions): Promise<S3BlobStore> {
     const store = new S3BlobStore(options);
     try {
-      await store.#client.send(new HeadBucketCommand({ Bucket: store.bucket }));
+      await store.#send('HeadBucket', '', new HeadBucketCommand({ Bucket: store.bucket }));
     } catch (error) {
       store.#client.destroy();
-      throw failure('HeadBucket', store.bucket, '', error,
-        `Could not reach the blob bucket "${store.bucket}": ${describe(error)}. Check the endpoint, region, credentials and that the bucket exists.`);
+      throw startFailure(store.where, error, 'opened');
     }
     return store;
   }
@@ -84,20 +136,15 @@ export class S3BlobStore implements BlobStore {
 
   async createWriter(): Promise<BlobWriter> {
     const blobId = randomHexId();
-    return new S3BlobWriter(this.#client, this.bucket, this.keyOf(blobId), blobId, this.#partBytes);
+    return new S3BlobWriter(this.#send, this.bucket, this.keyOf(blobId), blobId, this.#partBytes);
   }
 
   async *read(blobId: string, offset: number, length: number): AsyncIterable<Uint8Array> {
     if (length <= 0) return;
     assertBlobId(blobId);
     const key = this.keyOf(blobId);
-    let body: AsyncIterable<Uint8Array>;
-    try {
-      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
-      body = out.Body as unknown as AsyncIterable<Uint8Array>;
-    } catch (error) {
-      throw failure('GetObject', this.bucket, key, error);
-    }
+    const out = await this.#send<{ Body?: unknown }>('GetObject', key, new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
+    const body = out.Body as AsyncIterable<Uint8Array>;
     // Streamed as it arrives; leaving the loop early destroys the response (and frees its socket).
     let received = 0;
     try {
@@ -107,7 +154,7 @@ export class S3BlobStore implements BlobStore {
         yield chunk;
       }
     } catch (error) {
-      throw failure('GetObject', this.bucket, key, error);
+      throw failure('GetObject', this.bucket, key, error, { timeoutMs: this.#timeoutMs });
     }
     if (received !== length) throw failure('GetObject', this.bucket, key, new Error(`The body ended after ${received} of ${length} bytes.`));
   }
@@ -116,15 +163,11 @@ export class S3BlobStore implements BlobStore {
     for (const id of blobIds) assertBlobId(id);
     for (let at = 0; at < blobIds.length; at += DELETE_BATCH) {
       const batch = blobIds.slice(at, at + DELETE_BATCH);
-      let errors: Array<{ Key?: string | undefined; Code?: string | undefined; Message?: string | undefined }>;
-      try {
-        const out = await this.#client.send(new DeleteObjectsCommand({
+      const out = await this.#send<{ Errors?: Array<{ Key?: string | undefined; Code?: string | undefined; Message?: string | undefined }> }>(
+        'DeleteObjects', this.keyOf(batch[0]!), new DeleteObjectsCommand({
           Bucket: this.bucket, Delete: { Objects: batch.map((id) => ({ Key: this.keyOf(id) })), Quiet: true },
         }));
-        errors = out.Errors ?? [];
-      } catch (error) {
-        throw failure('DeleteObjects', this.bucket, this.keyOf(batch[0]!), error);
-      }
+      const errors = out.Errors ?? [];
       // A key that no longer exists is not an error in S3, so anything listed here really failed.
       const first = errors[0];
       if (first) {
@@ -139,9 +182,10 @@ export class S3BlobStore implements BlobStore {
     const prefix = this.#listPrefix();
     let token: string | undefined;
     do {
-      const out = await this.#client.send(new ListObjectsV2Command({
-        Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token === undefined ? {} : { ContinuationToken: token }),
-      })).catch((error: unknown) => { throw failure('ListObjectsV2', this.bucket, prefix, error); });
+      const out = await this.#send<{ Contents?: Array<{ Key?: string; LastModified?: Date }>; IsTruncated?: boolean; NextContinuationToken?: string }>(
+        'ListObjectsV2', prefix, new ListObjectsV2Command({
+          Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token === undefined ? {} : { ContinuationToken: token }),
+        }));
       for (const object of out.Contents ?? []) {
         const id = object.Key?.slice(prefix.length) ?? '';
         if (!BLOB_ID.test(id)) continue;
@@ -156,7 +200,10 @@ export class S3BlobStore implements BlobStore {
   /**
    * Aborts this prefix's multipart uploads that never completed. With `olderThanMs`, an upload
    * counts as idle from its last part (ListParts), not from its start: a long upload in progress
-   * on another instance keeps going.
+   * on another instance keeps going. A store without ListMultipartUploads (501 NotImplemented)
+   * cannot say which uploads were left: nothing is aborted, with one warning (its own expiry, or a
+   * lifecycle rule AbortIncompleteMultipartUpload, removes them); orphaned blobs are still swept
+   * by the engine's own records (list + referenced).
    */
   async clearTemporary(options: SweepOptions = {}): Promise<number> {
     const cutoff = cutoffOf(options);
@@ -165,10 +212,17 @@ export class S3BlobStore implements BlobStore {
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     for (;;) {
-      const out = await this.#client.send(new ListMultipartUploadsCommand({
-        Bucket: this.bucket, Prefix: prefix, Delimiter: '/',
-        ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }), ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
-      })).catch((error: unknown) => { throw failure('ListMultipartUploads', this.bucket, prefix, error); });
+      let out: { Uploads?: Array<{ Key?: string; UploadId?: string; Initiated?: Date }>; IsTruncated?: boolean; NextKeyMarker?: string; NextUploadIdMarker?: string };
+      try {
+        out = await this.#send('ListMultipartUploads', prefix, new ListMultipartUploadsCommand({
+          Bucket: this.bucket, Prefix: prefix, Delimiter: '/',
+          ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }), ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
+        }));
+      } catch (error) {
+        if (!notImplemented(error)) throw error;
+        this.#lacks('ListMultipartUploads', 'multipart uploads left by writes that never finished (a crash, a kill) cannot be listed, so they are not aborted: give the bucket a lifecycle rule AbortIncompleteMultipartUpload, or rely on the store\'s own expiry of uploads');
+        return 0;
+      }
       for (const upload of out.Uploads ?? []) {
         if (upload.Key === undefined || upload.UploadId === undefined || !BLOB_ID.test(upload.Key.slice(prefix.length))) continue;
         if (cutoff !== undefined && (upload.Initiated?.getTime() ?? 0) > cutoff) continue;
@@ -181,20 +235,23 @@ export class S3BlobStore implements BlobStore {
     let aborted = 0;
     for (const upload of stale) {
       if (cutoff !== undefined && (await this.#lastPartTime(upload.key, upload.uploadId)) > cutoff) continue;
-      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.key, UploadId: upload.uploadId }))
+      await this.#send('AbortMultipartUpload', upload.key, new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.key, UploadId: upload.uploadId }))
         .then(() => { aborted++; }, (error: unknown) => {
-          if (errorName(error) !== 'NoSuchUpload') throw failure('AbortMultipartUpload', this.bucket, upload.key, error);
+          if (sdkName(error) !== 'NoSuchUpload') throw error;
         });
     }
     return aborted;
   }
 
   async checkReachable(): Promise<void> {
-    try {
-      await this.#client.send(new HeadBucketCommand({ Bucket: this.bucket }));
-    } catch (error) {
-      throw failure('HeadBucket', this.bucket, '', error, `The blob bucket "${this.bucket}" does not answer: ${describe(error)}.`);
-    }
+    await this.#send('HeadBucket', '', new HeadBucketCommand({ Bucket: this.bucket }));
+  }
+
+  /** Warns once that the store lacks `operation`, and what that means. */
+  #lacks(operation: string, consequence: string): void {
+    if (this.#lacking.has(operation)) return;
+    this.#lacking.add(operation);
+    this.#logger?.warn({ blobStore: this.where, operation }, `The blob store does not implement ${operation} (HTTP 501 NotImplemented): ${consequence}.`);
   }
 
   async close(): Promise<void> {
@@ -211,15 +268,20 @@ export class S3BlobStore implements BlobStore {
     let marker: string | undefined;
     try {
       do {
-        const out = await this.#client.send(new ListPartsCommand({
+        const out = await this.#send<{ Parts?: Array<{ LastModified?: Date }>; IsTruncated?: boolean; NextPartNumberMarker?: string }>('ListParts', key, new ListPartsCommand({
           Bucket: this.bucket, Key: key, UploadId: uploadId, ...(marker === undefined ? {} : { PartNumberMarker: marker }),
         }));
         for (const part of out.Parts ?? []) latest = Math.max(latest, part.LastModified?.getTime() ?? 0);
         marker = out.IsTruncated ? out.NextPartNumberMarker : undefined;
       } while (marker !== undefined);
     } catch (error) {
-      if (errorName(error) === 'NoSuchUpload') return 0;
-      throw failure('ListParts', this.bucket, key, error);
+      if (sdkName(error) === 'NoSuchUpload') return 0;
+      // Without ListParts an upload's age is its start's.
+      if (notImplemented(error)) {
+        this.#lacks('ListParts', 'an unfinished upload counts as idle from its start, not from its last part');
+        return 0;
+      }
+      throw error;
     }
     return latest;
   }
@@ -231,7 +293,7 @@ export class S3BlobStore implements BlobStore {
  * PutObject. While a part uploads the next one fills; a third waits (write() does not resolve).
  */
 class S3BlobWriter implements BlobWriter {
-  readonly #client: S3Client;
+  readonly #send: Send;
   readonly #bucket: string;
   readonly #key: string;
   readonly #blobId: string;
@@ -242,8 +304,8 @@ class S3BlobWriter implements BlobWriter {
   #uploadId: string | undefined;
   readonly #parts: CompletedPart[] = [];
 
-  constructor(client: S3Client, bucket: string, key: string, blobId: string, partBytes: number) {
-    this.#client = client;
+  constructor(send: Send, bucket: string, key: string, blobId: string, partBytes: number) {
+    this.#send = send;
     this.#bucket = bucket;
     this.#key = key;
     this.#blobId = blobId;
@@ -265,13 +327,13 @@ class S3BlobWriter implements BlobWriter {
       if (!this.#body.sent) {
         // Never more than one part: a single PutObject.
         const body = this.#body.takeUnsent();
-        await this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: this.#key, Body: body, ContentLength: body.byteLength }))
-          .catch((error: unknown) => { throw failure('PutObject', this.#bucket, this.#key, error); });
+        await this.#send('PutObject', this.#key, new PutObjectCommand({ Bucket: this.#bucket, Key: this.#key, Body: body, ContentLength: body.byteLength }), { body: true });
       } else {
         await this.#body.flush();
-        await this.#client.send(new CompleteMultipartUploadCommand({
+        // A completion of many parts may take the store a while, keeping its connection alive meanwhile: no overall deadline.
+        await this.#send('CompleteMultipartUpload', this.#key, new CompleteMultipartUploadCommand({
           Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, MultipartUpload: { Parts: this.#parts },
-        })).catch((error: unknown) => { throw failure('CompleteMultipartUpload', this.#bucket, this.#key, error); });
+        }), { body: true });
       }
     } catch (error) {
       await this.#abortUpload();
@@ -291,8 +353,7 @@ class S3BlobWriter implements BlobWriter {
 
   /** Before the first part: the body is larger than one part, so it becomes a multipart upload. */
   async #createUpload(): Promise<void> {
-    const out = await this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key }))
-      .catch((error: unknown) => { throw failure('CreateMultipartUpload', this.#bucket, this.#key, error); });
+    const out = await this.#send<{ UploadId?: string }>('CreateMultipartUpload', this.#key, new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key }));
     if (out.UploadId === undefined) throw failure('CreateMultipartUpload', this.#bucket, this.#key, new Error('No UploadId in the response.'));
     this.#uploadId = out.UploadId;
   }
@@ -301,9 +362,9 @@ class S3BlobWriter implements BlobWriter {
   async #sendPart(body: Buffer): Promise<void> {
     const part: CompletedPart = { PartNumber: this.#parts.length + 1 };
     this.#parts.push(part);
-    const out = await this.#client.send(new UploadPartCommand({
+    const out = await this.#send<{ ETag?: string }>('UploadPart', this.#key, new UploadPartCommand({
       Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, PartNumber: part.PartNumber, Body: body, ContentLength: body.byteLength,
-    })).catch((error: unknown) => { throw failure('UploadPart', this.#bucket, this.#key, error); });
+    }), { body: true });
     part.ETag = out.ETag;
   }
 
@@ -313,7 +374,7 @@ class S3BlobWriter implements BlobWriter {
     const uploadId = this.#uploadId;
     if (uploadId === undefined) return;
     this.#uploadId = undefined;
-    await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key, UploadId: uploadId })).catch(() => undefined);
+    await this.#send('AbortMultipartUpload', this.#key, new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key, UploadId: uploadId })).catch(() => undefined);
   }
 }
 
@@ -326,23 +387,58 @@ function cutoffOf(options: SweepOptions): number | undefined {
   return options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs;
 }
 
-function errorName(error: unknown): string | undefined {
-  return error instanceof Error ? error.name : undefined;
+/** The S3 error code the SDK named its exception after (NoSuchUpload, SlowDown, ...), through our wrapping. */
+function sdkName(error: unknown): string | undefined {
+  const wrapped = error instanceof StoreError || error instanceof Error && error.name === 'BackendFault';
+  const cause = wrapped ? (error as Error).cause : error;
+  return cause instanceof Error ? cause.name : undefined;
+}
+
+function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+}
+
+/** The store answered 501 or NotImplemented: it lacks the call (s3rver's ListMultipartUploads). */
+function notImplemented(error: unknown): boolean {
+  const details = (error as { details?: { status?: unknown } }).details;
+  return details?.status === 501 || statusOf(error) === 501 || sdkName(error) === 'NotImplemented';
 }
 
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  const status = statusOf(error);
   return status === undefined ? `${error.name}: ${error.message}` : `${error.name} (HTTP ${status}): ${error.message}`;
 }
 
+/** Node's codes of a connection that could not be made or was lost. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+/** S3 codes of a store that cannot serve now (whatever status they come with). */
+const BUSY_CODES = new Set(['SlowDown', 'ServiceUnavailable', 'InternalError', 'RequestTimeout', 'Throttling', 'ThrottlingException']);
+/** S3 codes of a store with no room: MinIO's (with 507), Ceph RGW's quota, others'. */
+const FULL_CODES = new Set(['XMinioStorageFull', 'InsufficientStorage', 'QuotaExceeded', 'InsufficientCapacity']);
+
 /**
- * A blob-store failure as the engine reports it: STORE_INTERNAL (clients see only "internal
- * error"), with the operation, the object and the S3 error kept for the logs.
+ * A blob-store failure as the engine reports it. A store that is down, silent, overloaded or full
+ * is a BackendFault (clients get a retryable 503); anything else (a missing object, refused
+ * credentials, a call it lacks) is STORE_INTERNAL. Both keep the call, the object, the HTTP status
+ * and the S3 error in `details`, for the logs and for start-up messages (startFailure).
  */
-function failure(operation: string, bucket: string, key: string, cause: unknown, message?: string): StoreError {
-  if (cause instanceof StoreError) return cause;
-  return new StoreError('STORE_INTERNAL', {
-    cause, details: { blobStore: 's3', operation, bucket, key, error: describe(cause) }, ...(message === undefined ? {} : { message }),
-  });
+function failure(operation: string, bucket: string, key: string, cause: unknown, options: { timeoutMs?: number; timedOut?: boolean } = {}): StoreError | BackendFault {
+  if (cause instanceof StoreError || cause instanceof Error && cause.name === 'BackendFault') return cause as StoreError | BackendFault;
+  const status = statusOf(cause);
+  const name = cause instanceof Error ? cause.name : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  const details = { blobStore: 's3', operation, bucket, key, ...(status === undefined ? {} : { status }), error: describe(cause) };
+  const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (status === undefined && (options.timedOut || name === 'TimeoutError' || name === 'AbortError' || code === 'ETIMEDOUT')) {
+    return backendUnavailable('blob store', `did not answer ${operation} within ${ms} ms`, cause, details);
+  }
+  if (status === undefined && typeof code === 'string' && NETWORK_CODES.has(code)) {
+    return backendUnavailable('blob store', code === 'ECONNREFUSED' ? `refused the connection (${operation})` : `could not be reached (${operation}: ${code})`, cause, details);
+  }
+  if (status === 507 || name !== undefined && FULL_CODES.has(name)) return backendFull('blob store', cause, details);
+  if (status !== undefined && (status >= 500 && status !== 501 || status === 429) || name !== undefined && BUSY_CODES.has(name)) {
+    return backendUnavailable('blob store', `answered ${operation} with HTTP ${status ?? '?'} ${name ?? ''}`.trimEnd(), cause, details);
+  }
+  return new StoreError('STORE_INTERNAL', { cause, details });
 }

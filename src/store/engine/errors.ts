@@ -3,10 +3,13 @@
  * status and message (docs/errors.md lists them). The binding formats them as
  * `<action>: <message> (<v4>)`; the S3 API as XML with `s3Code`.
  */
+import { backendFaultOf } from '../../core/errors/backend-fault.ts';
 import { EdgeportError } from '../../core/errors/edgeport-error.ts';
 
 export type StoreErrorCode =
   | 'STORE_INTERNAL'
+  | 'STORE_UNAVAILABLE'
+  | 'STORE_STORAGE_FULL'
   | 'STORE_NO_SUCH_KEY'
   | 'STORE_NO_SUCH_BUCKET'
   | 'STORE_BUCKET_ALREADY_EXISTS'
@@ -47,6 +50,9 @@ export interface StoreErrorEntry {
 
 export const STORE_ERRORS: Record<StoreErrorCode, StoreErrorEntry> = {
   STORE_INTERNAL: { kind: 'system', v4: 10001, status: 500, s3Code: 'InternalError', message: 'We encountered an internal error. Please try again.' },
+  // Backend faults (core/errors/backend-fault.ts): 503, which AWS SDKs and botocore retry (they do not retry a 507).
+  STORE_UNAVAILABLE: { kind: 'system', v4: 10043, status: 503, s3Code: 'ServiceUnavailable', message: 'The object store is temporarily unavailable: <the database | blob store | disk ...>. Please try again.' },
+  STORE_STORAGE_FULL: { kind: 'system', v4: 10043, status: 503, s3Code: 'InsufficientStorage', message: 'The object store is out of space: <the disk | blob store> is full. Writes are refused until space is freed; deletes still work.' },
   STORE_NO_SUCH_KEY: { kind: 'user', v4: 10007, status: 404, s3Code: 'NoSuchKey', message: 'The specified key does not exist.' },
   STORE_NO_SUCH_BUCKET: { kind: 'user', v4: 10006, status: 404, s3Code: 'NoSuchBucket', message: 'The specified bucket does not exist.' },
   STORE_BUCKET_ALREADY_EXISTS: { kind: 'user', v4: 10004, status: 409, s3Code: 'BucketAlreadyOwnedByYou', message: 'The bucket you tried to create already exists, and you own it.' },
@@ -102,6 +108,25 @@ export class StoreError extends EdgeportError<StoreErrorCode> {
     this.v4 = entry.v4;
     this.status = entry.status;
   }
+}
+
+/**
+ * A backend fault (core/errors/backend-fault.ts), or an error that is one, as the store reports it:
+ * STORE_UNAVAILABLE or STORE_STORAGE_FULL naming the backend, with the seconds to wait in
+ * `details.retryAfterS`; undefined for anything else.
+ */
+export function storeFaultOf(error: unknown): StoreError | undefined {
+  if (error instanceof StoreError && (error.code === 'STORE_UNAVAILABLE' || error.code === 'STORE_STORAGE_FULL')) return error;
+  const fault = backendFaultOf(error);
+  if (fault === undefined) return undefined;
+  const details = { backend: fault.backend, retryAfterS: fault.retryAfterS };
+  return fault.code === 'BACKEND_FULL'
+    ? new StoreError('STORE_STORAGE_FULL', { message: `The object store is out of space: ${lowerFirst(fault.message)}. Writes are refused until space is freed; deletes still work.`, cause: fault, details })
+    : new StoreError('STORE_UNAVAILABLE', { message: `The object store is temporarily unavailable: ${lowerFirst(fault.message)}. Please try again.`, cause: fault, details });
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 /** Limits of the real store (docs/object-store.md). */

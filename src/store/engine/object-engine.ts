@@ -9,6 +9,7 @@ import { randomBase64UrlId, randomHexId } from '../../core/ids.ts';
 import type { Logger } from '../../core/log.ts';
 import { accountOfBucket, type AccountUsage } from '../../db/account-usage.ts';
 import type { MetadataStore, PartRow, PutOutcome, StoredData } from '../../db/metadata-store.ts';
+import { probeBlobStore } from '../blobs/blob-probe.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { ownBucketName } from './account-store.ts';
 import { evaluateConditional } from './conditions.ts';
@@ -113,9 +114,9 @@ export class ObjectEngine implements StoreEngine {
     return this.#meta;
   }
 
-  /** Resolves when the blob store can be reached, else throws saying why (the API's /readyz). */
+  /** Resolves when the blob store takes a small write and its delete, else throws saying why (the API's /readyz). */
   async checkBlobStore(): Promise<void> {
-    await this.#blobs.checkReachable();
+    await probeBlobStore(this.#blobs);
   }
 
   get blobDir(): string | undefined {

@@ -16,6 +16,7 @@ import { PgMetadataStore } from '../../db/postgres/pg-metadata-store.ts';
 import { SqliteMetadataStore } from '../../db/sqlite/sqlite-metadata-store.ts';
 import { startWalCheckpointer } from '../../db/sqlite/wal-checkpointer.ts';
 import { openBlobStore } from '../blobs/open-blob-store.ts';
+import { startFailure } from '../blobs/start-failure.ts';
 import { ObjectEngine } from './object-engine.ts';
 import { recoverLeftovers } from './recovery.ts';
 
@@ -26,6 +27,8 @@ export interface OpenStoreEngineOptions {
    * blob files in `dataDir`. With a URL the blob store counts as shared by several instances.
    */
   blobsUrl?: string | undefined;
+  /** Each call's deadline on an `s3://` blob store (`[blobs] timeout_ms`; default 10 s). */
+  blobsTimeoutMs?: number;
   /** On a shared blob store, recovery sweeps only leftovers idle this long (default 1 hour). */
   sharedSweepAgeMs?: number;
   clock?: Clock;
@@ -58,7 +61,7 @@ export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   mkdirSync(options.dataDir, { recursive: true });
-  const { store: blobs, shared: sharedBlobs } = await openBlobStore({ url: options.blobsUrl, dataDir: options.dataDir });
+  const { store: blobs, shared: sharedBlobs } = await openBlobStore({ url: options.blobsUrl, dataDir: options.dataDir, timeoutMs: options.blobsTimeoutMs, logger });
   const file = join(options.dataDir, 'metadata.sqlite');
   const reclaimGraceMs = options.reclaimGraceMs ?? 60_000;
   const quotas = options.quotas === undefined ? {} : { quotas: options.quotas };
@@ -66,9 +69,17 @@ export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<
     ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) })
     : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) });
   if (options.recover) {
-    await recoverLeftovers({
-      meta, blobs, shared: sharedBlobs, sharedMetadata: options.database !== undefined, logger, ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),
-    });
+    try {
+      await recoverLeftovers({
+        meta, blobs, shared: sharedBlobs, sharedMetadata: options.database !== undefined, logger, ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),
+      });
+    } catch (error) {
+      await blobs.close().catch(() => undefined);
+      // A remote store's failure names the store, the call and its answer, for the operator.
+      const where = (blobs as { where?: unknown }).where;
+      throw typeof where === 'string' && (error as { details?: { blobStore?: unknown } }).details?.blobStore === 's3'
+        ? startFailure(where, error, 'swept of what a crash left at start') : error;
+    }
   }
   const engine = new ObjectEngine({ meta, blobs, clock, logger, ...(options.inlineMaxBytes !== undefined ? { inlineMaxBytes: options.inlineMaxBytes } : {}) });
   if (!options.maintenance) return engine;

@@ -2,7 +2,7 @@
  * Errors of the S3 API: S3's code, HTTP status and message. Store engine errors map through the
  * store catalog's `s3Code`/`status`; the rest are the API's own (authentication, request shape).
  */
-import { STORE_ERRORS, StoreError } from '../engine/errors.ts';
+import { STORE_ERRORS, StoreError, storeFaultOf } from '../engine/errors.ts';
 
 export class S3Error extends Error {
   readonly s3Code: string;
@@ -63,9 +63,17 @@ export const S3_ERRORS = {
   },
 } as const;
 
-/** Any error -> the S3 error to send; unknown errors become InternalError. */
-export function toS3Error(error: unknown): { error: S3Error; internal: boolean } {
+/**
+ * Any error -> the S3 error to send; unknown errors become InternalError. A backend fault (the
+ * database, the blob store or the disk down, slow or full) is `fault`: 503 with Retry-After.
+ */
+export function toS3Error(error: unknown): { error: S3Error; internal: boolean; fault?: StoreError } {
   if (error instanceof S3Error) return { error, internal: false };
+  const fault = storeFaultOf(error);
+  if (fault) {
+    const entry = STORE_ERRORS[fault.code];
+    return { error: new S3Error(entry.s3Code, entry.status, fault.message, { 'retry-after': String(fault.details?.retryAfterS ?? 1) }), internal: false, fault };
+  }
   if (error instanceof StoreError) {
     const entry = STORE_ERRORS[error.code];
     return { error: new S3Error(entry.s3Code, entry.status, error.message), internal: entry.kind === 'system' };

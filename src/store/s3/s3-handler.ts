@@ -19,6 +19,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailureLimits } from '../../core/auth/credential-guard.ts';
 import type { Clock } from '../../core/clock.ts';
+import { backendFaultOf } from '../../core/errors/backend-fault.ts';
+import { noteFault } from '../../core/errors/fault-log.ts';
 import { guardedListener } from '../../core/http/guarded-listener.ts';
 import { listenerOrigin } from '../../core/http/wrong-port.ts';
 import { lingerOnClose } from '../../core/http/lingering-close.ts';
@@ -202,8 +204,10 @@ export function createS3Handler(options: S3HandlerOptions) {
         res.destroy();
         return;
       }
-      const { error, internal } = toS3Error(thrown);
+      const { error, internal, fault } = toS3Error(thrown);
       if (internal) options.logger.error({ err: thrown, requestId }, 'S3 request failed unexpectedly.');
+      const backendFault = fault && backendFaultOf(fault);
+      if (backendFault) noteFault(options.logger, 's3', backendFault);
       if (res.headersSent) {
         res.destroy();
         return;

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
-import { engineBlobs, writeSegments } from '../../segment-writer.ts';
+import { engineBlobs, writeSegments, primeFirstBlob } from '../../segment-writer.ts';
 import type { BodyInput, Checksums, Conditional, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { deleteCondition, namesObject, parseRange, preconditionStatus, rangeApplies, readPreconditions, writeCondition } from '../http-conditions.ts';
@@ -247,14 +247,18 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
     return;
   }
   headers['content-length'] = served.length;
-  ctx.res.writeHead(partial ? 206 : 200, headers);
   const segments = result.body.segments;
   // A small body in the row goes out with the headers in one write.
   if (segments.length === 1 && segments[0]!.kind === 'inline') {
+    ctx.res.writeHead(partial ? 206 : 200, headers);
     ctx.res.end(segments[0]!.bytes);
     return;
   }
-  await writeSegments(ctx.res, segments, engineBlobs(ctx.engine));
+  // A remote blob store that is down fails the read here, while an error can still be answered.
+  const blobs = engineBlobs(ctx.engine);
+  const primed = await primeFirstBlob(segments, blobs);
+  ctx.res.writeHead(partial ? 206 : 200, headers);
+  await writeSegments(ctx.res, segments, blobs, primed);
   ctx.res.end();
 }
 
