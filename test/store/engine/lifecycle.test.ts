@@ -20,7 +20,7 @@ import { tempDir } from '../../helpers/temp-dir.ts';
 const DAY = 86_400_000;
 const rule = (over: Partial<LifecycleRule>): LifecycleRule => ({ id: 'r', enabled: true, prefix: '', ...over });
 
-test('rules are validated: ids unique and bounded, an action each, ages whole and positive, a transition before its expiration', () => {
+test('rules are validated: ids unique and bounded, an action each, ages whole and positive, a transition before its expiration', { timeout: 10_000 }, () => {
   const refused = (rules: LifecycleRule[], message: RegExp) => assert.throws(() => assertLifecycleRules(rules),
     (error: unknown) => error instanceof StoreError && error.code === 'STORE_INVALID_LIFECYCLE' && message.test(error.message));
   refused([rule({})], /has no action/);
@@ -34,7 +34,7 @@ test('rules are validated: ids unique and bounded, an action each, ages whole an
   assertLifecycleRules([rule({ expiration: { date: Date.UTC(2030, 0, 1) }, transition: { afterSeconds: 60 }, abortUploadsAfterSeconds: 86_400 })]);
 });
 
-test('what is due: expiration before transition, by age or date; disabled rules and other prefixes never; scan prefixes are the fewest that cover', () => {
+test('what is due: expiration before transition, by age or date; disabled rules and other prefixes never; scan prefixes are the fewest that cover', { timeout: 10_000 }, () => {
   const now = Date.UTC(2026, 0, 10);
   const rules = [
     rule({ id: 'logs', prefix: 'logs/', expiration: { afterSeconds: 86_400 } }),
