@@ -43,6 +43,7 @@ import { readJsonBody } from './request-body.ts';
 import type { ApiDeps, ApiRoute } from './route.ts';
 import { R2_BUCKET_ROUTES } from './r2/r2-bucket-routes.ts';
 import { R2_CORS_ROUTES } from './r2/r2-cors-routes.ts';
+import { R2_LIFECYCLE_ROUTES } from './r2/r2-lifecycle-routes.ts';
 import { R2_OBJECT_ROUTES } from './r2/r2-object-routes.ts';
 import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
 import { authenticateRequest, type Authenticated } from './sessions/request-auth.ts';
@@ -64,7 +65,7 @@ export const API_PREFIX = '/client/v4';
 export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
+  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_LIFECYCLE_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
   ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES,
 ];
 

@@ -16,6 +16,7 @@ import { apiTokens } from './0014-api-tokens.ts';
 import { scriptRegistry } from './0015-script-registry.ts';
 import { accountQuotas } from './0016-account-quotas.ts';
 import { sealedSecrets } from './0017-sealed-secrets.ts';
+import { lifecycleAndSseC } from './0018-lifecycle-and-sse-c.ts';
 
 export interface Migration {
   version: number;
@@ -27,5 +28,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets,
+  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets, lifecycleAndSseC,
 ];
