@@ -77,7 +77,7 @@ test('what the store cannot do is refused, naming it, and the rules in place sta
   assert.deepEqual((await client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules?.map((rule) => rule.ID), ['kept']);
 });
 
-test('property: any rules the S3 face can express read back as written', () => {
+test('property: any rules the S3 face can express read back as written', { timeout: 30_000 }, () => {
   const condition = fc.oneof(
     fc.integer({ min: 1, max: 100_000 }).map((days) => ({ afterSeconds: days * 86_400 })),
     fc.integer({ min: 0, max: 100_000 }).map((days) => ({ date: days * DAY })),
