@@ -49,6 +49,7 @@ import { R2_ABSENT_FEATURE_ROUTES } from './r2/r2-absent-features-routes.ts';
 import { R2_BUCKET_ROUTES } from './r2/r2-bucket-routes.ts';
 import { R2_DOMAIN_ROUTES } from './r2/r2-domain-routes.ts';
 import { R2_CORS_ROUTES } from './r2/r2-cors-routes.ts';
+import { R2_LIFECYCLE_ROUTES } from './r2/r2-lifecycle-routes.ts';
 import { R2_OBJECT_ROUTES } from './r2/r2-object-routes.ts';
 import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
 import { RULESET_RULE_ROUTES } from './rulesets/ruleset-rule-routes.ts';
@@ -76,8 +77,9 @@ export const API_PREFIX = '/client/v4';
 export const API_ROUTES: readonly ApiRoute[] = [
   ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...MEMBER_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...RULESET_RULE_ROUTES, ...JOB_ROUTES, ...VALIDATE_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_OBJECT_ROUTES, ...R2_ABSENT_FEATURE_ROUTES, ...R2_DOMAIN_ROUTES, ...GRAPHQL_ROUTES,
-  ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_BETA_ROUTES, ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
+  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_LIFECYCLE_ROUTES, ...R2_OBJECT_ROUTES, ...R2_ABSENT_FEATURE_ROUTES, ...R2_DOMAIN_ROUTES,
+  ...GRAPHQL_ROUTES, ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_BETA_ROUTES,
+  ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */

@@ -44,7 +44,12 @@ const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
   STORE_INVALID_STORAGE_CLASS: 'API_STORE_INVALID',
   STORE_INCOMPLETE_BODY: 'API_STORE_INVALID',
   STORE_INVALID_CORS: 'API_STORE_INVALID',
+  STORE_INVALID_LIFECYCLE: 'API_STORE_INVALID',
   STORE_QUOTA_EXCEEDED: 'API_STORE_QUOTA_EXCEEDED',
+  // The management API's object routes take no SSE-C key: an encrypted object cannot be read there.
+  STORE_SSEC_KEY_REQUIRED: 'API_STORE_INVALID',
+  STORE_SSEC_KEY_MISMATCH: 'API_STORE_INVALID',
+  STORE_SSEC_NOT_ENCRYPTED: 'API_STORE_INVALID',
 };
 
 export function toErrorResponse(error: unknown, logger: Logger): Response {

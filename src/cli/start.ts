@@ -37,6 +37,8 @@ import { FileRoots, registerLogMetrics } from '../logs/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
 import { parseScriptConfig, loadScriptConfig, startScriptHost, type ScriptConfig } from '../runtime/index.ts';
 import { adoptUnowned } from '../store/engine/adopt-unowned.ts';
+import { registerLifecycleMetrics } from '../store/engine/lifecycle-metrics.ts';
+import { LifecycleSweeper } from '../store/engine/lifecycle-sweeper.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
 import { publicBucketHosts } from '../store/public/public-bucket-hosts.ts';
@@ -169,6 +171,11 @@ export async function runStart(args: StartArgs): Promise<void> {
     const pool = new IsolatePool({ logger, limits: poolLimits(config) });
     closers.push(() => pool.close());
     registerPoolMetrics(metrics, pool);
+    // Buckets' lifecycle rules: one instance of a deployment sweeps at a time (a lease in the metadata store).
+    const lifecycle = new LifecycleSweeper({ meta: engine.metadata, clock, logger });
+    lifecycle.start(config.store.lifecycleIntervalMs);
+    closers.push(() => lifecycle.stop());
+    registerLifecycleMetrics(metrics, lifecycle);
     const edgeScripts = await startScripts(scripts, await scriptAccounts(scripts, control, operator.id), config, engine, logger, closers, pool);
     // Scripts accounts deploy through the API: served once started, and reloaded when any instance changes them.
     const registry = openScriptRegistry({ dataDir: config.dataDir, clock, quotas: config.quotas, secrets, ...(database ? { database } : {}) });

@@ -20,6 +20,11 @@ export const DEFAULTS = {
    */
   edge: { allowPrivateOrigins: false },
   /**
+   * Buckets' lifecycle rules are applied every minute: an object is deleted (or moved, or an upload
+   * aborted) within about a minute of becoming due, plus the time a sweep takes to reach it.
+   */
+  store: { lifecycleIntervalMs: 60_000 },
+  /**
    * Scripts accounts deploy through the API: at most 100 per account and 1,000 routes per zone, as
    * the platform's defaults; `<script>.<account subdomain>.workers.localhost` serves each one whose
    * workers.dev-style subdomain is on (`localhost` names resolve to this machine). Each instance

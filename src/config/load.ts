@@ -32,6 +32,7 @@ const ENV_KEYS: Record<string, (value: string) => ConfigOverrides> = {
   EDGEPORT_SECRETS_KEY: (v) => ({ secrets: { key: v } }),
   EDGEPORT_SECRETS_KEY_FILE: (v) => ({ secrets: { key_file: v } }),
   EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: (v) => ({ logs: { max_batch_interval_ms: Number(v) } }),
+  EDGEPORT_STORE_LIFECYCLE_INTERVAL_MS: (v) => ({ store: { lifecycle_interval_ms: Number(v) } }),
   // Anything but true/false stays a string, which the schema then refuses by name.
   EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: (v) => ({ edge: { allow_private_origins: v === 'true' ? true : v === 'false' ? false : v } }),
   /** Directories separated by `:` (like PATH). */

@@ -31,6 +31,11 @@ export const configFileSchema = z.strictObject({
     allow_private_origins: z.boolean().optional(),
   }).optional(),
   limits: limitsSectionSchema.optional(),
+  /** The object store's background work. */
+  store: z.strictObject({
+    /** How often buckets' lifecycle rules are applied (a sweep cut into passes runs on until done, then waits this long). */
+    lifecycle_interval_ms: z.number().int().min(100).max(86_400_000).optional(),
+  }).optional(),
   /** What each account may store, and the versions kept per script. */
   quotas: quotasSectionSchema.optional(),
   /** Scripts accounts deploy through the API (`/accounts/<id>/workers/...`). */
@@ -133,6 +138,8 @@ export interface Config {
   };
   /** What every listener allows a client (`[limits]`, src/config/limits.ts). */
   limits: ListenerLimits;
+  /** `[store]`: how often lifecycle rules are applied. */
+  store: { lifecycleIntervalMs: number };
   /** What each account may store (`[quotas]`, src/config/quotas.ts). */
   quotas: AccountQuotas;
   /** Deadlines of the database and the blob store, and the data dir's free-space floor (`[db]`, `[blobs]`, `[disk]`, src/config/backends.ts). */
@@ -182,6 +189,7 @@ export function toConfig(file: ConfigFile): Config {
     gateway: toGatewayConfig(file.gateway),
     edge: { allowPrivateOrigins: file.edge?.allow_private_origins ?? DEFAULTS.edge.allowPrivateOrigins },
     limits: toListenerLimits(file.limits),
+    store: { lifecycleIntervalMs: file.store?.lifecycle_interval_ms ?? DEFAULTS.store.lifecycleIntervalMs },
     quotas: toAccountQuotas(file.quotas),
     backends: toBackendsConfig(file.db, file.blobs, file.disk),
     workers: {

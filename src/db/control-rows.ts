@@ -10,7 +10,7 @@ export interface AccountRow { id: string; email: string; name: string; key_hash:
 export interface ZoneRow { id: string; account_id: string; name: string; origin: string | null; paused: number; created: number; modified: number }
 export interface RulesetRow {
   id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
-  /** JSON: the earlier versions (migration 18). */
+  /** JSON: the earlier versions (migration 19). */
   history: string;
 }
 /** A `log_jobs` row: `job` is the record without its id, the destination sealed (secrets/sealed-rows.ts). */

@@ -3,7 +3,7 @@
  * PostgreSQL; only the key's type differs: TEXT there, BYTEA here), and their mapping to the
  * records of metadata-store.ts. Callers pass the key already decoded.
  */
-import type { BucketInfo, ObjectMeta } from '../store/engine/types.ts';
+import type { BucketInfo, ObjectMeta, SseCInfo } from '../store/engine/types.ts';
 import type { SecretBox } from '../core/crypto/secret-box.ts';
 import type { AccessKeyPermission, AccessKeyRow, ListedAccessKeyRow, PartRow, StoredPart, UploadRow } from './metadata-store.ts';
 import { accessKeyBinding } from './secrets/sealed-rows.ts';
@@ -23,6 +23,8 @@ export interface ObjectRecord<Key = string> {
   has_inline: number;
   blob_id: string | null;
   part_count: number;
+  /** JSON SseCInfo of an SSE-C object; NULL (or absent in list rows) otherwise. */
+  ssec?: string | null;
 }
 
 export interface UploadRecord<Key = string> {
@@ -35,9 +37,11 @@ export interface UploadRecord<Key = string> {
   storage_class: string;
   state: string;
   checksum_algorithm: string | null;
+  checksum_type?: string | null;
   finished?: number | string | null;
   completed_version?: string | null;
   completed_parts?: string | null;
+  ssec?: string | null;
 }
 
 export interface PartRecord {
@@ -68,6 +72,7 @@ export function toMeta(row: ObjectRecord<unknown>, key: string): ObjectMeta {
     customMetadata: parseJson(row.custom_metadata),
     checksums: parseJson(row.checksums),
     storageClass: row.storage_class as ObjectMeta['storageClass'],
+    ...(row.ssec ? { ssec: parseJson<SseCInfo>(row.ssec) } : {}),
   };
 }
 
@@ -82,6 +87,8 @@ export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
     storageClass: row.storage_class as UploadRow['storageClass'],
     state: row.state as UploadRow['state'],
     checksumAlgorithm: (row.checksum_algorithm ?? null) as UploadRow['checksumAlgorithm'],
+    ...(row.checksum_type === 'FULL_OBJECT' ? { checksumType: 'FULL_OBJECT' as const } : {}),
+    ...(row.ssec ? { ssec: parseJson<SseCInfo>(row.ssec) } : {}),
     ...(row.completed_version
       ? { completion: { version: row.completed_version, parts: parseJson<Array<[number, string]>>(row.completed_parts ?? '[]'), at: Number(row.finished ?? 0) } }
       : {}),

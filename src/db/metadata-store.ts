@@ -5,9 +5,10 @@
  */
 import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
+import type { LifecycleRule } from '../store/engine/lifecycle.ts';
 import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
-import type { BucketUsage,
-  BucketInfo, Checksums, CompositeChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
+import type { BucketUsage, DeleteOutcome,
+  BucketInfo, Checksums, ChecksumType, SseCInfo, UploadChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
 } from '../store/engine/types.ts';
 
 /** Where the bytes of a stored object live. */
@@ -37,10 +38,14 @@ export interface UploadRow {
   customMetadata: Record<string, string>;
   storageClass: StorageClass;
   state: 'active' | 'completed' | 'aborted';
-  /** The checksum algorithm every part is kept with (S3's COMPOSITE checksums), or null. */
-  checksumAlgorithm: CompositeChecksumAlgorithm | null;
+  /** The checksum algorithm every part is kept with, or null. */
+  checksumAlgorithm: UploadChecksumAlgorithm | null;
+  /** How the object's checksum is made of the parts' (absent: COMPOSITE). */
+  checksumType?: ChecksumType;
   /** What the completion made, on a completed upload (until finished uploads are forgotten). */
   completion?: UploadCompletion;
+  /** Present when the upload (its parts, then its object) is encrypted with a customer's key (SSE-C). */
+  ssec?: SseCInfo;
 }
 
 /** A completed upload's record, so the same completion sent again can be answered the same. */
@@ -152,6 +157,23 @@ export interface MetadataStore {
   /** The CORS rules of every bucket called `name` in any account (stored names `<account>/<name>`, or the bare name), by stored name. */
   corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>>;
 
+  /** The bucket's lifecycle rules, or null when it has none (or does not exist). */
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
+  /** Sets (or, with null, removes) the bucket's lifecycle rules; false (nothing written) when the bucket does not exist. */
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<boolean>;
+  /** Up to `limit` buckets that have lifecycle rules, in name order after `after`, with their rules. */
+  lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>>;
+  /** Sets the storage class of the key's object while it is still `version` (a lifecycle transition); false when it is not. */
+  setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean>;
+  /**
+   * Takes (or keeps) the lease on a background job shared by every instance, until `until` (epoch
+   * ms): granted when nobody holds it, its holder's lease ran out by `now`, or `holder` holds it.
+   * Answers the job's saved progress, or null when another instance holds it.
+   */
+  takeLease(name: string, holder: string, now: number, until: number): Promise<string | null>;
+  /** Saves the job's progress and extends the lease, if `holder` still holds it; false when it was lost. */
+  keepLease(name: string, holder: string, until: number, state: string): Promise<boolean>;
+
   headObject(bucket: string, key: string): Promise<ObjectMeta | null>;
   getObject(bucket: string, key: string): Promise<StoredObject | null>;
   /**
@@ -162,6 +184,13 @@ export interface MetadataStore {
    */
   putObject(bucket: string, meta: ObjectMeta, data: StoredData, options?: PutObjectOptions): Promise<PutOutcome>;
   deleteObjects(bucket: string, keys: readonly string[]): Promise<void>;
+  /**
+   * Deletes one key if `precondition` accepts its current object, checked inside the deletion's
+   * transaction (so a write racing it either comes first and is judged, or comes after). The
+   * object's space is given back to its account in the same transaction. 'missing': the key has
+   * no object (the precondition is not asked).
+   */
+  deleteObject(bucket: string, key: string, precondition: (current: ObjectMeta) => boolean): Promise<DeleteOutcome>;
   listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]>;
 
   /** Records a new upload; false (nothing written) when its bucket no longer exists, as for putObject. */

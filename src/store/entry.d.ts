@@ -35,9 +35,14 @@ export interface StoreConditional {
   secondsGranularity?: boolean;
 }
 
+/** A customer's key for SSE-C: 64 lowercase hex characters, or 32 bytes. */
+export type StoreSsecKey = ArrayBuffer | ArrayBufferView | string;
+
 export interface StoreGetOptions {
   onlyIf?: StoreConditional | Headers;
   range?: StoreRange | Headers;
+  /** The key an SSE-C object was stored with. */
+  ssecKey?: StoreSsecKey;
 }
 
 export interface StorePutOptions {
@@ -50,12 +55,21 @@ export interface StorePutOptions {
   sha384?: ArrayBuffer | ArrayBufferView | string;
   sha512?: ArrayBuffer | ArrayBufferView | string;
   storageClass?: StorageClass;
+  /** Store the object encrypted with this customer's key (SSE-C). */
+  ssecKey?: StoreSsecKey;
 }
 
 export interface StoreMultipartOptions {
   httpMetadata?: StoreHTTPMetadata | Headers;
   customMetadata?: Record<string, string>;
   storageClass?: StorageClass;
+  /** Encrypt the parts and the object with this customer's key (SSE-C). */
+  ssecKey?: StoreSsecKey;
+}
+
+export interface StoreUploadPartOptions {
+  /** The upload's SSE-C key, when it was created with one. */
+  ssecKey?: StoreSsecKey;
 }
 
 export interface StoreListOptions {
@@ -85,6 +99,8 @@ export interface StoreObject {
   readonly range?: { offset: number; length: number } | undefined;
   readonly checksums: StoreChecksums;
   readonly storageClass: StorageClass;
+  /** The MD5 (base64) of the SSE-C key the object is stored with; undefined without one. */
+  readonly ssecKeyMd5?: string | undefined;
   writeHttpMetadata(headers: Headers): void;
 }
 
@@ -108,7 +124,7 @@ export interface StoreObjects {
 export interface StoreMultipartUpload {
   readonly key: string;
   readonly uploadId: string;
-  uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob): Promise<StoreUploadedPart>;
+  uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob, options?: StoreUploadPartOptions): Promise<StoreUploadedPart>;
   abort(): Promise<void>;
   complete(uploadedParts: StoreUploadedPart[]): Promise<StoreObject>;
 }
@@ -134,6 +150,7 @@ export declare class HeadResult implements StoreObject {
   readonly range: { offset: number; length: number } | undefined;
   readonly checksums: StoreChecksums;
   readonly storageClass: StorageClass;
+  readonly ssecKeyMd5: string | undefined;
   writeHttpMetadata(headers: Headers): void;
 }
 

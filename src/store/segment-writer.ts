@@ -29,7 +29,7 @@ export interface PrimedRead {
 }
 
 /**
- * On a remote blob store: begins the first blob segment's read and waits for its first bytes, so
+ * On a remote blob store: begins the first blob (or stream) segment's read and waits for its first bytes, so
  * that a store that is down or silent fails the request before any header is sent (the client
  * gets its 503, not a cut connection). Undefined when there is nothing remote to read.
  */
@@ -38,7 +38,9 @@ export async function primeFirstBlob(segments: readonly BodySegment[], blobs: Bl
   const index = segments.findIndex((segment) => segment.kind !== 'inline' && segment.length > 0);
   const segment = segments[index];
   if (segment === undefined || segment.kind === 'inline') return undefined;
-  const iterator = blobs.read(segment.blobId, segment.offset, segment.length)[Symbol.asyncIterator]();
+  // A stream segment (an SSE-C object's bytes, decrypted as read) reads the remote blob store too.
+  const source = segment.kind === 'stream' ? segment.read() : blobs.read(segment.blobId, segment.offset, segment.length);
+  const iterator = source[Symbol.asyncIterator]();
   return { index, iterator, first: await iterator.next() };
 }
 
@@ -55,6 +57,12 @@ export async function writeSegments(res: BodySink, segments: readonly BodySegmen
     }
     if (segment.kind === 'inline') {
       if (!res.write(segment.bytes)) await drained(res);
+    } else if (segment.kind === 'stream') {
+      // Made as it is read (an SSE-C object's bytes, decrypted): written as they come, paced by the client.
+      for await (const chunk of segment.read()) {
+        if (res.destroyed) throw new Error('The client closed the connection.');
+        if (!res.write(chunk)) await drained(res);
+      }
     } else if (segment.length === 0) {
       continue;
     } else if (dir !== undefined) {

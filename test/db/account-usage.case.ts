@@ -61,6 +61,24 @@ export function runAccountUsageSuite({ open, clock: makeClock }: AccountUsageSui
     assert.deepEqual(await usage(B), [7, 1], 'the other account is untouched');
   });
 
+  test('usage: a conditional delete gives the object\'s space back only when it deletes; its blobs are reclaimed', { timeout: 10_000 }, async (t) => {
+    const { store, usage, put, reclaimable } = await setup(t);
+    await put(`${A}/files`, 'k1', 10);
+    const blobbed = objectMeta('blobbed', { size: 30 });
+    await store.putObject(`${A}/files`, blobbed, { kind: 'blob', blobId: 'blob-1' });
+    assert.deepEqual(await usage(A), [40, 2]);
+    assert.equal(await store.deleteObject(`${A}/files`, 'k1', () => false), 'precondition-failed');
+    assert.equal(await store.deleteObject(`${A}/files`, 'missing', () => true), 'missing');
+    assert.deepEqual(await usage(A), [40, 2], 'nothing deleted, nothing freed');
+    let seen: string | undefined;
+    assert.equal(await store.deleteObject(`${A}/files`, 'blobbed', (current) => { seen = current.version; return true; }), 'deleted');
+    assert.equal(seen, blobbed.version, 'the precondition is shown the current object');
+    assert.deepEqual(await usage(A), [10, 1]);
+    assert.deepEqual(await reclaimable(), ['blob-1']);
+    assert.equal(await store.deleteObject(`${A}/files`, 'blobbed', () => true), 'missing', 'deleted once');
+    assert.deepEqual(await usage(A), [10, 1]);
+  });
+
   test('usage: parts count as they arrive; a completion makes them one object, freeing the unused and the replaced; aborts, expiry and bucket deletion free them', { timeout: 10_000 }, async (t) => {
     const { store, clock, usage, put } = await setup(t);
     const bucket = `${A}/files`;

@@ -48,8 +48,6 @@ const WITHIN_GROUPS: NotProvidedFeature[] = [
   { feature: 'R2 bucket locks', paths: [`${A}/r2/buckets/:bucket/lock`], instead: 'a bucket here has no lock rules (GET answers none)' },
   { feature: 'Sippy (incremental migration into R2)', paths: [`${A}/r2/buckets/:bucket/sippy`], instead: 'a bucket here never migrates from another (GET answers enabled: false)' },
   { feature: 'R2 metrics', paths: [`${A}/r2/metrics`], instead: 'POST /graphql answers r2StorageAdaptiveGroups' },
-  // Lifecycle rules through the R2 API are another change's; when their routes are served, those win.
-  { feature: 'object lifecycle rules through the R2 API', paths: [`${A}/r2/buckets/:bucket/lifecycle`] },
   { feature: 'R2 temporary access credentials', paths: [`${A}/r2/temp-access-credentials`], instead: 'make an S3 access key limited to buckets and to reading: POST /accounts/<id>/store/access-keys' },
   { feature: 'R2 event notifications', paths: [`${A}/event_notifications/**`], instead: 'edgeport has no Queues to notify (GET of a bucket\'s configuration answers none)' },
   { feature: 'Super Slurper (migrating buckets into R2)', paths: [`${A}/slurper/**`], instead: 'copy objects with any S3 client to the S3-compatible API' },

@@ -16,7 +16,8 @@ import { apiTokens } from './0014-api-tokens.ts';
 import { scriptRegistry } from './0015-script-registry.ts';
 import { accountQuotas } from './0016-account-quotas.ts';
 import { sealedSecrets } from './0017-sealed-secrets.ts';
-import { rulesetHistoryPublicBuckets } from './0018-ruleset-history-public-buckets.ts';
+import { lifecycleAndSseC } from './0018-lifecycle-and-sse-c.ts';
+import { rulesetHistoryPublicBuckets } from './0019-ruleset-history-public-buckets.ts';
 
 export interface Migration {
   version: number;
@@ -28,5 +29,6 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets, rulesetHistoryPublicBuckets,
+  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets, lifecycleAndSseC,
+  rulesetHistoryPublicBuckets,
 ];

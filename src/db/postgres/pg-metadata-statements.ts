@@ -26,7 +26,7 @@ export interface PgListPage {
 export type PgUploadRecord = UploadRecord<Buffer>;
 export type { PartRecord as PgPartRecord } from '../metadata-rows.ts';
 
-const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
+const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec';
 
 /** Listing: $2 the lower bound (inclusive or exclusive), $3 the exclusive upper one, $4 the limit. */
 const listPage = (lower: '>=' | '>', withMetadata: boolean) => `SELECT coalesce(json_agg(json_build_array(encode(key, 'hex'), version, size,
@@ -43,16 +43,17 @@ const reclaim = (source: string, after: string) => `INSERT INTO blob_reclaim (bl
   ON CONFLICT (blob_id) DO UPDATE SET after = EXCLUDED.after`;
 
 /**
- * Parameters of the object writes: $1 bucket, $2 key, $3..$13 the objects row, $14 inline bytes (or
- * NULL), $15/$16/$17 the part blob ids, sizes and checksums (empty unless multipart). The body and part rows are
- * written only when the object row was (`o` is empty after an insert that met a conflict).
+ * Parameters of the object writes: $1 bucket, $2 key, $3..$14 the objects row (ssec last), $15
+ * inline bytes (or NULL), $16/$17/$18 the part blob ids, sizes and checksums (empty unless
+ * multipart). The body and part rows are written only when the object row was (`o` is empty after
+ * an insert that met a conflict).
  */
-const OBJECT_VALUES = '$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13';
+const OBJECT_VALUES = '$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14';
 const OBJECT_DATA = `
-  body AS (INSERT INTO inline_bodies (version, bytes) SELECT version, $14::bytea FROM o WHERE $14::bytea IS NOT NULL),
+  body AS (INSERT INTO inline_bodies (version, bytes) SELECT version, $15::bytea FROM o WHERE $15::bytea IS NOT NULL),
   parts AS (INSERT INTO object_parts (version, idx, blob_id, size, checksum)
     SELECT o.version, p.ord - 1, p.blob_id, p.size, p.checksum FROM o,
-      unnest($15::text[], $16::bigint[], $17::text[]) WITH ORDINALITY AS p (blob_id, size, checksum, ord))
+      unnest($16::text[], $17::bigint[], $18::text[]) WITH ORDINALITY AS p (blob_id, size, checksum, ord))
   SELECT count(*)::int AS written FROM o`;
 
 export const PG_SQL = {
@@ -94,6 +95,21 @@ export const PG_SQL = {
   deleteBucketCors: 'DELETE FROM bucket_cors WHERE bucket = $1',
   moveBucketCors: 'UPDATE bucket_cors SET bucket = $1 WHERE bucket = $2',
   corsByName: 'SELECT bucket, rules FROM bucket_cors WHERE name = $1 ORDER BY bucket',
+  /** Lifecycle rules (migration 18): written under the bucket row's KEY SHARE lock, as CORS rules. */
+  getBucketLifecycle: 'SELECT rules FROM bucket_lifecycle WHERE bucket = $1',
+  putBucketLifecycle: `INSERT INTO bucket_lifecycle (bucket, rules) VALUES ($1, $2) ON CONFLICT (bucket) DO UPDATE SET rules = EXCLUDED.rules`,
+  deleteBucketLifecycle: 'DELETE FROM bucket_lifecycle WHERE bucket = $1',
+  moveBucketLifecycle: 'UPDATE bucket_lifecycle SET bucket = $1 WHERE bucket = $2',
+  lifecycleBuckets: 'SELECT bucket, rules FROM bucket_lifecycle WHERE bucket > $1 ORDER BY bucket LIMIT $2',
+  setObjectStorageClass: 'UPDATE objects SET storage_class = $4 WHERE bucket = $1 AND key = $2 AND version = $3 RETURNING 1 AS updated',
+  /**
+   * A lease on a background job shared by the instances: one statement takes it (a missing row is
+   * made), granted to its holder ($2) or, once it ran out ($4: now), to anyone; answers its state.
+   */
+  takeLease: `INSERT INTO maintenance_leases AS l (name, holder, until) VALUES ($1, $2, $3)
+    ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until WHERE l.holder = $2 OR l.until <= $4
+    RETURNING state`,
+  keepLease: 'UPDATE maintenance_leases SET until = $3, state = $4 WHERE name = $1 AND holder = $2 RETURNING 1 AS kept',
 
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
   /** The row, its inline body and its parts, from one snapshot. */
@@ -107,19 +123,19 @@ export const PG_SQL = {
   /** Writes a key that had no row; writes nothing (written = 0) if a concurrent write created it since. */
   insertObject: `WITH o AS (
       INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums,
-        storage_class, has_inline, blob_id, part_count) VALUES (${OBJECT_VALUES})
+        storage_class, has_inline, blob_id, part_count, ssec) VALUES (${OBJECT_VALUES})
       ON CONFLICT (bucket, key) DO NOTHING RETURNING version
     ),${OBJECT_DATA}`,
   /**
-   * Replaces the locked row: $18 is the old version, $19 its blob id (or NULL), $20 when its blobs
+   * Replaces the locked row: $19 is the old version, $20 its blob id (or NULL), $21 when its blobs
    * may be deleted. The old inline body and part rows go; its blobs are queued for reclamation.
    */
-  replaceObject: `WITH old_body AS (DELETE FROM inline_bodies WHERE version = $18::text),
-    old_parts AS (DELETE FROM object_parts WHERE version = $18::text RETURNING blob_id),
-    reclaimed AS (${reclaim('SELECT blob_id FROM old_parts UNION ALL SELECT $19::text WHERE $19::text IS NOT NULL', '$20')}),
+  replaceObject: `WITH old_body AS (DELETE FROM inline_bodies WHERE version = $19::text),
+    old_parts AS (DELETE FROM object_parts WHERE version = $19::text RETURNING blob_id),
+    reclaimed AS (${reclaim('SELECT blob_id FROM old_parts UNION ALL SELECT $20::text WHERE $20::text IS NOT NULL', '$21')}),
     o AS (
       UPDATE objects SET version = $3, size = $4, etag = $5, uploaded = $6, http_metadata = $7, custom_metadata = $8,
-        checksums = $9, storage_class = $10, has_inline = $11, blob_id = $12, part_count = $13
+        checksums = $9, storage_class = $10, has_inline = $11, blob_id = $12, part_count = $13, ssec = $14
       WHERE bucket = $1 AND key = $2 RETURNING version
     ),${OBJECT_DATA}`,
   /** $2: the keys (bytea[]); $3: when their blobs may be deleted; $4: the bucket's account, whose usage shrinks. */
@@ -137,8 +153,8 @@ export const PG_SQL = {
   listFromWithMetadata: listPage('>=', true),
   listAfterWithMetadata: listPage('>', true),
 
-  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  insertUpload: `INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm,
+    checksum_type, ssec) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
   getUpload: 'SELECT * FROM uploads WHERE upload_id = $1',
   /** Taken by every write to an upload or its parts: part writes, completion and abort are serialized per upload. */
   lockUpload: 'SELECT * FROM uploads WHERE upload_id = $1 FOR UPDATE',

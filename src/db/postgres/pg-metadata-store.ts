@@ -25,13 +25,14 @@
 import type { Clock } from '../../core/clock.ts';
 import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { accessKeyBinding } from '../secrets/sealed-rows.ts';
-import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
+import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
+import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 import { toAccountQuotas } from '../../config/quotas.ts';
@@ -127,6 +128,7 @@ export class PgMetadataStore implements MetadataStore {
         await this.#run(client, 'moveObjects', [target, name]);
         await this.#run(client, 'moveUploads', [target, name]);
         await this.#run(client, 'moveBucketCors', [target, name]);
+        await this.#run(client, 'moveBucketLifecycle', [target, name]);
         await this.#run(client, 'renameBucket', [target, name]);
         return true;
       });
@@ -147,6 +149,7 @@ export class PgMetadataStore implements MetadataStore {
         if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter(), accountOfBucket(name)]);
         if (ids.length > DROP_UPLOADS_BATCH) return 'more';
         await this.#run(client, 'deleteBucketCors', [name]);
+        await this.#run(client, 'deleteBucketLifecycle', [name]);
         await this.#run(client, 'deleteBucket', [name]);
         return 'deleted';
       });
@@ -172,6 +175,39 @@ export class PgMetadataStore implements MetadataStore {
   async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
     return (await this.#read<{ bucket: string; rules: string }>('corsByName', [name]))
       .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
+  }
+
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const [row] = await this.#read<{ rules: string }>('getBucketLifecycle', [bucket]);
+    return row ? parseJson<LifecycleRule[]>(row.rules) : null;
+  }
+
+  async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const [found] = await this.#run(client, 'shareBucket', [bucket]);
+      if (!found) return false;
+      if (rules === null) await this.#run(client, 'deleteBucketLifecycle', [bucket]);
+      else await this.#run(client, 'putBucketLifecycle', [bucket, JSON.stringify(rules)]);
+      return true;
+    });
+  }
+
+  async lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>> {
+    return (await this.#read<{ bucket: string; rules: string }>('lifecycleBuckets', [after, limit]))
+      .map((row) => ({ bucket: row.bucket, rules: parseJson<LifecycleRule[]>(row.rules) }));
+  }
+
+  async setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean> {
+    return (await this.#write('setObjectStorageClass', [bucket, utf8(key), version, storageClass])).length === 1;
+  }
+
+  async takeLease(name: string, holder: string, now: number, until: number): Promise<string | null> {
+    const [row] = await this.#write<{ state: string }>('takeLease', [name, holder, until, now]);
+    return row ? row.state : null;
+  }
+
+  async keepLease(name: string, holder: string, until: number, state: string): Promise<boolean> {
+    return (await this.#write('keepLease', [name, holder, until, state])).length === 1;
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectMeta | null> {
@@ -202,6 +238,17 @@ export class PgMetadataStore implements MetadataStore {
     await this.#write('deleteObjects', [bucket, keys.map(utf8), this.#reclaimAfter(), accountOfBucket(bucket)]);
   }
 
+  async deleteObject(bucket: string, key: string, precondition: (current: ObjectMeta) => boolean): Promise<DeleteOutcome> {
+    return this.#transaction(async (client): Promise<DeleteOutcome> => {
+      // The row is locked before it is judged: a write racing the deletion waits, or is waited for.
+      const [current] = await this.#run<PgObjectRecord>(client, 'lockObject', [bucket, utf8(key)]);
+      if (!current) return 'missing';
+      if (!precondition(toMeta(current))) return 'precondition-failed';
+      await this.#run(client, 'deleteObjects', [bucket, [utf8(key)], this.#reclaimAfter(), accountOfBucket(bucket)]);
+      return 'deleted';
+    });
+  }
+
   async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
     const prefix = utf8(query.prefix ?? '');
     const after = query.after === undefined ? null : utf8(query.after);
@@ -226,7 +273,8 @@ export class PgMetadataStore implements MetadataStore {
       const [found] = await this.#run(client, 'shareBucket', [upload.bucket]);
       if (!found) return false;
       await this.#run(client, 'insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm]);
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, upload.ssec ? JSON.stringify(upload.ssec) : null]);
       return true;
     });
   }
@@ -449,14 +497,14 @@ function utf8(text: string): Buffer {
   return Buffer.from(text, 'utf8');
 }
 
-/** $3..$17 of the object writes (see pg-metadata-statements.ts). */
+/** $3..$18 of the object writes (see pg-metadata-statements.ts). */
 function objectValues(meta: ObjectMeta, data: StoredData): unknown[] {
   const parts = data.kind === 'parts' ? data.parts : [];
   return [meta.version, meta.size, meta.etag, meta.uploaded,
     JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
     meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
     // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
-    data.kind === 'parts' ? Math.max(parts.length, 1) : 0,
+    data.kind === 'parts' ? Math.max(parts.length, 1) : 0, meta.ssec ? JSON.stringify(meta.ssec) : null,
     data.kind === 'inline' ? Buffer.from(data.bytes.buffer, data.bytes.byteOffset, data.bytes.byteLength) : null,
     parts.map((p) => p.blobId), parts.map((p) => p.size), parts.map((p) => p.checksum ?? null)];
 }

@@ -1,5 +1,5 @@
 /**
- * BucketDomains: where buckets are public (migration 18). A bucket's managed domain is
+ * BucketDomains: where buckets are public (migration 19). A bucket's managed domain is
  * `<public id>.<[r2] public_domain>` (the public id made once, 'pub-' and 32 hex digits, when it is
  * first turned on; turning it off keeps the id, so turning it on again gives the same address). A
  * custom domain is a host of one of the account's zones, served by one bucket only. Each names the

@@ -9,13 +9,14 @@ import { openSqliteConnection } from './open-sqlite.ts';
 import type { Clock } from '../../core/clock.ts';
 import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { accessKeyBinding } from '../secrets/sealed-rows.ts';
-import type { BucketInfo, BucketUsage, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
+import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
   AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
 } from '../metadata-store.ts';
 import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
+import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
   objectRecord, prepareStatements, type ListRecord, type ObjectRecord, type RawObjectRow, type Statements, type UploadRecord, type PartRecord,
@@ -151,6 +152,7 @@ export class SqliteMetadataStore implements MetadataStore {
         this.#sql.moveObjects.run(target, name);
         this.#sql.moveUploads.run(target, name);
         this.#sql.moveBucketCors.run(target, name);
+        this.#sql.moveBucketLifecycle.run(target, name);
         this.#sql.renameBucket.run(target, name);
         return true;
       });
@@ -178,6 +180,7 @@ export class SqliteMetadataStore implements MetadataStore {
         this.#free(accountOfBucket(name), partBytes, 0);
         if (ids.length > DROP_UPLOADS_BATCH) return 'more';
         this.#sql.deleteBucketCors.run(name);
+        this.#sql.deleteBucketLifecycle.run(name);
         this.#sql.deleteBucket.run(name);
         return 'deleted';
       });
@@ -202,6 +205,41 @@ export class SqliteMetadataStore implements MetadataStore {
   async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
     return (this.#sql.corsByName.all(name) as Array<{ bucket: string; rules: string }>)
       .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
+  }
+
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const rules = this.#sql.getBucketLifecycle.get(bucket) as string | undefined;
+    return rules === undefined ? null : parseJson<LifecycleRule[]>(rules);
+  }
+
+  async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (!this.#bucketExists(bucket)) return false;
+      if (rules === null) this.#sql.deleteBucketLifecycle.run(bucket);
+      else this.#sql.putBucketLifecycle.run(bucket, JSON.stringify(rules));
+      return true;
+    });
+  }
+
+  async lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>> {
+    return (this.#sql.lifecycleBuckets.all(after, limit) as Array<{ bucket: string; rules: string }>)
+      .map((row) => ({ bucket: row.bucket, rules: parseJson<LifecycleRule[]>(row.rules) }));
+  }
+
+  async setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.setObjectStorageClass.run(storageClass, bucket, key, version).changes === 1);
+  }
+
+  async takeLease(name: string, holder: string, now: number, until: number): Promise<string | null> {
+    return this.#writes.run(() => {
+      this.#sql.ensureLease.run(name);
+      if (this.#sql.takeLease.run(holder, until, name, holder, now).changes === 0) return null;
+      return this.#sql.leaseState.get(name) as string;
+    });
+  }
+
+  async keepLease(name: string, holder: string, until: number, state: string): Promise<boolean> {
+    return this.#writes.run(() => this.#sql.keepLease.run(until, state, name, holder).changes === 1);
   }
 
   /**
@@ -257,6 +295,18 @@ export class SqliteMetadataStore implements MetadataStore {
     });
   }
 
+  async deleteObject(bucket: string, key: string, precondition: (current: ObjectMeta) => boolean): Promise<DeleteOutcome> {
+    return this.#writes.run((): DeleteOutcome => {
+      const current = this.#currentRow(bucket, key);
+      if (!current) return 'missing';
+      if (!precondition(toMeta(current))) return 'precondition-failed';
+      this.#dropObjectData(current);
+      this.#sql.deleteObject.run(bucket, key);
+      this.#free(accountOfBucket(bucket), current.size, 1);
+      return 'deleted';
+    });
+  }
+
   async listObjects(bucket: string, query: ListQuery): Promise<ListedRow[]> {
     const prefix = query.prefix ?? '';
     // Compared as UTF-8 bytes, the list order (JS `>=` compares UTF-16 units, which disagree past U+FFFF).
@@ -279,7 +329,8 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.#writes.run(() => {
       if (!this.#bucketExists(upload.bucket)) return false;
       this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm);
+        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, upload.ssec ? JSON.stringify(upload.ssec) : null);
       return true;
     });
   }
@@ -471,7 +522,7 @@ export class SqliteMetadataStore implements MetadataStore {
       JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
       meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
       // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
-      data.kind === 'parts' ? Math.max(partCount, 1) : 0);
+      data.kind === 'parts' ? Math.max(partCount, 1) : 0, meta.ssec ? JSON.stringify(meta.ssec) : null);
     if (data.kind === 'inline') this.#sql.insertInlineBody.run(meta.version, data.bytes);
     if (data.kind === 'parts') {
       data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size, part.checksum ?? null));

@@ -13,18 +13,18 @@ export interface ObjectRecord extends SharedObjectRecord {
  */
 export type RawObjectRow = [key: string, version: string, size: number, etag: string, uploaded: number, httpMetadata: string,
   customMetadata: string, checksums: string, storageClass: string, hasInline: number, blobId: string | null, partCount: number,
-  inlineData?: Uint8Array | null];
+  ssec: string | null, inlineData?: Uint8Array | null];
 
 export function objectRecord(row: RawObjectRow): ObjectRecord {
   return {
     key: row[0], version: row[1], size: row[2], etag: row[3], uploaded: row[4], http_metadata: row[5], custom_metadata: row[6],
-    checksums: row[7], storage_class: row[8], has_inline: row[9], blob_id: row[10], part_count: row[11], inline_data: row[12],
+    checksums: row[7], storage_class: row[8], has_inline: row[9], blob_id: row[10], part_count: row[11], ssec: row[12], inline_data: row[13],
   };
 }
 
 export type { PartRecord, UploadRecord } from '../metadata-rows.ts';
 
-const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count';
+const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec';
 
 /** Column order of a raw list row; http_metadata and custom_metadata follow when requested. */
 const LIST_COLUMNS = 'key, version, size, etag, uploaded, checksums, storage_class';
@@ -59,6 +59,17 @@ export function prepareStatements(db: Database) {
     deleteBucketCors: s('DELETE FROM bucket_cors WHERE bucket = ?'),
     moveBucketCors: s('UPDATE bucket_cors SET bucket = ? WHERE bucket = ?'),
     corsByName: s('SELECT bucket, rules FROM bucket_cors WHERE name = ? ORDER BY bucket'),
+    getBucketLifecycle: s('SELECT rules FROM bucket_lifecycle WHERE bucket = ?').pluck(),
+    putBucketLifecycle: s('INSERT OR REPLACE INTO bucket_lifecycle (bucket, rules) VALUES (?, ?)'),
+    deleteBucketLifecycle: s('DELETE FROM bucket_lifecycle WHERE bucket = ?'),
+    moveBucketLifecycle: s('UPDATE bucket_lifecycle SET bucket = ? WHERE bucket = ?'),
+    lifecycleBuckets: s('SELECT bucket, rules FROM bucket_lifecycle WHERE bucket > ? ORDER BY bucket LIMIT ?'),
+    setObjectStorageClass: s('UPDATE objects SET storage_class = ? WHERE bucket = ? AND key = ? AND version = ?'),
+    // A lease on a background job (migration 18): granted to its holder, or to anyone once it ran out.
+    ensureLease: s("INSERT OR IGNORE INTO maintenance_leases (name, holder, until) VALUES (?, '', 0)"),
+    takeLease: s('UPDATE maintenance_leases SET holder = ?, until = ? WHERE name = ? AND (holder = ? OR until <= ?)'),
+    leaseState: s('SELECT state FROM maintenance_leases WHERE name = ?').pluck(),
+    keepLease: s('UPDATE maintenance_leases SET until = ?, state = ? WHERE name = ? AND holder = ?'),
     anyObject: s('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
     bucketUploads: s('SELECT upload_id FROM uploads WHERE bucket = ? LIMIT ?'),
     deleteUpload: s('DELETE FROM uploads WHERE upload_id = ?'),
@@ -67,7 +78,7 @@ export function prepareStatements(db: Database) {
     getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data
       FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`).raw(),
     upsertObject: s(`INSERT OR REPLACE INTO objects (bucket, key, version, size, etag, uploaded, http_metadata,
-      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertInlineBody: s('INSERT OR REPLACE INTO inline_bodies (version, bytes) VALUES (?, ?)'),
     deleteInlineBody: s('DELETE FROM inline_bodies WHERE version = ?'),
     deleteObject: s('DELETE FROM objects WHERE bucket = ? AND key = ?'),
@@ -83,8 +94,8 @@ export function prepareStatements(db: Database) {
     insertObjectPart: s('INSERT INTO object_parts (version, idx, blob_id, size, checksum) VALUES (?, ?, ?, ?, ?)'),
     deleteObjectParts: s('DELETE FROM object_parts WHERE version = ?'),
 
-    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertUpload: s(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state, checksum_algorithm,
+      checksum_type, ssec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     getUpload: s('SELECT * FROM uploads WHERE upload_id = ?'),
     setUploadState: s('UPDATE uploads SET state = ?, finished = ? WHERE upload_id = ?'),
     setUploadCompleted: s(`UPDATE uploads SET state = 'completed', finished = ?, completed_version = ?, completed_parts = ? WHERE upload_id = ?`),

@@ -121,7 +121,7 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
     delete: (bucket, keys) => plain('delete', [bucket, keys]),
     list: (bucket, options) => plain('list', [bucket, options]),
     createMultipartUpload: (bucket, key, options) => plain('createMultipartUpload', [bucket, key, options]),
-    uploadPart: (bucket, key, uploadId, partNumber, body) => plain('uploadPart', [bucket, key, uploadId, partNumber], body),
+    uploadPart: (bucket, key, uploadId, partNumber, body, options) => plain('uploadPart', [bucket, key, uploadId, partNumber, options], body),
     completeMultipartUpload: (bucket, key, uploadId, parts, options) => plain('completeMultipartUpload', [bucket, key, uploadId, parts, options]),
     abortMultipartUpload: (bucket, key, uploadId) => plain('abortMultipartUpload', [bucket, key, uploadId]),
   };

@@ -13,6 +13,7 @@ import { toCustomMetadata, toHttpMetadata } from './http-metadata.ts';
 import { toListOptions } from './list-options.ts';
 import { assertBodyValue, cancelIfStream, toBodyInput, type StreamLengths } from './put-value.ts';
 import { toRangeRequest } from './range.ts';
+import { toSsecKey } from './ssec-key.ts';
 import { GetResult, HeadResult } from './store-object.ts';
 import { StoreMultipartUploadHandle } from './store-multipart-upload.ts';
 import type {
@@ -49,8 +50,9 @@ export class StoreBucket {
     const name = String(key);
     const onlyIf = toConditional(options?.onlyIf, 'GetOptions');
     const range = toRangeRequest(options?.range);
+    const ssecKey = toSsecKey(options?.ssecKey, 'GetOptions');
     const read = (withRange: boolean) => this.#engine.get(this.#bucket, name, {
-      ...(onlyIf ? { onlyIf } : {}), ...(range && withRange ? { range } : {}),
+      ...(onlyIf ? { onlyIf } : {}), ...(range && withRange ? { range } : {}), ...(ssecKey !== undefined ? { ssecKey } : {}),
     });
     const result = await scriptCall('get', async () => {
       try {
@@ -107,9 +109,11 @@ export class StoreBucket {
     const name = String(key);
     const httpMetadata = toHttpMetadata(options?.httpMetadata, 'MultipartOptions');
     const customMetadata = toCustomMetadata(options?.customMetadata, 'MultipartOptions');
+    const ssecKey = toSsecKey(options?.ssecKey, 'MultipartOptions');
     const uploadId = await scriptCall('createMultipartUpload', () => this.#engine.createMultipartUpload(this.#bucket, name, {
       ...(httpMetadata ? { httpMetadata } : {}), ...(customMetadata ? { customMetadata } : {}),
       ...(options?.storageClass !== undefined ? { storageClass: options.storageClass } : {}),
+      ...(ssecKey !== undefined ? { ssecKey } : {}),
     }));
     return new StoreMultipartUploadHandle(this.#engine, this.#bucket, name, uploadId, this.#streamLengths);
   }
@@ -133,5 +137,7 @@ function toPutOptions(options: StorePutOptions | null | undefined): PutOptions {
   const expected = toExpectedChecksum(options);
   if (expected) out.expectedChecksum = expected;
   if (options.storageClass !== undefined) out.storageClass = options.storageClass;
+  const ssecKey = toSsecKey(options.ssecKey, 'PutOptions');
+  if (ssecKey !== undefined) out.ssecKey = ssecKey;
   return out;
 }

@@ -3,7 +3,8 @@ import type { BindingEngine } from './binding-engine.ts';
 import { scriptCall } from './binding-errors.ts';
 import { assertBodyValue, toBodyInput, type StreamLengths } from './put-value.ts';
 import { HeadResult } from './store-object.ts';
-import type { StoreUploadedPart } from './types.ts';
+import { toSsecKey } from './ssec-key.ts';
+import type { StoreUploadPartOptions, StoreUploadedPart } from './types.ts';
 
 /** The runtime takes part numbers as a C++ `int` (ToInt32: 1.5 is 1, "2" is 2), then checks 1..10000. */
 function checkPartNumber(partNumber: unknown): number {
@@ -27,11 +28,14 @@ export class StoreMultipartUploadHandle {
     this.uploadId = uploadId;
   }
 
-  async uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob): Promise<StoreUploadedPart> {
+  async uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob, options?: StoreUploadPartOptions | null): Promise<StoreUploadedPart> {
     assertBodyValue(value, 'uploadPart', 'StoreMultipartUpload');
     const n = checkPartNumber(partNumber);
+    const ssecKey = toSsecKey(options?.ssecKey, 'UploadPartOptions');
     const body = toBodyInput(value, this.#streamLengths);
-    return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body));
+    // Opaque etags, as the runtime's: a part uploaded again gets a new one, even with the same bytes.
+    return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body,
+      { opaqueEtag: true, ...(ssecKey !== undefined ? { ssecKey } : {}) }));
   }
 
   async abort(): Promise<void> {

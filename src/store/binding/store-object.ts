@@ -22,6 +22,8 @@ export class HeadResult {
   readonly customMetadata: Record<string, string>;
   readonly range: ServedRange | undefined;
   readonly storageClass: StorageClass;
+  /** The SSE-C key's MD5 (base64), an own property as the runtime's, undefined for an object stored without one. */
+  readonly ssecKeyMd5: string | undefined;
 
   constructor(meta: Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & { httpMetadata: HttpMetadata | undefined; customMetadata: Record<string, string> | undefined },
     range?: ServedRange) {
@@ -36,6 +38,7 @@ export class HeadResult {
     this.customMetadata = { ...meta.customMetadata };
     this.range = range;
     this.storageClass = meta.storageClass;
+    this.ssecKeyMd5 = meta.ssec?.keyMd5;
   }
 
   writeHttpMetadata(headers: Headers): void {

@@ -12,10 +12,11 @@
  */
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
+import type { LifecycleRule } from './lifecycle.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
+  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
   UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { assertBucketName } from './validation.ts';
@@ -113,15 +114,25 @@ class AccountStore implements StoreEngine {
     return stored === null ? noSuchBucket() : this.#engine.putBucketCors(stored, rules);
   }
 
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.getBucketLifecycle(stored);
+  }
+
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.putBucketLifecycle(stored, rules);
+  }
+
   async corsOfBucketsNamed(name: string): Promise<BucketCors[]> {
     const stored = this.#stored(name);
     if (stored === null) return [];
     return (await this.#engine.corsOfBucketsNamed(name)).filter((entry) => entry.bucket === stored).map((entry) => ({ ...entry, bucket: name }));
   }
 
-  head(bucket: string, key: string): Promise<ObjectMeta | null> {
+  head(bucket: string, key: string, options?: HeadOptions): Promise<ObjectMeta | null> {
     const stored = this.#stored(bucket);
-    return stored === null ? noSuchBucket() : this.#engine.head(stored, key);
+    return stored === null ? noSuchBucket() : this.#engine.head(stored, key, options);
   }
 
   get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null> {
@@ -137,6 +148,11 @@ class AccountStore implements StoreEngine {
   delete(bucket: string, keys: readonly string[]): Promise<void> {
     const stored = this.#stored(bucket);
     return stored === null ? noSuchBucket() : this.#engine.delete(stored, keys);
+  }
+
+  deleteIf(bucket: string, key: string, onlyIf: Conditional): Promise<DeleteOutcome> {
+    const stored = this.#stored(bucket);
+    return stored === null ? noSuchBucket() : this.#engine.deleteIf(stored, key, onlyIf);
   }
 
   list(bucket: string, options?: ListOptions): Promise<ListResult> {

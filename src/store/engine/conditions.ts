@@ -16,7 +16,13 @@ function matchesWeak(list: readonly EtagMatcher[], etag: string): boolean {
 /** True when the operation may proceed. `current` is null when the key does not exist. */
 export function evaluateConditional(cond: Conditional | undefined, current: ObjectMeta | null): boolean {
   if (!cond) return true;
-  if (current === null) return cond.etagMatches === undefined && cond.uploadedAfter === undefined;
+  if (current === null) {
+    return cond.etagMatches === undefined && cond.uploadedAfter === undefined && cond.sizeIs === undefined
+      && cond.uploadedAt === undefined && cond.versionIs === undefined;
+  }
+  if (cond.sizeIs !== undefined && current.size !== cond.sizeIs) return false;
+  if (cond.uploadedAt !== undefined && Math.floor(current.uploaded / 1000) !== Math.floor(cond.uploadedAt / 1000)) return false;
+  if (cond.versionIs !== undefined && current.version !== cond.versionIs) return false;
   const truncate = (ms: number) => (cond.secondsGranularity ? Math.floor(ms / 1000) * 1000 : ms);
   const uploaded = truncate(current.uploaded);
   const ifMatch = cond.etagMatches === undefined || matchesStrong(cond.etagMatches, current.etag);

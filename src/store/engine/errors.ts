@@ -33,7 +33,11 @@ export type StoreErrorCode =
   | 'STORE_INVALID_STORAGE_CLASS'
   | 'STORE_INCOMPLETE_BODY'
   | 'STORE_INVALID_CORS'
-  | 'STORE_QUOTA_EXCEEDED';
+  | 'STORE_INVALID_LIFECYCLE'
+  | 'STORE_QUOTA_EXCEEDED'
+  | 'STORE_SSEC_KEY_REQUIRED'
+  | 'STORE_SSEC_KEY_MISMATCH'
+  | 'STORE_SSEC_NOT_ENCRYPTED';
 
 export interface StoreErrorEntry {
   kind: 'user' | 'system';
@@ -72,11 +76,26 @@ export const STORE_ERRORS: Record<StoreErrorCode, StoreErrorEntry> = {
   STORE_INVALID_STORAGE_CLASS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidStorageClass', message: 'The storage class you specified is not valid: use Standard or InfrequentAccess.' },
   STORE_INCOMPLETE_BODY: { kind: 'user', v4: 10010, status: 400, s3Code: 'IncompleteBody', message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
   STORE_INVALID_CORS: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidRequest', message: 'The CORS configuration is not valid: <what to fix>' },
+  STORE_INVALID_LIFECYCLE: { kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidArgument', message: 'The lifecycle configuration is not valid: <what to fix>' },
   // The real store has no storage quota: 10009 is its code for an account limit (too many buckets);
   // S3 code and status are Ceph RGW's for a user or bucket quota (the AWS SDK names the error by the code).
   STORE_QUOTA_EXCEEDED: {
     kind: 'user', v4: 10009, status: 403, s3Code: 'QuotaExceeded',
     message: "The account's storage quota is exceeded: it stores <n> of its <quota> bytes (or objects), and this write adds <n>; delete objects or abort uploads, or ask the operator to raise the quota",
+  },
+  // SSE-C (sse-c.ts): the platform publishes no codes for these; its codes for a bad argument and
+  // for access denied. S3 codes and statuses are S3's (a wrong key is 403 AccessDenied there).
+  STORE_SSEC_KEY_REQUIRED: {
+    kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidRequest',
+    message: 'The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.',
+  },
+  STORE_SSEC_KEY_MISMATCH: {
+    kind: 'user', v4: 10003, status: 403, s3Code: 'AccessDenied',
+    message: 'The SSE-C key provided does not match the key the object (or upload) was stored with.',
+  },
+  STORE_SSEC_NOT_ENCRYPTED: {
+    kind: 'user', v4: 10040, status: 400, s3Code: 'InvalidRequest',
+    message: 'The encryption parameters are not applicable to this object: it was not stored with a customer-provided key (SSE-C).',
   },
 };
 

@@ -5,9 +5,25 @@
  */
 import { createHash } from 'node:crypto';
 import { createCrc32, createCrc32c } from '../../core/crypto/crc.ts';
+import { combineCrcs } from '../../core/crypto/crc-combine.ts';
 import type { CompletionPlan, PartRow, UploadRow } from '../../db/metadata-store.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
-import type { Checksums, CompositeChecksumAlgorithm, ObjectMeta, UploadedPart } from './types.ts';
+import type { Checksums, UploadChecksumAlgorithm, ObjectMeta, UploadedPart } from './types.ts';
+
+/**
+ * The opaque etag of one upload of a part (UploadPartOptions.opaqueEtag): derived from the upload,
+ * the part number and the part's blob, which is new for every upload of the part, so a part
+ * uploaded again gets another etag whatever its bytes.
+ */
+export function opaquePartEtag(uploadId: string, partNumber: number, blobId: string): string {
+  return createHash('sha256').update(`${uploadId}\n${partNumber}\n${blobId}`).digest('base64url');
+}
+
+/** Whether `named` (as a completion lists it) names this part: its MD5 etag or its opaque one. */
+function namesPart(part: PartRow, uploadId: string, named: string): boolean {
+  const etag = normaliseEtag(named);
+  return part.etag === etag || (etag.length === 43 && opaquePartEtag(uploadId, part.partNumber, part.blobId) === etag);
+}
 
 export function multipartEtag(partEtags: readonly string[]): string {
   const hash = createHash('md5');
@@ -27,12 +43,12 @@ export interface CompletionInput {
 
 /** A completion's stated checksum: lowercase hex and, when stated, the part count after its `-`. */
 export interface ExpectedCompletionChecksum {
-  algorithm: CompositeChecksumAlgorithm;
+  algorithm: UploadChecksumAlgorithm;
   hex: string;
   parts?: number;
 }
 
-const CHECKSUM_NAMES: Record<CompositeChecksumAlgorithm, string> = { crc32: 'CRC32', crc32c: 'CRC32C', sha1: 'SHA1', sha256: 'SHA256' };
+const CHECKSUM_NAMES: Record<UploadChecksumAlgorithm, string> = { crc32: 'CRC32', crc32c: 'CRC32C', crc64nvme: 'CRC64NVME', sha1: 'SHA1', sha256: 'SHA256' };
 
 /** Throws STORE_BAD_DIGEST unless `actual` (`<hex>-<parts>`, or none) is the checksum the client stated. */
 export function checkCompletionChecksum(expected: ExpectedCompletionChecksum | undefined, actual: string | undefined): void {
@@ -45,7 +61,9 @@ export function checkCompletionChecksum(expected: ExpectedCompletionChecksum | u
     message: actual === undefined
       ? `The ${name} checksum you specified cannot be checked: a part of this upload carries no ${name} checksum (copied parts have none), so nothing was completed.`
       : `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${shown(expected.hex, expected.parts)}\n`
-        + `Actual ${name} was: ${shown(hex!, Number(parts))} (the ${name} of the parts' ${name} checksums, then -<parts>); nothing was completed.`,
+        + `Actual ${name} was: ${shown(hex!, parts === undefined ? undefined : Number(parts))} (${parts === undefined
+          ? `the ${name} of the whole object, a FULL_OBJECT checksum`
+          : `the ${name} of the parts' ${name} checksums, then -<parts>`}); nothing was completed.`,
     details: { algorithm: expected.algorithm, expected: expected.hex, actual: actual ?? null },
   });
 }
@@ -64,7 +82,7 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
   const used: PartRow[] = [];
   for (const want of requested) {
     const part = byNumber.get(want.partNumber);
-    if (!part || part.etag !== normaliseEtag(want.etag)) throw new StoreError('STORE_INVALID_PART');
+    if (!part || !namesPart(part, upload.uploadId, want.etag)) throw new StoreError('STORE_INVALID_PART');
     // A checksum named for a part must be the one it was uploaded with.
     const named = upload.checksumAlgorithm ? want.checksums?.[upload.checksumAlgorithm] : undefined;
     if (named !== undefined && part.checksum !== undefined && named !== part.checksum) throw new StoreError('STORE_INVALID_PART');
@@ -86,8 +104,10 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
     uploaded: input.now,
     httpMetadata: upload.httpMetadata,
     customMetadata: upload.customMetadata,
-    checksums: compositeChecksum(upload.checksumAlgorithm, used),
+    checksums: upload.checksumType === 'FULL_OBJECT' ? fullObjectChecksum(upload.checksumAlgorithm, used) : compositeChecksum(upload.checksumAlgorithm, used),
     storageClass: upload.storageClass,
+    // An SSE-C upload's object keeps its record: its parts are encrypted with that key.
+    ...(upload.ssec ? { ssec: upload.ssec } : {}),
   };
   if (input.expectedChecksum) checkCompletionChecksum(input.expectedChecksum, meta.checksums[input.expectedChecksum.algorithm]);
   return { meta, parts: used };
@@ -97,11 +117,22 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
  * S3's COMPOSITE checksum: the algorithm over the parts' binary checksums, in order, then
  * `-<parts>`. Only when every part kept one; otherwise the object has none, as a binding upload.
  */
-function compositeChecksum(algorithm: CompositeChecksumAlgorithm | null, parts: readonly PartRow[]): Checksums {
+function compositeChecksum(algorithm: UploadChecksumAlgorithm | null, parts: readonly PartRow[]): Checksums {
   if (!algorithm || parts.length === 0 || parts.some((part) => part.checksum === undefined)) return {};
   const digest = algorithm === 'crc32' ? createCrc32() : algorithm === 'crc32c' ? createCrc32c() : createHash(algorithm);
   for (const part of parts) digest.update(Buffer.from(part.checksum!, 'hex'));
   return { [algorithm]: `${digest.digest().toString('hex')}-${parts.length}` };
+}
+
+/**
+ * S3's FULL_OBJECT checksum: the CRC of the whole object, combined from the parts' CRCs and sizes
+ * (crc-combine.ts), with no `-<parts>`. Only when every part kept one, as for COMPOSITE.
+ */
+function fullObjectChecksum(algorithm: UploadChecksumAlgorithm | null, parts: readonly PartRow[]): Checksums {
+  if (algorithm !== 'crc32' && algorithm !== 'crc32c' && algorithm !== 'crc64nvme') return {};
+  if (parts.some((part) => part.checksum === undefined)) return {};
+  const crc = combineCrcs(algorithm, parts.map((part) => ({ crc: Buffer.from(part.checksum!, 'hex'), length: part.size })));
+  return { [algorithm]: crc.toString('hex') };
 }
 
 /** S3 clients send part etags quoted; the binding sends them bare. */

@@ -57,6 +57,7 @@ export function createObjectBody(blobs: BlobStore, segments: BodySegment[], leng
 async function* streamSegments(blobs: BlobStore, segments: readonly BodySegment[]): AsyncIterable<Uint8Array> {
   for (const segment of segments) {
     if (segment.kind === 'inline') yield segment.bytes;
+    else if (segment.kind === 'stream') yield* segment.read();
     else yield* blobs.read(segment.blobId, segment.offset, segment.length);
   }
 }

@@ -15,15 +15,17 @@ import { ownBucketName } from './account-store.ts';
 import { evaluateConditional } from './conditions.ts';
 import { assertCorsRules, CorsCache, type BucketCors, type CorsRule } from './cors.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
+import { assertLifecycleRules, type LifecycleRule } from './lifecycle.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
-import { checkCompletionChecksum, normaliseEtag, planCompletion } from './multipart.ts';
+import { checkCompletionChecksum, normaliseEtag, opaquePartEtag, planCompletion } from './multipart.ts';
 import { createObjectBody, partRange, segmentsFor } from './object-body.ts';
 import { earlyRefusal, EARLY_QUOTA_CHECK_BYTES, quotaError } from './quota.ts';
 import { resolveRange } from './ranges.ts';
+import { newSseC, openSseC, publicSseC, sealBody, sealedEtag, sealedLength, sealedSegments, type SealedDigests } from './sse-c.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, SseCInfo, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 import { BUCKET_USAGE_MAX_ROWS } from './types.ts';
 import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
@@ -42,6 +44,37 @@ const WRITE_BUCKET_MEMORY_MS = 1000;
 const WRITE_BUCKET_MEMORY_SIZE = 1000;
 
 const ALGORITHM_NAMES = { md5: 'MD5', sha1: 'SHA-1', sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' } as const;
+/** node:crypto's names of the binding's checksum algorithms. */
+const NODE_HASH_NAMES = { md5: 'md5', sha1: 'sha1', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512' } as const;
+
+/** What an SSE-C put hashes of its plaintext: MD5 (for its etag) and the algorithm of the checksum the caller states. */
+function sealedAlgorithms(expected: PutOptions['expectedChecksum']): string[] {
+  return expected && expected.algorithm !== 'md5' ? ['md5', NODE_HASH_NAMES[expected.algorithm]] : ['md5'];
+}
+
+/**
+ * The data key for reading or writing something stored with `record` (an object's or an upload's
+ * SSE-C record) given `key`: undefined when neither is there; STORE_SSEC_KEY_REQUIRED without the
+ * key, STORE_SSEC_KEY_MISMATCH with the wrong one, STORE_SSEC_NOT_ENCRYPTED with a key for
+ * something stored without one.
+ */
+function sseCDataKey(record: SseCInfo | undefined, key: string | undefined, what: 'object' | 'upload' = 'object'): Buffer | undefined {
+  if (record === undefined) {
+    if (key === undefined) return undefined;
+    throw new StoreError('STORE_SSEC_NOT_ENCRYPTED', what === 'upload'
+      ? { message: 'The encryption parameters are not applicable to this upload: it was not created with a customer-provided key (SSE-C).' } : undefined);
+  }
+  if (key === undefined) {
+    throw new StoreError('STORE_SSEC_KEY_REQUIRED', what === 'upload'
+      ? { message: 'The multipart upload was created using a form of Server Side Encryption (SSE-C). The correct parameters must be provided with each part.' } : undefined);
+  }
+  return openSseC(record, key, what);
+}
+
+/** An object's metadata as the faces get it: of an SSE-C record, only the key's MD5. */
+function publicMeta(meta: ObjectMeta): ObjectMeta {
+  return meta.ssec ? { ...meta, ssec: publicSseC(meta.ssec) } : meta;
+}
 
 export class ObjectEngine implements StoreEngine {
   readonly #meta: MetadataStore;
@@ -151,15 +184,30 @@ export class ObjectEngine implements StoreEngine {
     if (!written) throw new StoreError('STORE_NO_SUCH_BUCKET');
   }
 
+  async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
+    const rules = await this.#meta.getBucketLifecycle(bucket);
+    if (rules === null) await this.#bucket(bucket);
+    return rules;
+  }
+
+  async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
+    if (rules !== null) assertLifecycleRules(rules);
+    if (!(await this.#meta.putBucketLifecycle(bucket, rules && rules.length > 0 ? rules : null))) throw new StoreError('STORE_NO_SUCH_BUCKET');
+  }
+
   corsOfBucketsNamed(name: string): Promise<BucketCors[]> {
     return this.#cors.get(name);
   }
 
-  async head(bucket: string, key: string): Promise<ObjectMeta | null> {
+  async head(bucket: string, key: string, options: HeadOptions = {}): Promise<ObjectMeta | null> {
     assertKey(key);
     const meta = await this.#meta.headObject(bucket, key);
-    if (!meta) await this.#bucket(bucket);
-    return meta;
+    if (!meta) {
+      await this.#bucket(bucket);
+      return null;
+    }
+    if (options.ssecKey !== undefined) sseCDataKey(meta.ssec, options.ssecKey);
+    return publicMeta(meta);
   }
 
   async get(bucket: string, key: string, options: GetOptions = {}): Promise<GetResult | null> {
@@ -169,10 +217,14 @@ export class ObjectEngine implements StoreEngine {
       await this.#bucket(bucket);
       return null;
     }
-    const { meta, data } = stored;
+    const { data } = stored;
+    // An SSE-C object answers nothing, not even a failed condition, without its key.
+    const dataKey = sseCDataKey(stored.meta.ssec, options.ssecKey);
+    const meta = publicMeta(stored.meta);
     if (!evaluateConditional(options.onlyIf, meta)) return { meta, range: { offset: 0, length: meta.size } };
     const range = options.part !== undefined ? partRange(data, options.part, meta.size) : resolveRange(options.range, meta.size);
-    const body = createObjectBody(this.#blobs, segmentsFor(data, range), range.length);
+    const segments = dataKey ? sealedSegments(this.#blobs, data, range, meta.size, dataKey) : segmentsFor(data, range);
+    const body = createObjectBody(this.#blobs, segments, range.length);
     if (data.kind !== 'parts') return { meta, range, body };
     const parts = data.parts.map((p) => (p.checksum ? { size: p.size, checksum: p.checksum } : { size: p.size }));
     return { meta, range, body, partsCount: data.parts.length, parts };
@@ -188,17 +240,26 @@ export class ObjectEngine implements StoreEngine {
     if (condition && !evaluateConditional(condition, await this.#meta.headObject(bucket, key))) return null;
     await this.#checkRoom(bucket, body, key);
 
-    const ingested = await ingestBody(body, {
-      blobs: this.#blobs, inlineMax: this.#inlineMax, maxSize: STORE_LIMITS.maxPutBytes,
-      ...(options.expectedChecksum ? { extraAlgorithm: options.expectedChecksum.algorithm } : {}),
+    // SSE-C: the body is encrypted as it streams in; its plaintext is hashed on the way, for the
+    // checksum the caller states and the etag (sse-c.ts's sealedEtag: nothing of the content shows).
+    const sseC = options.ssecKey === undefined ? undefined : newSseC(options.ssecKey);
+    const sealed = sseC ? sealBody(body, sseC.dataKey, sealedAlgorithms(options.expectedChecksum)) : undefined;
+    const ingested = await ingestBody(sealed ? sealed.body : body, {
+      blobs: this.#blobs, inlineMax: this.#inlineMax, maxSize: sealed ? sealedLength(STORE_LIMITS.maxPutBytes) : STORE_LIMITS.maxPutBytes,
+      ...(options.expectedChecksum && !sealed ? { extraAlgorithm: options.expectedChecksum.algorithm } : {}),
     });
     let meta: ObjectMeta;
     let outcome: PutOutcome;
     try {
-      const checksums = { ...options.verifiedChecksums?.(), ...this.#verifyChecksum(ingested, options.expectedChecksum) };
+      const plain = sealed?.digests();
+      const checksums = plain
+        ? { ...options.verifiedChecksums?.(), ...this.#verifyPlainChecksum(plain, options.expectedChecksum) }
+        : { ...options.verifiedChecksums?.(), ...this.#verifyChecksum(ingested, options.expectedChecksum) };
       meta = {
-        key, version: randomHexId(), size: ingested.size, etag: ingested.md5, uploaded: this.#clock.now(),
+        key, version: randomHexId(), size: plain ? plain.size : ingested.size,
+        etag: plain && sseC ? sealedEtag(sseC.dataKey, plain.hex.md5!) : ingested.md5, uploaded: this.#clock.now(),
         httpMetadata: options.httpMetadata ?? {}, customMetadata: options.customMetadata ?? {}, checksums, storageClass,
+        ...(sseC ? { ssec: sseC.record } : {}),
       };
       const data: StoredData = ingested.blobId !== undefined
         ? { kind: 'blob', blobId: ingested.blobId }
@@ -211,7 +272,7 @@ export class ObjectEngine implements StoreEngine {
       await this.#discard(ingested);
       throw quotaError(error);
     }
-    if (outcome === 'written') return meta;
+    if (outcome === 'written') return publicMeta(meta);
     await this.#discard(ingested);
     // The bucket was deleted while the body streamed in: the write is refused, not silently lost.
     if (outcome === 'no-bucket') {
@@ -228,6 +289,12 @@ export class ObjectEngine implements StoreEngine {
     await this.#meta.deleteObjects(bucket, keys);
   }
 
+  async deleteIf(bucket: string, key: string, onlyIf: Conditional): Promise<DeleteOutcome> {
+    assertKey(key);
+    await this.#bucket(bucket);
+    return this.#meta.deleteObject(bucket, key, (current) => evaluateConditional(onlyIf, current));
+  }
+
   async list(bucket: string, options: ListOptions = {}): Promise<ListResult> {
     await this.#bucket(bucket);
     return listObjects(this.#meta, bucket, options);
@@ -241,7 +308,8 @@ export class ObjectEngine implements StoreEngine {
     const inserted = await this.#meta.insertUpload({
       uploadId, bucket, key, created: this.#clock.now(), httpMetadata: options.httpMetadata ?? {},
       customMetadata: options.customMetadata ?? {}, storageClass: checkStorageClass(options.storageClass, info.storageClass), state: 'active',
-      checksumAlgorithm: options.checksumAlgorithm ?? null,
+      checksumAlgorithm: options.checksumAlgorithm ?? null, checksumType: options.checksumType ?? 'COMPOSITE',
+      ...(options.ssecKey !== undefined ? { ssec: newSseC(options.ssecKey).record } : {}),
     });
     if (!inserted) throw new StoreError('STORE_NO_SUCH_BUCKET');
     return uploadId;
@@ -252,12 +320,20 @@ export class ObjectEngine implements StoreEngine {
     assertKey(key);
     const upload = await this.#activeUpload(bucket, key, uploadId);
     if (!upload) throw new StoreError('STORE_NO_SUCH_UPLOAD');
+    // An SSE-C upload's parts are encrypted with its key, which every part must give.
+    const dataKey = sseCDataKey(upload.ssec, options.ssecKey, 'upload');
     await this.#checkRoom(bucket, body);
-    const ingested = await ingestBody(body, { blobs: this.#blobs, inlineMax: 0, maxSize: STORE_LIMITS.maxPartBytes, alwaysBlob: true });
+    const sealed = dataKey ? sealBody(body, dataKey, ['md5']) : undefined;
+    const ingested = await ingestBody(sealed ? sealed.body : body, {
+      blobs: this.#blobs, inlineMax: 0, maxSize: sealed ? sealedLength(STORE_LIMITS.maxPartBytes) : STORE_LIMITS.maxPartBytes, alwaysBlob: true,
+    });
     // Kept only in the upload's own algorithm: those are what completion combines.
     const algorithm = upload.checksumAlgorithm;
     const checksum = algorithm ? options.verifiedChecksums?.()[algorithm] : undefined;
-    const part: PartRow = { partNumber, etag: ingested.md5, size: ingested.size, blobId: ingested.blobId!, uploaded: this.#clock.now() };
+    const plain = sealed?.digests();
+    const size = plain ? plain.size : ingested.size;
+    const md5 = plain && dataKey ? sealedEtag(dataKey, plain.hex.md5!) : ingested.md5;
+    const part: PartRow = { partNumber, etag: md5, size, blobId: ingested.blobId!, uploaded: this.#clock.now() };
     if (checksum !== undefined) part.checksum = checksum;
     const recorded = await this.#meta.putPart(uploadId, part).catch(async (error: unknown) => {
       await this.#discard(ingested);
@@ -267,7 +343,8 @@ export class ObjectEngine implements StoreEngine {
       await this.#discard(ingested);
       throw new StoreError('STORE_NO_SUCH_UPLOAD');
     }
-    return algorithm && checksum !== undefined ? { partNumber, etag: ingested.md5, checksums: { [algorithm]: checksum } } : { partNumber, etag: ingested.md5 };
+    const etag = options.opaqueEtag ? opaquePartEtag(uploadId, partNumber, part.blobId) : md5;
+    return algorithm && checksum !== undefined ? { partNumber, etag, checksums: { [algorithm]: checksum } } : { partNumber, etag };
   }
 
   async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[],
@@ -275,6 +352,10 @@ export class ObjectEngine implements StoreEngine {
     assertKey(key);
     const now = this.#clock.now();
     const condition = options.onlyIf;
+    if (options.ssecKey !== undefined) {
+      const upload = await this.#activeUpload(bucket, key, uploadId);
+      if (upload) sseCDataKey(upload.ssec, options.ssecKey, 'upload');
+    }
     let meta: ObjectMeta | null;
     try {
       meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
@@ -289,10 +370,10 @@ export class ObjectEngine implements StoreEngine {
       // Checked against the object it made, when that has a checksum in the algorithm (else the first completion was not checked either).
       const made = options.expectedChecksum && repeated.checksums[options.expectedChecksum.algorithm];
       if (made !== undefined) checkCompletionChecksum(options.expectedChecksum, made);
-      return repeated;
+      return publicMeta(repeated);
     }
     if (!meta) throw new StoreError('STORE_PRECONDITION_FAILED');
-    return meta;
+    return publicMeta(meta);
   }
 
   /**
@@ -322,7 +403,7 @@ export class ObjectEngine implements StoreEngine {
     return {
       uploadId, key, initiated: upload.created, storageClass: upload.storageClass,
       httpMetadata: upload.httpMetadata, customMetadata: upload.customMetadata,
-      ...(upload.checksumAlgorithm ? { checksumAlgorithm: upload.checksumAlgorithm } : {}),
+      ...(upload.checksumAlgorithm ? { checksumAlgorithm: upload.checksumAlgorithm, checksumType: upload.checksumType ?? 'COMPOSITE' } : {}),
     };
   }
 
@@ -425,6 +506,23 @@ export class ObjectEngine implements StoreEngine {
     if (!upload || upload.state !== 'active') return null;
     if (upload.created < this.#clock.now() - STORE_LIMITS.multipartLifetimeMs) return null;
     return upload;
+  }
+
+  /**
+   * An SSE-C put's checksums: the one the caller stated, checked against the plaintext the
+   * sealing stream hashed. No MD5 by default: it would tell anyone who can list what the content is.
+   */
+  #verifyPlainChecksum(plain: SealedDigests, expected: PutOptions['expectedChecksum']): Checksums {
+    if (!expected) return {};
+    const actual = plain.hex[NODE_HASH_NAMES[expected.algorithm]]!;
+    if (actual !== expected.hex.toLowerCase()) {
+      const name = ALGORITHM_NAMES[expected.algorithm];
+      throw new StoreError('STORE_BAD_DIGEST', {
+        message: `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${expected.hex.toLowerCase()}\nActual ${name} was: ${actual}`,
+        details: { algorithm: expected.algorithm, expected: expected.hex.toLowerCase(), actual },
+      });
+    }
+    return { [expected.algorithm]: actual };
   }
 
   #verifyChecksum(ingested: Ingested, expected: PutOptions['expectedChecksum']): Checksums {

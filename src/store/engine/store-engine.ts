@@ -5,8 +5,9 @@
  */
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
+import type { LifecycleRule } from './lifecycle.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, GetOptions, GetResult, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
 } from './types.ts';
 
 /** Which buckets a listing covers (src/store/engine/account-store.ts names them). */
@@ -38,20 +39,30 @@ export interface StoreEngine {
   getBucketCors(bucket: string): Promise<CorsRule[] | null>;
   /** Replaces the bucket's CORS rules (validated first: STORE_INVALID_CORS), or removes them with null. */
   putBucketCors(bucket: string, rules: CorsRule[] | null): Promise<void>;
+  /** The bucket's lifecycle rules, or null when it has none. */
+  getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
+  /** Replaces the bucket's lifecycle rules (validated first: STORE_INVALID_LIFECYCLE), or removes them with null. */
+  putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void>;
   /**
    * The CORS rules of the buckets called `name` this view can see (the whole engine: every
    * account's; an account's view: its own), from a short-lived in-memory cache.
    */
   corsOfBucketsNamed(name: string): Promise<BucketCors[]>;
 
-  /** Metadata only; null when the key does not exist. */
-  head(bucket: string, key: string): Promise<ObjectMeta | null>;
+  /** Metadata only; null when the key does not exist. With an SSE-C key, the key is checked against the object. */
+  head(bucket: string, key: string, options?: HeadOptions): Promise<ObjectMeta | null>;
   /** null when the key does not exist; a result without body when `onlyIf` fails. */
   get(bucket: string, key: string, options?: GetOptions): Promise<GetResult | null>;
   /** Stores the body durably, then makes it visible; null (nothing stored) when `onlyIf` fails. */
   put(bucket: string, key: string, body: BodyInput, options?: PutOptions): Promise<ObjectMeta | null>;
   /** Missing keys are ignored. At most 1000 keys. */
   delete(bucket: string, keys: readonly string[]): Promise<void>;
+  /**
+   * Deletes the key only when its current object passes `onlyIf` (evaluated inside the deletion's
+   * transaction): 'precondition-failed' deletes nothing; 'missing' when the key has no object
+   * (whether that answers an error is the face's to decide: S3's If-Match on a missing key is NoSuchKey).
+   */
+  deleteIf(bucket: string, key: string, onlyIf: Conditional): Promise<DeleteOutcome>;
   list(bucket: string, options?: ListOptions): Promise<ListResult>;
 
   createMultipartUpload(bucket: string, key: string, options?: MultipartOptions): Promise<string>;

@@ -25,14 +25,31 @@ export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha1',
  */
 export type CrcAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme';
 
-/** Algorithms a multipart upload can keep part checksums in (S3's COMPOSITE checksum type). */
-export type CompositeChecksumAlgorithm = 'crc32' | 'crc32c' | 'sha1' | 'sha256';
+/** Algorithms a multipart upload can keep part checksums in (S3's x-amz-checksum-algorithm on CreateMultipartUpload). */
+export type UploadChecksumAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme' | 'sha1' | 'sha256';
+
+/**
+ * How a multipart object's checksum is made of its parts': COMPOSITE, the algorithm over the parts'
+ * checksums then `-<parts>`; FULL_OBJECT (CRCs only), the CRC of all the object's bytes.
+ */
+export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
 
 /**
  * Stored checksums, lowercase hex. A multipart object's COMPOSITE checksum is `<hex>-<parts>`: the
  * digest of its parts' digests, not of its bytes (the binding never shows it).
  */
 export type Checksums = Partial<Record<ChecksumAlgorithm | CrcAlgorithm, string>>;
+
+/**
+ * How an object (or a multipart upload) encrypted with a customer's key (SSE-C, sse-c.ts) is kept:
+ * the key's MD5 (base64), the only part faces show; and, inside the engine, the salt and the
+ * salted HMAC a key sent later is checked against. The key itself is never stored.
+ */
+export interface SseCInfo {
+  keyMd5: string;
+  salt?: string;
+  check?: string;
+}
 
 /** Everything known about one stored object (one upload of a key). */
 export interface ObjectMeta {
@@ -48,6 +65,8 @@ export interface ObjectMeta {
   customMetadata: Record<string, string>;
   checksums: Checksums;
   storageClass: StorageClass;
+  /** Present when the object is stored encrypted with a customer's key (SSE-C). */
+  ssec?: SseCInfo;
 }
 
 /** One element of an If-Match / If-None-Match list (RFC 7232 §3.1/§3.2). */
@@ -61,7 +80,16 @@ export interface Conditional {
   uploadedAfter?: number;
   /** Compare dates truncated to whole seconds (always true for the Headers form). */
   secondsGranularity?: boolean;
+  /** The object's size must be exactly this (S3's x-amz-if-match-size on deletes). */
+  sizeIs?: number;
+  /** Its upload time, in whole seconds, must be this (epoch ms; S3's x-amz-if-match-last-modified-time on deletes). */
+  uploadedAt?: number;
+  /** Its version must be this: the object found due, not one written since (lifecycle deletions). */
+  versionIs?: string;
 }
+
+/** What a conditional delete did (StoreEngine.deleteIf). */
+export type DeleteOutcome = 'deleted' | 'missing' | 'precondition-failed';
 
 /** A requested range, already validated for shape (non-negative integers, suffix alone). */
 export type RangeRequest = { offset?: number; length?: number } | { suffix: number };
@@ -75,7 +103,9 @@ export interface ServedRange {
 /** Where an object's bytes live; used to stream them, or to hand a file straight to a socket. */
 export type BodySegment =
   | { kind: 'inline'; bytes: Uint8Array }
-  | { kind: 'blob'; blobId: string; offset: number; length: number };
+  | { kind: 'blob'; blobId: string; offset: number; length: number }
+  /** Bytes made as they are read (an SSE-C object's, decrypted): never sent straight from a file. */
+  | { kind: 'stream'; length: number; read(): AsyncIterable<Uint8Array> };
 
 /**
  * A body handed to put/uploadPart: bytes already in memory, or a stream of known or unknown length.
@@ -96,10 +126,14 @@ export interface PutOptions {
   verifiedChecksums?: () => Checksums;
   storageClass?: StorageClass;
   onlyIf?: Conditional;
+  /** Store the body encrypted with this customer's key (SSE-C): 64 lowercase hex characters. */
+  ssecKey?: string;
 }
 
 export interface GetOptions {
   onlyIf?: Conditional;
+  /** The customer's key an SSE-C object was stored with (required for one, refused for any other object). */
+  ssecKey?: string;
   range?: RangeRequest;
   /**
    * Serve one part of a multipart object (1-based; S3's GetObject `partNumber`). Part 1 of any
@@ -164,8 +198,12 @@ export interface MultipartOptions {
   httpMetadata?: HttpMetadata;
   customMetadata?: Record<string, string>;
   storageClass?: StorageClass;
-  /** Keep every part's checksum in this algorithm and give the object their COMPOSITE checksum. */
-  checksumAlgorithm?: CompositeChecksumAlgorithm;
+  /** Keep every part's checksum in this algorithm and give the object a checksum made of them. */
+  checksumAlgorithm?: UploadChecksumAlgorithm;
+  /** Which (default COMPOSITE; FULL_OBJECT for CRCs only). */
+  checksumType?: ChecksumType;
+  /** Encrypt the parts, and the object, with this customer's key (SSE-C); every part must then give it. */
+  ssecKey?: string;
 }
 
 export interface UploadedPart {
@@ -182,18 +220,33 @@ export interface CompleteOptions {
    * The whole object's checksum the client states, in the upload's own algorithm (lowercase hex,
    * and the part count when stated): a different COMPOSITE checksum is STORE_BAD_DIGEST, nothing completed.
    */
-  expectedChecksum?: { algorithm: CompositeChecksumAlgorithm; hex: string; parts?: number };
+  expectedChecksum?: { algorithm: UploadChecksumAlgorithm; hex: string; parts?: number };
   /**
    * The same completion sent again after it succeeded answers the object it made, while that is
    * still the key's current one (S3 clients retry a completion whose answer was lost). Without it
    * (the binding, as the real one), a completed upload is STORE_NO_SUCH_UPLOAD.
    */
   answerRepeat?: boolean;
+  /** The upload's SSE-C key, when the caller gives it (S3 may): checked. */
+  ssecKey?: string;
+}
+
+export interface HeadOptions {
+  /** Check this SSE-C key against an encrypted object (S3's HeadObject); refused for an object not encrypted. */
+  ssecKey?: string;
 }
 
 export interface UploadPartOptions {
   /** Checksums the caller verified while the body streamed, read once it has ended (as PutOptions). */
   verifiedChecksums?: () => Checksums;
+  /**
+   * Answer the part's opaque etag, unique to this upload of the part (the binding's), instead of
+   * the MD5 of its bytes (S3's). A completion names a part by either; an opaque etag of a part
+   * uploaded again no longer names it, even when the bytes are the same.
+   */
+  opaqueEtag?: boolean;
+  /** The upload's SSE-C key (required for an upload created with one, refused for any other). */
+  ssecKey?: string;
 }
 
 /** An in-progress multipart upload, for listing (S3 ListMultipartUploads). */

@@ -8,7 +8,9 @@
  *
  * CORS: bucket rules (operations/cors.ts), preflights and Access-Control-* headers (cors-headers.ts).
  *
- * Gaps: versioning, ACLs, policies, tagging, lifecycle, SSE and object lock cannot be configured:
+ * Lifecycle rules: operations/lifecycle.ts (applied by the engine's lifecycle sweeper).
+ *
+ * Gaps: versioning, ACLs, policies, tagging, SSE and object lock cannot be configured:
  * reading one answers "none configured", anything else is NotImplemented 501 (subresources.ts); a
  * write whose headers ask for one is refused (write-headers.ts). By design: one region, named
  * `auto`; any region in the credential scope is accepted. Client quirks: current AWS SDKs send aws-chunked bodies with trailing checksums.
@@ -37,9 +39,11 @@ import { deleteObject, deleteObjects, getObject, putObject } from './operations/
 import { isPostObject, postObject } from './operations/post-object.ts';
 import { bucketSubresource, objectSubresource } from './operations/subresources.ts';
 import { corsOperation } from './operations/cors.ts';
+import { lifecycleOperation } from './operations/lifecycle.ts';
 import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
 import { applyHoistedHeaders } from './presigned-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
+import { refuseUnevaluatedConditions } from './http-conditions.ts';
 import { S3_ERRORS, toS3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
 import { sha256Hex } from './sigv4.ts';
@@ -75,6 +79,7 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
   }
   if (key === undefined) {
     if (query.has('cors')) return corsOperation(method);
+    if (query.has('lifecycle')) return lifecycleOperation(method);
     const subresource = bucketSubresource(method, query);
     if (subresource) return subresource;
     switch (method) {
@@ -284,6 +289,7 @@ export function createS3Handler(options: S3HandlerOptions) {
       // Refused before any body is read: a write edgeport cannot honour as asked stores nothing.
       const kind = writeKind(req.method ?? 'GET', operation, key, query);
       if (kind) refuseUnsupportedWriteHeaders(kind, req.headers);
+      refuseUnevaluatedConditions(req.method ?? 'GET', key, query, req.headers);
       const ctx: S3Context = { engine, grant, req, res, bucket, key, query, signing, requestId, now };
       // PutObject and UploadPart check a deferred signature as their body streams; every other
       // operation reads its (small) body first, so nothing acts on an unverified request: one

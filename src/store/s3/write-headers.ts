@@ -1,6 +1,6 @@
 /**
  * Request headers that change what a write means (ACLs, tagging, object lock, server-side
- * encryption, SSE-C) and that edgeport has no feature for. A client that asks for one is refused,
+ * encryption) and that edgeport has no feature for. A client that asks for one is refused,
  * never ignored: an object the client believes is public, tagged, locked or encrypted with its
  * key must not be stored as a plain one. The refusal comes before the body is read, so nothing is
  * stored. A presigned URL carries `x-amz-*` headers in its query (the SDK presigner hoists them):
@@ -13,9 +13,8 @@
  *   400 AccessControlListNotSupported (objects) / InvalidBucketAclWithObjectOwnership (CreateBucket).
  * - Object lock headers on a write: 400 InvalidRequest "Bucket is missing Object Lock Configuration";
  *   a bucket created with object lock enabled: 501 NotImplemented.
- * - Tagging, SSE-S3/SSE-KMS/DSSE and SSE-C on a write: 501 NotImplemented.
- * - SSE-C on a read or a copy source, and on UploadPart(Copy): 400 InvalidRequest, as for an
- *   object or upload not stored with SSE-C (none is).
+ * - Tagging and SSE-S3/SSE-KMS/DSSE on a write: 501 NotImplemented. SSE-C is honoured
+ *   (sse-c-headers.ts), but in a browser form upload, where it is 501 too.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
@@ -32,12 +31,11 @@ const CANNED_ACLS = ['private', 'public-read', 'public-read-write', 'authenticat
 const OWNER_ONLY_ACLS = ['private', 'bucket-owner-full-control'];
 const GRANTS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
 const OBJECT_LOCK = ['x-amz-object-lock-mode', 'x-amz-object-lock-retain-until-date', 'x-amz-object-lock-legal-hold'];
-const SSE = ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context',
+export const SSE_HEADERS = ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context',
   'x-amz-server-side-encryption-bucket-key-enabled'];
 const SSE_METHODS = ['AES256', 'aws:kms', 'aws:kms:dsse'];
 const SSE_C = ['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-side-encryption-customer-key',
   'x-amz-server-side-encryption-customer-key-md5'];
-export const COPY_SOURCE_SSE_C = SSE_C.map((name) => name.replace('x-amz-', 'x-amz-copy-source-'));
 
 /** A header's value (repeated ones joined, as node joins them); undefined when absent. */
 function valueOf(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -50,23 +48,12 @@ function firstPresent(headers: IncomingHttpHeaders, names: readonly string[]): s
   return undefined;
 }
 
-/** Whether the request names SSE-C parameters (for the object itself, or with `names`, for a copy source). */
-export function namesSseC(headers: IncomingHttpHeaders, names: readonly string[] = SSE_C): boolean {
-  return firstPresent(headers, names) !== undefined;
-}
-
-/** The refusal of SSE-C parameters for an object that was not stored with them (every edgeport object). */
-export function sseCNotApplicable(what: 'object' | 'copy source' | 'upload'): S3Error {
-  return S3_ERRORS.invalidRequest(`The encryption parameters are not applicable to this ${what}: edgeport stores nothing with customer-provided keys (SSE-C). `
-    + `Leave out the ${what === 'copy source' ? 'x-amz-copy-source-server-side-encryption-customer-*' : 'x-amz-server-side-encryption-customer-*'} headers.`);
-}
-
-/** Throws the S3 error for the first header of `kind`'s write that edgeport cannot honour. */
-export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: IncomingHttpHeaders): void {
-  if (kind === 'part') {
-    if (namesSseC(headers)) throw sseCNotApplicable('upload');
-    return;
-  }
+/**
+ * Throws the S3 error for the first header of `kind`'s write that edgeport cannot honour. SSE-C is
+ * honoured (sse-c-headers.ts) except where `sseC` is false: a browser form (POST Object).
+ */
+export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: IncomingHttpHeaders, sseC = true): void {
+  if (kind === 'part') return;
   const acl = valueOf(headers, 'x-amz-acl');
   if (acl !== undefined && !CANNED_ACLS.includes(acl)) {
     throw S3_ERRORS.invalidArgument(`x-amz-acl must be one of ${CANNED_ACLS.join(', ')}; edgeport accepts only ${OWNER_ONLY_ACLS.join(' and ')}.`);
@@ -100,8 +87,11 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
   if (method !== undefined && !SSE_METHODS.includes(method)) {
     throw S3_ERRORS.invalidArgument(`The encryption method specified is not supported: x-amz-server-side-encryption must be one of ${SSE_METHODS.join(', ')}.`);
   }
-  const sse = firstPresent(headers, SSE);
+  const sse = firstPresent(headers, SSE_HEADERS);
+  const customer = firstPresent(headers, SSE_C);
+  if (sse !== undefined && customer !== undefined) {
+    throw S3_ERRORS.invalidArgument(`Server Side Encryption with Customer provided key is incompatible with the encryption method specified (${sse} with ${customer}).`);
+  }
   if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
-  const sseC = firstPresent(headers, SSE_C);
-  if (sseC !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys (${sseC})`);
+  if (customer !== undefined && !sseC) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys in a browser form upload (${customer})`);
 }

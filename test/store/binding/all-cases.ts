@@ -14,6 +14,7 @@ import { CASES as list } from './list.case.ts';
 import { CASES as multipart } from './multipart.case.ts';
 import { CASES as putDelete } from './put-delete.case.ts';
 import { CASES as range } from './range.case.ts';
+import { CASES as ssec } from './ssec.case.ts';
 import { CASES as storeObject } from './store-object.case.ts';
 import { CASES as validation } from './validation.case.ts';
 
@@ -28,6 +29,7 @@ export const CASE_FILES: Record<string, BindingCases> = {
   multipart,
   'put-delete': putDelete,
   range,
+  ssec,
   'store-object': storeObject,
   validation,
 };

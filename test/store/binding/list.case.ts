@@ -91,4 +91,18 @@ export const CASES: BindingCases = {
     assert.equal(item.range, undefined);
     assert.equal(typeof item.checksums.toJSON().md5, 'string');
   },
+  'delimitedPrefixes leave out the delimiter, and appending it lists every key a group holds, the group "" included': async ({ bucket: b }) => {
+    for (const key of ['file8', 'file8/x', 'xfile8y', 'xfile8z', 'plain', 'a/b/c', 'a/d']) await b.put(key, 'v');
+    const byFile8 = await b.list({ delimiter: 'file8' });
+    // `file8` and `file8/x` are the group before the first `file8`: the empty prefix; `xfile8y/z` the group `x`.
+    assert.deepEqual(byFile8.delimitedPrefixes, ['', 'x']);
+    assert.deepEqual(byFile8.objects.map((o) => o.key), ['a/b/c', 'a/d', 'plain']);
+    // A script that lists again appends the delimiter to the prefix it was given: nothing is lost.
+    const regroup = async (group: string) => (await b.list({ prefix: `${group}file8` })).objects.map((o) => o.key);
+    assert.deepEqual(await regroup(''), ['file8', 'file8/x']);
+    assert.deepEqual(await regroup('x'), ['xfile8y', 'xfile8z']);
+    assert.deepEqual((await b.list({ delimiter: '/' })).delimitedPrefixes, ['a', 'file8']);
+    assert.deepEqual((await b.list({ prefix: 'a/', delimiter: '/' })).delimitedPrefixes, ['a/b']);
+    assert.deepEqual((await b.list({ prefix: 'a/b/', delimiter: '/' })).objects.map((o) => o.key), ['a/b/c']);
+  },
 };

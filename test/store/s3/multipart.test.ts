@@ -10,11 +10,29 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import fc from 'fast-check';
 import * as zlib from 'node:zlib';
+import { createCrc32c, createCrc64Nvme } from '../../../src/core/crypto/crc.ts';
 import { createStoreBucket } from '../../../src/store/binding/index.ts';
 import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
 
 const MiB = 1024 * 1024;
 const code = s3ErrorCode;
+
+/** Base64 CRCs as S3 writes them: CRC-32 from node:zlib, the others from edgeport's own (checked against the catalogue in crc.test.ts). */
+const crc32Of = (data: Buffer): string => {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(zlib.crc32(data) >>> 0);
+  return bytes.toString('base64');
+};
+const crc32cOf = (data: Buffer): string => {
+  const crc = createCrc32c();
+  crc.update(data);
+  return crc.digest().toString('base64');
+};
+const crc64Of = (data: Buffer): string => {
+  const crc = createCrc64Nvme();
+  crc.update(data);
+  return crc.digest().toString('base64');
+};
 
 test('multipart: create, parts, list, complete; errors for order, size, unknown parts and uploads', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
@@ -143,9 +161,9 @@ test('multipart checksums: kept per part, checked at completion, combined into t
 
   await assert.rejects(client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'x', ChecksumAlgorithm: 'MD5' as 'SHA256' })), code('InvalidRequest', 400));
   await assert.rejects(client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'x', ChecksumAlgorithm: 'CRC64NVME', ChecksumType: 'COMPOSITE' })), code('InvalidRequest', 400));
-  // FULL_OBJECT (CRC-64/NVME's only type) is accepted, and its parts verified, but not kept.
+  // CRC-64/NVME's only type is FULL_OBJECT, named in the answer (multipart-full-object test below).
   const full = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'x', ChecksumAlgorithm: 'CRC64NVME' }));
-  assert.equal(full.ChecksumAlgorithm, undefined);
+  assert.deepEqual([full.ChecksumAlgorithm, full.ChecksumType], ['CRC64NVME', 'FULL_OBJECT']);
 
   // lib-storage asks for CRC-32 by default: every part's CRC is kept and combined.
   const body = Buffer.concat([Buffer.alloc(5 * MiB, 1), Buffer.alloc(5 * MiB, 2), Buffer.alloc(MiB, 3)]);
@@ -158,6 +176,35 @@ test('multipart checksums: kept per part, checked at completion, combined into t
   const combined = Buffer.alloc(4);
   combined.writeUInt32BE(zlib.crc32(Buffer.concat(crcs)) >>> 0);
   assert.equal((result as { ChecksumCRC32?: string }).ChecksumCRC32, `${combined.toString('base64')}-3`);
+});
+
+test('FULL_OBJECT multipart checksums: the algorithm and type answered, the whole object\'s CRC made from the parts\' and verified by the SDK', { timeout: 20_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  const parts = [Buffer.alloc(5 * MiB, 'a'), Buffer.alloc(5 * MiB, 'b'), Buffer.from('a short last part')];
+  const whole = Buffer.concat(parts);
+  for (const [algorithm, crcOf] of [['CRC32', crc32Of], ['CRC32C', crc32cOf], ['CRC64NVME', crc64Of]] as const) {
+    const Key = `full-${algorithm}`;
+    const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key, ChecksumAlgorithm: algorithm, ChecksumType: 'FULL_OBJECT' }));
+    assert.deepEqual([created.ChecksumAlgorithm, created.ChecksumType], [algorithm, 'FULL_OBJECT']);
+    const UploadId = created.UploadId!;
+    const named = [];
+    for (const [i, Body] of parts.entries()) {
+      const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: i + 1, Body, ChecksumAlgorithm: algorithm }));
+      named.push({ PartNumber: i + 1, ETag: part.ETag, [`Checksum${algorithm}`]: crcOf(Body) });
+    }
+    const listed = await client.send(new ListPartsCommand({ Bucket: bucket, Key, UploadId }));
+    assert.deepEqual([listed.ChecksumAlgorithm, listed.ChecksumType], [algorithm, 'FULL_OBJECT']);
+    // A stated whole-object checksum that is not the object's: BadDigest, nothing completed.
+    await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key, UploadId, MultipartUpload: { Parts: named },
+      [`Checksum${algorithm}`]: crcOf(Buffer.from('something else')), ChecksumType: 'FULL_OBJECT' })), code('BadDigest', 400));
+    const done = await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key, UploadId, MultipartUpload: { Parts: named },
+      [`Checksum${algorithm}`]: crcOf(whole), ChecksumType: 'FULL_OBJECT' }));
+    assert.deepEqual([done[`Checksum${algorithm}`], done.ChecksumType], [crcOf(whole), 'FULL_OBJECT']);
+    // GetObject with the SDK's checksum mode: it verifies the FULL_OBJECT CRC against the bytes it reads.
+    const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key, ChecksumMode: 'ENABLED' }));
+    assert.deepEqual([got[`Checksum${algorithm}`], got.ChecksumType], [crcOf(whole), 'FULL_OBJECT']);
+    assert.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(whole));
+  }
 });
 
 test('CompleteMultipartUpload with If-None-Match / If-Match: a failed condition replaces nothing and leaves the upload open', { timeout: 10_000 }, async (t) => {

@@ -8,6 +8,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { API, ApiFailure, call, get, seg, type Envelope } from '../api.ts';
 import { BucketCors } from '../components/bucket-cors.tsx';
+import { BucketLifecycle } from '../components/bucket-lifecycle.tsx';
 import { ConfirmButton, Errors, formatBytes, formatDate, Loading, Success, useLoad, useTitle } from '../components/common.tsx';
 import { Uploader } from '../components/uploader.tsx';
 import { Link } from '../router.tsx';
@@ -176,6 +177,7 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
         )}
       </section>
       {prefix === '' && first.data !== undefined && <BucketCors account={account} bucket={bucket} />}
+      {prefix === '' && first.data !== undefined && <BucketLifecycle account={account} bucket={bucket} />}
     </>
   );
 }

@@ -5,12 +5,12 @@
  */
 import type { PutOptions } from '../../engine/types.ts';
 import { assertNullVersion, requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
-import { preconditionStatus, readPreconditions } from '../http-conditions.ts';
+import { preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { assertAllowed } from '../key-grant.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
-import { COPY_SOURCE_SSE_C, namesSseC, sseCNotApplicable } from '../write-headers.ts';
+import { COPY_SOURCE_SSE_C_PREFIX, setSseCHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { element, xmlDocument } from '../xml.ts';
-import { customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
 import { StoreError } from '../../engine/errors.ts';
 import type { ObjectMeta } from '../../engine/types.ts';
 
@@ -47,16 +47,15 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
     if (!m || Number(m[2]) < Number(m[1])) throw S3_ERRORS.invalidArgument('x-amz-copy-source-range must be bytes=first-last.');
     range = { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
   }
-  const result = await ctx.engine.get(bucket, key, range ? { range } : {}).catch(async (error: unknown) => {
+  // An SSE-C source is read with its key (x-amz-copy-source-server-side-encryption-customer-*).
+  const sourceKey = sseCKeyOf(ctx.req.headers, COPY_SOURCE_SSE_C_PREFIX);
+  const keyed = sourceKey !== undefined ? { ssecKey: sourceKey } : {};
+  const result = await ctx.engine.get(bucket, key, range ? { range, ...keyed } : keyed).catch(async (error: unknown) => {
     if (!(error instanceof StoreError) || error.code !== 'STORE_INVALID_RANGE') throw error;
     const meta = await ctx.engine.head(bucket, key);
     throw meta ? rangeNotSatisfiable(rangeHeader as string, meta.size) : new StoreError('STORE_NO_SUCH_KEY');
   });
   if (!result?.body) throw new StoreError('STORE_NO_SUCH_KEY');
-  if (namesSseC(ctx.req.headers, COPY_SOURCE_SSE_C)) {
-    result.body.discard();
-    throw sseCNotApplicable('copy source');
-  }
   // A range must lie within the source: S3 does not shorten one that reaches past the end.
   if (range && result.range.length !== range.length) {
     result.body.discard();
@@ -91,7 +90,14 @@ export async function copyObject(ctx: S3Context): Promise<void> {
     ? { httpMetadata: httpMetadataFrom(ctx.req.headers), customMetadata: customMetadataFrom(ctx.req.headers) }
     : { httpMetadata: source.meta.httpMetadata, customMetadata: source.meta.customMetadata };
   options.storageClass = storageClass ?? source.meta.storageClass;
+  // The copy is stored with the request's own SSE-C key, if any (the source's does not carry over).
+  const ssecKey = sseCKeyOf(ctx.req.headers);
+  if (ssecKey !== undefined) options.ssecKey = ssecKey;
+  // If-Match / If-None-Match guard the object the copy would replace, as on PutObject.
+  const onlyIf = writeCondition(ctx.req.headers);
+  if (onlyIf) options.onlyIf = onlyIf;
   const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: source.body, length: source.length }, options);
-  if (!meta) throw new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
+  if (!meta) throw await writeConditionFailure(ctx, onlyIf);
+  setSseCHeaders(ctx.res, sseCResponseHeaders(meta));
   sendXml(ctx, 200, xmlDocument('CopyObjectResult', element('LastModified', new Date(meta.uploaded).toISOString()) + element('ETag', `"${meta.etag}"`)));
 }

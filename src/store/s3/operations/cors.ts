@@ -3,16 +3,15 @@
  * document to and from the engine's rules. Validation is S3's (the engine's assertCorsRules):
  * unknown methods, a second wildcard, more than 100 rules are InvalidRequest; a document that does
  * not follow the schema is MalformedXML; more than 64 KiB is refused before it is parsed. As S3,
- * a PUT must carry Content-MD5 or a flexible checksum (x-amz-checksum-*), and it is checked.
+ * a PUT must carry Content-MD5 or a flexible checksum (x-amz-checksum-*), and it is checked
+ * (configuration-document.ts).
  */
-import { createHash } from 'node:crypto';
 import { XMLParser } from 'fast-xml-parser';
 import { CORS_LIMITS, type CorsMethod, type CorsRule } from '../../engine/cors.ts';
 import { requireBucket, sendEmpty, sendXml, type S3Context } from '../context.ts';
-import { verifiedBody } from '../payload.ts';
+import { readConfigurationDocument } from '../configuration-document.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { decodeXmlText, element, REQUEST_XML_MAX_DEPTH, xmlDocument } from '../xml.ts';
-import { contentMd5Hex } from './object.ts';
 
 type Operation = (ctx: S3Context) => Promise<void>;
 
@@ -100,36 +99,8 @@ export function corsConfigurationXml(rules: readonly CorsRule[]): string {
   return xmlDocument('CORSConfiguration', inner);
 }
 
-/** A flexible checksum header (x-amz-checksum-crc32, ...), not the type/algorithm ones. */
-function hasChecksum(headers: S3Context['req']['headers']): boolean {
-  return Object.keys(headers).some((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm')
-    || typeof headers['x-amz-trailer'] === 'string';
-}
-
-/** The document, decoded and checked against its payload hash, checksum and Content-MD5; at most 64 KiB. */
-async function readCorsDocument(ctx: S3Context): Promise<string> {
-  const headers = ctx.req.headers;
-  const md5 = contentMd5Hex(headers);
-  if (md5 === undefined && !hasChecksum(headers)) throw S3_ERRORS.invalidRequest('Missing required header for this request: Content-Md5.');
-  // A body the handler read first has had its deferred signature checked there.
-  const read = ctx.body;
-  const source: AsyncIterable<Uint8Array> = read ? (async function* readFirst() { yield read; })() : ctx.req;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of verifiedBody(source, { headers, signing: ctx.body ? undefined : ctx.signing })) {
-    size += chunk.byteLength;
-    if (size > CORS_LIMITS.documentBytes) {
-      throw new S3Error('MaxMessageLengthExceeded', 400, `Your request was too big: a CORS configuration is at most ${CORS_LIMITS.documentBytes} bytes.`);
-    }
-    chunks.push(chunk);
-  }
-  const body = Buffer.concat(chunks);
-  if (md5 !== undefined && createHash('md5').update(body).digest('hex') !== md5) throw S3_ERRORS.badDigest();
-  return body.toString('utf8');
-}
-
 async function putBucketCors(ctx: S3Context): Promise<void> {
-  const rules = parseCorsConfiguration(await readCorsDocument(ctx));
+  const rules = parseCorsConfiguration(await readConfigurationDocument(ctx, CORS_LIMITS.documentBytes, 'CORS configuration'));
   await ctx.engine.putBucketCors(requireBucket(ctx), rules);
   sendEmpty(ctx, 200);
 }

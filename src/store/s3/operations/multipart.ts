@@ -5,15 +5,16 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
-import type { Checksums, CompleteOptions, CompositeChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
+import type { Checksums, ChecksumType, CompleteOptions, UploadChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
 import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, parseRequestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
-import { checksumElements, checksumHeaders, customMetadataFrom, httpMetadataFrom, storageClassFrom } from './object.ts';
+import { checksumElements, checksumHeaders, checksumType, customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
 import { writeCondition } from '../http-conditions.ts';
+import { setSseCHeaders, sseCKeyHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 
 function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
@@ -28,13 +29,17 @@ function partNumber(ctx: S3Context): number {
 const CHECKSUM_NAMES = '[CRC32, CRC32C, CRC64NVME, SHA1, SHA256]';
 
 /**
- * The algorithm an upload keeps part checksums in: `x-amz-checksum-algorithm` with the COMPOSITE
- * type (the default but for CRC64NVME). FULL_OBJECT checksums are accepted and not kept: the parts
- * are still verified as they arrive, the completed object has no checksum (README).
+ * The algorithm an upload keeps part checksums in and how the object's checksum is made of them:
+ * `x-amz-checksum-algorithm` with `x-amz-checksum-type` COMPOSITE (the default but for CRC64NVME:
+ * the algorithm over the parts' checksums, `-<parts>`) or FULL_OBJECT (CRCs only: the CRC of the
+ * whole object, combined from the parts' CRCs at completion).
  */
-function compositeAlgorithm(headers: IncomingHttpHeaders): CompositeChecksumAlgorithm | undefined {
+function uploadChecksum(headers: IncomingHttpHeaders): { algorithm: UploadChecksumAlgorithm; type: ChecksumType } | undefined {
   const raw = headers['x-amz-checksum-algorithm'];
-  if (typeof raw !== 'string') return undefined;
+  if (typeof raw !== 'string') {
+    if (headers['x-amz-checksum-type'] !== undefined) throw S3_ERRORS.invalidRequest('The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.');
+    return undefined;
+  }
   const algorithm = raw.toLowerCase();
   if (!(S3_CHECKSUM_ALGORITHMS as readonly string[]).includes(algorithm)) {
     throw S3_ERRORS.invalidRequest(`Checksum algorithm provided is unsupported. Please try again with any of the valid types: ${CHECKSUM_NAMES}`);
@@ -44,20 +49,23 @@ function compositeAlgorithm(headers: IncomingHttpHeaders): CompositeChecksumAlgo
   if (type !== 'COMPOSITE' && type !== 'FULL_OBJECT') throw S3_ERRORS.invalidRequest('Value for x-amz-checksum-type header is invalid.');
   if (type === 'COMPOSITE' && algorithm === 'crc64nvme') throw S3_ERRORS.invalidRequest('The COMPOSITE checksum type cannot be used with the crc64nvme checksum algorithm.');
   if (type === 'FULL_OBJECT' && algorithm.startsWith('sha')) throw S3_ERRORS.invalidRequest(`The FULL_OBJECT checksum type cannot be used with the ${algorithm} checksum algorithm.`);
-  return type === 'COMPOSITE' ? algorithm as CompositeChecksumAlgorithm : undefined;
+  return { algorithm: algorithm as UploadChecksumAlgorithm, type };
 }
 
 export async function createMultipartUpload(ctx: S3Context): Promise<void> {
   const headers = ctx.req.headers;
   const storageClass = storageClassFrom(headers);
-  const checksumAlgorithm = compositeAlgorithm(headers);
+  const checksum = uploadChecksum(headers);
+  const ssecKey = sseCKeyOf(headers);
   const id = await ctx.engine.createMultipartUpload(requireBucket(ctx), requireKey(ctx), {
     httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers), ...(storageClass ? { storageClass } : {}),
-    ...(checksumAlgorithm ? { checksumAlgorithm } : {}),
+    ...(checksum ? { checksumAlgorithm: checksum.algorithm, checksumType: checksum.type } : {}),
+    ...(ssecKey !== undefined ? { ssecKey } : {}),
   });
-  if (checksumAlgorithm) {
-    ctx.res.setHeader('x-amz-checksum-algorithm', checksumAlgorithm.toUpperCase());
-    ctx.res.setHeader('x-amz-checksum-type', 'COMPOSITE');
+  setSseCHeaders(ctx.res, sseCKeyHeaders(ssecKey));
+  if (checksum) {
+    ctx.res.setHeader('x-amz-checksum-algorithm', checksum.algorithm.toUpperCase());
+    ctx.res.setHeader('x-amz-checksum-type', checksum.type);
   }
   sendXml(ctx, 200, xmlDocument('InitiateMultipartUploadResult', element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('UploadId', id)));
 }
@@ -66,16 +74,21 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
   const length = declaredLength(ctx.req.headers);
   if (length === undefined) throw S3_ERRORS.missingContentLength();
+  const ssecKey = sseCKeyOf(ctx.req.headers);
   const { body, checksums } = verifiedUpload(ctx.req, ctx.req.headers, ctx.signing);
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length }, { verifiedChecksums: checksums });
+  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length },
+    { verifiedChecksums: checksums, ...(ssecKey !== undefined ? { ssecKey } : {}) });
   // The checksum is echoed when the upload keeps it, so a client names it back at completion.
-  sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}) });
+  sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}), ...sseCKeyHeaders(ssecKey) });
 }
 
 export async function uploadPartCopy(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
+  const ssecKey = sseCKeyOf(ctx.req.headers);
   const source = await readCopySource(ctx, true);
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: source.body, length: source.length });
+  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: source.body, length: source.length },
+    ssecKey !== undefined ? { ssecKey } : {});
+  setSseCHeaders(ctx.res, sseCKeyHeaders(ssecKey));
   sendXml(ctx, 200, xmlDocument('CopyPartResult', element('ETag', `"${part.etag}"`) + element('LastModified', new Date(ctx.now).toISOString())));
 }
 
@@ -96,21 +109,27 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   // If-Match / If-None-Match guard the object the completion would replace (S3 conditional writes).
   const onlyIf = writeCondition(ctx.req.headers);
   const expectedChecksum = await completionChecksum(ctx);
+  const ssecKey = sseCKeyOf(ctx.req.headers);
   // A client retrying after a lost answer gets the same success (S3), not NoSuchUpload.
   const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, {
-    answerRepeat: true, ...(onlyIf ? { onlyIf } : {}), ...(expectedChecksum ? { expectedChecksum } : {}),
+    answerRepeat: true, ...(onlyIf ? { onlyIf } : {}), ...(expectedChecksum ? { expectedChecksum } : {}), ...(ssecKey !== undefined ? { ssecKey } : {}),
+  }).catch(async (error: unknown) => {
+    if (error instanceof StoreError && error.code === 'STORE_PRECONDITION_FAILED') throw await writeConditionFailure(ctx, onlyIf);
+    throw error;
   });
   const checksums = checksumElements(meta.checksums);
+  setSseCHeaders(ctx.res, sseCResponseHeaders(meta));
   sendXml(ctx, 200, xmlDocument('CompleteMultipartUploadResult',
     element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)
-    + (checksums === '' ? '' : checksums + element('ChecksumType', 'COMPOSITE'))));
+    + (checksums === '' ? '' : checksums + element('ChecksumType', checksumType(meta.checksums)))));
 }
 
 /**
  * The whole object's checksum a completion states (`x-amz-checksum-<algorithm>`, base64, `-<parts>`
- * optional), to be checked against the COMPOSITE checksum the parts make: only an upload that keeps
- * part checksums can be checked, and only in its own algorithm (another is InvalidRequest, as in S3).
- * An upload keeping none (no algorithm, or FULL_OBJECT) is completed unchecked, as before.
+ * optional), to be checked against the checksum the parts make: only an upload that keeps part
+ * checksums can be checked, and only in its own algorithm (another is InvalidRequest, as in S3):
+ * COMPOSITE against the checksum of the parts' checksums, FULL_OBJECT against the whole object's
+ * CRC. An upload keeping none (created without an algorithm) is completed unchecked.
  */
 async function completionChecksum(ctx: S3Context): Promise<CompleteOptions['expectedChecksum']> {
   const named = S3_CHECKSUM_ALGORITHMS.filter((algorithm) => ctx.req.headers[`x-amz-checksum-${algorithm}`] !== undefined);
@@ -125,7 +144,7 @@ async function completionChecksum(ctx: S3Context): Promise<CompleteOptions['expe
   }
   const upload = await ctx.engine.getUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx));
   // A finished or missing upload: the engine answers it (a repeated completion is checked against its object).
-  const kept = upload ? upload.checksumAlgorithm : algorithm === 'crc64nvme' ? null : algorithm;
+  const kept = upload ? upload.checksumAlgorithm : algorithm;
   if (!kept) return undefined;
   if (kept !== algorithm) {
     throw S3_ERRORS.invalidRequest(`Checksum Type mismatch occurred, expected checksum Type: ${kept}, actual checksum Type: ${algorithm}`);
@@ -165,7 +184,7 @@ export async function listParts(ctx: S3Context): Promise<void> {
   const inner = element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('UploadId', uploadId(ctx))
     + element('StorageClass', TO_S3_CLASS[upload.storageClass]) + element('PartNumberMarker', marker) + element('MaxParts', max)
     + element('IsTruncated', truncated) + element('NextPartNumberMarker', truncated ? page.at(-1)!.partNumber : undefined)
-    + (upload.checksumAlgorithm ? element('ChecksumAlgorithm', upload.checksumAlgorithm.toUpperCase()) + element('ChecksumType', 'COMPOSITE') : '')
+    + (upload.checksumAlgorithm ? element('ChecksumAlgorithm', upload.checksumAlgorithm.toUpperCase()) + element('ChecksumType', upload.checksumType ?? 'COMPOSITE') : '')
     + page.map((p) => `<Part>${element('PartNumber', p.partNumber)}${element('LastModified', new Date(p.uploaded).toISOString())}${element('ETag', `"${p.etag}"`)}`
       + `${element('Size', p.size)}${upload.checksumAlgorithm && p.checksum ? checksumElements({ [upload.checksumAlgorithm]: p.checksum }) : ''}</Part>`).join('');
   sendXml(ctx, 200, xmlDocument('ListPartsResult', inner));

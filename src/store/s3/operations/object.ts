@@ -6,12 +6,13 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { StoreError } from '../../engine/errors.ts';
 import { engineBlobs, writeSegments, primeFirstBlob } from '../../segment-writer.ts';
-import type { BodyInput, Checksums, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
+import type { BodyInput, Checksums, Conditional, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
-import { parseRange, preconditionStatus, readPreconditions, writeCondition } from '../http-conditions.ts';
+import { deleteCondition, namesObject, parseRange, preconditionStatus, rangeApplies, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
-import { namesSseC, sseCNotApplicable } from '../write-headers.ts';
+import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
+import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -112,12 +113,14 @@ export async function putObject(ctx: S3Context): Promise<void> {
   const md5 = contentMd5Hex(headers);
   const onlyIf = writeCondition(headers);
   const storageClass = storageClassFrom(headers);
+  const ssecKey = sseCKeyOf(headers);
   const options: PutOptions = {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
     ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
     ...(storageClass ? { storageClass } : {}),
     ...(onlyIf ? { onlyIf } : {}),
+    ...(ssecKey !== undefined ? { ssecKey } : {}),
   };
   const { body, checksums } = verifiedUpload(ctx.req, headers, ctx.signing);
   options.verifiedChecksums = checksums;
@@ -128,9 +131,9 @@ export async function putObject(ctx: S3Context): Promise<void> {
   const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), input, options);
   if (!meta) {
     ctx.req.resume();
-    throw preconditionFailed();
+    throw await writeConditionFailure(ctx, onlyIf);
   }
-  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums) });
+  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums), ...sseCResponseHeaders(meta) });
 }
 
 /** Bodies up to this size may be taken whole once they have arrived (arrivedWhole). */
@@ -184,28 +187,34 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const bucket = requireBucket(ctx);
   const key = requireKey(ctx);
   const conds = readPreconditions(ctx.req.headers);
-  const range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
+  let range = head ? undefined : parseRange(header(ctx.req.headers, 'range'));
   const part = partNumberOf(ctx.query);
   assertResponseOverrides(ctx.query);
   if (part !== undefined && range) throw S3_ERRORS.invalidRequest('Cannot specify both Range header and partNumber query parameter.');
-  if (namesSseC(ctx.req.headers)) {
-    if (!(await ctx.engine.head(bucket, key))) {
-      if (head) return sendEmpty(ctx, 404);
-      throw new StoreError('STORE_NO_SUCH_KEY');
-    }
-    throw sseCNotApplicable('object');
-  }
+  refuseSseOnRead(ctx.req.headers);
+  // SSE-C: the key an encrypted object was stored with (required, and checked, for one; refused for any other).
+  const ssecKey = sseCKeyOf(ctx.req.headers);
+  const keyed = ssecKey !== undefined ? { ssecKey } : {};
   let result: GetResult | null;
   try {
-    result = part !== undefined ? await ctx.engine.get(bucket, key, { part })
-      : head ? await headAsGet(ctx, bucket, key) : await ctx.engine.get(bucket, key, range ? { range } : {});
+    result = part !== undefined ? await ctx.engine.get(bucket, key, { part, ...keyed })
+      : head ? await headAsGet(ctx, bucket, key, ssecKey) : await ctx.engine.get(bucket, key, range ? { range, ...keyed } : keyed);
+    // If-Range naming another version of the object: the whole object, not the range.
+    if (range && result && !rangeApplies(ctx.req.headers, result.meta)) {
+      result.body?.discard();
+      range = undefined;
+      result = await ctx.engine.get(bucket, key, keyed);
+    }
   } catch (error) {
     // An unsatisfiable range or part still answers a failed precondition first (RFC 7233 §3.1).
     if (!(error instanceof StoreError) || (error.code !== 'STORE_INVALID_RANGE' && error.code !== 'STORE_INVALID_PART_NUMBER')) throw error;
-    const meta = await ctx.engine.head(bucket, key);
+    const meta = await ctx.engine.head(bucket, key, keyed);
     const status = meta ? preconditionStatus(conds, meta, true) : 200;
     if (meta && status !== 200) return answerPrecondition(ctx, meta, status, head);
-    throw error;
+    // An If-Range the object fails makes the range moot: the whole object.
+    if (!meta || !range || rangeApplies(ctx.req.headers, meta)) throw error;
+    range = undefined;
+    result = await ctx.engine.get(bucket, key, keyed);
   }
   if (!result) {
     if (head) return sendEmpty(ctx, 404);
@@ -219,6 +228,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   }
   const headers = objectHeaders(meta, ctx.query);
   headers['x-amz-request-id'] = ctx.requestId;
+  Object.assign(headers, sseCResponseHeaders(meta));
   // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
   if (!range && part === undefined && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
     const checksums = checksumHeaders(meta.checksums);
@@ -256,18 +266,16 @@ const OBJECT_ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'O
 
 /** GetObjectAttributes: the attributes `x-amz-object-attributes` names, in S3's order. */
 export async function getObjectAttributes(ctx: S3Context): Promise<void> {
+  refuseSseOnRead(ctx.req.headers);
   const wanted = new Set((header(ctx.req.headers, 'x-amz-object-attributes') ?? '').split(',').map((name) => name.trim()).filter(Boolean));
   if (wanted.size === 0) throw S3_ERRORS.invalidRequest('The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty.');
   for (const name of wanted) if (!OBJECT_ATTRIBUTES.includes(name)) throw S3_ERRORS.invalidArgument(`Invalid attribute name specified: ${name}.`);
   const maxParts = wholeNumberHeader(ctx, 'x-amz-max-parts', 1000);
   const marker = wholeNumberHeader(ctx, 'x-amz-part-number-marker', 0);
   // Part 1 is any object's first byte range; it also tells how many parts a multipart object has.
-  const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1 });
+  const ssecKey = sseCKeyOf(ctx.req.headers);
+  const result = await ctx.engine.get(requireBucket(ctx), requireKey(ctx), { part: 1, ...(ssecKey !== undefined ? { ssecKey } : {}) });
   if (!result) throw new StoreError('STORE_NO_SUCH_KEY');
-  if (namesSseC(ctx.req.headers)) {
-    result.body?.discard();
-    throw sseCNotApplicable('object');
-  }
   result.body?.discard();
   const { meta } = result;
   const checksums = checksumElements(meta.checksums);
@@ -310,6 +318,15 @@ function objectParts(result: GetResult, checksums: Checksums, marker: number, ma
     + '</ObjectParts>';
 }
 
+/**
+ * SSE-S3/SSE-KMS headers describe how a write encrypts, never a read: S3 refuses them on GetObject,
+ * HeadObject and GetObjectAttributes with 400 InvalidArgument.
+ */
+function refuseSseOnRead(headers: IncomingHttpHeaders): void {
+  const named = SSE_HEADERS.find((name) => headers[name] !== undefined);
+  if (named !== undefined) throw S3_ERRORS.invalidArgument(`${named} header is not supported for this operation: it applies to writes only (reads need no encryption parameters but SSE-C's).`);
+}
+
 /** GetObject/HeadObject `partNumber` (1 to 10000), when given. */
 function partNumberOf(query: URLSearchParams): number | undefined {
   const raw = query.get('partNumber');
@@ -319,8 +336,10 @@ function partNumberOf(query: URLSearchParams): number | undefined {
   return n;
 }
 
-async function headAsGet(ctx: S3Context, bucket: string, key: string): Promise<GetResult | null> {
-  const meta = await ctx.engine.head(bucket, key);
+/** HeadObject: as S3, an SSE-C object's metadata needs its key (checked by the engine). */
+async function headAsGet(ctx: S3Context, bucket: string, key: string, ssecKey: string | undefined): Promise<GetResult | null> {
+  const meta = await ctx.engine.head(bucket, key, ssecKey !== undefined ? { ssecKey } : {});
+  if (meta?.ssec && ssecKey === undefined) throw new StoreError('STORE_SSEC_KEY_REQUIRED');
   return meta ? { meta, range: { offset: 0, length: meta.size } } : null;
 }
 
@@ -329,31 +348,102 @@ function answerPrecondition(ctx: S3Context, meta: ObjectMeta, status: 304 | 412,
   sendEmpty(ctx, status, status === 304 ? { etag: `"${meta.etag}"`, 'last-modified': new Date(meta.uploaded).toUTCString() } : {});
 }
 
-function preconditionFailed(): S3Error {
+/**
+ * The error for a conditional write (PutObject, CopyObject, CompleteMultipartUpload) that wrote
+ * nothing: S3 answers If-Match on a key with no object 404 NoSuchKey, any other failed condition
+ * 412 PreconditionFailed.
+ */
+export async function writeConditionFailure(ctx: S3Context, onlyIf: Conditional | undefined): Promise<Error> {
+  if (onlyIf?.etagMatches && !(await ctx.engine.head(requireBucket(ctx), requireKey(ctx)))) return new StoreError('STORE_NO_SUCH_KEY');
+  return preconditionFailed();
+}
+
+export function preconditionFailed(): S3Error {
   return new S3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold.');
 }
 
 export async function deleteObject(ctx: S3Context): Promise<void> {
-  await ctx.engine.delete(requireBucket(ctx), [requireKey(ctx)]);
+  const bucket = requireBucket(ctx);
+  const key = requireKey(ctx);
+  const condition = deleteCondition(ctx.req.headers);
+  if (!condition) {
+    await ctx.engine.delete(bucket, [key]);
+    return sendEmpty(ctx, 204);
+  }
+  const outcome = await ctx.engine.deleteIf(bucket, key, condition);
+  // S3: a condition naming the object (If-Match, its time or size) on a key that has none is NoSuchKey.
+  if (outcome === 'missing' && namesObject(condition)) throw new StoreError('STORE_NO_SUCH_KEY');
+  if (outcome === 'precondition-failed') throw preconditionFailed();
   sendEmpty(ctx, 204);
 }
 
-
-export async function deleteObjects(ctx: S3Context): Promise<void> {
-  const text = await readSmallBody(ctx);
-  let keys: string[];
-  let quiet: boolean;
-  try {
-    const doc = parseRequestXml(text) as { Delete?: { Object?: Array<{ Key?: unknown }>; Quiet?: unknown } };
-    if (!doc.Delete) throw new Error('no Delete');
-    keys = (doc.Delete.Object ?? []).map((o) => String(o.Key ?? ''));
-    quiet = String(doc.Delete.Quiet ?? 'false').trim() === 'true';
-  } catch {
-    throw S3_ERRORS.malformedXml();
-  }
-  if (keys.length === 0 || keys.length > 1000) throw S3_ERRORS.malformedXml();
-  await ctx.engine.delete(requireBucket(ctx), keys);
-  const inner = quiet ? '' : keys.map((key) => `<Deleted>${element('Key', key)}</Deleted>`).join('');
-  sendXml(ctx, 200, xmlDocument('DeleteResult', inner));
+/** One `<Object>` of a DeleteObjects document: its key and the conditions it names. */
+interface DeleteEntry {
+  key: string;
+  condition?: Conditional;
+  /** Why the entry is refused before anything is deleted (a version id other than null). */
+  refusal?: { code: string; message: string };
 }
 
+function deleteEntry(object: Record<string, unknown>): DeleteEntry {
+  const key = String(object.Key ?? '');
+  const version = object.VersionId === undefined ? undefined : String(object.VersionId).trim();
+  if (version !== undefined && version !== 'null') {
+    return { key, refusal: { code: 'InvalidArgument', message: `Invalid version id specified: buckets are not versioned, so only the version null exists (${version}).` } };
+  }
+  const condition: Conditional = { secondsGranularity: true };
+  if (object.ETag !== undefined) {
+    const etag = String(object.ETag).trim();
+    condition.etagMatches = [etag === '*' ? { type: 'wildcard' } : { type: 'strong', value: etag.replace(/^"(.*)"$/, '$1') }];
+  }
+  if (object.LastModifiedTime !== undefined) {
+    const ms = Date.parse(String(object.LastModifiedTime).trim());
+    if (Number.isNaN(ms)) throw S3_ERRORS.malformedXml();
+    condition.uploadedAt = ms;
+  }
+  if (object.Size !== undefined) {
+    const size = String(object.Size).trim();
+    if (!/^\d{1,16}$/.test(size)) throw S3_ERRORS.malformedXml();
+    condition.sizeIs = Number(size);
+  }
+  return namesObject(condition) ? { key, condition } : { key };
+}
+
+/**
+ * DeleteObjects: each `<Object>` may name an `ETag` (or `*`), a `LastModifiedTime` and a `Size`,
+ * checked against that key's object as it is deleted; one that fails is an `<Error>` entry
+ * (PreconditionFailed, or NoSuchKey when the key has no object), and the others are deleted.
+ */
+export async function deleteObjects(ctx: S3Context): Promise<void> {
+  const text = await readSmallBody(ctx);
+  let entries: DeleteEntry[];
+  let quiet: boolean;
+  try {
+    const doc = parseRequestXml(text) as { Delete?: { Object?: Array<Record<string, unknown>>; Quiet?: unknown } };
+    if (!doc.Delete) throw new Error('no Delete');
+    entries = (doc.Delete.Object ?? []).map((object) => deleteEntry(typeof object === 'object' && object !== null ? object : {}));
+    quiet = String(doc.Delete.Quiet ?? 'false').trim() === 'true';
+  } catch (error) {
+    if (error instanceof S3Error) throw error;
+    throw S3_ERRORS.malformedXml();
+  }
+  if (entries.length === 0 || entries.length > 1000) throw S3_ERRORS.malformedXml();
+  const bucket = requireBucket(ctx);
+  // Unconditional keys go in one deletion; each conditional one is judged in its own.
+  const plain = entries.filter((entry) => !entry.condition && !entry.refusal).map((entry) => entry.key);
+  if (plain.length > 0) await ctx.engine.delete(bucket, plain);
+  const errors = new Map<DeleteEntry, { code: string; message: string }>();
+  for (const entry of entries) {
+    if (entry.refusal) errors.set(entry, entry.refusal);
+    if (!entry.condition || entry.refusal) continue;
+    const outcome = await ctx.engine.deleteIf(bucket, entry.key, entry.condition);
+    if (outcome === 'missing') errors.set(entry, { code: 'NoSuchKey', message: 'The specified key does not exist.' });
+    if (outcome === 'precondition-failed') errors.set(entry, { code: 'PreconditionFailed', message: 'At least one of the pre-conditions you specified did not hold.' });
+  }
+  const inner = entries.map((entry) => {
+    const error = errors.get(entry);
+    if (error) return `<Error>${element('Key', entry.key)}${element('Code', error.code)}${element('Message', error.message)}</Error>`;
+    return quiet ? '' : `<Deleted>${element('Key', entry.key)}</Deleted>`;
+  }).join('');
+  sendXml(ctx, 200, xmlDocument('DeleteResult', inner));
+}

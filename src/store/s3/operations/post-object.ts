@@ -113,7 +113,7 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   }
   // The form's fields stand for the headers a PutObject would send: the same ones are refused.
   const asHeaders = Object.fromEntries(fields) as IncomingHttpHeaders;
-  refuseUnsupportedWriteHeaders('object', asHeaders);
+  refuseUnsupportedWriteHeaders('object', asHeaders, false);
   if (fields.has('tagging')) throw S3_ERRORS.notImplemented('Object tagging (the tagging field)');
   const storageClass = storageClassFrom(asHeaders);
   const md5 = contentMd5Hex(asHeaders);

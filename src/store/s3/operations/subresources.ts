@@ -1,6 +1,6 @@
 /**
  * Bucket and object subresources edgeport has no feature for (versioning, ACLs, policies, tagging,
- * lifecycle, encryption, ...; CORS is operations/cors.ts). Reading one answers what S3 answers for a bucket or object
+ * encryption, ...; CORS is operations/cors.ts, lifecycle operations/lifecycle.ts). Reading one answers what S3 answers for a bucket or object
  * where nothing was ever configured, so tools that read them all (rclone, Terraform, s3cmd info)
  * work; writing or deleting one is NotImplemented. A request naming any of them never reaches
  * PutObject, DeleteObject, CreateBucket or DeleteBucket: `DELETE /b/k?tagging` must not delete `k`.
@@ -29,7 +29,6 @@ const BUCKET_READS: Record<string, BucketRead> = {
   requestPayment: { document: ['RequestPaymentConfiguration', '<Payer>BucketOwner</Payer>'] },
   policy: { missing: ['NoSuchBucketPolicy', 'The bucket policy does not exist'] },
   tagging: { missing: ['NoSuchTagSet', 'The TagSet does not exist'] },
-  lifecycle: { missing: ['NoSuchLifecycleConfiguration', 'The lifecycle configuration does not exist'] },
   encryption: { missing: ['ServerSideEncryptionConfigurationNotFoundError', 'The server side encryption configuration was not found'] },
   website: { missing: ['NoSuchWebsiteConfiguration', 'The specified bucket does not have a website configuration'] },
   'object-lock': { missing: ['ObjectLockConfigurationNotFoundError', 'Object Lock configuration does not exist for this bucket'] },

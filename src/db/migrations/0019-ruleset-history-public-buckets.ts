@@ -1,5 +1,5 @@
 /**
- * Migration 18: a script route may be a custom domain (`custom_domain`: the route
+ * Migration 19: a script route may be a custom domain (`custom_domain`: the route
  * `<hostname>/*` made by attaching the hostname, which the Workers domains routes list); a ruleset keeps its earlier versions (`history`: JSON, newest first, bounded by
  * the API: src/api/rulesets/ruleset-service.ts), which the versions routes read; and buckets may
  * be public (src/db/public-buckets): on the server's managed domain (`<public id>.<[r2]
@@ -34,4 +34,4 @@ function ddl(time: string): string {
   `;
 }
 
-export const rulesetHistoryPublicBuckets: Migration = { version: 18, name: 'ruleset-history-domains-public-buckets', sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') };
+export const rulesetHistoryPublicBuckets: Migration = { version: 19, name: 'ruleset-history-domains-public-buckets', sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') };
