@@ -33,7 +33,7 @@ function source(version: string): string {
 `;
 }
 
-test('the common wrangler commands: each works or is refused by name', { timeout: 420_000 }, async (t) => {
+test('the common wrangler commands: each works or is refused by name', { timeout: 300_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const server = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_ADMIN_EMAIL: OPERATOR.email, EDGEPORT_ADMIN_KEY: OPERATOR.key } });
   const apiBase = server.urls['management API']!;

@@ -17,7 +17,7 @@ const THROWN_POST = event('exception', 'POST', { 'cf-connecting-ip': '10.0.0.9' 
 /** What `wrangler tail --status error` sends. */
 const ERRORS: TailFilter = { outcome: ['exception', 'exceededCpu', 'exceededMemory', 'unknown'] };
 
-test('each filter alone', () => {
+test('each filter alone', { timeout: 10_000 }, () => {
   const passes = (filter: TailFilter, e: TailEventView) => tailEventPasses([filter], e, 'v1', '127.0.0.1');
   assert.deepEqual([passes(ERRORS, OK_GET), passes(ERRORS, THROWN_POST)], [false, true]);
   assert.deepEqual([passes({ method: ['post'] }, OK_GET), passes({ method: ['POST'] }, THROWN_POST)], [false, true]);
@@ -31,7 +31,7 @@ test('each filter alone', () => {
   assert.equal(tailEventPasses([{ client_ip: ['self'] }], OK_GET, 'v1', undefined), false, 'self with no known opener matches nothing');
 });
 
-test('the body wrangler sends is read; an unknown filter is refused', () => {
+test('the body wrangler sends is read; an unknown filter is refused', { timeout: 10_000 }, () => {
   assert.deepEqual(tailFiltersBody.parse({ filters: [] }).filters, []);
   assert.deepEqual(tailFiltersBody.parse({}).filters, []);
   assert.deepEqual(tailFiltersBody.parse({ filters: [ERRORS, { client_ip: ['self'] }] }).filters, [ERRORS, { client_ip: ['self'] }]);
@@ -39,7 +39,7 @@ test('the body wrangler sends is read; an unknown filter is refused', () => {
   assert.equal(tailFiltersBody.safeParse({ filters: [{ sampling_rate: 0 }] }).success, false);
 });
 
-test('a list of filters passes exactly when each one alone does', () => {
+test('a list of filters passes exactly when each one alone does', { timeout: 30_000 }, () => {
   const filterArb: fc.Arbitrary<TailFilter> = fc.oneof(
     fc.constant(ERRORS), fc.constant<TailFilter>({ outcome: ['ok'] }), fc.constantFrom<TailFilter>({ method: ['GET'] }, { method: ['POST', 'PUT'] }),
     fc.constantFrom<TailFilter>({ header: { key: 'x-trace' } }, { header: { key: 'x-trace', query: 'on' } }),

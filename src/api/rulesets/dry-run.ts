@@ -1,5 +1,5 @@
 /**
- * `dry_run` on the rulesets routes that write (reference §2.1): only `true` and `false` are
+ * `dry_run` on the rulesets routes that write: only `true` and `false` are
  * accepted; a dry run makes every check of the real write and writes nothing, answering what it
  * would have (`result: null` for a 200, an empty 204 for a delete) or the same error.
  */

@@ -1,6 +1,5 @@
 /**
- * A zone ruleset's rules one at a time (reference §2.1 rows 9-11) and its versions (rows 8 and
- * 12): add a rule (last, or where `position` says), change or move one (the body replaces its
+ * A zone ruleset's rules one at a time and its versions: add a rule (last, or where `position` says), change or move one (the body replaces its
  * definition; a body with only `position` moves it), delete one; each answers the whole ruleset
  * at its new version. The versions of a ruleset (the current one and the earlier ones it keeps,
  * newest first, without rules), one version with its rules, an earlier version deleted (204); the
