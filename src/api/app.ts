@@ -1,6 +1,7 @@
 /**
  * The management API as one Hono app under `/client/v4`. Pipeline of a request, in order: route
- * (unknown path 400 / 7000, naming the gateway's port for a gateway path or a JSON-RPC body; known
+ * (a platform path edgeport does not have 403 / 10015 naming it, an unknown path 400 / 7000, naming
+ * the gateway's port for a gateway path or a JSON-RPC body; a known
  * path with another method 405) -> authenticate -> read and
  * validate the body (JSON only, size-limited) -> handler -> envelope. Every answer but a ruleset
  * DELETE (204) is the envelope, errors included; a refused request writes nothing.
@@ -13,9 +14,8 @@
  * API tokens (`Authorization: Bearer`, made under /user/tokens) authenticate like the global key;
  * what a token may do is checked before the handler runs (authorize.ts).
  *
- * Gaps: single-rule and version
- * routes of rulesets; logshipping validate routes; account-level log jobs (an account path below
- * `logpush/` or `logshipping/` is answered 400 / 7000 naming the zone path). By design:
+ * Gaps: what the platform has and edgeport does not is answered by name (not-provided.ts: 403 /
+ * 10015), never 7000, which stays for paths the platform does not have either. By design:
  * `/client/v4/openapi.json` needs no credentials. Client quirks: the official SDK names the
  * segment `/logpush/` (the real API's); every `logshipping` route answers there too
  * (LOGPUSH_ALIASES), while the OpenAPI document and the docs name `logshipping` only.
@@ -23,6 +23,7 @@
 import { Hono } from 'hono';
 import { ACCESS_KEY_ROUTES } from './access-keys/access-key-routes.ts';
 import { ACCOUNT_ROUTES } from './accounts/account-routes.ts';
+import { MEMBER_ROUTES } from './accounts/member-routes.ts';
 import { USAGE_ROUTES } from './accounts/usage-routes.ts';
 import { USER_ROUTES } from './accounts/user-routes.ts';
 import type { AccountRecord } from '../db/control-store.ts';
@@ -38,14 +39,20 @@ import { Counter } from 'prom-client';
 import { isJsonRpcText, listenerOrigin, mayBeJsonRpc } from '../core/http/wrong-port.ts';
 import { statusClass, type Metrics } from '../core/metrics.ts';
 import { JOB_ROUTES } from './logshipping/job-routes.ts';
+import { VALIDATE_ROUTES } from './logshipping/validate-routes.ts';
+import { EMPTY_LIST_ROUTES } from './not-provided/empty-list-routes.ts';
+import { notProvidedFor, notProvidedMessage } from './not-provided/not-provided.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { readJsonBody } from './request-body.ts';
 import type { ApiDeps, ApiRoute } from './route.ts';
+import { R2_ABSENT_FEATURE_ROUTES } from './r2/r2-absent-features-routes.ts';
 import { R2_BUCKET_ROUTES } from './r2/r2-bucket-routes.ts';
+import { R2_DOMAIN_ROUTES } from './r2/r2-domain-routes.ts';
 import { R2_CORS_ROUTES } from './r2/r2-cors-routes.ts';
 import { R2_LIFECYCLE_ROUTES } from './r2/r2-lifecycle-routes.ts';
 import { R2_OBJECT_ROUTES } from './r2/r2-object-routes.ts';
 import { RULESET_ROUTES } from './rulesets/ruleset-routes.ts';
+import { RULESET_RULE_ROUTES } from './rulesets/ruleset-rule-routes.ts';
 import { authenticateRequest, type Authenticated } from './sessions/request-auth.ts';
 import { SESSION_ROUTES } from './sessions/session-routes.ts';
 import { BUCKET_ROUTES } from './store/bucket-routes.ts';
@@ -57,16 +64,22 @@ import { UPLOAD_ROUTES } from './store/upload-routes.ts';
 import { validateBody } from './validation.ts';
 import { WORKER_ROUTE_ROUTES } from './workers/worker-route-routes.ts';
 import { WORKER_SCRIPT_ROUTES } from './workers/worker-script-routes.ts';
+import { WORKER_SECRET_ROUTES } from './workers/worker-secret-routes.ts';
+import { WORKER_SERVICE_ROUTES } from './workers/worker-service-routes.ts';
+import { WORKER_DOMAIN_ROUTES } from './workers/worker-domain-routes.ts';
+import { WORKER_BETA_ROUTES } from './workers/worker-beta-routes.ts';
+import { WORKER_SETTINGS_ROUTES } from './workers/worker-settings-routes.ts';
 import { WORKER_TAIL_ROUTES } from './workers/worker-tail-routes.ts';
 import { ZONE_ROUTES } from './zones/zone-routes.ts';
 
 export const API_PREFIX = '/client/v4';
 
 export const API_ROUTES: readonly ApiRoute[] = [
-  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...JOB_ROUTES, ...ACCESS_KEY_ROUTES,
+  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...MEMBER_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...RULESET_RULE_ROUTES, ...JOB_ROUTES, ...VALIDATE_ROUTES, ...ACCESS_KEY_ROUTES,
   ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_LIFECYCLE_ROUTES, ...R2_OBJECT_ROUTES, ...GRAPHQL_ROUTES,
-  ...WORKER_SCRIPT_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES,
+  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_LIFECYCLE_ROUTES, ...R2_OBJECT_ROUTES, ...R2_ABSENT_FEATURE_ROUTES, ...R2_DOMAIN_ROUTES,
+  ...GRAPHQL_ROUTES, ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_BETA_ROUTES,
+  ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */
@@ -75,9 +88,6 @@ export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) =>
 
 /** The gateway's path: a request for it came to the wrong port. */
 const GATEWAY_PATH = /^\/v1\/[^/]+\/?$/;
-
-/** Account-level log job paths, which edgeport does not have: told where the zone's are. */
-const ACCOUNT_LOG_JOBS = /^\/client\/v4\/accounts\/[^/]+\/(logpush|logshipping)(\/|$)/;
 
 /** Counts the API's answers by operation (the route's operationId: a fixed set) and status class. */
 function operationCounter(metrics: Metrics): (operation: string, status: number) => void {
@@ -114,16 +124,15 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
   const patterns = served.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
   app.notFound(async (c) => {
     const path = new URL(c.req.url).pathname;
+    const below = path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : null;
+    const missing = below === null ? undefined : notProvidedFor(c.req.method, below);
+    if (missing) return failureResponse(API_ERRORS.API_NOT_PROVIDED.status, [{ code: API_ERRORS.API_NOT_PROVIDED.code, message: notProvidedMessage(missing) }]);
     const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))];
     if (allowed.length === 0 && (GATEWAY_PATH.test(path) || (mayBeJsonRpc(c.req.method, c.req.raw.headers) && isJsonRpcText(await c.req.raw.text())))) {
       const url = deps.gateway?.url();
       const gateway = url === undefined ? 'http://<host>:8545' : listenerOrigin(url, c.req.header('host'));
       const port = url === undefined ? '8545' : new URL(url).port;
       return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: this port is edgeport's management API; JSON-RPC goes to the gateway, which listens on port ${port}: POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia` }]);
-    }
-    if (allowed.length === 0 && ACCOUNT_LOG_JOBS.test(path)) {
-      const segment = ACCOUNT_LOG_JOBS.exec(path)![1]!;
-      return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: log jobs belong to zones here, not to accounts; use ${API_PREFIX}/zones/<zone_id>/${segment}/jobs` }]);
     }
     if (allowed.length === 0) return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: API_ERRORS.API_NO_ROUTE.message }]);
     const response = failureResponse(405, [{ code: API_ERRORS.API_METHOD_NOT_ALLOWED.code, message: `Method ${c.req.method} not allowed for this URI: use ${allowed.join(', ')}` }]);

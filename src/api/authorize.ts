@@ -41,9 +41,10 @@ export interface RoutePermission {
 const PATH_PERMISSIONS: ReadonlyArray<[prefix: RegExp, permission: RoutePermission]> = [
   [/^\/user\/tokens(\/|$)/, { service: 'tokens', target: 'user' }],
   [/^\/user$/, { service: 'user', target: 'user' }],
-  [/^\/memberships$/, { service: 'account', access: 'read', target: 'account' }],
-  [/^\/accounts\/[^/]+\/(r2|store)(\/|$)/, { service: 'store', target: 'account' }],
+  [/^\/memberships(\/[^/]+)?$/, { service: 'account', target: 'account' }],
+  [/^\/accounts\/[^/]+\/(r2|store|event_notifications)(\/|$)/, { service: 'store', target: 'account' }],
   [/^\/accounts\/[^/]+\/workers(\/|$)/, { service: 'scripts', target: 'account' }],
+  [/^\/accounts\/[^/]+\/tokens(\/|$)/, { service: 'account_tokens', target: 'account' }],
   [/^\/accounts(\/|$)/, { service: 'account', target: 'account' }],
   [/^\/zones\/[^/]+\/(rulesets|logshipping|logpush)(\/|$)/, { service: 'logs', target: 'zone' }],
   [/^\/zones\/[^/]+\/workers(\/|$)/, { service: 'workers_routes', target: 'zone' }],

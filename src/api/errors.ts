@@ -23,6 +23,7 @@ export type ApiErrorCode =
   | 'API_AUTH_RATE_LIMITED'
   | 'API_AUTH_BUSY'
   | 'API_NO_ROUTE'
+  | 'API_NOT_PROVIDED'
   | 'API_METHOD_NOT_ALLOWED'
   | 'API_OBJECT_NOT_FOUND'
   | 'API_MALFORMED_JSON'
@@ -39,6 +40,8 @@ export type ApiErrorCode =
   | 'API_ZONE_RESERVED'
   | 'API_RULESET_NOT_FOUND'
   | 'API_ENTRYPOINT_NOT_FOUND'
+  | 'API_RULE_NOT_FOUND'
+  | 'API_RULESET_VERSION_NOT_FOUND'
   | 'API_RULESET_INVALID'
   | 'API_EXPRESSION_BLANK'
   | 'API_ZONE_RULESET_EXISTS'
@@ -63,6 +66,9 @@ export type ApiErrorCode =
   | 'API_UPLOAD_NOT_FOUND'
   | 'API_BUCKET_NAME_INVALID'
   | 'API_CORS_NOT_FOUND'
+  | 'API_BUCKET_DOMAIN_INVALID'
+  | 'API_BUCKET_DOMAIN_NOT_FOUND'
+  | 'API_BUCKET_DOMAIN_TAKEN'
   | 'API_JURISDICTION_UNSUPPORTED'
   | 'API_TOKEN_INVALID'
   | 'API_STORE_INVALID'
@@ -84,6 +90,7 @@ export type ApiErrorCode =
   | 'API_WORKER_ROUTE_NOT_FOUND'
   | 'API_WORKER_ROUTE_LIMIT'
   | 'API_WORKER_SUBDOMAIN_UNAVAILABLE'
+  | 'API_WORKER_SUBDOMAIN_NOT_FOUND'
   | 'API_WORKER_SECRET_NOT_FOUND'
   | 'API_WORKER_TAIL_NOT_FOUND'
   | 'API_WORKER_TAIL_LIMIT'
@@ -113,6 +120,9 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   // Load shedding, not a fault of the server: logged at debug like user errors (a flood would flood the log).
   API_AUTH_BUSY: { kind: 'user', status: 503, code: 971, message: 'Please wait and consider throttling your request speed: too many credential checks are waiting; retry after <n> s' },
   API_NO_ROUTE: { kind: 'user', status: 400, code: 7000, message: 'No route for that URI' },
+  // A path (or a setting) of the platform that edgeport does not have: named, never 7000, which stays
+  // for paths the platform does not have either. 403, not 501: clients retry 5xx answers.
+  API_NOT_PROVIDED: { kind: 'user', status: 403, code: 10015, message: 'not entitled: edgeport does not provide <feature> (<what there is instead, if anything>)' },
   API_METHOD_NOT_ALLOWED: { kind: 'user', status: 405, code: 7001, message: 'Method <method> not allowed for this URI: use <methods>' },
   API_OBJECT_NOT_FOUND: { kind: 'user', status: 404, code: 7003, message: 'Could not route to <path>, perhaps your object identifier is invalid?' },
   API_MALFORMED_JSON: { kind: 'user', status: 400, code: 6007, message: 'Malformed JSON in request body' },
@@ -138,6 +148,8 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   },
   API_RULESET_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find ruleset <ruleset_id>' },
   API_ENTRYPOINT_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find entrypoint ruleset in the <phase> phase' },
+  API_RULE_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find rule <rule_id> in the ruleset' },
+  API_RULESET_VERSION_NOT_FOUND: { kind: 'user', status: 404, code: 10003, message: 'could not find version <n> of the ruleset: it never was, or is no longer kept' },
   API_RULESET_INVALID: { kind: 'user', status: 400, code: 20021, message: "'<value>' is not a valid value for <field> because <reason>" },
   API_EXPRESSION_BLANK: { kind: 'user', status: 400, code: 20125, message: "'' is not a valid value for expression because the expression cannot be blank" },
   API_ZONE_RULESET_EXISTS: { kind: 'user', status: 400, code: 20217, message: "'zone' is not a valid value for kind because exceeded maximum number of zone rulesets for phase <phase>" },
@@ -163,6 +175,10 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   // The R2 routes (/accounts/<id>/r2/...) answer with R2's own codes where the dashboard's store routes keep 1002.
   API_BUCKET_NAME_INVALID: { kind: 'user', status: 400, code: 10005, message: "The specified bucket name is not valid: <name> must be 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit." },
   API_CORS_NOT_FOUND: { kind: 'user', status: 404, code: 10059, message: 'The CORS configuration does not exist.' },
+  // Public buckets (/accounts/<id>/r2/buckets/<name>/domains/...).
+  API_BUCKET_DOMAIN_INVALID: { kind: 'user', status: 400, code: 10058, message: "'<value>' is not a valid value for <field> because <reason, e.g. it is not <zone> or a name under it, the zone given>" },
+  API_BUCKET_DOMAIN_NOT_FOUND: { kind: 'user', status: 404, code: 10060, message: 'The bucket has no custom domain <domain>' },
+  API_BUCKET_DOMAIN_TAKEN: { kind: 'user', status: 400, code: 10061, message: 'The custom domain <domain> is already attached to a bucket: detach it there first' },
   API_JURISDICTION_UNSUPPORTED: { kind: 'user', status: 400, code: 10005, message: "Jurisdiction '<value>' is not available on this server: its buckets are all in the default jurisdiction; leave out cf-r2-jurisdiction (wrangler's --jurisdiction) or send 'default'" },
   // What the real API answers on /user/tokens/verify for a credential that is not an API token.
   API_TOKEN_INVALID: { kind: 'user', status: 401, code: 1000, message: 'Invalid API Token' },
@@ -195,6 +211,7 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
   API_WORKER_TAIL_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The script has no tail <tail id>' },
   API_WORKER_TAIL_LIMIT: { kind: 'user', status: 429, code: 10057, message: 'The script already has <n> tails open (at most <n> per script, <m> per account): close one first' },
   API_WORKER_SUBDOMAIN_UNAVAILABLE: { kind: 'user', status: 400, code: 10032, message: "The subdomain '<name>' is not available: choose another" },
+  API_WORKER_SUBDOMAIN_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The account has no subdomain: it gets one with PUT /accounts/<account_id>/workers/subdomain (or on first use)' },
 };
 
 /** One entry of an envelope's `errors`. */

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import type { ApiTokenRecord } from '../db/api-tokens/api-token-store.ts';
+import type { BucketDomains } from '../db/public-buckets/bucket-domains.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import type { OriginPolicy } from '../edge/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
@@ -46,6 +47,8 @@ export interface ApiDeps {
   metrics?: Metrics;
   /** Scripts deployed through the API; their routes refuse without it. */
   workers?: WorkersDeps;
+  /** Where buckets are public (managed URLs, custom domains); the domains routes refuse without it. */
+  publicBuckets?: { domains: BucketDomains; publicDomain: string | null };
   /** API tokens an account may hold (default DEFAULT_MAX_TOKENS_PER_ACCOUNT). */
   maxTokensPerAccount?: number;
 }

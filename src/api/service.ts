@@ -26,6 +26,7 @@ import type { ReadinessChecks } from './health/health-routes.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { SessionStore } from './sessions/session-store.ts';
 import { guardedListener } from '../core/http/guarded-listener.ts';
+import type { ApiDeps } from './route.ts';
 import type { WorkersDeps } from './workers/workers-common.ts';
 
 export interface ApiServiceOptions {
@@ -71,6 +72,8 @@ export interface ApiServiceOptions {
   metrics?: Metrics;
   /** Scripts accounts deploy (the Workers routes); without it those routes refuse. */
   workers?: WorkersDeps;
+  /** Where buckets are public (the R2 domains routes); without it those routes refuse. */
+  publicBuckets?: ApiDeps['publicBuckets'];
 }
 
 export interface ApiService extends ServiceHandle {
@@ -109,6 +112,7 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
     ...(gateway ? { gateway } : {}),
     ...(options.s3 ? { s3: options.s3 } : {}),
     ...(options.workers ? { workers: options.workers } : {}),
+    ...(options.publicBuckets ? { publicBuckets: options.publicBuckets } : {}),
     origins: options.originPolicy ?? new OriginPolicy({
       allowPrivateOrigins: false, operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
     }),

@@ -21,7 +21,8 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import type { ControlStore } from '../db/control-store.ts';
 import { openControlStore } from '../db/open-control-store.ts';
-import { openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
+import { BucketDomains } from '../db/public-buckets/bucket-domains.ts';
+import { openRegistryDriver, openScriptRegistry } from '../db/scripts/script-registry-drivers.ts';
 import { DeployedScripts } from '../edge/deployed-scripts.ts';
 import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
@@ -30,7 +31,7 @@ import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
 import { IsolatePool } from '../runtime/workerd/isolate-pool.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
-import { routeReachesPlatform } from '../edge/platform-hosts.ts';
+import { isAtOrUnder, routeReachesPlatform } from '../edge/platform-hosts.ts';
 import { createGatewayService } from '../gateway/index.ts';
 import { FileRoots, registerLogMetrics } from '../logs/index.ts';
 import { LogPipeline } from '../logs/log-pipeline.ts';
@@ -40,6 +41,7 @@ import { registerLifecycleMetrics } from '../store/engine/lifecycle-metrics.ts';
 import { LifecycleSweeper } from '../store/engine/lifecycle-sweeper.ts';
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { openStoreEngine } from '../store/engine/open-store-engine.ts';
+import { publicBucketHosts } from '../store/public/public-bucket-hosts.ts';
 import { AccessKeys, createS3Listener, type BootstrapKey } from '../store/s3/index.ts';
 import type { StartArgs } from './args.ts';
 import { formatBanner, type S3KeyNote, type SignIn } from './banner.ts';
@@ -183,7 +185,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     const tails = new TailSessions();
     const deployed = new DeployedScripts({
       registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
-      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script) } : {}) }),
+      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script, runnable.version.id) } : {}) }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
@@ -196,12 +198,21 @@ export async function runStart(args: StartArgs): Promise<void> {
       registry, tryStart: trialStarter(hostDeps), maxScriptsPerAccount: config.workers.maxScriptsPerAccount, maxRoutesPerZone: config.workers.maxRoutesPerZone,
       devDomain: config.workers.devDomain, tails,
     };
+    // Public buckets: managed URLs under [r2] public_domain and custom domains on zones, served by the edge.
+    const dev = config.workers.devDomain;
+    const pub = config.r2.publicDomain;
+    if (dev !== null && pub !== null && (isAtOrUnder(dev, pub) || isAtOrUnder(pub, dev))) {
+      throw new ConfigError(`[r2] public_domain (${pub}) and [workers] dev_domain (${dev}) overlap: the edge could not tell a public bucket's host from a script's; give them domains apart, such as r2.localhost and workers.localhost.`);
+    }
+    const bucketDomains = new BucketDomains(openRegistryDriver({ dataDir: config.dataDir, clock, ...(database ? { database } : {}) }), clock);
+    closers.push(() => bucketDomains.close());
+    const publicBuckets = publicBucketHosts({ domains: bucketDomains, engine, publicDomain: config.r2.publicDomain, now: () => clock.now() });
     const gateway = await createGatewayService({ networks: config.gateway, clock, logger, dataDir: config.dataDir });
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
       { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({
-        zones: control, pipeline, scripts: edgeScripts, deployed, clock, logger, originPolicy,
+        zones: control, pipeline, scripts: edgeScripts, deployed, publicBuckets, clock, logger, originPolicy,
         listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
       }) },
       {
@@ -211,7 +222,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
-          metrics, workers,
+          metrics, workers, publicBuckets: { domains: bucketDomains, publicDomain: config.r2.publicDomain },
           readiness,
         }),
       },
@@ -398,6 +409,10 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
       const { devDomain } = config.workers;
       if (routeReachesPlatform(parsed, devDomain)) {
         throw new ConfigError(`Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${devDomain} ([workers] dev_domain), which serve deployed scripts at <script>.<account subdomain>.${devDomain}: route another host, or set [workers] dev_domain to another domain ("" for none).`);
+      }
+      const { publicDomain } = config.r2;
+      if (routeReachesPlatform(parsed, publicDomain)) {
+        throw new ConfigError(`Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${publicDomain} ([r2] public_domain), which serve public buckets at <public id>.${publicDomain}: route another host, or set [r2] public_domain to another domain ("" for none).`);
       }
     }
     return { script: script as ScriptConfig, account };

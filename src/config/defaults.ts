@@ -42,6 +42,12 @@ export const DEFAULTS = {
     scriptCpuMs: 30_000, scriptMemoryMb: 128,
   },
   /**
+   * A bucket whose managed public URL is on (wrangler's `r2 bucket dev-url enable`) is served
+   * read-only at `pub-<32 hex>.r2.localhost` on the edge's port, as the platform's r2.dev
+   * (`localhost` names resolve to this machine).
+   */
+  r2: { publicDomain: 'r2.localhost' },
+  /**
    * What each account may store (0: no limit; `[quotas]`, src/config/quotas.ts). Generous for an
    * honest account on a self-hosted server, and a bound on one that floods: 100 GiB and 10 million
    * objects (each object's row is a few hundred bytes of metadata); 1 GiB of script modules, which

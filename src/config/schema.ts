@@ -62,6 +62,11 @@ export const configFileSchema = z.strictObject({
     /** V8's heap limit of a deployed script's isolate. */
     script_memory_mb: z.number().int().min(16).max(65_536).optional(),
   }).optional(),
+  /** Public buckets (`/accounts/<id>/r2/buckets/<name>/domains/...`). */
+  r2: z.strictObject({
+    /** The domain under which `<public id>.<public_domain>` serves each bucket whose managed public URL is on; "" turns them off. */
+    public_domain: z.string().regex(/^$|^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name such as r2.localhost, or "" for none').optional(),
+  }).optional(),
   auth: z.strictObject({
     /** The window the failure counts below are per (a failure is forgotten after window / max). */
     failure_window_ms: z.number().int().min(1_000).max(86_400_000).optional(),
@@ -125,6 +130,8 @@ export interface Config {
   edge: { allowPrivateOrigins: boolean };
   /** `[workers]`: limits of deployed scripts and their dev domain (null: none). */
   workers: WorkersConfig;
+  /** `[r2]`: the domain of buckets' managed public URLs (null: none). */
+  r2: { publicDomain: string | null };
   logs: {
     maxBatchIntervalMs: number; shutdownDeliveryMs: number; fileRoots: readonly string[]; fileRootsClaimable: boolean;
     maxJobSpoolBytes: number; maxTotalSpoolBytes: number; pauseAfterFailingMs: number;
@@ -199,6 +206,7 @@ export function toConfig(file: ConfigFile): Config {
       scriptCpuMs: file.workers?.script_cpu_ms ?? DEFAULTS.workers.scriptCpuMs,
       scriptMemoryMb: file.workers?.script_memory_mb ?? DEFAULTS.workers.scriptMemoryMb,
     },
+    r2: { publicDomain: file.r2?.public_domain === undefined ? DEFAULTS.r2.publicDomain : file.r2.public_domain || null },
     auth: {
       failureWindowMs: file.auth?.failure_window_ms ?? DEFAULTS.auth.failureWindowMs,
       maxFailuresPerAddress: file.auth?.max_failures_per_address ?? DEFAULTS.auth.maxFailuresPerAddress,

@@ -2,7 +2,7 @@
  * The control plane's rows as both SQL stores keep them (the same columns in SQLite and
  * PostgreSQL), and their mapping to the records of control-store.ts.
  */
-import type { AccountRecord, CustomFieldNames, RulesetRecord, SessionRecord, ZoneRecord } from './control-store.ts';
+import type { AccountRecord, CustomFieldNames, RulesetRecord, RulesetVersionRecord, SessionRecord, ZoneRecord } from './control-store.ts';
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
 
@@ -10,6 +10,8 @@ export interface AccountRow { id: string; email: string; name: string; key_hash:
 export interface ZoneRow { id: string; account_id: string; name: string; origin: string | null; paused: number; created: number; modified: number }
 export interface RulesetRow {
   id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
+  /** JSON: the earlier versions (migration 19). */
+  history: string;
 }
 /** A `log_jobs` row: `job` is the record without its id, the destination sealed (secrets/sealed-rows.ts). */
 export interface JobRow { id: number; job: string }
@@ -46,5 +48,6 @@ export function toRuleset(row: RulesetRow): RulesetRecord {
   return {
     id: row.id, zoneId: row.zone_id, name: row.name, description: row.description, kind: row.kind, phase: row.phase,
     version: row.version, lastUpdated: row.last_updated, rules: JSON.parse(row.rules) as RulesetRecord['rules'],
+    history: JSON.parse(row.history ?? '[]') as RulesetVersionRecord[],
   };
 }

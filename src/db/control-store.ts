@@ -72,6 +72,16 @@ export interface RulesetRecord {
   version: number;
   lastUpdated: number;
   rules: RuleRecord[];
+  /** Its earlier versions, newest first (bounded by the API's planning; absent: none kept). */
+  history?: RulesetVersionRecord[];
+}
+
+/** One earlier version of a ruleset (its name, kind and phase never change). */
+export interface RulesetVersionRecord {
+  version: number;
+  description: string;
+  lastUpdated: number;
+  rules: RuleRecord[];
 }
 
 export type TimestampFormat = 'unixnano' | 'unix' | 'rfc3339' | 'rfc3339ms' | 'rfc3339ns';

@@ -1,6 +1,8 @@
 /**
- * The edge: a host of the dev domain goes to the deployed script its name serves, before and apart
- * from any zone (platform-hosts.ts). Any other request goes to the zone its Host names (the zone or
+ * The edge: a host of the dev domain goes to the deployed script its name serves, and a host of the
+ * public buckets' domain to the bucket whose managed URL it is, before and apart from any zone
+ * (platform-hosts.ts). A custom domain of a public bucket serves the bucket (read-only) on its zone,
+ * logged like any request of the zone. Any other request goes to the zone its Host names (the zone or
  * a parent domain of it), then to a script whose route matches (a deployed route only on a zone of
  * its own account), else to the zone's origin. Every request for a zone's host becomes one
  * `http_requests` record carrying the zone's custom fields (from the original request headers and
@@ -53,12 +55,29 @@ export interface DeployedRoutes {
   devMatch(host: string): DeployedMatch | undefined;
 }
 
+/** A public bucket a host serves (src/store/public: the edge only asks and hands the request over). */
+export interface PublicBucketServe {
+  accountId: string;
+  /** The zone a custom domain was attached on; null for a managed URL. */
+  zoneId: string | null;
+  serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+/** Public buckets: managed URLs under `publicDomain` (the platform's hosts) and custom domains on zones. */
+export interface PublicBuckets {
+  readonly publicDomain: string | null;
+  managed(host: string): Promise<PublicBucketServe | undefined>;
+  custom(host: string): Promise<PublicBucketServe | undefined>;
+}
+
 export interface EdgeServiceOptions {
   zones: ZoneDirectory;
   pipeline: LogPipeline;
   scripts?: readonly EdgeScript[];
   /** Scripts deployed through the API (deployed-scripts.ts): their dev hosts before anything, their routes after the configured ones. */
   deployed?: DeployedRoutes;
+  /** Public buckets: their managed URLs before any zone, a custom domain before its zone's scripts and origin. */
+  publicBuckets?: PublicBuckets;
   clock: Clock;
   logger: Logger;
   origin?: Partial<OriginProxyOptions>;
@@ -94,6 +113,8 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const host = hostHeader.host;
     // The dev domain's hosts are the platform's, resolved before any zone: no zone, route or log job of any account sees them.
     if (options.deployed && isPlatformHost(host, options.deployed.devDomain)) return serveDevHost(req, res, options.deployed, host, rayId);
+    const publicBuckets = options.publicBuckets;
+    if (publicBuckets && isPlatformHost(host, publicBuckets.publicDomain)) return serveManagedBucket(req, res, publicBuckets, host, rayId);
     const requestRawHeaders = req.rawHeaders.slice();
     const clientIp = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const path = pathOf(req.url ?? '/');
@@ -107,13 +128,16 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       return answerUnresolved(req, res, fault, { rayId, start, host, path, clientIp, requestRawHeaders });
     }
     const zone = config?.zone ?? null;
+    // A custom domain of a public bucket takes its host's whole traffic, only on the zone it was attached on.
+    const attached = zone !== null && publicBuckets ? await publicBuckets.custom(host) : undefined;
+    const bucket = attached && attached.zoneId === zone!.id && attached.accountId === zone!.accountId ? attached : undefined;
     // A configured script runs for its account, a deployed route for the account that made it; only
     // a zone of that account serves (and logs) it: a route left by a deleted zone, or a configured
     // route on another account's zone, never hands that zone's visitors or log jobs to another account.
-    const configured = router.match(host, path);
-    const routed = configured ? undefined : options.deployed?.match(host, path);
+    const configured = bucket ? undefined : router.match(host, path);
+    const routed = configured || bucket ? undefined : options.deployed?.match(host, path);
     const deployed = routed && zone?.accountId === routed.accountId ? routed : undefined;
-    const servedFor = configured ? configured.accountId : deployed?.accountId;
+    const servedFor = bucket ? bucket.accountId : configured ? configured.accountId : deployed?.accountId;
     const logged = zone !== null && (servedFor === undefined || servedFor === zone.accountId);
     const jobs: readonly ActiveLogJob[] = logged ? config?.jobs ?? [] : [];
     const fields = config?.fields ?? null;
@@ -135,9 +159,15 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const tap = tapResponse(res, record);
     res.once('close', () => record(tap));
 
+    if (bucket) {
+      res.setHeader('edgeport-ray', rayId);
+      await bucket.serve(req, res);
+      return;
+    }
     const script = configured?.host.handle ?? deployed?.handle;
     if (script) {
       res.setHeader('edgeport-ray', rayId);
+      setConnectingIp(req, clientIp);
       script(req, res);
       return;
     }
@@ -204,7 +234,33 @@ function serveDevHost(req: IncomingMessage, res: ServerResponse, deployed: Deplo
     return sendEdgeError(res, 404, 404, `nothing is served at "${host}": under ${deployed.devDomain}, only <script>.<account subdomain>.${deployed.devDomain} serves, for each deployed script whose dev subdomain is on.`, rayId);
   }
   res.setHeader('edgeport-ray', rayId);
+  setConnectingIp(req, (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
   script.handle(req, res);
+}
+
+/**
+ * A host at or under the public buckets' domain: the bucket whose managed URL it is, else 404. Such
+ * requests belong to no zone, so no log job gets them.
+ */
+async function serveManagedBucket(req: IncomingMessage, res: ServerResponse, buckets: PublicBuckets, host: string, rayId: string): Promise<void> {
+  const bucket = await buckets.managed(host);
+  if (!bucket) {
+    return sendEdgeError(res, 404, 404, `nothing is served at "${host}": under ${buckets.publicDomain}, only the managed public URL of a bucket that has it on serves.`, rayId);
+  }
+  res.setHeader('edgeport-ray', rayId);
+  await bucket.serve(req, res);
+}
+
+/**
+ * As the platform does for a script's request: `CF-Connecting-IP` is the client's address, whatever
+ * the client sent under that name (its own is dropped). Set after the request's record took its
+ * copy of the headers, so log lines keep what the client sent.
+ */
+function setConnectingIp(req: IncomingMessage, clientIp: string): void {
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i]!.toLowerCase() === 'cf-connecting-ip') raw.splice(i, 2);
+  raw.push('CF-Connecting-IP', clientIp);
+  req.headers['cf-connecting-ip'] = clientIp;
 }
 
 /**

@@ -11,6 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { CLOSE_CAUSES, WEBSOCKET_LIMITS, type CloseCause, type ServerWebSocket } from '../core/http/websocket.ts';
 import type { TailTarget } from '../runtime/host.ts';
+import { tailEventPasses, type TailEventView, type TailFilter } from './tail-filters.ts';
 
 /**
  * A tail's socket also holds at most `maxMessageBytes` of what its client sends (its settings, a
@@ -31,6 +32,10 @@ export interface TailSession {
   expiresAt: number;
   socket: ServerWebSocket | undefined;
   timer: NodeJS.Timeout;
+  /** What an event must meet to be sent (tail-filters.ts); none: every event. */
+  filters: readonly TailFilter[];
+  /** The address of whoever opened it: what a `client_ip` filter's `self` stands for. */
+  openerIp: string | undefined;
 }
 
 export class TailSessions {
@@ -65,8 +70,8 @@ export class TailSessions {
     return this.#limits;
   }
 
-  /** A new session, or which limit it would pass. */
-  open(accountId: string, script: string): TailSession | { limit: 'script' | 'account'; max: number } {
+  /** A new session (sending the events that meet `filters`), or which limit it would pass. */
+  open(accountId: string, script: string, options: { filters?: readonly TailFilter[]; openerIp?: string } = {}): TailSession | { limit: 'script' | 'account'; max: number } {
     const key = `${accountId}/${script}`;
     if ((this.#byScript.get(key)?.size ?? 0) >= this.#limits.perScript) return { limit: 'script', max: this.#limits.perScript };
     let perAccount = 0;
@@ -75,6 +80,7 @@ export class TailSessions {
     const id = randomUUID().replace(/-/g, '');
     const session: TailSession = {
       id, accountId, script, secret: randomBytes(24).toString('base64url'), expiresAt: this.#now() + this.#limits.sessionMs, socket: undefined,
+      filters: options.filters ?? [], openerIp: options.openerIp,
       timer: setTimeout(() => {
         if (!session.socket) this.close(session);
       }, this.#limits.connectMs),
@@ -147,17 +153,22 @@ export class TailSessions {
     for (const session of [...this.#sessions.values()]) this.close(session);
   }
 
-  /** What a running version of the script reports its requests to. */
-  target(accountId: string, script: string): TailTarget {
+  /** What a running version (`versionId`) of the script reports its requests to: each session gets the events its filters let through. */
+  target(accountId: string, script: string, versionId: string): TailTarget {
     const key = `${accountId}/${script}`;
     return {
       watched: () => this.#byScript.has(key),
       publish: (event) => {
         const set = this.#byScript.get(key);
         if (!set) return;
-        const text = JSON.stringify(event);
-        // A socket whose client left too much unread closes itself here (and its session with it).
-        for (const session of set) session.socket?.sendText(text);
+        let text: string | undefined;
+        for (const session of set) {
+          if (!session.socket) continue;
+          if (session.filters.length > 0 && !tailEventPasses(session.filters, (event ?? {}) as TailEventView, versionId, session.openerIp)) continue;
+          text ??= JSON.stringify(event);
+          // A socket whose client left too much unread closes itself here (and its session with it).
+          session.socket.sendText(text);
+        }
       },
     };
   }

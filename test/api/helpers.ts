@@ -17,6 +17,8 @@ import { silentLogger } from '../../src/core/log.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import type { PgDatabase } from '../../src/db/postgres/pg-database.ts';
 import { accountStore } from '../../src/store/engine/account-store.ts';
+import { BucketDomains } from '../../src/db/public-buckets/bucket-domains.ts';
+import { openRegistryDriver } from '../../src/db/scripts/script-registry-drivers.ts';
 import { adoptUnowned } from '../../src/store/engine/adopt-unowned.ts';
 import { FileRoots } from '../../src/logs/index.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
@@ -86,8 +88,12 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   const accessKeys = new AccessKeys(engine.metadata, clock);
   const fileRoots = new FileRoots({ roots: options.fileRoots ?? [tmpdir()], dataDir });
   const scrypt = testScryptThread(t);
+  // Public buckets' settings, on the same database (as `edgeport start` keeps them).
+  const bucketDomains = new BucketDomains(openRegistryDriver({ dataDir, clock, ...(database ? { database } : {}) }), clock);
+  t.after(() => bucketDomains.close());
   const service = await createApiService({
     control, accessKeys, clock, logger: silentLogger, store: engine, fileRoots, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000, scrypt,
+    publicBuckets: { domains: bucketDomains, publicDomain: 'r2.localhost' },
     ...(options.maxTokensPerAccount === undefined ? {} : { auth: { ...AUTH_DEFAULTS, maxTokensPerAccount: options.maxTokensPerAccount } }),
   });
   const server = createServer(service.handler);

@@ -153,6 +153,48 @@ for (const [dialect, open] of Object.entries(OPENERS)) {
   });
 }
 
+for (const [dialect, open] of Object.entries(OPENERS)) {
+  test(`${dialect}: secrets in bulk, versions listing the secrets of their time, settings an upload carries, deployments and subdomains deleted`, { timeout: 20_000 }, async (t) => {
+    const registry = await open(t);
+    const first = await registry.uploadVersion(A, 'app', version('one'), { deploy: true, maxScripts: 100, settings: { logpush: true, observability: { enabled: true, head_sampling_rate: 0.5 } } });
+    assert.ok(first.kind === 'ok');
+    assert.deepEqual([first.script.settings.logpush, first.script.settings.observability], [true, { enabled: true, head_sampling_rate: 0.5 }], 'a first upload keeps the settings it carries');
+    const bindings = async (id: string) => (await registry.getVersion(A, 'app', id))!.metadata.bindings.map((b) => `${b.type}:${b.name}`);
+
+    const bulk = await registry.setSecrets(A, 'app', { ONE: '1', TWO: '2' }, { asVersion: 'deployed' });
+    assert.deepEqual(bulk?.secrets.map((s) => s.name), ['ONE', 'TWO']);
+    assert.equal((await registry.listVersions(A, 'app')).length, 2, 'several secrets at once make one version');
+    assert.deepEqual(await bindings(bulk!.version!.id), ['plain_text:T', 'secret_text:ONE', 'secret_text:TWO'], 'the copy lists the secrets');
+    assert.equal((await registry.getScript(A, 'app'))?.deployment?.versionId, bulk!.version!.id, 'and is deployed');
+    assert.deepEqual(await bindings(first.version.id), ['plain_text:T'], 'an older version keeps the secrets of its time');
+    assert.equal(await registry.setSecrets(A, 'app', { ONE: null, NEVER: null }, { asVersion: 'deployed', strict: true }), null, 'strict: deleting a secret that is not there changes nothing');
+    assert.deepEqual(await registry.secretValues(A, 'app'), { ONE: '1', TWO: '2' });
+
+    const latest = await registry.setSecrets(A, 'app', { ONE: null, THREE: '3' }, { asVersion: 'latest', annotations: { message: 'rotate' } });
+    assert.deepEqual(await bindings(latest!.version!.id), ['plain_text:T', 'secret_text:TWO', 'secret_text:THREE']);
+    assert.deepEqual(latest!.version!.metadata.annotations, { message: 'rotate', triggeredBy: 'secret' });
+    assert.equal((await registry.getScript(A, 'app'))?.deployment?.versionId, bulk!.version!.id, 'a copy of the latest version is not deployed');
+    assert.deepEqual(await registry.secretValues(A, 'app'), { TWO: '2', THREE: '3' }, 'the secrets themselves are the script\'s, at once');
+
+    const upload = await registry.uploadVersion(A, 'app', version('two'), { deploy: true, maxScripts: 100 });
+    assert.ok(upload.kind === 'ok');
+    assert.deepEqual(await bindings(upload.version.id), ['plain_text:T', 'secret_text:THREE', 'secret_text:TWO'], 'an upload lists the script\'s secrets');
+    assert.equal(upload.script.settings.logpush, true, 'an upload without settings keeps them');
+
+    const deployments = await registry.listDeployments(A, 'app');
+    assert.equal(await registry.deleteDeployment(A, 'app', deployments[0]!.id), 'latest');
+    assert.equal(await registry.deleteDeployment(B, 'app', deployments[1]!.id), 'missing', 'another account\'s deployment is not there');
+    assert.equal(await registry.deleteDeployment(A, 'app', deployments[1]!.id), 'ok');
+    assert.equal((await registry.listDeployments(A, 'app')).length, deployments.length - 1);
+
+    assert.equal(await registry.setSubdomain(A, 'alpha'), true);
+    assert.equal(await registry.deleteSubdomain(B), false);
+    assert.equal(await registry.deleteSubdomain(A), true);
+    assert.equal(await registry.getSubdomain(A), null);
+    assert.equal(await registry.setSubdomain(B, 'alpha'), true, 'a subdomain given up is free for another account');
+  });
+}
+
 for (const [dialect, open] of Object.entries(QUOTA_OPENERS)) {
   test(`${dialect}: a script keeps its newest versions and the deployed one; the account's script bytes are charged, refused past its quota, freed`, { timeout: 20_000 }, async (t) => {
     const { registry, meta } = await open(t, { maxObjectBytes: 0, maxObjects: 0, maxScriptBytes: 200, maxVersionsPerScript: 3 });

@@ -81,9 +81,9 @@ test('the cloudflare SDK against edgeport start: walkthrough, log job lifecycle,
   const both = await Promise.all(['logpush', 'logshipping'].map(async (segment) =>
     (await fetch(`${server.urls['management API']}/zones/${zone.id}/${segment}/jobs`, { headers: auth })).json()));
   assert.deepEqual(both[0], both[1]);
-  // Account-level jobs are not edgeport's: the answer says where the zone's are.
+  // Account-level jobs are not edgeport's: refused by name, saying where the zone's are.
   await assert.rejects(cf.logpush.jobs.list({ account_id: accountId }),
-    (error: unknown) => error instanceof Cloudflare.APIError && error.status === 400 && /7000.*log jobs belong to zones here.*\/zones\/<zone_id>\/logpush\/jobs/.test(JSON.stringify(error.errors)));
+    (error: unknown) => error instanceof Cloudflare.APIError && error.status === 403 && /10015.*account-level log jobs; log jobs belong to zones here.*\/zones\/<zone_id>\/logpush\/jobs/.test(JSON.stringify(error.errors)));
 
   // Wrong credentials: the SDK surfaces our 4xx with its code.
   const stranger = new Cloudflare({ baseURL: server.urls['management API'], apiEmail: email, apiKey: 'wrong-key', apiToken: null, userServiceKey: null, maxRetries: 0 });

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { AccountRecord } from '../../db/control-store.ts';
 
-export function derivedId(kind: 'user' | 'membership', account: Pick<AccountRecord, 'id'>): string {
+export function derivedId(kind: 'user' | 'membership' | 'role', account: Pick<AccountRecord, 'id'>): string {
   return createHash('sha256').update(`${kind}:${account.id}`).digest('hex').slice(0, 32);
 }
 

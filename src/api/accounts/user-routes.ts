@@ -1,7 +1,8 @@
 /**
  * Who the caller is, as the platform's identity routes answer for a global-API-key user (what
  * wrangler asks before account-scoped commands): `GET /user` (the user) and `GET /memberships` (the
- * user's one membership: its account, accepted, with every permission). `GET /user/tokens/verify`
+ * user's one membership: its account, accepted, with every permission; `GET /memberships/<id>`
+ * reads it). `GET /user/tokens/verify`
  * is with the API token routes (tokens/token-routes.ts).
  *
  * By design: an edgeport account has one member, its owner, so the user and the membership are
@@ -11,6 +12,7 @@
 import { z } from 'zod';
 import type { AccountRecord } from '../../db/control-store.ts';
 import { successResponse } from '../envelope.ts';
+import { ApiError, objectNotFound } from '../errors.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { accountResult, toAccountJson } from './account-routes.ts';
@@ -19,13 +21,13 @@ import { derivedId } from './user-id.ts';
 const TAG = 'User';
 
 /** The permission areas of a membership (the SDK's Membership.Permissions); the owner may read and write all. */
-const PERMISSION_AREAS = [
+export const PERMISSION_AREAS = [
   'analytics', 'billing', 'cache_purge', 'dns', 'dns_records', 'lb', 'logs', 'organization', 'ssl', 'waf', 'zone_settings', 'zones',
 ] as const;
-const OWNER_ROLE = 'Super Administrator - All Privileges';
+export const OWNER_ROLE = 'Super Administrator - All Privileges';
 
 const grant = z.object({ read: z.boolean(), write: z.boolean() });
-const membershipResult = z.object({
+export const membershipResult = z.object({
   id: z.string(),
   account: accountResult,
   status: z.literal('accepted'),
@@ -53,6 +55,8 @@ const userResult = z.object({
   created_on: z.string(),
 });
 
+const membershipBody = z.strictObject({ status: z.enum(['accepted', 'rejected']) });
+
 const listMembershipsQuery = z.object({
   'account.name': z.string().optional(),
   status: z.enum(['accepted', 'pending', 'rejected']).optional(),
@@ -62,7 +66,7 @@ const listMembershipsQuery = z.object({
   direction: z.enum(['asc', 'desc']).default('asc'),
 });
 
-function toMembershipJson(account: AccountRecord): z.infer<typeof membershipResult> {
+export function toMembershipJson(account: AccountRecord): z.infer<typeof membershipResult> {
   return {
     id: derivedId('membership', account),
     account: toAccountJson(account),
@@ -73,7 +77,7 @@ function toMembershipJson(account: AccountRecord): z.infer<typeof membershipResu
   };
 }
 
-function toUserJson(account: AccountRecord): z.infer<typeof userResult> {
+export function toUserJson(account: AccountRecord): z.infer<typeof userResult> {
   return {
     id: derivedId('user', account),
     email: account.email,
@@ -107,6 +111,26 @@ export const USER_ROUTES: ApiRoute[] = [
       return successResponse(page.map(toMembershipJson), {
         resultInfo: { page: q.page, per_page: q.per_page, count: page.length, total_count: all.length, total_pages: Math.ceil(all.length / q.per_page) },
       });
+    },
+  }),
+  defineRoute<z.infer<typeof membershipBody>>({
+    method: 'PUT', path: '/memberships/:membership_id', operationId: 'memberships-update', summary: 'Accept the membership (it is: the owner\'s is always accepted)', tag: TAG,
+    body: { schema: membershipBody, invalid: 'API_TOKEN_INVALID_BODY' }, result: membershipResult,
+    async handler(ctx) {
+      const id = ctx.params.membership_id ?? '';
+      if (id !== derivedId('membership', ctx.account)) throw objectNotFound(ctx.path, /^[0-9a-f]{32}$/.test(id) ? 404 : 400);
+      if (ctx.body.status === 'rejected') {
+        throw new ApiError('API_TOKEN_INVALID_BODY', { message: "'rejected' is not a valid value for status because this is the membership of the account's owner, which cannot be rejected", pointer: '/status' });
+      }
+      return successResponse(toMembershipJson(ctx.account));
+    },
+  }),
+  defineRoute({
+    method: 'GET', path: '/memberships/:membership_id', operationId: 'memberships-get', summary: 'One of the user\'s memberships (its own account\'s)', tag: TAG, result: membershipResult,
+    async handler(ctx) {
+      const id = ctx.params.membership_id ?? '';
+      if (id !== derivedId('membership', ctx.account)) throw objectNotFound(ctx.path, /^[0-9a-f]{32}$/.test(id) ? 404 : 400);
+      return successResponse(toMembershipJson(ctx.account));
     },
   }),
 ];

@@ -10,8 +10,8 @@
  * By design: file:// destinations must lie below `[logs] file_roots` and outside the data dir
  * (file-destinations.ts), and a directory is one account's at a time (ownership.ts).
  *
- * Gaps: `validate/destination`, `validate/destination/exists`, `validate/origin` and
- * `fields/default` are not implemented; edge (Instant Logs) jobs are not offered.
+ * The validation routes are in validate-routes.ts. Gaps: `fields/default` is not implemented;
+ * edge (Instant Logs) jobs are not offered (refused by name: not-provided.ts).
  */
 import { z } from 'zod';
 import { HTTP_REQUESTS_FIELDS, isFilledField } from '../../logs/index.ts';

@@ -82,14 +82,17 @@ export interface CheckedDestination {
 }
 
 /**
- * File roots and ownership for file://, ownership for store://, a test upload for http(s):// and
+ * File roots and ownership for file://, ownership for store:// (`ownership: false`: the
+ * `validate/destination` route, which checks all but the challenge), a test upload for http(s):// and
  * s3:// (as the real service validates a destination before it makes the job: the job is refused,
  * saying what failed, when the upload fails or takes longer than the probe timeout). s3:// and
  * http(s):// destinations of an account other than the operator's
  * must lead where its zones' origins may (the edge's origin policy): an IP literal or `localhost`
  * that leads elsewhere is refused here, names at each connection.
  */
-export async function checkDestination(deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, conf: string, token: string | undefined): Promise<CheckedDestination> {
+export async function checkDestination(
+  deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, conf: string, token: string | undefined, options: { ownership: boolean } = { ownership: true },
+): Promise<CheckedDestination> {
   const parsed = parseDestination(conf);
   const invalid = (reason: string) => new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${reason}`, pointer: '/destination_conf' });
   if (!parsed.ok) throw invalid(parsed.reason);
@@ -97,7 +100,7 @@ export async function checkDestination(deps: ApiDeps, zone: Pick<ZoneRecord, 'id
   let heldLocation: string | null = null;
   if (needsOwnershipChallenge(destination)) {
     const target = await challengeTarget(deps, conf, destination);
-    await requireOwnership(deps, zone.id, destination, target, token);
+    if (options.ownership) await requireOwnership(deps, zone.id, destination, target, token);
     if (target.realDirectory !== undefined) heldLocation = target.location;
   }
   const guard = await deps.origins.guardFor(zone.accountId);

@@ -2,9 +2,9 @@
  * Rulesets at zone level (docs/management-api.md, "Routes"): list, create, get, update, delete,
  * and the phase entry point. Only the `http_log_custom_fields` phase is served; one zone ruleset
  * per phase. Each write is one transaction and is seen by the edge's next request.
+ * Single rules and versions: ruleset-rule-routes.ts.
  *
- * Gaps: single-rule routes (POST/PATCH/DELETE .../rules), versions routes and `dry_run` are not
- * implemented (they answer 7000 / the query is ignored).
+ * `dry_run=true` makes every check of a write and writes nothing (dry-run.ts).
  */
 import { z } from 'zod';
 import { randomHexId } from '../../core/ids.ts';
@@ -18,6 +18,7 @@ import {
   createRulesetBody, listRulesetsQuery, phaseProblem, rulesetResult, rulesetSummaryResult, toRulesetJson, toRulesetSummaryJson,
   updateEntrypointBody, updateRulesetBody, type CreateRulesetBody, type UpdateEntrypointBody, type UpdateRulesetBody,
 } from './ruleset-schema.ts';
+import { isDryRun } from './dry-run.ts';
 import { planEntrypoint, planRules, planRulesetUpdate } from './ruleset-service.ts';
 
 const TAG = 'Rulesets';
@@ -50,12 +51,13 @@ export const RULESET_ROUTES: ApiRoute[] = [
         id: randomHexId(), zoneId: zone.id, name: body.name, description: body.description ?? '', kind: body.kind, phase: body.phase,
         version: 1, lastUpdated: now, rules: planRules([], body.rules ?? [], now),
       };
-      if (await ctx.deps.control.createRuleset(ruleset) === 'phase-taken') {
+      const taken = isDryRun(ctx) ? (await ctx.deps.control.getEntrypoint(zone.id, body.phase) ? 'phase-taken' : 'dry') : await ctx.deps.control.createRuleset(ruleset);
+      if (taken === 'phase-taken') {
         throw new ApiError('API_ZONE_RULESET_EXISTS', {
           message: `'zone' is not a valid value for kind because exceeded maximum number of zone rulesets for phase ${body.phase}`, pointer: '/kind',
         });
       }
-      return successResponse(toRulesetJson(ruleset));
+      return successResponse(taken === 'dry' ? null : toRulesetJson(ruleset));
     },
   }),
   defineRoute({
@@ -74,6 +76,12 @@ export const RULESET_ROUTES: ApiRoute[] = [
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const now = ctx.deps.clock.now();
+      if (isDryRun(ctx)) {
+        const current = await ctx.deps.control.getRuleset(zone.id, ctx.params.ruleset_id!);
+        if (!current) throw rulesetNotFound(ctx);
+        planRulesetUpdate(current, ctx.body, now);
+        return successResponse(null);
+      }
       const updated = await ctx.deps.control.updateRuleset(zone.id, ctx.params.ruleset_id!, (current) => planRulesetUpdate(current, ctx.body, now));
       if (!updated) throw rulesetNotFound(ctx);
       return successResponse(toRulesetJson(updated));
@@ -84,7 +92,8 @@ export const RULESET_ROUTES: ApiRoute[] = [
     noContent: true,
     async handler(ctx) {
       const zone = await requireZone(ctx);
-      if (!await ctx.deps.control.deleteRuleset(zone.id, ctx.params.ruleset_id!)) throw rulesetNotFound(ctx);
+      const found = isDryRun(ctx) ? await ctx.deps.control.getRuleset(zone.id, ctx.params.ruleset_id!) !== null : await ctx.deps.control.deleteRuleset(zone.id, ctx.params.ruleset_id!);
+      if (!found) throw rulesetNotFound(ctx);
       return noContentResponse();
     },
   }),
@@ -111,6 +120,10 @@ export const RULESET_ROUTES: ApiRoute[] = [
       const problem = phaseProblem(phase);
       if (problem) throw new ApiError(problem.apiCode ?? 'API_RULESET_INVALID', { message: problem.message });
       const now = ctx.deps.clock.now();
+      if (isDryRun(ctx)) {
+        planEntrypoint(await ctx.deps.control.getEntrypoint(zone.id, phase), zone.id, ctx.body, now);
+        return successResponse(null);
+      }
       const ruleset = await ctx.deps.control.putEntrypoint(zone.id, phase, (current) => planEntrypoint(current, zone.id, ctx.body, now));
       return successResponse(toRulesetJson(ruleset));
     },

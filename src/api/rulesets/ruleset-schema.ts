@@ -5,7 +5,7 @@
  * (`/rules/0/action_parameters/request_fields/2/name`).
  */
 import { z } from 'zod';
-import type { CustomFieldNames, RuleRecord, RulesetRecord } from '../../db/control-store.ts';
+import type { CustomFieldNames, RuleRecord, RulesetRecord, RulesetVersionRecord } from '../../db/control-store.ts';
 import { refuse, refuseValue } from '../refinements.ts';
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
@@ -44,7 +44,7 @@ const actionParameters = z.strictObject({
 });
 
 /** A rule as sent; read-only fields of a rule read back (version, last_updated, categories) are accepted and ignored. */
-const ruleInput = z.strictObject({
+export const ruleInput = z.strictObject({
   id: z.string().optional().describe('Keeps the identity of an existing rule of the ruleset'),
   ref: z.string().min(1).max(256).optional(),
   action: z.string().optional().describe('Must be log_custom_field'),
@@ -117,7 +117,7 @@ function checkRule(rule: RuleInput, ctx: z.RefinementCtx): void {
  * The checks that span rules: no duplicate ids or refs, no name configured twice for one kind,
  * and at most 40 custom fields in all (the real API's limit), counted over every rule, enabled or not.
  */
-const rulesInput = z.array(ruleInput).superRefine((rules, ctx) => {
+export const rulesInput = z.array(ruleInput).superRefine((rules, ctx) => {
   const ids = new Map<string, number>();
   const refs = new Map<string, number>();
   const names = new Map<string, string>();
@@ -260,4 +260,31 @@ export function toFieldNames(rule: RuleInput): Partial<CustomFieldNames> {
     if (list !== undefined) out[kind] = list.map((item) => item.name);
   }
   return out;
+}
+
+/** A stored rule as a rule input (its id and ref keep its identity when the list is planned again). */
+export function toRuleInput(rule: RuleRecord): RuleInput {
+  const params: NonNullable<RuleInput['action_parameters']> = {};
+  for (const [key, kind] of Object.entries(FIELD_ARRAYS)) {
+    const names = rule.actionParameters[kind];
+    if (names !== undefined) params[key as 'request_fields'] = names.map((name) => ({ name }));
+  }
+  return { id: rule.id, ref: rule.ref, action: rule.action, expression: rule.expression, description: rule.description, enabled: rule.enabled, action_parameters: params };
+}
+
+/** Where a rule added or moved goes: exactly one of before/after a rule (`''`: first/last) or a 1-based index. */
+export const rulePosition = z.union([
+  z.strictObject({ before: z.string().regex(/^([0-9a-f]{32})?$/, 'a rule id (32 lowercase hex characters) or empty for the first place') }),
+  z.strictObject({ after: z.string().regex(/^([0-9a-f]{32})?$/, 'a rule id (32 lowercase hex characters) or empty for the last place') }),
+  z.strictObject({ index: z.number().int().min(1) }),
+]);
+export type RulePosition = z.infer<typeof rulePosition>;
+
+/** The versions list's entry: a version without its rules. */
+export function toVersionSummaryJson(ruleset: RulesetRecord, version: RulesetVersionRecord): z.infer<typeof rulesetSummaryResult> {
+  return toRulesetSummaryJson({ ...ruleset, version: version.version, description: version.description, lastUpdated: version.lastUpdated });
+}
+
+export function toVersionJson(ruleset: RulesetRecord, version: RulesetVersionRecord): z.infer<typeof rulesetResult> {
+  return toRulesetJson({ ...ruleset, version: version.version, description: version.description, lastUpdated: version.lastUpdated, rules: version.rules });
 }

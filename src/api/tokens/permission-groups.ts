@@ -9,7 +9,7 @@
  */
 
 /** What a route touches, as token permissions see it. */
-export type TokenService = 'zones' | 'logs' | 'store' | 'scripts' | 'workers_routes' | 'account' | 'tokens' | 'user';
+export type TokenService = 'zones' | 'logs' | 'store' | 'scripts' | 'workers_routes' | 'account' | 'account_tokens' | 'tokens' | 'user';
 export type TokenAccess = 'read' | 'edit';
 export type GroupScope = 'com.cloudflare.api.user' | 'com.cloudflare.api.account' | 'com.cloudflare.api.account.zone';
 
@@ -33,6 +33,8 @@ export const PERMISSION_GROUPS: readonly PermissionGroup[] = [
   { id: '8acbe5bb0d54464ab867149d7f7cf8ac', name: 'User Details Read', description: 'Grants read access to user details', scope: USER, service: 'user', access: 'read', category: 'account_and_billing' },
   { id: 'c1fde68c7bcc44588cbb6ddbc16d6480', name: 'Account Settings Read', description: 'Grants read access to Account resources, account membership, and account level features', scope: ACCOUNT, service: 'account', access: 'read', category: 'account_and_billing' },
   { id: '1af1fa2adc104452b74a9a3364202f20', name: 'Account Settings Write', description: 'Grants write access to Account resources, account membership, and account level features', scope: ACCOUNT, service: 'account', access: 'edit', category: 'account_and_billing' },
+  { id: 'eb56a6953c034b9d97dd838155666f06', name: 'Account API Tokens Read', description: 'Grants read access to account API Tokens', scope: ACCOUNT, service: 'account_tokens', access: 'read', category: 'account_and_billing' },
+  { id: '5bc3f8b21c554832afc660159ab75fa4', name: 'Account API Tokens Write', description: 'Grants write access to account API Tokens', scope: ACCOUNT, service: 'account_tokens', access: 'edit', category: 'account_and_billing' },
   { id: 'b4992e1108244f5d8bfbd5744320c2e1', name: 'Workers R2 Storage Read', description: 'Grants read access to R2 buckets and objects', scope: ACCOUNT, service: 'store', access: 'read', category: 'developer_platform' },
   { id: 'bf7481a1826f439697cb59a20b22293e', name: 'Workers R2 Storage Write', description: 'Grants write access to R2 buckets and objects', scope: ACCOUNT, service: 'store', access: 'edit', category: 'developer_platform' },
   { id: '1a71c399035b4950a1bd1466bbe4f420', name: 'Workers Scripts Read', description: 'Grants read access to Cloudflare Workers scripts', scope: ACCOUNT, service: 'scripts', access: 'read', category: 'developer_platform' },

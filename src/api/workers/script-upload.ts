@@ -8,11 +8,12 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ScriptRegistry, NewVersion } from '../../db/scripts/script-registry.ts';
-import type { ModuleType, ScriptBinding, ScriptModule, VersionMetadata } from '../../db/scripts/script-records.ts';
+import type { ModuleType, ScriptBinding, ScriptModule, ScriptSettings, VersionMetadata } from '../../db/scripts/script-records.ts';
 import { compatibilityDateProblem, newerThanRuntimeProblem } from '../../runtime/compat.ts';
 import { WORKERD } from '../../runtime/workerd/workerd-package.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { ApiError } from '../errors.ts';
+import { scriptSettingsOf } from './script-settings.ts';
 import type { UploadForm } from './upload-form.ts';
 
 export const SUPPORTED_BINDINGS = ['r2_bucket', 'plain_text', 'secret_text', 'json'] as const;
@@ -50,6 +51,8 @@ export interface PreparedUpload {
   version: NewVersion;
   /** secret_text bindings that came with a value: written as the script's secrets. */
   secrets: Record<string, string>;
+  /** Script-level settings the metadata carries (logpush, observability, tags, tail_consumers). */
+  settings: Partial<ScriptSettings>;
 }
 
 export interface PrepareContext {
@@ -74,6 +77,24 @@ export async function prepareUpload(form: UploadForm, ctx: PrepareContext): Prom
       ? 'metadata.main_module is missing: name the module the script starts from (its part in the upload)'
       : 'Service-worker scripts (metadata.body_part) are not supported: upload an ES module and name it in metadata.main_module');
   }
+  const { modules, main } = uploadedModules(form, meta.main_module);
+  const date = meta.compatibility_date ?? '2025-01-01';
+  checkCompatibilityDate(date, ctx.now);
+  const settings = scriptSettingsOf(meta, 'metadata');
+  const { bindings, secrets } = await resolveBindings(meta.bindings ?? [], meta.keep_bindings ?? [], ctx);
+  const annotations: VersionMetadata['annotations'] = {
+    ...(meta.annotations?.['workers/message'] === undefined ? {} : { message: meta.annotations['workers/message'] }),
+    ...(meta.annotations?.['workers/tag'] === undefined ? {} : { tag: meta.annotations['workers/tag'] }),
+  };
+  const metadata: VersionMetadata = {
+    mainModule: main.name, compatibilityDate: date, compatibilityFlags: meta.compatibility_flags ?? [], bindings, annotations, source: 'api',
+  };
+  const etag = versionEtag(metadata, modules);
+  return { version: { metadata, modules, etag }, secrets, settings };
+}
+
+/** The upload's modules, typed by their media type, and the main one (an ES module among them). */
+export function uploadedModules(form: UploadForm, mainModule: string): { modules: ScriptModule[]; main: ScriptModule } {
   const modules: ScriptModule[] = [];
   for (const part of form.parts) {
     const type = MODULE_TYPES[part.contentType];
@@ -83,20 +104,38 @@ export async function prepareUpload(form: UploadForm, ctx: PrepareContext): Prom
     if (modules.some((module) => module.name === part.name)) throw invalid(`Module ${JSON.stringify(part.name)} is uploaded twice`);
     modules.push({ name: part.name, type, content: Buffer.from(part.bytes).toString('base64') });
   }
-  const main = modules.find((module) => module.name === meta.main_module);
-  if (!main) throw invalid(`The main module ${JSON.stringify(meta.main_module)} is not among the uploaded parts (${modules.map((m) => JSON.stringify(m.name)).join(', ') || 'none'})`);
+  const main = modules.find((module) => module.name === mainModule);
+  if (!main) throw invalid(`The main module ${JSON.stringify(mainModule)} is not among the uploaded parts (${modules.map((m) => JSON.stringify(m.name)).join(', ') || 'none'})`);
   if (main.type !== 'esm') throw invalid(`The main module ${JSON.stringify(main.name)} must be an ES module (application/javascript+module)`);
-  const date = meta.compatibility_date ?? '2025-01-01';
-  const dateProblem = compatibilityDateProblem(date, ctx.now) ?? newerThanRuntimeProblem(date, WORKERD.compatibilityDate, `workerd (${WORKERD.version})`);
-  if (dateProblem) throw invalid(`metadata.compatibility_date: ${dateProblem}`);
+  return { modules, main };
+}
 
+/** A version's etag: what it runs (its metadata and modules). */
+export function versionEtag(metadata: VersionMetadata, modules: readonly ScriptModule[]): string {
+  return createHash('sha256').update(JSON.stringify(metadata)).update(JSON.stringify(modules)).digest('hex');
+}
+
+/** Throws 10021 naming the problem when workerd cannot run a script on `date`. */
+export function checkCompatibilityDate(date: string, now: number, field = 'metadata.compatibility_date'): void {
+  const problem = compatibilityDateProblem(date, now) ?? newerThanRuntimeProblem(date, WORKERD.compatibilityDate, `workerd (${WORKERD.version})`);
+  if (problem) throw invalid(`${field}: ${problem}`);
+}
+
+/**
+ * The bindings of a new version: each checked (`inherit` taken from the deployed version), then
+ * the deployed version's bindings of the `keep` types the list does not name. `secret_text`
+ * bindings that came with a value are returned as secrets to write.
+ */
+export async function resolveBindings(
+  raw: ReadonlyArray<{ type: string; name: string }>, keepTypes: readonly string[], ctx: PrepareContext,
+): Promise<{ bindings: ScriptBinding[]; secrets: Record<string, string> }> {
   const current = await currentBindings(ctx);
-  const keep = new Set(meta.keep_bindings ?? []);
+  const keep = new Set(keepTypes);
   const bindings: ScriptBinding[] = [];
   const secrets: Record<string, string> = {};
-  for (const raw of meta.bindings ?? []) {
-    const binding = raw as Record<string, unknown> & { type: string; name: string };
-    if (!BINDING_NAME.test(binding.name)) throw invalid(`Binding name ${JSON.stringify(binding.name)} must be a JavaScript identifier`);
+  for (const given of raw) {
+    const binding = given as Record<string, unknown> & { type: string; name: string };
+    if (typeof binding.name !== 'string' || !BINDING_NAME.test(binding.name)) throw invalid(`Binding name ${JSON.stringify(binding.name)} must be a JavaScript identifier`);
     if (bindings.some((b) => b.name === binding.name)) throw invalid(`Binding ${JSON.stringify(binding.name)} is given twice`);
     if (binding.type === 'inherit') {
       const inherited = current.find((b) => b.name === binding.name);
@@ -109,15 +148,7 @@ export async function prepareUpload(form: UploadForm, ctx: PrepareContext): Prom
   for (const kept of current) {
     if (keep.has(kept.type) && !bindings.some((b) => b.name === kept.name)) bindings.push(kept);
   }
-  const annotations: VersionMetadata['annotations'] = {
-    ...(meta.annotations?.['workers/message'] === undefined ? {} : { message: meta.annotations['workers/message'] }),
-    ...(meta.annotations?.['workers/tag'] === undefined ? {} : { tag: meta.annotations['workers/tag'] }),
-  };
-  const metadata: VersionMetadata = {
-    mainModule: main.name, compatibilityDate: date, compatibilityFlags: meta.compatibility_flags ?? [], bindings, annotations, source: 'api',
-  };
-  const etag = createHash('sha256').update(JSON.stringify(metadata)).update(JSON.stringify(modules)).digest('hex');
-  return { version: { metadata, modules, etag }, secrets };
+  return { bindings, secrets };
 }
 
 async function currentBindings(ctx: PrepareContext): Promise<ScriptBinding[]> {

@@ -37,7 +37,7 @@ function toRouteJson(route: RouteRecord): Record<string, unknown> {
 }
 
 /** The pattern's host, checked: a valid pattern, on `zone` when given, else on one of the account's zones. */
-async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string, zone?: ZoneRecord): Promise<ZoneRecord> {
+export async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string, zone?: ZoneRecord): Promise<ZoneRecord> {
   let parsed: ReturnType<typeof parseRoutePattern>;
   try {
     parsed = parseRoutePattern(pattern);
@@ -52,6 +52,12 @@ async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string, zone?:
       message: `Invalid route pattern '${pattern.slice(0, 256)}': it would match hosts of ${devDomain}, which belong to this server (it serves each account's scripts at <script>.<account subdomain>.${devDomain}); route hosts of your zones outside it`,
     });
   }
+  const publicDomain = ctx.deps.publicBuckets?.publicDomain ?? null;
+  if (routeReachesPlatform(parsed, publicDomain)) {
+    throw new ApiError('API_WORKER_ROUTE_RESERVED', {
+      message: `Invalid route pattern '${pattern.slice(0, 256)}': it would match hosts of ${publicDomain}, which belong to this server (it serves public buckets at <public id>.${publicDomain}); route hosts of your zones outside it`,
+    });
+  }
   const found = zone ?? await findZoneForHost(ctx.deps.control, host);
   const onZone = found !== null && found.accountId === ctx.account.id && (host === found.name || host.endsWith(`.${found.name}`));
   if (!onZone) {
@@ -64,7 +70,7 @@ async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string, zone?:
   return found;
 }
 
-async function putRoute(workers: WorkersDeps, route: Omit<RouteRecord, 'id'> & { id?: string }): Promise<RouteRecord | null> {
+export async function putRoute(workers: WorkersDeps, route: Omit<RouteRecord, 'id'> & { id?: string }): Promise<RouteRecord | null> {
   const outcome = await workers.registry.putRoute(route, workers.maxRoutesPerZone);
   if (outcome === null) return null;
   switch (outcome.kind) {
@@ -75,22 +81,28 @@ async function putRoute(workers: WorkersDeps, route: Omit<RouteRecord, 'id'> & {
   }
 }
 
-function routeNotFound(id: string): ApiError {
+export function routeNotFound(id: string): ApiError {
   return new ApiError('API_WORKER_ROUTE_NOT_FOUND', { message: `Route not found: the zone has no route ${id.slice(0, 64)}` });
 }
 
-/** Makes the script's routes exactly `patterns` (each checked first: a refused one changes nothing). */
-async function replaceScriptRoutes(ctx: RouteContext<unknown>, workers: WorkersDeps, script: string, patterns: ReadonlyArray<{ pattern: string; zone?: ZoneRecord }>): Promise<RouteRecord[]> {
+/**
+ * Makes the script's routes exactly `patterns` (each checked first: a refused one changes nothing).
+ * Its custom domains stay unless the list names them (as the platform keeps routes and custom
+ * domains apart: wrangler's deploy puts the routes, then attaches the domains).
+ */
+async function replaceScriptRoutes(
+  ctx: RouteContext<unknown>, workers: WorkersDeps, script: string, patterns: ReadonlyArray<{ pattern: string; zone?: ZoneRecord; customDomain?: boolean }>,
+): Promise<RouteRecord[]> {
   const zones = [];
   for (const { pattern, zone } of patterns) zones.push(await zoneOfPattern(ctx, pattern, zone));
   const current = await workers.registry.listScriptRoutes(ctx.account.id, script);
   const wanted = new Set(patterns.map(({ pattern }) => pattern));
   const result: RouteRecord[] = [];
-  for (const [index, { pattern }] of patterns.entries()) {
+  for (const [index, { pattern, customDomain }] of patterns.entries()) {
     const existing = current.find((route) => route.pattern === pattern);
-    result.push(existing ?? (await putRoute(workers, { zoneId: zones[index]!.id, accountId: ctx.account.id, pattern, script }))!);
+    result.push(existing ?? (await putRoute(workers, { zoneId: zones[index]!.id, accountId: ctx.account.id, pattern, script, customDomain: customDomain === true }))!);
   }
-  for (const route of current) if (!wanted.has(route.pattern)) await workers.registry.deleteRoute(route.zoneId, route.id);
+  for (const route of current) if (!wanted.has(route.pattern) && !route.customDomain) await workers.registry.deleteRoute(route.zoneId, route.id);
   return result;
 }
 
@@ -157,7 +169,7 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     body: { schema: scriptRoutesBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true }, result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
-      const patterns = ctx.body.map((route) => (route.custom_domain ? { pattern: `${route.pattern}/*` } : { pattern: route.pattern }));
+      const patterns = ctx.body.map((route) => (route.custom_domain ? { pattern: `${route.pattern}/*`, customDomain: true } : { pattern: route.pattern }));
       return successResponse((await replaceScriptRoutes(ctx, workers, script.name, patterns)).map(toRouteJson));
     },
   }),
@@ -185,13 +197,19 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
       for (const origin of ctx.body.origins) {
         const pattern = `${origin.hostname}/*`;
         const zone = await zoneOfPattern(ctx, pattern);
-        if (!routes.some((route) => route.pattern === pattern)) await putRoute(workers, { zoneId: zone.id, accountId: ctx.account.id, pattern, script: script.name });
-        attached.push({ id: zone.id + origin.hostname, hostname: origin.hostname, zone_id: zone.id, zone_name: zone.name, service: script.name, environment: 'production' });
+        const existing = routes.find((route) => route.pattern === pattern);
+        const route = existing ?? await putRoute(workers, { zoneId: zone.id, accountId: ctx.account.id, pattern, script: script.name, customDomain: true });
+        attached.push(toDomainJson(route!, zone));
       }
       return successResponse(attached);
     },
   }),
 ];
+
+/** A custom domain as the Workers domains API answers it (its id is its route's). */
+export function toDomainJson(route: RouteRecord, zone: Pick<ZoneRecord, 'id' | 'name'>): Record<string, unknown> {
+  return { id: route.id, hostname: route.pattern.replace(/\/\*$/, ''), zone_id: zone.id, zone_name: zone.name, service: route.script ?? '', environment: 'production', cert_id: '' };
+}
 
 function requireZoneWorkers(ctx: RouteContext<unknown>): WorkersDeps {
   const workers = ctx.deps.workers;

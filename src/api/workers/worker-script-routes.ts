@@ -15,13 +15,12 @@ import { ApiError } from '../errors.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { prepareUpload } from './script-upload.ts';
 import { readUploadForm } from './upload-form.ts';
+import { storeVersion } from './version-writes.ts';
 import {
-  ACCOUNT_WORKERS, requireScript, requireWorkers, SCRIPT, scriptNameOf, secretsJsonResult, toDeploymentJson, toScriptJson, toVersionJson, type WorkersDeps,
+  ACCOUNT_WORKERS, requireScript, requireWorkers, SCRIPT, scriptNameOf, toDeploymentJson, toScriptJson, toVersionJson, type WorkersDeps,
 } from './workers-common.ts';
 
 const TAG = 'Workers';
-/** When an upload that found too many others waiting for their trial start is told to come back. */
-const BUSY_RETRY_S = 5;
 const anyResult = z.unknown();
 
 async function uploadScript(ctx: RouteContext<unknown>, deploy: boolean): Promise<Response> {
@@ -35,26 +34,8 @@ async function uploadScript(ctx: RouteContext<unknown>, deploy: boolean): Promis
     accountId, scriptName: name, registry: workers.registry, store: ctx.deps.store ? accountStore(ctx.deps.store, accountId) : undefined,
     strictInherit: ctx.query.get('bindings_inherit') === 'strict', now,
   });
-  // Before the trial start, which is costly: an upload past the account's script quota is refused now (and again, exactly, as it is stored).
-  const refusal = await workers.registry.quotaRefusal(accountId, name, prepared.version, deploy);
-  if (refusal) throw refusal;
-  const secrets = { ...await workers.registry.secretValues(accountId, name), ...prepared.secrets };
-  const failure = await workers.tryStart({
-    version: { id: 'trial', accountId, script: name, number: 0, created: now, metadata: prepared.version.metadata, etag: prepared.version.etag },
-    modules: prepared.version.modules, secrets,
-  });
-  if (typeof failure === 'object' && failure !== null) {
-    throw new ApiError('API_WORKER_BUSY', { message: `Please wait and consider throttling your request speed: too many script uploads are being tried; retry after ${BUSY_RETRY_S} s`, headers: { 'retry-after': String(BUSY_RETRY_S) } });
-  }
-  if (failure !== null) throw new ApiError('API_WORKER_START_FAILED', { message: failure });
-  const outcome = await workers.registry.uploadVersion(accountId, name, prepared.version, {
-    deploy, maxScripts: workers.maxScriptsPerAccount, ...(prepared.version.metadata.annotations.message === undefined ? {} : { message: prepared.version.metadata.annotations.message }),
-  });
-  if (outcome.kind === 'limit') {
-    throw new ApiError('API_WORKER_LIMIT', { message: `You have exceeded the limit of ${outcome.limit} Workers on your account: delete one, or ask the operator to raise [workers] max_scripts_per_account` });
-  }
-  for (const [secret, value] of Object.entries(prepared.secrets)) await workers.registry.setSecret(accountId, name, secret, value, { asVersion: false });
-  return successResponse(deploy ? toScriptJson(outcome.script, outcome.version) : toVersionJson(outcome.version, outcome.script));
+  const outcome = await storeVersion(workers, accountId, name, prepared, { deploy, now });
+  return successResponse(deploy ? toScriptJson(outcome.script, outcome.version) : toVersionJson(outcome.version, outcome.script, ctx.account));
 }
 
 /** The account's subdomain, given one on first use: its e-mail's local part when free, else one from its id. */
@@ -68,17 +49,6 @@ async function accountSubdomain(workers: WorkersDeps, account: { id: string; ema
   return (await workers.registry.getSubdomain(account.id)) ?? `account-${account.id}`;
 }
 
-const secretBody = z.strictObject({
-  name: z.string().min(1).max(256).regex(/^[A-Za-z_$][A-Za-z0-9_$]*$/, 'must be a JavaScript identifier'),
-  text: z.string().max(5 * 1024),
-  type: z.literal('secret_text').default('secret_text'),
-});
-const settingsBody = z.strictObject({
-  logpush: z.boolean().optional(),
-  tags: z.array(z.string().max(256)).max(8).optional(),
-  tail_consumers: z.array(z.object({ service: z.string().max(64) })).max(8).optional(),
-  observability: z.object({ enabled: z.boolean(), head_sampling_rate: z.number().min(0).max(1).optional() }).optional(),
-});
 const deploymentBody = z.strictObject({
   strategy: z.literal('percentage').default('percentage'),
   versions: z.array(z.strictObject({ version_id: z.string().max(64), percentage: z.number() })).min(1).max(2),
@@ -143,72 +113,6 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${ACCOUNT_WORKERS}/workers/:script_name`, operationId: 'workers-workers-get', summary: 'A script with its subdomain settings', tag: TAG, result: anyResult,
-    async handler(ctx) {
-      const { script } = await requireScript(ctx);
-      return successResponse({
-        id: script.name, name: script.name, created_on: new Date(script.created).toISOString(), updated_on: new Date(script.modified).toISOString(),
-        subdomain: { enabled: script.devEnabled, previews_enabled: false }, logpush: script.settings.logpush, tags: script.settings.tags,
-        tail_consumers: script.settings.tail_consumers, observability: script.settings.observability,
-      });
-    },
-  }),
-  defineRoute({
-    method: 'GET', path: `${SCRIPT}/secrets`, operationId: 'workers-secrets-list', summary: 'The names of the script\'s secrets (never their values)', tag: TAG, result: anyResult,
-    async handler(ctx) {
-      const { workers, script } = await requireScript(ctx);
-      return successResponse(secretsJsonResult(await workers.registry.listSecrets(ctx.account.id, script.name)));
-    },
-  }),
-  defineRoute<z.infer<typeof secretBody>>({
-    method: 'PUT', path: `${SCRIPT}/secrets`, operationId: 'workers-secrets-put', summary: 'Write a secret (the deployed version gets it at once)', tag: TAG,
-    body: { schema: secretBody, invalid: 'API_WORKER_INVALID' }, result: anyResult,
-    async handler(ctx) {
-      const { workers, script } = await requireScript(ctx);
-      await workers.registry.setSecret(ctx.account.id, script.name, ctx.body.name, ctx.body.text);
-      return successResponse({ name: ctx.body.name, type: 'secret_text' });
-    },
-  }),
-  defineRoute({
-    method: 'GET', path: `${SCRIPT}/secrets/:secret_name`, operationId: 'workers-secrets-get', summary: 'A secret\'s name and type (never its value)', tag: TAG, result: anyResult,
-    async handler(ctx) {
-      const { workers, script } = await requireScript(ctx);
-      const name = secretName(ctx);
-      if (!(await workers.registry.listSecrets(ctx.account.id, script.name)).some((secret) => secret.name === name)) throw secretNotFound(name);
-      return successResponse({ name, type: 'secret_text' });
-    },
-  }),
-  defineRoute({
-    method: 'DELETE', path: `${SCRIPT}/secrets/:secret_name`, operationId: 'workers-secrets-delete', summary: 'Delete a secret', tag: TAG, result: anyResult,
-    async handler(ctx) {
-      const { workers, script } = await requireScript(ctx);
-      const name = secretName(ctx);
-      if (!(await workers.registry.setSecret(ctx.account.id, script.name, name, null))) throw secretNotFound(name);
-      return successResponse(null);
-    },
-  }),
-  ...(['script-settings', 'settings'] as const).flatMap((path) => [
-    defineRoute({
-      method: 'GET', path: `${SCRIPT}/${path}`, operationId: `workers-${path}-get`, summary: 'The script\'s settings', tag: TAG, result: anyResult,
-      async handler(ctx) {
-        const { workers, script } = await requireScript(ctx);
-        return successResponse(await settingsJson(workers, script.accountId, script.name, path === 'settings'));
-      },
-    }),
-    defineRoute({
-      method: 'PATCH', path: `${SCRIPT}/${path}`, operationId: `workers-${path}-edit`, summary: 'Change the script\'s settings (logpush, tags, tail_consumers, observability)', tag: TAG,
-      rawBody: { contentType: 'application/json', description: 'The settings to change (multipart: a `settings` part)' }, result: anyResult,
-      async handler(ctx) {
-        const { workers, script } = await requireScript(ctx);
-        const parsed = settingsBody.safeParse(stripUnsupported(await readSettings(ctx.request, ctx.deps.maxBodyBytes)));
-        if (!parsed.success) throw new ApiError('API_WORKER_INVALID', { message: `settings.${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}` });
-        const settings = Object.fromEntries(Object.entries(parsed.data).filter(([, value]) => value !== undefined));
-        await workers.registry.updateScript(ctx.account.id, script.name, { settings });
-        return successResponse(await settingsJson(workers, script.accountId, script.name, path === 'settings'));
-      },
-    }),
-  ]),
-  defineRoute({
     method: 'POST', path: `${SCRIPT}/versions`, operationId: 'workers-versions-create', summary: 'Upload a version without deploying it (multipart, as the script upload)', tag: TAG,
     rawBody: { contentType: 'multipart/form-data', description: 'As PUT .../scripts/:script_name' }, result: anyResult,
     handler: (ctx) => uploadScript(ctx, false),
@@ -220,7 +124,7 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
       const versions = await workers.registry.listVersions(ctx.account.id, script.name);
       const perPage = Math.min(100, Math.max(1, Number(ctx.query.get('per_page') ?? 100) || 100));
       const page = Math.max(1, Number(ctx.query.get('page') ?? 1) || 1);
-      const items = versions.slice((page - 1) * perPage, page * perPage).map((version) => toVersionJson(version, script));
+      const items = versions.slice((page - 1) * perPage, page * perPage).map((version) => toVersionJson(version, script, ctx.account));
       return successResponse({ items }, {
         resultInfo: { page, per_page: perPage, count: items.length, total_count: versions.length, total_pages: Math.max(1, Math.ceil(versions.length / perPage)) },
       });
@@ -233,7 +137,7 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
       const id = ctx.params.version_id ?? '';
       const version = await workers.registry.getVersion(ctx.account.id, script.name, id);
       if (!version) throw new ApiError('API_WORKER_VERSION_NOT_FOUND', { message: `This version does not exist on the Worker: ${id.slice(0, 64)}` });
-      return successResponse(toVersionJson(version, script));
+      return successResponse(toVersionJson(version, script, ctx.account));
     },
   }),
   defineRoute<z.infer<typeof deploymentBody>>({
@@ -248,16 +152,21 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
       const versionId = serving[0]!.version_id;
       const deployment = await workers.registry.deploy(ctx.account.id, script.name, versionId, ctx.body.annotations?.['workers/message'] ?? null);
       if (!deployment) throw new ApiError('API_WORKER_VERSION_NOT_FOUND', { message: `This version does not exist on the Worker: ${versionId}` });
-      return successResponse(toDeploymentJson(deployment));
+      return successResponse(toDeploymentJson(deployment, ctx.account));
     },
   }),
   defineRoute({
     method: 'GET', path: `${SCRIPT}/deployments`, operationId: 'workers-deployments-list', summary: 'The script\'s deployments, the serving one first (result.deployments)', tag: TAG, result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
-      const deployments = (await workers.registry.listDeployments(ctx.account.id, script.name)).map(toDeploymentJson);
-      // wrangler reads result.deployments; the official SDK pages over result.items.
-      return successResponse({ deployments, items: deployments });
+      const all = (await workers.registry.listDeployments(ctx.account.id, script.name)).map((deployment) => toDeploymentJson(deployment, ctx.account));
+      // wrangler reads result.deployments (every one, asking no page); the official SDK pages over result.items, asking page 2 next.
+      const perPage = Math.min(100, Math.max(1, Number(ctx.query.get('per_page') ?? 100) || 100));
+      const page = Math.max(1, Number(ctx.query.get('page') ?? 1) || 1);
+      const deployments = ctx.query.has('page') || ctx.query.has('per_page') ? all.slice((page - 1) * perPage, page * perPage) : all;
+      return successResponse({ deployments, items: deployments }, {
+        resultInfo: { page, per_page: perPage, count: deployments.length, total_count: all.length, total_pages: Math.max(1, Math.ceil(all.length / perPage)) },
+      });
     },
   }),
   defineRoute({
@@ -296,53 +205,3 @@ export const WORKER_SCRIPT_ROUTES: ApiRoute[] = [
     },
   }),
 ];
-
-function secretName(ctx: RouteContext<unknown>): string {
-  const raw = ctx.params.secret_name ?? '';
-  return ctx.query.get('url_encoded') === 'true' ? decodeURIComponent(raw) : raw;
-}
-
-function secretNotFound(name: string): ApiError {
-  return new ApiError('API_WORKER_SECRET_NOT_FOUND', { message: `The script has no secret named ${JSON.stringify(name.slice(0, 256))}` });
-}
-
-/** Keys of the settings this server keeps; others the platform has (placement, limits, bindings) are accepted and ignored. */
-function stripUnsupported(settings: unknown): unknown {
-  if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) return settings;
-  const kept = ['logpush', 'tags', 'tail_consumers', 'observability'];
-  return Object.fromEntries(Object.entries(settings).filter(([key]) => kept.includes(key)));
-}
-
-/** A settings PATCH: JSON, or multipart with a `settings` part (the SDK's script-and-version settings). */
-async function readSettings(request: Request, maxBytes: number): Promise<unknown> {
-  const declared = Number(request.headers.get('content-length') ?? 0);
-  if (declared > maxBytes) throw new ApiError('API_BODY_TOO_LARGE', { message: `Request body is too large: at most ${maxBytes} bytes are accepted` });
-  const type = request.headers.get('content-type') ?? '';
-  try {
-    if (/^multipart\/form-data/i.test(type)) {
-      const part = (await request.formData()).get('settings');
-      return part === null ? {} : JSON.parse(typeof part === 'string' ? part : await part.text()) as unknown;
-    }
-    const text = await request.text();
-    if (text.length > maxBytes) throw new Error('too large');
-    return text === '' ? {} : JSON.parse(text) as unknown;
-  } catch {
-    throw new ApiError('API_MALFORMED_JSON');
-  }
-}
-
-async function settingsJson(workers: WorkersDeps, accountId: string, name: string, withVersion: boolean): Promise<Record<string, unknown>> {
-  const script = (await workers.registry.getScript(accountId, name))!;
-  const base = { ...script.settings };
-  if (!withVersion) return base;
-  const version = script.deployment ? await workers.registry.getVersion(accountId, name, script.deployment.versionId) : null;
-  return {
-    ...base,
-    bindings: version ? version.metadata.bindings.map((binding) => (binding.type === 'secret_text' ? { type: 'secret_text', name: binding.name } : binding)) : [],
-    compatibility_date: version?.metadata.compatibilityDate ?? null,
-    compatibility_flags: version?.metadata.compatibilityFlags ?? [],
-    usage_model: 'standard',
-    placement: {},
-    limits: {},
-  };
-}

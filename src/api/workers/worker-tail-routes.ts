@@ -1,6 +1,7 @@
 /**
  * Tails of a script (`wrangler tail`): open one (`POST .../tails`, answered with the WebSocket URL
- * the client connects to with subprotocol `trace-v1`), list and close them. A session is this
+ * the client connects to with subprotocol `trace-v1`; the body's `filters` choose which events it
+ * gets: edge/tail-filters.ts), list and close them. A session is this
  * instance's: the WebSocket URL leads back to the instance that answered. Another account's tail
  * id answers exactly like a missing one.
  */
@@ -8,6 +9,7 @@ import { z } from 'zod';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { acceptWebSocket, handshakeProblem, refuseUpgrade } from '../../core/http/websocket.ts';
+import { tailFiltersBody } from '../../edge/tail-filters.ts';
 import type { TailSession, TailSessions } from '../../edge/tail-sessions.ts';
 import { successResponse } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
@@ -36,12 +38,14 @@ function originOf(ctx: RouteContext<unknown>): string {
 }
 
 export const WORKER_TAIL_ROUTES: ApiRoute[] = [
-  defineRoute({
-    method: 'POST', path: `${SCRIPT}/tails`, operationId: 'workers-tails-create', summary: 'Open a tail: the WebSocket (trace-v1) that receives an event per request the script serves', tag: TAG, result: anyResult,
+  defineRoute<z.infer<typeof tailFiltersBody>>({
+    method: 'POST', path: `${SCRIPT}/tails`, operationId: 'workers-tails-create',
+    summary: 'Open a tail: the WebSocket (trace-v1) that receives an event per request the script serves that meets the body\'s filters', tag: TAG,
+    body: { schema: tailFiltersBody, invalid: 'API_WORKER_INVALID', optional: true, anyMediaType: true }, result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const tails = tailsOf(ctx, workers.tails);
-      const session = tails.open(ctx.account.id, script.name);
+      const session = tails.open(ctx.account.id, script.name, { filters: ctx.body.filters, ...(ctx.clientAddress === undefined ? {} : { openerIp: ctx.clientAddress }) });
       if ('limit' in session) {
         throw new ApiError('API_WORKER_TAIL_LIMIT', {
           message: session.limit === 'script'

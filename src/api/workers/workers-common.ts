@@ -6,7 +6,9 @@
 import type { DeploymentRecord, RunnableVersion, ScriptRecord, VersionRecord } from '../../db/scripts/script-records.ts';
 import type { ScriptRegistry } from '../../db/scripts/script-registry.ts';
 import type { TailSessions } from '../../edge/tail-sessions.ts';
+import type { AccountRecord } from '../../db/control-store.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
+import { userIdOf } from '../accounts/user-id.ts';
 import { ApiError } from '../errors.ts';
 import type { RouteContext } from '../route.ts';
 
@@ -82,14 +84,20 @@ export function bindingsJson(version: VersionRecord): unknown[] {
   return version.metadata.bindings.map((binding) => (binding.type === 'secret_text' ? { type: 'secret_text', name: binding.name } : binding));
 }
 
-export function toVersionJson(version: VersionRecord, script: ScriptRecord): Record<string, unknown> {
+/**
+ * A version as the platform shows it. Its author is the account's one user (an account here is
+ * one user: whoever uploaded, with the key or a token, is that user).
+ */
+export function toVersionJson(version: VersionRecord, script: ScriptRecord, account: Pick<AccountRecord, 'id' | 'email'>): Record<string, unknown> {
   const annotations: Record<string, string> = { 'workers/triggered_by': version.metadata.annotations.triggeredBy ?? 'upload' };
   if (version.metadata.annotations.message !== undefined) annotations['workers/message'] = version.metadata.annotations.message;
   if (version.metadata.annotations.tag !== undefined) annotations['workers/tag'] = version.metadata.annotations.tag;
   return {
     id: version.id,
     number: version.number,
-    metadata: { created_on: iso(version.created), modified_on: iso(version.created), source: version.metadata.source, author_id: version.accountId, has_preview: false },
+    metadata: {
+      created_on: iso(version.created), modified_on: iso(version.created), source: version.metadata.source, author_id: userIdOf(account), author_email: account.email, has_preview: false,
+    },
     annotations,
     resources: {
       bindings: bindingsJson(version),
@@ -103,7 +111,7 @@ export function toVersionJson(version: VersionRecord, script: ScriptRecord): Rec
   };
 }
 
-export function toDeploymentJson(deployment: DeploymentRecord): Record<string, unknown> {
+export function toDeploymentJson(deployment: DeploymentRecord, account: Pick<AccountRecord, 'email'>): Record<string, unknown> {
   return {
     id: deployment.id,
     created_on: iso(deployment.created),
@@ -111,7 +119,7 @@ export function toDeploymentJson(deployment: DeploymentRecord): Record<string, u
     strategy: 'percentage',
     versions: [{ version_id: deployment.versionId, percentage: 100 }],
     annotations: deployment.message === null ? {} : { 'workers/message': deployment.message },
-    author_email: '',
+    author_email: account.email,
   };
 }
 

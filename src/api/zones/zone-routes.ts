@@ -124,17 +124,26 @@ async function holdsZoneNamed(ctx: RouteContext<unknown>, name: string): Promise
 }
 
 /**
- * 400 for a name at or under the dev domain, whoever asks (the operator too): the edge answers
- * those hosts for the platform (platform-hosts.ts), so such a zone would get nothing or, before
- * the edge resolved them first, another account's dev-host visitors and their log lines.
+ * 400 for a name at or under the dev domain or the public buckets' domain, whoever asks (the
+ * operator too): the edge answers those hosts for the platform (platform-hosts.ts), so such a zone
+ * would get nothing or, before the edge resolved them first, another account's visitors and their
+ * log lines.
  */
 function refuseReservedName(ctx: RouteContext<unknown>, name: string): void {
   const devDomain = ctx.deps.workers?.devDomain ?? null;
-  if (!isPlatformHost(name, devDomain)) return;
-  throw new ApiError('API_ZONE_RESERVED', {
-    message: `${name} is not available: ${devDomain} and the names under it belong to this server, which serves each account's scripts at <script>.<account subdomain>.${devDomain}; choose another name`,
-    pointer: '/name',
-  });
+  if (isPlatformHost(name, devDomain)) {
+    throw new ApiError('API_ZONE_RESERVED', {
+      message: `${name} is not available: ${devDomain} and the names under it belong to this server, which serves each account's scripts at <script>.<account subdomain>.${devDomain}; choose another name`,
+      pointer: '/name',
+    });
+  }
+  const publicDomain = ctx.deps.publicBuckets?.publicDomain ?? null;
+  if (isPlatformHost(name, publicDomain)) {
+    throw new ApiError('API_ZONE_RESERVED', {
+      message: `${name} is not available: ${publicDomain} and the names under it belong to this server, which serves public buckets at <public id>.${publicDomain}; choose another name`,
+      pointer: '/name',
+    });
+  }
 }
 
 /** 400 for an origin the account's zones may not use whatever DNS says (an IP literal or `localhost` name), before anything is written. */

@@ -36,6 +36,11 @@ export interface ApiTokenRecord {
   expiresOn: number | null;
   /** Epoch ms before which the token is refused; null: none. */
   notBefore: number | null;
+  /**
+   * `account`: an account-owned token (`/accounts/<id>/tokens`), which may hold no user
+   * permission; absent: the user's (`/user/tokens`). Both authenticate alike.
+   */
+  owner?: 'account';
 }
 
 export interface ApiTokenStore {

@@ -17,6 +17,7 @@ import { scriptRegistry } from './0015-script-registry.ts';
 import { accountQuotas } from './0016-account-quotas.ts';
 import { sealedSecrets } from './0017-sealed-secrets.ts';
 import { lifecycleAndSseC } from './0018-lifecycle-and-sse-c.ts';
+import { rulesetHistoryPublicBuckets } from './0019-ruleset-history-public-buckets.ts';
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
   objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets, lifecycleAndSseC,
+  rulesetHistoryPublicBuckets,
 ];

@@ -27,7 +27,7 @@ const NAME_MATCH: Record<NameOp | 'none', string> = {
   starts_with: 'left(name, length($2::text)) = $2::text',
   ends_with: "$2::text <> '' AND right(name, length($2::text)) = $2::text",
 };
-const RULESET_COLUMNS = 'id, zone_id, name, description, kind, phase, version, last_updated, rules';
+const RULESET_COLUMNS = 'id, zone_id, name, description, kind, phase, version, last_updated, rules, history';
 
 export const SQL = {
   insertAccount: 'INSERT INTO accounts (id, email, name, key_hash, created) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id',
@@ -69,12 +69,12 @@ export const SQL = {
   getEntrypoint: `SELECT ${RULESET_COLUMNS} FROM rulesets WHERE zone_id = $1 AND phase = $2 AND kind = 'zone'`,
   lockEntrypoint: `SELECT ${RULESET_COLUMNS} FROM rulesets WHERE zone_id = $1 AND phase = $2 AND kind = 'zone' FOR UPDATE`,
   customFields: `SELECT custom_fields FROM rulesets WHERE zone_id = $1 AND phase = '${CUSTOM_FIELDS_PHASE}' AND kind = 'zone'`,
-  insertRuleset: `INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+  insertRuleset: `INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields, history)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
   /** A zone ruleset whose phase is taken inserts nothing (the partial unique index rulesets_zone_phase decides, across instances). */
-  insertZoneRuleset: `INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (zone_id, phase) WHERE kind = 'zone' DO NOTHING`,
-  updateRuleset: 'UPDATE rulesets SET name = $1, description = $2, version = $3, last_updated = $4, rules = $5, custom_fields = $6 WHERE id = $7',
+  insertZoneRuleset: `INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields, history)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (zone_id, phase) WHERE kind = 'zone' DO NOTHING`,
+  updateRuleset: 'UPDATE rulesets SET name = $1, description = $2, version = $3, last_updated = $4, rules = $5, custom_fields = $6, history = $7 WHERE id = $8',
   deleteRuleset: 'DELETE FROM rulesets WHERE id = $1 AND zone_id = $2',
 
   listJobs: 'SELECT id, job FROM log_jobs WHERE zone_id = $1 ORDER BY id',

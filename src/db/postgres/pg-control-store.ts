@@ -387,10 +387,10 @@ export class PgControlStore implements ControlStore {
 
 function rulesetValues(ruleset: RulesetRecord): unknown[] {
   return [ruleset.id, ruleset.zoneId, ruleset.name, ruleset.description, ruleset.kind, ruleset.phase,
-    ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset)];
+    ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset), JSON.stringify(ruleset.history ?? [])];
 }
 
 async function updateRuleset(client: PgClient, next: RulesetRecord, id: string): Promise<void> {
-  await client.query(SQL.updateRuleset, [next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), id]);
+  await client.query(SQL.updateRuleset, [next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), JSON.stringify(next.history ?? []), id]);
 }
 

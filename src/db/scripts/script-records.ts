@@ -55,7 +55,8 @@ export interface ScriptSettings {
   logpush: boolean;
   tags: string[];
   tail_consumers: Array<{ service: string }>;
-  observability: { enabled: boolean; head_sampling_rate?: number };
+  /** As the client sent it (`logs`, `traces`, ... kept); `enabled` always there. */
+  observability: { enabled: boolean; head_sampling_rate?: number; [key: string]: unknown };
 }
 
 export const DEFAULT_SETTINGS: ScriptSettings = { logpush: false, tags: [], tail_consumers: [], observability: { enabled: false } };
@@ -83,6 +84,8 @@ export interface RouteRecord {
   pattern: string;
   /** null: a route that disables scripts for its pattern. */
   script: string | null;
+  /** A custom domain's route (`<hostname>/*`, made by attaching the hostname to the script); absent: false. */
+  customDomain?: boolean;
 }
 
 /** What an instance's edge needs to serve a deployed script; `key` changes whenever it must restart. */

@@ -76,8 +76,13 @@ export function pgRegistryDriver(database: PgDatabase): RegistryDriver {
  * seals and opens the scripts' secrets.
  */
 export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase; quotas?: AccountQuotas; secrets?: SecretBox }): ScriptRegistry {
-  const driver = options.database ? pgRegistryDriver(options.database) : sqliteRegistryDriver(join(options.dataDir, 'metadata.sqlite'), options.clock.now());
+  const driver = openRegistryDriver(options);
   return new ScriptRegistry(driver, options.clock, {
     ...(options.quotas ? { quotas: options.quotas } : {}), ...(options.secrets ? { secrets: options.secrets } : {}),
   });
+}
+
+/** A driver on the instance's PostgreSQL database when it has one, else on the data dir's `metadata.sqlite` (a connection of its own). */
+export function openRegistryDriver(options: { dataDir: string; clock: Clock; database?: PgDatabase }): RegistryDriver {
+  return options.database ? pgRegistryDriver(options.database) : sqliteRegistryDriver(join(options.dataDir, 'metadata.sqlite'), options.clock.now());
 }

@@ -19,7 +19,7 @@ import { QuotaRefusal, toAccountUsage, type AccountQuotas, type AccountUsageReco
 import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { workerSecretBinding } from '../secrets/sealed-rows.ts';
 import {
-  DEFAULT_SETTINGS, type DeploymentRecord, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
+  DEFAULT_SETTINGS, type DeploymentRecord, type ScriptBinding, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
   type SecretRecord, type ServingState, type VersionMetadata, type VersionRecord,
 } from './script-records.ts';
 
@@ -112,6 +112,23 @@ function* openedSecrets(box: SecretBox, accountId: string, script: string): Op<R
   return secrets;
 }
 
+function* secretRows(accountId: string, script: string): Op<SecretRecord[]> {
+  return (yield* q('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? ORDER BY name', accountId, script))
+    .map((row) => ({ name: String(row.name), type: 'secret_text' as const }));
+}
+
+/**
+ * A version's bindings with its script's secrets as `secret_text` bindings: `changes` written
+ * (a value) or deleted (null). A secret never hides another binding of its name.
+ */
+export function withSecretBindings(bindings: readonly ScriptBinding[], changes: Readonly<Record<string, string | null>>): ScriptBinding[] {
+  const result = bindings.filter((binding) => !(binding.type === 'secret_text' && changes[binding.name] === null));
+  for (const [secret, value] of Object.entries(changes)) {
+    if (value !== null && !result.some((binding) => binding.name === secret)) result.push({ type: 'secret_text', name: secret });
+  }
+  return result;
+}
+
 function toVersion(row: Row): VersionRecord {
   return {
     id: String(row.id), accountId: String(row.account_id), script: String(row.script), number: Number(row.number), created: Number(row.created),
@@ -127,7 +144,10 @@ function toDeployment(row: Row): DeploymentRecord {
 }
 
 function toRoute(row: Row): RouteRecord {
-  return { id: String(row.id), zoneId: String(row.zone_id), accountId: String(row.account_id), pattern: String(row.pattern), script: row.script === null ? null : String(row.script) };
+  return {
+    id: String(row.id), zoneId: String(row.zone_id), accountId: String(row.account_id), pattern: String(row.pattern), script: row.script === null ? null : String(row.script),
+    customDomain: Number(row.custom_domain ?? 0) === 1,
+  };
 }
 
 function* latestDeployment(accountId: string, script: string): Op<DeploymentRecord | null> {
@@ -201,10 +221,13 @@ export class ScriptRegistry {
   /**
    * Stores a new version of the script (made when missing, unless the account has `maxScripts`),
    * deployed at once when `deploy`; otherwise it waits for a deployment. Versions it pushes out of
-   * the script's history are deleted with it (`pruned`: how many). Throws a QuotaRefusal, storing
-   * nothing, when the account's script bytes would pass its quota.
+   * the script's history are deleted with it (`pruned`: how many). `settings`: script-level
+   * settings the upload's metadata carries (logpush, observability, ...), applied with it. Throws a
+   * QuotaRefusal, storing nothing, when the account's script bytes would pass its quota.
    */
-  uploadVersion(accountId: string, name: string, upload: NewVersion, options: { deploy: boolean; maxScripts: number; message?: string }): Promise<UploadOutcome> {
+  uploadVersion(
+    accountId: string, name: string, upload: NewVersion, options: { deploy: boolean; maxScripts: number; message?: string; settings?: Partial<ScriptSettings> },
+  ): Promise<UploadOutcome> {
     const now = this.#clock.now();
     const versionId = randomUUID();
     const deploymentId = randomUUID();
@@ -222,16 +245,22 @@ export class ScriptRegistry {
       yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
       if (!existing) {
         yield* q('INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, ?, ?, ?, ?, 1, ?)',
-          accountId, name, now, now, JSON.stringify(DEFAULT_SETTINGS), now);
+          accountId, name, now, now, JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }), now);
+      } else if (options.settings !== undefined && Object.keys(options.settings).length > 0) {
+        const settings = { ...(yield* scriptRow(accountId, name))!.settings, ...options.settings };
+        yield* q('UPDATE worker_scripts SET modified = ?, settings = ? WHERE account_id = ? AND name = ?', now, JSON.stringify(settings), accountId, name);
       } else {
         yield* q('UPDATE worker_scripts SET modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
       }
+      // The script's secrets are the version's too (they are the script's here): its bindings list them.
+      const secrets = Object.fromEntries((yield* secretRows(accountId, name)).map((secret) => [secret.name, '']));
+      const metadata: VersionMetadata = { ...upload.metadata, bindings: withSecretBindings(upload.metadata.bindings, secrets) };
       const number = yield* insertVersion({
-        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(upload.metadata), modules: JSON.stringify(upload.modules), etag: upload.etag, bytes,
+        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(metadata), modules: JSON.stringify(upload.modules), etag: upload.etag, bytes,
       });
       yield* deleteVersions(pruned.map((version) => version.id));
       if (options.deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: options.message ?? null });
-      const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata: upload.metadata, etag: upload.etag };
+      const version: VersionRecord = { id: versionId, accountId, script: name, number, created: now, metadata, etag: upload.etag };
       const script = (yield* scriptRow(accountId, name))!;
       return { kind: 'ok', script, version, deployment: options.deploy ? script.deployment : null, pruned: pruned.length };
     });
@@ -317,51 +346,82 @@ export class ScriptRegistry {
     });
   }
 
-  listSecrets(accountId: string, name: string): Promise<SecretRecord[]> {
-    return this.#driver.run(function* secrets() {
-      return (yield* q('SELECT name, type FROM worker_secrets WHERE account_id = ? AND script = ? ORDER BY name', accountId, name))
-        .map((row) => ({ name: String(row.name), type: 'secret_text' as const }));
+  /** Deletes one of the script's deployments: not the latest one, which serves (`latest`); `missing` when it is not the script's. */
+  deleteDeployment(accountId: string, name: string, id: string): Promise<'ok' | 'latest' | 'missing'> {
+    return this.#driver.run(function* deleteDeploymentOp() {
+      const row = yield* one('SELECT id FROM worker_deployments WHERE account_id = ? AND script = ? AND id = ?', accountId, name, id);
+      if (!row) return 'missing' as const;
+      if ((yield* latestDeployment(accountId, name))?.id === id) return 'latest' as const;
+      yield* q('DELETE FROM worker_deployments WHERE id = ? AND account_id = ?', id, accountId);
+      return 'ok' as const;
     });
+  }
+
+  listSecrets(accountId: string, name: string): Promise<SecretRecord[]> {
+    return this.#driver.run(() => secretRows(accountId, name));
   }
 
   /**
    * Writes (value) or deletes (null) a secret of an existing script; false when the script, or the
-   * secret to delete, is missing. As on the platform, a script with a deployment gets a new version
-   * (the deployed one's copy, `triggeredBy: 'secret'`) deployed at once, so `wrangler versions list`
-   * and `deployments list` show the change. `asVersion: false`: the secrets that came with an upload,
-   * which is itself the new version. That copy counts against the script's versions and the
-   * account's script bytes like an upload (a QuotaRefusal changes nothing).
+   * secret to delete, is missing. See setSecrets for the version it makes.
    */
   async setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
+    const outcome = await this.setSecrets(accountId, name, { [secret]: value }, { asVersion: options.asVersion ? 'deployed' : false, strict: true });
+    return outcome !== null;
+  }
+
+  /**
+   * Writes (a value) or deletes (null) several secrets of an existing script in one transaction;
+   * null when the script is missing, or (`strict`) a secret to delete is. As on the platform, a
+   * script with a deployment gets a new version (the deployed one's copy, `triggeredBy: 'secret'`,
+   * its secret bindings changed alike) deployed at once, so `wrangler versions list` and
+   * `deployments list` show the change. `asVersion: 'latest'`: the copy is of the newest version
+   * and is not deployed (`wrangler versions secret put`; the secrets themselves are the script's,
+   * so the deployed version gets them at once too). `asVersion: false`: the secrets that came with
+   * an upload, which is itself the new version. That copy counts against the script's versions and
+   * the account's script bytes like an upload (a QuotaRefusal changes nothing).
+   */
+  async setSecrets(
+    accountId: string, name: string, changes: Readonly<Record<string, string | null>>,
+    options: { asVersion: 'deployed' | 'latest' | false; strict?: boolean; annotations?: VersionMetadata['annotations'] },
+  ): Promise<{ secrets: SecretRecord[]; version: VersionRecord | null } | null> {
     const now = this.#clock.now();
-    const sealed = value === null ? null : this.#secrets.seal(value, workerSecretBinding(accountId, name, secret));
+    const sealed = Object.entries(changes).map(([secret, value]) => [secret, value === null ? null : this.#secrets.seal(value, workerSecretBinding(accountId, name, secret))] as const);
     const versionId = randomUUID();
     const deploymentId = randomUUID();
     const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
-    return this.#driver.run(function* secretOp() {
-      if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return false;
-      if (sealed === null) {
-        if (!(yield* one('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret))) return false;
-        yield* q('DELETE FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret);
-      } else {
-        yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
-          ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, sealed);
+    return this.#driver.run(function* secretsOp() {
+      if (!(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name))) return null;
+      const current = new Set((yield* secretRows(accountId, name)).map((secret) => secret.name));
+      if (options.strict && sealed.some(([secret, value]) => value === null && !current.has(secret))) return null;
+      for (const [secret, value] of sealed) {
+        if (value === null) {
+          yield* q('DELETE FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret);
+        } else {
+          yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
+            ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
+        }
       }
       yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
-      const deployed = !options.asVersion ? undefined : yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
-        WHERE d.account_id = ? AND d.script = ? ORDER BY d.number DESC LIMIT 1`, accountId, name);
-      if (deployed) {
-        const metadata = JSON.parse(String(deployed.metadata)) as VersionMetadata;
-        const copied: VersionMetadata = { ...metadata, annotations: { triggeredBy: 'secret' } };
-        const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, versionId);
-        const bytes = Number(deployed.bytes);
-        yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
-        yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(deployed.modules), etag: String(deployed.etag), bytes });
-        yield* deleteVersions(pruned.map((version) => version.id));
-        yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
+      const source = options.asVersion === 'deployed'
+        ? yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
+          WHERE d.account_id = ? AND d.script = ? ORDER BY d.number DESC LIMIT 1`, accountId, name)
+        : options.asVersion === 'latest' ? yield* one('SELECT * FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC LIMIT 1', accountId, name) : undefined;
+      let version: VersionRecord | null = null;
+      if (source) {
+        const metadata = JSON.parse(String(source.metadata)) as VersionMetadata;
+        const copied: VersionMetadata = { ...metadata, bindings: withSecretBindings(metadata.bindings, changes), annotations: { ...options.annotations, triggeredBy: 'secret' } };
+        const deploy = options.asVersion === 'deployed';
+        const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deploy ? versionId : (yield* latestDeployment(accountId, name))?.versionId ?? null);
+        const bytes = Number(source.bytes);
+        yield* chargeScripts(accountId, bytes - pruned.reduce((sum, pushed) => sum + pushed.bytes, 0), maxScriptBytes);
+        const number = yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(source.modules), etag: String(source.etag), bytes });
+        yield* deleteVersions(pruned.map((pushed) => pushed.id));
+        if (deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
+        version = { id: versionId, accountId, script: name, number, created: now, metadata: copied, etag: String(source.etag) };
       }
       yield* bump();
-      return true;
+      return { secrets: yield* secretRows(accountId, name), version };
     });
   }
 
@@ -386,6 +446,13 @@ export class ScriptRegistry {
     });
   }
 
+  /** The account's custom domains' routes (every script's). */
+  listCustomDomains(accountId: string): Promise<RouteRecord[]> {
+    return this.#driver.run(function* domains() {
+      return (yield* q('SELECT * FROM worker_routes WHERE account_id = ? AND custom_domain = 1 ORDER BY pattern', accountId)).map(toRoute);
+    });
+  }
+
   listScriptRoutes(accountId: string, name: string): Promise<RouteRecord[]> {
     return this.#driver.run(function* routes() {
       return (yield* q('SELECT * FROM worker_routes WHERE account_id = ? AND script = ? ORDER BY pattern', accountId, name)).map(toRoute);
@@ -406,9 +473,12 @@ export class ScriptRegistry {
       if (route.id === undefined) {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_routes WHERE zone_id = ?', route.zoneId))?.n ?? 0);
         if (count >= maxRoutes) return { kind: 'limit', limit: maxRoutes };
-        yield* q('INSERT INTO worker_routes (id, zone_id, account_id, pattern, script) VALUES (?, ?, ?, ?, ?)', id, route.zoneId, route.accountId, route.pattern, route.script);
+        yield* q('INSERT INTO worker_routes (id, zone_id, account_id, pattern, script, custom_domain) VALUES (?, ?, ?, ?, ?, ?)',
+          id, route.zoneId, route.accountId, route.pattern, route.script, route.customDomain ? 1 : 0);
       } else {
-        yield* q('UPDATE worker_routes SET pattern = ?, script = ? WHERE id = ?', route.pattern, route.script, id);
+        // A change that does not say keeps whether the route is a custom domain's.
+        yield* q('UPDATE worker_routes SET pattern = ?, script = ?, custom_domain = coalesce(?, custom_domain) WHERE id = ?',
+          route.pattern, route.script, route.customDomain === undefined ? null : route.customDomain ? 1 : 0, id);
       }
       yield* bump();
       return { kind: 'ok', route: { ...route, id } };
@@ -435,6 +505,16 @@ export class ScriptRegistry {
     return this.#driver.run(function* subdomainOp() {
       const row = yield* one('SELECT subdomain FROM worker_subdomains WHERE account_id = ?', accountId);
       return row ? String(row.subdomain) : null;
+    });
+  }
+
+  /** Gives up the account's subdomain (its scripts are no longer served on the dev domain); false when it had none. */
+  deleteSubdomain(accountId: string): Promise<boolean> {
+    return this.#driver.run(function* deleteSubdomainOp() {
+      if (!(yield* one('SELECT subdomain FROM worker_subdomains WHERE account_id = ?', accountId))) return false;
+      yield* q('DELETE FROM worker_subdomains WHERE account_id = ?', accountId);
+      yield* bump();
+      return true;
     });
   }
 

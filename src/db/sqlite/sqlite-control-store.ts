@@ -79,9 +79,9 @@ function prepareStatements(db: Database) {
     getRuleset: s('SELECT * FROM rulesets WHERE id = ? AND zone_id = ?'),
     getEntrypoint: s("SELECT * FROM rulesets WHERE zone_id = ? AND phase = ? AND kind = 'zone'"),
     customFields: s(`SELECT custom_fields FROM rulesets WHERE zone_id = ? AND phase = '${CUSTOM_FIELDS_PHASE}' AND kind = 'zone'`).pluck(),
-    insertRuleset: s(`INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    updateRuleset: s('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ?, rules = ?, custom_fields = ? WHERE id = ?'),
+    insertRuleset: s(`INSERT INTO rulesets (id, zone_id, name, description, kind, phase, version, last_updated, rules, custom_fields, history)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    updateRuleset: s('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ?, rules = ?, custom_fields = ?, history = ? WHERE id = ?'),
     deleteRuleset: s('DELETE FROM rulesets WHERE id = ? AND zone_id = ?'),
 
     listJobs: s('SELECT id, job FROM log_jobs WHERE zone_id = ? ORDER BY id'),
@@ -310,7 +310,7 @@ export class SqliteControlStore implements ControlStore {
       const row = this.#sql.getRuleset.get(rulesetId, zoneId) as RulesetRow | undefined;
       if (!row) return null;
       const next = plan(toRuleset(row));
-      this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), rulesetId);
+      this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), JSON.stringify(next.history ?? []), rulesetId);
       return next;
     });
   }
@@ -323,7 +323,7 @@ export class SqliteControlStore implements ControlStore {
     return this.#writes.run(() => {
       const row = this.#sql.getEntrypoint.get(zoneId, phase) as RulesetRow | undefined;
       const next = plan(row ? toRuleset(row) : null);
-      if (row) this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), row.id);
+      if (row) this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), JSON.stringify(next.history ?? []), row.id);
       else this.#insertRuleset(next);
       return next;
     });
@@ -441,7 +441,7 @@ export class SqliteControlStore implements ControlStore {
 
   #insertRuleset(ruleset: RulesetRecord): void {
     this.#sql.insertRuleset.run(ruleset.id, ruleset.zoneId, ruleset.name, ruleset.description, ruleset.kind, ruleset.phase,
-      ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset));
+      ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset), JSON.stringify(ruleset.history ?? []));
   }
 
   #writeJob(job: LogJobRecord): void {

@@ -1,7 +1,7 @@
 /**
  * The `ssecKey` option of put, get, createMultipartUpload and uploadPart: the customer's key for
  * SSE-C, as the runtime takes it (a string of 64 lowercase hex characters, or 32 bytes as an
- * ArrayBuffer or view), with its exact errors (reference §1.4, §8.6). It reaches the engine as hex.
+ * ArrayBuffer or view), with its exact errors. It reaches the engine as hex.
  */
 import { wrongField } from './binding-errors.ts';
 import { bytesToHex } from './hex.ts';

@@ -1,5 +1,5 @@
 /**
- * SSE-C through the binding (reference §8.6): `ssecKey` on put, get, createMultipartUpload and
+ * SSE-C through the binding: `ssecKey` on put, get, createMultipartUpload and
  * uploadPart, as 64 lowercase hex characters or 32 bytes, with the runtime's exact errors for a
  * bad key; `ssecKeyMd5` (base64) on results, head() showing it without the key; ranges across the
  * encryption chunks; the backend's refusals of a missing, a wrong, or an unneeded key.
