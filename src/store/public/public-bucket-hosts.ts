@@ -3,10 +3,13 @@
  * whose managed URL is on, and a custom domain the bucket it is attached to (on the zone it was
  * attached on: a zone deleted and made again by another account never serves it). Lookups are
  * cached for CACHE_MS per host (a change reaches every instance within that), at most MAX_CACHED
- * hosts; a bucket deleted or made again since its domain was set serves nothing.
+ * hosts; a bucket deleted or made again since its domain was set serves nothing. While the
+ * database cannot be read (a backend fault), a host's last lookup answers instead, as the edge's
+ * zone cache does: a custom domain's zone keeps being served through an outage.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDomains, PublicTarget } from '../../db/public-buckets/bucket-domains.ts';
+import { backendFaultOf } from '../../core/errors/backend-fault.ts';
 import { accountStore } from '../engine/account-store.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
 import { servePublicObject } from './public-object-server.ts';
@@ -46,7 +49,13 @@ export function publicBucketHosts(options: { domains: BucketDomains; engine: Sto
   async function cached(key: string, lookup: () => Promise<PublicTarget | null>): Promise<PublicBucket | undefined> {
     const hit = cache.get(key);
     if (hit && now() - hit.at < CACHE_MS) return hit.bucket;
-    const bucket = await resolve(await lookup());
+    let bucket: PublicBucket | undefined;
+    try {
+      bucket = await resolve(await lookup());
+    } catch (error) {
+      if (hit && backendFaultOf(error) !== undefined) return hit.bucket;
+      throw error;
+    }
     if (cache.size >= MAX_CACHED) cache.clear();
     cache.set(key, { at: now(), bucket });
     return bucket;
