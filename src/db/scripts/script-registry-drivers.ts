@@ -4,7 +4,7 @@
  * PostgreSQL, in one transaction of the instance's PgDatabase (`?` placeholders become `$n`).
  */
 import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { AccountQuotas } from '../../config/quotas.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { SecretBox } from '../../core/crypto/secret-box.ts';
@@ -25,11 +25,13 @@ export async function driveAsync<T>(op: Op<T>, execute: (query: Query) => Promis
   return step.value;
 }
 
-export function sqliteRegistryDriver(file: string, now: number): RegistryDriver {
-  const { db, writes } = openSqliteConnection(file, { autoCheckpoint: true, now });
-  // Statements are prepared once per text and kept (open-sqlite.ts: they are never freed).
+/**
+ * Runs the registry's queries on `db`: each text prepared once and kept (open-sqlite.ts: statements
+ * are never freed); a reader answers its rows, a writer none.
+ */
+export function sqliteExecutor(db: Database): (query: Query) => Row[] {
   const statements = new Map<string, Statement>();
-  const execute = ({ sql, params }: Query): Row[] => {
+  return ({ sql, params }) => {
     let statement = statements.get(sql);
     if (!statement) {
       statement = db.prepare(sql);
@@ -39,6 +41,11 @@ export function sqliteRegistryDriver(file: string, now: number): RegistryDriver 
     statement.run(...params);
     return [];
   };
+}
+
+export function sqliteRegistryDriver(file: string, now: number): RegistryDriver {
+  const { db, writes } = openSqliteConnection(file, { autoCheckpoint: true, now });
+  const execute = sqliteExecutor(db);
   return {
     run: (op) => writes.run(() => drive(op(), execute)),
     close: async () => {

@@ -16,11 +16,11 @@
  * shared (`holdInstanceLock`), and a rotation takes it exclusively, so it is refused while any
  * instance runs (it holds the old key) and instances that start meanwhile wait for its end.
  */
-import BetterSqlite3, { type Statement } from 'better-sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
 import { SecretBox, rowBinding, type SecretsKey } from '../../core/crypto/secret-box.ts';
 import type { PgDatabase } from '../postgres/pg-database.ts';
-import { drive, driveAsync, numbered } from '../scripts/script-registry-drivers.ts';
-import type { Op, Query, Row } from '../scripts/script-registry.ts';
+import { drive, driveAsync, numbered, sqliteExecutor } from '../scripts/script-registry-drivers.ts';
+import type { Op, Row } from '../scripts/script-registry.ts';
 import { migrateSqlite } from '../sqlite/migrate.ts';
 import { openSqlite, retainNative } from '../sqlite/open-sqlite.ts';
 import { accessKeyBinding, logJobBinding, workerSecretBinding } from './sealed-rows.ts';
@@ -163,18 +163,7 @@ export function sqliteSealingTarget(file: string, now: number): SealingTarget {
   db.exec('PRAGMA busy_timeout = 10000');
   db.exec('PRAGMA secure_delete = ON');
   migrateSqlite(db, now);
-  // Prepared once per text (open-sqlite.ts: statements are never freed).
-  const statements = new Map<string, Statement>();
-  const execute = ({ sql, params }: Query): Row[] => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    if (statement.reader) return statement.all(...params) as Row[];
-    statement.run(...params);
-    return [];
-  };
+  const execute = sqliteExecutor(db);
   return {
     run: async (op) => db.transaction(() => drive(op(), execute)).immediate(),
     scrub: async () => {
