@@ -15,10 +15,18 @@ const NODE_GLOBALS = ['Buffer', 'process', 'global', 'require', 'module', 'expor
  * this list covers every file those bundles hold, and that the bundles refer to no Node.js global.
  */
 const INSIDE_WORKERD = [
-  'src/runtime/workerd/inside/**/*.ts', 'src/runtime/workerd/store-client.ts', 'src/runtime/workerd/store-wire.ts',
-  'src/store/binding/**/*.ts', 'src/store/engine/errors.ts', 'src/store/engine/types.ts', 'src/store/engine/ranges.ts',
-  'src/core/errors/edgeport-error.ts', 'src/core/errors/backend-fault.ts',
-  'test/store/binding/*.case.ts', 'test/store/binding/case-kit.ts', 'test/store/binding/all-cases.ts',
+  'src/runtime/workerd/inside/**/*.ts',
+  'src/runtime/workerd/store-client.ts',
+  'src/runtime/workerd/store-wire.ts',
+  'src/store/binding/**/*.ts',
+  'src/store/engine/errors.ts',
+  'src/store/engine/types.ts',
+  'src/store/engine/ranges.ts',
+  'src/core/errors/edgeport-error.ts',
+  'src/core/errors/backend-fault.ts',
+  'test/store/binding/*.case.ts',
+  'test/store/binding/case-kit.ts',
+  'test/store/binding/all-cases.ts',
 ];
 
 export default tseslint.config(
@@ -28,12 +36,29 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: {
-        process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly',
-        setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
-        setImmediate: 'readonly', queueMicrotask: 'readonly', structuredClone: 'readonly',
-        Response: 'readonly', Request: 'readonly', Headers: 'readonly', ReadableStream: 'readonly',
-        Blob: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', fetch: 'readonly',
-        AbortController: 'readonly', performance: 'readonly', SharedArrayBuffer: 'readonly', Atomics: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        queueMicrotask: 'readonly',
+        structuredClone: 'readonly',
+        Response: 'readonly',
+        Request: 'readonly',
+        Headers: 'readonly',
+        ReadableStream: 'readonly',
+        Blob: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+        performance: 'readonly',
+        SharedArrayBuffer: 'readonly',
+        Atomics: 'readonly',
       },
     },
     rules: {
@@ -47,12 +72,25 @@ export default tseslint.config(
     // nodejs_compat flag gives them (docs/development.md).
     files: INSIDE_WORKERD,
     rules: {
-      'no-restricted-globals': ['error', ...NODE_GLOBALS.map((name) => ({
-        name, message: `${name} is Node.js's: this code runs inside workerd, where a script has it only with nodejs_compat. Use Web APIs (src/store/binding/hex.ts for hex).`,
-      }))],
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ group: ['node:*'], allowTypeImports: true, message: 'This code runs inside workerd, where node:* modules exist only with nodejs_compat. Use Web APIs.' }],
-      }],
+      'no-restricted-globals': [
+        'error',
+        ...NODE_GLOBALS.map((name) => ({
+          name,
+          message: `${name} is Node.js's: this code runs inside workerd, where a script has it only with nodejs_compat. Use Web APIs (src/store/binding/hex.ts for hex).`,
+        })),
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*'],
+              allowTypeImports: true,
+              message: 'This code runs inside workerd, where node:* modules exist only with nodejs_compat. Use Web APIs.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -60,9 +98,20 @@ export default tseslint.config(
     files: ['web/src/**/*.{ts,tsx}'],
     languageOptions: {
       globals: {
-        window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly',
-        XMLHttpRequest: 'readonly', File: 'readonly', FormData: 'readonly', HTMLElement: 'readonly', HTMLAnchorElement: 'readonly',
-        MouseEvent: 'readonly', Event: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly',
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        navigator: 'readonly',
+        XMLHttpRequest: 'readonly',
+        File: 'readonly',
+        FormData: 'readonly',
+        HTMLElement: 'readonly',
+        HTMLAnchorElement: 'readonly',
+        MouseEvent: 'readonly',
+        Event: 'readonly',
+        AbortSignal: 'readonly',
+        URLSearchParams: 'readonly',
       },
     },
   },

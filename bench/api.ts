@@ -25,14 +25,18 @@ import { runLoad } from './load.ts';
 import { formatResult, runClosedLoop } from './stats.ts';
 
 const RULES = {
-  rules: [{
-    action: 'log_custom_field', expression: 'true', description: 'bench',
-    action_parameters: {
-      request_fields: [{ name: 'content-type' }, { name: 'x-forwarded-for' }, { name: 'host' }],
-      response_fields: [{ name: 'server' }, { name: 'content-type' }],
-      cookie_fields: [{ name: '__ga' }, { name: 'session' }],
+  rules: [
+    {
+      action: 'log_custom_field',
+      expression: 'true',
+      description: 'bench',
+      action_parameters: {
+        request_fields: [{ name: 'content-type' }, { name: 'x-forwarded-for' }, { name: 'host' }],
+        response_fields: [{ name: 'server' }, { name: 'content-type' }],
+        cookie_fields: [{ name: '__ga' }, { name: 'session' }],
+      },
     },
-  }],
+  ],
 };
 
 export async function benchApi(seconds: number): Promise<string[]> {
@@ -42,7 +46,14 @@ export async function benchApi(seconds: number): Promise<string[]> {
   const db = database ? 'postgres' : 'sqlite';
   const control = await openControlStore({ dataDir, clock: systemClock, autoCheckpoint: false, ...(database ? { database } : {}) });
   const scrypt = new ScryptThread();
-  const service = await createApiService({ control, accessKeys: new AccessKeys(engine.metadata, systemClock), clock: systemClock, logger: silentLogger, store: engine, scrypt });
+  const service = await createApiService({
+    control,
+    accessKeys: new AccessKeys(engine.metadata, systemClock),
+    clock: systemClock,
+    logger: silentLogger,
+    store: engine,
+    scrypt,
+  });
   const server = createServer(service.handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/client/v4`;
@@ -50,7 +61,7 @@ export async function benchApi(seconds: number): Promise<string[]> {
   const headers = { 'x-auth-email': account.email, 'x-auth-key': key, 'content-type': 'application/json' };
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(base + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return (await response.json() as { result: { id: string } }).result;
+    return ((await response.json()) as { result: { id: string } }).result;
   };
   const zone = await call('POST', '/zones', { name: 'bench.example.com' });
   const ruleset = await call('PUT', `/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, RULES);
@@ -58,11 +69,14 @@ export async function benchApi(seconds: number): Promise<string[]> {
   const url = `${base}/zones/${zone.id}/rulesets/${ruleset.id}`;
   const lua = (method: string, body?: string) => {
     const file = join(dataDir, `${method}.lua`);
-    writeFileSync(file, [
-      `wrk.method = "${method}"`,
-      ...Object.entries(headers).map(([name, value]) => `wrk.headers["${name}"] = "${value}"`),
-      ...(body === undefined ? [] : [`wrk.body = [[${body}]]`]),
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        `wrk.method = "${method}"`,
+        ...Object.entries(headers).map(([name, value]) => `wrk.headers["${name}"] = "${value}"`),
+        ...(body === undefined ? [] : [`wrk.body = [[${body}]]`]),
+      ].join('\n'),
+    );
     return file;
   };
   const lines: string[] = [];
@@ -72,13 +86,23 @@ export async function benchApi(seconds: number): Promise<string[]> {
   };
   try {
     const get = await runLoad({ url, connections: 32, seconds, lua: lua('GET'), env: {}, autocannonRequest: () => ({ method: 'GET', headers }) });
-    report(formatResult({ name: `api GET ruleset (${db}, ${get.tool})`, ops: get.requestsPerSec * seconds, seconds, p50: get.p50, p99: get.p99 }) + (get.errors ? `  errors ${get.errors}` : ''));
+    report(
+      formatResult({ name: `api GET ruleset (${db}, ${get.tool})`, ops: get.requestsPerSec * seconds, seconds, p50: get.p50, p99: get.p99 }) +
+        (get.errors ? `  errors ${get.errors}` : ''),
+    );
     const body = JSON.stringify(RULES);
     const put = await runLoad({ url, connections: 32, seconds, lua: lua('PUT', body), env: {}, autocannonRequest: () => ({ method: 'PUT', headers, body }) });
-    report(formatResult({ name: `api PUT rules (${db}, ${put.tool})`, ops: put.requestsPerSec * seconds, seconds, p50: put.p50, p99: put.p99 }) + (put.errors ? `  errors ${put.errors}` : ''));
-    report(formatResult(await runClosedLoop(`edge lookups (${db})`, { concurrency: 32, durationMs: seconds * 1000 }, async () => {
-      await Promise.all([control.getCustomFieldsRule(zone.id), control.listEnabledJobs(zone.id)]);
-    })));
+    report(
+      formatResult({ name: `api PUT rules (${db}, ${put.tool})`, ops: put.requestsPerSec * seconds, seconds, p50: put.p50, p99: put.p99 }) +
+        (put.errors ? `  errors ${put.errors}` : ''),
+    );
+    report(
+      formatResult(
+        await runClosedLoop(`edge lookups (${db})`, { concurrency: 32, durationMs: seconds * 1000 }, async () => {
+          await Promise.all([control.getCustomFieldsRule(zone.id), control.listEnabledJobs(zone.id)]);
+        }),
+      ),
+    );
   } finally {
     server.closeAllConnections();
     server.close();

@@ -14,7 +14,9 @@ import { createS3Handler } from '../src/store/s3/s3-handler.ts';
 const engine = await openStoreEngine({ dataDir: process.argv[2]!, recover: true, maintenance: true, backgroundCheckpoints: true });
 await engine.ensureBucket('blobs');
 const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, keys: (id) => (id === 'BENCHKEY' ? adminKey('bench-secret') : undefined) });
-const server = createServer((req, res) => { void handler(req, res); });
+const server = createServer((req, res) => {
+  void handler(req, res);
+});
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 const stop = (): void => {

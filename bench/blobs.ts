@@ -23,9 +23,12 @@ export async function benchBlobs(seconds: number): Promise<string[]> {
   const endpointDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-blobs-endpoint-'));
   const endpoint = process.env.EDGEPORT_BENCH_BLOBS_URL ? undefined : await startEndpoint(endpointDir);
   try {
-    const s3Url = process.env.EDGEPORT_BENCH_BLOBS_URL
-      ?? `s3://blobs/bench?endpoint=${endpoint!.url}&region=auto&access-key-id=BENCHKEY&secret-access-key=bench-secret`;
-    for (const [label, blobsUrl] of [['disk', undefined], ['s3', s3Url]] as const) {
+    const s3Url =
+      process.env.EDGEPORT_BENCH_BLOBS_URL ?? `s3://blobs/bench?endpoint=${endpoint!.url}&region=auto&access-key-id=BENCHKEY&secret-access-key=bench-secret`;
+    for (const [label, blobsUrl] of [
+      ['disk', undefined],
+      ['s3', s3Url],
+    ] as const) {
       if (blobsUrl) console.log(`blobs: ${redact(blobsUrl)}`);
       await benchOne(label, blobsUrl, seconds, report);
     }
@@ -43,17 +46,33 @@ async function benchOne(label: string, blobsUrl: string | undefined, seconds: nu
   try {
     await engine.ensureBucket('bench');
     const big = new Uint8Array(MiB).fill(98);
-    report(formatResult(await runClosedLoop(`engine put 1 MiB (${label})`, opts, async (i) => {
-      await engine.put('bench', `big/${i % 64}`, big);
-    })));
-    report(formatResult(await runClosedLoop(`engine get 1 MiB (${label})`, opts, async () => {
-      const got = await engine.get('bench', `big/${Math.floor(Math.random() * 64)}`);
-      if (got?.body) for await (const _ of got.body.stream()) { /* drain */ }
-    })));
+    report(
+      formatResult(
+        await runClosedLoop(`engine put 1 MiB (${label})`, opts, async (i) => {
+          await engine.put('bench', `big/${i % 64}`, big);
+        }),
+      ),
+    );
+    report(
+      formatResult(
+        await runClosedLoop(`engine get 1 MiB (${label})`, opts, async () => {
+          const got = await engine.get('bench', `big/${Math.floor(Math.random() * 64)}`);
+          if (got?.body)
+            for await (const _ of got.body.stream()) {
+              /* drain */
+            }
+        }),
+      ),
+    );
     const chunk = new Uint8Array(256 * 1024).fill(99);
     const total = 64 * MiB;
     const started = performance.now();
-    await engine.put('bench', 'huge', { length: total, stream: (async function* () { for (let at = 0; at < total; at += chunk.byteLength) yield chunk; })() });
+    await engine.put('bench', 'huge', {
+      length: total,
+      stream: (async function* () {
+        for (let at = 0; at < total; at += chunk.byteLength) yield chunk;
+      })(),
+    });
     const ms = performance.now() - started;
     report(formatResult({ name: `engine put 64 MiB streamed (${label})`, ops: 1, seconds: ms / 1000, bytesPerOp: total, p50: ms, p99: ms }));
   } finally {
@@ -64,7 +83,8 @@ async function benchOne(label: string, blobsUrl: string | undefined, seconds: nu
 
 async function startEndpoint(dataDir: string): Promise<{ url: string; stop(): void }> {
   const child = fork(fileURLToPath(new URL('./blobs-endpoint.ts', import.meta.url)), [dataDir], {
-    execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`The S3 endpoint exited (${code ?? 'signal'}) before listening.`)));

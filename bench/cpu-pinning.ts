@@ -18,7 +18,8 @@ export interface CpuPlan {
 
 export function planCpus(): CpuPlan {
   const cores = availableParallelism();
-  if (spawnSync('taskset', ['--version']).error !== undefined) return { server: undefined, load: undefined, note: 'not pinned: taskset (util-linux) is not installed' };
+  if (spawnSync('taskset', ['--version']).error !== undefined)
+    return { server: undefined, load: undefined, note: 'not pinned: taskset (util-linux) is not installed' };
   if (cores < 2) return { server: undefined, load: undefined, note: 'not pinned: one core' };
   return { server: '0', load: '1', note: `servers pinned to core 0, load to core 1 (taskset; ${cores} cores)` };
 }

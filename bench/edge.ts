@@ -37,7 +37,10 @@ export async function benchEdge(seconds: number): Promise<string[]> {
   const origin = await startOrigin();
   const email = 'bench@example.test';
   const key = 'bench-admin-key-0123456789';
-  const server = await startEdgeport({ dataDir: join(dir, 'data'), env: { EDGEPORT_ADMIN_EMAIL: email, EDGEPORT_ADMIN_KEY: key, EDGEPORT_LOG_LEVEL: 'error', EDGEPORT_LOGS_FILE_ROOTS: dir } });
+  const server = await startEdgeport({
+    dataDir: join(dir, 'data'),
+    env: { EDGEPORT_ADMIN_EMAIL: email, EDGEPORT_ADMIN_KEY: key, EDGEPORT_LOG_LEVEL: 'error', EDGEPORT_LOGS_FILE_ROOTS: dir },
+  });
   const lines: string[] = [];
   const report = (label: string, result: LoadResult) => {
     const line = `${label.padEnd(44)} ${result.requestsPerSec.toFixed(0).padStart(8)} req/s  p50 ${result.p50.toFixed(3).padStart(7)} ms  p99 ${result.p99.toFixed(3).padStart(7)} ms (${result.tool})${result.errors ? `  errors ${result.errors}` : ''}`;
@@ -50,7 +53,8 @@ export async function benchEdge(seconds: number): Promise<string[]> {
     const zone = await api.call<{ id: string }>('POST', '/zones', { name: 'bench.test', account: { id: account!.id }, origin: origin.url });
     const lua = join(dir, 'host.lua');
     writeFileSync(lua, 'wrk.headers["Host"] = "bench.test"\n');
-    const load = (url: string, connections: number) => runLoad({ url, connections, seconds, lua, env: {}, autocannonRequest: () => ({ method: 'GET', headers: { host: 'bench.test' } }) });
+    const load = (url: string, connections: number) =>
+      runLoad({ url, connections, seconds, lua, env: {}, autocannonRequest: () => ({ method: 'GET', headers: { host: 'bench.test' } }) });
     for (const connections of [1, 32]) report(`origin directly, ${connections} conn`, await load(`${origin.url}/`, connections));
 
     const jobIds: string[] = [];
@@ -58,7 +62,10 @@ export async function benchEdge(seconds: number): Promise<string[]> {
       const destination = `file://${join(dir, `logs-${name}`)}`;
       const challenge = await api.call<{ filename: string }>('POST', `/zones/${zone.id}/logshipping/ownership`, { destination_conf: destination });
       const job = await api.call<{ id: string }>('POST', `/zones/${zone.id}/logshipping/jobs`, {
-        name, destination_conf: destination, dataset: 'http_requests', enabled: false,
+        name,
+        destination_conf: destination,
+        dataset: 'http_requests',
+        enabled: false,
         ownership_challenge: readFileSync(challenge.filename, 'utf8').trim(),
         output_options: { field_names: ['RayID', 'EdgeStartTimestamp', 'ClientIP', 'ClientRequestURI', 'EdgeResponseStatus', 'EdgeResponseBytes'] },
       });
@@ -70,7 +77,7 @@ export async function benchEdge(seconds: number): Promise<string[]> {
     for (const connections of [1, 32]) {
       const runs: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] };
       for (let round = 0; round < 3; round++) {
-        for (const mode of round % 2 === 0 ? ['off', 'on'] as const : ['on', 'off'] as const) {
+        for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
           await setJobs(mode === 'on');
           runs[mode].push(await load(`${server.urls.edge}/`, connections));
         }
@@ -79,8 +86,9 @@ export async function benchEdge(seconds: number): Promise<string[]> {
       const on = median(runs.on);
       report(`through the edge, no log job, ${connections} conn`, off);
       report(`through the edge, two jobs logging all, ${connections} conn`, on);
-      const line = `two jobs vs none, ${connections} conn: ${(100 * on.requestsPerSec / off.requestsPerSec).toFixed(0)}% of the rate (medians of 3 alternating rounds; `
-        + `rounds ${runs.off.map((r, i) => `${r.requestsPerSec.toFixed(0)}/${runs.on[i]!.requestsPerSec.toFixed(0)}`).join(', ')})`;
+      const line =
+        `two jobs vs none, ${connections} conn: ${((100 * on.requestsPerSec) / off.requestsPerSec).toFixed(0)}% of the rate (medians of 3 alternating rounds; ` +
+        `rounds ${runs.off.map((r, i) => `${r.requestsPerSec.toFixed(0)}/${runs.on[i]!.requestsPerSec.toFixed(0)}`).join(', ')})`;
       lines.push(line);
       console.log(line);
     }

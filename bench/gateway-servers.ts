@@ -15,15 +15,24 @@ import { pathToFileURL } from 'node:url';
 async function serveEdgeport(root: string, sectionJson: string): Promise<{ server: Server; close(): Promise<void> }> {
   const load = (path: string) => import(pathToFileURL(join(root, path)).href);
   const [{ systemClock }, { silentLogger }, { gatewaySectionSchema, toGatewayConfig }, { createGatewayService }] = await Promise.all([
-    load('src/core/clock.ts'), load('src/core/log.ts'), load('src/config/gateway.ts'), load('src/gateway/index.ts'),
+    load('src/core/clock.ts'),
+    load('src/core/log.ts'),
+    load('src/config/gateway.ts'),
+    load('src/gateway/index.ts'),
   ]);
-  const service = await createGatewayService({ networks: toGatewayConfig(gatewaySectionSchema.parse(JSON.parse(sectionJson))), clock: systemClock, logger: silentLogger });
+  const service = await createGatewayService({
+    networks: toGatewayConfig(gatewaySectionSchema.parse(JSON.parse(sectionJson))),
+    clock: systemClock,
+    logger: silentLogger,
+  });
   const server = createServer(service.handler);
   return { server, close: () => service.close() };
 }
 
 function serveBare(answersFile: string): { server: Server; close(): Promise<void> } {
-  const answers = new Map(Object.entries(JSON.parse(readFileSync(answersFile, 'utf8')) as Record<string, string>).map(([body, text]) => [body, Buffer.from(text)]));
+  const answers = new Map(
+    Object.entries(JSON.parse(readFileSync(answersFile, 'utf8')) as Record<string, string>).map(([body, text]) => [body, Buffer.from(text)]),
+  );
   const unknown = answers.get('*') ?? Buffer.from('{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"unknown body"}}');
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

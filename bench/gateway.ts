@@ -50,8 +50,15 @@ const ROW_SPECS: RowSpec[] = [
   { name: 'eth_call latest', via: 'embedded', body: call('eth_call', [{ to: ACCOUNT, data: CALL_DATA }, 'latest']) },
   { name: 'eth_getBlockByNumber 0x0', via: 'embedded', body: call('eth_getBlockByNumber', ['0x0', false]) },
   {
-    name: 'batch of 10 (latest reads)', via: 'embedded',
-    body: Array.from({ length: 10 }, (_, i) => (i % 3 === 0 ? call('eth_blockNumber', [], i) : i % 3 === 1 ? call('eth_getBalance', [DEV_ACCOUNTS[i]!.address, 'latest'], i) : call('eth_call', [{ data: CALL_DATA }, 'latest'], i))),
+    name: 'batch of 10 (latest reads)',
+    via: 'embedded',
+    body: Array.from({ length: 10 }, (_, i) =>
+      i % 3 === 0
+        ? call('eth_blockNumber', [], i)
+        : i % 3 === 1
+          ? call('eth_getBalance', [DEV_ACCOUNTS[i]!.address, 'latest'], i)
+          : call('eth_call', [{ data: CALL_DATA }, 'latest'], i),
+    ),
   },
   { name: 'eth_blockNumber, a new id each call', via: 'embedded', body: call('eth_blockNumber', []), freshIds: true },
   { name: 'eth_blockNumber', via: 'proxy', body: call('eth_blockNumber', []) },
@@ -61,9 +68,12 @@ const ROW_SPECS: RowSpec[] = [
 ];
 /** EDGEPORT_BENCH_GATEWAY_ROWS=<text> runs only the rows whose "name (via)" contains it. */
 const ONLY = process.env.EDGEPORT_BENCH_GATEWAY_ROWS;
-const ROWS: Row[] = ROW_SPECS
-  .filter((row) => ONLY === undefined || `${row.name} (${row.via})`.includes(ONLY))
-  .map((row) => ({ ...row, body: JSON.stringify(row.body), connections: row.connections ?? CONNECTIONS, freshIds: row.freshIds ?? false }));
+const ROWS: Row[] = ROW_SPECS.filter((row) => ONLY === undefined || `${row.name} (${row.via})`.includes(ONLY)).map((row) => ({
+  ...row,
+  body: JSON.stringify(row.body),
+  connections: row.connections ?? CONNECTIONS,
+  freshIds: row.freshIds ?? false,
+}));
 
 /** wrk's script for a row: the same body every time, or one with the next id. */
 function wrkScript(row: Row): string {
@@ -98,7 +108,9 @@ const CLOCK_TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encodi
 /** From /proc (Linux); NaN elsewhere. */
 function processCpuUs(pid: number | undefined): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return Number.NaN;
@@ -114,10 +126,12 @@ process.on('exit', () => {
 async function startChild(label: string, command: [string, string[]], ready: (child: ChildProcess) => Promise<string>): Promise<Child> {
   const child = spawn(command[0], command[1], { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT });
   children.add(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    children.delete(child);
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      children.delete(child);
+      resolve();
+    }),
+  );
   const stop = async () => {
     if (!children.has(child)) return;
     child.kill('SIGTERM');
@@ -177,11 +191,18 @@ async function startAnvil(cpus: string | undefined): Promise<Child> {
 function startEdgeport(label: string, root: string, cpus: string | undefined, anvilUrl: string): Promise<Child> {
   const section = {
     rate_limit: { requests_per_second: 0 },
-    networks: [{ name: 'rinkeby', enabled: false }, { name: 'anvil', chain_id: 31337, upstreams: [anvilUrl] }],
+    networks: [
+      { name: 'rinkeby', enabled: false },
+      { name: 'anvil', chain_id: 31337, upstreams: [anvilUrl] },
+    ],
   };
   const profileDir = process.env.EDGEPORT_BENCH_CPU_PROF;
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-  return startChild(label, pinned(cpus, process.execPath, [...profile, '--import', 'tsx', SERVERS_SCRIPT, 'edgeport', root, JSON.stringify(section)]), firstLine);
+  return startChild(
+    label,
+    pinned(cpus, process.execPath, [...profile, '--import', 'tsx', SERVERS_SCRIPT, 'edgeport', root, JSON.stringify(section)]),
+    firstLine,
+  );
 }
 
 /** A request is answered well when it is a JSON-RPC result (or, for a batch, all of them are). */
@@ -206,7 +227,9 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
   };
   const started: Child[] = [];
   try {
-    say(`${cpus.note}; load from ${hasWrk() ? 'wrk' : 'autocannon (wrk is not installed: `apt-get install wrk` for steadier figures)'}, ${CONNECTIONS} connections, ${rounds} rounds of ${seconds} s, rate limit off`);
+    say(
+      `${cpus.note}; load from ${hasWrk() ? 'wrk' : 'autocannon (wrk is not installed: `apt-get install wrk` for steadier figures)'}, ${CONNECTIONS} connections, ${rounds} rounds of ${seconds} s, rate limit off`,
+    );
     const anvil = await startAnvil(cpus.server);
     started.push(anvil);
     // The bare server answers each body exactly as Anvil does.
@@ -228,20 +251,31 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
     if (baselineRoot) {
       const baseline = await startEdgeport('baseline', baselineRoot, cpus.server, anvil.url);
       started.push(baseline);
-      targets.push({ label: 'baseline', url: (row) => `${baseline.url}${gatewayPath(row)}`, processes: (row) => (row.via === 'proxy' ? [baseline, anvil] : [baseline]) });
+      targets.push({
+        label: 'baseline',
+        url: (row) => `${baseline.url}${gatewayPath(row)}`,
+        processes: (row) => (row.via === 'proxy' ? [baseline, anvil] : [baseline]),
+      });
       say(`baseline: the gateway of ${baselineRoot}`);
     }
 
-    const luaOf = new Map(ROWS.map((row, i) => {
-      const lua = join(dir, `row-${i}.lua`);
-      writeFileSync(lua, wrkScript(row));
-      return [row, lua];
-    }));
+    const luaOf = new Map(
+      ROWS.map((row, i) => {
+        const lua = join(dir, `row-${i}.lua`);
+        writeFileSync(lua, wrkScript(row));
+        return [row, lua];
+      }),
+    );
     const load = async (target: Target, row: Row, forSeconds: number): Promise<Measured> => {
       const cpu = () => target.processes(row).reduce((sum, p) => sum + p.cpuUs(), 0);
       const before = cpu();
       const result = await runLoad({
-        url: target.url(row), connections: row.connections, seconds: forSeconds, lua: luaOf.get(row)!, env: {}, cpus: cpus.load,
+        url: target.url(row),
+        connections: row.connections,
+        seconds: forSeconds,
+        lua: luaOf.get(row)!,
+        env: {},
+        cpus: cpus.load,
         autocannonRequest: () => {
           let id = 0;
           const request = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: row.body };
@@ -267,15 +301,22 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
         const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
         for (const target of order) {
           const result = await load(target, row, seconds);
-          results.set(key(target, row), [...results.get(key(target, row)) ?? [], result]);
-          say(`round ${round + 1}  ${`${row.name} (${row.via})`.padEnd(38)} ${target.label.padEnd(15)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(6)} ms  p99 ${result.p99.toFixed(2).padStart(6)} ms  cpu ${result.cpuUsPerRequest.toFixed(0).padStart(4)} us/req${result.errors ? `  errors ${result.errors}` : ''}`);
+          results.set(key(target, row), [...(results.get(key(target, row)) ?? []), result]);
+          say(
+            `round ${round + 1}  ${`${row.name} (${row.via})`.padEnd(38)} ${target.label.padEnd(15)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(6)} ms  p99 ${result.p99.toFixed(2).padStart(6)} ms  cpu ${result.cpuUsPerRequest.toFixed(0).padStart(4)} us/req${result.errors ? `  errors ${result.errors}` : ''}`,
+          );
         }
       }
     }
 
     const stat = (target: Target, row: Row) => {
       const runs = results.get(key(target, row))!;
-      return { rps: median(runs.map((r) => r.requestsPerSec)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), cpu: median(runs.map((r) => r.cpuUsPerRequest)) };
+      return {
+        rps: median(runs.map((r) => r.requestsPerSec)),
+        p50: median(runs.map((r) => r.p50)),
+        p99: median(runs.map((r) => r.p99)),
+        cpu: median(runs.map((r) => r.cpuUsPerRequest)),
+      };
     };
     const [ours, anvilTarget, bareTarget, baselineTarget] = targets as [Target, Target, Target, Target | undefined];
     const k = (rps: number) => `${(rps / 1000).toFixed(1)}k`;
@@ -283,8 +324,12 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
     const us = (value: number) => `${value.toFixed(0)} us`;
     const rowName = (row: Row) => `${row.name}${row.via === 'proxy' ? ', gateway in front of Anvil' : ' (embedded)'}`;
     say('');
-    say(`Medians of ${rounds} rounds (req/s at ${CONNECTIONS} connections unless said; p50/p99 latency; added p50: edgeport in front of Anvil less Anvil alone):`);
-    say(`| call | edgeport | Anvil | ratio | bare node:http | edgeport/bare | edgeport p50/p99 | Anvil p50/p99 | bare p50/p99 | added p50 |${baselineTarget ? ' baseline | edgeport/baseline |' : ''}`);
+    say(
+      `Medians of ${rounds} rounds (req/s at ${CONNECTIONS} connections unless said; p50/p99 latency; added p50: edgeport in front of Anvil less Anvil alone):`,
+    );
+    say(
+      `| call | edgeport | Anvil | ratio | bare node:http | edgeport/bare | edgeport p50/p99 | Anvil p50/p99 | bare p50/p99 | added p50 |${baselineTarget ? ' baseline | edgeport/baseline |' : ''}`,
+    );
     say(`|---|---|---|---|---|---|---|---|---|---|${baselineTarget ? '---|---|' : ''}`);
     for (const row of ROWS) {
       const e = stat(ours, row);
@@ -292,15 +337,19 @@ export async function benchGateway(seconds: number, rounds = 3): Promise<string[
       const b = stat(bareTarget, row);
       const added = row.via === 'proxy' ? ms(e.p50 - a.p50) : '';
       const base = baselineTarget ? stat(baselineTarget, row) : undefined;
-      say(`| ${rowName(row)} | ${k(e.rps)} | ${k(a.rps)} | ${(e.rps / a.rps).toFixed(2)} | ${k(b.rps)} | ${(e.rps / b.rps).toFixed(2)} | ${ms(e.p50)} / ${ms(e.p99)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${added} |`
-        + (base ? ` ${k(base.rps)} | ${(e.rps / base.rps).toFixed(2)} |` : ''));
+      say(
+        `| ${rowName(row)} | ${k(e.rps)} | ${k(a.rps)} | ${(e.rps / a.rps).toFixed(2)} | ${k(b.rps)} | ${(e.rps / b.rps).toFixed(2)} | ${ms(e.p50)} / ${ms(e.p99)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${added} |` +
+          (base ? ` ${k(base.rps)} | ${(e.rps / base.rps).toFixed(2)} |` : ''),
+      );
     }
     say('');
-    say('CPU time per request (server processes, all threads; a proxy row adds the upstream\'s), steadier than req/s on a busy machine:');
+    say("CPU time per request (server processes, all threads; a proxy row adds the upstream's), steadier than req/s on a busy machine:");
     say(`| call | edgeport | Anvil | bare node:http |${baselineTarget ? ' baseline |' : ''}`);
     say(`|---|---|---|---|${baselineTarget ? '---|' : ''}`);
     for (const row of ROWS) {
-      say(`| ${rowName(row)} | ${us(stat(ours, row).cpu)} | ${us(stat(anvilTarget, row).cpu)} | ${us(stat(bareTarget, row).cpu)} |${baselineTarget ? ` ${us(stat(baselineTarget, row).cpu)} |` : ''}`);
+      say(
+        `| ${rowName(row)} | ${us(stat(ours, row).cpu)} | ${us(stat(anvilTarget, row).cpu)} | ${us(stat(bareTarget, row).cpu)} |${baselineTarget ? ` ${us(stat(baselineTarget, row).cpu)} |` : ''}`,
+      );
     }
   } finally {
     await Promise.all(started.map((child) => child.stop()));

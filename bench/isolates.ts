@@ -40,9 +40,13 @@ function get(edge: URL, host: string, path: string, agent: Agent): Promise<{ sta
     request({ host: edge.hostname, port: edge.port, path, headers: { host }, agent }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: performance.now() - started }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -76,7 +80,9 @@ export async function benchIsolates(): Promise<string[]> {
     }
     const deployments = Array.from({ length: scripts }, (_, n) => ({ account: n % accounts, script: Math.floor(n / accounts) }));
     await eachLimited(deployments, 4, async ({ account, script }) => deploy(apiUrl, tenants[account]!, `s${script}`, source(account, script)));
-    say(`set up: ${accounts} accounts, ${scripts} scripts (${perAccount} per account) deployed in ${((performance.now() - setUp) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(1)}`);
+    say(
+      `set up: ${accounts} accounts, ${scripts} scripts (${perAccount} per account) deployed in ${((performance.now() - setUp) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(1)}`,
+    );
     // The edge learns the routes within a poll.
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     for (const deadline = Date.now() + 30_000; (await get(edge, tenants[0]!.zone, '/s0/', agent)).status !== 200;) {
@@ -115,14 +121,26 @@ export async function benchIsolates(): Promise<string[]> {
     const edgeportMiB = residentMiB(server.child.pid!);
     const workerdMiB = workerds.reduce((sum, pid) => sum + residentMiB(pid), 0);
     const metrics = await (await fetch(`${server.urls['management API']!.replace(/\/client\/v4$/, '')}/metrics`)).text();
-    const metric = (name: string) => /^(\S+) (\S+)$/m.exec(metrics.split('\n').filter((line) => line.startsWith(name)).join('\n'))?.[2];
-    say(`${requested} distinct scripts requested once each in ${seconds.toFixed(1)} s (${concurrency} at a time): ${ok} answered 200${failures.length ? `; failed: ${failures.slice(0, 5).join('; ')}` : ''}`);
+    const metric = (name: string) =>
+      /^(\S+) (\S+)$/m.exec(
+        metrics
+          .split('\n')
+          .filter((line) => line.startsWith(name))
+          .join('\n'),
+      )?.[2];
+    say(
+      `${requested} distinct scripts requested once each in ${seconds.toFixed(1)} s (${concurrency} at a time): ${ok} answered 200${failures.length ? `; failed: ${failures.slice(0, 5).join('; ')}` : ''}`,
+    );
     say(`first request of a script whose account has no process yet: ${percentiles(newProcess)}`);
     say(`first request of a script whose account's process runs:      ${percentiles(runningProcess)}`);
     say(`a second request of each (its isolate loaded):                ${percentiles(warm)}`);
-    say(`workerd processes: ${workerds.length} for ${accounts} accounts (metrics: ${metric('edgeport_workers_account_processes')} account processes, ${metric('edgeport_workers_isolates')} isolates)`);
-    say(`resident memory: edgeport ${edgeportMiB.toFixed(0)} MiB + workerd ${workerdMiB.toFixed(0)} MiB = ${(edgeportMiB + workerdMiB).toFixed(0)} MiB `
-      + `(${(workerdMiB / Math.max(1, workerds.length)).toFixed(0)} MiB per process on average); load average ${loadavg()[0]!.toFixed(1)}`);
+    say(
+      `workerd processes: ${workerds.length} for ${accounts} accounts (metrics: ${metric('edgeport_workers_account_processes')} account processes, ${metric('edgeport_workers_isolates')} isolates)`,
+    );
+    say(
+      `resident memory: edgeport ${edgeportMiB.toFixed(0)} MiB + workerd ${workerdMiB.toFixed(0)} MiB = ${(edgeportMiB + workerdMiB).toFixed(0)} MiB ` +
+        `(${(workerdMiB / Math.max(1, workerds.length)).toFixed(0)} MiB per process on average); load average ${loadavg()[0]!.toFixed(1)}`,
+    );
     agent.destroy();
   } finally {
     await server.stop();

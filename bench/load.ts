@@ -28,7 +28,12 @@ function parseWrkMs(text: string): number {
 
 /** Runs wrk with the shared store driver Lua script (env OP etc.). */
 export async function runLoad(options: {
-  url: string; connections: number; seconds: number; lua: string; env: Record<string, string>; autocannonRequest: () => autocannon.Request;
+  url: string;
+  connections: number;
+  seconds: number;
+  lua: string;
+  env: Record<string, string>;
+  autocannonRequest: () => autocannon.Request;
   /** `taskset -c` list for wrk, e.g. "1"; wrk then runs one thread per listed core. */
   cpus?: string;
 }): Promise<LoadResult> {
@@ -38,7 +43,8 @@ export async function runLoad(options: {
     const [command, args] = options.cpus === undefined ? ['wrk', wrkArgs] : ['taskset', ['-c', options.cpus, 'wrk', ...wrkArgs]];
     // Asynchronous: the server under test may live in this very process.
     const { stdout: out } = await promisify(execFile)(command, args, {
-      env: { ...process.env, ...options.env }, encoding: 'utf8',
+      env: { ...process.env, ...options.env },
+      encoding: 'utf8',
     });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
     const p50 = parseWrkMs(/\s50%\s+(\S+)/.exec(out)?.[1] ?? '');
@@ -49,11 +55,16 @@ export async function runLoad(options: {
     return { tool: 'wrk', requestsPerSec: rps, p50, p99, errors };
   }
   const result = await autocannon({
-    url: options.url, connections: options.connections, duration: options.seconds,
+    url: options.url,
+    connections: options.connections,
+    duration: options.seconds,
     requests: [options.autocannonRequest()],
   });
   return {
-    tool: 'autocannon', requestsPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99,
+    tool: 'autocannon',
+    requestsPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
     errors: result.errors + result.non2xx,
   };
 }

@@ -17,27 +17,74 @@ import { JobSpool } from '../src/logs/spool/job-spool.ts';
 import { newRayId } from '../src/edge/ray-id.ts';
 
 const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'EdgeStartTimestamp', 'EdgeEndTimestamp', 'ClientIP', 'ClientRequestHost', 'ClientRequestMethod', 'ClientRequestURI',
-    'EdgeResponseStatus', 'EdgeResponseBytes', 'ClientRequestUserAgent', 'RequestHeaders', 'ResponseHeaders', 'Cookies'],
-  outputType: 'ndjson', batchPrefix: '', batchSuffix: '', recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',',
-  recordTemplate: null, timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: true,
+  fieldNames: [
+    'RayID',
+    'EdgeStartTimestamp',
+    'EdgeEndTimestamp',
+    'ClientIP',
+    'ClientRequestHost',
+    'ClientRequestMethod',
+    'ClientRequestURI',
+    'EdgeResponseStatus',
+    'EdgeResponseBytes',
+    'ClientRequestUserAgent',
+    'RequestHeaders',
+    'ResponseHeaders',
+    'Cookies',
+  ],
+  outputType: 'ndjson',
+  batchPrefix: '',
+  batchSuffix: '',
+  recordPrefix: '{',
+  recordSuffix: '}\n',
+  recordDelimiter: '',
+  fieldDelimiter: ',',
+  recordTemplate: null,
+  timestampFormat: 'rfc3339',
+  sampleRate: 1,
+  cve202144228: true,
 };
 
-const FILTER = JSON.stringify({ where: { and: [
-  { key: 'ClientRequestHost', operator: 'eq', value: 'example.test' },
-  { or: [{ key: 'EdgeResponseStatus', operator: 'geq', value: 200 }, { key: 'ClientRequestPath', operator: 'startsWith', value: '/api' }] },
-] } });
+const FILTER = JSON.stringify({
+  where: {
+    and: [
+      { key: 'ClientRequestHost', operator: 'eq', value: 'example.test' },
+      {
+        or: [
+          { key: 'EdgeResponseStatus', operator: 'geq', value: 200 },
+          { key: 'ClientRequestPath', operator: 'startsWith', value: '/api' },
+        ],
+      },
+    ],
+  },
+});
 
 function records(n: number): HttpRequestRecord[] {
   const start = Date.now();
   return Array.from({ length: n }, (_, i) => ({
-    RayID: newRayId(), ZoneName: 'example.test', EdgeStartTimestamp: start + i, EdgeEndTimestamp: start + i + 1,
-    ClientIP: '203.0.113.7', ClientRequestHost: 'example.test', ClientRequestMethod: 'GET', ClientRequestURI: `/api/items/${i}?page=2`,
-    ClientRequestPath: `/api/items/${i}`, ClientRequestProtocol: 'HTTP/1.1', ClientRequestScheme: 'http',
-    ClientRequestUserAgent: 'Mozilla/5.0 (X11; Linux x86_64)', ClientRequestReferer: '', ClientRequestBytes: 180,
-    EdgeResponseStatus: 200, EdgeResponseBytes: 1024, EdgeResponseContentType: 'application/json', OriginResponseStatus: 200,
-    OriginResponseTime: 2, WorkerSubrequest: false,
-    RequestHeaders: { 'x-trace': `t-${i}` }, ResponseHeaders: { 'cache-control': 'no-store' }, Cookies: { session: 'abc123' },
+    RayID: newRayId(),
+    ZoneName: 'example.test',
+    EdgeStartTimestamp: start + i,
+    EdgeEndTimestamp: start + i + 1,
+    ClientIP: '203.0.113.7',
+    ClientRequestHost: 'example.test',
+    ClientRequestMethod: 'GET',
+    ClientRequestURI: `/api/items/${i}?page=2`,
+    ClientRequestPath: `/api/items/${i}`,
+    ClientRequestProtocol: 'HTTP/1.1',
+    ClientRequestScheme: 'http',
+    ClientRequestUserAgent: 'Mozilla/5.0 (X11; Linux x86_64)',
+    ClientRequestReferer: '',
+    ClientRequestBytes: 180,
+    EdgeResponseStatus: 200,
+    EdgeResponseBytes: 1024,
+    EdgeResponseContentType: 'application/json',
+    OriginResponseStatus: 200,
+    OriginResponseTime: 2,
+    WorkerSubrequest: false,
+    RequestHeaders: { 'x-trace': `t-${i}` },
+    ResponseHeaders: { 'cache-control': 'no-store' },
+    Cookies: { session: 'abc123' },
   }));
 }
 
@@ -67,28 +114,36 @@ export async function benchLogs(seconds: number): Promise<string[]> {
     report(`${label.padEnd(52)} ${(done / elapsed).toFixed(0).padStart(9)} records/s  ${(bytes / elapsed / 1024 / 1024).toFixed(1).padStart(7)} MiB/s out`);
   };
 
-  await measure('filter + sample + fields + rfc3339 + gzip(1), 1 core', (record, out) => {
-    if (!evaluateFilter(filter, record as unknown as Record<string, unknown>)) return;
-    if (!isSampled(record.RayID, 1)) return;
-    out.push(formatter.format(record as unknown as Record<string, unknown>));
-  }, (out) => gzipSync(out.join(''), { level: zlib.Z_BEST_SPEED }).length);
+  await measure(
+    'filter + sample + fields + rfc3339 + gzip(1), 1 core',
+    (record, out) => {
+      if (!evaluateFilter(filter, record as unknown as Record<string, unknown>)) return;
+      if (!isSampled(record.RayID, 1)) return;
+      out.push(formatter.format(record as unknown as Record<string, unknown>));
+    },
+    (out) => gzipSync(out.join(''), { level: zlib.Z_BEST_SPEED }).length,
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-bench-logs-'));
   try {
     const spool = JobSpool.open(join(dir, 'job'));
-    await measure('... appended to a spool (the edge\'s request path)', (record) => {
-      if (!evaluateFilter(filter, record as unknown as Record<string, unknown>)) return;
-      if (!isSampled(record.RayID, 1)) return;
-      spool.append(formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
-    }, async () => {
-      let out = 0;
-      for (let b = spool.readBatch(100_000, 100_000_000); b; b = spool.readBatch(100_000, 100_000_000)) {
-        out += gzipSync(b.texts.join(''), { level: zlib.Z_BEST_SPEED }).length;
-        // Each commit replaces the cursor file durably before the next batch is read, as a shipper does.
-        await spool.commit(b);
-      }
-      return out;
-    });
+    await measure(
+      "... appended to a spool (the edge's request path)",
+      (record) => {
+        if (!evaluateFilter(filter, record as unknown as Record<string, unknown>)) return;
+        if (!isSampled(record.RayID, 1)) return;
+        spool.append(formatter.format(record as unknown as Record<string, unknown>), record.EdgeStartTimestamp);
+      },
+      async () => {
+        let out = 0;
+        for (let b = spool.readBatch(100_000, 100_000_000); b; b = spool.readBatch(100_000, 100_000_000)) {
+          out += gzipSync(b.texts.join(''), { level: zlib.Z_BEST_SPEED }).length;
+          // Each commit replaces the cursor file durably before the next batch is read, as a shipper does.
+          await spool.commit(b);
+        }
+        return out;
+      },
+    );
     spool.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

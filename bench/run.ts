@@ -22,10 +22,13 @@ import { benchIsolates } from './isolates.ts';
 import { benchWorkerdIdleRace } from './workerd-idle-race.ts';
 import { benchShedding } from './shedding.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } },
+});
 
 const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
-  store: async (seconds) => [...await benchStoreBinding(seconds), ...await benchStoreHttp(seconds)],
+  store: async (seconds) => [...(await benchStoreBinding(seconds)), ...(await benchStoreHttp(seconds))],
   'store-binding': benchStoreBinding,
   'store-http': benchStoreHttp,
   // The floor of a script's topology (bare workerd + node:http) beside edgeport's store-driver get.
@@ -40,7 +43,7 @@ const BENCHES: Record<string, (seconds: number) => Promise<string[]>> = {
   blobs: benchBlobs,
   api: benchApi,
   gateway: (seconds) => benchGateway(seconds, Number(values.rounds)),
-  logs: async (seconds) => [...await benchLogs(seconds), ...await benchEdge(seconds)],
+  logs: async (seconds) => [...(await benchLogs(seconds)), ...(await benchEdge(seconds))],
   shedding: benchShedding,
 };
 

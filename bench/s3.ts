@@ -33,8 +33,15 @@ export async function benchS3(seconds: number, rounds = 3): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-s3-'));
   const engine = await openStoreEngine({ dataDir, recover: true, maintenance: true, backgroundCheckpoints: true });
   await engine.ensureBucket('bench');
-  const handler = createS3Handler({ engine, clock: systemClock, logger: silentLogger, keys: (id) => (id === 'BENCHKEY' ? adminKey('bench-secret') : undefined) });
-  const server = createServer((req, res) => { void handler(req, res); });
+  const handler = createS3Handler({
+    engine,
+    clock: systemClock,
+    logger: silentLogger,
+    keys: (id) => (id === 'BENCHKEY' ? adminKey('bench-secret') : undefined),
+  });
+  const server = createServer((req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: 'BENCHKEY', secretAccessKey: 'bench-secret' } });
@@ -51,7 +58,12 @@ export async function benchS3(seconds: number, rounds = 3): Promise<string[]> {
     // Every HTTP load of the table, measured once per round in turn: a machine whose speed drifts
     // (a shared VM's does) drifts under all of them alike, and the medians compare.
     const loads: HttpLoad[] = [];
-    const sizes = ([['1 KiB', KiB], ['1 MiB', MiB]] as const).map(([label, size]) => ({ label, size, body: Buffer.alloc(size, 97), key: `obj-${size}` }));
+    const sizes = (
+      [
+        ['1 KiB', KiB],
+        ['1 MiB', MiB],
+      ] as const
+    ).map(([label, size]) => ({ label, size, body: Buffer.alloc(size, 97), key: `obj-${size}` }));
     for (const { label, size, body, key } of sizes) {
       await client.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: body }));
       const getUrl = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'bench', Key: key }), { expiresIn: 3600 });
@@ -68,16 +80,26 @@ export async function benchS3(seconds: number, rounds = 3): Promise<string[]> {
       loads.push({ name: `s3 signed GET ${label}`, url: getUrl, lua: getLua, method: 'GET', size });
       loads.push({ name: `s3 signed PUT ${label}`, url: putUrl, lua, method: 'PUT', body, size });
     }
-    report(`HTTP loads: 32 connections, ${rounds} rounds of ${seconds} s each, taken in turn; each line is the median round, cpu is this server's CPU per request (lowest-highest round)`);
+    report(
+      `HTTP loads: 32 connections, ${rounds} rounds of ${seconds} s each, taken in turn; each line is the median round, cpu is this server's CPU per request (lowest-highest round)`,
+    );
     for (const line of await measureInRounds(loads, seconds, rounds)) report(line);
     for (const { label, size, body, key } of sizes) {
-      report(formatResult(await runClosedLoop(`binding get ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async () => {
-        const object = await binding.get(key);
-        if (object && 'arrayBuffer' in object) await object.arrayBuffer();
-      })));
-      report(formatResult(await runClosedLoop(`binding put ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async (i) => {
-        await binding.put(`bput-${size}-${i % 100}`, body);
-      })));
+      report(
+        formatResult(
+          await runClosedLoop(`binding get ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async () => {
+            const object = await binding.get(key);
+            if (object && 'arrayBuffer' in object) await object.arrayBuffer();
+          }),
+        ),
+      );
+      report(
+        formatResult(
+          await runClosedLoop(`binding put ${label}`, { concurrency: 32, durationMs: seconds * 1000, bytesPerOp: size }, async (i) => {
+            await binding.put(`bput-${size}-${i % 100}`, body);
+          }),
+        ),
+      );
     }
   } finally {
     client.destroy();
@@ -120,8 +142,12 @@ async function measureInRounds(loads: readonly HttpLoad[], seconds: number, roun
     const results = runs.get(load)!;
     const cpus = results.flatMap((r) => (r.cpuUsPerOp === undefined ? [] : [r.cpuUsPerOp]));
     const line = formatResult({
-      name: `${load.name} (${results[0]!.tool})`, ops: median(results.map((r) => r.requestsPerSec)), seconds: 1,
-      p50: median(results.map((r) => r.p50)), p99: median(results.map((r) => r.p99)), bytesPerOp: load.size,
+      name: `${load.name} (${results[0]!.tool})`,
+      ops: median(results.map((r) => r.requestsPerSec)),
+      seconds: 1,
+      p50: median(results.map((r) => r.p50)),
+      p99: median(results.map((r) => r.p99)),
+      bytesPerOp: load.size,
       ...(cpus.length > 0 ? { cpuUsPerOp: median(cpus) } : {}),
     });
     const spread = cpus.length > 1 ? ` (${Math.min(...cpus).toFixed(0)}-${Math.max(...cpus).toFixed(0)})` : '';
@@ -140,7 +166,11 @@ async function measureHttpLoad(load: HttpLoad, seconds: number): Promise<RoundRe
   const { result, cpuUs } = await withCpu(() => runHttpLoad(load, seconds));
   const ops = result.requestsPerSec * seconds;
   return {
-    tool: result.tool, requestsPerSec: result.requestsPerSec, p50: result.p50, p99: result.p99, errors: result.errors,
+    tool: result.tool,
+    requestsPerSec: result.requestsPerSec,
+    p50: result.p50,
+    p99: result.p99,
+    errors: result.errors,
     cpuUsPerOp: result.tool === 'wrk' && ops > 0 ? cpuUs / ops : undefined,
   };
 }
@@ -180,14 +210,21 @@ async function benchLibStorageUpload(): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-upload-'));
   const server = await startEdgeport({ dataDir, env: { ...UPLOAD_KEY, EDGEPORT_LOG_LEVEL: 'error' } });
   const client = new S3Client({
-    endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true,
+    endpoint: server.urls['S3-compatible API'],
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: UPLOAD_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: UPLOAD_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
   const whole = Buffer.alloc(100 * MiB, 7);
   const block = whole.subarray(0, MiB);
   const bodies = {
     'Buffer body': () => whole,
-    'streamed body': () => Readable.from((function* () { for (let i = 0; i < 100; i++) yield block; })()),
+    'streamed body': () =>
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < 100; i++) yield block;
+        })(),
+      ),
   };
   try {
     await client.send(new CreateBucketCommand({ Bucket: 'upload' }));
@@ -199,17 +236,22 @@ async function benchLibStorageUpload(): Promise<string[]> {
       const serverCpu = cpuMs(server.child.pid!);
       const { cpuUs: clientCpu } = await withCpu(async () => {
         for (let run = 0; run < 5; run++) {
-          growth = Math.max(growth, await peakRssGrowth(server.child.pid!, async () => {
-            const started = performance.now();
-            await new Upload({ client, params: { Bucket: 'upload', Key: `big-${run}`, Body: body() } }).done();
-            rates.push(100 / ((performance.now() - started) / 1000));
-          }));
+          growth = Math.max(
+            growth,
+            await peakRssGrowth(server.child.pid!, async () => {
+              const started = performance.now();
+              await new Upload({ client, params: { Bucket: 'upload', Key: `big-${run}`, Body: body() } }).done();
+              rates.push(100 / ((performance.now() - started) / 1000));
+            }),
+          );
         }
       });
       rates.sort((a, b) => a - b);
-      lines.push(`lib-storage upload 100 MiB, ${label.padEnd(13)} ${rates[2]!.toFixed(0).padStart(6)} MiB/s median, best ${rates[4]!.toFixed(0)} (5 runs); `
-        + `CPU per upload: server ${((cpuMs(server.child.pid!) - serverCpu) / 5).toFixed(0)} ms, client ${(clientCpu / 5000).toFixed(0)} ms; `
-        + `server RSS growth at most ${(growth / MiB).toFixed(1)} MiB`);
+      lines.push(
+        `lib-storage upload 100 MiB, ${label.padEnd(13)} ${rates[2]!.toFixed(0).padStart(6)} MiB/s median, best ${rates[4]!.toFixed(0)} (5 runs); ` +
+          `CPU per upload: server ${((cpuMs(server.child.pid!) - serverCpu) / 5).toFixed(0)} ms, client ${(clientCpu / 5000).toFixed(0)} ms; ` +
+          `server RSS growth at most ${(growth / MiB).toFixed(1)} MiB`,
+      );
     }
     return lines;
   } finally {

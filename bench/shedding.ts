@@ -56,7 +56,9 @@ const http = require('node:http');
 
 function busyFor(ms: number): void {
   const until = performance.now() + ms;
-  while (performance.now() < until) { /* CPU-bound work */ }
+  while (performance.now() < until) {
+    /* CPU-bound work */
+  }
 }
 
 function percentile(values: number[], p: number): number {
@@ -65,13 +67,18 @@ function percentile(values: number[], p: number): number {
 }
 
 export async function benchShedding(seconds: number): Promise<string[]> {
-  const listener = await listen((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      busyFor(1);
-      res.end('ok');
-    });
-  }, '127.0.0.1', 0, 'bench listener');
+  const listener = await listen(
+    (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        busyFor(1);
+        res.end('ok');
+      });
+    },
+    '127.0.0.1',
+    0,
+    'bench listener',
+  );
   const flood = new Worker(FLOOD, { eval: true, workerData: { port: listener.port, connections: 100 } });
   let honest: Worker | undefined;
   try {
@@ -90,8 +97,8 @@ export async function benchShedding(seconds: number): Promise<string[]> {
     const served = answers.filter((a) => a.status === 200).length;
     const lines = [
       `flood (100 kept-alive connections, 1 ms of CPU per request): ${JSON.stringify(floodCounts)}`,
-      `honest client (a new connection per request, another address): ${answers.length} requests, served ${served} (${(100 * served / Math.max(1, answers.length)).toFixed(0)}%), `
-        + `p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms`,
+      `honest client (a new connection per request, another address): ${answers.length} requests, served ${served} (${((100 * served) / Math.max(1, answers.length)).toFixed(0)}%), ` +
+        `p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms`,
     ];
     for (const line of lines) console.log(line);
     return lines;

@@ -48,8 +48,11 @@ export async function withCpu<T>(work: () => Promise<T>): Promise<{ result: T; c
 }
 
 /** Runs `op` with `concurrency` callers until `durationMs` passes (or `maxOps` are done). */
-export async function runClosedLoop(name: string, options: { concurrency: number; durationMs: number; maxOps?: number; bytesPerOp?: number },
-  op: (i: number) => Promise<void>): Promise<BenchResult> {
+export async function runClosedLoop(
+  name: string,
+  options: { concurrency: number; durationMs: number; maxOps?: number; bytesPerOp?: number },
+  op: (i: number) => Promise<void>,
+): Promise<BenchResult> {
   const latency = new LatencyRecorder();
   const start = performance.now();
   let issued = 0;
@@ -65,7 +68,12 @@ export async function runClosedLoop(name: string, options: { concurrency: number
   const { cpuUs } = await withCpu(() => Promise.all(Array.from({ length: options.concurrency }, worker)));
   const seconds = (performance.now() - start) / 1000;
   return {
-    name, ops: latency.count, seconds, p50: latency.percentile(50), p99: latency.percentile(99), cpuUsPerOp: cpuUs / Math.max(1, latency.count),
+    name,
+    ops: latency.count,
+    seconds,
+    p50: latency.percentile(50),
+    p99: latency.percentile(99),
+    cpuUsPerOp: cpuUs / Math.max(1, latency.count),
     ...(options.bytesPerOp ? { bytesPerOp: options.bytesPerOp } : {}),
   };
 }

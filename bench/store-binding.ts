@@ -21,7 +21,11 @@ export async function benchStoreBinding(seconds: number): Promise<string[]> {
   const database = await openBenchDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeport-bench-'));
   const engine = await openStoreEngine({
-    dataDir, recover: true, maintenance: true, backgroundCheckpoints: true, ...(database ? { database } : {}),
+    dataDir,
+    recover: true,
+    maintenance: true,
+    backgroundCheckpoints: true,
+    ...(database ? { database } : {}),
   });
   console.log(database ? `binding: metadata on PostgreSQL, schema ${database.schema}` : 'binding: metadata on SQLite');
   await engine.ensureBucket('bench');
@@ -34,28 +38,55 @@ export async function benchStoreBinding(seconds: number): Promise<string[]> {
   const opts = { concurrency: 32, durationMs: seconds * 1000 };
   try {
     const small = new Uint8Array(KiB).fill(97);
-    report(formatResult(await runClosedLoop('binding put 1 KiB', { ...opts, bytesPerOp: KiB }, async (i) => {
-      await bucket.put(`d/${String(i % 100).padStart(2, '0')}/${String(Math.floor(i / 100) % 100).padStart(3, '0')}`, small);
-    })));
+    report(
+      formatResult(
+        await runClosedLoop('binding put 1 KiB', { ...opts, bytesPerOp: KiB }, async (i) => {
+          await bucket.put(`d/${String(i % 100).padStart(2, '0')}/${String(Math.floor(i / 100) % 100).padStart(3, '0')}`, small);
+        }),
+      ),
+    );
     const key = () => `d/${String(Math.floor(Math.random() * 100)).padStart(2, '0')}/${String(Math.floor(Math.random() * 100)).padStart(3, '0')}`;
-    report(formatResult(await runClosedLoop('binding get 1 KiB', { ...opts, bytesPerOp: KiB }, async () => {
-      const object = await bucket.get(key());
-      if (object && 'arrayBuffer' in object) await object.arrayBuffer();
-    })));
-    report(formatResult(await runClosedLoop('binding head 1 KiB', opts, async () => {
-      await bucket.head(key());
-    })));
-    report(formatResult(await runClosedLoop('binding list 100 keys', opts, async () => {
-      await bucket.list({ prefix: `d/${String(Math.floor(Math.random() * 100)).padStart(2, '0')}/`, limit: 100 });
-    })));
+    report(
+      formatResult(
+        await runClosedLoop('binding get 1 KiB', { ...opts, bytesPerOp: KiB }, async () => {
+          const object = await bucket.get(key());
+          if (object && 'arrayBuffer' in object) await object.arrayBuffer();
+        }),
+      ),
+    );
+    report(
+      formatResult(
+        await runClosedLoop('binding head 1 KiB', opts, async () => {
+          await bucket.head(key());
+        }),
+      ),
+    );
+    report(
+      formatResult(
+        await runClosedLoop('binding list 100 keys', opts, async () => {
+          await bucket.list({ prefix: `d/${String(Math.floor(Math.random() * 100)).padStart(2, '0')}/`, limit: 100 });
+        }),
+      ),
+    );
     const big = new Uint8Array(MiB).fill(98);
-    report(formatResult(await runClosedLoop('binding put 1 MiB', { ...opts, bytesPerOp: MiB }, async (i) => {
-      await bucket.put(`big/${i % 64}`, big);
-    })));
-    report(formatResult(await runClosedLoop('binding get 1 MiB', { ...opts, bytesPerOp: MiB }, async () => {
-      const object = await bucket.get(`big/${Math.floor(Math.random() * 64)}`);
-      if (object && 'body' in object) for await (const _ of object.body as unknown as AsyncIterable<Uint8Array>) { /* drain */ }
-    })));
+    report(
+      formatResult(
+        await runClosedLoop('binding put 1 MiB', { ...opts, bytesPerOp: MiB }, async (i) => {
+          await bucket.put(`big/${i % 64}`, big);
+        }),
+      ),
+    );
+    report(
+      formatResult(
+        await runClosedLoop('binding get 1 MiB', { ...opts, bytesPerOp: MiB }, async () => {
+          const object = await bucket.get(`big/${Math.floor(Math.random() * 64)}`);
+          if (object && 'body' in object)
+            for await (const _ of object.body as unknown as AsyncIterable<Uint8Array>) {
+              /* drain */
+            }
+        }),
+      ),
+    );
     const part = new Uint8Array(10 * MiB).fill(99);
     const started = performance.now();
     const upload = await bucket.createMultipartUpload('mpu/100MiB');
@@ -79,7 +110,8 @@ async function openBenchDatabase(): Promise<PgDatabase | undefined> {
   if (!url.searchParams.has('schema')) url.searchParams.set('schema', 'bench_store');
   if (!url.searchParams.has('pool')) url.searchParams.set('pool', '16');
   const { config, schema } = parsePgUrl(url.toString());
-  if (schema === 'public') throw new Error(`EDGEPORT_BENCH_DB_URL=${redact(given)}: name a schema of the benchmark's own (?schema=bench); it is dropped first.`);
+  if (schema === 'public')
+    throw new Error(`EDGEPORT_BENCH_DB_URL=${redact(given)}: name a schema of the benchmark's own (?schema=bench); it is dropped first.`);
   const admin = new pg.Client(config);
   await admin.connect();
   try {

@@ -20,8 +20,11 @@ const KiB = 1024;
 
 /** Driver operation, its name in the table, and the environment of its wrk script. */
 const OPERATIONS: Array<[string, string, Record<string, string>]> = [
-  ['get', 'get 1 KiB', {}], ['head', 'head', {}], ['put', 'put 1 KiB', { BODY_SIZE: String(KiB) }],
-  ['getbig', 'get 1 MiB', {}], ['list', 'list 100 keys', {}],
+  ['get', 'get 1 KiB', {}],
+  ['head', 'head', {}],
+  ['put', 'put 1 KiB', { BODY_SIZE: String(KiB) }],
+  ['getbig', 'get 1 MiB', {}],
+  ['list', 'list 100 keys', {}],
 ];
 
 interface Server {
@@ -36,15 +39,22 @@ interface MiniflareModule {
 
 async function startMiniflare(from: string): Promise<Server> {
   const entry = join(from, 'node_modules', 'miniflare', 'dist', 'src', 'index.js');
-  const { Miniflare } = await import(pathToFileURL(entry).href) as MiniflareModule;
+  const { Miniflare } = (await import(pathToFileURL(entry).href)) as MiniflareModule;
   const persist = mkdtempSync(join(tmpdir(), 'edgeport-bench-miniflare-'));
   const mf = new Miniflare({
-    modules: true, scriptPath: `${DRIVERS}store-driver.mjs`, modulesRoot: DRIVERS, compatibilityDate: '2025-01-01',
-    r2Buckets: { BUCKET: 'bench' }, r2Persist: persist, host: '127.0.0.1', port: 0,
+    modules: true,
+    scriptPath: `${DRIVERS}store-driver.mjs`,
+    modulesRoot: DRIVERS,
+    compatibilityDate: '2025-01-01',
+    r2Buckets: { BUCKET: 'bench' },
+    r2Persist: persist,
+    host: '127.0.0.1',
+    port: 0,
   });
   const url = String(await mf.ready).replace(/\/$/, '');
   return {
-    name: 'miniflare', url,
+    name: 'miniflare',
+    url,
     async stop() {
       await mf.dispose();
       rmSync(persist, { recursive: true, force: true });
@@ -71,31 +81,61 @@ export async function benchStoreVsMiniflare(seconds: number, rounds = 3): Promis
   try {
     servers.push(await startEdgeport(), await startMiniflare(from));
     for (const server of servers) await seed(server.url);
-    say(`store driver, edgeport dev beside Miniflare: ${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    say(
+      `store driver, edgeport dev beside Miniflare: ${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     const results = new Map<string, LoadResult[]>();
     for (const [op, name, env] of operations) {
       for (const server of servers) {
         // A short warm-up per operation and server, so the first round is not the cold one.
-        await runLoad({ url: server.url, connections: CONNECTIONS, seconds: 1, lua: `${DRIVERS}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+        await runLoad({
+          url: server.url,
+          connections: CONNECTIONS,
+          seconds: 1,
+          lua: `${DRIVERS}store-driver.lua`,
+          env: { OP: op, ...env },
+          autocannonRequest: acRequest(op),
+        });
       }
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? servers : [...servers].reverse();
         for (const server of order) {
-          const load = await runLoad({ url: server.url, connections: CONNECTIONS, seconds, lua: `${DRIVERS}store-driver.lua`, env: { OP: op, ...env }, autocannonRequest: acRequest(op) });
+          const load = await runLoad({
+            url: server.url,
+            connections: CONNECTIONS,
+            seconds,
+            lua: `${DRIVERS}store-driver.lua`,
+            env: { OP: op, ...env },
+            autocannonRequest: acRequest(op),
+          });
           // Answered requests only: a refusal (a 503 shed by a loaded listener) is no request served.
           const result = { ...load, requestsPerSec: Math.max(0, load.requestsPerSec - load.errors / seconds) };
           const key = `${name}|${server.name}`;
-          results.set(key, [...results.get(key) ?? [], result]);
-          say(`round ${round + 1}  ${name.padEnd(14)} ${server.name.padEnd(9)} ${Math.round(result.requestsPerSec).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(1).padStart(6)} ms${result.errors ? `  errors ${result.errors}` : ''}  load ${loadavg()[0]!.toFixed(1)}`);
+          results.set(key, [...(results.get(key) ?? []), result]);
+          say(
+            `round ${round + 1}  ${name.padEnd(14)} ${server.name.padEnd(9)} ${Math.round(result.requestsPerSec).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(1).padStart(6)} ms${result.errors ? `  errors ${result.errors}` : ''}  load ${loadavg()[0]!.toFixed(1)}`,
+          );
         }
       }
     }
-    say(`medians of ${rounds} rounds (load average now ${loadavg().map((l) => l.toFixed(1)).join(' ')}):`);
+    say(
+      `medians of ${rounds} rounds (load average now ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}):`,
+    );
     for (const [, name] of operations) {
       const edgeport = results.get(`${name}|edgeport`)!;
       const miniflare = results.get(`${name}|miniflare`)!;
       const perRound = edgeport.map((r, i) => r.requestsPerSec / miniflare[i]!.requestsPerSec);
-      say(`  ${name.padEnd(14)} edgeport ${Math.round(median(edgeport.map((r) => r.requestsPerSec))).toString().padStart(6)} req/s  miniflare ${Math.round(median(miniflare.map((r) => r.requestsPerSec))).toString().padStart(6)} req/s  edgeport/miniflare ${median(perRound).toFixed(2)}x (rounds ${perRound.map((r) => r.toFixed(2)).join(', ')})`);
+      say(
+        `  ${name.padEnd(14)} edgeport ${Math.round(median(edgeport.map((r) => r.requestsPerSec)))
+          .toString()
+          .padStart(6)} req/s  miniflare ${Math.round(median(miniflare.map((r) => r.requestsPerSec)))
+          .toString()
+          .padStart(6)} req/s  edgeport/miniflare ${median(perRound).toFixed(2)}x (rounds ${perRound.map((r) => r.toFixed(2)).join(', ')})`,
+      );
     }
   } finally {
     for (const server of servers) await server.stop();

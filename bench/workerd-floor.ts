@@ -94,11 +94,16 @@ async function startFloor(transport: Transport): Promise<Topology> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-floor-'));
   const children: ChildProcess[] = [];
   const stop = async () => {
-    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    })));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -107,7 +112,9 @@ async function startFloor(transport: Transport): Promise<Topology> {
     const capnpAddress = (at: string) => (transport === 'unix' ? `unix:${at}` : `127.0.0.1:${at}`);
     await startPrinting(process.execPath, ['-e', BACKEND, backendAt], children);
     writeFileSync(join(dir, 'script.js'), SCRIPT);
-    writeFileSync(join(dir, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
+    writeFileSync(
+      join(dir, 'config.capnp'),
+      `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = (modules = [(name = "script.js", esModule = embed "script.js")], compatibilityDate = "${WORKERD.compatibilityDate}", bindings = [(name = "BACKEND", service = "backend")])),
@@ -115,7 +122,8 @@ const config :Workerd.Config = (
   ],
   sockets = [(name = "http", address = "${capnpAddress(workerdAt)}", http = (), service = "main")],
 );
-`);
+`,
+    );
     const workerd = spawn(WORKERD.binary, ['serve', join(dir, 'config.capnp')], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
     children.push(workerd);
     const proxyPort = await startPrinting(process.execPath, ['-e', PROXY, workerdAt], children);
@@ -123,7 +131,9 @@ const config :Workerd.Config = (
     await waitFor(`${url}/`);
     const [backend, , proxy] = children;
     return {
-      name: `floor (${transport})`, url, stop,
+      name: `floor (${transport})`,
+      url,
+      stop,
       pids: { proxy: proxy!.pid!, workerd: workerd.pid!, backend: backend!.pid! },
     };
   } catch (error) {
@@ -148,16 +158,25 @@ async function startEdgeport(): Promise<Topology> {
 async function measure(topology: Topology, seconds: number): Promise<Round> {
   const before = Object.fromEntries(Object.entries(topology.pids).map(([role, pid]) => [role, cpuTicks(pid)]));
   const load = await runLoad({
-    url: topology.url, connections: CONNECTIONS, seconds, lua: `${DRIVERS}store-driver.lua`, env: { OP: 'get' }, autocannonRequest: acRequest('get'),
+    url: topology.url,
+    connections: CONNECTIONS,
+    seconds,
+    lua: `${DRIVERS}store-driver.lua`,
+    env: { OP: 'get' },
+    autocannonRequest: acRequest('get'),
   });
   // Only answered gets count: a refusal (a 503 shed by a loaded listener) costs far less than a get and would flatter the figure.
   const requests = Math.max(1, load.requestsPerSec * seconds - load.errors);
-  const cpu = Object.fromEntries(Object.entries(topology.pids).map(([role, pid]) => [role, (((cpuTicks(pid) - before[role]!) / TICKS_PER_SECOND) * 1e6) / requests]));
+  const cpu = Object.fromEntries(
+    Object.entries(topology.pids).map(([role, pid]) => [role, (((cpuTicks(pid) - before[role]!) / TICKS_PER_SECOND) * 1e6) / requests]),
+  );
   return { requestsPerSec: requests / seconds, p50: load.p50, errors: load.errors, cpu, cpuTotal: Object.values(cpu).reduce((a, b) => a + b, 0) };
 }
 
 function describe(round: Round): string {
-  const parts = Object.entries(round.cpu).map(([role, us]) => `${role} ${Math.round(us)}`).join(' + ');
+  const parts = Object.entries(round.cpu)
+    .map(([role, us]) => `${role} ${Math.round(us)}`)
+    .join(' + ');
   return `${Math.round(round.requestsPerSec).toString().padStart(6)} req/s  p50 ${round.p50.toFixed(1).padStart(5)} ms  CPU ${Math.round(round.cpuTotal).toString().padStart(4)} us/req (${parts})${round.errors ? `  errors ${round.errors}` : ''}`;
 }
 
@@ -175,7 +194,11 @@ export async function benchWorkerdFloor(seconds: number, rounds = 3): Promise<st
     for (const transport of transports) topologies.push(await startFloor(transport));
     topologies.push(await startEdgeport());
     say(`floor: wrk -> node:http proxy -> bare workerd (one service binding call) -> node:http 1 KiB; edgeport: store driver get 1 KiB through edgeport dev`);
-    say(`${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    say(
+      `${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     // Each topology is warmed up (JIT, connection pools) before any round counts.
     for (const topology of topologies) await measure(topology, 1);
     const results = new Map<string, Round[]>(topologies.map((t) => [t.name, []]));
@@ -188,7 +211,11 @@ export async function benchWorkerdFloor(seconds: number, rounds = 3): Promise<st
       }
     }
     const edgeport = results.get('edgeport')!;
-    say(`medians of ${rounds} rounds (load average now ${loadavg().map((l) => l.toFixed(1)).join(' ')}):`);
+    say(
+      `medians of ${rounds} rounds (load average now ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}):`,
+    );
     for (const [name, runs] of results) {
       const rps = median(runs.map((r) => r.requestsPerSec));
       const cpu = median(runs.map((r) => r.cpuTotal));
@@ -221,7 +248,9 @@ async function waitFor(url: string): Promise<void> {
       const res = await fetch(url);
       await res.arrayBuffer();
       if (res.ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`${url} did not answer`);

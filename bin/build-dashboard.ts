@@ -43,11 +43,16 @@ function installedVersions(): string {
 /** Builds the dashboard with vite when its sources changed (or always, with `force`); says so on stderr when not forced. */
 export async function buildDashboard(options: { force: boolean }): Promise<void> {
   const web = join(ROOT, 'web');
-  await buildIfChanged(web, async () => {
-    if (!options.force) process.stderr.write('edgeport: building the dashboard (its sources changed since web/dist was built)...\n');
-    const { build } = await import('vite');
-    await build({ configFile: join(web, 'vite.config.ts') });
-  }, undefined, options);
+  await buildIfChanged(
+    web,
+    async () => {
+      if (!options.force) process.stderr.write('edgeport: building the dashboard (its sources changed since web/dist was built)...\n');
+      const { build } = await import('vite');
+      await build({ configFile: join(web, 'vite.config.ts') });
+    },
+    undefined,
+    options,
+  );
 }
 
 /**

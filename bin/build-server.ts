@@ -25,15 +25,28 @@ export async function buildServer(root: string, outDir: string): Promise<number>
   const result = await esbuild({
     absWorkingDir: root,
     entryPoints: { [BUNDLE_NAME]: join(root, 'src/cli/main.ts') },
-    outdir: join(outDir, build), entryNames: '[name]', chunkNames: 'chunk-[hash]', outExtension: { '.js': '.mjs' },
-    bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node22.13', packages: 'external',
-    sourcemap: 'linked', metafile: true, logLevel: 'error', ...sourceUrlOptions,
+    outdir: join(outDir, build),
+    entryNames: '[name]',
+    chunkNames: 'chunk-[hash]',
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22.13',
+    packages: 'external',
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel: 'error',
+    ...sourceUrlOptions,
   });
   // esbuild names inputs relative to absWorkingDir, with forward slashes: the manifest's own form.
-  const inputs = await Promise.all(Object.keys(result.metafile.inputs).map(async (path) => {
-    const info = await stat(join(root, path));
-    return { path, size: info.size, mtimeMs: info.mtimeMs };
-  }));
+  const inputs = await Promise.all(
+    Object.keys(result.metafile.inputs).map(async (path) => {
+      const info = await stat(join(root, path));
+      return { path, size: info.size, mtimeMs: info.mtimeMs };
+    }),
+  );
   const manifest = join(outDir, MANIFEST_FILE);
   await writeFile(`${manifest}.tmp`, `${JSON.stringify({ root, build, inputs })}\n`);
   await rename(`${manifest}.tmp`, manifest);

@@ -13,7 +13,5 @@ import { fileURLToPath } from 'node:url';
 import { bundleTree } from './bundle-tree.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const entries = (await readdir(join(ROOT, 'test'), { recursive: true }))
-  .filter((path) => path.endsWith('.test.ts'))
-  .map((path) => join(ROOT, 'test', path));
+const entries = (await readdir(join(ROOT, 'test'), { recursive: true })).filter((path) => path.endsWith('.test.ts')).map((path) => join(ROOT, 'test', path));
 await bundleTree({ root: ROOT, entries, outbase: join(ROOT, 'test'), outDir: join(ROOT, 'dist', 'tests') });

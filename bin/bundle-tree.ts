@@ -15,10 +15,20 @@ export async function bundleTree(options: { root: string; entries: string[]; out
   try {
     await build({
       absWorkingDir: root,
-      entryPoints: entries, outbase, outdir: building,
-      chunkNames: 'chunks/[hash]', outExtension: { '.js': '.mjs' },
-      bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node22.13', packages: 'external',
-      sourcemap: 'linked', logLevel: 'error', ...sourceUrlOptions,
+      entryPoints: entries,
+      outbase,
+      outdir: building,
+      chunkNames: 'chunks/[hash]',
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22.13',
+      packages: 'external',
+      sourcemap: 'linked',
+      logLevel: 'error',
+      ...sourceUrlOptions,
     });
     await rm(outDir, { recursive: true, force: true });
     await rename(building, outDir);

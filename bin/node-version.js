@@ -20,6 +20,9 @@ export function nodeVersionProblem(version) {
     var minor = Number(match[2]);
     if ((major === 22 && minor >= 13) || major >= 24) return null;
   }
-  return 'edgeport needs Node.js 22.13 or later on the 22 line, or 24 or later; this is Node.js ' + version
-    + ': install Node.js 24 (with your system\'s package manager, or `nvm install 24`) and run edgeport with it';
+  return (
+    'edgeport needs Node.js 22.13 or later on the 22 line, or 24 or later; this is Node.js ' +
+    version +
+    ": install Node.js 24 (with your system's package manager, or `nvm install 24`) and run edgeport with it"
+  );
 }

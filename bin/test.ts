@@ -31,8 +31,11 @@ function runScript(script: string, quiet: boolean): Promise<Outcome> {
     child.once('close', (code, signal) => finish(code ?? (signal ? 128 : 1)));
     const finish = (code: number) => {
       if (quiet) {
-        process.stderr.write(code === 0 ? `# npm test: ${script} passed in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
-          : `# npm test: ${script} FAILED (exit ${code}):\n${Buffer.concat(held).toString()}\n`);
+        process.stderr.write(
+          code === 0
+            ? `# npm test: ${script} passed in ${((performance.now() - started) / 1000).toFixed(1)} s\n`
+            : `# npm test: ${script} FAILED (exit ${code}):\n${Buffer.concat(held).toString()}\n`,
+        );
       }
       resolve({ script, code });
     };

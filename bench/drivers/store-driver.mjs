@@ -62,6 +62,6 @@ export default {
     if (path.startsWith(OBJECT)) answer = await object(env.BUCKET, request.method, path.slice(OBJECT.length), request.body);
     else if (path === '/list') answer = await list(env.BUCKET, url.searchParams);
     else if (path.startsWith(UPLOAD)) answer = await upload(env.BUCKET, request, path.slice(UPLOAD.length), url.searchParams);
-    return answer ?? new Response('bad request: see the driver\'s header for its paths', { status: 400 });
+    return answer ?? new Response("bad request: see the driver's header for its paths", { status: 400 });
   },
 };

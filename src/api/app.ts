@@ -75,16 +75,46 @@ import { ZONE_ROUTES } from './zones/zone-routes.ts';
 export const API_PREFIX = '/client/v4';
 
 export const API_ROUTES: readonly ApiRoute[] = [
-  ...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...MEMBER_ROUTES, ...USAGE_ROUTES, ...ZONE_ROUTES, ...RULESET_ROUTES, ...RULESET_RULE_ROUTES, ...JOB_ROUTES, ...VALIDATE_ROUTES, ...ACCESS_KEY_ROUTES,
-  ...BUCKET_ROUTES, ...CORS_ROUTES, ...OBJECT_ROUTES, ...UPLOAD_ROUTES, ...GATEWAY_ROUTES,
-  ...TOKEN_ROUTES, ...USER_ROUTES, ...R2_BUCKET_ROUTES, ...R2_CORS_ROUTES, ...R2_LIFECYCLE_ROUTES, ...R2_OBJECT_ROUTES, ...R2_ABSENT_FEATURE_ROUTES, ...R2_DOMAIN_ROUTES,
-  ...GRAPHQL_ROUTES, ...WORKER_SCRIPT_ROUTES, ...WORKER_SECRET_ROUTES, ...WORKER_SERVICE_ROUTES, ...WORKER_DOMAIN_ROUTES, ...WORKER_BETA_ROUTES,
-  ...WORKER_SETTINGS_ROUTES, ...WORKER_ROUTE_ROUTES, ...WORKER_TAIL_ROUTES, ...EMPTY_LIST_ROUTES,
+  ...SESSION_ROUTES,
+  ...ACCOUNT_ROUTES,
+  ...MEMBER_ROUTES,
+  ...USAGE_ROUTES,
+  ...ZONE_ROUTES,
+  ...RULESET_ROUTES,
+  ...RULESET_RULE_ROUTES,
+  ...JOB_ROUTES,
+  ...VALIDATE_ROUTES,
+  ...ACCESS_KEY_ROUTES,
+  ...BUCKET_ROUTES,
+  ...CORS_ROUTES,
+  ...OBJECT_ROUTES,
+  ...UPLOAD_ROUTES,
+  ...GATEWAY_ROUTES,
+  ...TOKEN_ROUTES,
+  ...USER_ROUTES,
+  ...R2_BUCKET_ROUTES,
+  ...R2_CORS_ROUTES,
+  ...R2_LIFECYCLE_ROUTES,
+  ...R2_OBJECT_ROUTES,
+  ...R2_ABSENT_FEATURE_ROUTES,
+  ...R2_DOMAIN_ROUTES,
+  ...GRAPHQL_ROUTES,
+  ...WORKER_SCRIPT_ROUTES,
+  ...WORKER_SECRET_ROUTES,
+  ...WORKER_SERVICE_ROUTES,
+  ...WORKER_DOMAIN_ROUTES,
+  ...WORKER_BETA_ROUTES,
+  ...WORKER_SETTINGS_ROUTES,
+  ...WORKER_ROUTE_ROUTES,
+  ...WORKER_TAIL_ROUTES,
+  ...EMPTY_LIST_ROUTES,
 ];
 
 /** Each `/logshipping/` route again under `/logpush/`, the real API's name that its SDKs use: the same handler. */
-export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) => route.path.includes('/logshipping/'))
-  .map((route) => ({ ...route, path: route.path.replace('/logshipping/', '/logpush/') }));
+export const LOGPUSH_ALIASES: readonly ApiRoute[] = API_ROUTES.filter((route) => route.path.includes('/logshipping/')).map((route) => ({
+  ...route,
+  path: route.path.replace('/logshipping/', '/logpush/'),
+}));
 
 /** The gateway's path: a request for it came to the wrong port. */
 const GATEWAY_PATH = /^\/v1\/[^/]+\/?$/;
@@ -92,8 +122,10 @@ const GATEWAY_PATH = /^\/v1\/[^/]+\/?$/;
 /** Counts the API's answers by operation (the route's operationId: a fixed set) and status class. */
 function operationCounter(metrics: Metrics): (operation: string, status: number) => void {
   const counter = new Counter({
-    name: 'edgeport_api_requests_total', help: 'Management API answers by operation (the OpenAPI operationId) and status class.',
-    labelNames: ['operation', 'status_class'], registers: [metrics.registry],
+    name: 'edgeport_api_requests_total',
+    help: 'Management API answers by operation (the OpenAPI operationId) and status class.',
+    labelNames: ['operation', 'status_class'],
+    registers: [metrics.registry],
   });
   return (operation, status) => counter.labels(operation, statusClass(status)).inc();
 }
@@ -121,7 +153,10 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
       return response;
     });
   }
-  const patterns = served.map((route) => ({ method: route.method, regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`) }));
+  const patterns = served.map((route) => ({
+    method: route.method,
+    regex: new RegExp(`^${API_PREFIX}${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`),
+  }));
   app.notFound(async (c) => {
     const path = new URL(c.req.url).pathname;
     const below = path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : null;
@@ -132,10 +167,17 @@ export function createApiApp(deps: ApiDeps, dashboard?: (request: Request) => Pr
       const url = deps.gateway?.url();
       const gateway = url === undefined ? 'http://<host>:8545' : listenerOrigin(url, c.req.header('host'));
       const port = url === undefined ? '8545' : new URL(url).port;
-      return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: `${API_ERRORS.API_NO_ROUTE.message}: this port is edgeport's management API; JSON-RPC goes to the gateway, which listens on port ${port}: POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia` }]);
+      return failureResponse(400, [
+        {
+          code: API_ERRORS.API_NO_ROUTE.code,
+          message: `${API_ERRORS.API_NO_ROUTE.message}: this port is edgeport's management API; JSON-RPC goes to the gateway, which listens on port ${port}: POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia`,
+        },
+      ]);
     }
     if (allowed.length === 0) return failureResponse(400, [{ code: API_ERRORS.API_NO_ROUTE.code, message: API_ERRORS.API_NO_ROUTE.message }]);
-    const response = failureResponse(405, [{ code: API_ERRORS.API_METHOD_NOT_ALLOWED.code, message: `Method ${c.req.method} not allowed for this URI: use ${allowed.join(', ')}` }]);
+    const response = failureResponse(405, [
+      { code: API_ERRORS.API_METHOD_NOT_ALLOWED.code, message: `Method ${c.req.method} not allowed for this URI: use ${allowed.join(', ')}` },
+    ]);
     response.headers.set('allow', allowed.join(', '));
     return response;
   });
@@ -173,17 +215,28 @@ function socketAddress(env: unknown): string | undefined {
   return (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
 }
 
-async function runRoute(route: ApiRoute, request: Request, params: Record<string, string>, deps: ApiDeps, clientAddress: string | undefined): Promise<Response> {
+async function runRoute(
+  route: ApiRoute,
+  request: Request,
+  params: Record<string, string>,
+  deps: ApiDeps,
+  clientAddress: string | undefined,
+): Promise<Response> {
   try {
     const url = new URL(request.url);
     const auth: Authenticated | undefined = route.auth === undefined ? await authenticate(route, request, deps, clientAddress) : undefined;
     if (auth?.token) {
       if (route.permission !== 'any-status') requireActiveToken(auth.token, deps.clock.now());
-      checkRoutePermission({ token: auth.token, account: auth.account, params, request }, route.permission === 'any-status' ? 'none' : route.permission, route.path);
+      checkRoutePermission(
+        { token: auth.token, account: auth.account, params, request },
+        route.permission === 'any-status' ? 'none' : route.permission,
+        route.path,
+      );
     }
     let body: unknown;
     if (route.body) {
-      const raw = route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes, { anyMediaType: route.body.anyMediaType === true });
+      const raw =
+        route.body.optional && !hasBody(request) ? {} : await readJsonBody(request, deps.maxBodyBytes, { anyMediaType: route.body.anyMediaType === true });
       body = validateBody(route.body.schema, raw, route.body.invalid);
     }
     return await route.handler({
@@ -192,7 +245,12 @@ async function runRoute(route: ApiRoute, request: Request, params: Record<string
       account: auth?.account as AccountRecord,
       ...(auth?.session ? { session: auth.session } : {}),
       ...(auth?.token ? { token: auth.token } : {}),
-      params, query: url.searchParams, body, path: url.pathname.slice(API_PREFIX.length), deps, clientAddress,
+      params,
+      query: url.searchParams,
+      body,
+      path: url.pathname.slice(API_PREFIX.length),
+      deps,
+      clientAddress,
     });
   } catch (error) {
     return clientGone(request, error) ? disconnected(error, deps) : toErrorResponse(error, deps.logger);

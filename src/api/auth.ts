@@ -55,9 +55,14 @@ export class Authenticator {
     this.#control = control;
     this.#clock = clock;
     this.#scrypt = options.scrypt;
-    this.guard = new CredentialGuard(options.limits ?? {
-      windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
-    }, clock);
+    this.guard = new CredentialGuard(
+      options.limits ?? {
+        windowMs: AUTH_DEFAULTS.failureWindowMs,
+        maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress,
+        maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
+      },
+      clock,
+    );
   }
 
   /**
@@ -93,7 +98,7 @@ export class Authenticator {
     const { attempt } = admission;
     try {
       // A wait for a place may have seen the same pair verified, or its verification begun.
-      const account = await this.#remembered(fingerprint) ?? await this.#sharedVerification(email, key, fingerprint, clientKey(address));
+      const account = (await this.#remembered(fingerprint)) ?? (await this.#sharedVerification(email, key, fingerprint, clientKey(address)));
       attempt.succeeded();
       return account;
     } catch (error) {

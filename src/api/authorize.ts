@@ -75,7 +75,11 @@ export function permissionDenied(service: TokenService | null): ApiError {
  * The pipeline's check of a route for a token (nothing for the global key or a session): the
  * route's declared permission, else the table's; a route the table does not know is refused.
  */
-export function checkRoutePermission(ctx: Pick<RouteContext<unknown>, 'token' | 'account' | 'params' | 'request'>, declared: RoutePermission | 'none' | undefined, path: string): void {
+export function checkRoutePermission(
+  ctx: Pick<RouteContext<unknown>, 'token' | 'account' | 'params' | 'request'>,
+  declared: RoutePermission | 'none' | undefined,
+  path: string,
+): void {
   if (ctx.token === undefined || declared === 'none') return;
   const permission = declared ?? routePermission(ctx.request.method, path);
   if (!permission) throw permissionDenied(null);
@@ -86,10 +90,15 @@ export function checkRoutePermission(ctx: Pick<RouteContext<unknown>, 'token' | 
 function targetOf(ctx: Pick<RouteContext<unknown>, 'account' | 'params'>, target: RoutePermission['target']): TokenTarget {
   const accountId = ctx.account.id;
   switch (target) {
-    case 'user': return { kind: 'user', userId: userIdOf(ctx.account) };
-    case 'account': return { kind: 'account', accountId: ctx.params.account_id ?? accountId };
-    case 'zone': return { kind: 'zone', accountId, zoneId: ctx.params.zone_id ?? '' };
-    case 'zones': return { kind: 'zones', accountId };
-    case 'some-zone': return { kind: 'some-zone', accountId };
+    case 'user':
+      return { kind: 'user', userId: userIdOf(ctx.account) };
+    case 'account':
+      return { kind: 'account', accountId: ctx.params.account_id ?? accountId };
+    case 'zone':
+      return { kind: 'zone', accountId, zoneId: ctx.params.zone_id ?? '' };
+    case 'zones':
+      return { kind: 'zones', accountId };
+    case 'some-zone':
+      return { kind: 'some-zone', accountId };
   }
 }

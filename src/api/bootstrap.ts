@@ -11,8 +11,15 @@ import { randomHexId } from '../core/ids.ts';
 import type { AccountRecord, ControlStore } from '../db/control-store.ts';
 import { generateApiKey, hashApiKey, isValidApiKey, isValidEmail, verifyApiKey } from './credentials.ts';
 
-export type AccountErrorCode = 'ACCOUNT_EMAIL_INVALID' | 'ACCOUNT_KEY_INVALID' | 'ACCOUNT_EXISTS' | 'ACCOUNT_ADMIN_ENV_INCOMPLETE' | 'ACCOUNT_ADMIN_EMAIL_TAKEN'
-  | 'ACCOUNT_NOT_FOUND' | 'ACCOUNT_NOT_EMPTY' | 'ACCOUNT_IS_OPERATOR';
+export type AccountErrorCode =
+  | 'ACCOUNT_EMAIL_INVALID'
+  | 'ACCOUNT_KEY_INVALID'
+  | 'ACCOUNT_EXISTS'
+  | 'ACCOUNT_ADMIN_ENV_INCOMPLETE'
+  | 'ACCOUNT_ADMIN_EMAIL_TAKEN'
+  | 'ACCOUNT_NOT_FOUND'
+  | 'ACCOUNT_NOT_EMPTY'
+  | 'ACCOUNT_IS_OPERATOR';
 
 export const ACCOUNT_ERRORS: Record<AccountErrorCode, { kind: 'user'; message: string }> = {
   ACCOUNT_EMAIL_INVALID: { kind: 'user', message: 'The e-mail address is not valid.' },
@@ -21,8 +28,14 @@ export const ACCOUNT_ERRORS: Record<AccountErrorCode, { kind: 'user'; message: s
   ACCOUNT_ADMIN_ENV_INCOMPLETE: { kind: 'user', message: 'Set both EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY, or neither (a key is then generated).' },
   ACCOUNT_NOT_FOUND: { kind: 'user', message: 'No account has this e-mail address (edgeport accounts list shows them).' },
   ACCOUNT_NOT_EMPTY: { kind: 'user', message: 'The account still holds zones, log jobs or buckets: delete them first, or add --force to delete them with it.' },
-  ACCOUNT_IS_OPERATOR: { kind: 'user', message: 'The operator (the first account) cannot be deleted: change its e-mail and key with EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY instead.' },
-  ACCOUNT_ADMIN_EMAIL_TAKEN: { kind: 'user', message: 'EDGEPORT_ADMIN_EMAIL names another account than the operator: choose an unused e-mail, or delete that account first.' },
+  ACCOUNT_IS_OPERATOR: {
+    kind: 'user',
+    message: 'The operator (the first account) cannot be deleted: change its e-mail and key with EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY instead.',
+  },
+  ACCOUNT_ADMIN_EMAIL_TAKEN: {
+    kind: 'user',
+    message: 'EDGEPORT_ADMIN_EMAIL names another account than the operator: choose an unused e-mail, or delete that account first.',
+  },
 };
 
 export class AccountError extends EdgeportError<AccountErrorCode> {
@@ -40,14 +53,22 @@ export interface NewCredentials {
 }
 
 /** Creates an account; the key is generated unless given. Returns the account and its key (to show once). */
-export async function createAccount(control: ControlStore, email: string, options: { scrypt: ScryptThread; key?: string; clock?: Clock }): Promise<{ account: AccountRecord; key: string }> {
+export async function createAccount(
+  control: ControlStore,
+  email: string,
+  options: { scrypt: ScryptThread; key?: string; clock?: Clock },
+): Promise<{ account: AccountRecord; key: string }> {
   if (!isValidEmail(email)) throw new AccountError('ACCOUNT_EMAIL_INVALID', `${JSON.stringify(email)} is not a valid e-mail address.`);
   const key = options.key ?? generateApiKey();
   if (!isValidApiKey(key)) throw new AccountError('ACCOUNT_KEY_INVALID');
   const account: AccountRecord = {
-    id: randomHexId(), email, name: `${email}'s Account`, keyHash: await hashApiKey(key, options.scrypt), created: (options.clock ?? systemClock).now(),
+    id: randomHexId(),
+    email,
+    name: `${email}'s Account`,
+    keyHash: await hashApiKey(key, options.scrypt),
+    created: (options.clock ?? systemClock).now(),
   };
-  if (await control.createAccount(account) === 'exists') throw new AccountError('ACCOUNT_EXISTS', `An account for ${email} already exists.`);
+  if ((await control.createAccount(account)) === 'exists') throw new AccountError('ACCOUNT_EXISTS', `An account for ${email} already exists.`);
   return { account, key };
 }
 
@@ -69,14 +90,17 @@ export type BootstrapOutcome =
  * another e-mail renames the operator, keeping its zones, buckets and keys). Without them, an account
  * is generated only when none exists, and its credentials are returned to be printed once.
  */
-export async function ensureBootstrapAccount(control: ControlStore, env: NodeJS.ProcessEnv,
-  options: { scrypt: ScryptThread; clock?: Clock }): Promise<BootstrapOutcome> {
+export async function ensureBootstrapAccount(
+  control: ControlStore,
+  env: NodeJS.ProcessEnv,
+  options: { scrypt: ScryptThread; clock?: Clock },
+): Promise<BootstrapOutcome> {
   const { scrypt, clock = systemClock } = options;
   const email = env.EDGEPORT_ADMIN_EMAIL || undefined;
   const key = env.EDGEPORT_ADMIN_KEY || undefined;
   if ((email === undefined) !== (key === undefined)) throw new AccountError('ACCOUNT_ADMIN_ENV_INCOMPLETE');
   if (email !== undefined && key !== undefined) return followAdminEnv(control, email, key, { scrypt, clock });
-  if (await control.countAccounts() > 0) return { kind: 'kept' };
+  if ((await control.countAccounts()) > 0) return { kind: 'kept' };
   try {
     const made = await createAccount(control, DEFAULT_ADMIN_EMAIL, { clock, scrypt });
     return { kind: 'generated', email: made.account.email, key: made.key };
@@ -106,10 +130,13 @@ async function followAdminEnv(control: ControlStore, email: string, key: string,
   const sameKey = await verifyApiKey(key, operator.keyHash, scrypt);
   if (sameEmail && sameKey) return { kind: 'given', email: operator.email, created: false, previousEmail: null, keyChanged: false };
   const keyHash = sameKey ? operator.keyHash : await hashApiKey(key, scrypt);
-  if (await control.setAccountSignIn(operator.id, sameEmail ? operator.email : email, keyHash) === 'exists') {
-    throw new AccountError('ACCOUNT_ADMIN_EMAIL_TAKEN', `EDGEPORT_ADMIN_EMAIL is ${email}, the e-mail of another account than the operator (${operator.email}): `
-      + `the operator's sign-in cannot take it. Set EDGEPORT_ADMIN_EMAIL to ${operator.email} or to an unused address, or delete that account first `
-      + `(edgeport accounts delete ${email}).`);
+  if ((await control.setAccountSignIn(operator.id, sameEmail ? operator.email : email, keyHash)) === 'exists') {
+    throw new AccountError(
+      'ACCOUNT_ADMIN_EMAIL_TAKEN',
+      `EDGEPORT_ADMIN_EMAIL is ${email}, the e-mail of another account than the operator (${operator.email}): ` +
+        `the operator's sign-in cannot take it. Set EDGEPORT_ADMIN_EMAIL to ${operator.email} or to an unused address, or delete that account first ` +
+        `(edgeport accounts delete ${email}).`,
+    );
   }
   return { kind: 'given', email: sameEmail ? operator.email : email, created: false, previousEmail: sameEmail ? null : operator.email, keyChanged: !sameKey };
 }

@@ -54,7 +54,13 @@ const STORE_TO_API: Record<StoreErrorCode, ApiErrorCode> = {
 
 export function toErrorResponse(error: unknown, logger: Logger): Response {
   const fault = error instanceof ApiError ? undefined : backendFaultOf(error);
-  const mapped = fault ? fromFault(fault) : error instanceof StoreError ? fromStoreError(error) : error instanceof QuotaRefusal ? fromQuotaRefusal(error) : error;
+  const mapped = fault
+    ? fromFault(fault)
+    : error instanceof StoreError
+      ? fromStoreError(error)
+      : error instanceof QuotaRefusal
+        ? fromQuotaRefusal(error)
+        : error;
   if (mapped instanceof ApiError) {
     if (fault) noteFault(logger, 'api', fault);
     else if (mapped.kind === 'system') logger.error({ err: mapped, code: mapped.code }, 'Management API request failed.');
@@ -74,8 +80,9 @@ export function fromQuotaRefusal(refusal: QuotaRefusal): ApiError {
   const { limit, used, adding } = refusal;
   return new ApiError('API_WORKER_QUOTA', {
     cause: refusal,
-    message: `Your account's scripts exceeded their storage quota: they keep ${used} bytes of modules of the ${limit} allowed, and this upload adds ${adding}; `
-      + 'delete a script, or ask the operator to raise the quota ([quotas] max_script_bytes_per_account, or edgeport accounts quota).',
+    message:
+      `Your account's scripts exceeded their storage quota: they keep ${used} bytes of modules of the ${limit} allowed, and this upload adds ${adding}; ` +
+      'delete a script, or ask the operator to raise the quota ([quotas] max_script_bytes_per_account, or edgeport accounts quota).',
   });
 }
 
@@ -85,7 +92,11 @@ export function fromFault(fault: BackendFault): ApiError {
   const headers = { 'retry-after': String(fault.retryAfterS) };
   const what = fault.message.charAt(0).toLowerCase() + fault.message.slice(1);
   return fault.code === 'BACKEND_FULL'
-    ? new ApiError('API_STORAGE_FULL', { message: `Insufficient storage: ${what}; writes are refused until space is freed (deletes still work); ${retry}`, headers, cause: fault })
+    ? new ApiError('API_STORAGE_FULL', {
+        message: `Insufficient storage: ${what}; writes are refused until space is freed (deletes still work); ${retry}`,
+        headers,
+        cause: fault,
+      })
     : new ApiError('API_SERVICE_UNAVAILABLE', { message: `Service temporarily unavailable: ${what}; ${retry}`, headers, cause: fault });
 }
 

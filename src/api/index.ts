@@ -7,7 +7,15 @@
  */
 export { createApiService, type ApiService, type ApiServiceOptions } from './service.ts';
 export { createApiApp, API_PREFIX, API_ROUTES } from './app.ts';
-export { ensureBootstrapAccount, createAccount, AccountError, ACCOUNT_ERRORS, DEFAULT_ADMIN_EMAIL, type BootstrapOutcome, type NewCredentials } from './bootstrap.ts';
+export {
+  ensureBootstrapAccount,
+  createAccount,
+  AccountError,
+  ACCOUNT_ERRORS,
+  DEFAULT_ADMIN_EMAIL,
+  type BootstrapOutcome,
+  type NewCredentials,
+} from './bootstrap.ts';
 export { API_ERRORS, ApiError, type ApiErrorCode } from './errors.ts';
 export { openSqliteControlStore, SqliteControlStore } from '../db/sqlite/sqlite-control-store.ts';
 export type { ControlStore } from '../db/control-store.ts';

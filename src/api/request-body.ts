@@ -16,7 +16,9 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
   if (mediaType !== 'application/json' && options.anyMediaType !== true) {
     const entry = API_ERRORS.API_INVALID_REQUEST_HEADERS;
     throw new ApiError('API_INVALID_REQUEST_HEADERS', {
-      items: [{ code: entry.code, message: entry.message, error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }] }],
+      items: [
+        { code: entry.code, message: entry.message, error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }] },
+      ],
     });
   }
   const declared = request.headers.get('content-length');
@@ -40,7 +42,11 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
  * A body read whole, up to `maxBytes`: past that the stream is cancelled and `refusal()` thrown
  * (by default the API's "body too large"), so an oversized body is never held whole.
  */
-export async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number, refusal: () => Error = () => tooLarge(maxBytes)): Promise<Uint8Array> {
+export async function readLimited(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  refusal: () => Error = () => tooLarge(maxBytes),
+): Promise<Uint8Array> {
   if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

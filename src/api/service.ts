@@ -86,41 +86,50 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
   const auth = options.auth ?? AUTH_DEFAULTS;
   const ownScrypt = options.scrypt === undefined ? new ScryptThread({ maxQueued: auth.maxQueuedHashes }) : undefined;
   const scrypt = options.scrypt ?? ownScrypt!;
-  const dashboard = options.dashboardDir === false ? undefined : createDashboardFiles({
-    dir: options.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
-    connectOrigins: (request) => {
-      const url = gateway ? publicUrl(gateway.url(), request) : undefined;
-      return url === undefined ? [] : [url];
-    },
-  });
-  const app = createApiApp({
-    control: options.control,
-    accessKeys: options.accessKeys,
-    clock: options.clock,
-    logger: options.logger,
-    auth: new Authenticator(options.control, options.clock, {
-      scrypt,
-      limits: { windowMs: auth.failureWindowMs, maxPerAddress: auth.maxFailuresPerAddress, maxPerIdentity: auth.maxFailuresPerIdentity },
-    }),
-    sessions: new SessionStore(options.control, options.clock, options.sessionTtlMs, auth.maxSessionsPerAccount),
-    destinations: createDestinationIo({
+  const dashboard =
+    options.dashboardDir === false
+      ? undefined
+      : createDashboardFiles({
+          dir: options.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
+          connectOrigins: (request) => {
+            const url = gateway ? publicUrl(gateway.url(), request) : undefined;
+            return url === undefined ? [] : [url];
+          },
+        });
+  const app = createApiApp(
+    {
+      control: options.control,
+      accessKeys: options.accessKeys,
+      clock: options.clock,
+      logger: options.logger,
+      auth: new Authenticator(options.control, options.clock, {
+        scrypt,
+        limits: { windowMs: auth.failureWindowMs, maxPerAddress: auth.maxFailuresPerAddress, maxPerIdentity: auth.maxFailuresPerIdentity },
+      }),
+      sessions: new SessionStore(options.control, options.clock, options.sessionTtlMs, auth.maxSessionsPerAccount),
+      destinations: createDestinationIo({
+        ...(options.store ? { store: options.store } : {}),
+        ...(options.fileRoots ? { fileRoots: options.fileRoots } : {}),
+        ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
+      }),
       ...(options.store ? { store: options.store } : {}),
-      ...(options.fileRoots ? { fileRoots: options.fileRoots } : {}),
-      ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
-    }),
-    ...(options.store ? { store: options.store } : {}),
-    ...(gateway ? { gateway } : {}),
-    ...(options.s3 ? { s3: options.s3 } : {}),
-    ...(options.workers ? { workers: options.workers } : {}),
-    ...(options.publicBuckets ? { publicBuckets: options.publicBuckets } : {}),
-    origins: options.originPolicy ?? new OriginPolicy({
-      allowPrivateOrigins: false, operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
-    }),
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    ...(options.readiness ? { readiness: options.readiness } : {}),
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-    maxTokensPerAccount: auth.maxTokensPerAccount,
-  }, dashboard);
+      ...(gateway ? { gateway } : {}),
+      ...(options.s3 ? { s3: options.s3 } : {}),
+      ...(options.workers ? { workers: options.workers } : {}),
+      ...(options.publicBuckets ? { publicBuckets: options.publicBuckets } : {}),
+      origins:
+        options.originPolicy ??
+        new OriginPolicy({
+          allowPrivateOrigins: false,
+          operatorAccountId: async () => (await options.control.firstAccount())?.id ?? null,
+        }),
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      ...(options.readiness ? { readiness: options.readiness } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      maxTokensPerAccount: auth.maxTokensPerAccount,
+    },
+    dashboard,
+  );
   const fetch = async (request: Request) => app.fetch(request);
   // The node request (its socket's address) reaches the routes as the app's env.
   const listener = getRequestListener((request, env) => app.fetch(request, env), { overrideGlobalObjects: false });

@@ -54,7 +54,10 @@ function describeIssue(issue: Issue, input: unknown): Array<{ message: string; p
       }
       return [{ message: issue.message, pointer }];
     case 'unrecognized_keys':
-      return issue.keys.map((key) => ({ message: `'${key}' is not a valid field${field === 'body' ? '' : ` of ${field}`}: remove it`, pointer: toPointer([...issue.path, key]) }));
+      return issue.keys.map((key) => ({
+        message: `'${key}' is not a valid field${field === 'body' ? '' : ` of ${field}`}: remove it`,
+        pointer: toPointer([...issue.path, key]),
+      }));
     case 'invalid_type':
       if (value === undefined) return [{ message: `${field} is required`, pointer }];
       return [{ message: `'${show(value)}' is not a valid value for ${field} because ${describeExpectation(issue)}`, pointer }];
@@ -71,11 +74,17 @@ function describeExpectation(issue: Issue): string {
     case 'invalid_value':
       return `it must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'too_small':
-      return issue.origin === 'string' ? `it must be at least ${issue.minimum} characters long`
-        : issue.origin === 'array' ? `it must have at least ${issue.minimum} items` : `it must be at least ${issue.minimum}`;
+      return issue.origin === 'string'
+        ? `it must be at least ${issue.minimum} characters long`
+        : issue.origin === 'array'
+          ? `it must have at least ${issue.minimum} items`
+          : `it must be at least ${issue.minimum}`;
     case 'too_big':
-      return issue.origin === 'string' ? `it must be at most ${issue.maximum} characters long`
-        : issue.origin === 'array' ? `it must have at most ${issue.maximum} items` : `it must be at most ${issue.maximum}`;
+      return issue.origin === 'string'
+        ? `it must be at most ${issue.maximum} characters long`
+        : issue.origin === 'array'
+          ? `it must have at most ${issue.maximum} items`
+          : `it must be at most ${issue.maximum}`;
     case 'invalid_format':
       return issue.message;
     default:
@@ -103,6 +112,6 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 
 /** A value as the real API quotes it: strings bare, the rest as JSON, long ones cut. */
 export function show(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   return text.length > 100 ? `${text.slice(0, 97)}...` : text;
 }

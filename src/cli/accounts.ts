@@ -41,8 +41,10 @@ export async function runAccounts(args: readonly string[], out: Out = (line) => 
   const parsed = parseAccountsArgs(args);
   const config = loadCommandConfig(parsed);
   // pg is loaded only when a PostgreSQL URL is configured.
-  const database = config.dbUrl === undefined ? undefined
-    : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: systemClock.now() });
+  const database =
+    config.dbUrl === undefined
+      ? undefined
+      : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: systemClock.now() });
   try {
     const control = await openControlStore({ dataDir: config.dataDir, clock: systemClock, ...(database ? { database } : {}) });
     try {
@@ -56,7 +58,13 @@ export async function runAccounts(args: readonly string[], out: Out = (line) => 
         return;
       }
       // Buckets and S3 keys live in the object store's metadata, deployed scripts in their registry.
-      const engine = await openStoreEngine({ dataDir: config.dataDir, clock: systemClock, blobsUrl: config.blobsUrl, quotas: config.quotas, ...(database ? { database } : {}) });
+      const engine = await openStoreEngine({
+        dataDir: config.dataDir,
+        clock: systemClock,
+        blobsUrl: config.blobsUrl,
+        quotas: config.quotas,
+        ...(database ? { database } : {}),
+      });
       const registry = openScriptRegistry({ dataDir: config.dataDir, clock: systemClock, quotas: config.quotas, ...(database ? { database } : {}) });
       const held = { control, engine, registry };
       try {
@@ -90,7 +98,10 @@ async function rotateKey(control: ControlStore, email: string, scrypt: ScryptThr
   out(`edgeport: a new API key for ${account.email}, shown only this once (the old key and its dashboard sessions no longer work):`);
   out(`  X-Auth-Email: ${account.email}`);
   out(`  X-Auth-Key:   ${key}`);
-  if (operator) out('edgeport: this is the operator: a start with EDGEPORT_ADMIN_KEY set puts that key back; set it to this one, or unset both EDGEPORT_ADMIN_* variables.');
+  if (operator)
+    out(
+      'edgeport: this is the operator: a start with EDGEPORT_ADMIN_KEY set puts that key back; set it to this one, or unset both EDGEPORT_ADMIN_* variables.',
+    );
 }
 
 /** Where an account's things are kept. */
@@ -101,7 +112,10 @@ interface Stores {
 }
 
 /** What an account holds: its zones (with their log jobs), buckets and deployed scripts. */
-async function holdings({ control, engine, registry }: Stores, account: AccountRecord): Promise<{ zones: string[]; jobs: number; buckets: string[]; scripts: string[] }> {
+async function holdings(
+  { control, engine, registry }: Stores,
+  account: AccountRecord,
+): Promise<{ zones: string[]; jobs: number; buckets: string[]; scripts: string[] }> {
   const zones: string[] = [];
   let jobs = 0;
   for (let offset = 0; ; offset += 50) {
@@ -122,17 +136,35 @@ async function list(stores: Stores, out: Out): Promise<void> {
   const rows = [['ID', 'E-MAIL', 'CREATED', 'ZONES', 'LOG JOBS', 'BUCKETS', 'SCRIPTS', '']];
   for (const [index, account] of accounts.entries()) {
     const held = await holdings(stores, account);
-    rows.push([account.id, account.email, new Date(account.created).toISOString(), String(held.zones.length), String(held.jobs), String(held.buckets.length),
-      String(held.scripts.length), index === 0 ? 'operator' : '']);
+    rows.push([
+      account.id,
+      account.email,
+      new Date(account.created).toISOString(),
+      String(held.zones.length),
+      String(held.jobs),
+      String(held.buckets.length),
+      String(held.scripts.length),
+      index === 0 ? 'operator' : '',
+    ]);
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) out(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+  for (const row of rows)
+    out(
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 async function remove(stores: Stores, keys: AccessKeys, args: AccountsArgs, out: Out): Promise<void> {
   const { control, engine, registry } = stores;
   const account = await accountByEmail(control, args.email);
-  if ((await control.firstAccount())?.id === account.id) throw new AccountError('ACCOUNT_IS_OPERATOR', `${account.email} is the operator (the first account) and cannot be deleted: change its e-mail and key with EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY instead.`);
+  if ((await control.firstAccount())?.id === account.id)
+    throw new AccountError(
+      'ACCOUNT_IS_OPERATOR',
+      `${account.email} is the operator (the first account) and cannot be deleted: change its e-mail and key with EDGEPORT_ADMIN_EMAIL / EDGEPORT_ADMIN_KEY instead.`,
+    );
   const held = await holdings(stores, account);
   const what = [
     ...(held.zones.length > 0 ? [`${held.zones.length} zones (${named(held.zones)}) with ${held.jobs} log jobs`] : []),
@@ -140,7 +172,10 @@ async function remove(stores: Stores, keys: AccessKeys, args: AccountsArgs, out:
     ...(held.scripts.length > 0 ? [`${held.scripts.length} deployed scripts (${named(held.scripts)})`] : []),
   ];
   if (what.length > 0 && !args.force) {
-    throw new AccountError('ACCOUNT_NOT_EMPTY', `${account.email} still holds ${what.join(' and ')}: delete them first, or add --force to delete them with the account.`);
+    throw new AccountError(
+      'ACCOUNT_NOT_EMPTY',
+      `${account.email} still holds ${what.join(' and ')}: delete them first, or add --force to delete them with the account.`,
+    );
   }
   for (const script of held.scripts) await registry.deleteScript(account.id, script);
   let zones = 0;
@@ -153,10 +188,11 @@ async function remove(stores: Stores, keys: AccessKeys, args: AccountsArgs, out:
   let objects = 0;
   for (const bucket of held.buckets) objects += await emptyBucket(store, bucket);
   let revoked = 0;
-  for (const key of await keys.list(account.id)) if (key.revoked === null && await keys.revoke(account.id, key.accessKeyId)) revoked += 1;
+  for (const key of await keys.list(account.id)) if (key.revoked === null && (await keys.revoke(account.id, key.accessKeyId))) revoked += 1;
   await control.deleteAccount(account.id);
   await engine.metadata.forgetAccountUsage(account.id);
-  const gone = args.force && what.length > 0 ? ` with ${zones} zones, ${held.buckets.length} buckets (${objects} objects) and ${held.scripts.length} scripts` : '';
+  const gone =
+    args.force && what.length > 0 ? ` with ${zones} zones, ${held.buckets.length} buckets (${objects} objects) and ${held.scripts.length} scripts` : '';
   out(`edgeport: deleted account ${account.id} (${account.email})${gone}; ${revoked} S3 keys revoked.`);
 }
 
@@ -177,10 +213,21 @@ async function quota({ control, engine }: Stores, args: AccountsArgs, out: Out):
   const rows = [['QUOTA', 'STORED', 'LIMIT', 'SET BY']];
   for (const [name, label, key, unit, stored] of QUOTA_ROWS) {
     const limit = usage.quotas[name];
-    rows.push([label, shown(stored(usage), unit), limit === 0 ? 'none' : shown(limit, unit), usage.own[name] ? 'this account (edgeport accounts quota)' : `[quotas] ${key}`]);
+    rows.push([
+      label,
+      shown(stored(usage), unit),
+      limit === 0 ? 'none' : shown(limit, unit),
+      usage.own[name] ? 'this account (edgeport accounts quota)' : `[quotas] ${key}`,
+    ]);
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) out(`  ${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}`);
+  for (const row of rows)
+    out(
+      `  ${row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd()}`,
+    );
   out(`  Each script keeps its ${usage.quotas.maxVersionsPerScript} newest versions and the deployed one ([quotas] max_versions_per_script).`);
 }
 
@@ -202,7 +249,10 @@ async function emptyBucket(store: StoreEngine, bucket: string): Promise<number> 
   for (;;) {
     const page = await store.list(bucket, { limit: 1000 });
     if (page.objects.length === 0) break;
-    await store.delete(bucket, page.objects.map((object) => object.key));
+    await store.delete(
+      bucket,
+      page.objects.map((object) => object.key),
+    );
     objects += page.objects.length;
   }
   for (const upload of await store.listUploads(bucket)) await store.abortMultipartUpload(bucket, upload.key, upload.uploadId);
@@ -219,4 +269,3 @@ async function accountByEmail(control: ControlStore, email: string): Promise<Acc
 function named(names: readonly string[]): string {
   return names.length > 3 ? `${names.slice(0, 3).join(', ')}, ...` : names.join(', ');
 }
-

@@ -22,9 +22,7 @@ export class UsageError extends Error {
 
 /** What the command line asks for. `args` are those after the command's words. */
 export type Route =
-  | { kind: 'help'; command?: CommandName; group?: CommandGroup }
-  | { kind: 'version' }
-  | { kind: 'run'; command: CommandName; args: readonly string[] };
+  { kind: 'help'; command?: CommandName; group?: CommandGroup } | { kind: 'version' } | { kind: 'run'; command: CommandName; args: readonly string[] };
 
 const HELP = ['-h', '--help'];
 const VERSION_FLAGS = ['-v', '--version'];
@@ -39,16 +37,20 @@ export function route(argv: readonly string[]): Route {
   if (VERSION_FLAGS.includes(first)) return { kind: 'version' };
   if (first === 'help') {
     if (rest.length === 0) return { kind: 'help' };
-    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', group: 'accounts' };
-    if (rest[0] === 'secrets' && (rest[1] === undefined || !(SECRETS_ACTIONS as readonly string[]).includes(rest[1]))) return { kind: 'help', group: 'secrets' };
+    if (rest[0] === 'accounts' && (rest[1] === undefined || !(ACCOUNT_ACTIONS as readonly string[]).includes(rest[1])))
+      return { kind: 'help', group: 'accounts' };
+    if (rest[0] === 'secrets' && (rest[1] === undefined || !(SECRETS_ACTIONS as readonly string[]).includes(rest[1])))
+      return { kind: 'help', group: 'secrets' };
     const asked = route(rest);
     return asked.kind === 'run' ? { kind: 'help', command: asked.command } : asked;
   }
   if (first.startsWith('-')) {
     const owner = Object.values(COMMANDS).find((spec) => spec.options.some((option) => first.split('=')[0] === `--${option.name}`));
-    throw new UsageError(owner === undefined
-      ? unknownOption(first, [...HELP, ...VERSION_FLAGS])
-      : `Unknown option '${first.split('=')[0]}' before a command. Options follow the command, as in: edgeport ${owner.name} ${first.split('=')[0]} ...`);
+    throw new UsageError(
+      owner === undefined
+        ? unknownOption(first, [...HELP, ...VERSION_FLAGS])
+        : `Unknown option '${first.split('=')[0]}' before a command. Options follow the command, as in: edgeport ${owner.name} ${first.split('=')[0]} ...`,
+    );
   }
   if (first === 'start' || first === 'dev' || first === 'backup' || first === 'restore') return { kind: 'run', command: first, args: rest };
   if (first === 'accounts') {
@@ -128,10 +130,18 @@ export function parseCommand(spec: CommandSpec, args: readonly string[]): Parsed
   const wanted = spec.positionals;
   const synopsis = `edgeport ${[spec.name, ...wanted.map((positional) => positional.placeholder)].join(' ')} [options]`;
   if (positionals.length < wanted.length) {
-    throw fail(`edgeport ${spec.name} needs ${wanted.slice(positionals.length).map((positional) => positional.what).join(' and ')}: ${synopsis}.`);
+    throw fail(
+      `edgeport ${spec.name} needs ${wanted
+        .slice(positionals.length)
+        .map((positional) => positional.what)
+        .join(' and ')}: ${synopsis}.`,
+    );
   }
   if (positionals.length > wanted.length) {
-    const extra = positionals.slice(wanted.length).map((arg) => JSON.stringify(arg)).join(', ');
+    const extra = positionals
+      .slice(wanted.length)
+      .map((arg) => JSON.stringify(arg))
+      .join(', ');
     throw fail(`Unexpected argument ${extra}: ${synopsis}.`);
   }
   return { values, positionals };
@@ -225,14 +235,20 @@ export function parseAccountsArgs(args: readonly string[]): AccountsArgs {
     if (value !== undefined) quotas[name] = toQuota(value, `--${flag}`, unit);
   }
   return {
-    action: routed.command.slice('accounts '.length) as AccountAction, email: positionals[0] ?? '', config: values.config, dataDir: values['data-dir'],
-    force: values.force === 'true', quotas,
+    action: routed.command.slice('accounts '.length) as AccountAction,
+    email: positionals[0] ?? '',
+    config: values.config,
+    dataDir: values['data-dir'],
+    force: values.force === 'true',
+    quotas,
   };
 }
 
 /** `edgeport accounts quota`'s options: the quota each sets, and whether its value is bytes. */
 const QUOTA_FLAGS = [
-  ['max-object-bytes', 'maxObjectBytes', 'bytes'], ['max-objects', 'maxObjects', 'count'], ['max-script-bytes', 'maxScriptBytes', 'bytes'],
+  ['max-object-bytes', 'maxObjectBytes', 'bytes'],
+  ['max-objects', 'maxObjects', 'count'],
+  ['max-script-bytes', 'maxScriptBytes', 'bytes'],
 ] as const;
 const BYTE_UNITS: Record<string, number> = { '': 1, B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4 };
 
@@ -243,7 +259,10 @@ function toQuota(value: string, flag: string, unit: 'bytes' | 'count'): number |
   const amount = match ? Number(match[1]) * BYTE_UNITS[match[2] ?? '']! : NaN;
   if (!Number.isSafeInteger(amount)) {
     const form = unit === 'bytes' ? 'a number of bytes (such as 1073741824 or 1GiB)' : 'a whole number of objects';
-    throw new UsageError(`${flag} must be ${form}, 0 for no limit, or default for the server's [quotas]; got ${JSON.stringify(value)}.`, commandHelp('accounts quota'));
+    throw new UsageError(
+      `${flag} must be ${form}, 0 for no limit, or default for the server's [quotas]; got ${JSON.stringify(value)}.`,
+      commandHelp('accounts quota'),
+    );
   }
   return amount;
 }
@@ -252,7 +271,10 @@ function toQuota(value: string, flag: string, unit: 'bytes' | 'count'): number |
 export function parseBackupArgs(command: 'backup' | 'restore', args: readonly string[]): BackupArgs {
   const { values, positionals } = parseCommand(COMMANDS[command], args);
   return {
-    dir: positionals[0]!, config: values.config, dataDir: values['data-dir'], force: values.force === 'true',
+    dir: positionals[0]!,
+    config: values.config,
+    dataDir: values['data-dir'],
+    force: values.force === 'true',
     ...(command === 'backup' ? { includeSecretsKey: values['include-secrets-key'] === 'true' } : {}),
   };
 }

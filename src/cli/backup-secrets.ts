@@ -25,24 +25,38 @@ export interface BackupSecretsKey {
 }
 
 /** After the database snapshot: copies the key into the backup when asked; answers the manifest's fields and the lines to print. */
-export async function backUpSecretsKey(config: Readonly<Config>, dir: string, include: boolean, sqlite: boolean): Promise<{ manifest: BackupSecretsKey; lines: string[] }> {
+export async function backUpSecretsKey(
+  config: Readonly<Config>,
+  dir: string,
+  include: boolean,
+  sqlite: boolean,
+): Promise<{ manifest: BackupSecretsKey; lines: string[] }> {
   const source = keySource(config);
   const key = readKey(source);
   const sealedWith = sqlite ? sealedKeyIdIn(join(dir, DATABASE_FILE)) : null;
   const id = sealedWith ?? key?.id;
   const manifest: BackupSecretsKey = { ...(sealedWith === null ? {} : { secretsKeyId: sealedWith }), secretsKeyIncluded: false };
   if (include) {
-    if (!key) throw new CliError('CLI_SECRETS_KEY_MISSING', `edgeport backup --include-secrets-key: ${source.label} does not exist, so there is no key to include.`);
+    if (!key)
+      throw new CliError('CLI_SECRETS_KEY_MISSING', `edgeport backup --include-secrets-key: ${source.label} does not exist, so there is no key to include.`);
     if (sealedWith !== null && key.id !== sealedWith) {
-      throw new CliError('CLI_SECRETS_KEY_WRONG', `edgeport backup --include-secrets-key: the key from ${source.label} (id ${key.id}) is not the one the database is sealed with (id ${sealedWith}).`);
+      throw new CliError(
+        'CLI_SECRETS_KEY_WRONG',
+        `edgeport backup --include-secrets-key: the key from ${source.label} (id ${key.id}) is not the one the database is sealed with (id ${sealedWith}).`,
+      );
     }
     await writeKeyFile(join(dir, KEY_FILE), key);
-    return { manifest: { ...manifest, secretsKeyIncluded: true }, lines: [`edgeport: the secrets key ${key.id} is in the backup (${KEY_FILE}): guard the backup as you guard the key.`] };
+    return {
+      manifest: { ...manifest, secretsKeyIncluded: true },
+      lines: [`edgeport: the secrets key ${key.id} is in the backup (${KEY_FILE}): guard the backup as you guard the key.`],
+    };
   }
   if (id === undefined) return { manifest, lines: [] };
   return {
     manifest,
-    lines: [`edgeport: the secrets key ${id} is not in the backup: a restore needs it (${source.label}); keep a copy apart, or back up with --include-secrets-key.`],
+    lines: [
+      `edgeport: the secrets key ${id} is not in the backup: a restore needs it (${source.label}); keep a copy apart, or back up with --include-secrets-key.`,
+    ],
   };
 }
 
@@ -53,9 +67,14 @@ export function backupHoldsKey(backup: NoFollowDir): boolean {
   try {
     text = backup.readSmallFile(KEY_FILE, 4096);
   } catch (error) {
-    throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${backup.path}/${KEY_FILE} is ${(error as Error).message}: a backup's key is a file edgeport backup wrote.`, { cause: error });
+    throw new CliError(
+      'CLI_BACKUP_INVALID',
+      `edgeport restore: ${backup.path}/${KEY_FILE} is ${(error as Error).message}: a backup's key is a file edgeport backup wrote.`,
+      { cause: error },
+    );
   }
-  if (!parseSecretsKey(text)) throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${backup.path}/${KEY_FILE} is not a secrets key: the backup was damaged.`);
+  if (!parseSecretsKey(text))
+    throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${backup.path}/${KEY_FILE} is not a secrets key: the backup was damaged.`);
   return true;
 }
 

@@ -34,7 +34,10 @@ export async function runBackup(args: BackupArgs, out: (line: string) => void = 
   const sqlite = config.dbUrl === undefined;
   const database = join(config.dataDir, DATABASE_FILE);
   if (sqlite && !existsSync(database)) {
-    throw new CliError('CLI_BACKUP_INVALID', `edgeport backup: ${config.dataDir} holds no edgeport database (${DATABASE_FILE}): name the data dir of edgeport start with --data-dir.`);
+    throw new CliError(
+      'CLI_BACKUP_INVALID',
+      `edgeport backup: ${config.dataDir} holds no edgeport database (${DATABASE_FILE}): name the data dir of edgeport start with --data-dir.`,
+    );
   }
   mkdirSync(args.dir, { recursive: true });
   const root = blobsRoot(config);
@@ -50,18 +53,30 @@ export async function runBackup(args: BackupArgs, out: (line: string) => void = 
   const skipped = [...blobs.skipped, ...others.skipped];
   const secrets = await backUpSecretsKey(config, args.dir, args.includeSecretsKey === true, sqlite);
   writeManifest(args.dir, {
-    format: 1, version: VERSION, created, database: sqlite ? 'sqlite' : 'postgresql', blobs: root !== undefined, objects: { blobFiles: blobs.files, bytes: blobs.bytes },
-    ...(skipped.length > 0 ? { skipped: { count: skipped.length, entries: skipped.slice(0, MAX_SKIPPED_LISTED) } } : {}), ...secrets.manifest,
+    format: 1,
+    version: VERSION,
+    created,
+    database: sqlite ? 'sqlite' : 'postgresql',
+    blobs: root !== undefined,
+    objects: { blobFiles: blobs.files, bytes: blobs.bytes },
+    ...(skipped.length > 0 ? { skipped: { count: skipped.length, entries: skipped.slice(0, MAX_SKIPPED_LISTED) } } : {}),
+    ...secrets.manifest,
   });
-  out(`edgeport: backed up ${config.dataDir} into ${args.dir} (snapshot at ${created}): ${sqlite ? 'the database, ' : ''}${blobs.files} body files (${blobs.bytes} bytes)${chains ? ', the embedded chains' : ''}.`);
+  out(
+    `edgeport: backed up ${config.dataDir} into ${args.dir} (snapshot at ${created}): ${sqlite ? 'the database, ' : ''}${blobs.files} body files (${blobs.bytes} bytes)${chains ? ', the embedded chains' : ''}.`,
+  );
   if (skipped.length > 0) {
-    out(`edgeport: skipped ${skipped.length} entries that are not files or folders (a link is never followed): ${describeSkipped(skipped)}; ${MANIFEST_FILE} lists them.`);
+    out(
+      `edgeport: skipped ${skipped.length} entries that are not files or folders (a link is never followed): ${describeSkipped(skipped)}; ${MANIFEST_FILE} lists them.`,
+    );
   }
   if (!sqlite) out('edgeport: the metadata is in PostgreSQL ([db] url): back it up with pg_dump (docs/operations.md, Backup and restore).');
   if (root === undefined) out('edgeport: object bodies are in an S3 bucket ([blobs] url): back the bucket up with its own tools (versioning, replication).');
   for (const line of secrets.lines) out(line);
   if (missing.length > 0) {
-    out(`edgeport: warning: ${missing.length} bodies of objects replaced or deleted while the backup ran are not in it; those objects (written during the backup) will not read back after a restore.`);
+    out(
+      `edgeport: warning: ${missing.length} bodies of objects replaced or deleted while the backup ran are not in it; those objects (written during the backup) will not read back after a restore.`,
+    );
   }
 }
 

@@ -61,8 +61,10 @@ const CHOOSE_S3 = 'set EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY
 /** What a start that revoked generated keys says of them, without its capital and full stop. */
 function replacedNote(replaced: readonly string[]): string {
   const many = replaced.length > 1;
-  return `revoked the S3 access key${many ? 's' : ''} ${replaced.join(', ')} that a start generated: `
-    + `EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace ${many ? 'them' : 'it'} (the buckets stay)`;
+  return (
+    `revoked the S3 access key${many ? 's' : ''} ${replaced.join(', ')} that a start generated: ` +
+    `EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace ${many ? 'them' : 'it'} (the buckets stay)`
+  );
 }
 
 function newKeyHint(info: BannerInfo): string {
@@ -82,8 +84,11 @@ function forPrograms(info: BannerInfo): string[] {
     lines.push(`edgeport: sign in as ${signIn.email} with the key shown on the first start; lost it? ${newKeyHint(info)}`);
   }
   if (s3Key.kind === 'created') {
-    lines.push(`edgeport: created the S3 access key (shown once; ${CHOOSE_S3}):`,
-      `  access key id:     ${s3Key.accessKeyId}`, `  secret access key: ${s3Key.secretAccessKey}`);
+    lines.push(
+      `edgeport: created the S3 access key (shown once; ${CHOOSE_S3}):`,
+      `  access key id:     ${s3Key.accessKeyId}`,
+      `  secret access key: ${s3Key.secretAccessKey}`,
+    );
   } else if (s3Key.kind === 'given') {
     lines.push(`edgeport: S3 access key ${s3Key.accessKeyId} from EDGEPORT_S3_ACCESS_KEY_ID`);
     if (s3Key.replaced?.length) lines.push(`edgeport: ${replacedNote(s3Key.replaced)}`);
@@ -97,9 +102,14 @@ function forPrograms(info: BannerInfo): string[] {
 
 /** What a start with new EDGEPORT_ADMIN_EMAIL / KEY values changed, as a sentence without its capital and full stop. */
 function changeNote(email: string, changed: { previousEmail: string | null; key: boolean }): string {
-  const notes = [...(changed.previousEmail === null ? [] : ['the same account, with its zones, buckets and keys']), ...(changed.key ? ['the old key no longer works'] : [])];
-  const what = changed.previousEmail === null ? 'key changed to the one in EDGEPORT_ADMIN_KEY'
-    : `e-mail changed from ${changed.previousEmail} to ${email}${changed.key ? ' and its key to the one in EDGEPORT_ADMIN_KEY' : ''}`;
+  const notes = [
+    ...(changed.previousEmail === null ? [] : ['the same account, with its zones, buckets and keys']),
+    ...(changed.key ? ['the old key no longer works'] : []),
+  ];
+  const what =
+    changed.previousEmail === null
+      ? 'key changed to the one in EDGEPORT_ADMIN_KEY'
+      : `e-mail changed from ${changed.previousEmail} to ${email}${changed.key ? ' and its key to the one in EDGEPORT_ADMIN_KEY' : ''}`;
   return `the operator's ${what} (${notes.join('; ')})`;
 }
 
@@ -114,31 +124,48 @@ const WIDTH = 100;
 
 function forPerson(info: BannerInfo): string[] {
   const lines = [`edgeport ${info.version}`, ''];
-  lines.push(...table([
-    ...info.listeners.map(({ label, url }) => [capitalise(label), url] as const),
-    ...info.scripts.map((script) => [`Script ${JSON.stringify(script.name)}`, script.routes.join(', ')] as const),
-  ]), '');
+  lines.push(
+    ...table([
+      ...info.listeners.map(({ label, url }) => [capitalise(label), url] as const),
+      ...info.scripts.map((script) => [`Script ${JSON.stringify(script.name)}`, script.routes.join(', ')] as const),
+    ]),
+    '',
+  );
   const { signIn, s3Key } = info;
   if (signIn.kind === 'created') {
-    lines.push('Sign in to the dashboard and the management API with this e-mail and key. The key is shown only this once: '
-      + 'keep it. (To choose them, set EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY before the first start.)',
-    ...table([['E-mail', signIn.email], ['Key', signIn.key]]));
+    lines.push(
+      'Sign in to the dashboard and the management API with this e-mail and key. The key is shown only this once: ' +
+        'keep it. (To choose them, set EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY before the first start.)',
+      ...table([
+        ['E-mail', signIn.email],
+        ['Key', signIn.key],
+      ]),
+    );
   } else if (signIn.kind === 'given') {
     lines.push(`Sign in to the dashboard and the management API as ${signIn.email}, with the key in EDGEPORT_ADMIN_KEY.`);
     if (signIn.changed) lines.push(`${capitalise(changeNote(signIn.email, signIn.changed))}.`);
   } else {
-    lines.push(`Sign in to the dashboard and the management API as ${signIn.email}, with the key shown on the first start. `
-      + `Lost it? ${capitalise(newKeyHint(info))}.`);
+    lines.push(
+      `Sign in to the dashboard and the management API as ${signIn.email}, with the key shown on the first start. ` +
+        `Lost it? ${capitalise(newKeyHint(info))}.`,
+    );
   }
   lines.push(`The operator is ${signIn.email}: the account whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set on every start.`, '');
   if (s3Key.kind === 'created') {
-    lines.push('S3 access key, shown only this once. (To choose it, set EDGEPORT_S3_ACCESS_KEY_ID and EDGEPORT_S3_SECRET_ACCESS_KEY: at the next start they replace this one.)',
-      ...table([['Access key id', s3Key.accessKeyId], ['Secret access key', s3Key.secretAccessKey]]));
+    lines.push(
+      'S3 access key, shown only this once. (To choose it, set EDGEPORT_S3_ACCESS_KEY_ID and EDGEPORT_S3_SECRET_ACCESS_KEY: at the next start they replace this one.)',
+      ...table([
+        ['Access key id', s3Key.accessKeyId],
+        ['Secret access key', s3Key.secretAccessKey],
+      ]),
+    );
   } else if (s3Key.kind === 'given') {
     lines.push(`S3 access key: ${s3Key.accessKeyId}, with the secret in EDGEPORT_S3_SECRET_ACCESS_KEY.`);
     if (s3Key.replaced?.length) lines.push(`${capitalise(replacedNote(s3Key.replaced))}.`);
   } else {
-    lines.push(`S3 access keys: the first start printed one. Make more in the dashboard, or with POST ${info.accessKeysUrl} (with your X-Auth-Email and X-Auth-Key).`);
+    lines.push(
+      `S3 access keys: the first start printed one. Make more in the dashboard, or with POST ${info.accessKeysUrl} (with your X-Auth-Email and X-Auth-Key).`,
+    );
   }
   if (info.devChain.length > 0) lines.push('', ...info.devChain);
   lines.push('', ...info.storage.map((line) => `${capitalise(line)}.`), `Data in ${info.dataDir}. Ready: Ctrl-C stops edgeport.`);

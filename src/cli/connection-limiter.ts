@@ -141,5 +141,8 @@ export function clientKey(address: string | undefined): string {
     const tailWidth = tailGroups.reduce((width, group) => width + (group.includes('.') ? 2 : 1), 0);
     groups = [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailWidth)).fill('0'), ...tailGroups];
   }
-  return `${groups.slice(0, 4).map((group) => (group.includes('.') ? group : Number.parseInt(group, 16).toString(16))).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => (group.includes('.') ? group : Number.parseInt(group, 16).toString(16)))
+    .join(':')}::/64`;
 }

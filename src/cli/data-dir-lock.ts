@@ -66,7 +66,11 @@ export function lockDataDir(dataDir: string, options: LockOptions): DataDirLock 
   try {
     mkdirSync(dataDir, { recursive: true });
   } catch (error) {
-    throw new CliError('CLI_DATA_DIR_UNUSABLE', `The data dir ${dataDir} cannot be created: ${(error as Error).message}. Pick another with ${options.flagHint}.`, { cause: error });
+    throw new CliError(
+      'CLI_DATA_DIR_UNUSABLE',
+      `The data dir ${dataDir} cannot be created: ${(error as Error).message}. Pick another with ${options.flagHint}.`,
+      { cause: error },
+    );
   }
   let db: Database.Database | undefined;
   try {
@@ -79,7 +83,11 @@ export function lockDataDir(dataDir: string, options: LockOptions): DataDirLock 
     db?.close();
     const code = (error as { code?: string }).code;
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') throw inUse(dataDir, options.flagHint, now());
-    throw new CliError('CLI_DATA_DIR_UNUSABLE', `The data dir ${dataDir} cannot be locked: ${(error as Error).message}. Pick another with ${options.flagHint}.`, { cause: error });
+    throw new CliError(
+      'CLI_DATA_DIR_UNUSABLE',
+      `The data dir ${dataDir} cannot be locked: ${(error as Error).message}. Pick another with ${options.flagHint}.`,
+      { cause: error },
+    );
   }
   const held = db;
   HELD.add(held);
@@ -110,18 +118,28 @@ function inUse(dataDir: string, flagHint: string, now: number): CliError {
   const owner = readOwner(join(dataDir, OWNER_FILE));
   // A record left by a killed holder names a process that is gone: the holder is a newer one, still starting.
   const elsewhere = owner !== null && owner.host !== hostname();
-  const who = owner !== null && (elsewhere || isRunning(owner))
-    ? `another edgeport process: pid ${owner.pid}${elsewhere ? ` on ${owner.host}` : ''} (${owner.command}), running since ${formatTime(owner.since)} (${formatAge(now - owner.since)})`
-    : 'another edgeport process (still starting, so not named yet)';
-  return new CliError('CLI_DATA_DIR_IN_USE',
-    `The data dir ${dataDir} is in use by ${who}. Stop that one first, or give this one a data dir of its own: ${flagHint}.`);
+  const who =
+    owner !== null && (elsewhere || isRunning(owner))
+      ? `another edgeport process: pid ${owner.pid}${elsewhere ? ` on ${owner.host}` : ''} (${owner.command}), running since ${formatTime(owner.since)} (${formatAge(now - owner.since)})`
+      : 'another edgeport process (still starting, so not named yet)';
+  return new CliError(
+    'CLI_DATA_DIR_IN_USE',
+    `The data dir ${dataDir} is in use by ${who}. Stop that one first, or give this one a data dir of its own: ${flagHint}.`,
+  );
 }
 
 function readOwner(file: string): LockOwner | null {
   try {
     const owner = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockOwner>;
-    if (typeof owner.pid !== 'number' || typeof owner.start !== 'string' || typeof owner.boot !== 'string'
-      || typeof owner.command !== 'string' || typeof owner.since !== 'number' || typeof owner.host !== 'string') return null;
+    if (
+      typeof owner.pid !== 'number' ||
+      typeof owner.start !== 'string' ||
+      typeof owner.boot !== 'string' ||
+      typeof owner.command !== 'string' ||
+      typeof owner.since !== 'number' ||
+      typeof owner.host !== 'string'
+    )
+      return null;
     return owner as LockOwner;
   } catch {
     return null;

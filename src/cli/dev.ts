@@ -29,7 +29,8 @@ export async function runDev(args: DevArgs): Promise<void> {
   let listener;
   try {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
-    if (usesDataDir && await recoverInterruptedRestore(args.dataDir)) logger.warn({ dataDir: args.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
+    if (usesDataDir && (await recoverInterruptedRestore(args.dataDir)))
+      logger.warn({ dataDir: args.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     const accountId = usesDataDir ? await firstAccountIdIn(args.dataDir) : null;
     host = await startScriptHost({ script, accountId, dataDir: args.dataDir, logger });
     try {

@@ -13,8 +13,15 @@ export type Surface = 'edge' | 'api' | 'gateway' | 's3';
 
 /** Every listener refusal; `<n>` in a message is the configured limit. All are 503 with `Retry-After: 1`. */
 export const LISTENER_ERRORS: ErrorCatalog<ListenerErrorCode> = {
-  LISTENER_OVERLOADED: { kind: 'system', message: 'edgeport is overloaded: new requests would wait more than <n> ms, so this one was not started. Retry after the Retry-After delay.' },
-  LISTENER_CLIENT_CONNECTION_LIMIT: { kind: 'user', message: 'Too many open connections from your address: at most <n> are allowed, and fewer while edgeport is busy. Close or reuse idle connections, then retry.' },
+  LISTENER_OVERLOADED: {
+    kind: 'system',
+    message: 'edgeport is overloaded: new requests would wait more than <n> ms, so this one was not started. Retry after the Retry-After delay.',
+  },
+  LISTENER_CLIENT_CONNECTION_LIMIT: {
+    kind: 'user',
+    message:
+      'Too many open connections from your address: at most <n> are allowed, and fewer while edgeport is busy. Close or reuse idle connections, then retry.',
+  },
   LISTENER_CONNECTION_LIMIT: { kind: 'system', message: 'edgeport has too many open connections: at most <n> are allowed. Retry after the Retry-After delay.' },
 };
 
@@ -58,7 +65,8 @@ const SHAPES: Record<Surface, (message: string) => { contentType: string; body: 
 export function prepareRefusal(surface: Surface, code: ListenerErrorCode, limit: number): Refusal {
   const { contentType, body } = SHAPES[surface](listenerMessage(code, limit));
   const bytes = Buffer.from(body);
-  const head = `HTTP/1.1 ${REFUSAL_STATUS} Service Unavailable\r\ncontent-type: ${contentType}\r\ncontent-length: ${bytes.length}\r\n`
-    + `retry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n`;
+  const head =
+    `HTTP/1.1 ${REFUSAL_STATUS} Service Unavailable\r\ncontent-type: ${contentType}\r\ncontent-length: ${bytes.length}\r\n` +
+    `retry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n`;
   return { code, contentType, body: bytes, raw: Buffer.concat([Buffer.from(head, 'latin1'), bytes]) };
 }

@@ -86,12 +86,15 @@ export interface ListenOptions {
 export async function listen(handler: RequestListener, host: string, port: number, label: string, options: ListenOptions = {}): Promise<Listener> {
   const limits: ListenerLimits = { ...DEFAULTS.limits, ...options.limits };
   const guard = new ListenerGuard(handler, label, limits, options);
-  const server = createServer({
-    // No limit on a whole request; the head alone is limited, checked promptly (Node checks every 30 s by default).
-    requestTimeout: 0,
-    headersTimeout: limits.headerTimeoutMs,
-    connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(limits.headerTimeoutMs / 10))),
-  }, guard.onRequest);
+  const server = createServer(
+    {
+      // No limit on a whole request; the head alone is limited, checked promptly (Node checks every 30 s by default).
+      requestTimeout: 0,
+      headersTimeout: limits.headerTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(limits.headerTimeoutMs / 10))),
+    },
+    guard.onRequest,
+  );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node emits 'checkContinue' (instead of answering 100 Continue itself) only when it has a listener.
   if (options.handlesExpectContinue) server.on('checkContinue', guard.onRequest);
@@ -132,10 +135,18 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number, l
     return new CliError('CLI_PORT_IN_USE', `Port ${port} on ${host} (${label}) is already in use. Stop what holds it, or ${another}.`, { cause: error });
   }
   if (error.code === 'EACCES') {
-    return new CliError('CLI_PORT_UNAVAILABLE', `Port ${port} on ${host} (${label}) cannot be used: this user may not listen on it (ports below 1024 need privileges). Pick another port${hint === undefined ? '' : ` with ${hint}`}.`, { cause: error });
+    return new CliError(
+      'CLI_PORT_UNAVAILABLE',
+      `Port ${port} on ${host} (${label}) cannot be used: this user may not listen on it (ports below 1024 need privileges). Pick another port${hint === undefined ? '' : ` with ${hint}`}.`,
+      { cause: error },
+    );
   }
   if (error.code === 'EADDRNOTAVAIL') {
-    return new CliError('CLI_PORT_UNAVAILABLE', `Cannot listen on ${host} (${label}): this machine has no such address. Set host in edgeport.toml (or EDGEPORT_HOST) to one of its addresses.`, { cause: error });
+    return new CliError(
+      'CLI_PORT_UNAVAILABLE',
+      `Cannot listen on ${host} (${label}): this machine has no such address. Set host in edgeport.toml (or EDGEPORT_HOST) to one of its addresses.`,
+      { cause: error },
+    );
   }
   return error;
 }
@@ -174,9 +185,10 @@ class ListenerGuard {
       LISTENER_CLIENT_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CLIENT_CONNECTION_LIMIT', limits.maxConnectionsPerClient),
       LISTENER_CONNECTION_LIMIT: prepareRefusal(surface, 'LISTENER_CONNECTION_LIMIT', limits.maxConnections),
     };
-    this.#monitor = limits.maxEventLoopDelayMs > 0
-      ? options.loopDelay ?? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs))
-      : undefined;
+    this.#monitor =
+      limits.maxEventLoopDelayMs > 0
+        ? (options.loopDelay ?? new EventLoopDelayMonitor(EventLoopDelayMonitor.sampleMsFor(limits.maxEventLoopDelayMs)))
+        : undefined;
     if (this.#monitor === undefined) options.loopDelay?.close();
   }
 
@@ -244,15 +256,19 @@ class ListenerGuard {
   #shed(req: IncomingMessage, res: ServerResponse, behindMs: number): void {
     if (!this.#shedding) {
       this.#shedding = true;
-      this.#logger?.warn({ listener: this.#label, behindMs: Math.round(behindMs), maxEventLoopDelayMs: this.#limits.maxEventLoopDelayMs },
-        'Load shedding started: new requests get 503 until the event loop catches up.');
+      this.#logger?.warn(
+        { listener: this.#label, behindMs: Math.round(behindMs), maxEventLoopDelayMs: this.#limits.maxEventLoopDelayMs },
+        'Load shedding started: new requests get 503 until the event loop catches up.',
+      );
     }
     this.#count('LISTENER_OVERLOADED');
     const refusal = this.#refusals.LISTENER_OVERLOADED;
     // A body would have to be read (or dumped) to keep the connection; closing it is cheaper.
     const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
     res.writeHead(503, {
-      'content-type': refusal.contentType, 'content-length': refusal.body.length, 'retry-after': String(RETRY_AFTER_S),
+      'content-type': refusal.contentType,
+      'content-length': refusal.body.length,
+      'retry-after': String(RETRY_AFTER_S),
       ...(hasBody ? { connection: 'close' } : {}),
     });
     res.end(refusal.body);
@@ -283,8 +299,10 @@ class ListenerGuard {
     const now = performance.now();
     if (now - this.#lastReportAt < REFUSAL_LOG_MS) return;
     this.#lastReportAt = now;
-    this.#logger?.warn({ listener: this.#label, refused: { ...this.#refused }, evicted: this.#evicted, openConnections: this.#limiter.total },
-      'Listener refused connections or requests over its limits, or closed idle connections to make room (counts since the last report).');
+    this.#logger?.warn(
+      { listener: this.#label, refused: { ...this.#refused }, evicted: this.#evicted, openConnections: this.#limiter.total },
+      'Listener refused connections or requests over its limits, or closed idle connections to make room (counts since the last report).',
+    );
     for (const key of Object.keys(this.#refused) as ListenerErrorCode[]) this.#refused[key] = 0;
     this.#evicted = 0;
   }

@@ -12,7 +12,24 @@
  * a link included. Without /proc (macOS, BSD) names go through the directory's path, checked to
  * still be the directory opened; only a rename of a parent folder in between can misdirect it there.
  */
-import { closeSync, constants, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, fsyncSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  fsyncSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /** What an entry is; only `file` and `folder` are ever copied. */
@@ -201,7 +218,8 @@ export class NoFollowDir {
 
   /** `name` inside (or the directory itself, for null), reached through the descriptor. */
   #at(name: string | null): string {
-    if (name !== null && (name === '' || name === '.' || name === '..' || name.includes('/'))) throw new Error(`not a name inside a folder: ${JSON.stringify(name)}`);
+    if (name !== null && (name === '' || name === '.' || name === '..' || name.includes('/')))
+      throw new Error(`not a name inside a folder: ${JSON.stringify(name)}`);
     if (!PROC_FDS && lstatSync(this.path).ino !== this.#ino) throw new Error(`${this.path} was replaced while it was being copied`);
     return name === null ? this.#base : join(this.#base, name);
   }

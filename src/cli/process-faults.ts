@@ -19,10 +19,16 @@ export function keepServingOnFaults(logger: Logger): void {
   let faults = 0;
   process.on('unhandledRejection', (reason: unknown) => {
     faults += 1;
-    logger.error({ err: reason, event: 'UnhandledRejection', faults }, 'A promise was rejected and nothing handled it (a bug in edgeport); the process keeps serving.');
+    logger.error(
+      { err: reason, event: 'UnhandledRejection', faults },
+      'A promise was rejected and nothing handled it (a bug in edgeport); the process keeps serving.',
+    );
   });
   process.on('uncaughtException', (error: Error, origin: string) => {
     faults += 1;
-    logger.error({ err: error, event: 'UncaughtException', origin, faults }, 'An exception reached the top of the event loop (a bug in edgeport); the process keeps serving.');
+    logger.error(
+      { err: error, event: 'UncaughtException', origin, faults },
+      'An exception reached the top of the event loop (a bug in edgeport); the process keeps serving.',
+    );
   });
 }

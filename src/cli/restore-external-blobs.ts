@@ -38,8 +38,11 @@ export function addBodies(from: NoFollowDir, root: string, report: CopyReport): 
   const folder = (parent: NoFollowDir, name: string): NoFollowDir => {
     const dir = parent.ensureSub(name);
     if (dir === null) {
-      throw new CliError('CLI_RESTORE_FAILED', `edgeport restore: ${join(parent.path, name)} is a ${parent.kind(name) ?? 'missing entry'}, not a folder, and a restore writes nothing through one: `
-        + `make it a folder (or point [blobs] url at the folder it stands for), then run the restore again. The data dir is unchanged.`);
+      throw new CliError(
+        'CLI_RESTORE_FAILED',
+        `edgeport restore: ${join(parent.path, name)} is a ${parent.kind(name) ?? 'missing entry'}, not a folder, and a restore writes nothing through one: ` +
+          `make it a folder (or point [blobs] url at the folder it stands for), then run the restore again. The data dir is unchanged.`,
+      );
     }
     opened.push(dir);
     return dir;

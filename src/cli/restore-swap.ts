@@ -54,7 +54,13 @@ export function stagingName(): string {
  * dir holds its previous data.
  */
 export async function swapIn(dataDir: string, staging: string, setAside: readonly string[], onRename?: (step: number) => void): Promise<void> {
-  const plan: SwapPlan = { format: 1, staging, replaced: `${REPLACED_PREFIX}${process.pid}`, setAside: [...setAside], moveIn: readdirSync(join(dataDir, staging)).sort() };
+  const plan: SwapPlan = {
+    format: 1,
+    staging,
+    replaced: `${REPLACED_PREFIX}${process.pid}`,
+    setAside: [...setAside],
+    moveIn: readdirSync(join(dataDir, staging)).sort(),
+  };
   let step = 0;
   const rename = (from: string, to: string): void => {
     onRename?.(step++);
@@ -73,14 +79,22 @@ export async function swapIn(dataDir: string, staging: string, setAside: readonl
     try {
       await rollBack(dataDir, plan);
     } catch (again) {
-      throw new CliError('CLI_RESTORE_FAILED', `${failed}, and putting its previous data back failed too (${(again as Error).message}): fix the cause; the next edgeport restore, start or dev puts it back.`, { cause: error });
+      throw new CliError(
+        'CLI_RESTORE_FAILED',
+        `${failed}, and putting its previous data back failed too (${(again as Error).message}): fix the cause; the next edgeport restore, start or dev puts it back.`,
+        { cause: error },
+      );
     }
     throw new CliError('CLI_RESTORE_FAILED', `${failed}; its previous data is back in place. Fix the cause, then run the restore again.`, { cause: error });
   }
   try {
     await syncDirectory(dataDir);
   } catch (error) {
-    throw new CliError('CLI_RESTORE_FAILED', `edgeport restore: the restored data is in ${dataDir}, but syncing it to disk failed (${(error as Error).message}): check the disk before starting edgeport on it.`, { cause: error });
+    throw new CliError(
+      'CLI_RESTORE_FAILED',
+      `edgeport restore: the restored data is in ${dataDir}, but syncing it to disk failed (${(error as Error).message}): check the disk before starting edgeport on it.`,
+      { cause: error },
+    );
   }
   rmSync(join(dataDir, plan.replaced), { recursive: true, force: true });
   rmSync(join(dataDir, staging), { recursive: true, force: true });
@@ -127,16 +141,28 @@ function readPlan(dataDir: string): SwapPlan {
     throw damaged(file, (error as Error).message);
   }
   const plain = (name: unknown): boolean => typeof name === 'string' && name !== '' && name !== '.' && name !== '..' && !name.includes('/');
-  if (plan.format !== 1 || !plain(plan.staging) || !plan.staging!.startsWith(STAGING_PREFIX) || !plain(plan.replaced) || !plan.replaced!.startsWith(REPLACED_PREFIX)
-    || !Array.isArray(plan.setAside) || !plan.setAside.every(plain) || !Array.isArray(plan.moveIn) || !plan.moveIn.every(plain)) {
+  if (
+    plan.format !== 1 ||
+    !plain(plan.staging) ||
+    !plan.staging!.startsWith(STAGING_PREFIX) ||
+    !plain(plan.replaced) ||
+    !plan.replaced!.startsWith(REPLACED_PREFIX) ||
+    !Array.isArray(plan.setAside) ||
+    !plan.setAside.every(plain) ||
+    !Array.isArray(plan.moveIn) ||
+    !plan.moveIn.every(plain)
+  ) {
     throw damaged(file, 'not a plan this edgeport wrote');
   }
   return plan as SwapPlan;
 }
 
 function damaged(file: string, why: string): CliError {
-  return new CliError('CLI_RESTORE_FAILED', `${file} (the plan of a restore that was cut short) cannot be read (${why}): the previous data of the data dir is in its .restore-replaced-* folder; `
-    + 'move those entries back into the data dir, then remove the plan and the .restore-* folders.');
+  return new CliError(
+    'CLI_RESTORE_FAILED',
+    `${file} (the plan of a restore that was cut short) cannot be read (${why}): the previous data of the data dir is in its .restore-replaced-* folder; ` +
+      'move those entries back into the data dir, then remove the plan and the .restore-* folders.',
+  );
 }
 
 /** Whether an entry is at `path` (a link counts; nothing is followed). */

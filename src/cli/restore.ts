@@ -41,7 +41,10 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
   try {
     const manifest = readManifest(backup);
     if (manifest.database === 'sqlite' && config.dbUrl !== undefined) {
-      throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${args.dir} holds a SQLite database, but this config uses PostgreSQL ([db] url): restore without [db] url, or copy the data into PostgreSQL yourself.`);
+      throw new CliError(
+        'CLI_BACKUP_INVALID',
+        `edgeport restore: ${args.dir} holds a SQLite database, but this config uses PostgreSQL ([db] url): restore without [db] url, or copy the data into PostgreSQL yourself.`,
+      );
     }
     // Refused before anything is copied (copyDatabase checks it again as it copies it).
     if (manifest.database === 'sqlite' && backup.kind(DATABASE_FILE) !== 'file') throw notADatabase(backup, backup.kind(DATABASE_FILE));
@@ -49,7 +52,8 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
     const lock = lockDataDir(config.dataDir, { flagHint: optionHint('restore', 'data-dir') });
     try {
       // Leftovers of a restore that was cut short are its own, never data: put back and removed first, unasked.
-      if (await recoverInterruptedRestore(config.dataDir)) out(`edgeport: a restore into ${config.dataDir} was cut short while swapping its data in: the previous data is back in place.`);
+      if (await recoverInterruptedRestore(config.dataDir))
+        out(`edgeport: a restore into ${config.dataDir} was cut short while swapping its data in: the previous data is back in place.`);
       await restoreInto(config.dataDir, blobsRoot(config), backup, { manifest, withKey }, args, out);
     } finally {
       lock.release();
@@ -62,13 +66,24 @@ export async function runRestore(args: BackupArgs, out: (line: string) => void =
 }
 
 /** `withKey`: the backup holds the secrets key (backupHoldsKey), which then replaces the data dir's. */
-async function restoreInto(dataDir: string, root: string | undefined, backup: NoFollowDir, { manifest, withKey }: { manifest: BackupManifest; withKey: boolean },
-  args: BackupArgs, out: (line: string) => void): Promise<void> {
+async function restoreInto(
+  dataDir: string,
+  root: string | undefined,
+  backup: NoFollowDir,
+  { manifest, withKey }: { manifest: BackupManifest; withKey: boolean },
+  args: BackupArgs,
+  out: (line: string) => void,
+): Promise<void> {
   // The secrets key is the operator's, not data: it stays, unless the backup brings its own (then it is set aside like data, so a failed swap puts it back).
-  const present = readdirSync(dataDir).filter((name) => name !== LOCK_FILE && name !== OWNER_FILE && name !== KEY_FILE && name !== DEFAULTS.logs.fileRootInDataDir && !isRestoreEntry(name));
+  const present = readdirSync(dataDir).filter(
+    (name) => name !== LOCK_FILE && name !== OWNER_FILE && name !== KEY_FILE && name !== DEFAULTS.logs.fileRootInDataDir && !isRestoreEntry(name),
+  );
   if (present.length > 0 && !args.force) {
-    throw new CliError('CLI_DATA_DIR_NOT_EMPTY', `edgeport restore: ${dataDir} holds data already (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', ...' : ''}): `
-      + 'restore into a new data dir (--data-dir DIR), or add --force to replace its data with the backup\'s.');
+    throw new CliError(
+      'CLI_DATA_DIR_NOT_EMPTY',
+      `edgeport restore: ${dataDir} holds data already (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', ...' : ''}): ` +
+        "restore into a new data dir (--data-dir DIR), or add --force to replace its data with the backup's.",
+    );
   }
   const data = NoFollowDir.openRoot(dataDir);
   const staging = stagingName();
@@ -94,20 +109,29 @@ async function restoreInto(dataDir: string, root: string | undefined, backup: No
     data.remove(staging);
     data.close();
     if (error instanceof CliError) throw error;
-    throw new CliError('CLI_RESTORE_FAILED', `edgeport restore: copying ${args.dir} failed (${(error as Error).message}); ${dataDir} is unchanged. Check the backup and the free space, then run the restore again.`, { cause: error });
+    throw new CliError(
+      'CLI_RESTORE_FAILED',
+      `edgeport restore: copying ${args.dir} failed (${(error as Error).message}); ${dataDir} is unchanged. Check the backup and the free space, then run the restore again.`,
+      { cause: error },
+    );
   }
   data.close();
   await swapIn(dataDir, staging, withKey && readdirSync(dataDir).includes(KEY_FILE) ? [...present, KEY_FILE] : present);
   const kept = external !== undefined && external.kept > 0 ? ` (${external.kept} more were in ${root}/${BLOBS_DIR} already)` : '';
-  out(`edgeport: restored the backup of ${printable(manifest.created)} into ${dataDir}: ${manifest.database === 'sqlite' ? 'the database, ' : ''}${bodies.files} body files${kept}. Start edgeport on it.`);
+  out(
+    `edgeport: restored the backup of ${printable(manifest.created)} into ${dataDir}: ${manifest.database === 'sqlite' ? 'the database, ' : ''}${bodies.files} body files${kept}. Start edgeport on it.`,
+  );
   const skipped = [...bodies.skipped, ...chains.skipped];
   if (skipped.length > 0) {
     out(`edgeport: skipped ${skipped.length} entries of the backup that are not files or folders (a link is never followed): ${describeSkipped(skipped)}.`);
   }
   if (external !== undefined && external.replaced.length > 0) {
-    out(`edgeport: replaced ${external.replaced.length} links or other non-files in ${root}/${BLOBS_DIR} by the backup's bodies (nothing was written through them): ${external.replaced.slice(0, 10).join(', ')}${external.replaced.length > 10 ? ', ...' : ''}.`);
+    out(
+      `edgeport: replaced ${external.replaced.length} links or other non-files in ${root}/${BLOBS_DIR} by the backup's bodies (nothing was written through them): ${external.replaced.slice(0, 10).join(', ')}${external.replaced.length > 10 ? ', ...' : ''}.`,
+    );
   }
-  if (manifest.database === 'postgresql') out('edgeport: the metadata was in PostgreSQL: restore it with pg_restore (or psql) from your pg_dump (docs/operations.md, Backup and restore).');
+  if (manifest.database === 'postgresql')
+    out('edgeport: the metadata was in PostgreSQL: restore it with pg_restore (or psql) from your pg_dump (docs/operations.md, Backup and restore).');
 }
 
 /** Copies the backup's database, which must be a file: a link there is refused, not followed. */
@@ -117,7 +141,10 @@ function copyDatabase(backup: NoFollowDir, into: NoFollowDir): void {
 }
 
 function notADatabase(backup: NoFollowDir, kind: string | null): CliError {
-  return new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${backup.path}/${DATABASE_FILE} is ${kind === null ? 'missing' : `a ${kind}, not a file`}: this is not a backup made by edgeport backup, or it was damaged.`);
+  return new CliError(
+    'CLI_BACKUP_INVALID',
+    `edgeport restore: ${backup.path}/${DATABASE_FILE} is ${kind === null ? 'missing' : `a ${kind}, not a file`}: this is not a backup made by edgeport backup, or it was damaged.`,
+  );
 }
 
 /** Copies the backup's folder `name` (when there) into the staging folder. */
@@ -152,7 +179,9 @@ function openBackup(dir: string): NoFollowDir {
   try {
     return NoFollowDir.openRoot(dir);
   } catch (error) {
-    throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${dir} is not a backup made by edgeport backup (${(error as Error).message}).`, { cause: error });
+    throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${dir} is not a backup made by edgeport backup (${(error as Error).message}).`, {
+      cause: error,
+    });
   }
 }
 
@@ -161,10 +190,22 @@ function readManifest(backup: NoFollowDir): BackupManifest {
   try {
     manifest = JSON.parse(backup.readSmallFile(MANIFEST_FILE, 1024 * 1024)) as Partial<BackupManifest>;
   } catch (error) {
-    throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${backup.path} is not a backup made by edgeport backup (${MANIFEST_FILE}: ${(error as Error).message}).`, { cause: error });
+    throw new CliError(
+      'CLI_BACKUP_INVALID',
+      `edgeport restore: ${backup.path} is not a backup made by edgeport backup (${MANIFEST_FILE}: ${(error as Error).message}).`,
+      { cause: error },
+    );
   }
-  if (manifest.format !== 1 || (manifest.database !== 'sqlite' && manifest.database !== 'postgresql') || typeof manifest.created !== 'string' || typeof manifest.blobs !== 'boolean') {
-    throw new CliError('CLI_BACKUP_INVALID', `edgeport restore: ${backup.path}/${MANIFEST_FILE} is not a manifest this edgeport reads (format ${String(manifest.format)}).`);
+  if (
+    manifest.format !== 1 ||
+    (manifest.database !== 'sqlite' && manifest.database !== 'postgresql') ||
+    typeof manifest.created !== 'string' ||
+    typeof manifest.blobs !== 'boolean'
+  ) {
+    throw new CliError(
+      'CLI_BACKUP_INVALID',
+      `edgeport restore: ${backup.path}/${MANIFEST_FILE} is not a manifest this edgeport reads (format ${String(manifest.format)}).`,
+    );
   }
   return manifest as BackupManifest;
 }

@@ -45,7 +45,8 @@ export type KeySource =
 
 export function keySource(config: Readonly<Config>): KeySource {
   if (config.secrets.key !== undefined) return { kind: 'value', text: config.secrets.key, label: 'EDGEPORT_SECRETS_KEY or [secrets] key' };
-  if (config.secrets.keyFile !== undefined) return { kind: 'file', path: config.secrets.keyFile, configured: true, label: `the key file ${config.secrets.keyFile} ([secrets] key_file)` };
+  if (config.secrets.keyFile !== undefined)
+    return { kind: 'file', path: config.secrets.keyFile, configured: true, label: `the key file ${config.secrets.keyFile} ([secrets] key_file)` };
   const path = dataDirKeyFile(config.dataDir);
   return { kind: 'file', path, configured: false, label: `the key file ${path}` };
 }
@@ -97,14 +98,23 @@ export function sealingTargetFor(config: Readonly<Config>, database: PgDatabase 
 function missingKey(source: KeySource, database: PgDatabase | undefined, sealedWith: string | null): CliError {
   const how = `give it as EDGEPORT_SECRETS_KEY (or [secrets] key), or in a file named by [secrets] key_file (EDGEPORT_SECRETS_KEY_FILE)`;
   if (sealedWith !== null) {
-    return new CliError('CLI_SECRETS_KEY_MISSING', `The database's secrets are sealed with secrets key ${sealedWith}, and ${source.label} does not exist: `
-      + `put that key back there, or ${how}. Without it no secret can be read (docs/operations.md, The secrets key).`);
+    return new CliError(
+      'CLI_SECRETS_KEY_MISSING',
+      `The database's secrets are sealed with secrets key ${sealedWith}, and ${source.label} does not exist: ` +
+        `put that key back there, or ${how}. Without it no secret can be read (docs/operations.md, The secrets key).`,
+    );
   }
   if (database) {
-    return new CliError('CLI_SECRETS_KEY_MISSING', `[db] url is PostgreSQL, whose instances must all hold the same secrets key, and none was given: make one with `
-      + `"${MAKE_KEY}" and ${how}, the same on every instance (docs/operations.md, The secrets key).`);
+    return new CliError(
+      'CLI_SECRETS_KEY_MISSING',
+      `[db] url is PostgreSQL, whose instances must all hold the same secrets key, and none was given: make one with ` +
+        `"${MAKE_KEY}" and ${how}, the same on every instance (docs/operations.md, The secrets key).`,
+    );
   }
-  return new CliError('CLI_SECRETS_KEY_MISSING', `${source.label} does not exist: create it (${MAKE_KEY} > FILE; chmod 600 FILE), or name another with [secrets] key_file, or give the key as EDGEPORT_SECRETS_KEY.`);
+  return new CliError(
+    'CLI_SECRETS_KEY_MISSING',
+    `${source.label} does not exist: create it (${MAKE_KEY} > FILE; chmod 600 FILE), or name another with [secrets] key_file, or give the key as EDGEPORT_SECRETS_KEY.`,
+  );
 }
 
 export interface SecretsEvent {
@@ -139,21 +149,37 @@ export async function openSecrets(config: Readonly<Config>, database: PgDatabase
       if (source.kind === 'value' || source.configured || database || sealedWith !== null) throw missingKey(source, database, sealedWith);
       key = generateSecretsKey();
       await writeKeyFile(source.path, key);
-      events.push({ level: 'info', message: 'Made the secrets key: keep a copy apart from the data dir and its backups; without it no secret in the database can be read.', fields: { keyFile: source.path, keyId: key.id } });
+      events.push({
+        level: 'info',
+        message: 'Made the secrets key: keep a copy apart from the data dir and its backups; without it no secret in the database can be read.',
+        fields: { keyFile: source.path, keyId: key.id },
+      });
     }
     if (source.kind === 'file') warnIfReadableByOthers(source.path, events);
     const outcome = await ensureSealed(target, pending ? [key, pending] : [key], now);
     if (outcome.kind === 'wrong-key') {
-      throw new CliError('CLI_SECRETS_KEY_WRONG', `The secrets key from ${source.label} (id ${key.id}) is not the one this database's secrets are sealed with (id ${outcome.keyId}): `
-        + 'start with that key. A backup restored here needs the key it was made with; edgeport secrets rotate-key changes a key (docs/operations.md, The secrets key).');
+      throw new CliError(
+        'CLI_SECRETS_KEY_WRONG',
+        `The secrets key from ${source.label} (id ${key.id}) is not the one this database's secrets are sealed with (id ${outcome.keyId}): ` +
+          'start with that key. A backup restored here needs the key it was made with; edgeport secrets rotate-key changes a key (docs/operations.md, The secrets key).',
+      );
     }
-    if (outcome.kind === 'sealed') events.push({ level: 'info', message: 'Sealed the secrets kept in the database with the secrets key.', fields: { keyId: outcome.key.id, ...outcome.counts } });
+    if (outcome.kind === 'sealed')
+      events.push({
+        level: 'info',
+        message: 'Sealed the secrets kept in the database with the secrets key.',
+        fields: { keyId: outcome.key.id, ...outcome.counts },
+      });
     if (pending && pendingPath !== undefined && source.kind === 'file') {
       if (outcome.key === pending) {
         // A rotation committed, then stopped before putting its key in place: finish it.
         renameSync(pendingPath, source.path);
         await syncDirectory(dirname(source.path));
-        events.push({ level: 'warn', message: 'Finished an interrupted secrets key rotation: the new key replaced the old one.', fields: { keyFile: source.path, keyId: pending.id } });
+        events.push({
+          level: 'warn',
+          message: 'Finished an interrupted secrets key rotation: the new key replaced the old one.',
+          fields: { keyFile: source.path, keyId: pending.id },
+        });
       } else {
         // A rotation that never committed: its key was never used.
         rmSync(pendingPath, { force: true });
@@ -167,7 +193,12 @@ export async function openSecrets(config: Readonly<Config>, database: PgDatabase
 
 function warnIfReadableByOthers(path: string, events: OpenedSecrets['events']): void {
   const mode = statSync(path).mode & 0o777;
-  if ((mode & 0o077) !== 0) events.push({ level: 'warn', message: 'The secrets key file can be read by other users: chmod 600 it.', fields: { keyFile: path, mode: mode.toString(8) } });
+  if ((mode & 0o077) !== 0)
+    events.push({
+      level: 'warn',
+      message: 'The secrets key file can be read by other users: chmod 600 it.',
+      fields: { keyFile: path, mode: mode.toString(8) },
+    });
 }
 
 export function logSecretsEvents(logger: Logger, events: readonly SecretsEvent[]): void {

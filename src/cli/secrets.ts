@@ -37,7 +37,10 @@ export async function runRotateKey(args: SecretsArgs, out: Out = (line) => proce
   const source = keySource(config);
   const newKeyFile = args.newKeyFile === undefined ? undefined : resolve(args.newKeyFile);
   if (source.kind === 'value' && newKeyFile === undefined) {
-    throw new CliError('CLI_SECRETS_ROTATION_REFUSED', `The secrets key comes from ${source.label}, which edgeport cannot rewrite: name a new file for the new key with --new-key-file FILE, then set the variable from it on every instance.`);
+    throw new CliError(
+      'CLI_SECRETS_ROTATION_REFUSED',
+      `The secrets key comes from ${source.label}, which edgeport cannot rewrite: name a new file for the new key with --new-key-file FILE, then set the variable from it on every instance.`,
+    );
   }
   if (newKeyFile !== undefined && existsSync(newKeyFile)) {
     throw new CliError('CLI_SECRETS_ROTATION_REFUSED', `${newKeyFile} exists already: name a new file with --new-key-file, so no key is overwritten.`);
@@ -48,13 +51,16 @@ export async function runRotateKey(args: SecretsArgs, out: Out = (line) => proce
   try {
     const current = readKey(source);
     if (!current) throw new CliError('CLI_SECRETS_KEY_MISSING', `${source.label} does not exist: rotate-key needs the key the database is sealed with.`);
-    database = config.dbUrl === undefined ? undefined
-      : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: Date.now() });
+    database =
+      config.dbUrl === undefined ? undefined : await (await import('../db/postgres/pg-database.ts')).PgDatabase.open({ url: config.dbUrl, now: Date.now() });
     const next = generateSecretsKey();
     const written = newKeyFile ?? `${(source as { path: string }).path}.new`;
     if (existsSync(written)) {
       // Possibly the only copy of the key the database is sealed with, if that rotation committed.
-      throw new CliError('CLI_SECRETS_ROTATION_REFUSED', `${written} is left from an interrupted rotation: start edgeport once (it puts that key in place if the database took it, else removes it), stop it, then rotate.`);
+      throw new CliError(
+        'CLI_SECRETS_ROTATION_REFUSED',
+        `${written} is left from an interrupted rotation: start edgeport once (it puts that key in place if the database took it, else removes it), stop it, then rotate.`,
+      );
     }
     // Durable before the database knows the key: a crash after the commit must find it.
     await writeKeyFile(written, next);
@@ -65,17 +71,31 @@ export async function runRotateKey(args: SecretsArgs, out: Out = (line) => proce
     } catch (error) {
       if (error instanceof DatabaseInUseError) {
         rmSync(written, { force: true });
-        throw new CliError('CLI_SECRETS_ROTATION_REFUSED', `${error.message}: stop every instance on this database first (they hold the old key), then rotate.`, { cause: error });
+        throw new CliError(
+          'CLI_SECRETS_ROTATION_REFUSED',
+          `${error.message}: stop every instance on this database first (they hold the old key), then rotate.`,
+          { cause: error },
+        );
       }
       // The commit may have happened (a connection lost at COMMIT): the new key stays where a start looks for it.
-      throw new Error(`The rotation failed (${(error as Error).message}); the new key stays in ${written} in case the database took it: the next start tells which key the database is sealed with.`, { cause: error });
+      throw new Error(
+        `The rotation failed (${(error as Error).message}); the new key stays in ${written} in case the database took it: the next start tells which key the database is sealed with.`,
+        { cause: error },
+      );
     } finally {
       await target.close();
     }
     if (outcome.kind !== 'rotated') {
       rmSync(written, { force: true });
-      if (outcome.kind === 'unsealed') throw new CliError('CLI_SECRETS_ROTATION_REFUSED', 'The database holds no sealed secrets yet: start edgeport on it once (the start seals them), then rotate.');
-      throw new CliError('CLI_SECRETS_KEY_WRONG', `The secrets key from ${source.label} (id ${current.id}) is not the one this database is sealed with (id ${outcome.keyId}); nothing was changed.`);
+      if (outcome.kind === 'unsealed')
+        throw new CliError(
+          'CLI_SECRETS_ROTATION_REFUSED',
+          'The database holds no sealed secrets yet: start edgeport on it once (the start seals them), then rotate.',
+        );
+      throw new CliError(
+        'CLI_SECRETS_KEY_WRONG',
+        `The secrets key from ${source.label} (id ${current.id}) is not the one this database is sealed with (id ${outcome.keyId}); nothing was changed.`,
+      );
     }
     const { accessKeys, workerSecrets, logJobs } = outcome.counts;
     const resealed = `${count(workerSecrets, 'worker secret')}, ${count(accessKeys, 'S3 secret key')} and ${count(logJobs, 'log job destination')}`;
@@ -85,9 +105,11 @@ export async function runRotateKey(args: SecretsArgs, out: Out = (line) => proce
       out(`edgeport: resealed ${resealed} with the new secrets key ${next.id}, now in ${source.path}; the old key ${current.id} no longer opens them.`);
     } else {
       out(`edgeport: resealed ${resealed} with the new secrets key ${next.id}, written to ${written}; the old key ${current.id} no longer opens them.`);
-      out(source.kind === 'value'
-        ? `edgeport: set EDGEPORT_SECRETS_KEY (or [secrets] key) to the contents of ${written} on every instance before starting them.`
-        : `edgeport: put ${written} in place of ${source.path} (on every instance) before starting them.`);
+      out(
+        source.kind === 'value'
+          ? `edgeport: set EDGEPORT_SECRETS_KEY (or [secrets] key) to the contents of ${written} on every instance before starting them.`
+          : `edgeport: put ${written} in place of ${source.path} (on every instance) before starting them.`,
+      );
     }
     out(`edgeport: backups made before this need the old key ${current.id}: keep a copy of it with them.`);
   } finally {

@@ -15,10 +15,13 @@ export function onShutdownSignal(shutdown: (signal: NodeJS.Signals) => Promise<v
       process.exit(1);
     }
     stoppingSince = performance.now();
-    shutdown(signal).then(() => process.exit(0), (error: unknown) => {
-      console.error(`edgeport: shutdown failed: ${(error as Error).stack ?? String(error)}`);
-      process.exit(1);
-    });
+    shutdown(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`edgeport: shutdown failed: ${(error as Error).stack ?? String(error)}`);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);

@@ -98,7 +98,8 @@ export async function runStart(args: StartArgs): Promise<void> {
   let secrets: SecretBox;
   try {
     // A restore killed while swapping its data in: the previous data goes back before anything reads it.
-    if (await recoverInterruptedRestore(config.dataDir)) logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
+    if (await recoverInterruptedRestore(config.dataDir))
+      logger.warn({ dataDir: config.dataDir }, 'A restore was cut short while swapping its data in; the previous data is back in place.');
     // `[db] url`: every instance's metadata and control plane in one PostgreSQL database.
     database = config.dbUrl === undefined ? undefined : await openDatabase(config.dbUrl, clock.now(), config.backends.dbTimeoutMs);
     if (database) closers.push(() => database!.close());
@@ -107,8 +108,17 @@ export async function runStart(args: StartArgs): Promise<void> {
     logSecretsEvents(logger, opened.events);
     secrets = opened.box;
     engine = await openStoreEngine({
-      dataDir: config.dataDir, clock, logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-      blobsUrl: config.blobsUrl, blobsTimeoutMs: config.backends.blobsTimeoutMs, quotas: config.quotas, secrets, ...(database ? { database } : {}),
+      dataDir: config.dataDir,
+      clock,
+      logger,
+      recover: true,
+      maintenance: true,
+      backgroundCheckpoints: true,
+      blobsUrl: config.blobsUrl,
+      blobsTimeoutMs: config.backends.blobsTimeoutMs,
+      quotas: config.quotas,
+      secrets,
+      ...(database ? { database } : {}),
     });
   } catch (error) {
     await closeAll();
@@ -120,7 +130,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     // (only where the store keeps data there: SQLite or blob files); /readyz and /metrics report it.
     const holdsStore = config.dbUrl === undefined || config.blobsUrl === undefined;
     const disk = await DiskGuard.open({
-      dir: config.dataDir, minFreeBytes: config.backends.disk.minFreeBytes, reserveBytes: holdsStore ? config.backends.disk.reserveBytes : 0, logger,
+      dir: config.dataDir,
+      minFreeBytes: config.backends.disk.minFreeBytes,
+      reserveBytes: holdsStore ? config.backends.disk.reserveBytes : 0,
+      logger,
     });
     closers.push(async () => disk.close());
     if (holdsStore) guardDiskWrites(engine, disk);
@@ -137,7 +150,9 @@ export async function runStart(args: StartArgs): Promise<void> {
 
     // edgeport's own listeners, never another account's origin or log destination: the configured
     // ports at once, the ports picked for port 0 as each listener binds.
-    const ownListeners: ListenerAddress[] = Object.values(config.ports).filter((port) => port !== 0).map((port) => ({ host: config.host, port }));
+    const ownListeners: ListenerAddress[] = Object.values(config.ports)
+      .filter((port) => port !== 0)
+      .map((port) => ({ host: config.host, port }));
     const originPolicy = new OriginPolicy({
       allowPrivateOrigins: config.edge.allowPrivateOrigins,
       operatorAccountId: async () => (await control.firstAccount())?.id ?? null,
@@ -146,9 +161,18 @@ export async function runStart(args: StartArgs): Promise<void> {
     // file:// log destinations: below [logs] file_roots only, never in the data dir.
     const fileRoots = new FileRoots({ roots: config.logs.fileRoots, dataDir: config.dataDir, rootsClaimable: config.logs.fileRootsClaimable });
     const pipeline = new LogPipeline({
-      dataDir: config.dataDir, jobs: control, engine, clock, logger, fileRoots, outboundGuard: (accountId) => originPolicy.guardFor(accountId),
-      maxIntervalMs: config.logs.maxBatchIntervalMs, shutdownDeadlineMs: config.logs.shutdownDeliveryMs,
-      maxJobSpoolBytes: config.logs.maxJobSpoolBytes, maxTotalSpoolBytes: config.logs.maxTotalSpoolBytes, pauseAfterFailingMs: config.logs.pauseAfterFailingMs,
+      dataDir: config.dataDir,
+      jobs: control,
+      engine,
+      clock,
+      logger,
+      fileRoots,
+      outboundGuard: (accountId) => originPolicy.guardFor(accountId),
+      maxIntervalMs: config.logs.maxBatchIntervalMs,
+      shutdownDeadlineMs: config.logs.shutdownDeliveryMs,
+      maxJobSpoolBytes: config.logs.maxJobSpoolBytes,
+      maxTotalSpoolBytes: config.logs.maxTotalSpoolBytes,
+      pauseAfterFailingMs: config.logs.pauseAfterFailingMs,
     });
     closers.push(() => pipeline.close());
     pipeline.start();
@@ -159,11 +183,16 @@ export async function runStart(args: StartArgs): Promise<void> {
     // delete (an s3:// store at most every 10 s, every 2 s while failing; local files every second),
     // the data dir has room.
     const readiness: ReadinessChecks = {
-      database: async () => { await control.countAccounts(); },
+      database: async () => {
+        await control.countAccounts();
+      },
       blobs: cachedCheck(() => engine.checkBlobStore(), config.blobsUrl?.startsWith('s3:') ? { okMs: 10_000, failMs: 2_000 } : { okMs: 1_000, failMs: 0 }),
       disk: async () => {
         const state = await disk.state();
-        if (state.full) throw new Error(`disk space: ${mib(state.freeBytes)} free under the data dir, writes refused below [disk] min_free_bytes (${mib(state.minFreeBytes)})`);
+        if (state.full)
+          throw new Error(
+            `disk space: ${mib(state.freeBytes)} free under the data dir, writes refused below [disk] min_free_bytes (${mib(state.minFreeBytes)})`,
+          );
       },
     };
     registerHealthMetrics(metrics, readiness, disk);
@@ -184,25 +213,45 @@ export async function runStart(args: StartArgs): Promise<void> {
     // `wrangler tail` sessions: this instance's requests, sent to the sockets opened on this instance's API.
     const tails = new TailSessions();
     const deployed = new DeployedScripts({
-      registry, devDomain: config.workers.devDomain, logger, maxRunning: config.workers.maxRunning, idleStopMs: config.workers.idleStopMs, now: () => clock.now(),
-      start: (runnable, tailed) => startUploadedHost(runnable, { ...hostDeps, pool, ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script, runnable.version.id) } : {}) }),
+      registry,
+      devDomain: config.workers.devDomain,
+      logger,
+      maxRunning: config.workers.maxRunning,
+      idleStopMs: config.workers.idleStopMs,
+      now: () => clock.now(),
+      start: (runnable, tailed) =>
+        startUploadedHost(runnable, {
+          ...hostDeps,
+          pool,
+          ...(tailed ? { tail: tails.target(runnable.version.accountId, runnable.version.script, runnable.version.id) } : {}),
+        }),
       tailed: (accountId, script) => tails.watching(accountId, script),
     });
     tails.onChange(() => deployed.tailsChanged());
     registerTailMetrics(metrics, tails);
-    const runningScripts = new Gauge({ name: 'edgeport_workers_running_scripts', help: 'Deployed scripts running in workerd on this instance (each started by its first request, stopped when idle).', registers: [metrics.registry] });
+    const runningScripts = new Gauge({
+      name: 'edgeport_workers_running_scripts',
+      help: 'Deployed scripts running in workerd on this instance (each started by its first request, stopped when idle).',
+      registers: [metrics.registry],
+    });
     metrics.beforeScrape(() => runningScripts.set(deployed.runningCount));
     closers.push(() => deployed.close());
     await deployed.start();
     const workers = {
-      registry, tryStart: trialStarter(hostDeps), maxScriptsPerAccount: config.workers.maxScriptsPerAccount, maxRoutesPerZone: config.workers.maxRoutesPerZone,
-      devDomain: config.workers.devDomain, tails,
+      registry,
+      tryStart: trialStarter(hostDeps),
+      maxScriptsPerAccount: config.workers.maxScriptsPerAccount,
+      maxRoutesPerZone: config.workers.maxRoutesPerZone,
+      devDomain: config.workers.devDomain,
+      tails,
     };
     // Public buckets: managed URLs under [r2] public_domain and custom domains on zones, served by the edge.
     const dev = config.workers.devDomain;
     const pub = config.r2.publicDomain;
     if (dev !== null && pub !== null && (isAtOrUnder(dev, pub) || isAtOrUnder(pub, dev))) {
-      throw new ConfigError(`[r2] public_domain (${pub}) and [workers] dev_domain (${dev}) overlap: the edge could not tell a public bucket's host from a script's; give them domains apart, such as r2.localhost and workers.localhost.`);
+      throw new ConfigError(
+        `[r2] public_domain (${pub}) and [workers] dev_domain (${dev}) overlap: the edge could not tell a public bucket's host from a script's; give them domains apart, such as r2.localhost and workers.localhost.`,
+      );
     }
     const bucketDomains = new BucketDomains(openRegistryDriver({ dataDir: config.dataDir, clock, ...(database ? { database } : {}) }), clock);
     closers.push(() => bucketDomains.close());
@@ -211,30 +260,80 @@ export async function runStart(args: StartArgs): Promise<void> {
     metrics.include(gateway.metrics.registry, () => gateway.prepareMetrics());
     const listenerUrls: Record<string, string> = {};
     const listeners: PlannedListener[] = [
-      { label: 'edge', flag: 'edge-port', port: config.ports.edge, path: '', surface: 'edge', handle: createEdgeService({
-        zones: control, pipeline, scripts: edgeScripts, deployed, publicBuckets, clock, logger, originPolicy,
-        listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
-      }) },
+      {
+        label: 'edge',
+        flag: 'edge-port',
+        port: config.ports.edge,
+        path: '',
+        surface: 'edge',
+        handle: createEdgeService({
+          zones: control,
+          pipeline,
+          scripts: edgeScripts,
+          deployed,
+          publicBuckets,
+          clock,
+          logger,
+          originPolicy,
+          listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
+        }),
+      },
       {
         // Probes and metrics stay answerable while the server sheds load.
-        label: 'management API', flag: 'api-port', port: config.ports.api, path: '/client/v4', surface: 'api', unshedPaths: ['/healthz', '/readyz', '/metrics'],
+        label: 'management API',
+        flag: 'api-port',
+        port: config.ports.api,
+        path: '/client/v4',
+        surface: 'api',
+        unshedPaths: ['/healthz', '/readyz', '/metrics'],
         handle: await createApiService({
-          control, accessKeys, clock, logger, store: engine, originPolicy, fileRoots, auth: config.auth, scrypt,
+          control,
+          accessKeys,
+          clock,
+          logger,
+          store: engine,
+          originPolicy,
+          fileRoots,
+          auth: config.auth,
+          scrypt,
           gateway: { networks: () => gateway.networks(), url: () => listenerUrls.gateway },
           s3: { url: () => listenerUrls['S3-compatible API'] },
-          metrics, workers, publicBuckets: { domains: bucketDomains, publicDomain: config.r2.publicDomain },
+          metrics,
+          workers,
+          publicBuckets: { domains: bucketDomains, publicDomain: config.r2.publicDomain },
           readiness,
         }),
       },
       // Its metrics stay readable while the server sheds load.
-      { label: 'gateway', flag: 'gateway-port', port: config.ports.gateway, path: '/v1/<network>', surface: 'gateway', unshedPaths: ['/metrics'], handle: gateway },
+      {
+        label: 'gateway',
+        flag: 'gateway-port',
+        port: config.ports.gateway,
+        path: '/v1/<network>',
+        surface: 'gateway',
+        unshedPaths: ['/metrics'],
+        handle: gateway,
+      },
       {
         // Uploads are authenticated before their client is told to send the body.
-        label: 'S3-compatible API', flag: 's3-port', port: config.ports.s3, path: '', surface: 's3', handlesExpectContinue: true,
+        label: 'S3-compatible API',
+        flag: 's3-port',
+        port: config.ports.s3,
+        path: '',
+        surface: 's3',
+        handlesExpectContinue: true,
         handle: {
           handler: createS3Listener({
-            engine, keys: (id) => accessKeys.keyFor(id), clock, logger, dashboard: () => listenerUrls['management API'],
-            failureLimits: { windowMs: config.auth.failureWindowMs, maxPerAddress: config.auth.maxFailuresPerAddress, maxPerIdentity: config.auth.maxFailuresPerIdentity },
+            engine,
+            keys: (id) => accessKeys.keyFor(id),
+            clock,
+            logger,
+            dashboard: () => listenerUrls['management API'],
+            failureLimits: {
+              windowMs: config.auth.failureWindowMs,
+              maxPerAddress: config.auth.maxFailuresPerAddress,
+              maxPerIdentity: config.auth.maxFailuresPerIdentity,
+            },
           }),
           close: async () => {},
         },
@@ -244,7 +343,10 @@ export async function runStart(args: StartArgs): Promise<void> {
     for (const planned of listeners) {
       closers.push(() => planned.handle.close());
       const listener = await listen(metrics.instrumentRequests(planned.handle.handler, planned.surface), config.host, planned.port, planned.label, {
-        surface: planned.surface, limits: config.limits, logger, portHint: optionHint('start', planned.flag),
+        surface: planned.surface,
+        limits: config.limits,
+        logger,
+        portHint: optionHint('start', planned.flag),
         ...(planned.unshedPaths ? { unshedPaths: planned.unshedPaths } : {}),
         ...(planned.handlesExpectContinue ? { handlesExpectContinue: true } : {}),
         ...(planned.surface === 'api' ? { onUpgrade: tailUpgradeHandler(tails) } : {}),
@@ -263,21 +365,26 @@ export async function runStart(args: StartArgs): Promise<void> {
       logger.info('Shutting down');
       await closeAll();
     });
-    process.stdout.write(formatBanner({
-      version: VERSION,
-      dataDir: config.dataDir,
-      listeners: shown,
-      scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
-      signIn: signInNote(signIn, operator.email),
-      accountsCommand: accountsCommand(configFile, args),
-      s3Key: s3KeyNote(s3Key),
-      accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
-      devChain: gateway.banner,
-      storage: [
-        ...(database ? [`metadata in PostgreSQL at ${database.where} (schema ${database.schema})`] : []),
-        ...(config.blobsUrl === undefined ? [] : [`object bodies in ${config.blobsUrl.replace(/(secret-access-key=)[^&]*/, '$1***')}`]),
-      ],
-    }, { tty: process.stdout.isTTY === true }));
+    process.stdout.write(
+      formatBanner(
+        {
+          version: VERSION,
+          dataDir: config.dataDir,
+          listeners: shown,
+          scripts: edgeScripts.map(({ name, routes }) => ({ name, routes })),
+          signIn: signInNote(signIn, operator.email),
+          accountsCommand: accountsCommand(configFile, args),
+          s3Key: s3KeyNote(s3Key),
+          accessKeysUrl: `${listenerUrls['management API']}/client/v4/accounts/${operator.id}/store/access-keys`,
+          devChain: gateway.banner,
+          storage: [
+            ...(database ? [`metadata in PostgreSQL at ${database.where} (schema ${database.schema})`] : []),
+            ...(config.blobsUrl === undefined ? [] : [`object bodies in ${config.blobsUrl.replace(/(secret-access-key=)[^&]*/, '$1***')}`]),
+          ],
+        },
+        { tty: process.stdout.isTTY === true },
+      ),
+    );
   } catch (error) {
     await closeAll();
     throw error;
@@ -290,7 +397,10 @@ function poolLimits(config: Readonly<Config>) {
   return {
     maxProcesses: workers.maxAccountProcesses,
     account: {
-      maxIsolates: workers.maxRunningPerAccount, maxRequests: workers.maxRequestsPerAccount, queueMs: workers.accountQueueMs, memoryBytes: workers.accountMemoryMb * 1024 * 1024,
+      maxIsolates: workers.maxRunningPerAccount,
+      maxRequests: workers.maxRequestsPerAccount,
+      queueMs: workers.accountQueueMs,
+      memoryBytes: workers.accountMemoryMb * 1024 * 1024,
     },
   };
 }
@@ -298,13 +408,19 @@ function poolLimits(config: Readonly<Config>) {
 /** The pool's counts at /metrics: totals only, never an account or a script in a label. */
 function registerPoolMetrics(metrics: Metrics, pool: IsolatePool): void {
   const gauges = {
-    processes: new Gauge({ name: 'edgeport_workers_account_processes', help: 'Account workerd processes running on this instance (one per account with running scripts, one for the configured scripts).', registers: [metrics.registry] }),
+    processes: new Gauge({
+      name: 'edgeport_workers_account_processes',
+      help: 'Account workerd processes running on this instance (one per account with running scripts, one for the configured scripts).',
+      registers: [metrics.registry],
+    }),
     isolates: new Gauge({ name: 'edgeport_workers_isolates', help: 'Scripts loaded as isolates in the account processes.', registers: [metrics.registry] }),
     inflight: new Gauge({ name: 'edgeport_workers_requests_in_flight', help: 'Requests in flight in the account processes.', registers: [metrics.registry] }),
   };
   const refused = new Counter({
-    name: 'edgeport_workers_refused_requests_total', help: 'Requests refused for an account\'s share (requests in flight, scripts loaded) or the instance\'s (account processes).',
-    labelNames: ['reason'], registers: [metrics.registry],
+    name: 'edgeport_workers_refused_requests_total',
+    help: "Requests refused for an account's share (requests in flight, scripts loaded) or the instance's (account processes).",
+    labelNames: ['reason'],
+    registers: [metrics.registry],
   });
   const seen = { 'account-requests': 0, 'account-scripts': 0, unavailable: 0 };
   const reasons = { 'account-requests': 'account_requests', 'account-scripts': 'account_scripts', unavailable: 'processes' } as const;
@@ -336,9 +452,11 @@ function s3KeyNote(outcome: BootstrapKey): S3KeyNote {
 
 /** `edgeport accounts create <email>`, with the flags that reach this server's database. */
 function accountsCommand(configFile: string | undefined, args: StartArgs): string {
-  return ['edgeport accounts create <email>',
+  return [
+    'edgeport accounts create <email>',
     ...(configFile === undefined ? [] : [`--config ${configFile}`]),
-    ...(args.flags.data_dir === undefined ? [] : [`--data-dir ${args.flags.data_dir}`])].join(' ');
+    ...(args.flags.data_dir === undefined ? [] : [`--data-dir ${args.flags.data_dir}`]),
+  ].join(' ');
 }
 
 /**
@@ -379,7 +497,9 @@ async function scriptAccounts(scripts: readonly ServerScript[], control: Control
     }
     const found = /^[0-9a-f]{32}$/.test(account) ? await control.getAccount(account) : await control.findAccountByEmail(account);
     if (!found) {
-      throw new ConfigError(`Script ${JSON.stringify(script.name)}: account ${JSON.stringify(account)} does not exist: name an account by its e-mail or id (edgeport accounts create <email> makes one), or leave account out for the first account.`);
+      throw new ConfigError(
+        `Script ${JSON.stringify(script.name)}: account ${JSON.stringify(account)} does not exist: name an account by its e-mail or id (edgeport accounts create <email> makes one), or leave account out for the first account.`,
+      );
     }
     ids.push(found.id);
   }
@@ -395,10 +515,12 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
     if (account !== undefined && (typeof account !== 'string' || account === '')) {
       throw new ConfigError(`${source}: account must be the e-mail or id of an account.`);
     }
-    const script = typeof entry.path === 'string' && Object.keys(entry).length === 1
-      ? loadScriptConfig(resolve(baseDir, entry.path))
-      : parseScriptConfig(entry, { baseDir, source });
-    if (script.routes.length === 0) throw new ConfigError(`Script ${JSON.stringify(script.name)} has no routes: add routes such as ["example.test/api/*"] so the edge can reach it.`);
+    const script =
+      typeof entry.path === 'string' && Object.keys(entry).length === 1
+        ? loadScriptConfig(resolve(baseDir, entry.path))
+        : parseScriptConfig(entry, { baseDir, source });
+    if (script.routes.length === 0)
+      throw new ConfigError(`Script ${JSON.stringify(script.name)} has no routes: add routes such as ["example.test/api/*"] so the edge can reach it.`);
     for (const route of script.routes) {
       let parsed;
       try {
@@ -408,24 +530,41 @@ function loadScripts(config: Readonly<Config>, configFile: string | undefined): 
       }
       const { devDomain } = config.workers;
       if (routeReachesPlatform(parsed, devDomain)) {
-        throw new ConfigError(`Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${devDomain} ([workers] dev_domain), which serve deployed scripts at <script>.<account subdomain>.${devDomain}: route another host, or set [workers] dev_domain to another domain ("" for none).`);
+        throw new ConfigError(
+          `Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${devDomain} ([workers] dev_domain), which serve deployed scripts at <script>.<account subdomain>.${devDomain}: route another host, or set [workers] dev_domain to another domain ("" for none).`,
+        );
       }
       const { publicDomain } = config.r2;
       if (routeReachesPlatform(parsed, publicDomain)) {
-        throw new ConfigError(`Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${publicDomain} ([r2] public_domain), which serve public buckets at <public id>.${publicDomain}: route another host, or set [r2] public_domain to another domain ("" for none).`);
+        throw new ConfigError(
+          `Script ${JSON.stringify(script.name)}: route ${JSON.stringify(route)} would match hosts of ${publicDomain} ([r2] public_domain), which serve public buckets at <public id>.${publicDomain}: route another host, or set [r2] public_domain to another domain ("" for none).`,
+        );
       }
     }
     return { script: script as ScriptConfig, account };
   });
 }
 
-async function startScripts(scripts: readonly ServerScript[], accounts: readonly string[], config: Readonly<Config>, engine: ObjectEngine,
-  logger: ReturnType<typeof createLogger>, closers: Array<() => Promise<void>>, pool: IsolatePool): Promise<EdgeScript[]> {
+async function startScripts(
+  scripts: readonly ServerScript[],
+  accounts: readonly string[],
+  config: Readonly<Config>,
+  engine: ObjectEngine,
+  logger: ReturnType<typeof createLogger>,
+  closers: Array<() => Promise<void>>,
+  pool: IsolatePool,
+): Promise<EdgeScript[]> {
   const started: EdgeScript[] = [];
   for (const [index, { script }] of scripts.entries()) {
     // The configured scripts share a workerd process of their own, apart from every account's deployed ones.
     const host = await startScriptHost({
-      script, accountId: accounts[index]!, dataDir: config.dataDir, blobsUrl: config.blobsUrl, dbUrl: config.dbUrl, logger, engine,
+      script,
+      accountId: accounts[index]!,
+      dataDir: config.dataDir,
+      blobsUrl: config.blobsUrl,
+      dbUrl: config.dbUrl,
+      logger,
+      engine,
       pool: { pool, tenant: 'config', name: 'configured scripts' },
     });
     closers.push(() => host.close());

@@ -108,7 +108,10 @@ function copyFolder(from: NoFollowDir, to: NoFollowDir, name: string, path: stri
 
 /** `: blobs/evil (symbolic link), gateway/pipe (fifo), and 3 more` for a command's output line. */
 export function describeSkipped(skipped: readonly SkippedEntry[]): string {
-  const named = skipped.slice(0, SKIPPED_NAMED).map((entry) => `${printable(entry.path)} (${entry.kind})`).join(', ');
+  const named = skipped
+    .slice(0, SKIPPED_NAMED)
+    .map((entry) => `${printable(entry.path)} (${entry.kind})`)
+    .join(', ');
   return skipped.length > SKIPPED_NAMED ? `${named}, and ${skipped.length - SKIPPED_NAMED} more` : named;
 }
 

@@ -22,8 +22,13 @@ function synopsis(spec: CommandSpec): string {
 }
 
 function optionRow(option: OptionSpec, indent: string, detailed: boolean): string {
-  const where = detailed ? [option.config === undefined ? undefined : `${option.config} in edgeport.toml`, option.env].filter((text) => text !== undefined) : [];
-  return row(`${indent}--${option.name}${option.value === undefined ? '' : ` ${option.value}`}`, `${option.summary} (default: ${option.default}${where.length > 0 ? `; or ${where.join(', ')}` : ''})`);
+  const where = detailed
+    ? [option.config === undefined ? undefined : `${option.config} in edgeport.toml`, option.env].filter((text) => text !== undefined)
+    : [];
+  return row(
+    `${indent}--${option.name}${option.value === undefined ? '' : ` ${option.value}`}`,
+    `${option.summary} (default: ${option.default}${where.length > 0 ? `; or ${where.join(', ')}` : ''})`,
+  );
 }
 
 /** Words of `text` in lines of at most `width` characters, each after `indent`. */
@@ -42,20 +47,21 @@ export function wrap(text: string, width: number, indent = ''): string {
   return lines.join('\n');
 }
 
-const EXIT_CODES = 'Exit codes: 0 success, or a clean stop on SIGTERM or Ctrl-C; 1 an error (a bad config, a port or the data dir in use, a failed start); 2 bad usage.';
+const EXIT_CODES =
+  'Exit codes: 0 success, or a clean stop on SIGTERM or Ctrl-C; 1 an error (a bad config, a port or the data dir in use, a failed start); 2 bad usage.';
 
 /** `edgeport --help`: every command with its options and their defaults. */
 export const USAGE = [
-  wrap(`edgeport ${VERSION}: a self-hostable edge platform (management API and dashboard, edge with log shipping, JSON-RPC gateway, S3-compatible object store).`, WIDTH),
+  wrap(
+    `edgeport ${VERSION}: a self-hostable edge platform (management API and dashboard, edge with log shipping, JSON-RPC gateway, S3-compatible object store).`,
+    WIDTH,
+  ),
   '',
   'Usage: edgeport <command> [options]',
   '',
   'Commands:',
-  ...Object.values(COMMANDS).flatMap((spec) => [
-    row(`  ${synopsis(spec)}`, spec.summary),
-    ...spec.options.map((option) => optionRow(option, '      ', false)),
-  ]),
-  row('  help [command]', 'Show this help, or one command\'s (also: edgeport <command> --help).'),
+  ...Object.values(COMMANDS).flatMap((spec) => [row(`  ${synopsis(spec)}`, spec.summary), ...spec.options.map((option) => optionRow(option, '      ', false))]),
+  row('  help [command]', "Show this help, or one command's (also: edgeport <command> --help)."),
   '',
   'Options:',
   row('  -h, --help', 'Show help.'),

@@ -25,9 +25,19 @@ export const blobsSectionSchema = z.strictObject({
 
 export const diskSectionSchema = z.strictObject({
   /** Below this many free bytes under the data dir, writes are refused and /readyz fails. */
-  min_free_bytes: z.number().int().min(0).max(2 ** 50).optional(),
+  min_free_bytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 50)
+    .optional(),
   /** Bytes kept in `<data dir>/disk-reserve` and given up on a full disk so that deletes go through; 0: none. */
-  reserve_bytes: z.number().int().min(0).max(2 ** 34).optional(),
+  reserve_bytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 34)
+    .optional(),
 });
 
 export interface BackendsConfig {
@@ -37,8 +47,11 @@ export interface BackendsConfig {
 }
 
 /** Fills defaults into validated `[db]`, `[blobs]` and `[disk]` sections. */
-export function toBackendsConfig(db: z.infer<typeof dbSectionSchema> | undefined, blobs: z.infer<typeof blobsSectionSchema> | undefined,
-  disk: z.infer<typeof diskSectionSchema> | undefined): BackendsConfig {
+export function toBackendsConfig(
+  db: z.infer<typeof dbSectionSchema> | undefined,
+  blobs: z.infer<typeof blobsSectionSchema> | undefined,
+  disk: z.infer<typeof diskSectionSchema> | undefined,
+): BackendsConfig {
   const d = DEFAULTS.backends;
   return {
     dbTimeoutMs: db?.timeout_ms ?? d.dbTimeoutMs,

@@ -37,9 +37,18 @@ export const DEFAULTS = {
    * isolate's heap 128 MiB, as a configured script by default.
    */
   workers: {
-    maxScriptsPerAccount: 100, maxRoutesPerZone: 1_000, devDomain: 'workers.localhost', maxRunning: 1_000, idleStopMs: 900_000,
-    maxAccountProcesses: 32, maxRunningPerAccount: 100, maxRequestsPerAccount: 100, accountQueueMs: 5_000, accountMemoryMb: 1_024,
-    scriptCpuMs: 30_000, scriptMemoryMb: 128,
+    maxScriptsPerAccount: 100,
+    maxRoutesPerZone: 1_000,
+    devDomain: 'workers.localhost',
+    maxRunning: 1_000,
+    idleStopMs: 900_000,
+    maxAccountProcesses: 32,
+    maxRunningPerAccount: 100,
+    maxRequestsPerAccount: 100,
+    accountQueueMs: 5_000,
+    accountMemoryMb: 1_024,
+    scriptCpuMs: 30_000,
+    scriptMemoryMb: 128,
   },
   /**
    * A bucket whose managed public URL is on (wrangler's `r2 bucket dev-url enable`) is served
@@ -78,8 +87,13 @@ export const DEFAULTS = {
    * no new lines until a delivery succeeds.
    */
   logs: {
-    maxBatchIntervalMs: 30_000, shutdownDeliveryMs: 10_000, fileRootInDataDir: 'log-files', fileRootsClaimable: false,
-    maxJobSpoolBytes: 64 * 1024 * 1024, maxTotalSpoolBytes: 1024 * 1024 * 1024, pauseAfterFailingMs: 5 * 60_000,
+    maxBatchIntervalMs: 30_000,
+    shutdownDeliveryMs: 10_000,
+    fileRootInDataDir: 'log-files',
+    fileRootsClaimable: false,
+    maxJobSpoolBytes: 64 * 1024 * 1024,
+    maxTotalSpoolBytes: 1024 * 1024 * 1024,
+    pauseAfterFailingMs: 5 * 60_000,
   },
   /**
    * Every listener's protection against slow or flooding clients (`[limits]`, src/config/limits.ts).

@@ -18,10 +18,7 @@ const networkSchema = z.strictObject({
   name: z.string().regex(NETWORK_NAME, 'a network name is lower case letters, digits, "-" and "_" (it is the last segment of /v1/<network>)'),
   chain_id: positiveInt.optional(),
   /** `"embedded"` (the in-process chain) or one or more node URLs, tried in order (failover). */
-  upstreams: z.union([
-    z.literal('embedded'),
-    z.array(z.url({ protocol: /^https?$/, error: 'an upstream is an http:// or https:// URL' })).min(1),
-  ]).optional(),
+  upstreams: z.union([z.literal('embedded'), z.array(z.url({ protocol: /^https?$/, error: 'an upstream is an http:// or https:// URL' })).min(1)]).optional(),
   /** TOML date (`2023-01-30`) or the same as a string: from that day (UTC) on, the network is retired. */
   retired_on: z.union([z.string().regex(DATE, 'a date is YYYY-MM-DD'), z.date()]).optional(),
   /** The network clients move to once this one is retired. */
@@ -29,41 +26,47 @@ const networkSchema = z.strictObject({
   enabled: z.boolean().optional(),
 });
 
-export const gatewaySectionSchema = z.strictObject({
-  max_body_bytes: positiveInt.optional(),
-  max_batch_items: positiveInt.optional(),
-  upstream_timeout_ms: positiveInt.optional(),
-  upstream_cooldown_ms: z.number().int().min(0).optional(),
-  cache_max_entries: z.number().int().min(0).optional(),
-  cache_max_bytes: z.number().int().min(0).optional(),
-  max_logs_block_range: positiveInt.optional(),
-  max_fee_history_blocks: positiveInt.optional(),
-  allow_methods: z.array(z.string().regex(METHOD_PATTERN, 'a method name, optionally ending in *')).optional(),
-  deny_methods: z.array(z.string().regex(METHOD_PATTERN, 'a method name, optionally ending in *')).optional(),
-  rate_limit: z.strictObject({
-    /** Sustained requests per second per client IP (every batch member counts); 0 turns the limit off. */
-    requests_per_second: z.number().min(0).optional(),
-    /** Bucket size: how many requests a client may send at once after being idle. */
-    burst: positiveInt.optional(),
-  }).optional(),
-  /** Gas for one EVM-executing call (eth_call, eth_estimateGas, ...); more is cut to this. */
-  evm_gas_cap: z.number().int().min(21_000).optional(),
-  /** Wall time one EVM-executing call may take before its answer is an error. */
-  evm_timeout_ms: positiveInt.optional(),
-  evm_time_per_client: z.strictObject({
-    /** Chain milliseconds per second each client (IP) may spend on EVM calls, sustained. */
-    ms_per_second: positiveInt.optional(),
-    /** Chain milliseconds an idle client may spend at once. */
-    burst_ms: positiveInt.optional(),
-  }).optional(),
-  max_queued_evm_calls_per_client: positiveInt.optional(),
-  max_queued_evm_calls: positiveInt.optional(),
-  /** Bytes of large bodies read and parsed at once; a large body over it gets 503. */
-  max_body_bytes_in_flight: positiveInt.optional(),
-  networks: z.array(networkSchema).optional(),
-}).superRefine((section, ctx) => {
-  for (const issue of networkIssues(section.networks ?? [])) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-});
+export const gatewaySectionSchema = z
+  .strictObject({
+    max_body_bytes: positiveInt.optional(),
+    max_batch_items: positiveInt.optional(),
+    upstream_timeout_ms: positiveInt.optional(),
+    upstream_cooldown_ms: z.number().int().min(0).optional(),
+    cache_max_entries: z.number().int().min(0).optional(),
+    cache_max_bytes: z.number().int().min(0).optional(),
+    max_logs_block_range: positiveInt.optional(),
+    max_fee_history_blocks: positiveInt.optional(),
+    allow_methods: z.array(z.string().regex(METHOD_PATTERN, 'a method name, optionally ending in *')).optional(),
+    deny_methods: z.array(z.string().regex(METHOD_PATTERN, 'a method name, optionally ending in *')).optional(),
+    rate_limit: z
+      .strictObject({
+        /** Sustained requests per second per client IP (every batch member counts); 0 turns the limit off. */
+        requests_per_second: z.number().min(0).optional(),
+        /** Bucket size: how many requests a client may send at once after being idle. */
+        burst: positiveInt.optional(),
+      })
+      .optional(),
+    /** Gas for one EVM-executing call (eth_call, eth_estimateGas, ...); more is cut to this. */
+    evm_gas_cap: z.number().int().min(21_000).optional(),
+    /** Wall time one EVM-executing call may take before its answer is an error. */
+    evm_timeout_ms: positiveInt.optional(),
+    evm_time_per_client: z
+      .strictObject({
+        /** Chain milliseconds per second each client (IP) may spend on EVM calls, sustained. */
+        ms_per_second: positiveInt.optional(),
+        /** Chain milliseconds an idle client may spend at once. */
+        burst_ms: positiveInt.optional(),
+      })
+      .optional(),
+    max_queued_evm_calls_per_client: positiveInt.optional(),
+    max_queued_evm_calls: positiveInt.optional(),
+    /** Bytes of large bodies read and parsed at once; a large body over it gets 503. */
+    max_body_bytes_in_flight: positiveInt.optional(),
+    networks: z.array(networkSchema).optional(),
+  })
+  .superRefine((section, ctx) => {
+    for (const issue of networkIssues(section.networks ?? [])) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  });
 
 export type GatewaySection = z.infer<typeof gatewaySectionSchema>;
 type NetworkEntry = z.infer<typeof networkSchema>;
@@ -117,7 +120,9 @@ export interface GatewayConfig {
 export function toGatewayConfig(section: GatewaySection | undefined): GatewayConfig {
   const d = GATEWAY_DEFAULTS;
   return {
-    networks: mergeNetworks(section?.networks ?? []).filter((n) => n.enabled !== false).map(toNetworkConfig),
+    networks: mergeNetworks(section?.networks ?? [])
+      .filter((n) => n.enabled !== false)
+      .map(toNetworkConfig),
     maxBodyBytes: section?.max_body_bytes ?? d.maxBodyBytes,
     maxBatchItems: section?.max_batch_items ?? d.maxBatchItems,
     upstreamTimeoutMs: section?.upstream_timeout_ms ?? d.upstreamTimeoutMs,
@@ -205,7 +210,8 @@ function networkIssues(entries: readonly NetworkEntry[]): Array<{ path: Property
     if (network.enabled === false) continue;
     if (network.replacement !== undefined) {
       if (network.replacement === network.name) issues.push({ path: at('replacement'), message: `network "${network.name}" cannot replace itself` });
-      else if (!enabled.has(network.replacement)) issues.push({ path: at('replacement'), message: `replacement "${network.replacement}" is not an enabled network` });
+      else if (!enabled.has(network.replacement))
+        issues.push({ path: at('replacement'), message: `replacement "${network.replacement}" is not an enabled network` });
     }
   }
   return issues;

@@ -17,7 +17,9 @@ export const limitsSectionSchema = z.strictObject({
   idle_timeout_ms: ms(1_000, 3_600_000).optional(),
   max_connections: countOrOff.optional(),
   max_connections_per_client: countOrOff.optional(),
-  max_event_loop_delay_ms: ms(0, 600_000).refine((value) => value === 0 || value >= 20, 'is 0 (never shed) or 20 to 600000 ms').optional(),
+  max_event_loop_delay_ms: ms(0, 600_000)
+    .refine((value) => value === 0 || value >= 20, 'is 0 (never shed) or 20 to 600000 ms')
+    .optional(),
 });
 
 export type LimitsSection = z.infer<typeof limitsSectionSchema>;

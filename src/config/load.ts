@@ -80,11 +80,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
 
 /** One line per problem, naming the key and (for unknown keys) the offending names. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues.map((issue) => {
-    const at = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-    if (issue.code === 'unrecognized_keys') return `  - ${at}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
-    return `  - ${at}: ${issue.message}`;
-  }).join('\n');
+  return issues
+    .map((issue) => {
+      const at = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
+      if (issue.code === 'unrecognized_keys') return `  - ${at}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+      return `  - ${at}: ${issue.message}`;
+    })
+    .join('\n');
 }
 
 function deepMerge(base: ConfigOverrides, over: ConfigOverrides): ConfigOverrides {

@@ -93,7 +93,7 @@ export function scanJsonShape(text: string, limits: JsonShapeLimits): JsonShape 
         }
         break;
       }
-      if (d !== (container === ARRAY ? 0x5d /* ] */ : 0x7d /* } */)) return { kind: 'invalid', offset: i };
+      if (d !== (container === ARRAY ? 0x5d /* ] */ : 0x7d) /* } */) return { kind: 'invalid', offset: i };
       depth--;
       i++;
     }

@@ -31,16 +31,23 @@ export class Metrics {
   /** Registries of services that keep their own (the gateway's), rendered with this one. */
   readonly #included: Registry[] = [];
   readonly #requests = new Counter({
-    name: 'edgeport_http_requests_total', help: 'HTTP requests answered, by service, method and status class (aborted: the client left first).',
-    labelNames: ['service', 'method', 'status_class'], registers: [this.registry],
+    name: 'edgeport_http_requests_total',
+    help: 'HTTP requests answered, by service, method and status class (aborted: the client left first).',
+    labelNames: ['service', 'method', 'status_class'],
+    registers: [this.registry],
   });
   readonly #errors = new Counter({
-    name: 'edgeport_http_request_errors_total', help: 'HTTP requests that failed on the server side (5xx) or were cut before their answer was sent (aborted), by service.',
-    labelNames: ['service', 'kind'], registers: [this.registry],
+    name: 'edgeport_http_request_errors_total',
+    help: 'HTTP requests that failed on the server side (5xx) or were cut before their answer was sent (aborted), by service.',
+    labelNames: ['service', 'kind'],
+    registers: [this.registry],
   });
   readonly #durations = new Histogram({
-    name: 'edgeport_http_request_duration_seconds', help: 'Time from the request head to the last byte of the answer, by service.',
-    labelNames: ['service'], buckets: DURATION_BUCKETS, registers: [this.registry],
+    name: 'edgeport_http_request_duration_seconds',
+    help: 'Time from the request head to the last byte of the answer, by service.',
+    labelNames: ['service'],
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
   });
 
   /** Runs `hook` before each rendering (to set gauges, hand over tallies); a promise is waited for. */
@@ -71,7 +78,7 @@ export class Metrics {
     const count = (method: string, klass: StatusClass) => {
       const key = `${method} ${klass}`;
       let child = counts.get(key);
-      if (child === undefined) counts.set(key, child = this.#requests.labels(service, method, klass));
+      if (child === undefined) counts.set(key, (child = this.#requests.labels(service, method, klass)));
       child.inc();
       if (klass === '5xx' || klass === 'aborted') this.#errors.labels(service, klass === '5xx' ? 'server_error' : 'aborted').inc();
     };

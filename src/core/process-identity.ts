@@ -78,7 +78,10 @@ function startTicks(pid: number): string | null {
 function currentBoot(): string {
   if (bootId === undefined) {
     try {
-      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').replace(/[^0-9a-f]/g, '').slice(0, 8) || '0';
+      bootId =
+        readFileSync('/proc/sys/kernel/random/boot_id', 'latin1')
+          .replace(/[^0-9a-f]/g, '')
+          .slice(0, 8) || '0';
     } catch {
       bootId = '0';
     }

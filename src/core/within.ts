@@ -6,7 +6,12 @@
 export async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<F>((resolve) => { timer = setTimeout(resolve, ms, fallback); })]);
+    return await Promise.race([
+      promise,
+      new Promise<F>((resolve) => {
+        timer = setTimeout(resolve, ms, fallback);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -6,19 +6,58 @@ import type { AccountRecord, CustomFieldNames, RulesetRecord, RulesetVersionReco
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
 
-export interface AccountRow { id: string; email: string; name: string; key_hash: string; created: number }
-export interface ZoneRow { id: string; account_id: string; name: string; origin: string | null; paused: number; created: number; modified: number }
+export interface AccountRow {
+  id: string;
+  email: string;
+  name: string;
+  key_hash: string;
+  created: number;
+}
+export interface ZoneRow {
+  id: string;
+  account_id: string;
+  name: string;
+  origin: string | null;
+  paused: number;
+  created: number;
+  modified: number;
+}
 export interface RulesetRow {
-  id: string; zone_id: string; name: string; description: string; kind: string; phase: string; version: number; last_updated: number; rules: string;
+  id: string;
+  zone_id: string;
+  name: string;
+  description: string;
+  kind: string;
+  phase: string;
+  version: number;
+  last_updated: number;
+  rules: string;
   /** JSON: the earlier versions (migration 19). */
   history: string;
 }
 /** A `log_jobs` row: `job` is the record without its id, the destination sealed (secrets/sealed-rows.ts). */
-export interface JobRow { id: number; job: string }
-export interface SessionRow { id: string; account_id: string; key_hash: string; csrf_token: string; created: number; expires: number }
+export interface JobRow {
+  id: number;
+  job: string;
+}
+export interface SessionRow {
+  id: string;
+  account_id: string;
+  key_hash: string;
+  csrf_token: string;
+  created: number;
+  expires: number;
+}
 
 export function toSession(row: SessionRow): SessionRecord {
-  return { id: row.id, accountId: row.account_id, keyHash: row.key_hash, csrfToken: row.csrf_token, created: Number(row.created), expires: Number(row.expires) };
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    keyHash: row.key_hash,
+    csrfToken: row.csrf_token,
+    created: Number(row.created),
+    expires: Number(row.expires),
+  };
 }
 
 /** The merged names of a custom-fields entry point's enabled rules, as stored JSON (null for other rulesets). */
@@ -27,9 +66,9 @@ export function customFieldsOf(ruleset: RulesetRecord): string | null {
   const merged: CustomFieldNames = { requestFields: [], responseFields: [], cookieFields: [] };
   for (const rule of ruleset.rules) {
     if (!rule.enabled) continue;
-    merged.requestFields.push(...rule.actionParameters.requestFields ?? []);
-    merged.responseFields.push(...rule.actionParameters.responseFields ?? []);
-    merged.cookieFields.push(...rule.actionParameters.cookieFields ?? []);
+    merged.requestFields.push(...(rule.actionParameters.requestFields ?? []));
+    merged.responseFields.push(...(rule.actionParameters.responseFields ?? []));
+    merged.cookieFields.push(...(rule.actionParameters.cookieFields ?? []));
   }
   return JSON.stringify(merged);
 }
@@ -39,15 +78,30 @@ export function toAccount(row: AccountRow | undefined): AccountRecord | null {
 }
 
 export function toZone(row: ZoneRow | undefined): ZoneRecord | null {
-  return row ? {
-    id: row.id, accountId: row.account_id, name: row.name, origin: row.origin, paused: row.paused === 1, created: row.created, modified: row.modified,
-  } : null;
+  return row
+    ? {
+        id: row.id,
+        accountId: row.account_id,
+        name: row.name,
+        origin: row.origin,
+        paused: row.paused === 1,
+        created: row.created,
+        modified: row.modified,
+      }
+    : null;
 }
 
 export function toRuleset(row: RulesetRow): RulesetRecord {
   return {
-    id: row.id, zoneId: row.zone_id, name: row.name, description: row.description, kind: row.kind, phase: row.phase,
-    version: row.version, lastUpdated: row.last_updated, rules: JSON.parse(row.rules) as RulesetRecord['rules'],
+    id: row.id,
+    zoneId: row.zone_id,
+    name: row.name,
+    description: row.description,
+    kind: row.kind,
+    phase: row.phase,
+    version: row.version,
+    lastUpdated: row.last_updated,
+    rules: JSON.parse(row.rules) as RulesetRecord['rules'],
     history: JSON.parse(row.history ?? '[]') as RulesetVersionRecord[],
   };
 }

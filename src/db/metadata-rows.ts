@@ -8,7 +8,11 @@ import type { SecretBox } from '../core/crypto/secret-box.ts';
 import type { AccessKeyPermission, AccessKeyRow, ListedAccessKeyRow, PartRow, StoredPart, UploadRow } from './metadata-store.ts';
 import { accessKeyBinding } from './secrets/sealed-rows.ts';
 
-export interface BucketRecord { name: string; created: number; storage_class: string }
+export interface BucketRecord {
+  name: string;
+  created: number;
+  storage_class: string;
+}
 
 export interface ObjectRecord<Key = string> {
   key: Key;
@@ -90,7 +94,9 @@ export function toUpload(row: UploadRecord<unknown>, key: string): UploadRow {
     ...(row.checksum_type === 'FULL_OBJECT' ? { checksumType: 'FULL_OBJECT' as const } : {}),
     ...(row.ssec ? { ssec: parseJson<SseCInfo>(row.ssec) } : {}),
     ...(row.completed_version
-      ? { completion: { version: row.completed_version, parts: parseJson<Array<[number, string]>>(row.completed_parts ?? '[]'), at: Number(row.finished ?? 0) } }
+      ? {
+          completion: { version: row.completed_version, parts: parseJson<Array<[number, string]>>(row.completed_parts ?? '[]'), at: Number(row.finished ?? 0) },
+        }
       : {}),
   };
 }
@@ -128,7 +134,7 @@ export function toListedAccessKey(row: AccessKeyRecord): ListedAccessKeyRow {
     accessKeyId: row.access_key_id,
     accountId: row.account_id,
     permission: row.permission as AccessKeyPermission,
-    buckets: row.buckets === null ? null : JSON.parse(row.buckets) as string[],
+    buckets: row.buckets === null ? null : (JSON.parse(row.buckets) as string[]),
     created: Number(row.created),
     revoked: row.revoked === null ? null : Number(row.revoked),
   };

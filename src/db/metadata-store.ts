@@ -7,15 +7,21 @@ import type { BucketFilter } from '../store/engine/store-engine.ts';
 import type { CorsRule } from '../store/engine/cors.ts';
 import type { LifecycleRule } from '../store/engine/lifecycle.ts';
 import type { AccountQuotaOverrides, AccountUsage } from './account-usage.ts';
-import type { BucketUsage, DeleteOutcome,
-  BucketInfo, Checksums, ChecksumType, SseCInfo, UploadChecksumAlgorithm, HttpMetadata, ObjectMeta, StorageClass,
+import type {
+  BucketUsage,
+  DeleteOutcome,
+  BucketInfo,
+  Checksums,
+  ChecksumType,
+  SseCInfo,
+  UploadChecksumAlgorithm,
+  HttpMetadata,
+  ObjectMeta,
+  StorageClass,
 } from '../store/engine/types.ts';
 
 /** Where the bytes of a stored object live. */
-export type StoredData =
-  | { kind: 'inline'; bytes: Uint8Array }
-  | { kind: 'blob'; blobId: string }
-  | { kind: 'parts'; parts: StoredPart[] };
+export type StoredData = { kind: 'inline'; bytes: Uint8Array } | { kind: 'blob'; blobId: string } | { kind: 'parts'; parts: StoredPart[] };
 
 /** One part of a multipart object: its blob, size and, when its upload kept them, its checksum (lowercase hex). */
 export interface StoredPart {
@@ -111,7 +117,7 @@ export interface PutObjectOptions {
  * bucket of the account or in those the key lists.
  */
 export const ACCESS_KEY_PERMISSIONS = ['admin_read_write', 'admin_read_only', 'object_read_write', 'object_read_only'] as const;
-export type AccessKeyPermission = typeof ACCESS_KEY_PERMISSIONS[number];
+export type AccessKeyPermission = (typeof ACCESS_KEY_PERMISSIONS)[number];
 
 export interface AccessKeyRow {
   accessKeyId: string;
@@ -207,8 +213,13 @@ export interface MetadataStore {
    * When `precondition` rejects the key's current object, nothing changes (the upload stays
    * active) and the result is null.
    */
-  completeUpload(bucket: string, key: string, uploadId: string, plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan,
-    precondition?: Precondition): Promise<ObjectMeta | null>;
+  completeUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan,
+    precondition?: Precondition,
+  ): Promise<ObjectMeta | null>;
   /** Aborts the upload; returns its previous state, or null when it never existed. */
   abortUpload(bucket: string, key: string, uploadId: string): Promise<UploadRow['state'] | null>;
   /** Aborts every active upload created before `createdBefore`; returns how many. */

@@ -24,7 +24,12 @@ export interface OpenControlStoreOptions {
 export async function openControlStore(options: OpenControlStoreOptions): Promise<ControlStore> {
   const secrets = options.secrets ? { secrets: options.secrets } : {};
   if (options.database) return PgControlStore.open({ database: options.database, clock: options.clock, ...secrets });
-  return openSqliteControlStore({ dataDir: options.dataDir, clock: options.clock, ...(options.autoCheckpoint === undefined ? {} : { autoCheckpoint: options.autoCheckpoint }), ...secrets });
+  return openSqliteControlStore({
+    dataDir: options.dataDir,
+    clock: options.clock,
+    ...(options.autoCheckpoint === undefined ? {} : { autoCheckpoint: options.autoCheckpoint }),
+    ...secrets,
+  });
 }
 
 /** The first account of the control store in `dataDir`, if it has one (what `edgeport dev` and `edgeport/store` bind). */

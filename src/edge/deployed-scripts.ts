@@ -170,13 +170,16 @@ export class DeployedScripts {
     const running = this.#running.get(id);
     if (running) return running.handle;
     return (req, res) => {
-      this.#coldStart(id).then((started) => {
-        if (started) started.handle(req, res);
-        else answerScriptFailure(res, 'unavailable');
-      }, (error: unknown) => {
-        this.#options.logger.error({ err: error }, 'Starting a deployed script failed unexpectedly.');
-        answerScriptFailure(res, 'unavailable');
-      });
+      this.#coldStart(id).then(
+        (started) => {
+          if (started) started.handle(req, res);
+          else answerScriptFailure(res, 'unavailable');
+        },
+        (error: unknown) => {
+          this.#options.logger.error({ err: error }, 'Starting a deployed script failed unexpectedly.');
+          answerScriptFailure(res, 'unavailable');
+        },
+      );
     };
   }
 
@@ -208,7 +211,9 @@ export class DeployedScripts {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
       this.#stopIdle();
-      this.sync().catch((error: unknown) => this.#options.logger.error({ err: error }, 'Reading the deployed scripts failed; retrying.')).finally(() => this.#schedule());
+      this.sync()
+        .catch((error: unknown) => this.#options.logger.error({ err: error }, 'Reading the deployed scripts failed; retrying.'))
+        .finally(() => this.#schedule());
     }, this.#options.pollMs ?? 500);
     this.#timer.unref();
   }
@@ -223,7 +228,12 @@ export class DeployedScripts {
     const wanted = new Map<string, Wanted>();
     for (const script of state.scripts) {
       const tailed = this.#options.tailed?.(script.accountId, script.name) ?? false;
-      wanted.set(`${script.accountId}/${script.name}`, { accountId: script.accountId, name: script.name, versionId: script.versionId, key: tailed ? `${script.key}+tail` : script.key });
+      wanted.set(`${script.accountId}/${script.name}`, {
+        accountId: script.accountId,
+        name: script.name,
+        versionId: script.versionId,
+        key: tailed ? `${script.key}+tail` : script.key,
+      });
     }
     this.#wanted = wanted;
     let failures = false;
@@ -270,7 +280,10 @@ export class DeployedScripts {
       // No place for it now (every account process or every one of its account's scripts busy): not the version's fault, tried again soon.
       if ((error as { code?: string }).code === 'RUNTIME_NO_CAPACITY') return 'failed';
       this.#failed.set(wanted.key, this.#now());
-      logger.error({ account: wanted.accountId, script: wanted.name, version: wanted.versionId, err: error }, 'A deployed script failed to start; its previous version keeps serving.');
+      logger.error(
+        { account: wanted.accountId, script: wanted.name, version: wanted.versionId, err: error },
+        'A deployed script failed to start; its previous version keeps serving.',
+      );
       return 'failed';
     }
   }
@@ -283,7 +296,10 @@ export class DeployedScripts {
         const wanted = this.#wanted.get(id);
         if (!wanted || this.#closed) return undefined;
         if (!this.#makeRoom()) {
-          this.#options.logger.warn({ account: wanted.accountId, script: wanted.name, running: this.#running.size }, 'A deployed script cannot start: every running script is busy ([workers] max_running).');
+          this.#options.logger.warn(
+            { account: wanted.accountId, script: wanted.name, running: this.#running.size },
+            'A deployed script cannot start: every running script is busy ([workers] max_running).',
+          );
           return undefined;
         }
         const started = await this.#startVersion(wanted);
@@ -327,9 +343,12 @@ export class DeployedScripts {
     if (next) this.#running.set(id, next);
     else this.#running.delete(id);
     if (!previous) return;
-    const retiring = previous.retire(this.#options.drainMs ?? 30_000).catch((error: unknown) => {
-      this.#options.logger.warn({ err: error }, 'Stopping a replaced script version failed.');
-    }).finally(() => this.#retiring.delete(retiring));
+    const retiring = previous
+      .retire(this.#options.drainMs ?? 30_000)
+      .catch((error: unknown) => {
+        this.#options.logger.warn({ err: error }, 'Stopping a replaced script version failed.');
+      })
+      .finally(() => this.#retiring.delete(retiring));
     this.#retiring.add(retiring);
   }
 
@@ -347,7 +366,8 @@ export class DeployedScripts {
     for (const script of state.scripts) {
       const subdomain = subdomains.get(script.accountId);
       // A name with '_' is no host name: such a script is served on its routes only.
-      if (script.devEnabled && subdomain !== undefined && /^[a-z0-9-]+$/.test(script.name)) hosts.set(`${script.name}.${subdomain}.${devDomain}`, `${script.accountId}/${script.name}`);
+      if (script.devEnabled && subdomain !== undefined && /^[a-z0-9-]+$/.test(script.name))
+        hosts.set(`${script.name}.${subdomain}.${devDomain}`, `${script.accountId}/${script.name}`);
     }
     return hosts;
   }

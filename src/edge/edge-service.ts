@@ -95,7 +95,8 @@ const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, response
 export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const { zones, pipeline, clock, logger } = options;
   const proxy = new OriginProxy({ ...ORIGIN_DEFAULTS, logger, ...options.origin });
-  const policy = options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
+  const policy =
+    options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
   // Records of requests answered while their zone could not be read: logged once the database is back.
   const pending = new PendingRecords({ resolve: (host) => cache.lookup(host), emit: (jobs, record) => pipeline.emit(jobs, record), logger });
@@ -139,7 +140,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     const deployed = routed && zone?.accountId === routed.accountId ? routed : undefined;
     const servedFor = bucket ? bucket.accountId : configured ? configured.accountId : deployed?.accountId;
     const logged = zone !== null && (servedFor === undefined || servedFor === zone.accountId);
-    const jobs: readonly ActiveLogJob[] = logged ? config?.jobs ?? [] : [];
+    const jobs: readonly ActiveLogJob[] = logged ? (config?.jobs ?? []) : [];
     const fields = config?.fields ?? null;
 
     const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
@@ -151,10 +152,26 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
         return;
       }
       recorded = true;
-      pipeline.emit(jobs, buildRecord({
-        req, res, tap, zone, fields, rayId, start, end: clock.now(), host, path, clientIp, requestRawHeaders,
-        requestBytes: requestBytes(req), origin,
-      }), proceed);
+      pipeline.emit(
+        jobs,
+        buildRecord({
+          req,
+          res,
+          tap,
+          zone,
+          fields,
+          rayId,
+          start,
+          end: clock.now(),
+          host,
+          path,
+          clientIp,
+          requestRawHeaders,
+          requestBytes: requestBytes(req),
+          origin,
+        }),
+        proceed,
+      );
     };
     const tap = tapResponse(res, record);
     res.once('close', () => record(tap));
@@ -173,10 +190,23 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     }
     if (zone === null) {
       const elsewhere = await wrongPort(req, path, options.listeners);
-      return sendEdgeError(res, 530, 1001, `no zone on this edgeport serves the host "${host}". ${elsewhere ?? 'Create the zone (POST /client/v4/zones) or fix the Host header.'}`, rayId);
+      return sendEdgeError(
+        res,
+        530,
+        1001,
+        `no zone on this edgeport serves the host "${host}". ${elsewhere ?? 'Create the zone (POST /client/v4/zones) or fix the Host header.'}`,
+        rayId,
+      );
     }
     // Any visitor sees this page: it names the host asked for, not the zone's name or id (the owner finds those in the API).
-    if (zone.origin === null) return sendEdgeError(res, 530, 1016, `the zone serving "${host}" has no origin. Its owner sets one with PATCH /client/v4/zones/<zone id> {"origin": "http://..."} or routes a script to it.`, rayId);
+    if (zone.origin === null)
+      return sendEdgeError(
+        res,
+        530,
+        1016,
+        `the zone serving "${host}" has no origin. Its owner sets one with PATCH /client/v4/zones/<zone id> {"origin": "http://..."} or routes a script to it.`,
+        rayId,
+      );
     await proxy.forward(req, res, new URL(zone.origin), { rayId, clientIp, guard: await policy.guardFor(zone.accountId) }, origin);
   }
 
@@ -184,8 +214,12 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
    * The database is away and this host's zone was never read: 503 with Retry-After, and the
    * request's record held until the zone can be read (pending-records.ts).
    */
-  function answerUnresolved(req: IncomingMessage, res: ServerResponse, fault: BackendFault,
-    at: { rayId: string; start: number; host: string; path: string; clientIp: string; requestRawHeaders: string[] }): void {
+  function answerUnresolved(
+    req: IncomingMessage,
+    res: ServerResponse,
+    fault: BackendFault,
+    at: { rayId: string; start: number; host: string; path: string; clientIp: string; requestRawHeaders: string[] },
+  ): void {
     noteFault(logger, 'edge', fault);
     const origin: ProxyOutcome = { originStatus: 0, originRawHeaders: [], originTimeMs: 0 };
     let recorded = false;
@@ -193,7 +227,9 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
       if (!recorded) {
         recorded = true;
         pending.add({
-          host: at.host, requestRawHeaders: at.requestRawHeaders, responseRawHeaders: tap.rawHeaders(),
+          host: at.host,
+          requestRawHeaders: at.requestRawHeaders,
+          responseRawHeaders: tap.rawHeaders(),
           record: buildRecord({ req, res, tap, zone: null, fields: null, ...at, end: clock.now(), requestBytes: requestBytes(req), origin }),
         });
       }
@@ -201,7 +237,9 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     };
     const tap = tapResponse(res, hold);
     res.once('close', () => hold(tap));
-    sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, at.rayId, { retryAfterS: fault.retryAfterS });
+    sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, at.rayId, {
+      retryAfterS: fault.retryAfterS,
+    });
   }
 
   return {
@@ -212,7 +250,10 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
         else logger.error({ err: error }, 'Edge request failed unexpectedly');
         if (res.headersSent) res.destroy();
         // A backend down, slow or full is an outage to retry, not a failure of the request's own.
-        else if (fault) sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, '', { retryAfterS: fault.retryAfterS });
+        else if (fault)
+          sendEdgeError(res, 503, 503, `edgeport is temporarily unavailable: ${lowerFirst(fault.message)}. Retry after ${fault.retryAfterS} s.`, '', {
+            retryAfterS: fault.retryAfterS,
+          });
         else sendEdgeError(res, 500, 500, 'edgeport failed to serve the request; see the server log.', '');
       });
     },
@@ -231,7 +272,13 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
 function serveDevHost(req: IncomingMessage, res: ServerResponse, deployed: DeployedRoutes, host: string, rayId: string): void {
   const script = deployed.devMatch(host);
   if (!script) {
-    return sendEdgeError(res, 404, 404, `nothing is served at "${host}": under ${deployed.devDomain}, only <script>.<account subdomain>.${deployed.devDomain} serves, for each deployed script whose dev subdomain is on.`, rayId);
+    return sendEdgeError(
+      res,
+      404,
+      404,
+      `nothing is served at "${host}": under ${deployed.devDomain}, only <script>.<account subdomain>.${deployed.devDomain} serves, for each deployed script whose dev subdomain is on.`,
+      rayId,
+    );
   }
   res.setHeader('edgeport-ray', rayId);
   setConnectingIp(req, (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
@@ -245,7 +292,13 @@ function serveDevHost(req: IncomingMessage, res: ServerResponse, deployed: Deplo
 async function serveManagedBucket(req: IncomingMessage, res: ServerResponse, buckets: PublicBuckets, host: string, rayId: string): Promise<void> {
   const bucket = await buckets.managed(host);
   if (!bucket) {
-    return sendEdgeError(res, 404, 404, `nothing is served at "${host}": under ${buckets.publicDomain}, only the managed public URL of a bucket that has it on serves.`, rayId);
+    return sendEdgeError(
+      res,
+      404,
+      404,
+      `nothing is served at "${host}": under ${buckets.publicDomain}, only the managed public URL of a bucket that has it on serves.`,
+      rayId,
+    );
   }
   res.setHeader('edgeport-ray', rayId);
   await bucket.serve(req, res);
@@ -269,14 +322,13 @@ function setConnectingIp(req: IncomingMessage, clientIp: string): void {
  * gateway's (its body is read for this, at most SNIFF_MAX_BYTES).
  */
 async function wrongPort(req: IncomingMessage, path: string, listeners: EdgeServiceOptions['listeners']): Promise<string | null> {
-  const where = (url: string | undefined, fallback: string): { port: string; origin: string } => url === undefined
-    ? { port: fallback, origin: `http://<host>:${fallback}` }
-    : { port: new URL(url).port, origin: listenerOrigin(url, req.headers.host) };
+  const where = (url: string | undefined, fallback: string): { port: string; origin: string } =>
+    url === undefined ? { port: fallback, origin: `http://<host>:${fallback}` } : { port: new URL(url).port, origin: listenerOrigin(url, req.headers.host) };
   if (path === '/client/v4' || path.startsWith('/client/v4/')) {
     const api = where(listeners?.api(), '8081');
     return `This port is edgeport's edge, which serves zones' traffic: the management API listens on port ${api.port}. Send the request to ${api.origin}${req.url ?? path}.`;
   }
-  if (mayBeJsonRpc(req.method, req.headers) && await readJsonRpcBody(req)) {
+  if (mayBeJsonRpc(req.method, req.headers) && (await readJsonRpcBody(req))) {
     const gateway = where(listeners?.gateway(), '8545');
     return `This port is edgeport's edge, which serves zones' traffic: JSON-RPC goes to the gateway, which listens on port ${gateway.port}. POST it to ${gateway.origin}/v1/<network>, such as ${gateway.origin}/v1/sepolia.`;
   }
@@ -303,9 +355,7 @@ interface RecordInput {
 function buildRecord(input: RecordInput): HttpRequestRecord {
   const { req, res, tap, fields } = input;
   const responseRaw = input.origin.originRawHeaders.length > 0 ? input.origin.originRawHeaders : tap.rawHeaders();
-  const custom = fields
-    ? extractCustomFields(fields, input.requestRawHeaders, responseRaw)
-    : { RequestHeaders: {}, ResponseHeaders: {}, Cookies: {} };
+  const custom = fields ? extractCustomFields(fields, input.requestRawHeaders, responseRaw) : { RequestHeaders: {}, ResponseHeaders: {}, Cookies: {} };
   const contentType = res.getHeader('content-type') ?? headerIn(responseRaw, 'content-type') ?? '';
   return {
     RayID: input.rayId,
@@ -354,11 +404,21 @@ function pathOf(url: string): string {
 }
 
 /** `close`: the request's body is not read, so the connection cannot carry another request. */
-function sendEdgeError(res: ServerResponse, status: number, code: number, message: string, rayId: string, options: { close?: boolean; retryAfterS?: number } = {}): void {
+function sendEdgeError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  rayId: string,
+  options: { close?: boolean; retryAfterS?: number } = {},
+): void {
   const body = `error ${code}: ${message}\n${rayId ? `Ray ID: ${rayId}\n` : ''}`;
   res.writeHead(status, {
-    'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(rayId ? { 'edgeport-ray': rayId } : {}),
-    ...(options.close ? { connection: 'close' } : {}), ...(options.retryAfterS === undefined ? {} : { 'retry-after': String(options.retryAfterS) }),
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...(rayId ? { 'edgeport-ray': rayId } : {}),
+    ...(options.close ? { connection: 'close' } : {}),
+    ...(options.retryAfterS === undefined ? {} : { 'retry-after': String(options.retryAfterS) }),
   });
   res.end(body);
 }

@@ -33,10 +33,11 @@ export function parseHostHeader(rawHeaders: readonly string[]): HostHeader {
   const lower = value.toLowerCase();
   const match = HOST_AND_PORT.exec(lower);
   const [, ipv6, name, port] = match ?? [];
-  const valid = match !== null
-    && (ipv6 === undefined || isIPv6(ipv6))
-    && (name === undefined || (name.length <= MAX_NAME + 1 && name.split('.').every((label) => label.length <= MAX_LABEL)))
-    && (port === undefined || port === '' || (port.length <= 5 && Number(port) <= 65535));
+  const valid =
+    match !== null &&
+    (ipv6 === undefined || isIPv6(ipv6)) &&
+    (name === undefined || (name.length <= MAX_NAME + 1 && name.split('.').every((label) => label.length <= MAX_LABEL))) &&
+    (port === undefined || port === '' || (port.length <= 5 && Number(port) <= 65535));
   if (!valid) {
     const shown = value.length > SHOWN ? `${value.slice(0, SHOWN)}...` : value;
     return { problem: `the Host header ${JSON.stringify(shown)} is not a host name with an optional port, such as "example.com" or "example.com:8080".` };

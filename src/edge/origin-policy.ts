@@ -64,8 +64,10 @@ export class OriginPolicy {
     if (!own && (scope === 'public' || this.#options.allowPrivateOrigins)) return null;
     if (scope !== 'public' && !this.#options.allowPrivateOrigins) {
       // edgeport's own listeners on such an address are refused in the same words as any other port there.
-      return `${ip} is ${IP_SCOPE_WORDS[scope]}, which only the operator's zones may use as an origin`
-        + ' (the operator can allow private origins for every account with [edge] allow_private_origins = true)';
+      return (
+        `${ip} is ${IP_SCOPE_WORDS[scope]}, which only the operator's zones may use as an origin` +
+        ' (the operator can allow private origins for every account with [edge] allow_private_origins = true)'
+      );
     }
     // Never why: naming the port as edgeport's own would tell every account which ports on this machine are.
     return `${ip.includes(':') ? `[${ip}]` : ip}:${port} may not be used as an origin by this account's zones; only the operator's zones may`;

@@ -18,7 +18,17 @@ import { guardedLookup, ProhibitedAddressError, systemResolve, type ResolveAll }
 import type { Logger } from '../core/log.ts';
 import type { OriginGuard } from './origin-policy.ts';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 export type { ResolveAll };
 
@@ -30,7 +40,6 @@ export interface OriginProxyOptions {
   /** How guarded connections resolve origin names (default dns.lookup; tests answer their own). */
   resolve?: ResolveAll;
 }
-
 
 export interface ProxyOutcome {
   /** The origin's status, or 0 when it did not answer. */
@@ -92,8 +101,13 @@ export class OriginProxy {
         }
       };
       const upstream = (secure ? httpsRequest : httpRequest)({
-        protocol: origin.protocol, hostname, port,
-        method: req.method, path: base + (req.url ?? '/'), headers, setHost: false,
+        protocol: origin.protocol,
+        hostname,
+        port,
+        method: req.method,
+        path: base + (req.url ?? '/'),
+        headers,
+        setHost: false,
         ...(guard
           ? { agent: secure ? this.#guardedHttps : this.#guardedHttp, lookup: guardedLookup(guard, port, this.#options.resolve ?? systemResolve) }
           : { agent: secure ? this.#https : this.#http }),
@@ -130,11 +144,18 @@ export class OriginProxy {
       upstream.once('error', (error: Error & { code?: string }) => {
         clearTimeout(connectTimer);
         clearTimeout(responseTimer);
-        const status = error instanceof OriginError ? error.status
-          : error instanceof ProhibitedAddressError ? 403
-          : error.code === 'ECONNREFUSED' ? 521
-          : error.code === 'ENOTFOUND' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'EAI_AGAIN' ? 523
-          : connected ? 502 : 521;
+        const status =
+          error instanceof OriginError
+            ? error.status
+            : error instanceof ProhibitedAddressError
+              ? 403
+              : error.code === 'ECONNREFUSED'
+                ? 521
+                : error.code === 'ENOTFOUND' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'EAI_AGAIN'
+                  ? 523
+                  : connected
+                    ? 502
+                    : 521;
         outcome.originTimeMs = performance.now() - started;
         if (!res.headersSent) this.#originError(res, status, origin, context.rayId, error);
         else res.destroy();
@@ -177,9 +198,10 @@ const ORIGIN_ERRORS: Record<number, string> = {
  */
 function sendOriginError(res: ServerResponse, status: number, rayId: string, error: Error): void {
   // Like the real service, a prohibited origin is error 1000 with status 403.
-  const body = error instanceof ProhibitedAddressError
-    ? `error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use. Point the origin at a public address; the server log says more under this Ray ID.\nRay ID: ${rayId}\n`
-    : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'}.\nRay ID: ${rayId}\n`;
+  const body =
+    error instanceof ProhibitedAddressError
+      ? `error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use. Point the origin at a public address; the server log says more under this Ray ID.\nRay ID: ${rayId}\n`
+      : `error ${status}: ${ORIGIN_ERRORS[status] ?? 'origin error'}.\nRay ID: ${rayId}\n`;
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'edgeport-ray': rayId });
   res.end(body);
 }

@@ -51,7 +51,10 @@ export class PendingRecords {
   add(entry: PendingRecord): void {
     if (this.#closed) return;
     if (this.#queue.length === 0 && this.#dropped === 0) {
-      this.#options.logger.warn({ host: entry.host }, 'Log records are held in memory until the database answers again: the edge could not look up their zone.');
+      this.#options.logger.warn(
+        { host: entry.host },
+        'Log records are held in memory until the database answers again: the edge could not look up their zone.',
+      );
     }
     this.#queue.push(entry);
     if (this.#queue.length > (this.#options.max ?? MAX_PENDING)) {

@@ -16,7 +16,9 @@ export function tapResponse(res: ServerResponse, beforeEnd: (tap: ResponseTap, p
   let bodyBytes = 0;
   let headerArgument: OutgoingHttpHeaders | readonly string[] | undefined;
   const tap: ResponseTap = {
-    get bodyBytes() { return bodyBytes; },
+    get bodyBytes() {
+      return bodyBytes;
+    },
     rawHeaders() {
       const out: string[] = [];
       const add = (name: string, value: unknown): void => {
@@ -81,6 +83,6 @@ function declaredLength(res: ServerResponse, headerArgument: OutgoingHttpHeaders
 
 function byteLength(chunk: unknown, encoding: unknown): number {
   if (chunk === undefined || chunk === null || typeof chunk === 'function') return 0;
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8');
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
   return (chunk as Uint8Array).byteLength ?? 0;
 }

@@ -35,7 +35,13 @@ export interface TailEventView {
 }
 
 /** Whether `event`, served by `versionId`, meets every filter; `openerIp` is the address `self` stands for. */
-export function tailEventPasses(filters: readonly TailFilter[], event: TailEventView, versionId: string, openerIp: string | undefined, random: () => number = Math.random): boolean {
+export function tailEventPasses(
+  filters: readonly TailFilter[],
+  event: TailEventView,
+  versionId: string,
+  openerIp: string | undefined,
+  random: () => number = Math.random,
+): boolean {
   const request = event.event?.request;
   const headers = request?.headers ?? {};
   for (const condition of filters) {
@@ -51,7 +57,7 @@ export function tailEventPasses(filters: readonly TailFilter[], event: TailEvent
       if (value === undefined || (condition.header.query !== undefined && value !== condition.header.query)) return false;
     } else if ('client_ip' in condition) {
       const ip = normalizeIp(headerValue(headers, 'cf-connecting-ip') ?? '');
-      const wanted = condition.client_ip.map((entry) => normalizeIp(entry === 'self' ? openerIp ?? '' : entry));
+      const wanted = condition.client_ip.map((entry) => normalizeIp(entry === 'self' ? (openerIp ?? '') : entry));
       if (ip === '' || !wanted.includes(ip)) return false;
     } else if ('query' in condition) {
       if (!mentions(event, condition.query)) return false;
@@ -69,7 +75,10 @@ function headerValue(headers: Record<string, unknown>, name: string): string | u
 }
 
 function normalizeIp(ip: string): string {
-  return ip.trim().replace(/^::ffff:/i, '').toLowerCase();
+  return ip
+    .trim()
+    .replace(/^::ffff:/i, '')
+    .toLowerCase();
 }
 
 /** Whether a console line or an exception of the event contains `text`. */
@@ -77,7 +86,7 @@ function mentions(event: TailEventView, text: string): boolean {
   for (const log of event.logs ?? []) {
     const message = log.message;
     const parts = Array.isArray(message) ? message : [message];
-    if (parts.some((part) => (typeof part === 'string' ? part : JSON.stringify(part) ?? '').includes(text))) return true;
+    if (parts.some((part) => (typeof part === 'string' ? part : (JSON.stringify(part) ?? '')).includes(text))) return true;
   }
   return (event.exceptions ?? []).some((exception) => String(exception.name ?? '').includes(text) || String(exception.message ?? '').includes(text));
 }

@@ -14,10 +14,16 @@ export interface TailMetricsSource {
 
 export function registerTailMetrics(metrics: Metrics, tails: TailMetricsSource): void {
   const registers = [metrics.registry];
-  const buffered = new Gauge({ name: 'edgeport_workers_tail_buffered_bytes', help: 'Bytes the tail sockets hold: events their clients have not read yet, and input being read.', registers });
+  const buffered = new Gauge({
+    name: 'edgeport_workers_tail_buffered_bytes',
+    help: 'Bytes the tail sockets hold: events their clients have not read yet, and input being read.',
+    registers,
+  });
   const closed = new Counter({
-    name: 'edgeport_workers_tail_sockets_closed_total', help: 'Tail sockets ended, by reason (slow_reader: closed with 1008 for leaving too much unread; protocol_error: 1002/1007; message_too_big: 1009).',
-    labelNames: ['reason'], registers,
+    name: 'edgeport_workers_tail_sockets_closed_total',
+    help: 'Tail sockets ended, by reason (slow_reader: closed with 1008 for leaving too much unread; protocol_error: 1002/1007; message_too_big: 1009).',
+    labelNames: ['reason'],
+    registers,
   });
   metrics.beforeScrape(() => {
     buffered.set(tails.bufferedBytes);

@@ -20,7 +20,12 @@ import { tailEventPasses, type TailEventView, type TailFilter } from './tail-fil
  * opens a new tail); see websocket.ts for the rest of the bounds.
  */
 export const TAIL_LIMITS = {
-  perScript: 10, perAccount: 50, sessionMs: 6 * 60 * 60 * 1000, connectMs: 60_000, maxMessageBytes: 64 * 1024, maxBufferedBytes: WEBSOCKET_LIMITS.maxBufferedBytes,
+  perScript: 10,
+  perAccount: 50,
+  sessionMs: 6 * 60 * 60 * 1000,
+  connectMs: 60_000,
+  maxMessageBytes: 64 * 1024,
+  maxBufferedBytes: WEBSOCKET_LIMITS.maxBufferedBytes,
 } as const;
 
 export interface TailSession {
@@ -71,7 +76,11 @@ export class TailSessions {
   }
 
   /** A new session (sending the events that meet `filters`), or which limit it would pass. */
-  open(accountId: string, script: string, options: { filters?: readonly TailFilter[]; openerIp?: string } = {}): TailSession | { limit: 'script' | 'account'; max: number } {
+  open(
+    accountId: string,
+    script: string,
+    options: { filters?: readonly TailFilter[]; openerIp?: string } = {},
+  ): TailSession | { limit: 'script' | 'account'; max: number } {
     const key = `${accountId}/${script}`;
     if ((this.#byScript.get(key)?.size ?? 0) >= this.#limits.perScript) return { limit: 'script', max: this.#limits.perScript };
     let perAccount = 0;
@@ -79,8 +88,14 @@ export class TailSessions {
     if (perAccount >= this.#limits.perAccount) return { limit: 'account', max: this.#limits.perAccount };
     const id = randomUUID().replace(/-/g, '');
     const session: TailSession = {
-      id, accountId, script, secret: randomBytes(24).toString('base64url'), expiresAt: this.#now() + this.#limits.sessionMs, socket: undefined,
-      filters: options.filters ?? [], openerIp: options.openerIp,
+      id,
+      accountId,
+      script,
+      secret: randomBytes(24).toString('base64url'),
+      expiresAt: this.#now() + this.#limits.sessionMs,
+      socket: undefined,
+      filters: options.filters ?? [],
+      openerIp: options.openerIp,
       timer: setTimeout(() => {
         if (!session.socket) this.close(session);
       }, this.#limits.connectMs),
@@ -88,7 +103,7 @@ export class TailSessions {
     session.timer.unref();
     this.#sessions.set(id, session);
     let set = this.#byScript.get(key);
-    if (!set) this.#byScript.set(key, set = new Set());
+    if (!set) this.#byScript.set(key, (set = new Set()));
     set.add(session);
     if (set.size === 1) this.#changed?.();
     return session;
@@ -101,7 +116,7 @@ export class TailSessions {
   }
 
   list(accountId: string, script: string): TailSession[] {
-    return [...this.#byScript.get(`${accountId}/${script}`) ?? []];
+    return [...(this.#byScript.get(`${accountId}/${script}`) ?? [])];
   }
 
   /** The session a WebSocket connects to, by id and secret; only once. */

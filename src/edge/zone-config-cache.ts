@@ -78,8 +78,11 @@ export class ZoneConfigCache {
     const zone = hit.zone;
     let entry = this.#configs.get(zone.id);
     if (!entry || now - entry.at >= MAX_AGE_MS) {
-      const config = Promise.all([this.#directory.getCustomFieldsRule(zone.id), this.#pipeline.jobsFor(zone.id)])
-        .then(([fields, jobs]) => ({ zone, fields, jobs }));
+      const config = Promise.all([this.#directory.getCustomFieldsRule(zone.id), this.#pipeline.jobsFor(zone.id)]).then(([fields, jobs]) => ({
+        zone,
+        fields,
+        jobs,
+      }));
       entry = { config, at: now };
       if (generation === this.#generation) this.#configs.set(zone.id, entry);
       config.catch(() => this.#configs.delete(zone.id));

@@ -30,15 +30,29 @@ export abstract class JsonRpcError extends EdgeportError<GatewayErrorCode> {
   }
 }
 
-export class ParseError extends JsonRpcError { static override readonly code = -32700; }
-export class InvalidRequestError extends JsonRpcError { static override readonly code = -32600; }
-export class MethodNotFoundError extends JsonRpcError { static override readonly code = -32601; }
-export class InvalidParamsError extends JsonRpcError { static override readonly code = -32602; }
-export class InternalError extends JsonRpcError { static override readonly code = -32603; }
+export class ParseError extends JsonRpcError {
+  static override readonly code = -32700;
+}
+export class InvalidRequestError extends JsonRpcError {
+  static override readonly code = -32600;
+}
+export class MethodNotFoundError extends JsonRpcError {
+  static override readonly code = -32601;
+}
+export class InvalidParamsError extends JsonRpcError {
+  static override readonly code = -32602;
+}
+export class InternalError extends JsonRpcError {
+  static override readonly code = -32603;
+}
 /** EIP-1474 "resource unavailable": viem reports it as ResourceUnavailableRpcError and does not retry. */
-export class ResourceUnavailableError extends JsonRpcError { static override readonly code = -32002; }
+export class ResourceUnavailableError extends JsonRpcError {
+  static override readonly code = -32002;
+}
 /** EIP-1474 "limit exceeded". */
-export class LimitExceededError extends JsonRpcError { static override readonly code = -32005; }
+export class LimitExceededError extends JsonRpcError {
+  static override readonly code = -32005;
+}
 
 type RpcErrorClass = (new (code: GatewayErrorCode, message: string, options?: { cause?: unknown; data?: unknown }) => JsonRpcError) & { readonly code: number };
 
@@ -77,24 +91,69 @@ export type GatewayErrorCode =
 export const GATEWAY_ERRORS: ErrorCatalog<GatewayErrorCode> & Record<GatewayErrorCode, GatewayErrorEntry> = {
   GATEWAY_PARSE_ERROR: { kind: 'user', rpc: ParseError, status: 200, message: 'Parse error: the request body is not valid JSON.' },
   GATEWAY_INVALID_REQUEST: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: not a JSON-RPC 2.0 request object.' },
-  GATEWAY_EMPTY_BATCH: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: empty batch. A batch is a non-empty array of request objects.' },
-  GATEWAY_BATCH_TOO_LARGE: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: the batch has more members than this gateway accepts.' },
-  GATEWAY_JSON_TOO_DEEP: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: the body nests arrays and objects deeper than this gateway accepts.' },
-  GATEWAY_JSON_TOO_MANY_VALUES: { kind: 'user', rpc: InvalidRequestError, status: 200, message: 'Invalid request: the body holds more JSON values than this gateway accepts.' },
+  GATEWAY_EMPTY_BATCH: {
+    kind: 'user',
+    rpc: InvalidRequestError,
+    status: 200,
+    message: 'Invalid request: empty batch. A batch is a non-empty array of request objects.',
+  },
+  GATEWAY_BATCH_TOO_LARGE: {
+    kind: 'user',
+    rpc: InvalidRequestError,
+    status: 200,
+    message: 'Invalid request: the batch has more members than this gateway accepts.',
+  },
+  GATEWAY_JSON_TOO_DEEP: {
+    kind: 'user',
+    rpc: InvalidRequestError,
+    status: 200,
+    message: 'Invalid request: the body nests arrays and objects deeper than this gateway accepts.',
+  },
+  GATEWAY_JSON_TOO_MANY_VALUES: {
+    kind: 'user',
+    rpc: InvalidRequestError,
+    status: 200,
+    message: 'Invalid request: the body holds more JSON values than this gateway accepts.',
+  },
   GATEWAY_METHOD_NOT_FOUND: { kind: 'user', rpc: MethodNotFoundError, status: 200, message: 'The method does not exist/is not available.' },
   GATEWAY_METHOD_REFUSED: { kind: 'user', rpc: MethodNotFoundError, status: 200, message: 'The method is refused by this gateway.' },
   GATEWAY_INVALID_PARAMS: { kind: 'user', rpc: InvalidParamsError, status: 200, message: 'Invalid params.' },
-  GATEWAY_INTERNAL: { kind: 'system', rpc: InternalError, status: 200, message: 'Internal error: the gateway failed to answer this request. It has been logged.' },
+  GATEWAY_INTERNAL: {
+    kind: 'system',
+    rpc: InternalError,
+    status: 200,
+    message: 'Internal error: the gateway failed to answer this request. It has been logged.',
+  },
   GATEWAY_NETWORK_RETIRED: { kind: 'user', rpc: ResourceUnavailableError, status: 200, message: 'This network is retired and no longer served.' },
   GATEWAY_UNKNOWN_NETWORK: { kind: 'user', rpc: ResourceUnavailableError, status: 404, message: 'Unknown network.' },
   GATEWAY_NOT_FOUND: { kind: 'user', rpc: InvalidRequestError, status: 404, message: 'Not found: send JSON-RPC requests to POST /v1/<network>.' },
-  GATEWAY_HTTP_METHOD_NOT_ALLOWED: { kind: 'user', rpc: InvalidRequestError, status: 405, message: 'HTTP method not allowed: send JSON-RPC requests with POST.' },
-  GATEWAY_UNSUPPORTED_MEDIA_TYPE: { kind: 'user', rpc: InvalidRequestError, status: 415, message: 'Unsupported content type: send the request with Content-Type: application/json.' },
+  GATEWAY_HTTP_METHOD_NOT_ALLOWED: {
+    kind: 'user',
+    rpc: InvalidRequestError,
+    status: 405,
+    message: 'HTTP method not allowed: send JSON-RPC requests with POST.',
+  },
+  GATEWAY_UNSUPPORTED_MEDIA_TYPE: {
+    kind: 'user',
+    rpc: InvalidRequestError,
+    status: 415,
+    message: 'Unsupported content type: send the request with Content-Type: application/json.',
+  },
   GATEWAY_BODY_TOO_LARGE: { kind: 'user', rpc: InvalidRequestError, status: 413, message: 'The request body is larger than this gateway accepts.' },
   GATEWAY_RATE_LIMITED: { kind: 'user', rpc: LimitExceededError, status: 429, message: 'Rate limit exceeded: too many requests from this client.' },
-  GATEWAY_OVERLOADED: { kind: 'user', rpc: LimitExceededError, status: 503, message: 'The gateway is overloaded: too much work is waiting. Retry in a few seconds.' },
+  GATEWAY_OVERLOADED: {
+    kind: 'user',
+    rpc: LimitExceededError,
+    status: 503,
+    message: 'The gateway is overloaded: too much work is waiting. Retry in a few seconds.',
+  },
   GATEWAY_UPSTREAM_UNAVAILABLE: { kind: 'system', rpc: InternalError, status: 200, message: 'No upstream node of this network answered; try again later.' },
-  GATEWAY_CHAIN_UNAVAILABLE: { kind: 'system', rpc: InternalError, status: 200, message: 'The embedded chain of this network could not start; the cause has been logged.' },
+  GATEWAY_CHAIN_UNAVAILABLE: {
+    kind: 'system',
+    rpc: InternalError,
+    status: 200,
+    message: 'The embedded chain of this network could not start; the cause has been logged.',
+  },
 };
 
 /** Creates the error for `code`, with its catalog message unless a more precise one is given. */

@@ -65,23 +65,33 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
   const { networks: config, clock, logger } = options;
   const policy = createMethodPolicy(config);
   const metrics = new GatewayMetrics((method) => policy.check(method) === undefined);
-  const networks = new Map(config.networks.map((network) => [
-    network.name,
-    new GatewayNetwork(network, () => startBackend(network, options, metrics), clock, logger),
-  ]));
+  const networks = new Map(
+    config.networks.map((network) => [network.name, new GatewayNetwork(network, () => startBackend(network, options, metrics), clock, logger)]),
+  );
   const cache = new AnswerCache({ maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
-  const evmQueues = new Map([...networks.values()].map((network) => [network, new EvmCallQueue({
-    // The embedded chain runs one request at a time: one EVM call at it, so reads wait for one at most.
-    concurrency: network.backendKind === 'embedded' ? 1 : UPSTREAM_EVM_CONCURRENCY,
-    maxQueuedPerClient: config.maxQueuedEvmCallsPerClient,
-    maxQueued: config.maxQueuedEvmCalls,
-    timeoutMs: config.evmTimeoutMs,
-    budget: config.evmTimePerClient,
-    clock,
-  })]));
+  const evmQueues = new Map(
+    [...networks.values()].map((network) => [
+      network,
+      new EvmCallQueue({
+        // The embedded chain runs one request at a time: one EVM call at it, so reads wait for one at most.
+        concurrency: network.backendKind === 'embedded' ? 1 : UPSTREAM_EVM_CONCURRENCY,
+        maxQueuedPerClient: config.maxQueuedEvmCallsPerClient,
+        maxQueued: config.maxQueuedEvmCalls,
+        timeoutMs: config.evmTimeoutMs,
+        budget: config.evmTimePerClient,
+        clock,
+      }),
+    ]),
+  );
   const executor = new CallExecutor({
-    policy, limits: config, cache, inFlight: new InFlight<RpcAnswer>(), metrics, logger,
-    evmGasCap: (network) => (network.backendKind === 'embedded' ? config.evmGasCap.embedded : config.evmGasCap.upstream), evmQueue: (network) => evmQueues.get(network)!,
+    policy,
+    limits: config,
+    cache,
+    inFlight: new InFlight<RpcAnswer>(),
+    metrics,
+    logger,
+    evmGasCap: (network) => (network.backendKind === 'embedded' ? config.evmGasCap.embedded : config.evmGasCap.upstream),
+    evmQueue: (network) => evmQueues.get(network)!,
   });
   const closeAll = () => Promise.all([...networks.values()].map((n) => n.close())).then(() => undefined);
   const active = [...networks.values()].filter((n) => !n.isRetired(clock.now()));
@@ -90,11 +100,20 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
   } catch (error) {
     await closeAll();
     const cause = (error as Error).cause ?? error;
-    throw new EdgeportError('GATEWAY_CHAIN_UNAVAILABLE', 'system', `The gateway could not start: ${(error as Error).message.replace(/; the cause has been logged\.$/, '')}: ${(cause as Error).message ?? String(cause)}`, { cause });
+    throw new EdgeportError(
+      'GATEWAY_CHAIN_UNAVAILABLE',
+      'system',
+      `The gateway could not start: ${(error as Error).message.replace(/; the cause has been logged\.$/, '')}: ${(cause as Error).message ?? String(cause)}`,
+      { cause },
+    );
   }
   const embedded = config.networks.filter((n) => n.backend.kind === 'embedded' && active.some((a) => a.name === n.name)).map((n) => n.name);
   const handler = createGatewayHandler({
-    networks, executor, metrics, clock, logger,
+    networks,
+    executor,
+    metrics,
+    clock,
+    logger,
     rateLimiter: new RateLimiter(config.rateLimit, clock),
     maxBodyBytes: config.maxBodyBytes,
     maxBatchItems: config.maxBatchItems,
@@ -111,10 +130,16 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
       metrics.flush();
       metrics.cacheEntries.set(cache.size);
     },
-    networks: () => [...networks.values()].map((n) => ({
-      name: n.name, chainId: n.chainId, retiredOn: n.retiredOn, replacement: n.replacement,
-      retired: n.isRetired(clock.now()), backend: backendKind.get(n.name)!, requests: n.requests,
-    })),
+    networks: () =>
+      [...networks.values()].map((n) => ({
+        name: n.name,
+        chainId: n.chainId,
+        retiredOn: n.retiredOn,
+        replacement: n.replacement,
+        retired: n.isRetired(clock.now()),
+        backend: backendKind.get(n.name)!,
+        requests: n.requests,
+      })),
     banner: embedded.length > 0 ? describeDevAccounts(embedded.join(', ')) : [],
     close: closeAll,
   };
@@ -125,10 +150,18 @@ function startBackend(network: GatewayNetworkConfig, options: GatewayServiceOpti
   if (network.backend.kind === 'upstreams') {
     const { urls } = network.backend;
     // undici, which the pool connects with, is loaded only when a network has upstreams.
-    return import('./backends/upstream-pool.ts').then(({ UpstreamPool }) => new UpstreamPool({
-      network: network.name, urls, clock, logger, metrics,
-      timeoutMs: options.networks.upstreamTimeoutMs, cooldownMs: options.networks.upstreamCooldownMs,
-    }));
+    return import('./backends/upstream-pool.ts').then(
+      ({ UpstreamPool }) =>
+        new UpstreamPool({
+          network: network.name,
+          urls,
+          clock,
+          logger,
+          metrics,
+          timeoutMs: options.networks.upstreamTimeoutMs,
+          cooldownMs: options.networks.upstreamCooldownMs,
+        }),
+    );
   }
   return startEmbeddedChain({
     network: network.name,

@@ -10,13 +10,39 @@ import { gatewayError, type JsonRpcError } from './errors.ts';
 
 /** The real gateway's supported methods. */
 export const DEFAULT_ALLOWED_METHODS: readonly string[] = [
-  'web3_clientVersion', 'web3_sha3', 'net_version', 'net_listening', 'eth_syncing', 'eth_mining', 'eth_gasPrice',
-  'eth_feeHistory', 'eth_blockNumber', 'eth_chainId', 'eth_getBalance', 'eth_getStorageAt', 'eth_getTransactionCount',
-  'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber', 'eth_getUncleCountByBlockHash',
-  'eth_getUncleCountByBlockNumber', 'eth_getCode', 'eth_sendRawTransaction', 'eth_call', 'eth_estimateGas',
-  'eth_getBlockByHash', 'eth_getBlockByNumber', 'eth_getTransactionByHash', 'eth_getTransactionByBlockHashAndIndex',
-  'eth_getTransactionByBlockNumberAndIndex', 'eth_getTransactionReceipt', 'eth_getUncleByBlockHashAndIndex',
-  'eth_getUncleByBlockNumberAndIndex', 'eth_getLogs', 'eth_getWork', 'eth_getProof', 'trace_filter',
+  'web3_clientVersion',
+  'web3_sha3',
+  'net_version',
+  'net_listening',
+  'eth_syncing',
+  'eth_mining',
+  'eth_gasPrice',
+  'eth_feeHistory',
+  'eth_blockNumber',
+  'eth_chainId',
+  'eth_getBalance',
+  'eth_getStorageAt',
+  'eth_getTransactionCount',
+  'eth_getBlockTransactionCountByHash',
+  'eth_getBlockTransactionCountByNumber',
+  'eth_getUncleCountByBlockHash',
+  'eth_getUncleCountByBlockNumber',
+  'eth_getCode',
+  'eth_sendRawTransaction',
+  'eth_call',
+  'eth_estimateGas',
+  'eth_getBlockByHash',
+  'eth_getBlockByNumber',
+  'eth_getTransactionByHash',
+  'eth_getTransactionByBlockHashAndIndex',
+  'eth_getTransactionByBlockNumberAndIndex',
+  'eth_getTransactionReceipt',
+  'eth_getUncleByBlockHashAndIndex',
+  'eth_getUncleByBlockNumberAndIndex',
+  'eth_getLogs',
+  'eth_getWork',
+  'eth_getProof',
+  'trace_filter',
 ];
 
 /** Refused whatever the config says, each group with the reason clients are told. */
@@ -26,7 +52,20 @@ export const BUILT_IN_REFUSALS: ReadonlyArray<{ methods: readonly string[]; reas
     reason: 'it needs accounts held by the node. Sign the transaction in the client and send it with eth_sendRawTransaction',
   },
   {
-    methods: ['admin_*', 'debug_*', 'miner_*', 'txpool_*', 'engine_*', 'net_peerCount', 'eth_protocolVersion', 'eth_hashrate', 'eth_submitWork', 'eth_submitHashrate', 'eth_getCompilers', 'eth_compile*'],
+    methods: [
+      'admin_*',
+      'debug_*',
+      'miner_*',
+      'txpool_*',
+      'engine_*',
+      'net_peerCount',
+      'eth_protocolVersion',
+      'eth_hashrate',
+      'eth_submitWork',
+      'eth_submitHashrate',
+      'eth_getCompilers',
+      'eth_compile*',
+    ],
     reason: 'it administers or inspects the node itself',
   },
   {
@@ -34,7 +73,16 @@ export const BUILT_IN_REFUSALS: ReadonlyArray<{ methods: readonly string[]; reas
     reason: 'it controls a development node',
   },
   {
-    methods: ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_uninstallFilter', 'eth_getFilterChanges', 'eth_getFilterLogs', 'eth_subscribe', 'eth_unsubscribe'],
+    methods: [
+      'eth_newFilter',
+      'eth_newBlockFilter',
+      'eth_newPendingTransactionFilter',
+      'eth_uninstallFilter',
+      'eth_getFilterChanges',
+      'eth_getFilterLogs',
+      'eth_subscribe',
+      'eth_unsubscribe',
+    ],
     reason: 'filters and subscriptions keep state on one node. Poll eth_getLogs or eth_blockNumber instead',
   },
 ];
@@ -69,7 +117,9 @@ export function createMethodPolicy(config: { allowMethods: readonly string[]; de
   const refusedBy = (method: string) => refusals.find((r) => r.matcher.matches(method));
   const clashes = config.allowMethods.filter((pattern) => refusedBy(pattern.replace(/\*$/, '')) !== undefined);
   if (clashes.length > 0) {
-    throw new ConfigError(`gateway.allow_methods: ${clashes.map((c) => JSON.stringify(c)).join(', ')} cannot be allowed: the gateway always refuses ${clashes.length > 1 ? 'them' : 'it'} (${refusedBy(clashes[0]!.replace(/\*$/, ''))!.reason}).`);
+    throw new ConfigError(
+      `gateway.allow_methods: ${clashes.map((c) => JSON.stringify(c)).join(', ')} cannot be allowed: the gateway always refuses ${clashes.length > 1 ? 'them' : 'it'} (${refusedBy(clashes[0]!.replace(/\*$/, ''))!.reason}).`,
+    );
   }
   const allowed = new MethodMatcher([...DEFAULT_ALLOWED_METHODS, ...config.allowMethods]);
   const denied = new MethodMatcher(config.denyMethods);
@@ -81,7 +131,8 @@ export function createMethodPolicy(config: { allowMethods: readonly string[]; de
       if (served.has(method)) return undefined;
       const refusal = refusedBy(method);
       if (refusal) return gatewayError('GATEWAY_METHOD_REFUSED', `The method ${method} is refused by this gateway: ${refusal.reason}.`);
-      if (denied.matches(method)) return gatewayError('GATEWAY_METHOD_REFUSED', `The method ${method} is refused by this gateway's configuration (gateway.deny_methods).`);
+      if (denied.matches(method))
+        return gatewayError('GATEWAY_METHOD_REFUSED', `The method ${method} is refused by this gateway's configuration (gateway.deny_methods).`);
       if (!allowed.matches(method)) return gatewayError('GATEWAY_METHOD_NOT_FOUND', `The method ${method} does not exist/is not available.`);
       if (served.size < SERVED_MEMO_SIZE) served.add(method);
       return undefined;

@@ -18,12 +18,40 @@ export type CallOutcome = 'result' | 'error' | 'cache_hit' | 'rejected';
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly #httpResponses = new Counter({ name: 'edgeport_gateway_http_responses_total', help: 'HTTP responses by status code.', labelNames: ['status'], registers: [this.registry] });
-  readonly #calls = new Counter({ name: 'edgeport_gateway_calls_total', help: 'JSON-RPC calls (batch members count one each) by network, method and outcome.', labelNames: ['network', 'method', 'outcome'], registers: [this.registry] });
-  readonly #upstreamCalls = new Counter({ name: 'edgeport_gateway_upstream_calls_total', help: 'Calls sent to upstream nodes, by network, upstream position (0 = first URL) and outcome.', labelNames: ['network', 'upstream', 'outcome'], registers: [this.registry] });
-  readonly #rateLimited = new Counter({ name: 'edgeport_gateway_rate_limited_requests_total', help: 'HTTP requests refused by the per-client rate limit.', registers: [this.registry] });
-  readonly #overloaded = new Counter({ name: 'edgeport_gateway_overloaded_requests_total', help: 'HTTP requests refused with 503 because too many large bodies were being read.', registers: [this.registry] });
-  readonly #unmapped = new Counter({ name: 'edgeport_unmapped_errors_total', help: 'Errors that reached a surface without a mapping (answered as internal errors).', labelNames: ['surface'], registers: [this.registry] });
+  readonly #httpResponses = new Counter({
+    name: 'edgeport_gateway_http_responses_total',
+    help: 'HTTP responses by status code.',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+  readonly #calls = new Counter({
+    name: 'edgeport_gateway_calls_total',
+    help: 'JSON-RPC calls (batch members count one each) by network, method and outcome.',
+    labelNames: ['network', 'method', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly #upstreamCalls = new Counter({
+    name: 'edgeport_gateway_upstream_calls_total',
+    help: 'Calls sent to upstream nodes, by network, upstream position (0 = first URL) and outcome.',
+    labelNames: ['network', 'upstream', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly #rateLimited = new Counter({
+    name: 'edgeport_gateway_rate_limited_requests_total',
+    help: 'HTTP requests refused by the per-client rate limit.',
+    registers: [this.registry],
+  });
+  readonly #overloaded = new Counter({
+    name: 'edgeport_gateway_overloaded_requests_total',
+    help: 'HTTP requests refused with 503 because too many large bodies were being read.',
+    registers: [this.registry],
+  });
+  readonly #unmapped = new Counter({
+    name: 'edgeport_unmapped_errors_total',
+    help: 'Errors that reached a surface without a mapping (answered as internal errors).',
+    labelNames: ['surface'],
+    registers: [this.registry],
+  });
   readonly cacheEntries = new Gauge({ name: 'edgeport_gateway_cache_entries', help: 'Answers held in the cache.', registers: [this.registry] });
   readonly #tallies = new Map<string, Tally>();
   readonly #ok = this.#tally(this.#httpResponses, 'http 200', () => ['200']);
@@ -49,10 +77,10 @@ export class GatewayMetrics {
   callTally(network: string, method: string, outcome: CallOutcome): Tally {
     const label = this.#knownMethod(method) ? method : 'other';
     let byLabel = this.#callTallies.get(network);
-    if (byLabel === undefined) this.#callTallies.set(network, byLabel = new Map());
+    if (byLabel === undefined) this.#callTallies.set(network, (byLabel = new Map()));
     let byOutcome = byLabel.get(label);
-    if (byOutcome === undefined) byLabel.set(label, byOutcome = {});
-    return byOutcome[outcome] ??= this.#tally(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]);
+    if (byOutcome === undefined) byLabel.set(label, (byOutcome = {}));
+    return (byOutcome[outcome] ??= this.#tally(this.#calls, `call ${network} ${label} ${outcome}`, () => [network, label, outcome]));
   }
 
   upstreamCall(network: string, upstream: number, outcome: 'ok' | 'failed'): void {

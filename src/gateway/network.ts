@@ -42,10 +42,14 @@ export class GatewayNetwork {
     this.#start = start;
     this.#logger = logger;
     this.finality = new FinalityTracker({
-      fetch: () => this.#fetchFinalized(), clock, logger, refreshMs: FINALITY_REFRESH_MS[config.backend.kind],
+      fetch: () => this.#fetchFinalized(),
+      clock,
+      logger,
+      refreshMs: FINALITY_REFRESH_MS[config.backend.kind],
     });
     this.head = new ChainHead({
-      clock, logger,
+      clock,
+      logger,
       ...(config.backend.kind === 'upstreams' ? { watch: { refreshMs: UPSTREAM_HEAD_REFRESH_MS, fetchHead: () => this.#fetchHead() } } : {}),
     });
   }
@@ -65,11 +69,16 @@ export class GatewayNetwork {
 
   /** The error every request to this network gets once it is retired. */
   retirementError(): JsonRpcError {
-    const moveTo = this.replacement === undefined
-      ? ''
-      : ` Use ${this.replacement} instead: change only the last segment of the endpoint path, from /v1/${this.name} to /v1/${this.replacement}, and send the same request body.`;
+    const moveTo =
+      this.replacement === undefined
+        ? ''
+        : ` Use ${this.replacement} instead: change only the last segment of the endpoint path, from /v1/${this.name} to /v1/${this.replacement}, and send the same request body.`;
     return gatewayError('GATEWAY_NETWORK_RETIRED', `The network ${this.name} was retired on ${this.retiredOn} and is no longer served.${moveTo}`, {
-      data: { network: this.name, retiredOn: this.retiredOn, ...(this.replacement === undefined ? {} : { replacement: this.replacement, endpoint: `/v1/${this.replacement}` }) },
+      data: {
+        network: this.name,
+        retiredOn: this.retiredOn,
+        ...(this.replacement === undefined ? {} : { replacement: this.replacement, endpoint: `/v1/${this.replacement}` }),
+      },
     });
   }
 
@@ -78,7 +87,9 @@ export class GatewayNetwork {
     this.#backend ??= this.#start().catch((error: unknown) => {
       this.#backend = undefined;
       this.#logger.error({ network: this.name, err: error }, `The backend of ${this.name} could not start.`);
-      throw error instanceof JsonRpcError ? error : gatewayError('GATEWAY_CHAIN_UNAVAILABLE', `The embedded chain of ${this.name} could not start; the cause has been logged.`, { cause: error });
+      throw error instanceof JsonRpcError
+        ? error
+        : gatewayError('GATEWAY_CHAIN_UNAVAILABLE', `The embedded chain of ${this.name} could not start; the cause has been logged.`, { cause: error });
     });
     return this.#backend;
   }
@@ -108,7 +119,11 @@ export function unknownNetworkError(name: string, served: Iterable<GatewayNetwor
     if (n.isRetired(nowMs)) return `/v1/${n.name} (retired on ${n.retiredOn}${n.replacement ? `; use /v1/${n.replacement}` : ''})`;
     return `/v1/${n.name} (chain id ${n.chainId})`;
   });
-  return gatewayError('GATEWAY_UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(name)}. This gateway serves ${known.length > 0 ? known.join(', ') : 'no networks'}.`, {
-    data: { networks: networks.map((n) => n.name) },
-  });
+  return gatewayError(
+    'GATEWAY_UNKNOWN_NETWORK',
+    `Unknown network ${JSON.stringify(name)}. This gateway serves ${known.length > 0 ? known.join(', ') : 'no networks'}.`,
+    {
+      data: { networks: networks.map((n) => n.name) },
+    },
+  );
 }

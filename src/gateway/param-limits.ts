@@ -20,11 +20,19 @@ export const LIMITED_METHODS = new Set(['eth_getLogs', 'trace_filter', 'eth_feeH
  * undefined when the call is within limits. `head` gives the newest block number, asked only when
  * a range ends at a moving tag (`latest` and friends).
  */
-export async function checkParamLimits(method: string, params: readonly unknown[], limits: ParamLimits, head: () => Promise<bigint | undefined>): Promise<JsonRpcError | undefined> {
+export async function checkParamLimits(
+  method: string,
+  params: readonly unknown[],
+  limits: ParamLimits,
+  head: () => Promise<bigint | undefined>,
+): Promise<JsonRpcError | undefined> {
   if (method === 'eth_feeHistory') {
     const count = readQuantity(params[0]);
     if (count !== undefined && count > BigInt(limits.maxFeeHistoryBlocks)) {
-      return gatewayError('GATEWAY_INVALID_PARAMS', `Invalid params: eth_feeHistory covers at most ${limits.maxFeeHistoryBlocks} blocks per call; asked for ${count}.`);
+      return gatewayError(
+        'GATEWAY_INVALID_PARAMS',
+        `Invalid params: eth_feeHistory covers at most ${limits.maxFeeHistoryBlocks} blocks per call; asked for ${count}.`,
+      );
     }
     return undefined;
   }
@@ -32,7 +40,10 @@ export async function checkParamLimits(method: string, params: readonly unknown[
   if (typeof filter !== 'object' || filter === null) return undefined;
   const { fromBlock, toBlock, blockHash, count } = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown; count?: unknown };
   if (method === 'trace_filter' && typeof count === 'number' && count > TRACE_FILTER_MAX_COUNT) {
-    return gatewayError('GATEWAY_INVALID_PARAMS', `Invalid params: trace_filter returns at most ${TRACE_FILTER_MAX_COUNT} traces per call; asked for ${count}.`);
+    return gatewayError(
+      'GATEWAY_INVALID_PARAMS',
+      `Invalid params: trace_filter returns at most ${TRACE_FILTER_MAX_COUNT} traces per call; asked for ${count}.`,
+    );
   }
   if (blockHash !== undefined) return undefined;
   const from = await resolve(fromBlock ?? 'latest', head);
@@ -40,7 +51,10 @@ export async function checkParamLimits(method: string, params: readonly unknown[
   if (from === undefined || to === undefined || to < from) return undefined;
   const span = to - from + 1n;
   if (span > BigInt(limits.maxLogsBlockRange)) {
-    return gatewayError('GATEWAY_INVALID_PARAMS', `Invalid params: ${method} is limited to ${limits.maxLogsBlockRange} blocks per query; blocks ${from} to ${to} are ${span}. Split the range into smaller queries.`);
+    return gatewayError(
+      'GATEWAY_INVALID_PARAMS',
+      `Invalid params: ${method} is limited to ${limits.maxLogsBlockRange} blocks per query; blocks ${from} to ${to} are ${span}. Split the range into smaller queries.`,
+    );
   }
   return undefined;
 }

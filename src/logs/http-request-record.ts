@@ -41,11 +41,29 @@ export type RecordFieldName = keyof HttpRequestRecord;
  * field picker read it; any other field of the dataset is null in every line.
  */
 const FILLED: Record<RecordFieldName, true> = {
-  RayID: true, ZoneName: true, EdgeStartTimestamp: true, EdgeEndTimestamp: true, ClientIP: true, ClientRequestHost: true,
-  ClientRequestMethod: true, ClientRequestURI: true, ClientRequestPath: true, ClientRequestProtocol: true, ClientRequestScheme: true,
-  ClientRequestUserAgent: true, ClientRequestReferer: true, ClientRequestBytes: true, EdgeResponseStatus: true, EdgeResponseBytes: true,
-  EdgeResponseContentType: true, OriginResponseStatus: true, OriginResponseTime: true, WorkerSubrequest: true, RequestHeaders: true,
-  ResponseHeaders: true, Cookies: true,
+  RayID: true,
+  ZoneName: true,
+  EdgeStartTimestamp: true,
+  EdgeEndTimestamp: true,
+  ClientIP: true,
+  ClientRequestHost: true,
+  ClientRequestMethod: true,
+  ClientRequestURI: true,
+  ClientRequestPath: true,
+  ClientRequestProtocol: true,
+  ClientRequestScheme: true,
+  ClientRequestUserAgent: true,
+  ClientRequestReferer: true,
+  ClientRequestBytes: true,
+  EdgeResponseStatus: true,
+  EdgeResponseBytes: true,
+  EdgeResponseContentType: true,
+  OriginResponseStatus: true,
+  OriginResponseTime: true,
+  WorkerSubrequest: true,
+  RequestHeaders: true,
+  ResponseHeaders: true,
+  Cookies: true,
 };
 
 /** Whether the edge fills this field of `http_requests` (else it is null in every line). */

@@ -8,8 +8,7 @@
  * How a field's value is typed in a record: `timestamp` is an integer for `unixnano`/`unix` and a
  * string for `rfc3339`; `object` holds custom fields (RequestHeaders, ResponseHeaders, Cookies).
  */
-export type HttpRequestsFieldType =
-  | 'string' | 'int' | 'float' | 'bool' | 'timestamp' | 'string[]' | 'int[]' | 'object';
+export type HttpRequestsFieldType = 'string' | 'int' | 'float' | 'bool' | 'timestamp' | 'string[]' | 'int[]' | 'object';
 
 export interface HttpRequestsField {
   type: HttpRequestsFieldType;
@@ -133,8 +132,15 @@ export type HttpRequestsFieldName = keyof typeof HTTP_REQUESTS_FIELDS;
 
 /** The real service's de-facto default field set, used when a job lists no `field_names`. */
 export const HTTP_REQUESTS_DEFAULT_FIELDS: readonly HttpRequestsFieldName[] = [
-  'ClientIP', 'ClientRequestHost', 'ClientRequestMethod', 'ClientRequestURI', 'EdgeEndTimestamp',
-  'EdgeResponseBytes', 'EdgeResponseStatus', 'EdgeStartTimestamp', 'RayID',
+  'ClientIP',
+  'ClientRequestHost',
+  'ClientRequestMethod',
+  'ClientRequestURI',
+  'EdgeEndTimestamp',
+  'EdgeResponseBytes',
+  'EdgeResponseStatus',
+  'EdgeStartTimestamp',
+  'RayID',
 ];
 
 /** The fields that carry custom fields: a job must list one to log them (docs/edge-and-logs.md). */

@@ -18,11 +18,36 @@ export interface LogMetricsSource {
 
 export function registerLogMetrics(metrics: Metrics, pipeline: LogMetricsSource): void {
   const registers = [metrics.registry];
-  const spooled = new Counter({ name: 'edgeport_logs_spooled_lines_total', help: 'Log lines the job took into its spool (past its filter and sampling) in this process; those not yet shipped are its backlog.', labelNames: ['log_job'], registers });
-  const shipped = new Counter({ name: 'edgeport_logs_shipped_lines_total', help: 'Log lines delivered to the job\'s destination by this process.', labelNames: ['log_job'], registers });
-  const failed = new Counter({ name: 'edgeport_logs_failed_lines_total', help: 'Log lines in batches whose delivery failed (each failed attempt counts; they are retried).', labelNames: ['log_job'], registers });
-  const dropped = new Counter({ name: 'edgeport_logs_dropped_lines_total', help: 'Log lines dropped: the job was paused or its spool full.', labelNames: ['log_job'], registers });
-  const jobSpool = new Gauge({ name: 'edgeport_logs_job_spool_bytes', help: 'Bytes of the job\'s spool files on disk (delivered lines stay until their segment file is removed).', labelNames: ['log_job'], registers });
+  const spooled = new Counter({
+    name: 'edgeport_logs_spooled_lines_total',
+    help: 'Log lines the job took into its spool (past its filter and sampling) in this process; those not yet shipped are its backlog.',
+    labelNames: ['log_job'],
+    registers,
+  });
+  const shipped = new Counter({
+    name: 'edgeport_logs_shipped_lines_total',
+    help: "Log lines delivered to the job's destination by this process.",
+    labelNames: ['log_job'],
+    registers,
+  });
+  const failed = new Counter({
+    name: 'edgeport_logs_failed_lines_total',
+    help: 'Log lines in batches whose delivery failed (each failed attempt counts; they are retried).',
+    labelNames: ['log_job'],
+    registers,
+  });
+  const dropped = new Counter({
+    name: 'edgeport_logs_dropped_lines_total',
+    help: 'Log lines dropped: the job was paused or its spool full.',
+    labelNames: ['log_job'],
+    registers,
+  });
+  const jobSpool = new Gauge({
+    name: 'edgeport_logs_job_spool_bytes',
+    help: "Bytes of the job's spool files on disk (delivered lines stay until their segment file is removed).",
+    labelNames: ['log_job'],
+    registers,
+  });
   const spool = new Gauge({ name: 'edgeport_logs_spool_bytes', help: 'Bytes of undelivered log lines in all spools.', registers });
   metrics.beforeScrape(() => {
     for (const metric of [spooled, shipped, failed, dropped, jobSpool]) metric.reset();

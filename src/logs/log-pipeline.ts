@@ -206,8 +206,12 @@ export class LogPipeline {
   /** Each job's delivery counts since this process started (jobs deleted meanwhile are gone). */
   deliveryStats(): LogJobDeliveryStats[] {
     return [...this.#shippers.values()].map((shipper) => ({
-      jobId: shipper.jobId, spooledLines: shipper.spooledLines, shippedLines: shipper.shippedLines, failedLines: shipper.failedLines,
-      droppedLines: this.#dropCount(shipper), spooledBytes: shipper.spool.diskBytes,
+      jobId: shipper.jobId,
+      spooledLines: shipper.spooledLines,
+      shippedLines: shipper.shippedLines,
+      failedLines: shipper.failedLines,
+      droppedLines: this.#dropCount(shipper),
+      spooledBytes: shipper.spool.diskBytes,
     }));
   }
 
@@ -235,7 +239,7 @@ export class LogPipeline {
         // gets no line until it can be; said once per job.
         if (!this.#unspoolable.has(record.id)) {
           this.#unspoolable.add(record.id);
-          this.#options.logger.error({ err: error, jobId: record.id }, 'Could not make a log job\'s spool: its lines are dropped until it can be made.');
+          this.#options.logger.error({ err: error, jobId: record.id }, "Could not make a log job's spool: its lines are dropped until it can be made.");
         }
         continue;
       }
@@ -307,7 +311,10 @@ export class LogPipeline {
     // One line when spool writes start failing (a full disk) and one when they work again, not one per request.
     if (failure !== undefined && !this.#spoolFailing) {
       this.#spoolFailing = true;
-      this.#options.logger.error({ err: failure }, 'Could not write log lines to the spool: they are dropped and counted on their jobs until writes work again.');
+      this.#options.logger.error(
+        { err: failure },
+        'Could not write log lines to the spool: they are dropped and counted on their jobs until writes work again.',
+      );
     } else if (failure === undefined && spools.length > 0 && this.#spoolFailing) {
       this.#spoolFailing = false;
       this.#options.logger.info('Log lines are written to the spool again.');
@@ -322,15 +329,17 @@ export class LogPipeline {
     if (this.#timer) clearInterval(this.#timer);
     this.#flushStaged();
     const deadline = Date.now() + (this.#options.shutdownDeadlineMs ?? 10_000);
-    await Promise.all([...this.#shippers.values()].map(async (shipper) => {
-      while (Date.now() < deadline && (shipper.spool.pendingBytes > 0 || shipper.busy)) {
-        if (shipper.busy) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          continue;
+    await Promise.all(
+      [...this.#shippers.values()].map(async (shipper) => {
+        while (Date.now() < deadline && (shipper.spool.pendingBytes > 0 || shipper.busy)) {
+          if (shipper.busy) {
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            continue;
+          }
+          if (!(await this.#ship(shipper, true))) break;
         }
-        if (!(await this.#ship(shipper, true))) break;
-      }
-    }));
+      }),
+    );
     for (const shipper of this.#shippers.values()) shipper.spool.close();
     for (const { destination } of this.#destinations.values()) await destination.close?.();
   }
@@ -357,9 +366,29 @@ export class LogPipeline {
     const spool = JobSpool.open(dir, { maxBytes: this.#maxJobSpoolBytes, budget: this.#budget });
     writeFileSync(join(dir, 'job.json'), JSON.stringify({ zoneId }));
     const shipper: Shipper = {
-      jobId, zoneId, spool, note: new DeliveryNote(dir), appended: 0, pendingSince: null, busy: false, attempts: 0, retryAt: 0, lastCheck: 0,
-      version: null, failingSince: null, failure: null, failingKind: null, paused: false, pausedDrops: 0, drops: null, reportedDrops: 0, lastReport: 0, reporting: false,
-      spooledLines: 0, shippedLines: 0, failedLines: 0,
+      jobId,
+      zoneId,
+      spool,
+      note: new DeliveryNote(dir),
+      appended: 0,
+      pendingSince: null,
+      busy: false,
+      attempts: 0,
+      retryAt: 0,
+      lastCheck: 0,
+      version: null,
+      failingSince: null,
+      failure: null,
+      failingKind: null,
+      paused: false,
+      pausedDrops: 0,
+      drops: null,
+      reportedDrops: 0,
+      lastReport: 0,
+      reporting: false,
+      spooledLines: 0,
+      shippedLines: 0,
+      failedLines: 0,
     };
     this.#shippers.set(jobId, shipper);
     return shipper;
@@ -408,9 +437,12 @@ export class LogPipeline {
         maxBytes: job.maxUploadBytes || BATCH_DEFAULTS.maxBytes,
         intervalMs: Math.min((job.maxUploadIntervalSeconds || 30) * 1000, this.#options.maxIntervalMs ?? BATCH_DEFAULTS.intervalMs),
       };
-      const due = force || shipper.spool.inflight !== null || shipper.appended >= limits.maxRecords
-        || shipper.spool.pendingBytes >= limits.maxBytes
-        || (shipper.pendingSince !== null && now - shipper.pendingSince >= limits.intervalMs);
+      const due =
+        force ||
+        shipper.spool.inflight !== null ||
+        shipper.appended >= limits.maxRecords ||
+        shipper.spool.pendingBytes >= limits.maxBytes ||
+        (shipper.pendingSince !== null && now - shipper.pendingSince >= limits.intervalMs);
       if (!due) return false;
       const batch = shipper.spool.readBatch(limits.maxRecords, limits.maxBytes);
       if (batch === null) {
@@ -440,12 +472,20 @@ export class LogPipeline {
       const gzipped = await gzip(body, { level: zlib.Z_BEST_SPEED });
       const written = destination.write({
         name: batchObjectName(path, batch.firstTime, batch.lastTime, `${this.#instanceId}:${job.id}:${batch.start.segment}:${batch.start.offset}`),
-        gzipped, firstTime: batch.firstTime, tempFiles: shipper.note,
+        gzipped,
+        firstTime: batch.firstTime,
+        tempFiles: shipper.note,
         contentType: job.outputOptions.outputType === 'csv' ? 'text/csv' : 'application/x-ndjson',
       });
       // A write still running at its deadline is given up (its batch has a fixed name: a late write is overwritten by the retry).
       written.catch(() => undefined);
-      if (await within(written.then(() => 'done' as const), DELIVERY_DEADLINE_MS, 'late' as const) === 'late') {
+      if (
+        (await within(
+          written.then(() => 'done' as const),
+          DELIVERY_DEADLINE_MS,
+          'late' as const,
+        )) === 'late'
+      ) {
         throw new DestinationError(`the destination did not finish writing the batch within ${DELIVERY_DEADLINE_MS / 1000} s`);
       }
     } catch (error) {
@@ -453,7 +493,9 @@ export class LogPipeline {
       this.#failed(shipper, error, batch.texts.length);
       shipper.reportedDrops = this.#dropCount(shipper);
       // The status is written when the database can take it; a failure to write it is the same outage, retried with the batch.
-      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: clock.now(), errorMessage: this.#statusMessage(shipper) }).catch(() => undefined);
+      await this.#options.jobs
+        .setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: clock.now(), errorMessage: this.#statusMessage(shipper) })
+        .catch(() => undefined);
       return false;
     }
     if (shipper.spool.removed) return false;
@@ -465,7 +507,10 @@ export class LogPipeline {
     shipper.pendingSince = shipper.spool.pendingBytes > 0 ? clock.now() : null;
     if (shipper.paused) this.#options.logger.info({ jobId: job.id }, 'Log job resumed: its destination accepted a batch.');
     else if (shipper.failingKind !== null) {
-      this.#options.logger.info({ jobId: job.id, failedForMs: clock.now() - (shipper.failingSince ?? clock.now()) }, 'Log shipping recovered: a batch was delivered.');
+      this.#options.logger.info(
+        { jobId: job.id, failedForMs: clock.now() - (shipper.failingSince ?? clock.now()) },
+        'Log shipping recovered: a batch was delivered.',
+      );
     }
     shipper.failingSince = null;
     shipper.failure = null;
@@ -497,12 +542,17 @@ export class LogPipeline {
     shipper.failingSince ??= now;
     if (shipper.failingKind !== kind) {
       shipper.failingKind = kind;
-      this.#options.logger[kind === 'other' ? 'error' : 'warn']({ jobId: shipper.jobId, kind, err: error, retryInMs: delayMs },
-        'Log shipping failed; it is retried with backoff (0.5 s doubling to 60 s) until it succeeds.');
+      this.#options.logger[kind === 'other' ? 'error' : 'warn'](
+        { jobId: shipper.jobId, kind, err: error, retryInMs: delayMs },
+        'Log shipping failed; it is retried with backoff (0.5 s doubling to 60 s) until it succeeds.',
+      );
     }
     if (kind === 'destination' && !shipper.paused && now - shipper.failingSince >= this.#pauseAfterMs) {
       shipper.paused = true;
-      this.#options.logger.warn({ jobId: shipper.jobId, failingSince: shipper.failingSince, error: shipper.failure }, 'Log job paused: its destination keeps failing.');
+      this.#options.logger.warn(
+        { jobId: shipper.jobId, failingSince: shipper.failingSince, error: shipper.failure },
+        'Log job paused: its destination keeps failing.',
+      );
     }
   }
 
@@ -516,7 +566,10 @@ export class LogPipeline {
     const disk = lost > 0;
     const now = this.#options.clock.now();
     if (shipper.drops === null) {
-      this.#options.logger.warn({ jobId: shipper.jobId, paused: shipper.paused, spooledBytes: shipper.spool.diskBytes }, 'Log lines dropped: the job is paused, its spool is full, or the disk is.');
+      this.#options.logger.warn(
+        { jobId: shipper.jobId, paused: shipper.paused, spooledBytes: shipper.spool.diskBytes },
+        'Log lines dropped: the job is paused, its spool is full, or the disk is.',
+      );
     }
     shipper.drops ??= { before: this.#dropCount(shipper) - (disk ? lost : 1), since: now, last: now, paused: false, full: false, disk: false };
     shipper.drops.last = now;
@@ -529,15 +582,19 @@ export class LogPipeline {
   #statusMessage(shipper: Shipper): string | null {
     const parts: string[] = [];
     if (shipper.failure !== null) {
-      parts.push(shipper.paused
-        ? `paused: deliveries have failed since ${iso(shipper.failingSince!)}; it takes no new lines until a delivery succeeds (retried at least every ${BACKOFF_MAX_MS / 1000} s, at once when the job is updated). Last failure: ${shipper.failure}`
-        : shipper.failure);
+      parts.push(
+        shipper.paused
+          ? `paused: deliveries have failed since ${iso(shipper.failingSince!)}; it takes no new lines until a delivery succeeds (retried at least every ${BACKOFF_MAX_MS / 1000} s, at once when the job is updated). Last failure: ${shipper.failure}`
+          : shipper.failure,
+      );
     }
     const drops = shipper.drops;
     if (drops !== null) {
       const why = [
         ...(drops.paused ? ['the job was paused'] : []),
-        ...(drops.full ? [`its spool was full (at most ${this.#maxJobSpoolBytes} bytes of undelivered lines per job, ${this.#budget.maxBytes} for all jobs)`] : []),
+        ...(drops.full
+          ? [`its spool was full (at most ${this.#maxJobSpoolBytes} bytes of undelivered lines per job, ${this.#budget.maxBytes} for all jobs)`]
+          : []),
         ...(drops.disk ? ['the disk under the data dir was full (the spool could not be written)'] : []),
       ].join(', and ');
       parts.push(`${this.#dropCount(shipper) - drops.before} log lines dropped since ${iso(drops.since)}: ${why}`);
@@ -553,10 +610,15 @@ export class LogPipeline {
       const job = await this.#options.jobs.getJob(shipper.zoneId, shipper.jobId);
       if (job === null || shipper.drops === null) return;
       shipper.reportedDrops = this.#dropCount(shipper);
-      await this.#options.jobs.setJobStatus(job.id, { lastComplete: job.lastComplete, lastError: shipper.drops.last, errorMessage: this.#statusMessage(shipper) });
+      await this.#options.jobs.setJobStatus(job.id, {
+        lastComplete: job.lastComplete,
+        lastError: shipper.drops.last,
+        errorMessage: this.#statusMessage(shipper),
+      });
     } catch (error) {
       // The database away is the shipper's to report (once); the count is written at the next try.
-      if (backendFaultOf(error) === undefined) this.#options.logger.warn({ err: error, jobId: shipper.jobId }, 'Could not record dropped log lines on the job.');
+      if (backendFaultOf(error) === undefined)
+        this.#options.logger.warn({ err: error, jobId: shipper.jobId }, 'Could not record dropped log lines on the job.');
     } finally {
       shipper.reporting = false;
     }
@@ -597,9 +659,9 @@ export class LogPipeline {
 
   async #destination(job: LogJobRecord): Promise<ReturnType<typeof openDestination>> {
     const accountId = await this.#options.jobs.zoneAccount(job.zoneId);
-    if (accountId === null) throw new DestinationError('the job\'s zone no longer exists');
+    if (accountId === null) throw new DestinationError("the job's zone no longer exists");
     const cacheKey = `${accountId} ${job.destinationConf}`;
-    const guard = this.#destinations.has(cacheKey) ? null : (await this.#options.outboundGuard?.(accountId)) ?? null;
+    const guard = this.#destinations.has(cacheKey) ? null : ((await this.#options.outboundGuard?.(accountId)) ?? null);
     // Looked up again after the await: one destination (and its connections) per account and conf.
     let opened = this.#destinations.get(cacheKey);
     if (!opened) {

@@ -9,7 +9,7 @@
 /** Flags edgeport itself implements (the bucket binding's), with what they do; workerd never sees them. */
 export const COMPATIBILITY_FLAGS = {
   store_list_honor_include: "StoreBucket.list() honours `include` before 2022-08-04 too (as the platform's flag of that name does).",
-  nodejs_compat: 'workerd\'s flag for Node.js APIs; accepted by openStoreBucket, where Node.js is all there is.',
+  nodejs_compat: "workerd's flag for Node.js APIs; accepted by openStoreBucket, where Node.js is all there is.",
 } as const satisfies Record<string, string>;
 
 /** The flags of COMPATIBILITY_FLAGS that edgeport implements and workerd does not know. */

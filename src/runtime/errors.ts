@@ -47,7 +47,10 @@ export function answerScriptFailure(res: ServerResponse, failure: ScriptFailure)
   }
   const { status, body, retryAfter } = SCRIPT_FAILURES[failure];
   res.writeHead(status, [
-    'content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body)),
+    'content-type',
+    'text/plain; charset=utf-8',
+    'content-length',
+    String(Buffer.byteLength(body)),
     ...(retryAfter === undefined ? [] : ['retry-after', String(retryAfter)]),
   ]);
   res.end(body);

@@ -5,6 +5,4 @@
 export { COMPATIBILITY_FLAGS, type CompatibilityFlag } from './compat.ts';
 export { RUNTIME_ERRORS, RuntimeError, SCRIPT_FAILURES, type RuntimeErrorCode, type ScriptFailure } from './errors.ts';
 export { startScriptHost, type ScriptHost, type ScriptHostOptions } from './host.ts';
-export {
-  loadScriptConfig, parseScriptConfig, SCRIPT_LIMIT_DEFAULTS, type ScriptConfig, type ScriptLimits, type StoreBucketBinding,
-} from './script-config.ts';
+export { loadScriptConfig, parseScriptConfig, SCRIPT_LIMIT_DEFAULTS, type ScriptConfig, type ScriptLimits, type StoreBucketBinding } from './script-config.ts';

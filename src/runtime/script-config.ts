@@ -33,10 +33,11 @@ export interface StoreBucketBinding {
  * What a `runtime` key other than "workerd" is told. The Node worker-thread runtime was removed:
  * it let a script read the server's files and environment and end its process.
  */
-const RUNTIME_NODE_REMOVED = 'scripts now run in workerd only: the Node.js worker-thread runtime was removed, since a script there could reach the server\'s files, '
-  + 'environment and process. Leave `runtime` out (or set runtime = "workerd"). In workerd a script has the platform\'s Web APIs and nothing of the host '
-  + '(no files, environment or process of the server); Node.js APIs (node:buffer, node:crypto, a virtual node:fs, process with an empty env) come with '
-  + 'compatibility_flags = ["nodejs_compat"] (on by default from 2026-08-04), as on the platform';
+const RUNTIME_NODE_REMOVED =
+  "scripts now run in workerd only: the Node.js worker-thread runtime was removed, since a script there could reach the server's files, " +
+  'environment and process. Leave `runtime` out (or set runtime = "workerd"). In workerd a script has the platform\'s Web APIs and nothing of the host ' +
+  '(no files, environment or process of the server); Node.js APIs (node:buffer, node:crypto, a virtual node:fs, process with an empty env) come with ' +
+  'compatibility_flags = ["nodejs_compat"] (on by default from 2026-08-04), as on the platform';
 
 /**
  * Which addresses a script's outbound fetch() may connect to: CIDR blocks or
@@ -63,10 +64,52 @@ export interface ScriptConfig {
 }
 
 const RESERVED_WORDS = new Set([
-  'await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else',
-  'enum', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'implements', 'import', 'in',
-  'instanceof', 'interface', 'let', 'new', 'null', 'package', 'private', 'protected', 'public', 'return',
-  'static', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while', 'with', 'yield',
+  'await',
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'enum',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'implements',
+  'import',
+  'in',
+  'instanceof',
+  'interface',
+  'let',
+  'new',
+  'null',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'return',
+  'static',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'var',
+  'void',
+  'while',
+  'with',
+  'yield',
 ]);
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /** The store's bucket-name rule (the engine checks it again on every call). */
@@ -75,44 +118,65 @@ const BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 /** workerd's names for address classes; anything else in `outbound` must be a CIDR block. */
 const ADDRESS_CLASSES = new Set(['public', 'private', 'local', 'network', 'unix', 'unix-abstract']);
 const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)\/\d{1,3}$/;
-const addressList = z.array(z.string().refine((entry) => ADDRESS_CLASSES.has(entry) || CIDR.test(entry), {
-  error: (issue) => `${JSON.stringify(issue.input)} is neither a CIDR block (10.1.0.0/16, fd00::/8) nor one of ${[...ADDRESS_CLASSES].join(', ')}`,
-}));
+const addressList = z.array(
+  z.string().refine((entry) => ADDRESS_CLASSES.has(entry) || CIDR.test(entry), {
+    error: (issue) => `${JSON.stringify(issue.input)} is neither a CIDR block (10.1.0.0/16, fd00::/8) nor one of ${[...ADDRESS_CLASSES].join(', ')}`,
+  }),
+);
 
 function scriptConfigSchema(baseDir: string, now: number) {
   return z.strictObject({
     name: z.string().min(1),
-    runtime: z.string().optional().superRefine((runtime, ctx) => {
-      if (runtime === undefined || runtime === 'workerd') return;
-      ctx.addIssue({ code: 'custom', message: runtime === 'node' ? RUNTIME_NODE_REMOVED : `must be "workerd", the only runtime (or left out), got ${JSON.stringify(runtime)}` });
-    }),
-    main: z.string().min(1).refine((main) => existsSync(resolve(baseDir, main)), {
-      error: (issue) => `file ${resolve(baseDir, String(issue.input))} does not exist`,
-    }),
+    runtime: z
+      .string()
+      .optional()
+      .superRefine((runtime, ctx) => {
+        if (runtime === undefined || runtime === 'workerd') return;
+        ctx.addIssue({
+          code: 'custom',
+          message: runtime === 'node' ? RUNTIME_NODE_REMOVED : `must be "workerd", the only runtime (or left out), got ${JSON.stringify(runtime)}`,
+        });
+      }),
+    main: z
+      .string()
+      .min(1)
+      .refine((main) => existsSync(resolve(baseDir, main)), {
+        error: (issue) => `file ${resolve(baseDir, String(issue.input))} does not exist`,
+      }),
     compatibility_date: z.string().superRefine((date, ctx) => {
       const problem = compatibilityDateProblem(date, now) ?? newerThanRuntimeProblem(date, WORKERD.compatibilityDate, `workerd (${WORKERD.version})`);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
     compatibility_flags: z.array(z.string()).default([]),
-    store_buckets: z.array(z.strictObject({
-      binding: z.string().refine((name) => IDENTIFIER.test(name) && !RESERVED_WORDS.has(name), 'must be a valid JavaScript identifier'),
-      bucket_name: z.string().regex(BUCKET_NAME, "must be 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit"),
-    })).default([]).superRefine((buckets, ctx) => {
-      const seen = new Set<string>();
-      buckets.forEach((bucket, index) => {
-        if (seen.has(bucket.binding)) ctx.addIssue({ code: 'custom', path: [index, 'binding'], message: `binding ${JSON.stringify(bucket.binding)} is used twice` });
-        seen.add(bucket.binding);
-      });
-    }),
+    store_buckets: z
+      .array(
+        z.strictObject({
+          binding: z.string().refine((name) => IDENTIFIER.test(name) && !RESERVED_WORDS.has(name), 'must be a valid JavaScript identifier'),
+          bucket_name: z.string().regex(BUCKET_NAME, "must be 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit"),
+        }),
+      )
+      .default([])
+      .superRefine((buckets, ctx) => {
+        const seen = new Set<string>();
+        buckets.forEach((bucket, index) => {
+          if (seen.has(bucket.binding))
+            ctx.addIssue({ code: 'custom', path: [index, 'binding'], message: `binding ${JSON.stringify(bucket.binding)} is used twice` });
+          seen.add(bucket.binding);
+        });
+      }),
     routes: z.array(z.string().min(1)).optional(),
-    limits: z.strictObject({
-      cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
-      memory_mb: z.number().int().min(16).max(65_536).optional(),
-    }).optional(),
-    outbound: z.strictObject({
-      allow: addressList.optional(),
-      deny: addressList.optional(),
-    }).optional(),
+    limits: z
+      .strictObject({
+        cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
+        memory_mb: z.number().int().min(16).max(65_536).optional(),
+      })
+      .optional(),
+    outbound: z
+      .strictObject({
+        allow: addressList.optional(),
+        deny: addressList.optional(),
+      })
+      .optional(),
   });
   // compatibility_flags: workerd knows every flag of the platform and refuses an unknown one itself
   // when the script starts, in the platform's words ("No such compatibility flag: …").

@@ -13,7 +13,12 @@ import type { IsolatePool } from './workerd/isolate-pool.ts';
 import type { WorkerdModule } from './workerd/workerd-config.ts';
 
 const MODULE_KINDS: Record<ModuleType, WorkerdModule['kind']> = {
-  esm: 'esModule', cjs: 'commonJsModule', text: 'text', data: 'data', wasm: 'wasm', json: 'json',
+  esm: 'esModule',
+  cjs: 'commonJsModule',
+  text: 'text',
+  data: 'data',
+  wasm: 'wasm',
+  json: 'json',
 };
 
 export interface UploadedHostDeps {
@@ -49,8 +54,13 @@ export function uploadedScript(runnable: RunnableVersion, limits: ScriptLimits =
   }
   return {
     script: {
-      name: version.script, runtime: 'workerd', main: metadata.mainModule, compatibilityDate: metadata.compatibilityDate,
-      compatibilityFlags: metadata.compatibilityFlags, storeBuckets, routes: [],
+      name: version.script,
+      runtime: 'workerd',
+      main: metadata.mainModule,
+      compatibilityDate: metadata.compatibilityDate,
+      compatibilityFlags: metadata.compatibilityFlags,
+      storeBuckets,
+      routes: [],
       limits: { cpuMs: limits.cpuMs, memoryMb: limits.memoryMb },
       outbound: { allow: ['public'], deny: [] },
     },
@@ -67,7 +77,13 @@ export function startUploadedHost(runnable: RunnableVersion, deps: ServingHostDe
   const { script, uploaded } = uploadedScript(runnable, deps.limits);
   const accountId = runnable.version.accountId;
   return startScriptHost({
-    script, uploaded, accountId, dataDir: deps.dataDir, logger: deps.logger, engine: deps.engine, ...(deps.tail ? { tail: deps.tail } : {}),
+    script,
+    uploaded,
+    accountId,
+    dataDir: deps.dataDir,
+    logger: deps.logger,
+    engine: deps.engine,
+    ...(deps.tail ? { tail: deps.tail } : {}),
     ...(deps.pool ? { pool: { pool: deps.pool, tenant: accountId, name: `account ${accountId}` } } : {}),
   });
 }
@@ -77,7 +93,10 @@ export function startFailureMessage(error: unknown): string {
   const lines = (error as Error).message.split('\n');
   const start = lines.findIndex((line) => /Uncaught /.test(line));
   if (start < 0) return (error as Error).message;
-  const where = lines.slice(start + 1).filter((line) => /^\s+at /.test(line)).slice(0, 5);
+  const where = lines
+    .slice(start + 1)
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 5);
   return [/Uncaught .*/.exec(lines[start]!)![0], ...where].join('\n');
 }
 
@@ -85,8 +104,6 @@ export function startFailureMessage(error: unknown): string {
 const TRIAL_STARTS = 2;
 /** Uploads waiting for a trial start at most; more are told to come back later. */
 const TRIALS_WAITING = 16;
-
-
 
 /**
  * A trial start for uploads: the version starts in workerd and stops at once. Resolves null when it

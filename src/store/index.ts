@@ -133,9 +133,12 @@ function checkOptions(options: OpenStoreBucketOptions): OpenStoreBucketOptions {
   } catch (error) {
     throw new TypeError(`openStoreBucket: \`bucket\` ${(error as Error).message.replace(/^The specified bucket name is not valid: /, '')}`, { cause: error });
   }
-  if (dataDir !== undefined && (typeof dataDir !== 'string' || dataDir === '')) throw new TypeError('openStoreBucket: `dataDir` must be a directory path, or left out for a temporary one.');
+  if (dataDir !== undefined && (typeof dataDir !== 'string' || dataDir === ''))
+    throw new TypeError('openStoreBucket: `dataDir` must be a directory path, or left out for a temporary one.');
   if (account !== undefined && account !== null && (typeof account !== 'string' || !ACCOUNT_ID.test(account))) {
-    throw new TypeError(`openStoreBucket: \`account\` must be an account id (32 hex digits), or null for a bucket of no account; got ${JSON.stringify(account)}.`);
+    throw new TypeError(
+      `openStoreBucket: \`account\` must be an account id (32 hex digits), or null for a bucket of no account; got ${JSON.stringify(account)}.`,
+    );
   }
   if (compatibilityDate !== undefined) {
     const problem = typeof compatibilityDate === 'string' ? compatibilityDateProblem(compatibilityDate, Date.now()) : 'must be a string';

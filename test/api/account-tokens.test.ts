@@ -19,30 +19,56 @@ test('account-owned tokens through the official SDK', { timeout: 20_000 }, async
   const cf = api.sdk();
   const account_id = api.admin.accountId;
   const account = `com.cloudflare.api.account.${account_id}`;
-  const made = await cf.accounts.tokens.create({ account_id, name: 'ci', policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [R2_READ] }] }) as Json;
+  const made = (await cf.accounts.tokens.create({
+    account_id,
+    name: 'ci',
+    policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [R2_READ] }],
+  })) as Json;
   assert.match(made.value, /^[A-Za-z0-9_-]{40,}$/);
   const listed: Json[] = [];
   for await (const token of cf.accounts.tokens.list({ account_id })) listed.push(token);
-  assert.deepEqual(listed.map((token) => token.id), [made.id]);
+  assert.deepEqual(
+    listed.map((token) => token.id),
+    [made.id],
+  );
   const userTokens: Json[] = [];
   for await (const token of cf.user.tokens.list()) userTokens.push(token);
-  assert.deepEqual(userTokens, [], 'an account token is not the user\'s');
+  assert.deepEqual(userTokens, [], "an account token is not the user's");
   assert.equal((await sdkError(cf.user.tokens.get(made.id))).status, 404, 'nor readable under /user/tokens');
   assert.equal(((await cf.accounts.tokens.get(made.id, { account_id })) as Json).name, 'ci');
 
   const asToken = new Cloudflare({ baseURL: api.base, apiToken: made.value, apiEmail: null, apiKey: null, userServiceKey: null, maxRetries: 0 });
   assert.equal(((await asToken.accounts.tokens.verify({ account_id })) as Json).status, 'active');
-  assert.deepEqual(((await asToken.r2.buckets.list({ account_id })) as Json).buckets.map((b: Json) => b.name), ['test-bucket'], 'it authenticates like any token');
-  assert.equal((await sdkError(asToken.accounts.tokens.list({ account_id }).then((page) => page.result))).status, 403, 'managing tokens needs Account API Tokens');
+  assert.deepEqual(
+    ((await asToken.r2.buckets.list({ account_id })) as Json).buckets.map((b: Json) => b.name),
+    ['test-bucket'],
+    'it authenticates like any token',
+  );
+  assert.equal(
+    (await sdkError(asToken.accounts.tokens.list({ account_id }).then((page) => page.result))).status,
+    403,
+    'managing tokens needs Account API Tokens',
+  );
 
-  const updated = await cf.accounts.tokens.update(made.id, { account_id, name: 'ci-2', status: 'disabled', policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [R2_READ, ACCOUNT_TOKENS_WRITE] }] }) as Json;
+  const updated = (await cf.accounts.tokens.update(made.id, {
+    account_id,
+    name: 'ci-2',
+    status: 'disabled',
+    policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [R2_READ, ACCOUNT_TOKENS_WRITE] }],
+  })) as Json;
   assert.deepEqual([updated.name, updated.status], ['ci-2', 'disabled']);
   const rolled = await cf.accounts.tokens.value.update(made.id, { account_id });
   assert.equal(typeof rolled, 'string');
 
-  const userGroup = await sdkError(cf.accounts.tokens.create({
-    account_id, name: 'nope', policies: [{ effect: 'allow', resources: { [`com.cloudflare.api.user.${derivedId('user', { id: account_id })}`]: '*' }, permission_groups: [USER_TOKENS_WRITE] }],
-  }));
+  const userGroup = await sdkError(
+    cf.accounts.tokens.create({
+      account_id,
+      name: 'nope',
+      policies: [
+        { effect: 'allow', resources: { [`com.cloudflare.api.user.${derivedId('user', { id: account_id })}`]: '*' }, permission_groups: [USER_TOKENS_WRITE] },
+      ],
+    }),
+  );
   assert.equal(userGroup.status, 400);
   assert.match(JSON.stringify(userGroup.errors), /holds no user permission/);
   const groups = (await cf.accounts.tokens.permissionGroups.list({ account_id })).result as Json[];
@@ -51,7 +77,7 @@ test('account-owned tokens through the official SDK', { timeout: 20_000 }, async
 
   const other = await api.newAccount('other@example.com');
   const theirs = await api.call(`/accounts/${account_id}/tokens`, { as: other });
-  assert.equal(theirs.status, 404, 'another account\'s tokens path is missing');
+  assert.equal(theirs.status, 404, "another account's tokens path is missing");
   await cf.accounts.tokens.delete(made.id, { account_id });
   assert.equal((await sdkError(cf.accounts.tokens.get(made.id, { account_id }))).status, 404);
 

@@ -69,7 +69,10 @@ test('the official SDK creates, lists, reads, updates, rolls, verifies and delet
   // The value is shown once: neither list nor get has it, and only its hash is stored.
   const listed = [];
   for await (const token of client.user.tokens.list()) listed.push(token);
-  assert.deepEqual(listed.map((token) => [token.id, token.name, 'value' in token]), [[created.id, 'ci deploys', false]]);
+  assert.deepEqual(
+    listed.map((token) => [token.id, token.name, 'value' in token]),
+    [[created.id, 'ci deploys', false]],
+  );
   const got = await client.user.tokens.get(created.id!);
   assert.equal(got.name, 'ci deploys');
   assert.equal('value' in got, false);
@@ -126,11 +129,16 @@ test('a token does what its policies grant: read is not edit, one zone is not an
   assert.equal(zones.status, 403);
   assert.deepEqual(zones.body.errors, [{ code: 9109, message: 'Unauthorized to access requested resource' }]);
 
-  const oneZone = await makeToken(api, [{ effect: 'allow', resources: { [`com.cloudflare.api.account.zone.${zoneA}`]: '*' }, permission_groups: [GROUPS.zoneRead, GROUPS.logsWrite] }]);
+  const oneZone = await makeToken(api, [
+    { effect: 'allow', resources: { [`com.cloudflare.api.account.zone.${zoneA}`]: '*' }, permission_groups: [GROUPS.zoneRead, GROUPS.logsWrite] },
+  ]);
   assert.equal((await withToken(api, oneZone.value, `/zones/${zoneA}`)).status, 200);
   assert.equal((await withToken(api, oneZone.value, `/zones/${zoneB}`)).status, 403);
   const listed = await withToken(api, oneZone.value, '/zones');
-  assert.deepEqual(listed.body.result.map((zone: Json) => zone.name), ['alpha.test']);
+  assert.deepEqual(
+    listed.body.result.map((zone: Json) => zone.name),
+    ['alpha.test'],
+  );
   assert.equal((await withToken(api, oneZone.value, `/zones/${zoneA}`, { method: 'PATCH', json: { paused: true } })).status, 403, 'Zone Read is no Zone Write');
   const entrypoint = `/zones/${zoneA}/rulesets/phases/http_log_custom_fields/entrypoint`;
   const rules = { rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-id' }] } }] };
@@ -155,17 +163,23 @@ test('a token does what its policies grant: read is not edit, one zone is not an
   assert.equal((await withToken(api, allButB.value, `/zones/${zoneB}`)).status, 403);
 
   // Tokens make tokens only with API Tokens Write on their user.
-  const noTokens = await withToken(api, readOnly.value, '/user/tokens', { method: 'POST', json: { name: 'x', policies: [accountPolicy(account, GROUPS.r2Write)] } });
+  const noTokens = await withToken(api, readOnly.value, '/user/tokens', {
+    method: 'POST',
+    json: { name: 'x', policies: [accountPolicy(account, GROUPS.r2Write)] },
+  });
   assert.equal(noTokens.status, 403);
   assert.equal(noTokens.body.errors[0].code, 9109);
   const userPolicy = { effect: 'allow', resources: { [`com.cloudflare.api.user.${userIdOf({ id: account })}`]: '*' }, permission_groups: [GROUPS.tokensWrite] };
   const maker = await makeToken(api, [userPolicy]);
-  const made = await withToken(api, maker.value, '/user/tokens', { method: 'POST', json: { name: 'child', policies: [accountPolicy(account, GROUPS.r2Read)] } });
+  const made = await withToken(api, maker.value, '/user/tokens', {
+    method: 'POST',
+    json: { name: 'child', policies: [accountPolicy(account, GROUPS.r2Read)] },
+  });
   assert.equal(made.status, 200, JSON.stringify(made.body));
   assert.equal((await withToken(api, made.body.result.value, `/accounts/${account}/r2/buckets`)).status, 200);
 });
 
-test('another account\'s token reaches the first account\'s things exactly like missing ones', { timeout: 30_000 }, async (t) => {
+test("another account's token reaches the first account's things exactly like missing ones", { timeout: 30_000 }, async (t) => {
   const api = await startApi(t);
   const a = api.admin.accountId;
   const other = await api.newAccount('other@example.com');
@@ -174,25 +188,44 @@ test('another account\'s token reaches the first account\'s things exactly like 
   const missingAccount = 'e'.repeat(32);
 
   // B's widest token: every account, every zone.
-  const wide = await makeToken(api, [{ effect: 'allow', resources: { 'com.cloudflare.api.account.*': '*' }, permission_groups: [GROUPS.r2Write, GROUPS.zoneWrite, GROUPS.accountRead] }], {}, other);
+  const wide = await makeToken(
+    api,
+    [{ effect: 'allow', resources: { 'com.cloudflare.api.account.*': '*' }, permission_groups: [GROUPS.r2Write, GROUPS.zoneWrite, GROUPS.accountRead] }],
+    {},
+    other,
+  );
   const onA = await withToken(api, wide.value, `/accounts/${a}/r2/buckets`);
   const onMissing = await withToken(api, wide.value, `/accounts/${missingAccount}/r2/buckets`);
   assert.equal(onA.status, onMissing.status);
-  assert.deepEqual(onA.body.errors, onMissing.body.errors.map((e: Json) => ({ ...e, message: e.message.replace(missingAccount, a) })));
+  assert.deepEqual(
+    onA.body.errors,
+    onMissing.body.errors.map((e: Json) => ({ ...e, message: e.message.replace(missingAccount, a) })),
+  );
   const zoneA = await withToken(api, wide.value, `/zones/${zoneOfA}`);
   const zoneMissing = await withToken(api, wide.value, `/zones/${missingZone}`);
   assert.equal(zoneA.status, 404);
   assert.equal(zoneMissing.status, 404);
-  assert.deepEqual(zoneA.body.errors.map((e: Json) => e.code), zoneMissing.body.errors.map((e: Json) => e.code));
+  assert.deepEqual(
+    zoneA.body.errors.map((e: Json) => e.code),
+    zoneMissing.body.errors.map((e: Json) => e.code),
+  );
   assert.equal((await withToken(api, wide.value, '/zones')).body.result.length, 0);
   assert.deepEqual((await withToken(api, wide.value, `/accounts/${other.accountId}/r2/buckets`)).body.result.buckets, []);
 
   // B cannot name A's account or zone in a policy: refused exactly like ids that do not exist.
   const namingA = await api.call('/user/tokens', { method: 'POST', as: other, json: { name: 'x', policies: [accountPolicy(a, GROUPS.r2Read)] } });
-  const namingMissing = await api.call('/user/tokens', { method: 'POST', as: other, json: { name: 'x', policies: [accountPolicy(missingAccount, GROUPS.r2Read)] } });
+  const namingMissing = await api.call('/user/tokens', {
+    method: 'POST',
+    as: other,
+    json: { name: 'x', policies: [accountPolicy(missingAccount, GROUPS.r2Read)] },
+  });
   assert.equal(namingA.status, 400);
   assert.equal(namingA.body.errors[0].message, namingMissing.body.errors[0].message.replace(missingAccount, a));
-  const zonePolicy = (zone: string) => ({ effect: 'allow', resources: { [`com.cloudflare.api.account.zone.${zone}`]: '*' }, permission_groups: [GROUPS.zoneRead] });
+  const zonePolicy = (zone: string) => ({
+    effect: 'allow',
+    resources: { [`com.cloudflare.api.account.zone.${zone}`]: '*' },
+    permission_groups: [GROUPS.zoneRead],
+  });
   const namingZone = await api.call('/user/tokens', { method: 'POST', as: other, json: { name: 'x', policies: [zonePolicy(zoneOfA)] } });
   const namingMissingZone = await api.call('/user/tokens', { method: 'POST', as: other, json: { name: 'x', policies: [zonePolicy(missingZone)] } });
   assert.equal(namingZone.status, 400);
@@ -249,7 +282,10 @@ test('bounded: tokens per account, policies per token, well-formed policies; mal
   assert.equal(unknownGroup.status, 400);
   assert.equal(unknownGroup.body.errors[0].source.pointer, '/policies/0/permission_groups/0/id');
   assert.match(unknownGroup.body.errors[0].message, /GET \/user\/tokens\/permission_groups lists them/);
-  const badResource = await api.call('/user/tokens', { method: 'POST', json: { name: 'x', policies: [{ effect: 'allow', resources: { 'com.example.everything': '*' }, permission_groups: [GROUPS.r2Read] }] } });
+  const badResource = await api.call('/user/tokens', {
+    method: 'POST',
+    json: { name: 'x', policies: [{ effect: 'allow', resources: { 'com.example.everything': '*' }, permission_groups: [GROUPS.r2Read] }] },
+  });
   assert.equal(badResource.status, 400);
   assert.match(badResource.body.errors[0].message, /a resource must be one of com\.cloudflare\.api\.account\.<account id>/);
 

@@ -24,9 +24,17 @@ function clientAt(t: TestContext, api: ApiFixture, address: string) {
   const send = async (path: string, init: { method?: string; headers?: Record<string, string>; json?: unknown } = {}): Promise<Answer> => {
     const headers = { ...init.headers, ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) };
     const response = await fetch(api.base + path, {
-      method: init.method ?? 'GET', headers, dispatcher: agent, ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+      method: init.method ?? 'GET',
+      headers,
+      dispatcher: agent,
+      ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
     });
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json(), setCookie: response.headers.get('set-cookie') };
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: await response.json(),
+      setCookie: response.headers.get('set-cookie'),
+    };
   };
   return {
     /** GET /zones with X-Auth-Email / X-Auth-Key. */
@@ -40,8 +48,12 @@ function assertLimited(answer: Answer, scope: 'from this address' | 'for this e-
   assert.equal(answer.status, 429, JSON.stringify(answer.body));
   assert.equal(answer.retryAfter, String(seconds));
   assert.deepEqual(answer.body, {
-    result: null, success: false, messages: [],
-    errors: [{ code: 971, message: `Please wait and consider throttling your request speed: too many failed credential checks ${scope}; retry after ${seconds} s` }],
+    result: null,
+    success: false,
+    messages: [],
+    errors: [
+      { code: 971, message: `Please wait and consider throttling your request speed: too many failed credential checks ${scope}; retry after ${seconds} s` },
+    ],
   });
 }
 
@@ -74,67 +86,78 @@ test('per address: 20 failures, then 429 / 971 from that address only; Retry-Aft
   assert.equal((await attacker.zones(wrong('fresh@example.com'))).status, 403, 'after the window the address starts afresh');
 });
 
-test('per e-mail: 10 failures from anywhere, then 429 / 971; the victim keeps its remembered pair, its trusted address and its session', { timeout: 60_000 }, async (t) => {
-  const api = await startApi(t);
-  const victim = await api.newAccount('victim@example.com');
-  const home = clientAt(t, api, '127.0.0.10');
-  const signedIn = await home.signIn(victim);
-  assert.equal(signedIn.status, 200);
-  const cookie = signedIn.setCookie!.split(';')[0]!;
+test(
+  'per e-mail: 10 failures from anywhere, then 429 / 971; the victim keeps its remembered pair, its trusted address and its session',
+  { timeout: 60_000 },
+  async (t) => {
+    const api = await startApi(t);
+    const victim = await api.newAccount('victim@example.com');
+    const home = clientAt(t, api, '127.0.0.10');
+    const signedIn = await home.signIn(victim);
+    assert.equal(signedIn.status, 200);
+    const cookie = signedIn.setCookie!.split(';')[0]!;
 
-  const attack = async () => {
-    for (let i = 0; i < 10; i++) {
-      const from = clientAt(t, api, `127.0.0.${20 + (i % 5)}`);
-      const answer = i % 2 === 0 ? await from.zones(wrong(victim.email)) : await from.signIn(wrong(victim.email.toUpperCase()));
-      assert.equal(answer.status, 403, `failure ${i + 1} is checked`);
-    }
-  };
-  await attack();
-  const elsewhere = clientAt(t, api, '127.0.0.30');
-  // One attempt comes back every 60 s / 10 = 6 s.
-  assertLimited(await elsewhere.zones(wrong(victim.email)), 'for this e-mail', 6);
-  assertLimited(await elsewhere.signIn(wrong(victim.email)), 'for this e-mail', 6);
-  assertLimited(await clientAt(t, api, '127.0.0.31').zones(wrong('Victim@Example.com')), 'for this e-mail', 6);
-  assert.equal((await clientAt(t, api, '127.0.0.31').zones(wrong('someone-else@example.com'))).status, 403, 'other e-mails are not limited');
+    const attack = async () => {
+      for (let i = 0; i < 10; i++) {
+        const from = clientAt(t, api, `127.0.0.${20 + (i % 5)}`);
+        const answer = i % 2 === 0 ? await from.zones(wrong(victim.email)) : await from.signIn(wrong(victim.email.toUpperCase()));
+        assert.equal(answer.status, 403, `failure ${i + 1} is checked`);
+      }
+    };
+    await attack();
+    const elsewhere = clientAt(t, api, '127.0.0.30');
+    // One attempt comes back every 60 s / 10 = 6 s.
+    assertLimited(await elsewhere.zones(wrong(victim.email)), 'for this e-mail', 6);
+    assertLimited(await elsewhere.signIn(wrong(victim.email)), 'for this e-mail', 6);
+    assertLimited(await clientAt(t, api, '127.0.0.31').zones(wrong('Victim@Example.com')), 'for this e-mail', 6);
+    assert.equal((await clientAt(t, api, '127.0.0.31').zones(wrong('someone-else@example.com'))).status, 403, 'other e-mails are not limited');
 
-  assert.equal((await elsewhere.zones(victim)).status, 200, 'the pair verified at sign-in is remembered: not refused from anywhere');
-  assert.equal((await elsewhere.signIn(victim)).status, 200, 'nor is a sign-in with it');
-  assert.equal((await elsewhere.withCookie(cookie)).status, 200, 'a live session is never refused');
+    assert.equal((await elsewhere.zones(victim)).status, 200, 'the pair verified at sign-in is remembered: not refused from anywhere');
+    assert.equal((await elsewhere.signIn(victim)).status, 200, 'nor is a sign-in with it');
+    assert.equal((await elsewhere.withCookie(cookie)).status, 200, 'a live session is never refused');
 
-  // A minute without use: the pair is forgotten. The attack goes on.
-  api.clock.advance(61_000);
-  await attack();
-  assertLimited(await elsewhere.zones(victim), 'for this e-mail', 6);
-  assert.equal((await home.zones(victim)).status, 200, 'the address the victim signed in from is exempt from the e-mail\'s count');
-  assert.equal((await home.signIn(victim)).status, 200);
-  assert.equal((await elsewhere.withCookie(cookie)).status, 200);
+    // A minute without use: the pair is forgotten. The attack goes on.
+    api.clock.advance(61_000);
+    await attack();
+    assertLimited(await elsewhere.zones(victim), 'for this e-mail', 6);
+    assert.equal((await home.zones(victim)).status, 200, "the address the victim signed in from is exempt from the e-mail's count");
+    assert.equal((await home.signIn(victim)).status, 200);
+    assert.equal((await elsewhere.withCookie(cookie)).status, 200);
 
-  api.clock.advance(6_000);
-  assert.equal((await elsewhere.zones(wrong(victim.email))).status, 403, 'after Retry-After one attempt is let through');
-  assertLimited(await elsewhere.zones(wrong(victim.email)), 'for this e-mail', 6);
-});
+    api.clock.advance(6_000);
+    assert.equal((await elsewhere.zones(wrong(victim.email))).status, 403, 'after Retry-After one attempt is let through');
+    assertLimited(await elsewhere.zones(wrong(victim.email)), 'for this e-mail', 6);
+  },
+);
 
-test('limits are decided before any hash: with the hash queue full, a limited request is 429 at once, another is 503 / 971', { timeout: 120_000 }, async (t) => {
-  const api = await startApi(t);
-  const attacker = clientAt(t, api, '127.0.0.40');
-  for (let i = 0; i < 20; i++) assert.equal((await attacker.zones(wrong(`g${i}@example.com`))).status, 403);
-  // Fill the service's hash queue (16 by default) with slow derivations, all for 127.0.0.41 (the
-  // queue is shared fairly: another address would take one of these places); the first, 127.0.0.41
-  // being fresh, runs on the fresh clients' thread: 17 in all.
-  const cost = { N: 32768, r: 8, p: 1, keyLength: 32 };
-  const filler = Array.from({ length: 17 }, (_, i) => api.scrypt.derive(`filler-${i}`, Buffer.alloc(16, i), cost, '127.0.0.41'));
-  assertLimited(await attacker.zones(wrong('new@example.com')), 'from this address', 3);
-  const busy = await clientAt(t, api, '127.0.0.41').zones(wrong('new@example.com'));
-  assert.equal(busy.status, 503);
-  assert.match(busy.retryAfter ?? '', /^[1-9]\d*$/);
-  assert.deepEqual(busy.body.errors, [{
-    code: 971, message: `Please wait and consider throttling your request speed: too many credential checks are waiting; retry after ${busy.retryAfter} s`,
-  }]);
-  await Promise.all(filler);
-  assert.equal((await clientAt(t, api, '127.0.0.41').zones(wrong('new@example.com'))).status, 403, 'a busy answer counted as no failure');
-  for (let i = 0; i < 19; i++) assert.equal((await clientAt(t, api, '127.0.0.41').zones(wrong(`h${i}@example.com`))).status, 403);
-  assertLimited(await clientAt(t, api, '127.0.0.41').zones(wrong('new@example.com')), 'from this address', 3);
-});
+test(
+  'limits are decided before any hash: with the hash queue full, a limited request is 429 at once, another is 503 / 971',
+  { timeout: 120_000 },
+  async (t) => {
+    const api = await startApi(t);
+    const attacker = clientAt(t, api, '127.0.0.40');
+    for (let i = 0; i < 20; i++) assert.equal((await attacker.zones(wrong(`g${i}@example.com`))).status, 403);
+    // Fill the service's hash queue (16 by default) with slow derivations, all for 127.0.0.41 (the
+    // queue is shared fairly: another address would take one of these places); the first, 127.0.0.41
+    // being fresh, runs on the fresh clients' thread: 17 in all.
+    const cost = { N: 32768, r: 8, p: 1, keyLength: 32 };
+    const filler = Array.from({ length: 17 }, (_, i) => api.scrypt.derive(`filler-${i}`, Buffer.alloc(16, i), cost, '127.0.0.41'));
+    assertLimited(await attacker.zones(wrong('new@example.com')), 'from this address', 3);
+    const busy = await clientAt(t, api, '127.0.0.41').zones(wrong('new@example.com'));
+    assert.equal(busy.status, 503);
+    assert.match(busy.retryAfter ?? '', /^[1-9]\d*$/);
+    assert.deepEqual(busy.body.errors, [
+      {
+        code: 971,
+        message: `Please wait and consider throttling your request speed: too many credential checks are waiting; retry after ${busy.retryAfter} s`,
+      },
+    ]);
+    await Promise.all(filler);
+    assert.equal((await clientAt(t, api, '127.0.0.41').zones(wrong('new@example.com'))).status, 403, 'a busy answer counted as no failure');
+    for (let i = 0; i < 19; i++) assert.equal((await clientAt(t, api, '127.0.0.41').zones(wrong(`h${i}@example.com`))).status, 403);
+    assertLimited(await clientAt(t, api, '127.0.0.41').zones(wrong('new@example.com')), 'from this address', 3);
+  },
+);
 
 test('sessions are capped per account: B signing in 130 times keeps its newest 100 and never signs A out', { timeout: 120_000 }, async (t) => {
   const api = await startApi(t);
@@ -154,5 +177,9 @@ test('sessions are capped per account: B signing in 130 times keeps its newest 1
   assert.equal(a1.status, 200, 'A is still signed in');
   const live = [];
   for (const [i, cookie] of cookiesB.entries()) if ((await client.withCookie(cookie)).status === 200) live.push(i);
-  assert.deepEqual(live, Array.from({ length: 100 }, (_, i) => 30 + i), 'B keeps its newest 100');
+  assert.deepEqual(
+    live,
+    Array.from({ length: 100 }, (_, i) => 30 + i),
+    'B keeps its newest 100',
+  );
 });

@@ -26,7 +26,13 @@ test('requests whose clients disconnect mid-body or mid-route are logged at debu
   const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
   const scrypt = testScryptThread(t);
   const service = await createApiService({
-    control, accessKeys: new AccessKeys(engine.metadata, clock), clock, logger, store: engine, fileRoots: new FileRoots({ roots: [tmpdir()], dataDir }), scrypt,
+    control,
+    accessKeys: new AccessKeys(engine.metadata, clock),
+    clock,
+    logger,
+    store: engine,
+    fileRoots: new FileRoots({ roots: [tmpdir()], dataDir }),
+    scrypt,
   });
   // Settled once every connection the clients opened has closed on the server's side (so every
   // request that reached it has begun: a reset can come before a head is read) and the app has
@@ -72,21 +78,31 @@ test('requests whose clients disconnect mid-body or mid-route are logged at debu
   ];
   assert.equal(heads.length * 20, expected);
   for (let round = 0; round < 20; round++) {
-    await Promise.all(heads.map((head, i) => new Promise<void>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.write(head);
-        // Reset (RST) or close (FIN), after a moment or at once.
-        setTimeout(() => (i % 2 === 0 ? socket.resetAndDestroy() : socket.destroy()), round % 2 === 0 ? 20 : 0);
-      });
-      socket.on('error', () => { /* our own reset */ });
-      socket.on('close', () => resolve());
-    })));
+    await Promise.all(
+      heads.map(
+        (head, i) =>
+          new Promise<void>((resolve) => {
+            const socket = connect(port, '127.0.0.1', () => {
+              socket.write(head);
+              // Reset (RST) or close (FIN), after a moment or at once.
+              setTimeout(() => (i % 2 === 0 ? socket.resetAndDestroy() : socket.destroy()), round % 2 === 0 ? 20 : 0);
+            });
+            socket.on('error', () => {
+              /* our own reset */
+            });
+            socket.on('close', () => resolve());
+          }),
+      ),
+    );
   }
   await settled;
   assert.ok(count.started > 0, 'requests reached the app');
   const loud = lines.filter((line) => line.level >= 40);
   assert.deepEqual(loud, [], 'no warn or error line');
-  assert.ok(lines.some((line) => line.level === 20 && line.msg === 'Management API client disconnected before its answer.'), 'the disconnects are at debug');
+  assert.ok(
+    lines.some((line) => line.level === 20 && line.msg === 'Management API client disconnected before its answer.'),
+    'the disconnects are at debug',
+  );
   // And the API still answers.
   const response = await fetch(`http://127.0.0.1:${port}/client/v4/zones`, { headers: { 'x-auth-email': 'admin@example.com', 'x-auth-key': key } });
   assert.equal(response.status, 200);

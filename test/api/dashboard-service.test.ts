@@ -23,10 +23,18 @@ const GATEWAY = {
 };
 
 async function service(api: ApiFixture, dashboardDir: string) {
-  return createApiService({ control: api.control, accessKeys: api.accessKeys, clock: api.clock, logger: silentLogger, store: api.engine, dashboardDir, gateway: GATEWAY });
+  return createApiService({
+    control: api.control,
+    accessKeys: api.accessKeys,
+    clock: api.clock,
+    logger: silentLogger,
+    store: api.engine,
+    dashboardDir,
+    gateway: GATEWAY,
+  });
 }
 
-test('the dashboard\'s files: assets by path, index.html for page paths, a clear page when unbuilt; the API keeps its paths', { timeout: 10_000 }, async (t) => {
+test("the dashboard's files: assets by path, index.html for page paths, a clear page when unbuilt; the API keeps its paths", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const dist = tempDir(t);
   mkdirSync(join(dist, 'assets'));
@@ -49,10 +57,10 @@ test('the dashboard\'s files: assets by path, index.html for page paths, a clear
   assert.equal(asset.headers.get('content-type'), 'text/javascript; charset=utf-8');
   assert.match(asset.headers.get('cache-control')!, /immutable/);
   assert.equal((await get('/assets/missing.js')).status, 404);
-  assert.equal((await get('/assets/..%2f..%2f..%2fpackage.json')).status, 404, 'nothing outside the dashboard\'s directory');
+  assert.equal((await get('/assets/..%2f..%2f..%2fpackage.json')).status, 404, "nothing outside the dashboard's directory");
   const api404 = await get('/client/v4/nothing');
-  assert.equal(api404.status, 400, 'unknown API paths keep the API\'s answer');
-  assert.equal((await api404.json() as { errors: Array<{ code: number }> }).errors[0]!.code, 7000);
+  assert.equal(api404.status, 400, "unknown API paths keep the API's answer");
+  assert.equal(((await api404.json()) as { errors: Array<{ code: number }> }).errors[0]!.code, 7000);
 
   const unbuilt = await service(api, join(dist, 'not-built'));
   const missing = await unbuilt.fetch(new Request('http://127.0.0.1:8081/'));
@@ -63,28 +71,53 @@ test('the dashboard\'s files: assets by path, index.html for page paths, a clear
 test('gateway networks: state, replacement, endpoint and calls; none without a gateway', { timeout: 30_000 }, async (t) => {
   const api = await startApi(t);
   const served = await service(api, tempDir(t));
-  const answer = await served.fetch(new Request(`http://localhost:8081/client/v4/accounts/${api.admin.accountId}/gateway/networks`, {
-    headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
-  }));
-  const body = await answer.json() as { result: unknown[] };
+  const answer = await served.fetch(
+    new Request(`http://localhost:8081/client/v4/accounts/${api.admin.accountId}/gateway/networks`, {
+      headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+    }),
+  );
+  const body = (await answer.json()) as { result: unknown[] };
   assert.deepEqual(body.result, [
-    { name: 'sepolia', chain_id: 11155111, state: 'served', retired_on: null, replacement: null, backend: 'embedded', endpoint: 'http://localhost:8545/v1/sepolia', requests_total: 7, sampled_at: new Date(api.clock.now()).toISOString() },
-    { name: 'rinkeby', chain_id: 4, state: 'retired', retired_on: '2023-01-30', replacement: 'sepolia', backend: 'embedded', endpoint: 'http://localhost:8545/v1/rinkeby', requests_total: 2, sampled_at: new Date(api.clock.now()).toISOString() },
+    {
+      name: 'sepolia',
+      chain_id: 11155111,
+      state: 'served',
+      retired_on: null,
+      replacement: null,
+      backend: 'embedded',
+      endpoint: 'http://localhost:8545/v1/sepolia',
+      requests_total: 7,
+      sampled_at: new Date(api.clock.now()).toISOString(),
+    },
+    {
+      name: 'rinkeby',
+      chain_id: 4,
+      state: 'retired',
+      retired_on: '2023-01-30',
+      replacement: 'sepolia',
+      backend: 'embedded',
+      endpoint: 'http://localhost:8545/v1/rinkeby',
+      requests_total: 2,
+      sampled_at: new Date(api.clock.now()).toISOString(),
+    },
   ]);
   const without = await api.call(`/accounts/${api.admin.accountId}/gateway/networks`);
   assert.deepEqual(without.body.result, []);
 });
 
-test('a store:// job\'s newest delivered lines are read back from its newest batch', { timeout: 10_000 }, async (t) => {
+test("a store:// job's newest delivered lines are read back from its newest batch", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const zone = (await api.call('/zones', { method: 'POST', json: { name: 'lines.example.test' } })).body.result;
   const destination = 'store://test-bucket/logs/{DATE}';
   const challenge = await api.call(`/zones/${zone.id}/logshipping/ownership`, { method: 'POST', json: { destination_conf: destination } });
   assert.equal(challenge.body.result.filename, 'test-bucket/logs/ownership-challenge.txt');
   const token = await (await api.store.get('test-bucket', 'logs/ownership-challenge.txt'))!.body!.stream()[Symbol.asyncIterator]().next();
-  const job = (await api.call(`/zones/${zone.id}/logshipping/jobs`, {
-    method: 'POST', json: { destination_conf: destination, ownership_challenge: Buffer.from(token.value!).toString(), enabled: true },
-  })).body.result;
+  const job = (
+    await api.call(`/zones/${zone.id}/logshipping/jobs`, {
+      method: 'POST',
+      json: { destination_conf: destination, ownership_challenge: Buffer.from(token.value!).toString(), enabled: true },
+    })
+  ).body.result;
   const delivered = `/zones/${zone.id}/logshipping/jobs/${job.id}/delivered`;
   assert.deepEqual((await api.call(delivered)).body.result, { batch: null, delivered_on: null, lines: [] });
 

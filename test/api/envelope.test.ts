@@ -13,10 +13,13 @@ test('unknown routes, wrong methods, bad JSON and wrong content types get the re
   const outside = await fetch(`${api.origin}/client/v3/zones`);
   assert.deepEqual([outside.status, await outside.json()], [400, noRoute]);
   const wrongMethod = await api.call('/zones', { method: 'PUT' });
-  assert.deepEqual([wrongMethod.status, wrongMethod.headers.get('allow'), wrongMethod.body],
-    [405, 'GET, POST', envelope(7001, 'Method PUT not allowed for this URI: use GET, POST')]);
+  assert.deepEqual(
+    [wrongMethod.status, wrongMethod.headers.get('allow'), wrongMethod.body],
+    [405, 'GET, POST', envelope(7001, 'Method PUT not allowed for this URI: use GET, POST')],
+  );
 
-  const post = (body: string, contentType?: string) => api.call('/zones', { method: 'POST', body, headers: contentType ? { 'content-type': contentType } : {} });
+  const post = (body: string, contentType?: string) =>
+    api.call('/zones', { method: 'POST', body, headers: contentType ? { 'content-type': contentType } : {} });
   const malformed = await post('{"name": ', 'application/json');
   assert.deepEqual([malformed.status, malformed.body], [400, envelope(6007, 'Malformed JSON in request body')]);
   assert.deepEqual((await post('', 'application/json')).body, envelope(6007, 'Malformed JSON in request body'));
@@ -24,9 +27,20 @@ test('unknown routes, wrong methods, bad JSON and wrong content types get the re
   assert.equal(invalidUtf8.body.errors[0].code, 6007);
   for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
     const response = await post('{"name":"example.com"}', contentType);
-    assert.deepEqual([response.status, response.body.errors], [400, [{
-      code: 6003, message: 'Invalid request headers', error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }],
-    }]], String(contentType));
+    assert.deepEqual(
+      [response.status, response.body.errors],
+      [
+        400,
+        [
+          {
+            code: 6003,
+            message: 'Invalid request headers',
+            error_chain: [{ code: 6105, message: 'Invalid Content-Type header, valid values are application/json' }],
+          },
+        ],
+      ],
+      String(contentType),
+    );
   }
   assert.equal((await post('{"name":"example.com"}', 'application/json; charset=utf-8')).status, 200, 'parameters are fine');
   assert.equal((await api.call('/zones')).body.result.length, 1, 'only the accepted request wrote');
@@ -37,7 +51,8 @@ test('JSON nested more than 64 levels deep is 400 / 6007 before it is parsed, on
   const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
   const tooDeep = envelope(6007, 'Malformed JSON in request body: arrays and objects nest more than 64 levels deep');
   const zones = await api.call('/zones');
-  const post = (path: string, body: string, as?: null) => api.call(path, { method: 'POST', body, headers: { 'content-type': 'application/json' }, ...(as === null ? { as } : {}) });
+  const post = (path: string, body: string, as?: null) =>
+    api.call(path, { method: 'POST', body, headers: { 'content-type': 'application/json' }, ...(as === null ? { as } : {}) });
   // 10,000 levels (once a stack overflow and 500 / 10001), in a field, as the whole body, and without credentials.
   for (const body of [`{"name":${nested(10_000)}}`, nested(10_000), `{"name":"deep.example","x":${nested(10_000)}}`, `{"name":${nested(64)}}`]) {
     const answer = await post('/zones', body);
@@ -58,14 +73,28 @@ test('a body over the limit is refused with 413 before it is read whole', { time
   const url = new URL(`${api.base}/zones`);
   // Declared too large: answered at once, while the client has sent no byte of the body.
   const declared = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = httpRequest(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024), 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
-    }, (res) => {
-      let body = '';
-      res.on('data', (chunk) => { body += chunk; });
-      res.on('end', () => { resolve({ status: res.statusCode!, body }); req.destroy(); });
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(100 * 1024 * 1024),
+          'x-auth-email': api.admin.email,
+          'x-auth-key': api.admin.key,
+        },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => {
+          resolve({ status: res.statusCode!, body });
+          req.destroy();
+        });
+      },
+    );
     req.on('error', reject);
     req.flushHeaders();
   });
@@ -82,12 +111,19 @@ test('a body over the limit is refused with 413 before it is read whole', { time
     },
   });
   const streamed = await fetch(url, {
-    method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': 'application/json', 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+    method: 'POST',
+    body: stream,
+    duplex: 'half',
+    headers: { 'content-type': 'application/json', 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
   } as RequestInit);
   assert.equal(streamed.status, 413);
   assert.equal((await streamed.json()).errors[0].code, 6004);
   const exactly = ' '.repeat(MAX_BODY_BYTES - '{"name":"example.com"}'.length) + '{"name":"example.com"}';
-  assert.equal((await api.call('/zones', { method: 'POST', body: exactly, headers: { 'content-type': 'application/json' } })).status, 200, 'exactly at the limit');
+  assert.equal(
+    (await api.call('/zones', { method: 'POST', body: exactly, headers: { 'content-type': 'application/json' } })).status,
+    200,
+    'exactly at the limit',
+  );
 });
 
 test('/client/v4/openapi.json documents every route from the validating schemas', { timeout: 10_000 }, async (t) => {
@@ -95,7 +131,7 @@ test('/client/v4/openapi.json documents every route from the validating schemas'
   const response = await fetch(`${api.base}/openapi.json`);
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'application/json');
-  const doc = await response.json() as Json;
+  const doc = (await response.json()) as Json;
   assert.equal(doc.openapi, '3.1.0');
   for (const route of API_ROUTES) {
     const path = `/client/v4${route.path.replace(/:(\w+)(\{\.\+\})?/g, '{$1}')}`;
@@ -106,7 +142,8 @@ test('/client/v4/openapi.json documents every route from the validating schemas'
   }
   const createZone = doc.paths['/client/v4/zones'].post.requestBody.content['application/json'].schema;
   assert.deepEqual([createZone.required, createZone.additionalProperties], [['name'], false]);
-  const rule = doc.paths['/client/v4/zones/{zone_id}/rulesets/phases/{phase}/entrypoint'].put.requestBody.content['application/json'].schema.properties.rules.items;
+  const rule =
+    doc.paths['/client/v4/zones/{zone_id}/rulesets/phases/{phase}/entrypoint'].put.requestBody.content['application/json'].schema.properties.rules.items;
   assert.ok(rule.properties.action_parameters.properties.request_fields);
   const job = doc.paths['/client/v4/zones/{zone_id}/logshipping/jobs'].post.requestBody.content['application/json'].schema;
   assert.deepEqual(job.required, ['destination_conf']);

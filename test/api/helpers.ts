@@ -92,7 +92,15 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   const bucketDomains = new BucketDomains(openRegistryDriver({ dataDir, clock, ...(database ? { database } : {}) }), clock);
   t.after(() => bucketDomains.close());
   const service = await createApiService({
-    control, accessKeys, clock, logger: silentLogger, store: engine, fileRoots, maxBodyBytes: MAX_BODY_BYTES, probeTimeoutMs: 2000, scrypt,
+    control,
+    accessKeys,
+    clock,
+    logger: silentLogger,
+    store: engine,
+    fileRoots,
+    maxBodyBytes: MAX_BODY_BYTES,
+    probeTimeoutMs: 2000,
+    scrypt,
     publicBuckets: { domains: bucketDomains, publicDomain: 'r2.localhost' },
     ...(options.maxTokensPerAccount === undefined ? {} : { auth: { ...AUTH_DEFAULTS, maxTokensPerAccount: options.maxTokensPerAccount } }),
   });
@@ -116,7 +124,19 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
   // As `edgeport start` does: the first account adopts the buckets made before it (the fixture's test-bucket).
   await adoptUnowned(engine.metadata, admin.accountId);
   return {
-    origin, base, service, control, engine, store: accountStore(engine, admin.accountId), accessKeys, clock, database, scrypt, dataDir, admin, newAccount,
+    origin,
+    base,
+    service,
+    control,
+    engine,
+    store: accountStore(engine, admin.accountId),
+    accessKeys,
+    clock,
+    database,
+    scrypt,
+    dataDir,
+    admin,
+    newAccount,
     async call(path, init = {}) {
       const { as = admin, json, ...rest } = init;
       const headers = new Headers(rest.headers);
@@ -131,7 +151,12 @@ export async function startApi(t: TestContext, options: ApiOptions = {}): Promis
     },
     sdk(as = admin) {
       return new Cloudflare({
-        baseURL: base, apiEmail: as.email, apiKey: as.key, apiToken: null, userServiceKey: null, maxRetries: 0,
+        baseURL: base,
+        apiEmail: as.email,
+        apiKey: as.key,
+        apiToken: null,
+        userServiceKey: null,
+        maxRetries: 0,
       });
     },
   };

@@ -29,7 +29,7 @@ async function graphql(api: ApiFixture, body: unknown, headers: Record<string, s
   return { status: response.status, body: await response.json() };
 }
 
-test('PATCH changes a bucket\'s default storage class; objects list in R2\'s shape, a page at a time', { timeout: 20_000 }, async (t) => {
+test("PATCH changes a bucket's default storage class; objects list in R2's shape, a page at a time", { timeout: 20_000 }, async (t) => {
   const api = await startApi(t);
   const client = api.sdk();
   const account_id = api.admin.accountId;
@@ -56,15 +56,20 @@ test('PATCH changes a bucket\'s default storage class; objects list in R2\'s sha
   for await (const object of client.r2.buckets.objects.list('test-bucket', { account_id, per_page: 2 } as never)) keys.push(object.key!);
   assert.deepEqual(keys, ['a/1.txt', 'a/2.txt', 'b/3.txt', 'c.txt']);
   const folded = await api.call(`/accounts/${account_id}/r2/buckets/test-bucket/objects?delimiter=/&start_after=a/1.txt`);
-  assert.deepEqual(folded.body.result.map((o: Json) => o.key), ['c.txt']);
+  assert.deepEqual(
+    folded.body.result.map((o: Json) => o.key),
+    ['c.txt'],
+  );
   assert.deepEqual(folded.body.result_info.delimited, ['a/', 'b/']);
   const first = (await api.call(`/accounts/${account_id}/r2/buckets/test-bucket/objects?prefix=a/`)).body.result[0];
-  assert.deepEqual({ key: first.key, size: first.size, http_metadata: first.http_metadata, custom_metadata: first.custom_metadata },
-    { key: 'a/1.txt', size: 7, http_metadata: { contentType: 'text/plain' }, custom_metadata: { k: 'a/1.txt' } });
+  assert.deepEqual(
+    { key: first.key, size: first.size, http_metadata: first.http_metadata, custom_metadata: first.custom_metadata },
+    { key: 'a/1.txt', size: 7, http_metadata: { contentType: 'text/plain' }, custom_metadata: { k: 'a/1.txt' } },
+  );
   assert.match(first.etag, /^[0-9a-f]{32}$/);
 });
 
-test('POST /graphql answers wrangler\'s r2 bucket info query with the bucket\'s object count and size', { timeout: 20_000 }, async (t) => {
+test("POST /graphql answers wrangler's r2 bucket info query with the bucket's object count and size", { timeout: 20_000 }, async (t) => {
   const api = await startApi(t);
   const accountTag = api.admin.accountId;
   const variables = (bucketName: string) => ({ accountTag, filter: { bucketName, datetime_geq: '2026-01-01T00:00:00Z' } });
@@ -87,13 +92,18 @@ test('POST /graphql answers wrangler\'s r2 bucket info query with the bucket\'s 
 
   // Per bucket, with an alias and inline arguments.
   await api.store.createBucket('second');
-  const perBucket = await graphql(api, { query: `{ viewer { accounts(filter: {accountTag: "${accountTag}"}) { s: r2StorageAdaptiveGroups(limit: 10) { max { objectCount } dimensions { bucketName } } } } }` });
+  const perBucket = await graphql(api, {
+    query: `{ viewer { accounts(filter: {accountTag: "${accountTag}"}) { s: r2StorageAdaptiveGroups(limit: 10) { max { objectCount } dimensions { bucketName } } } } }`,
+  });
   assert.deepEqual(perBucket.body.data.viewer.accounts[0].s, [
-    { max: { objectCount: 0 }, dimensions: { bucketName: 'second' } }, { max: { objectCount: 2 }, dimensions: { bucketName: 'test-bucket' } },
+    { max: { objectCount: 0 }, dimensions: { bucketName: 'second' } },
+    { max: { objectCount: 2 }, dimensions: { bucketName: 'test-bucket' } },
   ]);
 
   // An alias is a key like any other, `__proto__` too.
-  const proto = await graphql(api, { query: `{ __proto__: viewer { accounts(filter: {accountTag: "${accountTag}"}) { constructor: r2StorageAdaptiveGroups(limit: 1) { max { objectCount } } } } }` });
+  const proto = await graphql(api, {
+    query: `{ __proto__: viewer { accounts(filter: {accountTag: "${accountTag}"}) { constructor: r2StorageAdaptiveGroups(limit: 1) { max { objectCount } } } } }`,
+  });
   assert.equal(proto.status, 200);
   assert.deepEqual(JSON.parse(JSON.stringify(proto.body.data)), JSON.parse('{"__proto__": {"accounts": [{"constructor": [{"max": {"objectCount": 2}}]}]}}'));
 
@@ -104,7 +114,9 @@ test('POST /graphql answers wrangler\'s r2 bucket info query with the bucket\'s 
   assert.deepEqual(foreign.body, unknown.body);
   assert.equal(foreign.body.data, null);
   assert.equal(foreign.body.errors[0].message, 'not authorized for that account');
-  const ops = await graphql(api, { query: `{ viewer { accounts(filter: {accountTag: "${accountTag}"}) { r2OperationsAdaptiveGroups(limit: 1) { sum { requests } } } } }` });
+  const ops = await graphql(api, {
+    query: `{ viewer { accounts(filter: {accountTag: "${accountTag}"}) { r2OperationsAdaptiveGroups(limit: 1) { sum { requests } } } } }`,
+  });
   assert.equal(ops.status, 400);
   assert.equal(ops.body.data, null);
   assert.equal(ops.body.errors[0].extensions.code, 'GRAPHQL_VALIDATION_FAILED');
@@ -118,7 +130,19 @@ test('POST /graphql answers wrangler\'s r2 bucket info query with the bucket\'s 
   assert.equal(syntax.body.errors[0].extensions.code, 'GRAPHQL_PARSE_FAILED');
 
   // A token needs Workers R2 Storage Read on the account.
-  const made = await api.call('/user/tokens', { method: 'POST', json: { name: 'zones only', policies: [{ effect: 'allow', resources: { [`com.cloudflare.api.account.${accountTag}`]: '*' }, permission_groups: [{ id: 'c8fed203ed3043cba015a93ad1616f1f' }] }] } });
-  const withToken = await fetch(`${api.base}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${made.body.result.value}` }, body: JSON.stringify({ query: WRANGLER_QUERY, variables: variables('test-bucket') }) });
+  const made = await api.call('/user/tokens', {
+    method: 'POST',
+    json: {
+      name: 'zones only',
+      policies: [
+        { effect: 'allow', resources: { [`com.cloudflare.api.account.${accountTag}`]: '*' }, permission_groups: [{ id: 'c8fed203ed3043cba015a93ad1616f1f' }] },
+      ],
+    },
+  });
+  const withToken = await fetch(`${api.base}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${made.body.result.value}` },
+    body: JSON.stringify({ query: WRANGLER_QUERY, variables: variables('test-bucket') }),
+  });
   assert.equal((await withToken.json()).errors[0].message, 'not authorized for that account');
 });

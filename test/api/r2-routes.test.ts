@@ -13,7 +13,7 @@ function r2(api: ApiFixture, accountId = api.admin.accountId): string {
   return `/accounts/${accountId}/r2/buckets`;
 }
 
-test('the official SDK creates, lists, reads and deletes R2 buckets; R2\'s codes for missing, taken and invalid names', { timeout: 20_000 }, async (t) => {
+test("the official SDK creates, lists, reads and deletes R2 buckets; R2's codes for missing, taken and invalid names", { timeout: 20_000 }, async (t) => {
   const api = await startApi(t);
   const client = api.sdk();
   const account_id = api.admin.accountId;
@@ -25,7 +25,10 @@ test('the official SDK creates, lists, reads and deletes R2 buckets; R2\'s codes
   assert.ok(!Number.isNaN(Date.parse(created.creation_date!)));
 
   const listed = await client.r2.buckets.list({ account_id });
-  assert.deepEqual(listed.buckets?.map((b) => b.name), ['photos', 'test-bucket']);
+  assert.deepEqual(
+    listed.buckets?.map((b) => b.name),
+    ['photos', 'test-bucket'],
+  );
   const got = await client.r2.buckets.get('photos', { account_id });
   assert.deepEqual({ name: got.name, storage_class: got.storage_class }, { name: 'photos', storage_class: 'InfrequentAccess' });
   // The same bucket the dashboard's store routes and the engine see.
@@ -52,9 +55,13 @@ test('the official SDK creates, lists, reads and deletes R2 buckets; R2\'s codes
   assert.equal(deleteMissing.body.errors[0].code, 10006);
 });
 
-test('wrangler\'s requests: a text/plain create body, the jurisdiction header, list pages by cursor', { timeout: 20_000 }, async (t) => {
+test("wrangler's requests: a text/plain create body, the jurisdiction header, list pages by cursor", { timeout: 20_000 }, async (t) => {
   const api = await startApi(t);
-  const plain = await api.call(r2(api), { method: 'POST', body: JSON.stringify({ name: 'from-wrangler', storageClass: 'Standard' }), headers: { 'content-type': 'text/plain;charset=UTF-8' } });
+  const plain = await api.call(r2(api), {
+    method: 'POST',
+    body: JSON.stringify({ name: 'from-wrangler', storageClass: 'Standard' }),
+    headers: { 'content-type': 'text/plain;charset=UTF-8' },
+  });
   assert.equal(plain.status, 200, JSON.stringify(plain.body));
   assert.equal(plain.body.result.name, 'from-wrangler');
   const malformed = await api.call(r2(api), { method: 'POST', body: '{"name": "half', headers: { 'content-type': 'text/plain' } });
@@ -80,7 +87,10 @@ test('wrangler\'s requests: a text/plain create body, the jurisdiction header, l
     cursor = page.body.result_info.cursor;
   } while (cursor);
   assert.deepEqual(seen, ['b-1', 'b-2', 'b-3', 'from-wrangler', 'test-bucket']);
-  assert.deepEqual((await api.call(`${r2(api)}?name_contains=b-&direction=desc`)).body.result.buckets.map((b: { name: string }) => b.name), ['b-3', 'b-2', 'b-1']);
+  assert.deepEqual(
+    (await api.call(`${r2(api)}?name_contains=b-&direction=desc`)).body.result.buckets.map((b: { name: string }) => b.name),
+    ['b-3', 'b-2', 'b-1'],
+  );
   const badCursor = await api.call(`${r2(api)}?cursor=${Buffer.from('../etc').toString('base64url')}`);
   assert.equal(badCursor.status, 400);
   assert.match(badCursor.body.errors[0].message, /cursor/);
@@ -90,7 +100,11 @@ test('objects: keys are the rest of the path (slashes unencoded or encoded), bod
   const api = await startApi(t);
   const base = `${r2(api)}/test-bucket/objects`;
   const bytes = randomBytes(300_000);
-  const put = await api.call(`${base}/a/b/c.txt`, { method: 'PUT', body: bytes, headers: { 'content-type': 'text/plain', 'cache-control': 'max-age=60', 'cf-r2-storage-class': 'InfrequentAccess' } });
+  const put = await api.call(`${base}/a/b/c.txt`, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'content-type': 'text/plain', 'cache-control': 'max-age=60', 'cf-r2-storage-class': 'InfrequentAccess' },
+  });
   assert.equal(put.status, 200, JSON.stringify(put.body));
   assert.equal(put.body.result.key, 'a/b/c.txt');
   assert.equal(put.body.result.size, bytes.length);
@@ -127,7 +141,7 @@ test('objects: keys are the rest of the path (slashes unencoded or encoded), bod
   assert.equal(unauthenticated.body.errors[0].code, 9106);
 });
 
-test('CORS rules through the SDK in R2\'s shape, the same rules the store keeps; none is 404 / 10059', { timeout: 20_000 }, async (t) => {
+test("CORS rules through the SDK in R2's shape, the same rules the store keeps; none is 404 / 10059", { timeout: 20_000 }, async (t) => {
   const api = await startApi(t);
   const client = api.sdk();
   const params = { account_id: api.admin.accountId };
@@ -135,12 +149,23 @@ test('CORS rules through the SDK in R2\'s shape, the same rules the store keeps;
   assert.equal(none.status, 404);
   assert.deepEqual(none.errors, [{ code: 10059, message: 'The CORS configuration does not exist.' }]);
 
-  const rules = [{ id: 'web', allowed: { origins: ['https://example.com'], methods: ['GET', 'PUT'] as Array<'GET' | 'PUT'>, headers: ['content-type'] }, exposeHeaders: ['etag'], maxAgeSeconds: 600 }];
+  const rules = [
+    {
+      id: 'web',
+      allowed: { origins: ['https://example.com'], methods: ['GET', 'PUT'] as Array<'GET' | 'PUT'>, headers: ['content-type'] },
+      exposeHeaders: ['etag'],
+      maxAgeSeconds: 600,
+    },
+  ];
   await client.r2.buckets.cors.update('test-bucket', { ...params, rules });
   assert.deepEqual((await client.r2.buckets.cors.get('test-bucket', params)).rules, rules);
   assert.deepEqual((await api.store.getBucketCors('test-bucket'))?.[0]?.allowedOrigins, ['https://example.com']);
 
-  const badMethod = await api.call(`${r2(api)}/test-bucket/cors`, { method: 'PUT', body: JSON.stringify({ rules: [{ allowed: { origins: ['*'], methods: ['PATCH'] } }] }), headers: { 'content-type': 'text/plain' } });
+  const badMethod = await api.call(`${r2(api)}/test-bucket/cors`, {
+    method: 'PUT',
+    body: JSON.stringify({ rules: [{ allowed: { origins: ['*'], methods: ['PATCH'] } }] }),
+    headers: { 'content-type': 'text/plain' },
+  });
   assert.equal(badMethod.status, 400);
   assert.deepEqual((await client.r2.buckets.cors.get('test-bucket', params)).rules, rules, 'a refused PUT leaves the rules');
 
@@ -151,14 +176,17 @@ test('CORS rules through the SDK in R2\'s shape, the same rules the store keeps;
   assert.equal(missing.body.errors[0].code, 10006);
 });
 
-test('another account\'s buckets answer exactly like missing ones, on every R2 route', { timeout: 20_000 }, async (t) => {
+test("another account's buckets answer exactly like missing ones, on every R2 route", { timeout: 20_000 }, async (t) => {
   const api = await startApi(t);
   const other = await api.newAccount('other@example.com');
   assert.equal((await api.call(`${r2(api)}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'mine' })).status, 200);
   const mine = (path: string, init: RequestInit = {}) => api.call(`${r2(api, other.accountId)}${path}`, { ...init, as: other });
   for (const [path, init] of [
-    ['/test-bucket', {}], ['/test-bucket', { method: 'DELETE' }], ['/test-bucket/cors', {}],
-    ['/test-bucket/objects/secret.txt', {}], ['/test-bucket/objects/secret.txt', { method: 'DELETE' }],
+    ['/test-bucket', {}],
+    ['/test-bucket', { method: 'DELETE' }],
+    ['/test-bucket/cors', {}],
+    ['/test-bucket/objects/secret.txt', {}],
+    ['/test-bucket/objects/secret.txt', { method: 'DELETE' }],
   ] as Array<[string, RequestInit]>) {
     const answer = await mine(path, init);
     // The same request for a bucket no account has made: the answer to compare with.
@@ -173,7 +201,9 @@ test('another account\'s buckets answer exactly like missing ones, on every R2 r
   assert.equal(foreignPath.body.errors[0].code, 7003);
   // And the other account may make its own test-bucket without touching the admin's.
   assert.equal((await mine('', { method: 'POST', body: JSON.stringify({ name: 'test-bucket' }) })).status, 200);
-  const kept = await fetch(`${api.base}${r2(api)}/test-bucket/objects/secret.txt`, { headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key } });
+  const kept = await fetch(`${api.base}${r2(api)}/test-bucket/objects/secret.txt`, {
+    headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+  });
   assert.equal(await kept.text(), 'mine');
 });
 
@@ -196,7 +226,10 @@ test('identity: /user, /memberships and /user/tokens/verify answer as the real A
 
   const other = await api.newAccount('other@example.com');
   const theirs = await api.call('/memberships', { as: other });
-  assert.deepEqual(theirs.body.result.map((m: { account: { id: string } }) => m.account.id), [other.accountId]);
+  assert.deepEqual(
+    theirs.body.result.map((m: { account: { id: string } }) => m.account.id),
+    [other.accountId],
+  );
 
   const verify = await sdkError(client.user.tokens.verify());
   assert.equal(verify.status, 401);

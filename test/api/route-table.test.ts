@@ -13,7 +13,8 @@ import { fillTemplate, sdkRoutes } from '../helpers/sdk-routes.ts';
 import { startApi } from './helpers.ts';
 
 const SERVED = [...API_ROUTES, ...LOGPUSH_ALIASES].map((route) => ({
-  method: route.method, pattern: new RegExp(`^${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`),
+  method: route.method,
+  pattern: new RegExp(`^${route.path.replace(/:\w+\{\.\+\}/g, '.+').replace(/:\w+/g, '[^/]+')}$`),
 }));
 
 test('every SDK route of the implemented groups is served or refused by name', { timeout: 120_000 }, async (t) => {
@@ -34,15 +35,18 @@ test('every SDK route of the implemented groups is served or refused by name', {
     } else if (code === 10015 && answer.status === 403) {
       assert.ok(!inTable, `${route.name} is served, yet refused`);
       const feature = /edgeport does not provide (.+?)(;|$)/.exec(answer.body.errors[0].message)?.[1] ?? '?';
-      refused.set(feature, [...refused.get(feature) ?? [], route.name]);
+      refused.set(feature, [...(refused.get(feature) ?? []), route.name]);
     } else {
       assert.ok(inTable, `${route.name}: ${route.method} ${path} answered ${answer.status} without a route of the table`);
       served.push(route.name);
     }
   }
   const refusedCount = [...refused.values()].reduce((sum, names) => sum + names.length, 0);
-  console.log(`SDK routes of the implemented groups: ${routes.length}; served ${served.length}; refused by name ${refusedCount}; generic 7000/7001 ${generic.length}`);
-  for (const [feature, names] of [...refused].sort((a, b) => b[1].length - a[1].length)) console.log(`  refused (${names.length}): ${feature}: ${names.join(', ')}`);
+  console.log(
+    `SDK routes of the implemented groups: ${routes.length}; served ${served.length}; refused by name ${refusedCount}; generic 7000/7001 ${generic.length}`,
+  );
+  for (const [feature, names] of [...refused].sort((a, b) => b[1].length - a[1].length))
+    console.log(`  refused (${names.length}): ${feature}: ${names.join(', ')}`);
   assert.deepEqual(generic, [], 'no SDK route gets the generic 7000 / 7001');
 });
 

@@ -19,10 +19,14 @@ interface Signed {
 }
 
 async function signIn(api: ApiFixture, email = api.admin.email, key = api.admin.key): Promise<Signed> {
-  const response = await fetch(`${api.base}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, key }) });
+  const response = await fetch(`${api.base}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, key }),
+  });
   assert.equal(response.status, 200, await response.clone().text());
   const setCookie = response.headers.get('set-cookie')!;
-  const body = await response.json() as { result: { csrf_token: string; email: string; account: { id: string } } };
+  const body = (await response.json()) as { result: { csrf_token: string; email: string; account: { id: string } } };
   assert.equal(body.result.email, email);
   return { cookie: setCookie.split(';')[0]!, csrf: body.result.csrf_token, setCookie };
 }
@@ -33,7 +37,11 @@ async function withCookie(api: ApiFixture, path: string, signed: Signed, init: {
   if (init.json !== undefined) headers['content-type'] = 'application/json';
   const csrf = init.csrf === undefined ? signed.csrf : init.csrf;
   if (csrf !== null) headers['x-csrf-token'] = csrf;
-  const response = await fetch(api.base + path, { method: init.method ?? 'GET', headers, ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }) });
+  const response = await fetch(api.base + path, {
+    method: init.method ?? 'GET',
+    headers,
+    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text === '' ? null : JSON.parse(text) };
 }
@@ -47,7 +55,13 @@ test('sign-in: a wrong key is refused as the API refuses it; the cookie is httpO
 
   const malformed = await api.call('/sessions', { as: null, method: 'POST', json: { email: 'nobody', key: 'has space' } });
   assert.equal(malformed.status, 400);
-  assert.deepEqual(malformed.body.errors.map((e: { code: number; source: { pointer: string } }) => [e.code, e.source.pointer]), [[1002, '/email'], [1002, '/key']]);
+  assert.deepEqual(
+    malformed.body.errors.map((e: { code: number; source: { pointer: string } }) => [e.code, e.source.pointer]),
+    [
+      [1002, '/email'],
+      [1002, '/key'],
+    ],
+  );
   assert.doesNotMatch(JSON.stringify(malformed.body), /has space/, 'a refused key is not echoed');
 
   const signed = await signIn(api);
@@ -116,38 +130,49 @@ test('the OpenAPI document lists the session routes with their security', { time
   const doc = (await (await fetch(`${api.base}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown }>> };
   assert.deepEqual(doc.paths['/client/v4/sessions']!.post!.security, []);
   assert.deepEqual(doc.paths['/client/v4/sessions/current']!.delete!.security, [{ session: [], csrfToken: [] }]);
-  for (const path of ['/client/v4/accounts/{account_id}/store/buckets', '/client/v4/accounts/{account_id}/store/buckets/{bucket}/objects/{key}',
+  for (const path of [
+    '/client/v4/accounts/{account_id}/store/buckets',
+    '/client/v4/accounts/{account_id}/store/buckets/{bucket}/objects/{key}',
     '/client/v4/accounts/{account_id}/store/buckets/{bucket}/objects/{key}/uploads/{upload_id}/parts/{part_number}',
-    '/client/v4/accounts/{account_id}/gateway/networks', '/client/v4/zones/{zone_id}/logshipping/jobs/{job_id}/delivered',
-    '/client/v4/accounts/{account_id}/store/s3-endpoint']) {
+    '/client/v4/accounts/{account_id}/gateway/networks',
+    '/client/v4/zones/{zone_id}/logshipping/jobs/{job_id}/delivered',
+    '/client/v4/accounts/{account_id}/store/s3-endpoint',
+  ]) {
     assert.ok(doc.paths[path], `${path} is documented`);
   }
 });
 
-test('sessions live in the database: a second store on it (a restart, another instance) knows them; the oldest beyond the limit go', { timeout: 10_000 }, async (t) => {
-  const dataDir = tempDir(t);
-  const clock = new FakeClock(Date.parse('2026-11-23T10:00:00Z'));
-  const database = await openTestDatabase(t, { clock });
-  const first = await openTestControlStore(t, { dataDir, clock, database });
-  const second = await openTestControlStore(t, { dataDir, clock, database });
-  const account = { id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'hash-1', created: clock.now() };
-  await first.createAccount(account);
-  const onFirst = new SessionStore(first, clock, 60_000);
-  const onSecond = new SessionStore(second, clock, 60_000);
-  const { token, session } = await onFirst.create(account);
-  assert.equal((await onSecond.resolve(token))?.csrfToken, session.csrfToken);
-  await onSecond.end(session);
-  assert.equal(await onFirst.resolve(token), null, 'ended on one, ended on all');
+test(
+  'sessions live in the database: a second store on it (a restart, another instance) knows them; the oldest beyond the limit go',
+  { timeout: 10_000 },
+  async (t) => {
+    const dataDir = tempDir(t);
+    const clock = new FakeClock(Date.parse('2026-11-23T10:00:00Z'));
+    const database = await openTestDatabase(t, { clock });
+    const first = await openTestControlStore(t, { dataDir, clock, database });
+    const second = await openTestControlStore(t, { dataDir, clock, database });
+    const account = { id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'hash-1', created: clock.now() };
+    await first.createAccount(account);
+    const onFirst = new SessionStore(first, clock, 60_000);
+    const onSecond = new SessionStore(second, clock, 60_000);
+    const { token, session } = await onFirst.create(account);
+    assert.equal((await onSecond.resolve(token))?.csrfToken, session.csrfToken);
+    await onSecond.end(session);
+    assert.equal(await onFirst.resolve(token), null, 'ended on one, ended on all');
 
-  const later = await onFirst.create(account);
-  clock.advance(60_001);
-  assert.equal(await onSecond.resolve(later.token), null, 'expired by the injected clock');
-  assert.equal(await first.getSession(later.session.id), null, 'an expired session is deleted when seen');
+    const later = await onFirst.create(account);
+    clock.advance(60_001);
+    assert.equal(await onSecond.resolve(later.token), null, 'expired by the injected clock');
+    assert.equal(await first.getSession(later.session.id), null, 'an expired session is deleted when seen');
 
-  for (let i = 0; i < 3; i++) {
-    clock.advance(1);
-    await first.createSession({ id: `s${i}`, accountId: account.id, keyHash: 'hash-1', csrfToken: 'c', created: clock.now(), expires: clock.now() + 60_000 }, 2);
-  }
-  assert.equal(await second.getSession('s0'), null, 'the oldest beyond the limit is dropped');
-  assert.deepEqual([(await second.getSession('s1'))?.id, (await second.getSession('s2'))?.id], ['s1', 's2']);
-});
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1);
+      await first.createSession(
+        { id: `s${i}`, accountId: account.id, keyHash: 'hash-1', csrfToken: 'c', created: clock.now(), expires: clock.now() + 60_000 },
+        2,
+      );
+    }
+    assert.equal(await second.getSession('s0'), null, 'the oldest beyond the limit is dropped');
+    assert.deepEqual([(await second.getSession('s1'))?.id, (await second.getSession('s2'))?.id], ['s1', 's2']);
+  },
+);

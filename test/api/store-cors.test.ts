@@ -7,9 +7,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startApi } from './helpers.ts';
 
-const RULE = { id: 'uploads', allowed: { origins: ['https://app.example.com'], methods: ['GET', 'PUT'], headers: ['content-type'] }, exposeHeaders: ['ETag'], maxAgeSeconds: 600 };
+const RULE = {
+  id: 'uploads',
+  allowed: { origins: ['https://app.example.com'], methods: ['GET', 'PUT'], headers: ['content-type'] },
+  exposeHeaders: ['ETag'],
+  maxAgeSeconds: 600,
+};
 
-test('bucket CORS: put, get, replace and delete rules in the platform\'s shape; none reads as an empty list', { timeout: 10_000 }, async (t) => {
+test("bucket CORS: put, get, replace and delete rules in the platform's shape; none reads as an empty list", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const path = `/accounts/${api.admin.accountId}/store/buckets/test-bucket/cors`;
   const none = await api.call(path);
@@ -22,7 +27,14 @@ test('bucket CORS: put, get, replace and delete rules in the platform\'s shape; 
   assert.deepEqual((await api.call(path)).body.result.rules, expected);
   // The S3 API's rules are these rules.
   assert.deepEqual(await api.store.getBucketCors('test-bucket'), [
-    { id: 'uploads', allowedOrigins: ['https://app.example.com'], allowedMethods: ['GET', 'PUT'], allowedHeaders: ['content-type'], exposeHeaders: ['ETag'], maxAgeSeconds: 600 },
+    {
+      id: 'uploads',
+      allowedOrigins: ['https://app.example.com'],
+      allowedMethods: ['GET', 'PUT'],
+      allowedHeaders: ['content-type'],
+      exposeHeaders: ['ETag'],
+      maxAgeSeconds: 600,
+    },
     { allowedOrigins: ['*'], allowedMethods: ['GET'], allowedHeaders: [], exposeHeaders: [] },
   ]);
 
@@ -48,18 +60,24 @@ test('bucket CORS: invalid rules are refused with what to fix, and change nothin
     assert.equal(answer.body.errors[0].code, 1002);
     assert.match(answer.body.errors[0].message, message);
   };
-  await refused({ rules: [{ allowed: { origins: ['*'], methods: ['PATCH'] } }] }, /^Found unsupported HTTP method in CORS config\. Unsupported method is PATCH$/);
+  await refused(
+    { rules: [{ allowed: { origins: ['*'], methods: ['PATCH'] } }] },
+    /^Found unsupported HTTP method in CORS config\. Unsupported method is PATCH$/,
+  );
   await refused({ rules: [{ allowed: { origins: ['https://*.*.test'], methods: ['GET'] } }] }, /can not have more than one wildcard/);
   await refused({ rules: Array.from({ length: 101 }, () => ({ allowed: { origins: ['*'], methods: ['GET'] } })) }, /at most 100 rules/);
   await refused({ rules: [{ allowed: { origins: [], methods: ['GET'] } }] }, /origins/);
   await refused({ rules: [{ allowed: { origins: ['*'], methods: ['GET'] }, maxAgeSeconds: -1 }] }, /maxAgeSeconds/);
   await refused({ rules: [{ allowed: { origins: ['*'], methods: ['GET'] }, unknown: 1 }] }, /unknown/i);
-  const tooLarge = await api.call(path, { method: 'PUT', json: { rules: [{ allowed: { origins: ['o'.repeat(4000)], methods: ['GET'] }, exposeHeaders: Array.from({ length: 20 }, () => 'h'.repeat(4000)) }] } });
-  assert.equal(tooLarge.status, 413, 'past the API\'s body limit, which the store\'s 64 KiB bound matches');
+  const tooLarge = await api.call(path, {
+    method: 'PUT',
+    json: { rules: [{ allowed: { origins: ['o'.repeat(4000)], methods: ['GET'] }, exposeHeaders: Array.from({ length: 20 }, () => 'h'.repeat(4000)) }] },
+  });
+  assert.equal(tooLarge.status, 413, "past the API's body limit, which the store's 64 KiB bound matches");
   assert.deepEqual((await api.call(path)).body.result.rules, [RULE], 'nothing changed');
 });
 
-test('bucket CORS: a missing bucket, or another account\'s, is not found', { timeout: 30_000 }, async (t) => {
+test("bucket CORS: a missing bucket, or another account's, is not found", { timeout: 30_000 }, async (t) => {
   const api = await startApi(t);
   assert.equal((await api.call(`/accounts/${api.admin.accountId}/store/buckets/test-bucket/cors`, { method: 'PUT', json: { rules: [RULE] } })).status, 200);
   const missing = { code: 10006, message: 'The specified bucket does not exist.' };
@@ -72,6 +90,6 @@ test('bucket CORS: a missing bucket, or another account\'s, is not found', { tim
     assert.deepEqual([refused.status, refused.body.errors], [404, [missing]], init.method);
   }
   const mine = await api.call(`/accounts/${api.admin.accountId}/store/buckets/test-bucket/cors`, { as: other });
-  assert.equal(mine.status, 404, 'another account\'s path answers like a missing one');
+  assert.equal(mine.status, 404, "another account's path answers like a missing one");
   assert.deepEqual((await api.call(`/accounts/${api.admin.accountId}/store/buckets/test-bucket/cors`)).body.result.rules, [RULE], 'untouched');
 });

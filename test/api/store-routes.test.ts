@@ -22,7 +22,7 @@ async function put(api: ApiFixture, bucket: string, key: string, body: BodyInit,
   return api.call(objectPath(api, bucket, key), { method: 'PUT', body, headers });
 }
 
-test('buckets: create, list, get, delete; the store\'s refusals in the envelope; another account\'s path is not found', { timeout: 10_000 }, async (t) => {
+test("buckets: create, list, get, delete; the store's refusals in the envelope; another account's path is not found", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const created = await api.call(base(api), { method: 'POST', json: { name: 'photos', storage_class: 'InfrequentAccess' } });
   assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -55,25 +55,36 @@ test('buckets: create, list, get, delete; the store\'s refusals in the envelope;
   assert.equal(foreign.body.errors[0].code, 7003);
 });
 
-test("buckets belong to their account: under its own account id, another account finds none of mine and may reuse the names", { timeout: 30_000 }, async (t) => {
-  const api = await startApi(t);
-  assert.equal((await put(api, 'test-bucket', 'secret.txt', new TextEncoder().encode('mine'))).status, 200);
-  const other = await api.newAccount('other@example.com');
-  const theirs = `/accounts/${other.accountId}/store/buckets`;
-  assert.deepEqual((await api.call(theirs, { as: other })).body.result, [], 'my buckets are not listed');
-  const missing = { code: 10006, message: 'The specified bucket does not exist.' };
-  for (const [method, path] of [['GET', `${theirs}/test-bucket`], ['GET', `${theirs}/test-bucket/objects`], ['GET', `${theirs}/test-bucket/objects/secret.txt`],
-    ['DELETE', `${theirs}/test-bucket/objects/secret.txt`], ['DELETE', `${theirs}/test-bucket`]] as const) {
-    const refused = await api.call(path, { method, as: other });
-    assert.deepEqual([refused.status, refused.body.errors], [404, [missing]], `${method} ${path}`);
-  }
-  const overwrite = await api.call(`${theirs}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'theirs', as: other });
-  assert.deepEqual([overwrite.status, overwrite.body.errors], [404, [missing]]);
-  assert.equal((await api.call(theirs, { method: 'POST', json: { name: 'test-bucket' }, as: other })).status, 200, 'the name is theirs to use too');
-  assert.equal((await api.call(`${theirs}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'theirs', as: other })).status, 200);
-  const mine = await fetch(api.base + objectPath(api, 'test-bucket', 'secret.txt'), { headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key } });
-  assert.equal(await mine.text(), 'mine', 'their bucket of the same name is another bucket');
-});
+test(
+  'buckets belong to their account: under its own account id, another account finds none of mine and may reuse the names',
+  { timeout: 30_000 },
+  async (t) => {
+    const api = await startApi(t);
+    assert.equal((await put(api, 'test-bucket', 'secret.txt', new TextEncoder().encode('mine'))).status, 200);
+    const other = await api.newAccount('other@example.com');
+    const theirs = `/accounts/${other.accountId}/store/buckets`;
+    assert.deepEqual((await api.call(theirs, { as: other })).body.result, [], 'my buckets are not listed');
+    const missing = { code: 10006, message: 'The specified bucket does not exist.' };
+    for (const [method, path] of [
+      ['GET', `${theirs}/test-bucket`],
+      ['GET', `${theirs}/test-bucket/objects`],
+      ['GET', `${theirs}/test-bucket/objects/secret.txt`],
+      ['DELETE', `${theirs}/test-bucket/objects/secret.txt`],
+      ['DELETE', `${theirs}/test-bucket`],
+    ] as const) {
+      const refused = await api.call(path, { method, as: other });
+      assert.deepEqual([refused.status, refused.body.errors], [404, [missing]], `${method} ${path}`);
+    }
+    const overwrite = await api.call(`${theirs}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'theirs', as: other });
+    assert.deepEqual([overwrite.status, overwrite.body.errors], [404, [missing]]);
+    assert.equal((await api.call(theirs, { method: 'POST', json: { name: 'test-bucket' }, as: other })).status, 200, 'the name is theirs to use too');
+    assert.equal((await api.call(`${theirs}/test-bucket/objects/secret.txt`, { method: 'PUT', body: 'theirs', as: other })).status, 200);
+    const mine = await fetch(api.base + objectPath(api, 'test-bucket', 'secret.txt'), {
+      headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+    });
+    assert.equal(await mine.text(), 'mine', 'their bucket of the same name is another bucket');
+  },
+);
 
 test('objects: streamed put with metadata (past the JSON body limit), folders by delimiter, cursor pages, download, delete', { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
@@ -87,10 +98,16 @@ test('objects: streamed put with metadata (past the JSON body limit), folders by
   for (const key of ['docs/readme.txt', 'docs/2026/a.txt', 'top.txt']) await put(api, 'test-bucket', key, new TextEncoder().encode(key));
 
   const root = await api.call(`${base(api)}/test-bucket/objects?delimiter=/`);
-  assert.deepEqual(root.body.result.map((o: { key: string }) => o.key), ['top.txt']);
-  assert.deepEqual(root.body.result_info.delimited, ['docs/'], 'folders keep the delimiter (S3\'s form)');
+  assert.deepEqual(
+    root.body.result.map((o: { key: string }) => o.key),
+    ['top.txt'],
+  );
+  assert.deepEqual(root.body.result_info.delimited, ['docs/'], "folders keep the delimiter (S3's form)");
   const docs = await api.call(`${base(api)}/test-bucket/objects?delimiter=/&prefix=${encodeURIComponent('docs/')}`);
-  assert.deepEqual(docs.body.result.map((o: { key: string }) => o.key), ['docs/readme.txt']);
+  assert.deepEqual(
+    docs.body.result.map((o: { key: string }) => o.key),
+    ['docs/readme.txt'],
+  );
   assert.deepEqual(docs.body.result_info.delimited, ['docs/2026/']);
 
   const keys: string[] = [];
@@ -106,7 +123,9 @@ test('objects: streamed put with metadata (past the JSON body limit), folders by
   const badCursor = await api.call(`${base(api)}/test-bucket/objects?cursor=nope`);
   assert.equal(badCursor.status, 400);
 
-  const download = await fetch(api.base + objectPath(api, 'test-bucket', 'docs/2026/report.bin'), { headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key } });
+  const download = await fetch(api.base + objectPath(api, 'test-bucket', 'docs/2026/report.bin'), {
+    headers: { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key },
+  });
   assert.equal(download.status, 200);
   assert.equal(download.headers.get('content-type'), 'application/x-report');
   assert.equal(download.headers.get('content-length'), String(bytes.length));
@@ -121,22 +140,37 @@ test('objects: streamed put with metadata (past the JSON body limit), folders by
   assert.deepEqual(gone.body.errors, [{ code: 10007, message: 'The specified key does not exist.' }]);
 });
 
-test('usage: a bucket\'s and a folder\'s object count and bytes, bounded; a missing bucket is 10006', { timeout: 10_000 }, async (t) => {
+test("usage: a bucket's and a folder's object count and bytes, bounded; a missing bucket is 10006", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
-  for (const [key, size] of [['docs/a.txt', 10], ['docs/2026/b.txt', 20], ['docs0.txt', 40], ['top.txt', 80]] as const) {
+  for (const [key, size] of [
+    ['docs/a.txt', 10],
+    ['docs/2026/b.txt', 20],
+    ['docs0.txt', 40],
+    ['top.txt', 80],
+  ] as const) {
     assert.equal((await put(api, 'test-bucket', key, new Uint8Array(size))).status, 200);
   }
   const usage = async (query: string) => (await api.call(`${base(api)}/test-bucket/usage${query}`)).body;
-  assert.deepEqual((await usage('')).result, { prefix: '', object_count: 4, payload_size: 150, metadata_size: (await usage('')).result.metadata_size, upload_count: 0, complete: true });
+  assert.deepEqual((await usage('')).result, {
+    prefix: '',
+    object_count: 4,
+    payload_size: 150,
+    metadata_size: (await usage('')).result.metadata_size,
+    upload_count: 0,
+    complete: true,
+  });
   assert.deepEqual([(await usage('?prefix=docs/')).result.object_count, (await usage('?prefix=docs/')).result.payload_size], [2, 30]);
-  assert.deepEqual([(await usage(`?prefix=${encodeURIComponent('docs/2026/')}`)).result.object_count, (await usage('?prefix=nothing/')).result.object_count], [1, 0]);
+  assert.deepEqual(
+    [(await usage(`?prefix=${encodeURIComponent('docs/2026/')}`)).result.object_count, (await usage('?prefix=nothing/')).result.object_count],
+    [1, 0],
+  );
   const missing = await api.call(`${base(api)}/no-such-bucket/usage`);
   assert.deepEqual([missing.status, missing.body.errors[0].code], [404, 10006]);
   const long = await api.call(`${base(api)}/test-bucket/usage?prefix=${'x'.repeat(1025)}`);
   assert.equal(long.status, 400);
 });
 
-test('multipart: create, parts streamed, complete; the store\'s part rules; abort', { timeout: 10_000 }, async (t) => {
+test("multipart: create, parts streamed, complete; the store's part rules; abort", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   const key = 'big/video.bin';
   const uploads = `${objectPath(api, 'test-bucket', key)}/uploads`;
@@ -167,7 +201,15 @@ test('multipart: create, parts streamed, complete; the store\'s part rules; abor
   const second = (await api.call(uploads, { method: 'POST' })).body.result.upload_id as string;
   const small = (await api.call(`${uploads}/${second}/parts/1`, { method: 'PUT', body: randomBytes(1000) })).body.result.etag;
   const large = (await api.call(`${uploads}/${second}/parts/2`, { method: 'PUT', body: randomBytes(2000) })).body.result.etag;
-  const refused = await api.call(`${uploads}/${second}/complete`, { method: 'POST', json: { parts: [{ part_number: 1, etag: small }, { part_number: 2, etag: large }] } });
+  const refused = await api.call(`${uploads}/${second}/complete`, {
+    method: 'POST',
+    json: {
+      parts: [
+        { part_number: 1, etag: small },
+        { part_number: 2, etag: large },
+      ],
+    },
+  });
   assert.equal(refused.status, 400);
   assert.equal(refused.body.errors[0].code, 1002);
   assert.equal((await api.call(`${uploads}/${second}`, { method: 'DELETE' })).status, 200);

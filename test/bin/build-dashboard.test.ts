@@ -40,6 +40,15 @@ test('the dashboard is built when web/dist is missing or its sources changed, an
   assert.equal(await run('vite@9 preact@11'), false, 'and leaves a current stamp');
 
   writeFileSync(join(web, 'src', 'main.tsx'), 'render(2);');
-  await assert.rejects(buildIfChanged(web, async () => { throw new Error('vite failed'); }, 'vite@9 preact@11'), /vite failed/);
+  await assert.rejects(
+    buildIfChanged(
+      web,
+      async () => {
+        throw new Error('vite failed');
+      },
+      'vite@9 preact@11',
+    ),
+    /vite failed/,
+  );
   assert.equal(await run('vite@9 preact@11'), true, 'a failed build is tried again next time');
 });

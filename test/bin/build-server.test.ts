@@ -13,8 +13,11 @@ test('a bundle is fresh until a source changes, moves or goes, and its import.me
   const dist = join(root, 'dist');
   mkdirSync(join(root, 'src', 'cli'), { recursive: true });
   mkdirSync(join(root, 'src', 'core'), { recursive: true });
-  writeFileSync(join(root, 'src', 'cli', 'main.ts'), "import { here } from '../core/here.ts';\n"
-    + "console.log(here(), new URL('.', import.meta.url).pathname, process.argv[2] === 'late' ? (await import('../core/late.ts')).late : '');\n");
+  writeFileSync(
+    join(root, 'src', 'cli', 'main.ts'),
+    "import { here } from '../core/here.ts';\n" +
+      "console.log(here(), new URL('.', import.meta.url).pathname, process.argv[2] === 'late' ? (await import('../core/late.ts')).late : '');\n",
+  );
   writeFileSync(join(root, 'src', 'core', 'late.ts'), "export const late = 'imported late from ' + new URL('.', import.meta.url).pathname;\n");
   writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => new URL('.', import.meta.url).pathname;\n");
 
@@ -24,14 +27,20 @@ test('a bundle is fresh until a source changes, moves or goes, and its import.me
   assert.match(bundle!, /\/dist\/server-[^/]+\/edgeport\.mjs$/);
   assert.equal(execFileSync(process.execPath, [bundle!], { encoding: 'utf8' }).trim(), `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/`);
   assert.doesNotMatch(readFileSync(bundle!, 'utf8'), /imported late/, 'a module imported with import() is a chunk of its own, loaded when it is needed');
-  assert.equal(execFileSync(process.execPath, [bundle!, 'late'], { encoding: 'utf8' }).trim(),
-    `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/ imported late from ${join(root, 'src', 'core')}/`);
+  assert.equal(
+    execFileSync(process.execPath, [bundle!, 'late'], { encoding: 'utf8' }).trim(),
+    `${join(root, 'src', 'core')}/ ${join(root, 'src', 'cli')}/ imported late from ${join(root, 'src', 'core')}/`,
+  );
 
   writeFileSync(join(root, 'src', 'core', 'here.ts'), "export const here = (): string => 'edited: import.meta.url';\n");
   assert.equal(freshBundle(root, dist), null, 'a source edited');
   await buildServer(root, dist);
   assert.notEqual(freshBundle(root, dist), null, 'rebuilt');
-  assert.match(execFileSync(process.execPath, [freshBundle(root, dist)!], { encoding: 'utf8' }), /^edited: import\.meta\.url /, 'text that mentions import.meta.url is left as it is');
+  assert.match(
+    execFileSync(process.execPath, [freshBundle(root, dist)!], { encoding: 'utf8' }),
+    /^edited: import\.meta\.url /,
+    'text that mentions import.meta.url is left as it is',
+  );
   const later = new Date(Date.now() + 60_000);
   utimesSync(join(root, 'src', 'cli', 'main.ts'), later, later);
   assert.equal(freshBundle(root, dist), null, 'a source touched (a checkout, say) is not trusted');
@@ -39,8 +48,13 @@ test('a bundle is fresh until a source changes, moves or goes, and its import.me
   const buildNamed = () => (JSON.parse(readFileSync(join(dist, MANIFEST_FILE), 'utf8')) as { build: string }).build;
   const second = buildNamed();
   await buildServer(root, dist);
-  assert.deepEqual(readdirSync(dist).filter((entry) => entry.startsWith('server-')).sort(), [second, buildNamed()].sort(),
-    'the build before is kept for a server still running it, older ones are removed');
+  assert.deepEqual(
+    readdirSync(dist)
+      .filter((entry) => entry.startsWith('server-'))
+      .sort(),
+    [second, buildNamed()].sort(),
+    'the build before is kept for a server still running it, older ones are removed',
+  );
   const manifest = readFileSync(join(dist, MANIFEST_FILE), 'utf8');
   assert.equal(freshBundle(`${root}moved/`, dist), null, 'built for another directory');
   rmSync(join(root, 'src', 'core', 'here.ts'));

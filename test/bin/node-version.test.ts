@@ -31,7 +31,7 @@ test('Node 22.13 and later on the 22 line, and 24 and later, are supported; olde
   assert.equal(nodeVersionProblem(process.version), null, `the node running the tests (${process.version}) is supported`);
 });
 
-test('package.json\'s engines.node is the range bin/node-version.js checks', { timeout: 10_000 }, () => {
+test("package.json's engines.node is the range bin/node-version.js checks", { timeout: 10_000 }, () => {
   const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { engines: { node: string } };
   assert.equal(pkg.engines.node, SUPPORTED_NODE);
 });

@@ -31,23 +31,41 @@ test('edgeport accounts create prints the key once and stores only its hash', { 
   assert.match(key!, /^[0-9a-f]{37}$/);
   const control = await openTestControlStore(t, { dataDir, clock: systemClock, dbUrl });
   const account = await control.findAccountByEmail('dev@example.com');
-  assert.ok(account && await verifyApiKey(key!, account.keyHash, testScryptThread(t)));
+  assert.ok(account && (await verifyApiKey(key!, account.keyHash, testScryptThread(t))));
   assert.ok(!account.keyHash.includes(key!));
-  await assert.rejects(runAccounts(['create', 'DEV@example.com', '--data-dir', dataDir, ...db], () => undefined), { code: 'ACCOUNT_EXISTS' });
-  await assert.rejects(runAccounts(['create', 'not-an-email', '--data-dir', dataDir, ...db], () => undefined), { code: 'ACCOUNT_EMAIL_INVALID' });
-  await assert.rejects(runAccounts(['remove', 'x@example.com'], () => undefined), UsageError);
-  await assert.rejects(runAccounts(['create'], () => undefined), UsageError);
+  await assert.rejects(
+    runAccounts(['create', 'DEV@example.com', '--data-dir', dataDir, ...db], () => undefined),
+    { code: 'ACCOUNT_EXISTS' },
+  );
+  await assert.rejects(
+    runAccounts(['create', 'not-an-email', '--data-dir', dataDir, ...db], () => undefined),
+    { code: 'ACCOUNT_EMAIL_INVALID' },
+  );
+  await assert.rejects(
+    runAccounts(['remove', 'x@example.com'], () => undefined),
+    UsageError,
+  );
+  await assert.rejects(
+    runAccounts(['create'], () => undefined),
+    UsageError,
+  );
 });
 
 test('the real command line: `edgeport accounts create` prints the credentials', { timeout: 30_000 }, async (t) => {
   const dataDir = tempDir(t);
   const db = dbArgs(dataDir, await testDbUrl(t));
-  const run = (email: string) => promisify(execFile)(process.execPath, ['bin/edgeport.js', 'accounts', 'create', email, '--data-dir', dataDir, ...db], { env: { ...process.env, EDGEPORT_DATA_DIR: '' } });
+  const run = (email: string) =>
+    promisify(execFile)(process.execPath, ['bin/edgeport.js', 'accounts', 'create', email, '--data-dir', dataDir, ...db], {
+      env: { ...process.env, EDGEPORT_DATA_DIR: '' },
+    });
   const { stdout } = await run('cli@example.com');
-  assert.match(stdout, /^edgeport: created account [0-9a-f]{32} for cli@example.com\. Its API key is shown only this once:\n {2}X-Auth-Email: cli@example\.com\n {2}X-Auth-Key: {3}[0-9a-f]{37}\n$/);
+  assert.match(
+    stdout,
+    /^edgeport: created account [0-9a-f]{32} for cli@example.com\. Its API key is shown only this once:\n {2}X-Auth-Email: cli@example\.com\n {2}X-Auth-Key: {3}[0-9a-f]{37}\n$/,
+  );
 });
 
-test('edgeport accounts list, rotate-key and delete on the suites\' database', { timeout: 30_000 }, async (t) => {
+test("edgeport accounts list, rotate-key and delete on the suites' database", { timeout: 30_000 }, async (t) => {
   const dataDir = tempDir(t);
   const dbUrl = await testDbUrl(t);
   const db = dbArgs(dataDir, dbUrl);
@@ -87,20 +105,32 @@ test('edgeport accounts quota shows what an account stores against its quotas an
   await run('create', 'tenant@example.com');
   const shown = await run('quota', 'tenant@example.com');
   assert.match(shown[0]!, /^edgeport: tenant@example\.com \([0-9a-f]{32}\):$/);
-  assert.deepEqual(shown.slice(1).map((line) => line.split(/ {2,}/).filter(Boolean)), [
-    ['QUOTA', 'STORED', 'LIMIT', 'SET BY'],
-    ['object bytes', '0', '107374182400 (100 GiB)', '[quotas] max_object_bytes_per_account'],
-    ['objects', '0', '10000000', '[quotas] max_objects_per_account'],
-    ['script bytes', '0', '1073741824 (1 GiB)', '[quotas] max_script_bytes_per_account'],
-    ['Each script keeps its 100 newest versions and the deployed one ([quotas] max_versions_per_script).'],
-  ]);
+  assert.deepEqual(
+    shown.slice(1).map((line) => line.split(/ {2,}/).filter(Boolean)),
+    [
+      ['QUOTA', 'STORED', 'LIMIT', 'SET BY'],
+      ['object bytes', '0', '107374182400 (100 GiB)', '[quotas] max_object_bytes_per_account'],
+      ['objects', '0', '10000000', '[quotas] max_objects_per_account'],
+      ['script bytes', '0', '1073741824 (1 GiB)', '[quotas] max_script_bytes_per_account'],
+      ['Each script keeps its 100 newest versions and the deployed one ([quotas] max_versions_per_script).'],
+    ],
+  );
   const set = await run('quota', 'tenant@example.com', '--max-object-bytes', '5MiB', '--max-objects', '0');
   assert.match(set[0]!, /now has these quotas:$/);
-  assert.deepEqual(set.slice(2, 4).map((line) => line.split(/ {2,}/).filter(Boolean)), [
-    ['object bytes', '0', '5242880 (5 MiB)', 'this account (edgeport accounts quota)'],
-    ['objects', '0', 'none', 'this account (edgeport accounts quota)'],
-  ]);
+  assert.deepEqual(
+    set.slice(2, 4).map((line) => line.split(/ {2,}/).filter(Boolean)),
+    [
+      ['object bytes', '0', '5242880 (5 MiB)', 'this account (edgeport accounts quota)'],
+      ['objects', '0', 'none', 'this account (edgeport accounts quota)'],
+    ],
+  );
   const back = await run('quota', 'tenant@example.com', '--max-objects', 'default');
-  assert.deepEqual(back.slice(2, 4).map((line) => line.split(/ {2,}/).filter(Boolean).slice(2)), [['5242880 (5 MiB)', 'this account (edgeport accounts quota)'], ['10000000', '[quotas] max_objects_per_account']]);
+  assert.deepEqual(
+    back.slice(2, 4).map((line) => line.split(/ {2,}/).filter(Boolean).slice(2)),
+    [
+      ['5242880 (5 MiB)', 'this account (edgeport accounts quota)'],
+      ['10000000', '[quotas] max_objects_per_account'],
+    ],
+  );
   await assert.rejects(run('quota', 'nobody@example.com'), { code: 'ACCOUNT_NOT_FOUND' });
 });

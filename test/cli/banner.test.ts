@@ -55,7 +55,11 @@ test('on a terminal: only lines for a person, in order: URLs, sign-in, S3 key, d
     at(text, `  #9 ${DEV_ACCOUNTS[9]!.address} private key ${DEV_ACCOUNTS[9]!.privateKey}`),
     at(text, /^Data in \.\/\.edgeport\. Ready: Ctrl-C stops edgeport\.\n$/m),
   ];
-  assert.deepEqual(order, [...order].sort((a, b) => a - b), 'in this order');
+  assert.deepEqual(
+    order,
+    [...order].sort((a, b) => a - b),
+    'in this order',
+  );
   assert.ok(text.startsWith('edgeport 1.2.3\n\n'));
   assert.doesNotMatch(text, /^edgeport: /m, 'no machine lines');
   assert.doesNotMatch(text, /^\{/m, 'no JSON log lines');
@@ -65,12 +69,24 @@ test('on a terminal: only lines for a person, in order: URLs, sign-in, S3 key, d
 test('on a terminal, a later start says which e-mail signs in, how to get a new key, and how to make an S3 key', { timeout: 5_000 }, () => {
   const text = formatBanner({ ...LATER, accountsCommand: 'edgeport accounts create <email> --data-dir /srv/ep' }, { tty: true }).replace(/\n(?! )/g, ' ');
   assert.match(text, /Sign in to the dashboard and the management API as admin@edgeport\.local, with the key shown on the first start\./);
-  assert.match(text, /Lost it\? Start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key> to replace its key, or make another account with edgeport accounts create <email> --data-dir \/srv\/ep\./);
-  assert.match(text, /S3 access keys: the first start printed one\. Make more in the dashboard, or with POST http:\/\/127\.0\.0\.1:8081\/client\/v4\/accounts\/8c1f\/store\/access-keys \(with your X-Auth-Email and X-Auth-Key\)\./);
+  assert.match(
+    text,
+    /Lost it\? Start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key> to replace its key, or make another account with edgeport accounts create <email> --data-dir \/srv\/ep\./,
+  );
+  assert.match(
+    text,
+    /S3 access keys: the first start printed one\. Make more in the dashboard, or with POST http:\/\/127\.0\.0\.1:8081\/client\/v4\/accounts\/8c1f\/store\/access-keys \(with your X-Auth-Email and X-Auth-Key\)\./,
+  );
   assert.ok(text.indexOf('Sign in') < text.indexOf('S3 access keys') && text.indexOf('S3 access keys') < text.indexOf('Embedded chain'));
-  const given = formatBanner({ ...BASE, signIn: { kind: 'given', email: 'ops@example.com' }, s3Key: { kind: 'given', accessKeyId: 'EPCI', replaced: ['EPSTART00112233445566'] } }, { tty: true }).replace(/\n(?! )/g, ' ');
+  const given = formatBanner(
+    { ...BASE, signIn: { kind: 'given', email: 'ops@example.com' }, s3Key: { kind: 'given', accessKeyId: 'EPCI', replaced: ['EPSTART00112233445566'] } },
+    { tty: true },
+  ).replace(/\n(?! )/g, ' ');
   assert.match(given, /as ops@example\.com, with the key in EDGEPORT_ADMIN_KEY\./);
-  assert.match(given, /S3 access key: EPCI, with the secret in EDGEPORT_S3_SECRET_ACCESS_KEY\. Revoked the S3 access key EPSTART00112233445566 that a start generated: EDGEPORT_S3_ACCESS_KEY_ID \/ EDGEPORT_S3_SECRET_ACCESS_KEY replace it \(the buckets stay\)\./);
+  assert.match(
+    given,
+    /S3 access key: EPCI, with the secret in EDGEPORT_S3_SECRET_ACCESS_KEY\. Revoked the S3 access key EPSTART00112233445566 that a start generated: EDGEPORT_S3_ACCESS_KEY_ID \/ EDGEPORT_S3_SECRET_ACCESS_KEY replace it \(the buckets stay\)\./,
+  );
 });
 
 test('for programs: the stable lines the test helper and scripts parse, the ready line last', { timeout: 5_000 }, () => {
@@ -84,15 +100,23 @@ test('for programs: the stable lines the test helper and scripts parse, the read
   assert.match(text, /^edgeport: script "hello" on example\.test\/\*, example\.test\/api\/\*$/m);
   assert.match(text, /^edgeport: metadata in PostgreSQL at postgres:\/\/u:\*\*\*@h\/db \(schema public\)$/m);
   assert.ok(text.endsWith('edgeport: data in ./.edgeport; ready\n'));
-  assert.ok(text.indexOf('X-Auth-Key') < text.indexOf('access key id') && text.indexOf('access key id') < text.indexOf('Embedded chain'),
-    'credentials before the dev chain accounts');
+  assert.ok(
+    text.indexOf('X-Auth-Key') < text.indexOf('access key id') && text.indexOf('access key id') < text.indexOf('Embedded chain'),
+    'credentials before the dev chain accounts',
+  );
 
   const later = formatBanner(LATER, { tty: false });
   assert.doesNotMatch(later, /X-Auth-Key:|access key id:|secret access key:/, 'no credentials to parse on a later start');
-  assert.match(later, /^edgeport: sign in as admin@edgeport\.local with the key shown on the first start; lost it\? start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key>/m);
+  assert.match(
+    later,
+    /^edgeport: sign in as admin@edgeport\.local with the key shown on the first start; lost it\? start with EDGEPORT_ADMIN_EMAIL=admin@edgeport\.local EDGEPORT_ADMIN_KEY=<a new key>/m,
+  );
   const given = formatBanner({ ...BASE, s3Key: { kind: 'given', accessKeyId: 'EPCI', replaced: ['EPSTART00112233445566'] } }, { tty: false });
   assert.equal(/secret access key: +(\S+)/.exec(given), null, 'a given secret is never printed');
-  assert.match(given, /^edgeport: S3 access key EPCI from EDGEPORT_S3_ACCESS_KEY_ID\nedgeport: revoked the S3 access key EPSTART00112233445566 that a start generated: EDGEPORT_S3_ACCESS_KEY_ID \/ EDGEPORT_S3_SECRET_ACCESS_KEY replace it \(the buckets stay\)$/m);
+  assert.match(
+    given,
+    /^edgeport: S3 access key EPCI from EDGEPORT_S3_ACCESS_KEY_ID\nedgeport: revoked the S3 access key EPSTART00112233445566 that a start generated: EDGEPORT_S3_ACCESS_KEY_ID \/ EDGEPORT_S3_SECRET_ACCESS_KEY replace it \(the buckets stay\)$/m,
+  );
   for (const form of [text, later, given]) assert.match(form, /^edgeport: operator admin@edgeport\.local$/m, 'every start names the operator');
 });
 
@@ -100,12 +124,21 @@ test('a start with new EDGEPORT_ADMIN_EMAIL / KEY values says what changed for t
   const renamed: BannerInfo = { ...LATER, signIn: { kind: 'given', email: 'new@example.com', changed: { previousEmail: 'admin@edgeport.local', key: true } } };
   const programs = formatBanner(renamed, { tty: false });
   assert.match(programs, /^edgeport: sign in as new@example\.com with the key in EDGEPORT_ADMIN_KEY$/m);
-  assert.match(programs, /^edgeport: the operator's e-mail changed from admin@edgeport\.local to new@example\.com and its key to the one in EDGEPORT_ADMIN_KEY \(the same account, with its zones, buckets and keys; the old key no longer works\)$/m);
+  assert.match(
+    programs,
+    /^edgeport: the operator's e-mail changed from admin@edgeport\.local to new@example\.com and its key to the one in EDGEPORT_ADMIN_KEY \(the same account, with its zones, buckets and keys; the old key no longer works\)$/m,
+  );
   assert.match(programs, /^edgeport: operator new@example\.com$/m);
   const person = formatBanner(renamed, { tty: true }).replace(/\n(?! )/g, ' ');
-  assert.match(person, /The operator's e-mail changed from admin@edgeport\.local to new@example\.com and its key to the one in EDGEPORT_ADMIN_KEY \(the same account, with its zones, buckets and keys; the old key no longer works\)\./);
+  assert.match(
+    person,
+    /The operator's e-mail changed from admin@edgeport\.local to new@example\.com and its key to the one in EDGEPORT_ADMIN_KEY \(the same account, with its zones, buckets and keys; the old key no longer works\)\./,
+  );
   assert.match(person, /The operator is new@example\.com: the account whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set on every start\./);
-  const rekeyed = formatBanner({ ...LATER, signIn: { kind: 'given', email: 'admin@edgeport.local', changed: { previousEmail: null, key: true } } }, { tty: false });
+  const rekeyed = formatBanner(
+    { ...LATER, signIn: { kind: 'given', email: 'admin@edgeport.local', changed: { previousEmail: null, key: true } } },
+    { tty: false },
+  );
   assert.match(rekeyed, /^edgeport: the operator's key changed to the one in EDGEPORT_ADMIN_KEY \(the old key no longer works\)$/m);
   const same = formatBanner({ ...LATER, signIn: { kind: 'given', email: 'admin@edgeport.local' } }, { tty: false });
   assert.doesNotMatch(same, /changed/, 'nothing to say when nothing changed');

@@ -14,10 +14,12 @@ const HINT = '--data-dir DIR';
 
 /** Every entry of `dir` with its size and mtime: what a refused attempt must leave as it was. */
 function snapshot(dir: string): string[] {
-  return readdirSync(dir).sort().map((name) => {
-    const info = statSync(join(dir, name));
-    return `${name} ${info.size} ${info.mtimeMs}`;
-  });
+  return readdirSync(dir)
+    .sort()
+    .map((name) => {
+      const info = statSync(join(dir, name));
+      return `${name} ${info.size} ${info.mtimeMs}`;
+    });
 }
 
 test('a second lock is refused at once, naming the holder and the flag, and writes nothing; release frees the dir', { timeout: 10_000 }, (t) => {
@@ -28,26 +30,39 @@ test('a second lock is refused at once, naming the holder and the flag, and writ
   assert.deepEqual(readdirSync(dataDir).sort(), [LOCK_FILE, OWNER_FILE]);
   assert.equal(JSON.parse(readFileSync(join(dataDir, OWNER_FILE), 'utf8')).pid, process.pid);
   const before = snapshot(dataDir);
-  assert.throws(() => lockDataDir(dataDir, { flagHint: HINT, now: () => since + 185_000 }), (error: Error & { code?: string }) => {
-    assert.equal(error.code, 'CLI_DATA_DIR_IN_USE');
-    assert.equal(error.message, `The data dir ${dataDir} is in use by another edgeport process: pid ${process.pid} (edgeport start --api-port 9081), `
-      + 'running since 2026-11-25 13:10:31 UTC (3 min ago). Stop that one first, or give this one a data dir of its own: --data-dir DIR.');
-    return true;
-  });
+  assert.throws(
+    () => lockDataDir(dataDir, { flagHint: HINT, now: () => since + 185_000 }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'CLI_DATA_DIR_IN_USE');
+      assert.equal(
+        error.message,
+        `The data dir ${dataDir} is in use by another edgeport process: pid ${process.pid} (edgeport start --api-port 9081), ` +
+          'running since 2026-11-25 13:10:31 UTC (3 min ago). Stop that one first, or give this one a data dir of its own: --data-dir DIR.',
+      );
+      return true;
+    },
+  );
   assert.deepEqual(snapshot(dataDir), before, 'the refused attempt changed nothing');
   lock.release();
   lock.release();
   assert.deepEqual(readdirSync(dataDir), [LOCK_FILE], 'the owner record goes with the lock');
   writeFileSync(join(dataDir, `${OWNER_FILE}.99999.tmp`), '{"pid":9');
   const again = lockDataDir(dataDir, { flagHint: HINT });
-  assert.deepEqual(readdirSync(dataDir).sort(), [LOCK_FILE, OWNER_FILE], 'a holder killed while writing its record left half of it; the next holder removes it');
+  assert.deepEqual(
+    readdirSync(dataDir).sort(),
+    [LOCK_FILE, OWNER_FILE],
+    'a holder killed while writing its record left half of it; the next holder removes it',
+  );
   again.release();
 });
 
 test('a data dir that cannot be made is CLI_DATA_DIR_UNUSABLE', { timeout: 5_000 }, (t) => {
   const file = join(tempDir(t), 'a-file');
   writeFileSync(file, 'x');
-  assert.throws(() => lockDataDir(join(file, 'data'), { flagHint: HINT }), { code: 'CLI_DATA_DIR_UNUSABLE', message: /cannot be created: .*Pick another with --data-dir DIR\./ });
+  assert.throws(() => lockDataDir(join(file, 'data'), { flagHint: HINT }), {
+    code: 'CLI_DATA_DIR_UNUSABLE',
+    message: /cannot be created: .*Pick another with --data-dir DIR\./,
+  });
 });
 
 /** A process that takes the lock and holds it until killed; resolves once it holds it. */
@@ -60,7 +75,9 @@ async function holder(t: TestContext, dataDir: string): Promise<ReturnType<typeo
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill('SIGKILL'));
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve(); });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('locked')) resolve();
+    });
     child.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)));
   });
   return child;
@@ -70,7 +87,8 @@ test('a lock held by another process is refused until that process is killed (-9
   const dataDir = join(tempDir(t), 'data');
   const child = await holder(t, dataDir);
   assert.throws(() => lockDataDir(dataDir, { flagHint: HINT }), {
-    code: 'CLI_DATA_DIR_IN_USE', message: new RegExp(`in use by another edgeport process: pid ${child.pid} \\(edgeport dev hello\\.toml\\), running since `),
+    code: 'CLI_DATA_DIR_IN_USE',
+    message: new RegExp(`in use by another edgeport process: pid ${child.pid} \\(edgeport dev hello\\.toml\\), running since `),
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
@@ -83,6 +101,13 @@ test('a lock held by another process is refused until that process is killed (-9
 });
 
 test('ages read as a person would say them', { timeout: 5_000 }, () => {
-  assert.deepEqual([0, 12_400, 89_000, 95_000, 3_600_000, 5.2 * 3_600_000, 3 * 86_400_000].map(formatAge),
-    ['0 s ago', '12 s ago', '89 s ago', '2 min ago', '60 min ago', '5 h ago', '3 days ago']);
+  assert.deepEqual([0, 12_400, 89_000, 95_000, 3_600_000, 5.2 * 3_600_000, 3 * 86_400_000].map(formatAge), [
+    '0 s ago',
+    '12 s ago',
+    '89 s ago',
+    '2 min ago',
+    '60 min ago',
+    '5 h ago',
+    '3 days ago',
+  ]);
 });

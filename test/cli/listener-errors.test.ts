@@ -17,7 +17,10 @@ const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8
 
 test('docs/errors.md lists every listener error with its status and message, and nothing else', { timeout: 10_000 }, () => {
   const rows = new Map([...doc.matchAll(/^\| `(LISTENER_[A-Z_]+)` \| (\d{3}) \| (.+) \|$/gm)].map((m) => [m[1]!, { status: Number(m[2]), message: m[3]! }]));
-  assert.deepEqual(Object.fromEntries(rows), Object.fromEntries(Object.entries(LISTENER_ERRORS).map(([code, entry]) => [code, { status: 503, message: entry.message }])));
+  assert.deepEqual(
+    Object.fromEntries(rows),
+    Object.fromEntries(Object.entries(LISTENER_ERRORS).map(([code, entry]) => [code, { status: 503, message: entry.message }])),
+  );
 });
 
 test('every prepared refusal is a whole HTTP response whose Content-Length is its body', { timeout: 10_000 }, () => {
@@ -37,7 +40,8 @@ test('every prepared refusal is a whole HTTP response whose Content-Length is it
 /** A listener for `surface` whose one connection slot is taken, so the next connection is refused. */
 async function fullListener(t: TestContext, surface: Surface) {
   const listener = await listen(() => assert.fail('no request gets through'), '127.0.0.1', 0, `${surface} listener`, {
-    surface, limits: { maxConnections: 1, maxConnectionsPerClient: 0 },
+    surface,
+    limits: { maxConnections: 1, maxConnectionsPerClient: 0 },
   });
   onTestEnd(t, () => listener.close());
   const held = await openRaw(listener.port, { localAddress: '127.0.0.2', send: 'GET / HTTP/1.1\r\n' });
@@ -49,9 +53,18 @@ const FULL = 'edgeport has too many open connections: at most 1 are allowed. Ret
 
 test('S3: the AWS SDK reads a refusal as SlowDown (503)', { timeout: 30_000 }, async (t) => {
   const listener = await fullListener(t, 's3');
-  const s3 = new S3Client({ endpoint: listener.url, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+  const s3 = new S3Client({
+    endpoint: listener.url,
+    region: 'auto',
+    forcePathStyle: true,
+    maxAttempts: 1,
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+  });
   onTestEnd(t, () => s3.destroy());
-  const error = await s3.send(new ListBucketsCommand({})).then(() => assert.fail('refused'), (e: unknown) => e);
+  const error = await s3.send(new ListBucketsCommand({})).then(
+    () => assert.fail('refused'),
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof S3ServiceException, String(error));
   assert.equal(error.name, 'SlowDown');
   assert.equal(error.message, FULL);
@@ -60,8 +73,18 @@ test('S3: the AWS SDK reads a refusal as SlowDown (503)', { timeout: 30_000 }, a
 
 test('management API: the cloudflare SDK reads a refusal as a 503 envelope with code 10100', { timeout: 30_000 }, async (t) => {
   const listener = await fullListener(t, 'api');
-  const cf = new Cloudflare({ baseURL: `${listener.url}/client/v4`, apiEmail: 'a@example.test', apiKey: 'k', apiToken: null, userServiceKey: null, maxRetries: 0 });
-  const error = await cf.zones.list().then(() => assert.fail('refused'), (e: unknown) => e);
+  const cf = new Cloudflare({
+    baseURL: `${listener.url}/client/v4`,
+    apiEmail: 'a@example.test',
+    apiKey: 'k',
+    apiToken: null,
+    userServiceKey: null,
+    maxRetries: 0,
+  });
+  const error = await cf.zones.list().then(
+    () => assert.fail('refused'),
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof Cloudflare.APIError, String(error));
   assert.equal(error.status, 503);
   assert.deepEqual(error.errors, [{ code: 10100, message: FULL }]);
@@ -70,7 +93,10 @@ test('management API: the cloudflare SDK reads a refusal as a 503 envelope with 
 test('gateway: viem reads a refusal as LimitExceededRpcError (-32005) from an HTTP 503', { timeout: 30_000 }, async (t) => {
   const listener = await fullListener(t, 'gateway');
   const client = createPublicClient({ transport: http(`${listener.url}/v1/sepolia`, { retryCount: 0 }) });
-  const error = await client.getChainId().then(() => assert.fail('refused'), (e: unknown) => e);
+  const error = await client.getChainId().then(
+    () => assert.fail('refused'),
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof BaseError, String(error));
   const limited = error.walk((e) => e instanceof LimitExceededRpcError);
   assert.ok(limited instanceof LimitExceededRpcError, String(error));

@@ -10,11 +10,19 @@ import { okListener } from '../helpers/ok-listener.ts';
 
 /** Counts the body's bytes and answers with the count. */
 async function countingListener(t: TestContext, idleTimeoutMs: number) {
-  const listener = await listen((req, res) => {
-    let bytes = 0;
-    req.on('data', (chunk: Buffer) => { bytes += chunk.length; });
-    req.on('end', () => res.end(String(bytes)));
-  }, '127.0.0.1', 0, 'test listener', { limits: { idleTimeoutMs } });
+  const listener = await listen(
+    (req, res) => {
+      let bytes = 0;
+      req.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      req.on('end', () => res.end(String(bytes)));
+    },
+    '127.0.0.1',
+    0,
+    'test listener',
+    { limits: { idleTimeoutMs } },
+  );
   onTestEnd(t, () => listener.close());
   return listener;
 }
@@ -26,7 +34,13 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
     // 12 chunks 100 ms apart: four times the idle timeout in all, never idle for it.
     const slow = request(`${listener.url}/upload`, { method: 'PUT', headers: { 'content-length': 12 } });
     const answered = new Promise<string>((resolve, reject) => {
-      slow.on('response', (res) => { let text = ''; res.on('data', (c: Buffer) => { text += c; }); res.on('end', () => resolve(text)); });
+      slow.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c;
+        });
+        res.on('end', () => resolve(text));
+      });
       slow.on('error', reject);
     });
     for (let i = 0; i < 12; i++) {
@@ -47,20 +61,23 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
     assert.ok(after >= 250 && after < 3000, `the stalled request was cut after ${after} ms`);
   });
 
-
   test('a slowloris head (one byte every 1.5 s) is answered 408 and closed at the header timeout, though it never idles', { timeout: 30_000 }, async (t) => {
     const listener = await okListener(t, { headerTimeoutMs: 4_000 });
     const head = 'GET /slow HTTP/1.1\r\nHost: example.test\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     const slow = await openRaw(listener.port);
     let sent = 0;
-    const trickle = setInterval(() => { if (!slow.socket.destroyed) slow.socket.write(head[sent++ % head.length]!); }, 1_500);
+    const trickle = setInterval(() => {
+      if (!slow.socket.destroyed) slow.socket.write(head[sent++ % head.length]!);
+    }, 1_500);
     onTestEnd(t, () => clearInterval(trickle));
     slow.socket.write(head[sent++]!);
     // Meanwhile a normal client is served at once.
     assert.equal(await (await fetch(`${listener.url}/`)).text(), 'ok');
     const { afterMs, text } = await slow.closed;
     clearInterval(trickle);
-    console.log(`slowloris: closed after ${Math.round(afterMs)} ms (header timeout 4000 ms), ${sent} bytes sent; answer ${JSON.stringify(text.split('\r\n')[0])}`);
+    console.log(
+      `slowloris: closed after ${Math.round(afterMs)} ms (header timeout 4000 ms), ${sent} bytes sent; answer ${JSON.stringify(text.split('\r\n')[0])}`,
+    );
     assert.equal(statusOf(text), 408);
     assert.ok(afterMs >= 3_900 && afterMs < 7_000, `closed after ${afterMs} ms`);
   });
@@ -84,7 +101,9 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
     assert.equal(connection.socket.destroyed, false, 'an idle kept-alive connection waits for its keep-alive limit');
     const secondStart = performance.now();
     connection.socket.write('GET /2 HTTP/1.1\r\n');
-    const trickle = setInterval(() => { if (!connection.socket.destroyed) connection.socket.write('X'); }, 500);
+    const trickle = setInterval(() => {
+      if (!connection.socket.destroyed) connection.socket.write('X');
+    }, 500);
     onTestEnd(t, () => clearInterval(trickle));
     await connection.closed;
     clearInterval(trickle);
@@ -104,31 +123,43 @@ describe('the listener timeouts', { concurrency: true, timeout: 60_000 }, () => 
   });
 });
 
-test('an Upgrade request with a body (a bad chunk size or not) gets 400 at once and its connection closes; a bodiless one is served, then closed', { timeout: 60_000 }, async (t) => {
-  // Idle timeout far beyond the test's patience: an answer within seconds is the parser's, not the timeout's.
-  const listener = await countingListener(t, 120_000);
-  const head = 'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nTransfer-Encoding: chunked\r\n\r\n';
-  const cases: Array<[string, string, number]> = [
-    ['Upgrade, bad chunk size', `${head}zz\r\nnot a chunk\r\n`, 400],
-    ['Upgrade, bad chunk size in a second write', head, 400],
-    ['Upgrade, valid chunked body', `${head}5\r\nhello\r\n0\r\n\r\n`, 400],
-    ['Upgrade: h2c, Content-Length body', 'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello', 400],
-    ['no Upgrade, bad chunk size (Node\'s own 400)', 'POST /rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n', 400],
-    // Node's parser reads nothing after an Upgrade request: the pipelined one is never answered, so the connection closes.
-    ['bodiless Upgrade, then a pipelined request', 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n', 200],
-  ];
-  for (const [name, raw, status] of cases) {
-    const connection = await openRaw(listener.port, { send: raw });
-    if (name.includes('second write')) {
-      await sleep(100);
-      connection.socket.write('zz\r\nnot a chunk\r\n');
+test(
+  'an Upgrade request with a body (a bad chunk size or not) gets 400 at once and its connection closes; a bodiless one is served, then closed',
+  { timeout: 60_000 },
+  async (t) => {
+    // Idle timeout far beyond the test's patience: an answer within seconds is the parser's, not the timeout's.
+    const listener = await countingListener(t, 120_000);
+    const head = 'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const cases: Array<[string, string, number]> = [
+      ['Upgrade, bad chunk size', `${head}zz\r\nnot a chunk\r\n`, 400],
+      ['Upgrade, bad chunk size in a second write', head, 400],
+      ['Upgrade, valid chunked body', `${head}5\r\nhello\r\n0\r\n\r\n`, 400],
+      [
+        'Upgrade: h2c, Content-Length body',
+        'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello',
+        400,
+      ],
+      ["no Upgrade, bad chunk size (Node's own 400)", 'POST /rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n', 400],
+      // Node's parser reads nothing after an Upgrade request: the pipelined one is never answered, so the connection closes.
+      [
+        'bodiless Upgrade, then a pipelined request',
+        'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n',
+        200,
+      ],
+    ];
+    for (const [name, raw, status] of cases) {
+      const connection = await openRaw(listener.port, { send: raw });
+      if (name.includes('second write')) {
+        await sleep(100);
+        connection.socket.write('zz\r\nnot a chunk\r\n');
+      }
+      const { afterMs, text } = await connection.closed;
+      assert.equal(statusOf(text), status, `${name}: ${text}`);
+      assert.equal(text.match(/^HTTP\/1\.1 /gm)?.length, 1, `${name}: one answer`);
+      assert.ok(afterMs < 10_000, `${name}: closed after ${Math.round(afterMs)} ms`);
+      if (status === 400 && name.startsWith('Upgrade')) assert.match(text, /\r\nconnection: close\r\n[^]*an Upgrade request may not carry a body/i, name);
+      if (status === 200) assert.match(text, /\r\nconnection: close\r\n/i, name);
+      console.log(`${name}: ${statusOf(text)}, closed after ${Math.round(afterMs)} ms`);
     }
-    const { afterMs, text } = await connection.closed;
-    assert.equal(statusOf(text), status, `${name}: ${text}`);
-    assert.equal(text.match(/^HTTP\/1\.1 /gm)?.length, 1, `${name}: one answer`);
-    assert.ok(afterMs < 10_000, `${name}: closed after ${Math.round(afterMs)} ms`);
-    if (status === 400 && name.startsWith('Upgrade')) assert.match(text, /\r\nconnection: close\r\n[^]*an Upgrade request may not carry a body/i, name);
-    if (status === 200) assert.match(text, /\r\nconnection: close\r\n/i, name);
-    console.log(`${name}: ${statusOf(text)}, closed after ${Math.round(afterMs)} ms`);
-  }
-});
+  },
+);

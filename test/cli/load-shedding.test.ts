@@ -41,7 +41,9 @@ parentPort.postMessage('ready');
 
 function busyFor(ms: number): void {
   const until = performance.now() + ms;
-  while (performance.now() < until) { /* the event loop is blocked */ }
+  while (performance.now() < until) {
+    /* the event loop is blocked */
+  }
 }
 
 /**
@@ -66,47 +68,60 @@ async function sendWhileOverloaded(t: TestContext, port: number, requests: strin
 }
 
 async function okListener(t: TestContext, limits: Partial<ListenerLimits>, workMs = 0, loopDelay?: LoopDelay) {
-  const listener = await listen((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (workMs > 0) busyFor(workMs);
-      res.end('ok');
-    });
-  }, '127.0.0.1', 0, 'test listener', { limits, unshedPaths: ['/metrics'], ...(loopDelay ? { loopDelay } : {}) });
+  const listener = await listen(
+    (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (workMs > 0) busyFor(workMs);
+        res.end('ok');
+      });
+    },
+    '127.0.0.1',
+    0,
+    'test listener',
+    { limits, unshedPaths: ['/metrics'], ...(loopDelay ? { loopDelay } : {}) },
+  );
   t.after(() => listener.close());
   return listener;
 }
 
-test('while the event loop runs far behind, new requests beyond the first few get 503 + Retry-After at once; /metrics is kept; then all is served', { timeout: 60_000 }, async (t) => {
-  const listener = await okListener(t, { maxEventLoopDelayMs: 300 });
-  // One connection, pipelined, so every request arrives in the same loop turn (a blocked loop accepts one new connection per turn):
-  // the 4 one client gets served after each sample of the loop's delay however far behind it runs (of 16 for all clients),
-  // then the ones that show how shedding answers. The POST comes last: its connection closes when it is shed.
-  const host = 'Host: example.test\r\n';
-  const pipelined = [
-    ...Array.from({ length: 4 }, () => `GET /first HTTP/1.1\r\n${host}\r\n`),
-    `GET /a HTTP/1.1\r\n${host}\r\n`,
-    `HEAD /a HTTP/1.1\r\n${host}\r\n`,
-    `GET /metrics HTTP/1.1\r\n${host}\r\n`,
-    `POST /upload HTTP/1.1\r\n${host}Content-Length: 5\r\n\r\nhello`,
-  ].join('');
-  const [answer] = await sendWhileOverloaded(t, listener.port, [pipelined], 800);
-  const answers = answer!.text.split(/(?=HTTP\/1\.1 \d{3} )/);
-  console.log(`loop blocked 800 ms at a time: answered after ${Math.round(answer!.ms)} ms with ${answers.map(statusOf).join(', ')}`);
-  assert.equal(answers.length, 8, answer!.text);
-  assert.deepEqual(answers.slice(0, 4).map(statusOf), Array<number>(4).fill(200), 'a client\'s first 4 after a sample are served');
-  const [get, head, metrics, post] = answers.slice(4);
-  for (const shed of [get!, head!, post!]) {
-    assert.equal(statusOf(shed), 503, shed);
-    assert.equal(headerOf(shed, 'retry-after'), '1');
-  }
-  assert.equal(bodyOf(get!), 'error 503: edgeport is overloaded: new requests would wait more than 300 ms, so this one was not started. Retry after the Retry-After delay.\n');
-  assert.equal(bodyOf(head!), '', 'a HEAD answer has no body');
-  assert.equal(headerOf(post!, 'connection'), 'close', 'a request body is not read: the connection closes');
-  assert.equal(statusOf(metrics!), 200, 'unshed paths are served');
-  await sleep(300);
-  assert.equal(await (await fetch(`${listener.url}/a`)).text(), 'ok', 'once the loop has caught up, requests are served');
-});
+test(
+  'while the event loop runs far behind, new requests beyond the first few get 503 + Retry-After at once; /metrics is kept; then all is served',
+  { timeout: 60_000 },
+  async (t) => {
+    const listener = await okListener(t, { maxEventLoopDelayMs: 300 });
+    // One connection, pipelined, so every request arrives in the same loop turn (a blocked loop accepts one new connection per turn):
+    // the 4 one client gets served after each sample of the loop's delay however far behind it runs (of 16 for all clients),
+    // then the ones that show how shedding answers. The POST comes last: its connection closes when it is shed.
+    const host = 'Host: example.test\r\n';
+    const pipelined = [
+      ...Array.from({ length: 4 }, () => `GET /first HTTP/1.1\r\n${host}\r\n`),
+      `GET /a HTTP/1.1\r\n${host}\r\n`,
+      `HEAD /a HTTP/1.1\r\n${host}\r\n`,
+      `GET /metrics HTTP/1.1\r\n${host}\r\n`,
+      `POST /upload HTTP/1.1\r\n${host}Content-Length: 5\r\n\r\nhello`,
+    ].join('');
+    const [answer] = await sendWhileOverloaded(t, listener.port, [pipelined], 800);
+    const answers = answer!.text.split(/(?=HTTP\/1\.1 \d{3} )/);
+    console.log(`loop blocked 800 ms at a time: answered after ${Math.round(answer!.ms)} ms with ${answers.map(statusOf).join(', ')}`);
+    assert.equal(answers.length, 8, answer!.text);
+    assert.deepEqual(answers.slice(0, 4).map(statusOf), Array<number>(4).fill(200), "a client's first 4 after a sample are served");
+    const [get, head, metrics, post] = answers.slice(4);
+    for (const shed of [get!, head!, post!]) {
+      assert.equal(statusOf(shed), 503, shed);
+      assert.equal(headerOf(shed, 'retry-after'), '1');
+    }
+    assert.equal(
+      bodyOf(get!),
+      'error 503: edgeport is overloaded: new requests would wait more than 300 ms, so this one was not started. Retry after the Retry-After delay.\n',
+    );
+    assert.equal(bodyOf(head!), '', 'a HEAD answer has no body');
+    assert.equal(headerOf(post!, 'connection'), 'close', 'a request body is not read: the connection closes');
+    assert.equal(statusOf(metrics!), 200, 'unshed paths are served');
+    await sleep(300);
+    assert.equal(await (await fetch(`${listener.url}/a`)).text(), 'ok', 'once the loop has caught up, requests are served');
+  },
+);
 
 test('max_event_loop_delay_ms 0 never sheds, however far behind the loop runs', { timeout: 60_000 }, async (t) => {
   const listener = await okListener(t, { maxEventLoopDelayMs: 0 });
@@ -122,7 +137,9 @@ function steadyDelay(behind: number): LoopDelay & { closed: boolean } {
     closed: false,
     behindMs: () => behind,
     samples: 0,
-    close() { this.closed = true; },
+    close() {
+      this.closed = true;
+    },
   };
 }
 
@@ -144,10 +161,26 @@ function movedTiming() {
   let now = 0;
   let sample: (() => void) | undefined;
   return {
-    timing: { now: () => now, every: (_ms: number, run: () => void) => { sample = run; return { stop: () => { sample = undefined; } }; } },
-    advance(ms: number) { now += ms; },
-    fire() { sample!(); },
-    get stopped() { return sample === undefined; },
+    timing: {
+      now: () => now,
+      every: (_ms: number, run: () => void) => {
+        sample = run;
+        return {
+          stop: () => {
+            sample = undefined;
+          },
+        };
+      },
+    },
+    advance(ms: number) {
+      now += ms;
+    },
+    fire() {
+      sample!();
+    },
+    get stopped() {
+      return sample === undefined;
+    },
   };
 }
 

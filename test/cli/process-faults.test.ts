@@ -25,16 +25,23 @@ async function faultingProcess(install: boolean): Promise<{ code: number | null;
   return outputOf(child);
 }
 
-test('with keepServingOnFaults, an unhandled rejection and an uncaught exception are logged at error level and the process keeps running', { timeout: 60_000 }, async () => {
-  const { code, stdout, stderr } = await faultingProcess(true);
-  assert.equal(code, 0, stderr);
-  assert.equal(stdout, 'still running\n');
-  const lines = stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; event: string; err: { message: string } });
-  const rejection = lines.find((line) => line.event === 'UnhandledRejection');
-  const exception = lines.find((line) => line.event === 'UncaughtException');
-  assert.deepEqual([rejection?.level, rejection?.err.message], [50, 'rejected on purpose'], stderr);
-  assert.deepEqual([exception?.level, exception?.err.message], [50, 'thrown on purpose'], stderr);
-});
+test(
+  'with keepServingOnFaults, an unhandled rejection and an uncaught exception are logged at error level and the process keeps running',
+  { timeout: 60_000 },
+  async () => {
+    const { code, stdout, stderr } = await faultingProcess(true);
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout, 'still running\n');
+    const lines = stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; event: string; err: { message: string } });
+    const rejection = lines.find((line) => line.event === 'UnhandledRejection');
+    const exception = lines.find((line) => line.event === 'UncaughtException');
+    assert.deepEqual([rejection?.level, rejection?.err.message], [50, 'rejected on purpose'], stderr);
+    assert.deepEqual([exception?.level, exception?.err.message], [50, 'thrown on purpose'], stderr);
+  },
+);
 
 test('without it, the same unhandled rejection ends the process with 1', { timeout: 60_000 }, async () => {
   const { code, stdout, stderr } = await faultingProcess(false);

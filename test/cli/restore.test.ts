@@ -56,7 +56,10 @@ function backupDir(t: TestContext): string {
   const dir = join(tempDir(t), 'backup');
   mkdirSync(join(dir, 'blobs'), { recursive: true });
   mkdirSync(join(dir, 'gateway'), { recursive: true });
-  writeFileSync(join(dir, 'edgeport-backup.json'), JSON.stringify({ format: 1, version: '0.1.0', created: '2026-11-28T00:00:00.000Z', database: 'sqlite', blobs: true, objects: { blobFiles: 2, bytes: 16 } }));
+  writeFileSync(
+    join(dir, 'edgeport-backup.json'),
+    JSON.stringify({ format: 1, version: '0.1.0', created: '2026-11-28T00:00:00.000Z', database: 'sqlite', blobs: true, objects: { blobFiles: 2, bytes: 16 } }),
+  );
   writeFileSync(join(dir, 'metadata.sqlite'), 'new database');
   writeFileSync(join(dir, 'blobs', 'body-1'), 'new body 1');
   writeFileSync(join(dir, 'blobs', 'body-2'), 'new body 2');
@@ -86,8 +89,13 @@ test('a restore that fails part-way through copying leaves the data dir exactly 
   const blobsRoot = join(tempDir(t), 'shared');
   mkdirSync(join(blobsRoot, 'blobs', 'body-2'), { recursive: true });
   const before = snapshot(dataDir);
-  await assert.rejects(runRestore({ dir: backup, config: configWithBlobsUrl(t, blobsRoot), dataDir, force: true }, () => {}),
-    rejectsWith('CLI_RESTORE_FAILED', /copying .*backup failed \(.*body-2 is a folder where the backup has a body: remove it.*\); .*data is unchanged\. Check the backup/));
+  await assert.rejects(
+    runRestore({ dir: backup, config: configWithBlobsUrl(t, blobsRoot), dataDir, force: true }, () => {}),
+    rejectsWith(
+      'CLI_RESTORE_FAILED',
+      /copying .*backup failed \(.*body-2 is a folder where the backup has a body: remove it.*\); .*data is unchanged\. Check the backup/,
+    ),
+  );
   assert.deepEqual(snapshot(dataDir), before, 'every old file is there with its content, and nothing else');
   // Only a body added (the old database refers to none of them), and the restore's temporary folder gone.
   assert.deepEqual(snapshot(blobsRoot), { 'blobs/body-1': 'new body 1' });
@@ -107,37 +115,50 @@ test('a failure at any step of the swap puts the previous data back before it is
     const dataDir = oldDataDir(t);
     const before = snapshot(dataDir);
     const staging = stage(dataDir, backupDir(t));
-    await assert.rejects(swapIn(dataDir, staging, ['blobs', 'metadata.sqlite', 'metadata.sqlite-wal', 'spool'], (step) => {
-      if (step === failAt) throw new Error(`injected failure before step ${step}`);
-    }), /injected failure/);
+    await assert.rejects(
+      swapIn(dataDir, staging, ['blobs', 'metadata.sqlite', 'metadata.sqlite-wal', 'spool'], (step) => {
+        if (step === failAt) throw new Error(`injected failure before step ${step}`);
+      }),
+      /injected failure/,
+    );
     assert.equal(await recoverInterruptedRestore(dataDir), false, 'nothing left to roll back: the failure rolled back');
     assert.deepEqual(snapshot(dataDir), before, `a failure before step ${failAt}`);
   }
 });
 
-test('a restore killed (-9) at any step of the swap: the next start or restore puts the previous data back, and a restore then works', { timeout: 120_000 }, async (t) => {
-  const seen: string[] = [];
-  for (let killAt = 0; killAt <= 7; killAt++) {
+test(
+  'a restore killed (-9) at any step of the swap: the next start or restore puts the previous data back, and a restore then works',
+  { timeout: 120_000 },
+  async (t) => {
+    const seen: string[] = [];
+    for (let killAt = 0; killAt <= 7; killAt++) {
+      const dataDir = oldDataDir(t);
+      const before = snapshot(dataDir);
+      const staging = stage(dataDir, backupDir(t));
+      const signal = await swapAndDie(dataDir, staging, killAt);
+      assert.equal(signal, 'SIGKILL');
+      const entries = (dir: string) =>
+        readdirSync(dir)
+          .filter((name) => name !== LOCK_FILE && name !== OWNER_FILE)
+          .sort()
+          .join(' ');
+      const replaced = readdirSync(dataDir).find((name) => name.startsWith('.restore-replaced-'));
+      seen.push(
+        `killed before rename ${killAt}: data dir [${entries(dataDir)}], staged [${entries(join(dataDir, staging))}], set aside [${replaced === undefined ? '' : entries(join(dataDir, replaced))}]`,
+      );
+      assert.equal(await recoverInterruptedRestore(dataDir), true, 'the plan was there: a swap to roll back');
+      assert.deepEqual(snapshot(dataDir), before, `killed before step ${killAt}`);
+    }
+    for (const line of seen) t.diagnostic(line);
+    // A plan left by a kill, found by the next restore itself.
     const dataDir = oldDataDir(t);
-    const before = snapshot(dataDir);
-    const staging = stage(dataDir, backupDir(t));
-    const signal = await swapAndDie(dataDir, staging, killAt);
-    assert.equal(signal, 'SIGKILL');
-    const entries = (dir: string) => readdirSync(dir).filter((name) => name !== LOCK_FILE && name !== OWNER_FILE).sort().join(' ');
-    const replaced = readdirSync(dataDir).find((name) => name.startsWith('.restore-replaced-'));
-    seen.push(`killed before rename ${killAt}: data dir [${entries(dataDir)}], staged [${entries(join(dataDir, staging))}], set aside [${replaced === undefined ? '' : entries(join(dataDir, replaced))}]`);
-    assert.equal(await recoverInterruptedRestore(dataDir), true, 'the plan was there: a swap to roll back');
-    assert.deepEqual(snapshot(dataDir), before, `killed before step ${killAt}`);
-  }
-  for (const line of seen) t.diagnostic(line);
-  // A plan left by a kill, found by the next restore itself.
-  const dataDir = oldDataDir(t);
-  await swapAndDie(dataDir, stage(dataDir, backupDir(t)), 5);
-  const lines: string[] = [];
-  await runRestore({ dir: backupDir(t), config: undefined, dataDir, force: true }, (line) => lines.push(line));
-  assert.match(lines[0]!, /a restore into .* was cut short while swapping its data in: the previous data is back in place\./);
-  assert.deepEqual(snapshot(dataDir), RESTORED);
-});
+    await swapAndDie(dataDir, stage(dataDir, backupDir(t)), 5);
+    const lines: string[] = [];
+    await runRestore({ dir: backupDir(t), config: undefined, dataDir, force: true }, (line) => lines.push(line));
+    assert.match(lines[0]!, /a restore into .* was cut short while swapping its data in: the previous data is back in place\./);
+    assert.deepEqual(snapshot(dataDir), RESTORED);
+  },
+);
 
 test('leftovers of a restore killed while copying are removed by the next one, and never count as data', { timeout: 30_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
@@ -163,8 +184,11 @@ test('a hostile backup: links in it are skipped and named, never followed; fifos
   const lines: string[] = [];
   await runRestore({ dir: backup, config: undefined, dataDir, force: false }, (line) => lines.push(line));
   for (const line of lines) t.diagnostic(line);
-  assert.equal(lines[1], 'edgeport: skipped 4 entries of the backup that are not files or folders (a link is never followed): '
-    + 'blobs/0123456789abcdef0123456789abcdef (symbolic link), blobs/a-fifo (fifo), gateway/evil.chain.ndjson (symbolic link), gateway/outside-folder (symbolic link).');
+  assert.equal(
+    lines[1],
+    'edgeport: skipped 4 entries of the backup that are not files or folders (a link is never followed): ' +
+      'blobs/0123456789abcdef0123456789abcdef (symbolic link), blobs/a-fifo (fifo), gateway/evil.chain.ndjson (symbolic link), gateway/outside-folder (symbolic link).',
+  );
   assert.deepEqual(snapshot(dataDir), { ...RESTORED, 'gateway/a/b/c/deep.ndjson': 'nested' });
   assert.deepEqual(filesHolding(dataDir, outside.marker), []);
   if (outside.readTracked) assert.equal(outside.read(), false, 'the file a link pointed at was not read');
@@ -180,54 +204,75 @@ test('a backup whose manifest or database is a link is refused before anything i
   const database = join(withLinkedDatabase, 'metadata.sqlite');
   execFileSync('rm', [database]);
   symlinkSync(outside.path, database);
-  await assert.rejects(runRestore({ dir: withLinkedDatabase, config: undefined, dataDir, force: true }, () => {}),
-    rejectsWith('CLI_BACKUP_INVALID', /metadata\.sqlite is a symbolic link, not a file: this is not a backup made by edgeport backup, or it was damaged\./));
+  await assert.rejects(
+    runRestore({ dir: withLinkedDatabase, config: undefined, dataDir, force: true }, () => {}),
+    rejectsWith('CLI_BACKUP_INVALID', /metadata\.sqlite is a symbolic link, not a file: this is not a backup made by edgeport backup, or it was damaged\./),
+  );
   const withLinkedManifest = backupDir(t);
   const manifest = join(withLinkedManifest, 'edgeport-backup.json');
   writeFileSync(outside.path + '.json', readFileSync(manifest));
   execFileSync('rm', [manifest]);
   symlinkSync(outside.path + '.json', manifest);
-  await assert.rejects(runRestore({ dir: withLinkedManifest, config: undefined, dataDir, force: true }, () => {}),
-    rejectsWith('CLI_BACKUP_INVALID', /is not a backup made by edgeport backup \(edgeport-backup\.json: a symbolic link, not a file\)/));
+  await assert.rejects(
+    runRestore({ dir: withLinkedManifest, config: undefined, dataDir, force: true }, () => {}),
+    rejectsWith('CLI_BACKUP_INVALID', /is not a backup made by edgeport backup \(edgeport-backup\.json: a symbolic link, not a file\)/),
+  );
   assert.deepEqual(snapshot(dataDir), before);
   if (outside.readTracked) assert.equal(outside.read(), false);
   assert.ok(outside.unchanged());
 });
 
-test('an external blobs dir: a link at a body\'s name is replaced, never written through; a linked blobs/ or tmp/ is refused', { timeout: 30_000 }, async (t) => {
-  const outside = outsideFile(tempDir(t));
-  const blobsRoot = join(tempDir(t), 'shared');
-  mkdirSync(join(blobsRoot, 'blobs'), { recursive: true });
-  symlinkSync(outside.path, join(blobsRoot, 'blobs', 'body-1'));
-  writeFileSync(join(blobsRoot, 'blobs', 'body-2'), 'new body 2');
-  writeFileSync(join(blobsRoot, 'blobs', 'another-instances-body'), 'kept');
-  const dataDir = join(tempDir(t), 'data');
-  const lines: string[] = [];
-  await runRestore({ dir: backupDir(t), config: configWithBlobsUrl(t, blobsRoot), dataDir, force: false }, (line) => lines.push(line));
-  for (const line of lines) t.diagnostic(line);
-  assert.equal(lines[0], `edgeport: restored the backup of 2026-11-28T00:00:00.000Z into ${dataDir}: the database, 1 body files (1 more were in ${blobsRoot}/blobs already). Start edgeport on it.`);
-  assert.equal(lines[1], `edgeport: replaced 1 links or other non-files in ${blobsRoot}/blobs by the backup's bodies (nothing was written through them): ${blobsRoot}/blobs/body-1.`);
-  assert.deepEqual(snapshot(blobsRoot), { 'blobs/another-instances-body': 'kept', 'blobs/body-1': 'new body 1', 'blobs/body-2': 'new body 2' });
-  assert.deepEqual(snapshot(dataDir), { 'gateway/sepolia.journal': 'new chain', 'metadata.sqlite': 'new database' });
-  assert.ok(outside.unchanged(), 'the file the link pointed at was not written');
-  if (outside.readTracked) assert.equal(outside.read(), false);
+test(
+  "an external blobs dir: a link at a body's name is replaced, never written through; a linked blobs/ or tmp/ is refused",
+  { timeout: 30_000 },
+  async (t) => {
+    const outside = outsideFile(tempDir(t));
+    const blobsRoot = join(tempDir(t), 'shared');
+    mkdirSync(join(blobsRoot, 'blobs'), { recursive: true });
+    symlinkSync(outside.path, join(blobsRoot, 'blobs', 'body-1'));
+    writeFileSync(join(blobsRoot, 'blobs', 'body-2'), 'new body 2');
+    writeFileSync(join(blobsRoot, 'blobs', 'another-instances-body'), 'kept');
+    const dataDir = join(tempDir(t), 'data');
+    const lines: string[] = [];
+    await runRestore({ dir: backupDir(t), config: configWithBlobsUrl(t, blobsRoot), dataDir, force: false }, (line) => lines.push(line));
+    for (const line of lines) t.diagnostic(line);
+    assert.equal(
+      lines[0],
+      `edgeport: restored the backup of 2026-11-28T00:00:00.000Z into ${dataDir}: the database, 1 body files (1 more were in ${blobsRoot}/blobs already). Start edgeport on it.`,
+    );
+    assert.equal(
+      lines[1],
+      `edgeport: replaced 1 links or other non-files in ${blobsRoot}/blobs by the backup's bodies (nothing was written through them): ${blobsRoot}/blobs/body-1.`,
+    );
+    assert.deepEqual(snapshot(blobsRoot), { 'blobs/another-instances-body': 'kept', 'blobs/body-1': 'new body 1', 'blobs/body-2': 'new body 2' });
+    assert.deepEqual(snapshot(dataDir), { 'gateway/sepolia.journal': 'new chain', 'metadata.sqlite': 'new database' });
+    assert.ok(outside.unchanged(), 'the file the link pointed at was not written');
+    if (outside.readTracked) assert.equal(outside.read(), false);
 
-  // blobs/ itself a link to a folder elsewhere: refused, with what to do; nothing written there.
-  for (const linked of ['blobs', 'tmp']) {
-    const elsewhere = join(tempDir(t), 'elsewhere');
-    mkdirSync(elsewhere);
-    const root = join(tempDir(t), 'shared');
-    mkdirSync(root);
-    if (linked === 'tmp') mkdirSync(join(root, 'blobs'));
-    symlinkSync(elsewhere, join(root, linked));
-    const target = oldDataDir(t);
-    const before = snapshot(target);
-    await assert.rejects(runRestore({ dir: backupDir(t), config: configWithBlobsUrl(t, root), dataDir: target, force: true }, () => {}),
-      rejectsWith('CLI_RESTORE_FAILED', new RegExp(`${linked} is a symbolic link, not a folder, and a restore writes nothing through one: make it a folder \\(or point \\[blobs\\] url at the folder it stands for\\), then run the restore again\\. The data dir is unchanged\\.`)));
-    assert.deepEqual(readdirSync(elsewhere), [], `nothing written through ${linked}/`);
-    assert.deepEqual(snapshot(target), before);
-  }
-});
+    // blobs/ itself a link to a folder elsewhere: refused, with what to do; nothing written there.
+    for (const linked of ['blobs', 'tmp']) {
+      const elsewhere = join(tempDir(t), 'elsewhere');
+      mkdirSync(elsewhere);
+      const root = join(tempDir(t), 'shared');
+      mkdirSync(root);
+      if (linked === 'tmp') mkdirSync(join(root, 'blobs'));
+      symlinkSync(elsewhere, join(root, linked));
+      const target = oldDataDir(t);
+      const before = snapshot(target);
+      await assert.rejects(
+        runRestore({ dir: backupDir(t), config: configWithBlobsUrl(t, root), dataDir: target, force: true }, () => {}),
+        rejectsWith(
+          'CLI_RESTORE_FAILED',
+          new RegExp(
+            `${linked} is a symbolic link, not a folder, and a restore writes nothing through one: make it a folder \\(or point \\[blobs\\] url at the folder it stands for\\), then run the restore again\\. The data dir is unchanged\\.`,
+          ),
+        ),
+      );
+      assert.deepEqual(readdirSync(elsewhere), [], `nothing written through ${linked}/`);
+      assert.deepEqual(snapshot(target), before);
+    }
+  },
+);
 
 /** Copies a backup into a staging folder of `dataDir`, as a restore does before its swap; answers the folder's name. */
 function stage(dataDir: string, backup: string): string {

@@ -26,36 +26,45 @@ async function refusal(promise: Promise<unknown>): Promise<{ code: string; messa
   assert.fail('it was not refused');
 }
 
-test('sqlite: the first start makes a 0600 key file and seals; later starts find it; a lost key file is refused, not replaced', { timeout: 20_000 }, async (t) => {
-  const dataDir = tempDir(t);
-  const keyFile = join(dataDir, 'secrets.key');
-  const first = await openSecrets(configFor(dataDir), undefined, 1);
-  assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-  assert.equal(parseSecretsKey(readFileSync(keyFile, 'utf8'))?.id, first.key.id);
-  assert.deepEqual(first.events.map((e) => e.message.split(':')[0]), ['Made the secrets key', 'Sealed the secrets kept in the database with the secrets key.']);
-  const again = await openSecrets(configFor(dataDir), undefined, 2);
-  assert.equal(again.key.id, first.key.id);
-  assert.deepEqual(again.events, []);
+test(
+  'sqlite: the first start makes a 0600 key file and seals; later starts find it; a lost key file is refused, not replaced',
+  { timeout: 20_000 },
+  async (t) => {
+    const dataDir = tempDir(t);
+    const keyFile = join(dataDir, 'secrets.key');
+    const first = await openSecrets(configFor(dataDir), undefined, 1);
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    assert.equal(parseSecretsKey(readFileSync(keyFile, 'utf8'))?.id, first.key.id);
+    assert.deepEqual(
+      first.events.map((e) => e.message.split(':')[0]),
+      ['Made the secrets key', 'Sealed the secrets kept in the database with the secrets key.'],
+    );
+    const again = await openSecrets(configFor(dataDir), undefined, 2);
+    assert.equal(again.key.id, first.key.id);
+    assert.deepEqual(again.events, []);
 
-  chmodSync(keyFile, 0o644);
-  assert.deepEqual((await openSecrets(configFor(dataDir), undefined, 3)).events.map((e) => [e.level, e.message]),
-    [['warn', 'The secrets key file can be read by other users: chmod 600 it.']]);
-  const kept = readFileSync(keyFile, 'utf8');
-  writeFileSync(keyFile, 'not a key\n');
-  assert.equal((await refusal(openSecrets(configFor(dataDir), undefined, 4))).code, 'CLI_SECRETS_KEY_INVALID');
-  writeFileSync(keyFile, kept);
-  const wrong = await refusal(openSecrets(configFor(dataDir, { EDGEPORT_SECRETS_KEY: formatSecretsKey(generateSecretsKey()).trim() }), undefined, 5));
-  assert.equal(wrong.code, 'CLI_SECRETS_KEY_WRONG');
-  assert.match(wrong.message, new RegExp(`sealed with \\(id ${first.key.id}\\)`));
+    chmodSync(keyFile, 0o644);
+    assert.deepEqual(
+      (await openSecrets(configFor(dataDir), undefined, 3)).events.map((e) => [e.level, e.message]),
+      [['warn', 'The secrets key file can be read by other users: chmod 600 it.']],
+    );
+    const kept = readFileSync(keyFile, 'utf8');
+    writeFileSync(keyFile, 'not a key\n');
+    assert.equal((await refusal(openSecrets(configFor(dataDir), undefined, 4))).code, 'CLI_SECRETS_KEY_INVALID');
+    writeFileSync(keyFile, kept);
+    const wrong = await refusal(openSecrets(configFor(dataDir, { EDGEPORT_SECRETS_KEY: formatSecretsKey(generateSecretsKey()).trim() }), undefined, 5));
+    assert.equal(wrong.code, 'CLI_SECRETS_KEY_WRONG');
+    assert.match(wrong.message, new RegExp(`sealed with \\(id ${first.key.id}\\)`));
 
-  rmSync(keyFile);
-  const missing = await refusal(openSecrets(configFor(dataDir), undefined, 6));
-  assert.equal(missing.code, 'CLI_SECRETS_KEY_MISSING');
-  assert.match(missing.message, new RegExp(`sealed with secrets key ${first.key.id}, and the key file .*secrets\\.key does not exist`));
-  assert.equal(existsSync(keyFile), false, 'no other key was made in its place');
-  const named = await refusal(openSecrets(configFor(tempDir(t), { EDGEPORT_SECRETS_KEY_FILE: join(dataDir, 'elsewhere.key') }), undefined, 7));
-  assert.equal(named.code, 'CLI_SECRETS_KEY_MISSING', 'a named key file is never made');
-});
+    rmSync(keyFile);
+    const missing = await refusal(openSecrets(configFor(dataDir), undefined, 6));
+    assert.equal(missing.code, 'CLI_SECRETS_KEY_MISSING');
+    assert.match(missing.message, new RegExp(`sealed with secrets key ${first.key.id}, and the key file .*secrets\\.key does not exist`));
+    assert.equal(existsSync(keyFile), false, 'no other key was made in its place');
+    const named = await refusal(openSecrets(configFor(tempDir(t), { EDGEPORT_SECRETS_KEY_FILE: join(dataDir, 'elsewhere.key') }), undefined, 7));
+    assert.equal(named.code, 'CLI_SECRETS_KEY_MISSING', 'a named key file is never made');
+  },
+);
 
 test('sqlite: a rotation cut short after its commit is finished by the next start; one cut short before it is discarded', { timeout: 20_000 }, async (t) => {
   const dataDir = tempDir(t);
@@ -75,7 +84,10 @@ test('sqlite: a rotation cut short after its commit is finished by the next star
   await target.close();
   const opened = await openSecrets(configFor(dataDir), undefined, 4);
   assert.equal(opened.key.id, next.id);
-  assert.deepEqual(opened.events.map((e) => e.message), ['Finished an interrupted secrets key rotation: the new key replaced the old one.']);
+  assert.deepEqual(
+    opened.events.map((e) => e.message),
+    ['Finished an interrupted secrets key rotation: the new key replaced the old one.'],
+  );
   assert.equal(parseSecretsKey(readFileSync(keyFile, 'utf8'))?.id, next.id);
   assert.equal(existsSync(`${keyFile}.new`), false);
 });
@@ -92,5 +104,8 @@ test('postgres: a start without a key is refused and makes none; with one, insta
   const a = await openSecrets(configFor(dataDir, { EDGEPORT_SECRETS_KEY: key }), database, 2);
   const b = await openSecrets(configFor(tempDir(t), { EDGEPORT_SECRETS_KEY: key }), database, 3);
   assert.equal(a.key.id, b.key.id);
-  assert.equal((await refusal(openSecrets(configFor(tempDir(t), { EDGEPORT_SECRETS_KEY: formatSecretsKey(generateSecretsKey()).trim() }), database, 4))).code, 'CLI_SECRETS_KEY_WRONG');
+  assert.equal(
+    (await refusal(openSecrets(configFor(tempDir(t), { EDGEPORT_SECRETS_KEY: formatSecretsKey(generateSecretsKey()).trim() }), database, 4))).code,
+    'CLI_SECRETS_KEY_WRONG',
+  );
 });

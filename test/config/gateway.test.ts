@@ -13,11 +13,14 @@ function loadToml(t: Parameters<typeof tempDir>[0], toml: string) {
 }
 
 function assertInvalid(t: Parameters<typeof tempDir>[0], toml: string, ...messages: RegExp[]) {
-  assert.throws(() => loadToml(t, toml), (error: unknown) => {
-    assert.ok(error instanceof ConfigError);
-    for (const message of messages) assert.match(error.message, message);
-    return true;
-  });
+  assert.throws(
+    () => loadToml(t, toml),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      for (const message of messages) assert.match(error.message, message);
+      return true;
+    },
+  );
 }
 
 test('defaults: sepolia (11155111) on the embedded chain, rinkeby (4) retired on 2023-01-30 for sepolia', { timeout: 10_000 }, () => {
@@ -35,7 +38,9 @@ test('defaults: sepolia (11155111) on the embedded chain, rinkeby (4) retired on
 });
 
 test('a file entry merges over the default of the same name; new networks are added; a TOML date works', { timeout: 10_000 }, (t) => {
-  const { gateway } = loadToml(t, `
+  const { gateway } = loadToml(
+    t,
+    `
 [gateway]
 max_batch_items = 50
 allow_methods = ["eth_maxPriorityFeePerGas"]
@@ -50,10 +55,18 @@ name = "goerli"
 chain_id = 5
 retired_on = 2024-04-13
 replacement = "sepolia"
-`);
-  assert.deepEqual(gateway.networks.map((n) => n.name), ['sepolia', 'rinkeby', 'goerli']);
+`,
+  );
+  assert.deepEqual(
+    gateway.networks.map((n) => n.name),
+    ['sepolia', 'rinkeby', 'goerli'],
+  );
   assert.deepEqual(gateway.networks[0], {
-    name: 'sepolia', chainId: 11155111, backend: { kind: 'upstreams', urls: ['https://node-a.example/v1/key', 'http://127.0.0.1:8546'] }, retiredOn: undefined, replacement: undefined,
+    name: 'sepolia',
+    chainId: 11155111,
+    backend: { kind: 'upstreams', urls: ['https://node-a.example/v1/key', 'http://127.0.0.1:8546'] },
+    retiredOn: undefined,
+    replacement: undefined,
   });
   assert.deepEqual(gateway.networks[2], { name: 'goerli', chainId: 5, backend: { kind: 'embedded' }, retiredOn: '2024-04-13', replacement: 'sepolia' });
   assert.equal(gateway.maxBatchItems, 50);
@@ -63,11 +76,16 @@ replacement = "sepolia"
 
 test('enabled = false drops a network; "embedded" can be named explicitly', { timeout: 10_000 }, (t) => {
   const { gateway } = loadToml(t, '[[gateway.networks]]\nname = "rinkeby"\nenabled = false\n[[gateway.networks]]\nname = "sepolia"\nupstreams = "embedded"\n');
-  assert.deepEqual(gateway.networks.map((n) => [n.name, n.backend.kind]), [['sepolia', 'embedded']]);
+  assert.deepEqual(
+    gateway.networks.map((n) => [n.name, n.backend.kind]),
+    [['sepolia', 'embedded']],
+  );
 });
 
 test('every problem is reported at once, naming the key', { timeout: 10_000 }, (t) => {
-  assertInvalid(t, `
+  assertInvalid(
+    t,
+    `
 [gateway]
 max_body_bytes = -1
 colour = "blue"
@@ -87,19 +105,28 @@ retired_on = "30/01/2023"
 replacement = "nowhere"
 upstreams = ["ftp://node"]
 `,
-  /gateway: unknown key\(s\) "colour"/,
-  /gateway\.max_body_bytes:/,
-  /gateway\.deny_methods\.0: a method name, optionally ending in \*/,
-  /gateway\.networks\.1\.name: a network name is lower case letters/,
-  /gateway\.networks\.2\.retired_on: a date is YYYY-MM-DD/,
-  /gateway\.networks\.2\.upstreams/);
+    /gateway: unknown key\(s\) "colour"/,
+    /gateway\.max_body_bytes:/,
+    /gateway\.deny_methods\.0: a method name, optionally ending in \*/,
+    /gateway\.networks\.1\.name: a network name is lower case letters/,
+    /gateway\.networks\.2\.retired_on: a date is YYYY-MM-DD/,
+    /gateway\.networks\.2\.upstreams/,
+  );
 });
 
 test('cross-network checks: chain id needed for new networks, replacements must exist, no duplicates', { timeout: 10_000 }, (t) => {
   assertInvalid(t, '[[gateway.networks]]\nname = "devnet"\n', /gateway\.networks\.0\.chain_id: network "devnet" needs a chain_id/);
-  assertInvalid(t, '[[gateway.networks]]\nname = "old"\nchain_id = 9\nreplacement = "nowhere"\n', /gateway\.networks\.0\.replacement: replacement "nowhere" is not an enabled network/);
+  assertInvalid(
+    t,
+    '[[gateway.networks]]\nname = "old"\nchain_id = 9\nreplacement = "nowhere"\n',
+    /gateway\.networks\.0\.replacement: replacement "nowhere" is not an enabled network/,
+  );
   assertInvalid(t, '[[gateway.networks]]\nname = "sepolia"\nenabled = false\n', /replacement "sepolia" is not an enabled network/);
-  assertInvalid(t, '[[gateway.networks]]\nname = "x"\nchain_id = 9\n[[gateway.networks]]\nname = "x"\nchain_id = 9\n', /gateway\.networks\.1\.name: network "x" is listed twice/);
+  assertInvalid(
+    t,
+    '[[gateway.networks]]\nname = "x"\nchain_id = 9\n[[gateway.networks]]\nname = "x"\nchain_id = 9\n',
+    /gateway\.networks\.1\.name: network "x" is listed twice/,
+  );
   assertInvalid(t, '[[gateway.networks]]\nname = "x"\nchain_id = 9\nreplacement = "x"\n', /cannot replace itself/);
   assertInvalid(t, '[[gateway.networks]]\nname = "x"\nchain_id = 9\nretired_on = "2023-02-30"\n', /"2023-02-30" is not a calendar date/);
 });

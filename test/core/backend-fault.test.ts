@@ -28,7 +28,16 @@ test('file-system and SQLite codes are faults of the disk or the database; other
   assert.equal(backendFaultOf(new Error('outer', { cause: new Error('mid', { cause: errno('ENOSPC') }) }))?.code, 'BACKEND_FULL');
   const fault = backendUnavailable('blob store', 'did not answer within 100 ms');
   assert.equal(backendFaultOf(new StoreError('STORE_INTERNAL', { cause: fault })), fault);
-  for (const other of [errno('ENOENT'), errno('EACCES'), errno('SQLITE_CONSTRAINT'), new TypeError('x'), 'text', null, undefined, new StoreError('STORE_NO_SUCH_KEY')]) {
+  for (const other of [
+    errno('ENOENT'),
+    errno('EACCES'),
+    errno('SQLITE_CONSTRAINT'),
+    new TypeError('x'),
+    'text',
+    null,
+    undefined,
+    new StoreError('STORE_NO_SUCH_KEY'),
+  ]) {
     assert.equal(backendFaultOf(other), undefined, String(other));
   }
 });
@@ -55,20 +64,28 @@ test('the S3 API answers 503 ServiceUnavailable / InsufficientStorage with Retry
   assert.match(full.error.message, /^The object store is out of space: the disk is full\. Writes are refused until space is freed; deletes still work\.$/);
   assert.equal(full.error.headers['retry-after'], '5');
   // A StoreError that arrived over the wire (no cause) keeps its code and message.
-  const wired = toS3Error(new StoreError('STORE_UNAVAILABLE', { message: 'The object store is temporarily unavailable: x. Please try again.', details: { retryAfterS: 1 } }));
+  const wired = toS3Error(
+    new StoreError('STORE_UNAVAILABLE', { message: 'The object store is temporarily unavailable: x. Please try again.', details: { retryAfterS: 1 } }),
+  );
   assert.equal(wired.error.s3Code, 'ServiceUnavailable');
   assert.equal(toS3Error(new Error('a bug')).error.status, 500);
 });
 
-test('a script sees the store\'s 10043 with the backend named; the API answers 503 / 507 with Retry-After', { timeout: 5_000 }, async () => {
-  assert.equal((toScriptError('put', backendUnavailable('blob store', 'did not answer within 3000 ms')) as Error).message,
-    'put: The object store is temporarily unavailable: the blob store did not answer within 3000 ms. Please try again. (10043)');
-  assert.equal((toScriptError('delete', errno('ENOSPC')) as Error).message,
-    'delete: The object store is out of space: the disk is full. Writes are refused until space is freed; deletes still work. (10043)');
+test("a script sees the store's 10043 with the backend named; the API answers 503 / 507 with Retry-After", { timeout: 5_000 }, async () => {
+  assert.equal(
+    (toScriptError('put', backendUnavailable('blob store', 'did not answer within 3000 ms')) as Error).message,
+    'put: The object store is temporarily unavailable: the blob store did not answer within 3000 ms. Please try again. (10043)',
+  );
+  assert.equal(
+    (toScriptError('delete', errno('ENOSPC')) as Error).message,
+    'delete: The object store is out of space: the disk is full. Writes are refused until space is freed; deletes still work. (10043)',
+  );
   const unavailable = toErrorResponse(backendUnavailable('database', 'did not answer within 5000 ms'), silentLogger);
   assert.equal(unavailable.status, 503);
   assert.equal(unavailable.headers.get('retry-after'), '1');
-  assert.deepEqual((await unavailable.json() as { errors: unknown[] }).errors, [{ code: 10043, message: 'Service temporarily unavailable: the database did not answer within 5000 ms; retry after 1 s' }]);
+  assert.deepEqual(((await unavailable.json()) as { errors: unknown[] }).errors, [
+    { code: 10043, message: 'Service temporarily unavailable: the database did not answer within 5000 ms; retry after 1 s' },
+  ]);
   const full = toErrorResponse(storeFaultOf(errno('SQLITE_FULL')), silentLogger);
   assert.equal(full.status, 507);
   assert.equal(full.headers.get('retry-after'), '5');

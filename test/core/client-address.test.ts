@@ -36,10 +36,16 @@ function spell(groups: number[], options: { pad: boolean; upper: boolean; compre
 
 test('property: every spelling of an IPv6 address counts under its /64', { timeout: 30_000 }, () => {
   const group = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff }));
-  fc.assert(fc.property(fc.array(group, { minLength: 8, maxLength: 8 }), fc.boolean(), fc.boolean(), fc.boolean(), (groups, pad, upper, compress) => {
-    // ::ffff:a.b.c.d is IPv4 (checked above); keep to the other addresses here.
-    fc.pre(!(groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff));
-    const expected = `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
-    assert.equal(clientKey(spell(groups, { pad, upper, compress })), expected);
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(fc.array(group, { minLength: 8, maxLength: 8 }), fc.boolean(), fc.boolean(), fc.boolean(), (groups, pad, upper, compress) => {
+      // ::ffff:a.b.c.d is IPv4 (checked above); keep to the other addresses here.
+      fc.pre(!(groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff));
+      const expected = `${groups
+        .slice(0, 4)
+        .map((g) => g.toString(16))
+        .join(':')}::/64`;
+      assert.equal(clientKey(spell(groups, { pad, upper, compress })), expected);
+    }),
+    { numRuns: 2000 },
+  );
 });

@@ -5,7 +5,11 @@ import fc from 'fast-check';
 import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../src/core/crypto/crc.ts';
 import { combineCrcs, type CombinableCrc } from '../../src/core/crypto/crc-combine.ts';
 
-const CRCS: Array<[CombinableCrc, () => Crc]> = [['crc32', createCrc32], ['crc32c', createCrc32c], ['crc64nvme', createCrc64Nvme]];
+const CRCS: Array<[CombinableCrc, () => Crc]> = [
+  ['crc32', createCrc32],
+  ['crc32c', createCrc32c],
+  ['crc64nvme', createCrc64Nvme],
+];
 
 function crcOf(create: () => Crc, data: Uint8Array): Buffer {
   const crc = create();
@@ -14,19 +18,28 @@ function crcOf(create: () => Crc, data: Uint8Array): Buffer {
 }
 
 test('combined CRCs of parts equal the CRC of their concatenation, for any parts (empty ones too)', { timeout: 60_000 }, () => {
-  fc.assert(fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 6 }), (parts) => {
-    for (const [name, create] of CRCS) {
-      const whole = crcOf(create, Buffer.concat(parts));
-      const combined = combineCrcs(name, parts.map((part) => ({ crc: crcOf(create, part), length: part.length })));
-      assert.equal(combined.toString('hex'), whole.toString('hex'), name);
-    }
-  }), { numRuns: 200 });
+  fc.assert(
+    fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 6 }), (parts) => {
+      for (const [name, create] of CRCS) {
+        const whole = crcOf(create, Buffer.concat(parts));
+        const combined = combineCrcs(
+          name,
+          parts.map((part) => ({ crc: crcOf(create, part), length: part.length })),
+        );
+        assert.equal(combined.toString('hex'), whole.toString('hex'), name);
+      }
+    }),
+    { numRuns: 200 },
+  );
 });
 
 test('combining a 5 MiB part with others (lengths past 2^22 bits) matches the whole', { timeout: 30_000 }, () => {
   const parts = [randomBytes(1000), randomBytes(0), randomBytes(5 * 1024 * 1024 + 3), randomBytes(7)];
   for (const [name, create] of CRCS) {
-    const combined = combineCrcs(name, parts.map((part) => ({ crc: crcOf(create, part), length: part.length })));
+    const combined = combineCrcs(
+      name,
+      parts.map((part) => ({ crc: crcOf(create, part), length: part.length })),
+    );
     assert.equal(combined.toString('hex'), crcOf(create, Buffer.concat(parts)).toString('hex'), name);
   }
 });

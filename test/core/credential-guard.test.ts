@@ -42,7 +42,11 @@ test('per address: the 7th failure from one address is refused whatever the iden
 test('attempts are counted before the verdict: concurrent guesses cannot all slip in', { timeout: 10_000 }, () => {
   const guard = new CredentialGuard(LIMITS, new FakeClock());
   const running = [1, 2, 3].map(() => attemptOf(guard.admit('10.0.0.1', 'victim@example.com')));
-  assert.equal(refusal(guard.admit('10.0.0.2', 'victim@example.com')).scope, 'pending', 'three in flight hold the identity: no failure, so no 429, but no place either');
+  assert.equal(
+    refusal(guard.admit('10.0.0.2', 'victim@example.com')).scope,
+    'pending',
+    'three in flight hold the identity: no failure, so no 429, but no place either',
+  );
   running[0]!.succeeded();
   running[1]!.abandoned();
   running[2]!.failed();
@@ -101,58 +105,81 @@ test('limitIdentity false (cheap checks): only addresses are limited; an identit
   assert.equal(refusal(guard.admit('10.0.0.1', 'OTHERKEY')).scope, 'address');
 });
 
-test('places held by checks under way make an attempt wait, not fail: admitted once they verify, refused once they fail, busy after decideWithinMs', { timeout: 10_000 }, async () => {
-  const guard = new CredentialGuard(LIMITS, new FakeClock(), { decideWithinMs: 5_000 });
-  // A client not trusted yet (every client after a start) sends 40 requests at once with its correct key.
-  // The first three hold the identity's places (3), the others wait.
-  const first = Array.from({ length: 3 }, () => attemptOf(guard.admit('192.0.2.10', 'owner@example.com')));
-  const waiting = Array.from({ length: 37 }, () => guard.admitWhenDecided('192.0.2.10', 'owner@example.com'));
-  await Promise.resolve();
-  assert.deepEqual(guard.underWay, { pending: 3, waiting: 37 });
-  first[0]!.succeeded();
-  const admitted = await Promise.all(waiting);
-  assert.ok(admitted.every((admission) => admission.admitted), 'the first verified: the address is trusted, every waiting one gets through');
-  for (const admission of admitted) attemptOf(admission).succeeded();
-  for (const attempt of first.slice(1)) attempt.succeeded();
-  assert.deepEqual(guard.underWay, { pending: 0, waiting: 0 });
-
-  // Guesses: the ones under way fail, and those waiting on them are refused as failures (429), never let through.
-  const guesses = Array.from({ length: 3 }, (_, i) => attemptOf(guard.admit(`10.0.0.${i + 1}`, 'victim@example.com')));
-  const behind = guard.admitWhenDecided('10.0.0.9', 'victim@example.com');
-  for (const guess of guesses) guess.failed();
-  assert.deepEqual(refusal(await behind), { retryAfterMs: 20_000, scope: 'identity' });
-
-  // Checks that stay undecided (uploads whose signature is checked at their end): busy after decideWithinMs, not 429.
-  const slow = new CredentialGuard(LIMITS, new FakeClock(), { decideWithinMs: 50, limitIdentity: false });
-  const uploads = Array.from({ length: 6 }, (_, i) => attemptOf(slow.admit('10.1.0.1', `KEY${i}`)));
-  assert.deepEqual(refusal(await slow.admitWhenDecided('10.1.0.1', 'KEY9')), { retryAfterMs: 1_000, scope: 'pending' });
-  assert.deepEqual(slow.underWay, { pending: 6, waiting: 0 }, 'the waiter left when it gave up');
-  uploads[0]!.abandoned();
-  attemptOf(await slow.admitWhenDecided('10.1.0.1', 'KEY9')).succeeded();
-});
-
-test('with failures already counted, the places left are shared by checks under way: a correct key waits, guesses beside it never exceed the limit', { timeout: 10_000 }, async () => {
-  fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 1, max: 60 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 60 }), async (failuresBefore, honest, guessPattern) => {
-    const guard = new CredentialGuard(LIMITS, new FakeClock(), { limitIdentity: false, decideWithinMs: 1_000 });
-    for (let i = 0; i < failuresBefore; i++) attemptOf(guard.admit('192.0.2.10', 'WRONG')).failed();
-    // Honest requests (key OWNER, correct) and guesses (key WRONG) from one address, all at once; each is decided a turn later.
-    let failures = failuresBefore;
-    const run = async (correct: boolean): Promise<'ok' | 'failed' | 'refused'> => {
-      const admission = await guard.admitWhenDecided('192.0.2.10', correct ? 'OWNER' : 'WRONG');
-      if (!admission.admitted) return 'refused';
-      await new Promise((resolve) => setImmediate(resolve));
-      if (correct) admission.attempt.succeeded();
-      else {
-        failures++;
-        admission.attempt.failed();
-      }
-      return correct ? 'ok' : 'failed';
-    };
-    const outcomes = await Promise.all([...Array.from({ length: honest }, () => run(true)), ...guessPattern.map((correct) => run(correct))]);
-    const honestOutcomes = [...outcomes.slice(0, honest), ...outcomes.slice(honest).filter((_, i) => guessPattern[i])];
-    assert.ok(failures <= LIMITS.maxPerAddress, `${failures} failures counted: no guess slipped past the limit`);
-    // Refused only once failures, not checks under way, filled the address: never before the 6th failure.
-    if (failures < LIMITS.maxPerAddress) assert.ok(honestOutcomes.every((outcome) => outcome === 'ok'), JSON.stringify(outcomes));
+test(
+  'places held by checks under way make an attempt wait, not fail: admitted once they verify, refused once they fail, busy after decideWithinMs',
+  { timeout: 10_000 },
+  async () => {
+    const guard = new CredentialGuard(LIMITS, new FakeClock(), { decideWithinMs: 5_000 });
+    // A client not trusted yet (every client after a start) sends 40 requests at once with its correct key.
+    // The first three hold the identity's places (3), the others wait.
+    const first = Array.from({ length: 3 }, () => attemptOf(guard.admit('192.0.2.10', 'owner@example.com')));
+    const waiting = Array.from({ length: 37 }, () => guard.admitWhenDecided('192.0.2.10', 'owner@example.com'));
+    await Promise.resolve();
+    assert.deepEqual(guard.underWay, { pending: 3, waiting: 37 });
+    first[0]!.succeeded();
+    const admitted = await Promise.all(waiting);
+    assert.ok(
+      admitted.every((admission) => admission.admitted),
+      'the first verified: the address is trusted, every waiting one gets through',
+    );
+    for (const admission of admitted) attemptOf(admission).succeeded();
+    for (const attempt of first.slice(1)) attempt.succeeded();
     assert.deepEqual(guard.underWay, { pending: 0, waiting: 0 });
-  }), { numRuns: 200 });
-});
+
+    // Guesses: the ones under way fail, and those waiting on them are refused as failures (429), never let through.
+    const guesses = Array.from({ length: 3 }, (_, i) => attemptOf(guard.admit(`10.0.0.${i + 1}`, 'victim@example.com')));
+    const behind = guard.admitWhenDecided('10.0.0.9', 'victim@example.com');
+    for (const guess of guesses) guess.failed();
+    assert.deepEqual(refusal(await behind), { retryAfterMs: 20_000, scope: 'identity' });
+
+    // Checks that stay undecided (uploads whose signature is checked at their end): busy after decideWithinMs, not 429.
+    const slow = new CredentialGuard(LIMITS, new FakeClock(), { decideWithinMs: 50, limitIdentity: false });
+    const uploads = Array.from({ length: 6 }, (_, i) => attemptOf(slow.admit('10.1.0.1', `KEY${i}`)));
+    assert.deepEqual(refusal(await slow.admitWhenDecided('10.1.0.1', 'KEY9')), { retryAfterMs: 1_000, scope: 'pending' });
+    assert.deepEqual(slow.underWay, { pending: 6, waiting: 0 }, 'the waiter left when it gave up');
+    uploads[0]!.abandoned();
+    attemptOf(await slow.admitWhenDecided('10.1.0.1', 'KEY9')).succeeded();
+  },
+);
+
+test(
+  'with failures already counted, the places left are shared by checks under way: a correct key waits, guesses beside it never exceed the limit',
+  { timeout: 10_000 },
+  async () => {
+    fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 60 }),
+        async (failuresBefore, honest, guessPattern) => {
+          const guard = new CredentialGuard(LIMITS, new FakeClock(), { limitIdentity: false, decideWithinMs: 1_000 });
+          for (let i = 0; i < failuresBefore; i++) attemptOf(guard.admit('192.0.2.10', 'WRONG')).failed();
+          // Honest requests (key OWNER, correct) and guesses (key WRONG) from one address, all at once; each is decided a turn later.
+          let failures = failuresBefore;
+          const run = async (correct: boolean): Promise<'ok' | 'failed' | 'refused'> => {
+            const admission = await guard.admitWhenDecided('192.0.2.10', correct ? 'OWNER' : 'WRONG');
+            if (!admission.admitted) return 'refused';
+            await new Promise((resolve) => setImmediate(resolve));
+            if (correct) admission.attempt.succeeded();
+            else {
+              failures++;
+              admission.attempt.failed();
+            }
+            return correct ? 'ok' : 'failed';
+          };
+          const outcomes = await Promise.all([...Array.from({ length: honest }, () => run(true)), ...guessPattern.map((correct) => run(correct))]);
+          const honestOutcomes = [...outcomes.slice(0, honest), ...outcomes.slice(honest).filter((_, i) => guessPattern[i])];
+          assert.ok(failures <= LIMITS.maxPerAddress, `${failures} failures counted: no guess slipped past the limit`);
+          // Refused only once failures, not checks under way, filled the address: never before the 6th failure.
+          if (failures < LIMITS.maxPerAddress)
+            assert.ok(
+              honestOutcomes.every((outcome) => outcome === 'ok'),
+              JSON.stringify(outcomes),
+            );
+          assert.deepEqual(guard.underWay, { pending: 0, waiting: 0 });
+        },
+      ),
+      { numRuns: 200 },
+    );
+  },
+);

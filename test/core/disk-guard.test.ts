@@ -33,46 +33,53 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   assert.fail(`never: ${what}`);
 }
 
-test('below the floor writes are refused; a full-disk failure refuses them until space is back; the reserve is released and made again', { timeout: 30_000 }, async (t) => {
-  const dir = tempDir(t);
-  let free = 100 * MiB;
-  const { logger, lines } = capture();
-  const guard = await DiskGuard.open({ dir, minFreeBytes: 10 * MiB, reserveBytes: 2 * MiB, logger, freeBytesOf: async () => free });
-  t.after(() => guard.close());
-  assert.equal(statSync(join(dir, RESERVE_FILE)).size, 2 * MiB, 'the reserve is made at open');
-  await guard.assertWritable();
+test(
+  'below the floor writes are refused; a full-disk failure refuses them until space is back; the reserve is released and made again',
+  { timeout: 30_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    let free = 100 * MiB;
+    const { logger, lines } = capture();
+    const guard = await DiskGuard.open({ dir, minFreeBytes: 10 * MiB, reserveBytes: 2 * MiB, logger, freeBytesOf: async () => free });
+    t.after(() => guard.close());
+    assert.equal(statSync(join(dir, RESERVE_FILE)).size, 2 * MiB, 'the reserve is made at open');
+    await guard.assertWritable();
 
-  // A write fails for lack of space: refused at once, though the last reading showed room, until
-  // a check (every second, or the next state()) finds the floor free.
-  free = 5 * MiB;
-  assert.equal(guard.noteFailure(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })), true);
-  assert.equal(guard.noteFailure(new Error('other')), false);
-  await assert.rejects(guard.assertWritable(), (error: unknown) => error instanceof BackendFault && error.code === 'BACKEND_FULL' && error.backend === 'disk');
-  assert.equal((await guard.state()).full, true);
-  assert.equal(await guard.releaseReserve(), true);
-  assert.equal(existsSync(join(dir, RESERVE_FILE)), false);
-  assert.equal(await guard.releaseReserve(), false, 'only once');
-  assert.deepEqual(await guard.state(), { freeBytes: 5 * MiB, minFreeBytes: 10 * MiB, reserveBytes: 0, full: true });
+    // A write fails for lack of space: refused at once, though the last reading showed room, until
+    // a check (every second, or the next state()) finds the floor free.
+    free = 5 * MiB;
+    assert.equal(guard.noteFailure(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })), true);
+    assert.equal(guard.noteFailure(new Error('other')), false);
+    await assert.rejects(
+      guard.assertWritable(),
+      (error: unknown) => error instanceof BackendFault && error.code === 'BACKEND_FULL' && error.backend === 'disk',
+    );
+    assert.equal((await guard.state()).full, true);
+    assert.equal(await guard.releaseReserve(), true);
+    assert.equal(existsSync(join(dir, RESERVE_FILE)), false);
+    assert.equal(await guard.releaseReserve(), false, 'only once');
+    assert.deepEqual(await guard.state(), { freeBytes: 5 * MiB, minFreeBytes: 10 * MiB, reserveBytes: 0, full: true });
 
-  // Space comes back: above the floor, but not yet with room for the reserve too: still refused.
-  free = 11 * MiB;
-  await new Promise((resolve) => setTimeout(resolve, 1_200));
-  assert.equal(guard.full, true);
-  free = 20 * MiB;
-  await until(() => !guard.full, 'writes accepted again');
-  await guard.assertWritable();
-  assert.equal(statSync(join(dir, RESERVE_FILE)).size, 2 * MiB, 'the reserve is back');
-  assert.ok(lines.some((l) => l.startsWith('Disk full: writes are refused')));
-  assert.ok(lines.some((l) => l.startsWith('Disk full: released the reserve')));
-  assert.ok(lines.some((l) => l.startsWith('Disk space is back')));
+    // Space comes back: above the floor, but not yet with room for the reserve too: still refused.
+    free = 11 * MiB;
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    assert.equal(guard.full, true);
+    free = 20 * MiB;
+    await until(() => !guard.full, 'writes accepted again');
+    await guard.assertWritable();
+    assert.equal(statSync(join(dir, RESERVE_FILE)).size, 2 * MiB, 'the reserve is back');
+    assert.ok(lines.some((l) => l.startsWith('Disk full: writes are refused')));
+    assert.ok(lines.some((l) => l.startsWith('Disk full: released the reserve')));
+    assert.ok(lines.some((l) => l.startsWith('Disk space is back')));
 
-  // Below the floor with no failure yet: refused at once, and back by itself.
-  free = 9 * MiB;
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
-  await assert.rejects(guard.assertWritable(), BackendFault);
-  free = 50 * MiB;
-  await until(() => !guard.full, 'accepted again');
-});
+    // Below the floor with no failure yet: refused at once, and back by itself.
+    free = 9 * MiB;
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await assert.rejects(guard.assertWritable(), BackendFault);
+    free = 50 * MiB;
+    await until(() => !guard.full, 'accepted again');
+  },
+);
 
 test('no room for the reserve at open: none is made, and it is made once there is room', { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
@@ -100,7 +107,10 @@ test('an engine behind the guard: puts refused with STORE_STORAGE_FULL on a full
   free = MiB;
   await new Promise((resolve) => setTimeout(resolve, 1_100));
   let read = false;
-  const body = (async function* () { read = true; yield new Uint8Array(10); })();
+  const body = (async function* () {
+    read = true;
+    yield new Uint8Array(10);
+  })();
   await assert.rejects(engine.put('full-disk', 'b', { stream: body, length: 10 }), (error: unknown) => {
     const mapped = storeFaultOf(error);
     assert.ok(mapped instanceof StoreError);
@@ -123,8 +133,24 @@ test('a delete that meets a full disk (SQLITE_FULL) gets the reserve and is trie
   const full = () => Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
   let tries = 0;
   let failUntil = 1;
-  const fake = { delete: async () => { tries += 1; if (tries <= failUntil) throw full(); } } as unknown as ObjectEngine;
-  for (const name of ['put', 'createMultipartUpload', 'uploadPart', 'completeMultipartUpload', 'createBucket', 'ensureBucket', 'putBucketCors', 'setBucketStorageClass', 'abortMultipartUpload', 'deleteBucket']) {
+  const fake = {
+    delete: async () => {
+      tries += 1;
+      if (tries <= failUntil) throw full();
+    },
+  } as unknown as ObjectEngine;
+  for (const name of [
+    'put',
+    'createMultipartUpload',
+    'uploadPart',
+    'completeMultipartUpload',
+    'createBucket',
+    'ensureBucket',
+    'putBucketCors',
+    'setBucketStorageClass',
+    'abortMultipartUpload',
+    'deleteBucket',
+  ]) {
     (fake as unknown as Record<string, unknown>)[name] = async () => undefined;
   }
   guardDiskWrites(fake, guard);

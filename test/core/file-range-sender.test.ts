@@ -28,13 +28,16 @@ async function rangeServer(t: TestContext, dir: string, sent: (outcome: Error | 
     const offset = Number(url.searchParams.get('offset'));
     const length = Number(url.searchParams.get('length'));
     res.writeHead(200, { 'content-length': length });
-    sendFileRange(res, join(dir, url.pathname.slice(1)), offset, length).then(() => {
-      res.end();
-      sent(undefined);
-    }, (error: Error) => {
-      res.destroy();
-      sent(error);
-    });
+    sendFileRange(res, join(dir, url.pathname.slice(1)), offset, length).then(
+      () => {
+        res.end();
+        sent(undefined);
+      },
+      (error: Error) => {
+        res.destroy();
+        sent(error);
+      },
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => {
@@ -49,17 +52,23 @@ test('property: concurrent ranges of two files arrive exactly', { timeout: 10_00
   const files = { a: pattern(FILE_BYTES, 3), b: pattern(FILE_BYTES, 7) };
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), bytes);
   const base = await rangeServer(t, dir, () => undefined);
-  const range = fc.tuple(fc.constantFrom('a', 'b') as fc.Arbitrary<'a' | 'b'>, fc.nat({ max: FILE_BYTES }), fc.nat({ max: FILE_BYTES }))
+  const range = fc
+    .tuple(fc.constantFrom('a', 'b') as fc.Arbitrary<'a' | 'b'>, fc.nat({ max: FILE_BYTES }), fc.nat({ max: FILE_BYTES }))
     .map(([name, x, y]) => ({ name, offset: Math.min(x, y), length: Math.abs(x - y) }));
-  await fc.assert(fc.asyncProperty(fc.array(range, { minLength: 1, maxLength: 6 }), async (ranges) => {
-    const bodies = await Promise.all(ranges.map(async ({ name, offset, length }) => {
-      const response = await fetch(`${base}/${name}?offset=${offset}&length=${length}`);
-      return Buffer.from(await response.arrayBuffer());
-    }));
-    ranges.forEach(({ name, offset, length }, i) => {
-      assert.ok(bodies[i]!.equals(files[name].subarray(offset, offset + length)), `${name} ${offset}+${length}`);
-    });
-  }), { numRuns: 25 });
+  await fc.assert(
+    fc.asyncProperty(fc.array(range, { minLength: 1, maxLength: 6 }), async (ranges) => {
+      const bodies = await Promise.all(
+        ranges.map(async ({ name, offset, length }) => {
+          const response = await fetch(`${base}/${name}?offset=${offset}&length=${length}`);
+          return Buffer.from(await response.arrayBuffer());
+        }),
+      );
+      ranges.forEach(({ name, offset, length }, i) => {
+        assert.ok(bodies[i]!.equals(files[name].subarray(offset, offset + length)), `${name} ${offset}+${length}`);
+      });
+    }),
+    { numRuns: 25 },
+  );
 });
 
 test('a client that leaves mid-body fails the send; later sends are intact', { timeout: 10_000 }, async (t) => {
@@ -99,14 +108,16 @@ test('a file shorter than the range fails the send', { timeout: 10_000 }, async 
   assert.match(String(outcomes[0]?.message), /ended 100 bytes before the range/);
 });
 
-test('a link at a file\'s name is not followed: the send fails, nothing of its target is sent', { timeout: 10_000 }, async (t) => {
+test("a link at a file's name is not followed: the send fails, nothing of its target is sent", { timeout: 10_000 }, async (t) => {
   const dir = tempDir(t);
   const outside = join(tempDir(t), 'outside');
   writeFileSync(outside, 'OUTSIDE-MARKER');
   symlinkSync(outside, join(dir, 'planted'));
   const outcomes: Array<Error | undefined> = [];
   const base = await rangeServer(t, dir, (outcome) => outcomes.push(outcome));
-  const answer = await fetch(`${base}/planted?offset=0&length=14`).then((response) => response.text()).catch(() => '');
+  const answer = await fetch(`${base}/planted?offset=0&length=14`)
+    .then((response) => response.text())
+    .catch(() => '');
   assert.doesNotMatch(answer, /OUTSIDE-MARKER/);
   assert.match(String((outcomes[0] as NodeJS.ErrnoException | undefined)?.code), /ELOOP/);
 });

@@ -37,10 +37,19 @@ test('a handler that throws or rejects is logged and answered 500 (or its connec
     }
     return failing(req, res);
   };
-  const listener = guardedListener(handler, 'test service', logger, { contentType: 'application/json', body: (req) => JSON.stringify({ error: 'internal', path: req.url }) });
+  const listener = guardedListener(handler, 'test service', logger, {
+    contentType: 'application/json',
+    body: (req) => JSON.stringify({ error: 'internal', path: req.url }),
+  });
   const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   for (const path of ['/throws', '/rejects']) {

@@ -25,35 +25,44 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
 test('a refused upload still arriving gets its answer, and the connection closes within the linger bounds', { timeout: 30_000 }, async (t) => {
   const server = createServer(refuse);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const { port } = server.address() as AddressInfo;
 
   // Writes chunks as fast as the socket takes them until it closes; resolves with what came back.
-  const flood = (declared: number) => new Promise<{ text: string; sent: number; ms: number }>((resolve) => {
-    const socket = connect({ port, host: '127.0.0.1' });
-    const started = performance.now();
-    const chunks: Buffer[] = [];
-    let sent = 0;
-    let open = true;
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', () => { /* the reset at the end; 'close' follows */ });
-    socket.once('close', () => {
-      open = false;
-      resolve({ text: Buffer.concat(chunks).toString('latin1'), sent, ms: performance.now() - started });
+  const flood = (declared: number) =>
+    new Promise<{ text: string; sent: number; ms: number }>((resolve) => {
+      const socket = connect({ port, host: '127.0.0.1' });
+      const started = performance.now();
+      const chunks: Buffer[] = [];
+      let sent = 0;
+      let open = true;
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', () => {
+        /* the reset at the end; 'close' follows */
+      });
+      socket.once('close', () => {
+        open = false;
+        resolve({ text: Buffer.concat(chunks).toString('latin1'), sent, ms: performance.now() - started });
+      });
+      // Up to 3 MiB in one write, as a client with the whole body in hand sends it; then 64 KiB at a time.
+      const chunk = Buffer.alloc(Math.min(declared, 3 * 1024 * 1024), 0x61);
+      const pump = (): void => {
+        while (open && sent < declared) {
+          sent += chunk.length;
+          if (!socket.write(chunk)) return void socket.once('drain', pump);
+        }
+      };
+      socket.once('connect', () => {
+        socket.write(`PUT /upload HTTP/1.1\r\nhost: x\r\ncontent-length: ${declared}\r\n\r\n`);
+        pump();
+      });
     });
-    // Up to 3 MiB in one write, as a client with the whole body in hand sends it; then 64 KiB at a time.
-    const chunk = Buffer.alloc(Math.min(declared, 3 * 1024 * 1024), 0x61);
-    const pump = (): void => {
-      while (open && sent < declared) {
-        sent += chunk.length;
-        if (!socket.write(chunk)) return void socket.once('drain', pump);
-      }
-    };
-    socket.once('connect', () => {
-      socket.write(`PUT /upload HTTP/1.1\r\nhost: x\r\ncontent-length: ${declared}\r\n\r\n`);
-      pump();
-    });
-  });
 
   for (let round = 0; round < 5; round++) {
     const small = await flood(3 * 1024 * 1024);

@@ -7,8 +7,10 @@ import { prettyLogLine } from '../../src/core/log.ts';
 
 test('a JSON line reads as time, level, message and key=value fields; an error shows its stack only at level error', { timeout: 5_000 }, () => {
   const time = new Date(2026, 10, 25, 13, 4, 31).getTime();
-  assert.equal(prettyLogLine(`${JSON.stringify({ level: 40, time, listener: 'edge', refused: { a: 1 }, msg: 'Listener refused connections.' })}\n`),
-    '13:04:31 WARN  Listener refused connections. listener=edge refused={"a":1}\n');
+  assert.equal(
+    prettyLogLine(`${JSON.stringify({ level: 40, time, listener: 'edge', refused: { a: 1 }, msg: 'Listener refused connections.' })}\n`),
+    '13:04:31 WARN  Listener refused connections. listener=edge refused={"a":1}\n',
+  );
   assert.equal(prettyLogLine(JSON.stringify({ level: 30, time, path: '/tmp/a b', msg: 'Removed.' })), '13:04:31 INFO  Removed. path="/tmp/a b"\n');
   const err = { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x (y.ts:1:1)' };
   assert.equal(prettyLogLine(JSON.stringify({ level: 40, time, err, msg: 'Retrying.' })), '13:04:31 WARN  Retrying. error="Error: boom"\n');

@@ -13,19 +13,25 @@ function pattern(size: number, seed: number): Uint8Array {
 }
 
 test('property: any chunking through one reused buffer gives the digests node:crypto gives', { timeout: 10_000 }, async () => {
-  await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 600_000 }), { maxLength: 10 }), fc.integer({ min: 1, max: 250 }), async (sizes, seed) => {
-    const data = pattern(sizes.reduce((a, b) => a + b, 0), seed);
-    const digest = createOffThreadDigest(['md5', 'sha256']);
-    const scratch = new Uint8Array(Math.max(1, ...sizes));
-    let at = 0;
-    for (const size of sizes) {
-      scratch.set(data.subarray(at, at + size));
-      await digest.update(scratch.subarray(0, size));
-      scratch.fill(0xee); // the digest copied the bytes: reusing the buffer changes nothing
-      at += size;
-    }
-    assert.deepEqual(await digest.digest(), [hex('md5', data), hex('sha256', data)]);
-  }), { numRuns: 30 });
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 600_000 }), { maxLength: 10 }), fc.integer({ min: 1, max: 250 }), async (sizes, seed) => {
+      const data = pattern(
+        sizes.reduce((a, b) => a + b, 0),
+        seed,
+      );
+      const digest = createOffThreadDigest(['md5', 'sha256']);
+      const scratch = new Uint8Array(Math.max(1, ...sizes));
+      let at = 0;
+      for (const size of sizes) {
+        scratch.set(data.subarray(at, at + size));
+        await digest.update(scratch.subarray(0, size));
+        scratch.fill(0xee); // the digest copied the bytes: reusing the buffer changes nothing
+        at += size;
+      }
+      assert.deepEqual(await digest.digest(), [hex('md5', data), hex('sha256', data)]);
+    }),
+    { numRuns: 30 },
+  );
 });
 
 test('streams hashed at the same time stay apart; a cancelled one does not disturb the others', { timeout: 10_000 }, async () => {

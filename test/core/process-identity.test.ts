@@ -7,13 +7,12 @@ import fc from 'fast-check';
 import { currentProcess, isRunning, parseProcessTag, processTag } from '../../src/core/process-identity.ts';
 
 test('a tag names its identity and nothing else parses as one', { timeout: 5_000 }, () => {
-  fc.assert(fc.property(
-    fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.bigInt({ min: 0n, max: 2n ** 63n }), fc.stringMatching(/^[0-9a-f]{1,8}$/),
-    (pid, start, boot) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.bigInt({ min: 0n, max: 2n ** 63n }), fc.stringMatching(/^[0-9a-f]{1,8}$/), (pid, start, boot) => {
       const id = { pid, start: String(start), boot };
       assert.deepEqual(parseProcessTag(processTag(id)), id);
-    },
-  ));
+    }),
+  );
   for (const name of ['', '0-1-a', '12-x-a', '12-1-', '12-1-g', '1234', '0123456789abcdef0123456789abcdef', '12-1-a/..']) {
     assert.equal(parseProcessTag(name), null, name);
   }

@@ -41,7 +41,7 @@ test('a full queue is refused at once with an estimate; the queued ones finish',
   await thread.derive('room-again', Buffer.alloc(16), COST);
 });
 
-test('file reads go on while the thread is busy: the hashes are not on libuv\'s pool', { timeout: 60_000 }, async (t) => {
+test("file reads go on while the thread is busy: the hashes are not on libuv's pool", { timeout: 60_000 }, async (t) => {
   const thread = testScryptThread(t, { maxQueued: 64 });
   const work = Array.from({ length: 24 }, (_, i) => thread.derive(`key-${i}`, Buffer.alloc(16, i), COST));
   const file = fileURLToPath(import.meta.url);
@@ -54,7 +54,9 @@ test('file reads go on while the thread is busy: the hashes are not on libuv\'s 
   const queuedStill = thread.queued;
   await Promise.all(work);
   reads.sort((a, b) => a - b);
-  process.stdout.write(`# 5 parallel file reads while ${queuedStill}+ hashes were queued: median ${reads[10]!.toFixed(1)} ms, max ${reads[19]!.toFixed(1)} ms\n`);
+  process.stdout.write(
+    `# 5 parallel file reads while ${queuedStill}+ hashes were queued: median ${reads[10]!.toFixed(1)} ms, max ${reads[19]!.toFixed(1)} ms\n`,
+  );
   assert.ok(queuedStill > 0, 'the reads ran while hashes were still queued');
   // With the 24 hashes on libuv's 4-thread pool the first reads wait for all of them (measured: 1.6 s).
   assert.ok(reads[19]! < 250, `slowest ${reads[19]} ms`);
@@ -81,27 +83,40 @@ test('an idle thread does not keep the process alive; a running hash does until 
   assert.ok(performance.now() - started < 15_000, 'and then the process exited on its own');
 });
 
-test('on Linux the thread runs below the process\'s priority (nice 10), the rest of the process unchanged', { timeout: 20_000, skip: process.platform !== 'linux' }, async (t) => {
-  const niceOfThreads = () => readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
-  const before = niceOfThreads();
-  const thread = testScryptThread(t);
-  await thread.derive('k', Buffer.alloc(16), COST);
-  const after = niceOfThreads();
-  assert.equal(after.filter((nice) => nice === 10).length, before.filter((nice) => nice === 10).length + 1, `nice values ${after.join(',')}`);
-  assert.equal(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16], String(before[0]), 'the main thread keeps its own');
-});
+test(
+  "on Linux the thread runs below the process's priority (nice 10), the rest of the process unchanged",
+  { timeout: 20_000, skip: process.platform !== 'linux' },
+  async (t) => {
+    const niceOfThreads = () =>
+      readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    const before = niceOfThreads();
+    const thread = testScryptThread(t);
+    await thread.derive('k', Buffer.alloc(16), COST);
+    const after = niceOfThreads();
+    assert.equal(after.filter((nice) => nice === 10).length, before.filter((nice) => nice === 10).length + 1, `nice values ${after.join(',')}`);
+    assert.equal(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16], String(before[0]), 'the main thread keeps its own');
+  },
+);
 
-test('fair between clients: a fresh client runs on the second thread; a flooder\'s place goes to a client that asked less', { timeout: 60_000 }, async (t) => {
+test("fair between clients: a fresh client runs on the second thread; a flooder's place goes to a client that asked less", { timeout: 60_000 }, async (t) => {
   const thread = testScryptThread(t, { maxQueued: 4 });
   const finished: string[] = [];
-  const run = (name: string, client: string) => thread.derive(name, Buffer.alloc(16), COST, client).then(
-    () => { finished.push(name); }, (error: unknown) => { finished.push(`${name} refused`); assert.ok(error instanceof ScryptBusyError); });
+  const run = (name: string, client: string) =>
+    thread.derive(name, Buffer.alloc(16), COST, client).then(
+      () => {
+        finished.push(name);
+      },
+      (error: unknown) => {
+        finished.push(`${name} refused`);
+        assert.ok(error instanceof ScryptBusyError);
+      },
+    );
   // f0 is the flooder's first ask (fresh: the second thread), f1 runs on the first, f2-f4 wait, f5 and f6 find no place.
   const flood = Array.from({ length: 7 }, (_, i) => run(`f${i}`, '10.0.0.1'));
   assert.equal(thread.queued, 5);
   const fresh = run('fresh', '10.0.0.2');
   const other = [run('other-1', '10.0.0.3'), run('other-2', '10.0.0.3')];
-  assert.equal(thread.queued, 7, 'fresh and other-1 wait for the second thread; other-2 took f4\'s place');
+  assert.equal(thread.queued, 7, "fresh and other-1 wait for the second thread; other-2 took f4's place");
   await Promise.all([...flood, fresh, ...other]);
   assert.deepEqual(finished.slice(0, 3), ['f5 refused', 'f6 refused', 'f4 refused']);
   const at = (name: string) => finished.indexOf(name);

@@ -7,10 +7,23 @@ import { isJsonRpcText, listenerOrigin, mayBeJsonRpc, SNIFF_MAX_BYTES } from '..
 test('isJsonRpcText: a JSON-RPC 2.0 request or a batch that starts with one; nothing else', { timeout: 10_000 }, () => {
   assert.equal(isJsonRpcText('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'), true);
   assert.equal(isJsonRpcText('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber"}]'), true);
-  for (const text of ['{"jsonrpc":"1.0","method":"x"}', '{"jsonrpc":"2.0","result":"0x1","id":1}', '{"name":"example.test"}', '[]', '[1]', 'null', '"2.0"', '{"jsonrpc":"2.0"', '']) {
+  for (const text of [
+    '{"jsonrpc":"1.0","method":"x"}',
+    '{"jsonrpc":"2.0","result":"0x1","id":1}',
+    '{"name":"example.test"}',
+    '[]',
+    '[1]',
+    'null',
+    '"2.0"',
+    '{"jsonrpc":"2.0"',
+    '',
+  ]) {
     assert.equal(isJsonRpcText(text), false, text);
   }
-  fc.assert(fc.property(fc.oneof(fc.string(), fc.json()), (text) => typeof isJsonRpcText(text) === 'boolean'), { numRuns: 500 });
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.json()), (text) => typeof isJsonRpcText(text) === 'boolean'),
+    { numRuns: 500 },
+  );
 });
 
 test('mayBeJsonRpc: only a POST of JSON with a declared length up to SNIFF_MAX_BYTES is worth reading', { timeout: 10_000 }, () => {
@@ -23,7 +36,7 @@ test('mayBeJsonRpc: only a POST of JSON with a declared length up to SNIFF_MAX_B
   assert.equal(mayBeJsonRpc('POST', { 'content-type': 'text/plain', 'content-length': '60' }), false);
 });
 
-test('listenerOrigin: the listener\'s address, or for a wildcard one the host the client used with the listener\'s port', { timeout: 10_000 }, () => {
+test("listenerOrigin: the listener's address, or for a wildcard one the host the client used with the listener's port", { timeout: 10_000 }, () => {
   assert.equal(listenerOrigin('http://127.0.0.1:8081', 'example.test:8080'), 'http://127.0.0.1:8081');
   assert.equal(listenerOrigin('http://0.0.0.0:8081', 'edge.example.test:8080'), 'http://edge.example.test:8081');
   assert.equal(listenerOrigin('http://[::]:8545', '[2001:db8::1]:8080'), 'http://[2001:db8::1]:8545');

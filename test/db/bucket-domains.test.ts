@@ -51,12 +51,23 @@ for (const [dialect, open] of Object.entries(OPENERS)) {
     const added = await domains.addCustom(site, 'cdn.shop.test', ZONE, { enabled: true, minTls: '1.2' });
     assert.ok(added !== 'taken');
     assert.deepEqual(await domains.customTarget('cdn.shop.test'), { accountId: A, bucket: 'site', bucketCreated: 1_000, zoneId: ZONE });
-    assert.equal(await domains.addCustom({ accountId: B, name: 'site', created: 5 }, 'cdn.shop.test', 'y'.repeat(32), { enabled: true, minTls: '1.0' }), 'taken', 'one bucket per host, whatever the account');
+    assert.equal(
+      await domains.addCustom({ accountId: B, name: 'site', created: 5 }, 'cdn.shop.test', 'y'.repeat(32), { enabled: true, minTls: '1.0' }),
+      'taken',
+      'one bucket per host, whatever the account',
+    );
     assert.equal(await domains.addCustom(site, 'cdn.shop.test', ZONE, { enabled: true, minTls: '1.0' }), 'taken', 'attached once');
     assert.deepEqual((await domains.updateCustom(site, 'cdn.shop.test', { enabled: false }))?.enabled, false);
     assert.equal(await domains.customTarget('cdn.shop.test'), null, 'a domain turned off serves nothing');
-    assert.equal(await domains.getCustom({ accountId: B, name: 'site', created: 1_000 }, 'cdn.shop.test'), null, 'another account\'s bucket of the name has none');
-    assert.deepEqual((await domains.listCustom(site)).map((d) => [d.domain, d.minTls]), [['cdn.shop.test', '1.2']]);
+    assert.equal(
+      await domains.getCustom({ accountId: B, name: 'site', created: 1_000 }, 'cdn.shop.test'),
+      null,
+      "another account's bucket of the name has none",
+    );
+    assert.deepEqual(
+      (await domains.listCustom(site)).map((d) => [d.domain, d.minTls]),
+      [['cdn.shop.test', '1.2']],
+    );
 
     // The bucket deleted and made again: another bucket, public by none of the old one's settings.
     const again: BucketRef = { ...site, created: 2_000 };
@@ -65,7 +76,11 @@ for (const [dialect, open] of Object.entries(OPENERS)) {
     const fresh = await domains.setManaged(again, true);
     assert.notEqual(fresh.publicId, on.publicId, 'and another address');
     assert.equal(await domains.managedTarget(on.publicId), null);
-    assert.notEqual(await domains.addCustom(again, 'cdn.shop.test', ZONE, { enabled: true, minTls: '1.0' }), 'taken', 'the old bucket\'s domain is free for the new one of its name');
+    assert.notEqual(
+      await domains.addCustom(again, 'cdn.shop.test', ZONE, { enabled: true, minTls: '1.0' }),
+      'taken',
+      "the old bucket's domain is free for the new one of its name",
+    );
     assert.equal(await domains.deleteCustom(site, 'cdn.shop.test'), false, 'the old bucket has it no longer');
     assert.equal(await domains.deleteCustom(again, 'cdn.shop.test'), true);
     assert.equal(await domains.customTarget('cdn.shop.test'), null);

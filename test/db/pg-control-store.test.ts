@@ -78,9 +78,10 @@ test('two instances: the same zone entry point created concurrently on A and B l
   const { a, b } = await openTwo(t);
   for (let round = 0; round < 10; round++) {
     const z = hex(round);
-    const plan = (instance: string) => (current: Parameters<Parameters<ControlStore['putEntrypoint']>[2]>[0]) => current
-      ? { ...current, version: current.version + 1, name: instance }
-      : { ...ruleset(hex(1000 * round + (instance === 'a' ? 1 : 2)), z, []), name: instance };
+    const plan = (instance: string) => (current: Parameters<Parameters<ControlStore['putEntrypoint']>[2]>[0]) =>
+      current
+        ? { ...current, version: current.version + 1, name: instance }
+        : { ...ruleset(hex(1000 * round + (instance === 'a' ? 1 : 2)), z, []), name: instance };
     const [fromA, fromB] = await Promise.all([
       a.putEntrypoint(z, 'http_log_custom_fields', plan('a')),
       b.putEntrypoint(z, 'http_log_custom_fields', plan('b')),
@@ -127,12 +128,14 @@ test('two instances: accounts creating a name and its subdomain at once, on A an
   }
 });
 
-test('two instances: a zone, ruleset or job change on A reaches B\'s listeners within a second', { timeout: 10_000 }, async (t) => {
+test("two instances: a zone, ruleset or job change on A reaches B's listeners within a second", { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   const acc = hex(1);
   const z = hex(2);
   let heardOnA = 0;
-  a.onZoneChange(() => { heardOnA += 1; });
+  a.onZoneChange(() => {
+    heardOnA += 1;
+  });
   const steps: Array<[string, () => Promise<unknown>]> = [
     ['createZone', () => a.createZone(zone(z, acc, 'example.test'))],
     ['updateZone', () => a.updateZone(acc, z, (current) => ({ ...current, origin: 'http://127.0.0.1:1' }))],
@@ -158,10 +161,12 @@ test('two instances: a zone, ruleset or job change on A reaches B\'s listeners w
   assert.equal(heardOnA, steps.length);
 });
 
-test('two instances: what does not change the edge\'s view is not announced', { timeout: 10_000 }, async (t) => {
+test("two instances: what does not change the edge's view is not announced", { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   let heard = 0;
-  b.onZoneChange(() => { heard += 1; });
+  b.onZoneChange(() => {
+    heard += 1;
+  });
   await a.createZone(zone(hex(1), hex(9), 'example.test'));
   assert.equal(await a.createZone(zone(hex(2), hex(9), 'example.test')), 'exists');
   assert.equal(await a.deleteZone(hex(8), hex(1)), false);
@@ -182,24 +187,39 @@ test('two instances: 20 concurrent createJob calls across A and B get distinct i
   const { a, b } = await openTwo(t);
   const z = hex(1);
   const counts: number[] = [];
-  const jobs = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).createJob(z, (count) => {
-    counts.push(count);
-    return job(z, true, `job ${i}`);
-  })));
+  const jobs = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      (i % 2 === 0 ? a : b).createJob(z, (count) => {
+        counts.push(count);
+        return job(z, true, `job ${i}`);
+      }),
+    ),
+  );
   assert.equal(new Set(jobs.map((j) => j.id)).size, 20);
-  assert.deepEqual(counts.sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i), 'each plan saw every job committed before it');
-  assert.deepEqual((await b.listJobs(z)).map((j) => j.id), jobs.map((j) => j.id).sort((x, y) => x - y));
+  assert.deepEqual(
+    counts.sort((x, y) => x - y),
+    Array.from({ length: 20 }, (_, i) => i),
+    'each plan saw every job committed before it',
+  );
+  assert.deepEqual(
+    (await b.listJobs(z)).map((j) => j.id),
+    jobs.map((j) => j.id).sort((x, y) => x - y),
+  );
   // A zone's job limit holds across instances: with 3 allowed, 10 racing creates make 3 jobs.
   const limited = hex(2);
-  const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).createJob(limited, (count) => {
-    if (count >= 3) throw new Error('limit');
-    return job(limited, true);
-  })));
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 10 }, (_, i) =>
+      (i % 2 === 0 ? a : b).createJob(limited, (count) => {
+        if (count >= 3) throw new Error('limit');
+        return job(limited, true);
+      }),
+    ),
+  );
   assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 3);
   assert.equal((await a.listJobs(limited)).length, 3);
 });
 
-test('two instances: a job status written on B is read on A; a deleted job\'s id is not reused by either', { timeout: 10_000 }, async (t) => {
+test("two instances: a job status written on B is read on A; a deleted job's id is not reused by either", { timeout: 10_000 }, async (t) => {
   const { a, b } = await openTwo(t);
   const z = hex(1);
   const first = await a.createJob(z, () => job(z, true));
@@ -224,14 +244,20 @@ test('migration 8 on a database with zones: their reversed names are filled in, 
       await old.query('INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)', [migration.version, migration.name]);
     }
     for (const [i, name] of ['shop.test', 'deep.inside.parent.test'].entries()) {
-      await old.query('INSERT INTO zones (id, account_id, name, origin, paused, created, modified) VALUES ($1, $2, $3, NULL, 0, 1, 1)', [hex(i + 1), hex(0xa), name]);
+      await old.query('INSERT INTO zones (id, account_id, name, origin, paused, created, modified) VALUES ($1, $2, $3, NULL, 0, 1, 1)', [
+        hex(i + 1),
+        hex(0xa),
+        name,
+      ]);
     }
   } finally {
     await old.end();
   }
   const { db, store } = await openInstance(t, url, new FakeClock());
-  assert.deepEqual((await db.query<{ name_reversed: string }>('SELECT name_reversed FROM zones ORDER BY name')).map((row) => row.name_reversed),
-    ['tset.tnerap.edisni.peed', 'tset.pohs']);
+  assert.deepEqual(
+    (await db.query<{ name_reversed: string }>('SELECT name_reversed FROM zones ORDER BY name')).map((row) => row.name_reversed),
+    ['tset.tnerap.edisni.peed', 'tset.pohs'],
+  );
   assert.deepEqual(await store.createZone(zone(hex(3), hex(0xb), 'parent.test')), { conflict: 'contains', zoneName: 'deep.inside.parent.test' });
   assert.deepEqual(await store.createZone(zone(hex(4), hex(0xb), 'www.shop.test')), { conflict: 'inside', zoneName: 'shop.test' });
   assert.equal(await store.createZone(zone(hex(5), hex(0xa), 'parent.test')), 'created');

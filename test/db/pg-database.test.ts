@@ -21,7 +21,10 @@ test('PgDatabase migrates once, even when two instances open the same schema tog
   const [a, b] = await Promise.all([PgDatabase.open({ url, now: 1 }), PgDatabase.open({ url, now: 2 })]);
   t.after(() => Promise.all([a.close(), b.close()]));
   const versions = await a.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-  assert.deepEqual(versions.map((row) => row.version), MIGRATIONS.map((migration) => migration.version));
+  assert.deepEqual(
+    versions.map((row) => row.version),
+    MIGRATIONS.map((migration) => migration.version),
+  );
   // BIGINT columns come back as numbers.
   await a.query('INSERT INTO buckets (name, created, storage_class) VALUES ($1, $2, $3)', ['b', Date.UTC(2026, 0, 1), 'Standard']);
   const [bucket] = await b.query<{ created: unknown }>('SELECT created FROM buckets');
@@ -33,10 +36,13 @@ test('PgDatabase transactions roll back on error and notifications reach every i
   const a = await PgDatabase.open({ url, now: 1 });
   const b = await PgDatabase.open({ url, now: 1 });
   t.after(() => Promise.all([a.close(), b.close()]));
-  await assert.rejects(a.transaction(async (client) => {
-    await client.query('INSERT INTO buckets (name, created, storage_class) VALUES ($1, 1, $2)', ['gone', 'Standard']);
-    throw new Error('refused');
-  }), /refused/);
+  await assert.rejects(
+    a.transaction(async (client) => {
+      await client.query('INSERT INTO buckets (name, created, storage_class) VALUES ($1, 1, $2)', ['gone', 'Standard']);
+      throw new Error('refused');
+    }),
+    /refused/,
+  );
   assert.equal((await b.query('SELECT * FROM buckets')).length, 0);
 
   const heard: string[] = [];

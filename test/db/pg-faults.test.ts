@@ -64,12 +64,18 @@ test('PostgreSQL reset, then silent: statements and transactions fail within the
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  assert.deepEqual(rows.map((row) => row.n), [1]);
+  assert.deepEqual(
+    rows.map((row) => row.n),
+    [1],
+  );
   await db.write('INSERT INTO t VALUES (5)');
-  assert.deepEqual((await db.query<{ n: number }>('SELECT n FROM t ORDER BY n')).map((row) => row.n), [1, 5]);
+  assert.deepEqual(
+    (await db.query<{ n: number }>('SELECT n FROM t ORDER BY n')).map((row) => row.n),
+    [1, 5],
+  );
 });
 
-test('pgFault reads pg\'s errors: connection codes and SQLSTATEs are faults; constraint errors are not', { timeout: 5_000 }, () => {
+test("pgFault reads pg's errors: connection codes and SQLSTATEs are faults; constraint errors are not", { timeout: 5_000 }, () => {
   const err = (message: string, code?: string) => Object.assign(new Error(message), code === undefined ? {} : { code });
   assert.equal(pgFault(err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'), 1000)?.message, 'The database refused the connection');
   assert.equal(pgFault(err('timeout exceeded when trying to connect'), 1000)?.message, 'The database gave no connection within 1000 ms');

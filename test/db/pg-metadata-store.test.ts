@@ -30,7 +30,7 @@ const START = Date.UTC(2026, 0, 1);
 const MiB = 1024 * 1024;
 
 async function openDatabase(t: TestContext, url?: string): Promise<PgDatabase> {
-  const database = await PgDatabase.open({ url: url ?? await pgTestUrl(t), now: START });
+  const database = await PgDatabase.open({ url: url ?? (await pgTestUrl(t)), now: START });
   t.after(() => database.close());
   return database;
 }
@@ -38,7 +38,13 @@ async function openDatabase(t: TestContext, url?: string): Promise<PgDatabase> {
 const suite = {
   clock: () => new FakeClock(START),
   async open(t: TestContext, clock: FakeClock, quotas?: AccountQuotas) {
-    const store = new PgMetadataStore({ database: await openDatabase(t), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}), secrets: TEST_SECRETS });
+    const store = new PgMetadataStore({
+      database: await openDatabase(t),
+      clock,
+      reclaimGraceMs: GRACE_MS,
+      ...(quotas ? { quotas } : {}),
+      secrets: TEST_SECRETS,
+    });
     t.after(() => store.close());
     return store;
   },
@@ -86,11 +92,18 @@ test('listing reads a range of the primary key, never the whole bucket', { timeo
   await database.query('ANALYZE objects');
   const bounds = [Buffer.from('k/0123'), Buffer.from('k/0124')];
   for (const statement of [PG_SQL.listFrom, PG_SQL.listAfterWithMetadata]) {
-    const [row] = await database.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>(
-      `EXPLAIN (FORMAT JSON) ${statement}`, ['b1', ...bounds, 1000]);
+    const [row] = await database.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (FORMAT JSON) ${statement}`, [
+      'b1',
+      ...bounds,
+      1000,
+    ]);
     const plan = JSON.stringify(row!['QUERY PLAN']);
     assert.match(plan, /"Index Name":"objects_pkey"/, plan);
-    assert.match(plan, /"Index Cond":"\(\(bucket = 'b1'::text\) AND \(key [>=]+ '\\\\x6b2f30313233'::bytea\) AND \(key < '\\\\x6b2f30313234'::bytea\)\)"/, plan);
+    assert.match(
+      plan,
+      /"Index Cond":"\(\(bucket = 'b1'::text\) AND \(key [>=]+ '\\\\x6b2f30313233'::bytea\) AND \(key < '\\\\x6b2f30313234'::bytea\)\)"/,
+      plan,
+    );
     assert.doesNotMatch(plan, /Seq Scan|"Filter"/, plan);
   }
   // The store prepares its statements; their generic plan (no values known) is the same range scan.
@@ -128,14 +141,17 @@ test('two instances: a write on A is read on B at once, and the other way round'
 test('two instances: of 100 concurrent If-None-Match: * puts of a new key, exactly one wins', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket, blobFiles } = await twoInstances(t, { inlineMaxBytes: 0 });
   for (const key of ['race-1', 'race-2', 'race-3']) {
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b)
-      .put(bucket, key, bytes(`writer ${i}`), { onlyIf: { etagDoesNotMatch: [{ type: 'wildcard' }] } })));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        (i % 2 === 0 ? a : b).put(bucket, key, bytes(`writer ${i}`), { onlyIf: { etagDoesNotMatch: [{ type: 'wildcard' }] } }),
+      ),
+    );
     const winners = results.flatMap((meta, i) => (meta ? [{ meta, i }] : []));
     assert.equal(winners.length, 1, `${key}: ${winners.length} winners`);
     assert.equal(await text(b, bucket, key), `writer ${winners[0]!.i}`);
     assert.equal((await a.head(bucket, key))?.etag, winners[0]!.meta.etag);
   }
-  assert.equal(blobFiles(), 3, 'the losers\' blobs are gone');
+  assert.equal(blobFiles(), 3, "the losers' blobs are gone");
 });
 
 test('two instances: of 100 concurrent If-Match puts on one etag (compare-and-swap), exactly one wins', { timeout: 10_000 }, async (t) => {
@@ -143,8 +159,11 @@ test('two instances: of 100 concurrent If-Match puts on one etag (compare-and-sw
   let current = (await a.put(bucket, 'counter', bytes('0')))!;
   for (let round = 1; round <= 3; round++) {
     const etag = current.etag;
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? b : a)
-      .put(bucket, 'counter', bytes(`${round}:${i}`), { onlyIf: { etagMatches: [{ type: 'strong', value: etag }] } })));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        (i % 2 === 0 ? b : a).put(bucket, 'counter', bytes(`${round}:${i}`), { onlyIf: { etagMatches: [{ type: 'strong', value: etag }] } }),
+      ),
+    );
     const winners = results.filter((meta): meta is ObjectMeta => meta !== null);
     assert.equal(winners.length, 1, `round ${round}: ${winners.length} winners`);
     current = winners[0]!;
@@ -185,28 +204,32 @@ test('two instances: deleting a bucket on A while B puts into it: exactly one of
   }
 });
 
-test('two instances: deleting a bucket on A while B starts an upload and sends parts: the bucket goes, no upload or part outlives it', { timeout: 10_000 }, async (t) => {
-  const { a, b } = await twoInstances(t);
-  for (let round = 0; round < 20; round++) {
-    const name = `doomed-upload-${round}`;
-    await a.createBucket(name);
-    const started = b.createMultipartUpload(name, 'k').then(async (id) => {
-      await b.uploadPart(name, 'k', id, 1, bytes('part')).catch((error: unknown) => {
-        assert.equal((error as StoreError).code, 'STORE_NO_SUCH_UPLOAD');
+test(
+  'two instances: deleting a bucket on A while B starts an upload and sends parts: the bucket goes, no upload or part outlives it',
+  { timeout: 10_000 },
+  async (t) => {
+    const { a, b } = await twoInstances(t);
+    for (let round = 0; round < 20; round++) {
+      const name = `doomed-upload-${round}`;
+      await a.createBucket(name);
+      const started = b.createMultipartUpload(name, 'k').then(async (id) => {
+        await b.uploadPart(name, 'k', id, 1, bytes('part')).catch((error: unknown) => {
+          assert.equal((error as StoreError).code, 'STORE_NO_SUCH_UPLOAD');
+        });
+        return id;
       });
-      return id;
-    });
-    const [deleted, upload] = await Promise.allSettled([a.deleteBucket(name), started]);
-    assert.equal(deleted.status, 'fulfilled', `round ${round}: an upload never keeps a bucket`);
-    if (upload.status === 'rejected') assert.equal((upload.reason as StoreError).code, 'STORE_NO_SUCH_BUCKET');
-    else {
-      // Deleted with the bucket, or created first and aborted by the deletion; a part racing it lands nowhere.
-      assert.equal(await a.metadata.getUpload(name, 'k', upload.value), null, `round ${round}: no upload row is left`);
-      assert.deepEqual(await a.metadata.listParts(upload.value), [], `round ${round}: no part row is left`);
+      const [deleted, upload] = await Promise.allSettled([a.deleteBucket(name), started]);
+      assert.equal(deleted.status, 'fulfilled', `round ${round}: an upload never keeps a bucket`);
+      if (upload.status === 'rejected') assert.equal((upload.reason as StoreError).code, 'STORE_NO_SUCH_BUCKET');
+      else {
+        // Deleted with the bucket, or created first and aborted by the deletion; a part racing it lands nowhere.
+        assert.equal(await a.metadata.getUpload(name, 'k', upload.value), null, `round ${round}: no upload row is left`);
+        assert.deepEqual(await a.metadata.listParts(upload.value), [], `round ${round}: no part row is left`);
+      }
+      assert.equal(await a.getBucket(name), null);
     }
-    assert.equal(await a.getBucket(name), null);
-  }
-});
+  },
+);
 
 test('two instances: a multipart upload begun on A is continued on both and completed on B', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket } = await twoInstances(t);
@@ -214,8 +237,14 @@ test('two instances: a multipart upload begun on A is continued on both and comp
   assert.deepEqual((await b.getUpload(bucket, 'big', uploadId))?.customMetadata, { from: 'a' });
   const first = new Uint8Array(5 * MiB).fill(1);
   const parts = [await a.uploadPart(bucket, 'big', uploadId, 1, first), await b.uploadPart(bucket, 'big', uploadId, 2, bytes('tail'))];
-  assert.deepEqual((await a.listParts(bucket, 'big', uploadId)).map((p) => p.partNumber), [1, 2]);
-  assert.deepEqual((await b.listUploads(bucket)).map((u) => u.uploadId), [uploadId]);
+  assert.deepEqual(
+    (await a.listParts(bucket, 'big', uploadId)).map((p) => p.partNumber),
+    [1, 2],
+  );
+  assert.deepEqual(
+    (await b.listUploads(bucket)).map((u) => u.uploadId),
+    [uploadId],
+  );
   const meta = await b.completeMultipartUpload(bucket, 'big', uploadId, parts);
   assert.match(meta.etag, /-2$/);
   const body = await readAll((await a.get(bucket, 'big'))?.body?.stream());
@@ -225,37 +254,46 @@ test('two instances: a multipart upload begun on A is continued on both and comp
   assert.deepEqual(await a.listUploads(bucket), []);
 });
 
-test('two instances: of two concurrent completions of one upload, exactly one writes; the same one sent again answers its object', { timeout: 10_000 }, async (t) => {
-  const { a, b, bucket } = await twoInstances(t);
-  for (let round = 0; round < 10; round++) {
-    const key = `done-${round}`;
-    const uploadId = await a.createMultipartUpload(bucket, key);
-    const one = await b.uploadPart(bucket, key, uploadId, 1, bytes(`part one ${round}`));
-    const two = await b.uploadPart(bucket, key, uploadId, 2, bytes(`part two ${round}`));
-    // The same parts: one completes, the other is its repeat and answers the same object.
-    const same = round % 2 === 0;
-    const outcomes = await Promise.allSettled([
-      a.completeMultipartUpload(bucket, key, uploadId, [one], { answerRepeat: true }),
-      b.completeMultipartUpload(bucket, key, uploadId, [same ? one : two], { answerRepeat: true }),
-    ]);
-    const made = outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value);
-    if (same) {
-      assert.equal(made.length, 2, `round ${round}`);
-      assert.equal(made[0]!.version, made[1]!.version, `round ${round}: one object, answered twice`);
-      assert.equal(await text(a, bucket, key), `part one ${round}`);
-      continue;
+test(
+  'two instances: of two concurrent completions of one upload, exactly one writes; the same one sent again answers its object',
+  { timeout: 10_000 },
+  async (t) => {
+    const { a, b, bucket } = await twoInstances(t);
+    for (let round = 0; round < 10; round++) {
+      const key = `done-${round}`;
+      const uploadId = await a.createMultipartUpload(bucket, key);
+      const one = await b.uploadPart(bucket, key, uploadId, 1, bytes(`part one ${round}`));
+      const two = await b.uploadPart(bucket, key, uploadId, 2, bytes(`part two ${round}`));
+      // The same parts: one completes, the other is its repeat and answers the same object.
+      const same = round % 2 === 0;
+      const outcomes = await Promise.allSettled([
+        a.completeMultipartUpload(bucket, key, uploadId, [one], { answerRepeat: true }),
+        b.completeMultipartUpload(bucket, key, uploadId, [same ? one : two], { answerRepeat: true }),
+      ]);
+      const made = outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value);
+      if (same) {
+        assert.equal(made.length, 2, `round ${round}`);
+        assert.equal(made[0]!.version, made[1]!.version, `round ${round}: one object, answered twice`);
+        assert.equal(await text(a, bucket, key), `part one ${round}`);
+        continue;
+      }
+      assert.equal(made.length, 1, `round ${round}`);
+      const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+      assert.ok(refused.reason instanceof StoreError && refused.reason.code === 'STORE_NO_SUCH_UPLOAD', String(refused.reason));
+      assert.equal((await a.head(bucket, key))?.version, made[0]!.version);
     }
-    assert.equal(made.length, 1, `round ${round}`);
-    const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
-    assert.ok(refused.reason instanceof StoreError && refused.reason.code === 'STORE_NO_SUCH_UPLOAD', String(refused.reason));
-    assert.equal((await a.head(bucket, key))?.version, made[0]!.version);
-  }
-});
+  },
+);
 
 test('two instances: a part written while another instance aborts the upload is refused or reclaimed, never kept', { timeout: 10_000 }, async (t) => {
   const { a, b, bucket, clock, blobFiles } = await twoInstances(t);
   const uploadId = await a.createMultipartUpload(bucket, 'aborted');
-  const writes = Array.from({ length: 10 }, (_, i) => b.uploadPart(bucket, 'aborted', uploadId, i + 1, bytes(`part ${i}`)).then(() => 'ok', (e: unknown) => e));
+  const writes = Array.from({ length: 10 }, (_, i) =>
+    b.uploadPart(bucket, 'aborted', uploadId, i + 1, bytes(`part ${i}`)).then(
+      () => 'ok',
+      (e: unknown) => e,
+    ),
+  );
   await a.abortMultipartUpload(bucket, 'aborted', uploadId);
   for (const outcome of await Promise.all(writes)) {
     assert.ok(outcome === 'ok' || (outcome instanceof StoreError && outcome.code === 'STORE_NO_SUCH_UPLOAD'), String(outcome));
@@ -266,9 +304,12 @@ test('two instances: a part written while another instance aborts the upload is 
   assert.equal(blobFiles(), 0);
 });
 
-test('two instances: puts racing near the account\'s quota never take it past; usage stays exactly what is stored', { timeout: 60_000 }, async (t) => {
+test("two instances: puts racing near the account's quota never take it past; usage stays exactly what is stored", { timeout: 60_000 }, async (t) => {
   const quota = 50 * 1000;
-  const { a, b, bucket } = await twoInstances(t, { inlineMaxBytes: 0, quotas: { maxObjectBytes: quota, maxObjects: 60, maxScriptBytes: 0, maxVersionsPerScript: 100 } });
+  const { a, b, bucket } = await twoInstances(t, {
+    inlineMaxBytes: 0,
+    quotas: { maxObjectBytes: quota, maxObjects: 60, maxScriptBytes: 0, maxVersionsPerScript: 100 },
+  });
   const stored = async () => (await a.list(bucket, { limit: 1000 })).objects;
   const outcomes = async (writes: Array<Promise<unknown>>) => {
     const settled = await Promise.allSettled(writes);
@@ -278,9 +319,13 @@ test('two instances: puts racing near the account\'s quota never take it past; u
     return { written: settled.filter((o) => o.status === 'fulfilled').length, refused: settled.filter((o) => o.status === 'rejected').length };
   };
   // Round 1: 120 puts of 1000 bytes, half on each instance, for room for 50.
-  const first = await outcomes(Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? a : b).put(bucket, `k/${String(i).padStart(3, '0')}`, new Uint8Array(1000))));
+  const first = await outcomes(
+    Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? a : b).put(bucket, `k/${String(i).padStart(3, '0')}`, new Uint8Array(1000))),
+  );
   const usage1 = await b.accountUsage(null);
-  console.log(`quota race 1: ${first.written} written, ${first.refused} refused; usage ${usage1.objectBytes} bytes / ${usage1.objectCount} objects (quota ${quota} bytes)`);
+  console.log(
+    `quota race 1: ${first.written} written, ${first.refused} refused; usage ${usage1.objectBytes} bytes / ${usage1.objectCount} objects (quota ${quota} bytes)`,
+  );
   assert.deepEqual([first.written, first.refused], [50, 70]);
   assert.equal(usage1.objectBytes, quota);
   assert.equal((await stored()).length, 50);
@@ -295,13 +340,18 @@ test('two instances: puts racing near the account\'s quota never take it past; u
   const usage2 = await a.accountUsage(null);
   const after = await stored();
   const bytes = after.reduce((sum, object) => sum + object.size, 0);
-  console.log(`quota race 2: ${second.written} writes done, ${second.refused} refused; ${after.length} objects of ${bytes} bytes stored, usage says ${usage2.objectBytes} / ${usage2.objectCount}`);
+  console.log(
+    `quota race 2: ${second.written} writes done, ${second.refused} refused; ${after.length} objects of ${bytes} bytes stored, usage says ${usage2.objectBytes} / ${usage2.objectCount}`,
+  );
   assert.ok(bytes <= quota, `${bytes} bytes stored past the quota of ${quota}`);
   assert.deepEqual([usage2.objectBytes, usage2.objectCount], [bytes, after.length], 'usage is exactly what is stored');
   assert.ok(second.refused > 0 && second.written > 20, 'some writes fit and some did not');
 
   // Parts race too: an open upload's parts count, and never pass the quota either.
-  await a.delete(bucket, after.map((object) => object.key));
+  await a.delete(
+    bucket,
+    after.map((object) => object.key),
+  );
   const uploadId = await a.createMultipartUpload(bucket, 'big');
   const parts = await outcomes(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).uploadPart(bucket, 'big', uploadId, i + 1, new Uint8Array(2000))));
   const usage3 = await b.accountUsage(null);
@@ -319,25 +369,30 @@ test('property: on PostgreSQL, paginated listing returns exactly the keys in UTF
   const key = fc.array(alphabet, { maxLength: 5 }).map((chars) => chars.join(''));
   const byteOrder = (x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y));
   let run = 0;
-  await fc.assert(fc.asyncProperty(
-    fc.uniqueArray(key, { maxLength: 30 }), fc.array(alphabet, { maxLength: 2 }).map((c) => c.join('')),
-    fc.option(key, { nil: undefined }), fc.integer({ min: 1, max: 7 }),
-    async (keys, prefix, startAfter, limit) => {
-      const bucket = `prop-${run++}`;
-      await engine.createBucket(bucket);
-      await Promise.all(keys.map((k) => engine.put(bucket, k, bytes(k))));
-      const got: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await engine.list(bucket, { prefix, limit, ...(startAfter !== undefined ? { startAfter } : {}), ...(cursor ? { cursor } : {}) });
-        assert.ok(page.objects.length <= limit);
-        got.push(...page.objects.map((o) => o.key));
-        cursor = page.truncated ? page.cursor : undefined;
-      } while (cursor);
-      const want = keys.filter((k) => k.startsWith(prefix) && (startAfter === undefined || byteOrder(k, startAfter) > 0)).sort(byteOrder);
-      assert.deepEqual(got, want);
-    },
-  ), { numRuns: 40 });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.uniqueArray(key, { maxLength: 30 }),
+      fc.array(alphabet, { maxLength: 2 }).map((c) => c.join('')),
+      fc.option(key, { nil: undefined }),
+      fc.integer({ min: 1, max: 7 }),
+      async (keys, prefix, startAfter, limit) => {
+        const bucket = `prop-${run++}`;
+        await engine.createBucket(bucket);
+        await Promise.all(keys.map((k) => engine.put(bucket, k, bytes(k))));
+        const got: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await engine.list(bucket, { prefix, limit, ...(startAfter !== undefined ? { startAfter } : {}), ...(cursor ? { cursor } : {}) });
+          assert.ok(page.objects.length <= limit);
+          got.push(...page.objects.map((o) => o.key));
+          cursor = page.truncated ? page.cursor : undefined;
+        } while (cursor);
+        const want = keys.filter((k) => k.startsWith(prefix) && (startAfter === undefined || byteOrder(k, startAfter) > 0)).sort(byteOrder);
+        assert.deepEqual(got, want);
+      },
+    ),
+    { numRuns: 40 },
+  );
 });
 
 test('keys are stored as their UTF-8 bytes, so U+0000 and any other code point round-trip', { timeout: 10_000 }, async (t) => {

@@ -17,34 +17,41 @@ import { checkUsage, seedVersion15 } from './version-15-data.ts';
 import { TEST_SECRETS, TEST_SECRETS_KEY } from '../helpers/secrets.ts';
 import { checkAdoption, seedVersion6 } from './version-6-data.ts';
 
-test('migration 7 and the first start after it on PostgreSQL: buckets, objects, uploads and S3 keys become the first account\'s', { timeout: 60_000 }, async (t) => {
-  const url = await pgTestUrl(t);
-  const { config, schema } = parsePgUrl(url);
-  // A schema as version 6 left it: its migrations, recorded as applied, and its rows.
-  const client = new pg.Client(config);
-  await client.connect();
-  try {
-    await client.query(`SET search_path TO ${schema}`);
-    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)');
-    for (const migration of MIGRATIONS.filter((m) => m.version <= 6)) {
-      await client.query(migration.postgres);
-      await client.query('INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)', [migration.version, migration.name]);
+test(
+  "migration 7 and the first start after it on PostgreSQL: buckets, objects, uploads and S3 keys become the first account's",
+  { timeout: 60_000 },
+  async (t) => {
+    const url = await pgTestUrl(t);
+    const { config, schema } = parsePgUrl(url);
+    // A schema as version 6 left it: its migrations, recorded as applied, and its rows.
+    const client = new pg.Client(config);
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO ${schema}`);
+      await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)');
+      for (const migration of MIGRATIONS.filter((m) => m.version <= 6)) {
+        await client.query(migration.postgres);
+        await client.query('INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)', [migration.version, migration.name]);
+      }
+      await seedVersion6(
+        (sql, ...values) => client.query(sql, values),
+        (n) => `$${n}`,
+      );
+    } finally {
+      await client.end();
     }
-    await seedVersion6((sql, ...values) => client.query(sql, values), (n) => `$${n}`);
-  } finally {
-    await client.end();
-  }
 
-  const database = await PgDatabase.open({ url, now: 0 });
-  t.after(() => database.close());
-  // As a start does before any store opens: the clear secrets of earlier versions are sealed.
-  assert.equal((await ensureSealed(pgSealingTarget(database), [TEST_SECRETS_KEY], 0)).kind, 'sealed');
-  const store = new PgMetadataStore({ database, clock: new FakeClock(0), reclaimGraceMs: 0, secrets: TEST_SECRETS });
-  t.after(() => store.close());
-  await checkAdoption(store);
-});
+    const database = await PgDatabase.open({ url, now: 0 });
+    t.after(() => database.close());
+    // As a start does before any store opens: the clear secrets of earlier versions are sealed.
+    assert.equal((await ensureSealed(pgSealingTarget(database), [TEST_SECRETS_KEY], 0)).kind, 'sealed');
+    const store = new PgMetadataStore({ database, clock: new FakeClock(0), reclaimGraceMs: 0, secrets: TEST_SECRETS });
+    t.after(() => store.close());
+    await checkAdoption(store);
+  },
+);
 
-test('migration 16 on PostgreSQL counts what each account already stores: objects, open uploads\' parts, scripts\' versions', { timeout: 60_000 }, async (t) => {
+test("migration 16 on PostgreSQL counts what each account already stores: objects, open uploads' parts, scripts' versions", { timeout: 60_000 }, async (t) => {
   const url = await pgTestUrl(t);
   const { config, schema } = parsePgUrl(url);
   const client = new pg.Client(config);
@@ -56,7 +63,10 @@ test('migration 16 on PostgreSQL counts what each account already stores: object
       await client.query(migration.postgres);
       await client.query('INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)', [migration.version, migration.name]);
     }
-    await seedVersion15((sql, ...values) => client.query(sql, values), (n) => `$${n}`);
+    await seedVersion15(
+      (sql, ...values) => client.query(sql, values),
+      (n) => `$${n}`,
+    );
   } finally {
     await client.end();
   }

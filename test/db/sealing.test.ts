@@ -22,7 +22,13 @@ import { PgMetadataStore } from '../../src/db/postgres/pg-metadata-store.ts';
 import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
 import type { ScriptRegistry } from '../../src/db/scripts/script-registry.ts';
 import {
-  DatabaseInUseError, ensureSealed, holdInstanceLock, pgSealingTarget, rotateKey, sqliteSealingTarget, type SealingTarget,
+  DatabaseInUseError,
+  ensureSealed,
+  holdInstanceLock,
+  pgSealingTarget,
+  rotateKey,
+  sqliteSealingTarget,
+  type SealingTarget,
 } from '../../src/db/secrets/sealing.ts';
 import { migrateSqlite } from '../../src/db/sqlite/migrate.ts';
 import { openSqlite } from '../../src/db/sqlite/open-sqlite.ts';
@@ -51,9 +57,19 @@ interface Dialect {
 
 /** What an edgeport from before sealing left: the rows written clear, as it wrote them. */
 async function seedClear(db: Dialect): Promise<void> {
-  await db.exec("INSERT INTO s3_access_keys (access_key_id, secret, created, revoked, account_id, permission, buckets) VALUES ('KEY1', ?, 1, NULL, ?, 'admin_read_write', NULL)", S3_SECRET, ACCOUNT);
-  await db.exec("INSERT INTO s3_access_keys (access_key_id, secret, created, revoked, account_id, permission, buckets) VALUES ('KEY2', 'other-secret-0123456789', 2, NULL, ?, 'admin_read_write', NULL)", ACCOUNT);
-  await db.exec("INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, 'api', 1, 1, '{}', 1, 0)", ACCOUNT);
+  await db.exec(
+    "INSERT INTO s3_access_keys (access_key_id, secret, created, revoked, account_id, permission, buckets) VALUES ('KEY1', ?, 1, NULL, ?, 'admin_read_write', NULL)",
+    S3_SECRET,
+    ACCOUNT,
+  );
+  await db.exec(
+    "INSERT INTO s3_access_keys (access_key_id, secret, created, revoked, account_id, permission, buckets) VALUES ('KEY2', 'other-secret-0123456789', 2, NULL, ?, 'admin_read_write', NULL)",
+    ACCOUNT,
+  );
+  await db.exec(
+    "INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, 'api', 1, 1, '{}', 1, 0)",
+    ACCOUNT,
+  );
   await db.exec("INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, 'api', 'MY_SECRET', 'secret_text', ?)", ACCOUNT, WORKER_SECRET);
   await db.exec("INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, 'api', 'OTHER', 'secret_text', 'other-value')", ACCOUNT);
   const { id: _id, ...record } = { ...job(ZONE, true, 'shipper'), destinationConf: CONF, id: 0 };
@@ -88,7 +104,11 @@ const EXPECTED = [S3_SECRET, { MY_SECRET: WORKER_SECRET, OTHER: 'other-value' },
 async function sealingSuite(db: Dialect): Promise<void> {
   await seedClear(db);
   assert.deepEqual(await db.exec('SELECT secret FROM s3_access_keys WHERE access_key_id = ?', 'KEY1'), [{ secret: S3_SECRET }]);
-  if (db.files) assert.ok(db.files().some((bytes) => bytes.includes(S3_SECRET)), 'before sealing, the files hold the clear value (so the search below can find one)');
+  if (db.files)
+    assert.ok(
+      db.files().some((bytes) => bytes.includes(S3_SECRET)),
+      'before sealing, the files hold the clear value (so the search below can find one)',
+    );
   const key = generateSecretsKey();
   const target = db.target();
   try {
@@ -104,7 +124,11 @@ async function sealingSuite(db: Dialect): Promise<void> {
     assert.deepEqual(await rawValues(db), rows, 'a second start seals nothing again');
     const other = generateSecretsKey();
     assert.deepEqual(await ensureSealed(target, [other], 3000), { kind: 'wrong-key', keyId: key.id });
-    assert.deepEqual(await ensureSealed(target, [{ id: key.id, bytes: other.bytes }], 3000), { kind: 'wrong-key', keyId: key.id }, 'a key with a forged id does not open the check value');
+    assert.deepEqual(
+      await ensureSealed(target, [{ id: key.id, bytes: other.bytes }], 3000),
+      { kind: 'wrong-key', keyId: key.id },
+      'a key with a forged id does not open the check value',
+    );
     assert.deepEqual(await rawValues(db), rows, 'another key writes nothing');
 
     // Values swapped between rows do not open: each is bound to its own row.
@@ -121,10 +145,16 @@ async function sealingSuite(db: Dialect): Promise<void> {
     // Stores without the key can count jobs and list keys, and refuse to open or write a secret.
     const locked = await db.stores(SecretBox.locked());
     assert.equal(await locked.control.countJobs(ZONE), 1);
-    assert.deepEqual((await locked.meta.listAccessKeys(ACCOUNT)).map((k) => k.accessKeyId), ['KEY1', 'KEY2']);
+    assert.deepEqual(
+      (await locked.meta.listAccessKeys(ACCOUNT)).map((k) => k.accessKeyId),
+      ['KEY1', 'KEY2'],
+    );
     await assert.rejects(locked.meta.accessKey('KEY1'), { code: 'SECRETS_LOCKED' });
     await assert.rejects(locked.registry.setSecret(ACCOUNT, 'api', 'NEW', 'v', { asVersion: false }), { code: 'SECRETS_LOCKED' });
-    await assert.rejects(locked.control.createJob(ZONE, () => job(ZONE, true)), { code: 'SECRETS_LOCKED' });
+    await assert.rejects(
+      locked.control.createJob(ZONE, () => job(ZONE, true)),
+      { code: 'SECRETS_LOCKED' },
+    );
     assert.equal(await locked.control.countJobs(ZONE), 1, 'a refused job left no row');
     for (const store of [locked.registry, locked.control, locked.meta, registry, control, meta]) await store.close();
 
@@ -140,7 +170,11 @@ async function sealingSuite(db: Dialect): Promise<void> {
     assert.deepEqual(await rotateKey(target, other, next, 5000), { kind: 'wrong-key', keyId: key.id });
     assert.deepEqual(await rotateKey(target, key, next, 5000), { kind: 'rotated', counts: { accessKeys: 2, workerSecrets: 2, logJobs: 1 } });
     assert.deepEqual(await ensureSealed(target, [key], 6000), { kind: 'wrong-key', keyId: next.id }, 'the old key no longer opens the database');
-    assert.deepEqual(await ensureSealed(target, [key, next], 6000), { kind: 'verified', key: next }, 'a start holding both keys (an interrupted rotation) finds the new one');
+    assert.deepEqual(
+      await ensureSealed(target, [key, next], 6000),
+      { kind: 'verified', key: next },
+      'a start holding both keys (an interrupted rotation) finds the new one',
+    );
     assert.deepEqual(await readAll(db, new SecretBox(next)), EXPECTED);
     await assert.rejects(readAll(db, new SecretBox(key)), { code: 'SECRETS_UNREADABLE' });
     assertNoClear(await rawValues(db), 'a row after the rotation');
@@ -158,7 +192,11 @@ test('sqlite: a clear database is sealed at once, checked afterwards, refused wi
   const raw: Database = openSqlite(file);
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA wal_autocheckpoint = 0');
-  migrateSqlite(raw, 0, MIGRATIONS.filter((m) => m.version <= 15));
+  migrateSqlite(
+    raw,
+    0,
+    MIGRATIONS.filter((m) => m.version <= 15),
+  );
   t.after(() => raw.close());
   await sealingSuite({
     exec: async (sql, ...params) => {
@@ -173,13 +211,14 @@ test('sqlite: a clear database is sealed at once, checked afterwards, refused wi
       control: await openControlStore({ dataDir: dir, clock, secrets: box }),
       registry: openScriptRegistry({ dataDir: dir, clock, secrets: box }),
     }),
-    files: () => ['metadata.sqlite', 'metadata.sqlite-wal'].map((name) => {
-      try {
-        return readFileSync(join(dir, name));
-      } catch {
-        return Buffer.alloc(0);
-      }
-    }),
+    files: () =>
+      ['metadata.sqlite', 'metadata.sqlite-wal'].map((name) => {
+        try {
+          return readFileSync(join(dir, name));
+        } catch {
+          return Buffer.alloc(0);
+        }
+      }),
   });
 });
 
@@ -191,7 +230,10 @@ test('postgres: a clear schema is sealed at once, checked afterwards, refused wi
   await sealingSuite({
     exec: async (sql, ...params) => {
       let n = 0;
-      return database.query(sql.replace(/\?/g, () => `$${++n}`), params);
+      return database.query(
+        sql.replace(/\?/g, () => `$${++n}`),
+        params,
+      );
     },
     target: () => pgSealingTarget(database),
     stores: async (box) => ({

@@ -17,7 +17,13 @@ import { TEST_SECRETS } from '../helpers/secrets.ts';
 const suite = {
   clock: () => new FakeClock(Date.UTC(2026, 0, 1)),
   async open(t: TestContext, clock: FakeClock, quotas?: AccountQuotas) {
-    const store = new SqliteMetadataStore({ file: join(tempDir(t), 'metadata.sqlite'), clock, reclaimGraceMs: GRACE_MS, ...(quotas ? { quotas } : {}), secrets: TEST_SECRETS });
+    const store = new SqliteMetadataStore({
+      file: join(tempDir(t), 'metadata.sqlite'),
+      clock,
+      reclaimGraceMs: GRACE_MS,
+      ...(quotas ? { quotas } : {}),
+      secrets: TEST_SECRETS,
+    });
     t.after(() => store.close());
     return store;
   },
@@ -25,7 +31,7 @@ const suite = {
 runMetadataStoreSuite(suite);
 runAccountUsageSuite(suite);
 
-test('a bucket\'s usage is read in chunks, the event loop running between them, and counts every row once', { timeout: 60_000 }, async (t) => {
+test("a bucket's usage is read in chunks, the event loop running between them, and counts every row once", { timeout: 60_000 }, async (t) => {
   const file = join(tempDir(t), 'metadata.sqlite');
   const store = new SqliteMetadataStore({ file, clock: new FakeClock(Date.UTC(2026, 0, 1)), reclaimGraceMs: GRACE_MS });
   t.after(() => store.close());
@@ -33,7 +39,8 @@ test('a bucket\'s usage is read in chunks, the event loop running between them, 
   // 25,001 objects (three chunks and one more row), and as many active uploads, most under one key.
   const writer = new Database(file);
   try {
-    const object = writer.prepare(`INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count)
+    const object =
+      writer.prepare(`INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count)
       VALUES ('b1', ?, ?, 2, 'e', 0, '{}', '{"k":"v"}', '{}', 'Standard', 0, ?, 0)`);
     const upload = writer.prepare(`INSERT INTO uploads (upload_id, bucket, key, created, http_metadata, custom_metadata, storage_class, state)
       VALUES (?, 'b1', ?, 0, '{}', '{}', 'Standard', ?)`);

@@ -20,7 +20,11 @@ import { checkAdoption, seedVersion6 } from './version-6-data.ts';
 /** A database file at schema `version`, as an edgeport of that version left it. */
 function databaseAt(file: string, version: number): ReturnType<typeof openSqlite> {
   const db = openSqlite(file);
-  migrateSqlite(db, 0, MIGRATIONS.filter((m) => m.version <= version));
+  migrateSqlite(
+    db,
+    0,
+    MIGRATIONS.filter((m) => m.version <= version),
+  );
   return db;
 }
 
@@ -34,8 +38,12 @@ test('migration 6 moves inline bodies into a rowid table, every body intact', { 
     const key = `k${i}`;
     const bytes = Buffer.alloc(size, i + 1);
     bodies.set(key, bytes);
-    old.prepare(`INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class,
-      has_inline, blob_id, part_count) VALUES ('b', ?, ?, ?, 'e', 0, '{}', '{}', '{}', 'Standard', 1, NULL, 0)`).run(key, `v${i}`, size);
+    old
+      .prepare(
+        `INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class,
+      has_inline, blob_id, part_count) VALUES ('b', ?, ?, ?, 'e', 0, '{}', '{}', '{}', 'Standard', 1, NULL, 0)`,
+      )
+      .run(key, `v${i}`, size);
     old.prepare('INSERT INTO inline_bodies (version, bytes) VALUES (?, ?)').run(`v${i}`, bytes);
   }
   old.close();
@@ -53,26 +61,34 @@ test('migration 6 moves inline bodies into a rowid table, every body intact', { 
   assert.equal(check.prepare('SELECT max(version) FROM schema_migrations').pluck().get(), MIGRATIONS.at(-1)!.version);
 });
 
-test('migration 7 and the first start after it: buckets, objects, uploads and S3 keys of earlier versions become the first account\'s', { timeout: 10_000 }, async (t) => {
-  const file = join(tempDir(t), 'metadata.sqlite');
-  const old = databaseAt(file, 6);
-  await seedVersion6((sql, ...values) => { old.prepare(sql).run(...values); });
-  old.close();
+test(
+  "migration 7 and the first start after it: buckets, objects, uploads and S3 keys of earlier versions become the first account's",
+  { timeout: 10_000 },
+  async (t) => {
+    const file = join(tempDir(t), 'metadata.sqlite');
+    const old = databaseAt(file, 6);
+    await seedVersion6((sql, ...values) => {
+      old.prepare(sql).run(...values);
+    });
+    old.close();
 
-  // As a start does before any store opens: the clear secrets of earlier versions are sealed.
-  const sealing = sqliteSealingTarget(file, 0);
-  assert.equal((await ensureSealed(sealing, [TEST_SECRETS_KEY], 0)).kind, 'sealed');
-  await sealing.close();
-  const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0, secrets: TEST_SECRETS });
-  t.after(() => store.close());
-  await checkAdoption(store);
-});
+    // As a start does before any store opens: the clear secrets of earlier versions are sealed.
+    const sealing = sqliteSealingTarget(file, 0);
+    assert.equal((await ensureSealed(sealing, [TEST_SECRETS_KEY], 0)).kind, 'sealed');
+    await sealing.close();
+    const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0, secrets: TEST_SECRETS });
+    t.after(() => store.close());
+    await checkAdoption(store);
+  },
+);
 
-test('migration 16 counts what each account already stores: objects, open uploads\' parts, scripts\' versions', { timeout: 10_000 }, async (t) => {
+test("migration 16 counts what each account already stores: objects, open uploads' parts, scripts' versions", { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const file = join(dataDir, 'metadata.sqlite');
   const old = databaseAt(file, 15);
-  await seedVersion15((sql, ...values) => { old.prepare(sql).run(...values); });
+  await seedVersion15((sql, ...values) => {
+    old.prepare(sql).run(...values);
+  });
   old.close();
 
   const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0 });

@@ -27,10 +27,11 @@ function openQueue(t: { after: (fn: () => unknown) => void }) {
     rmSync(dir, { recursive: true, force: true });
   });
   /** Queues an insert; resolves to the row count other connections saw when it ran (its transaction's start). */
-  const write = (n: number) => writes.run(() => {
-    insert.run(n);
-    return (committed.get() as { c: number }).c;
-  });
+  const write = (n: number) =>
+    writes.run(() => {
+      insert.run(n);
+      return (committed.get() as { c: number }).c;
+    });
   return { writes, write, committedRows: () => (committed.get() as { c: number }).c };
 }
 
@@ -38,7 +39,9 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 test('a write resolves with its value once committed; a failing write is refused alone', { timeout: 10_000 }, async (t) => {
   const { writes, write, committedRows } = openQueue(t);
-  const failing = writes.run(() => { throw new Error('refused'); });
+  const failing = writes.run(() => {
+    throw new Error('refused');
+  });
   const [first, second] = await Promise.all([write(1), write(2), assert.rejects(failing, /refused/)]);
   assert.equal(first, 0);
   assert.equal(second, 0, 'both ran in the same transaction');
@@ -58,5 +61,9 @@ test('writes that arrive while a batch is fsynced commit together after it, not 
   const transactions = new Set(counts).size;
   // An fsync goes through the thread pool and the disk: it spans several turns.
   assert.ok(transactions <= WRITES / 2, `${transactions} transactions for ${WRITES} writes`);
-  assert.deepEqual(counts, [...counts].sort((a, b) => a - b), 'batches commit in order');
+  assert.deepEqual(
+    counts,
+    [...counts].sort((a, b) => a - b),
+    'batches commit in order',
+  );
 });

@@ -8,8 +8,13 @@ import { ROOT } from './example-session.ts';
 
 const DOCUMENTS = readingOrder(readFileSync(`${ROOT}/README.md`, 'utf8'));
 
-test('the README links every Markdown document in docs/, so the docs test (in the README\'s order) runs each', { timeout: 10_000 }, () => {
-  const present = ['README.md', ...readdirSync(`${ROOT}/docs`).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+test("the README links every Markdown document in docs/, so the docs test (in the README's order) runs each", { timeout: 10_000 }, () => {
+  const present = [
+    'README.md',
+    ...readdirSync(`${ROOT}/docs`)
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
   assert.deepEqual([...DOCUMENTS].sort(), present.sort());
 });
 
@@ -35,8 +40,13 @@ test('relative links between documents lead to documents that exist', { timeout:
 });
 
 test('no file of the repository cites, reads or needs material outside it (the design notes, the spec, ../shared)', { timeout: 10_000 }, () => {
-  const tracked = execFileSync('git', ['ls-files', '-co', '--exclude-standard', 'src', 'test', 'web/src', 'bench', 'bin', '.ci', 'eslint.config.js', 'package.json'], { cwd: ROOT, encoding: 'utf8' })
-    .split('\n').filter((path) => path !== '' && path !== 'test/docs/documents.test.ts');
+  const tracked = execFileSync(
+    'git',
+    ['ls-files', '-co', '--exclude-standard', 'src', 'test', 'web/src', 'bench', 'bin', '.ci', 'eslint.config.js', 'package.json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  )
+    .split('\n')
+    .filter((path) => path !== '' && path !== 'test/docs/documents.test.ts');
   assert.ok(tracked.length > 100, `found ${tracked.length} files`);
   const outside = [/\bSPEC(\.md|\s*§)/, /\bDESIGN\.md/, /\bSTYLE\.md/, /shared\/reference/, /\breference (\S+\.md )?§/, /\.\.\/shared\b/, /\/work\/shared\b/];
   for (const path of tracked) {

@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import { STORE_ERRORS } from '../../src/store/engine/errors.ts';
 
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
-const documented = new Map([...doc.matchAll(/^\| `([A-Z_]+)` \| (\d+) \| `(\w+)` (\d+) \|/gm)].map((m) => [m[1]!, { v4: Number(m[2]), s3Code: m[3]!, status: Number(m[4]) }]));
+const documented = new Map(
+  [...doc.matchAll(/^\| `([A-Z_]+)` \| (\d+) \| `(\w+)` (\d+) \|/gm)].map((m) => [m[1]!, { v4: Number(m[2]), s3Code: m[3]!, status: Number(m[4]) }]),
+);
 
 test('every store error code is documented with its wire values, and nothing else is', { timeout: 10_000 }, () => {
   for (const [code, entry] of Object.entries(STORE_ERRORS)) {

@@ -49,9 +49,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * (3001), object-store.md's `edgeport dev` (8788), operations.md's two instances (8180.., 8280..)
  * and its backup round trip's server (8380..).
  */
-const DEFAULT_PORTS = [
-  8080, 8081, 8545, 9000, 8787, 8788, 3000, 3001, 8180, 8181, 8645, 9100, 8280, 8281, 8745, 9200, 8380, 8381, 8845, 9300,
-] as const;
+const DEFAULT_PORTS = [8080, 8081, 8545, 9000, 8787, 8788, 3000, 3001, 8180, 8181, 8645, 9100, 8280, 8281, 8745, 9200, 8380, 8381, 8845, 9300] as const;
 /** What a fresh clone's `npm install` makes in node_modules, but not what tools cache there later. */
 const NOT_IN_A_FRESH_CLONE = new Set(['.cache']);
 /** How long one block may take (a server start on a busy machine included). */
@@ -76,8 +74,13 @@ export class DocsSession {
   /** Where the session ended, once a page failed. */
   #ended: string | undefined;
 
-  private constructor(work: string, shell: ShellSession, rewrite: (code: string) => string, cleanups: Array<() => void>,
-    asyncCleanups: Array<() => Promise<void>>) {
+  private constructor(
+    work: string,
+    shell: ShellSession,
+    rewrite: (code: string) => string,
+    cleanups: Array<() => void>,
+    asyncCleanups: Array<() => Promise<void>>,
+  ) {
     this.work = work;
     this.#shell = shell;
     this.#rewrite = rewrite;
@@ -100,14 +103,22 @@ export class DocsSession {
       }
       symlinkSync(ROOT, join(work, 'node_modules', 'edgeport'));
       mkdirSync(join(work, '.home'));
-      for (const port of DEFAULT_PORTS) ports.set(port, await reservePort({ after: (undo: () => void) => { cleanups.push(undo); } }));
+      for (const port of DEFAULT_PORTS)
+        ports.set(
+          port,
+          await reservePort({
+            after: (undo: () => void) => {
+              cleanups.push(undo);
+            },
+          }),
+        );
       const pattern = new RegExp(`\\b(${DEFAULT_PORTS.join('|')})\\b`, 'g');
       // The schema the examples keep in the shared `test` database (operations.md's two instances) is
       // the session's own, as its ports are: a run never meets what an earlier or concurrent one left.
       const schema = `docs_${randomBytes(6).toString('hex')}`;
       asyncCleanups.push(() => dropTestSchema(schema));
-      const rewrite = (code: string): string => code.replace(pattern, (port) => String(ports.get(Number(port))))
-        .replace(/\bschema=edgeport\b/g, `schema=${schema}`);
+      const rewrite = (code: string): string =>
+        code.replace(pattern, (port) => String(ports.get(Number(port)))).replace(/\bschema=edgeport\b/g, `schema=${schema}`);
 
       const shell = new ShellSession(work, {
         ...freshEnvironment(process.env),
@@ -115,8 +126,10 @@ export class DocsSession {
         PATH: withoutTools(process.env.PATH ?? '').join(delimiter),
         HOME: join(work, '.home'),
         // `npm start` and `edgeport start` without flags listen where the rewritten examples look.
-        EDGEPORT_EDGE_PORT: String(ports.get(8080)), EDGEPORT_API_PORT: String(ports.get(8081)),
-        EDGEPORT_GATEWAY_PORT: String(ports.get(8545)), EDGEPORT_S3_PORT: String(ports.get(9000)),
+        EDGEPORT_EDGE_PORT: String(ports.get(8080)),
+        EDGEPORT_API_PORT: String(ports.get(8081)),
+        EDGEPORT_GATEWAY_PORT: String(ports.get(8545)),
+        EDGEPORT_S3_PORT: String(ports.get(9000)),
       });
       const session = new DocsSession(work, shell, rewrite, cleanups, asyncCleanups);
       const prelude = await shell.run(PRELUDE);
@@ -191,7 +204,9 @@ export class DocsSession {
           writeFileSync(script, code);
           const result = await this.#shell.run(`. '${script}'`);
           if (result.status !== 0) {
-            throw new Error(`${where}: the example exited with ${result.status}:\n${example.code}\n--- it printed:\n${result.output}\n--- on stderr:\n${result.errors}`);
+            throw new Error(
+              `${where}: the example exited with ${result.status}:\n${example.code}\n--- it printed:\n${result.output}\n--- on stderr:\n${result.errors}`,
+            );
           }
           lastOutput = { line: example.line, text: result.output };
           report.ran++;
@@ -319,7 +334,9 @@ class ShellSession {
       this.#waiting?.(this.#buffer);
     });
     // What a reader sees in the terminal besides the output: kept apart, shown when an example fails.
-    this.#child.stderr!.on('data', (chunk: Buffer) => { this.#errors += chunk.toString(); });
+    this.#child.stderr!.on('data', (chunk: Buffer) => {
+      this.#errors += chunk.toString();
+    });
     this.#exited = new Promise((resolve) => this.#child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
   }
 
@@ -336,12 +353,19 @@ class ShellSession {
       };
       this.#waiting(this.#buffer);
     });
-    const timeout = new Promise<string>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${BLOCK_TIMEOUT_MS} ms:\n${this.#buffer}`)), BLOCK_TIMEOUT_MS).unref());
+    const timeout = new Promise<string>((_, reject) =>
+      setTimeout(() => reject(new Error(`timed out after ${BLOCK_TIMEOUT_MS} ms:\n${this.#buffer}`)), BLOCK_TIMEOUT_MS).unref(),
+    );
     const exited = this.#exited.then((status) => `${this.#buffer}\n${marker} ${status}\n`);
     const text = await Promise.race([done, timeout, exited]);
     this.#waiting = undefined;
     const at = text.lastIndexOf(marker);
-    const status = Number(text.slice(at + marker.length).trim().split(/\s/)[0]);
+    const status = Number(
+      text
+        .slice(at + marker.length)
+        .trim()
+        .split(/\s/)[0],
+    );
     // The echo before the marker adds one newline of its own.
     return { status, output: text.slice(0, at).replace(/\n$/, ''), errors: this.#errors };
   }
@@ -352,15 +376,23 @@ class ShellSession {
     } catch {
       return;
     }
-    const exited = await within(this.#exited.then(() => true), 5_000, false);
+    const exited = await within(
+      this.#exited.then(() => true),
+      5_000,
+      false,
+    );
     if (!exited) {
       try {
         process.kill(-this.#child.pid!, 'SIGKILL');
-      } catch { /* gone */ }
+      } catch {
+        /* gone */
+      }
     }
     // Servers started in the background are in the same group: make sure none outlives the test.
     try {
       process.kill(-this.#child.pid!, 'SIGKILL');
-    } catch { /* all gone */ }
+    } catch {
+      /* all gone */
+    }
   }
 }

@@ -15,29 +15,49 @@ import { DocsSession, ROOT } from './example-session.ts';
 
 /** The tests below, in the order they are declared (and run). */
 const PAGES = [
-  'README.md', 'docs/management-api.md', 'docs/edge-and-logs.md', 'docs/gateway.md', 'docs/object-store.md', 'docs/s3.md',
-  'docs/configuration.md', 'docs/security.md', 'docs/operations.md', 'docs/dashboard.md', 'docs/errors.md',
-  'docs/performance.md', 'docs/choices.md', 'docs/architecture.md', 'docs/development.md',
+  'README.md',
+  'docs/management-api.md',
+  'docs/edge-and-logs.md',
+  'docs/gateway.md',
+  'docs/object-store.md',
+  'docs/s3.md',
+  'docs/configuration.md',
+  'docs/security.md',
+  'docs/operations.md',
+  'docs/dashboard.md',
+  'docs/errors.md',
+  'docs/performance.md',
+  'docs/choices.md',
+  'docs/architecture.md',
+  'docs/development.md',
 ];
 
 let session: DocsSession | undefined;
 let next = 0;
 
-before(async () => {
-  session = await DocsSession.open();
-}, { timeout: 30_000 });
+before(
+  async () => {
+    session = await DocsSession.open();
+  },
+  { timeout: 30_000 },
+);
 
-after(async () => {
-  await session?.close();
-}, { timeout: 15_000 });
+after(
+  async () => {
+    await session?.close();
+  },
+  { timeout: 15_000 },
+);
 
 async function runPage(t: TestContext, page: string): Promise<void> {
-  assert.equal(page, PAGES[next++], 'the tests run the pages in PAGES\'s order');
+  assert.equal(page, PAGES[next++], "the tests run the pages in PAGES's order");
   assert.ok(session, 'the session opened');
   const started = performance.now();
   const run = await session.runDocument(page, t.signal);
-  t.diagnostic(`${run.ran} run, ${run.written} written, ${run.checked} checked in ${((performance.now() - started) / 1000).toFixed(1)} s`
-    + run.notRun.map((n) => `; line ${n.line} not run: ${n.why}`).join(''));
+  t.diagnostic(
+    `${run.ran} run, ${run.written} written, ${run.checked} checked in ${((performance.now() - started) / 1000).toFixed(1)} s` +
+      run.notRun.map((n) => `; line ${n.line} not run: ${n.why}`).join(''),
+  );
 }
 
 test('the pages run below are the README and every page it links, in the order it links them', { timeout: 5_000 }, () => {
@@ -50,8 +70,11 @@ test('README.md: every example runs as written, and its first block puts edgepor
   assert.deepEqual(before.output.trim().split('\n'), ['none', 'none'], 'neither edgeport nor wrangler is on the PATH before the README puts them there');
   await runPage(t, 'README.md');
   const after = await session.run('type -P edgeport; type -P wrangler');
-  assert.deepEqual(after.output.trim().split('\n'), [join(session.work, 'bin', 'edgeport'), join(session.work, 'node_modules', '.bin', 'wrangler')],
-    'the README\'s `export PATH` line put the clone\'s bin/edgeport and node_modules/.bin/wrangler on the PATH');
+  assert.deepEqual(
+    after.output.trim().split('\n'),
+    [join(session.work, 'bin', 'edgeport'), join(session.work, 'node_modules', '.bin', 'wrangler')],
+    "the README's `export PATH` line put the clone's bin/edgeport and node_modules/.bin/wrangler on the PATH",
+  );
 });
 
 test('docs/management-api.md runs as written after the README', { timeout: 90_000 }, (t) => runPage(t, 'docs/management-api.md'));

@@ -18,12 +18,7 @@
  */
 
 export type ExampleKind =
-  | { kind: 'shell' }
-  | { kind: 'file'; name: string }
-  | { kind: 'config' }
-  | { kind: 'output' }
-  | { kind: 'not-run'; why: string }
-  | { kind: 'illustration' };
+  { kind: 'shell' } | { kind: 'file'; name: string } | { kind: 'config' } | { kind: 'output' } | { kind: 'not-run'; why: string } | { kind: 'illustration' };
 
 export interface Example {
   /** 1-based line of the opening fence. */
@@ -60,7 +55,9 @@ export function parseExamples(markdown: string, source: string): Example[] {
     if (j === lines.length) throw new Error(`${source}:${i + 1}: a fenced block is never closed`);
     const what = kindOf(language, directive, `${source}:${i + 1}`);
     if (what.kind === 'file' && !prose.includes(`\`${what.name}\``)) {
-      throw new Error(`${source}:${i + 1}: the text before the block must name its file, \`${what.name}\`: the <!-- file --> comment does not show on the page`);
+      throw new Error(
+        `${source}:${i + 1}: the text before the block must name its file, \`${what.name}\`: the <!-- file --> comment does not show on the page`,
+      );
     }
     examples.push({ line: i + 1, language, code: body.length === 0 ? '' : `${body.join('\n')}\n`, what });
     directive = undefined;
@@ -80,11 +77,18 @@ function kindOf(language: string, directive: string | undefined, where: string):
   }
   if (m?.[1] === 'output') return { kind: 'output' };
   switch (language) {
-    case 'sh': case 'bash': case 'shell':
+    case 'sh':
+    case 'bash':
+    case 'shell':
       return { kind: 'shell' };
-    case 'js': case 'mjs': case 'ts':
-      throw new Error(`${where}: a program must say where it is saved, <!-- file: NAME.mjs --> (named in the text too), and a shell block after it run it as a reader would (node NAME.mjs)`);
-    case 'toml': case 'json':
+    case 'js':
+    case 'mjs':
+    case 'ts':
+      throw new Error(
+        `${where}: a program must say where it is saved, <!-- file: NAME.mjs --> (named in the text too), and a shell block after it run it as a reader would (node NAME.mjs)`,
+      );
+    case 'toml':
+    case 'json':
       throw new Error(`${where}: a ${language} block must say what it is: <!-- file: NAME -->, <!-- config --> or <!-- not run: why -->`);
     default:
       return { kind: 'illustration' };
@@ -102,7 +106,12 @@ export function outputMismatch(expected: string, actual: string): string | null 
   const got = actual.replace(/\r$/gm, '').replace(/\n+$/, '').split('\n');
   if (want.length !== got.length) return `expected ${want.length} lines, got ${got.length}:\n${actual}`;
   for (const [i, line] of want.entries()) {
-    const pattern = new RegExp(`^${line.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const pattern = new RegExp(
+      `^${line
+        .split('…')
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     if (!pattern.test(got[i]!)) return `line ${i + 1}: expected ${JSON.stringify(line)}, got ${JSON.stringify(got[i])}`;
   }
   return null;

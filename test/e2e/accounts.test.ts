@@ -58,15 +58,23 @@ test('accounts list, rotate-key and delete beside a running server', { timeout: 
   assert.equal((await accounts('delete', 'nobody@example.com')).code, 1);
   const deleted = await accounts('delete', 'tenant@example.com', '--force');
   assert.equal(deleted.code, 0, deleted.stderr);
-  assert.match(deleted.stdout, /^edgeport: deleted account [0-9a-f]{32} \(tenant@example\.com\) with 1 zones, 1 buckets \(1 objects\) and 0 scripts; 1 S3 keys revoked\.$/m);
+  assert.match(
+    deleted.stdout,
+    /^edgeport: deleted account [0-9a-f]{32} \(tenant@example\.com\) with 1 zones, 1 buckets \(1 objects\) and 0 scripts; 1 S3 keys revoked\.$/m,
+  );
   const gone = await fetch(`${base}/zones`, { headers: { 'x-auth-email': 'tenant@example.com', 'x-auth-key': newKey } });
   assert.equal(gone.status, 403, 'the account is gone');
   // Its zone name is free again, for the operator.
   const ops = managementApi(base, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
   const [opsAccount] = await ops.call<Array<{ id: string }>>('GET', '/accounts');
   await ops.call('POST', '/zones', { name: 'tenant.example.test', account: { id: opsAccount!.id } });
-  const s3 = new S3Client({ endpoint: server.urls['S3-compatible API']!, region: 'auto', forcePathStyle: true, maxAttempts: 1,
-    credentials: { accessKeyId: s3Key.access_key_id, secretAccessKey: s3Key.secret_access_key } });
+  const s3 = new S3Client({
+    endpoint: server.urls['S3-compatible API']!,
+    region: 'auto',
+    forcePathStyle: true,
+    maxAttempts: 1,
+    credentials: { accessKeyId: s3Key.access_key_id, secretAccessKey: s3Key.secret_access_key },
+  });
   t.after(() => s3.destroy());
   // The server caches keys for up to a second.
   await new Promise((resolve) => setTimeout(resolve, 1_100));

@@ -90,7 +90,9 @@ async function measure(t: TestContext, label: string, config?: string, limit = {
     args.push('--config', join(dir, 'edgeport.toml'));
   }
   const server = await startEdgeport({
-    owner: t, dataDir: join(dir, 'data'), args,
+    owner: t,
+    dataDir: join(dir, 'data'),
+    args,
     env: { ...ADMIN, EDGEPORT_S3_ACCESS_KEY_ID: S3_KEY.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: S3_KEY.secretAccessKey },
   });
   const s3 = new S3Client({ endpoint: server.urls['S3-compatible API']!, region: 'auto', forcePathStyle: true, credentials: S3_KEY });
@@ -107,8 +109,10 @@ async function measure(t: TestContext, label: string, config?: string, limit = {
   const during = await putLatencies(s3, performance.now() + FLOOD_MS - 1_500, 'during');
   const result = await flood;
   process.stdout.write(`# ${label}: without the flood ${summary(quiet)}\n`);
-  process.stdout.write(`# ${label}: during 64 concurrent wrong-key API requests ${summary(during)} (bound ${bound.toFixed(1)} ms); `
-    + `${result.sent} wrong-key requests in ${FLOOD_MS / 1000} s, answered ${JSON.stringify(result.byStatus)} (load average ${loadavg()[0]!.toFixed(1)})\n`);
+  process.stdout.write(
+    `# ${label}: during 64 concurrent wrong-key API requests ${summary(during)} (bound ${bound.toFixed(1)} ms); ` +
+      `${result.sent} wrong-key requests in ${FLOOD_MS / 1000} s, answered ${JSON.stringify(result.byStatus)} (load average ${loadavg()[0]!.toFixed(1)})\n`,
+  );
   assert.equal(await server.stop(), 0);
   return { quiet, during, flood: result, bound };
 }
@@ -126,8 +130,10 @@ const MIN_FLOOD = 128;
 async function measureFairly(t: TestContext, label: string, config?: string, limit?: { ms: number; timesQuiet: number }): Promise<Measured> {
   const first = await measure(t, label, config, limit);
   if (withinBound(first) && first.flood.sent >= MIN_FLOOD) return first;
-  process.stdout.write(`# ${label}: p95 ${percentile(first.during, 95).toFixed(1)} ms, p99 ${percentile(first.during, 99).toFixed(1)} ms (bound ${first.bound.toFixed(1)} ms), `
-    + `${first.flood.sent} wrong-key requests (at least ${MIN_FLOOD}); measuring once more\n`);
+  process.stdout.write(
+    `# ${label}: p95 ${percentile(first.during, 95).toFixed(1)} ms, p99 ${percentile(first.during, 99).toFixed(1)} ms (bound ${first.bound.toFixed(1)} ms), ` +
+      `${first.flood.sent} wrong-key requests (at least ${MIN_FLOOD}); measuring once more\n`,
+  );
   return measure(t, `${label}, second run`, config, limit);
 }
 
@@ -138,7 +144,10 @@ function withinBound({ during, bound }: Measured): boolean {
 
 function assertWithinBound(measured: Measured): void {
   const { during, bound } = measured;
-  assert.ok(withinBound(measured), `p95 ${percentile(during, 95).toFixed(1)} ms and p99 ${percentile(during, 99).toFixed(1)} ms, bounds ${bound.toFixed(1)} and ${(2.5 * bound).toFixed(1)} ms`);
+  assert.ok(
+    withinBound(measured),
+    `p95 ${percentile(during, 95).toFixed(1)} ms and p99 ${percentile(during, 99).toFixed(1)} ms, bounds ${bound.toFixed(1)} and ${(2.5 * bound).toFixed(1)} ms`,
+  );
 }
 
 test('default limits: the flood is refused with 429 before any hash, and 1 KiB PUTs stay under 100 ms p95', { timeout: 180_000 }, async (t) => {
@@ -151,16 +160,29 @@ test('default limits: the flood is refused with 429 before any hash, and 1 KiB P
   assert.ok(flood.sent >= MIN_FLOOD, `a flood: ${flood.sent} wrong-key requests`);
   // Less what the listener shed while the machine ran behind (it answers everyone alike).
   const shed = flood.byStatus.shed ?? 0;
-  assert.deepEqual(flood.byStatus, { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked - shed, ...(shed > 0 ? { shed } : {}) }, 'every other one was refused with 429');
+  assert.deepEqual(
+    flood.byStatus,
+    { ...(checked > 0 ? { 403: checked } : {}), 429: flood.sent - checked - shed, ...(shed > 0 ? { shed } : {}) },
+    'every other one was refused with 429',
+  );
 });
 
-test('limits raised out of reach: every wrong key is hashed on the scrypt thread or refused 503, and PUTs stay under 400 ms p95', { timeout: 180_000 }, async (t) => {
-  const measured = await measureFairly(t, 'limits raised', '[auth]\nmax_failures_per_address = 1000000\nmax_failures_per_identity = 1000000\n', HASHING_BOUND);
-  const { during, flood } = measured;
-  assert.ok(during.length >= 50, `${during.length} PUTs measured`);
-  assertWithinBound(measured);
-  assert.ok((flood.byStatus['403'] ?? 0) > 20, 'more wrong keys were hashed than the default limit lets through');
-  assert.ok((flood.byStatus['503'] ?? 0) > 0, 'the full hash queue refused the rest at once');
-  assert.equal(flood.byStatus['429'], undefined, 'no limit was reached');
-  assert.equal(flood.byStatus.error, undefined);
-});
+test(
+  'limits raised out of reach: every wrong key is hashed on the scrypt thread or refused 503, and PUTs stay under 400 ms p95',
+  { timeout: 180_000 },
+  async (t) => {
+    const measured = await measureFairly(
+      t,
+      'limits raised',
+      '[auth]\nmax_failures_per_address = 1000000\nmax_failures_per_identity = 1000000\n',
+      HASHING_BOUND,
+    );
+    const { during, flood } = measured;
+    assert.ok(during.length >= 50, `${during.length} PUTs measured`);
+    assertWithinBound(measured);
+    assert.ok((flood.byStatus['403'] ?? 0) > 20, 'more wrong keys were hashed than the default limit lets through');
+    assert.ok((flood.byStatus['503'] ?? 0) > 0, 'the full hash queue refused the rest at once');
+    assert.equal(flood.byStatus['429'], undefined, 'no limit was reached');
+    assert.equal(flood.byStatus.error, undefined);
+  },
+);

@@ -28,7 +28,12 @@ const KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTBACKUP01', EDGEPORT_S3_SECRET_
 const ENV = { ...KEY, EDGEPORT_ADMIN_EMAIL: 'ops@example.com', EDGEPORT_ADMIN_KEY: 'backup-admin-key-0123456789' };
 
 function s3(endpoint: string): S3Client {
-  return new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: KEY.EDGEPORT_S3_SECRET_ACCESS_KEY } });
+  return new S3Client({
+    endpoint,
+    region: 'auto',
+    forcePathStyle: true,
+    credentials: { accessKeyId: KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
+  });
 }
 
 test('backup under write load, restore, serve: every object acknowledged before the backup began, byte for byte', { timeout: 150_000 }, async (t) => {
@@ -100,7 +105,9 @@ function saw(t: TestContext, what: string, run: CliRun): void {
 }
 
 function sawOutside(t: TestContext, outside: OutsideFile): void {
-  t.diagnostic(`the file outside: ${outside.unchanged() ? 'unchanged' : 'CHANGED'}, ${outside.readTracked ? (outside.read() ? 'READ' : 'not read (access time as set)') : 'reads not recorded here (noatime)'}`);
+  t.diagnostic(
+    `the file outside: ${outside.unchanged() ? 'unchanged' : 'CHANGED'}, ${outside.readTracked ? (outside.read() ? 'READ' : 'not read (access time as set)') : 'reads not recorded here (noatime)'}`,
+  );
 }
 
 /** How many entries `dir` holds (0 while it does not exist yet). */
@@ -117,55 +124,67 @@ async function read(client: S3Client, key: string): Promise<Buffer> {
   return Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'kept', Key: key }))).Body!.transformToByteArray());
 }
 
-test('links, a fifo and a socket in blobs/ and gateway/ are skipped and named, never followed; folders under gateway/ are backed up', { timeout: 120_000 }, async (t) => {
-  const dir = tempDir(t);
-  const outside = outsideFile(tempDir(t));
-  const dataDir = join(dir, 'data');
-  const server = await startEdgeport({ owner: t, dataDir, env: ENV });
-  const client = s3(server.urls['S3-compatible API']!);
-  t.after(() => client.destroy());
-  await client.send(new CreateBucketCommand({ Bucket: 'kept' }));
-  const body = randomBytes(150_000);
-  await client.send(new PutObjectCommand({ Bucket: 'kept', Key: 'big', Body: body }));
-  // What a hostile process with access to the data dir plants: links at a blob id and a chain journal, a fifo, a socket.
-  symlinkSync(outside.path, join(dataDir, 'blobs', 'ffffffffffffffffffffffffffffffff'));
-  symlinkSync(outside.path, join(dataDir, 'gateway', 'evil.chain.ndjson'));
-  execFileSync('mkfifo', [join(dataDir, 'blobs', 'a-fifo')]);
-  const socket = createServer();
-  await new Promise<void>((resolve) => socket.listen(join(dataDir, 'gateway', 'a.sock'), resolve));
-  t.after(() => socket.close());
-  mkdirSync(join(dataDir, 'gateway', 'folder', 'nested'), { recursive: true });
-  writeFileSync(join(dataDir, 'gateway', 'folder', 'nested', 'notes.txt'), 'nested notes');
+test(
+  'links, a fifo and a socket in blobs/ and gateway/ are skipped and named, never followed; folders under gateway/ are backed up',
+  { timeout: 120_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const outside = outsideFile(tempDir(t));
+    const dataDir = join(dir, 'data');
+    const server = await startEdgeport({ owner: t, dataDir, env: ENV });
+    const client = s3(server.urls['S3-compatible API']!);
+    t.after(() => client.destroy());
+    await client.send(new CreateBucketCommand({ Bucket: 'kept' }));
+    const body = randomBytes(150_000);
+    await client.send(new PutObjectCommand({ Bucket: 'kept', Key: 'big', Body: body }));
+    // What a hostile process with access to the data dir plants: links at a blob id and a chain journal, a fifo, a socket.
+    symlinkSync(outside.path, join(dataDir, 'blobs', 'ffffffffffffffffffffffffffffffff'));
+    symlinkSync(outside.path, join(dataDir, 'gateway', 'evil.chain.ndjson'));
+    execFileSync('mkfifo', [join(dataDir, 'blobs', 'a-fifo')]);
+    const socket = createServer();
+    await new Promise<void>((resolve) => socket.listen(join(dataDir, 'gateway', 'a.sock'), resolve));
+    t.after(() => socket.close());
+    mkdirSync(join(dataDir, 'gateway', 'folder', 'nested'), { recursive: true });
+    writeFileSync(join(dataDir, 'gateway', 'folder', 'nested', 'notes.txt'), 'nested notes');
 
-  const backupDir = join(dir, 'backup');
-  const backup = await runEdgeport(['backup', backupDir, '--data-dir', dataDir]);
-  saw(t, 'backup', backup);
-  assert.equal(backup.code, 0, backup.stderr);
-  assert.match(backup.stdout, /^edgeport: backed up .* the database, 1 body files \(150000 bytes\), the embedded chains\.$/m);
-  assert.match(backup.stdout, /^edgeport: skipped 4 entries that are not files or folders \(a link is never followed\): blobs\/a-fifo \(fifo\), blobs\/f{32} \(symbolic link\), gateway\/a\.sock \(socket\), gateway\/evil\.chain\.ndjson \(symbolic link\); edgeport-backup\.json lists them\.$/m);
-  const manifest = JSON.parse(readFileSync(join(backupDir, 'edgeport-backup.json'), 'utf8'));
-  assert.deepEqual(manifest.skipped, { count: 4, entries: [
-    { path: 'blobs/a-fifo', kind: 'fifo' }, { path: 'blobs/ffffffffffffffffffffffffffffffff', kind: 'symbolic link' },
-    { path: 'gateway/a.sock', kind: 'socket' }, { path: 'gateway/evil.chain.ndjson', kind: 'symbolic link' },
-  ] });
-  assert.deepEqual(filesHolding(backupDir, outside.marker), [], 'the backup holds nothing of the file the links point at');
-  sawOutside(t, outside);
-  assert.ok(outside.unchanged());
-  if (outside.readTracked) assert.equal(outside.read(), false, 'the file the links point at was not even read');
-  assert.equal(readFileSync(join(backupDir, 'gateway', 'folder', 'nested', 'notes.txt'), 'utf8'), 'nested notes');
-  assert.equal(await server.stop(), 0);
+    const backupDir = join(dir, 'backup');
+    const backup = await runEdgeport(['backup', backupDir, '--data-dir', dataDir]);
+    saw(t, 'backup', backup);
+    assert.equal(backup.code, 0, backup.stderr);
+    assert.match(backup.stdout, /^edgeport: backed up .* the database, 1 body files \(150000 bytes\), the embedded chains\.$/m);
+    assert.match(
+      backup.stdout,
+      /^edgeport: skipped 4 entries that are not files or folders \(a link is never followed\): blobs\/a-fifo \(fifo\), blobs\/f{32} \(symbolic link\), gateway\/a\.sock \(socket\), gateway\/evil\.chain\.ndjson \(symbolic link\); edgeport-backup\.json lists them\.$/m,
+    );
+    const manifest = JSON.parse(readFileSync(join(backupDir, 'edgeport-backup.json'), 'utf8'));
+    assert.deepEqual(manifest.skipped, {
+      count: 4,
+      entries: [
+        { path: 'blobs/a-fifo', kind: 'fifo' },
+        { path: 'blobs/ffffffffffffffffffffffffffffffff', kind: 'symbolic link' },
+        { path: 'gateway/a.sock', kind: 'socket' },
+        { path: 'gateway/evil.chain.ndjson', kind: 'symbolic link' },
+      ],
+    });
+    assert.deepEqual(filesHolding(backupDir, outside.marker), [], 'the backup holds nothing of the file the links point at');
+    sawOutside(t, outside);
+    assert.ok(outside.unchanged());
+    if (outside.readTracked) assert.equal(outside.read(), false, 'the file the links point at was not even read');
+    assert.equal(readFileSync(join(backupDir, 'gateway', 'folder', 'nested', 'notes.txt'), 'utf8'), 'nested notes');
+    assert.equal(await server.stop(), 0);
 
-  const restored = join(dir, 'restored');
-  const done = await runEdgeport(['restore', backupDir, '--data-dir', restored]);
-  saw(t, 'restore', done);
-  assert.equal(done.code, 0, done.stderr);
-  assert.equal(readFileSync(join(restored, 'gateway', 'folder', 'nested', 'notes.txt'), 'utf8'), 'nested notes');
-  copyFileSync(join(dataDir, 'secrets.key'), join(restored, 'secrets.key'));
-  const again = await startEdgeport({ owner: t, dataDir: restored, env: ENV });
-  const reader = s3(again.urls['S3-compatible API']!);
-  t.after(() => reader.destroy());
-  assert.ok((await read(reader, 'big')).equals(body));
-});
+    const restored = join(dir, 'restored');
+    const done = await runEdgeport(['restore', backupDir, '--data-dir', restored]);
+    saw(t, 'restore', done);
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal(readFileSync(join(restored, 'gateway', 'folder', 'nested', 'notes.txt'), 'utf8'), 'nested notes');
+    copyFileSync(join(dataDir, 'secrets.key'), join(restored, 'secrets.key'));
+    const again = await startEdgeport({ owner: t, dataDir: restored, env: ENV });
+    const reader = s3(again.urls['S3-compatible API']!);
+    t.after(() => reader.destroy());
+    assert.ok((await read(reader, 'big')).equals(body));
+  },
+);
 
 test('a restore killed (-9) while copying a large backup leaves the previous data serving; the next restore works', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t);
@@ -188,7 +207,9 @@ test('a restore killed (-9) while copying a large backup leaves the previous dat
   const restore = spawnNode([EDGEPORT, 'restore', backupDir, '--data-dir', dataDir, '--force'], { env: { ...process.env, EDGEPORT_DATA_DIR: '' } });
   onTestEnd(t, () => stopChild(restore));
   let stdout = '';
-  restore.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+  restore.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
   restore.stderr!.resume();
   // Killed once it has copied a few bodies into its staging folder.
   let staged = 0;
@@ -203,14 +224,21 @@ test('a restore killed (-9) while copying a large backup leaves the previous dat
   t.diagnostic(`restore killed by ${restore.signalCode} with ${staged} bodies staged; it had printed ${JSON.stringify(stdout)}; data dir: ${left.join(' ')}`);
   assert.equal(restore.signalCode, 'SIGKILL', 'killed while it ran');
   assert.equal(stdout, '', 'killed before it was done');
-  assert.ok(left.some((name) => name.startsWith('.restore-staging-')), 'killed while copying');
+  assert.ok(
+    left.some((name) => name.startsWith('.restore-staging-')),
+    'killed while copying',
+  );
 
   const second = await startEdgeport({ owner: t, dataDir, env: ENV });
   const reader = s3(second.urls['S3-compatible API']!);
   t.after(() => reader.destroy());
   assert.equal((await read(reader, 'after')).toString(), 'written after the backup', 'the previous data, whole');
   assert.ok((await read(reader, 'before')).equals(body));
-  assert.deepEqual(readdirSync(dataDir).filter((name) => name.startsWith('.restore')), [], 'the start removed what the killed restore left');
+  assert.deepEqual(
+    readdirSync(dataDir).filter((name) => name.startsWith('.restore')),
+    [],
+    'the start removed what the killed restore left',
+  );
   assert.equal(await second.stop(), 0);
 
   const done = await runEdgeport(['restore', backupDir, '--data-dir', dataDir, '--force']);
@@ -220,7 +248,7 @@ test('a restore killed (-9) while copying a large backup leaves the previous dat
   const after = s3(third.urls['S3-compatible API']!);
   t.after(() => after.destroy());
   assert.ok((await read(after, 'before')).equals(body));
-  await assert.rejects(read(after, 'after'), (error: Error) => error.name === 'NoSuchKey', 'the backup\'s data now');
+  await assert.rejects(read(after, 'after'), (error: Error) => error.name === 'NoSuchKey', "the backup's data now");
 });
 
 test('restore into a shared blobs dir holding a link, from a backup holding one: nothing outside is written or read', { timeout: 120_000 }, async (t) => {
@@ -251,8 +279,17 @@ test('restore into a shared blobs dir holding a link, from a backup holding one:
   saw(t, 'restore', done);
   assert.equal(done.code, 0, done.stderr);
   assert.match(done.stdout, /the database, 1 body files \(1 more were in .*shared\/blobs already\)\./);
-  assert.match(done.stdout, /^edgeport: skipped 1 entries of the backup that are not files or folders \(a link is never followed\): blobs\/e{32} \(symbolic link\)\.$/m);
-  assert.match(done.stdout, new RegExp(`^edgeport: replaced 1 links or other non-files in .*shared/blobs by the backup's bodies \\(nothing was written through them\\): .*shared/blobs/${bodyId}\\.$`, 'm'));
+  assert.match(
+    done.stdout,
+    /^edgeport: skipped 1 entries of the backup that are not files or folders \(a link is never followed\): blobs\/e{32} \(symbolic link\)\.$/m,
+  );
+  assert.match(
+    done.stdout,
+    new RegExp(
+      `^edgeport: replaced 1 links or other non-files in .*shared/blobs by the backup's bodies \\(nothing was written through them\\): .*shared/blobs/${bodyId}\\.$`,
+      'm',
+    ),
+  );
   sawOutside(t, outside);
   assert.ok(outside.unchanged(), 'the file the link pointed at was not written');
   if (outside.readTracked) assert.equal(outside.read(), false, 'nor read');

@@ -25,13 +25,19 @@ function edgeport(args: string[], cwd = ROOT): Promise<Run> {
 /** No stack trace, and none of node:util parseArgs' own sentences. */
 function assertNoNodeNoise(run: Run): void {
   assert.doesNotMatch(run.stderr, /^\s+at /m, 'no stack trace');
-  assert.doesNotMatch(run.stderr, /To specify a positional argument|ERR_PARSE_ARGS/, 'not the parser\'s raw sentence');
+  assert.doesNotMatch(run.stderr, /To specify a positional argument|ERR_PARSE_ARGS/, "not the parser's raw sentence");
 }
 
-test('help: edgeport --help, -h, help, and each command\'s --help answer on stdout with exit 0', { timeout: 90_000 }, async () => {
+test("help: edgeport --help, -h, help, and each command's --help answer on stdout with exit 0", { timeout: 90_000 }, async () => {
   const [top, short, word, start, dev, accounts, accountsCreate, helpDev] = await Promise.all([
-    edgeport(['--help']), edgeport(['-h']), edgeport(['help']), edgeport(['start', '--help']), edgeport(['dev', '--help']),
-    edgeport(['accounts', '--help']), edgeport(['accounts', 'create', '-h']), edgeport(['help', 'dev']),
+    edgeport(['--help']),
+    edgeport(['-h']),
+    edgeport(['help']),
+    edgeport(['start', '--help']),
+    edgeport(['dev', '--help']),
+    edgeport(['accounts', '--help']),
+    edgeport(['accounts', 'create', '-h']),
+    edgeport(['help', 'dev']),
   ]);
   for (const run of [top, short, word, start, dev, accounts, accountsCreate, helpDev]) {
     assert.equal(run.code, 0, run.stderr);
@@ -39,17 +45,27 @@ test('help: edgeport --help, -h, help, and each command\'s --help answer on stdo
   }
   assert.equal(short.stdout, top.stdout);
   assert.equal(word.stdout, top.stdout);
-  for (const line of [/^ {2}start +Run every service/m, /^ {2}dev <script-config> +Serve one script/m, /^ {2}accounts create <email> +Make a management API account/m,
-    /^ {6}--data-dir DIR +where data is kept; one process at a time \(default: \.\/\.edgeport\)$/m, /^ {6}--port N +port; 0 picks a free one \(default: 8787\)$/m,
-    /^ {6}--data-dir DIR +where the script's buckets are kept \(default: \.\/\.edgeport-dev\)$/m, /^ {2}-v, --version +Print the version\.$/m]) {
+  for (const line of [
+    /^ {2}start +Run every service/m,
+    /^ {2}dev <script-config> +Serve one script/m,
+    /^ {2}accounts create <email> +Make a management API account/m,
+    /^ {6}--data-dir DIR +where data is kept; one process at a time \(default: \.\/\.edgeport\)$/m,
+    /^ {6}--port N +port; 0 picks a free one \(default: 8787\)$/m,
+    /^ {6}--data-dir DIR +where the script's buckets are kept \(default: \.\/\.edgeport-dev\)$/m,
+    /^ {2}-v, --version +Print the version\.$/m,
+  ]) {
     assert.match(top.stdout, line);
   }
   assert.match(start.stdout, /^Usage: edgeport start \[options\]\n/);
-  assert.match(start.stdout.replace(/\n {30}/g, ' '), /--api-port N +management API and dashboard port; 0 picks a free one \(default: 8081; or \[ports\] api in edgeport\.toml, EDGEPORT_API_PORT\)/);
+  assert.match(
+    start.stdout.replace(/\n {30}/g, ' '),
+    /--api-port N +management API and dashboard port; 0 picks a free one \(default: 8081; or \[ports\] api in edgeport\.toml, EDGEPORT_API_PORT\)/,
+  );
   assert.match(dev.stdout, /^Usage: edgeport dev <script-config> \[options\]\n/);
   assert.equal(helpDev.stdout, dev.stdout);
   assert.match(accounts.stdout, /^Usage: edgeport accounts <action> \[options\]\n/);
-  for (const action of ['create <email>', 'list', 'rotate-key <email>', 'delete <email>', 'quota <email>']) assert.ok(accounts.stdout.includes(`  accounts ${action}`), `lists accounts ${action}`);
+  for (const action of ['create <email>', 'list', 'rotate-key <email>', 'delete <email>', 'quota <email>'])
+    assert.ok(accounts.stdout.includes(`  accounts ${action}`), `lists accounts ${action}`);
   assert.match(accountsCreate.stdout, /^Usage: edgeport accounts create <email> \[options\]\n/);
 });
 
@@ -62,7 +78,10 @@ test('version: edgeport --version and -v print the package version', { timeout: 
 
 test('typos get a "did you mean" and the command\'s help, exit 2', { timeout: 60_000 }, async () => {
   const [flag, command, action, devFlag] = await Promise.all([
-    edgeport(['start', '--data-dri', 'x']), edgeport(['strat']), edgeport(['accounts', 'crate', 'a@b.c']), edgeport(['dev', 'x.toml', '--prot', '1']),
+    edgeport(['start', '--data-dri', 'x']),
+    edgeport(['strat']),
+    edgeport(['accounts', 'crate', 'a@b.c']),
+    edgeport(['dev', 'x.toml', '--prot', '1']),
   ]);
   assert.equal(flag.code, 2);
   assert.match(flag.stderr, /^edgeport: Unknown option '--data-dri'\. Did you mean --data-dir\?\n\nUsage: edgeport start \[options\]\n/);
@@ -88,22 +107,54 @@ async function holdPort(t: TestContext): Promise<number> {
 test('a port in use names the flag and the config key to change, in one line, exit 1', { timeout: 90_000 }, async (t) => {
   const dir = tempDir(t);
   const taken = await holdPort(t);
-  const start = await edgeport(['start', '--data-dir', join(dir, 'data'), '--api-port', String(taken), '--edge-port', '0', '--gateway-port', '0', '--s3-port', '0']);
+  const start = await edgeport([
+    'start',
+    '--data-dir',
+    join(dir, 'data'),
+    '--api-port',
+    String(taken),
+    '--edge-port',
+    '0',
+    '--gateway-port',
+    '0',
+    '--s3-port',
+    '0',
+  ]);
   assert.equal(start.code, 1);
   assert.equal(start.stdout, '');
-  assert.equal(start.stderr.split('\n').filter((line) => line.startsWith('edgeport: ')).join('\n'),
-    `edgeport: Port ${taken} on 127.0.0.1 (management API) is already in use. Stop what holds it, or pick another port with `
-    + '--api-port N (or [ports] api in edgeport.toml, EDGEPORT_API_PORT); 0 picks a free one.');
+  assert.equal(
+    start.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('edgeport: '))
+      .join('\n'),
+    `edgeport: Port ${taken} on 127.0.0.1 (management API) is already in use. Stop what holds it, or pick another port with ` +
+      '--api-port N (or [ports] api in edgeport.toml, EDGEPORT_API_PORT); 0 picks a free one.',
+  );
   assertNoNodeNoise(start);
 
   writeFileSync(join(dir, 'hello.mjs'), 'export default { fetch: () => new Response("hi") };\n');
   writeFileSync(join(dir, 'hello.toml'), 'name = "hello"\nmain = "hello.mjs"\ncompatibility_date = "2025-01-01"\n');
   const dev = await edgeport(['dev', join(dir, 'hello.toml'), '--port', String(taken)]);
   assert.equal(dev.code, 1);
-  assert.equal(dev.stderr, `edgeport: Port ${taken} on 127.0.0.1 (edgeport dev) is already in use. Stop what holds it, or pick another port with --port N; 0 picks a free one.\n`);
+  assert.equal(
+    dev.stderr,
+    `edgeport: Port ${taken} on 127.0.0.1 (edgeport dev) is already in use. Stop what holds it, or pick another port with --port N; 0 picks a free one.\n`,
+  );
 
   // After the failed start the data dir is free again: a start on it works.
-  const again = await edgeport(['start', '--data-dir', join(dir, 'data'), '--api-port', String(taken), '--edge-port', '0', '--gateway-port', '0', '--s3-port', '0']);
+  const again = await edgeport([
+    'start',
+    '--data-dir',
+    join(dir, 'data'),
+    '--api-port',
+    String(taken),
+    '--edge-port',
+    '0',
+    '--gateway-port',
+    '0',
+    '--s3-port',
+    '0',
+  ]);
   assert.doesNotMatch(again.stderr, /in use by another edgeport process/);
 });
 

@@ -68,7 +68,10 @@ async function checkAfterRestart(dataDir: string, oldBody: string): Promise<'old
   }
 }
 
-for (const [name, killAfter] of [['in the middle of the body', 20 * MiB], ['just after the last byte', TOTAL]] as const) {
+for (const [name, killAfter] of [
+  ['in the middle of the body', 20 * MiB],
+  ['just after the last byte', TOTAL],
+] as const) {
   test(`SIGKILL ${name} of a 50 MiB put leaves the old object or the new one whole`, { timeout: 60_000 }, async (t) => {
     const dataDir = tempDir(t);
     const server = await startDevServer(DRIVER, [{ binding: 'BUCKET', bucket_name: 'crash' }], { dataDir });

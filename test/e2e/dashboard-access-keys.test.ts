@@ -41,7 +41,10 @@ test('the S3 access keys page: a read-only key for one bucket, its secret shown 
   await usage.getByText('auto', { exact: true }).waitFor();
   // The key the first start made is listed (its secret is not: only the start banner showed it).
   const first = ((await apiGet(`/accounts/${account}/store/access-keys`)) as Array<{ access_key_id: string }>)[0]!.access_key_id;
-  await page.getByRole('row', { name: new RegExp(first) }).getByText('Admin read & write').waitFor();
+  await page
+    .getByRole('row', { name: new RegExp(first) })
+    .getByText('Admin read & write')
+    .waitFor();
 
   // Make a key: object read only, limited to the bucket reports.
   await page.getByRole('radio', { name: /^Object read only/ }).check();
@@ -58,7 +61,10 @@ test('the S3 access keys page: a read-only key for one bucket, its secret shown 
   await made.getByRole('button', { name: 'Copy secret' }).click();
   await made.getByText('Copied the secret.').waitFor();
   assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret, 'the copy button copies the secret');
-  assert.match(await made.getByLabel('AWS SDK setup with this key').textContent() ?? '', new RegExp(`endpoint: '${s3Url}'[^]*region: 'auto'[^]*accessKeyId: '${id}'`));
+  assert.match(
+    (await made.getByLabel('AWS SDK setup with this key').textContent()) ?? '',
+    new RegExp(`endpoint: '${s3Url}'[^]*region: 'auto'[^]*accessKeyId: '${id}'`),
+  );
   const row = page.getByRole('row', { name: new RegExp(id) });
   await row.getByText('Object read only').waitFor();
   await row.getByText('reports').waitFor();
@@ -72,7 +78,11 @@ test('the S3 access keys page: a read-only key for one bucket, its secret shown 
   t.after(() => s3.destroy());
   const read = await s3.send(new GetObjectCommand({ Bucket: 'reports', Key: 'q3.csv' }));
   assert.equal(await read.Body!.transformToString(), 'quarter,total\n3,42\n');
-  assert.equal(await outcome(() => s3.send(new PutObjectCommand({ Bucket: 'reports', Key: 'new.csv', Body: 'x' }))), 'AccessDenied', 'a read-only key cannot write');
+  assert.equal(
+    await outcome(() => s3.send(new PutObjectCommand({ Bucket: 'reports', Key: 'new.csv', Body: 'x' }))),
+    'AccessDenied',
+    'a read-only key cannot write',
+  );
   assert.equal(await outcome(() => s3.send(new GetObjectCommand({ Bucket: 'private', Key: 'ledger.csv' }))), 'AccessDenied', 'nor read another bucket');
 
   // Shown once: gone when dismissed, and never shown again, here or after a reload.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkPage, signIn, startDashboard } from '../helpers/dashboard-browser.ts';
 
-test('the dashboard\'s lifecycle section: add, turn off, refuse, remove', { timeout: 90_000 }, async (t) => {
+test("the dashboard's lifecycle section: add, turn off, refuse, remove", { timeout: 90_000 }, async (t) => {
   const { api, page, problems, apiCall, apiGet } = await startDashboard(t);
   const account = (await apiGet('/accounts'))[0].id as string;
   await apiCall('POST', `/accounts/${account}/store/buckets`, { name: 'aging' });
@@ -27,9 +27,19 @@ test('the dashboard\'s lifecycle section: add, turn off, refuse, remove', { time
   await checkPage(page, 'lifecycle-01-new-rule');
   await section.getByRole('button', { name: 'Add rule' }).click();
   await section.getByRole('status').getByText('Added the rule expire-logs.').waitFor();
-  await section.getByRole('row', { name: /expire-logs/ }).getByText('Delete objects after 30 days; Abort unfinished uploads after 2 days').waitFor();
-  assert.deepEqual((await apiGet(lifecyclePath)).rules, [{ id: 'expire-logs', enabled: true, conditions: { prefix: 'logs/' },
-    deleteObjectsTransition: { condition: { type: 'Age', maxAge: 30 * 86_400 } }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 2 * 86_400 } } }]);
+  await section
+    .getByRole('row', { name: /expire-logs/ })
+    .getByText('Delete objects after 30 days; Abort unfinished uploads after 2 days')
+    .waitFor();
+  assert.deepEqual((await apiGet(lifecyclePath)).rules, [
+    {
+      id: 'expire-logs',
+      enabled: true,
+      conditions: { prefix: 'logs/' },
+      deleteObjectsTransition: { condition: { type: 'Age', maxAge: 30 * 86_400 } },
+      abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 2 * 86_400 } },
+    },
+  ]);
   await checkPage(page, 'lifecycle-02-rule-added');
 
   await section.getByRole('button', { name: 'Turn off expire-logs' }).click();
@@ -43,7 +53,10 @@ test('the dashboard\'s lifecycle section: add, turn off, refuse, remove', { time
   await section.getByLabel('Name').fill('expire-logs');
   await section.getByLabel('Delete objects after (days)').fill('1');
   await section.getByRole('button', { name: 'Add rule' }).click();
-  await section.getByRole('alert').getByText(/two rules have the id "expire-logs"/).waitFor();
+  await section
+    .getByRole('alert')
+    .getByText(/two rules have the id "expire-logs"/)
+    .waitFor();
   await section.getByRole('button', { name: 'Cancel', exact: true }).click();
   assert.equal((await apiGet(lifecyclePath)).rules.length, 1);
 
@@ -52,5 +65,8 @@ test('the dashboard\'s lifecycle section: add, turn off, refuse, remove', { time
   await section.getByRole('status').getByText('Removed expire-logs.').waitFor();
   await section.getByText('No rules: objects stay until deleted').waitFor();
   assert.deepEqual((await apiGet(lifecyclePath)).rules, []);
-  assert.deepEqual(problems.take().filter((line) => !/(HTTP 400: PUT .*\/lifecycle$)|status of 400/.test(line)), []);
+  assert.deepEqual(
+    problems.take().filter((line) => !/(HTTP 400: PUT .*\/lifecycle$)|status of 400/.test(line)),
+    [],
+  );
 });

@@ -14,9 +14,15 @@ import { assertNoHorizontalOverflow, checkPage, DESKTOP, PHONE, signIn, startDas
 
 test('log jobs in the dashboard: only filled fields are offered, and the job limit is shown before any form', { timeout: 120_000 }, async (t) => {
   const { api, dir, page, problems, apiGet, apiCall } = await startDashboard(t, { env: (tmp) => ({ EDGEPORT_LOGS_FILE_ROOTS: tmp }) });
-  const zone = await apiCall('POST', '/zones', { name: 'logs.example.test', origin: 'http://127.0.0.1:9' }) as { id: string };
-  const catalog = await apiGet(`/zones/${zone.id}/logshipping/datasets/http_requests/catalog`) as { fields: Array<{ name: string; filled: boolean }>; max_jobs_per_zone: number };
-  const filled = catalog.fields.filter((f) => f.filled).map((f) => f.name).sort();
+  const zone = (await apiCall('POST', '/zones', { name: 'logs.example.test', origin: 'http://127.0.0.1:9' })) as { id: string };
+  const catalog = (await apiGet(`/zones/${zone.id}/logshipping/datasets/http_requests/catalog`)) as {
+    fields: Array<{ name: string; filled: boolean }>;
+    max_jobs_per_zone: number;
+  };
+  const filled = catalog.fields
+    .filter((f) => f.filled)
+    .map((f) => f.name)
+    .sort();
   const unfilled = catalog.fields.filter((f) => !f.filled).map((f) => f.name);
   assert.ok(filled.length > 0 && unfilled.length > 0);
 
@@ -42,7 +48,10 @@ test('log jobs in the dashboard: only filled fields are offered, and the job lim
   const botScore = options.locator('label', { has: page.getByText('BotScore', { exact: true }) });
   await botScore.getByText('never filled here').waitFor();
   await botScore.getByRole('checkbox').check();
-  await page.getByRole('list', { name: /Fields in each line/ }).getByText('BotScore (never filled here)').waitFor();
+  await page
+    .getByRole('list', { name: /Fields in each line/ })
+    .getByText('BotScore (never filled here)')
+    .waitFor();
   // The filter builder offers the filled fields only, too.
   await page.getByRole('button', { name: 'Add condition to the top level' }).click();
   const filterFields = await page.getByLabel('Field of condition 1', { exact: true }).locator('option').allTextContents();
@@ -69,7 +78,7 @@ test('log jobs in the dashboard: only filled fields are offered, and the job lim
   await page.getByRole('note').getByText('To add another, delete a job you no longer need below').waitFor();
   const newJob = page.getByRole('button', { name: 'New log job' });
   assert.ok(await newJob.isDisabled(), 'the button is there, disabled');
-  assert.equal(await newJob.getAttribute('aria-describedby'), 'job-limit-title', 'the reason is the button\'s description');
+  assert.equal(await newJob.getAttribute('aria-describedby'), 'job-limit-title', "the reason is the button's description");
   assert.equal(await page.getByRole('link', { name: 'New log job' }).count(), 0);
   await checkPage(page, 'jobs-02-at-limit');
   await page.setViewportSize(PHONE);
@@ -85,7 +94,7 @@ test('log jobs in the dashboard: only filled fields are offered, and the job lim
   await checkPage(page, 'jobs-03-new-at-limit');
 
   // Deleting one brings the button back.
-  await page.getByRole('link', { name: 'the zone\'s log jobs' }).click();
+  await page.getByRole('link', { name: "the zone's log jobs" }).click();
   await page.getByRole('row', { name: /job-2/ }).getByRole('button', { name: 'Delete' }).click();
   await page.getByRole('button', { name: 'Delete job-2' }).click();
   await page.getByRole('status').getByText('Log job job-2 deleted.').waitFor();

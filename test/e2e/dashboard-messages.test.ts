@@ -21,7 +21,7 @@ test('the dashboard says refusals where they happen and in its own terms', { tim
   await page.getByRole('button', { name: 'Sign in' }).click();
   const wrongKey = page.getByRole('alert');
   await wrongKey.getByText('That e-mail and API key do not match an account. Check both and try again.').waitFor();
-  assert.doesNotMatch(await wrongKey.textContent() ?? '', /X-Auth/, 'no header names in the sign-in error');
+  assert.doesNotMatch((await wrongKey.textContent()) ?? '', /X-Auth/, 'no header names in the sign-in error');
   problems.take();
   await signIn(page);
 
@@ -32,14 +32,17 @@ test('the dashboard says refusals where they happen and in its own terms', { tim
   await page.getByRole('button', { name: 'Add zone' }).click();
   const form = page.getByRole('region', { name: 'Add a zone' });
   await form.getByRole('alert').getByText('The zone was not added').waitFor();
-  await form.getByRole('alert').getByText(/taken\.example\.test already exists/).waitFor();
+  await form
+    .getByRole('alert')
+    .getByText(/taken\.example\.test already exists/)
+    .waitFor();
   assert.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true');
   assert.equal(await page.getByRole('region', { name: 'Your zones' }).getByRole('alert').count(), 0, 'nothing about it above the list');
   await checkPage(page, 'messages-01-zone-taken');
   problems.take();
 
   // A new log job: the destination's example and help name this server's file root.
-  const zone = await apiCall('POST', '/zones', { name: 'jobs.example.test', origin: 'http://127.0.0.1:9' }) as { id: string };
+  const zone = (await apiCall('POST', '/zones', { name: 'jobs.example.test', origin: 'http://127.0.0.1:9' })) as { id: string };
   const root = join(dir, 'data', 'log-files');
   await page.goto(`${api}/zones/${zone.id}/jobs/new`);
   await page.getByRole('heading', { name: 'New log job', level: 1 }).waitFor();
@@ -53,11 +56,14 @@ test('the dashboard says refusals where they happen and in its own terms', { tim
   const tokenProblem = page.getByRole('alert').filter({ hasText: 'Prove the destination is yours before saving' });
   await tokenProblem.getByText('press "Write challenge file" (step 1), then paste the token it wrote into "Ownership token".', { exact: false }).waitFor();
   assert.equal(await page.getByLabel('Ownership token').getAttribute('aria-invalid'), 'true');
-  assert.equal(await page.getByText('missing ownership challenge').count(), 0, 'not the API\'s words');
+  assert.equal(await page.getByText('missing ownership challenge').count(), 0, "not the API's words");
   // A wrong token: the API refuses it, said the same way.
   await page.getByLabel('Ownership token').fill('not-the-token');
   await page.getByRole('button', { name: 'Create log job' }).click();
-  await page.getByRole('alert').getByText('This token does not prove the destination is yours: press "Write challenge file" (step 1) again', { exact: false }).waitFor();
+  await page
+    .getByRole('alert')
+    .getByText('This token does not prove the destination is yours: press "Write challenge file" (step 1) again', { exact: false })
+    .waitFor();
   await checkPage(page, 'messages-02-job-token');
   problems.take();
   assert.deepEqual(await apiCall('GET', `/zones/${zone.id}/logshipping/jobs`), [], 'no job was made');

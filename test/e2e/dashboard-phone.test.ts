@@ -19,25 +19,57 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
   const logsDir = join(dir, 'logs');
 
   // Something on every page: zones (one paused, long names), custom fields, a log job, a bucket with a folder, keys.
-  const zone = await apiCall('POST', '/zones', { name: 'shop.example.test', origin: 'http://127.0.0.1:9' }) as { id: string; account: { id: string } };
+  const zone = (await apiCall('POST', '/zones', { name: 'shop.example.test', origin: 'http://127.0.0.1:9' })) as { id: string; account: { id: string } };
   const account = zone.account.id;
-  const other = await apiCall('POST', '/zones', { name: 'a-rather-long-zone-name-for-a-phone.example.test', origin: 'https://origin.internal.example.test:8443/base' }) as { id: string };
+  const other = (await apiCall('POST', '/zones', {
+    name: 'a-rather-long-zone-name-for-a-phone.example.test',
+    origin: 'https://origin.internal.example.test:8443/base',
+  })) as { id: string };
   await apiCall('PATCH', `/zones/${other.id}`, { paused: true });
   await apiCall('PUT', `/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, {
-    rules: [{ action: 'log_custom_field', expression: 'true', enabled: true, action_parameters: {
-      request_fields: [{ name: 'content-type' }, { name: 'x-forwarded-for' }], response_fields: [{ name: 'server' }], cookie_fields: [{ name: 'accountNumber' }],
-    } }],
+    rules: [
+      {
+        action: 'log_custom_field',
+        expression: 'true',
+        enabled: true,
+        action_parameters: {
+          request_fields: [{ name: 'content-type' }, { name: 'x-forwarded-for' }],
+          response_fields: [{ name: 'server' }],
+          cookie_fields: [{ name: 'accountNumber' }],
+        },
+      },
+    ],
   });
   const destination = `file://${logsDir}/{DATE}`;
   await apiCall('POST', `/zones/${zone.id}/logshipping/ownership`, { destination_conf: destination });
-  const job = await apiCall('POST', `/zones/${zone.id}/logshipping/jobs`, {
-    name: 'shop-logs', destination_conf: destination, ownership_challenge: await readFile(join(logsDir, 'ownership-challenge.txt'), 'utf8'), enabled: true,
-    filter: JSON.stringify({ where: { and: [{ key: 'ClientRequestPath', operator: 'contains', value: '/api' },
-      { or: [{ key: 'ClientRequestMethod', operator: 'eq', value: 'POST' }, { key: 'EdgeResponseStatus', operator: 'geq', value: 500 }] }] } }),
-  }) as { id: number };
+  const job = (await apiCall('POST', `/zones/${zone.id}/logshipping/jobs`, {
+    name: 'shop-logs',
+    destination_conf: destination,
+    ownership_challenge: await readFile(join(logsDir, 'ownership-challenge.txt'), 'utf8'),
+    enabled: true,
+    filter: JSON.stringify({
+      where: {
+        and: [
+          { key: 'ClientRequestPath', operator: 'contains', value: '/api' },
+          {
+            or: [
+              { key: 'ClientRequestMethod', operator: 'eq', value: 'POST' },
+              { key: 'EdgeResponseStatus', operator: 'geq', value: 500 },
+            ],
+          },
+        ],
+      },
+    }),
+  })) as { id: number };
   await apiCall('POST', `/accounts/${account}/store/buckets`, { name: 'photos' });
-  await apiCall('PUT', `/accounts/${account}/store/buckets/photos/objects/${encodeURIComponent('cats/tom.jpg')}`, 'not really a jpeg', { 'content-type': 'image/jpeg' });
-  await apiCall('PUT', `/accounts/${account}/store/buckets/photos/objects/${encodeURIComponent('holiday-2026-11-23-the-whole-family-on-the-beach.txt')}`, 'hello');
+  await apiCall('PUT', `/accounts/${account}/store/buckets/photos/objects/${encodeURIComponent('cats/tom.jpg')}`, 'not really a jpeg', {
+    'content-type': 'image/jpeg',
+  });
+  await apiCall(
+    'PUT',
+    `/accounts/${account}/store/buckets/photos/objects/${encodeURIComponent('holiday-2026-11-23-the-whole-family-on-the-beach.txt')}`,
+    'hello',
+  );
   await apiCall('POST', `/accounts/${account}/store/access-keys`, { permission: 'object_read_only', buckets: ['photos'] });
 
   /**
@@ -49,8 +81,15 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
     await page.goto(`${api}${path}`);
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
     await page.waitForLoadState('networkidle');
-    await page.getByText(/^Loading/).first().waitFor({ state: 'detached' });
-    assert.deepEqual(problems.take().filter((line) => !expected?.test(line)), [], `${path}: no console errors or failed requests on load`);
+    await page
+      .getByText(/^Loading/)
+      .first()
+      .waitFor({ state: 'detached' });
+    assert.deepEqual(
+      problems.take().filter((line) => !expected?.test(line)),
+      [],
+      `${path}: no console errors or failed requests on load`,
+    );
     await assertNoHorizontalOverflow(page, path);
     await checkPage(page, shot);
   };
@@ -58,19 +97,28 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
   await visit('/', 'Sign in', 'phone-01-sign-in');
   await signIn(page);
   await visit('/zones', 'Zones', 'phone-02-zones');
-  await page.getByRole('row', { name: /a-rather-long-zone-name/ }).getByText('paused').waitFor();
+  await page
+    .getByRole('row', { name: /a-rather-long-zone-name/ })
+    .getByText('paused')
+    .waitFor();
   await visit(`/zones/${zone.id}`, 'Zone settings', 'phone-03-zone-settings');
   await visit(`/zones/${zone.id}/custom-fields`, 'Custom fields', 'phone-04-custom-fields');
   await page.getByText('4 of 40 fields used').waitFor();
   await visit(`/zones/${zone.id}/jobs`, 'Log jobs', 'phone-05-jobs');
-  await page.getByRole('row', { name: /shop-logs/ }).getByText('enabled').waitFor();
+  await page
+    .getByRole('row', { name: /shop-logs/ })
+    .getByText('enabled')
+    .waitFor();
   await visit(`/zones/${zone.id}/jobs/${job.id}`, 'Log job shop-logs', 'phone-06-job');
   await page.getByText('Operators: 3 of 30').waitFor();
   await visit('/buckets', 'Buckets', 'phone-07-buckets');
   await visit('/buckets/photos', 'photos', 'phone-08-bucket');
-  await page.getByRole('row', { name: /holiday-2026/ }).getByRole('button', { name: /^Metadata of/ }).click();
+  await page
+    .getByRole('row', { name: /holiday-2026/ })
+    .getByRole('button', { name: /^Metadata of/ })
+    .click();
   await page.getByText('text/plain', { exact: false }).or(page.getByText('HTTP metadata')).first().waitFor();
-  await assertNoHorizontalOverflow(page, 'an object\'s metadata');
+  await assertNoHorizontalOverflow(page, "an object's metadata");
   await checkPage(page, 'phone-09-bucket-metadata');
   await visit('/access-keys', 'S3 access keys', 'phone-10-access-keys');
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -87,9 +135,16 @@ test('the dashboard at phone width: every main page loads cleanly and fits 375 p
   await visit('/scripts', 'Scripts', 'phone-11c-scripts');
   await page.getByRole('heading', { name: 'No scripts yet' }).waitFor();
   await visit('/gateway', 'Gateway', 'phone-12-gateway');
-  await page.getByRole('row', { name: /rinkeby/ }).getByText('retired on 2023-01-30').waitFor();
-  await visit('/zones/0123456789abcdef0123456789abcdef/jobs', 'No such zone', 'phone-13-zone-unknown',
-    /404.*(zones\/0123456789abcdef0123456789abcdef$|Not Found)/);
+  await page
+    .getByRole('row', { name: /rinkeby/ })
+    .getByText('retired on 2023-01-30')
+    .waitFor();
+  await visit(
+    '/zones/0123456789abcdef0123456789abcdef/jobs',
+    'No such zone',
+    'phone-13-zone-unknown',
+    /404.*(zones\/0123456789abcdef0123456789abcdef$|Not Found)/,
+  );
   await visit('/buckets/no-such-bucket', 'No such bucket', 'phone-14-bucket-unknown', /404.*(buckets\/no-such-bucket\/objects|Not Found)/);
   await page.getByRole('alert').filter({ hasText: 'The specified bucket does not exist.' }).waitFor();
   await page.getByRole('link', { name: '← Back to your buckets' }).click();

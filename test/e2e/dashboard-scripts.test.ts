@@ -27,7 +27,7 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   const owner = { 'x-auth-email': EMAIL, 'x-auth-key': KEY };
   const send = async (method: string, url: string, body: FormData | string, type?: string) => {
     const response = await fetch(url, { method, headers: { ...owner, ...(type ? { 'content-type': type } : {}) }, body });
-    const envelope = await response.json() as { success: boolean; result: { id: string }; errors: unknown[] };
+    const envelope = (await response.json()) as { success: boolean; result: { id: string }; errors: unknown[] };
     assert.ok(envelope.success, `${method} ${url}: ${JSON.stringify(envelope.errors)}`);
     return envelope.result;
   };
@@ -53,7 +53,7 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   await page.setViewportSize(DESKTOP);
 
   // A script as wrangler deploys it: the upload with its bindings, then its routes.
-  const zone = await apiCall('POST', '/zones', { name: 'shop.example.test', origin: 'http://127.0.0.1:9' }) as { id: string };
+  const zone = (await apiCall('POST', '/zones', { name: 'shop.example.test', origin: 'http://127.0.0.1:9' })) as { id: string };
   await apiCall('POST', `/accounts/${account}/store/buckets`, { name: 'assets' });
   const bindings = [
     { type: 'r2_bucket', name: 'ASSETS', bucket_name: 'assets' },
@@ -61,10 +61,33 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
     { type: 'secret_text', name: 'TOKEN', text: 'do-not-show-me' },
   ];
   await send('PUT', `${scripts}/hello`, wranglerForm(SOURCE('v1'), { bindings }));
-  await send('PUT', `${scripts}/hello/routes`, JSON.stringify([{ pattern: 'shop.example.test/*', zone_name: 'shop.example.test' }, { pattern: 'shop.example.test/api/*', zone_name: 'shop.example.test' }]), 'application/json');
+  await send(
+    'PUT',
+    `${scripts}/hello/routes`,
+    JSON.stringify([
+      { pattern: 'shop.example.test/*', zone_name: 'shop.example.test' },
+      { pattern: 'shop.example.test/api/*', zone_name: 'shop.example.test' },
+    ]),
+    'application/json',
+  );
   // A second version, deployed with a message.
-  const v2 = await send('POST', `${scripts}/hello/versions`, wranglerForm(SOURCE('v2'), { bindings: [{ type: 'plain_text', name: 'GREETING', text: 'hi' }, { type: 'inherit', name: 'ASSETS' }, { type: 'inherit', name: 'TOKEN' }] }));
-  await send('POST', `${scripts}/hello/deployments`, JSON.stringify({ strategy: 'percentage', versions: [{ version_id: v2.id, percentage: 100 }], annotations: { 'workers/message': 'say hi' } }), 'application/json');
+  const v2 = await send(
+    'POST',
+    `${scripts}/hello/versions`,
+    wranglerForm(SOURCE('v2'), {
+      bindings: [
+        { type: 'plain_text', name: 'GREETING', text: 'hi' },
+        { type: 'inherit', name: 'ASSETS' },
+        { type: 'inherit', name: 'TOKEN' },
+      ],
+    }),
+  );
+  await send(
+    'POST',
+    `${scripts}/hello/deployments`,
+    JSON.stringify({ strategy: 'percentage', versions: [{ version_id: v2.id, percentage: 100 }], annotations: { 'workers/message': 'say hi' } }),
+    'application/json',
+  );
   assert.equal(zone.id.length, 32);
 
   await page.reload();
@@ -78,9 +101,12 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   await card.getByText('bucket assets').waitFor();
   await card.getByText('text "hi"').waitFor();
   await card.getByText('secret (its value is never shown)').waitFor();
-  assert.doesNotMatch((await card.textContent()) ?? '', /do-not-show-me/, 'a secret\'s value is never on the page');
+  assert.doesNotMatch((await card.textContent()) ?? '', /do-not-show-me/, "a secret's value is never on the page");
   await card.getByText(/Versions \(2\) and deployments \(2\)/).click();
-  await card.getByRole('row', { name: /^2 serving/ }).getByText('serving').waitFor();
+  await card
+    .getByRole('row', { name: /^2 serving/ })
+    .getByText('serving')
+    .waitFor();
   await card.getByText(/deployed version 2 \(say hi\)/).waitFor();
 
   // The live tail: each request the script serves shows up, with its console line; a thrown exception too.
@@ -90,7 +116,7 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   // The version restarts with tracing when the first tail opens: ask until a request is shown.
   const tailStart = Date.now();
   const deadline = tailStart + 20_000;
-  while (await events.getByText('/tail-me').count() === 0) {
+  while ((await events.getByText('/tail-me').count()) === 0) {
     assert.ok(Date.now() < deadline, 'a request through the edge showed in the tail within 20 s');
     assert.equal((await viaEdge(server.urls.edge!, 'shop.example.test', '/tail-me')).body, 'hi v2');
     await page.waitForTimeout(200);
@@ -100,7 +126,7 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
   await viaEdge(server.urls.edge!, 'shop.example.test', '/boom');
   await events.getByText('RangeError: it broke').waitFor();
   await events.getByText('exception').first().waitFor();
-  assert.equal((await apiGet(`/accounts/${account}/workers/scripts/hello/tails`) as unknown[]).length, 1, 'one tail open');
+  assert.equal(((await apiGet(`/accounts/${account}/workers/scripts/hello/tails`)) as unknown[]).length, 1, 'one tail open');
   await checkPage(page, 'scripts-02-deployed');
   await page.setViewportSize(PHONE);
   await assertNoHorizontalOverflow(page, 'a deployed script');
@@ -109,7 +135,7 @@ test('the Scripts page: how to deploy, a deployed script with its version, route
 
   await card.getByRole('button', { name: 'Stop live tail' }).click();
   await card.getByRole('button', { name: 'Start live tail' }).waitFor();
-  for (let i = 0; (await apiGet(`/accounts/${account}/workers/scripts/hello/tails`) as unknown[]).length > 0; i++) {
+  for (let i = 0; ((await apiGet(`/accounts/${account}/workers/scripts/hello/tails`)) as unknown[]).length > 0; i++) {
     assert.ok(i < 50, 'stopping closes the tail on the server');
     await page.waitForTimeout(100);
   }

@@ -18,9 +18,11 @@ test('the API tokens page: a token from the picker, shown once, scoped as chosen
   /** A call with the token: its status and first error code. */
   const withToken = async (value: string, method: string, path: string, body?: unknown) => {
     const response = await fetch(`${api}/client/v4${path}`, {
-      method, headers: { authorization: `Bearer ${value}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      method,
+      headers: { authorization: `Bearer ${value}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    const json = await response.json() as { errors: Array<{ code: number }> };
+    const json = (await response.json()) as { errors: Array<{ code: number }> };
     return `${response.status}${json.errors[0] ? ` ${json.errors[0].code}` : ''}`;
   };
 

@@ -124,8 +124,11 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   const stopped = page.getByRole('alert').filter({ hasText: 'Nothing was saved' });
   await stopped.getByText('Add a response header:').waitFor();
   await checkPage(page, '05-custom-fields-stopped');
-  assert.equal((await fetch(`${api}/client/v4/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, { headers: asOwner })).status, 404,
-    'a stopped save writes nothing');
+  assert.equal(
+    (await fetch(`${api}/client/v4/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, { headers: asOwner })).status,
+    404,
+    'a stopped save writes nothing',
+  );
   await page.getByLabel('Add a response header').fill('');
   await page.getByRole('button', { name: 'Save custom fields' }).click();
   await page.getByRole('status').getByText('Saved 4 fields, with the cookie accountNumber you had typed.').waitFor();
@@ -134,7 +137,9 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   await checkPage(page, '06-custom-fields');
   const ruleset = await apiGet(`/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`);
   assert.deepEqual(ruleset.rules[0].action_parameters, {
-    request_fields: [{ name: 'content-type' }, { name: 'x-forwarded-for' }], response_fields: [{ name: 'server' }], cookie_fields: [{ name: 'accountNumber' }],
+    request_fields: [{ name: 'content-type' }, { name: 'x-forwarded-for' }],
+    response_fields: [{ name: 'server' }],
+    cookie_fields: [{ name: 'accountNumber' }],
   });
 
   // A zone id that is not there: the API's answer and a way back, never a page loading forever.
@@ -188,24 +193,38 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   assert.equal(job.output_options.timestamp_format, 'rfc3339');
   assert.ok(job.output_options.field_names.includes('RequestHeaders'));
   assert.deepEqual(JSON.parse(job.filter), {
-    where: { and: [
-      { key: 'ClientRequestPath', operator: 'contains', value: '/api' },
-      { or: [{ key: 'ClientRequestMethod', operator: 'eq', value: 'POST' }, { key: 'EdgeResponseStatus', operator: 'geq', value: 500 }] },
-    ] },
+    where: {
+      and: [
+        { key: 'ClientRequestPath', operator: 'contains', value: '/api' },
+        {
+          or: [
+            { key: 'ClientRequestMethod', operator: 'eq', value: 'POST' },
+            { key: 'EdgeResponseStatus', operator: 'geq', value: 500 },
+          ],
+        },
+      ],
+    },
   });
 
   // Traffic through the edge: the job's newest delivered lines show up on its page.
-  assert.ok(await viaEdge(edge, 'shop.example.test', '/api/items') >= 500, 'the origin refuses: an error status the filter keeps');
+  assert.ok((await viaEdge(edge, 'shop.example.test', '/api/items')) >= 500, 'the origin refuses: an error status the filter keeps');
   await viaEdge(edge, 'shop.example.test', '/home');
   const lines = page.getByLabel('Delivered log lines');
   await lines.getByText('/api/items').waitFor({ timeout: 20_000 });
   const shown = (await lines.textContent()) ?? '';
   assert.doesNotMatch(shown, /\/home/, 'the filter keeps /home out');
   assert.match(shown, /"x-forwarded-for":"203\.0\.113\.7"/, 'the custom field is in the line');
-  await page.getByLabel('Job status').getByText(/Last delivery\s*\w{3} \d+, \d{4}/).first().waitFor({ timeout: 10_000 });
+  await page
+    .getByLabel('Job status')
+    .getByText(/Last delivery\s*\w{3} \d+, \d{4}/)
+    .first()
+    .waitFor({ timeout: 10_000 });
   await checkPage(page, '09-job-delivered');
   await page.getByRole('link', { name: '← All log jobs' }).click();
-  await page.getByRole('row', { name: /shop-logs/ }).getByText('enabled').waitFor();
+  await page
+    .getByRole('row', { name: /shop-logs/ })
+    .getByText('enabled')
+    .waitFor();
   await checkPage(page, '10-jobs');
 
   // Buckets: create one, upload 20 MiB in parts with a progress bar, browse to it by folder.
@@ -228,8 +247,11 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   })()`);
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
   await page.getByRole('status').filter({ hasText: 'Uploaded reports/2026/big.bin (20 MiB).' }).waitFor({ timeout: 30_000 });
-  const progress = await page.evaluate('window.__progress') as number[];
-  assert.ok(progress.some((value) => value > 0 && value < 100), `the bar moved through intermediate values: ${progress.join(', ')}`);
+  const progress = (await page.evaluate('window.__progress')) as number[];
+  assert.ok(
+    progress.some((value) => value > 0 && value < 100),
+    `the bar moved through intermediate values: ${progress.join(', ')}`,
+  );
   // Done: one status says so, and the form is ready for the next file.
   const uploader = page.getByRole('region', { name: 'Upload', exact: true });
   assert.deepEqual(await uploader.getByText(/Upload(ed|ing)|Done/).allTextContents(), ['Uploaded reports/2026/big.bin (20 MiB).'], 'one status, once');
@@ -264,12 +286,21 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   // The gateway: networks with their state and request rate, and the console.
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Gateway' }).click();
   await page.getByRole('heading', { name: 'Gateway', level: 1 }).waitFor();
-  await page.getByRole('row', { name: /rinkeby/ }).getByText('retired on 2023-01-30').waitFor();
-  await page.getByRole('row', { name: /rinkeby/ }).getByText('sepolia').waitFor();
+  await page
+    .getByRole('row', { name: /rinkeby/ })
+    .getByText('retired on 2023-01-30')
+    .waitFor();
+  await page
+    .getByRole('row', { name: /rinkeby/ })
+    .getByText('sepolia')
+    .waitFor();
   await page.getByLabel('Method').fill('eth_chainId');
   await page.getByRole('button', { name: 'Send' }).click();
   await page.getByLabel('JSON-RPC answer').getByText('"0xaa36a7"').waitFor();
-  await page.getByRole('row', { name: /^sepolia/ }).getByText(/\d+\.\d\/s/).waitFor({ timeout: 10_000 });
+  await page
+    .getByRole('row', { name: /^sepolia/ })
+    .getByText(/\d+\.\d\/s/)
+    .waitFor({ timeout: 10_000 });
   await checkPage(page, '14-gateway');
 
   // Sign out (from a page that polls nothing, so no request is in flight as the session ends): the
@@ -283,7 +314,9 @@ test('the dashboard: sign in, zones, custom fields, log jobs, buckets, gateway, 
   const stale = await fetch(`${api}/client/v4/zones`, { headers: { cookie: `edgeport_session=${beforeSignOut}` } });
   assert.equal(stale.status, 401);
   // Signed out, a reload asks nothing it knows the answer to: no 401 in the console.
-  const unexpectedBefore = problems.take().filter((line) => !/^(console error: Failed to load resource: the server responded with a status of 4\d\d|HTTP 4\d\d)/.test(line));
+  const unexpectedBefore = problems
+    .take()
+    .filter((line) => !/^(console error: Failed to load resource: the server responded with a status of 4\d\d|HTTP 4\d\d)/.test(line));
   await page.reload();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   await page.waitForLoadState('networkidle');

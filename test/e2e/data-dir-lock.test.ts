@@ -33,7 +33,9 @@ function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } 
 
 function s3(server: EdgeportServer): S3Client {
   return new S3Client({
-    endpoint: server.urls[S3], region: 'auto', forcePathStyle: true,
+    endpoint: server.urls[S3],
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
 }
@@ -84,55 +86,70 @@ async function temporaryFileOf(dataDir: string, pid: number, bytes: number): Pro
   assert.fail(`no temporary file of pid ${pid} in ${dataDir}/tmp`);
 }
 
-test('a second start on a data dir in use refuses at once, naming the first, and the first one\'s upload in flight completes', { timeout: 120_000 }, async (t) => {
-  const dir = tempDir(t);
-  const dataDir = join(dir, 'data');
-  const first = await startEdgeport({ dataDir, env: { ...KEY, ...ADMIN } });
-  t.after(() => first.stop());
-  const body = Buffer.alloc(6 * MiB, 0x5a);
-  const put = await upload(t, first, 'six-mib.bin', body);
-  const temporary = await temporaryFileOf(dataDir, first.child.pid!, 2 * MiB);
-  const before = snapshot(join(dataDir, 'tmp'));
+test(
+  "a second start on a data dir in use refuses at once, naming the first, and the first one's upload in flight completes",
+  { timeout: 120_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const dataDir = join(dir, 'data');
+    const first = await startEdgeport({ dataDir, env: { ...KEY, ...ADMIN } });
+    t.after(() => first.stop());
+    const body = Buffer.alloc(6 * MiB, 0x5a);
+    const put = await upload(t, first, 'six-mib.bin', body);
+    const temporary = await temporaryFileOf(dataDir, first.child.pid!, 2 * MiB);
+    const before = snapshot(join(dataDir, 'tmp'));
 
-  const second = await run(['start', '--data-dir', dataDir, ...PORTS], { env: { ...KEY, ...ADMIN } });
-  process.stdout.write(`# the second start refused after ${second.ms.toFixed(0)} ms (process start included)\n`);
-  assert.equal(second.code, 1, second.stderr);
-  assert.equal(second.stdout, '');
-  assert.equal(second.stderr, `edgeport: The data dir ${dataDir} is in use by another edgeport process: pid ${first.child.pid} `
-    + `(edgeport start --data-dir ${dataDir} ${PORTS.join(' ')}), running since ${/running since (.+? UTC)/.exec(second.stderr)?.[1]} `
-    + `(${/UTC \((\d+ s ago)\)/.exec(second.stderr)?.[1]}). Stop that one first, or give this one a data dir of its own: `
-    + '--data-dir DIR (or data_dir in edgeport.toml, EDGEPORT_DATA_DIR).\n');
-  assert.ok(existsSync(temporary), 'the upload\'s temporary file is still there');
-  // The upload's own file may still grow (the server drains what was sent); the rest must not move.
-  const others = (lines: string[]) => lines.filter((line) => !line.startsWith(`${relative(join(dataDir, 'tmp'), temporary)} `));
-  assert.deepEqual(others(snapshot(join(dataDir, 'tmp'))), others(before), 'nothing else in tmp changed');
+    const second = await run(['start', '--data-dir', dataDir, ...PORTS], { env: { ...KEY, ...ADMIN } });
+    process.stdout.write(`# the second start refused after ${second.ms.toFixed(0)} ms (process start included)\n`);
+    assert.equal(second.code, 1, second.stderr);
+    assert.equal(second.stdout, '');
+    assert.equal(
+      second.stderr,
+      `edgeport: The data dir ${dataDir} is in use by another edgeport process: pid ${first.child.pid} ` +
+        `(edgeport start --data-dir ${dataDir} ${PORTS.join(' ')}), running since ${/running since (.+? UTC)/.exec(second.stderr)?.[1]} ` +
+        `(${/UTC \((\d+ s ago)\)/.exec(second.stderr)?.[1]}). Stop that one first, or give this one a data dir of its own: ` +
+        '--data-dir DIR (or data_dir in edgeport.toml, EDGEPORT_DATA_DIR).\n',
+    );
+    assert.ok(existsSync(temporary), "the upload's temporary file is still there");
+    // The upload's own file may still grow (the server drains what was sent); the rest must not move.
+    const others = (lines: string[]) => lines.filter((line) => !line.startsWith(`${relative(join(dataDir, 'tmp'), temporary)} `));
+    assert.deepEqual(others(snapshot(join(dataDir, 'tmp'))), others(before), 'nothing else in tmp changed');
 
-  // edgeport dev on the same dir refuses alike (its script binds a bucket, so it needs the dir).
-  writeFileSync(join(dir, 'script.mjs'), 'export default { fetch: () => new Response("hi") };\n');
-  writeFileSync(join(dir, 'script.toml'), 'name = "s"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\n[[store_buckets]]\nbinding = "B"\nbucket_name = "bits"\n');
-  const dev = await run(['dev', join(dir, 'script.toml'), '--port', '0', '--data-dir', dataDir]);
-  assert.equal(dev.code, 1, dev.stderr);
-  assert.match(dev.stderr, new RegExp(`^edgeport: The data dir .* is in use by another edgeport process: pid ${first.child.pid} \\(edgeport start .*\\)`
-    + ', running since .* UTC \\(.* ago\\)\\. Stop that one first, or give this one a data dir of its own: --data-dir DIR\\.\\n$'));
+    // edgeport dev on the same dir refuses alike (its script binds a bucket, so it needs the dir).
+    writeFileSync(join(dir, 'script.mjs'), 'export default { fetch: () => new Response("hi") };\n');
+    writeFileSync(
+      join(dir, 'script.toml'),
+      'name = "s"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\n[[store_buckets]]\nbinding = "B"\nbucket_name = "bits"\n',
+    );
+    const dev = await run(['dev', join(dir, 'script.toml'), '--port', '0', '--data-dir', dataDir]);
+    assert.equal(dev.code, 1, dev.stderr);
+    assert.match(
+      dev.stderr,
+      new RegExp(
+        `^edgeport: The data dir .* is in use by another edgeport process: pid ${first.child.pid} \\(edgeport start .*\\)` +
+          ', running since .* UTC \\(.* ago\\)\\. Stop that one first, or give this one a data dir of its own: --data-dir DIR\\.\\n$',
+      ),
+    );
 
-  // accounts create takes no lock: it works beside the server, and the server knows the account at once.
-  const created = await run(['accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
-  assert.equal(created.code, 0, created.stderr);
-  const bobKey = /X-Auth-Key: +(\S+)/.exec(created.stdout)?.[1];
-  const zones = await fetch(`${first.urls['management API']}/zones`, { headers: { 'x-auth-email': 'bob@example.com', 'x-auth-key': bobKey! } });
-  assert.equal(zones.status, 200);
+    // accounts create takes no lock: it works beside the server, and the server knows the account at once.
+    const created = await run(['accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
+    assert.equal(created.code, 0, created.stderr);
+    const bobKey = /X-Auth-Key: +(\S+)/.exec(created.stdout)?.[1];
+    const zones = await fetch(`${first.urls['management API']}/zones`, { headers: { 'x-auth-email': 'bob@example.com', 'x-auth-key': bobKey! } });
+    assert.equal(zones.status, 200);
 
-  const answer = await put.finish();
-  assert.ok(!(answer instanceof Error), String(answer));
-  assert.equal(answer.status, 200, answer.text);
-  const client = s3(first);
-  t.after(() => client.destroy());
-  const stored = Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'uploads', Key: 'six-mib.bin' }))).Body!.transformToByteArray());
-  assert.equal(createHash('md5').update(stored).digest('hex'), createHash('md5').update(body).digest('hex'));
-  assert.equal(await first.stop(), 0);
-});
+    const answer = await put.finish();
+    assert.ok(!(answer instanceof Error), String(answer));
+    assert.equal(answer.status, 200, answer.text);
+    const client = s3(first);
+    t.after(() => client.destroy());
+    const stored = Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'uploads', Key: 'six-mib.bin' }))).Body!.transformToByteArray());
+    assert.equal(createHash('md5').update(stored).digest('hex'), createHash('md5').update(body).digest('hex'));
+    assert.equal(await first.stop(), 0);
+  },
+);
 
-test('after kill -9 a new start takes the data dir at once and sweeps the killed process\'s temporary files', { timeout: 120_000 }, async (t) => {
+test("after kill -9 a new start takes the data dir at once and sweeps the killed process's temporary files", { timeout: 120_000 }, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const first = await startEdgeport({ dataDir, env: { ...KEY, ...ADMIN } });
   t.after(() => first.stop());
@@ -141,15 +158,19 @@ test('after kill -9 a new start takes the data dir at once and sweeps the killed
   const exited = new Promise((resolve) => first.child.once('exit', resolve));
   first.child.kill('SIGKILL');
   await exited;
-  assert.ok(await put.answered instanceof Error, 'the killed server never answered');
+  assert.ok((await put.answered) instanceof Error, 'the killed server never answered');
   assert.ok(existsSync(temporary), 'kill -9 left the temporary file');
 
   const began = performance.now();
   const second = await startEdgeport({ dataDir, env: { ...KEY, ...ADMIN } });
   t.after(() => second.stop());
   process.stdout.write(`# a start after kill -9 was ready in ${(performance.now() - began).toFixed(0)} ms\n`);
-  assert.equal(existsSync(temporary), false, 'the dead process\'s temporary file was swept');
-  assert.deepEqual(readdirSync(join(dataDir, 'tmp')).filter((name) => name.startsWith(`${first.child.pid}-`)), [], 'and its directory');
+  assert.equal(existsSync(temporary), false, "the dead process's temporary file was swept");
+  assert.deepEqual(
+    readdirSync(join(dataDir, 'tmp')).filter((name) => name.startsWith(`${first.child.pid}-`)),
+    [],
+    'and its directory',
+  );
   const client = s3(second);
   t.after(() => client.destroy());
   await client.send(new PutObjectCommand({ Bucket: 'uploads', Key: 'after.bin', Body: Buffer.alloc(MiB, 2) }));
@@ -159,9 +180,16 @@ test('after kill -9 a new start takes the data dir at once and sweeps the killed
 test('start and dev with their default data dirs run side by side', { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'script.mjs'), 'export default { async fetch(request, env) { await env.B.put("k", "v"); return new Response("ok"); } };\n');
-  writeFileSync(join(dir, 'script.toml'), 'name = "s"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\n[[store_buckets]]\nbinding = "B"\nbucket_name = "bits"\n');
+  writeFileSync(
+    join(dir, 'script.toml'),
+    'name = "s"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\n[[store_buckets]]\nbinding = "B"\nbucket_name = "bits"\n',
+  );
   const spawned = (args: string[]) => {
-    const child = spawnNode([BIN, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', ...KEY, ...ADMIN, EDGEPORT_LOG_LEVEL: 'warn' } });
+    const child = spawnNode([BIN, ...args], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, EDGEPORT_DATA_DIR: '', ...KEY, ...ADMIN, EDGEPORT_LOG_LEVEL: 'warn' },
+    });
     t.after(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });

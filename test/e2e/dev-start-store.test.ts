@@ -25,15 +25,19 @@ const SCRIPT = `export default {
 };
 `;
 
-test('edgeport dev --data-dir <start\'s data dir> serves start\'s buckets; refused while start holds it', { timeout: 120_000 }, async (t) => {
+test("edgeport dev --data-dir <start's data dir> serves start's buckets; refused while start holds it", { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   const dataDir = join(dir, 'data');
   const scriptPath = join(dir, 'script.mjs');
   writeFileSync(scriptPath, SCRIPT);
   const start = async () => {
     const server = await startEdgeport({ owner: t, dataDir, env: ENV });
-    const s3 = new S3Client({ endpoint: server.urls['S3-compatible API']!, region: 'auto', forcePathStyle: true,
-      credentials: { accessKeyId: ENV.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: ENV.EDGEPORT_S3_SECRET_ACCESS_KEY } });
+    const s3 = new S3Client({
+      endpoint: server.urls['S3-compatible API']!,
+      region: 'auto',
+      forcePathStyle: true,
+      credentials: { accessKeyId: ENV.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: ENV.EDGEPORT_S3_SECRET_ACCESS_KEY },
+    });
     t.after(() => s3.destroy());
     return { server, s3 };
   };
@@ -41,7 +45,10 @@ test('edgeport dev --data-dir <start\'s data dir> serves start\'s buckets; refus
   await first.s3.send(new CreateBucketCommand({ Bucket: 'photos' }));
   await first.s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cats/tom.txt', Body: 'put over S3' }));
   const config = join(dir, 'dev.toml');
-  writeFileSync(config, 'name = "dev"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\nstore_buckets = [{ binding = "BUCKET", bucket_name = "photos" }]\n');
+  writeFileSync(
+    config,
+    'name = "dev"\nmain = "script.mjs"\ncompatibility_date = "2025-01-01"\nstore_buckets = [{ binding = "BUCKET", bucket_name = "photos" }]\n',
+  );
   const refused = await runEdgeport(['dev', config, '--port', '0', '--data-dir', dataDir]);
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /edgeport start/, 'names the process that holds the data dir');

@@ -125,7 +125,14 @@ function md5(bytes: Uint8Array): string {
 test('edgeport dev serves a script whose bucket binding is driven over HTTP', { timeout: 60_000 }, async (t) => {
   const dev = await startDev(t, BUCKET_SCRIPT, '\n[[store_buckets]]\nbinding = "FILES"\nbucket_name = "e2e-files"\n');
   assert.ok(existsSync(join(dev.dataDir, 'metadata.sqlite')), 'the bucket was created in the data dir on first use');
-  assert.equal(dev.stdout().split('\n').filter((line) => line.includes('http://127.0.0.1:')).length, 1, 'exactly one ready line');
+  assert.equal(
+    dev
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('http://127.0.0.1:')).length,
+    1,
+    'exactly one ready line',
+  );
 
   const small = pattern(3 * KiB, 3);
   const large = pattern(1024 * KiB + 17, 5);
@@ -177,7 +184,12 @@ test('a request that spins in while (true) {} fails at the CPU limit and the nex
   assert.equal(next.status, 200);
   assert.equal(await next.text(), 'still here');
   // The log line is written by the server on its own time: wait for it rather than race it.
-  await until(() => dev.stderr(), (out) => /"failure":"cpu"/.test(out), 'the cut-off in the log (stderr)', 10_000);
+  await until(
+    () => dev.stderr(),
+    (out) => /"failure":"cpu"/.test(out),
+    'the cut-off in the log (stderr)',
+    10_000,
+  );
   assert.equal(await dev.stop(), 0);
 });
 
@@ -200,12 +212,13 @@ test('a bad script config is reported on stderr with exit code 1', { timeout: 60
 });
 
 test('usage mistakes exit 2, for dev and start alike', { timeout: 60_000 }, async () => {
-  const run = (args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawnNode(['bin/edgeport.js', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stderr }));
-  });
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawnNode(['bin/edgeport.js', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('exit', (code) => resolve({ code, stderr }));
+    });
   const [noConfig, badPort, start] = await Promise.all([run(['dev']), run(['dev', 'x.toml', '--port', 'http']), run(['start', '--bogus'])]);
   assert.equal(noConfig.code, 2);
   assert.match(noConfig.stderr, /needs a script config/);

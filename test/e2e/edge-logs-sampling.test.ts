@@ -23,8 +23,12 @@ test('sample_rate 0.1 over 20,000 requests delivers 10% within 1.5 points', { ti
   assert.equal(result.errors, 0);
   assert.equal(result['2xx'], 20_000, 'every request was answered (and its line spooled before its answer)');
   // Every line the job took is delivered: as many shipped as spooled, and the files hold all it shipped.
-  const delivered = await until(async () => ({ ...await jobDelivery(server, job.id), lines: fileLines(join(dir, 'sampled')) }),
-    (now) => now.spooledLines > 0 && now.shippedLines === now.spooledLines && now.lines.length === now.shippedLines, 'every sampled line delivered', 60_000);
+  const delivered = await until(
+    async () => ({ ...(await jobDelivery(server, job.id)), lines: fileLines(join(dir, 'sampled')) }),
+    (now) => now.spooledLines > 0 && now.shippedLines === now.spooledLines && now.lines.length === now.shippedLines,
+    'every sampled line delivered',
+    60_000,
+  );
   const kept = delivered.lines.length / 20_000;
   console.log(`kept ${delivered.lines.length} of 20,000 lines (${(kept * 100).toFixed(2)}%)`);
   assert.ok(Math.abs(kept - 0.1) <= 0.015, `kept ${(kept * 100).toFixed(2)}%`);

@@ -12,7 +12,20 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { gunzipLines, until } from '../helpers/delivered-logs.ts';
-import { FIELDS, S3_KEY, apiOf, createFileJob, createZone, fileLines, getVia, load, raw, startOrigin, startServer, type LogLine } from '../helpers/edge-logs-setup.ts';
+import {
+  FIELDS,
+  S3_KEY,
+  apiOf,
+  createFileJob,
+  createZone,
+  fileLines,
+  getVia,
+  load,
+  raw,
+  startOrigin,
+  startServer,
+  type LogLine,
+} from '../helpers/edge-logs-setup.ts';
 import { writeScriptConfig } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -37,22 +50,53 @@ test('10,000 requests: each job gets exactly its requests, with custom fields an
   const server = await startServer(t, join(dir, 'data'));
   const api = apiOf(server);
   const zoneId = await createZone(api, origin.url);
-  const s3 = new S3Client({ endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true, credentials: { accessKeyId: S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY } });
+  const s3 = new S3Client({
+    endpoint: server.urls['S3-compatible API'],
+    region: 'auto',
+    forcePathStyle: true,
+    credentials: { accessKeyId: S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
+  });
   t.after(() => s3.destroy());
   await s3.send(new CreateBucketCommand({ Bucket: 'store-logs' }));
   await s3.send(new CreateBucketCommand({ Bucket: 's3-logs' }));
 
-  const filter = { where: { and: [
-    { key: 'ClientRequestHost', operator: 'eq', value: 'example.test' },
-    { or: [{ key: 'EdgeResponseStatus', operator: 'eq', value: 500 }, { key: 'ClientRequestPath', operator: 'startsWith', value: '/api' }] },
-  ] } };
+  const filter = {
+    where: {
+      and: [
+        { key: 'ClientRequestHost', operator: 'eq', value: 'example.test' },
+        {
+          or: [
+            { key: 'EdgeResponseStatus', operator: 'eq', value: 500 },
+            { key: 'ClientRequestPath', operator: 'startsWith', value: '/api' },
+          ],
+        },
+      ],
+    },
+  };
   const output = { field_names: FIELDS, timestamp_format: 'rfc3339' };
   await createFileJob(api, zoneId, join(dir, 'file-logs'), { filter: JSON.stringify(filter), output_options: output });
-  const storeChallenge = await api.call<{ filename: string }>('POST', `/zones/${zoneId}/logshipping/ownership`, { destination_conf: 'store://store-logs/edge' });
-  const storeToken = await (await s3.send(new GetObjectCommand({ Bucket: 'store-logs', Key: storeChallenge.filename.replace(/^store-logs\//, '') }))).Body!.transformToString();
-  await api.call('POST', `/zones/${zoneId}/logshipping/jobs`, { name: 'store-job', destination_conf: 'store://store-logs/edge', dataset: 'http_requests', enabled: true, ownership_challenge: storeToken.trim(), output_options: output });
+  const storeChallenge = await api.call<{ filename: string }>('POST', `/zones/${zoneId}/logshipping/ownership`, {
+    destination_conf: 'store://store-logs/edge',
+  });
+  const storeToken = await (
+    await s3.send(new GetObjectCommand({ Bucket: 'store-logs', Key: storeChallenge.filename.replace(/^store-logs\//, '') }))
+  ).Body!.transformToString();
+  await api.call('POST', `/zones/${zoneId}/logshipping/jobs`, {
+    name: 'store-job',
+    destination_conf: 'store://store-logs/edge',
+    dataset: 'http_requests',
+    enabled: true,
+    ownership_challenge: storeToken.trim(),
+    output_options: output,
+  });
   const s3Conf = `s3://s3-logs/edge?region=auto&endpoint=${encodeURIComponent(server.urls['S3-compatible API']!)}&access-key-id=${S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID}&secret-access-key=${S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY}`;
-  await api.call('POST', `/zones/${zoneId}/logshipping/jobs`, { name: 's3-job', destination_conf: s3Conf, dataset: 'http_requests', enabled: true, output_options: output });
+  await api.call('POST', `/zones/${zoneId}/logshipping/jobs`, {
+    name: 's3-job',
+    destination_conf: s3Conf,
+    dataset: 'http_requests',
+    enabled: true,
+    output_options: output,
+  });
 
   await load(server.urls.edge!, 10_000);
   const edgePort = Number(new URL(server.urls.edge!).port);
@@ -61,8 +105,14 @@ test('10,000 requests: each job gets exactly its requests, with custom fields an
   const total = origin.seen.size;
   assert.equal(total, 10_002);
 
-  const expected = new Set([...origin.seen].filter(([, s]) => s.host === 'example.test' && (s.status === 500 || s.path.startsWith('/api'))).map(([ray]) => ray));
-  const fileResult = await until(() => fileLines(join(dir, 'file-logs')), (lines) => lines.length >= expected.size, 'the file job');
+  const expected = new Set(
+    [...origin.seen].filter(([, s]) => s.host === 'example.test' && (s.status === 500 || s.path.startsWith('/api'))).map(([ray]) => ray),
+  );
+  const fileResult = await until(
+    () => fileLines(join(dir, 'file-logs')),
+    (lines) => lines.length >= expected.size,
+    'the file job',
+  );
   assert.equal(fileResult.length, expected.size, 'no extra lines');
   assert.deepEqual(new Set(fileResult.map((l) => l.RayID)), expected, 'exactly the matching requests');
   for (const line of fileResult) {
@@ -85,7 +135,11 @@ test('10,000 requests: each job gets exactly its requests, with custom fields an
     }
   }
   for (const bucket of ['store-logs', 's3-logs']) {
-    const lines: LogLine[] = await until(() => bucketLines(s3, bucket), (l) => l.length >= total, `the ${bucket} job`);
+    const lines: LogLine[] = await until(
+      () => bucketLines(s3, bucket),
+      (l) => l.length >= total,
+      `the ${bucket} job`,
+    );
     assert.equal(lines.length, total, `${bucket}: every request once`);
     assert.equal(new Set(lines.map((l) => l.RayID)).size, total);
   }
@@ -94,7 +148,10 @@ test('10,000 requests: each job gets exactly its requests, with custom fields an
 test('a script routed on the zone serves its paths with its bucket binding; the origin serves the rest; both are logged', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const args = writeScriptConfig(dir, {
-    name: 'counter', route: 'example.test/api/*', bucket: 'script-data', source: `export default {
+    name: 'counter',
+    route: 'example.test/api/*',
+    bucket: 'script-data',
+    source: `export default {
     async fetch(request, env) {
       const key = new URL(request.url).pathname;
       await env.BUCKET.put(key, 'seen');
@@ -108,7 +165,9 @@ test('a script routed on the zone serves its paths with its bucket binding; the 
   assert.match(server.banner, /script "counter" on example\.test\/api\/\*/);
   const api = apiOf(server);
   const zoneId = await createZone(api, origin.url);
-  await createFileJob(api, zoneId, join(dir, 'logs'), { output_options: { field_names: ['ClientRequestPath', 'EdgeResponseStatus', 'OriginResponseStatus', 'ResponseHeaders'] } });
+  await createFileJob(api, zoneId, join(dir, 'logs'), {
+    output_options: { field_names: ['ClientRequestPath', 'EdgeResponseStatus', 'OriginResponseStatus', 'ResponseHeaders'] },
+  });
 
   const edge = server.urls.edge!;
   const viaScript = await getVia(edge, 'example.test', '/api/one');
@@ -116,8 +175,22 @@ test('a script routed on the zone serves its paths with its bucket binding; the 
   assert.equal(viaScript.headers['x-from'], 'script');
   const viaOrigin = await getVia(edge, 'example.test', '/home');
   assert.equal(viaOrigin.body, 'ok');
-  const lines = await until(() => fileLines(join(dir, 'logs')), (l) => l.length >= 2, 'both records');
+  const lines = await until(
+    () => fileLines(join(dir, 'logs')),
+    (l) => l.length >= 2,
+    'both records',
+  );
   const byPath = Object.fromEntries(lines.map((l) => [l.ClientRequestPath, l]));
-  assert.deepEqual(byPath['/api/one'], { ClientRequestPath: '/api/one', EdgeResponseStatus: 200, OriginResponseStatus: 0, ResponseHeaders: { 'set-cookie': 'sc=1' } });
-  assert.deepEqual(byPath['/home'], { ClientRequestPath: '/home', EdgeResponseStatus: 200, OriginResponseStatus: 200, ResponseHeaders: { 'set-cookie': 'a=1', 'x-origin': 'origin-1' } });
+  assert.deepEqual(byPath['/api/one'], {
+    ClientRequestPath: '/api/one',
+    EdgeResponseStatus: 200,
+    OriginResponseStatus: 0,
+    ResponseHeaders: { 'set-cookie': 'sc=1' },
+  });
+  assert.deepEqual(byPath['/home'], {
+    ClientRequestPath: '/home',
+    EdgeResponseStatus: 200,
+    OriginResponseStatus: 200,
+    ResponseHeaders: { 'set-cookie': 'a=1', 'x-origin': 'origin-1' },
+  });
 });

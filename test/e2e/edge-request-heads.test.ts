@@ -22,7 +22,13 @@ async function startOrigin(t: TestContext): Promise<string> {
     req.on('end', () => res.end(`origin: host=${req.headers.host} url=${req.url}`));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -33,10 +39,15 @@ async function exchange(port: number, head: string | Buffer): Promise<{ status: 
     const length = headerOf(text, 'content-length');
     return length !== undefined && Buffer.byteLength(bodyOf(text), 'latin1') >= Number(length);
   };
-  await Promise.race([connection.closed, new Promise<void>((resolve) => {
-    const check = (): void => { if (complete(connection.received())) resolve(); };
-    connection.socket.on('data', check);
-  })]);
+  await Promise.race([
+    connection.closed,
+    new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (complete(connection.received())) resolve();
+      };
+      connection.socket.on('data', check);
+    }),
+  ]);
   connection.socket.destroy();
   const text = connection.received();
   return { status: statusOf(text), body: Buffer.from(bodyOf(text), 'latin1').toString() };
@@ -46,7 +57,9 @@ test('the edge answers malformed Host headers with 400s that say what is wrong, 
   const dir = tempDir(t);
   const origin = await startOrigin(t);
   const args = writeScriptConfig(dir, {
-    name: 'echo', route: 'script.test/*', bucket: 'echo-bucket',
+    name: 'echo',
+    route: 'script.test/*',
+    bucket: 'echo-bucket',
     source: 'export default { async fetch(request) { await request.arrayBuffer(); return new Response(`script: ${request.url}`); } };',
   });
   const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), args, env: ADMIN });
@@ -58,7 +71,11 @@ test('the edge answers malformed Host headers with 400s that say what is wrong, 
   const get = (headers: string, line = 'GET /p HTTP/1.1') => exchange(port, `${line}\r\n${headers}Connection: close\r\n\r\n`);
 
   // Through an origin this was a 500; through a script, the second Host silently won.
-  for (const [first, second] of [['origin.test', 'other.test'], ['script.test', 'other.test'], ['origin.test', 'origin.test']]) {
+  for (const [first, second] of [
+    ['origin.test', 'other.test'],
+    ['script.test', 'other.test'],
+    ['origin.test', 'origin.test'],
+  ]) {
     const answer = await get(`Host: ${first}\r\nHost: ${second}\r\n`);
     assert.equal(answer.status, 400, `${first} + ${second}`);
     assert.match(answer.body, /^error 400: the request has 2 Host headers: send exactly one\.\nRay ID: [0-9a-f]{16}\n$/);
@@ -66,12 +83,26 @@ test('the edge answers malformed Host headers with 400s that say what is wrong, 
   const noHost = await get('', 'GET /p HTTP/1.0');
   assert.equal(noHost.status, 400);
   assert.match(noHost.body, /^error 400: the request has no Host header/);
-  for (const [value, zone] of [['origin.test:abc', 'origin'], ['script.test:abc', 'script'], ['script.test:70000', 'script'], ['origin.test/x', 'origin'], ['user@origin.test', 'origin'], ['[::1', '-']]) {
+  for (const [value, zone] of [
+    ['origin.test:abc', 'origin'],
+    ['script.test:abc', 'script'],
+    ['script.test:70000', 'script'],
+    ['origin.test/x', 'origin'],
+    ['user@origin.test', 'origin'],
+    ['[::1', '-'],
+  ]) {
     const answer = await get(`Host: ${value}\r\n`);
     assert.equal(answer.status, 400, `Host: ${value} (${zone})`);
-    assert.match(answer.body, new RegExp(`^error 400: the Host header ${JSON.stringify(value).replace(/[[\].]/g, '\\$&')} is not a host name with an optional port`));
+    assert.match(
+      answer.body,
+      new RegExp(`^error 400: the Host header ${JSON.stringify(value).replace(/[[\].]/g, '\\$&')} is not a host name with an optional port`),
+    );
   }
-  assert.deepEqual(await get('Host: Origin.TEST:8080\r\n'), { status: 200, body: 'origin: host=Origin.TEST:8080 url=/p' }, 'a port is forwarded, not routed on');
+  assert.deepEqual(
+    await get('Host: Origin.TEST:8080\r\n'),
+    { status: 200, body: 'origin: host=Origin.TEST:8080 url=/p' },
+    'a port is forwarded, not routed on',
+  );
   assert.deepEqual(await get('Host: script.test:8080\r\n'), { status: 200, body: 'script: http://script.test:8080/p' });
   assert.equal((await get('Host: unknown.test\r\n')).status, 530, 'a host no zone serves is still 530');
 

@@ -35,13 +35,21 @@ const SCRIPT = `export default {
 
 test('a script on workerd behind the edge: its binding, HTMLRewriter, caches, no way back to the edge, and its records', { timeout: 90_000 }, async (t) => {
   const dir = tempDir(t);
-  const args = writeScriptConfig(dir, { name: 'on-workerd', route: 'example.test/api/*', bucket: 'script-data', source: SCRIPT, extra: 'runtime = "workerd"\n' });
+  const args = writeScriptConfig(dir, {
+    name: 'on-workerd',
+    route: 'example.test/api/*',
+    bucket: 'script-data',
+    source: SCRIPT,
+    extra: 'runtime = "workerd"\n',
+  });
   const origin = await startOrigin(t);
   const server = await startServer(t, join(dir, 'data'), { args, batchIntervalMs: 100 });
   assert.match(server.banner, /script "on-workerd" on example\.test\/api\/\*/);
   const api = apiOf(server);
   const zoneId = await createZone(api, origin.url);
-  await createFileJob(api, zoneId, join(dir, 'logs'), { output_options: { field_names: ['ClientRequestPath', 'EdgeResponseStatus', 'OriginResponseStatus', 'ResponseHeaders'] } });
+  await createFileJob(api, zoneId, join(dir, 'logs'), {
+    output_options: { field_names: ['ClientRequestPath', 'EdgeResponseStatus', 'OriginResponseStatus', 'ResponseHeaders'] },
+  });
   const edge = server.urls.edge!;
 
   const first = await getVia(edge, 'example.test', '/api/one');
@@ -58,10 +66,29 @@ test('a script on workerd behind the edge: its binding, HTMLRewriter, caches, no
   assert.equal((await getVia(edge, 'example.test', '/home')).body, 'ok', 'the origin is still served');
   assert.equal((await getVia(edge, 'example.test', '/api/three')).body, 'script:3', 'the script is still served');
 
-  const lines = await until(() => fileLines(join(dir, 'logs')), (l) => l.length >= 8, 'every record');
+  const lines = await until(
+    () => fileLines(join(dir, 'logs')),
+    (l) => l.length >= 8,
+    'every record',
+  );
   const byPath = Object.fromEntries(lines.map((l) => [l.ClientRequestPath, l]));
-  assert.deepEqual(byPath['/api/one'], { ClientRequestPath: '/api/one', EdgeResponseStatus: 200, OriginResponseStatus: 0, ResponseHeaders: { 'set-cookie': 'sc=1' } });
-  assert.deepEqual(byPath['/api/html'], { ClientRequestPath: '/api/html', EdgeResponseStatus: 200, OriginResponseStatus: 0, ResponseHeaders: { 'set-cookie': 'html=1' } });
+  assert.deepEqual(byPath['/api/one'], {
+    ClientRequestPath: '/api/one',
+    EdgeResponseStatus: 200,
+    OriginResponseStatus: 0,
+    ResponseHeaders: { 'set-cookie': 'sc=1' },
+  });
+  assert.deepEqual(byPath['/api/html'], {
+    ClientRequestPath: '/api/html',
+    EdgeResponseStatus: 200,
+    OriginResponseStatus: 0,
+    ResponseHeaders: { 'set-cookie': 'html=1' },
+  });
   assert.deepEqual(byPath['/api/edge'], { ClientRequestPath: '/api/edge', EdgeResponseStatus: 500, OriginResponseStatus: 0, ResponseHeaders: {} });
-  assert.deepEqual(byPath['/home'], { ClientRequestPath: '/home', EdgeResponseStatus: 200, OriginResponseStatus: 200, ResponseHeaders: { 'set-cookie': 'a=1', 'x-origin': 'origin-1' } });
+  assert.deepEqual(byPath['/home'], {
+    ClientRequestPath: '/home',
+    EdgeResponseStatus: 200,
+    OriginResponseStatus: 200,
+    ResponseHeaders: { 'set-cookie': 'a=1', 'x-origin': 'origin-1' },
+  });
 });

@@ -44,7 +44,13 @@ async function honestOrigin(t: TestContext): Promise<number> {
     res.end('honest');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return (server.address() as AddressInfo).port;
 }
 
@@ -66,8 +72,12 @@ function fanOutFlood(t: TestContext, args: readonly string[]): Promise<FloodResu
   t.after(() => stopChild(child));
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => {
       if (code === 0) resolve(JSON.parse(stdout) as FloodResult);
@@ -78,7 +88,10 @@ function fanOutFlood(t: TestContext, args: readonly string[]): Promise<FloodResu
 
 /** The largest query the limits allow: 20 nodes of 5,000 rows. */
 function allowedQuery(account: string): string {
-  const nodes = Array.from({ length: 20 }, (_, i) => `n${i}: r2StorageAdaptiveGroups(limit: 5000) { max { objectCount payloadSize metadataSize uploadCount } dimensions { bucketName storageClass } }`);
+  const nodes = Array.from(
+    { length: 20 },
+    (_, i) => `n${i}: r2StorageAdaptiveGroups(limit: 5000) { max { objectCount payloadSize metadataSize uploadCount } dimensions { bucketName storageClass } }`,
+  );
   return `{ viewer { accounts(filter: {accountTag: "${account}"}) { ${nodes.join(' ')} } } }`;
 }
 
@@ -92,9 +105,13 @@ async function send(graphqlUrl: string, as: { email: string; key: string }, quer
   const started = performance.now();
   const response = await fetch(graphqlUrl, { method: 'POST', headers: { 'x-auth-email': as.email, 'x-auth-key': as.key }, body: JSON.stringify({ query }) });
   // GraphQL's refusals carry extensions.code; the listener's load shedding is the API's envelope (code 10100).
-  const body = await response.json() as { errors?: Array<{ code?: number; extensions?: { code?: string } }> | null };
+  const body = (await response.json()) as { errors?: Array<{ code?: number; extensions?: { code?: string } }> | null };
   const first = body.errors?.[0];
-  return { status: response.status, code: first?.extensions?.code ?? (first?.code === undefined ? undefined : String(first.code)), ms: performance.now() - started };
+  return {
+    status: response.status,
+    code: first?.extensions?.code ?? (first?.code === undefined ? undefined : String(first.code)),
+    ms: performance.now() - started,
+  };
 }
 
 /** The listener's answer when its event loop runs behind (LISTENER_OVERLOADED): load shedding, which answers everyone alike. */
@@ -123,7 +140,9 @@ async function honestPage(edgeUrl: string, host: string, sheds: { count: number 
 /** Asks `host` through the edge every 25 ms until `until` settles: each page's wait. */
 async function honestWhile(edgeUrl: string, host: string, until: Promise<unknown>, sheds: { count: number }): Promise<number[]> {
   let done = false;
-  void until.finally(() => { done = true; });
+  void until.finally(() => {
+    done = true;
+  });
   const latencies: number[] = [];
   while (!done) {
     latencies.push(await honestPage(edgeUrl, host, sheds));
@@ -157,7 +176,14 @@ test('alias fan-out from one account: refused before it runs while another zone 
   const dataDir = join(tempDir(t), 'data');
   const originPort = await honestOrigin(t);
   const server = await startEdgeport({ owner: t, dataDir, env: ADMIN });
-  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'mallory@example.test', '--data-dir', dataDir]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    join(ROOT, 'bin/edgeport.js'),
+    'accounts',
+    'create',
+    'mallory@example.test',
+    '--data-dir',
+    dataDir,
+  ]);
   const malloryKey = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
   assert.ok(malloryKey, stdout);
   const mallory = { email: 'mallory@example.test', key: malloryKey };
@@ -168,7 +194,11 @@ test('alias fan-out from one account: refused before it runs while another zone 
   // The honest client: the operator's zone, served by its own origin through the edge.
   const operator = sdkFor(apiUrl, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
   const [operatorAccount] = (await operator.accounts.list()).result;
-  await unshed(() => operator.zones.create({ account: { id: operatorAccount!.id }, name: 'honest.test', origin: `http://127.0.0.1:${originPort}` } as Parameters<typeof operator.zones.create>[0]));
+  await unshed(() =>
+    operator.zones.create({ account: { id: operatorAccount!.id }, name: 'honest.test', origin: `http://127.0.0.1:${originPort}` } as Parameters<
+      typeof operator.zones.create
+    >[0]),
+  );
   // The attacker: 100 buckets.
   const attacker = sdkFor(apiUrl, mallory.email, mallory.key);
   const [malloryAccount] = (await attacker.accounts.list()).result;
@@ -183,30 +213,45 @@ test('alias fan-out from one account: refused before it runs while another zone 
   // A body the schema refuses is a 400 in GraphQL's shape, not a 200.
   const notAQuery = await fetch(graphqlUrl, { method: 'POST', headers: { 'x-auth-email': mallory.email, 'x-auth-key': mallory.key }, body: '{"query": 5}' });
   assert.equal(notAQuery.status, 400);
-  assert.deepEqual(Object.keys(await notAQuery.json() as object), ['data', 'errors']);
+  assert.deepEqual(Object.keys((await notAQuery.json()) as object), ['data', 'errors']);
 
   // Four of the largest allowed queries at once: two run, two are told to wait.
   const allowedRun = Promise.all(Array.from({ length: 4 }, () => send(graphqlUrl, mallory, allowedQuery(account))));
   const duringAllowed = await honestWhile(edgeUrl, 'honest.test', allowedRun, sheds);
   const allowed = await allowedRun;
   console.log(`largest allowed queries, 4 at once: ${summary(allowed)}`);
-  assert.ok(allowed.every((s) => (s.status === 200 && s.code === undefined) || refusedAsItShould(s)), JSON.stringify(allowed));
+  assert.ok(
+    allowed.every((s) => (s.status === 200 && s.code === undefined) || refusedAsItShould(s)),
+    JSON.stringify(allowed),
+  );
   assert.ok(allowed.some((s) => s.status === 200));
 
   // The fan-out: four ~64 KiB queries of 493 aliases at once, round after round, from a process of its own.
   const attack = fanOutFlood(t, [graphqlUrl, mallory.email, mallory.key, account, '493', '4', String(ATTACK_MS)]);
   const duringAttack = await honestWhile(edgeUrl, 'honest.test', attack, sheds);
   const flood = await attack;
-  console.log(`fan-out query: ${flood.length} characters, 493 aliases; first round of 4 at once: ${flood.first.map((s) => `${s.status} ${s.code} in ${s.ms.toFixed(0)} ms`).join(', ')}`);
-  console.log(`fan-out, ${flood.rounds} rounds of 4 in ${ATTACK_MS} ms: ${Object.entries(flood.outcomes).map(([outcome, { count, slowestMs }]) => `${count} × ${outcome} (slowest ${slowestMs} ms)`).join(', ')}`);
-  for (const outcome of Object.keys(flood.outcomes)) assert.ok(['400 GRAPHQL_COST_EXCEEDED', '429 GRAPHQL_RATE_LIMITED', '503 10100'].includes(outcome), outcome);
-  assert.ok(flood.first.every((s) => s.status === 400 && s.code === 'GRAPHQL_COST_EXCEEDED'), JSON.stringify(flood.first));
+  console.log(
+    `fan-out query: ${flood.length} characters, 493 aliases; first round of 4 at once: ${flood.first.map((s) => `${s.status} ${s.code} in ${s.ms.toFixed(0)} ms`).join(', ')}`,
+  );
+  console.log(
+    `fan-out, ${flood.rounds} rounds of 4 in ${ATTACK_MS} ms: ${Object.entries(flood.outcomes)
+      .map(([outcome, { count, slowestMs }]) => `${count} × ${outcome} (slowest ${slowestMs} ms)`)
+      .join(', ')}`,
+  );
+  for (const outcome of Object.keys(flood.outcomes))
+    assert.ok(['400 GRAPHQL_COST_EXCEEDED', '429 GRAPHQL_RATE_LIMITED', '503 10100'].includes(outcome), outcome);
+  assert.ok(
+    flood.first.every((s) => s.status === 400 && s.code === 'GRAPHQL_COST_EXCEEDED'),
+    JSON.stringify(flood.first),
+  );
   assert.ok(flood.rounds >= 5, 'the attacker kept sending');
 
   const slowest = (ms: number[]) => Math.max(...ms).toFixed(0);
   const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!.toFixed(0);
-  console.log(`honest request through the edge: quiet slowest ${slowest(quiet)} ms; during the allowed queries ${duringAllowed.length} requests, slowest ${slowest(duringAllowed)} ms; `
-    + `during the fan-out ${duringAttack.length} requests, median ${median(duringAttack)} ms, slowest ${slowest(duringAttack)} ms (bound ${bound.toFixed(0)} ms); shed and sent again: ${sheds.count}`);
+  console.log(
+    `honest request through the edge: quiet slowest ${slowest(quiet)} ms; during the allowed queries ${duringAllowed.length} requests, slowest ${slowest(duringAllowed)} ms; ` +
+      `during the fan-out ${duringAttack.length} requests, median ${median(duringAttack)} ms, slowest ${slowest(duringAttack)} ms (bound ${bound.toFixed(0)} ms); shed and sent again: ${sheds.count}`,
+  );
   assert.ok(duringAttack.length >= 10, 'the honest client kept asking through the attack');
   const during = [...duringAllowed, ...duringAttack].sort((a, b) => a - b);
   const p90 = during[Math.ceil(0.9 * during.length) - 1]!;

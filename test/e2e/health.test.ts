@@ -32,7 +32,7 @@ test('GET and HEAD /healthz and /readyz on the API port: ok, ready, and 503 nami
   }
   // The dashboard still answers its own pages, and a probe is never its HTML.
   assert.match(await (await fetch(`${origin}/`)).text(), /<html/i);
-  assert.equal((await fetch(`${origin}/client/v4/healthz`)).status, 400, 'the API path is the API\'s');
+  assert.equal((await fetch(`${origin}/client/v4/healthz`)).status, 400, "the API path is the API's");
 
   const metrics = async () => (await fetch(`${origin}/metrics`)).text();
   assert.match(await metrics(), /^edgeport_ready\{check="blobs"\} 1$/m);
@@ -41,7 +41,7 @@ test('GET and HEAD /healthz and /readyz on the API port: ok, ready, and 503 nami
   rmSync(join(dataDir, 'blobs'), { recursive: true });
   // The blob probe (a write and a delete) runs at most once a second on the data dir.
   const broken = await statusWithin(`${origin}/readyz`, 503);
-  const body = await broken.json() as { status: string; checks: Record<string, string> };
+  const body = (await broken.json()) as { status: string; checks: Record<string, string> };
   assert.equal(body.status, 'not ready');
   assert.equal(body.checks.database, 'ok');
   assert.match(body.checks.blobs!, /ENOENT.*blobs/);

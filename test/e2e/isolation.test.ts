@@ -14,8 +14,15 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import {
-  CopyObjectCommand, CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand,
-  S3Client, S3ServiceException,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import Cloudflare from 'cloudflare';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
@@ -51,12 +58,20 @@ interface Account {
 async function account(server: EdgeportServer, email: string, key: string): Promise<Account> {
   const base = server.urls['management API']!;
   const cf = new Cloudflare({
-    baseURL: base, apiEmail: email, apiKey: key, apiToken: null, userServiceKey: null, maxRetries: 0,
+    baseURL: base,
+    apiEmail: email,
+    apiKey: key,
+    apiToken: null,
+    userServiceKey: null,
+    maxRetries: 0,
     fetch: (url, init) => fetch(String(url).replace('/logpush/', '/logshipping/'), init),
   });
   const id = (await cf.accounts.list()).result[0]!.id;
   return {
-    email, key, id, cf,
+    email,
+    key,
+    id,
+    cf,
     async call(path, init = {}) {
       const headers = new Headers(init.headers);
       headers.set('x-auth-email', email);
@@ -69,7 +84,14 @@ async function account(server: EdgeportServer, email: string, key: string): Prom
 }
 
 /** A request to the edge with a Host header of our choosing (fetch does not let one be set). */
-function edgeRequest(server: EdgeportServer, host: string, path: string, method = 'GET', body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function edgeRequest(
+  server: EdgeportServer,
+  host: string,
+  path: string,
+  method = 'GET',
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(server.urls.edge!);
   return new Promise((resolve, reject) => {
     const req = request({ hostname, port, path, method, headers: { host, ...headers } }, (res) => {
@@ -93,24 +115,39 @@ const s3Error = (name: string, status: number) => (error: unknown) => {
   return true;
 };
 
-test('two accounts: buckets, S3 keys, the dashboard\'s store routes and scripts each stay in their account', { timeout: 120_000 }, async (t) => {
+test("two accounts: buckets, S3 keys, the dashboard's store routes and scripts each stay in their account", { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   const dataDir = join(dir, 'data');
-  const env = { EDGEPORT_ADMIN_EMAIL: A.email, EDGEPORT_ADMIN_KEY: A.key, EDGEPORT_S3_ACCESS_KEY_ID: S3_A.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: S3_A.secretAccessKey };
+  const env = {
+    EDGEPORT_ADMIN_EMAIL: A.email,
+    EDGEPORT_ADMIN_KEY: A.key,
+    EDGEPORT_S3_ACCESS_KEY_ID: S3_A.accessKeyId,
+    EDGEPORT_S3_SECRET_ACCESS_KEY: S3_A.secretAccessKey,
+  };
   // Alice is the first account (the operator); Bob is made with the CLI, and his script names him.
   const first = await startEdgeport({ owner: t, dataDir, env });
   await first.stop();
-  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    join(ROOT, 'bin/edgeport.js'),
+    'accounts',
+    'create',
+    'bob@example.com',
+    '--data-dir',
+    dataDir,
+  ]);
   const bobKey = /X-Auth-Key: +(\S+)/.exec(stdout)![1]!;
   writeFileSync(join(dir, 'bob.mjs'), SCRIPT);
-  writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]
+  writeFileSync(
+    join(dir, 'edgeport.toml'),
+    `[[scripts]]
 name = "bob"
 main = "bob.mjs"
 compatibility_date = "2025-01-01"
 routes = ["bob.test/*"]
 store_buckets = [{ binding = "BUCKET", bucket_name = "photos" }]
 account = "bob@example.com"
-`);
+`,
+  );
   const server = await startEdgeport({ owner: t, dataDir, env, args: ['--config', join(dir, 'edgeport.toml')] });
   const alice = await account(server, A.email, A.key);
   const bob = await account(server, 'bob@example.com', bobKey);
@@ -129,7 +166,11 @@ account = "bob@example.com"
   assert.equal(made.status, 200);
   const bobS3 = s3(server, { accessKeyId: made.body.result.access_key_id, secretAccessKey: made.body.result.secret_access_key });
   t.after(() => bobS3.destroy());
-  assert.deepEqual((await bobS3.send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name), ['photos'], 'only the bucket his script binds');
+  assert.deepEqual(
+    (await bobS3.send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name),
+    ['photos'],
+    'only the bucket his script binds',
+  );
   assert.deepEqual((await bobS3.send(new ListObjectsV2Command({ Bucket: 'photos' }))).Contents ?? [], [], 'his photos is not hers');
   await assert.rejects(bobS3.send(new GetObjectCommand({ Bucket: 'private', Key: 'ledger.csv' })), s3Error('NoSuchBucket', 404));
   await assert.rejects(bobS3.send(new PutObjectCommand({ Bucket: 'private', Key: 'ledger.csv', Body: 'bob was here' })), s3Error('NoSuchBucket', 404));
@@ -143,14 +184,24 @@ account = "bob@example.com"
   assert.equal((await viaEdge('/secret.txt')).status, 404, "the script's photos is Bob's");
   assert.equal((await viaEdge('/secret.txt', 'PUT', 'bob wrote this')).body, 'stored');
   assert.equal((await viaEdge('/secret.txt')).body, 'bob wrote this');
-  assert.equal(await (await aliceS3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'secret.txt' }))).Body!.transformToString(), 'alice only',
-    "Bob's script never touched Alice's photos");
+  assert.equal(
+    await (await aliceS3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'secret.txt' }))).Body!.transformToString(),
+    'alice only',
+    "Bob's script never touched Alice's photos",
+  );
 
   // The dashboard's store routes under Bob's own account id: Alice's buckets do not exist there.
   const bobBuckets = `/accounts/${bob.id}/store/buckets`;
-  assert.deepEqual((await bob.call(bobBuckets)).body.result.map((b: { name: string }) => b.name), ['photos']);
-  for (const [method, path] of [['GET', `${bobBuckets}/private/objects/ledger.csv`], ['DELETE', `${bobBuckets}/private/objects/ledger.csv`],
-    ['GET', `${bobBuckets}/private`], ['DELETE', `${bobBuckets}/private`]] as const) {
+  assert.deepEqual(
+    (await bob.call(bobBuckets)).body.result.map((b: { name: string }) => b.name),
+    ['photos'],
+  );
+  for (const [method, path] of [
+    ['GET', `${bobBuckets}/private/objects/ledger.csv`],
+    ['DELETE', `${bobBuckets}/private/objects/ledger.csv`],
+    ['GET', `${bobBuckets}/private`],
+    ['DELETE', `${bobBuckets}/private`],
+  ] as const) {
     const refused = await bob.call(path, { method });
     assert.deepEqual([refused.status, refused.body.errors[0].code], [404, 10006], `${method} ${path}`);
   }
@@ -160,14 +211,19 @@ account = "bob@example.com"
 
   // Keys are per account too: Bob cannot list or revoke Alice's.
   const aliceKeys = await alice.call(`/accounts/${alice.id}/store/access-keys`);
-  assert.deepEqual(aliceKeys.body.result.map((k: { access_key_id: string }) => k.access_key_id), [S3_A.accessKeyId]);
+  assert.deepEqual(
+    aliceKeys.body.result.map((k: { access_key_id: string }) => k.access_key_id),
+    [S3_A.accessKeyId],
+  );
   const revoke = await bob.call(`/accounts/${bob.id}/store/access-keys/${S3_A.accessKeyId}`, { method: 'DELETE' });
   assert.equal(revoke.status, 404);
   await aliceS3.send(new ListBucketsCommand({}));
 
   // A bucket-scoped read-only key of Alice's reads photos and nothing else, and writes nowhere.
   const scoped = await alice.call(`/accounts/${alice.id}/store/access-keys`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ permission: 'object_read_only', buckets: ['photos'] }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ permission: 'object_read_only', buckets: ['photos'] }),
   });
   const reader = s3(server, { accessKeyId: scoped.body.result.access_key_id, secretAccessKey: scoped.body.result.secret_access_key });
   t.after(() => reader.destroy());
@@ -185,7 +241,14 @@ test('two accounts: zones, origins, log destinations and sessions cannot be take
   const logRoot = join(dir, 'logs');
   const env = { EDGEPORT_ADMIN_EMAIL: A.email, EDGEPORT_ADMIN_KEY: A.key, EDGEPORT_LOGS_FILE_ROOTS: logRoot };
   const server = await startEdgeport({ owner: t, dataDir, env });
-  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.com', '--data-dir', dataDir]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    join(ROOT, 'bin/edgeport.js'),
+    'accounts',
+    'create',
+    'bob@example.com',
+    '--data-dir',
+    dataDir,
+  ]);
   const alice = await account(server, A.email, A.key);
   const bob = await account(server, 'bob@example.com', /X-Auth-Key: +(\S+)/.exec(stdout)![1]!);
   const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -194,11 +257,15 @@ test('two accounts: zones, origins, log destinations and sessions cannot be take
   // Zones: Bob can take neither Alice's name, nor a name under it, nor one above it.
   const shop = await alice.cf.zones.create({ account: { id: alice.id }, name: 'shop.example.test' });
   for (const name of ['shop.example.test', 'www.shop.example.test', 'example.test']) {
-    await assert.rejects(bob.cf.zones.create({ account: { id: bob.id }, name }), (error: unknown) => {
-      assert.ok(error instanceof Cloudflare.APIError, String(error));
-      assert.ok([1061, 1116].includes((error.errors as Array<{ code: number }>)[0]!.code), JSON.stringify(error.errors));
-      return true;
-    }, name);
+    await assert.rejects(
+      bob.cf.zones.create({ account: { id: bob.id }, name }),
+      (error: unknown) => {
+        assert.ok(error instanceof Cloudflare.APIError, String(error));
+        assert.ok([1061, 1116].includes((error.errors as Array<{ code: number }>)[0]!.code), JSON.stringify(error.errors));
+        return true;
+      },
+      name,
+    );
   }
   assert.equal((await bob.cf.zones.list()).result.length, 0, 'nothing was created');
 

@@ -19,7 +19,7 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-test('/metrics on the API port: every service\'s requests, latencies and errors, log delivery per job, bounded labels', { timeout: 120_000 }, async (t) => {
+test("/metrics on the API port: every service's requests, latencies and errors, log delivery per job, bounded labels", { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t);
   const server = await startServer(t, join(dir, 'data'));
   const api = apiOf(server);
@@ -28,15 +28,21 @@ test('/metrics on the API port: every service\'s requests, latencies and errors,
   const job = await createFileJob(api, zoneId, join(dir, 'logs'), { output_options: { field_names: ['RayID'] } });
   const edge = server.urls.edge!;
   for (let i = 0; i < 5; i++) assert.equal((await getVia(edge, 'example.test', `/page/${i}?secret-query`)).status, 200);
-  assert.equal((await getVia(edge, 'example.test', '/fail/now')).status, 500, 'the origin\'s 500 is passed on');
+  assert.equal((await getVia(edge, 'example.test', '/fail/now')).status, 500, "the origin's 500 is passed on");
   const s3 = new S3Client({
-    endpoint: server.urls['S3-compatible API']!, region: 'auto', forcePathStyle: true,
+    endpoint: server.urls['S3-compatible API']!,
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
   t.after(() => s3.destroy());
   await s3.send(new CreateBucketCommand({ Bucket: 'metered' }));
   await s3.send(new PutObjectCommand({ Bucket: 'metered', Key: 'private/key-name.txt', Body: 'x' }));
-  const rpc = await fetch(server.urls.gateway!.replace('<network>', 'sepolia'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+  const rpc = await fetch(server.urls.gateway!.replace('<network>', 'sepolia'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+  });
   assert.equal(rpc.status, 200);
   await rpc.text();
   const deadline = Date.now() + 30_000;
@@ -63,7 +69,7 @@ test('/metrics on the API port: every service\'s requests, latencies and errors,
   assert.equal(sample(text, `edgeport_logs_dropped_lines_total{log_job="${job.id}"}`), 0);
   assert.equal(typeof sample(text, `edgeport_logs_job_spool_bytes{log_job="${job.id}"}`), 'number');
   assert.equal(typeof sample(text, 'edgeport_logs_spool_bytes'), 'number');
-  assert.match(text, /^edgeport_gateway_calls_total\{network="sepolia",method="eth_chainId",outcome="result"\} 1$/m, 'the gateway\'s metrics too');
+  assert.match(text, /^edgeport_gateway_calls_total\{network="sepolia",method="eth_chainId",outcome="result"\} 1$/m, "the gateway's metrics too");
   for (const secret of [zoneId, 'example.test', '/page/', 'secret-query', 'key-name', 'metered', S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID]) {
     assert.ok(!text.includes(secret), `no label holds ${secret}`);
   }

@@ -16,7 +16,10 @@ test('Ctrl-C on npm start (SIGINT to its process group) exits 0', { timeout: 120
   const dataDir = join(tempDir(t), 'data');
   // Its own process group, as a terminal's foreground job has.
   const npm = spawn('npm', ['start', '--', '--data-dir', dataDir, '--edge-port', '0', '--api-port', '0', '--gateway-port', '0', '--s3-port', '0'], {
-    cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', EDGEPORT_LOG_LEVEL: 'warn' },
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, EDGEPORT_DATA_DIR: '', EDGEPORT_LOG_LEVEL: 'warn' },
   });
   t.after(() => {
     if (npm.exitCode === null && npm.signalCode === null) process.kill(-npm.pid!, 'SIGKILL');

@@ -22,7 +22,11 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BODY = 'hello, public world: 0123456789';
 
-interface Curl { status: number; headers: Record<string, string>; body: string }
+interface Curl {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 /** curl `url` (extra arguments first): status, headers (lower-case, last wins) and body. */
 async function curl(url: string, ...args: string[]): Promise<Curl> {
@@ -37,12 +41,20 @@ async function curl(url: string, ...args: string[]): Promise<Curl> {
   return { status: Number(head[0]!.split(' ')[1]), headers, body: stdout.slice(split + 4) };
 }
 
-async function api(base: string, method: string, path: string, who: { email: string; key: string }, body?: unknown): Promise<{ status: number; json: { success: boolean; result: any; errors: Array<{ code: number; message: string }> } }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- envelope shapes
+async function api(
+  base: string,
+  method: string,
+  path: string,
+  who: { email: string; key: string },
+  body?: unknown,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- envelope shapes
+): Promise<{ status: number; json: { success: boolean; result: any; errors: Array<{ code: number; message: string }> } }> {
   const response = await fetch(`${base}${path}`, {
-    method, headers: { 'x-auth-email': who.email, 'x-auth-key': who.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    method,
+    headers: { 'x-auth-email': who.email, 'x-auth-key': who.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: response.status, json: await response.json() as never };
+  return { status: response.status, json: (await response.json()) as never };
 }
 
 test('a public bucket over its managed URL and a custom domain, read with curl', { timeout: 180_000 }, async (t) => {
@@ -56,7 +68,9 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
   const buckets = `/accounts/${account!.id}/r2/buckets`;
   await client.call('POST', buckets, { name: 'site' });
   const put = await fetch(`${base}${buckets}/site/objects/docs/hello.txt`, {
-    method: 'PUT', body: BODY, headers: { 'x-auth-email': admin.email, 'x-auth-key': admin.key, 'content-type': 'text/plain', 'cache-control': 'max-age=60' },
+    method: 'PUT',
+    body: BODY,
+    headers: { 'x-auth-email': admin.email, 'x-auth-key': admin.key, 'content-type': 'text/plain', 'cache-control': 'max-age=60' },
   });
   assert.equal(put.status, 200);
 
@@ -69,7 +83,10 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
   assert.deepEqual(on, { ...before, enabled: true }, 'turning it on keeps its address');
   await sleep(1_100);
   const whole = await curl(`${url}/docs/hello.txt`);
-  assert.deepEqual([whole.status, whole.body, whole.headers['content-type'], whole.headers['cache-control'], whole.headers['accept-ranges']], [200, BODY, 'text/plain', 'max-age=60', 'bytes']);
+  assert.deepEqual(
+    [whole.status, whole.body, whole.headers['content-type'], whole.headers['cache-control'], whole.headers['accept-ranges']],
+    [200, BODY, 'text/plain', 'max-age=60', 'bytes'],
+  );
   const etag = whole.headers.etag!;
   const ranged = await curl(`${url}/docs/hello.txt`, '-H', 'Range: bytes=7-12');
   assert.deepEqual([ranged.status, ranged.body, ranged.headers['content-range']], [206, BODY.slice(7, 13), `bytes 7-12/${BODY.length}`]);
@@ -92,10 +109,14 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
 
   // A custom domain on a zone of the account, with a log job.
   const zone = await client.call<{ id: string }>('POST', '/zones', { name: 'files.test', account: { id: account!.id } });
-  await createFileJob(client, zone.id, join(dir, 'logs'), { output_options: { field_names: ['ClientRequestHost', 'ClientRequestPath', 'ClientRequestMethod', 'EdgeResponseStatus', 'EdgeResponseBytes'] } });
+  await createFileJob(client, zone.id, join(dir, 'logs'), {
+    output_options: { field_names: ['ClientRequestHost', 'ClientRequestPath', 'ClientRequestMethod', 'EdgeResponseStatus', 'EdgeResponseBytes'] },
+  });
   await client.call('POST', `${buckets}/site/domains/custom`, { domain: 'cdn.files.test', zoneId: zone.id, enabled: true, minTLS: '1.2' });
   const listed = await client.call<{ domains: Array<Record<string, unknown>> }>('GET', `${buckets}/site/domains/custom`);
-  assert.deepEqual(listed.domains, [{ domain: 'cdn.files.test', enabled: true, status: { ownership: 'active', ssl: 'unknown' }, minTLS: '1.2', zoneId: zone.id, zoneName: 'files.test' }]);
+  assert.deepEqual(listed.domains, [
+    { domain: 'cdn.files.test', enabled: true, status: { ownership: 'active', ssl: 'unknown' }, minTLS: '1.2', zoneId: zone.id, zoneName: 'files.test' },
+  ]);
   const resolve = ['--resolve', `cdn.files.test:${edgePort}:127.0.0.1`];
   const custom = `http://cdn.files.test:${edgePort}`;
   const viaDomain = await curl(`${custom}/docs/hello.txt`, ...resolve);
@@ -103,21 +124,35 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
   const rangedDomain = await curl(`${custom}/docs/hello.txt`, ...resolve, '-H', 'Range: bytes=0-4');
   assert.deepEqual([rangedDomain.status, rangedDomain.body], [206, BODY.slice(0, 5)]);
   assert.equal((await curl(`${custom}/docs/hello.txt`, ...resolve, '-X', 'PUT', '--data', 'x')).status, 405);
-  const lines = await until(() => fileLines(join(dir, 'logs')), (got) => got.length >= 3, 'the custom domain\'s three log lines');
+  const lines = await until(
+    () => fileLines(join(dir, 'logs')),
+    (got) => got.length >= 3,
+    "the custom domain's three log lines",
+  );
   assert.deepEqual(lines.map((line) => [line.ClientRequestHost, line.ClientRequestPath, line.ClientRequestMethod, line.EdgeResponseStatus]).sort(), [
-    ['cdn.files.test', '/docs/hello.txt', 'GET', 200], ['cdn.files.test', '/docs/hello.txt', 'GET', 206], ['cdn.files.test', '/docs/hello.txt', 'PUT', 405],
+    ['cdn.files.test', '/docs/hello.txt', 'GET', 200],
+    ['cdn.files.test', '/docs/hello.txt', 'GET', 206],
+    ['cdn.files.test', '/docs/hello.txt', 'PUT', 405],
   ]);
   console.log(`custom domain log lines shipped: ${lines.length} (${lines.map((line) => line.EdgeResponseStatus).join(', ')})`);
 
   // Another account: not its zone, not its bucket.
-  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'mallory@example.test', '--data-dir', join(dir, 'data')], { timeout: 60_000 });
+  const { stdout } = await run(
+    process.execPath,
+    [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'mallory@example.test', '--data-dir', join(dir, 'data')],
+    { timeout: 60_000 },
+  );
   const mallory = { email: 'mallory@example.test', key: /X-Auth-Key: +(\S+)/.exec(stdout)![1]! };
   const [theirs] = (await api(base, 'GET', '/accounts', mallory)).json.result as Array<{ id: string }>;
   await api(base, 'POST', `/accounts/${theirs!.id}/r2/buckets`, mallory, { name: 'site' });
-  const hijack = await api(base, 'POST', `/accounts/${theirs!.id}/r2/buckets/site/domains/custom`, mallory, { domain: 'www.files.test', zoneId: zone.id, enabled: true });
+  const hijack = await api(base, 'POST', `/accounts/${theirs!.id}/r2/buckets/site/domains/custom`, mallory, {
+    domain: 'www.files.test',
+    zoneId: zone.id,
+    enabled: true,
+  });
   assert.deepEqual([hijack.status, hijack.json.errors[0]!.code], [400, 10058], 'a zone of another account is no zone of theirs');
   const peek = await api(base, 'GET', `/accounts/${account!.id}/r2/buckets/site/domains/managed`, mallory);
-  assert.equal(peek.status, 404, 'another account\'s path is missing');
+  assert.equal(peek.status, 404, "another account's path is missing");
   const reserved = await api(base, 'POST', '/zones', mallory, { name: 'evil.r2.localhost', account: { id: theirs!.id } });
   assert.deepEqual([reserved.status, reserved.json.errors[0]!.code], [400, 1061]);
 
@@ -132,7 +167,7 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
   await client.call('DELETE', `${buckets}/site`);
   await client.call('POST', buckets, { name: 'site' });
   await sleep(1_100);
-  assert.equal((await curl(`${url}/docs/hello.txt`)).status, 404, 'a bucket made again is not public by the old one\'s setting');
+  assert.equal((await curl(`${url}/docs/hello.txt`)).status, 404, "a bucket made again is not public by the old one's setting");
   const fresh = await client.call<{ enabled: boolean; bucketId: string }>('GET', `${buckets}/site/domains/managed`);
   assert.equal(fresh.enabled, false);
   assert.notEqual(fresh.bucketId, before.bucketId, 'and gets another address when it is');

@@ -26,7 +26,13 @@ async function servePage(t: TestContext): Promise<string> {
     res.end('<!doctype html><html lang="en"><head><title>Another origin</title></head><body><h1>Another origin</h1></body></html>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -40,29 +46,35 @@ interface PageFetch {
 
 /** Posts a form (its fields, then a file holding `content`) from the page, as an upload form's script would. */
 async function postFormInPage(page: Page, url: string, fields: Record<string, string>, content: string): Promise<PageFetch> {
-  return page.evaluate(async ({ url, fields, content }) => {
-    const form = new FormData();
-    for (const [name, value] of Object.entries(fields)) form.append(name, value);
-    form.append('file', new Blob([content], { type: 'text/plain' }), 'note.txt');
-    try {
-      const response = await fetch(url, { method: 'POST', body: form });
-      return { status: response.status, body: await response.text(), etag: response.headers.get('etag') };
-    } catch (error) {
-      return { error: `${(error as Error).name}: ${(error as Error).message}` };
-    }
-  }, { url, fields, content });
+  return page.evaluate(
+    async ({ url, fields, content }) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.append(name, value);
+      form.append('file', new Blob([content], { type: 'text/plain' }), 'note.txt');
+      try {
+        const response = await fetch(url, { method: 'POST', body: form });
+        return { status: response.status, body: await response.text(), etag: response.headers.get('etag') };
+      } catch (error) {
+        return { error: `${(error as Error).name}: ${(error as Error).message}` };
+      }
+    },
+    { url, fields, content },
+  );
 }
 
 /** Runs fetch in the page (its origin's CORS rules apply), as a script on that page would. */
 async function fetchInPage(page: Page, url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<PageFetch> {
-  return page.evaluate(async ({ url, init }) => {
-    try {
-      const response = await fetch(url, init);
-      return { status: response.status, body: await response.text(), etag: response.headers.get('etag') };
-    } catch (error) {
-      return { error: `${(error as Error).name}: ${(error as Error).message}` };
-    }
-  }, { url, init });
+  return page.evaluate(
+    async ({ url, init }) => {
+      try {
+        const response = await fetch(url, init);
+        return { status: response.status, body: await response.text(), etag: response.headers.get('etag') };
+      } catch (error) {
+        return { error: `${(error as Error).name}: ${(error as Error).message}` };
+      }
+    },
+    { url, init },
+  );
 }
 
 interface BrowserCase {
@@ -95,9 +107,14 @@ const BROWSER_CASES: BrowserCase[] = [
     name: 'POST Object (a createPresignedPost form with a file)',
     async run({ page, s3, bucket, key, allowed }) {
       const post = await createPresignedPost(s3 as unknown as Parameters<typeof createPresignedPost>[0], {
-        Bucket: bucket, Key: key, Expires: 300,
+        Bucket: bucket,
+        Key: key,
+        Expires: 300,
         Fields: { success_action_status: '201', 'Content-Type': 'text/plain' },
-        Conditions: [['content-length-range', 1, 1024], ['eq', '$Content-Type', 'text/plain']],
+        Conditions: [
+          ['content-length-range', 1, 1024],
+          ['eq', '$Content-Type', 'text/plain'],
+        ],
       });
       const sent = await postFormInPage(page, post.url, post.fields, `posted by the page (${key})`);
       if (!allowed) {
@@ -120,7 +137,9 @@ test('a page on another origin uses presigned URLs once the bucket has CORS rule
   const { server, page, apiCall, apiGet } = await startDashboard(t, { env: () => S3_KEY });
   const pageOrigin = await servePage(t);
   const s3 = new S3Client({
-    endpoint: server.urls['S3-compatible API']!, region: 'auto', forcePathStyle: true,
+    endpoint: server.urls['S3-compatible API']!,
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
   t.after(() => s3.destroy());
@@ -136,9 +155,14 @@ test('a page on another origin uses presigned URLs once the bucket has CORS rule
       await browserCase.run({ page, s3, bucket, key: `refused-${i}.json`, allowed: false });
     });
   }
-  await s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [
-    { AllowedOrigins: [pageOrigin], AllowedMethods: ['GET', 'PUT', 'POST'], AllowedHeaders: ['content-type'], ExposeHeaders: ['ETag'] },
-  ] } }));
+  await s3.send(
+    new PutBucketCorsCommand({
+      Bucket: bucket,
+      CORSConfiguration: {
+        CORSRules: [{ AllowedOrigins: [pageOrigin], AllowedMethods: ['GET', 'PUT', 'POST'], AllowedHeaders: ['content-type'], ExposeHeaders: ['ETag'] }],
+      },
+    }),
+  );
   for (const [i, browserCase] of BROWSER_CASES.entries()) {
     await t.test(`${browserCase.name}: allowed by the rule`, { timeout: 20_000 }, async () => {
       await browserCase.run({ page, s3, bucket, key: `allowed-${i}.json`, allowed: true });
@@ -152,7 +176,7 @@ test('a page on another origin uses presigned URLs once the bucket has CORS rule
   }
 });
 
-test('the dashboard\'s CORS section on a bucket page: add, edit and remove rules', { timeout: 60_000 }, async (t) => {
+test("the dashboard's CORS section on a bucket page: add, edit and remove rules", { timeout: 60_000 }, async (t) => {
   const { api, page, problems, apiCall, apiGet } = await startDashboard(t);
   const account = (await apiGet('/accounts'))[0].id as string;
   await apiCall('POST', `/accounts/${account}/store/buckets`, { name: 'site-assets' });
@@ -175,9 +199,18 @@ test('the dashboard\'s CORS section on a bucket page: add, edit and remove rules
   await checkPage(page, 'cors-01-new-rule');
   await section.getByRole('button', { name: 'Add rule' }).click();
   await section.getByRole('status').getByText('Added the rule.').waitFor();
-  await section.getByRole('row', { name: /https:\/\/app\.example\.com, https:\/\/\*\.example\.org/ }).getByText('GET, PUT').waitFor();
-  assert.deepEqual((await apiGet(corsPath)).rules, [{ id: 'uploads', allowed: { origins: ['https://app.example.com', 'https://*.example.org'], methods: ['GET', 'PUT'],
-    headers: ['content-type', 'x-amz-meta-*'] }, exposeHeaders: ['ETag'], maxAgeSeconds: 600 }]);
+  await section
+    .getByRole('row', { name: /https:\/\/app\.example\.com, https:\/\/\*\.example\.org/ })
+    .getByText('GET, PUT')
+    .waitFor();
+  assert.deepEqual((await apiGet(corsPath)).rules, [
+    {
+      id: 'uploads',
+      allowed: { origins: ['https://app.example.com', 'https://*.example.org'], methods: ['GET', 'PUT'], headers: ['content-type', 'x-amz-meta-*'] },
+      exposeHeaders: ['ETag'],
+      maxAgeSeconds: 600,
+    },
+  ]);
   await checkPage(page, 'cors-02-rule-added');
 
   // A rule the store refuses: its words, and nothing saved.
@@ -196,8 +229,13 @@ test('the dashboard\'s CORS section on a bucket page: add, edit and remove rules
   await section.getByLabel('Max age (seconds)').fill('');
   await section.getByRole('button', { name: 'Save rule' }).click();
   await section.getByRole('status').getByText('Saved the rule.').waitFor();
-  assert.deepEqual((await apiGet(corsPath)).rules, [{ id: 'uploads', allowed: { origins: ['https://admin.example.com'], methods: ['GET', 'PUT', 'DELETE'],
-    headers: ['content-type', 'x-amz-meta-*'] }, exposeHeaders: ['ETag'] }]);
+  assert.deepEqual((await apiGet(corsPath)).rules, [
+    {
+      id: 'uploads',
+      allowed: { origins: ['https://admin.example.com'], methods: ['GET', 'PUT', 'DELETE'], headers: ['content-type', 'x-amz-meta-*'] },
+      exposeHeaders: ['ETag'],
+    },
+  ]);
 
   // Remove it: the bucket has no rules again.
   await section.getByRole('button', { name: 'Remove' }).click();
@@ -207,5 +245,8 @@ test('the dashboard\'s CORS section on a bucket page: add, edit and remove rules
   assert.deepEqual((await apiGet(corsPath)).rules, []);
   await checkPage(page, 'cors-03-no-rules');
   // The one refusal the test provoked (the doubled wildcard), and nothing else.
-  assert.deepEqual(problems.take().filter((line) => !/(HTTP 400: PUT .*\/cors$)|status of 400/.test(line)), []);
+  assert.deepEqual(
+    problems.take().filter((line) => !/(HTTP 400: PUT .*\/cors$)|status of 400/.test(line)),
+    [],
+  );
 });

@@ -28,9 +28,14 @@ const BUCKET = 'photos';
 const MiB = 1024 * 1024;
 const OVERSIZE = 3 * MiB;
 
-
 // applyChecksum: false sends no x-amz-content-sha256, so the server checks the signature from the body (deferred).
-const signer = new SignatureV4({ service: 's3', region: 'auto', credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET }, sha256: NodeSha256, applyChecksum: false });
+const signer = new SignatureV4({
+  service: 's3',
+  region: 'auto',
+  credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET },
+  sha256: NodeSha256,
+  applyChecksum: false,
+});
 
 /** One S3 operation that reads a request body, as a raw request. */
 interface Operation {
@@ -51,13 +56,20 @@ async function headersFor(port: number, op: Operation, body: Buffer, declared: n
   if (badSignature) {
     const amzDate = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
     return {
-      ...base, 'x-amz-date': amzDate,
+      ...base,
+      'x-amz-date': amzDate,
       authorization: `AWS4-HMAC-SHA256 Credential=${KEY_ID}/${amzDate.slice(0, 8)}/auto/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`,
     };
   }
   const signed = await signer.sign({
-    method: op.method, protocol: 'http:', hostname: url.hostname, port, path: url.pathname, query: Object.fromEntries(url.searchParams),
-    headers: { ...base }, body,
+    method: op.method,
+    protocol: 'http:',
+    hostname: url.hostname,
+    port,
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers: { ...base },
+    body,
   });
   return signed.headers;
 }
@@ -74,11 +86,15 @@ function rawRequest(port: number, method: string, target: string, headers: Recor
     const socket = connect({ port, host: '127.0.0.1' });
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', () => { /* a reset is a close; 'close' follows */ });
+    socket.on('error', () => {
+      /* a reset is a close; 'close' follows */
+    });
     socket.once('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
     socket.setTimeout(20_000, () => socket.destroy());
     socket.once('connect', () => {
-      const head = `${method} ${target} HTTP/1.1\r\n${Object.entries({ ...headers, connection: 'close' }).map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`;
+      const head = `${method} ${target} HTTP/1.1\r\n${Object.entries({ ...headers, connection: 'close' })
+        .map(([n, v]) => `${n}: ${v}\r\n`)
+        .join('')}\r\n`;
       socket.write(head);
       if (mode === 'aborted') {
         socket.write(body.subarray(0, Math.min(body.length, 64 * 1024)), () => setTimeout(() => socket.destroy(), 20));
@@ -95,11 +111,22 @@ function postForm(fileSize: number): { body: Buffer; contentType: string } {
   const boundary = '----hostile';
   const amzDate = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
   const policy = Buffer.from(JSON.stringify({ expiration: new Date(Date.now() + 600_000).toISOString(), conditions: [{ bucket: BUCKET }] })).toString('base64');
-  const fields = { key: 'form-upload', 'x-amz-algorithm': 'AWS4-HMAC-SHA256', 'x-amz-credential': `${KEY_ID}/${amzDate.slice(0, 8)}/auto/s3/aws4_request`,
-    'x-amz-date': amzDate, policy, 'x-amz-signature': '0'.repeat(64) };
-  const head = Object.entries(fields).map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('')
-    + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-  return { body: Buffer.concat([Buffer.from(head), Buffer.alloc(fileSize, 0x61), Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
+  const fields = {
+    key: 'form-upload',
+    'x-amz-algorithm': 'AWS4-HMAC-SHA256',
+    'x-amz-credential': `${KEY_ID}/${amzDate.slice(0, 8)}/auto/s3/aws4_request`,
+    'x-amz-date': amzDate,
+    policy,
+    'x-amz-signature': '0'.repeat(64),
+  };
+  const head =
+    Object.entries(fields)
+      .map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+      .join('') + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  return {
+    body: Buffer.concat([Buffer.from(head), Buffer.alloc(fileSize, 0x61), Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 const GARBAGE = Buffer.from('<Delete><Object><Key>a</Key></Obj\u0000ect>>>garbage</Nothing>');
@@ -110,7 +137,10 @@ test('every S3 operation that reads a body survives oversized, truncated, aborte
   // The failed-authentication limits are not under test here: dozens of bad signatures come from one address.
   writeFileSync(config, '[auth]\nmax_failures_per_address = 100000\nmax_failures_per_identity = 100000\n');
   const server = await startEdgeport({
-    dataDir, owner: t, args: ['--config', config], env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
+    dataDir,
+    owner: t,
+    args: ['--config', config],
+    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
   });
   const endpoint = server.urls['S3-compatible API']!;
   const port = Number(new URL(endpoint).port);
@@ -133,12 +163,18 @@ test('every S3 operation that reads a body survives oversized, truncated, aborte
     { name: 'PostObject form', method: 'POST', target: `/${BUCKET}`, headers: { 'content-type': form.contentType }, malformed: { body: GARBAGE, status: 400 } },
     // A streamed body's garbage is an aws-chunked framing that does not parse.
     {
-      name: 'PutObject', method: 'PUT', target: `/${BUCKET}/streamed`,
-      headers: { 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' }, malformed: { body: Buffer.from('zz;garbage\r\nxx'), status: 400 },
+      name: 'PutObject',
+      method: 'PUT',
+      target: `/${BUCKET}/streamed`,
+      headers: { 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' },
+      malformed: { body: Buffer.from('zz;garbage\r\nxx'), status: 400 },
     },
     {
-      name: 'UploadPart', method: 'PUT', target: `/${BUCKET}/mpu?partNumber=1&uploadId=${upload}`,
-      headers: { 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' }, malformed: { body: Buffer.from('zz;garbage\r\nxx'), status: 400 },
+      name: 'UploadPart',
+      method: 'PUT',
+      target: `/${BUCKET}/mpu?partNumber=1&uploadId=${upload}`,
+      headers: { 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' },
+      malformed: { body: Buffer.from('zz;garbage\r\nxx'), status: 400 },
     },
   ];
   const oversized = Buffer.alloc(OVERSIZE, 0x3c);
@@ -162,11 +198,25 @@ test('every S3 operation that reads a body survives oversized, truncated, aborte
       const body = op.name === 'PostObject form' ? form.body : Buffer.from('<Delete><Object><Key>kept</Key></Object></Delete>');
       const short = await rawRequest(port, op.method, op.target, await headersFor(port, plain, body, body.length + MiB, badSignature), body, 'truncated');
       assert.ok(short === '' || (statusOf(short) >= 400 && statusOf(short) < 500), `${op.name}, truncated: ${short.slice(0, 400)}`);
-      const aborted = await rawRequest(port, op.method, op.target, await headersFor(port, plain, oversizeBody, oversizeBody.length, badSignature), oversizeBody, 'aborted');
+      const aborted = await rawRequest(
+        port,
+        op.method,
+        op.target,
+        await headersFor(port, plain, oversizeBody, oversizeBody.length, badSignature),
+        oversizeBody,
+        'aborted',
+      );
       assert.ok(aborted === '' || (statusOf(aborted) >= 400 && statusOf(aborted) < 500), `${op.name}, aborted: ${aborted.slice(0, 400)}`);
     }
     // Malformed, validly signed (the form's signature is in its body: its garbage is unsigned).
-    const bad = await rawRequest(port, op.method, op.target, await headersFor(port, op, op.malformed.body, op.malformed.body.length, false), op.malformed.body, 'whole');
+    const bad = await rawRequest(
+      port,
+      op.method,
+      op.target,
+      await headersFor(port, op, op.malformed.body, op.malformed.body.length, false),
+      op.malformed.body,
+      'whole',
+    );
     assert.equal(statusOf(bad), op.malformed.status, `${op.name}, malformed: ${bad.slice(0, 400)}`);
     // A small body with a bad signature, verified from the body: refused.
     const small = op.name === 'PostObject form' ? form.body : Buffer.from('<Delete><Object><Key>kept</Key></Object></Delete>');
@@ -177,9 +227,23 @@ test('every S3 operation that reads a body survives oversized, truncated, aborte
       // aws-chunked framing with no payload hash: the signature still covers the body as sent.
       const chunked = Buffer.from('5\r\nhello\r\n0\r\n\r\n');
       const headers = { ...op.headers, 'x-amz-decoded-content-length': '5' };
-      const forgedChunks = await rawRequest(port, op.method, op.target, await headersFor(port, { ...op, headers }, chunked, chunked.length, true), chunked, 'whole');
+      const forgedChunks = await rawRequest(
+        port,
+        op.method,
+        op.target,
+        await headersFor(port, { ...op, headers }, chunked, chunked.length, true),
+        chunked,
+        'whole',
+      );
       assert.equal(statusOf(forgedChunks), 403, `${op.name}, bad signature, aws-chunked: ${forgedChunks.slice(0, 400)}`);
-      const honestChunks = await rawRequest(port, op.method, op.target, await headersFor(port, { ...op, headers }, chunked, chunked.length, false), chunked, 'whole');
+      const honestChunks = await rawRequest(
+        port,
+        op.method,
+        op.target,
+        await headersFor(port, { ...op, headers }, chunked, chunked.length, false),
+        chunked,
+        'whole',
+      );
       assert.equal(statusOf(honestChunks), 200, `${op.name}, signed, aws-chunked: ${honestChunks.slice(0, 400)}`);
     }
     await stillServing(op.name);
@@ -191,19 +255,29 @@ test('every S3 operation that reads a body survives oversized, truncated, aborte
 });
 
 test('the request that crashed the server: a 3 MB POST ?delete with a garbage signature is 400 MaxMessageLengthExceeded', { timeout: 120_000 }, async (t) => {
-  const server = await startEdgeport({ dataDir: tempDir(t, 'edgeport-s3-crash-'), owner: t, env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET } });
+  const server = await startEdgeport({
+    dataDir: tempDir(t, 'edgeport-s3-crash-'),
+    owner: t,
+    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
+  });
   const endpoint = server.urls['S3-compatible API']!;
   const port = Number(new URL(endpoint).port);
   const amzDate = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
   const headers = {
-    host: `127.0.0.1:${port}`, 'content-length': String(3_000_000), 'content-type': 'application/x-www-form-urlencoded', 'x-amz-date': amzDate,
+    host: `127.0.0.1:${port}`,
+    'content-length': String(3_000_000),
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-amz-date': amzDate,
     authorization: `AWS4-HMAC-SHA256 Credential=${KEY_ID}/${amzDate.slice(0, 8)}/auto/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`,
   };
   // As curl sends it (Expect: 100-continue for a large body), and without the Expect.
   for (const expect of [{ expect: '100-continue' }, {}] as Array<Record<string, string>>) {
     const answer = await rawRequest(port, 'POST', '/photos?delete', { ...headers, ...expect }, Buffer.alloc(3_000_000, 0x61), 'whole');
     assert.equal(statusOf(answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '')), 400, answer.slice(0, 400));
-    assert.match(bodyOf(answer), /<Code>MaxMessageLengthExceeded<\/Code><Message>Your request was too big: a request body read whole may have at most 2097152 bytes/);
+    assert.match(
+      bodyOf(answer),
+      /<Code>MaxMessageLengthExceeded<\/Code><Message>Your request was too big: a request body read whole may have at most 2097152 bytes/,
+    );
   }
   assert.equal(hasExited(server.child), false);
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
@@ -212,18 +286,31 @@ test('the request that crashed the server: a 3 MB POST ?delete with a garbage si
 });
 
 test('CR or LF in a response-* parameter of GetObject is 400 InvalidArgument naming it, never 500', { timeout: 120_000 }, async (t) => {
-  const server = await startEdgeport({ dataDir: tempDir(t, 'edgeport-s3-crlf-'), owner: t, env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET } });
+  const server = await startEdgeport({
+    dataDir: tempDir(t, 'edgeport-s3-crlf-'),
+    owner: t,
+    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
+  });
   const endpoint = server.urls['S3-compatible API']!;
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });
   t.after(() => client.destroy());
   await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
   await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept', Body: 'still here' }));
   const overrides = {
-    ResponseContentType: 'text/plain\r\nSet-Cookie: a=b', ResponseContentDisposition: 'attachment\nx: y', ResponseCacheControl: 'no\rcache',
-    ResponseContentLanguage: 'en\u0000', ResponseContentEncoding: 'gzip\r\n', ResponseExpires: new Date(0),
+    ResponseContentType: 'text/plain\r\nSet-Cookie: a=b',
+    ResponseContentDisposition: 'attachment\nx: y',
+    ResponseCacheControl: 'no\rcache',
+    ResponseContentLanguage: 'en\u0000',
+    ResponseContentEncoding: 'gzip\r\n',
+    ResponseExpires: new Date(0),
   } as const;
-  const params = { ResponseContentType: 'response-content-type', ResponseContentDisposition: 'response-content-disposition',
-    ResponseCacheControl: 'response-cache-control', ResponseContentLanguage: 'response-content-language', ResponseContentEncoding: 'response-content-encoding' } as const;
+  const params = {
+    ResponseContentType: 'response-content-type',
+    ResponseContentDisposition: 'response-content-disposition',
+    ResponseCacheControl: 'response-cache-control',
+    ResponseContentLanguage: 'response-content-language',
+    ResponseContentEncoding: 'response-content-encoding',
+  } as const;
   for (const [name, param] of Object.entries(params) as Array<[keyof typeof params, string]>) {
     const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'kept', [name]: overrides[name] }), { expiresIn: 60 });
     const response = await fetch(url);
@@ -234,7 +321,9 @@ test('CR or LF in a response-* parameter of GetObject is 400 InvalidArgument nam
     assert.equal(response.headers.get('set-cookie'), null);
   }
   // A value that is a header value still overrides.
-  const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'kept', ResponseContentType: 'text/x-fine; charset=latin1' }), { expiresIn: 60 });
+  const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: BUCKET, Key: 'kept', ResponseContentType: 'text/x-fine; charset=latin1' }), {
+    expiresIn: 60,
+  });
   const fine = await fetch(url);
   assert.deepEqual([fine.status, fine.headers.get('content-type'), await fine.text()], [200, 'text/x-fine; charset=latin1', 'still here']);
   assert.equal(hasExited(server.child), false);

@@ -22,7 +22,15 @@ const GROWTH_LIMIT = 100 * MiB;
 function blocks(count: number): { stream: () => Readable; md5: string } {
   const md5 = createHash('md5');
   for (let i = 0; i < count; i++) md5.update(Buffer.alloc(MiB, i % 251));
-  return { stream: () => Readable.from((function* () { for (let i = 0; i < count; i++) yield Buffer.alloc(MiB, i % 251); })()), md5: md5.digest('hex') };
+  return {
+    stream: () =>
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < count; i++) yield Buffer.alloc(MiB, i % 251);
+        })(),
+      ),
+    md5: md5.digest('hex'),
+  };
 }
 
 test('large PUT, multipart upload and GET stream through the server without holding the body', { timeout: 120_000 }, async (t) => {
@@ -30,7 +38,9 @@ test('large PUT, multipart upload and GET stream through the server without hold
   const server = await startEdgeport({ owner: t, dataDir: dir, env: KEY });
   const pid = server.child.pid!;
   const client = new S3Client({
-    endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true,
+    endpoint: server.urls['S3-compatible API'],
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
   t.after(() => client.destroy());
@@ -60,8 +70,10 @@ test('large PUT, multipart upload and GET stream through the server without hold
     downloaded = md5.digest('hex');
   });
 
-  t.diagnostic(`server RSS growth: PUT 160 MiB ${(putGrowth / MiB).toFixed(1)} MiB, lib-storage 300 MiB ${(uploadGrowth / MiB).toFixed(1)} MiB `
-    + `(${(300 / seconds).toFixed(0)} MiB/s), GET 300 MiB ${(getGrowth / MiB).toFixed(1)} MiB`);
+  t.diagnostic(
+    `server RSS growth: PUT 160 MiB ${(putGrowth / MiB).toFixed(1)} MiB, lib-storage 300 MiB ${(uploadGrowth / MiB).toFixed(1)} MiB ` +
+      `(${(300 / seconds).toFixed(0)} MiB/s), GET 300 MiB ${(getGrowth / MiB).toFixed(1)} MiB`,
+  );
   assert.equal(downloaded, multi.md5);
   const stored = await client.send(new GetObjectCommand({ Bucket: 'big', Key: 'single', Range: 'bytes=0-0' }));
   assert.equal(stored.ContentRange, `bytes 0-0/${160 * MiB}`);

@@ -15,8 +15,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand,
-  PutObjectCommand, S3Client, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { fileLines, until } from '../helpers/delivered-logs.ts';
 import { startEdgeport, writeScriptConfig, type EdgeportServer } from '../helpers/edgeport-server.ts';
@@ -37,7 +42,8 @@ interface Pair {
 async function startPair(t: TestContext): Promise<Pair> {
   const dir = tempDir(t);
   const env = {
-    ...ADMIN, ...S3_KEY,
+    ...ADMIN,
+    ...S3_KEY,
     EDGEPORT_DB_URL: await pgTestUrl(t, { pool: 6 }),
     EDGEPORT_BLOBS_URL: `file://${join(dir, 'shared-blobs')}`,
     EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200',
@@ -45,7 +51,10 @@ async function startPair(t: TestContext): Promise<Pair> {
   };
   // A script on both, whose workers reach the same store: the database and blobs above.
   const args = writeScriptConfig(dir, {
-    name: 'writer', route: 'scale.test/script/*', bucket: 'scripted', source: `export default {
+    name: 'writer',
+    route: 'scale.test/script/*',
+    bucket: 'scripted',
+    source: `export default {
     async fetch(request, env) {
       const key = new URL(request.url).pathname.slice('/script/'.length);
       await env.BUCKET.put(key, 'written by a script');
@@ -64,7 +73,10 @@ function s3Of(t: TestContext, server: EdgeportServer): S3Client {
   // The SDK's own retries, as users have them: 100 puts at once on a busy machine can meet load
   // shedding, whose 503 SlowDown did nothing and is retried (a 412 is final, never retried).
   const client = new S3Client({
-    endpoint: server.urls['S3-compatible API'], region: 'auto', forcePathStyle: true, maxAttempts: 5,
+    endpoint: server.urls['S3-compatible API'],
+    region: 'auto',
+    forcePathStyle: true,
+    maxAttempts: 5,
     credentials: { accessKeyId: S3_KEY.EDGEPORT_S3_ACCESS_KEY_ID, secretAccessKey: S3_KEY.EDGEPORT_S3_SECRET_ACCESS_KEY },
   });
   t.after(() => client.destroy());
@@ -88,12 +100,17 @@ test('two instances share one store: read-after-write, one winner of 100 conditi
   assert.deepEqual(got.Metadata, { origin: 'a' });
 
   // 100 concurrent create-only puts of one key, split across A and B: exactly one wins.
-  const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? s3a : s3b)
-    .send(new PutObjectCommand({ Bucket: 'shared', Key: 'race', Body: `writer ${i}`, IfNoneMatch: '*' }))
-    .then(() => i, (error: { name?: string; $metadata?: { httpStatusCode?: number } }) => {
-      assert.equal(error.$metadata?.httpStatusCode, 412, `writer ${i}: ${error.name}`);
-      return -1;
-    })));
+  const outcomes = await Promise.all(
+    Array.from({ length: 100 }, (_, i) =>
+      (i % 2 === 0 ? s3a : s3b).send(new PutObjectCommand({ Bucket: 'shared', Key: 'race', Body: `writer ${i}`, IfNoneMatch: '*' })).then(
+        () => i,
+        (error: { name?: string; $metadata?: { httpStatusCode?: number } }) => {
+          assert.equal(error.$metadata?.httpStatusCode, 412, `writer ${i}: ${error.name}`);
+          return -1;
+        },
+      ),
+    ),
+  );
   const winners = outcomes.filter((i) => i >= 0);
   assert.equal(winners.length, 1, `exactly one conditional put wins, got ${winners.length}`);
   const stored = await s3a.send(new GetObjectCommand({ Bucket: 'shared', Key: 'race' }));
@@ -101,10 +118,18 @@ test('two instances share one store: read-after-write, one winner of 100 conditi
 
   // 100 concurrent compare-and-swap puts (If-Match the current etag): exactly one wins too.
   const current = stored.ETag!;
-  const swaps = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? s3a : s3b)
-    .send(new PutObjectCommand({ Bucket: 'shared', Key: 'race', Body: `swap ${i}`, IfMatch: current }))
-    .then(() => 1, () => 0)));
-  assert.equal(swaps.reduce((sum, won) => sum + won, 0), 1);
+  const swaps = await Promise.all(
+    Array.from({ length: 100 }, (_, i) =>
+      (i % 2 === 0 ? s3a : s3b).send(new PutObjectCommand({ Bucket: 'shared', Key: 'race', Body: `swap ${i}`, IfMatch: current })).then(
+        () => 1,
+        () => 0,
+      ),
+    ),
+  );
+  assert.equal(
+    swaps.reduce((sum, won) => sum + won, 0),
+    1,
+  );
 
   // A multipart upload begun on A takes a part on A and one on B and is completed on B.
   const partA = Buffer.alloc(5 * 1024 * 1024, 'a');
@@ -112,95 +137,120 @@ test('two instances share one store: read-after-write, one winner of 100 conditi
   const { UploadId } = await s3a.send(new CreateMultipartUploadCommand({ Bucket: 'shared', Key: 'multi.bin' }));
   const one = await s3a.send(new UploadPartCommand({ Bucket: 'shared', Key: 'multi.bin', UploadId, PartNumber: 1, Body: partA }));
   const two = await s3b.send(new UploadPartCommand({ Bucket: 'shared', Key: 'multi.bin', UploadId, PartNumber: 2, Body: partB }));
-  await s3b.send(new CompleteMultipartUploadCommand({
-    Bucket: 'shared', Key: 'multi.bin', UploadId,
-    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: one.ETag! }, { PartNumber: 2, ETag: two.ETag! }] },
-  }));
+  await s3b.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: 'shared',
+      Key: 'multi.bin',
+      UploadId,
+      MultipartUpload: {
+        Parts: [
+          { PartNumber: 1, ETag: one.ETag! },
+          { PartNumber: 2, ETag: two.ETag! },
+        ],
+      },
+    }),
+  );
   const whole = await s3a.send(new GetObjectCommand({ Bucket: 'shared', Key: 'multi.bin' }));
   assert.ok(Buffer.from(await whole.Body!.transformToByteArray()).equals(Buffer.concat([partA, partB])));
   assert.match(whole.ETag!, /-2"$/);
 });
 
-test('two instances share one control plane: one ruleset per phase, changes on A apply to B\'s log lines, each line delivered once', { timeout: 60_000 }, async (t) => {
-  const { a, b, dir } = await startPair(t);
-  const origin = await startOrigin(t);
-  const [apiA, apiB] = [apiOf(a), apiOf(b)];
-  const [account] = await apiA.call<Array<{ id: string }>>('GET', '/accounts');
-  const zone = await apiA.call<{ id: string }>('POST', '/zones', { name: 'scale.test', account: { id: account!.id }, origin: origin.url });
+test(
+  "two instances share one control plane: one ruleset per phase, changes on A apply to B's log lines, each line delivered once",
+  { timeout: 60_000 },
+  async (t) => {
+    const { a, b, dir } = await startPair(t);
+    const origin = await startOrigin(t);
+    const [apiA, apiB] = [apiOf(a), apiOf(b)];
+    const [account] = await apiA.call<Array<{ id: string }>>('GET', '/accounts');
+    const zone = await apiA.call<{ id: string }>('POST', '/zones', { name: 'scale.test', account: { id: account!.id }, origin: origin.url });
 
-  // The zone's custom-fields ruleset created on A and on B at the same moment: exactly one exists.
-  const create = (server: EdgeportServer): Promise<{ success: boolean }> => fetch(`${server.urls['management API']}/zones/${zone.id}/rulesets`, {
-    method: 'POST',
-    headers: { 'x-auth-email': ADMIN.EDGEPORT_ADMIN_EMAIL, 'x-auth-key': ADMIN.EDGEPORT_ADMIN_KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: 'custom fields', kind: 'zone', phase: 'http_log_custom_fields',
-      rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-first' }] } }],
-    }),
-  }).then((response) => response.json() as Promise<{ success: boolean }>);
-  const created = await Promise.all([create(a), create(b), create(a), create(b)]);
-  assert.equal(created.filter((answer) => answer.success).length, 1, JSON.stringify(created));
-  const rulesets = await apiB.call<Array<{ phase: string }>>('GET', `/zones/${zone.id}/rulesets`);
-  assert.equal(rulesets.filter((ruleset) => ruleset.phase === 'http_log_custom_fields').length, 1);
+    // The zone's custom-fields ruleset created on A and on B at the same moment: exactly one exists.
+    const create = (server: EdgeportServer): Promise<{ success: boolean }> =>
+      fetch(`${server.urls['management API']}/zones/${zone.id}/rulesets`, {
+        method: 'POST',
+        headers: { 'x-auth-email': ADMIN.EDGEPORT_ADMIN_EMAIL, 'x-auth-key': ADMIN.EDGEPORT_ADMIN_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'custom fields',
+          kind: 'zone',
+          phase: 'http_log_custom_fields',
+          rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-first' }] } }],
+        }),
+      }).then((response) => response.json() as Promise<{ success: boolean }>);
+    const created = await Promise.all([create(a), create(b), create(a), create(b)]);
+    assert.equal(created.filter((answer) => answer.success).length, 1, JSON.stringify(created));
+    const rulesets = await apiB.call<Array<{ phase: string }>>('GET', `/zones/${zone.id}/rulesets`);
+    assert.equal(rulesets.filter((ruleset) => ruleset.phase === 'http_log_custom_fields').length, 1);
 
-  // One job (created on B), delivering to a file:// directory.
-  const logs = join(dir, 'logs');
-  const destination = `file://${logs}`;
-  const challenge = await apiB.call<{ filename: string }>('POST', `/zones/${zone.id}/logshipping/ownership`, { destination_conf: destination });
-  const token = readFileSync(challenge.filename.startsWith('/') ? challenge.filename : join(logs, challenge.filename), 'utf8').trim();
-  await apiB.call('POST', `/zones/${zone.id}/logshipping/jobs`, {
-    destination_conf: destination, dataset: 'http_requests', enabled: true, ownership_challenge: token,
-    output_options: { field_names: ['RayID', 'ClientRequestPath', 'RequestHeaders'] },
-  });
-  // The job was made on B: A picks it up within its cache's second. Probes through A until one is logged.
-  await probeUntilLogged(a, logs, '/probe-job/', {}, () => true);
+    // One job (created on B), delivering to a file:// directory.
+    const logs = join(dir, 'logs');
+    const destination = `file://${logs}`;
+    const challenge = await apiB.call<{ filename: string }>('POST', `/zones/${zone.id}/logshipping/ownership`, { destination_conf: destination });
+    const token = readFileSync(challenge.filename.startsWith('/') ? challenge.filename : join(logs, challenge.filename), 'utf8').trim();
+    await apiB.call('POST', `/zones/${zone.id}/logshipping/jobs`, {
+      destination_conf: destination,
+      dataset: 'http_requests',
+      enabled: true,
+      ownership_challenge: token,
+      output_options: { field_names: ['RayID', 'ClientRequestPath', 'RequestHeaders'] },
+    });
+    // The job was made on B: A picks it up within its cache's second. Probes through A until one is logged.
+    await probeUntilLogged(a, logs, '/probe-job/', {}, () => true);
 
-  // Requests alternate between the two edges.
-  const served = new Set<string>();
-  for (let i = 0; i < 200; i++) served.add((await getVia(i % 2 === 0 ? a : b, `/before/${i}`, { 'x-first': `f${i}`, 'x-second': `s${i}` })).ray);
+    // Requests alternate between the two edges.
+    const served = new Set<string>();
+    for (let i = 0; i < 200; i++) served.add((await getVia(i % 2 === 0 ? a : b, `/before/${i}`, { 'x-first': `f${i}`, 'x-second': `s${i}` })).ray);
 
-  // A script's bucket binding on B's edge writes where A's S3 API reads.
-  const written = await getVia(b, '/script/from-b.txt', {});
-  const readOnA = await s3Of(t, a).send(new GetObjectCommand({ Bucket: 'scripted', Key: 'from-b.txt' }));
-  assert.equal(await readOnA.Body!.transformToString(), 'written by a script');
-  served.add(written.ray);
+    // A script's bucket binding on B's edge writes where A's S3 API reads.
+    const written = await getVia(b, '/script/from-b.txt', {});
+    const readOnA = await s3Of(t, a).send(new GetObjectCommand({ Bucket: 'scripted', Key: 'from-b.txt' }));
+    assert.equal(await readOnA.Body!.transformToString(), 'written by a script');
+    served.add(written.ray);
 
-  // The custom fields change on A; B logs the new header from its next requests on (within a second).
-  await apiA.call('PUT', `/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, {
-    rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-second' }] } }],
-  });
-  // B logs by the new rule once its cache has it (within a second): probes through B until one shows x-second.
-  await probeUntilLogged(b, logs, '/probe-fields/', { 'x-first': 'f', 'x-second': 's' }, (line) => 'x-second' in line.RequestHeaders);
-  for (let i = 0; i < 20; i++) served.add((await getVia(b, `/after/${i}`, { 'x-first': `f${i}`, 'x-second': `s${i}` })).ray);
+    // The custom fields change on A; B logs the new header from its next requests on (within a second).
+    await apiA.call('PUT', `/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, {
+      rules: [{ action: 'log_custom_field', expression: 'true', action_parameters: { request_fields: [{ name: 'x-second' }] } }],
+    });
+    // B logs by the new rule once its cache has it (within a second): probes through B until one shows x-second.
+    await probeUntilLogged(b, logs, '/probe-fields/', { 'x-first': 'f', 'x-second': 's' }, (line) => 'x-second' in line.RequestHeaders);
+    for (let i = 0; i < 20; i++) served.add((await getVia(b, `/after/${i}`, { 'x-first': `f${i}`, 'x-second': `s${i}` })).ray);
 
-  const probe = (line: LogLine) => line.ClientRequestPath.startsWith('/probe-');
-  const all = await until(() => fileLines<LogLine>(logs), (found) => found.filter((line) => !probe(line)).length >= served.size, `${served.size} delivered lines`);
-  const rays = all.map((line) => line.RayID);
-  assert.equal(new Set(rays).size, rays.length, 'no line delivered twice');
-  const lines = all.filter((line) => !probe(line));
-  assert.deepEqual(new Set(lines.map((line) => line.RayID)), served, 'every served request delivered');
-  for (const line of lines) {
-    if (line.ClientRequestPath.startsWith('/script/')) continue;
-    if (line.ClientRequestPath.startsWith('/before/')) assert.deepEqual(Object.keys(line.RequestHeaders), ['x-first'], line.ClientRequestPath);
-    else assert.deepEqual(line.RequestHeaders, { 'x-second': `s${line.ClientRequestPath.split('/')[2]}` }, line.ClientRequestPath);
-  }
-});
+    const probe = (line: LogLine) => line.ClientRequestPath.startsWith('/probe-');
+    const all = await until(
+      () => fileLines<LogLine>(logs),
+      (found) => found.filter((line) => !probe(line)).length >= served.size,
+      `${served.size} delivered lines`,
+    );
+    const rays = all.map((line) => line.RayID);
+    assert.equal(new Set(rays).size, rays.length, 'no line delivered twice');
+    const lines = all.filter((line) => !probe(line));
+    assert.deepEqual(new Set(lines.map((line) => line.RayID)), served, 'every served request delivered');
+    for (const line of lines) {
+      if (line.ClientRequestPath.startsWith('/script/')) continue;
+      if (line.ClientRequestPath.startsWith('/before/')) assert.deepEqual(Object.keys(line.RequestHeaders), ['x-first'], line.ClientRequestPath);
+      else assert.deepEqual(line.RequestHeaders, { 'x-second': `s${line.ClientRequestPath.split('/')[2]}` }, line.ClientRequestPath);
+    }
+  },
+);
 
 /** An origin that answers 200 "ok". */
 test('two instances share dashboard sessions: signed in on A, used on B, signed out on B, refused on A', { timeout: 60_000 }, async (t) => {
   const { a, b } = await startPair(t);
   const api = (server: EdgeportServer) => server.urls['management API']!;
   const signIn = await fetch(`${api(a)}/sessions`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: ADMIN.EDGEPORT_ADMIN_EMAIL, key: ADMIN.EDGEPORT_ADMIN_KEY }),
   });
   assert.equal(signIn.status, 200);
   const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-  const csrf = (await signIn.json() as { result: { csrf_token: string } }).result.csrf_token;
+  const csrf = ((await signIn.json()) as { result: { csrf_token: string } }).result.csrf_token;
   const onB = await fetch(`${api(b)}/sessions/current`, { headers: { cookie } });
   assert.equal(onB.status, 200, 'the session made on A is known to B');
-  assert.equal((await onB.json() as { result: { csrf_token: string } }).result.csrf_token, csrf);
+  assert.equal(((await onB.json()) as { result: { csrf_token: string } }).result.csrf_token, csrf);
   const zone = await fetch(`${api(b)}/zones`, {
-    method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'session.test', account: { id: (await apiOf(a).call<Array<{ id: string }>>('GET', '/accounts'))[0]!.id } }),
   });
   assert.equal(zone.status, 200, 'a write on B with the cookie and its CSRF token');
@@ -214,7 +264,13 @@ async function startOrigin(t: TestContext): Promise<{ url: string }> {
     req.on('end', () => res.end('ok'));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
@@ -226,7 +282,9 @@ function getVia(server: EdgeportServer, path: string, headers: Record<string, st
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => {
         if (res.statusCode === 200) resolve({ ray: String(res.headers['edgeport-ray']), body });
         else reject(new Error(`${path}: ${res.statusCode} ${body}`));
@@ -237,16 +295,30 @@ function getVia(server: EdgeportServer, path: string, headers: Record<string, st
   });
 }
 
-interface LogLine { RayID: string; ClientRequestPath: string; RequestHeaders: Record<string, string> }
+interface LogLine {
+  RayID: string;
+  ClientRequestPath: string;
+  RequestHeaders: Record<string, string>;
+}
 
 /**
  * Sends requests through `server`'s edge at `<prefix><n>`, one after another, until a delivered line
  * of one of them satisfies `applied`: the instance's edge has the change another instance made.
  */
-async function probeUntilLogged(server: EdgeportServer, logs: string, prefix: string, headers: Record<string, string>, applied: (line: LogLine) => boolean): Promise<void> {
+async function probeUntilLogged(
+  server: EdgeportServer,
+  logs: string,
+  prefix: string,
+  headers: Record<string, string>,
+  applied: (line: LogLine) => boolean,
+): Promise<void> {
   let n = 0;
-  await until(async () => {
-    await getVia(server, `${prefix}${n++}`, headers);
-    return fileLines<LogLine>(logs);
-  }, (lines) => lines.some((line) => line.ClientRequestPath.startsWith(prefix) && applied(line)), `a logged ${prefix} request`);
+  await until(
+    async () => {
+      await getVia(server, `${prefix}${n++}`, headers);
+      return fileLines<LogLine>(logs);
+    },
+    (lines) => lines.some((line) => line.ClientRequestPath.startsWith(prefix) && applied(line)),
+    `a logged ${prefix} request`,
+  );
 }

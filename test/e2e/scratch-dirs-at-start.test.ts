@@ -23,7 +23,7 @@ test('start removes the workerd scratch dirs of dead processes, before any scrip
   const live = scratch('live', process.pid);
   const ownerless = scratch('ownerless');
   const server = await startEdgeport({ owner: t, dataDir: join(tempDir(t), 'data'), env: { TMPDIR: tmp } });
-  assert.equal(existsSync(dead), false, 'a dead process\'s dir is gone once the server is ready');
+  assert.equal(existsSync(dead), false, "a dead process's dir is gone once the server is ready");
   assert.equal(existsSync(live), true);
   assert.equal(existsSync(ownerless), true);
   assert.equal(await server.stop(), 0);

@@ -60,7 +60,9 @@ function percentile(sorted: number[], p: number): number {
 async function startServer(t: TestContext): Promise<{ server: EdgeportServer; dataDir: string }> {
   const dataDir = join(tempDir(t), 'data');
   const server = await startEdgeport({
-    owner: t, dataDir, env: { ...ADMIN, EDGEPORT_S3_ACCESS_KEY_ID: S3_KEY.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: S3_KEY.secretAccessKey },
+    owner: t,
+    dataDir,
+    env: { ...ADMIN, EDGEPORT_S3_ACCESS_KEY_ID: S3_KEY.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: S3_KEY.secretAccessKey },
   });
   return { server, dataDir };
 }
@@ -91,14 +93,22 @@ const SHED = /"code":10100/;
  * seen here when the machine ran at load 11, with stalls of seconds) is sent again 100 ms later;
  * the sheds and the whole time are reported beside.
  */
-async function signIn(t: TestContext, api: string, address: string, as: { email: string; key: string }): Promise<{ status: number; ms: number; totalMs: number; body: string; shed: number }> {
+async function signIn(
+  t: TestContext,
+  api: string,
+  address: string,
+  as: { email: string; key: string },
+): Promise<{ status: number; ms: number; totalMs: number; body: string; shed: number }> {
   const agent = new Agent({ localAddress: address });
   t.after(() => agent.close());
   const first = performance.now();
   for (let shed = 0; ; shed++) {
     const started = performance.now();
     const response = await fetch(`${api}/sessions`, {
-      method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(as),
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(as),
     });
     const body = await response.text();
     if (response.status !== 503 || !SHED.test(body) || shed === 20) {
@@ -131,7 +141,12 @@ async function signInRound(t: TestContext, round: number): Promise<SignInRound> 
   const bound = Math.max(SIGN_IN_BOUND_MS, BUSY_FACTOR * Math.max(...quiet));
   const flood = startFlood(t, [api, 'flood-{n}@example.com', '128', String(FLOOD_MS), '64']);
   let floodOver = false;
-  void flood.then(() => { floodOver = true; }, () => {});
+  void flood.then(
+    () => {
+      floodOver = true;
+    },
+    () => {},
+  );
   // Let the flood fill the hash queue, and its addresses ask a few times each: until then they
   // are as new as the honest clients, and share with them (on a machine at load 12 the flood
   // managed about one request per address and second).
@@ -154,10 +169,12 @@ async function signInRound(t: TestContext, round: number): Promise<SignInRound> 
   assert.equal(await server.stop(), 0);
   const inOrder = latencies.map((ms) => ms.toFixed(0)).join(', ');
   latencies.sort((a, b) => a - b);
-  process.stdout.write(`# round ${round + 1}: ${SIGN_INS} fresh sign-ins during 128 concurrent wrong-key requests from 64 addresses: `
-    + `statuses ${JSON.stringify(statuses)}, ${inOrder} ms (load average ${loadavg()[0]!.toFixed(1)}; ${sheds} shed by the listener and sent again), p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, `
-    + `max ${latencies.at(-1)!.toFixed(0)} ms (bound ${bound.toFixed(0)} ms; without the flood ${quiet.map((ms) => ms.toFixed(0)).join(', ')} ms); `
-    + `the flood sent ${result.sent}, answered ${JSON.stringify(result.byStatus)}\n`);
+  process.stdout.write(
+    `# round ${round + 1}: ${SIGN_INS} fresh sign-ins during 128 concurrent wrong-key requests from 64 addresses: ` +
+      `statuses ${JSON.stringify(statuses)}, ${inOrder} ms (load average ${loadavg()[0]!.toFixed(1)}; ${sheds} shed by the listener and sent again), p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, ` +
+      `max ${latencies.at(-1)!.toFixed(0)} ms (bound ${bound.toFixed(0)} ms; without the flood ${quiet.map((ms) => ms.toFixed(0)).join(', ')} ms); ` +
+      `the flood sent ${result.sent}, answered ${JSON.stringify(result.byStatus)}\n`,
+  );
   return { latencies, statuses, flood: result, bound, during };
 }
 
@@ -166,13 +183,17 @@ const MIN_FLOOD = 256;
 
 test('10 fresh sign-ins with correct keys are all admitted, 9 of 10 within 1 s, while 64 addresses flood wrong keys', { timeout: 120_000 }, async (t) => {
   let round = await signInRound(t, 0);
-  const fair = (r: SignInRound) => r.statuses.every((status) => status === 200) && percentile(r.latencies, 90) < r.bound && r.flood.sent >= MIN_FLOOD && r.during;
+  const fair = (r: SignInRound) =>
+    r.statuses.every((status) => status === 200) && percentile(r.latencies, 90) < r.bound && r.flood.sent >= MIN_FLOOD && r.during;
   if (!fair(round)) {
     process.stdout.write('# a sign-in was refused or slow, or the flood did not get going: measuring once more on a new server\n');
     round = await signInRound(t, 1);
   }
   assert.deepEqual(round.statuses, new Array<number>(SIGN_INS).fill(200), 'every fresh sign-in was admitted');
-  assert.ok(percentile(round.latencies, 90) < round.bound, `9 of 10 sign-ins within ${round.bound.toFixed(0)} ms: ${round.latencies.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+  assert.ok(
+    percentile(round.latencies, 90) < round.bound,
+    `9 of 10 sign-ins within ${round.bound.toFixed(0)} ms: ${round.latencies.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+  );
   assert.ok(round.latencies.at(-1)! < 10 * SIGN_IN_BOUND_MS, `slowest sign-in ${round.latencies.at(-1)!.toFixed(0)} ms`);
   assert.ok(round.flood.sent >= MIN_FLOOD, `a flood: ${round.flood.sent} wrong-key requests`);
   assert.ok(round.during, 'every sign-in was answered while the flood ran');
@@ -182,46 +203,54 @@ test('10 fresh sign-ins with correct keys are all admitted, 9 of 10 within 1 s, 
   assert.equal(round.flood.byStatus.error, undefined);
 });
 
-test('an S3 key id under a flood of bad signatures from 16 addresses: its presigned URL works from a new address, and the AWS SDK too', { timeout: 120_000 }, async (t) => {
-  const { server } = await startServer(t);
-  const endpoint = server.urls['S3-compatible API']!;
-  /** An SDK client bound to `address`, without retries (they would hide a refusal). */
-  const clientAt = (address: string) => {
-    const client = new S3Client({
-      endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: S3_KEY,
-      requestHandler: { httpAgent: new HttpAgent({ localAddress: address }) },
-    });
-    t.after(() => client.destroy());
-    return client;
-  };
-  const owner = clientAt('127.0.0.1');
-  await owner.send(new CreateBucketCommand({ Bucket: 'shared' }));
-  await owner.send(new PutObjectCommand({ Bucket: 'shared', Key: 'report.txt', Body: 'the report' }));
-  const url = await getSignedUrl(owner, new GetObjectCommand({ Bucket: 'shared', Key: 'report.txt' }), { expiresIn: 600 });
-  const forged = url.replace(/X-Amz-Signature=[0-9a-f]{64}/, `X-Amz-Signature=${'0'.repeat(64)}`);
-  assert.notEqual(forged, url);
+test(
+  'an S3 key id under a flood of bad signatures from 16 addresses: its presigned URL works from a new address, and the AWS SDK too',
+  { timeout: 120_000 },
+  async (t) => {
+    const { server } = await startServer(t);
+    const endpoint = server.urls['S3-compatible API']!;
+    /** An SDK client bound to `address`, without retries (they would hide a refusal). */
+    const clientAt = (address: string) => {
+      const client = new S3Client({
+        endpoint,
+        region: 'auto',
+        forcePathStyle: true,
+        maxAttempts: 1,
+        credentials: S3_KEY,
+        requestHandler: { httpAgent: new HttpAgent({ localAddress: address }) },
+      });
+      t.after(() => client.destroy());
+      return client;
+    };
+    const owner = clientAt('127.0.0.1');
+    await owner.send(new CreateBucketCommand({ Bucket: 'shared' }));
+    await owner.send(new PutObjectCommand({ Bucket: 'shared', Key: 'report.txt', Body: 'the report' }));
+    const url = await getSignedUrl(owner, new GetObjectCommand({ Bucket: 'shared', Key: 'report.txt' }), { expiresIn: 600 });
+    const forged = url.replace(/X-Amz-Signature=[0-9a-f]{64}/, `X-Amz-Signature=${'0'.repeat(64)}`);
+    assert.notEqual(forged, url);
 
-  const flood = startFlood(t, [forged, '-', '64', '4000', '16']);
-  await sleep(1_500);
-  const fetchFrom = async (address: string) => {
-    const agent = new Agent({ localAddress: address });
-    t.after(() => agent.close());
-    const response = await fetch(url, { dispatcher: agent });
-    return { status: response.status, text: await response.text() };
-  };
-  for (let i = 1; i <= 3; i++) assert.deepEqual(await fetchFrom(`127.0.7.${i}`), { status: 200, text: 'the report' }, `consumer ${i} from a new address`);
-  const sdk = clientAt('127.0.7.10');
-  const got = await sdk.send(new GetObjectCommand({ Bucket: 'shared', Key: 'report.txt' }));
-  assert.equal(await got.Body!.transformToString(), 'the report');
-  await sdk.send(new PutObjectCommand({ Bucket: 'shared', Key: 'reply.txt', Body: 'thanks' }));
-  const result = await flood;
-  process.stdout.write(`# the bad-signature flood sent ${result.sent}, answered ${JSON.stringify(result.byStatus)}\n`);
-  // 20 at once per address, then one every 3 s: a few more in the 4 s of the flood (fewer in all
-  // when a busy machine slows the flood: at load 13 it sent 250 requests, 63 of them shed).
-  const checked = result.byStatus['403'] ?? 0;
-  assert.ok(checked > 10, `more bad signatures were checked than the old per-key-id limit let through: ${checked}`);
-  assert.ok(checked <= 16 * 23, `no address had more than its 20 failures and a few since checked: ${checked}`);
-  assert.ok(checked < 16 * 20 || (result.byStatus['429'] ?? 0) > 0, 'addresses past their limit were refused with SlowDown');
-  assert.equal(result.byStatus['200'], undefined);
-  assert.equal(await server.stop(), 0);
-});
+    const flood = startFlood(t, [forged, '-', '64', '4000', '16']);
+    await sleep(1_500);
+    const fetchFrom = async (address: string) => {
+      const agent = new Agent({ localAddress: address });
+      t.after(() => agent.close());
+      const response = await fetch(url, { dispatcher: agent });
+      return { status: response.status, text: await response.text() };
+    };
+    for (let i = 1; i <= 3; i++) assert.deepEqual(await fetchFrom(`127.0.7.${i}`), { status: 200, text: 'the report' }, `consumer ${i} from a new address`);
+    const sdk = clientAt('127.0.7.10');
+    const got = await sdk.send(new GetObjectCommand({ Bucket: 'shared', Key: 'report.txt' }));
+    assert.equal(await got.Body!.transformToString(), 'the report');
+    await sdk.send(new PutObjectCommand({ Bucket: 'shared', Key: 'reply.txt', Body: 'thanks' }));
+    const result = await flood;
+    process.stdout.write(`# the bad-signature flood sent ${result.sent}, answered ${JSON.stringify(result.byStatus)}\n`);
+    // 20 at once per address, then one every 3 s: a few more in the 4 s of the flood (fewer in all
+    // when a busy machine slows the flood: at load 13 it sent 250 requests, 63 of them shed).
+    const checked = result.byStatus['403'] ?? 0;
+    assert.ok(checked > 10, `more bad signatures were checked than the old per-key-id limit let through: ${checked}`);
+    assert.ok(checked <= 16 * 23, `no address had more than its 20 failures and a few since checked: ${checked}`);
+    assert.ok(checked < 16 * 20 || (result.byStatus['429'] ?? 0) > 0, 'addresses past their limit were refused with SlowDown');
+    assert.equal(result.byStatus['200'], undefined);
+    assert.equal(await server.stop(), 0);
+  },
+);

@@ -51,7 +51,8 @@ test('first start prints an S3 key once; the data and the key survive a restart'
 test('the S3 key comes from EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY when set', { timeout: 60_000 }, async (t) => {
   const key = { accessKeyId: 'EDGEPORTCIKEY0001', secretAccessKey: 'ci-secret-0123456789abcdef' };
   const server = await startEdgeport({
-    owner: t, dataDir: join(tempDir(t), 'data'),
+    owner: t,
+    dataDir: join(tempDir(t), 'data'),
     env: { EDGEPORT_S3_ACCESS_KEY_ID: key.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: key.secretAccessKey },
   });
   assert.equal(server.s3Key, undefined);
@@ -62,27 +63,44 @@ test('the S3 key comes from EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCES
   s3.destroy();
 });
 
-test('the operator\'s EDGEPORT_S3_* variables replace the key the first start generated: the banner says so, the old key stops working', { timeout: 90_000 }, async (t) => {
-  const dataDir = join(tempDir(t), 'data');
-  const first = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
-  const generated = first.s3Key;
-  assert.ok(generated, first.banner);
-  const before = client(first.urls[S3]!, generated);
-  await before.send(new CreateBucketCommand({ Bucket: 'kept' }));
-  before.destroy();
-  assert.equal(await first.stop(), 0);
+test(
+  "the operator's EDGEPORT_S3_* variables replace the key the first start generated: the banner says so, the old key stops working",
+  { timeout: 90_000 },
+  async (t) => {
+    const dataDir = join(tempDir(t), 'data');
+    const first = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: '', EDGEPORT_S3_SECRET_ACCESS_KEY: '' } });
+    const generated = first.s3Key;
+    assert.ok(generated, first.banner);
+    const before = client(first.urls[S3]!, generated);
+    await before.send(new CreateBucketCommand({ Bucket: 'kept' }));
+    before.destroy();
+    assert.equal(await first.stop(), 0);
 
-  const chosen = { accessKeyId: 'EDGEPORTCHOSEN01', secretAccessKey: 'chosen-secret-0123456789abcdef' };
-  const second = await startEdgeport({ owner: t, dataDir, env: { EDGEPORT_S3_ACCESS_KEY_ID: chosen.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: chosen.secretAccessKey } });
-  assert.ok(second.banner.includes(`edgeport: revoked the S3 access key ${generated.accessKeyId} that a start generated: EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace it (the buckets stay)\n`), second.banner);
-  const old = client(second.urls[S3]!, generated);
-  await assert.rejects(old.send(new ListBucketsCommand({})), (error: Error) => error.name === 'InvalidAccessKeyId');
-  old.destroy();
-  const now = client(second.urls[S3]!, chosen);
-  assert.deepEqual((await now.send(new ListBucketsCommand({}))).Buckets?.map((bucket) => bucket.Name), ['kept'], 'the same account: its buckets stay');
-  now.destroy();
-  assert.equal(await second.stop(), 0);
-});
+    const chosen = { accessKeyId: 'EDGEPORTCHOSEN01', secretAccessKey: 'chosen-secret-0123456789abcdef' };
+    const second = await startEdgeport({
+      owner: t,
+      dataDir,
+      env: { EDGEPORT_S3_ACCESS_KEY_ID: chosen.accessKeyId, EDGEPORT_S3_SECRET_ACCESS_KEY: chosen.secretAccessKey },
+    });
+    assert.ok(
+      second.banner.includes(
+        `edgeport: revoked the S3 access key ${generated.accessKeyId} that a start generated: EDGEPORT_S3_ACCESS_KEY_ID / EDGEPORT_S3_SECRET_ACCESS_KEY replace it (the buckets stay)\n`,
+      ),
+      second.banner,
+    );
+    const old = client(second.urls[S3]!, generated);
+    await assert.rejects(old.send(new ListBucketsCommand({})), (error: Error) => error.name === 'InvalidAccessKeyId');
+    old.destroy();
+    const now = client(second.urls[S3]!, chosen);
+    assert.deepEqual(
+      (await now.send(new ListBucketsCommand({}))).Buckets?.map((bucket) => bucket.Name),
+      ['kept'],
+      'the same account: its buckets stay',
+    );
+    now.destroy();
+    assert.equal(await second.stop(), 0);
+  },
+);
 
 function runStartSync(args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', ...args], { encoding: 'utf8', timeout: 20_000 });
@@ -94,9 +112,12 @@ test('a bad config, an unusable database or blobs URL, a bad flag or a taken por
   assert.equal(missing.status, 1);
   assert.match(missing.stderr, /nope\.toml does not exist/);
 
-  const startWith = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', join(dir, 'd2')], {
-    encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env },
-  });
+  const startWith = (env: NodeJS.ProcessEnv) =>
+    spawnSync(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', join(dir, 'd2')], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { ...process.env, ...env },
+    });
   const blobs = startWith({ EDGEPORT_BLOBS_URL: 'ftp://x' });
   assert.equal(blobs.status, 1);
   assert.match(blobs.stderr, /\[blobs\] url "ftp:\/\/x": use file:\/\/\/absolute\/dir/);

@@ -39,13 +39,23 @@ test('deployed scripts start on their first request, at most max_running at once
   };
   const accountId = ((await (await fetch(`${api}/accounts`, { headers: HEADERS })).json()) as { result: Array<{ id: string }> }).result[0]!.id;
   for (const name of ['one', 'two']) {
-    const zone = await (await fetch(`${api}/zones`, {
-      method: 'POST', headers: { ...HEADERS, 'content-type': 'application/json' }, body: JSON.stringify({ name: `${name}.test`, account: { id: accountId } }),
-    })).json() as { result: { id: string } };
-    const uploaded = await fetch(`${api}/accounts/${accountId}/workers/scripts/${name}`, { method: 'PUT', headers: HEADERS, body: wranglerForm(source(name), {}) });
+    const zone = (await (
+      await fetch(`${api}/zones`, {
+        method: 'POST',
+        headers: { ...HEADERS, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `${name}.test`, account: { id: accountId } }),
+      })
+    ).json()) as { result: { id: string } };
+    const uploaded = await fetch(`${api}/accounts/${accountId}/workers/scripts/${name}`, {
+      method: 'PUT',
+      headers: HEADERS,
+      body: wranglerForm(source(name), {}),
+    });
     assert.equal(uploaded.status, 200, await uploaded.text());
     const routed = await fetch(`${api}/zones/${zone.result.id}/workers/routes`, {
-      method: 'POST', headers: { ...HEADERS, 'content-type': 'application/json' }, body: JSON.stringify({ pattern: `${name}.test/*`, script: name }),
+      method: 'POST',
+      headers: { ...HEADERS, 'content-type': 'application/json' },
+      body: JSON.stringify({ pattern: `${name}.test/*`, script: name }),
     });
     assert.equal(routed.status, 200, await routed.text());
   }
@@ -71,7 +81,9 @@ test('deployed scripts start on their first request, at most max_running at once
     const req = request({ host: url.hostname, port: url.port, path: '/hold', headers: { host: 'two.test' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
@@ -83,7 +95,7 @@ test('deployed scripts start on their first request, at most max_running at once
 
   // Idle for idle_stop_ms: stopped; the next request starts it again.
   const deadline = performance.now() + 10_000;
-  while (await running() !== 0) {
+  while ((await running()) !== 0) {
     assert.ok(performance.now() < deadline, 'the idle script was stopped within 10 s');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

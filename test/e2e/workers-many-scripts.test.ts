@@ -29,9 +29,13 @@ function get(edge: URL, host: string, path: string, agent: Agent): Promise<{ sta
     request({ host: edge.hostname, port: edge.port, path, headers: { host }, agent }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: performance.now() - started }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -43,7 +47,8 @@ test('30 scripts across 3 accounts: 24 asked for all answer, in one workerd proc
   const apiUrl = server.urls['management API']!;
   const edge = new URL(server.urls.edge!);
   const tenants: Tenant[] = [];
-  for (let i = 0; i < 4; i++) tenants.push(await tenant(apiUrl, dataDir, `many-${i}@example.test`, `many-${i}.test`, i === 0 ? ADMIN.EDGEPORT_ADMIN_KEY : undefined));
+  for (let i = 0; i < 4; i++)
+    tenants.push(await tenant(apiUrl, dataDir, `many-${i}@example.test`, `many-${i}.test`, i === 0 ? ADMIN.EDGEPORT_ADMIN_KEY : undefined));
   // Accounts 0-2 get ten scripts each; account 3 none that is asked for.
   for (let account = 0; account < 4; account++) {
     for (let script = 0; script < (account === 3 ? 1 : 10); script++) {
@@ -72,9 +77,13 @@ test('30 scripts across 3 accounts: 24 asked for all answer, in one workerd proc
   const workerds = workerdProcesses(server.child.pid);
   const workerdBytes = workerds.reduce((sum, pid) => sum + residentBytes(pid), 0);
   const edgeportBytes = residentBytes(server.child.pid!);
-  t.diagnostic(`first request, account without a process yet: median ${median(noProcess).toFixed(1)} ms of ${noProcess.length}; `
-    + `account's process running: median ${median(processRuns).toFixed(1)} ms of ${processRuns.length}`);
-  t.diagnostic(`${workerds.length} workerd processes for ${answers.length + 1} running scripts; resident memory: edgeport ${(edgeportBytes / MiB).toFixed(0)} MiB + workerd ${(workerdBytes / MiB).toFixed(0)} MiB`);
+  t.diagnostic(
+    `first request, account without a process yet: median ${median(noProcess).toFixed(1)} ms of ${noProcess.length}; ` +
+      `account's process running: median ${median(processRuns).toFixed(1)} ms of ${processRuns.length}`,
+  );
+  t.diagnostic(
+    `${workerds.length} workerd processes for ${answers.length + 1} running scripts; resident memory: edgeport ${(edgeportBytes / MiB).toFixed(0)} MiB + workerd ${(workerdBytes / MiB).toFixed(0)} MiB`,
+  );
   assert.equal(workerds.length, 3, 'one process per account with running scripts, none for the account whose script was not asked for');
   // 25 processes of their own would take about 25 x 48 MiB of workerd alone.
   assert.ok(workerdBytes < 500 * MiB, `${(workerdBytes / MiB).toFixed(0)} MiB`);

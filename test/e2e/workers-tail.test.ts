@@ -43,9 +43,16 @@ interface TailEvent {
 }
 
 function api(apiUrl: string, email: string, key: string) {
-  return async (method: string, path: string): Promise<{ status: number; body: { success: boolean; result: unknown; errors: Array<{ code: number; message: string }> } }> => {
-    const response = await fetch(`${apiUrl}${path}`, { method, headers: { 'x-auth-email': email, 'x-auth-key': key, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{"filters":[]}' } : {}) });
-    return { status: response.status, body: await response.json() as never };
+  return async (
+    method: string,
+    path: string,
+  ): Promise<{ status: number; body: { success: boolean; result: unknown; errors: Array<{ code: number; message: string }> } }> => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { 'x-auth-email': email, 'x-auth-key': key, 'content-type': 'application/json' },
+      ...(method === 'POST' ? { body: '{"filters":[]}' } : {}),
+    });
+    return { status: response.status, body: (await response.json()) as never };
   };
 }
 
@@ -94,7 +101,11 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   const [account] = (await client.accounts.list()).result;
   const account_id = account!.id;
   const zone = await client.zones.create({ account: { id: account_id }, name: 'tail.test' });
-  await client.workers.scripts.update('tailed', { account_id, metadata: { main_module: 'index.js', compatibility_date: '2025-01-01' }, files: [await moduleFile(SCRIPT)] });
+  await client.workers.scripts.update('tailed', {
+    account_id,
+    metadata: { main_module: 'index.js', compatibility_date: '2025-01-01' },
+    files: [await moduleFile(SCRIPT)],
+  });
   await client.workers.routes.create({ zone_id: zone.id, pattern: 'tail.test/*', script: 'tailed' });
   await servedWithin(edgeUrl, 'tail.test', 'tailed', 5_000);
   const call = api(apiUrl, ADMIN.EDGEPORT_ADMIN_EMAIL, ADMIN.EDGEPORT_ADMIN_KEY);
@@ -127,19 +138,35 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   assert.equal(new URL(ok!.event.request.url).pathname, '/hello');
   assert.equal(ok!.event.response?.status, 200);
   assert.ok(!Object.keys(ok!.event.request.headers).some((name) => name.startsWith('x-edgeport-')), JSON.stringify(ok!.event.request.headers));
-  assert.deepEqual(ok!.logs.map(({ message, level }) => ({ message, level })), [{ message: ['serving', '/hello', { n: 1 }], level: 'log' }, { message: ['careful'], level: 'warn' }]);
+  assert.deepEqual(
+    ok!.logs.map(({ message, level }) => ({ message, level })),
+    [
+      { message: ['serving', '/hello', { n: 1 }], level: 'log' },
+      { message: ['careful'], level: 'warn' },
+    ],
+  );
   assert.deepEqual(ok!.exceptions, []);
   assert.equal(boom.outcome, 'exception');
-  assert.deepEqual(boom.exceptions.map(({ name, message }) => ({ name, message })), [{ name: 'RangeError', message: 'it broke' }]);
+  assert.deepEqual(
+    boom.exceptions.map(({ name, message }) => ({ name, message })),
+    [{ name: 'RangeError', message: 'it broke' }],
+  );
 
   // Another account: the tail is as missing as an unknown one; it cannot open one on a script it does not have.
-  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'other@example.test', '--data-dir', dataDir],
-    { env: { ...process.env, ...(dbUrl ? { EDGEPORT_DB_URL: dbUrl } : {}) } });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'other@example.test', '--data-dir', dataDir],
+    { env: { ...process.env, ...(dbUrl ? { EDGEPORT_DB_URL: dbUrl } : {}) } },
+  );
   const otherKey = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
   assert.ok(otherKey, stdout);
   const other = api(apiUrl, 'other@example.test', otherKey);
   const otherAccount = ((await other('GET', '/accounts')).body.result as Array<{ id: string }>)[0]!.id;
-  for (const [method, path] of [['POST', tailsPath], ['GET', tailsPath], ['DELETE', `${tailsPath}/${tail.id}`]] as const) {
+  for (const [method, path] of [
+    ['POST', tailsPath],
+    ['GET', tailsPath],
+    ['DELETE', `${tailsPath}/${tail.id}`],
+  ] as const) {
     const refused = await other(method, path);
     assert.deepEqual([refused.status, refused.body.errors[0]?.code], [404, 7003], `${method} ${path}: ${JSON.stringify(refused.body)}`);
   }
@@ -172,7 +199,8 @@ test('wrangler tail: events per request over trace-v1, tenancy and limits', { ti
   assert.equal((await call('DELETE', `${tailsPath}/${tail.id}`)).status, 404);
 
   // With the last tail closed, the script goes back to running without tails, and keeps serving.
-  for (const { id } of (await call('GET', tailsPath)).body.result as Array<{ id: string }>) assert.equal((await call('DELETE', `${tailsPath}/${id}`)).status, 200);
+  for (const { id } of (await call('GET', tailsPath)).body.result as Array<{ id: string }>)
+    assert.equal((await call('DELETE', `${tailsPath}/${id}`)).status, 200);
   assert.deepEqual((await call('GET', tailsPath)).body.result, []);
   for (let i = 0; i < 20; i++) {
     assert.equal((await viaEdge(edgeUrl, 'tail.test', '/after')).status, 200);
@@ -185,8 +213,16 @@ async function rawTail(url: string): Promise<{ socket: Socket; nextText(withinMs
   const target = new URL(url.replace(/^ws/, 'http'));
   const socket = await new Promise<Socket>((resolve, reject) => {
     const req = request({
-      host: target.hostname, port: target.port, path: target.pathname,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'trace-v1' },
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-protocol': 'trace-v1',
+      },
     });
     req.on('upgrade', (res, upgraded: Socket) => {
       assert.equal(res.headers['sec-websocket-accept'], 's3pPLMBiTxaQ9kYGzzhZRbK+xOo=');
@@ -199,21 +235,22 @@ async function rawTail(url: string): Promise<{ socket: Socket; nextText(withinMs
   let buffered = Buffer.alloc(0);
   return {
     socket,
-    nextText: (withinMs) => new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no frame within ${withinMs} ms`)), withinMs);
-      const onData = (chunk: Buffer) => {
-        buffered = Buffer.concat([buffered, chunk]);
-        if (buffered.length < 2) return;
-        // Server frames are unmasked; the events here are under 64 KiB.
-        const short = buffered[1]! & 0x7f;
-        const [offset, length] = short === 126 ? [4, buffered.readUInt16BE(2)] : [2, short];
-        if (buffered.length < offset + length) return;
-        assert.equal(buffered[0], 0x81);
-        clearTimeout(timer);
-        socket.off('data', onData);
-        resolve(buffered.subarray(offset, offset + length).toString('utf8'));
-      };
-      socket.on('data', onData);
-    }),
+    nextText: (withinMs) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no frame within ${withinMs} ms`)), withinMs);
+        const onData = (chunk: Buffer) => {
+          buffered = Buffer.concat([buffered, chunk]);
+          if (buffered.length < 2) return;
+          // Server frames are unmasked; the events here are under 64 KiB.
+          const short = buffered[1]! & 0x7f;
+          const [offset, length] = short === 126 ? [4, buffered.readUInt16BE(2)] : [2, short];
+          if (buffered.length < offset + length) return;
+          assert.equal(buffered[0], 0x81);
+          clearTimeout(timer);
+          socket.off('data', onData);
+          resolve(buffered.subarray(offset, offset + length).toString('utf8'));
+        };
+        socket.on('data', onData);
+      }),
   };
 }

@@ -49,15 +49,29 @@ test('the common wrangler commands: each works or is refused by name', { timeout
   };
   const project = (version: string, extra: Record<string, unknown> = {}) => {
     file('index.js', source(version));
-    file('wrangler.json', JSON.stringify({
-      name: 'hello', main: 'index.js', compatibility_date: '2025-01-01', routes: [{ pattern: 'commands.test/*', zone_name: 'commands.test' }],
-      vars: { GREETING: 'hi' }, logpush: true, observability: { enabled: true, head_sampling_rate: 1 }, ...extra,
-    }));
+    file(
+      'wrangler.json',
+      JSON.stringify({
+        name: 'hello',
+        main: 'index.js',
+        compatibility_date: '2025-01-01',
+        routes: [{ pattern: 'commands.test/*', zone_name: 'commands.test' }],
+        vars: { GREETING: 'hi' },
+        logpush: true,
+        observability: { enabled: true, head_sampling_rate: 1 },
+        ...extra,
+      }),
+    );
   };
 
   const verdicts: Array<{ command: string; verdict: Verdict; detail: string }> = [];
   /** Runs `args`; `check` says how it went (throws when the command did something wrong). */
-  async function command(label: string, args: string[], check: (result: WranglerResult, out: string) => Promise<Verdict | void> | Verdict | void, options: { input?: string } = {}): Promise<WranglerResult> {
+  async function command(
+    label: string,
+    args: string[],
+    check: (result: WranglerResult, out: string) => Promise<Verdict | void> | Verdict | void,
+    options: { input?: string } = {},
+  ): Promise<WranglerResult> {
     const result = await wrangler.run(args, options);
     const out = `${result.stdout}\n${result.stderr}`;
     try {
@@ -76,16 +90,28 @@ test('the common wrangler commands: each works or is refused by name', { timeout
   };
   const versionOf = (out: string, label: RegExp) => label.exec(out)?.[1] ?? '';
 
-  await command('whoami', ['whoami'], (_, out) => { assert.match(out, new RegExp(accountId)); });
-  await command('r2 bucket create', ['r2', 'bucket', 'create', 'site'], async () => { assert.equal((await api.call<{ name: string }>('GET', `/accounts/${accountId}/r2/buckets/site`)).name, 'site'); });
-  await command('r2 bucket list', ['r2', 'bucket', 'list'], (_, out) => { assert.match(out, /name:\s+site/); });
+  await command('whoami', ['whoami'], (_, out) => {
+    assert.match(out, new RegExp(accountId));
+  });
+  await command('r2 bucket create', ['r2', 'bucket', 'create', 'site'], async () => {
+    assert.equal((await api.call<{ name: string }>('GET', `/accounts/${accountId}/r2/buckets/site`)).name, 'site');
+  });
+  await command('r2 bucket list', ['r2', 'bucket', 'list'], (_, out) => {
+    assert.match(out, /name:\s+site/);
+  });
   const object = file('page.html', '<h1>public</h1>');
   await command('r2 object put --remote', ['r2', 'object', 'put', 'site/page.html', '--file', object, '--content-type', 'text/html', '--remote'], () => {});
-  await command('r2 object get --remote', ['r2', 'object', 'get', 'site/page.html', '--pipe', '--remote'], (result) => { assert.equal(result.stdout, '<h1>public</h1>'); });
-  await command('r2 bucket info', ['r2', 'bucket', 'info', 'site'], (_, out) => { assert.match(out, /object_count:\s+1\b/); });
+  await command('r2 object get --remote', ['r2', 'object', 'get', 'site/page.html', '--pipe', '--remote'], (result) => {
+    assert.equal(result.stdout, '<h1>public</h1>');
+  });
+  await command('r2 bucket info', ['r2', 'bucket', 'info', 'site'], (_, out) => {
+    assert.match(out, /object_count:\s+1\b/);
+  });
   const cors = file('cors.json', JSON.stringify({ rules: [{ allowed: { origins: ['https://app.test'], methods: ['GET'] } }] }));
   await command('r2 bucket cors set', ['r2', 'bucket', 'cors', 'set', 'site', '--file', cors, '--force'], () => {});
-  await command('r2 bucket cors list', ['r2', 'bucket', 'cors', 'list', 'site'], (_, out) => { assert.match(out, /https:\/\/app\.test/); });
+  await command('r2 bucket cors list', ['r2', 'bucket', 'cors', 'list', 'site'], (_, out) => {
+    assert.match(out, /https:\/\/app\.test/);
+  });
   await command('r2 bucket dev-url enable', ['r2', 'bucket', 'dev-url', 'enable', 'site', '--force'], async (_, out) => {
     const host = /Public access enabled at 'https:\/\/(pub-[0-9a-f]{32}\.r2\.localhost)'/.exec(out)?.[1];
     assert.ok(host, 'wrangler printed the public URL');
@@ -97,33 +123,59 @@ test('the common wrangler commands: each works or is refused by name', { timeout
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   });
-  await command('r2 bucket dev-url get', ['r2', 'bucket', 'dev-url', 'get', 'site'], (_, out) => { assert.match(out, /Public access is enabled at 'https:\/\/pub-[0-9a-f]{32}\.r2\.localhost'/); });
-  await command('r2 bucket domain add', ['r2', 'bucket', 'domain', 'add', 'site', '--domain', 'cdn.commands.test', '--zone-id', zone.id, '--force'], async () => {
-    const got = await (async () => {
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const answer = await viaEdge(edge, 'cdn.commands.test', '/page.html');
-        if (answer.status === 200 || Date.now() > deadline) return answer;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    })();
-    assert.deepEqual([got.status, got.body], [200, '<h1>public</h1>']);
+  await command('r2 bucket dev-url get', ['r2', 'bucket', 'dev-url', 'get', 'site'], (_, out) => {
+    assert.match(out, /Public access is enabled at 'https:\/\/pub-[0-9a-f]{32}\.r2\.localhost'/);
   });
-  await command('r2 bucket domain list', ['r2', 'bucket', 'domain', 'list', 'site'], (_, out) => { assert.match(out, /cdn\.commands\.test/); assert.match(out, /commands\.test/); });
-  await command('r2 object delete --remote', ['r2', 'object', 'delete', 'site/page.html', '--remote'], async () => { assert.equal((await viaEdge(edge, 'cdn.commands.test', '/page.html')).status, 404); });
+  await command(
+    'r2 bucket domain add',
+    ['r2', 'bucket', 'domain', 'add', 'site', '--domain', 'cdn.commands.test', '--zone-id', zone.id, '--force'],
+    async () => {
+      const got = await (async () => {
+        const deadline = Date.now() + 5_000;
+        for (;;) {
+          const answer = await viaEdge(edge, 'cdn.commands.test', '/page.html');
+          if (answer.status === 200 || Date.now() > deadline) return answer;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })();
+      assert.deepEqual([got.status, got.body], [200, '<h1>public</h1>']);
+    },
+  );
+  await command('r2 bucket domain list', ['r2', 'bucket', 'domain', 'list', 'site'], (_, out) => {
+    assert.match(out, /cdn\.commands\.test/);
+    assert.match(out, /commands\.test/);
+  });
+  await command('r2 object delete --remote', ['r2', 'object', 'delete', 'site/page.html', '--remote'], async () => {
+    assert.equal((await viaEdge(edge, 'cdn.commands.test', '/page.html')).status, 404);
+  });
 
   project('v1');
   const first = await command('deploy (first)', ['deploy'], async () => {
     await servedWithin(edge, 'commands.test', 'hi - - v1', 5_000);
-    const settings = await api.call<{ logpush: boolean; observability: { enabled: boolean } }>('GET', `/accounts/${accountId}/workers/scripts/hello/script-settings`);
+    const settings = await api.call<{ logpush: boolean; observability: { enabled: boolean } }>(
+      'GET',
+      `/accounts/${accountId}/workers/scripts/hello/script-settings`,
+    );
     assert.deepEqual([settings.logpush, settings.observability.enabled], [true, true], 'the first upload keeps logpush and observability');
   });
   const v1 = versionOf(first.stdout, /Current Version ID: (\S+)/);
   project('v2');
-  const second = await command('deploy (again)', ['deploy'], async () => { await servedWithin(edge, 'commands.test', 'hi - - v2', 5_000); });
+  const second = await command('deploy (again)', ['deploy'], async () => {
+    await servedWithin(edge, 'commands.test', 'hi - - v2', 5_000);
+  });
   const v2 = versionOf(second.stdout, /Current Version ID: (\S+)/);
-  await command('secret put', ['secret', 'put', 'TOKEN'], async () => { await servedWithin(edge, 'commands.test', 'hi s3cret - v2', 5_000); }, { input: 's3cret' });
-  await command('secret list', ['secret', 'list'], (_, out) => { assert.match(out, /"name": "TOKEN"/); assert.doesNotMatch(out, /s3cret/); });
+  await command(
+    'secret put',
+    ['secret', 'put', 'TOKEN'],
+    async () => {
+      await servedWithin(edge, 'commands.test', 'hi s3cret - v2', 5_000);
+    },
+    { input: 's3cret' },
+  );
+  await command('secret list', ['secret', 'list'], (_, out) => {
+    assert.match(out, /"name": "TOKEN"/);
+    assert.doesNotMatch(out, /s3cret/);
+  });
   const bulk = file('secrets.json', JSON.stringify({ BULK_A: 'a', BULK_B: 'b' }));
   await command('secret bulk', ['secret', 'bulk', bulk], async (_, out) => {
     assert.match(out, /Successfully created secret for key: BULK_A/);
@@ -133,29 +185,49 @@ test('the common wrangler commands: each works or is refused by name', { timeout
     const names = (await api.call<Array<{ name: string }>>('GET', `/accounts/${accountId}/workers/scripts/hello/secrets`)).map((s) => s.name);
     assert.deepEqual(names, ['BULK_A', 'TOKEN']);
   });
-  await command('versions list', ['versions', 'list'], (_, out) => { assert.ok(out.includes(v1) && out.includes(v2), 'both uploads are listed'); assert.match(out, /Author:\s+commands@example\.test/); });
+  await command('versions list', ['versions', 'list'], (_, out) => {
+    assert.ok(out.includes(v1) && out.includes(v2), 'both uploads are listed');
+    assert.match(out, /Author:\s+commands@example\.test/);
+  });
   const latest = (await api.call<{ items: Array<{ id: string }> }>('GET', `/accounts/${accountId}/workers/scripts/hello/versions`)).items[0]!.id;
   await command('versions view', ['versions', 'view', latest], (_, out) => {
     assert.match(out, /Author:\s+commands@example\.test/);
     assert.match(out, /Secret Name:\s+TOKEN/);
     assert.match(out, /Secret Name:\s+BULK_A/);
   });
-  await command('versions secret put', ['versions', 'secret', 'put', 'VERSIONED'], async (_, out) => {
-    assert.match(out, /Created version (\S+) with secret VERSIONED/);
-  }, { input: 'per-version' });
-  await command('versions secret list', ['versions', 'secret', 'list'], (_, out) => { assert.match(out, /TOKEN/); });
+  await command(
+    'versions secret put',
+    ['versions', 'secret', 'put', 'VERSIONED'],
+    async (_, out) => {
+      assert.match(out, /Created version (\S+) with secret VERSIONED/);
+    },
+    { input: 'per-version' },
+  );
+  await command('versions secret list', ['versions', 'secret', 'list'], (_, out) => {
+    assert.match(out, /TOKEN/);
+  });
   project('v3');
-  const uploaded = await command('versions upload', ['versions', 'upload'], (_, out) => { assert.match(out, /Worker Version ID: \S+/); });
+  const uploaded = await command('versions upload', ['versions', 'upload'], (_, out) => {
+    assert.match(out, /Worker Version ID: \S+/);
+  });
   const v3 = versionOf(uploaded.stdout, /Worker Version ID: (\S+)/);
-  await command('versions deploy', ['versions', 'deploy', `${v3}@100%`, '--yes'], async () => { await servedWithin(edge, 'commands.test', 'hi s3cret a v3', 5_000); });
-  await command('deployments list', ['deployments', 'list'], (_, out) => { assert.ok(out.includes(v3) && out.includes(v1), 'the deployments are listed'); });
-  await command('rollback', ['rollback', v1, '--message', 'back to one', '--yes'], async () => { await servedWithin(edge, 'commands.test', 'hi s3cret a v1', 5_000); });
+  await command('versions deploy', ['versions', 'deploy', `${v3}@100%`, '--yes'], async () => {
+    await servedWithin(edge, 'commands.test', 'hi s3cret a v3', 5_000);
+  });
+  await command('deployments list', ['deployments', 'list'], (_, out) => {
+    assert.ok(out.includes(v3) && out.includes(v1), 'the deployments are listed');
+  });
+  await command('rollback', ['rollback', v1, '--message', 'back to one', '--yes'], async () => {
+    await servedWithin(edge, 'commands.test', 'hi s3cret a v1', 5_000);
+  });
 
   // tail --status error: only the requests that threw are printed.
   {
     const tail = wrangler.start(['tail', 'hello', '--format', 'json', '--status', 'error'], { env: { HTTPS_PROXY: '', HTTP_PROXY: '' } });
     let printed = '';
-    tail.stdout!.on('data', (chunk: Buffer) => { printed += chunk.toString(); });
+    tail.stdout!.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
     const deadline = Date.now() + 30_000;
     let detail = '';
     try {
@@ -175,12 +247,16 @@ test('the common wrangler commands: each works or is refused by name', { timeout
   }
 
   // Refused by name: what edgeport does not have.
-  await command('kv namespace create', ['kv', 'namespace', 'create', 'cache'], (result, out) => refusedByName(result, out, /edgeport does not provide Workers KV \[code: 10015\]/));
+  await command('kv namespace create', ['kv', 'namespace', 'create', 'cache'], (result, out) =>
+    refusedByName(result, out, /edgeport does not provide Workers KV \[code: 10015\]/),
+  );
   await command('d1 create', ['d1', 'create', 'db'], (result, out) => refusedByName(result, out, /edgeport does not provide D1 databases \[code: 10015\]/));
 
   // Without --force, wrangler first asks what refers to the script (and, not on a terminal, takes the default: yes).
   const other = await fetch(`${apiBase}/accounts/${accountId}/workers/scripts/other`, {
-    method: 'PUT', headers: { 'x-auth-email': OPERATOR.email, 'x-auth-key': OPERATOR.key }, body: wranglerForm(source('other'), { main_module: 'index.js' }),
+    method: 'PUT',
+    headers: { 'x-auth-email': OPERATOR.email, 'x-auth-key': OPERATOR.key },
+    body: wranglerForm(source('other'), { main_module: 'index.js' }),
   });
   assert.equal(other.status, 200);
   await command('delete (asks first)', ['delete', 'other'], async () => {
@@ -206,7 +282,10 @@ test('the common wrangler commands: each works or is refused by name', { timeout
   console.log(`wrangler ${verdicts.length} commands: works ${count('works')}, refused by name ${count('refused by name')}, wrong ${count('wrong')}`);
   for (const entry of verdicts) console.log(`  ${entry.verdict.padEnd(15)} ${entry.command}`);
   const wrong = verdicts.filter((entry) => entry.verdict === 'wrong');
-  assert.deepEqual(wrong.map((entry) => `${entry.command}: ${entry.detail}`), [], 'every command works or is refused by name');
+  assert.deepEqual(
+    wrong.map((entry) => `${entry.command}: ${entry.detail}`),
+    [],
+    'every command works or is refused by name',
+  );
   assert.deepEqual(wrangler.refused(), [], 'wrangler tried to reach a host off this machine');
 });
-

@@ -23,38 +23,70 @@ test('each listener names the right port to a request meant for another one', { 
   const portOf = (url: string) => new URL(url).port;
 
   // The management API's path at the edge: the edge's plain-text error, naming the API's port and the same path there.
-  const apiAtEdge = await fetch(`${edge}/client/v4/zones?name=example.test`, { headers: { 'x-auth-email': ADMIN.EDGEPORT_ADMIN_EMAIL, 'x-auth-key': ADMIN.EDGEPORT_ADMIN_KEY } });
+  const apiAtEdge = await fetch(`${edge}/client/v4/zones?name=example.test`, {
+    headers: { 'x-auth-email': ADMIN.EDGEPORT_ADMIN_EMAIL, 'x-auth-key': ADMIN.EDGEPORT_ADMIN_KEY },
+  });
   assert.equal(apiAtEdge.status, 530);
   const apiAtEdgeText = await apiAtEdge.text();
-  assert.match(apiAtEdgeText, /^error 1001: no zone on this edgeport serves the host "127\.0\.0\.1"\. This port is edgeport's edge, which serves zones' traffic: /);
-  assert.ok(apiAtEdgeText.includes(`the management API listens on port ${portOf(api)}. Send the request to ${api}/client/v4/zones?name=example.test.`), apiAtEdgeText);
+  assert.match(
+    apiAtEdgeText,
+    /^error 1001: no zone on this edgeport serves the host "127\.0\.0\.1"\. This port is edgeport's edge, which serves zones' traffic: /,
+  );
+  assert.ok(
+    apiAtEdgeText.includes(`the management API listens on port ${portOf(api)}. Send the request to ${api}/client/v4/zones?name=example.test.`),
+    apiAtEdgeText,
+  );
 
   // JSON-RPC at the edge, from viem: its error carries the edge's answer, which names the gateway.
   const client = createPublicClient({ chain: sepolia, transport: http(`${edge}/v1/sepolia`, { retryCount: 0 }) });
-  const rejected = await client.getChainId().then(() => undefined, (error: unknown) => error as Error);
+  const rejected = await client.getChainId().then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
   assert.ok(rejected, 'the edge serves no JSON-RPC');
-  assert.ok(rejected.message.includes(`JSON-RPC goes to the gateway, which listens on port ${portOf(gateway)}. POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia.`), rejected.message);
+  assert.ok(
+    rejected.message.includes(
+      `JSON-RPC goes to the gateway, which listens on port ${portOf(gateway)}. POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia.`,
+    ),
+    rejected.message,
+  );
 
   // JSON-RPC at the API, at its root and at the gateway's path: the envelope's 400 / 7000, naming the gateway.
   const named = `No route for that URI: this port is edgeport's management API; JSON-RPC goes to the gateway, which listens on port ${portOf(gateway)}: POST it to ${gateway}/v1/<network>, such as ${gateway}/v1/sepolia`;
   for (const path of ['/', '/v1/sepolia', '/client/v4']) {
     const answer = await fetch(`${api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: CHAIN_ID });
     assert.equal(answer.status, 400, path);
-    assert.deepEqual((await answer.json() as { errors: unknown }).errors, [{ code: 7000, message: named }], path);
+    assert.deepEqual(((await answer.json()) as { errors: unknown }).errors, [{ code: 7000, message: named }], path);
   }
   const gatewayPathAtApi = await fetch(`${api}/v1/sepolia`);
-  assert.deepEqual((await gatewayPathAtApi.json() as { errors: unknown }).errors, [{ code: 7000, message: named }], 'a gateway path, whatever its method or body');
+  assert.deepEqual(
+    ((await gatewayPathAtApi.json()) as { errors: unknown }).errors,
+    [{ code: 7000, message: named }],
+    'a gateway path, whatever its method or body',
+  );
 
   // A browser opening the S3 address: S3's XML AccessDenied, naming the dashboard.
   const browser = await fetch(`${s3}/`, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
   assert.equal(browser.status, 403);
-  assert.match(await browser.text(), new RegExp(`<Code>AccessDenied</Code><Message>This port is the S3-compatible API of edgeport, for S3 clients, which sign every request \\(AWS Signature Version 4\\)\\. To browse buckets in a browser, open the dashboard: ${api}/\\.</Message>`));
+  assert.match(
+    await browser.text(),
+    new RegExp(
+      `<Code>AccessDenied</Code><Message>This port is the S3-compatible API of edgeport, for S3 clients, which sign every request \\(AWS Signature Version 4\\)\\. To browse buckets in a browser, open the dashboard: ${api}/\\.</Message>`,
+    ),
+  );
 
   // What is not meant for another port keeps its answer.
   const noZone = await fetch(`${edge}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"hello":"world"}' });
-  assert.match(await noZone.text(), /^error 1001: no zone on this edgeport serves the host "127\.0\.0\.1"\. Create the zone \(POST \/client\/v4\/zones\) or fix the Host header\.\n/);
-  const unknownApiPath = await fetch(`${api}/client/v4/nothing-here`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
-  assert.deepEqual((await unknownApiPath.json() as { errors: unknown }).errors, [{ code: 7000, message: 'No route for that URI' }]);
+  assert.match(
+    await noZone.text(),
+    /^error 1001: no zone on this edgeport serves the host "127\.0\.0\.1"\. Create the zone \(POST \/client\/v4\/zones\) or fix the Host header\.\n/,
+  );
+  const unknownApiPath = await fetch(`${api}/client/v4/nothing-here`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"name":"x"}',
+  });
+  assert.deepEqual(((await unknownApiPath.json()) as { errors: unknown }).errors, [{ code: 7000, message: 'No route for that URI' }]);
   const unsigned = await fetch(`${s3}/`);
   assert.equal(unsigned.status, 403);
   assert.match(await unsigned.text(), /<Message>Missing authentication: sign the request with AWS Signature Version 4/);

@@ -44,7 +44,13 @@ async function internalOrigin(t: TestContext): Promise<{ port: number; hosts: st
     res.end('internal');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { port: (server.address() as AddressInfo).port, hosts };
 }
 
@@ -54,7 +60,14 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
 
   // First run: the operator allows private origins.
   const first = await startEdgeport({ owner: t, dataDir, env: { ...ADMIN, EDGEPORT_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } });
-  const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/edgeport.js'), 'accounts', 'create', 'bob@example.test', '--data-dir', dataDir]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    join(ROOT, 'bin/edgeport.js'),
+    'accounts',
+    'create',
+    'bob@example.test',
+    '--data-dir',
+    dataDir,
+  ]);
   const bobKey = /X-Auth-Key: +(\S+)/.exec(stdout)?.[1];
   assert.ok(bobKey, stdout);
   const apiUrl = first.urls['management API']!;
@@ -62,14 +75,20 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
   const bob = sdkFor(apiUrl, 'bob@example.test', bobKey);
   const [operatorAccount] = (await operator.accounts.list()).result;
   const [bobAccount] = (await bob.accounts.list()).result;
-  const create = (cf: Cloudflare, name: string, originUrl?: string) => cf.zones.create({
-    account: { id: (cf === operator ? operatorAccount : bobAccount)!.id }, name, ...(originUrl ? { origin: originUrl } : {}),
-  } as Parameters<Cloudflare['zones']['create']>[0]);
+  const create = (cf: Cloudflare, name: string, originUrl?: string) =>
+    cf.zones.create({
+      account: { id: (cf === operator ? operatorAccount : bobAccount)!.id },
+      name,
+      ...(originUrl ? { origin: originUrl } : {}),
+    } as Parameters<Cloudflare['zones']['create']>[0]);
 
   await create(operator, 'shop.test', `http://127.0.0.1:${origin.port}`);
   await assert.rejects(create(operator, 'shop.test'), refusedWith(1061, /^shop\.test already exists$/));
   // Another account's name, one under it or one above it: one answer that names no zone of the operator's.
-  const unavailable = (name: string) => new RegExp(`^${name.replaceAll('.', '\\.')} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name$`);
+  const unavailable = (name: string) =>
+    new RegExp(
+      `^${name.replaceAll('.', '\\.')} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name$`,
+    );
   await assert.rejects(create(bob, 'shop.test'), refusedWith(1061, unavailable('shop.test')));
   await assert.rejects(create(bob, 'www.shop.test'), refusedWith(1061, unavailable('www.shop.test')));
   await assert.rejects(create(bob, 'api.www.shop.test'), refusedWith(1061, unavailable('api.www.shop.test')));
@@ -83,7 +102,10 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
 
   const apiPort = new URL(apiUrl).port;
   await create(bob, 'bob.test', `http://127.0.0.1:${origin.port}`);
-  await assert.rejects(create(bob, 'bob-api.test', `http://127.0.0.1:${apiPort}`), refusedWith(1002, /because 127\.0\.0\.1:\d+ may not be used as an origin by this account's zones; only the operator's zones may;/));
+  await assert.rejects(
+    create(bob, 'bob-api.test', `http://127.0.0.1:${apiPort}`),
+    refusedWith(1002, /because 127\.0\.0\.1:\d+ may not be used as an origin by this account's zones; only the operator's zones may;/),
+  );
   await assert.rejects(create(bob, 'bob-api.test', `http://localhost:${apiPort}`), refusedWith(1002, /may not be used as an origin/));
   // A name that resolves to this machine (the API cannot know; the edge checks where it connects).
   await create(bob, 'bob-api.test', `http://${hostname()}:${apiPort}`);
@@ -101,14 +123,20 @@ test('two accounts through edgeport start: names cannot be taken, origins cannot
 
   // Second run on the default: private origins are the operator's again, for zones already made too.
   const second = await startEdgeport({ owner: t, dataDir, env: ADMIN });
-  assert.deepEqual(await viaEdge(second.urls.edge!, 'shop.test', ACCOUNTS_PATH), { status: 200, body: 'internal' }, "the operator's local origin works on the default");
+  assert.deepEqual(
+    await viaEdge(second.urls.edge!, 'shop.test', ACCOUNTS_PATH),
+    { status: 200, body: 'internal' },
+    "the operator's local origin works on the default",
+  );
   const refused = await viaEdge(second.urls.edge!, 'bob.test', ACCOUNTS_PATH);
   assert.equal(refused.status, 403);
   assert.match(refused.body, /^error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use\./);
-  assert.doesNotMatch(refused.body, /127\.0\.0\.1/, 'the visitor is not told the origin\'s address');
+  assert.doesNotMatch(refused.body, /127\.0\.0\.1/, "the visitor is not told the origin's address");
   assert.deepEqual(origin.hosts, ['shop.test', 'bob.test', 'shop.test'], "bob's zone never reached the origin");
   const bobAgain = sdkFor(second.urls['management API']!, 'bob@example.test', bobKey);
   const bobZone = (await bobAgain.zones.list({ name: 'bob.test' })).result[0]!;
-  await assert.rejects(bobAgain.zones.edit({ zone_id: bobZone.id, origin: `http://169.254.169.254` } as Parameters<Cloudflare['zones']['edit']>[0]),
-    refusedWith(1002, /169\.254\.169\.254 is a link-local address/));
+  await assert.rejects(
+    bobAgain.zones.edit({ zone_id: bobZone.id, origin: `http://169.254.169.254` } as Parameters<Cloudflare['zones']['edit']>[0]),
+    refusedWith(1002, /169\.254\.169\.254 is a link-local address/),
+  );
 });

@@ -20,10 +20,30 @@ test('a host name, IPv4 or bracketed IPv6 address, with an optional port, routes
 test('none, several, empty or invalid Host headers are problems that say what is wrong', { timeout: 10_000 }, () => {
   assert.deepEqual(parseHostHeader(['X-A', '1']), { problem: 'the request has no Host header: send one naming the site, such as "Host: example.com".' });
   assert.deepEqual(parseHostHeader(['Host', 'a.test', 'Host', 'b.test']), { problem: 'the request has 2 Host headers: send exactly one.' });
-  assert.deepEqual(parseHostHeader(['Host', 'a.test', 'host', 'a.test']), { problem: 'the request has 2 Host headers: send exactly one.' }, 'even when they agree');
+  assert.deepEqual(
+    parseHostHeader(['Host', 'a.test', 'host', 'a.test']),
+    { problem: 'the request has 2 Host headers: send exactly one.' },
+    'even when they agree',
+  );
   assert.deepEqual(host(''), { problem: 'the Host header is empty: it must name the site, such as "Host: example.com".' });
-  for (const bad of ['a.test:abc', 'a.test:99999', 'a.test:123456', 'a b', 'a.test/x', 'user@a.test', '[::1', '[zz::1]', '[1.2.3.4]', 'a..test', '.a.test', '*.a.test',
-    'a.test:80:80', '%61.test', `${'a'.repeat(64)}.test`, `${'a.'.repeat(127)}test`]) {
+  for (const bad of [
+    'a.test:abc',
+    'a.test:99999',
+    'a.test:123456',
+    'a b',
+    'a.test/x',
+    'user@a.test',
+    '[::1',
+    '[zz::1]',
+    '[1.2.3.4]',
+    'a..test',
+    '.a.test',
+    '*.a.test',
+    'a.test:80:80',
+    '%61.test',
+    `${'a'.repeat(64)}.test`,
+    `${'a.'.repeat(127)}test`,
+  ]) {
     const parsed = host(bad);
     assert.ok('problem' in parsed, `${bad} is refused`);
     assert.match(parsed.problem, /^the Host header ".*" is not a host name with an optional port, such as "example.com" or "example.com:8080"\.$/);
@@ -33,16 +53,22 @@ test('none, several, empty or invalid Host headers are problems that say what is
 });
 
 test('property: never throws; any domain name with any port routes by its lower-case name', { timeout: 10_000 }, () => {
-  fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom('Host', 'host', 'X-Other', 'Hosts'), fc.string({ unit: 'binary' }))), (pairs) => {
-    const parsed = parseHostHeader(pairs.flat());
-    const count = pairs.filter(([name]) => name.toLowerCase() === 'host').length;
-    if (count !== 1) assert.ok('problem' in parsed);
-  }));
-  fc.assert(fc.property(fc.domain(), fc.option(fc.integer({ min: 0, max: 65535 })), (domain, port) => {
-    assert.deepEqual(host(port === null ? domain : `${domain}:${port}`), { host: domain.toLowerCase() });
-  }));
-  fc.assert(fc.property(fc.ipV6(), fc.ipV4(), (v6, v4) => {
-    assert.deepEqual(host(`[${v6}]`), { host: `[${v6.toLowerCase()}]` });
-    assert.deepEqual(host(v4), { host: v4 });
-  }));
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.constantFrom('Host', 'host', 'X-Other', 'Hosts'), fc.string({ unit: 'binary' }))), (pairs) => {
+      const parsed = parseHostHeader(pairs.flat());
+      const count = pairs.filter(([name]) => name.toLowerCase() === 'host').length;
+      if (count !== 1) assert.ok('problem' in parsed);
+    }),
+  );
+  fc.assert(
+    fc.property(fc.domain(), fc.option(fc.integer({ min: 0, max: 65535 })), (domain, port) => {
+      assert.deepEqual(host(port === null ? domain : `${domain}:${port}`), { host: domain.toLowerCase() });
+    }),
+  );
+  fc.assert(
+    fc.property(fc.ipV6(), fc.ipV4(), (v6, v4) => {
+      assert.deepEqual(host(`[${v6}]`), { host: `[${v6.toLowerCase()}]` });
+      assert.deepEqual(host(v4), { host: v4 });
+    }),
+  );
 });

@@ -8,34 +8,50 @@ const OTHER = 'b'.repeat(32);
 
 function policy(options: Partial<OriginPolicyOptions> = {}): OriginPolicy {
   return new OriginPolicy({
-    allowPrivateOrigins: false, operatorAccountId: async () => OPERATOR,
-    ownListeners: () => [{ host: '0.0.0.0', port: 8081 }, { host: '0.0.0.0', port: 8545 }], localAddresses: () => ['127.0.0.1', '::1', '198.51.7.7', '2606:4700::7'],
+    allowPrivateOrigins: false,
+    operatorAccountId: async () => OPERATOR,
+    ownListeners: () => [
+      { host: '0.0.0.0', port: 8081 },
+      { host: '0.0.0.0', port: 8545 },
+    ],
+    localAddresses: () => ['127.0.0.1', '::1', '198.51.7.7', '2606:4700::7'],
     ...options,
   });
 }
 
-test("the operator's zones connect anywhere; other accounts' only to public addresses that are not edgeport's own, refused without naming them", { timeout: 10_000 }, async () => {
-  const p = policy();
-  assert.equal(await p.guardFor(OPERATOR), null);
-  const guard = (await p.guardFor(OTHER))!;
-  assert.equal(guard('8.8.8.8', 80), null);
-  assert.equal(guard('2a00:1450:4001::200e', 443), null);
-  assert.match(guard('127.0.0.1', 3000)!, /^127\.0\.0\.1 is a loopback address, which only the operator's zones may use as an origin \(.*\[edge\] allow_private_origins = true\)$/);
-  assert.match(guard('::ffff:169.254.169.254', 80)!, /^169\.254\.169\.254 is a link-local address/);
-  assert.match(guard('10.1.2.3', 80)!, /private network address/);
-  assert.match(guard('fd00::1', 80)!, /private network address/);
-  assert.match(guard('0.0.0.0', 80)!, /unspecified/);
-  assert.match(guard('100.64.1.1', 80)!, /carrier-grade NAT/);
-  // edgeport's own listeners are refused without saying so: on loopback in the words of any other loopback port.
-  assert.equal(guard('127.0.0.1', 8081), guard('127.0.0.1', 3000));
-  assert.equal(guard('198.51.7.7', 8545), "198.51.7.7:8545 may not be used as an origin by this account's zones; only the operator's zones may", "a public address of this machine at a listener's port");
-  assert.equal(guard('2606:4700::7', 8081), "[2606:4700::7]:8081 may not be used as an origin by this account's zones; only the operator's zones may");
-  for (const refusal of [guard('127.0.0.1', 8081), guard('198.51.7.7', 8545)]) assert.doesNotMatch(refusal!, /edgeport|listener/);
-  assert.equal(guard('198.51.7.7', 9999), null, 'another port of this machine');
-  assert.equal(guard('8.8.8.8', 8081), null, 'another machine at the same port');
-});
+test(
+  "the operator's zones connect anywhere; other accounts' only to public addresses that are not edgeport's own, refused without naming them",
+  { timeout: 10_000 },
+  async () => {
+    const p = policy();
+    assert.equal(await p.guardFor(OPERATOR), null);
+    const guard = (await p.guardFor(OTHER))!;
+    assert.equal(guard('8.8.8.8', 80), null);
+    assert.equal(guard('2a00:1450:4001::200e', 443), null);
+    assert.match(
+      guard('127.0.0.1', 3000)!,
+      /^127\.0\.0\.1 is a loopback address, which only the operator's zones may use as an origin \(.*\[edge\] allow_private_origins = true\)$/,
+    );
+    assert.match(guard('::ffff:169.254.169.254', 80)!, /^169\.254\.169\.254 is a link-local address/);
+    assert.match(guard('10.1.2.3', 80)!, /private network address/);
+    assert.match(guard('fd00::1', 80)!, /private network address/);
+    assert.match(guard('0.0.0.0', 80)!, /unspecified/);
+    assert.match(guard('100.64.1.1', 80)!, /carrier-grade NAT/);
+    // edgeport's own listeners are refused without saying so: on loopback in the words of any other loopback port.
+    assert.equal(guard('127.0.0.1', 8081), guard('127.0.0.1', 3000));
+    assert.equal(
+      guard('198.51.7.7', 8545),
+      "198.51.7.7:8545 may not be used as an origin by this account's zones; only the operator's zones may",
+      "a public address of this machine at a listener's port",
+    );
+    assert.equal(guard('2606:4700::7', 8081), "[2606:4700::7]:8081 may not be used as an origin by this account's zones; only the operator's zones may");
+    for (const refusal of [guard('127.0.0.1', 8081), guard('198.51.7.7', 8545)]) assert.doesNotMatch(refusal!, /edgeport|listener/);
+    assert.equal(guard('198.51.7.7', 9999), null, 'another port of this machine');
+    assert.equal(guard('8.8.8.8', 8081), null, 'another machine at the same port');
+  },
+);
 
-test('allow_private_origins lets every account use private addresses, never edgeport\'s own listeners', { timeout: 10_000 }, async () => {
+test("allow_private_origins lets every account use private addresses, never edgeport's own listeners", { timeout: 10_000 }, async () => {
   const guard = (await policy({ allowPrivateOrigins: true }).guardFor(OTHER))!;
   for (const address of ['127.0.0.1', '169.254.169.254', '10.0.0.1', '::1', 'fe80::1']) assert.equal(guard(address, 3000), null, address);
   assert.equal(guard('127.0.0.1', 8081), "127.0.0.1:8081 may not be used as an origin by this account's zones; only the operator's zones may");
@@ -64,7 +80,12 @@ test('the API refuses IP-literal and localhost origins it can judge without DNS;
 test('the operator is read until there is one, then kept', { timeout: 10_000 }, async () => {
   let operator: string | null = null;
   let reads = 0;
-  const p = policy({ operatorAccountId: async () => { reads += 1; return operator; } });
+  const p = policy({
+    operatorAccountId: async () => {
+      reads += 1;
+      return operator;
+    },
+  });
   assert.notEqual(await p.guardFor(OPERATOR), null, 'no account yet: nobody is the operator');
   operator = OPERATOR;
   assert.equal(await p.guardFor(OPERATOR), null);

@@ -27,13 +27,28 @@ const OPERATOR = 'a'.repeat(32);
 const OTHER = 'b'.repeat(32);
 const OUTPUT: LogOutputOptions = {
   fieldNames: ['RayID', 'ClientRequestHost', 'EdgeResponseStatus', 'OriginResponseStatus'],
-  outputType: 'ndjson', batchPrefix: '', batchSuffix: '', recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',',
-  recordTemplate: null, timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+  outputType: 'ndjson',
+  batchPrefix: '',
+  batchSuffix: '',
+  recordPrefix: '{',
+  recordSuffix: '}\n',
+  recordDelimiter: '',
+  fieldDelimiter: ',',
+  recordTemplate: null,
+  timestampFormat: 'rfc3339',
+  sampleRate: 1,
+  cve202144228: false,
 };
 
 async function listen(server: Server, t: TestContext): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return (server.address() as AddressInfo).port;
 }
 
@@ -43,7 +58,9 @@ function get(port: number, host: string): Promise<{ status: number; headers: Inc
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     });
     req.on('error', reject);
@@ -61,7 +78,10 @@ const ANSWERS: Record<string, string[]> = {
 const resolve: ResolveAll = (hostname, options, callback) => {
   const answer = ANSWERS[hostname];
   if (!answer) return lookup(hostname, { ...options, all: true }, callback);
-  callback(null, answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+  callback(
+    null,
+    answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+  );
 };
 
 interface Setup {
@@ -90,39 +110,76 @@ async function setup(t: TestContext): Promise<Setup> {
   await control.createAccount({ id: OPERATOR, email: 'operator@example.test', name: 'operator', keyHash: 'x', created: now });
   await control.createAccount({ id: OTHER, email: 'b@example.test', name: 'b', keyHash: 'x', created: now + 1 });
   const reached: string[] = [];
-  const originPort = await listen(createServer((req, res) => {
-    reached.push(String(req.headers.host));
-    res.end('internal data');
-  }), t);
+  const originPort = await listen(
+    createServer((req, res) => {
+      reached.push(String(req.headers.host));
+      res.end('internal data');
+    }),
+    t,
+  );
   // The log destination lies outside the data dir, below the pipeline's one file root.
   const out = tempDir(t);
   const pipeline = new LogPipeline({
-    dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, maxIntervalMs: 50, fileRoots: new FileRoots({ roots: [out], dataDir }),
+    dataDir,
+    jobs: control,
+    engine,
+    clock: systemClock,
+    logger: silentLogger,
+    maxIntervalMs: 50,
+    fileRoots: new FileRoots({ roots: [out], dataDir }),
   });
   pipeline.start();
-  stops.push(() => pipeline.close(), () => engine.close());
+  stops.push(
+    () => pipeline.close(),
+    () => engine.close(),
+  );
   let zones = 0;
   const logLines: Array<Record<string, unknown>> = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => logLines.push(JSON.parse(line) as Record<string, unknown>) });
   return {
-    control, reached, originPort, out,
+    control,
+    reached,
+    originPort,
+    out,
     logged: () => logLines,
     async zone(accountId, name, origin) {
       const id = (++zones).toString(16).padStart(32, '0');
       assert.equal(await control.createZone({ id, accountId, name, origin, paused: false, created: now, modified: now }), 'created');
       await control.createJob(id, () => ({
-        zoneId: id, name: 'all', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf: `file://${out}`,
-        filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
-        lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now,
+        zoneId: id,
+        name: 'all',
+        enabled: true,
+        dataset: 'http_requests',
+        kind: '',
+        frequency: 'high',
+        destinationConf: `file://${out}`,
+        filter: null,
+        outputOptions: OUTPUT,
+        logpullOptions: null,
+        maxUploadBytes: null,
+        maxUploadRecords: null,
+        maxUploadIntervalSeconds: null,
+        lastComplete: null,
+        lastError: null,
+        errorMessage: null,
+        created: now,
+        modified: now,
       }));
       return id;
     },
     async edge({ allowPrivateOrigins, ownListeners }) {
       const originPolicy = new OriginPolicy({
-        allowPrivateOrigins, operatorAccountId: async () => (await control.firstAccount())?.id ?? null, ...(ownListeners ? { ownListeners } : {}),
+        allowPrivateOrigins,
+        operatorAccountId: async () => (await control.firstAccount())?.id ?? null,
+        ...(ownListeners ? { ownListeners } : {}),
       });
       const edge = createEdgeService({
-        zones: control, pipeline, clock: systemClock, logger, originPolicy, origin: { connectTimeoutMs: 2000, responseTimeoutMs: 2000, resolve },
+        zones: control,
+        pipeline,
+        clock: systemClock,
+        logger,
+        originPolicy,
+        origin: { connectTimeoutMs: 2000, responseTimeoutMs: 2000, resolve },
       });
       stops.unshift(() => edge.close());
       return listen(createServer(edge.handler), t);
@@ -131,62 +188,70 @@ async function setup(t: TestContext): Promise<Setup> {
   };
 }
 
-test("another account's origins that lead inside answer 403 error 1000, are logged, and never reach the origin; the operator's work", { timeout: 60_000 }, async (t) => {
-  const s = await setup(t);
-  const internal = `http://127.0.0.1:${s.originPort}`;
-  await s.zone(OPERATOR, 'operator.test', internal);
-  await s.zone(OPERATOR, 'operator-by-name.test', `http://localhost:${s.originPort}`);
-  await s.zone(OTHER, 'loopback.test', internal);
-  await s.zone(OTHER, 'metadata-ip.test', 'http://169.254.169.254');
-  await s.zone(OTHER, 'mapped.test', `http://[::ffff:127.0.0.1]:${s.originPort}`);
-  await s.zone(OTHER, 'localhost.test', `http://localhost:${s.originPort}`);
-  await s.zone(OTHER, 'rebind.example', `http://rebind.test:${s.originPort}`);
-  await s.zone(OTHER, 'mixed.example', `http://mixed.test:${s.originPort}`);
-  await s.zone(OTHER, 'metadata.example', 'http://metadata.test');
-  const port = await s.edge({ allowPrivateOrigins: false });
+test(
+  "another account's origins that lead inside answer 403 error 1000, are logged, and never reach the origin; the operator's work",
+  { timeout: 60_000 },
+  async (t) => {
+    const s = await setup(t);
+    const internal = `http://127.0.0.1:${s.originPort}`;
+    await s.zone(OPERATOR, 'operator.test', internal);
+    await s.zone(OPERATOR, 'operator-by-name.test', `http://localhost:${s.originPort}`);
+    await s.zone(OTHER, 'loopback.test', internal);
+    await s.zone(OTHER, 'metadata-ip.test', 'http://169.254.169.254');
+    await s.zone(OTHER, 'mapped.test', `http://[::ffff:127.0.0.1]:${s.originPort}`);
+    await s.zone(OTHER, 'localhost.test', `http://localhost:${s.originPort}`);
+    await s.zone(OTHER, 'rebind.example', `http://rebind.test:${s.originPort}`);
+    await s.zone(OTHER, 'mixed.example', `http://mixed.test:${s.originPort}`);
+    await s.zone(OTHER, 'metadata.example', 'http://metadata.test');
+    const port = await s.edge({ allowPrivateOrigins: false });
 
-  // The operator's zones first: their kept-alive connections to the origin must not serve the others.
-  for (const host of ['operator.test', 'operator-by-name.test']) {
-    const operator = await get(port, host);
-    assert.deepEqual([operator.status, operator.body], [200, 'internal data'], host);
-  }
-  const refusals: Array<[string, RegExp]> = [
-    ['loopback.test', /^127\.0\.0\.1 is a loopback address/],
-    ['www.loopback.test', /^127\.0\.0\.1 is a loopback address/],
-    ['metadata-ip.test', /^169\.254\.169\.254 is a link-local address/],
-    ['mapped.test', /^127\.0\.0\.1 is a loopback address/],
-    ['localhost.test', /is a loopback address/],
-    ['rebind.example', /^127\.0\.0\.1 is a loopback address/],
-    ['mixed.example', /^127\.0\.0\.1 is a loopback address/],
-    ['metadata.example', /^169\.254\.169\.254 is a link-local address/],
-  ];
-  const rays: string[] = [];
-  for (const [host, message] of refusals) {
-    const answer = await get(port, host);
-    assert.equal(answer.status, 403, `${host}: ${answer.body}`);
-    // The visitor's page names neither the origin nor its address; the server log does, under the same Ray ID.
-    const ray = String(answer.headers['edgeport-ray']);
-    assert.equal(answer.body, `error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use. Point the origin at a public address; the server log says more under this Ray ID.\nRay ID: ${ray}\n`, host);
-    assert.equal(answer.headers['content-type'], 'text/plain; charset=utf-8');
-    const logged = s.logged().find((line) => line.rayId === ray);
-    assert.equal(logged?.msg, 'Origin request failed.', host);
-    assert.equal(logged?.status, 403);
-    assert.match(String(logged?.origin), /^http:\/\//, host);
-    assert.match(String(logged?.reason), message, host);
-    rays.push(ray);
-  }
-  assert.deepEqual(s.reached, ['operator.test', 'operator-by-name.test'], 'only the operator reached the internal origin');
+    // The operator's zones first: their kept-alive connections to the origin must not serve the others.
+    for (const host of ['operator.test', 'operator-by-name.test']) {
+      const operator = await get(port, host);
+      assert.deepEqual([operator.status, operator.body], [200, 'internal data'], host);
+    }
+    const refusals: Array<[string, RegExp]> = [
+      ['loopback.test', /^127\.0\.0\.1 is a loopback address/],
+      ['www.loopback.test', /^127\.0\.0\.1 is a loopback address/],
+      ['metadata-ip.test', /^169\.254\.169\.254 is a link-local address/],
+      ['mapped.test', /^127\.0\.0\.1 is a loopback address/],
+      ['localhost.test', /is a loopback address/],
+      ['rebind.example', /^127\.0\.0\.1 is a loopback address/],
+      ['mixed.example', /^127\.0\.0\.1 is a loopback address/],
+      ['metadata.example', /^169\.254\.169\.254 is a link-local address/],
+    ];
+    const rays: string[] = [];
+    for (const [host, message] of refusals) {
+      const answer = await get(port, host);
+      assert.equal(answer.status, 403, `${host}: ${answer.body}`);
+      // The visitor's page names neither the origin nor its address; the server log does, under the same Ray ID.
+      const ray = String(answer.headers['edgeport-ray']);
+      assert.equal(
+        answer.body,
+        `error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use. Point the origin at a public address; the server log says more under this Ray ID.\nRay ID: ${ray}\n`,
+        host,
+      );
+      assert.equal(answer.headers['content-type'], 'text/plain; charset=utf-8');
+      const logged = s.logged().find((line) => line.rayId === ray);
+      assert.equal(logged?.msg, 'Origin request failed.', host);
+      assert.equal(logged?.status, 403);
+      assert.match(String(logged?.origin), /^http:\/\//, host);
+      assert.match(String(logged?.reason), message, host);
+      rays.push(ray);
+    }
+    assert.deepEqual(s.reached, ['operator.test', 'operator-by-name.test'], 'only the operator reached the internal origin');
 
-  // Each refusal is logged like any origin error: status 403, no origin status.
-  const deadline = Date.now() + 10_000;
-  while (s.delivered().length < refusals.length + 2 && Date.now() < deadline) await sleep(25);
-  const byRay = new Map(s.delivered().map((line) => [line.RayID, line]));
-  for (const [i, [host]] of refusals.entries()) {
-    assert.deepEqual(byRay.get(rays[i]), { RayID: rays[i], ClientRequestHost: host, EdgeResponseStatus: 403, OriginResponseStatus: 0 }, host);
-  }
-});
+    // Each refusal is logged like any origin error: status 403, no origin status.
+    const deadline = Date.now() + 10_000;
+    while (s.delivered().length < refusals.length + 2 && Date.now() < deadline) await sleep(25);
+    const byRay = new Map(s.delivered().map((line) => [line.RayID, line]));
+    for (const [i, [host]] of refusals.entries()) {
+      assert.deepEqual(byRay.get(rays[i]), { RayID: rays[i], ClientRequestHost: host, EdgeResponseStatus: 403, OriginResponseStatus: 0 }, host);
+    }
+  },
+);
 
-test('allow_private_origins = true lets another account use private origins, but never edgeport\'s own listeners', { timeout: 60_000 }, async (t) => {
+test("allow_private_origins = true lets another account use private origins, but never edgeport's own listeners", { timeout: 60_000 }, async (t) => {
   const s = await setup(t);
   const own: ListenerAddress[] = [];
   const port = await s.edge({ allowPrivateOrigins: true, ownListeners: () => own });
@@ -207,7 +272,7 @@ test('allow_private_origins = true lets another account use private origins, but
     assert.match(answer.body, /^error 1000: DNS points to prohibited IP: this zone's origin leads to an address it may not use\./, host);
     const logged = s.logged().find((line) => line.rayId === answer.headers['edgeport-ray']);
     assert.match(String(logged?.reason), new RegExp(`^(127\\.0\\.0\\.1|\\[::1\\]):${port} may not be used as an origin by this account's zones`), host);
-    assert.doesNotMatch(String(logged?.reason), /edgeport|listener/, 'not even the log names the port as edgeport\'s own: the zone owner may read it too');
+    assert.doesNotMatch(String(logged?.reason), /edgeport|listener/, "not even the log names the port as edgeport's own: the zone owner may read it too");
   }
   assert.deepEqual(s.reached, ['loopback.test', 'rebind.example']);
 });

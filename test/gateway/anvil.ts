@@ -36,7 +36,9 @@ export async function startAnvil(t: TestContext): Promise<string> {
   if (binary === undefined) throw new Error(`Anvil is not installed for this platform (${PLATFORM_PACKAGE}): run npm install`);
   const child = spawn(binary, ['--host', '127.0.0.1', '--port', String(port), '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -47,7 +49,11 @@ export async function startAnvil(t: TestContext): Promise<string> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Anvil exited with ${child.exitCode}: ${stderr}`);
     try {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
       if (response.ok) return url;
     } catch {
       // Not listening yet.

@@ -32,7 +32,12 @@ async function floodWithHonestClient(t: TestContext, kind: BodyKind, parallel: n
   let shed = 0;
   const getBalance = async (i: number): Promise<number> => {
     const started = performance.now();
-    const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [`0x${i.toString(16).padStart(40, '0')}`, 'latest'] }), dispatcher: honestAgent } as RequestInit);
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [`0x${i.toString(16).padStart(40, '0')}`, 'latest'] }),
+      dispatcher: honestAgent,
+    } as RequestInit);
     const text = await response.text();
     if (response.status === 503 && /overloaded/i.test(text)) {
       shed += 1;
@@ -55,18 +60,30 @@ async function floodWithHonestClient(t: TestContext, kind: BodyKind, parallel: n
   const stats = await flood.stop();
   const metrics = await (await fetch(`${new URL(endpoint).origin}/metrics`)).text();
   const refused = Number(/edgeport_gateway_overloaded_requests_total (\d+)/.exec(metrics)?.[1] ?? 0);
-  t.diagnostic(`${parallel} × ${kind}: ${stats.sent} sent, statuses ${JSON.stringify(stats.statuses)}, ${stats.closed} closed while sending; ${refused} refused by the server`);
-  t.diagnostic(`honest eth_getBalance meanwhile: ${honest.length} calls (${shed} shed with 503), p50 ${percentile(honest, 50).toFixed(1)} ms, p99 ${percentile(honest, 99).toFixed(1)} ms`);
+  t.diagnostic(
+    `${parallel} × ${kind}: ${stats.sent} sent, statuses ${JSON.stringify(stats.statuses)}, ${stats.closed} closed while sending; ${refused} refused by the server`,
+  );
+  t.diagnostic(
+    `honest eth_getBalance meanwhile: ${honest.length} calls (${shed} shed with 503), p50 ${percentile(honest, 50).toFixed(1)} ms, p99 ${percentile(honest, 99).toFixed(1)} ms`,
+  );
   assert.ok(shed <= honest.length / 4, `${shed} of ${honest.length} honest calls were shed`);
   assert.ok(refused > 0, 'large bodies over the budget were refused');
   assert.ok((stats.statuses['200'] ?? 0) > 0, 'large bodies within the budget were served');
   assert.ok(percentile(honest, 50) < HONEST_P50_MS, `honest p50 ${percentile(honest, 50)} ms`);
 }
 
-test('32 parallel 5 MB batches: the excess is refused with 503 before it is read, and an honest eth_getBalance keeps a p50 under 200 ms', { timeout: 90_000 }, async (t) => {
-  await floodWithHonestClient(t, 'batch-5mb', 32);
-});
+test(
+  '32 parallel 5 MB batches: the excess is refused with 503 before it is read, and an honest eth_getBalance keeps a p50 under 200 ms',
+  { timeout: 90_000 },
+  async (t) => {
+    await floodWithHonestClient(t, 'batch-5mb', 32);
+  },
+);
 
-test('12 concurrent eth_calls with 5 MB of data: the excess is refused with 503, and an honest eth_getBalance keeps a p50 under 200 ms', { timeout: 90_000 }, async (t) => {
-  await floodWithHonestClient(t, 'call-data-5mb', 12);
-});
+test(
+  '12 concurrent eth_calls with 5 MB of data: the excess is refused with 503, and an honest eth_getBalance keeps a p50 under 200 ms',
+  { timeout: 90_000 },
+  async (t) => {
+    await floodWithHonestClient(t, 'call-data-5mb', 12);
+  },
+);

@@ -61,7 +61,9 @@ parentPort.on('message', (message) => {
 export function startBodyFlood(options: { url: string; parallel: number; kind: BodyKind }): BodyFlood {
   const worker = new Worker(FLOOD, { eval: true, workerData: options });
   let failed: Error | undefined;
-  worker.once('error', (error) => { failed = error; });
+  worker.once('error', (error) => {
+    failed = error;
+  });
   let stopping: Promise<BodyFloodStats> | undefined;
   return {
     stop() {
@@ -69,7 +71,10 @@ export function startBodyFlood(options: { url: string; parallel: number; kind: B
         try {
           if (failed !== undefined) throw failed;
           return await Promise.race([
-            new Promise<BodyFloodStats>((resolve) => { worker.once('message', resolve); worker.postMessage('stop'); }),
+            new Promise<BodyFloodStats>((resolve) => {
+              worker.once('message', resolve);
+              worker.postMessage('stop');
+            }),
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the flood did not stop within 20 s')), 20_000)),
           ]);
         } finally {

@@ -79,7 +79,8 @@ test('final answers: constants and by-hash always; by number only at or below th
     ['eth_sendRawTransaction', ['0x02'], '"0xab"', false],
     ['eth_gasPrice', [], '"0x1"', false],
   ];
-  for (const [method, params, result, final] of cases) assert.equal(isFinalAnswer(method, params, result, finalized), final, `${method} ${JSON.stringify(params)} ${result}`);
+  for (const [method, params, result, final] of cases)
+    assert.equal(isFinalAnswer(method, params, result, finalized), final, `${method} ${JSON.stringify(params)} ${result}`);
   assert.equal(isFinalAnswer('eth_getBlockByNumber', ['0x0', false], '{}', -1n), false, 'nothing is final before the head is known');
 });
 
@@ -94,7 +95,12 @@ test('in-flight: concurrent runs of one key share one call; a finished key runs 
   assert.deepEqual(await Promise.all([inFlight.run('k', work), inFlight.run('k', work), inFlight.run('other', work)]), [2, 2, 2]);
   assert.equal(inFlight.size, 0);
   assert.equal(await inFlight.run('k', work), 3);
-  await assert.rejects(inFlight.run('bad', async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    inFlight.run('bad', async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(inFlight.size, 0, 'failures are not kept');
 });
 
@@ -103,7 +109,9 @@ test('the finality tracker refreshes in the background when stale, never goes ba
   const answers: Array<bigint | Error> = [10n, 5n, new Error('down'), 20n];
   let asked = 0;
   const tracker = new FinalityTracker({
-    clock, logger: silentLogger, refreshMs: 1_000,
+    clock,
+    logger: silentLogger,
+    refreshMs: 1_000,
     fetch: async () => {
       const next = answers[asked++]!;
       if (next instanceof Error) throw next;

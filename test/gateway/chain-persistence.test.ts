@@ -21,7 +21,13 @@ test('transactions sent before a restart are there after it, with the same block
   const block2 = await reader.getBlock({ blockNumber: 2n });
   await first.stop();
   assert.deepEqual(readdirSync(join(dataDir, 'gateway')), ['sepolia.chain.ndjson']);
-  assert.equal(readFileSync(join(dataDir, 'gateway', 'sepolia.chain.ndjson'), 'utf8').trim().split('\n').length, 3, 'header and two transactions');
+  assert.equal(
+    readFileSync(join(dataDir, 'gateway', 'sepolia.chain.ndjson'), 'utf8')
+      .trim()
+      .split('\n').length,
+    3,
+    'header and two transactions',
+  );
 
   const second = await startGateway(t, { dataDir });
   const again = createPublicClient({ chain: sepolia, transport: http(`${second.origin}/v1/sepolia`, { retryCount: 0 }) });
@@ -29,7 +35,11 @@ test('transactions sent before a restart are there after it, with the same block
   assert.equal(await again.getBalance({ address: to }), parseEther('10003'));
   assert.equal((await again.getBlock({ blockNumber: 2n })).hash, block2.hash);
   assert.equal((await again.getTransactionReceipt({ hash: hashes[1]! })).status, 'success');
-  const wallet2 = createWalletClient({ chain: sepolia, transport: http(`${second.origin}/v1/sepolia`, { retryCount: 0 }), account: mnemonicToAccount(DEV_MNEMONIC) });
+  const wallet2 = createWalletClient({
+    chain: sepolia,
+    transport: http(`${second.origin}/v1/sepolia`, { retryCount: 0 }),
+    account: mnemonicToAccount(DEV_MNEMONIC),
+  });
   await wallet2.sendTransaction({ to, value: 1n });
   assert.equal(await again.getTransactionCount({ address: DEV_ACCOUNTS[0]!.address }), 3);
 });
@@ -57,14 +67,27 @@ test('a journal that does not fit (another chain id, or unreadable) is moved asi
 test('after replaying old blocks, new blocks carry the wall-clock time again', { timeout: 10_000 }, async (t) => {
   const dataDir = tempDir(t);
   const account = mnemonicToAccount(DEV_MNEMONIC);
-  const sign = (nonce: number) => account.signTransaction({ chainId: 11155111, type: 'eip1559', to: account.address, value: 1n, nonce, gas: 21000n, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
+  const sign = (nonce: number) =>
+    account.signTransaction({
+      chainId: 11155111,
+      type: 'eip1559',
+      to: account.address,
+      value: 1n,
+      nonce,
+      gas: 21000n,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
   const dayAgo = Math.floor(Date.now() / 1000) - 86_400;
   mkdirSync(join(dataDir, 'gateway'));
-  writeFileSync(join(dataDir, 'gateway', 'sepolia.chain.ndjson'), [
-    JSON.stringify({ format: 'edgeport-chain-journal', version: 1, chainId: 11155111, genesisTime: dayAgo }),
-    JSON.stringify({ t: `0x${(dayAgo + 12).toString(16)}`, raw: await sign(0) }),
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(dataDir, 'gateway', 'sepolia.chain.ndjson'),
+    [
+      JSON.stringify({ format: 'edgeport-chain-journal', version: 1, chainId: 11155111, genesisTime: dayAgo }),
+      JSON.stringify({ t: `0x${(dayAgo + 12).toString(16)}`, raw: await sign(0) }),
+      '',
+    ].join('\n'),
+  );
   const gateway = await startGateway(t, { dataDir });
   const block1 = await gateway.post('/v1/sepolia', { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x1', false] });
   assert.equal(Number(block1.json.result.timestamp), dayAgo + 12, 'replayed at its journaled time');

@@ -14,7 +14,10 @@ test('each table entry is the BIP-44 account of its index, and its key signs for
 
 test('the banner lists every account with its private key, under a title that says so', { timeout: 5_000 }, () => {
   const lines = describeDevAccounts('sepolia');
-  assert.match(lines[0]!, /^Embedded chain sepolia: 10 funded development accounts, 10000 ETH each, with their private keys\. These keys are publicly known \(mnemonic "test test .* junk"\)/);
+  assert.match(
+    lines[0]!,
+    /^Embedded chain sepolia: 10 funded development accounts, 10000 ETH each, with their private keys\. These keys are publicly known \(mnemonic "test test .* junk"\)/,
+  );
   assert.doesNotMatch(lines[0]!, /public keys/, 'they are private keys, however well known');
   assert.equal(lines.length, 11);
   assert.equal(lines[1], `  #0 ${DEV_ACCOUNTS[0]!.address} private key ${DEV_ACCOUNTS[0]!.privateKey}`);

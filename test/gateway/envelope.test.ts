@@ -5,9 +5,12 @@ import { before, test } from 'node:test';
 import { rpc, startGateway, type RunningGateway } from './helpers.ts';
 
 let gateway: RunningGateway;
-before(async (t) => {
-  gateway = await startGateway(t as never, { section: { max_body_bytes: 4096, max_batch_items: 5 } });
-}, { timeout: 30_000 });
+before(
+  async (t) => {
+    gateway = await startGateway(t as never, { section: { max_body_bytes: 4096, max_batch_items: 5 } });
+  },
+  { timeout: 30_000 },
+);
 
 const SEPOLIA = '/v1/sepolia';
 
@@ -67,7 +70,11 @@ test('-32600: malformed requests, each with a message naming the problem', { tim
 test('-32600: an empty batch is one error object, not an array', { timeout: 10_000 }, async () => {
   const answer = await gateway.post(SEPOLIA, '[]');
   assert.equal(answer.status, 200);
-  assert.deepEqual(answer.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request: empty batch. A batch is a non-empty array of request objects.' } });
+  assert.deepEqual(answer.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: 'Invalid request: empty batch. A batch is a non-empty array of request objects.' },
+  });
 });
 
 test('-32601: unknown methods, and refused ones with the reason and the way out', { timeout: 10_000 }, async () => {
@@ -75,10 +82,16 @@ test('-32601: unknown methods, and refused ones with the reason and the way out'
   assert.deepEqual(unknown.json.error, { code: -32601, message: 'The method eth_frobnicate does not exist/is not available.' });
   for (const [method, reason] of [
     ['eth_sendTransaction', /sign the transaction in the client and send it with eth_sendRawTransaction/i],
-    ['eth_sign', /accounts held by the node/], ['personal_unlockAccount', /accounts held by the node/],
-    ['admin_peers', /administers or inspects the node/], ['debug_traceTransaction', /administers/], ['miner_start', /administers/],
-    ['hardhat_setBalance', /controls a development node/], ['evm_mine', /controls a development node/], ['evm_snapshot', /development node/],
-    ['eth_newFilter', /Poll eth_getLogs/], ['eth_subscribe', /filters and subscriptions/],
+    ['eth_sign', /accounts held by the node/],
+    ['personal_unlockAccount', /accounts held by the node/],
+    ['admin_peers', /administers or inspects the node/],
+    ['debug_traceTransaction', /administers/],
+    ['miner_start', /administers/],
+    ['hardhat_setBalance', /controls a development node/],
+    ['evm_mine', /controls a development node/],
+    ['evm_snapshot', /development node/],
+    ['eth_newFilter', /Poll eth_getLogs/],
+    ['eth_subscribe', /filters and subscriptions/],
   ] as const) {
     const answer = await gateway.post(SEPOLIA, rpc(method));
     assert.equal(answer.status, 200);
@@ -88,7 +101,7 @@ test('-32601: unknown methods, and refused ones with the reason and the way out'
   }
 });
 
-test('-32602: the real gateway\'s parameter limits, and the chain\'s own params errors', { timeout: 10_000 }, async () => {
+test("-32602: the real gateway's parameter limits, and the chain's own params errors", { timeout: 10_000 }, async () => {
   const logs = await gateway.post(SEPOLIA, rpc('eth_getLogs', [{ fromBlock: '0x0', toBlock: '0x320' }]));
   assert.equal(logs.json.error.code, -32602);
   assert.match(logs.json.error.message, /eth_getLogs is limited to 800 blocks per query; blocks 0 to 800 are 801/);
@@ -101,7 +114,7 @@ test('-32602: the real gateway\'s parameter limits, and the chain\'s own params 
   assert.ok((await gateway.post(SEPOLIA, rpc('eth_feeHistory', [10, 'latest', [50]]))).json.result.baseFeePerGas);
   const badAddress = await gateway.post(SEPOLIA, rpc('eth_getBalance', ['0x12', 'latest']));
   assert.equal(badAddress.json.error.code, -32602);
-  assert.equal(badAddress.json.error.data, undefined, 'the chain\'s echo of the request is not passed on');
+  assert.equal(badAddress.json.error.data, undefined, "the chain's echo of the request is not passed on");
 });
 
 test('a revert comes back in geth\'s shape: code 3, "execution reverted: <reason>", revert bytes in data', { timeout: 10_000 }, async () => {
@@ -113,13 +126,16 @@ test('a revert comes back in geth\'s shape: code 3, "execution reverted: <reason
 });
 
 test('a batch answers every member in order, each with its own id; invalid members do not spoil the others', { timeout: 10_000 }, async () => {
-  const answer = await gateway.post(SEPOLIA, JSON.stringify([
-    rpc('eth_chainId', [], 'a'),
-    { jsonrpc: '2.0', method: 'eth_blockNumber' },
-    1,
-    rpc('evm_mine', [], 'b'),
-    { jsonrpc: '1.0', id: 'c', method: 'eth_chainId' },
-  ]));
+  const answer = await gateway.post(
+    SEPOLIA,
+    JSON.stringify([
+      rpc('eth_chainId', [], 'a'),
+      { jsonrpc: '2.0', method: 'eth_blockNumber' },
+      1,
+      rpc('evm_mine', [], 'b'),
+      { jsonrpc: '1.0', id: 'c', method: 'eth_chainId' },
+    ]),
+  );
   assert.equal(answer.status, 200);
   assert.deepEqual(answer.json, [
     { jsonrpc: '2.0', id: 'a', result: '0xaa36a7' },
@@ -134,7 +150,10 @@ test('notifications get no answer: a lone one or a batch of them gets 204 and no
   const single = await gateway.post(SEPOLIA, { jsonrpc: '2.0', method: 'eth_chainId' });
   assert.equal(single.status, 204);
   assert.equal(single.text, '');
-  const batch = await gateway.post(SEPOLIA, [{ jsonrpc: '2.0', method: 'eth_chainId' }, { jsonrpc: '2.0', method: 'no_such_method' }]);
+  const batch = await gateway.post(SEPOLIA, [
+    { jsonrpc: '2.0', method: 'eth_chainId' },
+    { jsonrpc: '2.0', method: 'no_such_method' },
+  ]);
   assert.equal(batch.status, 204);
   assert.equal(batch.text, '');
   // `"id": null` is not a notification.
@@ -146,10 +165,14 @@ test('a batch over max_batch_items gets one error object with id null, naming th
   const members = Array.from({ length: 6 }, (_, i) => rpc('eth_chainId', [], i));
   const answer = await gateway.post(SEPOLIA, members);
   assert.equal(answer.status, 200);
-  assert.deepEqual(answer.json, { jsonrpc: '2.0', id: null, error: {
-    code: -32600,
-    message: 'Invalid request: the batch has more than 5 members; this gateway accepts at most 5 per batch. Split it into batches of at most 5.',
-  } });
+  assert.deepEqual(answer.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: -32600,
+      message: 'Invalid request: the batch has more than 5 members; this gateway accepts at most 5 per batch. Split it into batches of at most 5.',
+    },
+  });
   // Refused as member 6 begins: what follows it is not looked at, valid JSON or not.
   assert.deepEqual((await gateway.post(SEPOLIA, '[1,2,3,4,5,6 this is not JSON')).json.error.code, -32600);
   assert.equal(gateway.service.networks().find((n) => n.name === 'sepolia')!.requests, before, 'nothing was counted or run');
@@ -162,10 +185,15 @@ test('JSON nested deeper than 64 levels is one -32600 error object, never an int
   // that reaches the chain, which says what it thinks of such params.
   const within = await gateway.post(SEPOLIA, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${nested(62)}]}`);
   assert.equal(within.json.error.code, -32602, JSON.stringify(within.json));
-  const expected = { jsonrpc: '2.0', id: null, error: {
-    code: -32600,
-    message: 'Invalid request: the body nests arrays and objects more than 64 levels deep; this gateway accepts at most 64 (Ethereum requests need fewer than 10). Send params without the extra nesting.',
-  } };
+  const expected = {
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: -32600,
+      message:
+        'Invalid request: the body nests arrays and objects more than 64 levels deep; this gateway accepts at most 64 (Ethereum requests need fewer than 10). Send params without the extra nesting.',
+    },
+  };
   for (const levels of [63, 2000]) {
     const answer = await gateway.post(SEPOLIA, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${nested(levels)}]}`);
     assert.deepEqual([answer.status, answer.json], [200, expected], `${levels} levels`);
@@ -188,10 +216,21 @@ test('a body of more than 100 JSON values per allowed batch member is one -32600
   const call = (values: number) => `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[${Array(values).fill('1').join(',')}]}`;
   assert.equal((await gateway.post(SEPOLIA, call(495))).json.error.code, -32602, 'within the limit, the chain judges the params');
   const answer = await gateway.post(SEPOLIA, call(496));
-  assert.deepEqual([answer.status, answer.json], [200, { jsonrpc: '2.0', id: null, error: {
-    code: -32600,
-    message: 'Invalid request: the body holds more than 500 JSON values (numbers, strings, arrays, objects, ...); this gateway accepts at most 500 per body. Send fewer or smaller params, or split the batch.',
-  } }]);
+  assert.deepEqual(
+    [answer.status, answer.json],
+    [
+      200,
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message:
+            'Invalid request: the body holds more than 500 JSON values (numbers, strings, arrays, objects, ...); this gateway accepts at most 500 per body. Send fewer or smaller params, or split the batch.',
+        },
+      },
+    ],
+  );
 });
 
 test('a body over max_body_bytes gets 413 with a JSON-RPC error, declared or chunked', { timeout: 10_000 }, async () => {
@@ -201,11 +240,17 @@ test('a body over max_body_bytes gets 413 with a JSON-RPC error, declared or chu
   assert.equal(declared.json.error.code, -32600);
   assert.match(declared.json.error.message, /larger than 4096 bytes/);
   const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(`${gateway.origin}${SEPOLIA}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => { body += c.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = request(
+      `${gateway.origin}${SEPOLIA}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on('error', reject);
     req.write(big.slice(0, 3000));
     req.end(big.slice(3000));

@@ -41,5 +41,5 @@ test('ethers reads the retired-network error from the JSON-RPC body (HTTP 200), 
     return true;
   });
   const sepolia = provider(`${gateway.origin}/v1/sepolia`, t);
-  assert.equal(typeof await sepolia.getBlockNumber(), 'number');
+  assert.equal(typeof (await sepolia.getBlockNumber()), 'number');
 });

@@ -13,10 +13,16 @@ test('an empty [gateway] gets the default EVM limits; each key overrides its own
   assert.equal(defaults.evmTimeoutMs, 5_000);
   assert.deepEqual(defaults.evmTimePerClient, GATEWAY_DEFAULTS.evmTimePerClient);
   assert.equal(defaults.maxBodyBytesInFlight, GATEWAY_DEFAULTS.maxBodyBytesInFlight);
-  const set = toGatewayConfig(gatewaySectionSchema.parse({
-    evm_gas_cap: 50_000_000, evm_timeout_ms: 250, evm_time_per_client: { burst_ms: 10 },
-    max_queued_evm_calls_per_client: 2, max_queued_evm_calls: 9, max_body_bytes_in_flight: 1_000_000,
-  }));
+  const set = toGatewayConfig(
+    gatewaySectionSchema.parse({
+      evm_gas_cap: 50_000_000,
+      evm_timeout_ms: 250,
+      evm_time_per_client: { burst_ms: 10 },
+      max_queued_evm_calls_per_client: 2,
+      max_queued_evm_calls: 9,
+      max_body_bytes_in_flight: 1_000_000,
+    }),
+  );
   assert.deepEqual(set.evmGasCap, { embedded: 50_000_000, upstream: 50_000_000 });
   assert.equal(set.evmTimeoutMs, 250);
   assert.deepEqual(set.evmTimePerClient, { msPerSecond: GATEWAY_DEFAULTS.evmTimePerClient.msPerSecond, burstMs: 10 });

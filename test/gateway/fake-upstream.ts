@@ -35,12 +35,18 @@ const TX_HASH = `0x${'ab'.repeat(32)}`;
 
 export async function startFakeUpstream(t: TestContext, chainId = 11155111): Promise<FakeUpstream> {
   const upstream: FakeUpstream = {
-    url: '', calls: [], behaviour: {}, head: 0x10, clientVersion: 'fake/1.0',
+    url: '',
+    calls: [],
+    behaviour: {},
+    head: 0x10,
+    clientVersion: 'fake/1.0',
     callsOf: (method) => upstream.calls.filter((c) => c.method === method),
   };
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
     req.on('end', () => {
       const request = JSON.parse(body) as { id: unknown; method: string; params: unknown[] };
       upstream.calls.push({ method: request.method, params: request.params });
@@ -71,17 +77,23 @@ export async function startFakeUpstream(t: TestContext, chainId = 11155111): Pro
 function resultOf(method: string, params: unknown[], { head, clientVersion }: FakeUpstream, chainId: number): unknown {
   const hex = (n: number) => `0x${n.toString(16)}`;
   switch (method) {
-    case 'web3_clientVersion': return clientVersion;
-    case 'eth_chainId': return hex(chainId);
-    case 'eth_blockNumber': return hex(head);
+    case 'web3_clientVersion':
+      return clientVersion;
+    case 'eth_chainId':
+      return hex(chainId);
+    case 'eth_blockNumber':
+      return hex(head);
     case 'eth_getBlockByNumber': {
       const tag = params[0];
       const number = tag === 'finalized' || tag === 'latest' ? head : Number(tag);
       return number > head ? null : { number: hex(number), hash: `0x${number.toString(16).padStart(64, '0')}`, transactions: [] };
     }
-    case 'eth_getTransactionReceipt': return { transactionHash: params[0], blockNumber: hex(head - 1), status: '0x1' };
-    case 'eth_sendRawTransaction': return TX_HASH;
-    default: return null;
+    case 'eth_getTransactionReceipt':
+      return { transactionHash: params[0], blockNumber: hex(head - 1), status: '0x1' };
+    case 'eth_sendRawTransaction':
+      return TX_HASH;
+    default:
+      return null;
   }
 }
 

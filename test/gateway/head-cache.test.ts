@@ -23,7 +23,13 @@ const ANVIL_CHAIN_ID = 31337;
  * `nodeCaughtUp` waits until the node itself shows the block: Anvil may answer a hash a moment
  * before (the gateway must then add no delay of its own).
  */
-async function transactionsShowAtOnce(gateway: RunningGateway, path: string, chainId: number, count = 5, nodeCaughtUp: (head: bigint) => Promise<void> = async () => {}): Promise<void> {
+async function transactionsShowAtOnce(
+  gateway: RunningGateway,
+  path: string,
+  chainId: number,
+  count = 5,
+  nodeCaughtUp: (head: bigint) => Promise<void> = async () => {},
+): Promise<void> {
   const sender = privateKeyToAccount(DEV_ACCOUNTS[3]!.privateKey);
   const recipient = DEV_ACCOUNTS[4]!.address;
   const call = async (method: string, params: unknown[]) => {
@@ -34,20 +40,39 @@ async function transactionsShowAtOnce(gateway: RunningGateway, path: string, cha
   const quantity = async (method: string, params: unknown[]) => BigInt((await call(method, params)).json.result);
 
   let head = await quantity('eth_blockNumber', []);
-  for (let i = 0; i < 2; i++) await Promise.all([call('eth_blockNumber', []), call('eth_getBalance', [recipient, 'latest']), call('eth_getTransactionCount', [sender.address, 'latest'])]);
+  for (let i = 0; i < 2; i++)
+    await Promise.all([
+      call('eth_blockNumber', []),
+      call('eth_getBalance', [recipient, 'latest']),
+      call('eth_getTransactionCount', [sender.address, 'latest']),
+    ]);
   assert.equal((await call('eth_blockNumber', [])).headers.get('x-edgeport-cache'), 'HIT', 'the head is answered from memory');
   assert.equal((await call('eth_getBalance', [recipient, 'latest'])).headers.get('x-edgeport-cache'), 'HIT');
 
   let reading = true;
-  const readers = Promise.all([0, 1, 2].map(async () => {
-    while (reading) await Promise.all([call('eth_blockNumber', []), call('eth_getBalance', [recipient, 'latest']), call('eth_getTransactionCount', [sender.address, 'latest'])]);
-  }));
+  const readers = Promise.all(
+    [0, 1, 2].map(async () => {
+      while (reading)
+        await Promise.all([
+          call('eth_blockNumber', []),
+          call('eth_getBalance', [recipient, 'latest']),
+          call('eth_getTransactionCount', [sender.address, 'latest']),
+        ]);
+    }),
+  );
   try {
     for (let i = 0; i < count; i++) {
       const nonce = await quantity('eth_getTransactionCount', [sender.address, 'latest']);
       const balance = await quantity('eth_getBalance', [recipient, 'latest']);
       const raw = await sender.signTransaction({
-        chainId, type: 'eip1559', to: recipient, value: 1000n, nonce: Number(nonce), gas: 21_000n, maxFeePerGas: 30_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+        chainId,
+        type: 'eip1559',
+        to: recipient,
+        value: 1000n,
+        nonce: Number(nonce),
+        gas: 21_000n,
+        maxFeePerGas: 30_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
       });
       const hash = (await call('eth_sendRawTransaction', [raw])).json.result as string;
       assert.match(hash, /^0x[0-9a-f]{64}$/);
@@ -67,35 +92,43 @@ async function transactionsShowAtOnce(gateway: RunningGateway, path: string, cha
   }
 }
 
-test('embedded chain: after a transaction\'s hash comes back, the next calls see its block, receipt, balance and nonce', { timeout: 60_000 }, async (t) => {
+test("embedded chain: after a transaction's hash comes back, the next calls see its block, receipt, balance and nonce", { timeout: 60_000 }, async (t) => {
   const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
   await transactionsShowAtOnce(gateway, '/v1/sepolia', SEPOLIA);
 });
 
-test('through an upstream (another edgeport): after a transaction\'s hash comes back, the next calls see it', { timeout: 60_000 }, async (t) => {
+test("through an upstream (another edgeport): after a transaction's hash comes back, the next calls see it", { timeout: 60_000 }, async (t) => {
   const node = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
-  const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 }, networks: [{ name: 'sepolia', upstreams: [`${node.origin}/v1/sepolia`] }] } });
+  const gateway = await startGateway(t, {
+    section: { rate_limit: { requests_per_second: 0 }, networks: [{ name: 'sepolia', upstreams: [`${node.origin}/v1/sepolia`] }] },
+  });
   await transactionsShowAtOnce(gateway, '/v1/sepolia', SEPOLIA);
 });
 
-test('through Anvil as the upstream: after a transaction\'s hash comes back, the next calls see it', { timeout: 60_000, skip: anvilInstalled() ? false : 'Anvil has no binary for this platform' }, async (t) => {
-  const anvil = await startAnvil(t);
-  const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 }, networks: [{ name: 'anvil', chain_id: ANVIL_CHAIN_ID, upstreams: [anvil] }] } });
-  const anvilHead = async () => {
-    const response = await fetch(anvil, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rpc('eth_blockNumber')) });
-    return BigInt(((await response.json()) as { result: string }).result);
-  };
-  // More transactions: Anvil answers a few in a hundred before their block shows.
-  await transactionsShowAtOnce(gateway, '/v1/anvil', ANVIL_CHAIN_ID, 60, async (head) => {
-    const deadline = Date.now() + 5_000;
-    while (await anvilHead() <= head) {
-      assert.ok(Date.now() < deadline, 'Anvil mined the transaction within 5 s');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  });
-});
+test(
+  "through Anvil as the upstream: after a transaction's hash comes back, the next calls see it",
+  { timeout: 60_000, skip: anvilInstalled() ? false : 'Anvil has no binary for this platform' },
+  async (t) => {
+    const anvil = await startAnvil(t);
+    const gateway = await startGateway(t, {
+      section: { rate_limit: { requests_per_second: 0 }, networks: [{ name: 'anvil', chain_id: ANVIL_CHAIN_ID, upstreams: [anvil] }] },
+    });
+    const anvilHead = async () => {
+      const response = await fetch(anvil, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rpc('eth_blockNumber')) });
+      return BigInt(((await response.json()) as { result: string }).result);
+    };
+    // More transactions: Anvil answers a few in a hundred before their block shows.
+    await transactionsShowAtOnce(gateway, '/v1/anvil', ANVIL_CHAIN_ID, 60, async (head) => {
+      const deadline = Date.now() + 5_000;
+      while ((await anvilHead()) <= head) {
+        assert.ok(Date.now() < deadline, 'Anvil mined the transaction within 5 s');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    });
+  },
+);
 
-test('an upstream\'s head is asked every second while calls come in; an answer not confirmed for two seconds is not used', { timeout: 10_000 }, async (t) => {
+test("an upstream's head is asked every second while calls come in; an answer not confirmed for two seconds is not used", { timeout: 10_000 }, async (t) => {
   const clock = new FakeClock();
   const node = await startFakeUpstream(t);
   const gateway = await startGateway(t, { clock, section: { networks: [{ name: 'sepolia', upstreams: [node.url] }] } });

@@ -34,7 +34,12 @@ export interface StartGatewayOptions {
 
 export async function startGateway(t: TestContext, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const networks = toGatewayConfig(gatewaySectionSchema.parse(options.section ?? {}));
-  const service = await createGatewayService({ networks, clock: options.clock ?? new FakeClock(), logger: silentLogger, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const service = await createGatewayService({
+    networks,
+    clock: options.clock ?? new FakeClock(),
+    logger: silentLogger,
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+  });
   const server = createServer(service.handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,7 +54,9 @@ export async function startGateway(t: TestContext, options: StartGatewayOptions 
   };
   t.after(stop);
   return {
-    origin, service, stop,
+    origin,
+    service,
+    stop,
     async post(path, body, headers = { 'content-type': 'application/json' }) {
       const response = await fetch(`${origin}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
       const text = await response.text();

@@ -6,7 +6,7 @@ import { BUILT_IN_REFUSALS, createMethodPolicy, DEFAULT_ALLOWED_METHODS } from '
 
 const defaults = createMethodPolicy({ allowMethods: [], denyMethods: [] });
 
-test('every method of the real gateway\'s list is served, and nothing refused is on it', { timeout: 10_000 }, () => {
+test("every method of the real gateway's list is served, and nothing refused is on it", { timeout: 10_000 }, () => {
   assert.equal(DEFAULT_ALLOWED_METHODS.length, 33);
   for (const method of DEFAULT_ALLOWED_METHODS) assert.equal(defaults.check(method), undefined, method);
   for (const method of ['eth_maxPriorityFeePerGas', 'eth_blobBaseFee', 'eth_getBlockReceipts', 'eth_createAccessList', 'rpc.discover', '']) {
@@ -15,7 +15,18 @@ test('every method of the real gateway\'s list is served, and nothing refused is
 });
 
 test('account, administration and development-node methods are refused by pattern', { timeout: 10_000 }, () => {
-  for (const method of ['eth_signTypedData_v4', 'personal_sign', 'admin_nodeInfo', 'debug_traceCall', 'miner_setEtherbase', 'txpool_content', 'hardhat_mine', 'evm_setAutomine', 'anvil_setBalance', 'eth_getFilterChanges']) {
+  for (const method of [
+    'eth_signTypedData_v4',
+    'personal_sign',
+    'admin_nodeInfo',
+    'debug_traceCall',
+    'miner_setEtherbase',
+    'txpool_content',
+    'hardhat_mine',
+    'evm_setAutomine',
+    'anvil_setBalance',
+    'eth_getFilterChanges',
+  ]) {
     const error = defaults.check(method);
     assert.equal(error?.code, 'GATEWAY_METHOD_REFUSED', method);
     assert.equal(error?.rpcCode, -32601);
@@ -29,11 +40,17 @@ test('config allows more methods and refuses listed ones; deny wins, built-ins c
   assert.equal(policy.check('eth_blobBaseFee'), undefined);
   assert.match(policy.check('eth_getProof')?.message ?? '', /refused by this gateway's configuration \(gateway\.deny_methods\)/);
   assert.equal(policy.check('trace_filter')?.code, 'GATEWAY_METHOD_REFUSED');
-  assert.throws(() => createMethodPolicy({ allowMethods: ['eth_chainId', 'evm_mine', 'hardhat_*'], denyMethods: [] }), (error: unknown) => {
-    assert.ok(error instanceof ConfigError);
-    assert.equal(error.message, 'gateway.allow_methods: "evm_mine", "hardhat_*" cannot be allowed: the gateway always refuses them (it controls a development node).');
-    return true;
-  });
+  assert.throws(
+    () => createMethodPolicy({ allowMethods: ['eth_chainId', 'evm_mine', 'hardhat_*'], denyMethods: [] }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(
+        error.message,
+        'gateway.allow_methods: "evm_mine", "hardhat_*" cannot be allowed: the gateway always refuses them (it controls a development node).',
+      );
+      return true;
+    },
+  );
 });
 
 test('a broad allow pattern never lets a built-in refusal through', { timeout: 10_000 }, () => {

@@ -19,13 +19,28 @@ test('a client over its budget gets 429 with Retry-After (seconds) and -32005 pe
   assert.match(limited.json.error.message, /^Rate limit exceeded: .*every batch member counts.*Retry in 1 s\.$/);
   const limitedBatch = await gateway.post('/v1/sepolia', [rpc('eth_chainId', [], 'x'), rpc('eth_chainId', [], 'y')]);
   assert.equal(limitedBatch.status, 429);
-  assert.deepEqual(limitedBatch.json.map((m: { id: string; error: { code: number } }) => [m.id, m.error.code]), [['x', -32005], ['y', -32005]]);
+  assert.deepEqual(
+    limitedBatch.json.map((m: { id: string; error: { code: number } }) => [m.id, m.error.code]),
+    [
+      ['x', -32005],
+      ['y', -32005],
+    ],
+  );
 
   clock.advance(500);
   assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).status, 200, 'refused requests took no tokens; 500 ms refilled one');
   assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).status, 429);
   clock.advance(10_000);
-  assert.equal((await gateway.post('/v1/sepolia', Array.from({ length: 4 }, (_, i) => rpc('eth_chainId', [], i)))).status, 200, 'refills up to the burst');
+  assert.equal(
+    (
+      await gateway.post(
+        '/v1/sepolia',
+        Array.from({ length: 4 }, (_, i) => rpc('eth_chainId', [], i)),
+      )
+    ).status,
+    200,
+    'refills up to the burst',
+  );
   const metrics = await (await fetch(`${gateway.origin}/metrics`)).text();
   assert.match(metrics, /edgeport_gateway_rate_limited_requests_total 3/);
 });

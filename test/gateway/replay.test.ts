@@ -11,9 +11,12 @@ test('the same body of a final call is replayed byte for byte; the same call wit
   // its whole response is kept for this body.
   const answers = [];
   for (let i = 0; i < 4; i++) answers.push(await gateway.post('/v1/sepolia', body));
-  const [first, , third, fourth] = answers as [typeof answers[0], unknown, typeof answers[0], typeof answers[0]];
+  const [first, , third, fourth] = answers as [(typeof answers)[0], unknown, (typeof answers)[0], (typeof answers)[0]];
   assert.equal(first.headers.get('x-edgeport-cache'), 'MISS');
-  assert.deepEqual([third, fourth].map((answer) => answer.headers.get('x-edgeport-cache')), ['HIT', 'HIT']);
+  assert.deepEqual(
+    [third, fourth].map((answer) => answer.headers.get('x-edgeport-cache')),
+    ['HIT', 'HIT'],
+  );
   for (const answer of answers) assert.equal(answer.text, first.text, 'the replayed answer is the same text');
   assert.equal(fourth.headers.get('content-length'), String(Buffer.byteLength(first.text)));
   assert.equal(fourth.json.id, 7);
@@ -50,7 +53,11 @@ test('a client numbering its calls gets replays with its own ids; ids the key ca
   const gateway = await startGateway(t, { section: { rate_limit: { requests_per_second: 0 } } });
   const answers: HttpAnswer[] = [];
   for (let id = 1; id <= 6; id++) answers.push(await gateway.post('/v1/sepolia', rpc('eth_getBlockByNumber', ['0x0', false], id * 99_999)));
-  assert.deepEqual(answers.map((answer) => answer.headers.get('x-edgeport-cache')), ['MISS', 'MISS', 'HIT', 'HIT', 'HIT', 'HIT'], 'cached once the finalized head is known, as above');
+  assert.deepEqual(
+    answers.map((answer) => answer.headers.get('x-edgeport-cache')),
+    ['MISS', 'MISS', 'HIT', 'HIT', 'HIT', 'HIT'],
+    'cached once the finalized head is known, as above',
+  );
   answers.forEach((answer, i) => {
     assert.equal(answer.text, answers[0]!.text.replace('"id":99999', `"id":${(i + 1) * 99_999}`));
     assert.equal(answer.headers.get('content-length'), String(answer.text.length));

@@ -8,10 +8,13 @@ import { rpc, startGateway, waitFor } from './helpers.ts';
 const RAW_TX = `0x02${'11'.repeat(100)}`;
 
 async function gatewayOver(t: TestContext, urls: string[], clock = new FakeClock(), extra: Record<string, unknown> = {}) {
-  return startGateway(t, { clock, section: { upstream_timeout_ms: 300, upstream_cooldown_ms: 5_000, networks: [{ name: 'sepolia', upstreams: urls }], ...extra } });
+  return startGateway(t, {
+    clock,
+    section: { upstream_timeout_ms: 300, upstream_cooldown_ms: 5_000, networks: [{ name: 'sepolia', upstreams: urls }], ...extra },
+  });
 }
 
-test('a dead first upstream fails over to the second; the answer is the node\'s', { timeout: 10_000 }, async (t) => {
+test("a dead first upstream fails over to the second; the answer is the node's", { timeout: 10_000 }, async (t) => {
   const alive = await startFakeUpstream(t);
   const gateway = await gatewayOver(t, [await deadUrl(), alive.url]);
   const answer = await gateway.post('/v1/sepolia', rpc('eth_blockNumber', [], 'n'));
@@ -103,7 +106,10 @@ test('identical reads in flight share one upstream call', { timeout: 10_000 }, a
   node.behaviour.delayMs = 100;
   const gateway = await gatewayOver(t, [node.url]);
   const answers = await Promise.all([1, 2, 3, 4, 5].map((id) => gateway.post('/v1/sepolia', rpc('eth_blockNumber', [], id))));
-  assert.deepEqual(answers.map((a) => a.json.id), [1, 2, 3, 4, 5]);
+  assert.deepEqual(
+    answers.map((a) => a.json.id),
+    [1, 2, 3, 4, 5],
+  );
   assert.ok(answers.every((a) => a.json.result === '0x10'));
   assert.equal(node.callsOf('eth_blockNumber').length, 1);
   // A batch of identical members is deduplicated the same way.
@@ -129,7 +135,12 @@ test('the cache keeps what cannot change: chain id, and blocks and receipts at o
   assert.equal(await cacheOf(rpc('eth_getBlockByNumber', ['0x5', false], 'other id')), 'HIT');
   assert.equal(await cacheOf(rpc('eth_getBlockByNumber', ['0x5', true])), 'MISS', 'params are part of the key');
   // Other tags move on their own; blocks past the finalized head may be reorganised; null is "not yet".
-  for (const params of [['pending', false], ['finalized', false], ['0x11', false], ['0x99', false]]) {
+  for (const params of [
+    ['pending', false],
+    ['finalized', false],
+    ['0x11', false],
+    ['0x99', false],
+  ]) {
     await gateway.post('/v1/sepolia', rpc('eth_getBlockByNumber', params));
     assert.equal(await cacheOf(rpc('eth_getBlockByNumber', params)), 'MISS', JSON.stringify(params));
   }
@@ -142,25 +153,34 @@ test('upstream answers are cached per network: the same call on another network 
   const sepoliaNode = await startFakeUpstream(t);
   const otherNode = await startFakeUpstream(t, 17000);
   const gateway = await startGateway(t, {
-    section: { networks: [{ name: 'sepolia', upstreams: [sepoliaNode.url] }, { name: 'holesky', chain_id: 17000, upstreams: [otherNode.url] }] },
+    section: {
+      networks: [
+        { name: 'sepolia', upstreams: [sepoliaNode.url] },
+        { name: 'holesky', chain_id: 17000, upstreams: [otherNode.url] },
+      ],
+    },
   });
   assert.equal((await gateway.post('/v1/sepolia', rpc('eth_chainId'))).json.result, '0xaa36a7');
   assert.equal((await gateway.post('/v1/holesky', rpc('eth_chainId'))).json.result, '0x4268');
 });
 
-test('calls that run EVM code reach an upstream node with geth\'s 50M gas cap, not the embedded chain\'s; evm_gas_cap sets both', { timeout: 10_000 }, async (t) => {
-  const node = await startFakeUpstream(t);
-  const gateway = await gatewayOver(t, [node.url]);
-  const call = { to: `0x${'22'.repeat(20)}`, data: '0x70a08231', gas: '0x3b9aca00' };
-  await gateway.post('/v1/sepolia', rpc('eth_call', [call, 'latest']));
-  await gateway.post('/v1/sepolia', rpc('eth_estimateGas', [{ to: call.to, data: call.data }]));
-  const [sentCall] = node.callsOf('eth_call');
-  const [sentEstimate] = node.callsOf('eth_estimateGas');
-  assert.equal((sentCall!.params[0] as { gas: string }).gas, '0x2faf080');
-  assert.equal((sentEstimate!.params[0] as { gas: string }).gas, '0x2faf080');
+test(
+  "calls that run EVM code reach an upstream node with geth's 50M gas cap, not the embedded chain's; evm_gas_cap sets both",
+  { timeout: 10_000 },
+  async (t) => {
+    const node = await startFakeUpstream(t);
+    const gateway = await gatewayOver(t, [node.url]);
+    const call = { to: `0x${'22'.repeat(20)}`, data: '0x70a08231', gas: '0x3b9aca00' };
+    await gateway.post('/v1/sepolia', rpc('eth_call', [call, 'latest']));
+    await gateway.post('/v1/sepolia', rpc('eth_estimateGas', [{ to: call.to, data: call.data }]));
+    const [sentCall] = node.callsOf('eth_call');
+    const [sentEstimate] = node.callsOf('eth_estimateGas');
+    assert.equal((sentCall!.params[0] as { gas: string }).gas, '0x2faf080');
+    assert.equal((sentEstimate!.params[0] as { gas: string }).gas, '0x2faf080');
 
-  const capped = await startFakeUpstream(t);
-  const tight = await gatewayOver(t, [capped.url], new FakeClock(), { evm_gas_cap: 100_000 });
-  await tight.post('/v1/sepolia', rpc('eth_call', [call, 'latest']));
-  assert.equal((capped.callsOf('eth_call')[0]!.params[0] as { gas: string }).gas, '0x186a0');
-});
+    const capped = await startFakeUpstream(t);
+    const tight = await gatewayOver(t, [capped.url], new FakeClock(), { evm_gas_cap: 100_000 });
+    await tight.post('/v1/sepolia', rpc('eth_call', [call, 'latest']));
+    assert.equal((capped.callsOf('eth_call')[0]!.params[0] as { gas: string }).gas, '0x186a0');
+  },
+);

@@ -2,8 +2,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  BaseError, CallExecutionError, createPublicClient, createWalletClient, http, MethodNotFoundRpcError, parseEther,
-  ResourceUnavailableRpcError, type Hex,
+  BaseError,
+  CallExecutionError,
+  createPublicClient,
+  createWalletClient,
+  http,
+  MethodNotFoundRpcError,
+  parseEther,
+  ResourceUnavailableRpcError,
+  type Hex,
 } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { sepolia } from 'viem/chains';
@@ -32,7 +39,7 @@ test('viem reads chain id, block number, blocks by number (a hex number and a bo
   const gateway = await startGateway(t);
   const { publicClient } = clients(`${gateway.origin}/v1/sepolia`);
   assert.equal(await publicClient.getChainId(), 11155111);
-  assert.equal(typeof await publicClient.getBlockNumber(), 'bigint');
+  assert.equal(typeof (await publicClient.getBlockNumber()), 'bigint');
   const genesis = await publicClient.getBlock({ blockNumber: 0n });
   assert.equal(genesis.number, 0n);
   assert.match(genesis.hash, /^0x[0-9a-f]{64}$/);

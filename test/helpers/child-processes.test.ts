@@ -55,8 +55,12 @@ async function hold(t: TestContext, mode: string, args: string[] = []) {
   const holder = spawnNode(['--import', 'tsx', ...args, FIXTURE], { env });
   t.after(() => stopChild(holder));
   let output = '';
-  holder.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  holder.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  holder.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  holder.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   while (!existsSync(join(dir, 'ready'))) {
     assert.ok(!hasExited(holder), `the fixture exited before edgeport was ready:\n${output}`);
     await sleep(50);
@@ -67,7 +71,10 @@ async function hold(t: TestContext, mode: string, args: string[] = []) {
 /** Asserts that the edgeport start of the fixture on `dir` runs. */
 function assertRunning(dir: string): void {
   const pid = Number(readFileSync(join(dir, 'ready'), 'utf8'));
-  assert.ok(processesMentioning(dir).some((p) => p.pid === pid), `edgeport start (pid ${pid}) runs on the fixture's data dir`);
+  assert.ok(
+    processesMentioning(dir).some((p) => p.pid === pid),
+    `edgeport start (pid ${pid}) runs on the fixture's data dir`,
+  );
 }
 
 // The cases wait on processes and timers, hardly on the CPU: they run side by side.
@@ -93,7 +100,10 @@ describe('processes a test started, once the test process is gone', { concurrenc
   test('a child that ignores SIGTERM is SIGKILLed after its test process is gone', { timeout: 90_000 }, async (t) => {
     const { dir, holder } = await hold(t, 'stubborn');
     assertRunning(dir);
-    assert.ok(processesMentioning(dir).some((p) => p.pid === Number(readFileSync(join(dir, 'stubborn'), 'utf8'))), 'the SIGTERM-proof child runs');
+    assert.ok(
+      processesMentioning(dir).some((p) => p.pid === Number(readFileSync(join(dir, 'stubborn'), 'utf8'))),
+      'the SIGTERM-proof child runs',
+    );
     holder.kill('SIGKILL');
     await exitOf(holder);
     const ms = await noneLeft(dir, 30_000);
@@ -106,8 +116,9 @@ describe('processes a test started, once the test process is gone', { concurrenc
     // machine took over 10 s). Node 22's --test-timeout cancels the whole file (SIGTERM to its
     // process); Node 24's fails the test, whose end stops the server. Either way nothing may be left
     // once the runner returns. On a machine so busy that edgeport was not ready in 10 s, once more with 45 s.
-    const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=10000', '--test-reporter=tap'])
-      .catch(() => hold(t, 'wait', ['--test', '--test-timeout=45000', '--test-reporter=tap']));
+    const { dir, holder } = await hold(t, 'wait', ['--test', '--test-timeout=10000', '--test-reporter=tap']).catch(() =>
+      hold(t, 'wait', ['--test', '--test-timeout=45000', '--test-reporter=tap']),
+    );
     assertRunning(dir);
     assert.notEqual(await exitOf(holder), 0, 'the runner reports the cancelled file');
     await noneLeft(dir, 30_000);

@@ -57,8 +57,12 @@ export function exitOf(child: ChildProcess): Promise<number | null> {
 export async function outputOf(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const code = await exitOf(child);
   return { code, stdout, stderr };
 }

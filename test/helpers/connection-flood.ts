@@ -77,17 +77,22 @@ parentPort.on('message', (message) => {
 export function startConnectionFlood(options: FloodOptions): ConnectionFlood {
   const worker = new Worker(FLOOD, { eval: true, workerData: { reopenMs: 1_000, ...options } });
   let ended = false;
-  worker.once('exit', () => { ended = true; });
-  let failed: Error | undefined;
-  worker.once('error', (error) => { failed = error; });
-  const ask = <T>(message: string): Promise<T> => new Promise((resolve, reject) => {
-    if (failed !== undefined || ended) {
-      reject(failed ?? new Error('the flood worker has ended'));
-      return;
-    }
-    worker.once('message', resolve);
-    worker.postMessage(message);
+  worker.once('exit', () => {
+    ended = true;
   });
+  let failed: Error | undefined;
+  worker.once('error', (error) => {
+    failed = error;
+  });
+  const ask = <T>(message: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      if (failed !== undefined || ended) {
+        reject(failed ?? new Error('the flood worker has ended'));
+        return;
+      }
+      worker.once('message', resolve);
+      worker.postMessage(message);
+    });
   return {
     stats: () => ask<FloodStats>('stats'),
     async stop() {

@@ -27,14 +27,14 @@ export interface TestControlStoreOptions {
  */
 export async function openTestDatabase(t: TestContext, options: { clock: Clock; dbUrl?: string | undefined }): Promise<PgDatabase | undefined> {
   if (TEST_DB !== 'postgres') return undefined;
-  const database = await PgDatabase.open({ url: options.dbUrl ?? await pgTestUrl(t), now: options.clock.now() });
+  const database = await PgDatabase.open({ url: options.dbUrl ?? (await pgTestUrl(t)), now: options.clock.now() });
   t.after(() => database.close());
   return database;
 }
 
 /** Opens the store, closed after the test (with its database when the database is its own). */
 export async function openTestControlStore(t: TestContext, options: TestControlStoreOptions): Promise<ControlStore> {
-  const database = options.database ?? await openTestDatabase(t, options);
+  const database = options.database ?? (await openTestDatabase(t, options));
   const control = await openControlStore({ dataDir: options.dataDir, clock: options.clock, secrets: TEST_SECRETS, ...(database ? { database } : {}) });
   t.after(() => control.close());
   return control;

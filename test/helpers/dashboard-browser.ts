@@ -28,17 +28,25 @@ export const KEY = 'dashboard-test-key-0123456789abcdef0123';
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 375, height: 812 };
 
-interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: unknown[] }>;
+}
 
 /** A screenshot of the page as it is, then axe-core inside the page: serious or critical violations fail. */
 export async function checkPage(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   // evaluate() runs through the DevTools protocol, so the page's CSP (script-src 'self') stays on.
-  if (!await page.evaluate('typeof window.axe !== "undefined"')) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(`window.axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`) as AxeViolation[];
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(`window.axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`)) as AxeViolation[];
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`), [],
-    `accessibility violations on the ${name} page`);
+  assert.deepEqual(
+    bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`),
+    [],
+    `accessibility violations on the ${name} page`,
+  );
 }
 
 /**
@@ -47,11 +55,13 @@ export async function checkPage(page: Page, name: string): Promise<void> {
  */
 export async function assertNoHorizontalOverflow(page: Page, name: string): Promise<void> {
   const width = page.viewportSize()!.width;
-  const [scrollWidth, innerWidth, wide] = await page.evaluate(`[document.documentElement.scrollWidth, innerWidth,
+  const [scrollWidth, innerWidth, wide] = (await page.evaluate(`[document.documentElement.scrollWidth, innerWidth,
     [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > ${width} + 0.5)
-      .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))]`) as [number, number, string[]];
-  assert.ok(scrollWidth <= innerWidth && innerWidth <= width,
-    `${name}: the page is ${scrollWidth}px wide in a ${innerWidth}px window, on a ${width}px screen (wider: ${wide.join(', ')})`);
+      .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))]`)) as [number, number, string[]];
+  assert.ok(
+    scrollWidth <= innerWidth && innerWidth <= width,
+    `${name}: the page is ${scrollWidth}px wide in a ${innerWidth}px window, on a ${width}px screen (wider: ${wide.join(', ')})`,
+  );
 }
 
 /** What went wrong in the page since the last `take()`. */
@@ -119,7 +129,10 @@ export interface Dashboard {
  * to the server's environment (given the test's temporary directory); `context` to the browser
  * context's options (viewport, permissions).
  */
-export async function startDashboard(t: TestContext, options: { env?: (dir: string) => NodeJS.ProcessEnv; context?: BrowserContextOptions } = {}): Promise<Dashboard> {
+export async function startDashboard(
+  t: TestContext,
+  options: { env?: (dir: string) => NodeJS.ProcessEnv; context?: BrowserContextOptions } = {},
+): Promise<Dashboard> {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium); this test does not skip`);
   assert.ok(existsSync(join(ROOT, 'web/dist/index.html')), 'the dashboard is not built: run npm run build (npm test does)');
   mkdirSync(SHOTS, { recursive: true });
@@ -130,8 +143,16 @@ export async function startDashboard(t: TestContext, options: { env?: (dir: stri
   // launch() gives the browser a fresh temporary profile (user-data-dir) of its own, removed on close.
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   t.after(() => browser.close());
   const context = await browser.newContext({ viewport: DESKTOP, ...options.context });
@@ -144,9 +165,9 @@ export async function startDashboard(t: TestContext, options: { env?: (dir: stri
     const response = await fetch(`${api}/client/v4${path}`, {
       method,
       headers: { ...owner, ...(json ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(body === undefined ? {} : { body: json ? JSON.stringify(body) : body as string }),
+      ...(body === undefined ? {} : { body: json ? JSON.stringify(body) : (body as string) }),
     });
-    const envelope = await response.json() as { success: boolean; result: unknown; errors: unknown[] };
+    const envelope = (await response.json()) as { success: boolean; result: unknown; errors: unknown[] };
     assert.ok(envelope.success, `${method} ${path}: ${response.status} ${JSON.stringify(envelope.errors)}`);
     return envelope.result;
   };

@@ -6,7 +6,13 @@ import { gunzipSync } from 'node:zlib';
 
 /** Every NDJSON line of every gzipped batch. */
 export function gunzipLines<Line>(buffers: readonly Buffer[]): Line[] {
-  return buffers.flatMap((b) => gunzipSync(b).toString().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line));
+  return buffers.flatMap((b) =>
+    gunzipSync(b)
+      .toString()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Line),
+  );
 }
 
 /** Every line of every `*.log.gz` below `directory` (none when it does not exist yet). */

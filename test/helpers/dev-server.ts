@@ -31,13 +31,19 @@ export interface DevServerOptions {
   owner?: TestContext;
 }
 
-export async function startDevServer(scriptPath: string, bindings: Array<{ binding: string; bucket_name: string }>,
-  options: DevServerOptions = {}): Promise<DevServer> {
+export async function startDevServer(
+  scriptPath: string,
+  bindings: Array<{ binding: string; bucket_name: string }>,
+  options: DevServerOptions = {},
+): Promise<DevServer> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeport-dev-'));
   const dataDir = options.dataDir ?? join(dir, 'data');
   const config = join(dir, 'script.toml');
   const buckets = bindings.map((b) => `[[store_buckets]]\nbinding = "${b.binding}"\nbucket_name = "${b.bucket_name}"\n`).join('\n');
-  writeFileSync(config, `name = "test-script"\nmain = "${relative(dir, scriptPath)}"\ncompatibility_date = "${options.compatibilityDate ?? '2025-01-01'}"\n${options.extraConfig ?? ''}\n\n${buckets}`);
+  writeFileSync(
+    config,
+    `name = "test-script"\nmain = "${relative(dir, scriptPath)}"\ncompatibility_date = "${options.compatibilityDate ?? '2025-01-01'}"\n${options.extraConfig ?? ''}\n\n${buckets}`,
+  );
   const child = spawnNode([join(ROOT, 'bin/edgeport.js'), 'dev', config, '--port', '0', '--data-dir', dataDir], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -18,10 +18,23 @@ import { managementApi, type ApiClient } from './management-api.ts';
 
 export const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'owner@example.test', EDGEPORT_ADMIN_KEY: 'e2e-admin-key-0123456789' };
 export const S3_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTE2EKEY01', EDGEPORT_S3_SECRET_ACCESS_KEY: 'e2e-secret-0123456789abcdef' };
-export const FIELDS = ['RayID', 'ClientRequestHost', 'ClientRequestPath', 'EdgeResponseStatus', 'EdgeStartTimestamp', 'RequestHeaders', 'ResponseHeaders', 'Cookies'];
+export const FIELDS = [
+  'RayID',
+  'ClientRequestHost',
+  'ClientRequestPath',
+  'EdgeResponseStatus',
+  'EdgeStartTimestamp',
+  'RequestHeaders',
+  'ResponseHeaders',
+  'Cookies',
+];
 
 /** What the origin saw of one request. */
-export interface Seen { path: string; host: string; status: number }
+export interface Seen {
+  path: string;
+  host: string;
+  status: number;
+}
 
 /** A delivered log line (only the fields a job selected are present). */
 export interface LogLine {
@@ -47,7 +60,13 @@ export async function startOrigin(t: TestContext): Promise<{ url: string; seen: 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
@@ -60,8 +79,16 @@ export async function startOrigin(t: TestContext): Promise<{ url: string; seen: 
  */
 export function startServer(t: TestContext, dataDir: string, options: { args?: string[]; batchIntervalMs?: number } = {}): Promise<EdgeportServer> {
   return startEdgeport({
-    owner: t, dataDir, args: options.args ?? [],
-    env: { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: String(options.batchIntervalMs ?? 200), EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir), EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0' },
+    owner: t,
+    dataDir,
+    args: options.args ?? [],
+    env: {
+      ...ADMIN,
+      ...S3_KEY,
+      EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: String(options.batchIntervalMs ?? 200),
+      EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir),
+      EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0',
+    },
   });
 }
 
@@ -73,7 +100,9 @@ export function getVia(edge: string, host: string, path: string): Promise<{ stat
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
     });
     req.on('error', reject);
@@ -91,14 +120,18 @@ export async function createZone(api: ApiClient, origin: string): Promise<string
   const [account] = await api.call<Array<{ id: string }>>('GET', '/accounts');
   const zone = await api.call<{ id: string }>('POST', '/zones', { name: 'example.test', account: { id: account!.id }, origin });
   await api.call('PUT', `/zones/${zone.id}/rulesets/phases/http_log_custom_fields/entrypoint`, {
-    rules: [{
-      action: 'log_custom_field', expression: 'true', description: 'e2e',
-      action_parameters: {
-        request_fields: [{ name: 'x-trace' }, { name: 'user-agent' }],
-        response_fields: [{ name: 'set-cookie' }, { name: 'x-origin' }],
-        cookie_fields: [{ name: 'session' }],
+    rules: [
+      {
+        action: 'log_custom_field',
+        expression: 'true',
+        description: 'e2e',
+        action_parameters: {
+          request_fields: [{ name: 'x-trace' }, { name: 'user-agent' }],
+          response_fields: [{ name: 'set-cookie' }, { name: 'x-origin' }],
+          cookie_fields: [{ name: 'session' }],
+        },
       },
-    }],
+    ],
   });
   return zone.id;
 }
@@ -108,7 +141,14 @@ export async function createFileJob(api: ApiClient, zoneId: string, directory: s
   const destination = `file://${directory}/{DATE}`;
   const challenge = await api.call<{ filename: string }>('POST', `/zones/${zoneId}/logshipping/ownership`, { destination_conf: destination });
   const token = readFileSync(challenge.filename.startsWith('/') ? challenge.filename : join(directory, challenge.filename), 'utf8').trim();
-  return api.call('POST', `/zones/${zoneId}/logshipping/jobs`, { name: 'file-job', destination_conf: destination, dataset: 'http_requests', enabled: true, ownership_challenge: token, ...extra });
+  return api.call('POST', `/zones/${zoneId}/logshipping/jobs`, {
+    name: 'file-job',
+    destination_conf: destination,
+    dataset: 'http_requests',
+    enabled: true,
+    ownership_challenge: token,
+    ...extra,
+  });
 }
 
 /**
@@ -135,13 +175,23 @@ export async function load(edge: string, count: number): Promise<void> {
   const hosts = ['example.test', 'example.test', 'www.example.test'];
   let n = 0;
   const result = await autocannon({
-    url: edge, connections: 16, amount: count, timeout: 20,
-    requests: [{
-      setupRequest: (req: Record<string, unknown>) => {
-        const i = n++;
-        return { ...req, method: 'GET', path: `${paths[i % paths.length]}?i=${i}`, headers: { host: hosts[i % hosts.length], 'x-trace': `t${i}`, cookie: `session=s${i}; other=x`, 'user-agent': 'autocannon-e2e' } };
+    url: edge,
+    connections: 16,
+    amount: count,
+    timeout: 20,
+    requests: [
+      {
+        setupRequest: (req: Record<string, unknown>) => {
+          const i = n++;
+          return {
+            ...req,
+            method: 'GET',
+            path: `${paths[i % paths.length]}?i=${i}`,
+            headers: { host: hosts[i % hosts.length], 'x-trace': `t${i}`, cookie: `session=s${i}; other=x`, 'user-agent': 'autocannon-e2e' },
+          };
+        },
       },
-    }],
+    ],
   } as unknown as autocannon.Options);
   assert.equal(result.errors, 0, 'no request failed');
   assert.equal(result.non2xx, Math.floor(count / 4) + (count % 4 > 1 ? 1 : 0), 'only /fail answered 500');

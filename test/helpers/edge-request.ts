@@ -18,7 +18,9 @@ export function answeredRay(options: RequestOptions): Promise<string> {
         if (typeof ray === 'string') resolve(ray);
         else reject(new Error(`answered ${res.statusCode} without an edgeport-ray (shed before the edge handled it)`));
       });
-      res.on('close', () => { if (!res.complete) reject(new Error('response cut off')); });
+      res.on('close', () => {
+        if (!res.complete) reject(new Error('response cut off'));
+      });
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -21,7 +21,9 @@ export function runEdgeport(args: readonly string[], options: { cwd?: string; en
   const began = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawnNode([join(ROOT, 'bin/edgeport.js'), ...args], {
-      cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGEPORT_DATA_DIR: '', ...options.env },
+      cwd: options.cwd ?? ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, EDGEPORT_DATA_DIR: '', ...options.env },
     });
     let stdout = '';
     let stderr = '';

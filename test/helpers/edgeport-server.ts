@@ -51,7 +51,9 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
   const stop = () => stopChild(child);
   if (options.owner) onTestEnd(options.owner, stop);
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const banner = await readyLine(child, /; ready\n/, () => stderr, options.owner?.signal);
   child.stdout!.resume();
   const urls: Record<string, string> = {};
@@ -59,7 +61,9 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
   const id = /access key id: +(\S+)/.exec(banner)?.[1];
   const secret = /secret access key: +(\S+)/.exec(banner)?.[1];
   return {
-    child, banner, urls,
+    child,
+    banner,
+    urls,
     s3Key: id && secret ? { accessKeyId: id, secretAccessKey: secret } : undefined,
     stop,
   };
@@ -107,12 +111,15 @@ export function readyLine(child: ChildProcess, ready: RegExp, stderr: () => stri
 /** `extra`: more TOML lines for the script's entry (e.g. `[limits]`, `outbound`). */
 export function writeScriptConfig(dir: string, script: { name: string; source: string; route: string; bucket: string; extra?: string }): string[] {
   writeFileSync(join(dir, `${script.name}.mjs`), script.source);
-  writeFileSync(join(dir, 'edgeport.toml'), `[[scripts]]
+  writeFileSync(
+    join(dir, 'edgeport.toml'),
+    `[[scripts]]
 name = "${script.name}"
 main = "${script.name}.mjs"
 compatibility_date = "2025-01-01"
 routes = ["${script.route}"]
 store_buckets = [{ binding = "BUCKET", bucket_name = "${script.bucket}" }]
-${script.extra ?? ''}`);
+${script.extra ?? ''}`,
+  );
   return ['--config', join(dir, 'edgeport.toml')];
 }

@@ -32,24 +32,34 @@ export interface EngineFixture {
 export async function openTestEngine(t: TestContext, options: Partial<OpenStoreEngineOptions> = {}): Promise<EngineFixture> {
   const dataDir = options.dataDir ?? tempDir(t);
   const clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0));
-  const ownDatabase = options.database === undefined && TEST_DB === 'postgres'
-    ? await PgDatabase.open({ url: await schemaOf(t, dataDir), now: clock.now() })
-    : undefined;
+  const ownDatabase =
+    options.database === undefined && TEST_DB === 'postgres' ? await PgDatabase.open({ url: await schemaOf(t, dataDir), now: clock.now() }) : undefined;
   const database = options.database ?? ownDatabase;
   // A test that names its blob store (even `blobsUrl: undefined`, the data dir) gets that one.
   const blobsUrl = 'blobsUrl' in options ? options.blobsUrl : TEST_BLOBS === 's3' ? await testBlobsUrl(t, dataDir) : undefined;
-  const engine = await openStoreEngine({ dataDir, clock, recover: true, secrets: TEST_SECRETS, ...options, ...(database ? { database } : {}), ...(blobsUrl ? { blobsUrl } : {}) })
-    .catch(async (error: unknown) => {
-      await ownDatabase?.close();
-      throw error;
-    });
+  const engine = await openStoreEngine({
+    dataDir,
+    clock,
+    recover: true,
+    secrets: TEST_SECRETS,
+    ...options,
+    ...(database ? { database } : {}),
+    ...(blobsUrl ? { blobsUrl } : {}),
+  }).catch(async (error: unknown) => {
+    await ownDatabase?.close();
+    throw error;
+  });
   t.after(async () => {
     await engine.close();
     await ownDatabase?.close();
   });
   await engine.ensureBucket('test-bucket');
   return {
-    engine, clock, dataDir, bucket: 'test-bucket', database,
+    engine,
+    clock,
+    dataDir,
+    bucket: 'test-bucket',
+    database,
     blobIds: async () => {
       const { store } = await openBlobStore({ url: blobsUrl, dataDir });
       return store.list().finally(() => store.close());
@@ -89,9 +99,9 @@ const SCHEMAS = new WeakMap<TestContext, Map<string, Promise<string>>>();
 
 function schemaOf(t: TestContext, dataDir: string): Promise<string> {
   let byDir = SCHEMAS.get(t);
-  if (!byDir) SCHEMAS.set(t, byDir = new Map());
+  if (!byDir) SCHEMAS.set(t, (byDir = new Map()));
   let url = byDir.get(dataDir);
-  if (!url) byDir.set(dataDir, url = pgTestUrl(t));
+  if (!url) byDir.set(dataDir, (url = pgTestUrl(t)));
   return url;
 }
 

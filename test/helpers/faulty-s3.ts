@@ -37,13 +37,20 @@ export async function startFaultyS3(t: TestContext, target: string): Promise<Fau
 
   function pass(req: IncomingMessage, res: ServerResponse): void {
     counts.passed += 1;
-    const out = httpRequest({
-      host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers,
-    }, (answer) => {
-      answer.on('error', () => res.destroy());
-      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
-      answer.pipe(res);
-    });
+    const out = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        answer.on('error', () => res.destroy());
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+        answer.pipe(res);
+      },
+    );
     out.on('error', () => res.destroy());
     // Connections cut at the end of a test are no failure of the test's.
     req.on('error', () => out.destroy());

@@ -27,8 +27,12 @@ export function startFlood(t: TestContext, args: readonly string[]): Promise<Flo
   t.after(() => stopChild(child));
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => {
       if (code === 0) resolve(JSON.parse(stdout) as FloodResult);

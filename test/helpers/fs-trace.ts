@@ -25,7 +25,14 @@ export async function traceFs(t: TestContext, under: string): Promise<{ calls: F
   const probe = await fsPromises.open(new URL(import.meta.url), 'r');
   const handleProto = Object.getPrototypeOf(probe) as { sync(): Promise<void>; datasync(): Promise<void> };
   await probe.close();
-  const original = { open: fsPromises.open, rename: fsPromises.rename, unlink: fsPromises.unlink, rm: fsPromises.rm, sync: handleProto.sync, datasync: handleProto.datasync };
+  const original = {
+    open: fsPromises.open,
+    rename: fsPromises.rename,
+    unlink: fsPromises.unlink,
+    rm: fsPromises.rm,
+    sync: handleProto.sync,
+    datasync: handleProto.datasync,
+  };
 
   fsPromises.open = async function tracedOpen(...args: Parameters<typeof fsPromises.open>) {
     const handle = await original.open(...args);
@@ -46,10 +53,11 @@ export async function traceFs(t: TestContext, under: string): Promise<{ calls: F
     await original.rm(path, options);
     record({ op: 'unlink', path: String(path) });
   };
-  const traced = (method: 'sync' | 'datasync') => async function tracedSync(this: object) {
-    await original[method].call(this);
-    record({ op: 'sync', path: paths.get(this) ?? '?' });
-  };
+  const traced = (method: 'sync' | 'datasync') =>
+    async function tracedSync(this: object) {
+      await original[method].call(this);
+      record({ op: 'sync', path: paths.get(this) ?? '?' });
+    };
   handleProto.sync = traced('sync');
   handleProto.datasync = traced('datasync');
   syncBuiltinESMExports();

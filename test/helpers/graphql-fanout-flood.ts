@@ -17,17 +17,23 @@ interface Sent {
 }
 
 function fanOutQuery(accountId: string, count: number): string {
-  const aliases = Array.from({ length: count }, (_, i) =>
-    `a${i}: r2StorageAdaptiveGroups(limit: 10000, filter: {storageClass: "Standard"}) { max { objectCount } dimensions { bucketName } }`);
+  const aliases = Array.from(
+    { length: count },
+    (_, i) => `a${i}: r2StorageAdaptiveGroups(limit: 10000, filter: {storageClass: "Standard"}) { max { objectCount } dimensions { bucketName } }`,
+  );
   return `{ viewer { accounts(filter: {accountTag: "${accountId}"}) {\n${aliases.join('\n')}\n} } }`;
 }
 
 async function send(body: string): Promise<Sent> {
   const started = performance.now();
   const response = await fetch(url!, { method: 'POST', headers: { 'x-auth-email': email!, 'x-auth-key': key! }, body });
-  const answer = await response.json() as { errors?: Array<{ code?: number; extensions?: { code?: string } }> | null };
+  const answer = (await response.json()) as { errors?: Array<{ code?: number; extensions?: { code?: string } }> | null };
   const first = answer.errors?.[0];
-  return { status: response.status, code: first?.extensions?.code ?? (first?.code === undefined ? undefined : String(first.code)), ms: performance.now() - started };
+  return {
+    status: response.status,
+    code: first?.extensions?.code ?? (first?.code === undefined ? undefined : String(first.code)),
+    ms: performance.now() - started,
+  };
 }
 
 {
@@ -39,7 +45,7 @@ async function send(body: string): Promise<Sent> {
   const outcomes: Record<string, { count: number; slowestMs: number }> = {};
   for (const sent of rounds.flat()) {
     const outcome = `${sent.status} ${sent.code ?? 'data'}`;
-    const entry = outcomes[outcome] ??= { count: 0, slowestMs: 0 };
+    const entry = (outcomes[outcome] ??= { count: 0, slowestMs: 0 });
     entry.count++;
     entry.slowestMs = Math.max(entry.slowestMs, Math.round(sent.ms));
   }

@@ -18,7 +18,9 @@ const LOG = process.env.LOOPBACK_ONLY_LOG;
 
 /** True for a host this process may connect to or look up. */
 function isLoopback(host) {
-  const name = String(host).replace(/^\[|\]$/g, '').toLowerCase();
+  const name = String(host)
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
   if (name === 'localhost' || name.endsWith('.localhost')) return true;
   if (net.isIPv4(name)) return name.startsWith('127.');
   if (net.isIPv6(name)) return name === '::1' || /^::ffff:127\./.test(name) || /^(0{1,4}:){7}0{0,3}1$/.test(name);
@@ -29,7 +31,11 @@ function refusal(host, port, syscall) {
   const where = port === undefined ? String(host) : `${host}:${port}`;
   if (LOG) appendFileSync(LOG, `${syscall} ${where}\n`);
   return Object.assign(new Error(`${syscall} ECONNREFUSED ${where} (refused by loopback-only.mjs: this process may reach loopback hosts only)`), {
-    code: 'ECONNREFUSED', errno: -111, syscall, address: String(host), ...(port === undefined ? {} : { port: Number(port) }),
+    code: 'ECONNREFUSED',
+    errno: -111,
+    syscall,
+    address: String(host),
+    ...(port === undefined ? {} : { port: Number(port) }),
   });
 }
 
@@ -37,7 +43,8 @@ const connect = net.Socket.prototype.connect;
 net.Socket.prototype.connect = function loopbackOnlyConnect(...args) {
   // connect(options[, cb]), connect(path[, cb]), connect(port[, host][, cb]); a normalized [options, cb] array from net.connect.
   const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  const options = typeof first === 'object' && first !== null ? first : typeof first === 'string' && !/^\d+$/.test(first) ? { path: first } : { port: first, host: args[1] };
+  const options =
+    typeof first === 'object' && first !== null ? first : typeof first === 'string' && !/^\d+$/.test(first) ? { path: first } : { port: first, host: args[1] };
   // As net does: a non-empty `path` is a Unix socket (http passes `path: null` for a URL's).
   const unixSocket = typeof options.path === 'string' && options.path !== '';
   if (!unixSocket) {
@@ -70,5 +77,7 @@ for (const name of ['resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCna
     const done = rest.at(-1);
     if (typeof done === 'function') process.nextTick(() => done(refusal(hostname, undefined, 'query')));
   };
-  dns.promises[name] = async (hostname) => { throw refusal(hostname, undefined, 'query'); };
+  dns.promises[name] = async (hostname) => {
+    throw refusal(hostname, undefined, 'query');
+  };
 }

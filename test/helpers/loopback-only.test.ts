@@ -26,7 +26,10 @@ test('loopback-only.mjs: loopback reached, every other host refused at once', { 
   const child = spawnNode(['--import', BACKSTOP, '--import', LOOPBACK_ONLY, FIXTURE, String((server.address() as AddressInfo).port)]);
   const { code, stdout, stderr } = await outputOf(child);
   assert.equal(code, 0, stderr);
-  const tries = stdout.trim().split('\n').map((line) => JSON.parse(line) as { how: string; target: string; ok: boolean; code?: string; ms: number });
+  const tries = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { how: string; target: string; ok: boolean; code?: string; ms: number });
   assert.equal(tries.length, 14, stdout);
   for (const each of tries) {
     const loopback = /^(http:\/\/)?(127\.0\.0\.1|localhost):\d+\/?$/.test(each.target);

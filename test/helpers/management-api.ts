@@ -13,7 +13,7 @@ export function managementApi(base: string, email: string, key: string): ApiClie
         headers: { 'x-auth-email': email, 'x-auth-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      const envelope = await response.json() as { success: boolean; result: unknown; errors: unknown[] };
+      const envelope = (await response.json()) as { success: boolean; result: unknown; errors: unknown[] };
       assert.ok(envelope.success, `${method} ${path} failed: ${JSON.stringify(envelope.errors)}`);
       return envelope.result as never;
     },

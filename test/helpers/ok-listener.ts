@@ -6,10 +6,16 @@ import { onTestEnd } from './cleanup.ts';
 
 /** Listens on a free port with `limits` over the defaults; closed when `t` ends, after what the test opened later. */
 export async function okListener(t: TestContext, limits: Partial<ListenerLimits>): Promise<Listener> {
-  const listener = await listen((req, res) => {
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  }, '127.0.0.1', 0, 'test listener', { limits });
+  const listener = await listen(
+    (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    },
+    '127.0.0.1',
+    0,
+    'test listener',
+    { limits },
+  );
   onTestEnd(t, () => listener.close());
   return listener;
 }

@@ -35,7 +35,9 @@ export function outsideFile(dir: string, name = 'outside-secret.txt'): OutsideFi
   closeSync(fd);
   const readTracked = statSync(probe).atimeMs !== OLD.getTime();
   return {
-    path, marker, readTracked,
+    path,
+    marker,
+    readTracked,
     unchanged: () => {
       const now = statSync(path);
       return now.size === before.size && now.ino === before.ino && now.mtimeMs === before.mtimeMs && now.ctimeMs === before.ctimeMs;

@@ -41,7 +41,10 @@ async function admin(sql: string): Promise<void> {
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`PostgreSQL is not reachable at ${TEST_PG_URL} (${(error as Error).message}). This test needs it and does not skip: start it (pg_ctlcluster 15 main start) or set EDGEPORT_TEST_PG_URL.`, { cause: error });
+    throw new Error(
+      `PostgreSQL is not reachable at ${TEST_PG_URL} (${(error as Error).message}). This test needs it and does not skip: start it (pg_ctlcluster 15 main start) or set EDGEPORT_TEST_PG_URL.`,
+      { cause: error },
+    );
   }
   try {
     await client.query(sql);

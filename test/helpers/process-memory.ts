@@ -11,7 +11,9 @@ export function residentBytes(pid: number): number {
 export async function peakRssGrowth(pid: number, work: () => Promise<void>): Promise<number> {
   const before = residentBytes(pid);
   let peak = before;
-  const timer = setInterval(() => { peak = Math.max(peak, residentBytes(pid)); }, 5);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, residentBytes(pid));
+  }, 5);
   try {
     await work();
   } finally {

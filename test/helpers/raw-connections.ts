@@ -26,13 +26,17 @@ export function openRaw(port: number, options: { localAddress?: string; send?: s
     const closed = new Promise<{ afterMs: number; text: string }>((done) => {
       socket.once('close', () => done({ afterMs: performance.now() - connectedAt, text: Buffer.concat(chunks).toString('latin1') }));
     });
-    socket.on('error', () => { /* a reset is a close; 'close' follows */ });
+    socket.on('error', () => {
+      /* a reset is a close; 'close' follows */
+    });
     socket.once('connect', () => {
       connectedAt = performance.now();
       if (options.send !== undefined) socket.write(options.send);
       resolve({ socket, received: () => Buffer.concat(chunks).toString('latin1'), closed, connectedAt });
     });
-    socket.once('close', () => { if (connectedAt === 0) reject(new Error(`connection to port ${port} failed`)); });
+    socket.once('close', () => {
+      if (connectedAt === 0) reject(new Error(`connection to port ${port} failed`));
+    });
   });
 }
 
@@ -41,7 +45,7 @@ export async function openMany(count: number, port: number, options: { localAddr
   const all: RawConnection[] = [];
   const batch = options.batch ?? 200;
   for (let i = 0; i < count; i += batch) {
-    all.push(...await Promise.all(Array.from({ length: Math.min(batch, count - i) }, () => openRaw(port, options))));
+    all.push(...(await Promise.all(Array.from({ length: Math.min(batch, count - i) }, () => openRaw(port, options)))));
   }
   return all;
 }

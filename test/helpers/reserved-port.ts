@@ -28,7 +28,9 @@ export async function reservePort(owner: Pick<TestContext, 'after'> | { after(un
       // Held by another test, or left by a run that was killed: an old one is given back.
       try {
         if (Date.now() - statSync(reservation).mtimeMs > STALE_RESERVATION_MS) rmSync(reservation, { force: true });
-      } catch { /* just released */ }
+      } catch {
+        /* just released */
+      }
       continue;
     }
     if (await canListen(port)) {

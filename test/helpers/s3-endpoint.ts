@@ -41,7 +41,10 @@ export async function startS3Endpoint(t: TestContext, options: { clock?: Clock }
   await engine.createBucket(bucket);
   // Signatures are checked against real time; `clock` only stamps what the engine stores.
   const handler = createS3Handler({
-    engine, clock: systemClock, logger: silentLogger, keys: (id) => (id === ENDPOINT_KEY_ID ? adminKey(ENDPOINT_SECRET) : undefined),
+    engine,
+    clock: systemClock,
+    logger: silentLogger,
+    keys: (id) => (id === ENDPOINT_KEY_ID ? adminKey(ENDPOINT_SECRET) : undefined),
   });
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -51,12 +54,19 @@ export async function startS3Endpoint(t: TestContext, options: { clock?: Clock }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t.after(async () => {
-    await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+    await new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
     await engine.close();
   });
   return {
-    endpoint, bucket, engine, requests,
-    blobsUrl: (prefix) => `s3://${bucket}/${prefix}?endpoint=${endpoint}&region=auto`
-      + `&access-key-id=${ENDPOINT_KEY_ID}&secret-access-key=${encodeURIComponent(ENDPOINT_SECRET)}`,
+    endpoint,
+    bucket,
+    engine,
+    requests,
+    blobsUrl: (prefix) =>
+      `s3://${bucket}/${prefix}?endpoint=${endpoint}&region=auto` +
+      `&access-key-id=${ENDPOINT_KEY_ID}&secret-access-key=${encodeURIComponent(ENDPOINT_SECRET)}`,
   };
 }

@@ -27,7 +27,9 @@ export async function startS3rver(t: TestContext, bucket = 'edgeport-blobs'): Pr
   onTestEnd(t, () => stopChild(child, 5_000));
   let stdout = '';
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`s3rver did not start within 20 s: ${stderr}`)), 20_000);
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -45,7 +47,8 @@ export async function startS3rver(t: TestContext, bucket = 'edgeport-blobs'): Pr
   });
   const endpoint = `http://127.0.0.1:${port}`;
   return {
-    endpoint, bucket,
+    endpoint,
+    bucket,
     blobsUrl: (prefix) => `s3://${bucket}/${prefix}?endpoint=${endpoint}&region=us-east-1&access-key-id=${S3RVER_KEY}&secret-access-key=${S3RVER_KEY}`,
   };
 }

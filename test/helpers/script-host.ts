@@ -54,15 +54,18 @@ export async function startTestHost(t: Pick<TestContext, 'after'>, source: strin
   const logs: LogRecord[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogRecord) });
   const dataDir = options.dataDir ?? join(dir, 'data');
-  const uploaded = options.uploaded ? { mainModule: 'script.mjs', modules: [{ name: 'script.mjs', kind: 'esModule' as const, content: new TextEncoder().encode(source) }], vars: [] } : undefined;
+  const uploaded = options.uploaded
+    ? { mainModule: 'script.mjs', modules: [{ name: 'script.mjs', kind: 'esModule' as const, content: new TextEncoder().encode(source) }], vars: [] }
+    : undefined;
   const host = await startScriptHost({ script, accountId: options.accountId ?? null, dataDir, logger, ...(uploaded ? { uploaded } : {}) });
   const server = createServer(host.handle);
   let stopped: Promise<void> | undefined;
-  stop = () => stopped ??= (async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-    await host.close();
-  })();
+  stop = () =>
+    (stopped ??= (async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await host.close();
+    })());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, dataDir, stop: () => stop() };
 }

@@ -52,7 +52,10 @@ export function sdkRoutes(groups: readonly string[] = SDK_GROUPS): SdkRoute[] {
       for (let match = calls.exec(text); match; match = calls.exec(text)) {
         if (match[1]) {
           method = match[1];
-          args = match[2]!.split(',').map((arg) => arg.trim().replace(/\s*=.*$/, '')).filter(Boolean);
+          args = match[2]!
+            .split(',')
+            .map((arg) => arg.trim().replace(/\s*=.*$/, ''))
+            .filter(Boolean);
           continue;
         }
         const http = HTTP[match[3]!];
@@ -61,7 +64,10 @@ export function sdkRoutes(groups: readonly string[] = SDK_GROUPS): SdkRoute[] {
         const name = `${key}.${method}`;
         if (template.startsWith('/${accountOrZone}/${accountOrZoneId}')) {
           const rest = template.slice('/${accountOrZone}/${accountOrZoneId}'.length);
-          routes.push({ name: `${name}(account)`, method: http, template: `/accounts/\${account_id}${rest}`, args }, { name: `${name}(zone)`, method: http, template: `/zones/\${zone_id}${rest}`, args });
+          routes.push(
+            { name: `${name}(account)`, method: http, template: `/accounts/\${account_id}${rest}`, args },
+            { name: `${name}(zone)`, method: http, template: `/zones/\${zone_id}${rest}`, args },
+          );
         } else {
           routes.push({ name, method: http, template, args });
         }

@@ -65,9 +65,12 @@ function declared(file: string): { calls: Call[]; cases: string[] } {
   const visit = (node: ts.Node): void => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      const kind = ts.isIdentifier(callee) ? names.get(callee.text)
-        // t.test(name, [options,] fn): a subtest; `re.test(text)` has one argument.
-        : ts.isPropertyAccessExpression(callee) && callee.name.text === 'test' && node.arguments.length >= 2 ? 'test' : undefined;
+      const kind = ts.isIdentifier(callee)
+        ? names.get(callee.text)
+        : // t.test(name, [options,] fn): a subtest; `re.test(text)` has one argument.
+          ts.isPropertyAccessExpression(callee) && callee.name.text === 'test' && node.arguments.length >= 2
+          ? 'test'
+          : undefined;
       const where = `${relative(ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
       if (kind !== undefined && TESTS.has(kind)) calls.push({ where, timeout: timeoutOf(node.arguments[1]) });
       if (kind !== undefined && HOOKS.has(kind) && ts.isSourceFile(node.parent.parent)) calls.push({ where, timeout: timeoutOf(node.arguments[1]) });
@@ -81,7 +84,12 @@ function declared(file: string): { calls: Call[]; cases: string[] } {
 /** The runner's flags in an npm script: what comes between `--test` and the file list. */
 function runnerFlags(script: string): string[] {
   const words = script.split(/\s+/);
-  return words.slice(words.indexOf('--test'), words.findIndex((word) => word.startsWith('$('))).filter((word) => word.startsWith('--test'));
+  return words
+    .slice(
+      words.indexOf('--test'),
+      words.findIndex((word) => word.startsWith('$(')),
+    )
+    .filter((word) => word.startsWith('--test'));
 }
 
 test('every test, suite and top-level hook under test/ has a timeout of its own, at most 5 minutes', { timeout: 30_000 }, () => {
@@ -91,14 +99,15 @@ test('every test, suite and top-level hook under test/ has a timeout of its own,
     for (const call of declared(file).calls) {
       count++;
       if (call.timeout === null) problems.push(`${call.where}: no { timeout } (Node 22's --test-timeout would cancel the whole file instead)`);
-      else if (!(call.timeout >= 1_000 && call.timeout <= MAX_TEST_TIMEOUT_MS)) problems.push(`${call.where}: timeout must be a number from 1_000 to ${MAX_TEST_TIMEOUT_MS}`);
+      else if (!(call.timeout >= 1_000 && call.timeout <= MAX_TEST_TIMEOUT_MS))
+        problems.push(`${call.where}: timeout must be a number from 1_000 to ${MAX_TEST_TIMEOUT_MS}`);
     }
   }
   assert.ok(count > 500, `found only ${count} tests: is the scan broken?`);
   assert.deepEqual(problems, []);
 });
 
-test('test:unit and test:postgres run with the same runner flags, and the file-level backstop outlasts every file\'s tests', { timeout: 30_000 }, (t) => {
+test("test:unit and test:postgres run with the same runner flags, and the file-level backstop outlasts every file's tests", { timeout: 30_000 }, (t) => {
   const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const flags = runnerFlags(scripts['test:unit']!);
   assert.deepEqual(runnerFlags(scripts['test:postgres']!), flags);
@@ -108,11 +117,19 @@ test('test:unit and test:postgres run with the same runner flags, and the file-l
   const backstop = Number(/^--test-timeout=(\d+)$/.exec(flags.find((flag) => flag.startsWith('--test-timeout=')) ?? '')?.[1]);
   assert.ok(backstop > 0, '--test-timeout is set (a backstop for a file that hangs outside its tests)');
 
-  const perFile = sourceFiles(TEST_DIR).filter((file) => file.endsWith('.test.ts')).map((file) => {
-    const { calls, cases } = declared(file);
-    const all = [...calls, ...cases.flatMap((path) => declared(path).calls)];
-    return { file: relative(ROOT, file), ms: all.reduce((sum, call) => sum + (call.timeout ?? 0), 0) };
-  }).sort((a, b) => b.ms - a.ms);
-  t.diagnostic(`largest sums of per-test timeouts: ${perFile.slice(0, 3).map((f) => `${f.file} ${f.ms / 1000} s`).join(', ')}; backstop ${backstop / 1000} s`);
+  const perFile = sourceFiles(TEST_DIR)
+    .filter((file) => file.endsWith('.test.ts'))
+    .map((file) => {
+      const { calls, cases } = declared(file);
+      const all = [...calls, ...cases.flatMap((path) => declared(path).calls)];
+      return { file: relative(ROOT, file), ms: all.reduce((sum, call) => sum + (call.timeout ?? 0), 0) };
+    })
+    .sort((a, b) => b.ms - a.ms);
+  t.diagnostic(
+    `largest sums of per-test timeouts: ${perFile
+      .slice(0, 3)
+      .map((f) => `${f.file} ${f.ms / 1000} s`)
+      .join(', ')}; backstop ${backstop / 1000} s`,
+  );
   assert.ok(perFile[0]!.ms < backstop, `${perFile[0]!.file}: its tests may take ${perFile[0]!.ms} ms, more than the backstop of ${backstop} ms`);
 });

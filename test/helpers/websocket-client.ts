@@ -70,8 +70,10 @@ export function openWebSocket(url: string, protocol = 'trace-v1'): Promise<{ soc
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(target.port), target.hostname, () => {
-      socket.write(`GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n`
-        + `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: ${protocol}\r\n\r\n`);
+      socket.write(
+        `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: ${protocol}\r\n\r\n`,
+      );
     });
     let received = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -98,9 +100,14 @@ export function readToEnd(socket: Socket, head: Buffer = Buffer.alloc(0), within
   return new Promise((resolve) => {
     const chunks = [head];
     let ended: 'end' | 'reset' | 'timeout' = 'end';
-    const timer = setTimeout(() => { ended = 'timeout'; socket.destroy(); }, withinMs);
+    const timer = setTimeout(() => {
+      ended = 'timeout';
+      socket.destroy();
+    }, withinMs);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', () => { ended = 'reset'; });
+    socket.on('error', () => {
+      ended = 'reset';
+    });
     socket.once('close', () => {
       clearTimeout(timer);
       resolve({ data: Buffer.concat(chunks), ended });

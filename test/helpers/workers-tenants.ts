@@ -26,8 +26,11 @@ function headers(tenant: { email: string; key: string }): Record<string, string>
 }
 
 async function api<T>(apiUrl: string, tenant: { email: string; key: string }, path: string, init: RequestInit = {}): Promise<T> {
-  const answer = await fetch(`${apiUrl}${path}`, { ...init, headers: { ...headers(tenant), ...(init.body && typeof init.body === 'string' ? { 'content-type': 'application/json' } : {}) } });
-  const body = await answer.json() as { success: boolean; result: T; errors: unknown };
+  const answer = await fetch(`${apiUrl}${path}`, {
+    ...init,
+    headers: { ...headers(tenant), ...(init.body && typeof init.body === 'string' ? { 'content-type': 'application/json' } : {}) },
+  });
+  const body = (await answer.json()) as { success: boolean; result: T; errors: unknown };
   if (!body.success) throw new Error(`${init.method ?? 'GET'} ${path}: ${answer.status} ${JSON.stringify(body.errors)}`);
   return body.result;
 }
@@ -42,24 +45,36 @@ export async function tenant(apiUrl: string, dataDir: string, email: string, zon
   }
   const credentials = { email, key: accountKey };
   const [account] = await api<Array<{ id: string }>>(apiUrl, credentials, '/accounts');
-  const created = await api<{ id: string }>(apiUrl, credentials, '/zones', { method: 'POST', body: JSON.stringify({ name: zone, account: { id: account!.id } }) });
+  const created = await api<{ id: string }>(apiUrl, credentials, '/zones', {
+    method: 'POST',
+    body: JSON.stringify({ name: zone, account: { id: account!.id } }),
+  });
   return { ...credentials, id: account!.id, zone, zoneId: created.id };
 }
 
 /** Uploads and deploys `source` as `name` (as wrangler does), routed at `<zone>/<name>/*`. */
 export async function deploy(apiUrl: string, owner: Tenant, name: string, source: string): Promise<void> {
-  const uploaded = await fetch(`${apiUrl}/accounts/${owner.id}/workers/scripts/${name}`, { method: 'PUT', headers: headers(owner), body: wranglerForm(source, {}) });
+  const uploaded = await fetch(`${apiUrl}/accounts/${owner.id}/workers/scripts/${name}`, {
+    method: 'PUT',
+    headers: headers(owner),
+    body: wranglerForm(source, {}),
+  });
   if (uploaded.status !== 200) throw new Error(`upload of ${name}: ${uploaded.status} ${await uploaded.text()}`);
-  await api(apiUrl, owner, `/zones/${owner.zoneId}/workers/routes`, { method: 'POST', body: JSON.stringify({ pattern: `${owner.zone}/${name}/*`, script: name }) });
+  await api(apiUrl, owner, `/zones/${owner.zoneId}/workers/routes`, {
+    method: 'POST',
+    body: JSON.stringify({ pattern: `${owner.zone}/${name}/*`, script: name }),
+  });
 }
 
 /** Runs `work` on each item, at most `limit` at a time. */
 export async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index]!, index);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        await work(items[index]!, index);
+      }
+    }),
+  );
 }

@@ -26,7 +26,9 @@ export function viaEdge(edgeUrl: string, host: string, path = '/'): Promise<{ st
     const req = request({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       res.on('error', reject);
     });

@@ -124,15 +124,18 @@ export function wranglerShellCommand(home: string): string {
     return `#!/bin/sh\necho 'wrangler: ${(error as Error).message}' >&2\nexit 1\n`;
   }
   const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
-  const exports = Object.entries(isolation(home)).map(([name, value]) => `${name}=${quote(value)}`).join(' ');
+  const exports = Object.entries(isolation(home))
+    .map(([name, value]) => `${name}=${quote(value)}`)
+    .join(' ');
   return `#!/bin/sh\n# wrangler, reaching this machine only (test/helpers/wrangler.ts)\nexport ${exports}\nexec ${wranglerCommandLine().map(quote).join(' ')} "$@"\n`;
 }
 
 /** The environment of every run: only what is set here (this process's CLOUDFLARE_* and proxies never leak in). */
 function environment(home: string, options: WranglerOptions): NodeJS.ProcessEnv {
-  const credentials = 'token' in options.credentials
-    ? { CLOUDFLARE_API_TOKEN: options.credentials.token }
-    : { CLOUDFLARE_EMAIL: options.credentials.email, CLOUDFLARE_API_KEY: options.credentials.key };
+  const credentials =
+    'token' in options.credentials
+      ? { CLOUDFLARE_API_TOKEN: options.credentials.token }
+      : { CLOUDFLARE_EMAIL: options.credentials.email, CLOUDFLARE_API_KEY: options.credentials.key };
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: home,
@@ -166,7 +169,9 @@ export function wranglerFor(t: TestContext, options: WranglerOptions): Wrangler 
   const start = (args: readonly string[], extra: Pick<RunOptions, 'env'> = {}, stdin: 'pipe' | 'ignore' = 'ignore') => {
     const [, ...flags] = wranglerCommandLine();
     const child = spawnNode([...flags, ...args], {
-      cwd: dir, env: { ...env, ...extra.env }, stdio: [stdin, 'pipe', 'pipe'],
+      cwd: dir,
+      env: { ...env, ...extra.env },
+      stdio: [stdin, 'pipe', 'pipe'],
     });
     onTestEnd(t, () => stopChild(child, 5_000));
     return child;
@@ -181,7 +186,9 @@ export function wranglerFor(t: TestContext, options: WranglerOptions): Wrangler 
       const output = resultOf(child);
       const limit = runOptions.timeoutMs ?? RUN_TIMEOUT_MS;
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), limit); });
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), limit);
+      });
       try {
         const first = await Promise.race([output, timedOut]);
         if (first !== 'timeout') return first;

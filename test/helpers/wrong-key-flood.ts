@@ -20,9 +20,15 @@ const concurrency = Number(concurrencyArg);
 const addresses = Number(addressesArg ?? 1);
 const until = performance.now() + Number(durationArg);
 const perAddress = Math.ceil(concurrency / addresses);
-const agents = Array.from({ length: addresses }, (_, i) => new Agent({
-  connections: perAddress, pipelining: 0, ...(addressesArg === undefined ? {} : { localAddress: `127.0.2.${i + 1}` }),
-}));
+const agents = Array.from(
+  { length: addresses },
+  (_, i) =>
+    new Agent({
+      connections: perAddress,
+      pipelining: 0,
+      ...(addressesArg === undefined ? {} : { localAddress: `127.0.2.${i + 1}` }),
+    }),
+);
 const byStatus: Record<string, number> = {};
 let sent = 0;
 
@@ -31,9 +37,10 @@ async function loop(n: number): Promise<void> {
   for (let i = 0; performance.now() < until; i++) {
     sent++;
     try {
-      const response = email === '-'
-        ? await fetch(base!, { dispatcher })
-        : await fetch(`${base}/zones`, { headers: { 'x-auth-email': email!.replace('{n}', `${n}-${i}`), 'x-auth-key': `wrong-key-${n}-${i}` }, dispatcher });
+      const response =
+        email === '-'
+          ? await fetch(base!, { dispatcher })
+          : await fetch(`${base}/zones`, { headers: { 'x-auth-email': email!.replace('{n}', `${n}-${i}`), 'x-auth-key': `wrong-key-${n}-${i}` }, dispatcher });
       const body = await response.text();
       const status = response.status === 503 && /"code":10100|<Code>SlowDown<\/Code>/.test(body) ? 'shed' : response.status;
       byStatus[status] = (byStatus[status] ?? 0) + 1;

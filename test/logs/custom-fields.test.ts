@@ -40,9 +40,8 @@ test('8 KB across the three kinds: the crossing value is cut at a character boun
 
 test('property: logged data never exceeds 8 KB and every logged value is a prefix of the first instance', { timeout: 10_000 }, () => {
   const name = fc.constantFrom('a', 'b', 'x-one', 'x-two');
-  fc.assert(fc.property(
-    fc.array(fc.tuple(name, fc.string({ maxLength: 4000, unit: 'grapheme' })), { maxLength: 8 }),
-    (headers) => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(name, fc.string({ maxLength: 4000, unit: 'grapheme' })), { maxLength: 8 }), (headers) => {
       const raw = headers.flat();
       const fields = extractCustomFields({ requestFields: ['a', 'b', 'x-one', 'x-two'], responseFields: ['a'], cookieFields: [] }, raw, raw);
       let bytes = 0;
@@ -54,15 +53,17 @@ test('property: logged data never exceeds 8 KB and every logged value is a prefi
         }
       }
       assert.ok(bytes <= CUSTOM_FIELDS_MAX_BYTES);
-    },
-  ));
+    }),
+  );
 });
 
 test('truncateUtf8 never splits a character', { timeout: 10_000 }, () => {
-  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 50 }), fc.nat(200), (text, max) => {
-    const cut = truncateUtf8(text, max);
-    assert.ok(Buffer.byteLength(cut) <= Math.max(max, 0));
-    assert.ok(text.startsWith(cut));
-    assert.ok(!cut.includes('\ufffd') || text.includes('\ufffd'));
-  }));
+  fc.assert(
+    fc.property(fc.string({ unit: 'grapheme', maxLength: 50 }), fc.nat(200), (text, max) => {
+      const cut = truncateUtf8(text, max);
+      assert.ok(Buffer.byteLength(cut) <= Math.max(max, 0));
+      assert.ok(text.startsWith(cut));
+      assert.ok(!cut.includes('\ufffd') || text.includes('\ufffd'));
+    }),
+  );
 });

@@ -27,9 +27,18 @@ import { tempDir } from '../helpers/temp-dir.ts';
 
 const ZONE = 'z'.repeat(32);
 const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'EdgeResponseStatus', 'ClientRequestURI'], outputType: 'ndjson', batchPrefix: '', batchSuffix: '',
-  recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',', recordTemplate: null,
-  timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+  fieldNames: ['RayID', 'EdgeResponseStatus', 'ClientRequestURI'],
+  outputType: 'ndjson',
+  batchPrefix: '',
+  batchSuffix: '',
+  recordPrefix: '{',
+  recordSuffix: '}\n',
+  recordDelimiter: '',
+  fieldDelimiter: ',',
+  recordTemplate: null,
+  timestampFormat: 'rfc3339',
+  sampleRate: 1,
+  cve202144228: false,
 };
 
 async function fixture(t: TestContext) {
@@ -43,15 +52,39 @@ async function fixture(t: TestContext) {
   const now = clock.now();
   await control.createAccount({ id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'x', created: now });
   await control.createZone({ id: ZONE, accountId: 'a'.repeat(32), name: 'example.test', origin: null, paused: false, created: now, modified: now });
-  const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) => control.createJob(ZONE, () => ({
-    zoneId: ZONE, name: 'job', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf,
-    filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
-    lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now, ...extra,
-  }));
+  const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) =>
+    control.createJob(ZONE, () => ({
+      zoneId: ZONE,
+      name: 'job',
+      enabled: true,
+      dataset: 'http_requests',
+      kind: '',
+      frequency: 'high',
+      destinationConf,
+      filter: null,
+      outputOptions: OUTPUT,
+      logpullOptions: null,
+      maxUploadBytes: null,
+      maxUploadRecords: null,
+      maxUploadIntervalSeconds: null,
+      lastComplete: null,
+      lastError: null,
+      errorMessage: null,
+      created: now,
+      modified: now,
+      ...extra,
+    }));
   const pipeline = (options: Partial<LogPipelineOptions> = {}) => {
     const made = new LogPipeline({
-      dataDir, jobs: control, engine, clock, logger: silentLogger, fileRoots: new FileRoots({ roots: [out], dataDir }),
-      maxIntervalMs: 100, shutdownDeadlineMs: 1_000, ...options,
+      dataDir,
+      jobs: control,
+      engine,
+      clock,
+      logger: silentLogger,
+      fileRoots: new FileRoots({ roots: [out], dataDir }),
+      maxIntervalMs: 100,
+      shutdownDeadlineMs: 1_000,
+      ...options,
     });
     t.after(() => made.close());
     return made;
@@ -62,11 +95,29 @@ async function fixture(t: TestContext) {
 
 function record(i: number): HttpRequestRecord {
   return {
-    RayID: `ray${String(i).padStart(13, '0')}`, ZoneName: 'example.test', EdgeStartTimestamp: Date.parse('2026-11-23T02:00:00Z') + i, EdgeEndTimestamp: 0,
-    ClientIP: '127.0.0.1', ClientRequestHost: 'example.test', ClientRequestMethod: 'GET', ClientRequestURI: `/path/${'x'.repeat(60)}`, ClientRequestPath: '/',
-    ClientRequestProtocol: 'HTTP/1.1', ClientRequestScheme: 'http', ClientRequestUserAgent: '', ClientRequestReferer: '', ClientRequestBytes: 0,
-    EdgeResponseStatus: 200, EdgeResponseBytes: 0, EdgeResponseContentType: '', OriginResponseStatus: 0, OriginResponseTime: 0,
-    WorkerSubrequest: false, RequestHeaders: {}, ResponseHeaders: {}, Cookies: {},
+    RayID: `ray${String(i).padStart(13, '0')}`,
+    ZoneName: 'example.test',
+    EdgeStartTimestamp: Date.parse('2026-11-23T02:00:00Z') + i,
+    EdgeEndTimestamp: 0,
+    ClientIP: '127.0.0.1',
+    ClientRequestHost: 'example.test',
+    ClientRequestMethod: 'GET',
+    ClientRequestURI: `/path/${'x'.repeat(60)}`,
+    ClientRequestPath: '/',
+    ClientRequestProtocol: 'HTTP/1.1',
+    ClientRequestScheme: 'http',
+    ClientRequestUserAgent: '',
+    ClientRequestReferer: '',
+    ClientRequestBytes: 0,
+    EdgeResponseStatus: 200,
+    EdgeResponseBytes: 0,
+    EdgeResponseContentType: '',
+    OriginResponseStatus: 0,
+    OriginResponseTime: 0,
+    WorkerSubrequest: false,
+    RequestHeaders: {},
+    ResponseHeaders: {},
+    Cookies: {},
   };
 }
 
@@ -75,7 +126,9 @@ function spoolOnDisk(dir: string): { bytes: number; records: number } {
   let bytes = 0;
   let records = 0;
   if (!existsSync(dir)) return { bytes, records };
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.spool')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.spool'))
+    .sort()) {
     const data = readFileSync(join(dir, name));
     bytes += statSync(join(dir, name)).size;
     for (let at = 0; at + 12 <= data.length; at += 12 + data.readUInt32LE(at)) records += 1;
@@ -88,7 +141,11 @@ function deliveredLines(dir: string): number {
   const walk = (at: string): void => {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
       if (entry.isDirectory()) walk(join(at, entry.name));
-      else if (entry.name.endsWith('.log.gz')) lines += gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').length;
+      else if (entry.name.endsWith('.log.gz'))
+        lines += gunzipSync(readFileSync(join(at, entry.name)))
+          .toString()
+          .trim()
+          .split('\n').length;
     }
   };
   walk(dir);
@@ -115,10 +172,13 @@ async function silentListener(t: TestContext) {
   const release = () => {
     for (const socket of sockets) socket.destroy();
   };
-  t.after(() => new Promise<void>((resolve) => {
-    release();
-    server.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        release();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`, release, connections: () => sockets.size };
 }
 
@@ -135,57 +195,87 @@ async function receiver(t: TestContext) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`, state };
 }
 
-test('a destination that never answers: its spool stops at the cap, lines beyond are dropped and counted on the job, the edge never waits; an honest job beside it delivers everything', { timeout: 30_000 }, async (t) => {
-  const f = await fixture(t);
-  const silent = await silentListener(t);
-  const stuck = await f.createJob(silent.url, { name: 'stuck' });
-  const honest = await f.createJob(`file://${f.out}`, { name: 'honest' });
-  const cap = 256 * 1024;
-  const pipeline = f.pipeline({ maxJobSpoolBytes: cap, maxTotalSpoolBytes: 4 * 1024 * 1024 });
-  pipeline.start();
-  const jobs = await pipeline.jobsFor(ZONE);
-  const total = 4_000;
-  let written = 0;
-  // Rounds of 500 requests: the honest destination keeps up between them, the stuck one never does.
-  for (let i = 0; i < total; i++) {
-    pipeline.emit(jobs, record(i), () => { written += 1; });
-    // A turn's records are written together at its end: give the event loop a turn now and then.
-    if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
-    if (i % 500 === 499) await until(() => deliveredLines(f.out) === i + 1, `the honest job's lines up to ${i + 1}`, 10_000, () => f.clock.advance(200));
-  }
-  assert.equal(written, total, 'every response was let go: a full spool never holds up the edge');
+test(
+  'a destination that never answers: its spool stops at the cap, lines beyond are dropped and counted on the job, the edge never waits; an honest job beside it delivers everything',
+  { timeout: 30_000 },
+  async (t) => {
+    const f = await fixture(t);
+    const silent = await silentListener(t);
+    const stuck = await f.createJob(silent.url, { name: 'stuck' });
+    const honest = await f.createJob(`file://${f.out}`, { name: 'honest' });
+    const cap = 256 * 1024;
+    const pipeline = f.pipeline({ maxJobSpoolBytes: cap, maxTotalSpoolBytes: 4 * 1024 * 1024 });
+    pipeline.start();
+    const jobs = await pipeline.jobsFor(ZONE);
+    const total = 4_000;
+    let written = 0;
+    // Rounds of 500 requests: the honest destination keeps up between them, the stuck one never does.
+    for (let i = 0; i < total; i++) {
+      pipeline.emit(jobs, record(i), () => {
+        written += 1;
+      });
+      // A turn's records are written together at its end: give the event loop a turn now and then.
+      if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
+      if (i % 500 === 499)
+        await until(
+          () => deliveredLines(f.out) === i + 1,
+          `the honest job's lines up to ${i + 1}`,
+          10_000,
+          () => f.clock.advance(200),
+        );
+    }
+    assert.equal(written, total, 'every response was let go: a full spool never holds up the edge');
 
-  const onDisk = spoolOnDisk(f.spoolDir(stuck.id));
-  assert.ok(onDisk.bytes <= cap, `the stuck job's spool stopped at its cap: ${onDisk.bytes} <= ${cap}`);
-  assert.ok(onDisk.bytes > cap - 1024, `and filled it: ${onDisk.bytes}`);
-  assert.ok(pipeline.spooledBytes <= 4 * 1024 * 1024);
-  const dropped = total - onDisk.records;
-  assert.ok(dropped > 1_000, `${dropped} lines dropped`);
-  await until(() => silent.connections() > 0, 'the stuck job trying its destination', 5_000, () => f.clock.advance(200));
-  // The count reaches the job (the API's error_message and last_error) while the destination still hangs.
-  let shown: LogJobRecord | null = null;
-  await until(async () => {
-    shown = await f.control.getJob(ZONE, stuck.id);
-    return shown?.errorMessage?.startsWith(`${dropped} log lines dropped since`) === true;
-  }, 'the drop count on the job', 5_000, () => f.clock.advance(500));
-  const json = toJobJson(shown!);
-  assert.match(json.error_message!, new RegExp(`^${dropped} log lines dropped since 2026-11-23T02:00:\\d\\d\\.\\d{3}Z: its spool was full \\(at most ${cap} bytes of undelivered lines per job, 4194304 for all jobs\\)$`));
-  assert.match(json.last_error!, /^2026-11-23T02:0\d:\d\dZ$/);
-  assert.equal(spoolOnDisk(f.spoolDir(stuck.id)).bytes, onDisk.bytes, 'and the spool did not grow meanwhile');
+    const onDisk = spoolOnDisk(f.spoolDir(stuck.id));
+    assert.ok(onDisk.bytes <= cap, `the stuck job's spool stopped at its cap: ${onDisk.bytes} <= ${cap}`);
+    assert.ok(onDisk.bytes > cap - 1024, `and filled it: ${onDisk.bytes}`);
+    assert.ok(pipeline.spooledBytes <= 4 * 1024 * 1024);
+    const dropped = total - onDisk.records;
+    assert.ok(dropped > 1_000, `${dropped} lines dropped`);
+    await until(
+      () => silent.connections() > 0,
+      'the stuck job trying its destination',
+      5_000,
+      () => f.clock.advance(200),
+    );
+    // The count reaches the job (the API's error_message and last_error) while the destination still hangs.
+    let shown: LogJobRecord | null = null;
+    await until(
+      async () => {
+        shown = await f.control.getJob(ZONE, stuck.id);
+        return shown?.errorMessage?.startsWith(`${dropped} log lines dropped since`) === true;
+      },
+      'the drop count on the job',
+      5_000,
+      () => f.clock.advance(500),
+    );
+    const json = toJobJson(shown!);
+    assert.match(
+      json.error_message!,
+      new RegExp(
+        `^${dropped} log lines dropped since 2026-11-23T02:00:\\d\\d\\.\\d{3}Z: its spool was full \\(at most ${cap} bytes of undelivered lines per job, 4194304 for all jobs\\)$`,
+      ),
+    );
+    assert.match(json.last_error!, /^2026-11-23T02:0\d:\d\dZ$/);
+    assert.equal(spoolOnDisk(f.spoolDir(stuck.id)).bytes, onDisk.bytes, 'and the spool did not grow meanwhile');
 
-  // The honest job, beside it, lost nothing.
-  assert.equal(deliveredLines(f.out), total);
-  const honestJob = await f.control.getJob(ZONE, honest.id);
-  assert.deepEqual([honestJob!.errorMessage, honestJob!.lastError], [null, null]);
-  silent.release();
-});
+    // The honest job, beside it, lost nothing.
+    assert.equal(deliveredLines(f.out), total);
+    const honestJob = await f.control.getJob(ZONE, honest.id);
+    assert.deepEqual([honestJob!.errorMessage, honestJob!.lastError], [null, null]);
+    silent.release();
+  },
+);
 
 test('spools of all jobs together stay within max_total_spool_bytes', { timeout: 30_000 }, async (t) => {
   const f = await fixture(t);
@@ -207,52 +297,88 @@ test('spools of all jobs together stay within max_total_spool_bytes', { timeout:
   silent.release();
 });
 
-test('a destination that keeps failing pauses its job (last_error, error_message); updating it retries at once; the first success resumes it', { timeout: 30_000 }, async (t) => {
-  const f = await fixture(t);
-  const sink = await receiver(t);
-  const job = await f.createJob(sink.url);
-  const pipeline = f.pipeline({ pauseAfterFailingMs: 60_000 });
-  pipeline.start();
-  let jobs = await pipeline.jobsFor(ZONE);
-  for (let i = 0; i < 10; i++) pipeline.emit(jobs, record(i));
-  const read = async () => (await f.control.getJob(ZONE, job.id))!;
-  await until(async () => (await read()).errorMessage !== null, 'the first failure', 5_000, () => f.clock.advance(150));
-  const failing = await read();
-  assert.match(failing.errorMessage!, /^POST http:\/\/127\.0\.0\.1:\d+\/ingest answered HTTP 503$/, 'failing, not yet paused');
-  // Retries with backoff; a minute of failures pauses the job.
-  await until(async () => (await read()).errorMessage!.startsWith('paused:'), 'the pause', 10_000, () => f.clock.advance(10_000));
-  const paused = toJobJson(await read());
-  assert.match(paused.error_message!, /^paused: deliveries have failed since 2026-11-23T02:00:\d\d\.\d{3}Z; it takes no new lines until a delivery succeeds \(retried at least every 60 s, at once when the job is updated\)\. Last failure: POST http:\/\/127\.0\.0\.1:\d+\/ingest answered HTTP 503$/);
-  assert.ok(paused.last_error !== null && Date.parse(paused.last_error) >= Date.parse('2026-11-23T02:01:00Z'), paused.last_error!);
-  assert.equal(paused.last_complete, null);
+test(
+  'a destination that keeps failing pauses its job (last_error, error_message); updating it retries at once; the first success resumes it',
+  { timeout: 30_000 },
+  async (t) => {
+    const f = await fixture(t);
+    const sink = await receiver(t);
+    const job = await f.createJob(sink.url);
+    const pipeline = f.pipeline({ pauseAfterFailingMs: 60_000 });
+    pipeline.start();
+    let jobs = await pipeline.jobsFor(ZONE);
+    for (let i = 0; i < 10; i++) pipeline.emit(jobs, record(i));
+    const read = async () => (await f.control.getJob(ZONE, job.id))!;
+    await until(
+      async () => (await read()).errorMessage !== null,
+      'the first failure',
+      5_000,
+      () => f.clock.advance(150),
+    );
+    const failing = await read();
+    assert.match(failing.errorMessage!, /^POST http:\/\/127\.0\.0\.1:\d+\/ingest answered HTTP 503$/, 'failing, not yet paused');
+    // Retries with backoff; a minute of failures pauses the job.
+    await until(
+      async () => (await read()).errorMessage!.startsWith('paused:'),
+      'the pause',
+      10_000,
+      () => f.clock.advance(10_000),
+    );
+    const paused = toJobJson(await read());
+    assert.match(
+      paused.error_message!,
+      /^paused: deliveries have failed since 2026-11-23T02:00:\d\d\.\d{3}Z; it takes no new lines until a delivery succeeds \(retried at least every 60 s, at once when the job is updated\)\. Last failure: POST http:\/\/127\.0\.0\.1:\d+\/ingest answered HTTP 503$/,
+    );
+    assert.ok(paused.last_error !== null && Date.parse(paused.last_error) >= Date.parse('2026-11-23T02:01:00Z'), paused.last_error!);
+    assert.equal(paused.last_complete, null);
 
-  // Paused: new lines are dropped and counted, the spool does not grow.
-  const before = spoolOnDisk(f.spoolDir(job.id));
-  assert.equal(before.records, 10);
-  for (let i = 10; i < 60; i++) pipeline.emit(jobs, record(i));
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(spoolOnDisk(f.spoolDir(job.id)), before);
-  await until(async () => /; 50 log lines dropped since .*: the job was paused$/.test((await read()).errorMessage!), 'the drops on the job', 5_000, () => f.clock.advance(300));
+    // Paused: new lines are dropped and counted, the spool does not grow.
+    const before = spoolOnDisk(f.spoolDir(job.id));
+    assert.equal(before.records, 10);
+    for (let i = 10; i < 60; i++) pipeline.emit(jobs, record(i));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(spoolOnDisk(f.spoolDir(job.id)), before);
+    await until(
+      async () => /; 50 log lines dropped since .*: the job was paused$/.test((await read()).errorMessage!),
+      'the drops on the job',
+      5_000,
+      () => f.clock.advance(300),
+    );
 
-  // The owner updates the job: retried at once, with no wait for the backoff (the clock stands still).
-  const requests = sink.state.requests;
-  await f.control.updateJob(ZONE, job.id, (current) => ({ ...current, name: 'renamed', modified: current.modified + 1 }));
-  await until(() => sink.state.requests > requests, 'a retry right after the update');
+    // The owner updates the job: retried at once, with no wait for the backoff (the clock stands still).
+    const requests = sink.state.requests;
+    await f.control.updateJob(ZONE, job.id, (current) => ({ ...current, name: 'renamed', modified: current.modified + 1 }));
+    await until(() => sink.state.requests > requests, 'a retry right after the update');
 
-  // The destination works again: the next retry delivers the spool and resumes the job.
-  sink.state.status = 200;
-  await until(() => sink.state.lines === 10, 'the spooled lines delivered', 10_000, () => f.clock.advance(5_000));
-  await until(async () => (await read()).lastComplete !== null, 'the success on the job');
-  const resumed = await read();
-  assert.match(resumed.errorMessage!, /^50 log lines dropped since .*: the job was paused$/, 'the drops stay on the job until a success with none after them');
-  jobs = await pipeline.jobsFor(ZONE);
-  for (let i = 60; i < 65; i++) pipeline.emit(jobs, record(i));
-  await until(() => sink.state.lines === 15, 'new lines taken and delivered again', 10_000, () => f.clock.advance(200));
-  await until(async () => (await read()).errorMessage === null, 'a clean status');
-  assert.equal((await read()).lastError, null);
-});
+    // The destination works again: the next retry delivers the spool and resumes the job.
+    sink.state.status = 200;
+    await until(
+      () => sink.state.lines === 10,
+      'the spooled lines delivered',
+      10_000,
+      () => f.clock.advance(5_000),
+    );
+    await until(async () => (await read()).lastComplete !== null, 'the success on the job');
+    const resumed = await read();
+    assert.match(
+      resumed.errorMessage!,
+      /^50 log lines dropped since .*: the job was paused$/,
+      'the drops stay on the job until a success with none after them',
+    );
+    jobs = await pipeline.jobsFor(ZONE);
+    for (let i = 60; i < 65; i++) pipeline.emit(jobs, record(i));
+    await until(
+      () => sink.state.lines === 15,
+      'new lines taken and delivered again',
+      10_000,
+      () => f.clock.advance(200),
+    );
+    await until(async () => (await read()).errorMessage === null, 'a clean status');
+    assert.equal((await read()).lastError, null);
+  },
+);
 
-test('a deleted job\'s spool is gone at once (files and budget), and a disabled one\'s too', { timeout: 20_000 }, async (t) => {
+test("a deleted job's spool is gone at once (files and budget), and a disabled one's too", { timeout: 20_000 }, async (t) => {
   const f = await fixture(t);
   const deleted = await f.createJob(`file://${f.out}`, { maxUploadIntervalSeconds: 300 });
   const disabled = await f.createJob(`file://${f.out}`, { maxUploadIntervalSeconds: 300 });
@@ -266,11 +392,11 @@ test('a deleted job\'s spool is gone at once (files and budget), and a disabled 
   assert.ok(held > 0);
   const started = Date.now();
   assert.equal(await f.control.deleteJob(ZONE, deleted.id), true);
-  await until(() => !existsSync(f.spoolDir(deleted.id)), 'the deleted job\'s spool removed', 1_000);
+  await until(() => !existsSync(f.spoolDir(deleted.id)), "the deleted job's spool removed", 1_000);
   assert.ok(Date.now() - started < 1_000, 'right after the DELETE, not at the next idle check');
   assert.equal(pipeline.spooledBytes, held / 2, 'its bytes are given back to the budget');
   await f.control.updateJob(ZONE, disabled.id, (current) => ({ ...current, enabled: false, modified: current.modified + 1 }));
-  await until(() => !existsSync(f.spoolDir(disabled.id)), 'the disabled job\'s spool removed', 1_000);
+  await until(() => !existsSync(f.spoolDir(disabled.id)), "the disabled job's spool removed", 1_000);
   assert.equal(pipeline.spooledBytes, 0);
   assert.equal(deliveredLines(f.out), 0, 'neither shipped anything');
 });

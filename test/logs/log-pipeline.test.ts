@@ -27,9 +27,18 @@ import { traceFs } from '../helpers/fs-trace.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'EdgeResponseStatus', 'EdgeStartTimestamp'], outputType: 'ndjson', batchPrefix: '', batchSuffix: '',
-  recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '', fieldDelimiter: ',', recordTemplate: null,
-  timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+  fieldNames: ['RayID', 'EdgeResponseStatus', 'EdgeStartTimestamp'],
+  outputType: 'ndjson',
+  batchPrefix: '',
+  batchSuffix: '',
+  recordPrefix: '{',
+  recordSuffix: '}\n',
+  recordDelimiter: '',
+  fieldDelimiter: ',',
+  recordTemplate: null,
+  timestampFormat: 'rfc3339',
+  sampleRate: 1,
+  cve202144228: false,
 };
 
 async function fixture(t: TestContext) {
@@ -43,25 +52,68 @@ async function fixture(t: TestContext) {
   const now = Date.now();
   await control.createAccount({ id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'x', created: now });
   await control.createZone({ id: 'z'.repeat(32), accountId: 'a'.repeat(32), name: 'example.test', origin: null, paused: false, created: now, modified: now });
-  const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) => control.createJob('z'.repeat(32), () => ({
-    zoneId: 'z'.repeat(32), name: 'job', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf,
-    filter: null, outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
-    lastComplete: null, lastError: null, errorMessage: null, created: now, modified: now, ...extra,
-  }));
+  const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) =>
+    control.createJob('z'.repeat(32), () => ({
+      zoneId: 'z'.repeat(32),
+      name: 'job',
+      enabled: true,
+      dataset: 'http_requests',
+      kind: '',
+      frequency: 'high',
+      destinationConf,
+      filter: null,
+      outputOptions: OUTPUT,
+      logpullOptions: null,
+      maxUploadBytes: null,
+      maxUploadRecords: null,
+      maxUploadIntervalSeconds: null,
+      lastComplete: null,
+      lastError: null,
+      errorMessage: null,
+      created: now,
+      modified: now,
+      ...extra,
+    }));
   const fileRoots = new FileRoots({ roots: [out], dataDir });
-  const pipeline = (maxIntervalMs = 100, shutdownDeadlineMs = 5_000) => new LogPipeline({
-    dataDir, jobs: control, engine, clock: systemClock, logger: silentLogger, fileRoots, maxIntervalMs, shutdownDeadlineMs,
-  });
+  const pipeline = (maxIntervalMs = 100, shutdownDeadlineMs = 5_000) =>
+    new LogPipeline({
+      dataDir,
+      jobs: control,
+      engine,
+      clock: systemClock,
+      logger: silentLogger,
+      fileRoots,
+      maxIntervalMs,
+      shutdownDeadlineMs,
+    });
   return { dataDir, out, engine, control, createJob, pipeline };
 }
 
 function record(i: number, status = 200): HttpRequestRecord {
   return {
-    RayID: `ray${String(i).padStart(13, '0')}`, ZoneName: 'example.test', EdgeStartTimestamp: Date.parse('2026-11-23T02:00:00Z') + i, EdgeEndTimestamp: 0,
-    ClientIP: '127.0.0.1', ClientRequestHost: 'example.test', ClientRequestMethod: 'GET', ClientRequestURI: '/', ClientRequestPath: '/',
-    ClientRequestProtocol: 'HTTP/1.1', ClientRequestScheme: 'http', ClientRequestUserAgent: '', ClientRequestReferer: '', ClientRequestBytes: 0,
-    EdgeResponseStatus: status, EdgeResponseBytes: 0, EdgeResponseContentType: '', OriginResponseStatus: 0, OriginResponseTime: 0,
-    WorkerSubrequest: false, RequestHeaders: {}, ResponseHeaders: {}, Cookies: {},
+    RayID: `ray${String(i).padStart(13, '0')}`,
+    ZoneName: 'example.test',
+    EdgeStartTimestamp: Date.parse('2026-11-23T02:00:00Z') + i,
+    EdgeEndTimestamp: 0,
+    ClientIP: '127.0.0.1',
+    ClientRequestHost: 'example.test',
+    ClientRequestMethod: 'GET',
+    ClientRequestURI: '/',
+    ClientRequestPath: '/',
+    ClientRequestProtocol: 'HTTP/1.1',
+    ClientRequestScheme: 'http',
+    ClientRequestUserAgent: '',
+    ClientRequestReferer: '',
+    ClientRequestBytes: 0,
+    EdgeResponseStatus: status,
+    EdgeResponseBytes: 0,
+    EdgeResponseContentType: '',
+    OriginResponseStatus: 0,
+    OriginResponseTime: 0,
+    WorkerSubrequest: false,
+    RequestHeaders: {},
+    ResponseHeaders: {},
+    Cookies: {},
   };
 }
 
@@ -70,7 +122,14 @@ function readDelivered(dir: string): Array<Record<string, unknown>> {
   const walk = (at: string): void => {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
       if (entry.isDirectory()) walk(join(at, entry.name));
-      else if (entry.name.endsWith('.log.gz')) lines.push(...gunzipSync(readFileSync(join(at, entry.name))).toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
+      else if (entry.name.endsWith('.log.gz'))
+        lines.push(
+          ...gunzipSync(readFileSync(join(at, entry.name)))
+            .toString()
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as Record<string, unknown>),
+        );
     }
   };
   if (existsSync(dir)) walk(dir);
@@ -224,30 +283,40 @@ test('a restart delivers what was spooled; close() delivers before it returns; a
   assert.equal(readDelivered(out).length, 25);
 });
 
-test('file:// delivery is durable in order: in-flight mark, note, batch fsynced and renamed, its directories fsynced, note cleared, then the cursor', { timeout: 20_000 }, async (t) => {
-  const f = await fixture(t);
-  const job = await f.createJob(`file://${f.out}/{DATE}`);
-  const pipeline = f.pipeline(60_000);
-  const jobs = await pipeline.jobsFor('z'.repeat(32));
-  for (let i = 0; i < 5; i++) pipeline.emit(jobs, record(i));
-  const trace = await traceFs(t, tmpdir());
-  await pipeline.close(); // not started: close() delivers the batch
-  const spool = join(f.dataDir, 'logs', 'jobs', String(job.id));
-  const [batch] = readdirSync(join(f.out, '20261123'));
-  const final = join(f.out, '20261123', batch!);
-  const label = (path: string) => path.replace(`${final}.`, 'batch.').replace(final, 'batch').replace(spool, 'spool').replace(f.out, 'out');
-  const calls = trace.calls.filter((c) => !c.path.includes('metadata.sqlite')).map((c) => [c.op, label(c.path), ...(c.to ? [label(c.to)] : [])].join(' '));
-  const durably = (file: string) => [`open ${file}.tmp`, `sync ${file}.tmp`, `rename ${file}.tmp ${file}`, 'open spool', 'sync spool'];
-  const tmp = calls.find((c) => /^open batch\.[0-9a-f]{16}\.tmp$/.test(c))!.slice('open '.length);
-  assert.deepEqual(calls, [
-    ...durably('spool/cursor.json'),
-    ...durably('spool/delivering.json'),
-    `open ${tmp}`, `sync ${tmp}`, `rename ${tmp} batch`, 'open out/20261123', 'sync out/20261123', 'open out', 'sync out',
-    'unlink spool/delivering.json',
-    ...durably('spool/cursor.json'),
-  ]);
-  assert.equal(readDelivered(f.out).length, 5);
-});
+test(
+  'file:// delivery is durable in order: in-flight mark, note, batch fsynced and renamed, its directories fsynced, note cleared, then the cursor',
+  { timeout: 20_000 },
+  async (t) => {
+    const f = await fixture(t);
+    const job = await f.createJob(`file://${f.out}/{DATE}`);
+    const pipeline = f.pipeline(60_000);
+    const jobs = await pipeline.jobsFor('z'.repeat(32));
+    for (let i = 0; i < 5; i++) pipeline.emit(jobs, record(i));
+    const trace = await traceFs(t, tmpdir());
+    await pipeline.close(); // not started: close() delivers the batch
+    const spool = join(f.dataDir, 'logs', 'jobs', String(job.id));
+    const [batch] = readdirSync(join(f.out, '20261123'));
+    const final = join(f.out, '20261123', batch!);
+    const label = (path: string) => path.replace(`${final}.`, 'batch.').replace(final, 'batch').replace(spool, 'spool').replace(f.out, 'out');
+    const calls = trace.calls.filter((c) => !c.path.includes('metadata.sqlite')).map((c) => [c.op, label(c.path), ...(c.to ? [label(c.to)] : [])].join(' '));
+    const durably = (file: string) => [`open ${file}.tmp`, `sync ${file}.tmp`, `rename ${file}.tmp ${file}`, 'open spool', 'sync spool'];
+    const tmp = calls.find((c) => /^open batch\.[0-9a-f]{16}\.tmp$/.test(c))!.slice('open '.length);
+    assert.deepEqual(calls, [
+      ...durably('spool/cursor.json'),
+      ...durably('spool/delivering.json'),
+      `open ${tmp}`,
+      `sync ${tmp}`,
+      `rename ${tmp} batch`,
+      'open out/20261123',
+      'sync out/20261123',
+      'open out',
+      'sync out',
+      'unlink spool/delivering.json',
+      ...durably('spool/cursor.json'),
+    ]);
+    assert.equal(readDelivered(f.out).length, 5);
+  },
+);
 
 test('a restart removes the temporary file a delivery killed mid-write left, and delivers the batch once', { timeout: 20_000 }, async (t) => {
   const f = await fixture(t);
@@ -271,8 +340,15 @@ test('a restart removes the temporary file a delivery killed mid-write left, and
   await until(() => readDelivered(f.out).length === 10, 'the spooled lines');
   await second.close();
   const files = readdirSync(f.out, { recursive: true }).map(String);
-  assert.deepEqual(files.filter((name) => name.endsWith('.tmp')), [], 'no temporary file left');
-  assert.deepEqual(readDelivered(f.out).map((l) => l.RayID), Array.from({ length: 10 }, (_, i) => record(i).RayID));
+  assert.deepEqual(
+    files.filter((name) => name.endsWith('.tmp')),
+    [],
+    'no temporary file left',
+  );
+  assert.deepEqual(
+    readDelivered(f.out).map((l) => l.RayID),
+    Array.from({ length: 10 }, (_, i) => record(i).RayID),
+  );
 });
 
 test('a note that names anything but a batch temporary file removes nothing', { timeout: 20_000 }, (t) => {
@@ -297,6 +373,9 @@ test('a destination that may not be written (here: inside the data dir) fails th
   pipeline.emit(await pipeline.jobsFor('z'.repeat(32)), record(1));
   await until(async () => (await f.control.getJob('z'.repeat(32), job.id))?.errorMessage !== null, 'the error on the job');
   const failed = await f.control.getJob('z'.repeat(32), job.id);
-  assert.match(failed!.errorMessage!, new RegExp(`^refused to write below ${join(f.dataDir, 'blobs')}.*: it lies inside the server's data directory; .*\\(\\[logs\\] file_roots\\): ${f.out}`));
+  assert.match(
+    failed!.errorMessage!,
+    new RegExp(`^refused to write below ${join(f.dataDir, 'blobs')}.*: it lies inside the server's data directory; .*\\(\\[logs\\] file_roots\\): ${f.out}`),
+  );
   assert.equal(existsSync(join(f.dataDir, 'blobs', '20261123')), false);
 });

@@ -20,17 +20,46 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID'], outputType: 'ndjson', batchPrefix: '', batchSuffix: '', recordPrefix: '{', recordSuffix: '}\n', recordDelimiter: '',
-  fieldDelimiter: ',', recordTemplate: null, timestampFormat: 'rfc3339', sampleRate: 1, cve202144228: false,
+  fieldNames: ['RayID'],
+  outputType: 'ndjson',
+  batchPrefix: '',
+  batchSuffix: '',
+  recordPrefix: '{',
+  recordSuffix: '}\n',
+  recordDelimiter: '',
+  fieldDelimiter: ',',
+  recordTemplate: null,
+  timestampFormat: 'rfc3339',
+  sampleRate: 1,
+  cve202144228: false,
 };
 const ZONE = 'z'.repeat(32);
 
 function record(i: number): HttpRequestRecord {
   return {
-    RayID: `ray${String(i).padStart(13, '0')}`, ZoneName: 'example.test', EdgeStartTimestamp: Date.now(), EdgeEndTimestamp: 0, ClientIP: '127.0.0.1',
-    ClientRequestHost: 'example.test', ClientRequestMethod: 'GET', ClientRequestURI: '/', ClientRequestPath: '/', ClientRequestProtocol: 'HTTP/1.1',
-    ClientRequestScheme: 'http', ClientRequestUserAgent: '', ClientRequestReferer: '', ClientRequestBytes: 0, EdgeResponseStatus: 200, EdgeResponseBytes: 0,
-    EdgeResponseContentType: '', OriginResponseStatus: 0, OriginResponseTime: 0, WorkerSubrequest: false, RequestHeaders: {}, ResponseHeaders: {}, Cookies: {},
+    RayID: `ray${String(i).padStart(13, '0')}`,
+    ZoneName: 'example.test',
+    EdgeStartTimestamp: Date.now(),
+    EdgeEndTimestamp: 0,
+    ClientIP: '127.0.0.1',
+    ClientRequestHost: 'example.test',
+    ClientRequestMethod: 'GET',
+    ClientRequestURI: '/',
+    ClientRequestPath: '/',
+    ClientRequestProtocol: 'HTTP/1.1',
+    ClientRequestScheme: 'http',
+    ClientRequestUserAgent: '',
+    ClientRequestReferer: '',
+    ClientRequestBytes: 0,
+    EdgeResponseStatus: 200,
+    EdgeResponseBytes: 0,
+    EdgeResponseContentType: '',
+    OriginResponseStatus: 0,
+    OriginResponseTime: 0,
+    WorkerSubrequest: false,
+    RequestHeaders: {},
+    ResponseHeaders: {},
+    Cookies: {},
   };
 }
 
@@ -48,16 +77,38 @@ async function receiver(t: TestContext) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { state, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/logs` };
 }
 
 /** A control plane in memory whose reads can be made to fail as a database that is away. */
 function jobSource(destinationConf: string) {
   const job: LogJobRecord = {
-    id: 1, zoneId: ZONE, name: 'job', enabled: true, dataset: 'http_requests', kind: '', frequency: 'high', destinationConf, filter: null,
-    outputOptions: OUTPUT, logpullOptions: null, maxUploadBytes: null, maxUploadRecords: null, maxUploadIntervalSeconds: null,
-    lastComplete: null, lastError: null, errorMessage: null, created: 0, modified: 0,
+    id: 1,
+    zoneId: ZONE,
+    name: 'job',
+    enabled: true,
+    dataset: 'http_requests',
+    kind: '',
+    frequency: 'high',
+    destinationConf,
+    filter: null,
+    outputOptions: OUTPUT,
+    logpullOptions: null,
+    maxUploadBytes: null,
+    maxUploadRecords: null,
+    maxUploadIntervalSeconds: null,
+    lastComplete: null,
+    lastError: null,
+    errorMessage: null,
+    created: 0,
+    modified: 0,
   } as LogJobRecord;
   const state = { down: false, reads: [] as number[] };
   const read = <T>(value: T): Promise<T> => {
@@ -112,36 +163,47 @@ test('a failing destination is retried 0.5 s, 1 s, 2 s... apart, with one log li
   assert.equal(lines.filter((l) => l.msg.startsWith('Log shipping failed')).length, 1, 'one line, not one per try');
   state.failing = false;
   for (let waited = 0; state.rays.length < 5 && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual([...state.rays].sort(), [0, 1, 2, 3, 4].map((i) => record(i).RayID));
+  assert.deepEqual(
+    [...state.rays].sort(),
+    [0, 1, 2, 3, 4].map((i) => record(i).RayID),
+  );
   // Logged once the receiver's answer is in (it took the lines a moment before).
   await until(() => lines.some((l) => l.msg.startsWith('Log shipping recovered')), 'the recovery line');
   assert.equal(lines.filter((l) => l.msg.startsWith('Log shipping recovered')).length, 1);
 });
 
-test('the database away: the shipper backs off the same way with one log line, and delivers what was spooled once it is back', { timeout: 60_000 }, async (t) => {
-  const { state: receiverState, url } = await receiver(t);
-  receiverState.failing = false;
-  const { source, state } = jobSource(url);
-  const { logger, lines } = capture();
-  const engine = await openStoreEngine({ dataDir: tempDir(t) });
-  t.after(() => engine.close());
-  const pipeline = new LogPipeline({ dataDir: tempDir(t), jobs: source, engine, clock: systemClock, logger, maxIntervalMs: 10 });
-  const jobs = await pipeline.jobsFor(ZONE);
-  state.down = true;
-  // Lines of requests answered while the database is away still go to the spool (the edge knows the job).
-  for (let i = 0; i < 3; i++) pipeline.emit(jobs, record(i));
-  pipeline.start();
-  t.after(() => pipeline.close());
-  const from = state.reads.length;
-  await new Promise((resolve) => setTimeout(resolve, 4_500));
-  const reads = state.reads.length - from;
-  t.diagnostic(`reads of the job while the database was away: ${reads} in 4.5 s`);
-  assert.ok(reads <= 6, `${reads} reads: backing off, not every 200 ms`);
-  assert.equal(lines.filter((l) => l.msg.startsWith('Log shipping failed')).length, 1);
-  assert.equal(lines.filter((l) => l.level >= 50).length, 0, 'a database outage is no error of the pipeline\'s');
-  state.down = false;
-  for (let waited = 0; receiverState.rays.length < 3 && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual([...receiverState.rays].sort(), [0, 1, 2].map((i) => record(i).RayID), 'every line, once');
-  await until(() => lines.some((l) => l.msg.startsWith('Log shipping recovered')), 'the recovery line');
-  assert.equal(lines.filter((l) => l.msg.startsWith('Log shipping recovered')).length, 1);
-});
+test(
+  'the database away: the shipper backs off the same way with one log line, and delivers what was spooled once it is back',
+  { timeout: 60_000 },
+  async (t) => {
+    const { state: receiverState, url } = await receiver(t);
+    receiverState.failing = false;
+    const { source, state } = jobSource(url);
+    const { logger, lines } = capture();
+    const engine = await openStoreEngine({ dataDir: tempDir(t) });
+    t.after(() => engine.close());
+    const pipeline = new LogPipeline({ dataDir: tempDir(t), jobs: source, engine, clock: systemClock, logger, maxIntervalMs: 10 });
+    const jobs = await pipeline.jobsFor(ZONE);
+    state.down = true;
+    // Lines of requests answered while the database is away still go to the spool (the edge knows the job).
+    for (let i = 0; i < 3; i++) pipeline.emit(jobs, record(i));
+    pipeline.start();
+    t.after(() => pipeline.close());
+    const from = state.reads.length;
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    const reads = state.reads.length - from;
+    t.diagnostic(`reads of the job while the database was away: ${reads} in 4.5 s`);
+    assert.ok(reads <= 6, `${reads} reads: backing off, not every 200 ms`);
+    assert.equal(lines.filter((l) => l.msg.startsWith('Log shipping failed')).length, 1);
+    assert.equal(lines.filter((l) => l.level >= 50).length, 0, "a database outage is no error of the pipeline's");
+    state.down = false;
+    for (let waited = 0; receiverState.rays.length < 3 && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(
+      [...receiverState.rays].sort(),
+      [0, 1, 2].map((i) => record(i).RayID),
+      'every line, once',
+    );
+    await until(() => lines.some((l) => l.msg.startsWith('Log shipping recovered')), 'the recovery line');
+    assert.equal(lines.filter((l) => l.msg.startsWith('Log shipping recovered')).length, 1);
+  },
+);

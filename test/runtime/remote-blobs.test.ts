@@ -30,9 +30,15 @@ test('a script on s3:// blobs: its binding writes there, and bodies stream back 
   const endpoint = await startS3Endpoint(t);
   const dir = tempDir(t);
   writeFileSync(join(dir, 'script.mjs'), SCRIPT);
-  const script = parseScriptConfig({
-    name: 'blobs', main: 'script.mjs', compatibility_date: '2025-01-01', store_buckets: [{ binding: 'BUCKET', bucket_name: 'data' }],
-  }, { baseDir: dir });
+  const script = parseScriptConfig(
+    {
+      name: 'blobs',
+      main: 'script.mjs',
+      compatibility_date: '2025-01-01',
+      store_buckets: [{ binding: 'BUCKET', bucket_name: 'data' }],
+    },
+    { baseDir: dir },
+  );
   const host = await startScriptHost({ script, accountId: null, dataDir: join(dir, 'data'), blobsUrl: endpoint.blobsUrl('host'), logger: silentLogger });
   const server = createServer(host.handle);
   t.after(async () => {

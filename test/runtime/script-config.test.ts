@@ -27,7 +27,9 @@ function invalid(run: () => unknown, ...patterns: RegExp[]): void {
 test('a TOML config becomes a frozen camelCase ScriptConfig with defaults filled in', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   const file = join(dir, 'script.toml');
-  writeFileSync(file, `name = "photos"
+  writeFileSync(
+    file,
+    `name = "photos"
 main = "worker.mjs"
 compatibility_date = "2022-08-04"
 compatibility_flags = ["store_list_honor_include"]
@@ -36,7 +38,8 @@ routes = ["example.test/api/*"]
 [[store_buckets]]
 binding = "PHOTOS"
 bucket_name = "photo-bucket"
-`);
+`,
+  );
   const config = loadScriptConfig(file, { now: NOW });
   assert.deepEqual(config, {
     name: 'photos',
@@ -67,34 +70,55 @@ test('JSON works too, and limits can be set', { timeout: 10_000 }, (t) => {
 
 test('every problem is reported at once: unknown keys by name, bad bindings, bucket names, runtime, date, main', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
-  invalid(() => parseScriptConfig({
-    name: 'x',
-    main: 'missing.mjs',
-    compatibility_date: '2099-01-01',
-    runtime: 'node',
-    store_buckets: [{ binding: 'my-bucket', bucket_name: 'UPPER' }, { binding: 'class', bucket_name: 'ok-bucket', extra: 1 }],
-    colour: 'blue',
-    limits: { cpu_ms: 5, gpu: 1 },
-  }, { baseDir: dir, now: NOW }),
-  /unknown key\(s\) "colour"/,
-  /main: file .*missing\.mjs does not exist/,
-  /compatibility_date: 2099-01-01 is in the future/,
-  /runtime: scripts now run in workerd only: the Node\.js worker-thread runtime was removed.*Leave `runtime` out \(or set runtime = "workerd"\).*compatibility_flags = \["nodejs_compat"\]/,
-  /store_buckets\.0\.binding: must be a valid JavaScript identifier/,
-  /store_buckets\.0\.bucket_name: must be 3-63 characters/,
-  /store_buckets\.1\.binding: must be a valid JavaScript identifier/,
-  /store_buckets\.1: unknown key\(s\) "extra"/,
-  /limits: unknown key\(s\) "gpu"/,
-  /limits\.cpu_ms:/);
+  invalid(
+    () =>
+      parseScriptConfig(
+        {
+          name: 'x',
+          main: 'missing.mjs',
+          compatibility_date: '2099-01-01',
+          runtime: 'node',
+          store_buckets: [
+            { binding: 'my-bucket', bucket_name: 'UPPER' },
+            { binding: 'class', bucket_name: 'ok-bucket', extra: 1 },
+          ],
+          colour: 'blue',
+          limits: { cpu_ms: 5, gpu: 1 },
+        },
+        { baseDir: dir, now: NOW },
+      ),
+    /unknown key\(s\) "colour"/,
+    /main: file .*missing\.mjs does not exist/,
+    /compatibility_date: 2099-01-01 is in the future/,
+    /runtime: scripts now run in workerd only: the Node\.js worker-thread runtime was removed.*Leave `runtime` out \(or set runtime = "workerd"\).*compatibility_flags = \["nodejs_compat"\]/,
+    /store_buckets\.0\.binding: must be a valid JavaScript identifier/,
+    /store_buckets\.0\.bucket_name: must be 3-63 characters/,
+    /store_buckets\.1\.binding: must be a valid JavaScript identifier/,
+    /store_buckets\.1: unknown key\(s\) "extra"/,
+    /limits: unknown key\(s\) "gpu"/,
+    /limits\.cpu_ms:/,
+  );
 });
 
 test('required keys are named when missing, and a binding may not be used twice', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
   invalid(() => parseScriptConfig({}, { baseDir: dir, now: NOW }), /name:/, /main:/, /compatibility_date:/);
-  invalid(() => parseScriptConfig({
-    name: 'x', main: 'worker.mjs', compatibility_date: '2025-01-01',
-    store_buckets: [{ binding: 'B', bucket_name: 'one' }, { binding: 'B', bucket_name: 'two' }],
-  }, { baseDir: dir, now: NOW }), /store_buckets\.1\.binding: binding "B" is used twice/);
+  invalid(
+    () =>
+      parseScriptConfig(
+        {
+          name: 'x',
+          main: 'worker.mjs',
+          compatibility_date: '2025-01-01',
+          store_buckets: [
+            { binding: 'B', bucket_name: 'one' },
+            { binding: 'B', bucket_name: 'two' },
+          ],
+        },
+        { baseDir: dir, now: NOW },
+      ),
+    /store_buckets\.1\.binding: binding "B" is used twice/,
+  );
 });
 
 test('an unreadable or malformed file is a clear CONFIG_INVALID error', { timeout: 10_000 }, (t) => {
@@ -115,14 +139,19 @@ test('a date is refused when it is in the future, or later than the newest the i
   const muchLater = Date.parse(`${newest}T00:00:00Z`) + 30 * 86_400_000;
   const config = (date: string) => ({ name: 'x', main: 'worker.mjs', compatibility_date: date });
   assert.equal(parseScriptConfig(config(newest), { baseDir: dir, now: muchLater }).compatibilityDate, newest);
-  invalid(() => parseScriptConfig(config(dayAfter), { baseDir: dir, now: muchLater }),
-    new RegExp(`compatibility_date: ${dayAfter} is later than ${newest}, the newest date the installed workerd \\(${WORKERD.version.replace(/\./g, '\\.')}\\) supports; use ${newest} or earlier, or update the workerd package`));
+  invalid(
+    () => parseScriptConfig(config(dayAfter), { baseDir: dir, now: muchLater }),
+    new RegExp(
+      `compatibility_date: ${dayAfter} is later than ${newest}, the newest date the installed workerd \\(${WORKERD.version.replace(/\./g, '\\.')}\\) supports; use ${newest} or earlier, or update the workerd package`,
+    ),
+  );
   invalid(() => parseScriptConfig(config(dayAfter), { baseDir: dir, now: Date.parse(`${newest}T00:00:00Z`) }), /is in the future/);
 });
 
 test('runtime: left out or "workerd" is workerd; anything else is refused, "node" with what changed', { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
-  const config = (extra: Record<string, unknown>) => parseScriptConfig({ name: 'x', main: 'worker.mjs', compatibility_date: '2025-01-01', ...extra }, { baseDir: dir, now: NOW });
+  const config = (extra: Record<string, unknown>) =>
+    parseScriptConfig({ name: 'x', main: 'worker.mjs', compatibility_date: '2025-01-01', ...extra }, { baseDir: dir, now: NOW });
   assert.equal(config({}).runtime, 'workerd');
   assert.equal(config({ runtime: 'workerd' }).runtime, 'workerd');
   invalid(() => config({ runtime: 'node' }), /runtime: scripts now run in workerd only/, /no files, environment or process of the server/);
@@ -132,6 +161,14 @@ test('runtime: left out or "workerd" is workerd; anything else is refused, "node
 
 test("any flag name passes the config (workerd judges workerd's flags when the script starts)", { timeout: 10_000 }, (t) => {
   const dir = scriptDir(t);
-  const config = parseScriptConfig({ name: 'x', main: 'worker.mjs', compatibility_date: '2025-01-01', compatibility_flags: ['nodejs_compat', 'streams_enable_constructors', 'store_list_honor_include'] }, { baseDir: dir, now: NOW });
+  const config = parseScriptConfig(
+    {
+      name: 'x',
+      main: 'worker.mjs',
+      compatibility_date: '2025-01-01',
+      compatibility_flags: ['nodejs_compat', 'streams_enable_constructors', 'store_list_honor_include'],
+    },
+    { baseDir: dir, now: NOW },
+  );
   assert.deepEqual(config.compatibilityFlags, ['nodejs_compat', 'streams_enable_constructors', 'store_list_honor_include']);
 });

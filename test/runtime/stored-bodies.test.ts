@@ -25,10 +25,18 @@ export default {
 
 test("an untouched stored body sent back is the object's range, inline or from a blob", { timeout: 60_000 }, async (t) => {
   const host = await startTestHost(t, SCRIPT, { config: { store_buckets: [{ binding: 'BUCKET', bucket_name: 'data' }] } });
-  for (const [key, size] of [['small', 12], ['large', 200_000]] as const) {
+  for (const [key, size] of [
+    ['small', 12],
+    ['large', 200_000],
+  ] as const) {
     const bytes = randomBytes(size);
     assert.equal(await (await fetch(`${host.url}/${key}`, { method: 'PUT', body: bytes })).text(), 'stored');
-    for (const [first, last] of [[2, 6], [0, 0], [size - 5, size - 1], [1, size - 2]] as const) {
+    for (const [first, last] of [
+      [2, 6],
+      [0, 0],
+      [size - 5, size - 1],
+      [1, size - 2],
+    ] as const) {
       const response = await fetch(`${host.url}/${key}`, { headers: { range: `bytes=${first}-${last}` } });
       assert.equal(response.status, 206);
       assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes.subarray(first, last + 1), `${key} bytes ${first}-${last}`);

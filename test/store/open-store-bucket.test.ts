@@ -30,12 +30,18 @@ export type _DeclarationsHold = [
   Satisfies<Real.StoreBucket, Declared.StoreBucket>,
   Satisfies<Real.HeadResult, Declared.HeadResult>,
   Satisfies<Real.GetResult, Declared.GetResult>,
-  Satisfies<Real.OpenStoreBucketOptions, Declared.OpenStoreBucketOptions>, Satisfies<Declared.OpenStoreBucketOptions, Real.OpenStoreBucketOptions>,
-  Satisfies<Real.StorePutOptions, Declared.StorePutOptions>, Satisfies<Declared.StorePutOptions, Real.StorePutOptions>,
-  Satisfies<Real.StoreGetOptions, Declared.StoreGetOptions>, Satisfies<Declared.StoreGetOptions, Real.StoreGetOptions>,
-  Satisfies<Real.StoreListOptions, Declared.StoreListOptions>, Satisfies<Declared.StoreListOptions, Real.StoreListOptions>,
-  Satisfies<Real.StoreMultipartOptions, Declared.StoreMultipartOptions>, Satisfies<Declared.StoreMultipartOptions, Real.StoreMultipartOptions>,
-  Satisfies<Real.StoreObjectBody, Declared.StoreObjectBody>, Satisfies<Real.StoreObjects, Declared.StoreObjects>,
+  Satisfies<Real.OpenStoreBucketOptions, Declared.OpenStoreBucketOptions>,
+  Satisfies<Declared.OpenStoreBucketOptions, Real.OpenStoreBucketOptions>,
+  Satisfies<Real.StorePutOptions, Declared.StorePutOptions>,
+  Satisfies<Declared.StorePutOptions, Real.StorePutOptions>,
+  Satisfies<Real.StoreGetOptions, Declared.StoreGetOptions>,
+  Satisfies<Declared.StoreGetOptions, Real.StoreGetOptions>,
+  Satisfies<Real.StoreListOptions, Declared.StoreListOptions>,
+  Satisfies<Declared.StoreListOptions, Real.StoreListOptions>,
+  Satisfies<Real.StoreMultipartOptions, Declared.StoreMultipartOptions>,
+  Satisfies<Declared.StoreMultipartOptions, Real.StoreMultipartOptions>,
+  Satisfies<Real.StoreObjectBody, Declared.StoreObjectBody>,
+  Satisfies<Real.StoreObjects, Declared.StoreObjects>,
   Satisfies<Real.StoreMultipartUpload, Declared.StoreMultipartUpload>,
 ];
 
@@ -77,10 +83,13 @@ console.log(JSON.stringify(out));
 `;
 
 const EXPECTED = {
-  isStoreBucket: true, etag: '4a4be40c96ac6314e91d93f38043a634', text: 'meow',
+  isStoreBucket: true,
+  etag: '4a4be40c96ac6314e91d93f38043a634',
+  text: 'meow',
   bare: ['cats/tom.txt', {}, {}, []],
   full: ['cats/tom.txt', { contentType: 'text/plain' }, { by: 'me' }],
-  missing: null, removed: true,
+  missing: null,
+  removed: true,
 };
 
 test('edgeport/store by package name, with plain node', { timeout: 60_000 }, async (t) => {
@@ -97,11 +106,26 @@ test('edgeport/store by package name, from TypeScript: type-checked by tsc, run 
   symlinkSync(join(ROOT, 'node_modules', 'typescript'), join(project, 'node_modules', 'typescript'));
   mkdirSync(join(project, 'node_modules', '@types'));
   symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'));
-  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: {
-    module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2023', 'dom', 'esnext.disposable'], strict: true, noEmit: true,
-    exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, types: ['node'],
-  }, files: ['typed.mts'] }));
-  writeFileSync(join(project, 'typed.mts'), `import { openStoreBucket, StoreBucket, type StoreObject, type StoreObjectBody } from 'edgeport/store';
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        lib: ['es2023', 'dom', 'esnext.disposable'],
+        strict: true,
+        noEmit: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        types: ['node'],
+      },
+      files: ['typed.mts'],
+    }),
+  );
+  writeFileSync(
+    join(project, 'typed.mts'),
+    `import { openStoreBucket, StoreBucket, type StoreObject, type StoreObjectBody } from 'edgeport/store';
 await using bucket = await openStoreBucket({ bucket: 'photos', compatibilityFlags: ['store_list_honor_include'] });
 const stored: StoreObject | null = await bucket.put('k', 'v', { httpMetadata: { contentType: 'text/plain' } });
 const read = await bucket.get('k', { range: { offset: 1 } });
@@ -112,16 +136,20 @@ const dir: string = bucket.dataDir;
 console.log(stored?.etag, text, type, isBucket, dir.length > 0);
 // @ts-expect-error: the options have no such field
 await openStoreBucket({ bucket: 'photos', dataDirectory: 'data' });
-`);
+`,
+  );
   const checked = await runNode(t, project, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']);
   assert.equal(checked.code, 0, checked.stdout + checked.stderr);
 
-  writeFileSync(join(project, 'bucket.test.mts'), `import type { StoreObject, LocalStoreBucket } from 'edgeport/store';\nconst keys = (objects: StoreObject[]) => objects.map((o) => o.key);\n${USER_TEST}
+  writeFileSync(
+    join(project, 'bucket.test.mts'),
+    `import type { StoreObject, LocalStoreBucket } from 'edgeport/store';\nconst keys = (objects: StoreObject[]) => objects.map((o) => o.key);\n${USER_TEST}
 const again: LocalStoreBucket = await openStoreBucket({ bucket: 'photos', dataDir: 'data' });
 await again.put('a', 'x');
 console.log(JSON.stringify(keys((await again.list()).objects)));
 await again.close();
-`);
+`,
+  );
   const run = await runNode(t, project, ['--import', 'tsx', 'bucket.test.mts']);
   assert.equal(run.code, 0, run.stderr);
   const [first, second] = run.stdout.trim().split('\n');
@@ -142,15 +170,16 @@ test('a data dir keeps its objects across opens, is locked while open, and close
   assert.ok(first instanceof StoreBucket);
   assert.equal(first.dataDir, dataDir);
   await first.put('k', 'kept');
-  await assert.rejects(openStoreBucket({ bucket: 'photos', dataDir }),
-    (error: Error) => /^The data dir .* is in use by another edgeport process.*the dataDir option of openStoreBucket\.$/.test(error.message));
+  await assert.rejects(openStoreBucket({ bucket: 'photos', dataDir }), (error: Error) =>
+    /^The data dir .* is in use by another edgeport process.*the dataDir option of openStoreBucket\.$/.test(error.message),
+  );
   await first.close();
   await first.close();
   await assert.rejects(first.get('k'), { message: 'get: this bucket was closed; open it again with openStoreBucket().' });
   await assert.rejects(first.put('k', 'x'), { message: 'put: this bucket was closed; open it again with openStoreBucket().' });
 
   const second = await open(t, { bucket: 'photos', dataDir });
-  assert.equal(await (await second.get('k') as { text(): Promise<string> }).text(), 'kept');
+  assert.equal(await ((await second.get('k')) as { text(): Promise<string> }).text(), 'kept');
   const other = await open(t, { bucket: 'other', dataDir: tempDir(t) });
   assert.equal(await other.get('k'), null, 'another data dir is another store');
 });
@@ -166,7 +195,7 @@ test('without a data dir: a temporary one, removed by close(), fresh for each bu
   assert.equal(existsSync(a.dataDir), false);
 });
 
-test('account: a bucket of one account is not another\'s; by default the data dir\'s first account, as edgeport dev', { timeout: 30_000 }, async (t) => {
+test("account: a bucket of one account is not another's; by default the data dir's first account, as edgeport dev", { timeout: 30_000 }, async (t) => {
   const dataDir = tempDir(t);
   const [alice, bob] = ['a'.repeat(32), 'b'.repeat(32)];
   const control = await openControlStore({ dataDir, clock: systemClock });
@@ -180,7 +209,7 @@ test('account: a bucket of one account is not another\'s; by default the data di
   await byDefault.put('k', 'alice');
   await byDefault.close();
   const asAlice = await open(t, { bucket: 'photos', dataDir, account: alice });
-  assert.equal(await (await asAlice.get('k') as { text(): Promise<string> }).text(), 'alice');
+  assert.equal(await ((await asAlice.get('k')) as { text(): Promise<string> }).text(), 'alice');
   await asAlice.close();
   const asBob = await open(t, { bucket: 'photos', dataDir, account: bob });
   assert.equal(await asBob.head('k'), null, "bob's photos is another bucket");
@@ -215,9 +244,15 @@ test('bad options are refused with what to fix, before anything is written', { t
     [{ bucket: 'photos', compatibilityFlags: 'store_list_honor_include' }, /`compatibilityFlags` must be an array of strings/],
   ];
   for (const [options, message] of cases) {
-    await assert.rejects(openStoreBucket({ dataDir, ...(options as object) } as OpenStoreBucketOptions).then((b) => b.close()),
-      (error: Error) => error instanceof TypeError && message.test(error.message), JSON.stringify(options));
+    await assert.rejects(
+      openStoreBucket({ dataDir, ...(options as object) } as OpenStoreBucketOptions).then((b) => b.close()),
+      (error: Error) => error instanceof TypeError && message.test(error.message),
+      JSON.stringify(options),
+    );
   }
-  await assert.rejects(openStoreBucket(undefined as never), { name: 'TypeError', message: 'openStoreBucket: pass an options object, e.g. { bucket: "photos" }.' });
+  await assert.rejects(openStoreBucket(undefined as never), {
+    name: 'TypeError',
+    message: 'openStoreBucket: pass an options object, e.g. { bucket: "photos" }.',
+  });
   assert.equal(existsSync(dataDir), false);
 });

@@ -22,7 +22,10 @@ import { pattern, writeThroughScratch } from './blobs/blob-store.case.ts';
 const TIMEOUT_MS = 600;
 const PART = 5 * 1024 * 1024;
 
-async function faultyStore(t: test.TestContext, options: { timeoutMs?: number } = {}): Promise<{ store: S3BlobStore; faulty: FaultyS3; url: string; warnings: string[] }> {
+async function faultyStore(
+  t: test.TestContext,
+  options: { timeoutMs?: number } = {},
+): Promise<{ store: S3BlobStore; faulty: FaultyS3; url: string; warnings: string[] }> {
   const endpoint = await startS3Endpoint(t);
   const faulty = await startFaultyS3(t, endpoint.endpoint);
   const url = endpoint.blobsUrl('faults').replace(endpoint.endpoint, faulty.endpoint);
@@ -31,7 +34,11 @@ async function faultyStore(t: test.TestContext, options: { timeoutMs?: number } 
   const warnings: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg as string) });
   const store = await S3BlobStore.open({
-    bucket: location.bucket, prefix: location.prefix, partBytes: PART, timeoutMs: options.timeoutMs ?? TIMEOUT_MS, logger,
+    bucket: location.bucket,
+    prefix: location.prefix,
+    partBytes: PART,
+    timeoutMs: options.timeoutMs ?? TIMEOUT_MS,
+    logger,
     client: { endpoint: location.endpoint!, region: location.region!, credentials: location.credentials!, forcePathStyle: true },
   });
   t.after(() => store.close());
@@ -77,7 +84,10 @@ test('a store that accepts and never answers: every call fails within its deadli
 test('503 SlowDown, 500 and reset connections are unavailable; 507 and QuotaExceeded are full; 404 is no fault', { timeout: 60_000 }, async (t) => {
   const { store, faulty } = await faultyStore(t);
   faulty.set({ kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' });
-  assert.match((await faultOf(async () => (await writeThroughScratch(store, pattern(70_000), 70_000)).commit())).fault.message, /^The blob store answered PutObject with HTTP 503 SlowDown$/);
+  assert.match(
+    (await faultOf(async () => (await writeThroughScratch(store, pattern(70_000), 70_000)).commit())).fault.message,
+    /^The blob store answered PutObject with HTTP 503 SlowDown$/,
+  );
   faulty.set({ kind: 'answer', status: 500, code: 'InternalError' });
   assert.equal((await faultOf(() => store.list())).fault.code, 'BACKEND_UNAVAILABLE');
   faulty.set({ kind: 'reset' });
@@ -89,30 +99,45 @@ test('503 SlowDown, 500 and reset connections are unavailable; 507 and QuotaExce
   faulty.set({ kind: 'answer', status: 403, code: 'QuotaExceeded' });
   assert.equal((await faultOf(async () => (await writeThroughScratch(store, pattern(10), 10)).commit())).fault.code, 'BACKEND_FULL');
   faulty.set({ kind: 'answer', status: 404, code: 'NoSuchKey' });
-  await assert.rejects(readAll(store.read('0123456789abcdef0123456789abcdef', 0, 1)), (error: unknown) => error instanceof StoreError && error.code === 'STORE_INTERNAL');
+  await assert.rejects(
+    readAll(store.read('0123456789abcdef0123456789abcdef', 0, 1)),
+    (error: unknown) => error instanceof StoreError && error.code === 'STORE_INTERNAL',
+  );
 });
 
-test('a store without ListMultipartUploads (501): the sweep warns once and aborts nothing; a start-up failure names store, call and status', { timeout: 60_000 }, async (t) => {
-  const { store, faulty, url, warnings } = await faultyStore(t);
-  faulty.set({ kind: 'answer', status: 501, code: 'NotImplemented', message: 'A parameter you provided implies functionality that is not implemented' }, (method, path) => method === 'GET' && /[?&]uploads/.test(path));
-  assert.equal(await store.clearTemporary(), 0);
-  assert.equal(await store.clearTemporary({ olderThanMs: 1000 }), 0);
-  assert.equal(warnings.filter((w) => w.includes('does not implement ListMultipartUploads')).length, 1, 'warned once');
-  assert.match(warnings[0]!, /lifecycle rule AbortIncompleteMultipartUpload/);
-  // The whole start-up sweep passes too (orphans by the engine's records).
-  const engine = await openStoreEngine({ dataDir: tempDir(t), blobsUrl: url, recover: true, blobsTimeoutMs: TIMEOUT_MS });
-  await engine.close();
+test(
+  'a store without ListMultipartUploads (501): the sweep warns once and aborts nothing; a start-up failure names store, call and status',
+  { timeout: 60_000 },
+  async (t) => {
+    const { store, faulty, url, warnings } = await faultyStore(t);
+    faulty.set(
+      { kind: 'answer', status: 501, code: 'NotImplemented', message: 'A parameter you provided implies functionality that is not implemented' },
+      (method, path) => method === 'GET' && /[?&]uploads/.test(path),
+    );
+    assert.equal(await store.clearTemporary(), 0);
+    assert.equal(await store.clearTemporary({ olderThanMs: 1000 }), 0);
+    assert.equal(warnings.filter((w) => w.includes('does not implement ListMultipartUploads')).length, 1, 'warned once');
+    assert.match(warnings[0]!, /lifecycle rule AbortIncompleteMultipartUpload/);
+    // The whole start-up sweep passes too (orphans by the engine's records).
+    const engine = await openStoreEngine({ dataDir: tempDir(t), blobsUrl: url, recover: true, blobsTimeoutMs: TIMEOUT_MS });
+    await engine.close();
 
-  // Any other failure at start: the store (secret hidden), the call, the status, what to check.
-  faulty.set({ kind: 'answer', status: 403, code: 'AccessDenied' }, (method, path) => method === 'GET' && /list-type=2/.test(path));
-  await assert.rejects(openStoreEngine({ dataDir: tempDir(t), blobsUrl: url, recover: true, blobsTimeoutMs: TIMEOUT_MS }), (error: unknown) => {
-    assert.ok(error instanceof Error);
-    assert.match(error.message, /^The blob store s3:\/\/blobs\/faults\?endpoint=http:\/\/127\.0\.0\.1:\d+&.*secret-access-key=\*\*\* could not be swept of what a crash left at start: ListObjectsV2 was answered HTTP 403 \(AccessDenied.*\)\. Check access-key-id and secret-access-key/);
-    return true;
-  });
-  faulty.set({ kind: 'hang' });
-  const started = performance.now();
-  await assert.rejects(openStoreEngine({ dataDir: tempDir(t), blobsUrl: url, recover: true, blobsTimeoutMs: TIMEOUT_MS }),
-    /could not be opened: HeadBucket got no HTTP answer \(.*\)\. Check the endpoint \(scheme, host and port\)/);
-  t.diagnostic(`a silent store failed the start after ${Math.round(performance.now() - started)} ms`);
-});
+    // Any other failure at start: the store (secret hidden), the call, the status, what to check.
+    faulty.set({ kind: 'answer', status: 403, code: 'AccessDenied' }, (method, path) => method === 'GET' && /list-type=2/.test(path));
+    await assert.rejects(openStoreEngine({ dataDir: tempDir(t), blobsUrl: url, recover: true, blobsTimeoutMs: TIMEOUT_MS }), (error: unknown) => {
+      assert.ok(error instanceof Error);
+      assert.match(
+        error.message,
+        /^The blob store s3:\/\/blobs\/faults\?endpoint=http:\/\/127\.0\.0\.1:\d+&.*secret-access-key=\*\*\* could not be swept of what a crash left at start: ListObjectsV2 was answered HTTP 403 \(AccessDenied.*\)\. Check access-key-id and secret-access-key/,
+      );
+      return true;
+    });
+    faulty.set({ kind: 'hang' });
+    const started = performance.now();
+    await assert.rejects(
+      openStoreEngine({ dataDir: tempDir(t), blobsUrl: url, recover: true, blobsTimeoutMs: TIMEOUT_MS }),
+      /could not be opened: HeadBucket got no HTTP answer \(.*\)\. Check the endpoint \(scheme, host and port\)/,
+    );
+    t.diagnostic(`a silent store failed the start after ${Math.round(performance.now() - started)} ms`);
+  },
+);

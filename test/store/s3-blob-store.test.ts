@@ -29,7 +29,9 @@ async function openStore(t: test.TestContext, endpoint: S3Endpoint, prefix = 'ed
   assert.equal(location.kind, 's3');
   if (location.kind !== 's3') throw new Error('unreachable');
   const store = await S3BlobStore.open({
-    bucket: location.bucket, prefix: location.prefix, partBytes: PART,
+    bucket: location.bucket,
+    prefix: location.prefix,
+    partBytes: PART,
     client: { endpoint: location.endpoint!, region: location.region!, credentials: location.credentials!, forcePathStyle: true },
   });
   t.after(() => store.close());
@@ -51,20 +53,34 @@ const count = (requests: readonly string[], pattern: RegExp): number => requests
 test('[blobs] url: file:// and s3:// parse, with defaults; bad URLs say what to fix', { timeout: 10_000 }, () => {
   assert.deepEqual(parseBlobsUrl('file:///srv/edgeport/blobs'), { kind: 'fs', root: '/srv/edgeport/blobs' });
   assert.deepEqual(parseBlobsUrl('s3://my-bucket/a/b/?endpoint=http://127.0.0.1:9000&access-key-id=AK&secret-access-key=se+cr/et%3D'), {
-    kind: 's3', bucket: 'my-bucket', prefix: 'a/b', endpoint: 'http://127.0.0.1:9000', region: 'auto', forcePathStyle: true,
+    kind: 's3',
+    bucket: 'my-bucket',
+    prefix: 'a/b',
+    endpoint: 'http://127.0.0.1:9000',
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: 'AK', secretAccessKey: 'se+cr/et=' },
   });
   assert.deepEqual(parseBlobsUrl('s3://my-bucket'), { kind: 's3', bucket: 'my-bucket', prefix: '', forcePathStyle: false });
-  assert.deepEqual(parseBlobsUrl('s3://my-bucket/p?region=eu-west-1&force-path-style=true'),
-    { kind: 's3', bucket: 'my-bucket', prefix: 'p', region: 'eu-west-1', forcePathStyle: true });
-
-  const refused = (url: string, fix: RegExp) => assert.throws(() => parseBlobsUrl(url), (error: unknown) => {
-    assert.ok(error instanceof BlobsUrlError);
-    assert.equal(error.code, 'CONFIG_INVALID');
-    assert.match(error.message, fix);
-    assert.doesNotMatch(error.message, /topsecret/, 'the secret key never appears in a message');
-    return true;
+  assert.deepEqual(parseBlobsUrl('s3://my-bucket/p?region=eu-west-1&force-path-style=true'), {
+    kind: 's3',
+    bucket: 'my-bucket',
+    prefix: 'p',
+    region: 'eu-west-1',
+    forcePathStyle: true,
   });
+
+  const refused = (url: string, fix: RegExp) =>
+    assert.throws(
+      () => parseBlobsUrl(url),
+      (error: unknown) => {
+        assert.ok(error instanceof BlobsUrlError);
+        assert.equal(error.code, 'CONFIG_INVALID');
+        assert.match(error.message, fix);
+        assert.doesNotMatch(error.message, /topsecret/, 'the secret key never appears in a message');
+        return true;
+      },
+    );
   refused('/srv/blobs', /use file:\/\/\/absolute\/dir .* or s3:\/\/bucket\/prefix\?endpoint=/);
   refused('http://x/y', /use file:\/\/\/absolute\/dir/);
   refused('file://server/share', /three slashes/);
@@ -85,7 +101,10 @@ test('an unreachable bucket fails at open, naming the bucket and what to check',
   const url = endpoint.blobsUrl('x').replace('s3://blobs/', 's3://no-such-bucket/');
   await assert.rejects(openBlobStore({ url, dataDir: tempDir(t) }), (error: unknown) => {
     assert.ok(error instanceof StoreError);
-    assert.match(error.message, /^The blob store s3:\/\/no-such-bucket\/x\?endpoint=http:\/\/127\.0\.0\.1:\d+&.*secret-access-key=\*\*\* could not be opened: HeadBucket was answered HTTP 404 \(NotFound.*\)\. Check that the bucket exists/);
+    assert.match(
+      error.message,
+      /^The blob store s3:\/\/no-such-bucket\/x\?endpoint=http:\/\/127\.0\.0\.1:\d+&.*secret-access-key=\*\*\* could not be opened: HeadBucket was answered HTTP 404 \(NotFound.*\)\. Check that the bucket exists/,
+    );
     assert.doesNotMatch(error.message, /edgeport-blob-secret/);
     return true;
   });
@@ -145,7 +164,10 @@ test('S3BlobStore: a body above one part goes multipart, parts of one size, read
   // Exactly one part: still a single PutObject (a full part is sent only once more bytes come).
   const mark = endpoint.requests.length;
   await writeBlob(store, pattern(PART), 1 << 20);
-  assert.deepEqual(endpoint.requests.slice(mark).map((r) => r.split(' ')[0]), ['PUT']);
+  assert.deepEqual(
+    endpoint.requests.slice(mark).map((r) => r.split(' ')[0]),
+    ['PUT'],
+  );
 });
 
 test('S3BlobStore: abort drops the upload; clearTemporary aborts only uploads idle past the age', { timeout: 10_000 }, async (t) => {
@@ -232,7 +254,9 @@ test('an engine on s3:// blobs: put, get, ranges, multipart, delete, reclaim; a 
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   let peak = rssBefore;
-  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 20);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
   const mark = endpoint.requests.length;
   const hash = createHash('md5');
   const big = await engine.put(bucket, 'big', { stream: generated(total, 256 * 1024, hash), length: total });
@@ -251,7 +275,7 @@ test('an engine on s3:// blobs: put, get, ranges, multipart, delete, reclaim; a 
   assert.equal(back.digest('hex'), big?.etag);
 });
 
-test('a shared file:// blob dir: two engines read each other\'s blobs; recovery keeps young leftovers and sweeps old ones', { timeout: 10_000 }, async (t) => {
+test("a shared file:// blob dir: two engines read each other's blobs; recovery keeps young leftovers and sweeps old ones", { timeout: 10_000 }, async (t) => {
   const shared = tempDir(t, 'edgeport-shared-blobs-');
   const blobsUrl = pathToFileURL(shared).href;
   const a = await openTestEngine(t, { blobsUrl });
@@ -275,7 +299,11 @@ test('a shared file:// blob dir: two engines read each other\'s blobs; recovery 
   // B has metadata of its own here (SQLite), so A's blob is unreferenced as far as B can tell:
   // only its age protects it, exactly as for a blob A published but has not committed yet.
   const b = await openTestEngine(t, { blobsUrl, recover: true });
-  assert.deepEqual(readdirSync(join(shared, 'tmp')).filter((name) => name !== processTag()), [freshTmp], 'A\'s own directory stays too');
+  assert.deepEqual(
+    readdirSync(join(shared, 'tmp')).filter((name) => name !== processTag()),
+    [freshTmp],
+    "A's own directory stays too",
+  );
   assert.deepEqual(readdirSync(join(shared, 'blobs')).sort(), [aBlob].sort());
   assert.ok(Buffer.from(body).equals(await readAll((await a.engine.get(a.bucket, 'k'))?.body?.stream())));
   await b.engine.put(b.bucket, 'from-b', pattern(100_000, 3));
@@ -302,19 +330,23 @@ test('recovery on a shared blob store keeps the reclaim queue; the local data di
   }
 });
 
-test('the local data dir\'s recovery removes the temporary files of processes that are gone, however fresh; not this process\'s', { timeout: 20_000 }, async (t) => {
-  const dataDir = tempDir(t);
-  const gone = join(dataDir, 'tmp', processTag({ ...currentProcess(), start: `${currentProcess().start}1` }));
-  mkdirSync(gone, { recursive: true });
-  writeFileSync(join(gone, randomHexId()), 'x');
-  const first = await openTestEngine(t, { dataDir, blobsUrl: undefined });
-  await first.engine.put(first.bucket, 'k', randomBytes(100_000));
-  const own = join(dataDir, 'tmp', processTag());
-  writeFileSync(join(own, randomHexId()), 'this process is writing it');
-  await openTestEngine(t, { dataDir, recover: true, blobsUrl: undefined });
-  assert.deepEqual(readdirSync(join(dataDir, 'tmp')), [processTag()]);
-  assert.equal(readdirSync(own).length, 1);
-});
+test(
+  "the local data dir's recovery removes the temporary files of processes that are gone, however fresh; not this process's",
+  { timeout: 20_000 },
+  async (t) => {
+    const dataDir = tempDir(t);
+    const gone = join(dataDir, 'tmp', processTag({ ...currentProcess(), start: `${currentProcess().start}1` }));
+    mkdirSync(gone, { recursive: true });
+    writeFileSync(join(gone, randomHexId()), 'x');
+    const first = await openTestEngine(t, { dataDir, blobsUrl: undefined });
+    await first.engine.put(first.bucket, 'k', randomBytes(100_000));
+    const own = join(dataDir, 'tmp', processTag());
+    writeFileSync(join(own, randomHexId()), 'this process is writing it');
+    await openTestEngine(t, { dataDir, recover: true, blobsUrl: undefined });
+    assert.deepEqual(readdirSync(join(dataDir, 'tmp')), [processTag()]);
+    assert.equal(readdirSync(own).length, 1);
+  },
+);
 
 /** Waits until the endpoint has stored `n` parts across its uploads (part uploads run in the background). */
 async function partsStored(endpoint: S3Endpoint, n: number): Promise<void> {

@@ -21,7 +21,9 @@ async function openStore(t: test.TestContext, server: S3rverInstance): Promise<S
   const location = parseBlobsUrl(server.blobsUrl('blobs'));
   if (location.kind !== 's3') throw new Error('unreachable');
   const store = await S3BlobStore.open({
-    bucket: location.bucket, prefix: location.prefix, partBytes: PART,
+    bucket: location.bucket,
+    prefix: location.prefix,
+    partBytes: PART,
     client: { endpoint: location.endpoint!, region: location.region!, credentials: location.credentials!, forcePathStyle: true },
   });
   t.after(() => store.close());
@@ -43,7 +45,12 @@ test('an engine on s3rver starts (the sweep warns once that it lacks ListMultipa
   assert.deepEqual(warnings.filter((w) => /does not implement ListMultipartUploads/.test(w)).length, 1);
   await engine.createBucket('bodies');
   const body = pattern(2 * PART + 4321, 5);
-  const put = await engine.put('bodies', 'big', { stream: (async function* () { for (let at = 0; at < body.length; at += 1 << 20) yield body.subarray(at, at + (1 << 20)); })(), length: body.length });
+  const put = await engine.put('bodies', 'big', {
+    stream: (async function* () {
+      for (let at = 0; at < body.length; at += 1 << 20) yield body.subarray(at, at + (1 << 20));
+    })(),
+    length: body.length,
+  });
   assert.equal(put?.size, body.length);
   const got = await engine.get('bodies', 'big', { range: { offset: PART - 10, length: 20 } });
   assert.ok(Buffer.from(body.subarray(PART - 10, PART + 10)).equals(await readAll(got?.body?.stream())));

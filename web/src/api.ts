@@ -50,7 +50,7 @@ function headersFor(method: string, extra?: Record<string, string>): Record<stri
 async function readEnvelope<T>(response: Response): Promise<Envelope<T>> {
   let envelope: Envelope<T>;
   try {
-    envelope = await response.json() as Envelope<T>;
+    envelope = (await response.json()) as Envelope<T>;
   } catch {
     throw new ApiFailure(response.status, [{ code: 0, message: `The server answered ${response.status} without a readable body.` }]);
   }
@@ -88,13 +88,17 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
   });
   let answer: { data?: T | null; errors?: Array<{ message: string }> | null; success?: boolean };
   try {
-    answer = await response.json() as typeof answer;
+    answer = (await response.json()) as typeof answer;
   } catch {
     throw new ApiFailure(response.status, [{ code: 0, message: `The server answered ${response.status} without a readable body.` }]);
   }
   // A refusal before the query runs (credentials, CSRF) is the API's envelope.
   if (answer.success === false) return readEnvelope<T>(new Response(JSON.stringify(answer), { status: response.status })).then((e) => e.result);
-  if (answer.errors?.length || !answer.data) throw new ApiFailure(response.status, (answer.errors ?? []).map((e) => ({ code: 0, message: e.message })));
+  if (answer.errors?.length || !answer.data)
+    throw new ApiFailure(
+      response.status,
+      (answer.errors ?? []).map((e) => ({ code: 0, message: e.message })),
+    );
   return answer.data;
 }
 
@@ -102,11 +106,16 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
  * Sends a body with upload progress (fetch reports none): `onProgress(loadedBytes)` as it goes.
  * Resolves to the envelope's result; `signal` aborts it.
  */
-export function sendWithProgress<T>(method: string, path: string, body: Blob, options: {
-  headers?: Record<string, string>;
-  onProgress: (loaded: number) => void;
-  signal?: AbortSignal;
-}): Promise<T> {
+export function sendWithProgress<T>(
+  method: string,
+  path: string,
+  body: Blob,
+  options: {
+    headers?: Record<string, string>;
+    onProgress: (loaded: number) => void;
+    signal?: AbortSignal;
+  },
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open(method, API + path);

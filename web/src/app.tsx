@@ -36,22 +36,34 @@ export function App() {
       setSession(null);
       return;
     }
-    get<Session>('/sessions/current').then((s) => {
-      noteSession(s);
-      setCsrfToken(s.csrf_token);
-      setSession(s);
-    }, () => setSession(null));
+    get<Session>('/sessions/current').then(
+      (s) => {
+        noteSession(s);
+        setCsrfToken(s.csrf_token);
+        setSession(s);
+      },
+      () => setSession(null),
+    );
   }, []);
 
-  if (session === undefined) return <main id="main" class="page"><Loading what="the dashboard" /></main>;
+  if (session === undefined)
+    return (
+      <main id="main" class="page">
+        <Loading what="the dashboard" />
+      </main>
+    );
   if (session === null) {
-    return <SignInPage onSignedIn={(s) => {
-      noteSession(s);
-      setCsrfToken(s.csrf_token);
-      setSession(s);
-      const next = location.query.get('next');
-      navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/zones', { replace: true });
-    }} />;
+    return (
+      <SignInPage
+        onSignedIn={(s) => {
+          noteSession(s);
+          setCsrfToken(s.csrf_token);
+          setSession(s);
+          const next = location.query.get('next');
+          navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/zones', { replace: true });
+        }}
+      />
+    );
   }
   const signOut = async () => {
     try {
@@ -63,7 +75,11 @@ export function App() {
       navigate('/sign-in', { replace: true });
     }
   };
-  return <Shell session={session} path={location.path} onSignOut={signOut}>{page(location, session)}</Shell>;
+  return (
+    <Shell session={session} path={location.path} onSignOut={signOut}>
+      {page(location, session)}
+    </Shell>
+  );
 }
 
 function page(location: Location, session: Session) {
@@ -73,17 +89,38 @@ function page(location: Location, session: Session) {
   let params: Record<string, string> | null;
   if (match('/zones', path)) return <ZonesPage account={account} />;
   if ((params = match('/zones/:zone', path))) {
-    return <ZoneFrame zoneId={params.zone!} section="settings">{(zone, reload) => <ZoneSettingsPage zone={zone} onChanged={reload} />}</ZoneFrame>;
+    return (
+      <ZoneFrame zoneId={params.zone!} section="settings">
+        {(zone, reload) => <ZoneSettingsPage zone={zone} onChanged={reload} />}
+      </ZoneFrame>
+    );
   }
   if ((params = match('/zones/:zone/custom-fields', path))) {
-    return <ZoneFrame zoneId={params.zone!} section="custom-fields">{(zone) => <CustomFieldsPage zoneId={zone.id} />}</ZoneFrame>;
+    return (
+      <ZoneFrame zoneId={params.zone!} section="custom-fields">
+        {(zone) => <CustomFieldsPage zoneId={zone.id} />}
+      </ZoneFrame>
+    );
   }
-  if ((params = match('/zones/:zone/jobs', path))) return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobsPage zoneId={zone.id} />}</ZoneFrame>;
+  if ((params = match('/zones/:zone/jobs', path)))
+    return (
+      <ZoneFrame zoneId={params.zone!} section="jobs">
+        {(zone) => <JobsPage zoneId={zone.id} />}
+      </ZoneFrame>
+    );
   if ((params = match('/zones/:zone/jobs/new', path))) {
-    return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobEditorPage key="new" zoneId={zone.id} account={account} />}</ZoneFrame>;
+    return (
+      <ZoneFrame zoneId={params.zone!} section="jobs">
+        {(zone) => <JobEditorPage key="new" zoneId={zone.id} account={account} />}
+      </ZoneFrame>
+    );
   }
   if ((params = match('/zones/:zone/jobs/:job', path))) {
-    return <ZoneFrame zoneId={params.zone!} section="jobs">{(zone) => <JobEditorPage key={path} zoneId={zone.id} jobId={params!.job!} account={account} />}</ZoneFrame>;
+    return (
+      <ZoneFrame zoneId={params.zone!} section="jobs">
+        {(zone) => <JobEditorPage key={path} zoneId={zone.id} jobId={params!.job!} account={account} />}
+      </ZoneFrame>
+    );
   }
   if (match('/access-keys', path)) return <AccessKeysPage account={account} />;
   if (match('/tokens', path)) return <TokensPage account={account} />;
@@ -94,7 +131,9 @@ function page(location: Location, session: Session) {
   return (
     <>
       <h1>Page not found</h1>
-      <p>Nothing lives at <code>{path}</code>. Go to <Link href="/zones">your zones</Link>.</p>
+      <p>
+        Nothing lives at <code>{path}</code>. Go to <Link href="/zones">your zones</Link>.
+      </p>
     </>
   );
 }
@@ -116,27 +155,50 @@ const SECTIONS = [
 function Shell({ session, path, onSignOut, children }: { session: Session; path: string; onSignOut: () => void; children: ComponentChildren }) {
   return (
     <>
-      <a class="skip-link" href="#main">Skip to content</a>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
       <header class="site-header">
         <div class="site-header-inner">
-          <Link href="/zones" class="brand">edgeport</Link>
+          <Link href="/zones" class="brand">
+            edgeport
+          </Link>
           <nav aria-label="Sections">
             <ul class="site-nav">
               {SECTIONS.map((s) => {
                 const here = path === s.href || path.startsWith(`${s.href}/`);
-                return <li key={s.href}><Link href={s.href} aria-current={here ? 'page' : undefined}>{s.label}</Link></li>;
+                return (
+                  <li key={s.href}>
+                    <Link href={s.href} aria-current={here ? 'page' : undefined}>
+                      {s.label}
+                    </Link>
+                  </li>
+                );
               })}
             </ul>
           </nav>
           <div class="account">
-            {session.operator
-              ? <span class="account-email" title={`Account ${session.account.id}: the operator, whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set`}>operator: {session.email}</span>
-              : <span class="account-email" title={`Account ${session.account.id}`}>{session.email}</span>}
-            <button type="button" class="button-on-dark" onClick={onSignOut}>Sign out</button>
+            {session.operator ? (
+              <span
+                class="account-email"
+                title={`Account ${session.account.id}: the operator, whose e-mail and key EDGEPORT_ADMIN_EMAIL and EDGEPORT_ADMIN_KEY set`}
+              >
+                operator: {session.email}
+              </span>
+            ) : (
+              <span class="account-email" title={`Account ${session.account.id}`}>
+                {session.email}
+              </span>
+            )}
+            <button type="button" class="button-on-dark" onClick={onSignOut}>
+              Sign out
+            </button>
           </div>
         </div>
       </header>
-      <main id="main" class="page" tabIndex={-1}>{children}</main>
+      <main id="main" class="page" tabIndex={-1}>
+        {children}
+      </main>
     </>
   );
 }

@@ -71,5 +71,9 @@ export function Link({ href, children, ...rest }: LinkProps) {
     event.preventDefault();
     navigate(href);
   };
-  return <a href={href} onClick={onClick} {...rest}>{children}</a>;
+  return (
+    <a href={href} onClick={onClick} {...rest}>
+      {children}
+    </a>
+  );
 }

@@ -27,15 +27,22 @@ export function objectPath(account: string, bucket: string, key: string): string
   return `/accounts/${seg(account)}/store/buckets/${seg(bucket)}/objects/${seg(key)}`;
 }
 
-export async function uploadFile(account: string, bucket: string, key: string, file: Blob,
-  onProgress: (sent: number) => void, signal?: AbortSignal): Promise<StoredObject> {
+export async function uploadFile(
+  account: string,
+  bucket: string,
+  key: string,
+  file: Blob,
+  onProgress: (sent: number) => void,
+  signal?: AbortSignal,
+): Promise<StoredObject> {
   const path = objectPath(account, bucket, key);
   const type = file.type ? { 'content-type': file.type } : undefined;
   if (file.size <= PART_SIZE) {
     return sendWithProgress<StoredObject>('PUT', path, file, { ...(type ? { headers: type } : {}), onProgress, ...(signal ? { signal } : {}) });
   }
-  const { upload_id: uploadId } = (await call<{ upload_id: string }>('POST', `${path}/uploads`,
-    file.type ? { http_metadata: { content_type: file.type } } : {})).result;
+  const { upload_id: uploadId } = (
+    await call<{ upload_id: string }>('POST', `${path}/uploads`, file.type ? { http_metadata: { content_type: file.type } } : {})
+  ).result;
   const uploads = `${path}/uploads/${seg(uploadId)}`;
   const count = Math.ceil(file.size / PART_SIZE);
   const sent = new Array<number>(count).fill(0);

@@ -37,15 +37,27 @@ const accessKeyResult = z.object({
   status: z.enum(['active', 'revoked']),
 });
 
-const createKeyBody = z.strictObject({
-  permission: permission.optional().describe('admin_read_write (default): buckets and objects; admin_read_only; object_read_write / object_read_only: objects only'),
-  buckets: z.array(z.string().regex(BUCKET_NAME, "must be a bucket name: 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit"))
-    .min(1).max(1000).optional().describe('Limits an object_* key to these buckets of the account'),
-}).superRefine((body, ctx) => {
-  if (body.buckets !== undefined && !(body.permission ?? 'admin_read_write').startsWith('object_')) {
-    ctx.addIssue({ code: 'custom', path: ['buckets'], message: 'only object_read_write and object_read_only keys are limited to buckets: admin keys reach every bucket of the account' });
-  }
-});
+const createKeyBody = z
+  .strictObject({
+    permission: permission
+      .optional()
+      .describe('admin_read_write (default): buckets and objects; admin_read_only; object_read_write / object_read_only: objects only'),
+    buckets: z
+      .array(z.string().regex(BUCKET_NAME, "must be a bucket name: 3-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit"))
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('Limits an object_* key to these buckets of the account'),
+  })
+  .superRefine((body, ctx) => {
+    if (body.buckets !== undefined && !(body.permission ?? 'admin_read_write').startsWith('object_')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['buckets'],
+        message: 'only object_read_write and object_read_only keys are limited to buckets: admin keys reach every bucket of the account',
+      });
+    }
+  });
 
 function toKeyJson(key: ListedAccessKey): z.infer<typeof accessKeyResult> {
   return {
@@ -60,8 +72,13 @@ function toKeyJson(key: ListedAccessKey): z.infer<typeof accessKeyResult> {
 
 export const ACCESS_KEY_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: BASE, operationId: 'store-access-keys-list', summary: 'List your S3 access keys (secrets are never shown again)', tag: TAG,
-    result: z.array(accessKeyResult), resultInfo: 'page',
+    method: 'GET',
+    path: BASE,
+    operationId: 'store-access-keys-list',
+    summary: 'List your S3 access keys (secrets are never shown again)',
+    tag: TAG,
+    result: z.array(accessKeyResult),
+    resultInfo: 'page',
     async handler(ctx) {
       const account = requireOwnAccount(ctx);
       const keys = (await ctx.deps.accessKeys.list(account.id)).map(toKeyJson);
@@ -69,7 +86,11 @@ export const ACCESS_KEY_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof createKeyBody>>({
-    method: 'POST', path: BASE, operationId: 'store-access-keys-create', summary: 'Make an S3 access key; the secret is in this answer only', tag: TAG,
+    method: 'POST',
+    path: BASE,
+    operationId: 'store-access-keys-create',
+    summary: 'Make an S3 access key; the secret is in this answer only',
+    tag: TAG,
     body: { schema: createKeyBody, invalid: 'API_ACCESS_KEY_INVALID', optional: true },
     result: accessKeyResult.omit({ revoked_on: true, status: true }).extend({ secret_access_key: z.string() }),
     async handler(ctx) {
@@ -78,17 +99,23 @@ export const ACCESS_KEY_ROUTES: ApiRoute[] = [
       const buckets = ctx.body?.buckets === undefined ? null : [...new Set(ctx.body.buckets)];
       const key = await ctx.deps.accessKeys.create(account.id, { permission: permissionGiven, buckets });
       return successResponse({
-        access_key_id: key.accessKeyId, secret_access_key: key.secretAccessKey, permission: permissionGiven, buckets,
+        access_key_id: key.accessKeyId,
+        secret_access_key: key.secretAccessKey,
+        permission: permissionGiven,
+        buckets,
         created_on: new Date(key.created).toISOString(),
       });
     },
   }),
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/store/s3-endpoint', operationId: 'store-s3-endpoint-get', tag: TAG,
+    method: 'GET',
+    path: '/accounts/:account_id/store/s3-endpoint',
+    operationId: 'store-s3-endpoint-get',
+    tag: TAG,
     summary: 'Where S3 clients reach the object store with these keys: endpoint URL and region',
     result: z.object({
-      endpoint: z.string().nullable().describe('The S3-compatible API\'s URL (path-style requests); null when this server runs none'),
-      region: z.literal('auto').describe('The one region, as in the real store\'s S3 API'),
+      endpoint: z.string().nullable().describe("The S3-compatible API's URL (path-style requests); null when this server runs none"),
+      region: z.literal('auto').describe("The one region, as in the real store's S3 API"),
     }),
     async handler(ctx) {
       requireOwnAccount(ctx);
@@ -96,12 +123,16 @@ export const ACCESS_KEY_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${BASE}/:access_key_id`, operationId: 'store-access-keys-revoke', summary: 'Revoke one of your S3 access keys (within a second everywhere)', tag: TAG,
+    method: 'DELETE',
+    path: `${BASE}/:access_key_id`,
+    operationId: 'store-access-keys-revoke',
+    summary: 'Revoke one of your S3 access keys (within a second everywhere)',
+    tag: TAG,
     result: z.object({ access_key_id: z.string(), status: z.literal('revoked') }),
     async handler(ctx) {
       const account = requireOwnAccount(ctx);
       const id = ctx.params.access_key_id!;
-      if (!await ctx.deps.accessKeys.revoke(account.id, id)) throw objectNotFound(ctx.path);
+      if (!(await ctx.deps.accessKeys.revoke(account.id, id))) throw objectNotFound(ctx.path);
       return successResponse({ access_key_id: id, status: 'revoked' });
     },
   }),

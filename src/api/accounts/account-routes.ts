@@ -45,8 +45,14 @@ export function requireOwnAccount(ctx: RouteContext<unknown>): AccountRecord {
 
 export const ACCOUNT_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/accounts', operationId: 'accounts-list', summary: 'List the accounts you are a member of', tag: TAG,
-    query: listAccountsQuery, result: z.array(accountResult), resultInfo: 'page',
+    method: 'GET',
+    path: '/accounts',
+    operationId: 'accounts-list',
+    summary: 'List the accounts you are a member of',
+    tag: TAG,
+    query: listAccountsQuery,
+    result: z.array(accountResult),
+    resultInfo: 'page',
     async handler(ctx) {
       const q = validateQuery(listAccountsQuery, ctx.query);
       const all = q.name === undefined || ctx.account.name.toLowerCase().includes(q.name.toLowerCase()) ? [ctx.account] : [];
@@ -57,7 +63,12 @@ export const ACCOUNT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id', operationId: 'accounts-get', summary: 'Get your account', tag: TAG, result: accountResult,
+    method: 'GET',
+    path: '/accounts/:account_id',
+    operationId: 'accounts-get',
+    summary: 'Get your account',
+    tag: TAG,
+    result: accountResult,
     async handler(ctx) {
       return successResponse(toAccountJson(requireOwnAccount(ctx)));
     },

@@ -20,7 +20,9 @@ const pageQuery = z.object({ page: z.coerce.number().int().min(1).default(1), pe
 
 function roleJson(account: AccountRecord): Record<string, unknown> {
   return {
-    id: derivedId('role', account), name: OWNER_ROLE, description: 'Can edit any Cloudflare setting, make purchases, update billing, and manage memberships.',
+    id: derivedId('role', account),
+    name: OWNER_ROLE,
+    description: 'Can edit any Cloudflare setting, make purchases, update billing, and manage memberships.',
     permissions: Object.fromEntries(PERMISSION_AREAS.map((area) => [area, { read: true, write: true }])),
   };
 }
@@ -28,7 +30,11 @@ function roleJson(account: AccountRecord): Record<string, unknown> {
 function memberJson(account: AccountRecord): Record<string, unknown> {
   const user = toUserJson(account);
   return {
-    id: derivedId('membership', account), email: account.email, status: 'accepted', roles: [roleJson(account)], policies: [],
+    id: derivedId('membership', account),
+    email: account.email,
+    status: 'accepted',
+    roles: [roleJson(account)],
+    policies: [],
     user: { id: user.id, email: user.email, first_name: null, last_name: null, two_factor_authentication_enabled: false },
   };
 }
@@ -47,13 +53,23 @@ function requireId(ctx: RouteContext<unknown>, param: string, expected: string):
 
 export const MEMBER_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/members', operationId: 'accounts-members-list', summary: 'The account\'s members: its owner', tag: TAG, query: pageQuery, resultInfo: 'page',
+    method: 'GET',
+    path: '/accounts/:account_id/members',
+    operationId: 'accounts-members-list',
+    summary: "The account's members: its owner",
+    tag: TAG,
+    query: pageQuery,
+    resultInfo: 'page',
     async handler(ctx) {
       return onePage(ctx, memberJson(requireOwnAccount(ctx)));
     },
   }),
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/members/:member_id', operationId: 'accounts-members-get', summary: 'One member (the owner)', tag: TAG,
+    method: 'GET',
+    path: '/accounts/:account_id/members/:member_id',
+    operationId: 'accounts-members-get',
+    summary: 'One member (the owner)',
+    tag: TAG,
     async handler(ctx) {
       const account = requireOwnAccount(ctx);
       requireId(ctx, 'member_id', derivedId('membership', account));
@@ -61,13 +77,23 @@ export const MEMBER_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/roles', operationId: 'accounts-roles-list', summary: 'The account\'s roles: Super Administrator', tag: TAG, query: pageQuery, resultInfo: 'page',
+    method: 'GET',
+    path: '/accounts/:account_id/roles',
+    operationId: 'accounts-roles-list',
+    summary: "The account's roles: Super Administrator",
+    tag: TAG,
+    query: pageQuery,
+    resultInfo: 'page',
     async handler(ctx) {
       return onePage(ctx, roleJson(requireOwnAccount(ctx)));
     },
   }),
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/roles/:role_id', operationId: 'accounts-roles-get', summary: 'One role (Super Administrator)', tag: TAG,
+    method: 'GET',
+    path: '/accounts/:account_id/roles/:role_id',
+    operationId: 'accounts-roles-get',
+    summary: 'One role (Super Administrator)',
+    tag: TAG,
     async handler(ctx) {
       const account = requireOwnAccount(ctx);
       requireId(ctx, 'role_id', derivedId('role', account));

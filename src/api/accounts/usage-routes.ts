@@ -25,14 +25,23 @@ export const usageResult = z.object({
 export function toUsageJson(usage: AccountUsage): z.infer<typeof usageResult> {
   const quota = (value: number) => (value === 0 ? null : value);
   return {
-    objects: { stored_bytes: usage.objectBytes, max_bytes: quota(usage.quotas.maxObjectBytes), count: usage.objectCount, max_count: quota(usage.quotas.maxObjects) },
+    objects: {
+      stored_bytes: usage.objectBytes,
+      max_bytes: quota(usage.quotas.maxObjectBytes),
+      count: usage.objectCount,
+      max_count: quota(usage.quotas.maxObjects),
+    },
     scripts: { stored_bytes: usage.scriptBytes, max_bytes: quota(usage.quotas.maxScriptBytes), max_versions_per_script: usage.quotas.maxVersionsPerScript },
   };
 }
 
 export const USAGE_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/usage', operationId: 'accounts-usage', tag: TAG, result: usageResult,
+    method: 'GET',
+    path: '/accounts/:account_id/usage',
+    operationId: 'accounts-usage',
+    tag: TAG,
+    result: usageResult,
     summary: 'What your account stores (objects, scripts) against its quotas',
     async handler(ctx) {
       const account = requireOwnAccount(ctx);

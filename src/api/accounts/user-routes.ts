@@ -22,7 +22,18 @@ const TAG = 'User';
 
 /** The permission areas of a membership (the SDK's Membership.Permissions); the owner may read and write all. */
 export const PERMISSION_AREAS = [
-  'analytics', 'billing', 'cache_purge', 'dns', 'dns_records', 'lb', 'logs', 'organization', 'ssl', 'waf', 'zone_settings', 'zones',
+  'analytics',
+  'billing',
+  'cache_purge',
+  'dns',
+  'dns_records',
+  'lb',
+  'logs',
+  'organization',
+  'ssl',
+  'waf',
+  'zone_settings',
+  'zones',
 ] as const;
 export const OWNER_ROLE = 'Super Administrator - All Privileges';
 
@@ -81,10 +92,16 @@ export function toUserJson(account: AccountRecord): z.infer<typeof userResult> {
   return {
     id: derivedId('user', account),
     email: account.email,
-    first_name: null, last_name: null, telephone: null, country: null, zipcode: null,
+    first_name: null,
+    last_name: null,
+    telephone: null,
+    country: null,
+    zipcode: null,
     two_factor_authentication_enabled: false,
     two_factor_authentication_locked: false,
-    has_pro_zones: false, has_business_zones: false, has_enterprise_zones: false,
+    has_pro_zones: false,
+    has_business_zones: false,
+    has_enterprise_zones: false,
     suspended: false,
     betas: [],
     organizations: [],
@@ -94,18 +111,30 @@ export function toUserJson(account: AccountRecord): z.infer<typeof userResult> {
 
 export const USER_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/user', operationId: 'user-get', summary: 'Get the user the credentials belong to', tag: TAG, result: userResult,
+    method: 'GET',
+    path: '/user',
+    operationId: 'user-get',
+    summary: 'Get the user the credentials belong to',
+    tag: TAG,
+    result: userResult,
     async handler(ctx) {
       return successResponse(toUserJson(ctx.account));
     },
   }),
   defineRoute({
-    method: 'GET', path: '/memberships', operationId: 'memberships-list', summary: 'List the user\'s account memberships (one: its own account)', tag: TAG,
-    query: listMembershipsQuery, result: z.array(membershipResult), resultInfo: 'page',
+    method: 'GET',
+    path: '/memberships',
+    operationId: 'memberships-list',
+    summary: "List the user's account memberships (one: its own account)",
+    tag: TAG,
+    query: listMembershipsQuery,
+    result: z.array(membershipResult),
+    resultInfo: 'page',
     async handler(ctx) {
       const q = validateQuery(listMembershipsQuery, ctx.query);
       const name = q['account.name'];
-      const matches = (name === undefined || ctx.account.name.toLowerCase().includes(name.toLowerCase())) && (q.status === undefined || q.status === 'accepted');
+      const matches =
+        (name === undefined || ctx.account.name.toLowerCase().includes(name.toLowerCase())) && (q.status === undefined || q.status === 'accepted');
       const all = matches ? [ctx.account] : [];
       const page = all.slice((q.page - 1) * q.per_page, q.page * q.per_page);
       return successResponse(page.map(toMembershipJson), {
@@ -114,19 +143,32 @@ export const USER_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof membershipBody>>({
-    method: 'PUT', path: '/memberships/:membership_id', operationId: 'memberships-update', summary: 'Accept the membership (it is: the owner\'s is always accepted)', tag: TAG,
-    body: { schema: membershipBody, invalid: 'API_TOKEN_INVALID_BODY' }, result: membershipResult,
+    method: 'PUT',
+    path: '/memberships/:membership_id',
+    operationId: 'memberships-update',
+    summary: "Accept the membership (it is: the owner's is always accepted)",
+    tag: TAG,
+    body: { schema: membershipBody, invalid: 'API_TOKEN_INVALID_BODY' },
+    result: membershipResult,
     async handler(ctx) {
       const id = ctx.params.membership_id ?? '';
       if (id !== derivedId('membership', ctx.account)) throw objectNotFound(ctx.path, /^[0-9a-f]{32}$/.test(id) ? 404 : 400);
       if (ctx.body.status === 'rejected') {
-        throw new ApiError('API_TOKEN_INVALID_BODY', { message: "'rejected' is not a valid value for status because this is the membership of the account's owner, which cannot be rejected", pointer: '/status' });
+        throw new ApiError('API_TOKEN_INVALID_BODY', {
+          message: "'rejected' is not a valid value for status because this is the membership of the account's owner, which cannot be rejected",
+          pointer: '/status',
+        });
       }
       return successResponse(toMembershipJson(ctx.account));
     },
   }),
   defineRoute({
-    method: 'GET', path: '/memberships/:membership_id', operationId: 'memberships-get', summary: 'One of the user\'s memberships (its own account\'s)', tag: TAG, result: membershipResult,
+    method: 'GET',
+    path: '/memberships/:membership_id',
+    operationId: 'memberships-get',
+    summary: "One of the user's memberships (its own account's)",
+    tag: TAG,
+    result: membershipResult,
     async handler(ctx) {
       const id = ctx.params.membership_id ?? '';
       if (id !== derivedId('membership', ctx.account)) throw objectNotFound(ctx.path, /^[0-9a-f]{32}$/.test(id) ? 404 : 400);

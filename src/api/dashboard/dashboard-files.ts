@@ -71,9 +71,15 @@ export function createDashboardFiles(options: DashboardFilesOptions): (request: 
 
 function pagePolicy(connectOrigins: readonly string[]): string {
   return [
-    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
     `connect-src 'self'${connectOrigins.map((origin) => ` ${origin}`).join('')}`,
-    "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'", "object-src 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "object-src 'none'",
   ].join('; ');
 }
 
@@ -95,7 +101,11 @@ Run <code>npm run build</code> in the edgeport checkout (<code>npm start</code> 
 `;
   return new Response(html, {
     status: 503,
-    headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" },
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+    },
   });
 }
 

@@ -27,15 +27,20 @@ const networkResult = z.object({
   retired_on: z.string().nullable().describe('YYYY-MM-DD: from 00:00 UTC that day on, every request gets -32002'),
   replacement: z.string().nullable(),
   backend: z.enum(['embedded', 'upstreams']),
-  endpoint: z.string().nullable().describe('POST JSON-RPC here (the gateway answers browsers\' CORS preflights)'),
+  endpoint: z.string().nullable().describe("POST JSON-RPC here (the gateway answers browsers' CORS preflights)"),
   requests_total: z.number().int(),
   sampled_at: z.string(),
 });
 
 export const GATEWAY_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/accounts/:account_id/gateway/networks', operationId: 'gateway-networks-list', tag: 'Gateway',
-    summary: 'The JSON-RPC gateway\'s networks: state, endpoint and calls received', result: z.array(networkResult), resultInfo: 'page',
+    method: 'GET',
+    path: '/accounts/:account_id/gateway/networks',
+    operationId: 'gateway-networks-list',
+    tag: 'Gateway',
+    summary: "The JSON-RPC gateway's networks: state, endpoint and calls received",
+    result: z.array(networkResult),
+    resultInfo: 'page',
     async handler(ctx) {
       requireOwnAccount(ctx);
       const gateway = ctx.deps.gateway;
@@ -44,7 +49,7 @@ export const GATEWAY_ROUTES: ApiRoute[] = [
       const networks = (gateway?.networks() ?? []).map((n) => ({
         name: n.name,
         chain_id: n.chainId,
-        state: n.retired ? 'retired' as const : 'served' as const,
+        state: n.retired ? ('retired' as const) : ('served' as const),
         retired_on: n.retiredOn ?? null,
         replacement: n.replacement ?? null,
         backend: n.backend,
@@ -52,7 +57,9 @@ export const GATEWAY_ROUTES: ApiRoute[] = [
         requests_total: n.requests,
         sampled_at: sampledAt,
       }));
-      return successResponse(networks, { resultInfo: { page: 1, per_page: networks.length, count: networks.length, total_count: networks.length, total_pages: 1 } });
+      return successResponse(networks, {
+        resultInfo: { page: 1, per_page: networks.length, count: networks.length, total_count: networks.length, total_pages: 1 },
+      });
     },
   }),
 ];

@@ -40,13 +40,22 @@ export class GraphQLAdmission {
     const started = this.#window(account, now);
     if (started.length >= this.#limits.budget) {
       const wait = Math.max(1, Math.ceil((started[0]! + this.#limits.windowMs - now) / 1000));
-      throw new GraphQLRequestError('GRAPHQL_RATE_LIMITED', `rate limiter budget depleted, try again after ${wait} seconds: an account may run ${this.#limits.budget} queries every ${this.#limits.windowMs / 60_000} minutes`, { retryAfter: wait });
+      throw new GraphQLRequestError(
+        'GRAPHQL_RATE_LIMITED',
+        `rate limiter budget depleted, try again after ${wait} seconds: an account may run ${this.#limits.budget} queries every ${this.#limits.windowMs / 60_000} minutes`,
+        { retryAfter: wait },
+      );
     }
     const running = this.#running.get(account) ?? 0;
     if (running >= this.#limits.perAccount) {
-      throw new GraphQLRequestError('GRAPHQL_RATE_LIMITED', `too many queries in progress for this account (at most ${this.#limits.perAccount} at once), please try again later`, { retryAfter: 1 });
+      throw new GraphQLRequestError(
+        'GRAPHQL_RATE_LIMITED',
+        `too many queries in progress for this account (at most ${this.#limits.perAccount} at once), please try again later`,
+        { retryAfter: 1 },
+      );
     }
-    if (this.#total >= this.#limits.total) throw new GraphQLRequestError('GRAPHQL_BUSY', 'too many queries in progress, please try again later', { retryAfter: 1 });
+    if (this.#total >= this.#limits.total)
+      throw new GraphQLRequestError('GRAPHQL_BUSY', 'too many queries in progress, please try again later', { retryAfter: 1 });
     started.push(now);
     this.#started.set(account, started);
     this.#running.set(account, running + 1);

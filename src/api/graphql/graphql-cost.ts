@@ -35,7 +35,11 @@ export const QUERY_LIMITS: QueryCost = {
 };
 
 const NAMES: Record<CostMeasure, string> = {
-  depth: 'levels deep', fields: 'fields', aliases: 'aliases', nodes: 'dataset nodes', rows: 'rows asked by limits',
+  depth: 'levels deep',
+  fields: 'fields',
+  aliases: 'aliases',
+  nodes: 'dataset nodes',
+  rows: 'rows asked by limits',
 };
 
 /** The cost of `operation` with `variables` filled in. */
@@ -67,7 +71,11 @@ export function checkCost(cost: QueryCost, limits: QueryCost = QUERY_LIMITS): vo
   const over = (Object.keys(limits) as CostMeasure[]).filter((measure) => cost[measure] > limits[measure]);
   if (over.length === 0) return;
   const parts = over.map((measure) => `${cost[measure].toLocaleString('en-US')} ${NAMES[measure]} (at most ${limits[measure].toLocaleString('en-US')})`);
-  throw new GraphQLRequestError('GRAPHQL_COST_EXCEEDED', `the query costs more than this server runs at once: ${parts.join(', ')}; ask for less, or split it into several queries`, {
-    details: { cost, limits },
-  });
+  throw new GraphQLRequestError(
+    'GRAPHQL_COST_EXCEEDED',
+    `the query costs more than this server runs at once: ${parts.join(', ')}; ask for less, or split it into several queries`,
+    {
+      details: { cost, limits },
+    },
+  );
 }

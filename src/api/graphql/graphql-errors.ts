@@ -21,7 +21,7 @@ export const GRAPHQL_ERRORS: Record<GraphQLErrorCode, { status: number; what: st
   GRAPHQL_BODY_TOO_LARGE: { status: 413, what: 'the body is larger than MAX_GRAPHQL_BODY_BYTES' },
   GRAPHQL_PARSE_FAILED: { status: 400, what: 'the query is not GraphQL this server reads, or is longer, deeper or has more tokens than the parser takes' },
   GRAPHQL_VALIDATION_FAILED: { status: 400, what: 'the query asks for something the schema does not have, or with arguments it refuses' },
-  GRAPHQL_COST_EXCEEDED: { status: 400, what: 'the query\'s cost (depth, fields, aliases, nodes, rows) is over a limit' },
+  GRAPHQL_COST_EXCEEDED: { status: 400, what: "the query's cost (depth, fields, aliases, nodes, rows) is over a limit" },
   GRAPHQL_RATE_LIMITED: { status: 429, what: 'the account has queries in progress or has spent its budget of queries' },
   GRAPHQL_BUSY: { status: 503, what: 'the server has its most queries in progress' },
 };
@@ -34,7 +34,11 @@ export class GraphQLRequestError extends Error {
   /** More for `extensions` (the measured cost and the limits of a GRAPHQL_COST_EXCEEDED). */
   readonly details: Record<string, unknown>;
 
-  constructor(code: GraphQLErrorCode, message: string, options: { path?: Array<string | number>; retryAfter?: number; details?: Record<string, unknown> } = {}) {
+  constructor(
+    code: GraphQLErrorCode,
+    message: string,
+    options: { path?: Array<string | number>; retryAfter?: number; details?: Record<string, unknown> } = {},
+  ) {
     super(message);
     this.code = code;
     this.path = options.path ?? [];

@@ -9,7 +9,6 @@
  */
 import { GraphQLRequestError } from './graphql-errors.ts';
 
-
 export type GraphQLValue =
   | { kind: 'variable'; name: string }
   | { kind: 'int' | 'float'; value: number }
@@ -255,7 +254,8 @@ class Parser {
 
   /** Counts the token about to be read: past MAX_TOKENS the query is refused, before anything more is built. */
   #counted(): void {
-    if (++this.#tokens > MAX_TOKENS) throw new GraphQLSyntaxError(`the query has more than ${MAX_TOKENS} tokens (names, punctuation, values); at most ${MAX_TOKENS} are accepted`);
+    if (++this.#tokens > MAX_TOKENS)
+      throw new GraphQLSyntaxError(`the query has more than ${MAX_TOKENS} tokens (names, punctuation, values); at most ${MAX_TOKENS} are accepted`);
   }
 
   #unexpected(found: string, wanted?: string): GraphQLSyntaxError {

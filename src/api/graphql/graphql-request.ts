@@ -21,7 +21,11 @@ export interface GraphQLBody {
 }
 
 export async function readGraphQLBody(request: Request, maxBytes = MAX_GRAPHQL_BODY_BYTES): Promise<GraphQLBody> {
-  const tooLarge = () => new GraphQLRequestError('GRAPHQL_BODY_TOO_LARGE', `the body is too large: at most ${maxBytes} bytes are accepted (a query of at most ${MAX_QUERY_LENGTH} characters, and its variables)`);
+  const tooLarge = () =>
+    new GraphQLRequestError(
+      'GRAPHQL_BODY_TOO_LARGE',
+      `the body is too large: at most ${maxBytes} bytes are accepted (a query of at most ${MAX_QUERY_LENGTH} characters, and its variables)`,
+    );
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
   const bytes = await readLimited(request.body, maxBytes, tooLarge);
@@ -37,8 +41,8 @@ export async function readGraphQLBody(request: Request, maxBytes = MAX_GRAPHQL_B
   const body = JSON.parse(text) as unknown;
   if (!isObject(body)) throw bad('the body is not a JSON object');
   const { query, variables, operationName } = body;
-  if (typeof query !== 'string') throw bad(query === undefined ? 'the body has no query' : 'the body\'s query is not a string');
-  if (variables !== undefined && variables !== null && !isObject(variables)) throw bad('the body\'s variables are not a JSON object');
+  if (typeof query !== 'string') throw bad(query === undefined ? 'the body has no query' : "the body's query is not a string");
+  if (variables !== undefined && variables !== null && !isObject(variables)) throw bad("the body's variables are not a JSON object");
   if (operationName !== undefined && operationName !== null && (typeof operationName !== 'string' || operationName.length > MAX_OPERATION_NAME)) {
     throw bad(`the body's operationName is not a string of at most ${MAX_OPERATION_NAME} characters`);
   }
@@ -46,7 +50,10 @@ export async function readGraphQLBody(request: Request, maxBytes = MAX_GRAPHQL_B
 }
 
 function bad(what: string): GraphQLRequestError {
-  return new GraphQLRequestError('GRAPHQL_BAD_REQUEST', `${what}: send a JSON object {"query": "<the GraphQL query>", "variables": {...}, "operationName": "<name>"}`);
+  return new GraphQLRequestError(
+    'GRAPHQL_BAD_REQUEST',
+    `${what}: send a JSON object {"query": "<the GraphQL query>", "variables": {...}, "operationName": "<name>"}`,
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

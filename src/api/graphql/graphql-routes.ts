@@ -37,10 +37,17 @@ function admissionOf(deps: ApiDeps): GraphQLAdmission {
 
 export const GRAPHQL_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'POST', path: '/graphql', operationId: 'graphql', tag: 'GraphQL Analytics', permission: 'none',
-    summary: 'GraphQL analytics: viewer.accounts(filter: {accountTag}).r2StorageAdaptiveGroups (a bucket\'s object count and sizes, now)',
-    rawBody: { contentType: 'application/json', description: `JSON {query, variables, operationName} (any Content-Type), at most ${MAX_GRAPHQL_BODY_BYTES} bytes` },
-    rawResult: { contentType: 'application/json', description: 'GraphQL\'s answer: {data, errors}' },
+    method: 'POST',
+    path: '/graphql',
+    operationId: 'graphql',
+    tag: 'GraphQL Analytics',
+    permission: 'none',
+    summary: "GraphQL analytics: viewer.accounts(filter: {accountTag}).r2StorageAdaptiveGroups (a bucket's object count and sizes, now)",
+    rawBody: {
+      contentType: 'application/json',
+      description: `JSON {query, variables, operationName} (any Content-Type), at most ${MAX_GRAPHQL_BODY_BYTES} bytes`,
+    },
+    rawResult: { contentType: 'application/json', description: "GraphQL's answer: {data, errors}" },
     async handler(ctx) {
       if (!ctx.deps.store) throw new ApiError('API_STORE_INVALID', { message: 'The object store is not available on this server.' });
       const store = accountStore(ctx.deps.store, ctx.account.id);
@@ -54,10 +61,11 @@ export const GRAPHQL_ROUTES: ApiRoute[] = [
           mayRead: (accountTag) => accountTag === ctx.account.id && mayAccess(ctx, 'store', 'read', { kind: 'account', accountId: accountTag }),
           listBuckets: () => store.listBuckets(),
           getBucket: (name) => store.getBucket(name),
-          bucketUsage: (name) => store.bucketUsage(name).catch((error: unknown) => {
-            if (error instanceof StoreError && error.code === 'STORE_NO_SUCH_BUCKET') return null;
-            throw error;
-          }),
+          bucketUsage: (name) =>
+            store.bucketUsage(name).catch((error: unknown) => {
+              if (error instanceof StoreError && error.code === 'STORE_NO_SUCH_BUCKET') return null;
+              throw error;
+            }),
           now: () => ctx.deps.clock.now(),
         });
         return new Response(JSON.stringify({ data, errors: null }), { status: 200, headers: { 'content-type': 'application/json' } });

@@ -5,10 +5,19 @@ import type { GraphQLValue } from './graphql-parser.ts';
 export function resolve(value: GraphQLValue | undefined, variables: Record<string, unknown>): unknown {
   if (value === undefined) return undefined;
   switch (value.kind) {
-    case 'variable': return Object.hasOwn(variables, value.name) ? variables[value.name] : undefined;
-    case 'int': case 'float': case 'string': case 'boolean': case 'enum': return value.value;
-    case 'null': return null;
-    case 'list': return value.values.map((v) => resolve(v, variables));
-    case 'object': return Object.fromEntries(value.fields.map(([k, v]) => [k, resolve(v, variables)]));
+    case 'variable':
+      return Object.hasOwn(variables, value.name) ? variables[value.name] : undefined;
+    case 'int':
+    case 'float':
+    case 'string':
+    case 'boolean':
+    case 'enum':
+      return value.value;
+    case 'null':
+      return null;
+    case 'list':
+      return value.values.map((v) => resolve(v, variables));
+    case 'object':
+      return Object.fromEntries(value.fields.map(([k, v]) => [k, resolve(v, variables)]));
   }
 }

@@ -59,7 +59,12 @@ interface Run {
   slice: TimeSlice;
 }
 
-export async function runR2StorageQuery(selections: GraphQLField[], variables: Record<string, unknown>, source: R2StorageSource, slice = new TimeSlice()): Promise<Record<string, Json>> {
+export async function runR2StorageQuery(
+  selections: GraphQLField[],
+  variables: Record<string, unknown>,
+  source: R2StorageSource,
+  slice = new TimeSlice(),
+): Promise<Record<string, Json>> {
   const run: Run = { variables, source, usages: new Map(), slice };
   const data: Record<string, Json> = answerObject();
   for (const field of selections) {
@@ -102,17 +107,26 @@ async function accounts(field: GraphQLField, run: Run, path: Array<string | numb
 async function storageGroups(field: GraphQLField, run: Run, path: Array<string | number>): Promise<Json> {
   const { variables, source } = run;
   const limit = resolve(argument(field, 'limit'), variables);
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new GraphQLQueryError(`r2StorageAdaptiveGroups needs limit: an integer from 1 to ${MAX_LIMIT}`, path);
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new GraphQLQueryError(`r2StorageAdaptiveGroups needs limit: an integer from 1 to ${MAX_LIMIT}`, path);
   const filter = objectArgument(field, 'filter', variables, path);
-  const named = typeof filter.bucketName === 'string' ? [filter.bucketName]
-    : Array.isArray(filter.bucketName_in) ? filter.bucketName_in.filter((name): name is string => typeof name === 'string') : undefined;
+  const named =
+    typeof filter.bucketName === 'string'
+      ? [filter.bucketName]
+      : Array.isArray(filter.bucketName_in)
+        ? filter.bucketName_in.filter((name): name is string => typeof name === 'string')
+        : undefined;
   const perBucket = field.selections.some((sub) => sub.name === 'dimensions' && sub.selections.some((d) => d.name === 'bucketName'));
   let buckets: BucketInfo[];
-  if (named) buckets = (await Promise.all(named.slice(0, MAX_BUCKETS_PER_QUERY + 1).map((name) => source.getBucket(name)))).filter((b): b is BucketInfo => b !== null);
+  if (named)
+    buckets = (await Promise.all(named.slice(0, MAX_BUCKETS_PER_QUERY + 1).map((name) => source.getBucket(name)))).filter((b): b is BucketInfo => b !== null);
   else buckets = await source.listBuckets();
   if (typeof filter.storageClass === 'string') buckets = buckets.filter((bucket) => bucket.storageClass === filter.storageClass);
   if (buckets.length > MAX_BUCKETS_PER_QUERY) {
-    throw new GraphQLQueryError(`the query covers ${buckets.length} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`, path);
+    throw new GraphQLQueryError(
+      `the query covers ${buckets.length} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`,
+      path,
+    );
   }
   // One bucket at a time: SQLite reads each in chunks, and counts started side by side would each
   // read their first chunk in the same turn of the event loop.
@@ -138,7 +152,10 @@ async function bucketUsage(run: Run, name: string, path: Array<string | number>)
   let usage = run.usages.get(name);
   if (usage === undefined) {
     if (run.usages.size >= MAX_BUCKETS_PER_QUERY) {
-      throw new GraphQLQueryError(`the query covers more than ${MAX_BUCKETS_PER_QUERY} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`, path);
+      throw new GraphQLQueryError(
+        `the query covers more than ${MAX_BUCKETS_PER_QUERY} buckets; at most ${MAX_BUCKETS_PER_QUERY} are counted at once: filter by bucketName or bucketName_in`,
+        path,
+      );
     }
     usage = run.source.bucketUsage(name);
     run.usages.set(name, usage);
@@ -153,15 +170,28 @@ function group(field: GraphQLField, bucket: BucketInfo | undefined, usage: Bucke
     if (sub.name === '__typename') out[key] = 'AccountR2StorageAdaptiveGroups';
     else if (sub.name === 'max') out[key] = pick(sub, MAX_FIELDS, (name) => usage[name], [...path, key]);
     else if (sub.name === 'dimensions') {
-      out[key] = pick(sub, DIMENSIONS, (name) => {
-        switch (name) {
-          case 'bucketName': return bucket?.name ?? null;
-          case 'storageClass': return bucket?.storageClass ?? null;
-          case 'datetime': return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-          case 'date': return new Date(now).toISOString().slice(0, 10);
-        }
-      }, [...path, key]);
-    } else throw new GraphQLQueryError(`unknown field "${sub.name}" of r2StorageAdaptiveGroups: this server answers max { ${MAX_FIELDS.join(' ')} } and dimensions { ${DIMENSIONS.join(' ')} }`, [...path, key]);
+      out[key] = pick(
+        sub,
+        DIMENSIONS,
+        (name) => {
+          switch (name) {
+            case 'bucketName':
+              return bucket?.name ?? null;
+            case 'storageClass':
+              return bucket?.storageClass ?? null;
+            case 'datetime':
+              return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+            case 'date':
+              return new Date(now).toISOString().slice(0, 10);
+          }
+        },
+        [...path, key],
+      );
+    } else
+      throw new GraphQLQueryError(
+        `unknown field "${sub.name}" of r2StorageAdaptiveGroups: this server answers max { ${MAX_FIELDS.join(' ')} } and dimensions { ${DIMENSIONS.join(' ')} }`,
+        [...path, key],
+      );
   }
   return out;
 }
@@ -179,8 +209,11 @@ function pick<Name extends string>(field: GraphQLField, names: readonly Name[], 
 
 function sum(usages: BucketUsage[]): BucketUsage {
   return usages.reduce((a, b) => ({
-    objectCount: a.objectCount + b.objectCount, payloadSize: a.payloadSize + b.payloadSize, metadataSize: a.metadataSize + b.metadataSize,
-    uploadCount: a.uploadCount + b.uploadCount, complete: a.complete && b.complete,
+    objectCount: a.objectCount + b.objectCount,
+    payloadSize: a.payloadSize + b.payloadSize,
+    metadataSize: a.metadataSize + b.metadataSize,
+    uploadCount: a.uploadCount + b.uploadCount,
+    complete: a.complete && b.complete,
   }));
 }
 

@@ -22,9 +22,14 @@ export const READY_TIMEOUT_MS = 2_000;
 const NO_STORE = { 'cache-control': 'no-store' };
 
 export function mountHealthRoutes(app: Hono, checks: ReadinessChecks, timeoutMs = READY_TIMEOUT_MS): void {
-  app.on(['GET', 'HEAD'], '/healthz', (c) => new Response(c.req.method === 'HEAD' ? null : 'ok\n', {
-    headers: { ...NO_STORE, 'content-type': 'text/plain; charset=utf-8' },
-  }));
+  app.on(
+    ['GET', 'HEAD'],
+    '/healthz',
+    (c) =>
+      new Response(c.req.method === 'HEAD' ? null : 'ok\n', {
+        headers: { ...NO_STORE, 'content-type': 'text/plain; charset=utf-8' },
+      }),
+  );
   app.on(['GET', 'HEAD'], '/readyz', async (c) => {
     const { ready, checks: results } = await runReadiness(checks, timeoutMs);
     const body = JSON.stringify({ status: ready ? 'ready' : 'not ready', checks: results });
@@ -55,10 +60,18 @@ export function cachedCheck(check: () => Promise<void>, options: { okMs: number;
       if (last.ok) return;
       throw last.error;
     }
-    running ??= check().then(
-      () => { last = { at: Date.now(), error: undefined, ok: true }; },
-      (error: unknown) => { last = { at: Date.now(), error, ok: false }; },
-    ).finally(() => { running = null; });
+    running ??= check()
+      .then(
+        () => {
+          last = { at: Date.now(), error: undefined, ok: true };
+        },
+        (error: unknown) => {
+          last = { at: Date.now(), error, ok: false };
+        },
+      )
+      .finally(() => {
+        running = null;
+      });
     await running;
     if (!last!.ok) throw last!.error;
   };
@@ -67,7 +80,11 @@ export function cachedCheck(check: () => Promise<void>, options: { okMs: number;
 /** `ok`, or why the check failed (its error's message, or that it took too long). */
 async function probe(check: () => Promise<void>, timeoutMs: number): Promise<string> {
   try {
-    const outcome = await within(check().then(() => 'ok' as const), timeoutMs, 'timeout' as const);
+    const outcome = await within(
+      check().then(() => 'ok' as const),
+      timeoutMs,
+      'timeout' as const,
+    );
     return outcome === 'ok' ? 'ok' : `no answer within ${timeoutMs} ms`;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);

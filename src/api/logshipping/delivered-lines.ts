@@ -39,7 +39,12 @@ interface Candidate {
   open(): Promise<AsyncIterable<Uint8Array>>;
 }
 
-export async function readDeliveredLines(destinationConf: string, store: StoreEngine | undefined, fileRoots: FileRoots, maxLines: number): Promise<DeliveredLines> {
+export async function readDeliveredLines(
+  destinationConf: string,
+  store: StoreEngine | undefined,
+  fileRoots: FileRoots,
+  maxLines: number,
+): Promise<DeliveredLines> {
   const parsed = parseDestination(destinationConf);
   if (!parsed.ok) throw new Error(`Unvalidated destination_conf: ${parsed.reason}`);
   const destination = parsed.destination;
@@ -91,7 +96,9 @@ async function newestFile(root: string, fileRoots: FileRoots): Promise<Candidate
       const real = await realpath(path).catch(() => path);
       const check = await fileRoots.check(dirname(real));
       if (real !== path || !isWithin(real, root) || !check.ok) {
-        throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', { message: `the newest batch ${path} cannot be read back: ${check.ok ? 'it moved outside the destination' : check.reason}` });
+        throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', {
+          message: `the newest batch ${path} cannot be read back: ${check.ok ? 'it moved outside the destination' : check.reason}`,
+        });
       }
       const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => {
         throw new ApiError('API_DELIVERED_LINES_UNAVAILABLE', { message: `the newest batch could not be read: ${(error as Error).message}` });
@@ -106,7 +113,7 @@ async function newestFile(root: string, fileRoots: FileRoots): Promise<Candidate
 }
 
 async function newestObject(store: StoreEngine, bucket: string, prefix: string): Promise<Candidate | undefined> {
-  if (!await store.getBucket(bucket)) return undefined;
+  if (!(await store.getBucket(bucket))) return undefined;
   let best: { key: string; time: number; size: number } | undefined;
   let cursor: string | undefined;
   let scanned = 0;
@@ -114,7 +121,8 @@ async function newestObject(store: StoreEngine, bucket: string, prefix: string):
     const page = await store.list(bucket, { ...(prefix ? { prefix: `${prefix}/` } : {}), ...(cursor ? { cursor } : {}), limit: 1000 });
     for (const object of page.objects) {
       if (!object.key.endsWith(BATCH_SUFFIX)) continue;
-      if (!best || object.uploaded > best.time || (object.uploaded === best.time && object.key > best.key)) best = { key: object.key, time: object.uploaded, size: object.size };
+      if (!best || object.uploaded > best.time || (object.uploaded === best.time && object.key > best.key))
+        best = { key: object.key, time: object.uploaded, size: object.size };
     }
     scanned += page.objects.length;
     cursor = page.truncated ? page.cursor : undefined;
@@ -157,5 +165,7 @@ async function lastLines(gzipped: AsyncIterable<Uint8Array>, maxLines: number): 
 }
 
 function tooLarge(name: string): ApiError {
-  return new ApiError('API_DELIVERED_LINES_UNAVAILABLE', { message: `the newest batch ${name} is larger than ${MAX_BATCH_BYTES} bytes: read it from the destination` });
+  return new ApiError('API_DELIVERED_LINES_UNAVAILABLE', {
+    message: `the newest batch ${name} is larger than ${MAX_BATCH_BYTES} bytes: read it from the destination`,
+  });
 }

@@ -54,7 +54,7 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
     async writeChallenge(destination, token, accountId, realDirectory) {
       const location = challengeLocation(destination);
       if (destination.scheme === 'file') {
-        if (realDirectory === undefined) throw new Error('the destination\'s directory was not checked against the file roots');
+        if (realDirectory === undefined) throw new Error("the destination's directory was not checked against the file roots");
         await mkdir(realDirectory, { recursive: true });
         const check = await fileRoots.check(realDirectory);
         if (!check.ok || check.realPath !== realDirectory) throw new Error('the directory changed while the challenge was being written');
@@ -71,7 +71,9 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
         if (!options.store) throw new Error('store:// destinations are not available on this server');
         const prefix = location.slice(`store://${destination.bucket}`.length).replace(/^\//, '');
         const key = prefix ? `${prefix}/${CHALLENGE_FILENAME}` : CHALLENGE_FILENAME;
-        await accountStore(options.store, accountId).put(destination.bucket, key, new TextEncoder().encode(token), { httpMetadata: { contentType: 'text/plain' } });
+        await accountStore(options.store, accountId).put(destination.bucket, key, new TextEncoder().encode(token), {
+          httpMetadata: { contentType: 'text/plain' },
+        });
         return `${destination.bucket}/${key}`;
       }
       throw new Error(`${destination.scheme} destinations need no ownership challenge`);
@@ -81,8 +83,13 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
       const body = gzipSync(JSON.stringify({ content: 'tests' }));
       if (destination.scheme === 's3') {
         const s3 = s3Destination({
-          bucket: destination.bucket, region: destination.region, endpoint: destination.endpoint ?? undefined,
-          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey, guard, timeoutMs,
+          bucket: destination.bucket,
+          region: destination.region,
+          endpoint: destination.endpoint ?? undefined,
+          accessKeyId: destination.accessKeyId,
+          secretAccessKey: destination.secretAccessKey,
+          guard,
+          timeoutMs,
         });
         const prefix = fixedPath(destination.prefix);
         try {
@@ -100,11 +107,14 @@ export function createDestinationIo(options: DestinationIoOptions): DestinationI
         try {
           response = await poster.post({
             headers: { ...destination.headers, 'content-type': 'application/json', 'content-encoding': 'gzip', 'user-agent': 'edgeport-logshipping/1.0' },
-            body, timeoutMs,
+            body,
+            timeoutMs,
           });
         } catch (error) {
           const name = (error as Error).name;
-          throw new Error(`POST ${url.origin}${url.pathname} failed: ${name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : postFailure(error)}`, { cause: error });
+          throw new Error(`POST ${url.origin}${url.pathname} failed: ${name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : postFailure(error)}`, {
+            cause: error,
+          });
         }
         await response.body?.cancel();
         if (!response.ok) throw new Error(`POST ${url.origin}${url.pathname} answered HTTP ${response.status}`);

@@ -21,8 +21,16 @@ import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { requireZone } from '../zones/zone-lookup.ts';
 import { needsOwnershipChallenge, parseDestination } from '../../logs/index.ts';
 import {
-  createJobBody, jobResult, LOG_DATASET, MAX_JOBS_PER_ZONE, ownershipBody, toJobJson, updateJobBody, validateOwnershipBody,
-  type CreateJobBody, type UpdateJobBody,
+  createJobBody,
+  jobResult,
+  LOG_DATASET,
+  MAX_JOBS_PER_ZONE,
+  ownershipBody,
+  toJobJson,
+  updateJobBody,
+  validateOwnershipBody,
+  type CreateJobBody,
+  type UpdateJobBody,
 } from './job-schema.ts';
 import { applyJobUpdate, checkDestination, newJob } from './job-service.ts';
 import { challengeTarget } from './file-destinations.ts';
@@ -44,16 +52,26 @@ const BASE = '/zones/:zone_id/logshipping';
 
 export const JOB_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: `${BASE}/jobs`, operationId: 'logshipping-jobs-list', summary: 'List the zone\'s log jobs', tag: TAG,
-    result: z.array(jobResult), resultInfo: 'page',
+    method: 'GET',
+    path: `${BASE}/jobs`,
+    operationId: 'logshipping-jobs-list',
+    summary: "List the zone's log jobs",
+    tag: TAG,
+    result: z.array(jobResult),
+    resultInfo: 'page',
     async handler(ctx) {
       const zone = await requireZone(ctx);
       return listResponse(await ctx.deps.control.listJobs(zone.id));
     },
   }),
   defineRoute<CreateJobBody>({
-    method: 'POST', path: `${BASE}/jobs`, operationId: 'logshipping-jobs-create', summary: 'Create a log job', tag: TAG,
-    body: { schema: createJobBody, invalid: 'API_JOB_INVALID' }, result: jobResult,
+    method: 'POST',
+    path: `${BASE}/jobs`,
+    operationId: 'logshipping-jobs-create',
+    summary: 'Create a log job',
+    tag: TAG,
+    body: { schema: createJobBody, invalid: 'API_JOB_INVALID' },
+    result: jobResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       if ((await ctx.deps.control.listJobs(zone.id)).length >= MAX_JOBS_PER_ZONE) throw new ApiError('API_JOB_LIMIT');
@@ -66,7 +84,12 @@ export const JOB_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${BASE}/jobs/:job_id`, operationId: 'logshipping-jobs-get', summary: 'Get a log job', tag: TAG, result: jobResult,
+    method: 'GET',
+    path: `${BASE}/jobs/:job_id`,
+    operationId: 'logshipping-jobs-get',
+    summary: 'Get a log job',
+    tag: TAG,
+    result: jobResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const job = await ctx.deps.control.getJob(zone.id, jobId(ctx));
@@ -75,9 +98,13 @@ export const JOB_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<UpdateJobBody>({
-    method: 'PUT', path: `${BASE}/jobs/:job_id`, operationId: 'logshipping-jobs-update',
-    summary: 'Update a log job (fields not sent are kept; a new destination_conf needs its ownership_challenge)', tag: TAG,
-    body: { schema: updateJobBody, invalid: 'API_JOB_INVALID' }, result: jobResult,
+    method: 'PUT',
+    path: `${BASE}/jobs/:job_id`,
+    operationId: 'logshipping-jobs-update',
+    summary: 'Update a log job (fields not sent are kept; a new destination_conf needs its ownership_challenge)',
+    tag: TAG,
+    body: { schema: updateJobBody, invalid: 'API_JOB_INVALID' },
+    result: jobResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const id = jobId(ctx);
@@ -86,7 +113,7 @@ export const JOB_ROUTES: ApiRoute[] = [
       const { body } = ctx;
       let checked: Parameters<typeof applyJobUpdate>[3] = null;
       if (body.destination_conf !== undefined && body.destination_conf !== current.destinationConf) {
-        checked = { ...await checkDestination(ctx.deps, zone, body.destination_conf, body.ownership_challenge), conf: body.destination_conf };
+        checked = { ...(await checkDestination(ctx.deps, zone, body.destination_conf, body.ownership_challenge)), conf: body.destination_conf };
       }
       const now = ctx.deps.clock.now();
       const updated = await ctx.deps.control.updateJob(zone.id, id, (job) => applyJobUpdate(job, body, now, checked));
@@ -95,7 +122,10 @@ export const JOB_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${BASE}/jobs/:job_id/delivered`, operationId: 'logshipping-jobs-delivered', tag: TAG,
+    method: 'GET',
+    path: `${BASE}/jobs/:job_id/delivered`,
+    operationId: 'logshipping-jobs-delivered',
+    tag: TAG,
     summary: 'The newest lines the job delivered (edgeport extension): its newest batch read back from a file:// or store:// destination',
     query: deliveredQuery,
     result: z.object({ batch: z.string().nullable(), delivered_on: z.string().nullable(), lines: z.array(z.string()) }),
@@ -104,46 +134,78 @@ export const JOB_ROUTES: ApiRoute[] = [
       const job = await ctx.deps.control.getJob(zone.id, jobId(ctx));
       if (!job) throw jobNotFound(ctx);
       const q = validateQuery(deliveredQuery, ctx.query);
-      const read = await readDeliveredLines(job.destinationConf, ctx.deps.store && accountStore(ctx.deps.store, ctx.account.id), ctx.deps.destinations.fileRoots, q.lines);
+      const read = await readDeliveredLines(
+        job.destinationConf,
+        ctx.deps.store && accountStore(ctx.deps.store, ctx.account.id),
+        ctx.deps.destinations.fileRoots,
+        q.lines,
+      );
       return successResponse({ batch: read.batch, delivered_on: read.delivered === null ? null : new Date(read.delivered).toISOString(), lines: read.lines });
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${BASE}/jobs/:job_id`, operationId: 'logshipping-jobs-delete', summary: 'Delete a log job', tag: TAG,
+    method: 'DELETE',
+    path: `${BASE}/jobs/:job_id`,
+    operationId: 'logshipping-jobs-delete',
+    summary: 'Delete a log job',
+    tag: TAG,
     result: z.object({ id: z.number().int() }),
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const id = jobId(ctx);
-      if (!await ctx.deps.control.deleteJob(zone.id, id)) throw jobNotFound(ctx);
+      if (!(await ctx.deps.control.deleteJob(zone.id, id))) throw jobNotFound(ctx);
       return successResponse({ id });
     },
   }),
   defineRoute({
-    method: 'GET', path: `${BASE}/datasets/:dataset_id/fields`, operationId: 'logshipping-dataset-fields',
-    summary: 'The dataset\'s fields: name -> description', tag: TAG, result: z.record(z.string(), z.string()),
+    method: 'GET',
+    path: `${BASE}/datasets/:dataset_id/fields`,
+    operationId: 'logshipping-dataset-fields',
+    summary: "The dataset's fields: name -> description",
+    tag: TAG,
+    result: z.record(z.string(), z.string()),
     async handler(ctx) {
       await requireZone(ctx);
       requireDataset(ctx);
-      return successResponse(Object.fromEntries(Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => [name,
-        `${field.description} Type: ${field.type}.${'deprecated' in field ? ' Deprecated.' : ''}${isFilledField(name) ? '' : ' Not filled by edgeport: null in every line.'}`])));
+      return successResponse(
+        Object.fromEntries(
+          Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => [
+            name,
+            `${field.description} Type: ${field.type}.${'deprecated' in field ? ' Deprecated.' : ''}${isFilledField(name) ? '' : ' Not filled by edgeport: null in every line.'}`,
+          ]),
+        ),
+      );
     },
   }),
   defineRoute({
-    method: 'GET', path: `${BASE}/datasets/:dataset_id/catalog`, operationId: 'logshipping-dataset-catalog', tag: TAG,
-    summary: 'The dataset as this server serves it (edgeport extension): each field\'s type, description, whether it is deprecated and whether the edge fills it (else null in every line); the jobs a zone may have; where file:// destinations may point',
+    method: 'GET',
+    path: `${BASE}/datasets/:dataset_id/catalog`,
+    operationId: 'logshipping-dataset-catalog',
+    tag: TAG,
+    summary:
+      "The dataset as this server serves it (edgeport extension): each field's type, description, whether it is deprecated and whether the edge fills it (else null in every line); the jobs a zone may have; where file:// destinations may point",
     result: catalogResult,
     async handler(ctx) {
       await requireZone(ctx);
       requireDataset(ctx);
       const fields = Object.entries(HTTP_REQUESTS_FIELDS).map(([name, field]) => ({
-        name, type: field.type, description: field.description, deprecated: 'deprecated' in field, filled: isFilledField(name),
+        name,
+        type: field.type,
+        description: field.description,
+        deprecated: 'deprecated' in field,
+        filled: isFilledField(name),
       }));
       return successResponse({ fields, max_jobs_per_zone: MAX_JOBS_PER_ZONE, file_roots: [...ctx.deps.destinations.fileRoots.roots] });
     },
   }),
   defineRoute({
-    method: 'GET', path: `${BASE}/datasets/:dataset_id/jobs`, operationId: 'logshipping-dataset-jobs', summary: 'The zone\'s jobs of a dataset', tag: TAG,
-    result: z.array(jobResult), resultInfo: 'page',
+    method: 'GET',
+    path: `${BASE}/datasets/:dataset_id/jobs`,
+    operationId: 'logshipping-dataset-jobs',
+    summary: "The zone's jobs of a dataset",
+    tag: TAG,
+    result: z.array(jobResult),
+    resultInfo: 'page',
     async handler(ctx) {
       const zone = await requireZone(ctx);
       requireDataset(ctx);
@@ -151,8 +213,11 @@ export const JOB_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof ownershipBody>>({
-    method: 'POST', path: `${BASE}/ownership`, operationId: 'logshipping-ownership-create',
-    summary: 'Write an ownership challenge file (ownership-challenge.txt, holding a token valid 7 days) to a file:// or store:// destination', tag: TAG,
+    method: 'POST',
+    path: `${BASE}/ownership`,
+    operationId: 'logshipping-ownership-create',
+    summary: 'Write an ownership challenge file (ownership-challenge.txt, holding a token valid 7 days) to a file:// or store:// destination',
+    tag: TAG,
     body: { schema: ownershipBody, invalid: 'API_JOB_INVALID' },
     result: z.object({ filename: z.string().nullable(), message: z.string(), valid: z.boolean() }),
     async handler(ctx) {
@@ -160,7 +225,8 @@ export const JOB_ROUTES: ApiRoute[] = [
       const destination = destinationOf(ctx.body.destination_conf);
       if (!needsOwnershipChallenge(destination)) {
         throw new ApiError('API_JOB_INVALID', {
-          message: `${destination.scheme}:// destinations need no ownership challenge: create the job without ownership_challenge`, pointer: '/destination_conf',
+          message: `${destination.scheme}:// destinations need no ownership challenge: create the job without ownership_challenge`,
+          pointer: '/destination_conf',
         });
       }
       const target = await challengeTarget(ctx.deps, ctx.body.destination_conf, destination);
@@ -168,14 +234,24 @@ export const JOB_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof validateOwnershipBody>>({
-    method: 'POST', path: `${BASE}/ownership/validate`, operationId: 'logshipping-ownership-validate',
-    summary: 'Check an ownership challenge token without creating a job', tag: TAG,
-    body: { schema: validateOwnershipBody, invalid: 'API_JOB_INVALID' }, result: z.object({ valid: z.boolean() }),
+    method: 'POST',
+    path: `${BASE}/ownership/validate`,
+    operationId: 'logshipping-ownership-validate',
+    summary: 'Check an ownership challenge token without creating a job',
+    tag: TAG,
+    body: { schema: validateOwnershipBody, invalid: 'API_JOB_INVALID' },
+    result: z.object({ valid: z.boolean() }),
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const destination = destinationOf(ctx.body.destination_conf);
-      const valid = !needsOwnershipChallenge(destination)
-        || await challengeMatches(ctx.deps, zone.id, (await challengeTarget(ctx.deps, ctx.body.destination_conf, destination)).covering, ctx.body.ownership_challenge);
+      const valid =
+        !needsOwnershipChallenge(destination) ||
+        (await challengeMatches(
+          ctx.deps,
+          zone.id,
+          (await challengeTarget(ctx.deps, ctx.body.destination_conf, destination)).covering,
+          ctx.body.ownership_challenge,
+        ));
       return successResponse({ valid });
     },
   }),

@@ -26,40 +26,48 @@ const UPLOAD_LIMITS = {
 
 const text = () => z.string().max(4096).nullable().optional();
 
-const outputOptionsInput = z.strictObject({
-  field_names: z.array(z.string()).optional().describe(`Fields of the ${LOG_DATASET} dataset, in order; default ${HTTP_REQUESTS_DEFAULT_FIELDS.join(',')}`),
-  output_type: z.enum(['ndjson', 'csv']).nullable().optional(),
-  batch_prefix: text(),
-  batch_suffix: text(),
-  record_prefix: text(),
-  record_suffix: text(),
-  record_delimiter: text(),
-  field_delimiter: text(),
-  record_template: text().describe('Go text/template subset: {{ .Field }}, {{ "literal" }}, {{/* comment */}} and plain text'),
-  timestamp_format: z.enum(TIMESTAMP_FORMATS).nullable().optional(),
-  sample_rate: z.number().nullable().optional().describe('In (0, 1]; applied after the filter'),
-  'CVE-2021-44228': z.union([z.boolean(), z.enum(['true', 'false'])]).nullable().optional(),
-  merge_subrequests: z.boolean().nullable().optional().describe('Only false: edgeport records no script subrequests'),
-}).superRefine((options, ctx) => {
-  const names = options.field_names;
-  if (names !== undefined) {
-    if (names.length === 0) refuseValue(ctx, ['field_names'], names, 'it must list at least one field');
-    const seen = new Set<string>();
-    names.forEach((name, i) => {
-      if (!isHttpRequestsField(name)) refuseValue(ctx, ['field_names', i], name, `it is not a field of the ${LOG_DATASET} dataset`);
-      else if (seen.has(name)) refuseValue(ctx, ['field_names', i], name, 'it is listed twice');
-      seen.add(name);
-    });
-  }
-  const rate = options.sample_rate;
-  if (rate !== undefined && rate !== null && !(rate > 0 && rate <= 1)) refuseValue(ctx, ['sample_rate'], rate, 'it must be greater than 0 and at most 1');
-  if (options.merge_subrequests === true) refuse(ctx, ['merge_subrequests'], 'merge_subrequests is not supported: edgeport records no script subrequests');
-  const template = options.record_template;
-  if (template) {
-    const problem = recordTemplateProblem(template);
-    if (problem) refuseValue(ctx, ['record_template'], template, problem);
-  }
-});
+const outputOptionsInput = z
+  .strictObject({
+    field_names: z
+      .array(z.string())
+      .optional()
+      .describe(`Fields of the ${LOG_DATASET} dataset, in order; default ${HTTP_REQUESTS_DEFAULT_FIELDS.join(',')}`),
+    output_type: z.enum(['ndjson', 'csv']).nullable().optional(),
+    batch_prefix: text(),
+    batch_suffix: text(),
+    record_prefix: text(),
+    record_suffix: text(),
+    record_delimiter: text(),
+    field_delimiter: text(),
+    record_template: text().describe('Go text/template subset: {{ .Field }}, {{ "literal" }}, {{/* comment */}} and plain text'),
+    timestamp_format: z.enum(TIMESTAMP_FORMATS).nullable().optional(),
+    sample_rate: z.number().nullable().optional().describe('In (0, 1]; applied after the filter'),
+    'CVE-2021-44228': z
+      .union([z.boolean(), z.enum(['true', 'false'])])
+      .nullable()
+      .optional(),
+    merge_subrequests: z.boolean().nullable().optional().describe('Only false: edgeport records no script subrequests'),
+  })
+  .superRefine((options, ctx) => {
+    const names = options.field_names;
+    if (names !== undefined) {
+      if (names.length === 0) refuseValue(ctx, ['field_names'], names, 'it must list at least one field');
+      const seen = new Set<string>();
+      names.forEach((name, i) => {
+        if (!isHttpRequestsField(name)) refuseValue(ctx, ['field_names', i], name, `it is not a field of the ${LOG_DATASET} dataset`);
+        else if (seen.has(name)) refuseValue(ctx, ['field_names', i], name, 'it is listed twice');
+        seen.add(name);
+      });
+    }
+    const rate = options.sample_rate;
+    if (rate !== undefined && rate !== null && !(rate > 0 && rate <= 1)) refuseValue(ctx, ['sample_rate'], rate, 'it must be greater than 0 and at most 1');
+    if (options.merge_subrequests === true) refuse(ctx, ['merge_subrequests'], 'merge_subrequests is not supported: edgeport records no script subrequests');
+    const template = options.record_template;
+    if (template) {
+      const problem = recordTemplateProblem(template);
+      if (problem) refuseValue(ctx, ['record_template'], template, problem);
+    }
+  });
 export type OutputOptionsInput = z.infer<typeof outputOptionsInput>;
 
 /** Checks the template subset the real service documents; actions name dataset fields. */
@@ -85,14 +93,28 @@ export function recordTemplateProblem(template: string): string | null {
 
 const jobFields = {
   name: z.string().max(512).nullable().optional(),
-  destination_conf: z.string().max(MAX_DESTINATION_CONF_LENGTH).describe('file:///dir, store://bucket/path, s3://bucket/path?region=..&access-key-id=..&secret-access-key=..[&endpoint=..], https://host/path[?header_Name=value]'),
+  destination_conf: z
+    .string()
+    .max(MAX_DESTINATION_CONF_LENGTH)
+    .describe(
+      'file:///dir, store://bucket/path, s3://bucket/path?region=..&access-key-id=..&secret-access-key=..[&endpoint=..], https://host/path[?header_Name=value]',
+    ),
   dataset: z.string().nullable().optional().describe(`Only ${LOG_DATASET}`),
   enabled: z.boolean().optional().describe('Default false'),
-  filter: z.string().nullable().optional().describe('JSON text: {"where": <criterion | {and:[..]} | {or:[..]}>}; at most 30 operators, 1000 bytes and 64 levels of nesting'),
+  filter: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('JSON text: {"where": <criterion | {and:[..]} | {or:[..]}>}; at most 30 operators, 1000 bytes and 64 levels of nesting'),
   kind: z.string().nullable().optional().describe('Only "" (edge jobs are not offered)'),
   frequency: z.enum(['high', 'low']).nullable().optional().describe('Deprecated; default high'),
   output_options: outputOptionsInput.nullable().optional(),
-  logpull_options: z.string().max(4096).nullable().optional().describe('Deprecated: fields=..&timestamps=..&sample=..&CVE-2021-44228=true; used when output_options is absent'),
+  logpull_options: z
+    .string()
+    .max(4096)
+    .nullable()
+    .optional()
+    .describe('Deprecated: fields=..&timestamps=..&sample=..&CVE-2021-44228=true; used when output_options is absent'),
   ownership_challenge: z.string().max(4096).optional().describe('Token from POST .../logshipping/ownership; required for file:// and store:// destinations'),
   max_upload_bytes: z.number().int().nullable().optional(),
   max_upload_records: z.number().int().nullable().optional(),
@@ -139,24 +161,30 @@ export const createJobBody = z.strictObject(jobFields).superRefine(checkJob);
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
 /** PUT: every field optional; the read-only fields of a job read back are accepted and ignored. */
-export const updateJobBody = z.strictObject({
-  ...jobFields,
-  destination_conf: jobFields.destination_conf.optional(),
-  id: z.number().optional(),
-  last_complete: z.string().nullable().optional(),
-  last_error: z.string().nullable().optional(),
-  error_message: z.string().nullable().optional(),
-}).superRefine(checkJob);
+export const updateJobBody = z
+  .strictObject({
+    ...jobFields,
+    destination_conf: jobFields.destination_conf.optional(),
+    id: z.number().optional(),
+    last_complete: z.string().nullable().optional(),
+    last_error: z.string().nullable().optional(),
+    error_message: z.string().nullable().optional(),
+  })
+  .superRefine(checkJob);
 export type UpdateJobBody = z.infer<typeof updateJobBody>;
 
-export const ownershipBody = z.strictObject({
-  destination_conf: jobFields.destination_conf,
-}).superRefine((body, ctx) => checkJob(body, ctx));
+export const ownershipBody = z
+  .strictObject({
+    destination_conf: jobFields.destination_conf,
+  })
+  .superRefine((body, ctx) => checkJob(body, ctx));
 
-export const validateOwnershipBody = z.strictObject({
-  destination_conf: jobFields.destination_conf,
-  ownership_challenge: z.string().max(4096),
-}).superRefine((body, ctx) => checkJob({ destination_conf: body.destination_conf }, ctx));
+export const validateOwnershipBody = z
+  .strictObject({
+    destination_conf: jobFields.destination_conf,
+    ownership_challenge: z.string().max(4096),
+  })
+  .superRefine((body, ctx) => checkJob({ destination_conf: body.destination_conf }, ctx));
 
 // ---- output options: defaults, the deprecated logpull_options form, and the response shape ----
 
@@ -263,9 +291,18 @@ export function toJobJson(job: LogJobRecord): z.infer<typeof jobResult> {
     max_upload_records: job.maxUploadRecords,
     name: job.name,
     output_options: {
-      field_names: o.fieldNames, output_type: o.outputType, batch_prefix: o.batchPrefix, batch_suffix: o.batchSuffix,
-      record_prefix: o.recordPrefix, record_suffix: o.recordSuffix, record_delimiter: o.recordDelimiter, field_delimiter: o.fieldDelimiter,
-      record_template: o.recordTemplate, timestamp_format: o.timestampFormat, sample_rate: o.sampleRate, 'CVE-2021-44228': o.cve202144228,
+      field_names: o.fieldNames,
+      output_type: o.outputType,
+      batch_prefix: o.batchPrefix,
+      batch_suffix: o.batchSuffix,
+      record_prefix: o.recordPrefix,
+      record_suffix: o.recordSuffix,
+      record_delimiter: o.recordDelimiter,
+      field_delimiter: o.fieldDelimiter,
+      record_template: o.recordTemplate,
+      timestamp_format: o.timestampFormat,
+      sample_rate: o.sampleRate,
+      'CVE-2021-44228': o.cve202144228,
     },
     filter: job.filter,
   };

@@ -44,10 +44,16 @@ export function newJob(body: CreateJobBody, zoneId: string, now: number, checked
  */
 export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: number, checked: (CheckedDestination & { conf: string }) | null): LogJobRecord {
   if (body.dataset !== undefined && body.dataset !== null && body.dataset !== current.dataset) {
-    throw new ApiError('API_JOB_INVALID', { message: `'${body.dataset}' is not a valid value for dataset because the dataset of a job cannot be changed`, pointer: '/dataset' });
+    throw new ApiError('API_JOB_INVALID', {
+      message: `'${body.dataset}' is not a valid value for dataset because the dataset of a job cannot be changed`,
+      pointer: '/dataset',
+    });
   }
   if (body.kind !== undefined && body.kind !== null && body.kind !== current.kind) {
-    throw new ApiError('API_JOB_INVALID', { message: `'${body.kind}' is not a valid value for kind because the kind of a job cannot be changed`, pointer: '/kind' });
+    throw new ApiError('API_JOB_INVALID', {
+      message: `'${body.kind}' is not a valid value for kind because the kind of a job cannot be changed`,
+      pointer: '/kind',
+    });
   }
   const destinationConf = body.destination_conf ?? current.destinationConf;
   const moved = destinationConf !== current.destinationConf;
@@ -55,9 +61,10 @@ export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: 
     throw new ApiError('API_OWNERSHIP_CHALLENGE_INVALID', { pointer: '/ownership_challenge' });
   }
   const logpullOptions = body.logpull_options === undefined ? current.logpullOptions : body.logpull_options;
-  const outputOptions = body.output_options !== undefined || body.logpull_options !== undefined
-    ? toOutputOptions(body.output_options ?? null, logpullOptions)
-    : current.outputOptions;
+  const outputOptions =
+    body.output_options !== undefined || body.logpull_options !== undefined
+      ? toOutputOptions(body.output_options ?? null, logpullOptions)
+      : current.outputOptions;
   return {
     ...current,
     name: body.name === undefined ? current.name : body.name,
@@ -71,7 +78,7 @@ export function applyJobUpdate(current: LogJobRecord, body: UpdateJobBody, now: 
     maxUploadRecords: body.max_upload_records === undefined ? current.maxUploadRecords : body.max_upload_records,
     maxUploadIntervalSeconds: body.max_upload_interval_seconds === undefined ? current.maxUploadIntervalSeconds : body.max_upload_interval_seconds,
     modified: now,
-    heldLocation: moved ? checked!.heldLocation : current.heldLocation ?? null,
+    heldLocation: moved ? checked!.heldLocation : (current.heldLocation ?? null),
   };
 }
 
@@ -91,10 +98,15 @@ export interface CheckedDestination {
  * that leads elsewhere is refused here, names at each connection.
  */
 export async function checkDestination(
-  deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, conf: string, token: string | undefined, options: { ownership: boolean } = { ownership: true },
+  deps: ApiDeps,
+  zone: Pick<ZoneRecord, 'id' | 'accountId'>,
+  conf: string,
+  token: string | undefined,
+  options: { ownership: boolean } = { ownership: true },
 ): Promise<CheckedDestination> {
   const parsed = parseDestination(conf);
-  const invalid = (reason: string) => new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${reason}`, pointer: '/destination_conf' });
+  const invalid = (reason: string) =>
+    new ApiError('API_JOB_INVALID', { message: `'${conf}' is not a valid value for destination_conf because ${reason}`, pointer: '/destination_conf' });
   if (!parsed.ok) throw invalid(parsed.reason);
   const destination = parsed.destination;
   let heldLocation: string | null = null;
@@ -104,18 +116,27 @@ export async function checkDestination(
     if (target.realDirectory !== undefined) heldLocation = target.location;
   }
   const guard = await deps.origins.guardFor(zone.accountId);
-  const endpoint = destination.scheme === 'http' || destination.scheme === 'https' ? destination.url
-    : destination.scheme === 's3' && destination.endpoint ? (/^https?:\/\//.test(destination.endpoint) ? destination.endpoint : `https://${destination.endpoint}`)
-      : null;
+  const endpoint =
+    destination.scheme === 'http' || destination.scheme === 'https'
+      ? destination.url
+      : destination.scheme === 's3' && destination.endpoint
+        ? /^https?:\/\//.test(destination.endpoint)
+          ? destination.endpoint
+          : `https://${destination.endpoint}`
+        : null;
   const refused = guard && endpoint !== null ? literalRefusal(guard, new URL(endpoint)) : null;
-  if (refused) throw invalid(`it leads where this account may not connect: ${refused.replace(/as an origin/, 'as a destination')}; point it at a public address or host name`);
+  if (refused)
+    throw invalid(
+      `it leads where this account may not connect: ${refused.replace(/as an origin/, 'as a destination')}; point it at a public address or host name`,
+    );
   if (destination.scheme === 'http' || destination.scheme === 'https' || destination.scheme === 's3') {
     try {
       await deps.destinations.probe(destination, guard);
     } catch (error) {
       deps.logger.debug({ err: error }, 'Log destination refused the test upload.');
       throw new ApiError('API_DESTINATION_UNREACHABLE', {
-        message: `error validating destination: error writing object: error uploading: ${(error as Error).message}`, pointer: '/destination_conf',
+        message: `error validating destination: error writing object: error uploading: ${(error as Error).message}`,
+        pointer: '/destination_conf',
       });
     }
   }

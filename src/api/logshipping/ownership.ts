@@ -26,17 +26,26 @@ export interface ChallengeOutcome {
   valid: boolean;
 }
 
-export async function issueChallenge(deps: ApiDeps, zone: Pick<ZoneRecord, 'id' | 'accountId'>, destination: Destination, target: ChallengeTarget): Promise<ChallengeOutcome> {
+export async function issueChallenge(
+  deps: ApiDeps,
+  zone: Pick<ZoneRecord, 'id' | 'accountId'>,
+  destination: Destination,
+  target: ChallengeTarget,
+): Promise<ChallengeOutcome> {
   const token = randomBase64UrlId(48);
   const challenge: OwnershipChallengeRecord = {
-    zoneId: zone.id, destinationConf: target.location, tokenHash: hashToken(token), expires: deps.clock.now() + CHALLENGE_LIFETIME_MS,
+    zoneId: zone.id,
+    destinationConf: target.location,
+    tokenHash: hashToken(token),
+    expires: deps.clock.now() + CHALLENGE_LIFETIME_MS,
   };
   const claimed = target.realDirectory !== undefined;
   // A file:// directory is claimed before its file is written: of two accounts racing for it, one wins.
-  if (claimed && await deps.control.claimOwnershipChallenge(challenge, zone.accountId) === 'taken') {
+  if (claimed && (await deps.control.claimOwnershipChallenge(challenge, zone.accountId)) === 'taken') {
     const directory = destination.scheme === 'file' ? fixedPath(destination.directory) || '/' : target.location;
     return {
-      filename: null, valid: false,
+      filename: null,
+      valid: false,
       message: `the directory ${directory} is taken: another account holds it, or a directory above or below it, with a log job or an unexpired ownership challenge; choose another directory`,
     };
   }
@@ -65,7 +74,13 @@ export async function challengeMatches(deps: ApiDeps, zoneId: string, covering: 
 }
 
 /** Refuses a job whose destination needs a challenge it does not carry (or carries wrongly). */
-export async function requireOwnership(deps: ApiDeps, zoneId: string, destination: Destination, target: ChallengeTarget, token: string | undefined): Promise<void> {
+export async function requireOwnership(
+  deps: ApiDeps,
+  zoneId: string,
+  destination: Destination,
+  target: ChallengeTarget,
+  token: string | undefined,
+): Promise<void> {
   if (!needsOwnershipChallenge(destination)) return;
   if (token === undefined || token === '') {
     throw new ApiError('API_OWNERSHIP_CHALLENGE_MISSING', {
@@ -73,7 +88,8 @@ export async function requireOwnership(deps: ApiDeps, zoneId: string, destinatio
       pointer: '/ownership_challenge',
     });
   }
-  if (!await challengeMatches(deps, zoneId, target.covering, token)) throw new ApiError('API_OWNERSHIP_CHALLENGE_INVALID', { pointer: '/ownership_challenge' });
+  if (!(await challengeMatches(deps, zoneId, target.covering, token)))
+    throw new ApiError('API_OWNERSHIP_CHALLENGE_INVALID', { pointer: '/ownership_challenge' });
 }
 
 function hashToken(token: string): string {

@@ -22,9 +22,13 @@ const validResult = z.object({ valid: z.boolean(), message: z.string() });
 
 export const VALIDATE_ROUTES: ApiRoute[] = [
   defineRoute<z.infer<typeof destinationBody>>({
-    method: 'POST', path: `${BASE}/destination`, operationId: 'logshipping-validate-destination',
-    summary: 'Whether a job could write to the destination (all a job\'s checks but the ownership challenge)', tag: TAG,
-    body: { schema: destinationBody, invalid: 'API_JOB_INVALID' }, result: validResult,
+    method: 'POST',
+    path: `${BASE}/destination`,
+    operationId: 'logshipping-validate-destination',
+    summary: "Whether a job could write to the destination (all a job's checks but the ownership challenge)",
+    tag: TAG,
+    body: { schema: destinationBody, invalid: 'API_JOB_INVALID' },
+    result: validResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       try {
@@ -37,9 +41,13 @@ export const VALIDATE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof destinationBody>>({
-    method: 'POST', path: `${BASE}/destination/exists`, operationId: 'logshipping-validate-destination-exists',
-    summary: 'Whether a log job of the zone already writes to the destination', tag: TAG,
-    body: { schema: destinationBody, invalid: 'API_JOB_INVALID' }, result: z.object({ exists: z.boolean() }),
+    method: 'POST',
+    path: `${BASE}/destination/exists`,
+    operationId: 'logshipping-validate-destination-exists',
+    summary: 'Whether a log job of the zone already writes to the destination',
+    tag: TAG,
+    body: { schema: destinationBody, invalid: 'API_JOB_INVALID' },
+    result: z.object({ exists: z.boolean() }),
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const jobs = await ctx.deps.control.listJobs(zone.id);
@@ -47,11 +55,17 @@ export const VALIDATE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof originBody>>({
-    method: 'POST', path: `${BASE}/origin`, operationId: 'logshipping-validate-origin', summary: 'Whether `logpull_options` are valid for the dataset', tag: TAG,
-    body: { schema: originBody, invalid: 'API_JOB_INVALID' }, result: validResult,
+    method: 'POST',
+    path: `${BASE}/origin`,
+    operationId: 'logshipping-validate-origin',
+    summary: 'Whether `logpull_options` are valid for the dataset',
+    tag: TAG,
+    body: { schema: originBody, invalid: 'API_JOB_INVALID' },
+    result: validResult,
     async handler(ctx) {
       await requireZone(ctx);
-      if (ctx.body.dataset !== undefined && ctx.body.dataset !== LOG_DATASET) return successResponse({ valid: false, message: `the dataset ${ctx.body.dataset} is not served: only ${LOG_DATASET} is` });
+      if (ctx.body.dataset !== undefined && ctx.body.dataset !== LOG_DATASET)
+        return successResponse({ valid: false, message: `the dataset ${ctx.body.dataset} is not served: only ${LOG_DATASET} is` });
       const problem = ctx.body.logpull_options === null ? null : logpullOptionsProblem(ctx.body.logpull_options);
       return successResponse(problem === null ? { valid: true, message: '' } : { valid: false, message: problem });
     },

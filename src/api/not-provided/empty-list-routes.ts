@@ -15,7 +15,13 @@ const pageQuery = z.object({ page: z.coerce.number().int().min(1).default(1), pe
 
 function emptyList(path: string, operationId: string, what: string): ApiRoute {
   return defineRoute({
-    method: 'GET', path, operationId, summary: `The account's ${what}: none (edgeport does not provide them)`, tag: TAG, query: pageQuery, result: z.array(z.never()),
+    method: 'GET',
+    path,
+    operationId,
+    summary: `The account's ${what}: none (edgeport does not provide them)`,
+    tag: TAG,
+    query: pageQuery,
+    result: z.array(z.never()),
     async handler(ctx) {
       requireOwnAccount(ctx);
       const page = Number(ctx.query.get('page') ?? 1) || 1;

@@ -32,7 +32,10 @@ interface Compiled {
 function compile(template: string): RegExp {
   const below = template.endsWith('/**');
   const base = below ? template.slice(0, -3) : template;
-  const body = base.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+  const body = base
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
   return new RegExp(`^${body}${below ? '(/.*)?' : ''}$`);
 }
 

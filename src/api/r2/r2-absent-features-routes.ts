@@ -25,42 +25,69 @@ const NOTIFICATIONS = '/accounts/:account_id/event_notifications/r2/:bucket/conf
 
 export const R2_ABSENT_FEATURE_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: `${R2_BUCKETS}/:bucket/lock`, operationId: 'r2-bucket-lock-get', summary: 'The bucket\'s lock rules: none (edgeport has no bucket locks)', tag: TAG, result: z.object({ rules: z.array(z.never()) }),
+    method: 'GET',
+    path: `${R2_BUCKETS}/:bucket/lock`,
+    operationId: 'r2-bucket-lock-get',
+    summary: "The bucket's lock rules: none (edgeport has no bucket locks)",
+    tag: TAG,
+    result: z.object({ rules: z.array(z.never()) }),
     async handler(ctx) {
       await requireBucket(ctx);
       return successResponse({ rules: [] });
     },
   }),
   defineRoute({
-    method: 'GET', path: `${R2_BUCKETS}/:bucket/sippy`, operationId: 'r2-bucket-sippy-get', summary: 'The bucket\'s Sippy migration: off (edgeport has no Sippy)', tag: TAG, result: z.object({ enabled: z.literal(false) }),
+    method: 'GET',
+    path: `${R2_BUCKETS}/:bucket/sippy`,
+    operationId: 'r2-bucket-sippy-get',
+    summary: "The bucket's Sippy migration: off (edgeport has no Sippy)",
+    tag: TAG,
+    result: z.object({ enabled: z.literal(false) }),
     async handler(ctx) {
       await requireBucket(ctx);
       return successResponse({ enabled: false });
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${R2_BUCKETS}/:bucket/sippy`, operationId: 'r2-bucket-sippy-delete', summary: 'Turn the bucket\'s Sippy migration off: it is', tag: TAG, result: z.object({ enabled: z.literal(false) }),
+    method: 'DELETE',
+    path: `${R2_BUCKETS}/:bucket/sippy`,
+    operationId: 'r2-bucket-sippy-delete',
+    summary: "Turn the bucket's Sippy migration off: it is",
+    tag: TAG,
+    result: z.object({ enabled: z.literal(false) }),
     async handler(ctx) {
       await requireBucket(ctx);
       return successResponse({ enabled: false });
     },
   }),
   defineRoute({
-    method: 'GET', path: NOTIFICATIONS, operationId: 'r2-event-notifications-list', summary: 'The bucket\'s event notification configuration: no queues (edgeport has no Queues)', tag: TAG,
+    method: 'GET',
+    path: NOTIFICATIONS,
+    operationId: 'r2-event-notifications-list',
+    summary: "The bucket's event notification configuration: no queues (edgeport has no Queues)",
+    tag: TAG,
     result: z.object({ bucketName: z.string(), queues: z.array(z.never()) }),
     async handler(ctx) {
       return successResponse({ bucketName: await requireBucket(ctx), queues: [] });
     },
   }),
   defineRoute({
-    method: 'GET', path: `${NOTIFICATIONS}/queues/:queue_id`, operationId: 'r2-event-notifications-get', summary: 'One queue\'s notification rules of the bucket: there are none', tag: TAG,
+    method: 'GET',
+    path: `${NOTIFICATIONS}/queues/:queue_id`,
+    operationId: 'r2-event-notifications-get',
+    summary: "One queue's notification rules of the bucket: there are none",
+    tag: TAG,
     async handler(ctx) {
       await requireBucket(ctx);
       throw objectNotFound(ctx.path);
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${NOTIFICATIONS}/queues/:queue_id`, operationId: 'r2-event-notifications-delete', summary: 'Delete one queue\'s notification rules of the bucket: there are none', tag: TAG,
+    method: 'DELETE',
+    path: `${NOTIFICATIONS}/queues/:queue_id`,
+    operationId: 'r2-event-notifications-delete',
+    summary: "Delete one queue's notification rules of the bucket: there are none",
+    tag: TAG,
     async handler(ctx) {
       await requireBucket(ctx);
       throw objectNotFound(ctx.path);

@@ -32,15 +32,23 @@ function encodeCursor(name: string): string {
 function decodeCursor(cursor: string): string {
   const name = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!/^[a-z0-9-]{1,63}$/.test(name)) {
-    throw new ApiError('API_INVALID_QUERY', { message: `'${cursor.slice(0, 100)}' is not a valid value for cursor because it must be the result_info.cursor of a previous list, unchanged` });
+    throw new ApiError('API_INVALID_QUERY', {
+      message: `'${cursor.slice(0, 100)}' is not a valid value for cursor because it must be the result_info.cursor of a previous list, unchanged`,
+    });
   }
   return name;
 }
 
 export const R2_BUCKET_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: R2_BUCKETS, operationId: 'r2-buckets-list', summary: 'List the account\'s R2 buckets (result.buckets), a page at a time (result_info.cursor)', tag: TAG,
-    query: listR2BucketsQuery, result: z.object({ buckets: z.array(r2BucketResult) }), resultInfo: 'cursor',
+    method: 'GET',
+    path: R2_BUCKETS,
+    operationId: 'r2-buckets-list',
+    summary: "List the account's R2 buckets (result.buckets), a page at a time (result_info.cursor)",
+    tag: TAG,
+    query: listR2BucketsQuery,
+    result: z.object({ buckets: z.array(r2BucketResult) }),
+    resultInfo: 'cursor',
     async handler(ctx) {
       const store = r2Store(ctx);
       const q = validateQuery(listR2BucketsQuery, ctx.query);
@@ -51,14 +59,22 @@ export const R2_BUCKET_ROUTES: ApiRoute[] = [
       if (after !== undefined) buckets = buckets.filter((b) => (q.direction === 'asc' ? b.name > after : b.name < after));
       const page = buckets.slice(0, q.per_page);
       const more = buckets.length > page.length;
-      return successResponse({ buckets: page.map((b) => toR2BucketJson(b)) }, {
-        resultInfo: { count: page.length, per_page: q.per_page, ...(more ? { cursor: encodeCursor(page.at(-1)!.name) } : {}) },
-      });
+      return successResponse(
+        { buckets: page.map((b) => toR2BucketJson(b)) },
+        {
+          resultInfo: { count: page.length, per_page: q.per_page, ...(more ? { cursor: encodeCursor(page.at(-1)!.name) } : {}) },
+        },
+      );
     },
   }),
   defineRoute<z.infer<typeof createR2BucketBody>>({
-    method: 'POST', path: R2_BUCKETS, operationId: 'r2-buckets-create', summary: 'Create an R2 bucket (body: name, storageClass, locationHint; any Content-Type)', tag: TAG,
-    body: { schema: createR2BucketBody, invalid: 'API_STORE_INVALID', anyMediaType: true }, result: r2BucketResult,
+    method: 'POST',
+    path: R2_BUCKETS,
+    operationId: 'r2-buckets-create',
+    summary: 'Create an R2 bucket (body: name, storageClass, locationHint; any Content-Type)',
+    tag: TAG,
+    body: { schema: createR2BucketBody, invalid: 'API_STORE_INVALID', anyMediaType: true },
+    result: r2BucketResult,
     async handler(ctx) {
       const store = r2Store(ctx);
       const { name, storageClass, locationHint } = ctx.body;
@@ -67,7 +83,12 @@ export const R2_BUCKET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${R2_BUCKETS}/:bucket`, operationId: 'r2-buckets-get', summary: 'Get an R2 bucket', tag: TAG, result: r2BucketResult,
+    method: 'GET',
+    path: `${R2_BUCKETS}/:bucket`,
+    operationId: 'r2-buckets-get',
+    summary: 'Get an R2 bucket',
+    tag: TAG,
+    result: r2BucketResult,
     async handler(ctx) {
       const store = r2Store(ctx);
       const bucket = await withR2Errors(() => store.getBucket(ctx.params.bucket!));
@@ -76,20 +97,30 @@ export const R2_BUCKET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'PATCH', path: `${R2_BUCKETS}/:bucket`, operationId: 'r2-buckets-edit', tag: TAG,
-    summary: 'Change an R2 bucket\'s default storage class of new objects (header cf-r2-storage-class; objects already stored keep theirs)', result: r2BucketResult,
+    method: 'PATCH',
+    path: `${R2_BUCKETS}/:bucket`,
+    operationId: 'r2-buckets-edit',
+    tag: TAG,
+    summary: "Change an R2 bucket's default storage class of new objects (header cf-r2-storage-class; objects already stored keep theirs)",
+    result: r2BucketResult,
     async handler(ctx) {
       const store = r2Store(ctx);
       const storageClass = storageClassHeader(ctx);
       if (storageClass === undefined) {
-        throw new ApiError('API_STORE_INVALID', { message: `cf-r2-storage-class is required: send the bucket's new default storage class, one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}` });
+        throw new ApiError('API_STORE_INVALID', {
+          message: `cf-r2-storage-class is required: send the bucket's new default storage class, one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}`,
+        });
       }
       const bucket = await withR2Errors(() => store.setBucketStorageClass(ctx.params.bucket!, storageClass));
       return successResponse(toR2BucketJson(bucket));
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${R2_BUCKETS}/:bucket`, operationId: 'r2-buckets-delete', summary: 'Delete an R2 bucket (only when it holds no objects; its open multipart uploads are aborted)', tag: TAG,
+    method: 'DELETE',
+    path: `${R2_BUCKETS}/:bucket`,
+    operationId: 'r2-buckets-delete',
+    summary: 'Delete an R2 bucket (only when it holds no objects; its open multipart uploads are aborted)',
+    tag: TAG,
     result: z.object({}),
     async handler(ctx) {
       const store = r2Store(ctx);

@@ -20,7 +20,12 @@ const CORS = `${R2_BUCKETS}/:bucket/cors`;
 
 export const R2_CORS_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: CORS, operationId: 'r2-bucket-cors-get', summary: 'Get an R2 bucket\'s CORS rules (404 / 10059 when it has none)', tag: TAG, result: corsBody,
+    method: 'GET',
+    path: CORS,
+    operationId: 'r2-bucket-cors-get',
+    summary: "Get an R2 bucket's CORS rules (404 / 10059 when it has none)",
+    tag: TAG,
+    result: corsBody,
     async handler(ctx) {
       const store = r2Store(ctx);
       const rules = await withR2Errors(() => store.getBucketCors(ctx.params.bucket!));
@@ -29,8 +34,13 @@ export const R2_CORS_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof corsBody>>({
-    method: 'PUT', path: CORS, operationId: 'r2-bucket-cors-put', summary: 'Replace an R2 bucket\'s CORS rules (any Content-Type)', tag: TAG,
-    body: { schema: corsBody, invalid: 'API_STORE_INVALID', anyMediaType: true }, result: z.object({}),
+    method: 'PUT',
+    path: CORS,
+    operationId: 'r2-bucket-cors-put',
+    summary: "Replace an R2 bucket's CORS rules (any Content-Type)",
+    tag: TAG,
+    body: { schema: corsBody, invalid: 'API_STORE_INVALID', anyMediaType: true },
+    result: z.object({}),
     async handler(ctx) {
       const store = r2Store(ctx);
       const rules = ctx.body.rules.map(corsRuleFromJson);
@@ -39,7 +49,12 @@ export const R2_CORS_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: CORS, operationId: 'r2-bucket-cors-delete', summary: 'Delete an R2 bucket\'s CORS rules', tag: TAG, result: z.object({}),
+    method: 'DELETE',
+    path: CORS,
+    operationId: 'r2-bucket-cors-delete',
+    summary: "Delete an R2 bucket's CORS rules",
+    tag: TAG,
+    result: z.object({}),
     async handler(ctx) {
       const store = r2Store(ctx);
       await withR2Errors(() => store.putBucketCors(ctx.params.bucket!, null));

@@ -30,7 +30,11 @@ const minTls = z.enum(['1.0', '1.1', '1.2', '1.3']);
 
 const managedBody = z.looseObject({ enabled: z.boolean() });
 const createCustomBody = z.strictObject({
-  domain: z.string().min(1).max(253).transform((domain) => domain.toLowerCase()),
+  domain: z
+    .string()
+    .min(1)
+    .max(253)
+    .transform((domain) => domain.toLowerCase()),
   zoneId: z.string().min(1).max(64),
   enabled: z.boolean(),
   minTLS: minTls.optional(),
@@ -45,13 +49,17 @@ const updateCustomBody = z.strictObject({
 /** Cipher suites are TLS's, which edgeport's edge does not speak: refused by name. */
 function refuseCiphers(ciphers: readonly string[] | undefined): void {
   if (ciphers !== undefined && ciphers.length > 0) {
-    throw new ApiError('API_NOT_PROVIDED', { message: 'not entitled: edgeport does not provide custom cipher suites: its edge speaks plain HTTP, and TLS (with its ciphers) is the operator\'s proxy\'s; leave ciphers out' });
+    throw new ApiError('API_NOT_PROVIDED', {
+      message:
+        "not entitled: edgeport does not provide custom cipher suites: its edge speaks plain HTTP, and TLS (with its ciphers) is the operator's proxy's; leave ciphers out",
+    });
   }
 }
 
 function requireDomains(ctx: RouteContext<unknown>): { domains: BucketDomains; publicDomain: string | null } {
   const deps = ctx.deps.publicBuckets;
-  if (!deps) throw new ApiError('API_NOT_PROVIDED', { message: 'not entitled: edgeport does not provide public buckets on this server (it runs without an edge)' });
+  if (!deps)
+    throw new ApiError('API_NOT_PROVIDED', { message: 'not entitled: edgeport does not provide public buckets on this server (it runs without an edge)' });
   return deps;
 }
 
@@ -66,18 +74,26 @@ async function bucketOf(ctx: RouteContext<unknown>): Promise<BucketRef> {
 async function managedJson(ctx: RouteContext<unknown>, enabled?: boolean): Promise<Record<string, unknown>> {
   const { domains, publicDomain } = requireDomains(ctx);
   if (publicDomain === null) {
-    throw new ApiError('API_NOT_PROVIDED', { message: 'not entitled: edgeport does not provide managed public URLs on this server: its operator turned them off ([r2] public_domain = ""); attach a custom domain instead' });
+    throw new ApiError('API_NOT_PROVIDED', {
+      message:
+        'not entitled: edgeport does not provide managed public URLs on this server: its operator turned them off ([r2] public_domain = ""); attach a custom domain instead',
+    });
   }
   const bucket = await bucketOf(ctx);
-  const managed = enabled === undefined ? await domains.getManaged(bucket) ?? await domains.setManaged(bucket, false) : await domains.setManaged(bucket, enabled);
+  const managed =
+    enabled === undefined ? ((await domains.getManaged(bucket)) ?? (await domains.setManaged(bucket, false))) : await domains.setManaged(bucket, enabled);
   return { bucketId: managed.publicId.slice('pub-'.length), domain: `${managed.publicId}.${publicDomain}`, enabled: managed.enabled };
 }
 
 async function customJson(ctx: RouteContext<unknown>, domain: CustomDomain): Promise<Record<string, unknown>> {
   const zone = await ctx.deps.control.getZone(ctx.account.id, domain.zoneId);
   return {
-    domain: domain.domain, enabled: domain.enabled, status: { ownership: zone ? 'active' : 'deactivated', ssl: 'unknown' }, minTLS: domain.minTls,
-    zoneId: domain.zoneId, zoneName: zone?.name ?? '',
+    domain: domain.domain,
+    enabled: domain.enabled,
+    status: { ownership: zone ? 'active' : 'deactivated', ssl: 'unknown' },
+    minTLS: domain.minTls,
+    zoneId: domain.zoneId,
+    zoneName: zone?.name ?? '',
   };
 }
 
@@ -91,12 +107,18 @@ function invalidDomain(message: string): ApiError {
 
 /** The custom domain, checked: a host name at or under the account's zone `zoneId`, not one of the server's hosts, not a script's custom domain. */
 async function checkCustomDomain(ctx: RouteContext<unknown>, domain: string, zoneId: string): Promise<ZoneRecord> {
-  if (!HOST.test(domain)) throw invalidDomain(`'${domain.slice(0, 253)}' is not a valid value for domain because it must be a host name such as files.example.com`);
+  if (!HOST.test(domain))
+    throw invalidDomain(`'${domain.slice(0, 253)}' is not a valid value for domain because it must be a host name such as files.example.com`);
   const reserved = [ctx.deps.workers?.devDomain ?? null, ctx.deps.publicBuckets?.publicDomain ?? null].find((platform) => isPlatformHost(domain, platform));
   if (reserved) throw invalidDomain(`'${domain}' is not a valid value for domain because ${reserved} and the names under it belong to this server`);
   const zone = /^[0-9a-f]{32}$/.test(zoneId) ? await ctx.deps.control.getZone(ctx.account.id, zoneId) : null;
-  if (!zone) throw new ApiError('API_BUCKET_DOMAIN_INVALID', { message: `'${zoneId.slice(0, 64)}' is not a valid value for zoneId because it is no zone of yours (GET /zones lists them)`, pointer: '/zoneId' });
-  if (!isAtOrUnder(domain, zone.name)) throw invalidDomain(`'${domain}' is not a valid value for domain because it is not ${zone.name} or a name under it, the zone given`);
+  if (!zone)
+    throw new ApiError('API_BUCKET_DOMAIN_INVALID', {
+      message: `'${zoneId.slice(0, 64)}' is not a valid value for zoneId because it is no zone of yours (GET /zones lists them)`,
+      pointer: '/zoneId',
+    });
+  if (!isAtOrUnder(domain, zone.name))
+    throw invalidDomain(`'${domain}' is not a valid value for domain because it is not ${zone.name} or a name under it, the zone given`);
   const scriptDomains = ctx.deps.workers ? await ctx.deps.workers.registry.listZoneRoutes(zone.id) : [];
   if (scriptDomains.some((route) => route.customDomain && route.pattern === `${domain}/*`)) {
     throw invalidDomain(`'${domain}' is not a valid value for domain because it is a custom domain of a script: detach it there first`);
@@ -112,27 +134,44 @@ async function checkCustomDomain(ctx: RouteContext<unknown>, domain: string, zon
 async function forgetStaleHolder(ctx: RouteContext<unknown>, domains: BucketDomains, domain: string): Promise<void> {
   const holder = await domains.holderOf(domain);
   if (!holder || !ctx.deps.store) return;
-  const bucket = await accountStore(ctx.deps.store, holder.accountId).getBucket(holder.bucket).catch(() => null);
+  const bucket = await accountStore(ctx.deps.store, holder.accountId)
+    .getBucket(holder.bucket)
+    .catch(() => null);
   const zone = await ctx.deps.control.getZone(holder.accountId, holder.zoneId);
   if (!bucket || bucket.created !== holder.bucketCreated || !zone) await domains.forgetStale(holder);
 }
 
 export const R2_DOMAIN_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: MANAGED, operationId: 'r2-bucket-managed-domain-get', summary: 'The bucket\'s managed public URL (pub-<id>.<public domain>) and whether it is on', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: MANAGED,
+    operationId: 'r2-bucket-managed-domain-get',
+    summary: "The bucket's managed public URL (pub-<id>.<public domain>) and whether it is on",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       return successResponse(await managedJson(ctx));
     },
   }),
   defineRoute<z.infer<typeof managedBody>>({
-    method: 'PUT', path: MANAGED, operationId: 'r2-bucket-managed-domain-put', summary: 'Turn the bucket\'s managed public URL on or off (it serves the bucket read-only)', tag: TAG,
-    body: { schema: managedBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PUT',
+    path: MANAGED,
+    operationId: 'r2-bucket-managed-domain-put',
+    summary: "Turn the bucket's managed public URL on or off (it serves the bucket read-only)",
+    tag: TAG,
+    body: { schema: managedBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       return successResponse(await managedJson(ctx, ctx.body.enabled));
     },
   }),
   defineRoute({
-    method: 'GET', path: CUSTOM, operationId: 'r2-bucket-custom-domains-list', summary: 'The bucket\'s custom domains (result.domains)', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: CUSTOM,
+    operationId: 'r2-bucket-custom-domains-list',
+    summary: "The bucket's custom domains (result.domains)",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const list = await domains.listCustom(await bucketOf(ctx));
@@ -142,8 +181,13 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof createCustomBody>>({
-    method: 'POST', path: CUSTOM, operationId: 'r2-bucket-custom-domains-create', summary: 'Attach a host of one of your zones to the bucket: it serves the bucket read-only', tag: TAG,
-    body: { schema: createCustomBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'POST',
+    path: CUSTOM,
+    operationId: 'r2-bucket-custom-domains-create',
+    summary: 'Attach a host of one of your zones to the bucket: it serves the bucket read-only',
+    tag: TAG,
+    body: { schema: createCustomBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const bucket = await bucketOf(ctx);
@@ -152,12 +196,18 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
       await checkCustomDomain(ctx, domain, zoneId);
       await forgetStaleHolder(ctx, domains, domain);
       const added = await domains.addCustom(bucket, domain, zoneId, { enabled: ctx.body.enabled, minTls: ctx.body.minTLS ?? '1.0' });
-      if (added === 'taken') throw new ApiError('API_BUCKET_DOMAIN_TAKEN', { message: `The custom domain ${domain} is already attached to a bucket: detach it there first` });
+      if (added === 'taken')
+        throw new ApiError('API_BUCKET_DOMAIN_TAKEN', { message: `The custom domain ${domain} is already attached to a bucket: detach it there first` });
       return successResponse({ domain: added.domain, enabled: added.enabled, zoneId: added.zoneId, minTLS: added.minTls });
     },
   }),
   defineRoute({
-    method: 'GET', path: `${CUSTOM}/:domain`, operationId: 'r2-bucket-custom-domains-get', summary: 'One custom domain of the bucket', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${CUSTOM}/:domain`,
+    operationId: 'r2-bucket-custom-domains-get',
+    summary: 'One custom domain of the bucket',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const name = (ctx.params.domain ?? '').toLowerCase();
@@ -167,21 +217,32 @@ export const R2_DOMAIN_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof updateCustomBody>>({
-    method: 'PUT', path: `${CUSTOM}/:domain`, operationId: 'r2-bucket-custom-domains-update', summary: 'Turn a custom domain on or off, or change its minTLS', tag: TAG,
-    body: { schema: updateCustomBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PUT',
+    path: `${CUSTOM}/:domain`,
+    operationId: 'r2-bucket-custom-domains-update',
+    summary: 'Turn a custom domain on or off, or change its minTLS',
+    tag: TAG,
+    body: { schema: updateCustomBody, invalid: 'API_BUCKET_DOMAIN_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const name = (ctx.params.domain ?? '').toLowerCase();
       refuseCiphers(ctx.body.ciphers);
       const updated = await domains.updateCustom(await bucketOf(ctx), name, {
-        ...(ctx.body.enabled === undefined ? {} : { enabled: ctx.body.enabled }), ...(ctx.body.minTLS === undefined ? {} : { minTls: ctx.body.minTLS }),
+        ...(ctx.body.enabled === undefined ? {} : { enabled: ctx.body.enabled }),
+        ...(ctx.body.minTLS === undefined ? {} : { minTls: ctx.body.minTLS }),
       });
       if (!updated) throw domainNotFound(name);
       return successResponse({ domain: updated.domain, enabled: updated.enabled, minTLS: updated.minTls });
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${CUSTOM}/:domain`, operationId: 'r2-bucket-custom-domains-delete', summary: 'Detach a custom domain from the bucket', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${CUSTOM}/:domain`,
+    operationId: 'r2-bucket-custom-domains-delete',
+    summary: 'Detach a custom domain from the bucket',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { domains } = requireDomains(ctx);
       const name = (ctx.params.domain ?? '').toLowerCase();

@@ -20,8 +20,22 @@ import { r2Store, withR2Errors } from './r2-schema.ts';
 const TAG = 'R2';
 const LIFECYCLE = `${R2_BUCKETS}/:bucket/lifecycle`;
 
-const ageCondition = z.strictObject({ type: z.literal('Age'), maxAge: z.number().int().min(1).max(2 ** 46).describe('Seconds since the upload') });
-const dateCondition = z.strictObject({ type: z.literal('Date'), date: z.string().max(64).refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO 8601 date') });
+const ageCondition = z.strictObject({
+  type: z.literal('Age'),
+  maxAge: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 46)
+    .describe('Seconds since the upload'),
+});
+const dateCondition = z.strictObject({
+  type: z.literal('Date'),
+  date: z
+    .string()
+    .max(64)
+    .refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO 8601 date'),
+});
 const condition = z.discriminatedUnion('type', [ageCondition, dateCondition]);
 
 export const r2LifecycleRule = z.strictObject({
@@ -29,7 +43,10 @@ export const r2LifecycleRule = z.strictObject({
   enabled: z.boolean(),
   conditions: z.strictObject({ prefix: z.string().max(1024).optional().describe('Objects whose key starts with it; absent or "": all') }),
   deleteObjectsTransition: z.strictObject({ condition }).optional(),
-  storageClassTransitions: z.array(z.strictObject({ condition, storageClass: z.literal('InfrequentAccess') })).max(1).optional(),
+  storageClassTransitions: z
+    .array(z.strictObject({ condition, storageClass: z.literal('InfrequentAccess') }))
+    .max(1)
+    .optional(),
   abortMultipartUploadsTransition: z.strictObject({ condition: ageCondition }).optional(),
 });
 export const r2LifecycleBody = z.strictObject({ rules: z.array(r2LifecycleRule).max(1000).describe('An empty list removes every rule') });
@@ -60,13 +77,18 @@ export function lifecycleRuleToJson(rule: LifecycleRule): R2LifecycleRuleJson {
     ...(rule.expiration ? { deleteObjectsTransition: { condition: conditionToJson(rule.expiration) } } : {}),
     ...(rule.transition ? { storageClassTransitions: [{ condition: conditionToJson(rule.transition), storageClass: 'InfrequentAccess' as const }] } : {}),
     ...(rule.abortUploadsAfterSeconds !== undefined
-      ? { abortMultipartUploadsTransition: { condition: { type: 'Age' as const, maxAge: rule.abortUploadsAfterSeconds } } } : {}),
+      ? { abortMultipartUploadsTransition: { condition: { type: 'Age' as const, maxAge: rule.abortUploadsAfterSeconds } } }
+      : {}),
   };
 }
 
 export const R2_LIFECYCLE_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: LIFECYCLE, operationId: 'r2-bucket-lifecycle-get', summary: 'Get an R2 bucket\'s lifecycle rules (an empty list when it has none)', tag: TAG,
+    method: 'GET',
+    path: LIFECYCLE,
+    operationId: 'r2-bucket-lifecycle-get',
+    summary: "Get an R2 bucket's lifecycle rules (an empty list when it has none)",
+    tag: TAG,
     result: r2LifecycleBody,
     async handler(ctx) {
       const store = r2Store(ctx);
@@ -75,8 +97,13 @@ export const R2_LIFECYCLE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof r2LifecycleBody>>({
-    method: 'PUT', path: LIFECYCLE, operationId: 'r2-bucket-lifecycle-put', summary: 'Replace an R2 bucket\'s lifecycle rules (any Content-Type)', tag: TAG,
-    body: { schema: r2LifecycleBody, invalid: 'API_STORE_INVALID', anyMediaType: true }, result: z.object({}),
+    method: 'PUT',
+    path: LIFECYCLE,
+    operationId: 'r2-bucket-lifecycle-put',
+    summary: "Replace an R2 bucket's lifecycle rules (any Content-Type)",
+    tag: TAG,
+    body: { schema: r2LifecycleBody, invalid: 'API_STORE_INVALID', anyMediaType: true },
+    result: z.object({}),
     async handler(ctx) {
       const store = r2Store(ctx);
       const rules = ctx.body.rules.map(lifecycleRuleFromJson);

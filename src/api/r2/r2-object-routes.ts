@@ -26,44 +26,63 @@ const OBJECT = `${R2_BUCKETS}/:bucket/objects/:key{.+}`;
 
 export const R2_OBJECT_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: `${R2_BUCKETS}/:bucket/objects`, operationId: 'r2-objects-list', tag: TAG,
-    summary: 'List objects (the SDK\'s r2.buckets.objects.list): by prefix, after a key, folded at a delimiter (result_info.delimited), a page at a time (result_info.cursor)',
-    query: listR2ObjectsQuery, result: z.array(r2ObjectResult), resultInfo: 'cursor',
+    method: 'GET',
+    path: `${R2_BUCKETS}/:bucket/objects`,
+    operationId: 'r2-objects-list',
+    tag: TAG,
+    summary:
+      "List objects (the SDK's r2.buckets.objects.list): by prefix, after a key, folded at a delimiter (result_info.delimited), a page at a time (result_info.cursor)",
+    query: listR2ObjectsQuery,
+    result: z.array(r2ObjectResult),
+    resultInfo: 'cursor',
     async handler(ctx) {
       const store = r2Store(ctx);
       const q = validateQuery(listR2ObjectsQuery, ctx.query);
-      const listing = await withR2Errors(() => store.list(ctx.params.bucket!, {
-        limit: q.per_page,
-        include: { httpMetadata: true, customMetadata: true },
-        ...(q.prefix ? { prefix: q.prefix } : {}),
-        ...(q.delimiter ? { delimiter: q.delimiter } : {}),
-        ...(q.start_after ? { startAfter: q.start_after } : {}),
-        ...(q.cursor ? { cursor: q.cursor } : {}),
-      }));
+      const listing = await withR2Errors(() =>
+        store.list(ctx.params.bucket!, {
+          limit: q.per_page,
+          include: { httpMetadata: true, customMetadata: true },
+          ...(q.prefix ? { prefix: q.prefix } : {}),
+          ...(q.delimiter ? { delimiter: q.delimiter } : {}),
+          ...(q.start_after ? { startAfter: q.start_after } : {}),
+          ...(q.cursor ? { cursor: q.cursor } : {}),
+        }),
+      );
       return successResponse(listing.objects.map(toR2ObjectJson), { resultInfo: listingResultInfo(listing, q.per_page) });
     },
   }),
   defineRoute({
-    method: 'PUT', path: OBJECT, operationId: 'r2-objects-put', tag: TAG,
-    summary: 'Put an object: the request body, streamed; Content-Type and the other standard headers become its HTTP metadata, cf-r2-storage-class its storage class',
-    rawBody: { contentType: 'application/octet-stream', description: 'The object\'s bytes (any content type)' },
+    method: 'PUT',
+    path: OBJECT,
+    operationId: 'r2-objects-put',
+    tag: TAG,
+    summary:
+      'Put an object: the request body, streamed; Content-Type and the other standard headers become its HTTP metadata, cf-r2-storage-class its storage class',
+    rawBody: { contentType: 'application/octet-stream', description: "The object's bytes (any content type)" },
     result: objectResult,
     async handler(ctx) {
       const store = r2Store(ctx);
       const storageClass = storageClassHeader(ctx);
       const { httpMetadata, customMetadata } = metadataFromHeaders(ctx.request.headers);
-      const meta = await withR2Errors(() => store.put(ctx.params.bucket!, ctx.params.key!, streamedBody(ctx.request), {
-        httpMetadata, customMetadata, ...(storageClass === undefined ? {} : { storageClass }),
-      }));
+      const meta = await withR2Errors(() =>
+        store.put(ctx.params.bucket!, ctx.params.key!, streamedBody(ctx.request), {
+          httpMetadata,
+          customMetadata,
+          ...(storageClass === undefined ? {} : { storageClass }),
+        }),
+      );
       // put() resolves null only when a condition fails, and none is given.
       if (!meta) throw new StoreError('STORE_PRECONDITION_FAILED');
       return successResponse(toObjectJson(meta));
     },
   }),
   defineRoute({
-    method: 'GET', path: OBJECT, operationId: 'r2-objects-get', tag: TAG,
+    method: 'GET',
+    path: OBJECT,
+    operationId: 'r2-objects-get',
+    tag: TAG,
     summary: 'Get an object: its bytes, streamed, with Content-Type, Content-Length, ETag, Last-Modified and its other HTTP metadata',
-    rawResult: { contentType: 'application/octet-stream', description: 'The object\'s bytes' },
+    rawResult: { contentType: 'application/octet-stream', description: "The object's bytes" },
     async handler(ctx) {
       const store = r2Store(ctx);
       const result = await withR2Errors(() => store.get(ctx.params.bucket!, ctx.params.key!));
@@ -81,8 +100,12 @@ export const R2_OBJECT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: OBJECT, operationId: 'r2-objects-delete', tag: TAG,
-    summary: 'Delete an object (a missing key is not an error)', result: z.object({}),
+    method: 'DELETE',
+    path: OBJECT,
+    operationId: 'r2-objects-delete',
+    tag: TAG,
+    summary: 'Delete an object (a missing key is not an error)',
+    result: z.object({}),
     async handler(ctx) {
       const store = r2Store(ctx);
       await withR2Errors(() => store.delete(ctx.params.bucket!, [ctx.params.key!]));

@@ -55,8 +55,12 @@ export const r2ObjectResult = z.object({
   size: z.number().int(),
   storage_class: storageClass,
   http_metadata: z.object({
-    contentType: z.string().optional(), contentLanguage: z.string().optional(), contentDisposition: z.string().optional(),
-    contentEncoding: z.string().optional(), cacheControl: z.string().optional(), cacheExpiry: z.string().optional(),
+    contentType: z.string().optional(),
+    contentLanguage: z.string().optional(),
+    contentDisposition: z.string().optional(),
+    contentEncoding: z.string().optional(),
+    cacheControl: z.string().optional(),
+    cacheExpiry: z.string().optional(),
   }),
   custom_metadata: z.record(z.string(), z.string()),
 });
@@ -117,7 +121,9 @@ export function storageClassHeader(ctx: RouteContext<unknown>): StorageClass | u
   const value = ctx.request.headers.get('cf-r2-storage-class');
   if (value === null) return undefined;
   if (!(STORAGE_CLASSES as readonly string[]).includes(value)) {
-    throw new ApiError('API_STORE_INVALID', { message: `'${value.slice(0, 64)}' is not a valid value for cf-r2-storage-class because it must be one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}` });
+    throw new ApiError('API_STORE_INVALID', {
+      message: `'${value.slice(0, 64)}' is not a valid value for cf-r2-storage-class because it must be one of ${STORAGE_CLASSES.map((c) => JSON.stringify(c)).join(', ')}`,
+    });
   }
   return value as StorageClass;
 }

@@ -15,8 +15,18 @@ import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { requireZone } from '../zones/zone-lookup.ts';
 import {
-  createRulesetBody, listRulesetsQuery, phaseProblem, rulesetResult, rulesetSummaryResult, toRulesetJson, toRulesetSummaryJson,
-  updateEntrypointBody, updateRulesetBody, type CreateRulesetBody, type UpdateEntrypointBody, type UpdateRulesetBody,
+  createRulesetBody,
+  listRulesetsQuery,
+  phaseProblem,
+  rulesetResult,
+  rulesetSummaryResult,
+  toRulesetJson,
+  toRulesetSummaryJson,
+  updateEntrypointBody,
+  updateRulesetBody,
+  type CreateRulesetBody,
+  type UpdateEntrypointBody,
+  type UpdateRulesetBody,
 } from './ruleset-schema.ts';
 import { isDryRun } from './dry-run.ts';
 import { planEntrypoint, planRules, planRulesetUpdate } from './ruleset-service.ts';
@@ -25,8 +35,14 @@ const TAG = 'Rulesets';
 
 export const RULESET_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/zones/:zone_id/rulesets', operationId: 'rulesets-list', summary: 'List the zone\'s rulesets (without rules)', tag: TAG,
-    query: listRulesetsQuery, result: z.array(rulesetSummaryResult), resultInfo: 'cursor',
+    method: 'GET',
+    path: '/zones/:zone_id/rulesets',
+    operationId: 'rulesets-list',
+    summary: "List the zone's rulesets (without rules)",
+    tag: TAG,
+    query: listRulesetsQuery,
+    result: z.array(rulesetSummaryResult),
+    resultInfo: 'cursor',
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const q = validateQuery(listRulesetsQuery, ctx.query);
@@ -41,27 +57,48 @@ export const RULESET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<CreateRulesetBody>({
-    method: 'POST', path: '/zones/:zone_id/rulesets', operationId: 'rulesets-create', summary: 'Create the zone\'s entry point ruleset of a phase', tag: TAG,
-    body: { schema: createRulesetBody, invalid: 'API_RULESET_INVALID' }, result: rulesetResult,
+    method: 'POST',
+    path: '/zones/:zone_id/rulesets',
+    operationId: 'rulesets-create',
+    summary: "Create the zone's entry point ruleset of a phase",
+    tag: TAG,
+    body: { schema: createRulesetBody, invalid: 'API_RULESET_INVALID' },
+    result: rulesetResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const now = ctx.deps.clock.now();
       const { body } = ctx;
       const ruleset: RulesetRecord = {
-        id: randomHexId(), zoneId: zone.id, name: body.name, description: body.description ?? '', kind: body.kind, phase: body.phase,
-        version: 1, lastUpdated: now, rules: planRules([], body.rules ?? [], now),
+        id: randomHexId(),
+        zoneId: zone.id,
+        name: body.name,
+        description: body.description ?? '',
+        kind: body.kind,
+        phase: body.phase,
+        version: 1,
+        lastUpdated: now,
+        rules: planRules([], body.rules ?? [], now),
       };
-      const taken = isDryRun(ctx) ? (await ctx.deps.control.getEntrypoint(zone.id, body.phase) ? 'phase-taken' : 'dry') : await ctx.deps.control.createRuleset(ruleset);
+      const taken = isDryRun(ctx)
+        ? (await ctx.deps.control.getEntrypoint(zone.id, body.phase))
+          ? 'phase-taken'
+          : 'dry'
+        : await ctx.deps.control.createRuleset(ruleset);
       if (taken === 'phase-taken') {
         throw new ApiError('API_ZONE_RULESET_EXISTS', {
-          message: `'zone' is not a valid value for kind because exceeded maximum number of zone rulesets for phase ${body.phase}`, pointer: '/kind',
+          message: `'zone' is not a valid value for kind because exceeded maximum number of zone rulesets for phase ${body.phase}`,
+          pointer: '/kind',
         });
       }
       return successResponse(taken === 'dry' ? null : toRulesetJson(ruleset));
     },
   }),
   defineRoute({
-    method: 'GET', path: '/zones/:zone_id/rulesets/:ruleset_id', operationId: 'rulesets-get', summary: 'Get a ruleset with its rules', tag: TAG,
+    method: 'GET',
+    path: '/zones/:zone_id/rulesets/:ruleset_id',
+    operationId: 'rulesets-get',
+    summary: 'Get a ruleset with its rules',
+    tag: TAG,
     result: rulesetResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
@@ -71,8 +108,13 @@ export const RULESET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<UpdateRulesetBody>({
-    method: 'PUT', path: '/zones/:zone_id/rulesets/:ruleset_id', operationId: 'rulesets-update', summary: 'Replace a ruleset\'s rules and description', tag: TAG,
-    body: { schema: updateRulesetBody, invalid: 'API_RULESET_INVALID' }, result: rulesetResult,
+    method: 'PUT',
+    path: '/zones/:zone_id/rulesets/:ruleset_id',
+    operationId: 'rulesets-update',
+    summary: "Replace a ruleset's rules and description",
+    tag: TAG,
+    body: { schema: updateRulesetBody, invalid: 'API_RULESET_INVALID' },
+    result: rulesetResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const now = ctx.deps.clock.now();
@@ -88,17 +130,27 @@ export const RULESET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: '/zones/:zone_id/rulesets/:ruleset_id', operationId: 'rulesets-delete', summary: 'Delete a ruleset (204, no body)', tag: TAG,
+    method: 'DELETE',
+    path: '/zones/:zone_id/rulesets/:ruleset_id',
+    operationId: 'rulesets-delete',
+    summary: 'Delete a ruleset (204, no body)',
+    tag: TAG,
     noContent: true,
     async handler(ctx) {
       const zone = await requireZone(ctx);
-      const found = isDryRun(ctx) ? await ctx.deps.control.getRuleset(zone.id, ctx.params.ruleset_id!) !== null : await ctx.deps.control.deleteRuleset(zone.id, ctx.params.ruleset_id!);
+      const found = isDryRun(ctx)
+        ? (await ctx.deps.control.getRuleset(zone.id, ctx.params.ruleset_id!)) !== null
+        : await ctx.deps.control.deleteRuleset(zone.id, ctx.params.ruleset_id!);
       if (!found) throw rulesetNotFound(ctx);
       return noContentResponse();
     },
   }),
   defineRoute({
-    method: 'GET', path: '/zones/:zone_id/rulesets/phases/:phase/entrypoint', operationId: 'rulesets-entrypoint-get', summary: 'Get the zone\'s entry point ruleset of a phase', tag: TAG,
+    method: 'GET',
+    path: '/zones/:zone_id/rulesets/phases/:phase/entrypoint',
+    operationId: 'rulesets-entrypoint-get',
+    summary: "Get the zone's entry point ruleset of a phase",
+    tag: TAG,
     result: rulesetResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
@@ -111,9 +163,13 @@ export const RULESET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<UpdateEntrypointBody>({
-    method: 'PUT', path: '/zones/:zone_id/rulesets/phases/:phase/entrypoint', operationId: 'rulesets-entrypoint-update',
-    summary: 'Create or update the zone\'s entry point ruleset of a phase', tag: TAG,
-    body: { schema: updateEntrypointBody, invalid: 'API_RULESET_INVALID' }, result: rulesetResult,
+    method: 'PUT',
+    path: '/zones/:zone_id/rulesets/phases/:phase/entrypoint',
+    operationId: 'rulesets-entrypoint-update',
+    summary: "Create or update the zone's entry point ruleset of a phase",
+    tag: TAG,
+    body: { schema: updateEntrypointBody, invalid: 'API_RULESET_INVALID' },
+    result: rulesetResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const phase = ctx.params.phase!;
@@ -136,6 +192,7 @@ function rulesetNotFound(ctx: RouteContext<unknown>): ApiError {
 
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[0-9a-f]{32}$/.test(id)) throw new ApiError('API_INVALID_QUERY', { message: `'${cursor}' is not a valid value for cursor because it is not a cursor of a previous list call` });
+  if (!/^[0-9a-f]{32}$/.test(id))
+    throw new ApiError('API_INVALID_QUERY', { message: `'${cursor}' is not a valid value for cursor because it is not a cursor of a previous list call` });
   return id;
 }

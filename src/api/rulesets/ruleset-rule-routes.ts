@@ -13,7 +13,16 @@ import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { validateBody } from '../validation.ts';
 import { requireZone } from '../zones/zone-lookup.ts';
 import {
-  phaseProblem, ruleInput, rulePosition, rulesetResult, rulesetSummaryResult, toRulesetJson, toVersionJson, toVersionSummaryJson, type RuleInput, type RulePosition,
+  phaseProblem,
+  ruleInput,
+  rulePosition,
+  rulesetResult,
+  rulesetSummaryResult,
+  toRulesetJson,
+  toVersionJson,
+  toVersionSummaryJson,
+  type RuleInput,
+  type RulePosition,
 } from './ruleset-schema.ts';
 import { isDryRun } from './dry-run.ts';
 import { planRuleAdd, planRuleDelete, planRuleEdit, planVersionDelete } from './ruleset-service.ts';
@@ -34,7 +43,10 @@ function ruleNotFound(id: string): ApiError {
 }
 
 /** The body's rule (every field but `position`) and position; `ruleRequired: false` lets a body of `position` alone through. */
-function splitRuleBody(body: Record<string, unknown> & { position?: RulePosition }, ruleRequired: boolean): { rule: RuleInput | undefined; position: RulePosition | undefined } {
+function splitRuleBody(
+  body: Record<string, unknown> & { position?: RulePosition },
+  ruleRequired: boolean,
+): { rule: RuleInput | undefined; position: RulePosition | undefined } {
   const { position, ...rest } = body;
   const rule = !ruleRequired && Object.keys(rest).length === 0 ? undefined : validateBody(ruleInput, rest, 'API_RULESET_INVALID');
   return { rule, position };
@@ -69,12 +81,15 @@ async function rulesetOf(ctx: RouteContext<unknown>, byPhase: boolean): Promise<
 }
 
 function allVersions(ruleset: RulesetRecord): RulesetVersionRecord[] {
-  return [{ version: ruleset.version, description: ruleset.description, lastUpdated: ruleset.lastUpdated, rules: ruleset.rules }, ...ruleset.history ?? []];
+  return [{ version: ruleset.version, description: ruleset.description, lastUpdated: ruleset.lastUpdated, rules: ruleset.rules }, ...(ruleset.history ?? [])];
 }
 
 function versionNumber(ctx: RouteContext<unknown>): number {
   const raw = ctx.params.version ?? '';
-  if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw new ApiError('API_RULESET_INVALID', { message: `'${raw.slice(0, 32)}' is not a valid value for version because it must be a version number (1, 2, ...)` });
+  if (!/^[1-9][0-9]{0,9}$/.test(raw))
+    throw new ApiError('API_RULESET_INVALID', {
+      message: `'${raw.slice(0, 32)}' is not a valid value for version because it must be a version number (1, 2, ...)`,
+    });
   return Number(raw);
 }
 
@@ -86,7 +101,11 @@ function versionRoutes(base: string, byPhase: boolean): ApiRoute[] {
   const kind = byPhase ? 'entrypoint' : 'ruleset';
   return [
     defineRoute({
-      method: 'GET', path: `${base}/versions`, operationId: `rulesets-${kind}-versions-list`, summary: `The ${kind}'s versions, newest first (without rules)`, tag: TAG,
+      method: 'GET',
+      path: `${base}/versions`,
+      operationId: `rulesets-${kind}-versions-list`,
+      summary: `The ${kind}'s versions, newest first (without rules)`,
+      tag: TAG,
       result: z.array(rulesetSummaryResult),
       async handler(ctx) {
         const ruleset = await rulesetOf(ctx, byPhase);
@@ -94,7 +113,12 @@ function versionRoutes(base: string, byPhase: boolean): ApiRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: `${base}/versions/:version`, operationId: `rulesets-${kind}-versions-get`, summary: `One version of the ${kind}, with its rules`, tag: TAG, result: rulesetResult,
+      method: 'GET',
+      path: `${base}/versions/:version`,
+      operationId: `rulesets-${kind}-versions-get`,
+      summary: `One version of the ${kind}, with its rules`,
+      tag: TAG,
+      result: rulesetResult,
       async handler(ctx) {
         const number = versionNumber(ctx);
         const ruleset = await rulesetOf(ctx, byPhase);
@@ -108,8 +132,13 @@ function versionRoutes(base: string, byPhase: boolean): ApiRoute[] {
 
 export const RULESET_RULE_ROUTES: ApiRoute[] = [
   defineRoute<z.infer<typeof ruleBody>>({
-    method: 'POST', path: `${RULESET}/rules`, operationId: 'rulesets-rules-create', summary: 'Add a rule (last, or at `position`): the ruleset at its new version', tag: TAG,
-    body: { schema: ruleBody, invalid: 'API_RULESET_INVALID' }, result: rulesetResult,
+    method: 'POST',
+    path: `${RULESET}/rules`,
+    operationId: 'rulesets-rules-create',
+    summary: 'Add a rule (last, or at `position`): the ruleset at its new version',
+    tag: TAG,
+    body: { schema: ruleBody, invalid: 'API_RULESET_INVALID' },
+    result: rulesetResult,
     handler(ctx) {
       const { rule, position } = splitRuleBody(ctx.body, true);
       const now = ctx.deps.clock.now();
@@ -117,31 +146,63 @@ export const RULESET_RULE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof ruleBody>>({
-    method: 'PATCH', path: `${RULESET}/rules/:rule_id`, operationId: 'rulesets-rules-edit', summary: 'Replace a rule\'s definition and/or move it (`position`)', tag: TAG,
-    body: { schema: ruleBody, invalid: 'API_RULESET_INVALID' }, result: rulesetResult,
+    method: 'PATCH',
+    path: `${RULESET}/rules/:rule_id`,
+    operationId: 'rulesets-rules-edit',
+    summary: "Replace a rule's definition and/or move it (`position`)",
+    tag: TAG,
+    body: { schema: ruleBody, invalid: 'API_RULESET_INVALID' },
+    result: rulesetResult,
     handler(ctx) {
       const { rule, position } = splitRuleBody(ctx.body, false);
       const id = ctx.params.rule_id ?? '';
       const now = ctx.deps.clock.now();
-      return writeRuleset(ctx, (current) => planRuleEdit(current, id, rule, position, now) ?? (() => { throw ruleNotFound(id); })());
+      return writeRuleset(
+        ctx,
+        (current) =>
+          planRuleEdit(current, id, rule, position, now) ??
+          (() => {
+            throw ruleNotFound(id);
+          })(),
+      );
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${RULESET}/rules/:rule_id`, operationId: 'rulesets-rules-delete', summary: 'Delete a rule: the ruleset at its new version', tag: TAG, result: rulesetResult,
+    method: 'DELETE',
+    path: `${RULESET}/rules/:rule_id`,
+    operationId: 'rulesets-rules-delete',
+    summary: 'Delete a rule: the ruleset at its new version',
+    tag: TAG,
+    result: rulesetResult,
     handler(ctx) {
       const id = ctx.params.rule_id ?? '';
       const now = ctx.deps.clock.now();
-      return writeRuleset(ctx, (current) => planRuleDelete(current, id, now) ?? (() => { throw ruleNotFound(id); })());
+      return writeRuleset(
+        ctx,
+        (current) =>
+          planRuleDelete(current, id, now) ??
+          (() => {
+            throw ruleNotFound(id);
+          })(),
+      );
     },
   }),
   ...versionRoutes(RULESET, false),
   defineRoute({
-    method: 'DELETE', path: `${RULESET}/versions/:version`, operationId: 'rulesets-versions-delete', summary: 'Forget an earlier version of the ruleset (204, no body)', tag: TAG, noContent: true,
+    method: 'DELETE',
+    path: `${RULESET}/versions/:version`,
+    operationId: 'rulesets-versions-delete',
+    summary: 'Forget an earlier version of the ruleset (204, no body)',
+    tag: TAG,
+    noContent: true,
     async handler(ctx) {
       const number = versionNumber(ctx);
       await writeRuleset(ctx, (current) => {
         const planned = planVersionDelete(current, number);
-        if (planned === 'latest') throw new ApiError('API_RULESET_INVALID', { message: `'${number}' is not a valid value for version because it is the ruleset's current version: only earlier versions can be deleted` });
+        if (planned === 'latest')
+          throw new ApiError('API_RULESET_INVALID', {
+            message: `'${number}' is not a valid value for version because it is the ruleset's current version: only earlier versions can be deleted`,
+          });
         if (planned === null) throw versionNotFound(number);
         return planned;
       });

@@ -14,11 +14,30 @@ export const MAX_CUSTOM_FIELDS_PER_ZONE = 40;
 
 /** Every phase of the real API (SDK `Phase`); edgeport serves only http_log_custom_fields. */
 export const RULESET_PHASES = [
-  'ddos_l4', 'ddos_l7', 'http_config_settings', 'http_custom_errors', 'http_log_custom_fields', 'http_ratelimit',
-  'http_request_cache_settings', 'http_request_dynamic_redirect', 'http_request_firewall_custom', 'http_request_firewall_managed',
-  'http_request_late_transform', 'http_request_origin', 'http_request_redirect', 'http_request_sanitize', 'http_request_sbfm',
-  'http_request_transform', 'http_response_cache_settings', 'http_response_compression', 'http_response_firewall_managed',
-  'http_response_headers_transform', 'magic_transit', 'magic_transit_ids_managed', 'magic_transit_managed', 'magic_transit_ratelimit',
+  'ddos_l4',
+  'ddos_l7',
+  'http_config_settings',
+  'http_custom_errors',
+  'http_log_custom_fields',
+  'http_ratelimit',
+  'http_request_cache_settings',
+  'http_request_dynamic_redirect',
+  'http_request_firewall_custom',
+  'http_request_firewall_managed',
+  'http_request_late_transform',
+  'http_request_origin',
+  'http_request_redirect',
+  'http_request_sanitize',
+  'http_request_sbfm',
+  'http_request_transform',
+  'http_response_cache_settings',
+  'http_response_compression',
+  'http_response_firewall_managed',
+  'http_response_headers_transform',
+  'magic_transit',
+  'magic_transit_ids_managed',
+  'magic_transit_managed',
+  'magic_transit_ratelimit',
 ] as const;
 
 const RULESET_KINDS = ['managed', 'custom', 'root', 'zone'] as const;
@@ -44,21 +63,23 @@ const actionParameters = z.strictObject({
 });
 
 /** A rule as sent; read-only fields of a rule read back (version, last_updated, categories) are accepted and ignored. */
-export const ruleInput = z.strictObject({
-  id: z.string().optional().describe('Keeps the identity of an existing rule of the ruleset'),
-  ref: z.string().min(1).max(256).optional(),
-  action: z.string().optional().describe('Must be log_custom_field'),
-  expression: z.string().optional().describe('Must be "true"'),
-  description: z.string().max(500).optional(),
-  enabled: z.boolean().optional(),
-  action_parameters: actionParameters.optional(),
-  logging: z.unknown().optional(),
-  ratelimit: z.unknown().optional(),
-  exposed_credential_check: z.unknown().optional(),
-  version: z.string().optional(),
-  last_updated: z.string().optional(),
-  categories: z.array(z.string()).optional(),
-}).superRefine(checkRule);
+export const ruleInput = z
+  .strictObject({
+    id: z.string().optional().describe('Keeps the identity of an existing rule of the ruleset'),
+    ref: z.string().min(1).max(256).optional(),
+    action: z.string().optional().describe('Must be log_custom_field'),
+    expression: z.string().optional().describe('Must be "true"'),
+    description: z.string().max(500).optional(),
+    enabled: z.boolean().optional(),
+    action_parameters: actionParameters.optional(),
+    logging: z.unknown().optional(),
+    ratelimit: z.unknown().optional(),
+    exposed_credential_check: z.unknown().optional(),
+    version: z.string().optional(),
+    last_updated: z.string().optional(),
+    categories: z.array(z.string()).optional(),
+  })
+  .superRefine(checkRule);
 
 export type RuleInput = z.infer<typeof ruleInput>;
 
@@ -85,7 +106,11 @@ function checkRule(rule: RuleInput, ctx: z.RefinementCtx): void {
   }
   for (const key of ['transformed_request_fields', 'raw_response_fields'] as const) {
     if (params[key] !== undefined) {
-      refuse(ctx, ['action_parameters', key], `${key} is not supported: edgeport has no transform rules, so request_fields and response_fields log the original headers`);
+      refuse(
+        ctx,
+        ['action_parameters', key],
+        `${key} is not supported: edgeport has no transform rules, so request_fields and response_fields log the original headers`,
+      );
     }
   }
   const present = Object.keys(FIELD_ARRAYS).filter((key) => params[key as keyof typeof params] !== undefined);
@@ -98,9 +123,13 @@ function checkRule(rule: RuleInput, ctx: z.RefinementCtx): void {
     list.forEach((item, i) => {
       const path = ['action_parameters', key, i, 'name'];
       if (item.preserve_duplicates === true) {
-        refuse(ctx, ['action_parameters', key, i, 'preserve_duplicates'],
-          key === 'response_fields' ? 'preserve_duplicates is not supported: edgeport logs the first instance of a repeated header'
-            : `preserve_duplicates applies only to response_fields`);
+        refuse(
+          ctx,
+          ['action_parameters', key, i, 'preserve_duplicates'],
+          key === 'response_fields'
+            ? 'preserve_duplicates is not supported: edgeport logs the first instance of a repeated header'
+            : `preserve_duplicates applies only to response_fields`,
+        );
       } else if (item.preserve_duplicates === false && key !== 'response_fields') {
         refuse(ctx, ['action_parameters', key, i, 'preserve_duplicates'], 'preserve_duplicates applies only to response_fields');
       }
@@ -143,8 +172,12 @@ export const rulesInput = z.array(ruleInput).superRefine((rules, ctx) => {
     }
   });
   if (count > MAX_CUSTOM_FIELDS_PER_ZONE) {
-    refuse(ctx, [], `exceeded maximum number of custom fields per zone: the rules configure ${count}, at most ${MAX_CUSTOM_FIELDS_PER_ZONE} are allowed (request headers, response headers and cookies together)`,
-      'API_CUSTOM_FIELDS_LIMIT');
+    refuse(
+      ctx,
+      [],
+      `exceeded maximum number of custom fields per zone: the rules configure ${count}, at most ${MAX_CUSTOM_FIELDS_PER_ZONE} are allowed (request headers, response headers and cookies together)`,
+      'API_CUSTOM_FIELDS_LIMIT',
+    );
   }
 });
 
@@ -153,20 +186,22 @@ function checkPhase(phase: string, ctx: z.RefinementCtx, path: PropertyKey[]): v
   else if (phase !== CUSTOM_FIELDS_PHASE) refuse(ctx, path, `not entitled to use the phase ${phase}`, 'API_PHASE_NOT_ENTITLED');
 }
 
-export const createRulesetBody = z.strictObject({
-  name: z.string().min(1).max(256),
-  kind: z.string().describe('zone: the phase entry point (the only kind a zone can create)'),
-  phase: z.string().describe(`Only ${CUSTOM_FIELDS_PHASE} is served`),
-  description: z.string().max(500).optional(),
-  rules: rulesInput.optional(),
-}).superRefine((body, ctx) => {
-  if (!(RULESET_KINDS as readonly string[]).includes(body.kind)) refuseValue(ctx, ['kind'], body.kind, `it must be one of ${RULESET_KINDS.join(', ')}`);
-  else if (body.kind !== 'zone') refuseValue(ctx, ['kind'], body.kind, 'only zone entry point rulesets can be created at zone level');
-  checkPhase(body.phase, ctx, ['phase']);
-  body.rules?.forEach((rule, i) => {
-    if (rule.id !== undefined) refuseValue(ctx, ['rules', i, 'id'], rule.id, 'a new ruleset has no rules yet: rule ids are assigned by the server');
+export const createRulesetBody = z
+  .strictObject({
+    name: z.string().min(1).max(256),
+    kind: z.string().describe('zone: the phase entry point (the only kind a zone can create)'),
+    phase: z.string().describe(`Only ${CUSTOM_FIELDS_PHASE} is served`),
+    description: z.string().max(500).optional(),
+    rules: rulesInput.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (!(RULESET_KINDS as readonly string[]).includes(body.kind)) refuseValue(ctx, ['kind'], body.kind, `it must be one of ${RULESET_KINDS.join(', ')}`);
+    else if (body.kind !== 'zone') refuseValue(ctx, ['kind'], body.kind, 'only zone entry point rulesets can be created at zone level');
+    checkPhase(body.phase, ctx, ['phase']);
+    body.rules?.forEach((rule, i) => {
+      if (rule.id !== undefined) refuseValue(ctx, ['rules', i, 'id'], rule.id, 'a new ruleset has no rules yet: rule ids are assigned by the server');
+    });
   });
-});
 export type CreateRulesetBody = z.infer<typeof createRulesetBody>;
 
 /** PUT of a ruleset: replaces the rules (when given) and the description; name, kind and phase cannot change. */
@@ -191,7 +226,8 @@ export const updateEntrypointBody = z.strictObject({
 export type UpdateEntrypointBody = z.infer<typeof updateEntrypointBody>;
 
 export function phaseProblem(phase: string): { message: string; apiCode?: 'API_PHASE_NOT_ENTITLED' } | null {
-  if (!(RULESET_PHASES as readonly string[]).includes(phase)) return { message: `'${phase}' is not a valid value for phase because it must be one of ${RULESET_PHASES.join(', ')}` };
+  if (!(RULESET_PHASES as readonly string[]).includes(phase))
+    return { message: `'${phase}' is not a valid value for phase because it must be one of ${RULESET_PHASES.join(', ')}` };
   if (phase !== CUSTOM_FIELDS_PHASE) return { message: `not entitled to use the phase ${phase}`, apiCode: 'API_PHASE_NOT_ENTITLED' };
   return null;
 }
@@ -231,8 +267,13 @@ export function isoMicros(ms: number): string {
 
 export function toRulesetSummaryJson(ruleset: RulesetRecord): z.infer<typeof rulesetSummaryResult> {
   return {
-    id: ruleset.id, name: ruleset.name, description: ruleset.description, kind: ruleset.kind,
-    version: String(ruleset.version), last_updated: isoMicros(ruleset.lastUpdated), phase: ruleset.phase,
+    id: ruleset.id,
+    name: ruleset.name,
+    description: ruleset.description,
+    kind: ruleset.kind,
+    version: String(ruleset.version),
+    last_updated: isoMicros(ruleset.lastUpdated),
+    phase: ruleset.phase,
   };
 }
 
@@ -247,8 +288,15 @@ function toRuleJson(rule: RuleRecord): z.infer<typeof ruleResult> {
     if (names !== undefined) params[key as 'request_fields'] = names.map((name) => ({ name }));
   }
   return {
-    id: rule.id, version: String(rule.version), action: 'log_custom_field', action_parameters: params, expression: rule.expression,
-    description: rule.description, last_updated: isoMicros(rule.lastUpdated), ref: rule.ref, enabled: rule.enabled,
+    id: rule.id,
+    version: String(rule.version),
+    action: 'log_custom_field',
+    action_parameters: params,
+    expression: rule.expression,
+    description: rule.description,
+    last_updated: isoMicros(rule.lastUpdated),
+    ref: rule.ref,
+    enabled: rule.enabled,
   };
 }
 
@@ -269,7 +317,15 @@ export function toRuleInput(rule: RuleRecord): RuleInput {
     const names = rule.actionParameters[kind];
     if (names !== undefined) params[key as 'request_fields'] = names.map((name) => ({ name }));
   }
-  return { id: rule.id, ref: rule.ref, action: rule.action, expression: rule.expression, description: rule.description, enabled: rule.enabled, action_parameters: params };
+  return {
+    id: rule.id,
+    ref: rule.ref,
+    action: rule.action,
+    expression: rule.expression,
+    description: rule.description,
+    enabled: rule.enabled,
+    action_parameters: params,
+  };
 }
 
 /** Where a rule added or moved goes: exactly one of before/after a rule (`''`: first/last) or a 1-based index. */

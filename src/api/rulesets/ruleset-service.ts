@@ -11,7 +11,14 @@ import type { RuleRecord, RulesetRecord } from '../../db/control-store.ts';
 import { ApiError } from '../errors.ts';
 import { validateBody } from '../validation.ts';
 import {
-  CUSTOM_FIELDS_PHASE, rulesInput, toFieldNames, toRuleInput, type RuleInput, type RulePosition, type UpdateEntrypointBody, type UpdateRulesetBody,
+  CUSTOM_FIELDS_PHASE,
+  rulesInput,
+  toFieldNames,
+  toRuleInput,
+  type RuleInput,
+  type RulePosition,
+  type UpdateEntrypointBody,
+  type UpdateRulesetBody,
 } from './ruleset-schema.ts';
 
 export function planRules(current: readonly RuleRecord[], inputs: readonly RuleInput[], now: number): RuleRecord[] {
@@ -29,7 +36,10 @@ export function planRules(current: readonly RuleRecord[], inputs: readonly RuleI
     if (match && used.has(match.id)) invalid(`/rules/${i}`, `rule ${match.id} is listed twice (by id or ref)`);
     if (match) used.add(match.id);
     const definition = {
-      action: input.action!, expression: input.expression!, description: input.description ?? '', enabled: input.enabled ?? true,
+      action: input.action!,
+      expression: input.expression!,
+      description: input.description ?? '',
+      enabled: input.enabled ?? true,
       actionParameters: toFieldNames(input),
     };
     if (!match) {
@@ -38,7 +48,10 @@ export function planRules(current: readonly RuleRecord[], inputs: readonly RuleI
     }
     const changed = JSON.stringify(definitionOf(match)) !== JSON.stringify(definition);
     return {
-      id: match.id, version: changed ? match.version + 1 : match.version, ref: input.ref ?? match.ref, ...definition,
+      id: match.id,
+      version: changed ? match.version + 1 : match.version,
+      ref: input.ref ?? match.ref,
+      ...definition,
       lastUpdated: changed ? now : match.lastUpdated,
     };
   });
@@ -54,7 +67,8 @@ export function planRules(current: readonly RuleRecord[], inputs: readonly RuleI
 export function planRulesetUpdate(current: RulesetRecord, body: UpdateRulesetBody, now: number): RulesetRecord {
   for (const field of ['name', 'kind', 'phase', 'id'] as const) {
     const sent = body[field];
-    if (sent !== undefined && sent !== current[field]) invalid(`/${field}`, `'${sent}' is not a valid value for ${field} because the ${field} of a ruleset cannot be changed`);
+    if (sent !== undefined && sent !== current[field])
+      invalid(`/${field}`, `'${sent}' is not a valid value for ${field} because the ${field} of a ruleset cannot be changed`);
   }
   return nextVersion(current, body, now);
 }
@@ -63,11 +77,19 @@ export function planRulesetUpdate(current: RulesetRecord, body: UpdateRulesetBod
 export function planEntrypoint(current: RulesetRecord | null, zoneId: string, body: UpdateEntrypointBody, now: number): RulesetRecord {
   if (current === null) {
     return {
-      id: randomHexId(), zoneId, name: body.name ?? 'default', description: body.description ?? '', kind: 'zone', phase: CUSTOM_FIELDS_PHASE,
-      version: 1, lastUpdated: now, rules: planRules([], body.rules ?? [], now),
+      id: randomHexId(),
+      zoneId,
+      name: body.name ?? 'default',
+      description: body.description ?? '',
+      kind: 'zone',
+      phase: CUSTOM_FIELDS_PHASE,
+      version: 1,
+      lastUpdated: now,
+      rules: planRules([], body.rules ?? [], now),
     };
   }
-  if (body.name !== undefined && body.name !== current.name) invalid('/name', `'${body.name}' is not a valid value for name because the name of a ruleset cannot be changed`);
+  if (body.name !== undefined && body.name !== current.name)
+    invalid('/name', `'${body.name}' is not a valid value for name because the name of a ruleset cannot be changed`);
   return nextVersion(current, body, now);
 }
 
@@ -82,7 +104,10 @@ function nextVersion(current: RulesetRecord, body: { rules?: RuleInput[]; descri
     rules: body.rules === undefined ? current.rules : planRules(current.rules, body.rules, now),
     version: current.version + 1,
     lastUpdated: now,
-    history: [{ version: current.version, description: current.description, lastUpdated: current.lastUpdated, rules: current.rules }, ...history].slice(0, MAX_VERSIONS_KEPT),
+    history: [{ version: current.version, description: current.description, lastUpdated: current.lastUpdated, rules: current.rules }, ...history].slice(
+      0,
+      MAX_VERSIONS_KEPT,
+    ),
   };
 }
 
@@ -95,7 +120,11 @@ function replanned(current: RulesetRecord, inputs: RuleInput[], now: number): Ru
 function placeOf(rules: readonly RuleInput[], position: RulePosition | undefined): number {
   if (position === undefined) return rules.length;
   if ('index' in position) {
-    if (position.index > rules.length + 1) invalid('/position/index', `'${position.index}' is not a valid value for index because the ruleset has ${rules.length} other rules: use 1 to ${rules.length + 1}`);
+    if (position.index > rules.length + 1)
+      invalid(
+        '/position/index',
+        `'${position.index}' is not a valid value for index because the ruleset has ${rules.length} other rules: use 1 to ${rules.length + 1}`,
+      );
     return position.index - 1;
   }
   const [field, id] = 'before' in position ? ['before', position.before] : ['after', position.after];
@@ -114,12 +143,19 @@ export function planRuleAdd(current: RulesetRecord, rule: RuleInput, position: R
 }
 
 /** PATCH .../rules/<id>: the rule's definition replaced (when `rule` is given) and/or moved; null when the ruleset has no such rule. */
-export function planRuleEdit(current: RulesetRecord, ruleId: string, rule: RuleInput | undefined, position: RulePosition | undefined, now: number): RulesetRecord | null {
+export function planRuleEdit(
+  current: RulesetRecord,
+  ruleId: string,
+  rule: RuleInput | undefined,
+  position: RulePosition | undefined,
+  now: number,
+): RulesetRecord | null {
   const inputs = current.rules.map(toRuleInput);
   const at = inputs.findIndex((input) => input.id === ruleId);
   if (at < 0) return null;
   const [existing] = inputs.splice(at, 1);
-  if (rule?.id !== undefined && rule.id !== ruleId) invalid('/id', `'${rule.id}' is not a valid value for id because it is not the id of the rule being changed`);
+  if (rule?.id !== undefined && rule.id !== ruleId)
+    invalid('/id', `'${rule.id}' is not a valid value for id because it is not the id of the rule being changed`);
   const next = rule === undefined ? existing! : { ...rule, id: ruleId, ref: rule.ref ?? existing!.ref };
   inputs.splice(position === undefined ? at : placeOf(inputs, position), 0, next);
   return replanned(current, inputs, now);

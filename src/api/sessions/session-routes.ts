@@ -20,13 +20,15 @@ import type { Session } from './session-store.ts';
 
 const TAG = 'Dashboard sessions';
 
-const signInBody = z.strictObject({
-  email: z.string().describe('The account\'s e-mail (as in X-Auth-Email)'),
-  key: z.string().describe('The account\'s API key (as in X-Auth-Key)'),
-}).superRefine((body, ctx) => {
-  if (!isValidEmail(body.email)) refuseValue(ctx, ['email'], body.email, 'it is not an e-mail address');
-  if (!isValidApiKey(body.key)) refuseValue(ctx, ['key'], '(hidden)', 'an API key is 1 to 256 printable ASCII characters without spaces');
-});
+const signInBody = z
+  .strictObject({
+    email: z.string().describe("The account's e-mail (as in X-Auth-Email)"),
+    key: z.string().describe("The account's API key (as in X-Auth-Key)"),
+  })
+  .superRefine((body, ctx) => {
+    if (!isValidEmail(body.email)) refuseValue(ctx, ['email'], body.email, 'it is not an e-mail address');
+    if (!isValidApiKey(body.key)) refuseValue(ctx, ['key'], '(hidden)', 'an API key is 1 to 256 printable ASCII characters without spaces');
+  });
 type SignInBody = z.infer<typeof signInBody>;
 
 const sessionResult = z.object({
@@ -51,9 +53,14 @@ async function toSessionJson(session: Session, control: ControlStore): Promise<z
 
 export const SESSION_ROUTES: ApiRoute[] = [
   defineRoute<SignInBody>({
-    method: 'POST', path: '/sessions', operationId: 'sessions-create', tag: TAG, auth: 'none',
+    method: 'POST',
+    path: '/sessions',
+    operationId: 'sessions-create',
+    tag: TAG,
+    auth: 'none',
     summary: 'Sign in with e-mail and API key: sets the httpOnly session cookie and answers the CSRF token',
-    body: { schema: signInBody, invalid: 'API_SIGN_IN_INVALID' }, result: sessionResult,
+    body: { schema: signInBody, invalid: 'API_SIGN_IN_INVALID' },
+    result: sessionResult,
     async handler(ctx) {
       // Limited like X-Auth-* checks: per client address and per e-mail (429 / 971 past the limit).
       const account = await ctx.deps.auth.authenticate(new Headers({ 'x-auth-email': ctx.body.email, 'x-auth-key': ctx.body.key }), ctx.clientAddress);
@@ -65,8 +72,13 @@ export const SESSION_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: '/sessions/current', operationId: 'sessions-get', tag: TAG, auth: 'session',
-    summary: 'The session of the cookie, with its CSRF token (401 / 10000 when signed out)', result: sessionResult,
+    method: 'GET',
+    path: '/sessions/current',
+    operationId: 'sessions-get',
+    tag: TAG,
+    auth: 'session',
+    summary: 'The session of the cookie, with its CSRF token (401 / 10000 when signed out)',
+    result: sessionResult,
     async handler(ctx) {
       const response = successResponse(await toSessionJson(await requireSession(ctx.request, ctx.deps), ctx.deps.control));
       response.headers.set('cache-control', 'no-store');
@@ -74,8 +86,13 @@ export const SESSION_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: '/sessions/current', operationId: 'sessions-delete', tag: TAG, auth: 'session',
-    summary: 'Sign out: ends the session on the server and clears the cookie', result: z.object({ signed_out: z.literal(true) }),
+    method: 'DELETE',
+    path: '/sessions/current',
+    operationId: 'sessions-delete',
+    tag: TAG,
+    auth: 'session',
+    summary: 'Sign out: ends the session on the server and clears the cookie',
+    result: z.object({ signed_out: z.literal(true) }),
     async handler(ctx) {
       await ctx.deps.sessions.end(await requireSession(ctx.request, ctx.deps));
       const response = successResponse({ signed_out: true as const });

@@ -53,9 +53,17 @@ export class SessionStore {
     const token = randomBytes(32).toString('base64url');
     const now = this.#clock.now();
     const session: Session = { account, csrfToken: randomBytes(24).toString('base64url'), created: now, expires: now + this.#ttlMs, id: hashToken(token) };
-    await this.#control.createSession({
-      id: session.id, accountId: account.id, keyHash: account.keyHash, csrfToken: session.csrfToken, created: now, expires: session.expires,
-    }, this.#maxPerAccount);
+    await this.#control.createSession(
+      {
+        id: session.id,
+        accountId: account.id,
+        keyHash: account.keyHash,
+        csrfToken: session.csrfToken,
+        created: now,
+        expires: session.expires,
+      },
+      this.#maxPerAccount,
+    );
     return { token, session };
   }
 

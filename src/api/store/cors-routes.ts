@@ -26,7 +26,12 @@ export const corsRuleJson = z.strictObject({
     headers: z.array(text).max(1000).optional().describe('Request headers a preflight may ask for; one * wildcard each'),
   }),
   exposeHeaders: z.array(text).max(1000).optional(),
-  maxAgeSeconds: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  maxAgeSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .optional(),
 });
 export const corsBody = z.strictObject({ rules: z.array(corsRuleJson).max(1000).describe('An empty list removes the rules, as DELETE does') });
 export type CorsRuleJson = z.infer<typeof corsRuleJson>;
@@ -54,7 +59,12 @@ export function corsRuleToJson(rule: CorsRule): CorsRuleJson {
 
 export const CORS_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: CORS, operationId: 'store-bucket-cors-get', summary: 'Get a bucket\'s CORS rules', tag: TAG, result: corsBody,
+    method: 'GET',
+    path: CORS,
+    operationId: 'store-bucket-cors-get',
+    summary: "Get a bucket's CORS rules",
+    tag: TAG,
+    result: corsBody,
     async handler(ctx) {
       // No rules is an empty list (what PUT with `rules: []` leaves), not an error: the dashboard reads it on every bucket page.
       const rules = await requireStore(ctx).getBucketCors(ctx.params.bucket!);
@@ -62,8 +72,13 @@ export const CORS_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof corsBody>>({
-    method: 'PUT', path: CORS, operationId: 'store-bucket-cors-put', summary: 'Replace a bucket\'s CORS rules', tag: TAG,
-    body: { schema: corsBody, invalid: 'API_STORE_INVALID' }, result: corsBody,
+    method: 'PUT',
+    path: CORS,
+    operationId: 'store-bucket-cors-put',
+    summary: "Replace a bucket's CORS rules",
+    tag: TAG,
+    body: { schema: corsBody, invalid: 'API_STORE_INVALID' },
+    result: corsBody,
     async handler(ctx) {
       const rules = ctx.body.rules.map(corsRuleFromJson);
       await requireStore(ctx).putBucketCors(ctx.params.bucket!, rules.length === 0 ? null : rules);
@@ -71,7 +86,12 @@ export const CORS_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: CORS, operationId: 'store-bucket-cors-delete', summary: 'Delete a bucket\'s CORS rules', tag: TAG, result: z.object({}),
+    method: 'DELETE',
+    path: CORS,
+    operationId: 'store-bucket-cors-delete',
+    summary: "Delete a bucket's CORS rules",
+    tag: TAG,
+    result: z.object({}),
     async handler(ctx) {
       await requireStore(ctx).putBucketCors(ctx.params.bucket!, null);
       return successResponse({});

@@ -16,16 +16,31 @@ import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
 import { validateQuery } from '../validation.ts';
 import { BUCKETS } from './bucket-routes.ts';
-import { CUSTOM_METADATA_HEADER, listingResultInfo, listObjectsQuery, metadataFromHeaders, objectResult, requireStore, streamedBody, toObjectJson, toWebStream } from './store-schema.ts';
+import {
+  CUSTOM_METADATA_HEADER,
+  listingResultInfo,
+  listObjectsQuery,
+  metadataFromHeaders,
+  objectResult,
+  requireStore,
+  streamedBody,
+  toObjectJson,
+  toWebStream,
+} from './store-schema.ts';
 
 const TAG = 'Object store';
 export const OBJECTS = `${BUCKETS}/:bucket/objects`;
 
 export const OBJECT_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: OBJECTS, operationId: 'store-objects-list', tag: TAG,
+    method: 'GET',
+    path: OBJECTS,
+    operationId: 'store-objects-list',
+    tag: TAG,
     summary: 'List objects: by prefix, folded at a delimiter (result_info.delimited), a page at a time (result_info.cursor)',
-    query: listObjectsQuery, result: z.array(objectResult), resultInfo: 'cursor',
+    query: listObjectsQuery,
+    result: z.array(objectResult),
+    resultInfo: 'cursor',
     async handler(ctx) {
       const store = requireStore(ctx);
       const q = validateQuery(listObjectsQuery, ctx.query);
@@ -40,9 +55,12 @@ export const OBJECT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${OBJECTS}/:key`, operationId: 'store-objects-download', tag: TAG,
+    method: 'GET',
+    path: `${OBJECTS}/:key`,
+    operationId: 'store-objects-download',
+    tag: TAG,
     summary: 'Download an object: its bytes as an attachment, with its Content-Type, ETag and Last-Modified',
-    rawResult: { contentType: 'application/octet-stream', description: 'The object\'s bytes' },
+    rawResult: { contentType: 'application/octet-stream', description: "The object's bytes" },
     async handler(ctx) {
       const store = requireStore(ctx);
       const key = ctx.params.key!;
@@ -64,9 +82,12 @@ export const OBJECT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'PUT', path: `${OBJECTS}/:key`, operationId: 'store-objects-put', tag: TAG,
+    method: 'PUT',
+    path: `${OBJECTS}/:key`,
+    operationId: 'store-objects-put',
+    tag: TAG,
     summary: `Put an object: the request body, streamed; Content-Type and the other standard headers become its HTTP metadata, ${CUSTOM_METADATA_HEADER}<name> headers its custom metadata`,
-    rawBody: { contentType: 'application/octet-stream', description: 'The object\'s bytes (any content type)' },
+    rawBody: { contentType: 'application/octet-stream', description: "The object's bytes (any content type)" },
     result: objectResult,
     async handler(ctx) {
       const store = requireStore(ctx);
@@ -78,8 +99,12 @@ export const OBJECT_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${OBJECTS}/:key`, operationId: 'store-objects-delete', tag: TAG,
-    summary: 'Delete an object (a missing key is not an error, as in the store)', result: z.object({ key: z.string() }),
+    method: 'DELETE',
+    path: `${OBJECTS}/:key`,
+    operationId: 'store-objects-delete',
+    tag: TAG,
+    summary: 'Delete an object (a missing key is not an error, as in the store)',
+    result: z.object({ key: z.string() }),
     async handler(ctx) {
       await requireStore(ctx).delete(ctx.params.bucket!, [ctx.params.key!]);
       return successResponse({ key: ctx.params.key! });

@@ -4,7 +4,16 @@
  * from request headers; request bodies as the async iterables the engine streams from.
  */
 import { z } from 'zod';
-import { STORAGE_CLASSES, type BodyInput, type BucketInfo, type HttpMetadata, type ListedObject, type ListResult, type ObjectMeta, type StorageClass } from '../../store/engine/types.ts';
+import {
+  STORAGE_CLASSES,
+  type BodyInput,
+  type BucketInfo,
+  type HttpMetadata,
+  type ListedObject,
+  type ListResult,
+  type ObjectMeta,
+  type StorageClass,
+} from '../../store/engine/types.ts';
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { toHttpMetadata } from '../../store/binding/http-metadata.ts';
@@ -46,19 +55,24 @@ export const createBucketBody = z.strictObject({
 });
 
 export const createUploadBody = z.strictObject({
-  http_metadata: z.strictObject({
-    content_type: z.string().max(1024).optional(),
-    content_language: z.string().max(1024).optional(),
-    content_disposition: z.string().max(1024).optional(),
-    content_encoding: z.string().max(1024).optional(),
-    cache_control: z.string().max(1024).optional(),
-  }).optional(),
+  http_metadata: z
+    .strictObject({
+      content_type: z.string().max(1024).optional(),
+      content_language: z.string().max(1024).optional(),
+      content_disposition: z.string().max(1024).optional(),
+      content_encoding: z.string().max(1024).optional(),
+      cache_control: z.string().max(1024).optional(),
+    })
+    .optional(),
   custom_metadata: z.record(z.string(), z.string()).optional(),
   storage_class: storageClass.optional(),
 });
 
 export const completeUploadBody = z.strictObject({
-  parts: z.array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) })).min(1).max(10_000),
+  parts: z
+    .array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
+    .min(1)
+    .max(10_000),
 });
 
 export const listObjectsQuery = z.object({
@@ -107,7 +121,8 @@ export function fromHttpMetadataJson(json: z.infer<typeof createUploadBody>['htt
 export function metadataFromHeaders(headers: Headers): { httpMetadata: HttpMetadata; customMetadata: Record<string, string> } {
   const customMetadata: Record<string, string> = {};
   headers.forEach((value, name) => {
-    if (name.startsWith(CUSTOM_METADATA_HEADER) && name.length > CUSTOM_METADATA_HEADER.length) customMetadata[name.slice(CUSTOM_METADATA_HEADER.length)] = value;
+    if (name.startsWith(CUSTOM_METADATA_HEADER) && name.length > CUSTOM_METADATA_HEADER.length)
+      customMetadata[name.slice(CUSTOM_METADATA_HEADER.length)] = value;
   });
   return { httpMetadata: toHttpMetadata(headers) ?? {}, customMetadata };
 }

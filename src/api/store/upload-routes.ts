@@ -10,16 +10,18 @@ import { ApiError } from '../errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute, type RouteContext } from '../route.ts';
 import { OBJECTS } from './object-routes.ts';
-import {
-  completeUploadBody, createUploadBody, fromHttpMetadataJson, objectResult, requireStore, streamedBody, toObjectJson,
-} from './store-schema.ts';
+import { completeUploadBody, createUploadBody, fromHttpMetadataJson, objectResult, requireStore, streamedBody, toObjectJson } from './store-schema.ts';
 
 const TAG = 'Object store';
 const UPLOADS = `${OBJECTS}/:key/uploads`;
 
 export const UPLOAD_ROUTES: ApiRoute[] = [
   defineRoute<z.infer<typeof createUploadBody>>({
-    method: 'POST', path: UPLOADS, operationId: 'store-uploads-create', summary: 'Start a multipart upload of the key', tag: TAG,
+    method: 'POST',
+    path: UPLOADS,
+    operationId: 'store-uploads-create',
+    summary: 'Start a multipart upload of the key',
+    tag: TAG,
     body: { schema: createUploadBody, invalid: 'API_STORE_INVALID', optional: true },
     result: z.object({ key: z.string(), upload_id: z.string() }),
     async handler(ctx) {
@@ -34,9 +36,12 @@ export const UPLOAD_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'PUT', path: `${UPLOADS}/:upload_id/parts/:part_number`, operationId: 'store-uploads-part', tag: TAG,
-    summary: 'Upload one part (1-10000): the request body, streamed; answers the part\'s etag for completion',
-    rawBody: { contentType: 'application/octet-stream', description: 'The part\'s bytes' },
+    method: 'PUT',
+    path: `${UPLOADS}/:upload_id/parts/:part_number`,
+    operationId: 'store-uploads-part',
+    tag: TAG,
+    summary: "Upload one part (1-10000): the request body, streamed; answers the part's etag for completion",
+    rawBody: { contentType: 'application/octet-stream', description: "The part's bytes" },
     result: z.object({ part_number: z.number().int(), etag: z.string() }),
     async handler(ctx) {
       const store = requireStore(ctx);
@@ -45,9 +50,13 @@ export const UPLOAD_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof completeUploadBody>>({
-    method: 'POST', path: `${UPLOADS}/:upload_id/complete`, operationId: 'store-uploads-complete', tag: TAG,
+    method: 'POST',
+    path: `${UPLOADS}/:upload_id/complete`,
+    operationId: 'store-uploads-complete',
+    tag: TAG,
     summary: 'Complete an upload from its parts (part numbers and etags); the object is readable at once',
-    body: { schema: completeUploadBody, invalid: 'API_STORE_INVALID' }, result: objectResult,
+    body: { schema: completeUploadBody, invalid: 'API_STORE_INVALID' },
+    result: objectResult,
     async handler(ctx) {
       const store = requireStore(ctx);
       const parts = ctx.body.parts.map((part) => ({ partNumber: part.part_number, etag: part.etag.replaceAll('"', '') }));
@@ -56,7 +65,11 @@ export const UPLOAD_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${UPLOADS}/:upload_id`, operationId: 'store-uploads-abort', summary: 'Abort an upload and drop its parts', tag: TAG,
+    method: 'DELETE',
+    path: `${UPLOADS}/:upload_id`,
+    operationId: 'store-uploads-abort',
+    summary: 'Abort an upload and drop its parts',
+    tag: TAG,
     result: z.object({ upload_id: z.string() }),
     async handler(ctx) {
       await requireStore(ctx).abortMultipartUpload(ctx.params.bucket!, ctx.params.key!, ctx.params.upload_id!);

@@ -40,10 +40,15 @@ export function tokenStatusAt(token: ApiTokenRecord, now: number): ApiTokenStatu
 export function requireActiveToken(token: ApiTokenRecord, now: number): void {
   const status = tokenStatusAt(token, now);
   if (status === 'active') return;
-  const why = status === 'disabled' ? 'is disabled'
-    : status === 'expired' ? `expired on ${new Date(token.expiresOn ?? now).toISOString()}`
-      : `is not valid before ${new Date(token.notBefore!).toISOString()}`;
-  throw new ApiError('API_TOKEN_INACTIVE', { message: `Authentication error: the API token ${why}; its owner can change that with PUT /user/tokens/${token.id}` });
+  const why =
+    status === 'disabled'
+      ? 'is disabled'
+      : status === 'expired'
+        ? `expired on ${new Date(token.expiresOn ?? now).toISOString()}`
+        : `is not valid before ${new Date(token.notBefore!).toISOString()}`;
+  throw new ApiError('API_TOKEN_INACTIVE', {
+    message: `Authentication error: the API token ${why}; its owner can change that with PUT /user/tokens/${token.id}`,
+  });
 }
 
 /**
@@ -51,7 +56,11 @@ export function requireActiveToken(token: ApiTokenRecord, now: number): void {
  * refuses inactive ones except on `/user/tokens/verify`). A malformed header is 400 / 6003 with
  * 6111 as the platform answers; a token nobody has is 401 / 10000.
  */
-export async function authenticateBearer(header: string, deps: ApiDeps, address: string | undefined): Promise<{ account: AccountRecord; token: ApiTokenRecord }> {
+export async function authenticateBearer(
+  header: string,
+  deps: ApiDeps,
+  address: string | undefined,
+): Promise<{ account: AccountRecord; token: ApiTokenRecord }> {
   const value = BEARER.exec(header)?.[1];
   if (value === undefined || !TOKEN_VALUE.test(value)) {
     const entry = API_ERRORS.API_INVALID_REQUEST_HEADERS;

@@ -28,10 +28,12 @@ const RESOURCE_FORMS = `com.cloudflare.api.account.<account id>, com.cloudflare.
  * calendar day and time of day, as the platform writes them. Not Date.parse, which takes `"1"`,
  * `"2030"`, `"March 7"` or a date without a zone (read in the server's time zone) as some instant.
  */
-export const tokenDateTime = z.iso.datetime({
-  offset: true,
-  error: 'it must be an RFC 3339 date-time with a time zone, such as 2030-01-01T00:00:00Z or 2030-01-01T09:00:00+09:00',
-}).max(64);
+export const tokenDateTime = z.iso
+  .datetime({
+    offset: true,
+    error: 'it must be an RFC 3339 date-time with a time zone, such as 2030-01-01T00:00:00Z or 2030-01-01T09:00:00+09:00',
+  })
+  .max(64);
 
 const permissionGroupRef = z.object({
   id: z.string().max(64),
@@ -41,42 +43,61 @@ const permissionGroupRef = z.object({
 
 const resources = z.record(z.string().max(256), z.union([z.literal('*'), z.record(z.string().max(256), z.literal('*'))]));
 
-const policyBody = z.object({
-  id: z.string().max(64).optional().describe('Ignored: the server assigns policy ids'),
-  effect: z.enum(['allow', 'deny']),
-  permission_groups: z.array(permissionGroupRef).min(1).max(MAX_GROUPS_PER_POLICY),
-  resources,
-}).superRefine((policy, ctx) => {
-  policy.permission_groups.forEach((group, i) => {
-    if (!permissionGroup(group.id)) refuseValue(ctx, ['permission_groups', i, 'id'], group.id, 'it is not a permission group of this server: GET /user/tokens/permission_groups lists them');
-  });
-  const entries = Object.entries(policy.resources);
-  if (entries.length === 0) refuseValue(ctx, ['resources'], policy.resources, `it must name at least one resource: ${RESOURCE_FORMS}`);
-  if (entries.length > MAX_RESOURCES_PER_POLICY) refuseValue(ctx, ['resources'], `${entries.length} resources`, `a policy may name at most ${MAX_RESOURCES_PER_POLICY}`);
-  for (const [key, value] of entries) {
-    const known = USER_KEY.test(key) || ACCOUNT_KEY.test(key) || ZONE_KEY.test(key);
-    if (!known) refuseValue(ctx, ['resources', key], key, `a resource must be one of ${RESOURCE_FORMS}`);
-    else if (typeof value === 'object') {
-      if (!ACCOUNT_KEY.test(key)) refuseValue(ctx, ['resources', key], value, 'only an account resource may name zones under it');
-      const zones = Object.keys(value);
-      if (zones.length === 0 || zones.length > MAX_RESOURCES_PER_POLICY) refuseValue(ctx, ['resources', key], value, `it must name 1 to ${MAX_RESOURCES_PER_POLICY} zones`);
-      for (const zone of zones) if (!ZONE_KEY.test(zone)) refuseValue(ctx, ['resources', key, zone], zone, 'a resource under an account must be com.cloudflare.api.account.zone.<zone id> or com.cloudflare.api.account.zone.*');
+const policyBody = z
+  .object({
+    id: z.string().max(64).optional().describe('Ignored: the server assigns policy ids'),
+    effect: z.enum(['allow', 'deny']),
+    permission_groups: z.array(permissionGroupRef).min(1).max(MAX_GROUPS_PER_POLICY),
+    resources,
+  })
+  .superRefine((policy, ctx) => {
+    policy.permission_groups.forEach((group, i) => {
+      if (!permissionGroup(group.id))
+        refuseValue(
+          ctx,
+          ['permission_groups', i, 'id'],
+          group.id,
+          'it is not a permission group of this server: GET /user/tokens/permission_groups lists them',
+        );
+    });
+    const entries = Object.entries(policy.resources);
+    if (entries.length === 0) refuseValue(ctx, ['resources'], policy.resources, `it must name at least one resource: ${RESOURCE_FORMS}`);
+    if (entries.length > MAX_RESOURCES_PER_POLICY)
+      refuseValue(ctx, ['resources'], `${entries.length} resources`, `a policy may name at most ${MAX_RESOURCES_PER_POLICY}`);
+    for (const [key, value] of entries) {
+      const known = USER_KEY.test(key) || ACCOUNT_KEY.test(key) || ZONE_KEY.test(key);
+      if (!known) refuseValue(ctx, ['resources', key], key, `a resource must be one of ${RESOURCE_FORMS}`);
+      else if (typeof value === 'object') {
+        if (!ACCOUNT_KEY.test(key)) refuseValue(ctx, ['resources', key], value, 'only an account resource may name zones under it');
+        const zones = Object.keys(value);
+        if (zones.length === 0 || zones.length > MAX_RESOURCES_PER_POLICY)
+          refuseValue(ctx, ['resources', key], value, `it must name 1 to ${MAX_RESOURCES_PER_POLICY} zones`);
+        for (const zone of zones)
+          if (!ZONE_KEY.test(zone))
+            refuseValue(
+              ctx,
+              ['resources', key, zone],
+              zone,
+              'a resource under an account must be com.cloudflare.api.account.zone.<zone id> or com.cloudflare.api.account.zone.*',
+            );
+      }
     }
-  }
-});
+  });
 
-export const tokenBody = z.strictObject({
-  name: z.string().trim().min(1).max(120),
-  policies: z.array(policyBody).min(1).max(MAX_POLICIES),
-  condition: z.object({}).strict().optional().describe('IP conditions are not supported: leave it out or send {}'),
-  expires_on: tokenDateTime.nullable().optional(),
-  not_before: tokenDateTime.nullable().optional(),
-  status: z.enum(['active', 'disabled']).optional().describe('Update only'),
-}).superRefine((body, ctx) => {
-  if (body.expires_on && body.not_before && Date.parse(body.expires_on) <= Date.parse(body.not_before)) {
-    refuseValue(ctx, ['expires_on'], body.expires_on, 'it must be after not_before');
-  }
-});
+export const tokenBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(120),
+    policies: z.array(policyBody).min(1).max(MAX_POLICIES),
+    condition: z.object({}).strict().optional().describe('IP conditions are not supported: leave it out or send {}'),
+    expires_on: tokenDateTime.nullable().optional(),
+    not_before: tokenDateTime.nullable().optional(),
+    status: z.enum(['active', 'disabled']).optional().describe('Update only'),
+  })
+  .superRefine((body, ctx) => {
+    if (body.expires_on && body.not_before && Date.parse(body.expires_on) <= Date.parse(body.not_before)) {
+      refuseValue(ctx, ['expires_on'], body.expires_on, 'it must be after not_before');
+    }
+  });
 
 export type TokenBody = z.infer<typeof tokenBody>;
 
@@ -101,7 +122,12 @@ export const tokenResult = z.object({
 });
 
 export const permissionGroupResult = z.object({
-  id: z.string(), name: z.string(), description: z.string(), category: z.string(), is_selectable: z.boolean(), scopes: z.array(z.string()),
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  category: z.string(),
+  is_selectable: z.boolean(),
+  scopes: z.array(z.string()),
 });
 
 export const listTokensQuery = z.object({
@@ -159,7 +185,12 @@ export function toTokenJson(token: ApiTokenRecord, status: ApiTokenRecord['statu
     modified_on: iso(token.modifiedOn),
     ...(token.expiresOn === null ? {} : { expires_on: iso(token.expiresOn) }),
     ...(token.notBefore === null ? {} : { not_before: iso(token.notBefore) }),
-    policies: token.policies.map((policy) => ({ id: policy.id, effect: policy.effect, resources: policy.resources, permission_groups: policy.permissionGroups })),
+    policies: token.policies.map((policy) => ({
+      id: policy.id,
+      effect: policy.effect,
+      resources: policy.resources,
+      permission_groups: policy.permissionGroups,
+    })),
     condition: {},
     ...(value === undefined ? {} : { value }),
   };

@@ -11,13 +11,22 @@ import { SCRIPT_LIMIT_DEFAULTS } from '../../runtime/index.ts';
 import { ApiError } from '../errors.ts';
 
 /** A number, or its decimal text (the SDK's multipart fields carry numbers as text). */
-const numberish = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/).transform(Number)]);
+const numberish = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^-?\d+(\.\d+)?$/)
+    .transform(Number),
+]);
 const booleanish = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
 
 export const scriptSettingsSchema = z.object({
   logpush: booleanish.optional(),
   tags: z.array(z.string().max(256)).max(8).optional(),
-  tail_consumers: z.array(z.looseObject({ service: z.string().min(1).max(64) })).max(8).optional(),
+  tail_consumers: z
+    .array(z.looseObject({ service: z.string().min(1).max(64) }))
+    .max(8)
+    .optional(),
   observability: z.looseObject({ enabled: booleanish.optional(), head_sampling_rate: numberish.pipe(z.number().min(0).max(1)).optional() }).optional(),
 });
 
@@ -60,9 +69,13 @@ function refuseUnprovided(raw: Record<string, unknown>, where: string): void {
     throw notProvided(`Smart Placement (${where}.placement): every script runs on this server; leave placement out`);
   }
   if (!isEmpty(raw.limits)) {
-    throw notProvided(`per-script limits (${where}.limits): every script runs with the operator's limits (${SCRIPT_LIMIT_DEFAULTS.cpuMs} ms of CPU per stretch, ${SCRIPT_LIMIT_DEFAULTS.memoryMb} MB of memory); leave limits out`);
+    throw notProvided(
+      `per-script limits (${where}.limits): every script runs with the operator's limits (${SCRIPT_LIMIT_DEFAULTS.cpuMs} ms of CPU per stretch, ${SCRIPT_LIMIT_DEFAULTS.memoryMb} MB of memory); leave limits out`,
+    );
   }
   if (raw.usage_model !== undefined && raw.usage_model !== 'standard') {
-    throw notProvided(`the usage model ${JSON.stringify(raw.usage_model)} (${where}.usage_model): scripts run on the standard usage model; leave usage_model out or send "standard"`);
+    throw notProvided(
+      `the usage model ${JSON.stringify(raw.usage_model)} (${where}.usage_model): scripts run on the standard usage model; leave usage_model out or send "standard"`,
+    );
   }
 }

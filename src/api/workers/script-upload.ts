@@ -38,7 +38,10 @@ const metadataSchema = z.looseObject({
   body_part: z.string().optional(),
   compatibility_date: z.string().optional(),
   compatibility_flags: z.array(z.string().max(128)).max(64).optional(),
-  bindings: z.array(z.looseObject({ type: z.string(), name: z.string() })).max(256).optional(),
+  bindings: z
+    .array(z.looseObject({ type: z.string(), name: z.string() }))
+    .max(256)
+    .optional(),
   keep_bindings: z.array(z.string()).optional(),
   annotations: z.looseObject({ 'workers/message': z.string().max(1024).optional(), 'workers/tag': z.string().max(256).optional() }).optional(),
 });
@@ -73,9 +76,11 @@ export async function prepareUpload(form: UploadForm, ctx: PrepareContext): Prom
   }
   const meta = parsed.data;
   if (meta.main_module === undefined) {
-    throw invalid(meta.body_part === undefined
-      ? 'metadata.main_module is missing: name the module the script starts from (its part in the upload)'
-      : 'Service-worker scripts (metadata.body_part) are not supported: upload an ES module and name it in metadata.main_module');
+    throw invalid(
+      meta.body_part === undefined
+        ? 'metadata.main_module is missing: name the module the script starts from (its part in the upload)'
+        : 'Service-worker scripts (metadata.body_part) are not supported: upload an ES module and name it in metadata.main_module',
+    );
   }
   const { modules, main } = uploadedModules(form, meta.main_module);
   const date = meta.compatibility_date ?? '2025-01-01';
@@ -87,7 +92,12 @@ export async function prepareUpload(form: UploadForm, ctx: PrepareContext): Prom
     ...(meta.annotations?.['workers/tag'] === undefined ? {} : { tag: meta.annotations['workers/tag'] }),
   };
   const metadata: VersionMetadata = {
-    mainModule: main.name, compatibilityDate: date, compatibilityFlags: meta.compatibility_flags ?? [], bindings, annotations, source: 'api',
+    mainModule: main.name,
+    compatibilityDate: date,
+    compatibilityFlags: meta.compatibility_flags ?? [],
+    bindings,
+    annotations,
+    source: 'api',
   };
   const etag = versionEtag(metadata, modules);
   return { version: { metadata, modules, etag }, secrets, settings };
@@ -98,14 +108,21 @@ export function uploadedModules(form: UploadForm, mainModule: string): { modules
   const modules: ScriptModule[] = [];
   for (const part of form.parts) {
     const type = MODULE_TYPES[part.contentType];
-    if (type === undefined) throw invalid(`Module ${JSON.stringify(part.name)} has the type ${JSON.stringify(part.contentType)}, which is not a module type: use one of ${Object.keys(MODULE_TYPES).join(', ')}`);
+    if (type === undefined)
+      throw invalid(
+        `Module ${JSON.stringify(part.name)} has the type ${JSON.stringify(part.contentType)}, which is not a module type: use one of ${Object.keys(MODULE_TYPES).join(', ')}`,
+      );
     if (type === 'skip') continue;
-    if (RESERVED_MODULES.has(part.name) || part.name.length > 256) throw invalid(`Module name ${JSON.stringify(part.name)} is reserved or too long: rename the module`);
+    if (RESERVED_MODULES.has(part.name) || part.name.length > 256)
+      throw invalid(`Module name ${JSON.stringify(part.name)} is reserved or too long: rename the module`);
     if (modules.some((module) => module.name === part.name)) throw invalid(`Module ${JSON.stringify(part.name)} is uploaded twice`);
     modules.push({ name: part.name, type, content: Buffer.from(part.bytes).toString('base64') });
   }
   const main = modules.find((module) => module.name === mainModule);
-  if (!main) throw invalid(`The main module ${JSON.stringify(mainModule)} is not among the uploaded parts (${modules.map((m) => JSON.stringify(m.name)).join(', ') || 'none'})`);
+  if (!main)
+    throw invalid(
+      `The main module ${JSON.stringify(mainModule)} is not among the uploaded parts (${modules.map((m) => JSON.stringify(m.name)).join(', ') || 'none'})`,
+    );
   if (main.type !== 'esm') throw invalid(`The main module ${JSON.stringify(main.name)} must be an ES module (application/javascript+module)`);
   return { modules, main };
 }
@@ -127,7 +144,9 @@ export function checkCompatibilityDate(date: string, now: number, field = 'metad
  * bindings that came with a value are returned as secrets to write.
  */
 export async function resolveBindings(
-  raw: ReadonlyArray<{ type: string; name: string }>, keepTypes: readonly string[], ctx: PrepareContext,
+  raw: ReadonlyArray<{ type: string; name: string }>,
+  keepTypes: readonly string[],
+  ctx: PrepareContext,
 ): Promise<{ bindings: ScriptBinding[]; secrets: Record<string, string> }> {
   const current = await currentBindings(ctx);
   const keep = new Set(keepTypes);
@@ -135,12 +154,14 @@ export async function resolveBindings(
   const secrets: Record<string, string> = {};
   for (const given of raw) {
     const binding = given as Record<string, unknown> & { type: string; name: string };
-    if (typeof binding.name !== 'string' || !BINDING_NAME.test(binding.name)) throw invalid(`Binding name ${JSON.stringify(binding.name)} must be a JavaScript identifier`);
+    if (typeof binding.name !== 'string' || !BINDING_NAME.test(binding.name))
+      throw invalid(`Binding name ${JSON.stringify(binding.name)} must be a JavaScript identifier`);
     if (bindings.some((b) => b.name === binding.name)) throw invalid(`Binding ${JSON.stringify(binding.name)} is given twice`);
     if (binding.type === 'inherit') {
       const inherited = current.find((b) => b.name === binding.name);
       if (inherited) bindings.push(inherited);
-      else if (ctx.strictInherit) throw invalid(`Binding ${JSON.stringify(binding.name)} is to be inherited, but the current version has no binding of that name`);
+      else if (ctx.strictInherit)
+        throw invalid(`Binding ${JSON.stringify(binding.name)} is to be inherited, but the current version has no binding of that name`);
       continue;
     }
     bindings.push(await checkBinding(binding, ctx, secrets));
@@ -157,13 +178,18 @@ async function currentBindings(ctx: PrepareContext): Promise<ScriptBinding[]> {
   return (await ctx.registry.getVersion(ctx.accountId, ctx.scriptName, script.deployment.versionId))?.metadata.bindings ?? [];
 }
 
-async function checkBinding(binding: Record<string, unknown> & { type: string; name: string }, ctx: PrepareContext, secrets: Record<string, string>): Promise<ScriptBinding> {
+async function checkBinding(
+  binding: Record<string, unknown> & { type: string; name: string },
+  ctx: PrepareContext,
+  secrets: Record<string, string>,
+): Promise<ScriptBinding> {
   const { name } = binding;
   switch (binding.type) {
     case 'r2_bucket': {
       const bucket = binding.bucket_name;
       if (typeof bucket !== 'string') throw invalid(`Binding ${JSON.stringify(name)} (r2_bucket) needs bucket_name`);
-      if (binding.jurisdiction !== undefined && binding.jurisdiction !== 'default') throw invalid(`Binding ${JSON.stringify(name)}: jurisdiction ${JSON.stringify(binding.jurisdiction)} is not available on this server`);
+      if (binding.jurisdiction !== undefined && binding.jurisdiction !== 'default')
+        throw invalid(`Binding ${JSON.stringify(name)}: jurisdiction ${JSON.stringify(binding.jurisdiction)} is not available on this server`);
       // The account's own bucket, or none: another account's bucket of that name is not there.
       const found = ctx.store ? await ctx.store.getBucket(bucket).catch(() => null) : null;
       if (!found) {
@@ -183,6 +209,8 @@ async function checkBinding(binding: Record<string, unknown> & { type: string; n
       if (typeof binding.text === 'string') secrets[name] = binding.text;
       return { type: 'secret_text', name };
     default:
-      throw invalid(`Binding ${JSON.stringify(name)} has type ${JSON.stringify(binding.type)}, which this server does not support: use ${SUPPORTED_BINDINGS.join(', ')}`);
+      throw invalid(
+        `Binding ${JSON.stringify(name)} has type ${JSON.stringify(binding.type)}, which this server does not support: use ${SUPPORTED_BINDINGS.join(', ')}`,
+      );
   }
 }

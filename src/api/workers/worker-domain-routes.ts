@@ -18,15 +18,22 @@ const DOMAINS = `${ACCOUNT_WORKERS}/domains`;
 const anyResult = z.unknown();
 
 const attachBody = z.looseObject({
-  hostname: z.string().min(1).max(253).transform((host) => host.toLowerCase()),
+  hostname: z
+    .string()
+    .min(1)
+    .max(253)
+    .transform((host) => host.toLowerCase()),
   service: z.string().min(1).max(63),
   environment: z.string().max(64).optional(),
   zone_id: z.string().max(64).optional(),
   zone_name: z.string().max(253).optional(),
 });
 const listQuery = z.object({
-  hostname: z.string().max(253).optional(), service: z.string().max(63).optional(), environment: z.string().max(64).optional(),
-  zone_id: z.string().max(64).optional(), zone_name: z.string().max(253).optional(),
+  hostname: z.string().max(253).optional(),
+  service: z.string().max(63).optional(),
+  environment: z.string().max(64).optional(),
+  zone_id: z.string().max(64).optional(),
+  zone_name: z.string().max(253).optional(),
 });
 
 /** The account's custom domains with their zones (a zone deleted since: left out, as its domain no longer serves). */
@@ -41,40 +48,71 @@ async function domainsOf(ctx: RouteContext<unknown>, workers: WorkersDeps): Prom
 
 export const WORKER_DOMAIN_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: DOMAINS, operationId: 'workers-domains-list', summary: 'The account\'s custom domains (filters: hostname, service, environment, zone_id, zone_name)', tag: TAG,
-    query: listQuery, result: anyResult,
+    method: 'GET',
+    path: DOMAINS,
+    operationId: 'workers-domains-list',
+    summary: "The account's custom domains (filters: hostname, service, environment, zone_id, zone_name)",
+    tag: TAG,
+    query: listQuery,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       const q = validateQuery(listQuery, ctx.query);
-      const domains = (await domainsOf(ctx, workers)).filter((domain) => (q.hostname === undefined || domain.hostname === q.hostname.toLowerCase())
-        && (q.service === undefined || domain.service === q.service) && (q.environment === undefined || q.environment === 'production')
-        && (q.zone_id === undefined || domain.zone_id === q.zone_id) && (q.zone_name === undefined || domain.zone_name === q.zone_name));
+      const domains = (await domainsOf(ctx, workers)).filter(
+        (domain) =>
+          (q.hostname === undefined || domain.hostname === q.hostname.toLowerCase()) &&
+          (q.service === undefined || domain.service === q.service) &&
+          (q.environment === undefined || q.environment === 'production') &&
+          (q.zone_id === undefined || domain.zone_id === q.zone_id) &&
+          (q.zone_name === undefined || domain.zone_name === q.zone_name),
+      );
       return successResponse(domains);
     },
   }),
   defineRoute<z.infer<typeof attachBody>>({
-    method: 'PUT', path: DOMAINS, operationId: 'workers-domains-attach', summary: 'Attach a hostname of one of your zones to a script (again: move it to that script)', tag: TAG,
-    body: { schema: attachBody, invalid: 'API_WORKER_ROUTE_INVALID' }, result: anyResult,
+    method: 'PUT',
+    path: DOMAINS,
+    operationId: 'workers-domains-attach',
+    summary: 'Attach a hostname of one of your zones to a script (again: move it to that script)',
+    tag: TAG,
+    body: { schema: attachBody, invalid: 'API_WORKER_ROUTE_INVALID' },
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       const { hostname, service } = ctx.body;
       if (ctx.body.environment !== undefined && ctx.body.environment !== 'production') {
-        throw new ApiError('API_WORKER_INVALID', { message: `environment ${JSON.stringify(ctx.body.environment)} is not a script environment here: scripts have one, production` });
+        throw new ApiError('API_WORKER_INVALID', {
+          message: `environment ${JSON.stringify(ctx.body.environment)} is not a script environment here: scripts have one, production`,
+        });
       }
       if (!(await workers.registry.getScript(ctx.account.id, service))) throw new ApiError('API_WORKER_NOT_FOUND');
       const pattern = `${hostname}/*`;
-      const given = ctx.body.zone_id === undefined ? undefined : await ctx.deps.control.getZone(ctx.account.id, ctx.body.zone_id) ?? undefined;
+      const given = ctx.body.zone_id === undefined ? undefined : ((await ctx.deps.control.getZone(ctx.account.id, ctx.body.zone_id)) ?? undefined);
       const zone = await zoneOfPattern(ctx, pattern, given);
       if (ctx.body.zone_name !== undefined && ctx.body.zone_name !== zone.name) {
-        throw new ApiError('API_WORKER_ROUTE_ZONE', { message: `Could not find a zone of your account named ${JSON.stringify(ctx.body.zone_name)} holding ${hostname}` });
+        throw new ApiError('API_WORKER_ROUTE_ZONE', {
+          message: `Could not find a zone of your account named ${JSON.stringify(ctx.body.zone_name)} holding ${hostname}`,
+        });
       }
       const existing = (await workers.registry.listCustomDomains(ctx.account.id)).find((route) => route.pattern === pattern);
-      const route = await putRoute(workers, { ...(existing ? { id: existing.id } : {}), zoneId: zone.id, accountId: ctx.account.id, pattern, script: service, customDomain: true });
+      const route = await putRoute(workers, {
+        ...(existing ? { id: existing.id } : {}),
+        zoneId: zone.id,
+        accountId: ctx.account.id,
+        pattern,
+        script: service,
+        customDomain: true,
+      });
       return successResponse(toDomainJson(route!, zone));
     },
   }),
   defineRoute({
-    method: 'GET', path: `${DOMAINS}/:domain_id`, operationId: 'workers-domains-get', summary: 'One custom domain', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${DOMAINS}/:domain_id`,
+    operationId: 'workers-domains-get',
+    summary: 'One custom domain',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       const id = ctx.params.domain_id ?? '';
@@ -84,7 +122,12 @@ export const WORKER_DOMAIN_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${DOMAINS}/:domain_id`, operationId: 'workers-domains-detach', summary: 'Detach a custom domain: the hostname no longer serves the script', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${DOMAINS}/:domain_id`,
+    operationId: 'workers-domains-detach',
+    summary: 'Detach a custom domain: the hostname no longer serves the script',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       const id = ctx.params.domain_id ?? '';

@@ -24,13 +24,24 @@ const ZONE_ROUTES = '/zones/:zone_id/workers/routes';
 const anyResult = z.unknown();
 
 const routeBody = z.strictObject({ pattern: z.string().min(1).max(1024), script: z.string().max(63).optional() });
-const scriptRoutesBody = z.array(z.looseObject({
-  pattern: z.string().min(1).max(1024), zone_id: z.string().max(64).optional(), zone_name: z.string().max(253).optional(), custom_domain: z.boolean().optional(),
-})).max(1000);
+const scriptRoutesBody = z
+  .array(
+    z.looseObject({
+      pattern: z.string().min(1).max(1024),
+      zone_id: z.string().max(64).optional(),
+      zone_name: z.string().max(253).optional(),
+      custom_domain: z.boolean().optional(),
+    }),
+  )
+  .max(1000);
 const domainsBody = z.looseObject({
-  origins: z.array(z.looseObject({ hostname: z.string().min(1).max(253), zone_id: z.string().max(64).optional(), zone_name: z.string().max(253).optional() })).max(100),
+  origins: z
+    .array(z.looseObject({ hostname: z.string().min(1).max(253), zone_id: z.string().max(64).optional(), zone_name: z.string().max(253).optional() }))
+    .max(100),
 });
-const changesetBody = z.array(z.looseObject({ hostname: z.string().min(1).max(253), zone_id: z.string().max(64).optional(), zone_name: z.string().max(253).optional() })).max(100);
+const changesetBody = z
+  .array(z.looseObject({ hostname: z.string().min(1).max(253), zone_id: z.string().max(64).optional(), zone_name: z.string().max(253).optional() }))
+  .max(100);
 
 function toRouteJson(route: RouteRecord): Record<string, unknown> {
   return { id: route.id, pattern: route.pattern, script: route.script ?? '' };
@@ -58,7 +69,7 @@ export async function zoneOfPattern(ctx: RouteContext<unknown>, pattern: string,
       message: `Invalid route pattern '${pattern.slice(0, 256)}': it would match hosts of ${publicDomain}, which belong to this server (it serves public buckets at <public id>.${publicDomain}); route hosts of your zones outside it`,
     });
   }
-  const found = zone ?? await findZoneForHost(ctx.deps.control, host);
+  const found = zone ?? (await findZoneForHost(ctx.deps.control, host));
   const onZone = found !== null && found.accountId === ctx.account.id && (host === found.name || host.endsWith(`.${found.name}`));
   if (!onZone) {
     throw new ApiError('API_WORKER_ROUTE_ZONE', {
@@ -74,10 +85,18 @@ export async function putRoute(workers: WorkersDeps, route: Omit<RouteRecord, 'i
   const outcome = await workers.registry.putRoute(route, workers.maxRoutesPerZone);
   if (outcome === null) return null;
   switch (outcome.kind) {
-    case 'ok': return outcome.route;
-    case 'duplicate': throw new ApiError('API_WORKER_ROUTE_DUPLICATE', { message: `A route with the pattern '${route.pattern}' already exists: delete it, or change that route instead` });
-    case 'limit': throw new ApiError('API_WORKER_ROUTE_LIMIT', { message: `The zone has reached its limit of ${outcome.limit} routes: delete one, or ask the operator to raise [workers] max_routes_per_zone` });
-    case 'no-script': throw new ApiError('API_WORKER_NOT_FOUND');
+    case 'ok':
+      return outcome.route;
+    case 'duplicate':
+      throw new ApiError('API_WORKER_ROUTE_DUPLICATE', {
+        message: `A route with the pattern '${route.pattern}' already exists: delete it, or change that route instead`,
+      });
+    case 'limit':
+      throw new ApiError('API_WORKER_ROUTE_LIMIT', {
+        message: `The zone has reached its limit of ${outcome.limit} routes: delete one, or ask the operator to raise [workers] max_routes_per_zone`,
+      });
+    case 'no-script':
+      throw new ApiError('API_WORKER_NOT_FOUND');
   }
 }
 
@@ -91,7 +110,10 @@ export function routeNotFound(id: string): ApiError {
  * domains apart: wrangler's deploy puts the routes, then attaches the domains).
  */
 async function replaceScriptRoutes(
-  ctx: RouteContext<unknown>, workers: WorkersDeps, script: string, patterns: ReadonlyArray<{ pattern: string; zone?: ZoneRecord; customDomain?: boolean }>,
+  ctx: RouteContext<unknown>,
+  workers: WorkersDeps,
+  script: string,
+  patterns: ReadonlyArray<{ pattern: string; zone?: ZoneRecord; customDomain?: boolean }>,
 ): Promise<RouteRecord[]> {
   const zones = [];
   for (const { pattern, zone } of patterns) zones.push(await zoneOfPattern(ctx, pattern, zone));
@@ -100,7 +122,9 @@ async function replaceScriptRoutes(
   const result: RouteRecord[] = [];
   for (const [index, { pattern, customDomain }] of patterns.entries()) {
     const existing = current.find((route) => route.pattern === pattern);
-    result.push(existing ?? (await putRoute(workers, { zoneId: zones[index]!.id, accountId: ctx.account.id, pattern, script, customDomain: customDomain === true }))!);
+    result.push(
+      existing ?? (await putRoute(workers, { zoneId: zones[index]!.id, accountId: ctx.account.id, pattern, script, customDomain: customDomain === true }))!,
+    );
   }
   for (const route of current) if (!wanted.has(route.pattern) && !route.customDomain) await workers.registry.deleteRoute(route.zoneId, route.id);
   return result;
@@ -108,7 +132,12 @@ async function replaceScriptRoutes(
 
 export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: ZONE_ROUTES, operationId: 'workers-routes-list', summary: 'The zone\'s script routes', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: ZONE_ROUTES,
+    operationId: 'workers-routes-list',
+    summary: "The zone's script routes",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const workers = ctx.deps.workers;
@@ -116,8 +145,13 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof routeBody>>({
-    method: 'POST', path: ZONE_ROUTES, operationId: 'workers-routes-create', summary: 'Route a pattern of the zone to a script (no script: scripts off for it)', tag: TAG,
-    body: { schema: routeBody, invalid: 'API_WORKER_ROUTE_INVALID' }, result: anyResult,
+    method: 'POST',
+    path: ZONE_ROUTES,
+    operationId: 'workers-routes-create',
+    summary: 'Route a pattern of the zone to a script (no script: scripts off for it)',
+    tag: TAG,
+    body: { schema: routeBody, invalid: 'API_WORKER_ROUTE_INVALID' },
+    result: anyResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const workers = requireZoneWorkers(ctx);
@@ -127,7 +161,12 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${ZONE_ROUTES}/:route_id`, operationId: 'workers-routes-get', summary: 'One route', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${ZONE_ROUTES}/:route_id`,
+    operationId: 'workers-routes-get',
+    summary: 'One route',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const route = await requireZoneWorkers(ctx).registry.getRoute(zone.id, ctx.params.route_id ?? '');
@@ -136,8 +175,13 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof routeBody>>({
-    method: 'PUT', path: `${ZONE_ROUTES}/:route_id`, operationId: 'workers-routes-update', summary: 'Change a route\'s pattern or script', tag: TAG,
-    body: { schema: routeBody, invalid: 'API_WORKER_ROUTE_INVALID' }, result: anyResult,
+    method: 'PUT',
+    path: `${ZONE_ROUTES}/:route_id`,
+    operationId: 'workers-routes-update',
+    summary: "Change a route's pattern or script",
+    tag: TAG,
+    body: { schema: routeBody, invalid: 'API_WORKER_ROUTE_INVALID' },
+    result: anyResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const workers = requireZoneWorkers(ctx);
@@ -149,7 +193,12 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${ZONE_ROUTES}/:route_id`, operationId: 'workers-routes-delete', summary: 'Delete a route', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${ZONE_ROUTES}/:route_id`,
+    operationId: 'workers-routes-delete',
+    summary: 'Delete a route',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const id = ctx.params.route_id ?? '';
@@ -158,15 +207,25 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/routes`, operationId: 'workers-script-routes-list', summary: 'The script\'s routes', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/routes`,
+    operationId: 'workers-script-routes-list',
+    summary: "The script's routes",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       return successResponse((await workers.registry.listScriptRoutes(ctx.account.id, script.name)).map(toRouteJson));
     },
   }),
   defineRoute<z.infer<typeof scriptRoutesBody>>({
-    method: 'PUT', path: `${SCRIPT}/routes`, operationId: 'workers-script-routes-put', summary: 'Make the script\'s routes exactly these (wrangler\'s deploy)', tag: TAG,
-    body: { schema: scriptRoutesBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PUT',
+    path: `${SCRIPT}/routes`,
+    operationId: 'workers-script-routes-put',
+    summary: "Make the script's routes exactly these (wrangler's deploy)",
+    tag: TAG,
+    body: { schema: scriptRoutesBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const patterns = ctx.body.map((route) => (route.custom_domain ? { pattern: `${route.pattern}/*`, customDomain: true } : { pattern: route.pattern }));
@@ -174,8 +233,13 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof changesetBody>>({
-    method: 'POST', path: `${SCRIPT}/domains/changeset`, operationId: 'workers-domains-changeset', summary: 'What attaching these custom domains would change', tag: TAG,
-    body: { schema: changesetBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'POST',
+    path: `${SCRIPT}/domains/changeset`,
+    operationId: 'workers-domains-changeset',
+    summary: 'What attaching these custom domains would change',
+    tag: TAG,
+    body: { schema: changesetBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const current = new Set((await workers.registry.listScriptRoutes(ctx.account.id, script.name)).map((route) => route.pattern));
@@ -188,8 +252,13 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof domainsBody>>({
-    method: 'PUT', path: `${SCRIPT}/domains/records`, operationId: 'workers-domains-records', summary: 'Attach custom domains: each hostname serves the script (route <hostname>/*)', tag: TAG,
-    body: { schema: domainsBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PUT',
+    path: `${SCRIPT}/domains/records`,
+    operationId: 'workers-domains-records',
+    summary: 'Attach custom domains: each hostname serves the script (route <hostname>/*)',
+    tag: TAG,
+    body: { schema: domainsBody, invalid: 'API_WORKER_ROUTE_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const routes = await workers.registry.listScriptRoutes(ctx.account.id, script.name);
@@ -198,7 +267,7 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
         const pattern = `${origin.hostname}/*`;
         const zone = await zoneOfPattern(ctx, pattern);
         const existing = routes.find((route) => route.pattern === pattern);
-        const route = existing ?? await putRoute(workers, { zoneId: zone.id, accountId: ctx.account.id, pattern, script: script.name, customDomain: true });
+        const route = existing ?? (await putRoute(workers, { zoneId: zone.id, accountId: ctx.account.id, pattern, script: script.name, customDomain: true }));
         attached.push(toDomainJson(route!, zone));
       }
       return successResponse(attached);
@@ -208,7 +277,15 @@ export const WORKER_ROUTE_ROUTES: ApiRoute[] = [
 
 /** A custom domain as the Workers domains API answers it (its id is its route's). */
 export function toDomainJson(route: RouteRecord, zone: Pick<ZoneRecord, 'id' | 'name'>): Record<string, unknown> {
-  return { id: route.id, hostname: route.pattern.replace(/\/\*$/, ''), zone_id: zone.id, zone_name: zone.name, service: route.script ?? '', environment: 'production', cert_id: '' };
+  return {
+    id: route.id,
+    hostname: route.pattern.replace(/\/\*$/, ''),
+    zone_id: zone.id,
+    zone_name: zone.name,
+    service: route.script ?? '',
+    environment: 'production',
+    cert_id: '',
+  };
 }
 
 function requireZoneWorkers(ctx: RouteContext<unknown>): WorkersDeps {

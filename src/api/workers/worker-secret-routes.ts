@@ -17,14 +17,20 @@ import { ACCOUNT_WORKERS, requireScript, SCRIPT, secretsJsonResult, toVersionJso
 
 const TAG = 'Workers';
 const anyResult = z.unknown();
-const SECRET_NAME = z.string().min(1).max(256).regex(/^[A-Za-z_$][A-Za-z0-9_$]*$/, 'must be a JavaScript identifier');
+const SECRET_NAME = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z_$][A-Za-z0-9_$]*$/, 'must be a JavaScript identifier');
 /** The platform's limit on a secret's value. */
 const SECRET_TEXT = z.string().max(5 * 1024);
 const MAX_SECRETS_PER_CHANGE = 128;
 
 const secretBody = z.strictObject({ name: SECRET_NAME, text: SECRET_TEXT, type: z.literal('secret_text').default('secret_text') });
 const bulkBody = z.looseObject({
-  secrets: z.record(SECRET_NAME, z.looseObject({ name: SECRET_NAME.optional(), text: SECRET_TEXT, type: z.literal('secret_text').default('secret_text') }).nullable()).optional(),
+  secrets: z
+    .record(SECRET_NAME, z.looseObject({ name: SECRET_NAME.optional(), text: SECRET_TEXT, type: z.literal('secret_text').default('secret_text') }).nullable())
+    .optional(),
 });
 const latestBody = z.looseObject({
   env: z.record(SECRET_NAME, z.looseObject({ type: z.literal('secret_text'), text: SECRET_TEXT }).nullable()).optional(),
@@ -42,11 +48,14 @@ function secretNotFound(name: string): ApiError {
 
 function changesOf(entries: Record<string, { text: string; name?: string | undefined } | null>): Record<string, string | null> {
   const names = Object.keys(entries);
-  if (names.length > MAX_SECRETS_PER_CHANGE) throw new ApiError('API_WORKER_INVALID', { message: `At most ${MAX_SECRETS_PER_CHANGE} secrets may change at once; this request changes ${names.length}` });
+  if (names.length > MAX_SECRETS_PER_CHANGE)
+    throw new ApiError('API_WORKER_INVALID', { message: `At most ${MAX_SECRETS_PER_CHANGE} secrets may change at once; this request changes ${names.length}` });
   const changes: Record<string, string | null> = {};
   for (const [name, entry] of Object.entries(entries)) {
     if (entry !== null && entry.name !== undefined && entry.name !== name) {
-      throw new ApiError('API_WORKER_INVALID', { message: `secrets.${name}.name: ${JSON.stringify(entry.name)} must be the key it is under (${JSON.stringify(name)}) or left out` });
+      throw new ApiError('API_WORKER_INVALID', {
+        message: `secrets.${name}.name: ${JSON.stringify(entry.name)} must be the key it is under (${JSON.stringify(name)}) or left out`,
+      });
     }
     changes[name] = entry === null ? null : entry.text;
   }
@@ -55,15 +64,25 @@ function changesOf(entries: Record<string, { text: string; name?: string | undef
 
 export const WORKER_SECRET_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/secrets`, operationId: 'workers-secrets-list', summary: 'The names of the script\'s secrets (never their values)', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/secrets`,
+    operationId: 'workers-secrets-list',
+    summary: "The names of the script's secrets (never their values)",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       return successResponse(secretsJsonResult(await workers.registry.listSecrets(ctx.account.id, script.name)));
     },
   }),
   defineRoute<z.infer<typeof secretBody>>({
-    method: 'PUT', path: `${SCRIPT}/secrets`, operationId: 'workers-secrets-put', summary: 'Write a secret (the deployed version gets it at once)', tag: TAG,
-    body: { schema: secretBody, invalid: 'API_WORKER_INVALID' }, result: anyResult,
+    method: 'PUT',
+    path: `${SCRIPT}/secrets`,
+    operationId: 'workers-secrets-put',
+    summary: 'Write a secret (the deployed version gets it at once)',
+    tag: TAG,
+    body: { schema: secretBody, invalid: 'API_WORKER_INVALID' },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       await workers.registry.setSecret(ctx.account.id, script.name, ctx.body.name, ctx.body.text);
@@ -71,9 +90,13 @@ export const WORKER_SECRET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof bulkBody>>({
-    method: 'PATCH', path: `${SCRIPT}/secrets-bulk`, operationId: 'workers-secrets-bulk',
-    summary: 'Write (an object) and delete (null) several secrets in one change: one new version, deployed at once', tag: TAG,
-    body: { schema: bulkBody, invalid: 'API_WORKER_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PATCH',
+    path: `${SCRIPT}/secrets-bulk`,
+    operationId: 'workers-secrets-bulk',
+    summary: 'Write (an object) and delete (null) several secrets in one change: one new version, deployed at once',
+    tag: TAG,
+    body: { schema: bulkBody, invalid: 'API_WORKER_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const changes = changesOf(ctx.body.secrets ?? {});
@@ -83,7 +106,12 @@ export const WORKER_SECRET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/secrets/:secret_name`, operationId: 'workers-secrets-get', summary: 'A secret\'s name and type (never its value)', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/secrets/:secret_name`,
+    operationId: 'workers-secrets-get',
+    summary: "A secret's name and type (never its value)",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const name = secretName(ctx);
@@ -92,7 +120,12 @@ export const WORKER_SECRET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${SCRIPT}/secrets/:secret_name`, operationId: 'workers-secrets-delete', summary: 'Delete a secret', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${SCRIPT}/secrets/:secret_name`,
+    operationId: 'workers-secrets-delete',
+    summary: 'Delete a secret',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const name = secretName(ctx);
@@ -101,16 +134,21 @@ export const WORKER_SECRET_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute<z.infer<typeof latestBody>>({
-    method: 'PATCH', path: `${ACCOUNT_WORKERS}/workers/:script_name/versions/latest`, operationId: 'workers-versions-latest-patch',
-    summary: 'A new version of the newest one with its secrets changed (env: name -> {type: secret_text, text} or null); not deployed', tag: TAG,
-    body: { schema: latestBody, invalid: 'API_WORKER_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PATCH',
+    path: `${ACCOUNT_WORKERS}/workers/:script_name/versions/latest`,
+    operationId: 'workers-versions-latest-patch',
+    summary: 'A new version of the newest one with its secrets changed (env: name -> {type: secret_text, text} or null); not deployed',
+    tag: TAG,
+    body: { schema: latestBody, invalid: 'API_WORKER_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const changes = changesOf(ctx.body.env ?? {});
       const message = ctx.body.annotations?.['workers/message'];
       const tag = ctx.body.annotations?.['workers/tag'];
       const outcome = await workers.registry.setSecrets(ctx.account.id, script.name, changes, {
-        asVersion: 'latest', annotations: { ...(message === undefined ? {} : { message }), ...(tag === undefined ? {} : { tag }) },
+        asVersion: 'latest',
+        annotations: { ...(message === undefined ? {} : { message }), ...(tag === undefined ? {} : { tag }) },
       });
       // A script always keeps its newest version, so a copy is always made.
       if (!outcome?.version) throw new ApiError('API_WORKER_NOT_FOUND');

@@ -24,7 +24,12 @@ const anyResult = z.unknown();
 
 /** Media types of the module kinds, as an upload names them. */
 const MODULE_MEDIA_TYPES: Record<ScriptModule['type'], string> = {
-  esm: 'application/javascript+module', cjs: 'application/javascript', text: 'text/plain', data: 'application/octet-stream', wasm: 'application/wasm', json: 'application/json',
+  esm: 'application/javascript+module',
+  cjs: 'application/javascript',
+  text: 'text/plain',
+  data: 'application/octet-stream',
+  wasm: 'application/wasm',
+  json: 'application/json',
 };
 
 const searchQuery = z.strictObject({
@@ -55,23 +60,37 @@ const accountSettingsBody = z.strictObject({
 
 export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: `${ACCOUNT_WORKERS}/account-settings`, operationId: 'workers-account-settings-get', summary: 'The account\'s Workers settings (standard usage model)', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${ACCOUNT_WORKERS}/account-settings`,
+    operationId: 'workers-account-settings-get',
+    summary: "The account's Workers settings (standard usage model)",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       requireWorkers(ctx);
       return successResponse({ default_usage_model: 'standard', green_compute: false });
     },
   }),
   defineRoute<z.infer<typeof accountSettingsBody>>({
-    method: 'PUT', path: `${ACCOUNT_WORKERS}/account-settings`, operationId: 'workers-account-settings-put', summary: 'The account\'s Workers settings: only the defaults are accepted', tag: TAG,
-    body: { schema: accountSettingsBody, invalid: 'API_WORKER_INVALID', anyMediaType: true }, result: anyResult,
+    method: 'PUT',
+    path: `${ACCOUNT_WORKERS}/account-settings`,
+    operationId: 'workers-account-settings-put',
+    summary: "The account's Workers settings: only the defaults are accepted",
+    tag: TAG,
+    body: { schema: accountSettingsBody, invalid: 'API_WORKER_INVALID', anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       requireWorkers(ctx);
       return successResponse({ default_usage_model: 'standard', green_compute: false });
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${ACCOUNT_WORKERS}/services/:script_name`, operationId: 'workers-services-delete',
-    summary: 'Delete a script with its versions, deployments, secrets and routes (wrangler delete; missing: 10090)', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${ACCOUNT_WORKERS}/services/:script_name`,
+    operationId: 'workers-services-delete',
+    summary: 'Delete a script with its versions, deployments, secrets and routes (wrangler delete; missing: 10090)',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       if (!(await workers.registry.deleteScript(ctx.account.id, ctx.params.script_name ?? ''))) throw new ApiError('API_SERVICE_NOT_FOUND');
@@ -79,39 +98,68 @@ export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/references`, operationId: 'workers-scripts-references', summary: 'What refers to the script (service bindings, Durable Objects, dispatch namespaces: none here)', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/references`,
+    operationId: 'workers-scripts-references',
+    summary: 'What refers to the script (service bindings, Durable Objects, dispatch namespaces: none here)',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       await requireScript(ctx);
       return successResponse({ services: { incoming: [], outgoing: [], pages_function: false }, durable_objects: [], dispatch_outbounds: [] });
     },
   }),
   defineRoute({
-    method: 'GET', path: `${ACCOUNT_WORKERS}/tails/by-consumer/:script_name`, operationId: 'workers-tails-by-consumer', summary: 'The account\'s scripts that name the script a tail consumer', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${ACCOUNT_WORKERS}/tails/by-consumer/:script_name`,
+    operationId: 'workers-tails-by-consumer',
+    summary: "The account's scripts that name the script a tail consumer",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       const consumer = ctx.params.script_name ?? '';
-      const producers = (await workers.registry.listScripts(ctx.account.id)).filter((script) => script.settings.tail_consumers.some((tail) => tail.service === consumer));
+      const producers = (await workers.registry.listScripts(ctx.account.id)).filter((script) =>
+        script.settings.tail_consumers.some((tail) => tail.service === consumer),
+      );
       return successResponse(producers.map((script) => ({ producer: { script: script.name } })));
     },
   }),
   defineRoute({
-    method: 'GET', path: `${ACCOUNT_WORKERS}/scripts-search`, operationId: 'workers-scripts-search', summary: 'The account\'s scripts whose name contains `name` or whose id is `id`', tag: TAG,
-    query: searchQuery, result: anyResult,
+    method: 'GET',
+    path: `${ACCOUNT_WORKERS}/scripts-search`,
+    operationId: 'workers-scripts-search',
+    summary: "The account's scripts whose name contains `name` or whose id is `id`",
+    tag: TAG,
+    query: searchQuery,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       const q = validateQuery(searchQuery, ctx.query);
       const scripts = (await workers.registry.listScripts(ctx.account.id))
         .filter((script) => (q.name === undefined || script.name.includes(q.name.toLowerCase())) && (q.id === undefined || script.name === q.id))
-        .sort((a, b) => (q.order_by === 'name' ? a.name.localeCompare(b.name) : (q.order_by === 'created_on' ? a.created - b.created : a.modified - b.modified)));
+        .sort((a, b) => (q.order_by === 'name' ? a.name.localeCompare(b.name) : q.order_by === 'created_on' ? a.created - b.created : a.modified - b.modified));
       const page = scripts.slice((q.page - 1) * q.per_page, q.page * q.per_page);
-      return successResponse(page.map((script) => ({
-        id: script.name, script_name: script.name, service_name: script.name, environment_name: 'production', environment_is_default: true,
-        created_on: new Date(script.created).toISOString(), modified_on: new Date(script.modified).toISOString(),
-      })), { resultInfo: { page: q.page, per_page: q.per_page, count: page.length, total_count: scripts.length } });
+      return successResponse(
+        page.map((script) => ({
+          id: script.name,
+          script_name: script.name,
+          service_name: script.name,
+          environment_name: 'production',
+          environment_is_default: true,
+          created_on: new Date(script.created).toISOString(),
+          modified_on: new Date(script.modified).toISOString(),
+        })),
+        { resultInfo: { page: q.page, per_page: q.per_page, count: page.length, total_count: scripts.length } },
+      );
     },
   }),
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/content/v2`, operationId: 'workers-scripts-content-get', summary: 'The deployed version\'s modules (multipart, the main module first)', tag: TAG,
+    method: 'GET',
+    path: `${SCRIPT}/content/v2`,
+    operationId: 'workers-scripts-content-get',
+    summary: "The deployed version's modules (multipart, the main module first)",
+    tag: TAG,
     rawResult: { contentType: 'multipart/form-data', description: 'One part per module, named by its file name' },
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
@@ -121,9 +169,16 @@ export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'PUT', path: `${SCRIPT}/content`, operationId: 'workers-scripts-content-put',
-    summary: 'Replace the script\'s modules, keeping the deployed version\'s bindings and compatibility: a new version, deployed at once', tag: TAG,
-    rawBody: { contentType: 'multipart/form-data', description: 'A `metadata` part (main_module, or the header CF-WORKER-MAIN-MODULE-PART) and one part per module' }, result: anyResult,
+    method: 'PUT',
+    path: `${SCRIPT}/content`,
+    operationId: 'workers-scripts-content-put',
+    summary: "Replace the script's modules, keeping the deployed version's bindings and compatibility: a new version, deployed at once",
+    tag: TAG,
+    rawBody: {
+      contentType: 'multipart/form-data',
+      description: 'A `metadata` part (main_module, or the header CF-WORKER-MAIN-MODULE-PART) and one part per module',
+    },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const deployed = script.deployment ? await workers.registry.getVersion(ctx.account.id, script.name, script.deployment.versionId) : null;
@@ -134,18 +189,39 @@ export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
       const given = { ...(mainPart === null ? {} : { main_module: mainPart }), ...(bodyPart === null ? {} : { body_part: bodyPart }), ...form.metadata };
       const now = ctx.deps.clock.now();
       // Only the modules change: the metadata is the deployed version's, with the main module the upload names.
-      const prepared = await prepareUpload({ metadata: { main_module: given.main_module, body_part: given.body_part }, parts: form.parts }, {
-        accountId: ctx.account.id, scriptName: script.name, registry: workers.registry, store: undefined, strictInherit: false, now,
-      });
+      const prepared = await prepareUpload(
+        { metadata: { main_module: given.main_module, body_part: given.body_part }, parts: form.parts },
+        {
+          accountId: ctx.account.id,
+          scriptName: script.name,
+          registry: workers.registry,
+          store: undefined,
+          strictInherit: false,
+          now,
+        },
+      );
       const metadata = { ...deployed.metadata, mainModule: prepared.version.metadata.mainModule, annotations: {} };
-      const outcome = await storeVersion(workers, ctx.account.id, script.name, {
-        version: { metadata, modules: prepared.version.modules, etag: versionEtag(metadata, prepared.version.modules) }, secrets: {}, settings: {},
-      }, { deploy: true, now });
+      const outcome = await storeVersion(
+        workers,
+        ctx.account.id,
+        script.name,
+        {
+          version: { metadata, modules: prepared.version.modules, etag: versionEtag(metadata, prepared.version.modules) },
+          secrets: {},
+          settings: {},
+        },
+        { deploy: true, now },
+      );
       return successResponse(toScriptJson(outcome.script, outcome.version));
     },
   }),
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/deployments/:deployment_id`, operationId: 'workers-deployments-get', summary: 'One of the script\'s deployments', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/deployments/:deployment_id`,
+    operationId: 'workers-deployments-get',
+    summary: "One of the script's deployments",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const id = ctx.params.deployment_id ?? '';
@@ -155,18 +231,31 @@ export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${SCRIPT}/deployments/:deployment_id`, operationId: 'workers-deployments-delete', summary: 'Delete one of the script\'s deployments (not the serving one)', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${SCRIPT}/deployments/:deployment_id`,
+    operationId: 'workers-deployments-delete',
+    summary: "Delete one of the script's deployments (not the serving one)",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const id = ctx.params.deployment_id ?? '';
       const outcome = await workers.registry.deleteDeployment(ctx.account.id, script.name, id);
       if (outcome === 'missing') throw deploymentNotFound(id);
-      if (outcome === 'latest') throw new ApiError('API_WORKER_INVALID', { message: `Deployment ${id} is the latest one, which serves the Worker: it cannot be deleted; deploy another version first` });
+      if (outcome === 'latest')
+        throw new ApiError('API_WORKER_INVALID', {
+          message: `Deployment ${id} is the latest one, which serves the Worker: it cannot be deleted; deploy another version first`,
+        });
       return successResponse(null);
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${SCRIPT}/subdomain`, operationId: 'workers-script-subdomain-delete', summary: 'Stop serving the script on the account\'s subdomain', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${SCRIPT}/subdomain`,
+    operationId: 'workers-script-subdomain-delete',
+    summary: "Stop serving the script on the account's subdomain",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       await workers.registry.updateScript(ctx.account.id, script.name, { devEnabled: false });
@@ -174,7 +263,12 @@ export const WORKER_SERVICE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${ACCOUNT_WORKERS}/subdomain`, operationId: 'workers-subdomain-delete', summary: 'Give up the account\'s subdomain: no script is served on the dev domain until one is chosen again', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${ACCOUNT_WORKERS}/subdomain`,
+    operationId: 'workers-subdomain-delete',
+    summary: "Give up the account's subdomain: no script is served on the dev domain until one is chosen again",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const workers = requireWorkers(ctx);
       if (!(await workers.registry.deleteSubdomain(ctx.account.id))) throw new ApiError('API_WORKER_SUBDOMAIN_NOT_FOUND');

@@ -27,7 +27,10 @@ const VERSIONED = ['compatibility_date', 'compatibility_flags', 'bindings', 'ann
 const versionedSchema = z.object({
   compatibility_date: z.string().max(32).optional(),
   compatibility_flags: z.array(z.string().max(128)).max(64).optional(),
-  bindings: z.array(z.looseObject({ type: z.string(), name: z.string() })).max(256).optional(),
+  bindings: z
+    .array(z.looseObject({ type: z.string(), name: z.string() }))
+    .max(256)
+    .optional(),
   annotations: z.looseObject({ 'workers/message': z.string().max(1024).optional(), 'workers/tag': z.string().max(256).optional() }).optional(),
 });
 
@@ -49,7 +52,8 @@ async function readSettings(request: Request, maxBytes: number): Promise<Record<
         value = JSON.parse(typeof part === 'string' ? part : await part.text());
       } else {
         const fields: Array<[string, string]> = [];
-        for (const [field, entry] of form.entries()) if (field.startsWith('settings[') && typeof entry === 'string') fields.push([field.slice('settings'.length), entry]);
+        for (const [field, entry] of form.entries())
+          if (field.startsWith('settings[') && typeof entry === 'string') fields.push([field.slice('settings'.length), entry]);
         value = fromBrackets(fields);
       }
     } else {
@@ -91,11 +95,17 @@ async function changeVersion(ctx: RouteContext<unknown>, workers: WorkersDeps, s
   if (!runnable) throw new ApiError('API_WORKER_VERSION_NOT_FOUND', { message: 'The Worker has no deployed version to change: upload one first' });
   const current = runnable.version.metadata;
   if (change.compatibility_date !== undefined) checkCompatibilityDate(change.compatibility_date, now, 'settings.compatibility_date');
-  const resolved = change.bindings === undefined
-    ? { bindings: current.bindings, secrets: {} }
-    : await resolveBindings(change.bindings, [], {
-      accountId, scriptName: script.name, registry: workers.registry, store: ctx.deps.store ? accountStore(ctx.deps.store, accountId) : undefined, strictInherit: true, now,
-    });
+  const resolved =
+    change.bindings === undefined
+      ? { bindings: current.bindings, secrets: {} }
+      : await resolveBindings(change.bindings, [], {
+          accountId,
+          scriptName: script.name,
+          registry: workers.registry,
+          store: ctx.deps.store ? accountStore(ctx.deps.store, accountId) : undefined,
+          strictInherit: true,
+          now,
+        });
   const message = change.annotations?.['workers/message'];
   const tag = change.annotations?.['workers/tag'];
   const metadata: VersionMetadata = {
@@ -106,35 +116,56 @@ async function changeVersion(ctx: RouteContext<unknown>, workers: WorkersDeps, s
     // Annotations are not inherited across settings updates (the SDK's own words).
     annotations: { ...(message === undefined ? {} : { message }), ...(tag === undefined ? {} : { tag }) },
   };
-  await storeVersion(workers, accountId, script.name, { version: { metadata, modules: runnable.modules, etag: versionEtag(metadata, runnable.modules) }, secrets: resolved.secrets, settings: {} }, { deploy: true, now });
+  await storeVersion(
+    workers,
+    accountId,
+    script.name,
+    { version: { metadata, modules: runnable.modules, etag: versionEtag(metadata, runnable.modules) }, secrets: resolved.secrets, settings: {} },
+    { deploy: true, now },
+  );
 }
 
 export const WORKER_SETTINGS_ROUTES: ApiRoute[] = (['script-settings', 'settings'] as const).flatMap((path) => [
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/${path}`, operationId: `workers-${path}-get`, summary: 'The script\'s settings', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/${path}`,
+    operationId: `workers-${path}-get`,
+    summary: "The script's settings",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       return successResponse(await settingsJson(workers, script, path === 'settings'));
     },
   }),
   defineRoute({
-    method: 'PATCH', path: `${SCRIPT}/${path}`, operationId: `workers-${path}-edit`,
-    summary: path === 'settings'
-      ? 'Change the script\'s settings; compatibility_date, compatibility_flags, bindings or annotations make a new version of the deployed one, deployed at once'
-      : 'Change the script-level settings (logpush, tags, tail_consumers, observability)',
-    tag: TAG, rawBody: { contentType: 'application/json', description: 'The settings to change (multipart: a `settings` part, or `settings[...]` fields)' }, result: anyResult,
+    method: 'PATCH',
+    path: `${SCRIPT}/${path}`,
+    operationId: `workers-${path}-edit`,
+    summary:
+      path === 'settings'
+        ? "Change the script's settings; compatibility_date, compatibility_flags, bindings or annotations make a new version of the deployed one, deployed at once"
+        : 'Change the script-level settings (logpush, tags, tail_consumers, observability)',
+    tag: TAG,
+    rawBody: { contentType: 'application/json', description: 'The settings to change (multipart: a `settings` part, or `settings[...]` fields)' },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const raw = await readSettings(ctx.request, ctx.deps.maxBodyBytes);
       const allowed = path === 'settings' ? [...SCRIPT_LEVEL, ...VERSIONED] : SCRIPT_LEVEL;
       const unknown = Object.keys(raw).filter((key) => !allowed.includes(key));
       if (unknown.length > 0) {
-        throw invalid(`settings.${unknown[0]}: not a setting this route changes; it changes ${allowed.join(', ')}${path === 'script-settings' ? ' (the versioned ones are changed through PATCH .../settings)' : ''}`);
+        throw invalid(
+          `settings.${unknown[0]}: not a setting this route changes; it changes ${allowed.join(', ')}${path === 'script-settings' ? ' (the versioned ones are changed through PATCH .../settings)' : ''}`,
+        );
       }
       // Everything is checked before anything is written: a bad script-level value leaves the version alone, and the reverse.
       const settings = scriptSettingsOf(raw, 'settings');
       if (VERSIONED.some((key) => raw[key] !== undefined)) await changeVersion(ctx, workers, script, raw);
-      const updated = Object.keys(settings).length > 0 ? await workers.registry.updateScript(ctx.account.id, script.name, { settings }) : await workers.registry.getScript(ctx.account.id, script.name);
+      const updated =
+        Object.keys(settings).length > 0
+          ? await workers.registry.updateScript(ctx.account.id, script.name, { settings })
+          : await workers.registry.getScript(ctx.account.id, script.name);
       if (!updated) throw new ApiError('API_WORKER_NOT_FOUND');
       return successResponse(await settingsJson(workers, updated, path === 'settings'));
     },

@@ -39,25 +39,38 @@ function originOf(ctx: RouteContext<unknown>): string {
 
 export const WORKER_TAIL_ROUTES: ApiRoute[] = [
   defineRoute<z.infer<typeof tailFiltersBody>>({
-    method: 'POST', path: `${SCRIPT}/tails`, operationId: 'workers-tails-create',
-    summary: 'Open a tail: the WebSocket (trace-v1) that receives an event per request the script serves that meets the body\'s filters', tag: TAG,
-    body: { schema: tailFiltersBody, invalid: 'API_WORKER_INVALID', optional: true, anyMediaType: true }, result: anyResult,
+    method: 'POST',
+    path: `${SCRIPT}/tails`,
+    operationId: 'workers-tails-create',
+    summary: "Open a tail: the WebSocket (trace-v1) that receives an event per request the script serves that meets the body's filters",
+    tag: TAG,
+    body: { schema: tailFiltersBody, invalid: 'API_WORKER_INVALID', optional: true, anyMediaType: true },
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const tails = tailsOf(ctx, workers.tails);
-      const session = tails.open(ctx.account.id, script.name, { filters: ctx.body.filters, ...(ctx.clientAddress === undefined ? {} : { openerIp: ctx.clientAddress }) });
+      const session = tails.open(ctx.account.id, script.name, {
+        filters: ctx.body.filters,
+        ...(ctx.clientAddress === undefined ? {} : { openerIp: ctx.clientAddress }),
+      });
       if ('limit' in session) {
         throw new ApiError('API_WORKER_TAIL_LIMIT', {
-          message: session.limit === 'script'
-            ? `The script already has ${session.max} tails open, the most a script may have: close one first`
-            : `Your account already has ${session.max} tails open, the most an account may have: close one first`,
+          message:
+            session.limit === 'script'
+              ? `The script already has ${session.max} tails open, the most a script may have: close one first`
+              : `Your account already has ${session.max} tails open, the most an account may have: close one first`,
         });
       }
       return successResponse(tailJson(session, originOf(ctx)));
     },
   }),
   defineRoute({
-    method: 'GET', path: `${SCRIPT}/tails`, operationId: 'workers-tails-list', summary: 'The script\'s open tails', tag: TAG, result: anyResult,
+    method: 'GET',
+    path: `${SCRIPT}/tails`,
+    operationId: 'workers-tails-list',
+    summary: "The script's open tails",
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const tails = tailsOf(ctx, workers.tails);
@@ -65,7 +78,12 @@ export const WORKER_TAIL_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: `${SCRIPT}/tails/:tail_id`, operationId: 'workers-tails-delete', summary: 'Close a tail', tag: TAG, result: anyResult,
+    method: 'DELETE',
+    path: `${SCRIPT}/tails/:tail_id`,
+    operationId: 'workers-tails-delete',
+    summary: 'Close a tail',
+    tag: TAG,
+    result: anyResult,
     async handler(ctx) {
       const { workers, script } = await requireScript(ctx);
       const tails = tailsOf(ctx, workers.tails);
@@ -99,7 +117,13 @@ export function tailUpgradeHandler(tails: TailSessions): (req: IncomingMessage, 
     }
     if (head.length > 0) socket.unshift(head);
     (socket as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-    const ws = acceptWebSocket(req, socket, 'trace-v1', { maxMessageBytes: tails.limits.maxMessageBytes, maxBufferedBytes: tails.limits.maxBufferedBytes }, tails.sockets);
+    const ws = acceptWebSocket(
+      req,
+      socket,
+      'trace-v1',
+      { maxMessageBytes: tails.limits.maxMessageBytes, maxBufferedBytes: tails.limits.maxBufferedBytes },
+      tails.sockets,
+    );
     if (ws) tails.attach(session, ws);
   };
 }

@@ -38,13 +38,18 @@ export function requireWorkers(ctx: RouteContext<unknown>): WorkersDeps {
 export function scriptNameOf(ctx: RouteContext<unknown>): string {
   const name = ctx.params.script_name ?? '';
   if (!SCRIPT_NAME.test(name)) {
-    throw new ApiError('API_WORKER_INVALID', { message: `Script name ${JSON.stringify(name.slice(0, 100))} is not valid: use 1-63 lower-case letters, digits, '-' and '_', not starting with '-'` });
+    throw new ApiError('API_WORKER_INVALID', {
+      message: `Script name ${JSON.stringify(name.slice(0, 100))} is not valid: use 1-63 lower-case letters, digits, '-' and '_', not starting with '-'`,
+    });
   }
   return name;
 }
 
 /** The caller's script of the path: a missing one and another account's both answer 10007 (or 10090 for `services`). */
-export async function requireScript(ctx: RouteContext<unknown>, missing: 'API_WORKER_NOT_FOUND' | 'API_SERVICE_NOT_FOUND' = 'API_WORKER_NOT_FOUND'): Promise<{ workers: WorkersDeps; script: ScriptRecord }> {
+export async function requireScript(
+  ctx: RouteContext<unknown>,
+  missing: 'API_WORKER_NOT_FOUND' | 'API_SERVICE_NOT_FOUND' = 'API_WORKER_NOT_FOUND',
+): Promise<{ workers: WorkersDeps; script: ScriptRecord }> {
   const workers = requireWorkers(ctx);
   const script = await workers.registry.getScript(ctx.account.id, ctx.params.script_name ?? '');
   if (!script) throw new ApiError(missing);
@@ -96,14 +101,22 @@ export function toVersionJson(version: VersionRecord, script: ScriptRecord, acco
     id: version.id,
     number: version.number,
     metadata: {
-      created_on: iso(version.created), modified_on: iso(version.created), source: version.metadata.source, author_id: userIdOf(account), author_email: account.email, has_preview: false,
+      created_on: iso(version.created),
+      modified_on: iso(version.created),
+      source: version.metadata.source,
+      author_id: userIdOf(account),
+      author_email: account.email,
+      has_preview: false,
     },
     annotations,
     resources: {
       bindings: bindingsJson(version),
       script: { etag: version.etag, handlers: ['fetch'], last_deployed_from: 'api' },
       script_runtime: {
-        compatibility_date: version.metadata.compatibilityDate, compatibility_flags: version.metadata.compatibilityFlags, usage_model: 'standard', limits: {},
+        compatibility_date: version.metadata.compatibilityDate,
+        compatibility_flags: version.metadata.compatibilityFlags,
+        usage_model: 'standard',
+        limits: {},
       },
     },
     startup_time_ms: 0,

@@ -25,8 +25,14 @@ const TAG = 'Zones';
 
 export const ZONE_ROUTES: ApiRoute[] = [
   defineRoute({
-    method: 'GET', path: '/zones', operationId: 'zones-list', summary: 'List your zones', tag: TAG,
-    query: listZonesQuery, result: z.array(zoneResult), resultInfo: 'page',
+    method: 'GET',
+    path: '/zones',
+    operationId: 'zones-list',
+    summary: 'List your zones',
+    tag: TAG,
+    query: listZonesQuery,
+    result: z.array(zoneResult),
+    resultInfo: 'page',
     async handler(ctx) {
       const q = validateQuery(listZonesQuery, ctx.query);
       const { account } = ctx;
@@ -49,44 +55,72 @@ export const ZONE_ROUTES: ApiRoute[] = [
       const { total } = listed;
       // An API token scoped to some zones sees those of the page (total_count stays the account's).
       const zones = listed.zones.filter((zone) => mayAccess(ctx, 'zones', 'read', { kind: 'zone', accountId: account.id, zoneId: zone.id }));
-      return successResponse(zones.map((zone) => toZoneJson(zone, account)), {
-        resultInfo: { page: q.page, per_page: q.per_page, count: zones.length, total_count: total, total_pages: Math.ceil(total / q.per_page) },
-      });
+      return successResponse(
+        zones.map((zone) => toZoneJson(zone, account)),
+        {
+          resultInfo: { page: q.page, per_page: q.per_page, count: zones.length, total_count: total, total_pages: Math.ceil(total / q.per_page) },
+        },
+      );
     },
   }),
   defineRoute<CreateZoneBody>({
-    method: 'POST', path: '/zones', operationId: 'zones-create', summary: 'Create a zone', tag: TAG,
-    body: { schema: createZoneBody, invalid: 'API_ZONE_INVALID' }, result: zoneResult,
+    method: 'POST',
+    path: '/zones',
+    operationId: 'zones-create',
+    summary: 'Create a zone',
+    tag: TAG,
+    body: { schema: createZoneBody, invalid: 'API_ZONE_INVALID' },
+    result: zoneResult,
     async handler(ctx) {
       const { account, body } = ctx;
       if (body.account !== undefined && body.account.id !== account.id) {
-        throw new ApiError('API_ZONE_INVALID', { message: `'${body.account.id}' is not a valid value for id because it is not one of your accounts`, pointer: '/account/id' });
+        throw new ApiError('API_ZONE_INVALID', {
+          message: `'${body.account.id}' is not a valid value for id because it is not one of your accounts`,
+          pointer: '/account/id',
+        });
       }
       refuseReservedName(ctx, body.name.toLowerCase());
       await refuseUnreachableOrigin(ctx, body.origin);
       const now = ctx.deps.clock.now();
       const zone: ZoneRecord = {
-        id: randomHexId(), accountId: account.id, name: body.name.toLowerCase(), origin: body.origin ?? null, paused: false, created: now, modified: now,
+        id: randomHexId(),
+        accountId: account.id,
+        name: body.name.toLowerCase(),
+        origin: body.origin ?? null,
+        paused: false,
+        created: now,
+        modified: now,
       };
       const created = await ctx.deps.control.createZone(zone);
       if (created === 'created') return successResponse(toZoneJson(zone, account));
-      if (created === 'exists' && await holdsZoneNamed(ctx, zone.name)) {
+      if (created === 'exists' && (await holdsZoneNamed(ctx, zone.name))) {
         throw new ApiError('API_ZONE_EXISTS', { message: `${zone.name} already exists`, pointer: '/name' });
       }
       throw new ApiError('API_ZONE_NAME_UNAVAILABLE', {
-        message: `${zone.name} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name`, pointer: '/name',
+        message: `${zone.name} is not available: it, a domain above it or a subdomain of it is a zone of another account; choose another name`,
+        pointer: '/name',
       });
     },
   }),
   defineRoute({
-    method: 'GET', path: '/zones/:zone_id', operationId: 'zones-get', summary: 'Get a zone', tag: TAG, result: zoneResult,
+    method: 'GET',
+    path: '/zones/:zone_id',
+    operationId: 'zones-get',
+    summary: 'Get a zone',
+    tag: TAG,
+    result: zoneResult,
     async handler(ctx) {
       return successResponse(toZoneJson(await requireZone(ctx), ctx.account));
     },
   }),
   defineRoute<PatchZoneBody>({
-    method: 'PATCH', path: '/zones/:zone_id', operationId: 'zones-edit', summary: 'Change a zone\'s origin (edgeport extension) or pause it', tag: TAG,
-    body: { schema: patchZoneBody, invalid: 'API_ZONE_INVALID' }, result: zoneResult,
+    method: 'PATCH',
+    path: '/zones/:zone_id',
+    operationId: 'zones-edit',
+    summary: "Change a zone's origin (edgeport extension) or pause it",
+    tag: TAG,
+    body: { schema: patchZoneBody, invalid: 'API_ZONE_INVALID' },
+    result: zoneResult,
     async handler(ctx) {
       const zone = await requireZone(ctx);
       const now = ctx.deps.clock.now();
@@ -103,11 +137,15 @@ export const ZONE_ROUTES: ApiRoute[] = [
     },
   }),
   defineRoute({
-    method: 'DELETE', path: '/zones/:zone_id', operationId: 'zones-delete', summary: 'Delete a zone with its rulesets and log jobs', tag: TAG,
+    method: 'DELETE',
+    path: '/zones/:zone_id',
+    operationId: 'zones-delete',
+    summary: 'Delete a zone with its rulesets and log jobs',
+    tag: TAG,
     result: z.object({ id: z.string() }),
     async handler(ctx) {
       const zone = await requireZone(ctx);
-      if (!await ctx.deps.control.deleteZone(ctx.account.id, zone.id)) throw objectNotFound(ctx.path);
+      if (!(await ctx.deps.control.deleteZone(ctx.account.id, zone.id))) throw objectNotFound(ctx.path);
       return successResponse({ id: zone.id });
     },
   }),
@@ -119,7 +157,13 @@ export const ZONE_ROUTES: ApiRoute[] = [
  * account's answers as a name above or under that account's zone does.
  */
 async function holdsZoneNamed(ctx: RouteContext<unknown>, name: string): Promise<boolean> {
-  const { total } = await ctx.deps.control.listZones(ctx.account.id, { name: { op: 'equal', value: name }, order: 'name', direction: 'asc', offset: 0, limit: 1 });
+  const { total } = await ctx.deps.control.listZones(ctx.account.id, {
+    name: { op: 'equal', value: name },
+    order: 'name',
+    direction: 'asc',
+    offset: 0,
+    limit: 1,
+  });
   return total > 0;
 }
 
@@ -152,7 +196,8 @@ async function refuseUnreachableOrigin(ctx: RouteContext<unknown>, origin: strin
   const problem = await ctx.deps.origins.originProblem(ctx.account.id, new URL(origin));
   if (problem !== null) {
     throw new ApiError('API_ZONE_INVALID', {
-      message: `'${origin}' is not a valid value for origin because ${problem}; point it at a public address or host name`, pointer: '/origin',
+      message: `'${origin}' is not a valid value for origin because ${problem}; point it at a public address or host name`,
+      pointer: '/origin',
     });
   }
 }

@@ -29,20 +29,33 @@ export function originProblem(origin: string): string | null {
   return null;
 }
 
-const origin = z.string().max(2048).superRefine((value, ctx) => {
-  const problem = originProblem(value);
-  if (problem) refuseValue(ctx, [], value, problem);
-}).nullable().describe('edgeport extension: the URL the edge proxies this zone\'s requests to, e.g. http://127.0.0.1:3000');
+const origin = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const problem = originProblem(value);
+    if (problem) refuseValue(ctx, [], value, problem);
+  })
+  .nullable()
+  .describe("edgeport extension: the URL the edge proxies this zone's requests to, e.g. http://127.0.0.1:3000");
 
 export const createZoneBody = z.strictObject({
-  name: z.string().describe('The domain name, e.g. example.com: a domain registered under a public suffix, or a subdomain of one').superRefine((value, ctx) => {
-    const name = value.toLowerCase();
-    if (!isZoneName(name)) refuseValue(ctx, [], value, 'it is not a valid domain name (at least two labels of letters, digits and hyphens)');
-    // A zone on a public suffix would hold every name registered under it (the real API's 1099).
-    else if (registrableDomain(name) === null) {
-      refuse(ctx, [], `We were unable to identify ${name} as a registered domain: ${name} is a public suffix, so a zone must be a domain registered under it, such as example.${name}`, 'API_ZONE_PUBLIC_SUFFIX');
-    }
-  }),
+  name: z
+    .string()
+    .describe('The domain name, e.g. example.com: a domain registered under a public suffix, or a subdomain of one')
+    .superRefine((value, ctx) => {
+      const name = value.toLowerCase();
+      if (!isZoneName(name)) refuseValue(ctx, [], value, 'it is not a valid domain name (at least two labels of letters, digits and hyphens)');
+      // A zone on a public suffix would hold every name registered under it (the real API's 1099).
+      else if (registrableDomain(name) === null) {
+        refuse(
+          ctx,
+          [],
+          `We were unable to identify ${name} as a registered domain: ${name} is a public suffix, so a zone must be a domain registered under it, such as example.${name}`,
+          'API_ZONE_PUBLIC_SUFFIX',
+        );
+      }
+    }),
   account: z.strictObject({ id: z.string().describe('Your account id (GET /accounts)') }).optional(),
   type: z.literal('full').optional().describe('Only full zones exist in edgeport'),
   jump_start: z.boolean().optional().describe('Accepted and ignored (there are no DNS records to scan)'),

@@ -60,9 +60,7 @@ export interface CredentialAttempt {
  * `retryAfterMs`); `pending`, whose places are all held by checks still under way (admit says so
  * at once, admitWhenDecided after waiting `decideWithinMs` for them): the caller answers busy (503).
  */
-export type Admission =
-  | { admitted: true; attempt: CredentialAttempt }
-  | { admitted: false; retryAfterMs: number; scope: 'address' | 'identity' | 'pending' };
+export type Admission = { admitted: true; attempt: CredentialAttempt } | { admitted: false; retryAfterMs: number; scope: 'address' | 'identity' | 'pending' };
 
 /** Keys each table tracks at most (the least recently used go first); also the most attempts waiting for checks under way. */
 export const TRACKED_KEYS_MAX = 10_000;
@@ -198,7 +196,7 @@ export class CredentialGuard {
       const timer = setTimeout(wake, ms);
       for (const key of keys) {
         let waiting = this.#waiting.get(key);
-        if (!waiting) this.#waiting.set(key, waiting = new Set());
+        if (!waiting) this.#waiting.set(key, (waiting = new Set()));
         waiting.add(wake);
       }
     });

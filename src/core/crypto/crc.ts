@@ -99,7 +99,7 @@ export function createCrc32c(): Crc {
 /** Exported for tests: the table CRC-32 that stands in for node:zlib's on older Nodes. */
 export function createTableCrc32(poly: number): Crc {
   let tables = tables32.get(poly);
-  if (!tables) tables32.set(poly, tables = crc32Tables(poly));
+  if (!tables) tables32.set(poly, (tables = crc32Tables(poly)));
   const [t0, t1, t2, t3, t4, t5, t6, t7] = tables as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
   let crc = 0xffffffff;
   return {
@@ -108,8 +108,15 @@ export function createTableCrc32(poly: number): Crc {
       const end8 = data.length - (data.length & 7);
       for (; i < end8; i += 8) {
         const a = crc ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
-        crc = t7[a & 0xff]! ^ t6[(a >>> 8) & 0xff]! ^ t5[(a >>> 16) & 0xff]! ^ t4[a >>> 24]!
-          ^ t3[data[i + 4]!]! ^ t2[data[i + 5]!]! ^ t1[data[i + 6]!]! ^ t0[data[i + 7]!]!;
+        crc =
+          t7[a & 0xff]! ^
+          t6[(a >>> 8) & 0xff]! ^
+          t5[(a >>> 16) & 0xff]! ^
+          t4[a >>> 24]! ^
+          t3[data[i + 4]!]! ^
+          t2[data[i + 5]!]! ^
+          t1[data[i + 6]!]! ^
+          t0[data[i + 7]!]!;
       }
       for (; i < data.length; i++) crc = (crc >>> 8) ^ t0[(crc ^ data[i]!) & 0xff]!;
     },
@@ -130,8 +137,14 @@ export function createCrc64Nvme(): Crc {
       for (; i < end8; i += 8) {
         const a = crcLo ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
         const b = crcHi ^ (data[i + 4]! | (data[i + 5]! << 8) | (data[i + 6]! << 16) | (data[i + 7]! << 24));
-        const i0 = a & 0xff; const i1 = (a >>> 8) & 0xff; const i2 = (a >>> 16) & 0xff; const i3 = a >>> 24;
-        const i4 = b & 0xff; const i5 = (b >>> 8) & 0xff; const i6 = (b >>> 16) & 0xff; const i7 = b >>> 24;
+        const i0 = a & 0xff;
+        const i1 = (a >>> 8) & 0xff;
+        const i2 = (a >>> 16) & 0xff;
+        const i3 = a >>> 24;
+        const i4 = b & 0xff;
+        const i5 = (b >>> 8) & 0xff;
+        const i6 = (b >>> 16) & 0xff;
+        const i7 = b >>> 24;
         crcLo = l7[i0]! ^ l6[i1]! ^ l5[i2]! ^ l4[i3]! ^ l3[i4]! ^ l2[i5]! ^ l1[i6]! ^ l0[i7]!;
         crcHi = h7[i0]! ^ h6[i1]! ^ h5[i2]! ^ h4[i3]! ^ h3[i4]! ^ h2[i5]! ^ h1[i6]! ^ h0[i7]!;
       }

@@ -137,7 +137,10 @@ export class FairQueue<T> {
 
   /** Removes and returns every waiting job. */
   drain(): T[] {
-    const all = [...this.#waiting.values()].flat().sort((a, b) => a.seq - b.seq).map((entry) => entry.item);
+    const all = [...this.#waiting.values()]
+      .flat()
+      .sort((a, b) => a.seq - b.seq)
+      .map((entry) => entry.item);
     this.#waiting.clear();
     this.#size = 0;
     return all;

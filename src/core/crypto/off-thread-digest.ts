@@ -154,7 +154,9 @@ export function createOffThreadDigest(algorithms: readonly string[]): StreamDige
         if (filled === BATCH_BYTES) send();
       }
       if (inFlight <= MAX_IN_FLIGHT) return undefined;
-      return new Promise<void>((resolve, reject) => { drained = { resolve, reject }; });
+      return new Promise<void>((resolve, reject) => {
+        drained = { resolve, reject };
+      });
     },
     digest() {
       if (failure) return Promise.reject(failure);

@@ -92,7 +92,10 @@ export class ScryptThread {
 
   constructor(options: { maxQueued?: number; clock?: Clock } = {}) {
     // One place is the running derivation's.
-    this.#waiting = new FairQueue<Job>({ capacity: (options.maxQueued ?? DEFAULT_MAX_QUEUED) - 1, halfLifeMs: USAGE_HALF_LIFE_MS, maxClients: MAX_CLIENTS }, options.clock ?? systemClock);
+    this.#waiting = new FairQueue<Job>(
+      { capacity: (options.maxQueued ?? DEFAULT_MAX_QUEUED) - 1, halfLifeMs: USAGE_HALF_LIFE_MS, maxClients: MAX_CLIENTS },
+      options.clock ?? systemClock,
+    );
   }
 
   /** Derivations waiting or running. */
@@ -143,15 +146,30 @@ export class ScryptThread {
   /** Runs `job` on the low-priority thread, then what the fair queue gives next; measures each run for the busy estimate. */
   #run(job: Job): void {
     this.#busy = true;
-    this.#drive(this.#worker, job, () => this.#waiting.take(), () => { this.#busy = false; }, (ms) => {
-      this.#estimateMs = 0.8 * this.#estimateMs + 0.2 * ms;
-    });
+    this.#drive(
+      this.#worker,
+      job,
+      () => this.#waiting.take(),
+      () => {
+        this.#busy = false;
+      },
+      (ms) => {
+        this.#estimateMs = 0.8 * this.#estimateMs + 0.2 * ms;
+      },
+    );
   }
 
   /** Runs `job` on the fresh clients' thread, then the next fresh one waiting. */
   #runFresh(job: Job): void {
     this.#freshBusy = true;
-    this.#drive(this.#freshWorker, job, () => this.#freshWaiting.shift(), () => { this.#freshBusy = false; });
+    this.#drive(
+      this.#freshWorker,
+      job,
+      () => this.#freshWaiting.shift(),
+      () => {
+        this.#freshBusy = false;
+      },
+    );
   }
 
   /**
@@ -165,13 +183,16 @@ export class ScryptThread {
       if (queued) this.#drive(worker, queued, following, idle, measured);
       else idle();
     };
-    worker.run(job.job).then(({ bytes, ms }) => {
-      measured?.(ms);
-      next();
-      job.resolve(bytes);
-    }, (error: Error) => {
-      next();
-      job.reject(error);
-    });
+    worker.run(job.job).then(
+      ({ bytes, ms }) => {
+        measured?.(ms);
+        next();
+        job.resolve(bytes);
+      },
+      (error: Error) => {
+        next();
+        job.reject(error);
+      },
+    );
   }
 }

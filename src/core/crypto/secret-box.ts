@@ -28,7 +28,10 @@ export type SecretBoxErrorCode = 'SECRETS_LOCKED' | 'SECRETS_UNREADABLE';
 
 export const SECRET_BOX_ERRORS: ErrorCatalog<SecretBoxErrorCode> = {
   SECRETS_LOCKED: { kind: 'system', message: 'This process holds no secrets key, so it can neither seal nor open a stored secret.' },
-  SECRETS_UNREADABLE: { kind: 'system', message: 'A stored secret does not open with the secrets key: it was sealed with another key, belongs to another row, or was altered.' },
+  SECRETS_UNREADABLE: {
+    kind: 'system',
+    message: 'A stored secret does not open with the secrets key: it was sealed with another key, belongs to another row, or was altered.',
+  },
 };
 
 export class SecretBoxError extends EdgeportError<SecretBoxErrorCode> {
@@ -118,11 +121,18 @@ export class SecretBox {
     if (!this.#current) throw new SecretBoxError('SECRETS_LOCKED');
     const bytes = Buffer.from(sealed, 'base64');
     if (bytes.length < HEADER_BYTES + TAG_BYTES || bytes[0] !== VERSION || bytes.toString('base64') !== sealed) {
-      throw new SecretBoxError('SECRETS_UNREADABLE', 'A stored secret is not a sealed value of this edgeport version (it was altered, or written in clear by other means).');
+      throw new SecretBoxError(
+        'SECRETS_UNREADABLE',
+        'A stored secret is not a sealed value of this edgeport version (it was altered, or written in clear by other means).',
+      );
     }
     const id = bytes.subarray(1, 1 + ID_BYTES).toString('hex');
     const key = this.#keys.get(id);
-    if (!key) throw new SecretBoxError('SECRETS_UNREADABLE', `A stored secret was sealed with secrets key ${id}, which this process does not hold (it holds ${[...this.#keys.keys()].join(', ')}).`);
+    if (!key)
+      throw new SecretBoxError(
+        'SECRETS_UNREADABLE',
+        `A stored secret was sealed with secrets key ${id}, which this process does not hold (it holds ${[...this.#keys.keys()].join(', ')}).`,
+      );
     const decipher = createDecipheriv('aes-256-gcm', key.bytes, bytes.subarray(1 + ID_BYTES, HEADER_BYTES), { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(binding, 'utf8'));
     decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));

@@ -15,7 +15,10 @@ export type BackendFaultCode = 'BACKEND_UNAVAILABLE' | 'BACKEND_FULL';
 export type BackendName = 'database' | 'blob store' | 'disk';
 
 export const BACKEND_FAULTS: ErrorCatalog<BackendFaultCode> = {
-  BACKEND_UNAVAILABLE: { kind: 'system', message: 'The <database | blob store | disk> <did not answer within <n> ms | refused the connection | answered HTTP <status>>' },
+  BACKEND_UNAVAILABLE: {
+    kind: 'system',
+    message: 'The <database | blob store | disk> <did not answer within <n> ms | refused the connection | answered HTTP <status>>',
+  },
   BACKEND_FULL: { kind: 'system', message: 'The <disk | blob store | database> is full' },
 };
 

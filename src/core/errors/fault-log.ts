@@ -22,7 +22,14 @@ export function noteFault(logger: Logger, surface: string, fault: BackendFault, 
     return;
   }
   last.set(key, { at: now, unlogged: 0 });
-  logger.warn({
-    surface, code: fault.code, backend: fault.backend, err: fault, ...(seen?.unlogged ? { sinceLastLine: seen.unlogged } : {}),
-  }, 'Request answered with a backend fault: a backend is down, too slow or full; clients were told to retry.');
+  logger.warn(
+    {
+      surface,
+      code: fault.code,
+      backend: fault.backend,
+      err: fault,
+      ...(seen?.unlogged ? { sinceLastLine: seen.unlogged } : {}),
+    },
+    'Request answered with a backend fault: a backend is down, too slow or full; clients were told to retry.',
+  );
 }

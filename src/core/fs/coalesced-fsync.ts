@@ -26,13 +26,17 @@ export class CoalescedFsync {
 
   sync(): Promise<void> {
     if (!this.#running) {
-      this.#running = this.#flush().finally(() => { this.#running = null; });
+      this.#running = this.#flush().finally(() => {
+        this.#running = null;
+      });
       return this.#running;
     }
-    this.#next ??= this.#running.catch(() => undefined).then(() => {
-      this.#next = null;
-      return this.sync();
-    });
+    this.#next ??= this.#running
+      .catch(() => undefined)
+      .then(() => {
+        this.#next = null;
+        return this.sync();
+      });
     return this.#next;
   }
 

@@ -60,7 +60,10 @@ export class DiskGuard {
   /** Opens the guard on `dir`, making the reserve if it is missing and there is room for it. */
   static async open(options: DiskGuardOptions): Promise<DiskGuard> {
     const guard = new DiskGuard(options);
-    const existing = await stat(guard.#reservePath).then((s) => s.size, () => 0);
+    const existing = await stat(guard.#reservePath).then(
+      (s) => s.size,
+      () => 0,
+    );
     if (existing === options.reserveBytes && existing > 0) guard.#reserveHeld = existing;
     else await guard.#makeReserve();
     return guard;
@@ -105,8 +108,10 @@ export class DiskGuard {
     this.#reserveHeld = 0;
     await rm(this.#reservePath, { force: true });
     this.#free = null;
-    this.#options.logger.warn({ dataDir: this.#options.dir, released: bytes },
-      'Disk full: released the reserve so that deletes can go through; writes are refused until space is freed, then the reserve is made again.');
+    this.#options.logger.warn(
+      { dataDir: this.#options.dir, released: bytes },
+      'Disk full: released the reserve so that deletes can go through; writes are refused until space is freed, then the reserve is made again.',
+    );
     return true;
   }
 
@@ -114,7 +119,12 @@ export class DiskGuard {
   async state(): Promise<DiskState> {
     if (this.#full) await this.#recheck();
     const freeBytes = await this.freeBytes(true);
-    return { freeBytes, minFreeBytes: this.#options.minFreeBytes, reserveBytes: this.#reserveHeld, full: this.#full !== null || freeBytes < this.#options.minFreeBytes };
+    return {
+      freeBytes,
+      minFreeBytes: this.#options.minFreeBytes,
+      reserveBytes: this.#reserveHeld,
+      full: this.#full !== null || freeBytes < this.#options.minFreeBytes,
+    };
   }
 
   close(): void {
@@ -130,8 +140,10 @@ export class DiskGuard {
     this.#free = null;
     if (this.#full) return;
     this.#full = { since: Date.now(), why };
-    this.#options.logger.warn({ dataDir: this.#options.dir, why, minFreeBytes: this.#options.minFreeBytes },
-      'Disk full: writes are refused (deletes still work) until space is freed under the data dir.');
+    this.#options.logger.warn(
+      { dataDir: this.#options.dir, why, minFreeBytes: this.#options.minFreeBytes },
+      'Disk full: writes are refused (deletes still work) until space is freed under the data dir.',
+    );
     this.#timer = setInterval(() => void this.#recheck(), RECHECK_MS);
     this.#timer.unref();
   }
@@ -149,10 +161,12 @@ export class DiskGuard {
         this.#full = null;
         if (this.#timer) clearInterval(this.#timer);
         this.#timer = null;
-        this.#options.logger.info({ dataDir: this.#options.dir, freeBytes: await this.freeBytes(true), fullForMs: Date.now() - since },
-          'Disk space is back: writes are accepted again.');
+        this.#options.logger.info(
+          { dataDir: this.#options.dir, freeBytes: await this.freeBytes(true), fullForMs: Date.now() - since },
+          'Disk space is back: writes are accepted again.',
+        );
       } catch (error) {
-        this.#options.logger.warn({ err: error, dataDir: this.#options.dir }, 'Could not check the data dir\'s free space; it is checked again in a second.');
+        this.#options.logger.warn({ err: error, dataDir: this.#options.dir }, "Could not check the data dir's free space; it is checked again in a second.");
       } finally {
         this.#rechecking = null;
       }
@@ -169,8 +183,10 @@ export class DiskGuard {
     if (reserveBytes === 0) return;
     const free = await this.freeBytes(true);
     if (free < reserveBytes + minFreeBytes) {
-      this.#options.logger.warn({ dataDir: this.#options.dir, freeBytes: free, reserveBytes },
-        'No room for the disk reserve: on a full disk, deletes may fail until space is freed. It is made once there is room.');
+      this.#options.logger.warn(
+        { dataDir: this.#options.dir, freeBytes: free, reserveBytes },
+        'No room for the disk reserve: on a full disk, deletes may fail until space is freed. It is made once there is room.',
+      );
       return;
     }
     const tmp = `${this.#reservePath}.tmp`;

@@ -16,11 +16,17 @@ export interface InternalErrorAnswer {
 }
 
 export function guardedListener(
-  handler: (req: IncomingMessage, res: ServerResponse) => unknown, service: string, logger: Logger, answer?: InternalErrorAnswer,
+  handler: (req: IncomingMessage, res: ServerResponse) => unknown,
+  service: string,
+  logger: Logger,
+  answer?: InternalErrorAnswer,
 ): RequestListener {
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
     try {
-      logger.error({ err: error, service, method: req.method, url: req.url }, 'Request handler failed unexpectedly; the request was answered 500 or its connection closed.');
+      logger.error(
+        { err: error, service, method: req.method, url: req.url },
+        'Request handler failed unexpectedly; the request was answered 500 or its connection closed.',
+      );
       if (answer === undefined || res.headersSent || res.destroyed) {
         res.destroy();
         return;

@@ -125,7 +125,8 @@ export class WebSocketReader {
     if (![OP_CONTINUATION, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG].includes(opcode)) return fail(1002, `reserved opcode ${opcode}`);
     if (control && !fin) return fail(1002, 'fragmented control frame');
     if (control && short > MAX_CONTROL_PAYLOAD) return fail(1002, 'control frame payload over 125 bytes');
-    if (!masked && !(this.#options.unmaskedFirstText === true && this.#frames === 0 && opcode === OP_TEXT && fin)) return fail(1002, 'client frames must be masked');
+    if (!masked && !(this.#options.unmaskedFirstText === true && this.#frames === 0 && opcode === OP_TEXT && fin))
+      return fail(1002, 'client frames must be masked');
     if (opcode === OP_CONTINUATION && this.#fragments.length === 0) return fail(1002, 'continuation frame with no message to continue');
     if ((opcode === OP_TEXT || opcode === OP_BINARY) && this.#fragments.length > 0) return fail(1002, 'new message before the fragmented one ended');
     let lengthBytes = 0;
@@ -147,10 +148,14 @@ export class WebSocketReader {
   /** What a whole frame means: an input, or undefined for a fragment of a message still open. */
   #input(head: FrameHead, payload: Buffer): WebSocketInput | undefined {
     switch (head.opcode) {
-      case OP_PING: return { kind: 'ping', data: payload };
-      case OP_PONG: return { kind: 'pong', data: payload };
-      case OP_CLOSE: return closeInput(payload);
-      default: break;
+      case OP_PING:
+        return { kind: 'ping', data: payload };
+      case OP_PONG:
+        return { kind: 'pong', data: payload };
+      case OP_CLOSE:
+        return closeInput(payload);
+      default:
+        break;
     }
     if (!head.fin) {
       if (head.opcode !== OP_CONTINUATION) this.#messageOpcode = head.opcode;

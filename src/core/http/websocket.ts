@@ -71,16 +71,35 @@ export interface ServerWebSocket {
  * socket until its connection is gone (a closed one reading its close frame included), so what
  * they hold can be summed.
  */
-export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string, limits: Partial<WebSocketLimits> = {}, held?: Set<ServerWebSocket>): ServerWebSocket | null {
+export function acceptWebSocket(
+  req: IncomingMessage,
+  socket: Duplex,
+  protocol: string,
+  limits: Partial<WebSocketLimits> = {},
+  held?: Set<ServerWebSocket>,
+): ServerWebSocket | null {
   const refusal = handshakeProblem(req);
   if (refusal !== null) {
     refuseUpgrade(socket, ...refusal);
     return null;
   }
-  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((item) => item.trim());
-  const accept = createHash('sha1').update(String(req.headers['sec-websocket-key']) + GUID).digest('base64');
-  socket.write(['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Accept: ${accept}`,
-    ...(offered.includes(protocol) ? [`Sec-WebSocket-Protocol: ${protocol}`] : []), '', ''].join('\r\n'));
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((item) => item.trim());
+  const accept = createHash('sha1')
+    .update(String(req.headers['sec-websocket-key']) + GUID)
+    .digest('base64');
+  socket.write(
+    [
+      'HTTP/1.1 101 Switching Protocols',
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      `Sec-WebSocket-Accept: ${accept}`,
+      ...(offered.includes(protocol) ? [`Sec-WebSocket-Protocol: ${protocol}`] : []),
+      '',
+      '',
+    ].join('\r\n'),
+  );
   const connection = new Connection(socket, { ...WEBSOCKET_LIMITS, ...limits });
   if (held) {
     held.add(connection);
@@ -107,8 +126,10 @@ export function refuseUpgrade(socket: Duplex, status: string, message: string, h
 /** What makes `req` no valid opening handshake (RFC 6455 §4.2.1): refuseUpgrade's status, message and headers, or null. */
 export function handshakeProblem(req: IncomingMessage): [status: string, message: string, headers?: string[]] | null {
   const { headers } = req;
-  if (headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0') return ['400 Bad Request', 'An Upgrade request may not carry a body (a WebSocket handshake has none).'];
-  if (req.method !== 'GET' || headers.upgrade?.toLowerCase() !== 'websocket') return ['400 Bad Request', 'A WebSocket upgrade (GET with Upgrade: websocket) was expected; no other protocol is switched to.'];
+  if (headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0')
+    return ['400 Bad Request', 'An Upgrade request may not carry a body (a WebSocket handshake has none).'];
+  if (req.method !== 'GET' || headers.upgrade?.toLowerCase() !== 'websocket')
+    return ['400 Bad Request', 'A WebSocket upgrade (GET with Upgrade: websocket) was expected; no other protocol is switched to.'];
   if (!/^[A-Za-z0-9+/]{22}==$/.test(headers['sec-websocket-key'] ?? '')) return ['400 Bad Request', 'Sec-WebSocket-Key must be 16 bytes in base64.'];
   if (headers['sec-websocket-version'] !== '13') return ['426 Upgrade Required', 'Only WebSocket version 13 is spoken here.', ['Sec-WebSocket-Version: 13']];
   return null;
@@ -259,9 +280,12 @@ function closePayload(code: number, reason: string): Buffer {
 /** One unmasked server frame. */
 export function frame(opcode: number, payload: Buffer): Buffer {
   const length = payload.length;
-  const head = length < 126 ? Buffer.from([0x80 | opcode, length])
-    : length < 65_536 ? Buffer.from([0x80 | opcode, 126, length >> 8, length & 0xff])
-      : Buffer.concat([Buffer.from([0x80 | opcode, 127]), bigLength(length)]);
+  const head =
+    length < 126
+      ? Buffer.from([0x80 | opcode, length])
+      : length < 65_536
+        ? Buffer.from([0x80 | opcode, 126, length >> 8, length & 0xff])
+        : Buffer.concat([Buffer.from([0x80 | opcode, 127]), bigLength(length)]);
   return Buffer.concat([head, payload]);
 }
 

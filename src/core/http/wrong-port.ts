@@ -15,7 +15,7 @@ export const SNIFF_MAX_BYTES = 64 * 1024;
 
 /** Whether a request could carry a JSON-RPC body worth reading: a POST of JSON, of a declared small length. */
 export function mayBeJsonRpc(method: string | undefined, headers: IncomingHttpHeaders | Headers): boolean {
-  const get = (name: string): string | undefined => (headers instanceof Headers ? headers.get(name) ?? undefined : headers[name] as string | undefined);
+  const get = (name: string): string | undefined => (headers instanceof Headers ? (headers.get(name) ?? undefined) : (headers[name] as string | undefined));
   if (method !== 'POST' || !/^application\/json\b/i.test(get('content-type') ?? '')) return false;
   const length = Number(get('content-length'));
   return Number.isInteger(length) && length > 0 && length <= SNIFF_MAX_BYTES;
@@ -26,8 +26,12 @@ export function isJsonRpcText(text: string): boolean {
   if (scanJsonShape(text, { maxDepth: MAX_JSON_DEPTH }).kind !== 'json') return false;
   const parsed = JSON.parse(text) as unknown;
   const first = Array.isArray(parsed) ? parsed[0] : parsed;
-  return typeof first === 'object' && first !== null && (first as { jsonrpc?: unknown }).jsonrpc === '2.0'
-    && typeof (first as { method?: unknown }).method === 'string';
+  return (
+    typeof first === 'object' &&
+    first !== null &&
+    (first as { jsonrpc?: unknown }).jsonrpc === '2.0' &&
+    typeof (first as { method?: unknown }).method === 'string'
+  );
 }
 
 /**
@@ -55,7 +59,9 @@ export function listenerOrigin(listenerUrl: string, requestHost: string | undefi
   if ((parsed.hostname === '0.0.0.0' || parsed.hostname === '[::]') && requestHost !== undefined) {
     try {
       parsed.hostname = new URL(`http://${requestHost}`).hostname;
-    } catch { /* a Host that is no host name: the listener's own address stays */ }
+    } catch {
+      /* a Host that is no host name: the listener's own address stays */
+    }
   }
   return parsed.origin;
 }

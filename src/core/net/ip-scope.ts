@@ -22,7 +22,11 @@ export const IP_SCOPE_WORDS: Record<IpScope, string> = {
   reserved: 'a reserved address, not routed on the internet',
 };
 
-interface Range { bytes: number[]; bits: number; scope: IpScope }
+interface Range {
+  bytes: number[];
+  bits: number;
+  scope: IpScope;
+}
 
 const range = (bytes: number[], bits: number, scope: IpScope): Range => ({ bytes, bits, scope });
 

@@ -12,7 +12,11 @@ import { isIP, type LookupFunction } from 'node:net';
 export type OutboundGuard = (address: string, port: number) => string | null;
 
 /** Every address of a name, as dns.lookup with `all: true` answers. */
-export type ResolveAll = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type ResolveAll = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 export const systemResolve: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
 
@@ -26,7 +30,11 @@ export class ProhibitedAddressError extends Error {
  * in it (with several addresses, the connection may try each in turn).
  */
 export function guardedLookup(guard: OutboundGuard, port: number, resolve: ResolveAll = systemResolve): LookupFunction {
-  return (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+  return (
+    hostname: string,
+    options: LookupOptions,
+    callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     resolve(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, options.all ? [] : '', 0);
       for (const { address } of addresses) {

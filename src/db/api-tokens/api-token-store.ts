@@ -57,7 +57,13 @@ export interface ApiTokenStore {
 }
 
 /** One stored row (the same columns in SQLite and PostgreSQL). */
-export interface ApiTokenRow { id: string; account_id: string; value_hash: string; token: string; created: number | string }
+export interface ApiTokenRow {
+  id: string;
+  account_id: string;
+  value_hash: string;
+  token: string;
+  created: number | string;
+}
 
 type StoredPart = Omit<ApiTokenRecord, 'id' | 'accountId' | 'valueHash'>;
 

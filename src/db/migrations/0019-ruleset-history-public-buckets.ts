@@ -34,4 +34,9 @@ function ddl(time: string): string {
   `;
 }
 
-export const rulesetHistoryPublicBuckets: Migration = { version: 19, name: 'ruleset-history-domains-public-buckets', sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') };
+export const rulesetHistoryPublicBuckets: Migration = {
+  version: 19,
+  name: 'ruleset-history-domains-public-buckets',
+  sqlite: ddl('INTEGER'),
+  postgres: ddl('BIGINT'),
+};

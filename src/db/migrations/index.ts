@@ -28,7 +28,23 @@ export interface Migration {
 }
 
 export const MIGRATIONS: readonly Migration[] = [
-  objectStore, s3AccessKeys, controlPlane, dashboardSessions, partChecksums, inlineBodiesRowid, accountOwnedKeys, zoneNameReversed, sessionsByAccount, bucketCors,
-  objectPartChecksums, completedUploads, logJobLocations, apiTokens, scriptRegistry, accountQuotas, sealedSecrets, lifecycleAndSseC,
+  objectStore,
+  s3AccessKeys,
+  controlPlane,
+  dashboardSessions,
+  partChecksums,
+  inlineBodiesRowid,
+  accountOwnedKeys,
+  zoneNameReversed,
+  sessionsByAccount,
+  bucketCors,
+  objectPartChecksums,
+  completedUploads,
+  logJobLocations,
+  apiTokens,
+  scriptRegistry,
+  accountQuotas,
+  sealedSecrets,
+  lifecycleAndSseC,
   rulesetHistoryPublicBuckets,
 ];

@@ -36,7 +36,8 @@ export const SQL = {
   setKeyHash: 'UPDATE accounts SET key_hash = $1 WHERE id = $2',
   otherAccountByEmail: 'SELECT 1 FROM accounts WHERE lower(email) = lower($1) AND id <> $2',
   // A name still the one made from the old e-mail (createAccount's "<e-mail>'s Account") follows the new e-mail; a name of one's own stays.
-  setSignIn: "UPDATE accounts SET name = CASE WHEN name = email || '''s Account' THEN $1 || '''s Account' ELSE name END, email = $1, key_hash = $2 WHERE id = $3",
+  setSignIn:
+    "UPDATE accounts SET name = CASE WHEN name = email || '''s Account' THEN $1 || '''s Account' ELSE name END, email = $1, key_hash = $2 WHERE id = $3",
   countAccounts: 'SELECT count(*)::int AS n FROM accounts',
   listAccounts: 'SELECT * FROM accounts ORDER BY created, id COLLATE "C"',
   deleteAccount: 'DELETE FROM accounts WHERE id = $1',
@@ -111,5 +112,4 @@ export const SQL = {
   // The account's own sessions beyond the new one and the newest `keep - 1` others (never another account's).
   dropOldestSessions: `DELETE FROM dashboard_sessions WHERE id IN
     (SELECT id FROM dashboard_sessions WHERE account_id = $1 AND id <> $2 ORDER BY created DESC, id COLLATE "C" OFFSET $3)`,
-
 } as const;

@@ -9,12 +9,19 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import type {
-  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneNameConflict, ZoneQuery,
+  AccountRecord,
+  ControlStore,
+  CustomFieldNames,
+  LogJobRecord,
+  NewLogJob,
+  OwnershipChallengeRecord,
+  RulesetRecord,
+  SessionRecord,
+  ZoneNameConflict,
+  ZoneQuery,
   ZoneRecord,
 } from '../control-store.ts';
-import {
-  customFieldsOf, toAccount, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow,
-} from '../control-rows.ts';
+import { customFieldsOf, toAccount, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type ZoneRow } from '../control-rows.ts';
 import { PgApiTokenStore } from '../api-tokens/pg-api-token-store.ts';
 import { openedJob, sealedJobJson } from '../secrets/sealed-rows.ts';
 import { SecretBox } from '../../core/crypto/secret-box.ts';
@@ -35,7 +42,10 @@ export interface PgControlStoreOptions {
 }
 
 /** What a write did: its result, and whether zones, rulesets or jobs changed (then every instance hears of it). */
-interface Outcome<T> { result: T; changed: boolean }
+interface Outcome<T> {
+  result: T;
+  changed: boolean;
+}
 
 export class PgControlStore implements ControlStore {
   readonly #db: PgDatabase;
@@ -90,11 +100,13 @@ export class PgControlStore implements ControlStore {
   }
 
   async setAccountSignIn(id: string, email: string, keyHash: string): Promise<'updated' | 'exists'> {
-    return this.#run(() => this.#db.transaction(async (client) => {
-      if ((await client.query(SQL.otherAccountByEmail, [email, id])).rows.length > 0) return 'exists';
-      await client.query(SQL.setSignIn, [email, keyHash, id]);
-      return 'updated';
-    }));
+    return this.#run(() =>
+      this.#db.transaction(async (client) => {
+        if ((await client.query(SQL.otherAccountByEmail, [email, id])).rows.length > 0) return 'exists';
+        await client.query(SQL.setSignIn, [email, keyHash, id]);
+        return 'updated';
+      }),
+    );
   }
 
   async countAccounts(): Promise<number> {
@@ -106,11 +118,13 @@ export class PgControlStore implements ControlStore {
   }
 
   async deleteAccount(id: string): Promise<boolean> {
-    return this.#run(() => this.#db.transaction(async (client) => {
-      await client.query(SQL.deleteAccountSessions, [id]);
-      await client.query(SQL.deleteAccountTokens, [id]);
-      return (await client.query(SQL.deleteAccount, [id])).rowCount === 1;
-    }));
+    return this.#run(() =>
+      this.#db.transaction(async (client) => {
+        await client.query(SQL.deleteAccountSessions, [id]);
+        await client.query(SQL.deleteAccountTokens, [id]);
+        return (await client.query(SQL.deleteAccount, [id])).rowCount === 1;
+      }),
+    );
   }
 
   async firstAccount(): Promise<AccountRecord | null> {
@@ -128,8 +142,16 @@ export class PgControlStore implements ControlStore {
       const { after, before } = descendantRange(zone.name);
       const under = (await client.query<{ name: string }>(SQL.otherAccountsZoneUnder, [after, before, zone.accountId])).rows[0];
       if (under) return { result: { conflict: 'contains', zoneName: under.name }, changed: false };
-      const { rowCount } = await client.query(SQL.insertZone, [zone.id, zone.accountId, zone.name, reversedName(zone.name), zone.origin, zone.paused ? 1 : 0,
-        zone.created, zone.modified]);
+      const { rowCount } = await client.query(SQL.insertZone, [
+        zone.id,
+        zone.accountId,
+        zone.name,
+        reversedName(zone.name),
+        zone.origin,
+        zone.paused ? 1 : 0,
+        zone.created,
+        zone.modified,
+      ]);
       return rowCount === 1 ? { result: 'created', changed: true } : { result: 'exists', changed: false };
     });
   }
@@ -183,7 +205,7 @@ export class PgControlStore implements ControlStore {
   async getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null> {
     return this.#run(async () => {
       const text = (await this.#db.query<{ custom_fields: string | null }>(SQL.customFields, [zoneId]))[0]?.custom_fields;
-      return text ? JSON.parse(text) as CustomFieldNames : null;
+      return text ? (JSON.parse(text) as CustomFieldNames) : null;
     });
   }
 
@@ -315,8 +337,12 @@ export class PgControlStore implements ControlStore {
   }
 
   async getOwnershipChallenge(zoneId: string, destinationConf: string): Promise<OwnershipChallengeRecord | null> {
-    return this.#first(SQL.getChallenge, [zoneId, destinationConf],
-      (row: { token_hash: string; expires: number }) => ({ zoneId, destinationConf, tokenHash: row.token_hash, expires: row.expires }));
+    return this.#first(SQL.getChallenge, [zoneId, destinationConf], (row: { token_hash: string; expires: number }) => ({
+      zoneId,
+      destinationConf,
+      tokenHash: row.token_hash,
+      expires: row.expires,
+    }));
   }
 
   async createSession(session: SessionRecord, keepPerAccount: number): Promise<void> {
@@ -367,11 +393,13 @@ export class PgControlStore implements ControlStore {
    * resolves, so this instance's next read through a cache sees it.
    */
   async #write<T>(work: (client: PgClient) => Promise<Outcome<T>>): Promise<T> {
-    const outcome = await this.#run(() => this.#db.transaction(async (client) => {
-      const done = await work(client);
-      if (done.changed) await this.#db.notify(CHANGE_CHANNEL, this.#id, client);
-      return done;
-    }));
+    const outcome = await this.#run(() =>
+      this.#db.transaction(async (client) => {
+        const done = await work(client);
+        if (done.changed) await this.#db.notify(CHANGE_CHANNEL, this.#id, client);
+        return done;
+      }),
+    );
     if (outcome.changed) this.#announce();
     return outcome.result;
   }
@@ -386,11 +414,30 @@ export class PgControlStore implements ControlStore {
 }
 
 function rulesetValues(ruleset: RulesetRecord): unknown[] {
-  return [ruleset.id, ruleset.zoneId, ruleset.name, ruleset.description, ruleset.kind, ruleset.phase,
-    ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset), JSON.stringify(ruleset.history ?? [])];
+  return [
+    ruleset.id,
+    ruleset.zoneId,
+    ruleset.name,
+    ruleset.description,
+    ruleset.kind,
+    ruleset.phase,
+    ruleset.version,
+    ruleset.lastUpdated,
+    JSON.stringify(ruleset.rules),
+    customFieldsOf(ruleset),
+    JSON.stringify(ruleset.history ?? []),
+  ];
 }
 
 async function updateRuleset(client: PgClient, next: RulesetRecord, id: string): Promise<void> {
-  await client.query(SQL.updateRuleset, [next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), JSON.stringify(next.history ?? []), id]);
+  await client.query(SQL.updateRuleset, [
+    next.name,
+    next.description,
+    next.version,
+    next.lastUpdated,
+    JSON.stringify(next.rules),
+    customFieldsOf(next),
+    JSON.stringify(next.history ?? []),
+    id,
+  ]);
 }
-

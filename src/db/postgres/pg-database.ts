@@ -71,7 +71,11 @@ export class PgDatabase {
     // the network is cut and no answer can come; the server stops the statement too (statement_timeout).
     // Keep-alive notices a dead peer on idle connections.
     this.#config = {
-      ...this.#migrationConfig, query_timeout: timeoutMs, statement_timeout: timeoutMs, connectionTimeoutMillis: timeoutMs, keepAlive: true,
+      ...this.#migrationConfig,
+      query_timeout: timeoutMs,
+      statement_timeout: timeoutMs,
+      connectionTimeoutMillis: timeoutMs,
+      keepAlive: true,
     };
     this.#pool = new pg.Pool({ ...this.#config, max: poolSize, idleTimeoutMillis: 30_000 });
     // An idle client that loses its connection must not crash the process; the pool replaces it.
@@ -127,7 +131,9 @@ export class PgDatabase {
    */
   async transaction<T>(work: (client: PgClient) => Promise<T>, options: { serializable?: boolean } = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.#pool.connect().catch((error: unknown) => { throw this.#fault(error) ?? error; });
+      const client = await this.#pool.connect().catch((error: unknown) => {
+        throw this.#fault(error) ?? error;
+      });
       let broken = false;
       try {
         await client.query(options.serializable ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
@@ -296,10 +302,12 @@ export function parsePgUrl(url: string): { config: pg.ClientConfig; schema: stri
     throw new Error(`Not a PostgreSQL URL: ${JSON.stringify(redact(url))}; it must start with postgres://`);
   }
   const schema = parsed.searchParams.get('schema') ?? 'public';
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`Schema ${JSON.stringify(schema)} in the PostgreSQL URL must be lower case letters, digits and _ (at most 63).`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new Error(`Schema ${JSON.stringify(schema)} in the PostgreSQL URL must be lower case letters, digits and _ (at most 63).`);
   const pool = parsed.searchParams.get('pool');
   const poolSize = pool === null ? 10 : Number(pool);
-  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new Error(`pool=${pool} in the PostgreSQL URL must be a whole number from 1 to 1000.`);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000)
+    throw new Error(`pool=${pool} in the PostgreSQL URL must be a whole number from 1 to 1000.`);
   parsed.searchParams.delete('schema');
   parsed.searchParams.delete('pool');
   return { config: { connectionString: parsed.toString() }, schema, poolSize };
@@ -333,16 +341,23 @@ export function pgFault(error: unknown, timeoutMs: number): BackendFault | undef
   const state = typeof code === 'string' ? code : '';
   const details = { ...(state === '' ? {} : { code: state }) };
   if (state === '53100') return backendFull('database', error, details);
-  if (NETWORK_CODES.has(state)) return backendUnavailable('database', state === 'ECONNREFUSED' ? 'refused the connection' : `could not be reached (${state})`, error, details);
+  if (NETWORK_CODES.has(state))
+    return backendUnavailable('database', state === 'ECONNREFUSED' ? 'refused the connection' : `could not be reached (${state})`, error, details);
   if (/^08/.test(state) || UNAVAILABLE_STATES.has(state)) {
-    return backendUnavailable('database', state === '57014' ? `did not answer within ${timeoutMs} ms` : `could not serve the request (SQLSTATE ${state})`, error, details);
+    return backendUnavailable(
+      'database',
+      state === '57014' ? `did not answer within ${timeoutMs} ms` : `could not serve the request (SQLSTATE ${state})`,
+      error,
+      details,
+    );
   }
   const message = error.message;
   if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) {
     return backendUnavailable('database', `gave no connection within ${timeoutMs} ms`, error, details);
   }
   if (/Query read timeout/i.test(message)) return backendUnavailable('database', `did not answer within ${timeoutMs} ms`, error, details);
-  if (/Connection terminated|connection error|not queryable|Client was closed/i.test(message)) return backendUnavailable('database', 'closed the connection', error, details);
+  if (/Connection terminated|connection error|not queryable|Client was closed/i.test(message))
+    return backendUnavailable('database', 'closed the connection', error, details);
   return undefined;
 }
 

@@ -19,8 +19,19 @@ export interface PgStoredRecord extends PgObjectRecord {
  * asked, http and custom metadata].
  */
 export interface PgListPage {
-  page: Array<[keyHex: string, version: string, size: number, etag: string, uploaded: number, checksums: Record<string, string>,
-    storageClass: string, httpMetadata?: Record<string, unknown>, customMetadata?: Record<string, string>]>;
+  page: Array<
+    [
+      keyHex: string,
+      version: string,
+      size: number,
+      etag: string,
+      uploaded: number,
+      checksums: Record<string, string>,
+      storageClass: string,
+      httpMetadata?: Record<string, unknown>,
+      customMetadata?: Record<string, string>,
+    ]
+  >;
 }
 
 export type PgUploadRecord = UploadRecord<Buffer>;
@@ -113,7 +124,9 @@ export const PG_SQL = {
 
   headObject: `SELECT ${META_COLUMNS} FROM objects WHERE bucket = $1 AND key = $2`,
   /** The row, its inline body and its parts, from one snapshot. */
-  getObject: `SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data,
+  getObject: `SELECT ${META_COLUMNS.split(', ')
+    .map((c) => `o.${c}`)
+    .join(', ')}, b.bytes AS inline_data,
       CASE WHEN o.part_count > 0 THEN (SELECT json_agg(json_build_array(p.blob_id, p.size, p.checksum) ORDER BY p.idx)
         FROM object_parts p WHERE p.version = o.version) END AS parts
     FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version
@@ -209,7 +222,8 @@ export const PG_SQL = {
       object_count = account_usage.object_count + excluded.object_count`,
   accountUsage: 'SELECT object_bytes, object_count, script_bytes, max_object_bytes, max_objects, max_script_bytes FROM account_usage WHERE account_id = $1',
   /** Read and written under the row's lock, so two operators' changes never lose one another. */
-  lockAccountUsage: 'SELECT object_bytes, object_count, script_bytes, max_object_bytes, max_objects, max_script_bytes FROM account_usage WHERE account_id = $1 FOR UPDATE',
+  lockAccountUsage:
+    'SELECT object_bytes, object_count, script_bytes, max_object_bytes, max_objects, max_script_bytes FROM account_usage WHERE account_id = $1 FOR UPDATE',
   setAccountQuotas: `INSERT INTO account_usage (account_id, max_object_bytes, max_objects, max_script_bytes) VALUES ($1, $2, $3, $4)
     ON CONFLICT (account_id) DO UPDATE SET max_object_bytes = excluded.max_object_bytes, max_objects = excluded.max_objects,
       max_script_bytes = excluded.max_script_bytes`,

@@ -27,9 +27,33 @@ import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { accessKeyBinding } from '../secrets/sealed-rows.ts';
 import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow,
+  CompletionPlan,
+  ListedAccessKeyRow,
+  ListQuery,
+  ListedRow,
+  MetadataStore,
+  PartRow,
+  Precondition,
+  PutObjectOptions,
+  PutOutcome,
+  StoredData,
+  StoredObject,
+  UploadRow,
 } from '../metadata-store.ts';
-import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import {
+  completedPartsJson,
+  parseJson,
+  storedPart,
+  toAccessKey,
+  toBucket,
+  toListedAccessKey,
+  toPart,
+  toUpload,
+  toMeta as toMetaWithKey,
+  type AccessKeyRecord,
+  type BucketRecord,
+} from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
@@ -37,11 +61,15 @@ import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import type { PgClient, PgDatabase } from './pg-database.ts';
 import { toAccountQuotas } from '../../config/quotas.ts';
 import {
-  accountOfBucket, refusalFor, toAccountUsage, type AccountQuotaOverrides, type AccountQuotas, type AccountUsage, type AccountUsageRecord,
+  accountOfBucket,
+  refusalFor,
+  toAccountUsage,
+  type AccountQuotaOverrides,
+  type AccountQuotas,
+  type AccountUsage,
+  type AccountUsageRecord,
 } from '../account-usage.ts';
-import {
-  PG_SQL as SQL, type PgListPage, type PgObjectRecord, type PgPartRecord, type PgStoredRecord, type PgUploadRecord,
-} from './pg-metadata-statements.ts';
+import { PG_SQL as SQL, type PgListPage, type PgObjectRecord, type PgPartRecord, type PgStoredRecord, type PgUploadRecord } from './pg-metadata-statements.ts';
 
 export interface PgMetadataStoreOptions {
   /** The instance's database; shared with other stores, so close() leaves it open. */
@@ -91,14 +119,19 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async setBucketStorageClass(name: string, storageClass: StorageClass): Promise<BucketInfo | null> {
-    const [row] = await this.#write('setBucketStorageClass', [name, storageClass]) as BucketRecord[];
+    const [row] = (await this.#write('setBucketStorageClass', [name, storageClass])) as BucketRecord[];
     return row ? toBucket(row) : null;
   }
 
   async bucketUsage(name: string, maxRows: number, prefix = ''): Promise<BucketUsage | null> {
     if (!(await this.getBucket(name))) return null;
     const lower = utf8(prefix);
-    const [row] = await this.#read<{ objects: string; payload: string; metadata: string; uploads: string }>('bucketUsage', [name, maxRows, lower, Buffer.concat([lower, AFTER_UTF8])]);
+    const [row] = await this.#read<{ objects: string; payload: string; metadata: string; uploads: string }>('bucketUsage', [
+      name,
+      maxRows,
+      lower,
+      Buffer.concat([lower, AFTER_UTF8]),
+    ]);
     const [objects, payload, metadata, uploads] = [row!.objects, row!.payload, row!.metadata, row!.uploads].map(Number) as [number, number, number, number];
     return { objectCount: objects, payloadSize: payload, metadataSize: metadata, uploadCount: uploads, complete: objects < maxRows && uploads < maxRows };
   }
@@ -143,7 +176,7 @@ export class PgMetadataStore implements MetadataStore {
       const outcome = await this.#transaction(async (client): Promise<'deleted' | 'not-empty' | 'missing' | 'more'> => {
         const [found] = await this.#run(client, 'lockBucket', [name]);
         if (!found) return 'missing';
-        const [{ busy }] = await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name]) as [{ busy: boolean }];
+        const [{ busy }] = (await this.#run<{ busy: boolean }>(client, 'bucketBusy', [name])) as [{ busy: boolean }];
         if (busy) return 'not-empty';
         const ids = (await this.#run<{ upload_id: string }>(client, 'lockBucketUploads', [name, DROP_UPLOADS_BATCH + 1])).map((row) => row.upload_id);
         if (ids.length > 0) await this.#run(client, 'dropUploads', [ids.slice(0, DROP_UPLOADS_BATCH), this.#reclaimAfter(), accountOfBucket(name)]);
@@ -173,8 +206,10 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
-    return (await this.#read<{ bucket: string; rules: string }>('corsByName', [name]))
-      .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
+    return (await this.#read<{ bucket: string; rules: string }>('corsByName', [name])).map((row) => ({
+      bucket: row.bucket,
+      rules: parseJson<CorsRule[]>(row.rules),
+    }));
   }
 
   async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
@@ -193,8 +228,10 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>> {
-    return (await this.#read<{ bucket: string; rules: string }>('lifecycleBuckets', [after, limit]))
-      .map((row) => ({ bucket: row.bucket, rules: parseJson<LifecycleRule[]>(row.rules) }));
+    return (await this.#read<{ bucket: string; rules: string }>('lifecycleBuckets', [after, limit])).map((row) => ({
+      bucket: row.bucket,
+      rules: parseJson<LifecycleRule[]>(row.rules),
+    }));
   }
 
   async setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean> {
@@ -256,14 +293,17 @@ export class PgMetadataStore implements MetadataStore {
     const fromAfter = after !== null && Buffer.compare(after, prefix) >= 0;
     const upper = Buffer.concat([prefix, AFTER_UTF8]);
     const withMetadata = query.withHttpMetadata || query.withCustomMetadata;
-    const statement: Statement = fromAfter
-      ? (withMetadata ? 'listAfterWithMetadata' : 'listAfter')
-      : (withMetadata ? 'listFromWithMetadata' : 'listFrom');
-    const [{ page }] = await this.#read<PgListPage>(statement, [bucket, fromAfter ? after : prefix, upper, query.limit]) as [PgListPage];
+    const statement: Statement = fromAfter ? (withMetadata ? 'listAfterWithMetadata' : 'listAfter') : withMetadata ? 'listFromWithMetadata' : 'listFrom';
+    const [{ page }] = (await this.#read<PgListPage>(statement, [bucket, fromAfter ? after : prefix, upper, query.limit])) as [PgListPage];
     return page.map(([keyHex, version, size, etag, uploaded, checksums, storageClass, httpMetadata, customMetadata]) => ({
-      key: Buffer.from(keyHex, 'hex').toString('utf8'), version, size, etag, uploaded, checksums,
+      key: Buffer.from(keyHex, 'hex').toString('utf8'),
+      version,
+      size,
+      etag,
+      uploaded,
+      checksums,
       storageClass: storageClass as ObjectMeta['storageClass'],
-      httpMetadata: query.withHttpMetadata ? httpMetadata as ObjectMeta['httpMetadata'] : undefined,
+      httpMetadata: query.withHttpMetadata ? (httpMetadata as ObjectMeta['httpMetadata']) : undefined,
       customMetadata: query.withCustomMetadata ? customMetadata : undefined,
     }));
   }
@@ -272,9 +312,19 @@ export class PgMetadataStore implements MetadataStore {
     return this.#transaction(async (client) => {
       const [found] = await this.#run(client, 'shareBucket', [upload.bucket]);
       if (!found) return false;
-      await this.#run(client, 'insertUpload', [upload.uploadId, upload.bucket, utf8(upload.key), upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
-        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, upload.ssec ? JSON.stringify(upload.ssec) : null]);
+      await this.#run(client, 'insertUpload', [
+        upload.uploadId,
+        upload.bucket,
+        utf8(upload.key),
+        upload.created,
+        JSON.stringify(upload.httpMetadata),
+        JSON.stringify(upload.customMetadata),
+        upload.storageClass,
+        upload.state,
+        upload.checksumAlgorithm,
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null,
+        upload.ssec ? JSON.stringify(upload.ssec) : null,
+      ]);
       return true;
     });
   }
@@ -289,7 +339,16 @@ export class PgMetadataStore implements MetadataStore {
       const [upload] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       if (!upload || upload.state !== 'active') return false;
       const [old] = await this.#run<{ size: number }>(client, 'partSize', [uploadId, part.partNumber]);
-      await this.#run(client, 'putPart', [uploadId, part.partNumber, part.etag, part.size, part.blobId, part.uploaded, this.#reclaimAfter(), part.checksum ?? null]);
+      await this.#run(client, 'putPart', [
+        uploadId,
+        part.partNumber,
+        part.etag,
+        part.size,
+        part.blobId,
+        part.uploaded,
+        this.#reclaimAfter(),
+        part.checksum ?? null,
+      ]);
       // Parts count against the account's bytes as they arrive: open uploads cannot hold unbounded space.
       await this.#charge(client, accountOfBucket(upload.bucket), part.size - (old?.size ?? 0), 0);
       return true;
@@ -306,8 +365,13 @@ export class PgMetadataStore implements MetadataStore {
     return rows.map((row) => toUpload(row, row.key.toString('utf8')));
   }
 
-  async completeUpload(bucket: string, key: string, uploadId: string,
-    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan, precondition?: Precondition): Promise<ObjectMeta | null> {
+  async completeUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan,
+    precondition?: Precondition,
+  ): Promise<ObjectMeta | null> {
     return this.#transaction(async (client) => {
       const [record] = await this.#run<PgUploadRecord>(client, 'lockUpload', [uploadId]);
       const upload = record ? matchingUpload(record, bucket, key) : null;
@@ -315,10 +379,23 @@ export class PgMetadataStore implements MetadataStore {
       const parts = upload ? (await this.#run<PgPartRecord>(client, 'listParts', [uploadId])).map(toPart) : [];
       const { meta, parts: used } = plan(upload, parts);
       // A failed precondition writes nothing and leaves the upload active.
-      const written = await this.#writeObject(client, bucket, meta, { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) }, precondition);
+      const written = await this.#writeObject(
+        client,
+        bucket,
+        meta,
+        { kind: 'parts', parts: used.map((p) => storedPart(p.blobId, p.size, p.checksum)) },
+        precondition,
+      );
       if (!written) return null;
-      await this.#run(client, 'finishUploads', [[uploadId], used.map((p) => p.blobId), this.#reclaimAfter(), 'completed', this.#clock.now(),
-        meta.version, completedPartsJson(used)]);
+      await this.#run(client, 'finishUploads', [
+        [uploadId],
+        used.map((p) => p.blobId),
+        this.#reclaimAfter(),
+        'completed',
+        this.#clock.now(),
+        meta.version,
+        completedPartsJson(used),
+      ]);
       // The parts used were counted as they arrived (finishUploads freed the others): the object adds one to the count and frees what it replaces.
       await this.#charge(client, accountOfBucket(bucket), -(written.replacedSize ?? 0), written.replacedSize === null ? 1 : 0);
       return meta;
@@ -368,8 +445,15 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
-    await this.#write('putAccessKey', [key.accessKeyId, this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId)), key.accountId, key.permission,
-      key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked]);
+    await this.#write('putAccessKey', [
+      key.accessKeyId,
+      this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId)),
+      key.accountId,
+      key.permission,
+      key.buckets === null ? null : JSON.stringify(key.buckets),
+      key.created,
+      key.revoked,
+    ]);
   }
 
   async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
@@ -378,7 +462,8 @@ export class PgMetadataStore implements MetadataStore {
   }
 
   async listAccessKeys(accountId?: string): Promise<ListedAccessKeyRow[]> {
-    const rows = accountId === undefined ? await this.#read<AccessKeyRecord>('listAccessKeys') : await this.#read<AccessKeyRecord>('listAccountAccessKeys', [accountId]);
+    const rows =
+      accountId === undefined ? await this.#read<AccessKeyRecord>('listAccessKeys') : await this.#read<AccessKeyRecord>('listAccountAccessKeys', [accountId]);
     return rows.map(toListedAccessKey);
   }
 
@@ -402,7 +487,7 @@ export class PgMetadataStore implements MetadataStore {
       await this.#run(client, 'ensureUsage', [accountId]);
       const [row] = await this.#run<AccountUsageRecord>(client, 'lockAccountUsage', [accountId]);
       const { own, quotas } = toAccountUsage(row, this.#quotas);
-      const value = (name: keyof AccountQuotaOverrides): number | null => (name in overrides ? overrides[name] ?? null : own[name] ? quotas[name] : null);
+      const value = (name: keyof AccountQuotaOverrides): number | null => (name in overrides ? (overrides[name] ?? null) : own[name] ? quotas[name] : null);
       await this.#run(client, 'setAccountQuotas', [accountId, value('maxObjectBytes'), value('maxObjects'), value('maxScriptBytes')]);
       const [updated] = await this.#run<AccountUsageRecord>(client, 'accountUsage', [accountId]);
       return toAccountUsage(updated, this.#quotas);
@@ -424,7 +509,13 @@ export class PgMetadataStore implements MetadataStore {
    * (null). Runs inside a transaction; the current row stays locked until it ends. Answers the size
    * of the object it replaced (null: the key had none), which the caller charges to the account.
    */
-  async #writeObject(client: PgClient, bucket: string, meta: ObjectMeta, data: StoredData, precondition?: Precondition): Promise<{ replacedSize: number | null } | null> {
+  async #writeObject(
+    client: PgClient,
+    bucket: string,
+    meta: ObjectMeta,
+    data: StoredData,
+    precondition?: Precondition,
+  ): Promise<{ replacedSize: number | null } | null> {
     const key = utf8(meta.key);
     const values = [bucket, key, ...objectValues(meta, data)];
     for (let race = 0; race < MAX_KEY_RACES; race++) {
@@ -500,13 +591,25 @@ function utf8(text: string): Buffer {
 /** $3..$18 of the object writes (see pg-metadata-statements.ts). */
 function objectValues(meta: ObjectMeta, data: StoredData): unknown[] {
   const parts = data.kind === 'parts' ? data.parts : [];
-  return [meta.version, meta.size, meta.etag, meta.uploaded,
-    JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
-    meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
+  return [
+    meta.version,
+    meta.size,
+    meta.etag,
+    meta.uploaded,
+    JSON.stringify(meta.httpMetadata),
+    JSON.stringify(meta.customMetadata),
+    JSON.stringify(meta.checksums),
+    meta.storageClass,
+    data.kind === 'inline' ? 1 : 0,
+    data.kind === 'blob' ? data.blobId : null,
     // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
-    data.kind === 'parts' ? Math.max(parts.length, 1) : 0, meta.ssec ? JSON.stringify(meta.ssec) : null,
+    data.kind === 'parts' ? Math.max(parts.length, 1) : 0,
+    meta.ssec ? JSON.stringify(meta.ssec) : null,
     data.kind === 'inline' ? Buffer.from(data.bytes.buffer, data.bytes.byteOffset, data.bytes.byteLength) : null,
-    parts.map((p) => p.blobId), parts.map((p) => p.size), parts.map((p) => p.checksum ?? null)];
+    parts.map((p) => p.blobId),
+    parts.map((p) => p.size),
+    parts.map((p) => p.checksum ?? null),
+  ];
 }
 
 function dataOf(row: PgStoredRecord): StoredData {

@@ -58,8 +58,14 @@ function stored(bucket: BucketRef): string {
 function toCustom(row: Row): CustomDomain {
   const bucket = String(row.bucket);
   return {
-    domain: String(row.domain), accountId: String(row.account_id), bucket: bucket.slice(bucket.indexOf('/') + 1), bucketCreated: Number(row.bucket_created),
-    zoneId: String(row.zone_id), enabled: Number(row.enabled) === 1, minTls: String(row.min_tls) as MinTls, created: Number(row.created),
+    domain: String(row.domain),
+    accountId: String(row.account_id),
+    bucket: bucket.slice(bucket.indexOf('/') + 1),
+    bucketCreated: Number(row.bucket_created),
+    zoneId: String(row.zone_id),
+    enabled: Number(row.enabled) === 1,
+    minTls: String(row.min_tls) as MinTls,
+    created: Number(row.created),
   };
 }
 
@@ -92,8 +98,14 @@ export class BucketDomains {
       // A row of an earlier bucket of the name is replaced, its public id with it.
       const publicId = row && Number(row.bucket_created) === bucket.created ? String(row.public_id) : fresh;
       yield* q('DELETE FROM bucket_managed_domains WHERE bucket = ?', stored(bucket));
-      yield* q('INSERT INTO bucket_managed_domains (bucket, account_id, bucket_created, public_id, enabled) VALUES (?, ?, ?, ?, ?)',
-        stored(bucket), bucket.accountId, bucket.created, publicId, enabled ? 1 : 0);
+      yield* q(
+        'INSERT INTO bucket_managed_domains (bucket, account_id, bucket_created, public_id, enabled) VALUES (?, ?, ?, ?, ?)',
+        stored(bucket),
+        bucket.accountId,
+        bucket.created,
+        publicId,
+        enabled ? 1 : 0,
+      );
       return { publicId, enabled };
     });
   }
@@ -101,13 +113,20 @@ export class BucketDomains {
   /** The bucket's custom domains. */
   listCustom(bucket: BucketRef): Promise<CustomDomain[]> {
     return this.#driver.run(function* listCustomOp() {
-      return (yield* q('SELECT * FROM bucket_custom_domains WHERE bucket = ? AND bucket_created = ? ORDER BY domain', stored(bucket), bucket.created)).map(toCustom);
+      return (yield* q('SELECT * FROM bucket_custom_domains WHERE bucket = ? AND bucket_created = ? ORDER BY domain', stored(bucket), bucket.created)).map(
+        toCustom,
+      );
     });
   }
 
   getCustom(bucket: BucketRef, domain: string): Promise<CustomDomain | null> {
     return this.#driver.run(function* getCustomOp() {
-      const [row] = yield* q('SELECT * FROM bucket_custom_domains WHERE domain = ? AND bucket = ? AND bucket_created = ?', domain, stored(bucket), bucket.created);
+      const [row] = yield* q(
+        'SELECT * FROM bucket_custom_domains WHERE domain = ? AND bucket = ? AND bucket_created = ?',
+        domain,
+        stored(bucket),
+        bucket.created,
+      );
       return row ? toCustom(row) : null;
     });
   }
@@ -122,16 +141,40 @@ export class BucketDomains {
       const [row] = yield* q('SELECT bucket, bucket_created FROM bucket_custom_domains WHERE domain = ?', domain);
       if (row && !(String(row.bucket) === stored(bucket) && Number(row.bucket_created) !== bucket.created)) return 'taken';
       yield* q('DELETE FROM bucket_custom_domains WHERE domain = ?', domain);
-      yield* q(`INSERT INTO bucket_custom_domains (domain, account_id, bucket, bucket_created, zone_id, enabled, min_tls, created)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, domain, bucket.accountId, stored(bucket), bucket.created, zoneId, options.enabled ? 1 : 0, options.minTls, now);
-      return { domain, accountId: bucket.accountId, bucket: bucket.name, bucketCreated: bucket.created, zoneId, enabled: options.enabled, minTls: options.minTls, created: now };
+      yield* q(
+        `INSERT INTO bucket_custom_domains (domain, account_id, bucket, bucket_created, zone_id, enabled, min_tls, created)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        domain,
+        bucket.accountId,
+        stored(bucket),
+        bucket.created,
+        zoneId,
+        options.enabled ? 1 : 0,
+        options.minTls,
+        now,
+      );
+      return {
+        domain,
+        accountId: bucket.accountId,
+        bucket: bucket.name,
+        bucketCreated: bucket.created,
+        zoneId,
+        enabled: options.enabled,
+        minTls: options.minTls,
+        created: now,
+      };
     });
   }
 
   /** Changes a custom domain of the bucket; null when the bucket has no such domain. */
   updateCustom(bucket: BucketRef, domain: string, change: { enabled?: boolean; minTls?: MinTls }): Promise<CustomDomain | null> {
     return this.#driver.run(function* updateCustomOp() {
-      const [row] = yield* q('SELECT * FROM bucket_custom_domains WHERE domain = ? AND bucket = ? AND bucket_created = ?', domain, stored(bucket), bucket.created);
+      const [row] = yield* q(
+        'SELECT * FROM bucket_custom_domains WHERE domain = ? AND bucket = ? AND bucket_created = ?',
+        domain,
+        stored(bucket),
+        bucket.created,
+      );
       if (!row) return null;
       const current = toCustom(row);
       const next = { ...current, enabled: change.enabled ?? current.enabled, minTls: change.minTls ?? current.minTls };
@@ -143,7 +186,12 @@ export class BucketDomains {
   /** Detaches a custom domain from the bucket; false when the bucket has no such domain. */
   deleteCustom(bucket: BucketRef, domain: string): Promise<boolean> {
     return this.#driver.run(function* deleteCustomOp() {
-      const [row] = yield* q('SELECT domain FROM bucket_custom_domains WHERE domain = ? AND bucket = ? AND bucket_created = ?', domain, stored(bucket), bucket.created);
+      const [row] = yield* q(
+        'SELECT domain FROM bucket_custom_domains WHERE domain = ? AND bucket = ? AND bucket_created = ?',
+        domain,
+        stored(bucket),
+        bucket.created,
+      );
       if (!row) return false;
       yield* q('DELETE FROM bucket_custom_domains WHERE domain = ?', domain);
       return true;
@@ -162,7 +210,13 @@ export class BucketDomains {
   forgetStale(holder: CustomDomain): Promise<boolean> {
     return this.#driver.run(function* forgetOp() {
       const [row] = yield* q('SELECT bucket, bucket_created, zone_id FROM bucket_custom_domains WHERE domain = ?', holder.domain);
-      if (!row || String(row.bucket) !== `${holder.accountId}/${holder.bucket}` || Number(row.bucket_created) !== holder.bucketCreated || String(row.zone_id) !== holder.zoneId) return false;
+      if (
+        !row ||
+        String(row.bucket) !== `${holder.accountId}/${holder.bucket}` ||
+        Number(row.bucket_created) !== holder.bucketCreated ||
+        String(row.zone_id) !== holder.zoneId
+      )
+        return false;
       yield* q('DELETE FROM bucket_custom_domains WHERE domain = ?', holder.domain);
       return true;
     });

@@ -82,10 +82,17 @@ export function pgRegistryDriver(database: PgDatabase): RegistryDriver {
  * `metadata.sqlite`; `quotas`: the server's `[quotas]` (default: DEFAULTS.quotas); `secrets`
  * seals and opens the scripts' secrets.
  */
-export function openScriptRegistry(options: { dataDir: string; clock: Clock; database?: PgDatabase; quotas?: AccountQuotas; secrets?: SecretBox }): ScriptRegistry {
+export function openScriptRegistry(options: {
+  dataDir: string;
+  clock: Clock;
+  database?: PgDatabase;
+  quotas?: AccountQuotas;
+  secrets?: SecretBox;
+}): ScriptRegistry {
   const driver = openRegistryDriver(options);
   return new ScriptRegistry(driver, options.clock, {
-    ...(options.quotas ? { quotas: options.quotas } : {}), ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.quotas ? { quotas: options.quotas } : {}),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
   });
 }
 

@@ -19,11 +19,24 @@ import { QuotaRefusal, toAccountUsage, type AccountQuotas, type AccountUsageReco
 import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { workerSecretBinding } from '../secrets/sealed-rows.ts';
 import {
-  DEFAULT_SETTINGS, type DeploymentRecord, type ScriptBinding, type RouteRecord, type RunnableVersion, type ScriptModule, type ScriptRecord, type ScriptSettings,
-  type SecretRecord, type ServingState, type VersionMetadata, type VersionRecord,
+  DEFAULT_SETTINGS,
+  type DeploymentRecord,
+  type ScriptBinding,
+  type RouteRecord,
+  type RunnableVersion,
+  type ScriptModule,
+  type ScriptRecord,
+  type ScriptSettings,
+  type SecretRecord,
+  type ServingState,
+  type VersionMetadata,
+  type VersionRecord,
 } from './script-records.ts';
 
-export interface Query { sql: string; params: unknown[] }
+export interface Query {
+  sql: string;
+  params: unknown[];
+}
 export type Row = Record<string, unknown>;
 export type Op<T> = Generator<Query, T, Row[]>;
 
@@ -50,16 +63,50 @@ function* bump(): Op<void> {
 }
 
 function* insertDeployment(deployment: DeploymentRecord): Op<void> {
-  const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_deployments WHERE account_id = ? AND script = ?', deployment.accountId, deployment.script))?.n ?? 0) + 1;
-  yield* q('INSERT INTO worker_deployments (id, account_id, script, number, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    deployment.id, deployment.accountId, deployment.script, number, deployment.created, deployment.versionId, deployment.message);
+  const number =
+    Number(
+      (yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_deployments WHERE account_id = ? AND script = ?', deployment.accountId, deployment.script))
+        ?.n ?? 0,
+    ) + 1;
+  yield* q(
+    'INSERT INTO worker_deployments (id, account_id, script, number, created, version_id, message) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    deployment.id,
+    deployment.accountId,
+    deployment.script,
+    number,
+    deployment.created,
+    deployment.versionId,
+    deployment.message,
+  );
 }
 
 /** Stores a version of the script under the next number; answers that number. */
-function* insertVersion(version: { id: string; accountId: string; script: string; created: number; metadata: string; modules: string; etag: string; bytes: number }): Op<number> {
-  const number = Number((yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', version.accountId, version.script))?.n ?? 0) + 1;
-  yield* q('INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    version.id, version.accountId, version.script, number, version.created, version.metadata, version.modules, version.etag, version.bytes);
+function* insertVersion(version: {
+  id: string;
+  accountId: string;
+  script: string;
+  created: number;
+  metadata: string;
+  modules: string;
+  etag: string;
+  bytes: number;
+}): Op<number> {
+  const number =
+    Number(
+      (yield* one('SELECT coalesce(max(number), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', version.accountId, version.script))?.n ?? 0,
+    ) + 1;
+  yield* q(
+    'INSERT INTO worker_versions (id, account_id, script, number, created, metadata, modules, etag, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    version.id,
+    version.accountId,
+    version.script,
+    number,
+    version.created,
+    version.metadata,
+    version.modules,
+    version.etag,
+    version.bytes,
+  );
   return number;
 }
 
@@ -74,7 +121,10 @@ export function moduleBytes(modules: readonly ScriptModule[]): number {
  */
 function* pushedOut(accountId: string, script: string, keep: number, deployedId: string | null): Op<Array<{ id: string; bytes: number }>> {
   const rows = yield* q('SELECT id, bytes FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC', accountId, script);
-  return rows.slice(Math.max(keep - 1, 0)).filter((row) => String(row.id) !== deployedId).map((row) => ({ id: String(row.id), bytes: Number(row.bytes) }));
+  return rows
+    .slice(Math.max(keep - 1, 0))
+    .filter((row) => String(row.id) !== deployedId)
+    .map((row) => ({ id: String(row.id), bytes: Number(row.bytes) }));
 }
 
 /**
@@ -84,17 +134,30 @@ function* pushedOut(accountId: string, script: string, keep: number, deployedId:
 function* chargeScripts(accountId: string, bytes: number, max: number): Op<void> {
   if (bytes <= 0) {
     if (bytes < 0) {
-      yield* q(`INSERT INTO account_usage (account_id, script_bytes) VALUES (?, CAST(? AS BIGINT))
-        ON CONFLICT (account_id) DO UPDATE SET script_bytes = account_usage.script_bytes + excluded.script_bytes`, accountId, bytes);
+      yield* q(
+        `INSERT INTO account_usage (account_id, script_bytes) VALUES (?, CAST(? AS BIGINT))
+        ON CONFLICT (account_id) DO UPDATE SET script_bytes = account_usage.script_bytes + excluded.script_bytes`,
+        accountId,
+        bytes,
+      );
     }
     return;
   }
   yield* q('INSERT INTO account_usage (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING', accountId);
-  const charged = yield* q(`UPDATE account_usage SET script_bytes = script_bytes + CAST(? AS BIGINT)
+  const charged = yield* q(
+    `UPDATE account_usage SET script_bytes = script_bytes + CAST(? AS BIGINT)
     WHERE account_id = ? AND script_bytes + CAST(? AS BIGINT) <= coalesce(nullif(coalesce(max_script_bytes, CAST(? AS BIGINT)), 0), 9223372036854775807)
-    RETURNING script_bytes`, bytes, accountId, bytes, max);
+    RETURNING script_bytes`,
+    bytes,
+    accountId,
+    bytes,
+    max,
+  );
   if (charged.length > 0) return;
-  const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, { ...toAccountQuotas(undefined), maxScriptBytes: max });
+  const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, {
+    ...toAccountQuotas(undefined),
+    maxScriptBytes: max,
+  });
   throw new QuotaRefusal('maxScriptBytes', usage.quotas.maxScriptBytes, usage.scriptBytes, bytes);
 }
 
@@ -113,8 +176,10 @@ function* openedSecrets(box: SecretBox, accountId: string, script: string): Op<R
 }
 
 function* secretRows(accountId: string, script: string): Op<SecretRecord[]> {
-  return (yield* q('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? ORDER BY name', accountId, script))
-    .map((row) => ({ name: String(row.name), type: 'secret_text' as const }));
+  return (yield* q('SELECT name FROM worker_secrets WHERE account_id = ? AND script = ? ORDER BY name', accountId, script)).map((row) => ({
+    name: String(row.name),
+    type: 'secret_text' as const,
+  }));
 }
 
 /**
@@ -131,21 +196,34 @@ export function withSecretBindings(bindings: readonly ScriptBinding[], changes: 
 
 function toVersion(row: Row): VersionRecord {
   return {
-    id: String(row.id), accountId: String(row.account_id), script: String(row.script), number: Number(row.number), created: Number(row.created),
-    metadata: JSON.parse(String(row.metadata)) as VersionMetadata, etag: String(row.etag),
+    id: String(row.id),
+    accountId: String(row.account_id),
+    script: String(row.script),
+    number: Number(row.number),
+    created: Number(row.created),
+    metadata: JSON.parse(String(row.metadata)) as VersionMetadata,
+    etag: String(row.etag),
   };
 }
 
 function toDeployment(row: Row): DeploymentRecord {
   return {
-    id: String(row.id), accountId: String(row.account_id), script: String(row.script), created: Number(row.created), versionId: String(row.version_id),
+    id: String(row.id),
+    accountId: String(row.account_id),
+    script: String(row.script),
+    created: Number(row.created),
+    versionId: String(row.version_id),
     message: row.message === null || row.message === undefined ? null : String(row.message),
   };
 }
 
 function toRoute(row: Row): RouteRecord {
   return {
-    id: String(row.id), zoneId: String(row.zone_id), accountId: String(row.account_id), pattern: String(row.pattern), script: row.script === null ? null : String(row.script),
+    id: String(row.id),
+    zoneId: String(row.zone_id),
+    accountId: String(row.account_id),
+    pattern: String(row.pattern),
+    script: row.script === null ? null : String(row.script),
     customDomain: Number(row.custom_domain ?? 0) === 1,
   };
 }
@@ -159,8 +237,13 @@ function* scriptRow(accountId: string, name: string): Op<ScriptRecord | null> {
   const row = yield* one('SELECT * FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
   if (!row) return null;
   return {
-    accountId, name, created: Number(row.created), modified: Number(row.modified), settings: { ...DEFAULT_SETTINGS, ...JSON.parse(String(row.settings)) as Partial<ScriptSettings> },
-    devEnabled: Number(row.dev_enabled) === 1, deployment: yield* latestDeployment(accountId, name),
+    accountId,
+    name,
+    created: Number(row.created),
+    modified: Number(row.modified),
+    settings: { ...DEFAULT_SETTINGS, ...(JSON.parse(String(row.settings)) as Partial<ScriptSettings>) },
+    devEnabled: Number(row.dev_enabled) === 1,
+    deployment: yield* latestDeployment(accountId, name),
   };
 }
 
@@ -171,8 +254,7 @@ export interface NewVersion {
 }
 
 export type UploadOutcome =
-  | { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null; pruned: number }
-  | { kind: 'limit'; limit: number };
+  { kind: 'ok'; script: ScriptRecord; version: VersionRecord; deployment: DeploymentRecord | null; pruned: number } | { kind: 'limit'; limit: number };
 
 export type RouteOutcome = { kind: 'ok'; route: RouteRecord } | { kind: 'duplicate' } | { kind: 'limit'; limit: number } | { kind: 'no-script' };
 
@@ -226,7 +308,10 @@ export class ScriptRegistry {
    * QuotaRefusal, storing nothing, when the account's script bytes would pass its quota.
    */
   uploadVersion(
-    accountId: string, name: string, upload: NewVersion, options: { deploy: boolean; maxScripts: number; message?: string; settings?: Partial<ScriptSettings> },
+    accountId: string,
+    name: string,
+    upload: NewVersion,
+    options: { deploy: boolean; maxScripts: number; message?: string; settings?: Partial<ScriptSettings> },
   ): Promise<UploadOutcome> {
     const now = this.#clock.now();
     const versionId = randomUUID();
@@ -239,13 +324,20 @@ export class ScriptRegistry {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_scripts WHERE account_id = ?', accountId))?.n ?? 0);
         if (count >= options.maxScripts) return { kind: 'limit', limit: options.maxScripts };
       }
-      const deployedId = options.deploy ? versionId : (yield* latestDeployment(accountId, name))?.versionId ?? null;
+      const deployedId = options.deploy ? versionId : ((yield* latestDeployment(accountId, name))?.versionId ?? null);
       const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deployedId);
       const bytes = moduleBytes(upload.modules);
       yield* chargeScripts(accountId, bytes - pruned.reduce((sum, version) => sum + version.bytes, 0), maxScriptBytes);
       if (!existing) {
-        yield* q('INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, ?, ?, ?, ?, 1, ?)',
-          accountId, name, now, now, JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }), now);
+        yield* q(
+          'INSERT INTO worker_scripts (account_id, name, created, modified, settings, dev_enabled, secrets_stamp) VALUES (?, ?, ?, ?, ?, 1, ?)',
+          accountId,
+          name,
+          now,
+          now,
+          JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }),
+          now,
+        );
       } else if (options.settings !== undefined && Object.keys(options.settings).length > 0) {
         const settings = { ...(yield* scriptRow(accountId, name))!.settings, ...options.settings };
         yield* q('UPDATE worker_scripts SET modified = ?, settings = ? WHERE account_id = ? AND name = ?', now, JSON.stringify(settings), accountId, name);
@@ -256,7 +348,14 @@ export class ScriptRegistry {
       const secrets = Object.fromEntries((yield* secretRows(accountId, name)).map((secret) => [secret.name, '']));
       const metadata: VersionMetadata = { ...upload.metadata, bindings: withSecretBindings(upload.metadata.bindings, secrets) };
       const number = yield* insertVersion({
-        id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(metadata), modules: JSON.stringify(upload.modules), etag: upload.etag, bytes,
+        id: versionId,
+        accountId,
+        script: name,
+        created: now,
+        metadata: JSON.stringify(metadata),
+        modules: JSON.stringify(upload.modules),
+        etag: upload.etag,
+        bytes,
       });
       yield* deleteVersions(pruned.map((version) => version.id));
       if (options.deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: options.message ?? null });
@@ -274,10 +373,13 @@ export class ScriptRegistry {
   quotaRefusal(accountId: string, name: string, upload: NewVersion, deploy: boolean): Promise<QuotaRefusal | null> {
     const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
     return this.#driver.run(function* checkOp(): Op<QuotaRefusal | null> {
-      const deployedId = deploy ? '' : (yield* latestDeployment(accountId, name))?.versionId ?? null;
+      const deployedId = deploy ? '' : ((yield* latestDeployment(accountId, name))?.versionId ?? null);
       const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deployedId);
       const adding = moduleBytes(upload.modules) - pruned.reduce((sum, version) => sum + version.bytes, 0);
-      const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, { ...toAccountQuotas(undefined), maxScriptBytes });
+      const usage = toAccountUsage((yield* one('SELECT * FROM account_usage WHERE account_id = ?', accountId)) as AccountUsageRecord | undefined, {
+        ...toAccountQuotas(undefined),
+        maxScriptBytes,
+      });
       const limit = usage.quotas.maxScriptBytes;
       return adding > 0 && limit > 0 && usage.scriptBytes + adding > limit ? new QuotaRefusal('maxScriptBytes', limit, usage.scriptBytes, adding) : null;
     });
@@ -288,7 +390,9 @@ export class ScriptRegistry {
     return this.#driver.run(function* deleteOp() {
       const found = yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', accountId, name);
       if (!found) return false;
-      const kept = Number((yield* one('SELECT coalesce(sum(bytes), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0);
+      const kept = Number(
+        (yield* one('SELECT coalesce(sum(bytes), 0) AS n FROM worker_versions WHERE account_id = ? AND script = ?', accountId, name))?.n ?? 0,
+      );
       yield* chargeScripts(accountId, -kept, 0);
       for (const table of ['worker_scripts', 'worker_versions', 'worker_deployments', 'worker_secrets']) {
         yield* q(`DELETE FROM ${table} WHERE account_id = ? AND ${table === 'worker_scripts' ? 'name' : 'script'} = ?`, accountId, name);
@@ -301,13 +405,22 @@ export class ScriptRegistry {
 
   listVersions(accountId: string, name: string): Promise<VersionRecord[]> {
     return this.#driver.run(function* versions() {
-      return (yield* q('SELECT id, account_id, script, number, created, metadata, etag FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC', accountId, name)).map(toVersion);
+      return (yield* q(
+        'SELECT id, account_id, script, number, created, metadata, etag FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC',
+        accountId,
+        name,
+      )).map(toVersion);
     });
   }
 
   getVersion(accountId: string, name: string, id: string): Promise<VersionRecord | null> {
     return this.#driver.run(function* version() {
-      const row = yield* one('SELECT id, account_id, script, number, created, metadata, etag FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?', accountId, name, id);
+      const row = yield* one(
+        'SELECT id, account_id, script, number, created, metadata, etag FROM worker_versions WHERE account_id = ? AND script = ? AND id = ?',
+        accountId,
+        name,
+        id,
+      );
       return row ? toVersion(row) : null;
     });
   }
@@ -365,7 +478,13 @@ export class ScriptRegistry {
    * Writes (value) or deletes (null) a secret of an existing script; false when the script, or the
    * secret to delete, is missing. See setSecrets for the version it makes.
    */
-  async setSecret(accountId: string, name: string, secret: string, value: string | null, options: { asVersion: boolean } = { asVersion: true }): Promise<boolean> {
+  async setSecret(
+    accountId: string,
+    name: string,
+    secret: string,
+    value: string | null,
+    options: { asVersion: boolean } = { asVersion: true },
+  ): Promise<boolean> {
     const outcome = await this.setSecrets(accountId, name, { [secret]: value }, { asVersion: options.asVersion ? 'deployed' : false, strict: true });
     return outcome !== null;
   }
@@ -382,11 +501,15 @@ export class ScriptRegistry {
    * the account's script bytes like an upload (a QuotaRefusal changes nothing).
    */
   async setSecrets(
-    accountId: string, name: string, changes: Readonly<Record<string, string | null>>,
+    accountId: string,
+    name: string,
+    changes: Readonly<Record<string, string | null>>,
     options: { asVersion: 'deployed' | 'latest' | false; strict?: boolean; annotations?: VersionMetadata['annotations'] },
   ): Promise<{ secrets: SecretRecord[]; version: VersionRecord | null } | null> {
     const now = this.#clock.now();
-    const sealed = Object.entries(changes).map(([secret, value]) => [secret, value === null ? null : this.#secrets.seal(value, workerSecretBinding(accountId, name, secret))] as const);
+    const sealed = Object.entries(changes).map(
+      ([secret, value]) => [secret, value === null ? null : this.#secrets.seal(value, workerSecretBinding(accountId, name, secret))] as const,
+    );
     const versionId = randomUUID();
     const deploymentId = randomUUID();
     const { maxVersionsPerScript, maxScriptBytes } = this.#quotas;
@@ -398,24 +521,55 @@ export class ScriptRegistry {
         if (value === null) {
           yield* q('DELETE FROM worker_secrets WHERE account_id = ? AND script = ? AND name = ?', accountId, name, secret);
         } else {
-          yield* q(`INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
-            ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`, accountId, name, secret, value);
+          yield* q(
+            `INSERT INTO worker_secrets (account_id, script, name, type, value) VALUES (?, ?, ?, 'secret_text', ?)
+            ON CONFLICT (account_id, script, name) DO UPDATE SET value = excluded.value`,
+            accountId,
+            name,
+            secret,
+            value,
+          );
         }
       }
       yield* q('UPDATE worker_scripts SET secrets_stamp = secrets_stamp + 1, modified = ? WHERE account_id = ? AND name = ?', now, accountId, name);
-      const source = options.asVersion === 'deployed'
-        ? yield* one(`SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
-          WHERE d.account_id = ? AND d.script = ? ORDER BY d.number DESC LIMIT 1`, accountId, name)
-        : options.asVersion === 'latest' ? yield* one('SELECT * FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC LIMIT 1', accountId, name) : undefined;
+      const source =
+        options.asVersion === 'deployed'
+          ? yield* one(
+              `SELECT v.* FROM worker_deployments d JOIN worker_versions v ON v.account_id = d.account_id AND v.script = d.script AND v.id = d.version_id
+          WHERE d.account_id = ? AND d.script = ? ORDER BY d.number DESC LIMIT 1`,
+              accountId,
+              name,
+            )
+          : options.asVersion === 'latest'
+            ? yield* one('SELECT * FROM worker_versions WHERE account_id = ? AND script = ? ORDER BY number DESC LIMIT 1', accountId, name)
+            : undefined;
       let version: VersionRecord | null = null;
       if (source) {
         const metadata = JSON.parse(String(source.metadata)) as VersionMetadata;
-        const copied: VersionMetadata = { ...metadata, bindings: withSecretBindings(metadata.bindings, changes), annotations: { ...options.annotations, triggeredBy: 'secret' } };
+        const copied: VersionMetadata = {
+          ...metadata,
+          bindings: withSecretBindings(metadata.bindings, changes),
+          annotations: { ...options.annotations, triggeredBy: 'secret' },
+        };
         const deploy = options.asVersion === 'deployed';
-        const pruned = yield* pushedOut(accountId, name, maxVersionsPerScript, deploy ? versionId : (yield* latestDeployment(accountId, name))?.versionId ?? null);
+        const pruned = yield* pushedOut(
+          accountId,
+          name,
+          maxVersionsPerScript,
+          deploy ? versionId : ((yield* latestDeployment(accountId, name))?.versionId ?? null),
+        );
         const bytes = Number(source.bytes);
         yield* chargeScripts(accountId, bytes - pruned.reduce((sum, pushed) => sum + pushed.bytes, 0), maxScriptBytes);
-        const number = yield* insertVersion({ id: versionId, accountId, script: name, created: now, metadata: JSON.stringify(copied), modules: String(source.modules), etag: String(source.etag), bytes });
+        const number = yield* insertVersion({
+          id: versionId,
+          accountId,
+          script: name,
+          created: now,
+          metadata: JSON.stringify(copied),
+          modules: String(source.modules),
+          etag: String(source.etag),
+          bytes,
+        });
         yield* deleteVersions(pruned.map((pushed) => pushed.id));
         if (deploy) yield* insertDeployment({ id: deploymentId, accountId, script: name, created: now, versionId, message: null });
         version = { id: versionId, accountId, script: name, number, created: now, metadata: copied, etag: String(source.etag) };
@@ -433,8 +587,14 @@ export class ScriptRegistry {
       if (!script) return null;
       const settings = { ...script.settings, ...change.settings };
       const devEnabled = change.devEnabled ?? script.devEnabled;
-      yield* q('UPDATE worker_scripts SET settings = ?, dev_enabled = ?, modified = ? WHERE account_id = ? AND name = ?',
-        JSON.stringify(settings), devEnabled ? 1 : 0, now, accountId, name);
+      yield* q(
+        'UPDATE worker_scripts SET settings = ?, dev_enabled = ?, modified = ? WHERE account_id = ? AND name = ?',
+        JSON.stringify(settings),
+        devEnabled ? 1 : 0,
+        now,
+        accountId,
+        name,
+      );
       if (devEnabled !== script.devEnabled) yield* bump();
       return { ...script, settings, devEnabled, modified: now };
     });
@@ -467,18 +627,31 @@ export class ScriptRegistry {
     const id = route.id ?? randomUUID().replace(/-/g, '');
     return this.#driver.run(function* putRouteOp(): Op<RouteOutcome | null> {
       if (route.id !== undefined && !(yield* one('SELECT id FROM worker_routes WHERE id = ? AND zone_id = ?', route.id, route.zoneId))) return null;
-      if (route.script !== null && !(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', route.accountId, route.script))) return { kind: 'no-script' };
+      if (route.script !== null && !(yield* one('SELECT name FROM worker_scripts WHERE account_id = ? AND name = ?', route.accountId, route.script)))
+        return { kind: 'no-script' };
       const holder = yield* one('SELECT id FROM worker_routes WHERE pattern = ?', route.pattern);
       if (holder && String(holder.id) !== id) return { kind: 'duplicate' };
       if (route.id === undefined) {
         const count = Number((yield* one('SELECT count(*) AS n FROM worker_routes WHERE zone_id = ?', route.zoneId))?.n ?? 0);
         if (count >= maxRoutes) return { kind: 'limit', limit: maxRoutes };
-        yield* q('INSERT INTO worker_routes (id, zone_id, account_id, pattern, script, custom_domain) VALUES (?, ?, ?, ?, ?, ?)',
-          id, route.zoneId, route.accountId, route.pattern, route.script, route.customDomain ? 1 : 0);
+        yield* q(
+          'INSERT INTO worker_routes (id, zone_id, account_id, pattern, script, custom_domain) VALUES (?, ?, ?, ?, ?, ?)',
+          id,
+          route.zoneId,
+          route.accountId,
+          route.pattern,
+          route.script,
+          route.customDomain ? 1 : 0,
+        );
       } else {
         // A change that does not say keeps whether the route is a custom domain's.
-        yield* q('UPDATE worker_routes SET pattern = ?, script = ?, custom_domain = coalesce(?, custom_domain) WHERE id = ?',
-          route.pattern, route.script, route.customDomain === undefined ? null : route.customDomain ? 1 : 0, id);
+        yield* q(
+          'UPDATE worker_routes SET pattern = ?, script = ?, custom_domain = coalesce(?, custom_domain) WHERE id = ?',
+          route.pattern,
+          route.script,
+          route.customDomain === undefined ? null : route.customDomain ? 1 : 0,
+          id,
+        );
       }
       yield* bump();
       return { kind: 'ok', route: { ...route, id } };
@@ -523,7 +696,11 @@ export class ScriptRegistry {
     return this.#driver.run(function* setSubdomainOp() {
       const holder = yield* one('SELECT account_id FROM worker_subdomains WHERE subdomain = ?', subdomain);
       if (holder && String(holder.account_id) !== accountId) return false;
-      yield* q('INSERT INTO worker_subdomains (account_id, subdomain) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET subdomain = excluded.subdomain', accountId, subdomain);
+      yield* q(
+        'INSERT INTO worker_subdomains (account_id, subdomain) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET subdomain = excluded.subdomain',
+        accountId,
+        subdomain,
+      );
       yield* bump();
       return true;
     });
@@ -539,10 +716,17 @@ export class ScriptRegistry {
       const subdomains = yield* q('SELECT account_id, subdomain FROM worker_subdomains');
       return {
         scripts: scripts.map((row) => ({
-          accountId: String(row.account_id), name: String(row.name), versionId: String(row.version_id), devEnabled: Number(row.dev_enabled) === 1,
+          accountId: String(row.account_id),
+          name: String(row.name),
+          versionId: String(row.version_id),
+          devEnabled: Number(row.dev_enabled) === 1,
           key: `${String(row.version_id)}:${Number(row.secrets_stamp)}`,
         })),
-        routes: routes.map((row) => ({ pattern: String(row.pattern), accountId: String(row.account_id), script: row.script === null ? null : String(row.script) })),
+        routes: routes.map((row) => ({
+          pattern: String(row.pattern),
+          accountId: String(row.account_id),
+          script: row.script === null ? null : String(row.script),
+        })),
         subdomains: subdomains.map((row) => ({ accountId: String(row.account_id), subdomain: String(row.subdomain) })),
       };
     });

@@ -48,10 +48,7 @@ export type EnsureOutcome =
   /** The database is sealed with the key of id `keyId`, none of those given (or its check value did not open). */
   | { kind: 'wrong-key'; keyId: string };
 
-export type RotateOutcome =
-  | { kind: 'rotated'; counts: SealedCounts }
-  | { kind: 'unsealed' }
-  | { kind: 'wrong-key'; keyId: string };
+export type RotateOutcome = { kind: 'rotated'; counts: SealedCounts } | { kind: 'unsealed' } | { kind: 'wrong-key'; keyId: string };
 
 /** A rotation was refused because an instance runs on the database. */
 export class DatabaseInUseError extends Error {
@@ -95,14 +92,23 @@ function* resealAll(read: (stored: string, binding: string) => string, to: Secre
   }
   for (const row of yield* q('SELECT account_id, script, name, value FROM worker_secrets')) {
     const binding = workerSecretBinding(String(row.account_id), String(row.script), String(row.name));
-    yield* q('UPDATE worker_secrets SET value = ? WHERE account_id = ? AND script = ? AND name = ?',
-      to.seal(read(String(row.value), binding), binding), row.account_id, row.script, row.name);
+    yield* q(
+      'UPDATE worker_secrets SET value = ? WHERE account_id = ? AND script = ? AND name = ?',
+      to.seal(read(String(row.value), binding), binding),
+      row.account_id,
+      row.script,
+      row.name,
+    );
     counts.workerSecrets += 1;
   }
   for (const row of yield* q('SELECT id, job FROM log_jobs')) {
     const binding = logJobBinding(Number(row.id));
     const job = JSON.parse(String(row.job)) as { destinationConf: string };
-    yield* q('UPDATE log_jobs SET job = ? WHERE id = ?', JSON.stringify({ ...job, destinationConf: to.seal(read(job.destinationConf, binding), binding) }), row.id);
+    yield* q(
+      'UPDATE log_jobs SET job = ? WHERE id = ?',
+      JSON.stringify({ ...job, destinationConf: to.seal(read(job.destinationConf, binding), binding) }),
+      row.id,
+    );
     counts.logJobs += 1;
   }
   yield* q('DELETE FROM secrets_sealing');
@@ -128,13 +134,16 @@ export async function ensureSealed(target: SealingTarget, keys: readonly Secrets
 
 /** Reseals every value of a database sealed with `from` with `to`, in one transaction. */
 export async function rotateKey(target: SealingTarget, from: SecretsKey, to: SecretsKey, now: number): Promise<RotateOutcome> {
-  const outcome = await target.run(function* rotateOp(): Op<RotateOutcome> {
-    const state = yield* sealState();
-    if (!state) return { kind: 'unsealed' };
-    if (state.keyId !== from.id || !opensCheck(from, state.checkValue)) return { kind: 'wrong-key', keyId: state.keyId };
-    const old = new SecretBox(from);
-    return { kind: 'rotated', counts: yield* resealAll((sealed, binding) => old.open(sealed, binding), new SecretBox(to), now) };
-  }, { exclusive: true });
+  const outcome = await target.run(
+    function* rotateOp(): Op<RotateOutcome> {
+      const state = yield* sealState();
+      if (!state) return { kind: 'unsealed' };
+      if (state.keyId !== from.id || !opensCheck(from, state.checkValue)) return { kind: 'wrong-key', keyId: state.keyId };
+      const old = new SecretBox(from);
+      return { kind: 'rotated', counts: yield* resealAll((sealed, binding) => old.open(sealed, binding), new SecretBox(to), now) };
+    },
+    { exclusive: true },
+  );
   if (outcome.kind === 'rotated') await target.scrub();
   return outcome;
 }
@@ -149,7 +158,7 @@ export function sealedKeyIdIn(file: string): string | null {
   const db = retainNative(new BetterSqlite3(file, { readonly: true, fileMustExist: true }));
   try {
     const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'secrets_sealing'").pluck().get();
-    return table === undefined ? null : (db.prepare('SELECT key_id FROM secrets_sealing WHERE id = 1').pluck().get() as string | undefined) ?? null;
+    return table === undefined ? null : ((db.prepare('SELECT key_id FROM secrets_sealing WHERE id = 1').pluck().get() as string | undefined) ?? null);
   } finally {
     db.close();
   }
@@ -178,14 +187,17 @@ export function sqliteSealingTarget(file: string, now: number): SealingTarget {
 /** The instance's PostgreSQL database (opened and closed by its owner). */
 export function pgSealingTarget(database: PgDatabase): SealingTarget {
   return {
-    run: (op, options = {}) => database.transaction(async (client) => {
-      if (options.exclusive) {
-        const [row] = await database.run<{ free: boolean }>(client, 'SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS free', [INSTANCE_LOCK_CLASS]);
-        if (!row?.free) throw new DatabaseInUseError(`An edgeport instance runs on ${database.where} (schema ${database.schema}).`);
-      }
-      await database.run(client, 'SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [SEALING_LOCK_CLASS]);
-      return driveAsync(op(), ({ sql, params }) => database.run<Row>(client, numbered(sql), params));
-    }),
+    run: (op, options = {}) =>
+      database.transaction(async (client) => {
+        if (options.exclusive) {
+          const [row] = await database.run<{ free: boolean }>(client, 'SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS free', [
+            INSTANCE_LOCK_CLASS,
+          ]);
+          if (!row?.free) throw new DatabaseInUseError(`An edgeport instance runs on ${database.where} (schema ${database.schema}).`);
+        }
+        await database.run(client, 'SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [SEALING_LOCK_CLASS]);
+        return driveAsync(op(), ({ sql, params }) => database.run<Row>(client, numbered(sql), params));
+      }),
     scrub: async () => {},
     close: async () => {},
   };

@@ -26,8 +26,13 @@ export async function backupSqliteDatabase(file: string, destination: string): P
 export function referencedBlobIds(file: string): string[] {
   const db = retainNative(new BetterSqlite3(file, { readonly: true, fileMustExist: true }));
   try {
-    return db.prepare(`SELECT blob_id FROM objects WHERE blob_id IS NOT NULL
-      UNION SELECT blob_id FROM object_parts UNION SELECT blob_id FROM upload_parts`).pluck().all() as string[];
+    return db
+      .prepare(
+        `SELECT blob_id FROM objects WHERE blob_id IS NOT NULL
+      UNION SELECT blob_id FROM object_parts UNION SELECT blob_id FROM upload_parts`,
+      )
+      .pluck()
+      .all() as string[];
   } finally {
     db.close();
   }

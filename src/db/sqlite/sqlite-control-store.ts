@@ -9,11 +9,29 @@ import { join } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../../core/clock.ts';
 import type {
-  AccountRecord, ControlStore, CustomFieldNames, LogJobRecord, NewLogJob, OwnershipChallengeRecord, RulesetRecord, SessionRecord, ZoneNameConflict, ZoneQuery,
+  AccountRecord,
+  ControlStore,
+  CustomFieldNames,
+  LogJobRecord,
+  NewLogJob,
+  OwnershipChallengeRecord,
+  RulesetRecord,
+  SessionRecord,
+  ZoneNameConflict,
+  ZoneQuery,
   ZoneRecord,
 } from '../control-store.ts';
 import {
-  CUSTOM_FIELDS_PHASE, customFieldsOf, toAccount, toRuleset, toSession, toZone, type AccountRow, type JobRow, type RulesetRow, type SessionRow,
+  CUSTOM_FIELDS_PHASE,
+  customFieldsOf,
+  toAccount,
+  toRuleset,
+  toSession,
+  toZone,
+  type AccountRow,
+  type JobRow,
+  type RulesetRow,
+  type SessionRow,
   type ZoneRow,
 } from '../control-rows.ts';
 import { SqliteApiTokenStore } from '../api-tokens/sqlite-api-token-store.ts';
@@ -52,7 +70,9 @@ function prepareStatements(db: Database) {
     setKeyHash: s('UPDATE accounts SET key_hash = ? WHERE id = ?'),
     otherAccountByEmail: s('SELECT 1 FROM accounts WHERE email = ? AND id <> ?').pluck(),
     // A name still the one made from the old e-mail (createAccount's "<e-mail>'s Account") follows the new e-mail; a name of one's own stays.
-    setSignIn: s("UPDATE accounts SET name = CASE WHEN name = email || '''s Account' THEN ? || '''s Account' ELSE name END, email = ?, key_hash = ? WHERE id = ?"),
+    setSignIn: s(
+      "UPDATE accounts SET name = CASE WHEN name = email || '''s Account' THEN ? || '''s Account' ELSE name END, email = ?, key_hash = ? WHERE id = ?",
+    ),
     countAccounts: s('SELECT count(*) FROM accounts').pluck(),
     listAccounts: s('SELECT * FROM accounts ORDER BY created, id'),
     deleteAccount: s('DELETE FROM accounts WHERE id = ?'),
@@ -113,7 +133,6 @@ function prepareStatements(db: Database) {
     // The account's own sessions beyond the new one and the newest `keep - 1` others (never another account's).
     dropOldestSessions: s(`DELETE FROM dashboard_sessions WHERE id IN
       (SELECT id FROM dashboard_sessions WHERE account_id = ? AND id <> ? ORDER BY created DESC, id LIMIT -1 OFFSET ?)`),
-
   };
 }
 
@@ -147,8 +166,9 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async createAccount(account: AccountRecord): Promise<'created' | 'exists'> {
-    return this.#writes.run(() => (this.#sql.insertAccount.run(account.id, account.email, account.name, account.keyHash, account.created)
-      .changes === 1 ? 'created' : 'exists'));
+    return this.#writes.run(() =>
+      this.#sql.insertAccount.run(account.id, account.email, account.name, account.keyHash, account.created).changes === 1 ? 'created' : 'exists',
+    );
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {
@@ -202,8 +222,18 @@ export class SqliteControlStore implements ControlStore {
       if (this.#sql.zoneByName.get(zone.name)) return 'exists';
       const conflict = this.#nameConflict(zone.accountId, zone.name);
       if (conflict) return conflict;
-      return this.#sql.insertZone.run(zone.id, zone.accountId, zone.name, reversedName(zone.name), zone.origin, zone.paused ? 1 : 0, zone.created, zone.modified)
-        .changes === 1 ? 'created' : 'exists';
+      return this.#sql.insertZone.run(
+        zone.id,
+        zone.accountId,
+        zone.name,
+        reversedName(zone.name),
+        zone.origin,
+        zone.paused ? 1 : 0,
+        zone.created,
+        zone.modified,
+      ).changes === 1
+        ? 'created'
+        : 'exists';
     });
   }
 
@@ -268,7 +298,7 @@ export class SqliteControlStore implements ControlStore {
 
   async getCustomFieldsRule(zoneId: string): Promise<CustomFieldNames | null> {
     const text = this.#sql.customFields.get(zoneId) as string | null | undefined;
-    return text ? JSON.parse(text) as CustomFieldNames : null;
+    return text ? (JSON.parse(text) as CustomFieldNames) : null;
   }
 
   async listEnabledJobs(zoneId: string): Promise<LogJobRecord[]> {
@@ -310,7 +340,16 @@ export class SqliteControlStore implements ControlStore {
       const row = this.#sql.getRuleset.get(rulesetId, zoneId) as RulesetRow | undefined;
       if (!row) return null;
       const next = plan(toRuleset(row));
-      this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), JSON.stringify(next.history ?? []), rulesetId);
+      this.#sql.updateRuleset.run(
+        next.name,
+        next.description,
+        next.version,
+        next.lastUpdated,
+        JSON.stringify(next.rules),
+        customFieldsOf(next),
+        JSON.stringify(next.history ?? []),
+        rulesetId,
+      );
       return next;
     });
   }
@@ -323,7 +362,17 @@ export class SqliteControlStore implements ControlStore {
     return this.#writes.run(() => {
       const row = this.#sql.getEntrypoint.get(zoneId, phase) as RulesetRow | undefined;
       const next = plan(row ? toRuleset(row) : null);
-      if (row) this.#sql.updateRuleset.run(next.name, next.description, next.version, next.lastUpdated, JSON.stringify(next.rules), customFieldsOf(next), JSON.stringify(next.history ?? []), row.id);
+      if (row)
+        this.#sql.updateRuleset.run(
+          next.name,
+          next.description,
+          next.version,
+          next.lastUpdated,
+          JSON.stringify(next.rules),
+          customFieldsOf(next),
+          JSON.stringify(next.history ?? []),
+          row.id,
+        );
       else this.#insertRuleset(next);
       return next;
     });
@@ -440,8 +489,19 @@ export class SqliteControlStore implements ControlStore {
   }
 
   #insertRuleset(ruleset: RulesetRecord): void {
-    this.#sql.insertRuleset.run(ruleset.id, ruleset.zoneId, ruleset.name, ruleset.description, ruleset.kind, ruleset.phase,
-      ruleset.version, ruleset.lastUpdated, JSON.stringify(ruleset.rules), customFieldsOf(ruleset), JSON.stringify(ruleset.history ?? []));
+    this.#sql.insertRuleset.run(
+      ruleset.id,
+      ruleset.zoneId,
+      ruleset.name,
+      ruleset.description,
+      ruleset.kind,
+      ruleset.phase,
+      ruleset.version,
+      ruleset.lastUpdated,
+      JSON.stringify(ruleset.rules),
+      customFieldsOf(ruleset),
+      JSON.stringify(ruleset.history ?? []),
+    );
   }
 
   #writeJob(job: LogJobRecord): void {
@@ -456,6 +516,9 @@ export class SqliteControlStore implements ControlStore {
 export function openSqliteControlStore(options: { dataDir: string; clock: Clock; autoCheckpoint?: boolean; secrets?: SecretBox }): SqliteControlStore {
   mkdirSync(options.dataDir, { recursive: true });
   return new SqliteControlStore({
-    file: join(options.dataDir, 'metadata.sqlite'), clock: options.clock, autoCheckpoint: options.autoCheckpoint ?? true, ...(options.secrets ? { secrets: options.secrets } : {}),
+    file: join(options.dataDir, 'metadata.sqlite'),
+    clock: options.clock,
+    autoCheckpoint: options.autoCheckpoint ?? true,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
   });
 }

@@ -11,21 +11,58 @@ import { SecretBox } from '../../core/crypto/secret-box.ts';
 import { accessKeyBinding } from '../secrets/sealed-rows.ts';
 import type { BucketInfo, BucketUsage, DeleteOutcome, ObjectMeta, StorageClass } from '../../store/engine/types.ts';
 import type {
-  AccessKeyRow, CompletionPlan, ListedAccessKeyRow, ListQuery, ListedRow, MetadataStore, PartRow, Precondition, PutObjectOptions, PutOutcome, StoredData, StoredObject, UploadRow,
+  AccessKeyRow,
+  CompletionPlan,
+  ListedAccessKeyRow,
+  ListQuery,
+  ListedRow,
+  MetadataStore,
+  PartRow,
+  Precondition,
+  PutObjectOptions,
+  PutOutcome,
+  StoredData,
+  StoredObject,
+  UploadRow,
 } from '../metadata-store.ts';
-import { completedPartsJson, parseJson, storedPart, toAccessKey, toBucket, toListedAccessKey, toPart, toUpload, toMeta as toMetaWithKey, type AccessKeyRecord, type BucketRecord } from '../metadata-rows.ts';
+import {
+  completedPartsJson,
+  parseJson,
+  storedPart,
+  toAccessKey,
+  toBucket,
+  toListedAccessKey,
+  toPart,
+  toUpload,
+  toMeta as toMetaWithKey,
+  type AccessKeyRecord,
+  type BucketRecord,
+} from '../metadata-rows.ts';
 import { accountBucketRange, ownBucketName, storedBucketName } from '../../store/engine/account-store.ts';
 import type { CorsRule } from '../../store/engine/cors.ts';
 import type { LifecycleRule } from '../../store/engine/lifecycle.ts';
 import type { BucketFilter } from '../../store/engine/store-engine.ts';
 import {
-  objectRecord, prepareStatements, type ListRecord, type ObjectRecord, type RawObjectRow, type Statements, type UploadRecord, type PartRecord,
+  objectRecord,
+  prepareStatements,
+  type ListRecord,
+  type ObjectRecord,
+  type RawObjectRow,
+  type Statements,
+  type UploadRecord,
+  type PartRecord,
 } from './sqlite-statements.ts';
 import type { WriteQueue } from './write-queue.ts';
 import { AFTER_ALL_KEYS as AFTER_ALL } from '../../store/engine/key-order.ts';
 import { toAccountQuotas } from '../../config/quotas.ts';
 import {
-  accountOfBucket, refusalFor, toAccountUsage, type AccountQuotaOverrides, type AccountQuotas, type AccountUsage, type AccountUsageRecord,
+  accountOfBucket,
+  refusalFor,
+  toAccountUsage,
+  type AccountQuotaOverrides,
+  type AccountQuotas,
+  type AccountUsage,
+  type AccountUsageRecord,
 } from '../account-usage.ts';
 
 /** Rows a usage count reads before it lets the event loop run (a few milliseconds of SQLite's time). */
@@ -47,7 +84,6 @@ export interface SqliteMetadataStoreOptions {
   /** Seals and opens S3 secret keys (src/db/secrets); without it, they can be neither stored nor read. */
   secrets?: SecretBox;
 }
-
 
 /** Uploads (with their parts) a bucket deletion drops per write transaction. */
 const DROP_UPLOADS_BATCH = 500;
@@ -102,9 +138,11 @@ export class SqliteMetadataStore implements MetadataStore {
     let last: string | null = null;
     while (usage.objectCount < maxRows) {
       const max = Math.min(USAGE_CHUNK_ROWS, maxRows - usage.objectCount);
-      const chunk = (last === null
-        ? this.#sql.usageFrom.get({ bucket: name, from: prefix, upper, max })
-        : this.#sql.usageAfter.get({ bucket: name, after: last, upper, max })) as { objects: number; payload: number; metadata: number; last: string | null };
+      const chunk = (
+        last === null
+          ? this.#sql.usageFrom.get({ bucket: name, from: prefix, upper, max })
+          : this.#sql.usageAfter.get({ bucket: name, after: last, upper, max })
+      ) as { objects: number; payload: number; metadata: number; last: string | null };
       usage.objectCount += chunk.objects;
       usage.payloadSize += chunk.payload;
       usage.metadataSize += chunk.metadata;
@@ -203,8 +241,10 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async corsByName(name: string): Promise<Array<{ bucket: string; rules: CorsRule[] }>> {
-    return (this.#sql.corsByName.all(name) as Array<{ bucket: string; rules: string }>)
-      .map((row) => ({ bucket: row.bucket, rules: parseJson<CorsRule[]>(row.rules) }));
+    return (this.#sql.corsByName.all(name) as Array<{ bucket: string; rules: string }>).map((row) => ({
+      bucket: row.bucket,
+      rules: parseJson<CorsRule[]>(row.rules),
+    }));
   }
 
   async getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null> {
@@ -222,8 +262,10 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async lifecycleBuckets(after: string, limit: number): Promise<Array<{ bucket: string; rules: LifecycleRule[] }>> {
-    return (this.#sql.lifecycleBuckets.all(after, limit) as Array<{ bucket: string; rules: string }>)
-      .map((row) => ({ bucket: row.bucket, rules: parseJson<LifecycleRule[]>(row.rules) }));
+    return (this.#sql.lifecycleBuckets.all(after, limit) as Array<{ bucket: string; rules: string }>).map((row) => ({
+      bucket: row.bucket,
+      rules: parseJson<LifecycleRule[]>(row.rules),
+    }));
   }
 
   async setObjectStorageClass(bucket: string, key: string, version: string, storageClass: StorageClass): Promise<boolean> {
@@ -313,13 +355,23 @@ export class SqliteMetadataStore implements MetadataStore {
     const after = query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(prefix)) >= 0 ? query.after : null;
     const upper = prefix === '' ? AFTER_ALL : prefix + AFTER_ALL;
     const withMetadata = query.withHttpMetadata || query.withCustomMetadata;
-    const statement = after === null
-      ? (withMetadata ? this.#sql.listFromWithMetadata : this.#sql.listFrom)
-      : (withMetadata ? this.#sql.listAfterWithMetadata : this.#sql.listAfter);
+    const statement =
+      after === null
+        ? withMetadata
+          ? this.#sql.listFromWithMetadata
+          : this.#sql.listFrom
+        : withMetadata
+          ? this.#sql.listAfterWithMetadata
+          : this.#sql.listAfter;
     const rows = statement.all(bucket, after ?? prefix, upper, query.limit) as ListRecord[];
     return rows.map((row) => ({
-      key: row[0], version: row[1], size: row[2], etag: row[3], uploaded: row[4],
-      checksums: parseJson(row[5]), storageClass: row[6] as ObjectMeta['storageClass'],
+      key: row[0],
+      version: row[1],
+      size: row[2],
+      etag: row[3],
+      uploaded: row[4],
+      checksums: parseJson(row[5]),
+      storageClass: row[6] as ObjectMeta['storageClass'],
       httpMetadata: query.withHttpMetadata ? parseJson(row[7]!) : undefined,
       customMetadata: query.withCustomMetadata ? parseJson(row[8]!) : undefined,
     }));
@@ -328,9 +380,19 @@ export class SqliteMetadataStore implements MetadataStore {
   async insertUpload(upload: UploadRow): Promise<boolean> {
     return this.#writes.run(() => {
       if (!this.#bucketExists(upload.bucket)) return false;
-      this.#sql.insertUpload.run(upload.uploadId, upload.bucket, upload.key, upload.created,
-        JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), upload.storageClass, upload.state, upload.checksumAlgorithm,
-        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null, upload.ssec ? JSON.stringify(upload.ssec) : null);
+      this.#sql.insertUpload.run(
+        upload.uploadId,
+        upload.bucket,
+        upload.key,
+        upload.created,
+        JSON.stringify(upload.httpMetadata),
+        JSON.stringify(upload.customMetadata),
+        upload.storageClass,
+        upload.state,
+        upload.checksumAlgorithm,
+        upload.checksumType === 'FULL_OBJECT' ? 'FULL_OBJECT' : null,
+        upload.ssec ? JSON.stringify(upload.ssec) : null,
+      );
       return true;
     });
   }
@@ -362,8 +424,13 @@ export class SqliteMetadataStore implements MetadataStore {
     return (this.#sql.listUploads.all(bucket, prefix, upper) as UploadRecord[]).map((row) => toUpload(row, row.key));
   }
 
-  async completeUpload(bucket: string, key: string, uploadId: string,
-    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan, precondition?: Precondition): Promise<ObjectMeta | null> {
+  async completeUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    plan: (upload: UploadRow | null, parts: PartRow[]) => CompletionPlan,
+    precondition?: Precondition,
+  ): Promise<ObjectMeta | null> {
     return this.#writes.run(() => {
       const record = this.#sql.getUpload.get(uploadId) as UploadRecord | undefined;
       const upload = record && record.bucket === bucket && record.key === key ? toUpload(record, record.key) : null;
@@ -435,8 +502,17 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async putAccessKey(key: AccessKeyRow): Promise<void> {
     const sealed = this.#secrets.seal(key.secret, accessKeyBinding(key.accessKeyId));
-    await this.#writes.run(() => this.#sql.putAccessKey.run(key.accessKeyId, sealed, key.accountId, key.permission,
-      key.buckets === null ? null : JSON.stringify(key.buckets), key.created, key.revoked));
+    await this.#writes.run(() =>
+      this.#sql.putAccessKey.run(
+        key.accessKeyId,
+        sealed,
+        key.accountId,
+        key.permission,
+        key.buckets === null ? null : JSON.stringify(key.buckets),
+        key.created,
+        key.revoked,
+      ),
+    );
   }
 
   async accessKey(accessKeyId: string): Promise<AccessKeyRow | undefined> {
@@ -468,7 +544,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async setAccountQuotas(accountId: string, overrides: AccountQuotaOverrides): Promise<AccountUsage> {
     return this.#writes.run(() => {
       const { own, quotas } = this.#usage(accountId);
-      const value = (name: keyof AccountQuotaOverrides): number | null => (name in overrides ? overrides[name] ?? null : own[name] ? quotas[name] : null);
+      const value = (name: keyof AccountQuotaOverrides): number | null => (name in overrides ? (overrides[name] ?? null) : own[name] ? quotas[name] : null);
       this.#sql.setAccountQuotas.run(accountId, value('maxObjectBytes'), value('maxObjects'), value('maxScriptBytes'));
       return this.#usage(accountId);
     });
@@ -518,11 +594,23 @@ export class SqliteMetadataStore implements MetadataStore {
 
   #insertObject(bucket: string, meta: ObjectMeta, data: StoredData): void {
     const partCount = data.kind === 'parts' ? data.parts.length : 0;
-    this.#sql.upsertObject.run(bucket, meta.key, meta.version, meta.size, meta.etag, meta.uploaded,
-      JSON.stringify(meta.httpMetadata), JSON.stringify(meta.customMetadata), JSON.stringify(meta.checksums),
-      meta.storageClass, data.kind === 'inline' ? 1 : 0, data.kind === 'blob' ? data.blobId : null,
+    this.#sql.upsertObject.run(
+      bucket,
+      meta.key,
+      meta.version,
+      meta.size,
+      meta.etag,
+      meta.uploaded,
+      JSON.stringify(meta.httpMetadata),
+      JSON.stringify(meta.customMetadata),
+      JSON.stringify(meta.checksums),
+      meta.storageClass,
+      data.kind === 'inline' ? 1 : 0,
+      data.kind === 'blob' ? data.blobId : null,
       // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
-      data.kind === 'parts' ? Math.max(partCount, 1) : 0, meta.ssec ? JSON.stringify(meta.ssec) : null);
+      data.kind === 'parts' ? Math.max(partCount, 1) : 0,
+      meta.ssec ? JSON.stringify(meta.ssec) : null,
+    );
     if (data.kind === 'inline') this.#sql.insertInlineBody.run(meta.version, data.bytes);
     if (data.kind === 'parts') {
       data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size, part.checksum ?? null));
@@ -553,7 +641,8 @@ export class SqliteMetadataStore implements MetadataStore {
       return;
     }
     const { maxObjectBytes, maxObjects } = this.#quotas;
-    const charge = () => this.#sql.chargeObjects.run(bytes, count, account, bytes <= 0 ? 1 : 0, bytes, maxObjectBytes, count <= 0 ? 1 : 0, count, maxObjects).changes === 1;
+    const charge = () =>
+      this.#sql.chargeObjects.run(bytes, count, account, bytes <= 0 ? 1 : 0, bytes, maxObjectBytes, count <= 0 ? 1 : 0, count, maxObjects).changes === 1;
     if (charge()) return;
     // No row yet (the account's first write), or over a quota.
     if (this.#sql.ensureUsage.run(account).changes === 1 && charge()) return;

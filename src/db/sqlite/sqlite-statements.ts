@@ -11,14 +11,39 @@ export interface ObjectRecord extends SharedObjectRecord {
  * headObject and getObject rows come back raw (arrays in META_COLUMNS order, then the inline body):
  * better-sqlite3 builds a row object property by property, which costs more than the lookup itself.
  */
-export type RawObjectRow = [key: string, version: string, size: number, etag: string, uploaded: number, httpMetadata: string,
-  customMetadata: string, checksums: string, storageClass: string, hasInline: number, blobId: string | null, partCount: number,
-  ssec: string | null, inlineData?: Uint8Array | null];
+export type RawObjectRow = [
+  key: string,
+  version: string,
+  size: number,
+  etag: string,
+  uploaded: number,
+  httpMetadata: string,
+  customMetadata: string,
+  checksums: string,
+  storageClass: string,
+  hasInline: number,
+  blobId: string | null,
+  partCount: number,
+  ssec: string | null,
+  inlineData?: Uint8Array | null,
+];
 
 export function objectRecord(row: RawObjectRow): ObjectRecord {
   return {
-    key: row[0], version: row[1], size: row[2], etag: row[3], uploaded: row[4], http_metadata: row[5], custom_metadata: row[6],
-    checksums: row[7], storage_class: row[8], has_inline: row[9], blob_id: row[10], part_count: row[11], ssec: row[12], inline_data: row[13],
+    key: row[0],
+    version: row[1],
+    size: row[2],
+    etag: row[3],
+    uploaded: row[4],
+    http_metadata: row[5],
+    custom_metadata: row[6],
+    checksums: row[7],
+    storage_class: row[8],
+    has_inline: row[9],
+    blob_id: row[10],
+    part_count: row[11],
+    ssec: row[12],
+    inline_data: row[13],
   };
 }
 
@@ -28,8 +53,17 @@ const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_
 
 /** Column order of a raw list row; http_metadata and custom_metadata follow when requested. */
 const LIST_COLUMNS = 'key, version, size, etag, uploaded, checksums, storage_class';
-export type ListRecord = [key: string, version: string, size: number, etag: string, uploaded: number, checksums: string,
-  storageClass: string, httpMetadata?: string, customMetadata?: string];
+export type ListRecord = [
+  key: string,
+  version: string,
+  size: number,
+  etag: string,
+  uploaded: number,
+  checksums: string,
+  storageClass: string,
+  httpMetadata?: string,
+  customMetadata?: string,
+];
 
 export function prepareStatements(db: Database) {
   const s = (sql: string): Statement => db.prepare(sql);
@@ -75,7 +109,9 @@ export function prepareStatements(db: Database) {
     deleteUpload: s('DELETE FROM uploads WHERE upload_id = ?'),
 
     headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`).raw(),
-    getObject: s(`SELECT ${META_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, b.bytes AS inline_data
+    getObject: s(`SELECT ${META_COLUMNS.split(', ')
+      .map((c) => `o.${c}`)
+      .join(', ')}, b.bytes AS inline_data
       FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`).raw(),
     upsertObject: s(`INSERT OR REPLACE INTO objects (bucket, key, version, size, etag, uploaded, http_metadata,
       custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),

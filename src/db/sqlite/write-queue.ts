@@ -122,17 +122,23 @@ export class WriteQueue {
       return;
     }
     this.#syncing = true;
-    this.#wal.sync().then(() => {
-      batch.forEach((write, i) => {
-        const outcome = outcomes[i]!;
-        if (outcome.ok) write.resolve(outcome.value);
-        else write.reject(outcome.value);
+    this.#wal
+      .sync()
+      .then(
+        () => {
+          batch.forEach((write, i) => {
+            const outcome = outcomes[i]!;
+            if (outcome.ok) write.resolve(outcome.value);
+            else write.reject(outcome.value);
+          });
+        },
+        (error: unknown) => {
+          for (const write of batch) write.reject(error);
+        },
+      )
+      .finally(() => {
+        this.#syncing = false;
+        this.#schedule();
       });
-    }, (error: unknown) => {
-      for (const write of batch) write.reject(error);
-    }).finally(() => {
-      this.#syncing = false;
-      this.#schedule();
-    });
   }
 }

@@ -53,7 +53,12 @@ export class ChainJournal {
     await mkdir(dirname(path), { recursive: true });
     const existing = await readExisting(path, chainId);
     if (existing.kind === 'usable') {
-      return { journal: new ChainJournal(path, await open(path, 'a')), genesisTime: existing.header.genesisTime, entries: existing.entries, movedAside: undefined };
+      return {
+        journal: new ChainJournal(path, await open(path, 'a')),
+        genesisTime: existing.header.genesisTime,
+        entries: existing.entries,
+        movedAside: undefined,
+      };
     }
     let movedAside: string | undefined;
     if (existing.kind === 'unusable') movedAside = await ChainJournal.moveAside(path, nowMs);
@@ -83,10 +88,7 @@ export class ChainJournal {
   }
 }
 
-type Existing =
-  | { kind: 'none' }
-  | { kind: 'unusable' }
-  | { kind: 'usable'; header: JournalHeader; entries: JournalEntry[] };
+type Existing = { kind: 'none' } | { kind: 'unusable' } | { kind: 'usable'; header: JournalHeader; entries: JournalEntry[] };
 
 async function readExisting(path: string, chainId: number): Promise<Existing> {
   let text: string;
@@ -98,11 +100,15 @@ async function readExisting(path: string, chainId: number): Promise<Existing> {
   }
   const complete = text.lastIndexOf('\n') + 1;
   if (complete < text.length) await truncate(path, Buffer.byteLength(text.slice(0, complete)));
-  const lines = text.slice(0, complete).split('\n').filter((line) => line.length > 0);
+  const lines = text
+    .slice(0, complete)
+    .split('\n')
+    .filter((line) => line.length > 0);
   if (lines.length === 0) return { kind: 'none' };
   try {
     const header = JSON.parse(lines[0]!) as JournalHeader;
-    if (header.format !== FORMAT || header.version !== VERSION || header.chainId !== chainId || !Number.isInteger(header.genesisTime)) return { kind: 'unusable' };
+    if (header.format !== FORMAT || header.version !== VERSION || header.chainId !== chainId || !Number.isInteger(header.genesisTime))
+      return { kind: 'unusable' };
     const entries = lines.slice(1).map((line) => JSON.parse(line) as JournalEntry);
     if (entries.some((e) => typeof e.t !== 'string' || typeof e.raw !== 'string')) return { kind: 'unusable' };
     return { kind: 'usable', header, entries };

@@ -30,8 +30,8 @@ export const DEV_ACCOUNT_BALANCE_WEI = 10_000n * 10n ** 18n;
  */
 export function describeDevAccounts(network: string): string[] {
   return [
-    `Embedded chain ${network}: ${DEV_ACCOUNTS.length} funded development accounts, 10000 ETH each, with their private keys. `
-      + `These keys are publicly known (mnemonic "${DEV_MNEMONIC}"): use them only on this local chain, never on a real network.`,
+    `Embedded chain ${network}: ${DEV_ACCOUNTS.length} funded development accounts, 10000 ETH each, with their private keys. ` +
+      `These keys are publicly known (mnemonic "${DEV_MNEMONIC}"): use them only on this local chain, never on a real network.`,
     ...DEV_ACCOUNTS.map((a, i) => `  #${i} ${a.address} private key ${a.privateKey}`),
   ];
 }

@@ -10,8 +10,14 @@
  * file, for replaying the journal; the method policy refuses them to clients.
  */
 import {
-  ContractDecoder, L1_CHAIN_TYPE, l1GenesisState, l1HardforkLatest, l1HardforkToString, MineOrdering,
-  type Provider, type ProviderConfig,
+  ContractDecoder,
+  L1_CHAIN_TYPE,
+  l1GenesisState,
+  l1HardforkLatest,
+  l1HardforkToString,
+  MineOrdering,
+  type Provider,
+  type ProviderConfig,
 } from '@nomicfoundation/edr';
 import type { Logger } from '../../core/log.ts';
 import type { RpcAnswer, RpcErrorObject } from '../json-rpc/response.ts';
@@ -126,7 +132,11 @@ export class EmbeddedChain implements ChainBackend {
 export async function startEmbeddedChain(options: EmbeddedChainOptions): Promise<EmbeddedChain> {
   const { logger, network } = options;
   const opened = options.journalPath === undefined ? undefined : await ChainJournal.open(options.journalPath, options.chainId, options.nowMs);
-  if (opened?.movedAside) logger.warn({ network, journal: opened.movedAside }, 'The embedded chain journal did not match this network (chain id or format); it was moved aside and a new chain started.');
+  if (opened?.movedAside)
+    logger.warn(
+      { network, journal: opened.movedAside },
+      'The embedded chain journal did not match this network (chain id or format); it was moved aside and a new chain started.',
+    );
   const genesisTime = opened?.genesisTime ?? Math.floor(options.nowMs / 1000);
   let chain = new EmbeddedChain(await createProvider(options.chainId, genesisTime), opened?.journal);
   if (opened && opened.entries.length > 0) {
@@ -161,10 +171,7 @@ async function createProvider(chainId: number, genesisTime: number): Promise<Pro
     networkId: BigInt(chainId),
     coinbase: hexBytes(COINBASE),
     defaultTransactionGasLimit: DEFAULT_TRANSACTION_GAS,
-    genesisState: [
-      ...l1GenesisState(hardfork),
-      ...DEV_ACCOUNTS.map((account) => ({ address: hexBytes(account.address), balance: DEV_ACCOUNT_BALANCE_WEI })),
-    ],
+    genesisState: [...l1GenesisState(hardfork), ...DEV_ACCOUNTS.map((account) => ({ address: hexBytes(account.address), balance: DEV_ACCOUNT_BALANCE_WEI }))],
     hardfork: l1HardforkToString(hardfork),
     initialBaseFeePerGas: INITIAL_BASE_FEE_WEI,
     minGasPrice: 0n,
@@ -175,7 +182,8 @@ async function createProvider(chainId: number, genesisTime: number): Promise<Pro
     precompileOverrides: [],
   };
   return context.createProvider(
-    L1_CHAIN_TYPE, config,
+    L1_CHAIN_TYPE,
+    config,
     { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
     { subscriptionCallback: () => {} },
     new ContractDecoder(),

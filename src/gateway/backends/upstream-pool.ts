@@ -52,7 +52,9 @@ class Upstream {
     const parsed = new URL(url);
     this.index = index;
     this.#path = `${parsed.pathname}${parsed.search}`;
-    const headers = parsed.username ? { authorization: `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}` } : undefined;
+    const headers = parsed.username
+      ? { authorization: `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}` }
+      : undefined;
     this.#headers = { 'content-type': 'application/json', ...headers };
     this.#pool = new Pool(parsed.origin, { connections: CONNECTIONS_PER_UPSTREAM, keepAliveTimeout: 30_000 });
   }
@@ -60,7 +62,14 @@ class Upstream {
   async send(body: string, timeoutMs: number): Promise<RpcAnswer> {
     let response;
     try {
-      response = await this.#pool.request({ path: this.#path, method: 'POST', headers: this.#headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      response = await this.#pool.request({
+        path: this.#path,
+        method: 'POST',
+        headers: this.#headers,
+        body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? '';
       throw new UpstreamFailure(`request failed (${code || (error as Error).message})`, !NOT_SENT.has(code), error);
@@ -104,9 +113,15 @@ export class UpstreamPool implements ChainBackend {
         if (!(error instanceof UpstreamFailure)) throw error;
         upstream.downUntil = clock.now() + this.#options.cooldownMs;
         metrics.upstreamCall(network, upstream.index, 'failed');
-        logger.warn({ network, upstream: upstream.index, method, err: error.cause ?? error }, `Upstream ${upstream.index} of ${network} failed: ${error.message}.`);
+        logger.warn(
+          { network, upstream: upstream.index, method, err: error.cause ?? error },
+          `Upstream ${upstream.index} of ${network} failed: ${error.message}.`,
+        );
         if (options?.write && error.sent) {
-          throw gatewayError('GATEWAY_UPSTREAM_UNAVAILABLE', `The upstream node of ${network} failed while taking the transaction; it was not sent to another node, as it may have been received. Check with eth_getTransactionByHash before sending it again.`);
+          throw gatewayError(
+            'GATEWAY_UPSTREAM_UNAVAILABLE',
+            `The upstream node of ${network} failed while taking the transaction; it was not sent to another node, as it may have been received. Check with eth_getTransactionByHash before sending it again.`,
+          );
         }
       }
     }
@@ -135,12 +150,17 @@ function toAnswer(text: string): RpcAnswer {
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     const response = parsed as { result?: unknown; error?: RpcErrorObject };
     const error = response.error;
-    if (isErrorObject(error)) return { error: error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data } };
+    if (isErrorObject(error))
+      return {
+        error: error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data },
+      };
     if ('result' in response) return { result: JSON.stringify(response.result) };
   }
   throw new UpstreamFailure('answered JSON that is not a JSON-RPC response', true);
 }
 
 function isErrorObject(value: unknown): value is RpcErrorObject {
-  return typeof value === 'object' && value !== null && typeof (value as RpcErrorObject).code === 'number' && typeof (value as RpcErrorObject).message === 'string';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as RpcErrorObject).code === 'number' && typeof (value as RpcErrorObject).message === 'string'
+  );
 }

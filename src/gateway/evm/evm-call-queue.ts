@@ -69,10 +69,20 @@ export class EvmCallQueue {
     this.#refill(state);
     if (state.tokens <= 0) return Promise.reject(this.#outOfTime(state));
     if (state.waiting.length >= this.#options.maxQueuedPerClient) {
-      return Promise.reject(gatewayError('GATEWAY_RATE_LIMITED', `Rate limit exceeded: this client already has ${state.waiting.length} calls that run EVM code (eth_call, eth_estimateGas, ...) waiting, the most this gateway queues per client. Send fewer at once.`));
+      return Promise.reject(
+        gatewayError(
+          'GATEWAY_RATE_LIMITED',
+          `Rate limit exceeded: this client already has ${state.waiting.length} calls that run EVM code (eth_call, eth_estimateGas, ...) waiting, the most this gateway queues per client. Send fewer at once.`,
+        ),
+      );
     }
     if (this.#waiting >= this.#options.maxQueued) {
-      return Promise.reject(gatewayError('GATEWAY_OVERLOADED', `The gateway is overloaded: ${this.#waiting} calls that run EVM code are waiting for the chain. Retry in a few seconds.`));
+      return Promise.reject(
+        gatewayError(
+          'GATEWAY_OVERLOADED',
+          `The gateway is overloaded: ${this.#waiting} calls that run EVM code are waiting for the chain. Retry in a few seconds.`,
+        ),
+      );
     }
     return new Promise<RpcAnswer>((resolve, reject) => {
       state.waiting.push({ work, resolve, reject });
@@ -105,7 +115,10 @@ export class EvmCallQueue {
     state.running = true;
     this.#running += 1;
     const started = performance.now();
-    const timer = setTimeout(() => job.resolve({ error: { code: -32000, message: `execution aborted (timeout = ${goDuration(this.#options.timeoutMs)})` } }), this.#options.timeoutMs);
+    const timer = setTimeout(
+      () => job.resolve({ error: { code: -32000, message: `execution aborted (timeout = ${goDuration(this.#options.timeoutMs)})` } }),
+      this.#options.timeoutMs,
+    );
     const settle = () => {
       clearTimeout(timer);
       // Chain time is measured, not scheduled: what the call actually held the chain for.
@@ -122,7 +135,16 @@ export class EvmCallQueue {
     } catch (error) {
       pending = Promise.reject(error);
     }
-    pending.then((answer) => { settle(); job.resolve(answer); }, (error: unknown) => { settle(); job.reject(error); });
+    pending.then(
+      (answer) => {
+        settle();
+        job.resolve(answer);
+      },
+      (error: unknown) => {
+        settle();
+        job.reject(error);
+      },
+    );
   }
 
   #client(client: string): ClientState {
@@ -143,7 +165,11 @@ export class EvmCallQueue {
 
   #outOfTime(state: ClientState): ReturnType<typeof gatewayError> {
     const retryS = Math.max(1, Math.ceil((1 - state.tokens) / this.#perMs / 1000));
-    return gatewayError('GATEWAY_RATE_LIMITED', `Rate limit exceeded: this client's calls that run EVM code (eth_call, eth_estimateGas, ...) used its share of the chain's time (${this.#options.budget.msPerSecond} ms per second). Retry in ${retryS} s.`, { data: { retryAfterSeconds: retryS } });
+    return gatewayError(
+      'GATEWAY_RATE_LIMITED',
+      `Rate limit exceeded: this client's calls that run EVM code (eth_call, eth_estimateGas, ...) used its share of the chain's time (${this.#options.budget.msPerSecond} ms per second). Retry in ${retryS} s.`,
+      { data: { retryAfterSeconds: retryS } },
+    );
   }
 
   #sweep(): void {

@@ -41,7 +41,10 @@ export function dataOverCap(method: string, params: readonly unknown[], cap: num
   const bytes = Math.floor(Math.max(0, longest - 2) / 2);
   const least = TX_BASE_GAS + GAS_PER_DATA_BYTE_AT_LEAST * bytes;
   if (least <= cap) return undefined;
-  return { code: -32000, message: `intrinsic gas too high: the call's ${bytes} bytes of data need at least ${least} gas, over this gateway's gas cap of ${cap} per call` };
+  return {
+    code: -32000,
+    message: `intrinsic gas too high: the call's ${bytes} bytes of data need at least ${least} gas, over this gateway's gas cap of ${cap} per call`,
+  };
 }
 
 /**

@@ -97,17 +97,37 @@ function route(deps: Handler, req: IncomingMessage, res: ServerResponse): void {
     path = query === -1 ? url : url.slice(0, query);
     if (path === '/metrics') return void serveMetrics(deps, req, res).catch((error: unknown) => unmapped(deps, req, res, error));
     name = networkName(path);
-    if (name === undefined) return sendError(deps, res, gatewayError('GATEWAY_NOT_FOUND', `Not found: ${JSON.stringify(path)} is not a gateway endpoint. Send JSON-RPC requests to POST /v1/<network>, e.g. /v1/sepolia.`));
+    if (name === undefined)
+      return sendError(
+        deps,
+        res,
+        gatewayError(
+          'GATEWAY_NOT_FOUND',
+          `Not found: ${JSON.stringify(path)} is not a gateway endpoint. Send JSON-RPC requests to POST /v1/<network>, e.g. /v1/sepolia.`,
+        ),
+      );
   }
   if (req.method !== 'POST') {
     if (req.method === 'OPTIONS') return preflight(deps, req, res);
-    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on ${path}: send JSON-RPC requests with POST.`), ['allow', 'POST, OPTIONS']);
+    return sendError(
+      deps,
+      res,
+      gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on ${path}: send JSON-RPC requests with POST.`),
+      ['allow', 'POST, OPTIONS'],
+    );
   }
   const contentType = req.headers['content-type'];
   if (contentType !== undefined && contentType !== 'application/json') {
     const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
     if (!ACCEPTED_MEDIA_TYPES.has(mediaType)) {
-      return sendError(deps, res, gatewayError('GATEWAY_UNSUPPORTED_MEDIA_TYPE', `Unsupported content type ${JSON.stringify(mediaType)}: send the JSON-RPC body with Content-Type: application/json.`));
+      return sendError(
+        deps,
+        res,
+        gatewayError(
+          'GATEWAY_UNSUPPORTED_MEDIA_TYPE',
+          `Unsupported content type ${JSON.stringify(mediaType)}: send the JSON-RPC body with Content-Type: application/json.`,
+        ),
+      );
     }
   }
   network ??= deps.networks.get(name!);
@@ -120,7 +140,15 @@ function route(deps: Handler, req: IncomingMessage, res: ServerResponse): void {
   const reserved = deps.bodies.reserve(Number.isFinite(declared) ? declared : deps.maxBodyBytes);
   if (reserved === undefined) {
     deps.metrics.overloaded();
-    return sendError(deps, res, gatewayError('GATEWAY_OVERLOADED', `The gateway is overloaded: it is already reading ${deps.bodies.inFlight} bytes of large request bodies. Retry in a second, or send smaller requests.`), ['retry-after', '1', ...CLOSE]);
+    return sendError(
+      deps,
+      res,
+      gatewayError(
+        'GATEWAY_OVERLOADED',
+        `The gateway is overloaded: it is already reading ${deps.bodies.inFlight} bytes of large request bodies. Retry in a second, or send smaller requests.`,
+      ),
+      ['retry-after', '1', ...CLOSE],
+    );
   }
   if (reserved > 0) res.once('close', () => deps.bodies.release(reserved));
   // node:http calls this as soon as the head is parsed, and the body that came in the same read
@@ -133,11 +161,16 @@ function afterBody(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
   try {
     const body = receivedBody(req, deps.maxBodyBytes);
     if (body === undefined) {
-      readBody(req, deps.maxBodyBytes).then((text) => answer(deps, network, req, res, text), (error: unknown) => {
-        if (error instanceof ClientGone) return void res.destroy();
-        if (!(error instanceof JsonRpcError)) throw error;
-        sendError(deps, res, error, CLOSE);
-      }).catch((error: unknown) => unmapped(deps, req, res, error));
+      readBody(req, deps.maxBodyBytes)
+        .then(
+          (text) => answer(deps, network, req, res, text),
+          (error: unknown) => {
+            if (error instanceof ClientGone) return void res.destroy();
+            if (!(error instanceof JsonRpcError)) throw error;
+            sendError(deps, res, error, CLOSE);
+          },
+        )
+        .catch((error: unknown) => unmapped(deps, req, res, error));
     } else if (typeof body === 'string') {
       answer(deps, network, req, res, body);
     } else {
@@ -180,8 +213,15 @@ function clientOf(req: IncomingMessage): string {
  * Parses the body and runs its calls; `key` is its replay key when it may have a replay, `waitMs`
  * the rate limit's answer when a replay already asked it.
  */
-async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage, res: ServerResponse, body: string,
-  key: ReplayKey | undefined, waitMs: number | undefined): Promise<void> {
+async function run(
+  deps: Handler,
+  network: GatewayNetwork,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  key: ReplayKey | undefined,
+  waitMs: number | undefined,
+): Promise<void> {
   const parsed = parseRequestBody(body, deps);
   if (parsed.kind === 'invalid') return sendError(deps, res, parsed.error);
   const members = parsed.kind === 'single' ? [parsed.member] : parsed.members;
@@ -189,15 +229,37 @@ async function run(deps: Handler, network: GatewayNetwork, req: IncomingMessage,
   waitMs ??= deps.rateLimiter.enabled ? deps.rateLimiter.take(clientOf(req), members.length) : 0;
   if (waitMs > 0) {
     deps.metrics.rateLimited();
-    const limited = gatewayError('GATEWAY_RATE_LIMITED', `Rate limit exceeded: this client sent more requests than this gateway allows (every batch member counts). Retry in ${Math.ceil(waitMs / 1000)} s.`);
-    return sendAnswers(deps, res, parsed.kind, members, members.map(() => limited), limited.status, ['retry-after', String(Math.ceil(waitMs / 1000))]);
+    const limited = gatewayError(
+      'GATEWAY_RATE_LIMITED',
+      `Rate limit exceeded: this client sent more requests than this gateway allows (every batch member counts). Retry in ${Math.ceil(waitMs / 1000)} s.`,
+    );
+    return sendAnswers(
+      deps,
+      res,
+      parsed.kind,
+      members,
+      members.map(() => limited),
+      limited.status,
+      ['retry-after', String(Math.ceil(waitMs / 1000))],
+    );
   }
   if (network.retiredAtMs !== undefined && network.isRetired(deps.clock.now())) {
     const retired = network.retirementError();
-    return sendAnswers(deps, res, parsed.kind, members, members.map(() => retired), 200, retirementHeaders(network));
+    return sendAnswers(
+      deps,
+      res,
+      parsed.kind,
+      members,
+      members.map(() => retired),
+      200,
+      retirementHeaders(network),
+    );
   }
   const client = clientKey(req.socket.remoteAddress);
-  const answers = parsed.kind === 'single' ? [await runMember(deps, network, parsed.member, client)] : await Promise.all(members.map((member) => runMember(deps, network, member, client)));
+  const answers =
+    parsed.kind === 'single'
+      ? [await runMember(deps, network, parsed.member, client)]
+      : await Promise.all(members.map((member) => runMember(deps, network, member, client)));
   if (parsed.kind === 'single' && key !== undefined && deps.replays.seenBefore(key.key)) {
     const replay = toReplay(deps, network, parsed.member, answers[0]!, key.id);
     if (replay !== undefined) {
@@ -219,14 +281,22 @@ function toReplay(deps: Handler, network: GatewayNetwork, member: RpcMember, ans
   if (keyId !== '') {
     if (member.id !== keyId) return undefined;
     return {
-      network, epoch: answer.epoch, calls, headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT'],
-      body: Buffer.from(RESPONSE_HEAD), tail: Buffer.from(resultTail(answer.result)),
+      network,
+      epoch: answer.epoch,
+      calls,
+      headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT'],
+      body: Buffer.from(RESPONSE_HEAD),
+      tail: Buffer.from(resultTail(answer.result)),
     };
   }
   const bytes = Buffer.from(answerResponse(member.id, answer));
   return {
-    network, epoch: answer.epoch, calls, headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT', 'content-length', String(bytes.length)],
-    body: bytes, tail: undefined,
+    network,
+    epoch: answer.epoch,
+    calls,
+    headers: [...JSON_HEADERS, 'x-edgeport-cache', 'HIT', 'content-length', String(bytes.length)],
+    body: bytes,
+    tail: undefined,
   };
 }
 
@@ -252,8 +322,15 @@ function runMember(deps: Handler, network: GatewayNetwork, member: RpcMember, cl
 }
 
 /** Writes one answer per member that has an id (notifications get none): one object, an array, or 204. */
-function sendAnswers(deps: Handler, res: ServerResponse, shape: 'single' | 'batch', members: readonly RpcMember[],
-  answers: ReadonlyArray<RpcAnswer | JsonRpcError>, status: number, headers?: readonly string[]): void {
+function sendAnswers(
+  deps: Handler,
+  res: ServerResponse,
+  shape: 'single' | 'batch',
+  members: readonly RpcMember[],
+  answers: ReadonlyArray<RpcAnswer | JsonRpcError>,
+  status: number,
+  headers?: readonly string[],
+): void {
   const parts: string[] = [];
   for (let i = 0; i < members.length; i++) {
     const id = members[i]!.id;
@@ -263,15 +340,14 @@ function sendAnswers(deps: Handler, res: ServerResponse, shape: 'single' | 'batc
   }
   if (parts.length === 0) {
     deps.metrics.httpResponse(204);
-    res.writeHead(204, ['access-control-allow-origin', '*', ...headers ?? []]);
+    res.writeHead(204, ['access-control-allow-origin', '*', ...(headers ?? [])]);
     res.end();
     return;
   }
   if (shape === 'batch') return send(deps, res, status, `[${parts.join(',')}]`, headers);
   const member = members[0]!;
   const answer = answers[0]!;
-  const cache = member.kind === 'call' && isCachedMethod(member.method) && !(answer instanceof JsonRpcError)
-    ? (answer.cached ? 'HIT' : 'MISS') : 'BYPASS';
+  const cache = member.kind === 'call' && isCachedMethod(member.method) && !(answer instanceof JsonRpcError) ? (answer.cached ? 'HIT' : 'MISS') : 'BYPASS';
   return send(deps, res, status, parts[0]!, headers === undefined ? ['x-edgeport-cache', cache] : ['x-edgeport-cache', cache, ...headers]);
 }
 
@@ -321,7 +397,10 @@ function preflight(deps: Handler, req: IncomingMessage, res: ServerResponse): vo
 
 async function serveMetrics(deps: Handler, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on /metrics: use GET.`), ['allow', 'GET']);
+    return sendError(deps, res, gatewayError('GATEWAY_HTTP_METHOD_NOT_ALLOWED', `HTTP method ${req.method} is not allowed on /metrics: use GET.`), [
+      'allow',
+      'GET',
+    ]);
   }
   deps.beforeMetrics();
   const text = await deps.metrics.text();

@@ -57,17 +57,26 @@ export function parseRequestBody(body: string, limits: ParseLimits): ParsedBody 
     case 'too-deep':
       return {
         kind: 'invalid',
-        error: gatewayError('GATEWAY_JSON_TOO_DEEP', `Invalid request: the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; this gateway accepts at most ${MAX_JSON_DEPTH} (Ethereum requests need fewer than 10). Send params without the extra nesting.`),
+        error: gatewayError(
+          'GATEWAY_JSON_TOO_DEEP',
+          `Invalid request: the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; this gateway accepts at most ${MAX_JSON_DEPTH} (Ethereum requests need fewer than 10). Send params without the extra nesting.`,
+        ),
       };
     case 'too-many-items':
       return {
         kind: 'invalid',
-        error: gatewayError('GATEWAY_BATCH_TOO_LARGE', `Invalid request: the batch has more than ${limits.maxBatchItems} members; this gateway accepts at most ${limits.maxBatchItems} per batch. Split it into batches of at most ${limits.maxBatchItems}.`),
+        error: gatewayError(
+          'GATEWAY_BATCH_TOO_LARGE',
+          `Invalid request: the batch has more than ${limits.maxBatchItems} members; this gateway accepts at most ${limits.maxBatchItems} per batch. Split it into batches of at most ${limits.maxBatchItems}.`,
+        ),
       };
     case 'too-many-values':
       return {
         kind: 'invalid',
-        error: gatewayError('GATEWAY_JSON_TOO_MANY_VALUES', `Invalid request: the body holds more than ${maxValues} JSON values (numbers, strings, arrays, objects, ...); this gateway accepts at most ${maxValues} per body. Send fewer or smaller params, or split the batch.`),
+        error: gatewayError(
+          'GATEWAY_JSON_TOO_MANY_VALUES',
+          `Invalid request: the body holds more than ${maxValues} JSON values (numbers, strings, arrays, objects, ...); this gateway accepts at most ${maxValues} per body. Send fewer or smaller params, or split the batch.`,
+        ),
       };
   }
   let value: unknown;
@@ -81,7 +90,10 @@ export function parseRequestBody(body: string, limits: ParseLimits): ParsedBody 
     return { kind: 'batch', members: value.map((item, index) => toMember(item, body, index, true)) };
   }
   if (!isObject(value)) {
-    return { kind: 'invalid', error: gatewayError('GATEWAY_INVALID_REQUEST', `Invalid request: the body must be a request object or a batch (array) of them, got ${describe(value)}.`) };
+    return {
+      kind: 'invalid',
+      error: gatewayError('GATEWAY_INVALID_REQUEST', `Invalid request: the body must be a request object or a batch (array) of them, got ${describe(value)}.`),
+    };
   }
   return { kind: 'single', member: toMember(value, body, 0, false) };
 }
@@ -98,7 +110,10 @@ export function toMember(value: unknown, body: string, index: number, inBatch: b
   }
   const idText = hasId ? idToText(id as string | number | null, body, index) : undefined;
   if (value.jsonrpc !== '2.0') {
-    return reject(idText ?? 'null', `Invalid request: "jsonrpc" must be the string "2.0", got ${value.jsonrpc === undefined ? 'nothing' : JSON.stringify(value.jsonrpc)}.`);
+    return reject(
+      idText ?? 'null',
+      `Invalid request: "jsonrpc" must be the string "2.0", got ${value.jsonrpc === undefined ? 'nothing' : JSON.stringify(value.jsonrpc)}.`,
+    );
   }
   if (typeof value.method !== 'string') {
     return reject(idText ?? 'null', `Invalid request: "method" must be a string, got ${value.method === undefined ? 'nothing' : describe(value.method)}.`);
@@ -110,7 +125,8 @@ export function toMember(value: unknown, body: string, index: number, inBatch: b
     // Named params are valid JSON-RPC, but every Ethereum method is positional: the request is
     // well formed (so a notification stays unanswered), its params are not.
     return {
-      kind: 'rejected', id: idText,
+      kind: 'rejected',
+      id: idText,
       error: gatewayError('GATEWAY_INVALID_PARAMS', `Invalid params: ${value.method} takes positional params; send "params" as an array.`),
     };
   }

@@ -27,11 +27,15 @@ export function parseDestination(conf: string): DestinationResult {
   const scheme = /^([a-z0-9+.-]+):\/\//i.exec(conf)?.[1]?.toLowerCase();
   if (scheme === undefined) return fail('it must start with a scheme: file://, store://, s3://, https:// or http://');
   switch (scheme) {
-    case 'file': return parseFile(conf);
-    case 'store': return parseBucketPath(conf.slice('store://'.length), 'store');
-    case 's3': return parseS3(conf);
+    case 'file':
+      return parseFile(conf);
+    case 'store':
+      return parseBucketPath(conf.slice('store://'.length), 'store');
+    case 's3':
+      return parseS3(conf);
     case 'https':
-    case 'http': return parseHttp(conf, scheme);
+    case 'http':
+      return parseHttp(conf, scheme);
     default:
       return fail(`the scheme ${scheme}:// is not supported: use file://, store://, s3://, https:// or http://`);
   }
@@ -87,7 +91,10 @@ function parseS3(conf: string): DestinationResult {
       return fail(`the endpoint ${endpoint} is not a host or URL`);
     }
   }
-  return { ok: true, destination: { scheme: 's3', bucket, prefix: slash < 0 ? '' : trimSlashes(location.slice(slash + 1)), region, endpoint, accessKeyId, secretAccessKey } };
+  return {
+    ok: true,
+    destination: { scheme: 's3', bucket, prefix: slash < 0 ? '' : trimSlashes(location.slice(slash + 1)), region, endpoint, accessKeyId, secretAccessKey },
+  };
 }
 
 function parseHttp(conf: string, scheme: 'http' | 'https'): DestinationResult {
@@ -120,12 +127,14 @@ export function needsOwnershipChallenge(destination: Destination): boolean {
  */
 export function challengeLocation(destination: Destination): string {
   switch (destination.scheme) {
-    case 'file': return `file://${fixedPath(destination.directory) || '/'}`;
+    case 'file':
+      return `file://${fixedPath(destination.directory) || '/'}`;
     case 'store': {
       const prefix = fixedPath(destination.prefix);
       return `store://${destination.bucket}${prefix ? `/${prefix}` : ''}`;
     }
-    default: throw new Error(`${destination.scheme} destinations have no ownership challenge.`);
+    default:
+      throw new Error(`${destination.scheme} destinations have no ownership challenge.`);
   }
 }
 

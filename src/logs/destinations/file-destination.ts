@@ -23,7 +23,8 @@ export function fileDestination(directory: string, roots: FileRoots): LogDestina
       const dir = await allowedDirectory(roots, dirname(target));
       const created = await mkdir(dir, { recursive: true }).catch((error: unknown) => fail(target, error));
       // The real path again once the directories exist: nothing may have been swapped in meanwhile.
-      if (await allowedDirectory(roots, dir) !== dir) throw new DestinationError(`could not write ${target}: its directory changed while it was being written`);
+      if ((await allowedDirectory(roots, dir)) !== dir)
+        throw new DestinationError(`could not write ${target}: its directory changed while it was being written`);
       const final = join(dir, basename(target));
       const tmp = `${final}.${randomBytes(8).toString('hex')}.tmp`;
       await batch.tempFiles?.note(tmp);

@@ -55,8 +55,10 @@ export class FileRoots {
   async checkClaim(directory: string): Promise<FileCheck> {
     const check = await this.check(directory);
     if (!check.ok || !check.isRoot || this.rootsClaimable) return check;
-    return refuse(`${check.realPath} is a file root itself ([logs] file_roots), shared by every account of this server: `
-      + `choose a directory below it, such as ${join(check.realPath, 'logs')}`);
+    return refuse(
+      `${check.realPath} is a file root itself ([logs] file_roots), shared by every account of this server: ` +
+        `choose a directory below it, such as ${join(check.realPath, 'logs')}`,
+    );
   }
 
   /**
@@ -78,7 +80,8 @@ export class FileRoots {
     const allowed = `it must lie below one of the directories this server allows for file:// destinations ([logs] file_roots): ${this.roots.join(', ')}`;
     const dataDir = await realPathOf(this.#dataDir).catch(() => this.#dataDir);
     const logFiles = join(dataDir, DEFAULTS.logs.fileRootInDataDir);
-    if (isWithin(real, dataDir) && !isWithin(real, logFiles)) return refuse(`it lies inside the server's data directory; ${allowed}, outside the data directory but for ${logFiles}`);
+    if (isWithin(real, dataDir) && !isWithin(real, logFiles))
+      return refuse(`it lies inside the server's data directory; ${allowed}, outside the data directory but for ${logFiles}`);
     const roots = await Promise.all(this.roots.map((root) => realPathOf(root).catch(() => null)));
     if (roots.some((root) => root !== null && isWithin(real, root))) return { ok: true, realPath: real, isRoot: roots.includes(real) };
     const through = real !== resolve(directory) ? ` (it leads to ${real} through a symbolic link)` : '';

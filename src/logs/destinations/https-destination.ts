@@ -21,7 +21,8 @@ export function httpsDestination(target: string, headers: Readonly<Record<string
       try {
         response = await poster.post({
           headers: { ...headers, 'content-type': batch.contentType, 'content-encoding': 'gzip', 'user-agent': LOG_SHIPPER_USER_AGENT },
-          body: batch.gzipped, timeoutMs: TIMEOUT_MS,
+          body: batch.gzipped,
+          timeoutMs: TIMEOUT_MS,
         });
       } catch (error) {
         throw new DestinationError(`POST ${url.origin}${url.pathname} failed: ${postFailure(error)}`);

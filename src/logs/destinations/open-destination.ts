@@ -37,8 +37,13 @@ export function openDestination(conf: string, engine: StoreEngine, roots: FileRo
     case 's3':
       return {
         destination: s3Destination({
-          bucket: destination.bucket, region: destination.region, endpoint: destination.endpoint ?? undefined,
-          accessKeyId: destination.accessKeyId, secretAccessKey: destination.secretAccessKey, guard, timeoutMs: S3_TIMEOUT_MS,
+          bucket: destination.bucket,
+          region: destination.region,
+          endpoint: destination.endpoint ?? undefined,
+          accessKeyId: destination.accessKeyId,
+          secretAccessKey: destination.secretAccessKey,
+          guard,
+          timeoutMs: S3_TIMEOUT_MS,
         }),
         path: destination.prefix,
       };

@@ -33,25 +33,35 @@ export function s3Destination(options: S3DestinationOptions): LogDestination {
   const refused = guard && literalRefusal(guard, endpoint);
   const lookup = guard ? guardedLookup(guard, urlPort(endpoint)) : undefined;
   let client: S3Client | undefined;
-  const clientOf = (S3: typeof S3Client) => (client ??= new S3({
-    ...(lookup ? { requestHandler: { httpAgent: new HttpAgent({ keepAlive: true, lookup }), httpsAgent: new HttpsAgent({ keepAlive: true, lookup }) } } : {}),
-    region: options.region,
-    ...(options.endpoint ? { endpoint: endpointUrl(options.endpoint), forcePathStyle: true } : {}),
-    ...(options.accessKeyId && options.secretAccessKey
-      ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
-      : {}),
-    maxAttempts: 1,
-  }));
+  const clientOf = (S3: typeof S3Client) =>
+    (client ??= new S3({
+      ...(lookup ? { requestHandler: { httpAgent: new HttpAgent({ keepAlive: true, lookup }), httpsAgent: new HttpsAgent({ keepAlive: true, lookup }) } } : {}),
+      region: options.region,
+      ...(options.endpoint ? { endpoint: endpointUrl(options.endpoint), forcePathStyle: true } : {}),
+      ...(options.accessKeyId && options.secretAccessKey
+        ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+        : {}),
+      maxAttempts: 1,
+    }));
   return {
     async write(batch: DeliveredBatch): Promise<void> {
-      if (refused) throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: the destination leads where this account may not connect: ${refused}`);
+      if (refused)
+        throw new DestinationError(
+          `S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: the destination leads where this account may not connect: ${refused}`,
+        );
       const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
       try {
         const { PutObjectCommand, S3Client } = await (sdk ??= import('@aws-sdk/client-s3'));
-        await clientOf(S3Client).send(new PutObjectCommand({
-          Bucket: options.bucket, Key: batch.name, Body: batch.gzipped,
-          ContentType: batch.contentType, ContentEncoding: 'gzip',
-        }), signal ? { abortSignal: signal } : {});
+        await clientOf(S3Client).send(
+          new PutObjectCommand({
+            Bucket: options.bucket,
+            Key: batch.name,
+            Body: batch.gzipped,
+            ContentType: batch.contentType,
+            ContentEncoding: 'gzip',
+          }),
+          signal ? { abortSignal: signal } : {},
+        );
       } catch (error) {
         const why = signal?.aborted ? `no answer from ${endpoint.origin} within ${options.timeoutMs} ms` : `${(error as Error).name}: ${postFailure(error)}`;
         throw new DestinationError(`S3 PutObject to bucket ${JSON.stringify(options.bucket)} failed: ${why}`);

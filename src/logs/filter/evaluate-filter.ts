@@ -29,18 +29,27 @@ function evaluateCriterion(criterion: FilterCriterion, actual: unknown): boolean
 function positive(operator: string, value: FilterScalar | readonly FilterScalar[], actual: unknown): boolean {
   if (actual === undefined || actual === null) return false;
   switch (operator) {
-    case 'eq': return same(actual, value as FilterScalar);
-    case 'in': return (value as readonly FilterScalar[]).some((v) => same(actual, v));
-    case 'lt': return typeof actual === 'number' && actual < (value as number);
-    case 'leq': return typeof actual === 'number' && actual <= (value as number);
-    case 'gt': return typeof actual === 'number' && actual > (value as number);
-    case 'geq': return typeof actual === 'number' && actual >= (value as number);
-    case 'startsWith': return typeof actual === 'string' && actual.startsWith(value as string);
-    case 'endsWith': return typeof actual === 'string' && actual.endsWith(value as string);
+    case 'eq':
+      return same(actual, value as FilterScalar);
+    case 'in':
+      return (value as readonly FilterScalar[]).some((v) => same(actual, v));
+    case 'lt':
+      return typeof actual === 'number' && actual < (value as number);
+    case 'leq':
+      return typeof actual === 'number' && actual <= (value as number);
+    case 'gt':
+      return typeof actual === 'number' && actual > (value as number);
+    case 'geq':
+      return typeof actual === 'number' && actual >= (value as number);
+    case 'startsWith':
+      return typeof actual === 'string' && actual.startsWith(value as string);
+    case 'endsWith':
+      return typeof actual === 'string' && actual.endsWith(value as string);
     case 'contains':
       if (Array.isArray(actual)) return actual.includes(value);
       return typeof actual === 'string' && actual.includes(value as string);
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -13,13 +13,34 @@ import { HTTP_REQUESTS_FIELDS, isHttpRequestsField, type HttpRequestsFieldName, 
 
 /** The real service's comparison operators (camelCase, `!` negates). */
 export const FILTER_OPERATORS = [
-  'eq', '!eq', 'lt', 'leq', 'gt', 'geq', 'startsWith', 'endsWith', '!startsWith', '!endsWith', 'contains', '!contains', 'in', '!in',
+  'eq',
+  '!eq',
+  'lt',
+  'leq',
+  'gt',
+  'geq',
+  'startsWith',
+  'endsWith',
+  '!startsWith',
+  '!endsWith',
+  'contains',
+  '!contains',
+  'in',
+  '!in',
 ] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 /** Spellings of older documentation, accepted and normalised to the current operator. */
 const OPERATOR_ALIASES: Readonly<Record<string, FilterOperator>> = {
-  '==': 'eq', '!=': '!eq', neq: '!eq', '<': 'lt', '<=': 'leq', lte: 'leq', '>': 'gt', '>=': 'geq', gte: 'geq',
+  '==': 'eq',
+  '!=': '!eq',
+  neq: '!eq',
+  '<': 'lt',
+  '<=': 'leq',
+  lte: 'leq',
+  '>': 'gt',
+  '>=': 'geq',
+  gte: 'geq',
 };
 
 /**
@@ -95,11 +116,23 @@ const CRITERION_KEYS = new Set(['key', 'operator', 'value']);
 export function parseFilter(text: string, limits: FilterLimits = FILTER_LIMITS): FilterParseResult {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > limits.maxBytes) {
-    return { ok: false, problems: [{ pointer: '', limit: 'bytes', message: `the filter is ${bytes} bytes long; at most ${limits.maxBytes} bytes are allowed` }] };
+    return {
+      ok: false,
+      problems: [{ pointer: '', limit: 'bytes', message: `the filter is ${bytes} bytes long; at most ${limits.maxBytes} bytes are allowed` }],
+    };
   }
   const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH;
   if (scanJsonShape(text, { maxDepth }).kind === 'too-deep') {
-    return { ok: false, problems: [{ pointer: '', limit: 'depth', message: `the filter nests arrays and objects more than ${maxDepth} levels deep (each "and"/"or" group takes two); at most ${maxDepth} are allowed` }] };
+    return {
+      ok: false,
+      problems: [
+        {
+          pointer: '',
+          limit: 'depth',
+          message: `the filter nests arrays and objects more than ${maxDepth} levels deep (each "and"/"or" group takes two); at most ${maxDepth} are allowed`,
+        },
+      ],
+    };
   }
   let document: unknown;
   try {
@@ -135,7 +168,13 @@ function parseExpression(node: unknown, pointer: string, problems: FilterProblem
   const group = keys.find((key) => key === 'and' || key === 'or') as 'and' | 'or' | undefined;
   if (group !== undefined) {
     if (keys.length !== 1) {
-      problems.push({ pointer, message: `an "${group}" expression may not have other keys (found ${keys.filter((k) => k !== group).map((k) => JSON.stringify(k)).join(', ')})` });
+      problems.push({
+        pointer,
+        message: `an "${group}" expression may not have other keys (found ${keys
+          .filter((k) => k !== group)
+          .map((k) => JSON.stringify(k))
+          .join(', ')})`,
+      });
       return null;
     }
     const list = node[group];
@@ -149,11 +188,20 @@ function parseExpression(node: unknown, pointer: string, problems: FilterProblem
   return parseCriterion(node, keys, pointer, problems, state);
 }
 
-function parseCriterion(node: Record<string, unknown>, keys: string[], pointer: string, problems: FilterProblem[], state: { operators: number }): FilterCriterion | null {
+function parseCriterion(
+  node: Record<string, unknown>,
+  keys: string[],
+  pointer: string,
+  problems: FilterProblem[],
+  state: { operators: number },
+): FilterCriterion | null {
   state.operators += 1;
   const before = problems.length;
   for (const extra of keys.filter((key) => !CRITERION_KEYS.has(key))) {
-    problems.push({ pointer: `${pointer}/${escapePointer(extra)}`, message: `unknown key ${JSON.stringify(extra)}: a criterion has "key", "operator" and "value"` });
+    problems.push({
+      pointer: `${pointer}/${escapePointer(extra)}`,
+      message: `unknown key ${JSON.stringify(extra)}: a criterion has "key", "operator" and "value"`,
+    });
   }
   for (const required of CRITERION_KEYS) {
     if (!(required in node)) problems.push({ pointer, message: `a criterion needs "${required}" (it has "key", "operator" and "value")` });

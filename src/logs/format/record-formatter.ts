@@ -22,10 +22,11 @@ export function createRecordFormatter(options: LogOutputOptions): RecordFormatte
   const csv = options.outputType === 'csv';
   const value = (name: string): Render => {
     const isTimestamp = isHttpRequestsField(name) && HTTP_REQUESTS_FIELDS[name].type === 'timestamp';
-    if (isTimestamp) return (record) => {
-      const ms = record[name];
-      return typeof ms === 'number' ? formatTimestamp(ms, options.timestampFormat) : 'null';
-    };
+    if (isTimestamp)
+      return (record) => {
+        const ms = record[name];
+        return typeof ms === 'number' ? formatTimestamp(ms, options.timestampFormat) : 'null';
+      };
     return csv ? (record) => csvValue(record[name]) : (record) => jsonValue(record[name]);
   };
   let render: Render;

@@ -23,10 +23,15 @@ function millis(ms: number): string {
 /** The JSON text of a timestamp: integers for unixnano/unix, quoted RFC 3339 otherwise. */
 export function formatTimestamp(ms: number, format: TimestampFormat): string {
   switch (format) {
-    case 'unixnano': return ms === 0 ? '0' : `${Math.trunc(ms)}000000`;
-    case 'unix': return String(Math.floor(ms / 1000));
-    case 'rfc3339': return `"${isoSecond(ms)}Z"`;
-    case 'rfc3339ms': return `"${isoSecond(ms)}.${millis(Math.trunc(ms))}Z"`;
-    case 'rfc3339ns': return `"${isoSecond(ms)}.${millis(Math.trunc(ms))}000000Z"`;
+    case 'unixnano':
+      return ms === 0 ? '0' : `${Math.trunc(ms)}000000`;
+    case 'unix':
+      return String(Math.floor(ms / 1000));
+    case 'rfc3339':
+      return `"${isoSecond(ms)}Z"`;
+    case 'rfc3339ms':
+      return `"${isoSecond(ms)}.${millis(Math.trunc(ms))}Z"`;
+    case 'rfc3339ns':
+      return `"${isoSecond(ms)}.${millis(Math.trunc(ms))}000000Z"`;
   }
 }

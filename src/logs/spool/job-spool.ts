@@ -16,7 +16,20 @@
  * in `dropped`, at once (the edge never waits for room). Segments are at most an eighth of the cap,
  * so the delivered part of the oldest segment, kept until the cursor leaves it, takes little of it.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { replaceFileDurably } from '../../core/fs/durable-file.ts';
 import { SpoolBudget } from './spool-budget.ts';
@@ -80,9 +93,12 @@ export class JobSpool {
     this.#segmentMaxBytes = Math.min(SEGMENT_MAX_BYTES, Math.max(SEGMENT_MIN_BYTES, Math.floor(this.#maxBytes / 8)));
     this.#budget = limits.budget ?? SpoolBudget.unbounded();
     mkdirSync(dir, { recursive: true });
-    this.#segments = readdirSync(dir).filter((name) => /^\d+\.spool$/.test(name)).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b);
+    this.#segments = readdirSync(dir)
+      .filter((name) => /^\d+\.spool$/.test(name))
+      .map((name) => Number.parseInt(name, 10))
+      .sort((a, b) => a - b);
     this.#cursor = existsSync(this.#cursorPath())
-      ? JSON.parse(readFileSync(this.#cursorPath(), 'utf8')) as CursorFile
+      ? (JSON.parse(readFileSync(this.#cursorPath(), 'utf8')) as CursorFile)
       : { committed: { segment: this.#segments[0] ?? 1, offset: 0 }, inflight: null };
     this.#writeSegment = this.#segments.at(-1) ?? this.#cursor.committed.segment;
     this.#writeOffset = this.#segments.length > 0 ? this.#repairTail(this.#writeSegment) : 0;

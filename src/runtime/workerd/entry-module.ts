@@ -34,8 +34,11 @@ export interface InternalModuleNames {
 
 export function internalModuleNames(prefix: string): InternalModuleNames {
   return {
-    entry: `${prefix}entry.js`, prelude: `${prefix}prelude.js`, cacheApi: `${prefix}cache-api.js`,
-    consoleMarks: `${prefix}console-marks.js`, storeBinding: `${prefix}store-binding.js`,
+    entry: `${prefix}entry.js`,
+    prelude: `${prefix}prelude.js`,
+    cacheApi: `${prefix}cache-api.js`,
+    consoleMarks: `${prefix}console-marks.js`,
+    storeBinding: `${prefix}store-binding.js`,
   };
 }
 

@@ -37,7 +37,12 @@ export interface IsolateCodeInput {
 }
 
 const KINDS: Record<WorkerdModule['kind'], IsolateCode['modules'][number]['kind']> = {
-  esModule: 'js', commonJsModule: 'cjs', text: 'text', data: 'data', wasm: 'wasm', json: 'json',
+  esModule: 'js',
+  commonJsModule: 'cjs',
+  text: 'text',
+  data: 'data',
+  wasm: 'wasm',
+  json: 'json',
 };
 
 export function isolateCode(input: IsolateCodeInput): IsolateCode {
@@ -51,8 +56,12 @@ export function isolateCode(input: IsolateCodeInput): IsolateCode {
   modules.push(
     { name: names.entry, kind: 'js', content: entryModuleSource(source.mainModule, names, input.marks) },
     {
-      name: names.prelude, kind: 'js', content: preludeSource({
-        names, internalKey: input.internalKey, consoleMarks: { line: input.console.line, lines: input.console.lines, end: input.console.end },
+      name: names.prelude,
+      kind: 'js',
+      content: preludeSource({
+        names,
+        internalKey: input.internalKey,
+        consoleMarks: { line: input.console.line, lines: input.console.lines, end: input.console.end },
         buckets: script.storeBuckets.map(({ binding, bucketName }) => ({ binding, bucket: bucketName, listHonorsInclude: honorsInclude })),
       }),
     },

@@ -76,7 +76,10 @@ export class IsolatePool {
     }
     if (process === undefined) {
       process = new IsolateProcess({
-        name: describe.name, accountId: describe.accountId, logger: this.#logger, limits: this.#limits.account,
+        name: describe.name,
+        accountId: describe.accountId,
+        logger: this.#logger,
+        limits: this.#limits.account,
         admit: (starting) => this.#admit(starting),
         changed: (event) => this.#changed(event),
       });
@@ -127,10 +130,13 @@ export class IsolatePool {
     }
     if (running < this.#limits.maxProcesses) return true;
     if (idlest === undefined) {
-      this.#logger.warn({ workerd: starting.name, running }, 'A script runtime (workerd) cannot start: every running one is busy ([workers] max_account_processes).');
+      this.#logger.warn(
+        { workerd: starting.name, running },
+        'A script runtime (workerd) cannot start: every running one is busy ([workers] max_account_processes).',
+      );
       return false;
     }
-    this.#logger.info({ workerd: idlest.name }, 'The script runtime (workerd) idle longest was stopped to make room for another account\'s.');
+    this.#logger.info({ workerd: idlest.name }, "The script runtime (workerd) idle longest was stopped to make room for another account's.");
     void idlest.stop();
     return true;
   }

@@ -97,7 +97,9 @@ export class Isolate {
     this.outbound = outbound;
     this.output = new ScriptOutputLog({ logger, scriptName: registration.script.name, accountId: registration.accountId });
     this.store = registration.store && {
-      ...registration.store, scriptName: registration.script.name, buckets: new Set(registration.script.storeBuckets.map(({ bucketName }) => bucketName)),
+      ...registration.store,
+      scriptName: registration.script.name,
+      buckets: new Set(registration.script.storeBuckets.map(({ bucketName }) => bucketName)),
     };
   }
 }
@@ -114,7 +116,9 @@ function bundledInside(): Promise<Record<keyof typeof CONFIG_FILES, string>> {
     storeBinding: await inside('store-binding.ts'),
     consoleMarks: await inside('console-marks.ts'),
   }))();
-  insideSources.catch(() => { insideSources = undefined; });
+  insideSources.catch(() => {
+    insideSources = undefined;
+  });
   return insideSources;
 }
 
@@ -158,16 +162,24 @@ export class IsolateProcess {
     this.#options = options;
     this.#logger = options.logger;
     this.#marks = {
-      probe: secretHeader('probe'), isolate: secretHeader('isolate'), hostFailure: secretHeader('host-failure'), tail: secretHeader('tail'),
-      failureHeader: secretHeader('failure'), loadHeader: secretHeader('load'), unloadHeader: secretHeader('unload'), tailHeader: '',
+      probe: secretHeader('probe'),
+      isolate: secretHeader('isolate'),
+      hostFailure: secretHeader('host-failure'),
+      tail: secretHeader('tail'),
+      failureHeader: secretHeader('failure'),
+      loadHeader: secretHeader('load'),
+      unloadHeader: secretHeader('unload'),
+      tailHeader: '',
     };
     this.#marks.tailHeader = this.#marks.tail;
     this.#names = internalModuleNames(`edgeport-${randomBytes(4).toString('hex')}-`);
     this.#ownOutput = new ScriptOutputLog({ logger: options.logger, scriptName: null, accountId: options.accountId });
-    const own = { output: (stream: 'stdout' | 'stderr', line: string, cutBytes: number) => {
-      if (this.#unloading > 0 && stream === 'stderr' && UNLOAD_NOISE.test(line)) return;
-      this.#ownOutput.output(stream, line, cutBytes);
-    } };
+    const own = {
+      output: (stream: 'stdout' | 'stderr', line: string, cutBytes: number) => {
+        if (this.#unloading > 0 && stream === 'stderr' && UNLOAD_NOISE.test(line)) return;
+        this.#ownOutput.output(stream, line, cutBytes);
+      },
+    };
     this.#router = new OutputRouter(own, () => this.#soleBusy()?.output, this.#ownOutput.maxLineBytes);
   }
 
@@ -235,8 +247,12 @@ export class IsolateProcess {
    */
   async load(isolate: Isolate): Promise<void> {
     const { script } = isolate.registration;
-    const failed = (message: string, cause?: unknown) => new RuntimeError('RUNTIME_SCRIPT_START_FAILED',
-      `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.version}: ${message}`, { cause });
+    const failed = (message: string, cause?: unknown) =>
+      new RuntimeError(
+        'RUNTIME_SCRIPT_START_FAILED',
+        `Script ${JSON.stringify(script.name)} (${script.main}) failed to start in workerd ${WORKERD.version}: ${message}`,
+        { cause },
+      );
     const supervisor = await this.#ensureRunning().catch((error: unknown) => {
       if (error instanceof RuntimeError) throw error;
       throw failed((error as Error).message, error);
@@ -244,7 +260,11 @@ export class IsolateProcess {
     const serving = await supervisor.serving();
     if (serving === undefined) throw failed('its workerd process is not running.');
     const name = this.#route(isolate, serving);
-    if (name === undefined) throw new RuntimeError('RUNTIME_NO_CAPACITY', `Script ${JSON.stringify(script.name)} cannot be loaded: every one of the account's ${this.#options.limits.maxIsolates} loaded scripts is busy.`);
+    if (name === undefined)
+      throw new RuntimeError(
+        'RUNTIME_NO_CAPACITY',
+        `Script ${JSON.stringify(script.name)} cannot be loaded: every one of the account's ${this.#options.limits.maxIsolates} loaded scripts is busy.`,
+      );
     // In flight while it loads: top-level code that never yields is cut off at the CPU limit.
     serving.inflight++;
     isolate.inflight++;
@@ -323,35 +343,45 @@ export class IsolateProcess {
       this.#proxy(isolate, supervisor, req, res);
       return;
     }
-    this.#ensureRunning().then((started) => this.#proxy(isolate, started, req, res), (error: unknown) => {
-      if (!(error instanceof RuntimeError) || error.code !== 'RUNTIME_NO_CAPACITY') {
-        this.#logger.error({ workerd: this.name, err: error }, 'The script runtime (workerd) failed to start.');
-      }
-      this.#refuse(res, 'unavailable');
-    });
+    this.#ensureRunning().then(
+      (started) => this.#proxy(isolate, started, req, res),
+      (error: unknown) => {
+        if (!(error instanceof RuntimeError) || error.code !== 'RUNTIME_NO_CAPACITY') {
+          this.#logger.error({ workerd: this.name, err: error }, 'The script runtime (workerd) failed to start.');
+        }
+        this.#refuse(res, 'unavailable');
+      },
+    );
   }
 
   #proxy(isolate: Isolate, supervisor: WorkerdSupervisor, req: IncomingMessage, res: ServerResponse): void {
     const tail = isolate.registration.tail;
-    proxyToWorkerd({
-      supervisor,
-      failureHeader: this.#marks.failureHeader,
-      hostFailureHeader: this.#marks.hostFailure,
-      output: isolate.output,
-      isolate: {
-        header: this.#marks.isolate,
-        route: (generation) => {
-          const name = this.#route(isolate, generation);
-          if (name === undefined) this.#options.changed('account-scripts');
-          return name;
+    proxyToWorkerd(
+      {
+        supervisor,
+        failureHeader: this.#marks.failureHeader,
+        hostFailureHeader: this.#marks.hostFailure,
+        output: isolate.output,
+        isolate: {
+          header: this.#marks.isolate,
+          route: (generation) => {
+            const name = this.#route(isolate, generation);
+            if (name === undefined) this.#options.changed('account-scripts');
+            return name;
+          },
+          failed: (generation, message) => {
+            this.#notLoaded(isolate, generation);
+            this.#logger.error(
+              { workerd: this.name, script: isolate.registration.script.name, error: message },
+              "A script's isolate could not be loaded again.",
+            );
+          },
         },
-        failed: (generation, message) => {
-          this.#notLoaded(isolate, generation);
-          this.#logger.error({ workerd: this.name, script: isolate.registration.script.name, error: message }, "A script's isolate could not be loaded again.");
-        },
+        ...(tail ? { tail: { header: this.#marks.tail, watched: () => tail.watched() } } : {}),
       },
-      ...(tail ? { tail: { header: this.#marks.tail, watched: () => tail.watched() } } : {}),
-    }, req, res);
+      req,
+      res,
+    );
   }
 
   /** The isolate's loader name in `generation`, loading it there (making room first) if it is not; undefined when there is no room. */
@@ -471,15 +501,29 @@ export class IsolateProcess {
     await this.#prepared;
     const dir = this.#scratch!.path;
     this.#stale = false;
-    await writeFile(join(dir, 'config.capnp'), workerdConfig({
-      hostSocket: join(dir, 'host.sock'), codeSocket: join(dir, 'code.sock'), storeSocket: join(dir, 'store.sock'), tailSocket: join(dir, 'tail.sock'),
-      outbounds: this.#outbounds.length > 0 ? this.#outbounds : [{ allow: ['public'], deny: [] }],
-      marks: { probe: this.#marks.probe, isolate: this.#marks.isolate, hostFailure: this.#marks.hostFailure, tail: this.#marks.tail },
-      memoryMb: this.#memoryMb || 128, internalCompatibilityDate: '2025-01-01',
-    }));
+    await writeFile(
+      join(dir, 'config.capnp'),
+      workerdConfig({
+        hostSocket: join(dir, 'host.sock'),
+        codeSocket: join(dir, 'code.sock'),
+        storeSocket: join(dir, 'store.sock'),
+        tailSocket: join(dir, 'tail.sock'),
+        outbounds: this.#outbounds.length > 0 ? this.#outbounds : [{ allow: ['public'], deny: [] }],
+        marks: { probe: this.#marks.probe, isolate: this.#marks.isolate, hostFailure: this.#marks.hostFailure, tail: this.#marks.tail },
+        memoryMb: this.#memoryMb || 128,
+        internalCompatibilityDate: '2025-01-01',
+      }),
+    );
     const supervisor = await WorkerdSupervisor.start({
-      name: this.name, configFile: join(dir, 'config.capnp'), cwd: dir, socketPath: join(dir, 'host.sock'), probeHeader: this.#marks.probe,
-      cpuMs: () => this.#cpuMs(), memoryLimitBytes: this.#options.limits.memoryBytes, logger: this.#logger, output: this.#router,
+      name: this.name,
+      configFile: join(dir, 'config.capnp'),
+      cwd: dir,
+      socketPath: join(dir, 'host.sock'),
+      probeHeader: this.#marks.probe,
+      cpuMs: () => this.#cpuMs(),
+      memoryLimitBytes: this.#options.limits.memoryBytes,
+      logger: this.#logger,
+      output: this.#router,
     });
     if (this.#closed) {
       await supervisor.close();
@@ -505,15 +549,32 @@ export class IsolateProcess {
     const dir = this.#scratch.path;
     const sources = await bundledInside();
     for (const [key, file] of Object.entries(CONFIG_FILES) as Array<[keyof typeof CONFIG_FILES, string]>) await writeFile(join(dir, file), sources[key]);
-    this.#services.push(await listenOnSocket(createServer(guardedListener((req, res) => this.#serveCode(req, res), `code service of ${this.name}`, this.#logger)), join(dir, 'code.sock')));
-    this.#services.push(await startStoreService({
-      socketPath: join(dir, 'store.sock'), logger: this.#logger, name: `store binding of ${this.name}`,
-      caller: (target) => this.#byToken.get(target.slice(1))?.store,
-    }));
-    this.#services.push(await startTailSink(join(dir, 'tail.sock'), (id, event) => {
-      const isolate = this.#isolates.get(id);
-      if (isolate?.registration.tail && typeof event === 'object' && event !== null) isolate.registration.tail.publish({ ...event, scriptName: isolate.registration.script.name });
-    }, this.#logger, `tail sink of ${this.name}`));
+    this.#services.push(
+      await listenOnSocket(
+        createServer(guardedListener((req, res) => this.#serveCode(req, res), `code service of ${this.name}`, this.#logger)),
+        join(dir, 'code.sock'),
+      ),
+    );
+    this.#services.push(
+      await startStoreService({
+        socketPath: join(dir, 'store.sock'),
+        logger: this.#logger,
+        name: `store binding of ${this.name}`,
+        caller: (target) => this.#byToken.get(target.slice(1))?.store,
+      }),
+    );
+    this.#services.push(
+      await startTailSink(
+        join(dir, 'tail.sock'),
+        (id, event) => {
+          const isolate = this.#isolates.get(id);
+          if (isolate?.registration.tail && typeof event === 'object' && event !== null)
+            isolate.registration.tail.publish({ ...event, scriptName: isolate.registration.script.name });
+        },
+        this.#logger,
+        `tail sink of ${this.name}`,
+      ),
+    );
   }
 
   /** The code of the isolate the host worker loads by a name (GET /<name>). */
@@ -525,10 +586,21 @@ export class IsolateProcess {
       return;
     }
     const { registration } = isolate;
-    const body = JSON.stringify(isolateCode({
-      isolate: isolate.id, script: registration.script, source: registration.source, names: this.#names, marks: this.#marks, console: isolate.console,
-      internalKey: INTERNAL_KEY, outbound: isolate.outbound, cacheNamespace: cacheNamespace(isolate.id), tailed: registration.tail !== undefined, storeToken: isolate.storeToken,
-    }));
+    const body = JSON.stringify(
+      isolateCode({
+        isolate: isolate.id,
+        script: registration.script,
+        source: registration.source,
+        names: this.#names,
+        marks: this.#marks,
+        console: isolate.console,
+        internalKey: INTERNAL_KEY,
+        outbound: isolate.outbound,
+        cacheNamespace: cacheNamespace(isolate.id),
+        tailed: registration.tail !== undefined,
+        storeToken: isolate.storeToken,
+      }),
+    );
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
   }
 }
@@ -551,22 +623,25 @@ function internalRequest(generation: Generation, headers: string[]): Promise<{ s
   return new Promise((resolve) => {
     let status = 0;
     let body = '';
-    generation.connections.dispatch({ method: 'GET', path: '/', headers: ['host', 'edgeport.internal', ...headers], body: null }, {
-      onConnect() {},
-      onHeaders(answered) {
-        status = answered;
+    generation.connections.dispatch(
+      { method: 'GET', path: '/', headers: ['host', 'edgeport.internal', ...headers], body: null },
+      {
+        onConnect() {},
+        onHeaders(answered) {
+          status = answered;
+        },
+        onData(chunk, release) {
+          if (body.length < 64 * 1024) body += Buffer.from(chunk).toString('utf8');
+          release();
+          return true;
+        },
+        onComplete() {
+          resolve({ status, body });
+        },
+        onError(error) {
+          resolve({ status: 0, body: error.message });
+        },
       },
-      onData(chunk, release) {
-        if (body.length < 64 * 1024) body += Buffer.from(chunk).toString('utf8');
-        release();
-        return true;
-      },
-      onComplete() {
-        resolve({ status, body });
-      },
-      onError(error) {
-        resolve({ status: 0, body: error.message });
-      },
-    });
+    );
   });
 }

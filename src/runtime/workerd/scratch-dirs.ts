@@ -28,7 +28,10 @@ export interface ScratchDir {
 
 /** Makes a private (0700) directory owned by this process, removed at exit if not before; the first call also sweeps stale ones. */
 export async function makeScratchDir(root: string = tmpdir()): Promise<ScratchDir> {
-  staleSwept ??= removeStaleScratchDirs(root).then(() => undefined, () => undefined);
+  staleSwept ??= removeStaleScratchDirs(root).then(
+    () => undefined,
+    () => undefined,
+  );
   await staleSwept;
   installExitHook();
   const path = await mkdtemp(join(root, PREFIX));
@@ -51,7 +54,10 @@ export async function removeStaleScratchDirs(root: string = tmpdir()): Promise<s
     const path = join(root, name);
     const owner = Number.parseInt(await readFile(join(path, OWNER_FILE), 'utf8').catch(() => ''), 10);
     if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || isRunning(owner)) continue;
-    await rm(path, { recursive: true, force: true }).then(() => removed.push(path), () => undefined);
+    await rm(path, { recursive: true, force: true }).then(
+      () => removed.push(path),
+      () => undefined,
+    );
   }
   return removed;
 }

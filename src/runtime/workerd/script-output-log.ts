@@ -113,10 +113,18 @@ export class ScriptOutputLog {
     const message = this.#capped(failure.message ?? '', 0);
     const stack = this.#capped(failure.stack ?? '', 0);
     this.#spend(message.text + stack.text);
-    this.#logger.error({
-      script: this.#script, account: this.#account, error: message.text, stack: stack.text || undefined,
-      cutBytes: message.cut + stack.cut || undefined, answer, passThrough: failure.passThrough || undefined,
-    }, 'Script threw an exception.');
+    this.#logger.error(
+      {
+        script: this.#script,
+        account: this.#account,
+        error: message.text,
+        stack: stack.text || undefined,
+        cutBytes: message.cut + stack.cut || undefined,
+        answer,
+        passThrough: failure.passThrough || undefined,
+      },
+      'Script threw an exception.',
+    );
   }
 
   /** Logs the summary of lines dropped so far, if any (the script stops). */
@@ -128,7 +136,7 @@ export class ScriptOutputLog {
   #hasRoom(): boolean {
     const now = this.#clock.now();
     const { burstBytes, bytesPerSecond } = this.#limits;
-    this.#tokens = Math.min(burstBytes, this.#tokens + Math.max(0, now - this.#refilledAt) * bytesPerSecond / 1000);
+    this.#tokens = Math.min(burstBytes, this.#tokens + (Math.max(0, now - this.#refilledAt) * bytesPerSecond) / 1000);
     this.#refilledAt = now;
     return this.#tokens > 0;
   }
@@ -155,11 +163,16 @@ export class ScriptOutputLog {
     if (lines === 0) return;
     this.#dropped = { lines: 0, bytes: 0 };
     const periodMs = Math.max(0, this.#clock.now() - this.#droppingSince);
-    const who = this.#script === undefined
-      ? `workerd of ${this.#account === undefined ? 'scripts of no account' : `account ${this.#account}`}`
-      : this.#account === undefined ? this.#script : `${this.#account}/${this.#script}`;
-    this.#logger.warn({ script: this.#script, account: this.#account, droppedLines: lines, droppedBytes: bytes, periodMs },
-      `${this.#script === undefined ? '' : 'Script '}${who}: dropped ${COUNT.format(lines)} lines of output (${megabytes(bytes)}) over its log limit in the last ${seconds(periodMs)}.`);
+    const who =
+      this.#script === undefined
+        ? `workerd of ${this.#account === undefined ? 'scripts of no account' : `account ${this.#account}`}`
+        : this.#account === undefined
+          ? this.#script
+          : `${this.#account}/${this.#script}`;
+    this.#logger.warn(
+      { script: this.#script, account: this.#account, droppedLines: lines, droppedBytes: bytes, periodMs },
+      `${this.#script === undefined ? '' : 'Script '}${who}: dropped ${COUNT.format(lines)} lines of output (${megabytes(bytes)}) over its log limit in the last ${seconds(periodMs)}.`,
+    );
   }
 
   /** `line` within maxLineBytes (lines from workerd are already; an exception's message may not be). */

@@ -12,7 +12,16 @@ import { ScriptStreamFailure, unknownLengthError } from '../../store/binding/bin
 import { StoreError, type StoreErrorCode } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult, ObjectBody } from '../../store/engine/types.ts';
 import {
-  ANSWER_HEADER, CALL_HEADER, concat, decodeHeader, encodeFrame, encodeHeader, NATIVE_CALL_HEADER_LIMIT, readFrame, type WireRequest, type WireResponse,
+  ANSWER_HEADER,
+  CALL_HEADER,
+  concat,
+  decodeHeader,
+  encodeFrame,
+  encodeHeader,
+  NATIVE_CALL_HEADER_LIMIT,
+  readFrame,
+  type WireRequest,
+  type WireResponse,
 } from './store-wire.ts';
 
 /**
@@ -54,32 +63,38 @@ export function createStoreClient(send: StoreFetch): BindingEngine {
     else {
       const iterator = body.stream[Symbol.asyncIterator]();
       let frameSent = frame === undefined;
-      payload = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          if (!frameSent) {
-            frameSent = true;
-            controller.enqueue(frame!);
-            return;
-          }
-          try {
-            const next = await iterator.next();
-            if (next.done) controller.close();
-            else controller.enqueue(next.value);
-          } catch (error) {
-            // The script's own stream failed: the binding rethrows this, not the failed fetch.
-            failure = { reason: error };
-            controller.error(error);
-          }
+      payload = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (!frameSent) {
+              frameSent = true;
+              controller.enqueue(frame!);
+              return;
+            }
+            try {
+              const next = await iterator.next();
+              if (next.done) controller.close();
+              else controller.enqueue(next.value);
+            } catch (error) {
+              // The script's own stream failed: the binding rethrows this, not the failed fetch.
+              failure = { reason: error };
+              controller.error(error);
+            }
+          },
+          async cancel() {
+            await iterator.return?.();
+          },
         },
-        async cancel() {
-          await iterator.return?.();
-        },
-      }, { highWaterMark: 0 });
+        { highWaterMark: 0 },
+      );
     }
     let response: Response;
     try {
       response = await send(SERVICE_URL, {
-        method: 'POST', ...(header === undefined ? {} : { headers: { [CALL_HEADER]: header } }), body: payload ?? null, duplex: 'half',
+        method: 'POST',
+        ...(header === undefined ? {} : { headers: { [CALL_HEADER]: header } }),
+        body: payload ?? null,
+        duplex: 'half',
       } as RequestInit);
     } catch (error) {
       if (failure) throw failure.reason;
@@ -189,7 +204,7 @@ function remoteBody(stream: ReadableStream<Uint8Array>, length: number): ObjectB
     length,
     segments: [],
     webStream: () => stream,
-    async* stream() {
+    async *stream() {
       const reader = stream.getReader();
       try {
         for (;;) {

@@ -43,7 +43,10 @@ const HEX = /^[0-9A-Fa-f]{1,12}$/;
 const BLANK_LINE = Buffer.from('\r\n\r\n');
 
 class BadRequest extends Error {
-  constructor(message: string, readonly status = 400) {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
     super(message);
   }
 }
@@ -128,7 +131,18 @@ class StoreConnection {
     if (expectsContinue && framing.kind !== 'none') this.#socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
     const leftover = framing.kind === 'none' ? rest : this.#feedBody(rest);
     if (leftover !== undefined && leftover.byteLength > 0) this.#keep(leftover);
-    this.#handler({ target, call, length, body, get aborted() { return body.aborted; } }, response).catch((error: unknown) => {
+    this.#handler(
+      {
+        target,
+        call,
+        length,
+        body,
+        get aborted() {
+          return body.aborted;
+        },
+      },
+      response,
+    ).catch((error: unknown) => {
       this.#onFailure(error);
       this.#socket.destroy();
     });
@@ -268,9 +282,12 @@ function parseHead(head: string): { target: string; call: string | undefined; fr
     }
   }
   if (encoding !== undefined && length !== undefined) throw new BadRequest('A request cannot have both Content-Length and Transfer-Encoding.');
-  const framing: Framing = encoding !== undefined
-    ? { kind: 'chunked', state: 'size', remaining: 0, line: undefined }
-    : length ? { kind: 'length', remaining: length } : { kind: 'none' };
+  const framing: Framing =
+    encoding !== undefined
+      ? { kind: 'chunked', state: 'size', remaining: 0, line: undefined }
+      : length
+        ? { kind: 'length', remaining: length }
+        : { kind: 'none' };
   return { target: lines[0]!.split(' ')[1]!, call, framing, keepAlive, expectsContinue };
 }
 

@@ -47,16 +47,19 @@ const OPERATIONS = new Set<string>(BINDING_OPERATIONS);
 export async function startStoreService(options: StoreServiceOptions): Promise<StoreService> {
   // A call whose answering itself failed (a bug) is logged and its connection closed, never an unhandled rejection.
   // Bodies can take as long as the script takes to produce them: no timeout but on idle connections.
-  const server = createStoreHttpServer((req, res) => {
-    const caller = options.caller(req.target);
-    if (caller === undefined) {
-      answer(res, { internal: 'The store service does not know the calling script.' });
-      return Promise.resolve();
-    }
-    return serve(caller, options.logger, req, res);
-  }, (error) => {
-    options.logger.error({ err: error, service: options.name }, 'Request handler failed unexpectedly; its connection was closed.');
-  });
+  const server = createStoreHttpServer(
+    (req, res) => {
+      const caller = options.caller(req.target);
+      if (caller === undefined) {
+        answer(res, { internal: 'The store service does not know the calling script.' });
+        return Promise.resolve();
+      }
+      return serve(caller, options.logger, req, res);
+    },
+    (error) => {
+      options.logger.error({ err: error, service: options.name }, 'Request handler failed unexpectedly; its connection was closed.');
+    },
+  );
   return listenOnSocket(server, options.socketPath);
 }
 

@@ -17,33 +17,39 @@ export interface TailSink {
 }
 
 export async function startTailSink(socketPath: string, publish: (isolate: string, event: unknown) => void, logger: Logger, name: string): Promise<TailSink> {
-  const server: Server = createServer(guardedListener((req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BATCH_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      res.writeHead(204).end();
-      let isolate: string;
-      try {
-        isolate = decodeURIComponent((req.url ?? '/').slice(1));
-      } catch {
-        return;
-      }
-      if (size > MAX_BATCH_BYTES) {
-        logger.warn({ isolate, bytes: size }, `A tail batch over ${MAX_BATCH_BYTES} bytes was dropped.`);
-        return;
-      }
-      let events: unknown;
-      try {
-        events = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return;
-      }
-      if (Array.isArray(events)) for (const event of events) publish(isolate, event);
-    });
-  }, name, logger));
+  const server: Server = createServer(
+    guardedListener(
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        req.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_BATCH_BYTES) chunks.push(chunk);
+        });
+        req.on('end', () => {
+          res.writeHead(204).end();
+          let isolate: string;
+          try {
+            isolate = decodeURIComponent((req.url ?? '/').slice(1));
+          } catch {
+            return;
+          }
+          if (size > MAX_BATCH_BYTES) {
+            logger.warn({ isolate, bytes: size }, `A tail batch over ${MAX_BATCH_BYTES} bytes was dropped.`);
+            return;
+          }
+          let events: unknown;
+          try {
+            events = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            return;
+          }
+          if (Array.isArray(events)) for (const event of events) publish(isolate, event);
+        });
+      },
+      name,
+      logger,
+    ),
+  );
   return listenOnSocket(server, socketPath);
 }

@@ -41,11 +41,13 @@ export interface WorkerdModule {
 }
 
 export function workerdConfig(input: WorkerdConfigInput): string {
-  const networks = input.outbounds.map((outbound, index) => `(name = "net-${index}", network = (
+  const networks = input.outbounds.map(
+    (outbound, index) => `(name = "net-${index}", network = (
       allow = [${outbound.allow.map(text).join(', ')}],
       deny = [${outbound.deny.map(text).join(', ')}],
       tlsOptions = (trustBrowserCas = true),
-    ))`);
+    ))`,
+  );
   const services = [
     `(name = "host", worker = (
       modules = [(name = ${text(CONFIG_FILES.host)}, esModule = embed ${text(CONFIG_FILES.host)})],

@@ -113,20 +113,25 @@ export class WorkerdConnections {
   #send(kept: Connection | undefined, options: DispatchOptions, handler: ResponseHandler, sent?: SentBody): void {
     let connection = kept;
     if (connection === undefined) {
-      connection = new Connection(this.#socketPath, this.#idleMs, (done) => this.#released(done), (retry) => {
-        if (this.#destroyed) return false;
-        setTimeout(() => {
-          if (this.#destroyed || !this.#alive()) {
-            // What the client still sends is read and dropped.
-            retry.options.body?.resume();
-            retry.handler.onError(retry.error);
-            return;
-          }
-          this.retried++;
-          this.#send(undefined, retry.options, retry.handler, retry.sent);
-        }, RESEND_AFTER_MS);
-        return true;
-      });
+      connection = new Connection(
+        this.#socketPath,
+        this.#idleMs,
+        (done) => this.#released(done),
+        (retry) => {
+          if (this.#destroyed) return false;
+          setTimeout(() => {
+            if (this.#destroyed || !this.#alive()) {
+              // What the client still sends is read and dropped.
+              retry.options.body?.resume();
+              retry.handler.onError(retry.error);
+              return;
+            }
+            this.retried++;
+            this.#send(undefined, retry.options, retry.handler, retry.sent);
+          }, RESEND_AFTER_MS);
+          return true;
+        },
+      );
       this.#all.add(connection);
     }
     connection.send(options, handler, sent);
@@ -201,9 +206,14 @@ class Connection {
       head: (status, statusText, headers) => {
         const handler = this.#handler;
         // Resuming is for this request only: the connection may be carrying another by the time it is called.
-        handler?.onHeaders(status, headers, () => {
-          if (this.#handler === handler) this.#socket.resume();
-        }, statusText);
+        handler?.onHeaders(
+          status,
+          headers,
+          () => {
+            if (this.#handler === handler) this.#socket.resume();
+          },
+          statusText,
+        );
       },
       body: (chunk) => {
         const buffer = this.#reading!;

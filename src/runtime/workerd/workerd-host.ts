@@ -40,9 +40,17 @@ export async function startWorkerdHost(options: ScriptHostOptions): Promise<Scri
       closers.push(() => own.close());
       placement = { pool: own, tenant: 'own', name: `script ${script.name}` };
     }
-    const pooled = await placement.pool.open(placement.tenant, { name: placement.name, accountId: options.accountId }, {
-      script, source, accountId: options.accountId, ...(store ? { store } : {}), ...(options.tail ? { tail: options.tail } : {}),
-    });
+    const pooled = await placement.pool.open(
+      placement.tenant,
+      { name: placement.name, accountId: options.accountId },
+      {
+        script,
+        source,
+        accountId: options.accountId,
+        ...(store ? { store } : {}),
+        ...(options.tail ? { tail: options.tail } : {}),
+      },
+    );
     closers.push(() => pooled.close());
     return {
       handle: function handleScriptRequest(req, res) {
@@ -61,8 +69,15 @@ async function storeEngine(options: ScriptHostOptions, closers: Array<() => Prom
   if (options.engine) return options.engine;
   const { openStoreEngine } = await import('../../store/engine/open-store-engine.ts');
   const engine = await openStoreEngine({
-    dataDir: options.dataDir, blobsUrl: options.blobsUrl, logger: options.logger, recover: true, maintenance: true, backgroundCheckpoints: true,
-    ...(options.dbUrl === undefined ? {} : { database: await (await import('../../db/postgres/pg-database.ts')).PgDatabase.open({ url: options.dbUrl, now: Date.now() }) }),
+    dataDir: options.dataDir,
+    blobsUrl: options.blobsUrl,
+    logger: options.logger,
+    recover: true,
+    maintenance: true,
+    backgroundCheckpoints: true,
+    ...(options.dbUrl === undefined
+      ? {}
+      : { database: await (await import('../../db/postgres/pg-database.ts')).PgDatabase.open({ url: options.dbUrl, now: Date.now() }) }),
   });
   closers.push(() => engine.close());
   return engine;
@@ -78,6 +93,10 @@ async function bundleScript(name: string, main: string): Promise<string> {
   try {
     return await bundleModule(main);
   } catch (error) {
-    throw new RuntimeError('RUNTIME_SCRIPT_START_FAILED', `Script ${JSON.stringify(name)} (${main}) cannot be bundled for workerd:\n${bundleErrorMessage(error)}`, { cause: error });
+    throw new RuntimeError(
+      'RUNTIME_SCRIPT_START_FAILED',
+      `Script ${JSON.stringify(name)} (${main}) cannot be bundled for workerd:\n${bundleErrorMessage(error)}`,
+      { cause: error },
+    );
   }
 }

@@ -100,7 +100,8 @@ export class WorkerdProcess {
     const started = new WorkerdProcess(child, options);
     const control = child.stdio[3] as Readable;
     await new Promise<void>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(started.#recentErrors.join('\n').trim() || `workerd exited with code ${code} before it was ready.`));
+      const onExit = (code: number | null) =>
+        reject(new Error(started.#recentErrors.join('\n').trim() || `workerd exited with code ${code} before it was ready.`));
       child.once('exit', onExit);
       child.once('error', reject);
       createInterface({ input: control }).on('line', (line) => {

@@ -75,70 +75,75 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
     if (!res.writableFinished) abort?.(new Error('The client went away.'));
     finish();
   });
-  generation.connections.dispatch({
-    method: req.method ?? 'GET',
-    path: req.url ?? '/',
-    headers: context.tail?.watched() ? [...passOn(req.rawHeaders), context.tail.header, '1', context.isolate.header, name] : [...passOn(req.rawHeaders), context.isolate.header, name],
-    body: hasBody(req) ? req : null,
-  }, {
-    onConnect(abortRequest) {
-      abort = abortRequest;
+  generation.connections.dispatch(
+    {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: context.tail?.watched()
+        ? [...passOn(req.rawHeaders), context.tail.header, '1', context.isolate.header, name]
+        : [...passOn(req.rawHeaders), context.isolate.header, name],
+      body: hasBody(req) ? req : null,
     },
-    onHeaders(status, rawHeaders, resume, statusText) {
-      answered = true;
-      const { headers, failure, host } = answerHeaders(rawHeaders, context.failureHeader, context.hostFailureHeader);
-      if (host) {
-        failed = true;
-        hostFailure = [];
-        return;
-      }
-      if (failure !== undefined) {
-        failed = true;
+    {
+      onConnect(abortRequest) {
+        abort = abortRequest;
+      },
+      onHeaders(status, rawHeaders, resume, statusText) {
+        answered = true;
+        const { headers, failure, host } = answerHeaders(rawHeaders, context.failureHeader, context.hostFailureHeader);
+        if (host) {
+          failed = true;
+          hostFailure = [];
+          return;
+        }
+        if (failure !== undefined) {
+          failed = true;
+          finish();
+          reportException(context, failure, res);
+          return;
+        }
+        res.writeHead(status, statusText, headers);
+        // Back-pressure: reading from workerd holds while the client's socket is full.
+        res.on('drain', resume);
+      },
+      onData(chunk, release) {
+        if (failed) {
+          if (hostFailure !== undefined && hostFailure.length < 64) hostFailure.push(Buffer.from(chunk).toString('utf8'));
+          release();
+          return true;
+        }
+        // The chunk's buffer goes back to be read into again once the client's socket has taken it.
+        return res.write(chunk, release);
+      },
+      onComplete() {
         finish();
-        reportException(context, failure, res);
-        return;
-      }
-      res.writeHead(status, statusText, headers);
-      // Back-pressure: reading from workerd holds while the client's socket is full.
-      res.on('drain', resume);
+        if (hostFailure !== undefined) {
+          notLoaded(context, generation, hostFailure.join(''), res);
+          return;
+        }
+        if (!failed) res.end();
+      },
+      onError(error: NodeJS.ErrnoException) {
+        finish();
+        if (hostFailure !== undefined) {
+          notLoaded(context, generation, hostFailure.join(''), res);
+          return;
+        }
+        // The client left (and the request was aborted for it), or the failure is answered already.
+        if (failed || res.destroyed) return;
+        if (answered) {
+          res.destroy();
+          return;
+        }
+        if (NOT_CONNECTED.has(error.code ?? '')) {
+          notConnected(context, generation, req, res, retried);
+          return;
+        }
+        // The process went away (or was cut off) before answering: answered with why.
+        void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
+      },
     },
-    onData(chunk, release) {
-      if (failed) {
-        if (hostFailure !== undefined && hostFailure.length < 64) hostFailure.push(Buffer.from(chunk).toString('utf8'));
-        release();
-        return true;
-      }
-      // The chunk's buffer goes back to be read into again once the client's socket has taken it.
-      return res.write(chunk, release);
-    },
-    onComplete() {
-      finish();
-      if (hostFailure !== undefined) {
-        notLoaded(context, generation, hostFailure.join(''), res);
-        return;
-      }
-      if (!failed) res.end();
-    },
-    onError(error: NodeJS.ErrnoException) {
-      finish();
-      if (hostFailure !== undefined) {
-        notLoaded(context, generation, hostFailure.join(''), res);
-        return;
-      }
-      // The client left (and the request was aborted for it), or the failure is answered already.
-      if (failed || res.destroyed) return;
-      if (answered) {
-        res.destroy();
-        return;
-      }
-      if (NOT_CONNECTED.has(error.code ?? '')) {
-        notConnected(context, generation, req, res, retried);
-        return;
-      }
-      // The process went away (or was cut off) before answering: answered with why.
-      void failureOf(generation).then((failure) => answerScriptFailure(res, failure));
-    },
-  });
+  );
 }
 
 /** The host worker could not load the isolate (its code threw this time, or the server had none): answered as an exception. */

@@ -197,8 +197,14 @@ export class WorkerdSupervisor {
     const { logger, name, output } = this.#options;
     let knownNow: () => void = () => undefined;
     const generation: Generation = {
-      number: ++generations, inflight: 0, failure: 'crash', alive: false, connections: connectionsTo(this.#options.socketPath, () => generation),
-      failureKnown: new Promise<void>((resolve) => { knownNow = resolve; }),
+      number: ++generations,
+      inflight: 0,
+      failure: 'crash',
+      alive: false,
+      connections: connectionsTo(this.#options.socketPath, () => generation),
+      failureKnown: new Promise<void>((resolve) => {
+        knownNow = resolve;
+      }),
     };
     // A killed workerd leaves its socket file behind, and workerd will not listen over it.
     await rm(this.#options.socketPath, { force: true });
@@ -223,8 +229,12 @@ export class WorkerdSupervisor {
         if (this.#closing) return;
         void failureOf(generation).then((failure) => {
           const memory = failure === 'memory';
-          logger.error({ workerd: name, code, signal, failure: memory ? failure : undefined, inflight: generation.inflight },
-            memory ? 'A script exceeded its memory limit; the script runtime (workerd) is restarted.' : 'The script runtime (workerd) stopped unexpectedly; restarting it.');
+          logger.error(
+            { workerd: name, code, signal, failure: memory ? failure : undefined, inflight: generation.inflight },
+            memory
+              ? 'A script exceeded its memory limit; the script runtime (workerd) is restarted.'
+              : 'The script runtime (workerd) stopped unexpectedly; restarting it.',
+          );
         });
         this.#scheduleRestart();
       },
@@ -246,14 +256,20 @@ export class WorkerdSupervisor {
     const delay = this.#restartDelay;
     this.#restartDelay = Math.min(delay * 2, RESTART_DELAY_MS.max);
     this.#restartTimer = setTimeout(() => {
-      this.#startProcess().then(() => {
-        this.#restartDelay = RESTART_DELAY_MS.first;
-        this.#options.logger.info({ workerd: this.#options.name }, 'The script runtime (workerd) was restarted.');
-      }, (error: unknown) => {
-        if (this.#closing) return;
-        this.#options.logger.error({ workerd: this.#options.name, error: (error as Error).message }, 'The script runtime (workerd) failed to restart; retrying.');
-        this.#scheduleRestart();
-      });
+      this.#startProcess().then(
+        () => {
+          this.#restartDelay = RESTART_DELAY_MS.first;
+          this.#options.logger.info({ workerd: this.#options.name }, 'The script runtime (workerd) was restarted.');
+        },
+        (error: unknown) => {
+          if (this.#closing) return;
+          this.#options.logger.error(
+            { workerd: this.#options.name, error: (error as Error).message },
+            'The script runtime (workerd) failed to restart; retrying.',
+          );
+          this.#scheduleRestart();
+        },
+      );
     }, delay);
     this.#restartTimer.unref();
   }
@@ -294,14 +310,21 @@ export class WorkerdSupervisor {
     if (!generation?.alive || limit === undefined || pid === undefined) return;
     const rss = residentBytes(pid);
     if (rss === undefined || rss <= limit) return;
-    void this.#cutOff(generation, 'memory', `The process's resident memory (${Math.round(rss / 1048576)} MiB) passed its limit of ${Math.round(limit / 1048576)} MiB.`);
+    void this.#cutOff(
+      generation,
+      'memory',
+      `The process's resident memory (${Math.round(rss / 1048576)} MiB) passed its limit of ${Math.round(limit / 1048576)} MiB.`,
+    );
   }
 
   /** Replaces the process at once; its requests fail with `failure`. */
   async #cutOff(generation: Generation, failure: ScriptFailure, detail: string): Promise<void> {
     generation.failure = failure;
     generation.alive = false;
-    this.#options.logger.warn({ workerd: this.#options.name, failure, requests: generation.inflight, detail }, 'Script runtime cut off; its requests were answered with an error.');
+    this.#options.logger.warn(
+      { workerd: this.#options.name, failure, requests: generation.inflight, detail },
+      'Script runtime cut off; its requests were answered with an error.',
+    );
     const process = this.#process;
     this.#process = undefined;
     await process?.kill();

@@ -7,9 +7,17 @@ import type { StoreEngine } from '../engine/store-engine.ts';
 
 /** Every engine method a binding calls, as data: a remote implementation serves exactly these. */
 export const BINDING_OPERATIONS = [
-  'head', 'get', 'put', 'delete', 'list', 'createMultipartUpload', 'uploadPart', 'completeMultipartUpload', 'abortMultipartUpload',
+  'head',
+  'get',
+  'put',
+  'delete',
+  'list',
+  'createMultipartUpload',
+  'uploadPart',
+  'completeMultipartUpload',
+  'abortMultipartUpload',
 ] as const satisfies ReadonlyArray<keyof StoreEngine>;
 
-export type BindingOperation = typeof BINDING_OPERATIONS[number];
+export type BindingOperation = (typeof BINDING_OPERATIONS)[number];
 
 export type BindingEngine = Pick<StoreEngine, BindingOperation>;

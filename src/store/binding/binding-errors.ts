@@ -5,8 +5,7 @@
 import { StoreError, storeFaultOf } from '../engine/errors.ts';
 
 export type BindingAction =
-  | 'head' | 'get' | 'put' | 'list' | 'delete' | 'createMultipartUpload' | 'uploadPart'
-  | 'completeMultipartUpload' | 'abortMultipartUpload';
+  'head' | 'get' | 'put' | 'list' | 'delete' | 'createMultipartUpload' | 'uploadPart' | 'completeMultipartUpload' | 'abortMultipartUpload';
 
 /**
  * A failure that belongs to the script's own body stream (it failed while the engine read it, or

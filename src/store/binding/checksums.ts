@@ -22,7 +22,9 @@ export function toExpectedChecksum(options: Partial<Record<ChecksumAlgorithm, un
   for (const algorithm of given) {
     const value = options[algorithm];
     if (typeof value !== 'string' && !(value instanceof ArrayBuffer) && !ArrayBuffer.isView(value)) {
-      throw new TypeError(`Incorrect type for the '${algorithm}' field on 'PutOptions': the provided value is not of type 'ArrayBuffer or ArrayBufferView or string'.`);
+      throw new TypeError(
+        `Incorrect type for the '${algorithm}' field on 'PutOptions': the provided value is not of type 'ArrayBuffer or ArrayBufferView or string'.`,
+      );
     }
   }
   let expected: { algorithm: ChecksumAlgorithm; hex: string } | undefined;

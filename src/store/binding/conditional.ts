@@ -8,8 +8,10 @@ import { wrongField } from './binding-errors.ts';
 import type { StoreConditional } from './types.ts';
 
 /** `struct` names the options type in the runtime's type error for a non-object `onlyIf`. */
-export function toConditional(onlyIf: StoreConditional | Headers | undefined | null,
-  struct: 'GetOptions' | 'PutOptions' = 'GetOptions'): Conditional | undefined {
+export function toConditional(
+  onlyIf: StoreConditional | Headers | undefined | null,
+  struct: 'GetOptions' | 'PutOptions' = 'GetOptions',
+): Conditional | undefined {
   if (onlyIf === undefined || onlyIf === null) return undefined;
   if (onlyIf instanceof Headers) return fromHeaders(onlyIf);
   if (typeof onlyIf !== 'object') throw wrongField('onlyIf', struct, 'Conditional or Headers');

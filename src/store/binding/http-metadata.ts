@@ -9,8 +9,11 @@ import type { StoreHTTPMetadata } from './types.ts';
 
 const STRING_FIELDS = ['contentType', 'contentLanguage', 'contentDisposition', 'contentEncoding', 'cacheControl'] as const;
 const HEADER_OF: Record<(typeof STRING_FIELDS)[number], string> = {
-  contentType: 'content-type', contentLanguage: 'content-language', contentDisposition: 'content-disposition',
-  contentEncoding: 'content-encoding', cacheControl: 'cache-control',
+  contentType: 'content-type',
+  contentLanguage: 'content-language',
+  contentDisposition: 'content-disposition',
+  contentEncoding: 'content-encoding',
+  cacheControl: 'cache-control',
 };
 
 export function toHttpMetadata(input: StoreHTTPMetadata | Headers | undefined | null, struct = 'PutOptions'): HttpMetadata | undefined {

@@ -14,8 +14,13 @@ const encoder = new TextEncoder();
 
 /** Throws the runtime's conversion TypeError unless `value` is a body `method` accepts. */
 export function assertBodyValue(value: unknown, method: 'put' | 'uploadPart', owner: string): asserts value is BodyValue {
-  const ok = (value === null && method === 'put') || typeof value === 'string' || value instanceof ArrayBuffer
-    || ArrayBuffer.isView(value) || value instanceof Blob || value instanceof ReadableStream;
+  const ok =
+    (value === null && method === 'put') ||
+    typeof value === 'string' ||
+    value instanceof ArrayBuffer ||
+    ArrayBuffer.isView(value) ||
+    value instanceof Blob ||
+    value instanceof ReadableStream;
   if (!ok) throw wrongParameter(method, owner, 2, VALUE_TYPES);
 }
 

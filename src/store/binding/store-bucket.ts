@@ -16,9 +16,7 @@ import { toRangeRequest } from './range.ts';
 import { toSsecKey } from './ssec-key.ts';
 import { GetResult, HeadResult } from './store-object.ts';
 import { StoreMultipartUploadHandle } from './store-multipart-upload.ts';
-import type {
-  StoreGetOptions, StoreListOptions, StoreMultipartOptions, StoreObjects, StorePutOptions, StorePutValue,
-} from './types.ts';
+import type { StoreGetOptions, StoreListOptions, StoreMultipartOptions, StoreObjects, StorePutOptions, StorePutValue } from './types.ts';
 
 export interface StoreBucketOptions {
   /** The compatibility rule for list's `include` (see compat.ts). */
@@ -51,9 +49,12 @@ export class StoreBucket {
     const onlyIf = toConditional(options?.onlyIf, 'GetOptions');
     const range = toRangeRequest(options?.range);
     const ssecKey = toSsecKey(options?.ssecKey, 'GetOptions');
-    const read = (withRange: boolean) => this.#engine.get(this.#bucket, name, {
-      ...(onlyIf ? { onlyIf } : {}), ...(range && withRange ? { range } : {}), ...(ssecKey !== undefined ? { ssecKey } : {}),
-    });
+    const read = (withRange: boolean) =>
+      this.#engine.get(this.#bucket, name, {
+        ...(onlyIf ? { onlyIf } : {}),
+        ...(range && withRange ? { range } : {}),
+        ...(ssecKey !== undefined ? { ssecKey } : {}),
+      });
     const result = await scriptCall('get', async () => {
       try {
         return await read(true);
@@ -110,11 +111,14 @@ export class StoreBucket {
     const httpMetadata = toHttpMetadata(options?.httpMetadata, 'MultipartOptions');
     const customMetadata = toCustomMetadata(options?.customMetadata, 'MultipartOptions');
     const ssecKey = toSsecKey(options?.ssecKey, 'MultipartOptions');
-    const uploadId = await scriptCall('createMultipartUpload', () => this.#engine.createMultipartUpload(this.#bucket, name, {
-      ...(httpMetadata ? { httpMetadata } : {}), ...(customMetadata ? { customMetadata } : {}),
-      ...(options?.storageClass !== undefined ? { storageClass: options.storageClass } : {}),
-      ...(ssecKey !== undefined ? { ssecKey } : {}),
-    }));
+    const uploadId = await scriptCall('createMultipartUpload', () =>
+      this.#engine.createMultipartUpload(this.#bucket, name, {
+        ...(httpMetadata ? { httpMetadata } : {}),
+        ...(customMetadata ? { customMetadata } : {}),
+        ...(options?.storageClass !== undefined ? { storageClass: options.storageClass } : {}),
+        ...(ssecKey !== undefined ? { ssecKey } : {}),
+      }),
+    );
     return new StoreMultipartUploadHandle(this.#engine, this.#bucket, name, uploadId, this.#streamLengths);
   }
 

@@ -28,14 +28,19 @@ export class StoreMultipartUploadHandle {
     this.uploadId = uploadId;
   }
 
-  async uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob, options?: StoreUploadPartOptions | null): Promise<StoreUploadedPart> {
+  async uploadPart(
+    partNumber: number,
+    value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob,
+    options?: StoreUploadPartOptions | null,
+  ): Promise<StoreUploadedPart> {
     assertBodyValue(value, 'uploadPart', 'StoreMultipartUpload');
     const n = checkPartNumber(partNumber);
     const ssecKey = toSsecKey(options?.ssecKey, 'UploadPartOptions');
     const body = toBodyInput(value, this.#streamLengths);
     // Opaque etags, as the runtime's: a part uploaded again gets a new one, even with the same bytes.
-    return scriptCall('uploadPart', () => this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body,
-      { opaqueEtag: true, ...(ssecKey !== undefined ? { ssecKey } : {}) }));
+    return scriptCall('uploadPart', () =>
+      this.#engine.uploadPart(this.#bucket, this.key, this.uploadId, n, body, { opaqueEtag: true, ...(ssecKey !== undefined ? { ssecKey } : {}) }),
+    );
   }
 
   async abort(): Promise<void> {

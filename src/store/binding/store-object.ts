@@ -25,8 +25,10 @@ export class HeadResult {
   /** The SSE-C key's MD5 (base64), an own property as the runtime's, undefined for an object stored without one. */
   readonly ssecKeyMd5: string | undefined;
 
-  constructor(meta: Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & { httpMetadata: HttpMetadata | undefined; customMetadata: Record<string, string> | undefined },
-    range?: ServedRange) {
+  constructor(
+    meta: Omit<ObjectMeta, 'httpMetadata' | 'customMetadata'> & { httpMetadata: HttpMetadata | undefined; customMetadata: Record<string, string> | undefined },
+    range?: ServedRange,
+  ) {
     this.key = meta.key;
     this.version = meta.version;
     this.size = meta.size;
@@ -83,24 +85,27 @@ export class GetResult extends HeadResult {
     }
     if (!state.stream) {
       let iterator: AsyncIterator<Uint8Array> | undefined;
-      state.stream = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          if (!iterator && state.taken) {
-            controller.error(new TypeError(USED));
-            return;
-          }
-          state.used = true;
-          untouchedBodies.delete(state.stream!);
-          // The engine's chunks are enqueued as they are: no copy between the file and the script.
-          iterator ??= state.source.stream()[Symbol.asyncIterator]();
-          const next = await iterator.next();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
+      state.stream = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (!iterator && state.taken) {
+              controller.error(new TypeError(USED));
+              return;
+            }
+            state.used = true;
+            untouchedBodies.delete(state.stream!);
+            // The engine's chunks are enqueued as they are: no copy between the file and the script.
+            iterator ??= state.source.stream()[Symbol.asyncIterator]();
+            const next = await iterator.next();
+            if (next.done) controller.close();
+            else controller.enqueue(next.value);
+          },
+          async cancel() {
+            await iterator?.return?.();
+          },
         },
-        async cancel() {
-          await iterator?.return?.();
-        },
-      }, { highWaterMark: 0 });
+        { highWaterMark: 0 },
+      );
       untouchedBodies.set(state.stream, state);
     }
     bodyStreams.add(state.stream);
@@ -135,7 +140,7 @@ export class GetResult extends HeadResult {
 
   async arrayBuffer(): Promise<ArrayBuffer> {
     const bytes = await this.bytes();
-    return bytes.buffer.byteLength === bytes.byteLength ? bytes.buffer as ArrayBuffer : bytes.slice().buffer as ArrayBuffer;
+    return bytes.buffer.byteLength === bytes.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
   }
 
   async text(): Promise<string> {
@@ -147,7 +152,7 @@ export class GetResult extends HeadResult {
   }
 
   async blob(): Promise<Blob> {
-    return new Blob([await this.bytes() as Uint8Array<ArrayBuffer>], { type: this.httpMetadata.contentType ?? '' });
+    return new Blob([(await this.bytes()) as Uint8Array<ArrayBuffer>], { type: this.httpMetadata.contentType ?? '' });
   }
 }
 

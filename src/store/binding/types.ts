@@ -119,7 +119,11 @@ export interface StoreObjects {
 export interface StoreMultipartUpload {
   readonly key: string;
   readonly uploadId: string;
-  uploadPart(partNumber: number, value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob, options?: StoreUploadPartOptions): Promise<StoreUploadedPart>;
+  uploadPart(
+    partNumber: number,
+    value: ReadableStream | ArrayBuffer | ArrayBufferView | string | Blob,
+    options?: StoreUploadPartOptions,
+  ): Promise<StoreUploadedPart>;
   abort(): Promise<void>;
   complete(uploadedParts: StoreUploadedPart[]): Promise<StoreObject>;
 }

@@ -80,12 +80,14 @@ export class FsBlobStore implements BlobStore {
   }
 
   async delete(blobIds: readonly string[]): Promise<void> {
-    await Promise.all(blobIds.map(async (id) => {
-      assertBlobId(id);
-      await unlink(join(this.dir, id)).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
-    }));
+    await Promise.all(
+      blobIds.map(async (id) => {
+        assertBlobId(id);
+        await unlink(join(this.dir, id)).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        });
+      }),
+    );
   }
 
   async list(options: SweepOptions = {}): Promise<string[]> {
@@ -101,28 +103,30 @@ export class FsBlobStore implements BlobStore {
    * UNOWNED_TEMP_AGE_MS (or the given age).
    */
   async clearTemporary(options: SweepOptions = {}): Promise<number> {
-    const counts = await Promise.all((await readdir(this.#tmp, { withFileTypes: true })).map(async (entry) => {
-      const path = join(this.#tmp, entry.name);
-      const owner = entry.isDirectory() ? parseProcessTag(entry.name) : null;
-      if (owner === null) {
-        if ((await idleFor(this.#tmp, [entry.name], options.olderThanMs ?? UNOWNED_TEMP_AGE_MS)).length === 0) return 0;
-        await rm(path, { force: true, recursive: true });
-        return 1;
-      }
-      const names = await readdir(path).catch(() => []);
-      if (options.olderThanMs === undefined) {
-        if (isRunning(owner)) return 0;
-        await rm(path, { force: true, recursive: true });
-        return names.length;
-      }
-      const idle = await idleFor(path, names, options.olderThanMs);
-      await Promise.all(idle.map((name) => rm(join(path, name), { force: true, recursive: true })));
-      // An emptied directory goes at a later sweep, once idle itself; its writer makes it again if it needs it.
-      if (idle.length === names.length && (await idleFor(this.#tmp, [entry.name], options.olderThanMs)).length === 1) {
-        await rmdir(path).catch(() => undefined);
-      }
-      return idle.length;
-    }));
+    const counts = await Promise.all(
+      (await readdir(this.#tmp, { withFileTypes: true })).map(async (entry) => {
+        const path = join(this.#tmp, entry.name);
+        const owner = entry.isDirectory() ? parseProcessTag(entry.name) : null;
+        if (owner === null) {
+          if ((await idleFor(this.#tmp, [entry.name], options.olderThanMs ?? UNOWNED_TEMP_AGE_MS)).length === 0) return 0;
+          await rm(path, { force: true, recursive: true });
+          return 1;
+        }
+        const names = await readdir(path).catch(() => []);
+        if (options.olderThanMs === undefined) {
+          if (isRunning(owner)) return 0;
+          await rm(path, { force: true, recursive: true });
+          return names.length;
+        }
+        const idle = await idleFor(path, names, options.olderThanMs);
+        await Promise.all(idle.map((name) => rm(join(path, name), { force: true, recursive: true })));
+        // An emptied directory goes at a later sweep, once idle itself; its writer makes it again if it needs it.
+        if (idle.length === names.length && (await idleFor(this.#tmp, [entry.name], options.olderThanMs)).length === 1) {
+          await rmdir(path).catch(() => undefined);
+        }
+        return idle.length;
+      }),
+    );
     return counts.reduce((sum, count) => sum + count, 0);
   }
 
@@ -144,10 +148,12 @@ export class FsBlobStore implements BlobStore {
  */
 async function idleFor(dir: string, names: readonly string[], ageMs: number): Promise<string[]> {
   const cutoff = Date.now() - ageMs;
-  const checked = await Promise.all(names.map(async (name) => {
-    const info = await stat(join(dir, name)).catch(() => null);
-    return info !== null && info.mtimeMs <= cutoff ? name : null;
-  }));
+  const checked = await Promise.all(
+    names.map(async (name) => {
+      const info = await stat(join(dir, name)).catch(() => null);
+      return info !== null && info.mtimeMs <= cutoff ? name : null;
+    }),
+  );
   return checked.filter((name): name is string => name !== null);
 }
 

@@ -15,18 +15,18 @@ import { FsBlobStore } from './fs-blob-store.ts';
 export type BlobsLocation =
   | { kind: 'fs'; root: string }
   | {
-    kind: 's3';
-    bucket: string;
-    /** Key prefix without leading or trailing slash ('' for the bucket's root). */
-    prefix: string;
-    /** Absent: AWS S3 itself, by region. */
-    endpoint?: string;
-    /** Absent: 'auto' with an endpoint (R2, MinIO and edgeport accept it), else the AWS_REGION chain. */
-    region?: string;
-    /** Absent: the AWS SDK's default chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, profile, instance role). */
-    credentials?: { accessKeyId: string; secretAccessKey: string };
-    forcePathStyle: boolean;
-  };
+      kind: 's3';
+      bucket: string;
+      /** Key prefix without leading or trailing slash ('' for the bucket's root). */
+      prefix: string;
+      /** Absent: AWS S3 itself, by region. */
+      endpoint?: string;
+      /** Absent: 'auto' with an endpoint (R2, MinIO and edgeport accept it), else the AWS_REGION chain. */
+      region?: string;
+      /** Absent: the AWS SDK's default chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, profile, instance role). */
+      credentials?: { accessKeyId: string; secretAccessKey: string };
+      forcePathStyle: boolean;
+    };
 
 const S3_PARAMS = ['endpoint', 'region', 'access-key-id', 'secret-access-key', 'force-path-style'] as const;
 type S3Param = (typeof S3_PARAMS)[number];
@@ -53,7 +53,8 @@ export function parseBlobsUrl(url: string): BlobsLocation {
  * whether other instances may be writing to the same store right now (any URL means they may).
  */
 export async function openBlobStore(options: {
-  url?: string | undefined; dataDir: string;
+  url?: string | undefined;
+  dataDir: string;
   /** Each call's deadline on an s3:// store (`[blobs] timeout_ms`). */
   timeoutMs?: number | undefined;
   /** Warnings of an s3:// store (a call it lacks). */
@@ -103,7 +104,10 @@ function parseS3Url(url: string): BlobsLocation {
   const [, bucket = '', path = '', query = '', fragment] = match;
   if (fragment !== undefined) throw new BlobsUrlError(url, 'remove the #fragment');
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-    throw new BlobsUrlError(url, `"${bucket}" is not a bucket name: after s3:// comes the bucket (3-63 lowercase letters, digits, dots, hyphens), then /prefix`);
+    throw new BlobsUrlError(
+      url,
+      `"${bucket}" is not a bucket name: after s3:// comes the bucket (3-63 lowercase letters, digits, dots, hyphens), then /prefix`,
+    );
   }
   const prefix = decode(url, path).replace(/^\/+|\/+$/g, '');
   if (prefix.includes('//')) throw new BlobsUrlError(url, 'the prefix has an empty segment ("//"); remove it');
@@ -131,7 +135,10 @@ function parseS3Url(url: string): BlobsLocation {
   const accessKeyId = params['access-key-id'];
   const secretAccessKey = params['secret-access-key'];
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new BlobsUrlError(url, 'give both access-key-id and secret-access-key, or neither (then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the AWS profile are used)');
+    throw new BlobsUrlError(
+      url,
+      'give both access-key-id and secret-access-key, or neither (then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the AWS profile are used)',
+    );
   }
   if (accessKeyId !== undefined && secretAccessKey !== undefined) {
     if (accessKeyId === '' || secretAccessKey === '') throw new BlobsUrlError(url, 'access-key-id and secret-access-key may not be empty');

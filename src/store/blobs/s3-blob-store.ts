@@ -16,9 +16,20 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectsCommand,
-  GetObjectCommand, HeadBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand,
-  PutObjectCommand, S3Client, UploadPartCommand, type CompletedPart, type S3ClientConfig,
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  ListPartsCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  type CompletedPart,
+  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { backendFull, backendUnavailable, type BackendFault } from '../../core/errors/backend-fault.ts';
 import { randomHexId } from '../../core/ids.ts';
@@ -102,13 +113,18 @@ export class S3BlobStore implements BlobStore {
     const timeoutMs = this.#timeoutMs;
     const client = this.#client;
     const bucket = this.bucket;
-    this.#send = async function sendWithDeadline<Output>(operation: string, key: string, command: object, sendOptions: { body?: boolean } = {}): Promise<Output> {
+    this.#send = async function sendWithDeadline<Output>(
+      operation: string,
+      key: string,
+      command: object,
+      sendOptions: { body?: boolean } = {},
+    ): Promise<Output> {
       // A call without a body must be answered (its head, for a read) within the deadline, retries
       // included; one with a body may take longer, as long as its bytes keep moving (socketTimeout).
       const deadline = sendOptions.body ? undefined : new AbortController();
       const timer = deadline ? setTimeout(() => deadline.abort(), timeoutMs) : undefined;
       try {
-        return await client.send(command as never, deadline ? { abortSignal: deadline.signal } : {}) as Output;
+        return (await client.send(command as never, deadline ? { abortSignal: deadline.signal } : {})) as Output;
       } catch (error) {
         throw failure(operation, bucket, key, error, { timeoutMs, timedOut: deadline?.signal.aborted === true });
       } finally {
@@ -143,7 +159,11 @@ export class S3BlobStore implements BlobStore {
     if (length <= 0) return;
     assertBlobId(blobId);
     const key = this.keyOf(blobId);
-    const out = await this.#send<{ Body?: unknown }>('GetObject', key, new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
+    const out = await this.#send<{ Body?: unknown }>(
+      'GetObject',
+      key,
+      new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }),
+    );
     const body = out.Body as AsyncIterable<Uint8Array>;
     // Streamed as it arrives; leaving the loop early destroys the response (and frees its socket).
     let received = 0;
@@ -164,14 +184,23 @@ export class S3BlobStore implements BlobStore {
     for (let at = 0; at < blobIds.length; at += DELETE_BATCH) {
       const batch = blobIds.slice(at, at + DELETE_BATCH);
       const out = await this.#send<{ Errors?: Array<{ Key?: string | undefined; Code?: string | undefined; Message?: string | undefined }> }>(
-        'DeleteObjects', this.keyOf(batch[0]!), new DeleteObjectsCommand({
-          Bucket: this.bucket, Delete: { Objects: batch.map((id) => ({ Key: this.keyOf(id) })), Quiet: true },
-        }));
+        'DeleteObjects',
+        this.keyOf(batch[0]!),
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((id) => ({ Key: this.keyOf(id) })), Quiet: true },
+        }),
+      );
       const errors = out.Errors ?? [];
       // A key that no longer exists is not an error in S3, so anything listed here really failed.
       const first = errors[0];
       if (first) {
-        throw failure('DeleteObjects', this.bucket, first.Key ?? '', new Error(`${errors.length} blob(s) not deleted: ${first.Code ?? 'Error'} ${first.Message ?? ''}`));
+        throw failure(
+          'DeleteObjects',
+          this.bucket,
+          first.Key ?? '',
+          new Error(`${errors.length} blob(s) not deleted: ${first.Code ?? 'Error'} ${first.Message ?? ''}`),
+        );
       }
     }
   }
@@ -183,9 +212,15 @@ export class S3BlobStore implements BlobStore {
     let token: string | undefined;
     do {
       const out = await this.#send<{ Contents?: Array<{ Key?: string; LastModified?: Date }>; IsTruncated?: boolean; NextContinuationToken?: string }>(
-        'ListObjectsV2', prefix, new ListObjectsV2Command({
-          Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ...(token === undefined ? {} : { ContinuationToken: token }),
-        }));
+        'ListObjectsV2',
+        prefix,
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          Delimiter: '/',
+          ...(token === undefined ? {} : { ContinuationToken: token }),
+        }),
+      );
       for (const object of out.Contents ?? []) {
         const id = object.Key?.slice(prefix.length) ?? '';
         if (!BLOB_ID.test(id)) continue;
@@ -212,15 +247,30 @@ export class S3BlobStore implements BlobStore {
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     for (;;) {
-      let out: { Uploads?: Array<{ Key?: string; UploadId?: string; Initiated?: Date }>; IsTruncated?: boolean; NextKeyMarker?: string; NextUploadIdMarker?: string };
+      let out: {
+        Uploads?: Array<{ Key?: string; UploadId?: string; Initiated?: Date }>;
+        IsTruncated?: boolean;
+        NextKeyMarker?: string;
+        NextUploadIdMarker?: string;
+      };
       try {
-        out = await this.#send('ListMultipartUploads', prefix, new ListMultipartUploadsCommand({
-          Bucket: this.bucket, Prefix: prefix, Delimiter: '/',
-          ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }), ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
-        }));
+        out = await this.#send(
+          'ListMultipartUploads',
+          prefix,
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            Delimiter: '/',
+            ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }),
+            ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
+          }),
+        );
       } catch (error) {
         if (!notImplemented(error)) throw error;
-        this.#lacks('ListMultipartUploads', 'multipart uploads left by writes that never finished (a crash, a kill) cannot be listed, so they are not aborted: give the bucket a lifecycle rule AbortIncompleteMultipartUpload, or rely on the store\'s own expiry of uploads');
+        this.#lacks(
+          'ListMultipartUploads',
+          "multipart uploads left by writes that never finished (a crash, a kill) cannot be listed, so they are not aborted: give the bucket a lifecycle rule AbortIncompleteMultipartUpload, or rely on the store's own expiry of uploads",
+        );
         return 0;
       }
       for (const upload of out.Uploads ?? []) {
@@ -235,10 +285,18 @@ export class S3BlobStore implements BlobStore {
     let aborted = 0;
     for (const upload of stale) {
       if (cutoff !== undefined && (await this.#lastPartTime(upload.key, upload.uploadId)) > cutoff) continue;
-      await this.#send('AbortMultipartUpload', upload.key, new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.key, UploadId: upload.uploadId }))
-        .then(() => { aborted++; }, (error: unknown) => {
+      await this.#send(
+        'AbortMultipartUpload',
+        upload.key,
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.key, UploadId: upload.uploadId }),
+      ).then(
+        () => {
+          aborted++;
+        },
+        (error: unknown) => {
           if (sdkName(error) !== 'NoSuchUpload') throw error;
-        });
+        },
+      );
     }
     return aborted;
   }
@@ -268,9 +326,16 @@ export class S3BlobStore implements BlobStore {
     let marker: string | undefined;
     try {
       do {
-        const out = await this.#send<{ Parts?: Array<{ LastModified?: Date }>; IsTruncated?: boolean; NextPartNumberMarker?: string }>('ListParts', key, new ListPartsCommand({
-          Bucket: this.bucket, Key: key, UploadId: uploadId, ...(marker === undefined ? {} : { PartNumberMarker: marker }),
-        }));
+        const out = await this.#send<{ Parts?: Array<{ LastModified?: Date }>; IsTruncated?: boolean; NextPartNumberMarker?: string }>(
+          'ListParts',
+          key,
+          new ListPartsCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            ...(marker === undefined ? {} : { PartNumberMarker: marker }),
+          }),
+        );
         for (const part of out.Parts ?? []) latest = Math.max(latest, part.LastModified?.getTime() ?? 0);
         marker = out.IsTruncated ? out.NextPartNumberMarker : undefined;
       } while (marker !== undefined);
@@ -310,7 +375,9 @@ class S3BlobWriter implements BlobWriter {
     this.#key = key;
     this.#blobId = blobId;
     this.#body = new WriteBehind((bytes) => this.#sendPart(bytes), {
-      batchBytes: partBytes, initialBytes: INITIAL_BUFFER_BYTES, open: () => this.#createUpload(),
+      batchBytes: partBytes,
+      initialBytes: INITIAL_BUFFER_BYTES,
+      open: () => this.#createUpload(),
     });
   }
 
@@ -327,13 +394,23 @@ class S3BlobWriter implements BlobWriter {
       if (!this.#body.sent) {
         // Never more than one part: a single PutObject.
         const body = this.#body.takeUnsent();
-        await this.#send('PutObject', this.#key, new PutObjectCommand({ Bucket: this.#bucket, Key: this.#key, Body: body, ContentLength: body.byteLength }), { body: true });
+        await this.#send('PutObject', this.#key, new PutObjectCommand({ Bucket: this.#bucket, Key: this.#key, Body: body, ContentLength: body.byteLength }), {
+          body: true,
+        });
       } else {
         await this.#body.flush();
         // A completion of many parts may take the store a while, keeping its connection alive meanwhile: no overall deadline.
-        await this.#send('CompleteMultipartUpload', this.#key, new CompleteMultipartUploadCommand({
-          Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, MultipartUpload: { Parts: this.#parts },
-        }), { body: true });
+        await this.#send(
+          'CompleteMultipartUpload',
+          this.#key,
+          new CompleteMultipartUploadCommand({
+            Bucket: this.#bucket,
+            Key: this.#key,
+            UploadId: this.#uploadId,
+            MultipartUpload: { Parts: this.#parts },
+          }),
+          { body: true },
+        );
       }
     } catch (error) {
       await this.#abortUpload();
@@ -353,7 +430,11 @@ class S3BlobWriter implements BlobWriter {
 
   /** Before the first part: the body is larger than one part, so it becomes a multipart upload. */
   async #createUpload(): Promise<void> {
-    const out = await this.#send<{ UploadId?: string }>('CreateMultipartUpload', this.#key, new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key }));
+    const out = await this.#send<{ UploadId?: string }>(
+      'CreateMultipartUpload',
+      this.#key,
+      new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key }),
+    );
     if (out.UploadId === undefined) throw failure('CreateMultipartUpload', this.#bucket, this.#key, new Error('No UploadId in the response.'));
     this.#uploadId = out.UploadId;
   }
@@ -362,9 +443,19 @@ class S3BlobWriter implements BlobWriter {
   async #sendPart(body: Buffer): Promise<void> {
     const part: CompletedPart = { PartNumber: this.#parts.length + 1 };
     this.#parts.push(part);
-    const out = await this.#send<{ ETag?: string }>('UploadPart', this.#key, new UploadPartCommand({
-      Bucket: this.#bucket, Key: this.#key, UploadId: this.#uploadId, PartNumber: part.PartNumber, Body: body, ContentLength: body.byteLength,
-    }), { body: true });
+    const out = await this.#send<{ ETag?: string }>(
+      'UploadPart',
+      this.#key,
+      new UploadPartCommand({
+        Bucket: this.#bucket,
+        Key: this.#key,
+        UploadId: this.#uploadId,
+        PartNumber: part.PartNumber,
+        Body: body,
+        ContentLength: body.byteLength,
+      }),
+      { body: true },
+    );
     part.ETag = out.ETag;
   }
 
@@ -374,7 +465,9 @@ class S3BlobWriter implements BlobWriter {
     const uploadId = this.#uploadId;
     if (uploadId === undefined) return;
     this.#uploadId = undefined;
-    await this.#send('AbortMultipartUpload', this.#key, new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key, UploadId: uploadId })).catch(() => undefined);
+    await this.#send('AbortMultipartUpload', this.#key, new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.#key, UploadId: uploadId })).catch(
+      () => undefined,
+    );
   }
 }
 
@@ -389,7 +482,7 @@ function cutoffOf(options: SweepOptions): number | undefined {
 
 /** The S3 error code the SDK named its exception after (NoSuchUpload, SlowDown, ...), through our wrapping. */
 function sdkName(error: unknown): string | undefined {
-  const wrapped = error instanceof StoreError || error instanceof Error && error.name === 'BackendFault';
+  const wrapped = error instanceof StoreError || (error instanceof Error && error.name === 'BackendFault');
   const cause = wrapped ? (error as Error).cause : error;
   return cause instanceof Error ? cause.name : undefined;
 }
@@ -423,8 +516,14 @@ const FULL_CODES = new Set(['XMinioStorageFull', 'InsufficientStorage', 'QuotaEx
  * credentials, a call it lacks) is STORE_INTERNAL. Both keep the call, the object, the HTTP status
  * and the S3 error in `details`, for the logs and for start-up messages (startFailure).
  */
-function failure(operation: string, bucket: string, key: string, cause: unknown, options: { timeoutMs?: number; timedOut?: boolean } = {}): StoreError | BackendFault {
-  if (cause instanceof StoreError || cause instanceof Error && cause.name === 'BackendFault') return cause as StoreError | BackendFault;
+function failure(
+  operation: string,
+  bucket: string,
+  key: string,
+  cause: unknown,
+  options: { timeoutMs?: number; timedOut?: boolean } = {},
+): StoreError | BackendFault {
+  if (cause instanceof StoreError || (cause instanceof Error && cause.name === 'BackendFault')) return cause as StoreError | BackendFault;
   const status = statusOf(cause);
   const name = cause instanceof Error ? cause.name : undefined;
   const code = (cause as { code?: unknown } | undefined)?.code;
@@ -434,10 +533,15 @@ function failure(operation: string, bucket: string, key: string, cause: unknown,
     return backendUnavailable('blob store', `did not answer ${operation} within ${ms} ms`, cause, details);
   }
   if (status === undefined && typeof code === 'string' && NETWORK_CODES.has(code)) {
-    return backendUnavailable('blob store', code === 'ECONNREFUSED' ? `refused the connection (${operation})` : `could not be reached (${operation}: ${code})`, cause, details);
+    return backendUnavailable(
+      'blob store',
+      code === 'ECONNREFUSED' ? `refused the connection (${operation})` : `could not be reached (${operation}: ${code})`,
+      cause,
+      details,
+    );
   }
-  if (status === 507 || name !== undefined && FULL_CODES.has(name)) return backendFull('blob store', cause, details);
-  if (status !== undefined && (status >= 500 && status !== 501 || status === 429) || name !== undefined && BUSY_CODES.has(name)) {
+  if (status === 507 || (name !== undefined && FULL_CODES.has(name))) return backendFull('blob store', cause, details);
+  if ((status !== undefined && ((status >= 500 && status !== 501) || status === 429)) || (name !== undefined && BUSY_CODES.has(name))) {
     return backendUnavailable('blob store', `answered ${operation} with HTTP ${status ?? '?'} ${name ?? ''}`.trimEnd(), cause, details);
   }
   return new StoreError('STORE_INTERNAL', { cause, details });

@@ -16,17 +16,20 @@ export function startFailure(where: string, error: unknown, doing: string): Stor
   const what = typeof details.error === 'string' ? details.error : (error as Error).message;
   const answer = status === undefined ? `got no HTTP answer (${what})` : `was answered HTTP ${status} (${what})`;
   return new StoreError('STORE_INTERNAL', {
-    cause: error, details,
+    cause: error,
+    details,
     message: `The blob store ${where} could not be ${doing}: ${operation} ${answer}. ${startHint(status, error)}`,
   });
 }
 
 function startHint(status: number | undefined, error: unknown): string {
   if (status === undefined) return 'Check the endpoint (scheme, host and port) and that the store is running and reachable from here.';
-  if (status === 401 || status === 403) return 'Check access-key-id and secret-access-key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY), and that the key may use the bucket.';
+  if (status === 401 || status === 403)
+    return 'Check access-key-id and secret-access-key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY), and that the key may use the bucket.';
   if (status === 404) return 'Check that the bucket exists (edgeport does not create it) and the region.';
   if (status === 301 || status === 400) return 'Check the region and force-path-style (path-style requests are the default with an endpoint).';
-  if (status === 501 || (error as { cause?: { name?: unknown } }).cause?.name === 'NotImplemented') return 'The store lacks this call, which edgeport needs: use another S3-compatible store.';
+  if (status === 501 || (error as { cause?: { name?: unknown } }).cause?.name === 'NotImplemented')
+    return 'The store lacks this call, which edgeport needs: use another S3-compatible store.';
   if (status === 507) return 'The store is full: free space on it.';
-  return 'Check the store\'s own health and logs.';
+  return "Check the store's own health and logs.";
 }

@@ -97,18 +97,25 @@ export class WriteBehind {
     this.#buffer = undefined;
     this.#filled = 0;
     this.#sent = true;
-    this.#inFlight = this.#send(bytes).then(
-      () => { if (buffer.byteLength === this.#batchBytes) this.#spare = buffer; },
-      (error: unknown) => { this.#failure ??= { error }; },
-    ).finally(() => { this.#inFlight = undefined; });
+    this.#inFlight = this.#send(bytes)
+      .then(
+        () => {
+          if (buffer.byteLength === this.#batchBytes) this.#spare = buffer;
+        },
+        (error: unknown) => {
+          this.#failure ??= { error };
+        },
+      )
+      .finally(() => {
+        this.#inFlight = undefined;
+      });
   }
 
   /** The buffer, grown to hold `needed` bytes: doubling up to a batch at first, whole batches once sending. */
   #room(needed: number): Buffer {
     const current = this.#buffer;
     if (current && current.byteLength >= needed) return current;
-    const size = this.#sent ? this.#batchBytes
-      : Math.min(this.#batchBytes, Math.max(needed, this.#initialBytes, (current?.byteLength ?? 0) * 2));
+    const size = this.#sent ? this.#batchBytes : Math.min(this.#batchBytes, Math.max(needed, this.#initialBytes, (current?.byteLength ?? 0) * 2));
     let grown: Buffer;
     if (size === this.#batchBytes && this.#spare) {
       grown = this.#spare;

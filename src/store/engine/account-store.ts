@@ -16,8 +16,25 @@ import type { LifecycleRule } from './lifecycle.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass,
-  UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput,
+  BucketInfo,
+  BucketUsage,
+  CompleteOptions,
+  Conditional,
+  DeleteOutcome,
+  GetOptions,
+  GetResult,
+  HeadOptions,
+  ListOptions,
+  ListResult,
+  MultipartOptions,
+  ObjectMeta,
+  PartInfo,
+  PutOptions,
+  StorageClass,
+  UploadInfo,
+  UploadPartOptions,
+  UploadedPart,
 } from './types.ts';
 import { assertBucketName } from './validation.ts';
 
@@ -196,7 +213,7 @@ class AccountStore implements StoreEngine {
   }
 
   accountUsage(accountId: string | null): Promise<AccountUsage> {
-    if (accountId !== this.#account) return Promise.reject(new Error('An account\'s view of the store reads only its own account\'s usage.'));
+    if (accountId !== this.#account) return Promise.reject(new Error("An account's view of the store reads only its own account's usage."));
     return this.#engine.accountUsage(accountId);
   }
 

@@ -17,8 +17,13 @@ function matchesWeak(list: readonly EtagMatcher[], etag: string): boolean {
 export function evaluateConditional(cond: Conditional | undefined, current: ObjectMeta | null): boolean {
   if (!cond) return true;
   if (current === null) {
-    return cond.etagMatches === undefined && cond.uploadedAfter === undefined && cond.sizeIs === undefined
-      && cond.uploadedAt === undefined && cond.versionIs === undefined;
+    return (
+      cond.etagMatches === undefined &&
+      cond.uploadedAfter === undefined &&
+      cond.sizeIs === undefined &&
+      cond.uploadedAt === undefined &&
+      cond.versionIs === undefined
+    );
   }
   if (cond.sizeIs !== undefined && current.size !== cond.sizeIs) return false;
   if (cond.uploadedAt !== undefined && Math.floor(current.uploaded / 1000) !== Math.floor(cond.uploadedAt / 1000)) return false;
@@ -27,9 +32,7 @@ export function evaluateConditional(cond: Conditional | undefined, current: Obje
   const uploaded = truncate(current.uploaded);
   const ifMatch = cond.etagMatches === undefined || matchesStrong(cond.etagMatches, current.etag);
   const ifNoneMatch = cond.etagDoesNotMatch === undefined || !matchesWeak(cond.etagDoesNotMatch, current.etag);
-  const ifModifiedSince = cond.uploadedAfter === undefined || truncate(cond.uploadedAfter) < uploaded
-    || (cond.etagDoesNotMatch !== undefined && ifNoneMatch);
-  const ifUnmodifiedSince = cond.uploadedBefore === undefined || uploaded < truncate(cond.uploadedBefore)
-    || (cond.etagMatches !== undefined && ifMatch);
+  const ifModifiedSince = cond.uploadedAfter === undefined || truncate(cond.uploadedAfter) < uploaded || (cond.etagDoesNotMatch !== undefined && ifNoneMatch);
+  const ifUnmodifiedSince = cond.uploadedBefore === undefined || uploaded < truncate(cond.uploadedBefore) || (cond.etagMatches !== undefined && ifMatch);
   return ifMatch && ifNoneMatch && ifModifiedSince && ifUnmodifiedSince;
 }

@@ -6,7 +6,7 @@
 import { StoreError } from './errors.ts';
 
 export const CORS_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'] as const;
-export type CorsMethod = typeof CORS_METHODS[number];
+export type CorsMethod = (typeof CORS_METHODS)[number];
 
 export interface CorsRule {
   id?: string;
@@ -84,15 +84,21 @@ export interface CorsRequest {
 
 /** The first rule allowing the request, as S3 picks it, or undefined. Origins and methods compare exactly, headers case-insensitively. */
 export function matchCorsRule(rules: readonly CorsRule[], request: CorsRequest): CorsRule | undefined {
-  return rules.find((rule) => rule.allowedOrigins.some((origin) => wildcardMatch(origin, request.origin))
-    && (rule.allowedMethods as readonly string[]).includes(request.method)
-    && request.headers.every((header) => rule.allowedHeaders.some((allowed) => wildcardMatch(allowed.toLowerCase(), header))));
+  return rules.find(
+    (rule) =>
+      rule.allowedOrigins.some((origin) => wildcardMatch(origin, request.origin)) &&
+      (rule.allowedMethods as readonly string[]).includes(request.method) &&
+      request.headers.every((header) => rule.allowedHeaders.some((allowed) => wildcardMatch(allowed.toLowerCase(), header))),
+  );
 }
 
 /** The requested header names of an Access-Control-Request-Headers value, lowercase, without blanks. */
 export function requestedHeaders(value: string | undefined): string[] {
   if (value === undefined) return [];
-  return value.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '');
+  return value
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== '');
 }
 
 /** A bucket's rules, by the bucket's stored name (`<account id>/<name>`, or bare for a bucket of no account). */
@@ -132,7 +138,9 @@ export class CorsCache {
     const entry = { until: now + this.#ttlMs, value };
     this.#entries.set(name, entry);
     // A failed read is not remembered: the next request reads again.
-    value.catch(() => { if (this.#entries.get(name) === entry) this.#entries.delete(name); });
+    value.catch(() => {
+      if (this.#entries.get(name) === entry) this.#entries.delete(name);
+    });
     return value;
   }
 

@@ -11,7 +11,14 @@ import type { ObjectEngine } from './object-engine.ts';
 
 /** Methods that add data: refused on a full disk. */
 const GROWING = [
-  'put', 'createMultipartUpload', 'uploadPart', 'completeMultipartUpload', 'createBucket', 'ensureBucket', 'putBucketCors', 'setBucketStorageClass',
+  'put',
+  'createMultipartUpload',
+  'uploadPart',
+  'completeMultipartUpload',
+  'createBucket',
+  'ensureBucket',
+  'putBucketCors',
+  'setBucketStorageClass',
 ] as const satisfies ReadonlyArray<keyof ObjectEngine>;
 /** Methods that free data: let through on a full disk, with the reserve if need be. */
 const SHRINKING = ['delete', 'abortMultipartUpload', 'deleteBucket'] as const satisfies ReadonlyArray<keyof ObjectEngine>;

@@ -100,8 +100,13 @@ export async function ingestBody(body: BodyInput, options: IngestOptions): Promi
 }
 
 /** `spills`: the declared length is known to need a blob file, so chunks are hashed as they come. */
-async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number | undefined, digests: BodyDigests,
-  options: IngestOptions, spills: boolean): Promise<Ingested> {
+async function ingestStream(
+  stream: AsyncIterable<Uint8Array>,
+  declared: number | undefined,
+  digests: BodyDigests,
+  options: IngestOptions,
+  spills: boolean,
+): Promise<Ingested> {
   if (declared !== undefined && declared > options.maxSize) throw new StoreError('STORE_ENTITY_TOO_LARGE');
   const held: Uint8Array[] = [];
   let size = 0;
@@ -138,7 +143,7 @@ async function ingestStream(stream: AsyncIterable<Uint8Array>, declared: number 
     digested.catch(() => undefined);
     const { blobId } = await writer.commit();
     try {
-      return { ...await digested, blobId };
+      return { ...(await digested), blobId };
     } catch (error) {
       await options.blobs.delete([blobId]).catch(() => undefined);
       throw error;

@@ -95,11 +95,14 @@ export class LifecycleSweeper {
     const schedule = (delay: number) => {
       if (this.#stopped) return;
       this.#timer = setTimeout(() => {
-        this.#running = this.runPass().then((outcome) => schedule(outcome === 'more' ? 0 : intervalMs), (error: unknown) => {
-          this.stats.failures += 1;
-          this.#logger.warn({ err: error }, 'Lifecycle sweep failed; it is retried.');
-          schedule(intervalMs);
-        });
+        this.#running = this.runPass().then(
+          (outcome) => schedule(outcome === 'more' ? 0 : intervalMs),
+          (error: unknown) => {
+            this.stats.failures += 1;
+            this.#logger.warn({ err: error }, 'Lifecycle sweep failed; it is retried.');
+            schedule(intervalMs);
+          },
+        );
       }, delay);
       this.#timer.unref();
     };
@@ -177,13 +180,21 @@ export class LifecycleSweeper {
   async #objectsPage(bucket: string, rules: LifecycleRule[], prefixes: string[], index: number, after: string | undefined): Promise<SweepState> {
     const now = this.#clock.now();
     const page = await this.#meta.listObjects(bucket, {
-      prefix: prefixes[index]!, limit: this.#pageSize, withHttpMetadata: false, withCustomMetadata: false, ...(after !== undefined ? { after } : {}),
+      prefix: prefixes[index]!,
+      limit: this.#pageSize,
+      withHttpMetadata: false,
+      withCustomMetadata: false,
+      ...(after !== undefined ? { after } : {}),
     });
     for (const object of page) {
       const action = dueAction(rules, object, now);
       if (action === 'expire') {
         // Only this version, and only while still due: an object written since is another object.
-        const outcome = await this.#meta.deleteObject(bucket, object.key, (current) => current.version === object.version && dueAction(rules, current, now) === 'expire');
+        const outcome = await this.#meta.deleteObject(
+          bucket,
+          object.key,
+          (current) => current.version === object.version && dueAction(rules, current, now) === 'expire',
+        );
         if (outcome === 'deleted') this.stats.expiredObjects += 1;
       } else if (action === 'transition') {
         if (await this.#meta.setObjectStorageClass(bucket, object.key, object.version, 'InfrequentAccess')) this.stats.transitionedObjects += 1;
@@ -198,7 +209,7 @@ export class LifecycleSweeper {
     for (const prefix of scanPrefixes(rules, true)) {
       for (const upload of await this.#meta.listUploads(bucket, prefix)) {
         if (!uploadDue(rules, upload.key, upload.created, now)) continue;
-        if (await this.#meta.abortUpload(bucket, upload.key, upload.uploadId) === 'active') this.stats.abortedUploads += 1;
+        if ((await this.#meta.abortUpload(bucket, upload.key, upload.uploadId)) === 'active') this.stats.abortedUploads += 1;
       }
     }
   }
@@ -207,7 +218,7 @@ export class LifecycleSweeper {
 function parseState(text: string): SweepState {
   try {
     const value = JSON.parse(text) as unknown;
-    return typeof value === 'object' && value !== null ? value as SweepState : {};
+    return typeof value === 'object' && value !== null ? (value as SweepState) : {};
   } catch {
     return {};
   }

@@ -73,9 +73,16 @@ export function assertLifecycleRules(rules: readonly LifecycleRule[]): void {
     if (rule.expiration) assertCondition(rule, 'expiration', rule.expiration);
     if (rule.transition) assertCondition(rule, 'transition', rule.transition);
     if (rule.abortUploadsAfterSeconds !== undefined) assertCondition(rule, 'multipart abort', { afterSeconds: rule.abortUploadsAfterSeconds });
-    if (rule.expiration && rule.transition && 'afterSeconds' in rule.expiration && 'afterSeconds' in rule.transition
-      && rule.transition.afterSeconds >= rule.expiration.afterSeconds) {
-      throw invalid(`rule ${JSON.stringify(rule.id)}: its transition (after ${rule.transition.afterSeconds} s) must come before its expiration (after ${rule.expiration.afterSeconds} s).`);
+    if (
+      rule.expiration &&
+      rule.transition &&
+      'afterSeconds' in rule.expiration &&
+      'afterSeconds' in rule.transition &&
+      rule.transition.afterSeconds >= rule.expiration.afterSeconds
+    ) {
+      throw invalid(
+        `rule ${JSON.stringify(rule.id)}: its transition (after ${rule.transition.afterSeconds} s) must come before its expiration (after ${rule.expiration.afterSeconds} s).`,
+      );
     }
   }
 }
@@ -86,8 +93,11 @@ export function isDue(condition: LifecycleCondition, uploaded: number, now: numb
 }
 
 /** What the rules make of an object now: expired (deleted) first, else moved to InfrequentAccess, else nothing. */
-export function dueAction(rules: readonly LifecycleRule[], object: { key: string; uploaded: number; storageClass: StorageClass }, now: number):
-  'expire' | 'transition' | undefined {
+export function dueAction(
+  rules: readonly LifecycleRule[],
+  object: { key: string; uploaded: number; storageClass: StorageClass },
+  now: number,
+): 'expire' | 'transition' | undefined {
   let transition = false;
   for (const rule of rules) {
     if (!rule.enabled || !object.key.startsWith(rule.prefix)) continue;
@@ -99,8 +109,13 @@ export function dueAction(rules: readonly LifecycleRule[], object: { key: string
 
 /** Whether the rules abort an upload of `key` created at `created`, at `now`. */
 export function uploadDue(rules: readonly LifecycleRule[], key: string, created: number, now: number): boolean {
-  return rules.some((rule) => rule.enabled && rule.abortUploadsAfterSeconds !== undefined && key.startsWith(rule.prefix)
-    && isDue({ afterSeconds: rule.abortUploadsAfterSeconds }, created, now));
+  return rules.some(
+    (rule) =>
+      rule.enabled &&
+      rule.abortUploadsAfterSeconds !== undefined &&
+      key.startsWith(rule.prefix) &&
+      isDue({ afterSeconds: rule.abortUploadsAfterSeconds }, created, now),
+  );
 }
 
 /**
@@ -108,8 +123,10 @@ export function uploadDue(rules: readonly LifecycleRule[], key: string, created:
  * with `uploads`): the fewest that cover them, in order ('' alone when one rule covers every key).
  */
 export function scanPrefixes(rules: readonly LifecycleRule[], uploads = false): string[] {
-  const wanted = rules.filter((rule) => rule.enabled && (uploads ? rule.abortUploadsAfterSeconds !== undefined : rule.expiration || rule.transition))
-    .map((rule) => rule.prefix).sort(compareUtf8);
+  const wanted = rules
+    .filter((rule) => rule.enabled && (uploads ? rule.abortUploadsAfterSeconds !== undefined : rule.expiration || rule.transition))
+    .map((rule) => rule.prefix)
+    .sort(compareUtf8);
   const out: string[] = [];
   for (const prefix of wanted) {
     if (!out.some((covering) => prefix.startsWith(covering))) out.push(prefix);

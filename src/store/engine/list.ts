@@ -43,7 +43,9 @@ export async function listObjects(meta: MetadataStore, bucket: string, options: 
   for (;;) {
     const batchSize = Math.min(limit - count + 1, STORE_LIMITS.maxListLimit + 1);
     const rows: ListedRow[] = await meta.listObjects(bucket, {
-      after, prefix, limit: batchSize,
+      after,
+      prefix,
+      limit: batchSize,
       withHttpMetadata: options.include?.httpMetadata ?? false,
       withCustomMetadata: options.include?.customMetadata ?? false,
     });

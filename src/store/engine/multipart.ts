@@ -58,12 +58,13 @@ export function checkCompletionChecksum(expected: ExpectedCompletionChecksum | u
   const name = CHECKSUM_NAMES[expected.algorithm];
   const shown = (value: string, count: number | undefined) => `${Buffer.from(value, 'hex').toString('base64')}${count === undefined ? '' : `-${count}`}`;
   throw new StoreError('STORE_BAD_DIGEST', {
-    message: actual === undefined
-      ? `The ${name} checksum you specified cannot be checked: a part of this upload carries no ${name} checksum (copied parts have none), so nothing was completed.`
-      : `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${shown(expected.hex, expected.parts)}\n`
-        + `Actual ${name} was: ${shown(hex!, parts === undefined ? undefined : Number(parts))} (${parts === undefined
-          ? `the ${name} of the whole object, a FULL_OBJECT checksum`
-          : `the ${name} of the parts' ${name} checksums, then -<parts>`}); nothing was completed.`,
+    message:
+      actual === undefined
+        ? `The ${name} checksum you specified cannot be checked: a part of this upload carries no ${name} checksum (copied parts have none), so nothing was completed.`
+        : `The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${shown(expected.hex, expected.parts)}\n` +
+          `Actual ${name} was: ${shown(hex!, parts === undefined ? undefined : Number(parts))} (${
+            parts === undefined ? `the ${name} of the whole object, a FULL_OBJECT checksum` : `the ${name} of the parts' ${name} checksums, then -<parts>`
+          }); nothing was completed.`,
     details: { algorithm: expected.algorithm, expected: expected.hex, actual: actual ?? null },
   });
 }
@@ -76,7 +77,10 @@ export function planCompletion(upload: UploadRow | null, parts: PartRow[], input
   // (10001, as the real store answers) even when one copy carries a stale etag.
   for (let i = 1; i < requested.length; i++) {
     if (requested[i - 1]!.partNumber === requested[i]!.partNumber) {
-      throw new StoreError('STORE_INTERNAL', { message: `We encountered an internal error. Please try again.`, details: { duplicatePart: requested[i]!.partNumber } });
+      throw new StoreError('STORE_INTERNAL', {
+        message: `We encountered an internal error. Please try again.`,
+        details: { duplicatePart: requested[i]!.partNumber },
+      });
     }
   }
   const used: PartRow[] = [];
@@ -131,7 +135,10 @@ function compositeChecksum(algorithm: UploadChecksumAlgorithm | null, parts: rea
 function fullObjectChecksum(algorithm: UploadChecksumAlgorithm | null, parts: readonly PartRow[]): Checksums {
   if (algorithm !== 'crc32' && algorithm !== 'crc32c' && algorithm !== 'crc64nvme') return {};
   if (parts.some((part) => part.checksum === undefined)) return {};
-  const crc = combineCrcs(algorithm, parts.map((part) => ({ crc: Buffer.from(part.checksum!, 'hex'), length: part.size })));
+  const crc = combineCrcs(
+    algorithm,
+    parts.map((part) => ({ crc: Buffer.from(part.checksum!, 'hex'), length: part.size })),
+  );
   return { [algorithm]: crc.toString('hex') };
 }
 

@@ -25,7 +25,27 @@ import { resolveRange } from './ranges.ts';
 import { newSseC, openSseC, publicSseC, sealBody, sealedEtag, sealedLength, sealedSegments, type SealedDigests } from './sse-c.ts';
 import type { BucketFilter, StoreEngine } from './store-engine.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, Checksums, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, SseCInfo, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput,
+  BucketInfo,
+  BucketUsage,
+  Checksums,
+  CompleteOptions,
+  Conditional,
+  DeleteOutcome,
+  GetOptions,
+  GetResult,
+  HeadOptions,
+  SseCInfo,
+  ListOptions,
+  ListResult,
+  MultipartOptions,
+  ObjectMeta,
+  PartInfo,
+  PutOptions,
+  StorageClass,
+  UploadInfo,
+  UploadPartOptions,
+  UploadedPart,
 } from './types.ts';
 import { BUCKET_USAGE_MAX_ROWS } from './types.ts';
 import { assertStoredBucketName, assertCustomMetadata, assertKey, checkStorageClass } from './validation.ts';
@@ -61,12 +81,22 @@ function sealedAlgorithms(expected: PutOptions['expectedChecksum']): string[] {
 function sseCDataKey(record: SseCInfo | undefined, key: string | undefined, what: 'object' | 'upload' = 'object'): Buffer | undefined {
   if (record === undefined) {
     if (key === undefined) return undefined;
-    throw new StoreError('STORE_SSEC_NOT_ENCRYPTED', what === 'upload'
-      ? { message: 'The encryption parameters are not applicable to this upload: it was not created with a customer-provided key (SSE-C).' } : undefined);
+    throw new StoreError(
+      'STORE_SSEC_NOT_ENCRYPTED',
+      what === 'upload'
+        ? { message: 'The encryption parameters are not applicable to this upload: it was not created with a customer-provided key (SSE-C).' }
+        : undefined,
+    );
   }
   if (key === undefined) {
-    throw new StoreError('STORE_SSEC_KEY_REQUIRED', what === 'upload'
-      ? { message: 'The multipart upload was created using a form of Server Side Encryption (SSE-C). The correct parameters must be provided with each part.' } : undefined);
+    throw new StoreError(
+      'STORE_SSEC_KEY_REQUIRED',
+      what === 'upload'
+        ? {
+            message: 'The multipart upload was created using a form of Server Side Encryption (SSE-C). The correct parameters must be provided with each part.',
+          }
+        : undefined,
+    );
   }
   return openSseC(record, key, what);
 }
@@ -245,7 +275,9 @@ export class ObjectEngine implements StoreEngine {
     const sseC = options.ssecKey === undefined ? undefined : newSseC(options.ssecKey);
     const sealed = sseC ? sealBody(body, sseC.dataKey, sealedAlgorithms(options.expectedChecksum)) : undefined;
     const ingested = await ingestBody(sealed ? sealed.body : body, {
-      blobs: this.#blobs, inlineMax: this.#inlineMax, maxSize: sealed ? sealedLength(STORE_LIMITS.maxPutBytes) : STORE_LIMITS.maxPutBytes,
+      blobs: this.#blobs,
+      inlineMax: this.#inlineMax,
+      maxSize: sealed ? sealedLength(STORE_LIMITS.maxPutBytes) : STORE_LIMITS.maxPutBytes,
       ...(options.expectedChecksum && !sealed ? { extraAlgorithm: options.expectedChecksum.algorithm } : {}),
     });
     let meta: ObjectMeta;
@@ -256,14 +288,19 @@ export class ObjectEngine implements StoreEngine {
         ? { ...options.verifiedChecksums?.(), ...this.#verifyPlainChecksum(plain, options.expectedChecksum) }
         : { ...options.verifiedChecksums?.(), ...this.#verifyChecksum(ingested, options.expectedChecksum) };
       meta = {
-        key, version: randomHexId(), size: plain ? plain.size : ingested.size,
-        etag: plain && sseC ? sealedEtag(sseC.dataKey, plain.hex.md5!) : ingested.md5, uploaded: this.#clock.now(),
-        httpMetadata: options.httpMetadata ?? {}, customMetadata: options.customMetadata ?? {}, checksums, storageClass,
+        key,
+        version: randomHexId(),
+        size: plain ? plain.size : ingested.size,
+        etag: plain && sseC ? sealedEtag(sseC.dataKey, plain.hex.md5!) : ingested.md5,
+        uploaded: this.#clock.now(),
+        httpMetadata: options.httpMetadata ?? {},
+        customMetadata: options.customMetadata ?? {},
+        checksums,
+        storageClass,
         ...(sseC ? { ssec: sseC.record } : {}),
       };
-      const data: StoredData = ingested.blobId !== undefined
-        ? { kind: 'blob', blobId: ingested.blobId }
-        : { kind: 'inline', bytes: ingested.inline ?? new Uint8Array(0) };
+      const data: StoredData =
+        ingested.blobId !== undefined ? { kind: 'blob', blobId: ingested.blobId } : { kind: 'inline', bytes: ingested.inline ?? new Uint8Array(0) };
       outcome = await this.#meta.putObject(bucket, meta, data, {
         ...(condition ? { precondition: (current: ObjectMeta | null) => evaluateConditional(condition, current) } : {}),
         classOfBucket: options.storageClass === undefined,
@@ -306,17 +343,23 @@ export class ObjectEngine implements StoreEngine {
     const info = await this.#bucket(bucket);
     const uploadId = randomBase64UrlId(96);
     const inserted = await this.#meta.insertUpload({
-      uploadId, bucket, key, created: this.#clock.now(), httpMetadata: options.httpMetadata ?? {},
-      customMetadata: options.customMetadata ?? {}, storageClass: checkStorageClass(options.storageClass, info.storageClass), state: 'active',
-      checksumAlgorithm: options.checksumAlgorithm ?? null, checksumType: options.checksumType ?? 'COMPOSITE',
+      uploadId,
+      bucket,
+      key,
+      created: this.#clock.now(),
+      httpMetadata: options.httpMetadata ?? {},
+      customMetadata: options.customMetadata ?? {},
+      storageClass: checkStorageClass(options.storageClass, info.storageClass),
+      state: 'active',
+      checksumAlgorithm: options.checksumAlgorithm ?? null,
+      checksumType: options.checksumType ?? 'COMPOSITE',
       ...(options.ssecKey !== undefined ? { ssec: newSseC(options.ssecKey).record } : {}),
     });
     if (!inserted) throw new StoreError('STORE_NO_SUCH_BUCKET');
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput,
-    options: UploadPartOptions = {}): Promise<UploadedPart> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: BodyInput, options: UploadPartOptions = {}): Promise<UploadedPart> {
     assertKey(key);
     const upload = await this.#activeUpload(bucket, key, uploadId);
     if (!upload) throw new StoreError('STORE_NO_SUCH_UPLOAD');
@@ -325,7 +368,10 @@ export class ObjectEngine implements StoreEngine {
     await this.#checkRoom(bucket, body);
     const sealed = dataKey ? sealBody(body, dataKey, ['md5']) : undefined;
     const ingested = await ingestBody(sealed ? sealed.body : body, {
-      blobs: this.#blobs, inlineMax: 0, maxSize: sealed ? sealedLength(STORE_LIMITS.maxPartBytes) : STORE_LIMITS.maxPartBytes, alwaysBlob: true,
+      blobs: this.#blobs,
+      inlineMax: 0,
+      maxSize: sealed ? sealedLength(STORE_LIMITS.maxPartBytes) : STORE_LIMITS.maxPartBytes,
+      alwaysBlob: true,
     });
     // Kept only in the upload's own algorithm: those are what completion combines.
     const algorithm = upload.checksumAlgorithm;
@@ -347,8 +393,13 @@ export class ObjectEngine implements StoreEngine {
     return algorithm && checksum !== undefined ? { partNumber, etag, checksums: { [algorithm]: checksum } } : { partNumber, etag };
   }
 
-  async completeMultipartUpload(bucket: string, key: string, uploadId: string, parts: readonly UploadedPart[],
-    options: CompleteOptions = {}): Promise<ObjectMeta> {
+  async completeMultipartUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: readonly UploadedPart[],
+    options: CompleteOptions = {},
+  ): Promise<ObjectMeta> {
     assertKey(key);
     const now = this.#clock.now();
     const condition = options.onlyIf;
@@ -358,14 +409,26 @@ export class ObjectEngine implements StoreEngine {
     }
     let meta: ObjectMeta | null;
     try {
-      meta = await this.#meta.completeUpload(bucket, key, uploadId, (upload, stored) => planCompletion(upload, stored, {
-        requested: parts, version: randomHexId(), now, expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
-        ...(options.expectedChecksum ? { expectedChecksum: options.expectedChecksum } : {}),
-      }), condition ? (current) => evaluateConditional(condition, current) : undefined);
+      meta = await this.#meta.completeUpload(
+        bucket,
+        key,
+        uploadId,
+        (upload, stored) =>
+          planCompletion(upload, stored, {
+            requested: parts,
+            version: randomHexId(),
+            now,
+            expiredBefore: now - STORE_LIMITS.multipartLifetimeMs,
+            ...(options.expectedChecksum ? { expectedChecksum: options.expectedChecksum } : {}),
+          }),
+        condition ? (current) => evaluateConditional(condition, current) : undefined,
+      );
     } catch (thrown) {
       const error = quotaError(thrown);
-      const repeated = options.answerRepeat && error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD'
-        ? await this.#repeatedCompletion(bucket, key, uploadId, parts) : null;
+      const repeated =
+        options.answerRepeat && error instanceof StoreError && error.code === 'STORE_NO_SUCH_UPLOAD'
+          ? await this.#repeatedCompletion(bucket, key, uploadId, parts)
+          : null;
       if (!repeated) throw error;
       // Checked against the object it made, when that has a checksum in the algorithm (else the first completion was not checked either).
       const made = options.expectedChecksum && repeated.checksums[options.expectedChecksum.algorithm];
@@ -401,16 +464,21 @@ export class ObjectEngine implements StoreEngine {
     const upload = await this.#activeUpload(bucket, key, uploadId);
     if (!upload) return null;
     return {
-      uploadId, key, initiated: upload.created, storageClass: upload.storageClass,
-      httpMetadata: upload.httpMetadata, customMetadata: upload.customMetadata,
+      uploadId,
+      key,
+      initiated: upload.created,
+      storageClass: upload.storageClass,
+      httpMetadata: upload.httpMetadata,
+      customMetadata: upload.customMetadata,
       ...(upload.checksumAlgorithm ? { checksumAlgorithm: upload.checksumAlgorithm, checksumType: upload.checksumType ?? 'COMPOSITE' } : {}),
     };
   }
 
   async listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {
     if (!(await this.#activeUpload(bucket, key, uploadId))) throw new StoreError('STORE_NO_SUCH_UPLOAD');
-    return (await this.#meta.listParts(uploadId)).map(({ partNumber, etag, size, uploaded, checksum }) => (
-      checksum === undefined ? { partNumber, etag, size, uploaded } : { partNumber, etag, size, uploaded, checksum }));
+    return (await this.#meta.listParts(uploadId)).map(({ partNumber, etag, size, uploaded, checksum }) =>
+      checksum === undefined ? { partNumber, etag, size, uploaded } : { partNumber, etag, size, uploaded, checksum },
+    );
   }
 
   async listUploads(bucket: string, options: { prefix?: string } = {}): Promise<UploadInfo[]> {
@@ -425,7 +493,7 @@ export class ObjectEngine implements StoreEngine {
     const now = this.#clock.now();
     const expired = await this.#meta.expireUploads(now - STORE_LIMITS.multipartLifetimeMs);
     // Finished uploads are remembered for a day (a repeated completion), then forgotten, a batch at a time.
-    while (await this.#meta.forgetFinishedUploads(now - STORE_LIMITS.completedUploadMemoryMs, 1000) === 1000);
+    while ((await this.#meta.forgetFinishedUploads(now - STORE_LIMITS.completedUploadMemoryMs, 1000)) === 1000);
     return expired;
   }
 

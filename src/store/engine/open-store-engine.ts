@@ -61,31 +61,50 @@ export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   mkdirSync(options.dataDir, { recursive: true });
-  const { store: blobs, shared: sharedBlobs } = await openBlobStore({ url: options.blobsUrl, dataDir: options.dataDir, timeoutMs: options.blobsTimeoutMs, logger });
+  const { store: blobs, shared: sharedBlobs } = await openBlobStore({
+    url: options.blobsUrl,
+    dataDir: options.dataDir,
+    timeoutMs: options.blobsTimeoutMs,
+    logger,
+  });
   const file = join(options.dataDir, 'metadata.sqlite');
   const reclaimGraceMs = options.reclaimGraceMs ?? 60_000;
   const quotas = options.quotas === undefined ? {} : { quotas: options.quotas };
   const meta: MetadataStore = options.database
     ? new PgMetadataStore({ database: options.database, clock, reclaimGraceMs, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) })
-    : new SqliteMetadataStore({ file, clock, reclaimGraceMs, autoCheckpoint: !options.backgroundCheckpoints, ...quotas, ...(options.secrets ? { secrets: options.secrets } : {}) });
+    : new SqliteMetadataStore({
+        file,
+        clock,
+        reclaimGraceMs,
+        autoCheckpoint: !options.backgroundCheckpoints,
+        ...quotas,
+        ...(options.secrets ? { secrets: options.secrets } : {}),
+      });
   if (options.recover) {
     try {
       await recoverLeftovers({
-        meta, blobs, shared: sharedBlobs, sharedMetadata: options.database !== undefined, logger, ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),
+        meta,
+        blobs,
+        shared: sharedBlobs,
+        sharedMetadata: options.database !== undefined,
+        logger,
+        ...(options.sharedSweepAgeMs !== undefined ? { sharedSweepAgeMs: options.sharedSweepAgeMs } : {}),
       });
     } catch (error) {
       await blobs.close().catch(() => undefined);
       // A remote store's failure names the store, the call and its answer, for the operator.
       const where = (blobs as { where?: unknown }).where;
       throw typeof where === 'string' && (error as { details?: { blobStore?: unknown } }).details?.blobStore === 's3'
-        ? startFailure(where, error, 'swept of what a crash left at start') : error;
+        ? startFailure(where, error, 'swept of what a crash left at start')
+        : error;
     }
   }
   const engine = new ObjectEngine({ meta, blobs, clock, logger, ...(options.inlineMaxBytes !== undefined ? { inlineMaxBytes: options.inlineMaxBytes } : {}) });
   if (!options.maintenance) return engine;
-  const checkpointer = options.backgroundCheckpoints && !options.database
-    ? startWalCheckpointer(file, { intervalMs: 200, onError: (message) => logger.warn({ error: message }, 'WAL checkpoint failed; it is retried.') })
-    : null;
+  const checkpointer =
+    options.backgroundCheckpoints && !options.database
+      ? startWalCheckpointer(file, { intervalMs: 200, onError: (message) => logger.warn({ error: message }, 'WAL checkpoint failed; it is retried.') })
+      : null;
   const timer = setInterval(() => {
     Promise.all([engine.reclaimBlobs(), engine.expireUploads()]).catch((error: unknown) => {
       logger.warn({ err: error }, 'Store maintenance failed; it is retried.');

@@ -13,10 +13,11 @@ export const EARLY_QUOTA_CHECK_BYTES = 1024 * 1024;
 export function quotaError(error: unknown): unknown {
   if (!(error instanceof QuotaRefusal)) return error;
   const { quota, limit, used, adding } = error;
-  const message = quota === 'maxObjects'
-    ? `The account's object count quota is exceeded: it stores ${used} of its ${limit} objects; delete objects, or ask the operator to raise the quota ([quotas] max_objects_per_account, or edgeport accounts quota).`
-    : `The account's storage quota is exceeded: it stores ${used} of its ${limit} bytes (objects and the parts of open multipart uploads), and this write adds ${adding}; `
-      + 'delete objects or abort uploads, or ask the operator to raise the quota ([quotas] max_object_bytes_per_account, or edgeport accounts quota).';
+  const message =
+    quota === 'maxObjects'
+      ? `The account's object count quota is exceeded: it stores ${used} of its ${limit} objects; delete objects, or ask the operator to raise the quota ([quotas] max_objects_per_account, or edgeport accounts quota).`
+      : `The account's storage quota is exceeded: it stores ${used} of its ${limit} bytes (objects and the parts of open multipart uploads), and this write adds ${adding}; ` +
+        'delete objects or abort uploads, or ask the operator to raise the quota ([quotas] max_object_bytes_per_account, or edgeport accounts quota).';
   return new StoreError('STORE_QUOTA_EXCEEDED', { message, cause: error, details: { quota, limit, used, adding } });
 }
 
@@ -27,6 +28,7 @@ export function quotaError(error: unknown): unknown {
 export function earlyRefusal(usage: AccountUsage, bytes: number, count: number): QuotaRefusal | null {
   const { maxObjectBytes, maxObjects } = usage.quotas;
   if (count > 0 && maxObjects > 0 && usage.objectCount + count > maxObjects) return new QuotaRefusal('maxObjects', maxObjects, usage.objectCount, count);
-  if (bytes > 0 && maxObjectBytes > 0 && usage.objectBytes + bytes > maxObjectBytes) return new QuotaRefusal('maxObjectBytes', maxObjectBytes, usage.objectBytes, bytes);
+  if (bytes > 0 && maxObjectBytes > 0 && usage.objectBytes + bytes > maxObjectBytes)
+    return new QuotaRefusal('maxObjectBytes', maxObjectBytes, usage.objectBytes, bytes);
   return null;
 }

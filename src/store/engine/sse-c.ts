@@ -108,7 +108,11 @@ function openChunk(dataKey: Buffer, index: number, sealed: Uint8Array): Buffer {
   try {
     return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
   } catch (error) {
-    throw new StoreError('STORE_INTERNAL', { message: 'We encountered an internal error. Please try again.', cause: error, details: { sseC: 'a stored chunk failed authentication' } });
+    throw new StoreError('STORE_INTERNAL', {
+      message: 'We encountered an internal error. Please try again.',
+      cause: error,
+      details: { sseC: 'a stored chunk failed authentication' },
+    });
   }
 }
 
@@ -173,8 +177,13 @@ export function sealBody(input: BodyInput, dataKey: Buffer, algorithms: readonly
  * `plainSize` bytes of plaintext: reads the chunks they lie in, through `read(cipherOffset,
  * cipherLength)`, and yields their plaintext, trimmed to the window.
  */
-export async function* openRange(dataKey: Buffer, plainSize: number, offset: number, length: number,
-  read: (cipherOffset: number, cipherLength: number) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncIterable<Uint8Array> {
+export async function* openRange(
+  dataKey: Buffer,
+  plainSize: number,
+  offset: number,
+  length: number,
+  read: (cipherOffset: number, cipherLength: number) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+): AsyncIterable<Uint8Array> {
   if (length <= 0) return;
   const first = Math.floor(offset / CHUNK_BYTES);
   const last = Math.floor((offset + length - 1) / CHUNK_BYTES);
@@ -208,7 +217,8 @@ export async function* openRange(dataKey: Buffer, plainSize: number, offset: num
       yield emit(sealed);
     }
   }
-  if (index <= last) throw new StoreError('STORE_INTERNAL', { message: 'We encountered an internal error. Please try again.', details: { sseC: 'a stored body ended early' } });
+  if (index <= last)
+    throw new StoreError('STORE_INTERNAL', { message: 'We encountered an internal error. Please try again.', details: { sseC: 'a stored body ended early' } });
 }
 
 /**
@@ -218,7 +228,12 @@ export async function* openRange(dataKey: Buffer, plainSize: number, offset: num
  */
 export function sealedSegments(blobs: BlobStore, data: StoredData, range: ServedRange, size: number, dataKey: Buffer): BodySegment[] {
   if (range.length === 0) return [];
-  const pieces: Array<{ plainSize: number; offset: number; length: number; read: (offset: number, length: number) => AsyncIterable<Uint8Array> | Iterable<Uint8Array> }> = [];
+  const pieces: Array<{
+    plainSize: number;
+    offset: number;
+    length: number;
+    read: (offset: number, length: number) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  }> = [];
   const end = range.offset + range.length;
   if (data.kind === 'inline') {
     pieces.push({ plainSize: size, offset: range.offset, length: range.length, read: (offset, length) => [data.bytes.subarray(offset, offset + length)] });
@@ -229,16 +244,19 @@ export function sealedSegments(blobs: BlobStore, data: StoredData, range: Served
     for (const part of data.parts) {
       const from = Math.max(range.offset, partStart);
       const to = Math.min(end, partStart + part.size);
-      if (to > from) pieces.push({ plainSize: part.size, offset: from - partStart, length: to - from, read: (offset, length) => blobs.read(part.blobId, offset, length) });
+      if (to > from)
+        pieces.push({ plainSize: part.size, offset: from - partStart, length: to - from, read: (offset, length) => blobs.read(part.blobId, offset, length) });
       partStart += part.size;
       if (partStart >= end) break;
     }
   }
-  return [{
-    kind: 'stream',
-    length: range.length,
-    async *read() {
-      for (const piece of pieces) yield* openRange(dataKey, piece.plainSize, piece.offset, piece.length, piece.read);
+  return [
+    {
+      kind: 'stream',
+      length: range.length,
+      async *read() {
+        for (const piece of pieces) yield* openRange(dataKey, piece.plainSize, piece.offset, piece.length, piece.read);
+      },
     },
-  }];
+  ];
 }

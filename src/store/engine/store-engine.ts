@@ -7,7 +7,25 @@ import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
 import type { LifecycleRule } from './lifecycle.ts';
 import type {
-  BodyInput, BucketInfo, BucketUsage, CompleteOptions, Conditional, DeleteOutcome, GetOptions, GetResult, HeadOptions, ListOptions, ListResult, MultipartOptions, ObjectMeta, PartInfo, PutOptions, StorageClass, UploadInfo, UploadPartOptions, UploadedPart,
+  BodyInput,
+  BucketInfo,
+  BucketUsage,
+  CompleteOptions,
+  Conditional,
+  DeleteOutcome,
+  GetOptions,
+  GetResult,
+  HeadOptions,
+  ListOptions,
+  ListResult,
+  MultipartOptions,
+  ObjectMeta,
+  PartInfo,
+  PutOptions,
+  StorageClass,
+  UploadInfo,
+  UploadPartOptions,
+  UploadedPart,
 } from './types.ts';
 
 /** Which buckets a listing covers (src/store/engine/account-store.ts names them). */

@@ -33,7 +33,12 @@ export interface PublicBucketHosts {
   custom(host: string): Promise<PublicBucket | undefined>;
 }
 
-export function publicBucketHosts(options: { domains: BucketDomains; engine: StoreEngine; publicDomain: string | null; now?: () => number }): PublicBucketHosts {
+export function publicBucketHosts(options: {
+  domains: BucketDomains;
+  engine: StoreEngine;
+  publicDomain: string | null;
+  now?: () => number;
+}): PublicBucketHosts {
   const { domains, engine, publicDomain } = options;
   const now = options.now ?? Date.now;
   const cache = new Map<string, { at: number; bucket: PublicBucket | undefined }>();

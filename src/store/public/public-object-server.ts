@@ -69,7 +69,8 @@ export async function servePublicObject(store: StoreEngine, bucket: string, req:
       if (status !== 200) return answerPrecondition(res, meta, status);
       return plain(res, 416, 'Range not satisfiable.', { 'content-range': `bytes */${meta.size}` });
     }
-    if (error instanceof StoreError && (error.code === 'STORE_INVALID_OBJECT_NAME' || error.code === 'STORE_NO_SUCH_KEY')) return plain(res, 404, 'Object not found.');
+    if (error instanceof StoreError && (error.code === 'STORE_INVALID_OBJECT_NAME' || error.code === 'STORE_NO_SUCH_KEY'))
+      return plain(res, 404, 'Object not found.');
     throw error;
   }
   if (!result) return plain(res, 404, 'Object not found.');
@@ -126,5 +127,5 @@ function answerPrecondition(res: ServerResponse, meta: ObjectMeta, status: 304 |
     res.end();
     return;
   }
-  plain(res, 412, 'Precondition failed: the object does not meet the request\'s If-Match or If-Unmodified-Since.');
+  plain(res, 412, "Precondition failed: the object does not meet the request's If-Match or If-Unmodified-Since.");
 }

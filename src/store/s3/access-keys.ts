@@ -64,9 +64,7 @@ export class AccessKeys {
     if (hit && hit.until > now) return hit.key;
     const row = await this.#meta.accessKey(accessKeyId);
     // A key of no account waits for the first account to adopt it (at start): until then it reaches nothing.
-    const key = row && row.accountId !== null
-      ? { secret: row.secret, accountId: row.accountId, permission: row.permission, buckets: row.buckets }
-      : undefined;
+    const key = row && row.accountId !== null ? { secret: row.secret, accountId: row.accountId, permission: row.permission, buckets: row.buckets } : undefined;
     if (this.#cache.size >= CACHE_MAX) this.#cache.clear();
     this.#cache.set(accessKeyId, { key, until: now + CACHE_MS });
     return key;
@@ -75,15 +73,22 @@ export class AccessKeys {
   /** Makes a key for the account. The caller has checked the permission and bucket names. */
   async create(accountId: string, options: AccessKeyOptions = {}): Promise<NewAccessKey & { created: number }> {
     const key = options.given ?? {
-      accessKeyId: options.generatedAtStart ? `${GENERATED_AT_START}${randomBytes(7).toString('hex').toUpperCase()}` : `EP${randomBytes(9).toString('hex').toUpperCase()}`,
+      accessKeyId: options.generatedAtStart
+        ? `${GENERATED_AT_START}${randomBytes(7).toString('hex').toUpperCase()}`
+        : `EP${randomBytes(9).toString('hex').toUpperCase()}`,
       secretAccessKey: randomBytes(30).toString('base64url'),
     };
     if (!/^[A-Za-z0-9]{8,128}$/.test(key.accessKeyId)) throw new Error('An access key id must be 8-128 letters and digits.');
     if (key.secretAccessKey.length < 16) throw new Error('A secret access key must be at least 16 characters.');
     const created = this.#clock.now();
     await this.#meta.putAccessKey({
-      accessKeyId: key.accessKeyId, secret: key.secretAccessKey, accountId, permission: options.permission ?? 'admin_read_write',
-      buckets: options.buckets ? [...options.buckets] : null, created, revoked: null,
+      accessKeyId: key.accessKeyId,
+      secret: key.secretAccessKey,
+      accountId,
+      permission: options.permission ?? 'admin_read_write',
+      buckets: options.buckets ? [...options.buckets] : null,
+      created,
+      revoked: null,
     });
     this.#cache.delete(key.accessKeyId);
     return { ...key, created };

@@ -11,8 +11,10 @@ import { contentMd5Hex } from './operations/object.ts';
 
 /** A flexible checksum header (x-amz-checksum-crc32, ...), not the type/algorithm ones. */
 function hasChecksum(headers: S3Context['req']['headers']): boolean {
-  return Object.keys(headers).some((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm')
-    || typeof headers['x-amz-trailer'] === 'string';
+  return (
+    Object.keys(headers).some((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm') ||
+    typeof headers['x-amz-trailer'] === 'string'
+  );
 }
 
 /** The document as text; `what` names it in the refusal of one over `maxBytes`. */
@@ -22,7 +24,11 @@ export async function readConfigurationDocument(ctx: S3Context, maxBytes: number
   if (md5 === undefined && !hasChecksum(headers)) throw S3_ERRORS.invalidRequest('Missing required header for this request: Content-Md5.');
   // A body the handler read first has had its deferred signature checked there.
   const read = ctx.body;
-  const source: AsyncIterable<Uint8Array> = read ? (async function* readFirst() { yield read; })() : ctx.req;
+  const source: AsyncIterable<Uint8Array> = read
+    ? (async function* readFirst() {
+        yield read;
+      })()
+    : ctx.req;
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of verifiedBody(source, { headers, signing: ctx.body ? undefined : ctx.signing })) {

@@ -49,7 +49,11 @@ export const SMALL_BODY_LIMIT = 2 * 1024 * 1024;
 
 /** S3's answer to a request document over the limit (real S3 refuses oversized XML bodies with this code). */
 export function bodyTooLarge(limit: number): S3Error {
-  return new S3Error('MaxMessageLengthExceeded', 400, `Your request was too big: a request body read whole may have at most ${limit} bytes (${limit / 1024 / 1024} MiB). Send less (e.g. fewer keys per DeleteObjects), or stream a large object with PutObject or UploadPart.`);
+  return new S3Error(
+    'MaxMessageLengthExceeded',
+    400,
+    `Your request was too big: a request body read whole may have at most ${limit} bytes (${limit / 1024 / 1024} MiB). Send less (e.g. fewer keys per DeleteObjects), or stream a large object with PutObject or UploadPart.`,
+  );
 }
 
 function incompleteBody(): S3Error {
@@ -112,7 +116,7 @@ export function readBody(req: IncomingMessage, limit = SMALL_BODY_LIMIT): Promis
 
 /** Reads a small request body (XML documents), checking a declared x-amz-content-sha256. */
 export async function readSmallBody(ctx: S3Context): Promise<string> {
-  const body = ctx.body ?? await readBody(ctx.req);
+  const body = ctx.body ?? (await readBody(ctx.req));
   const declared = ctx.signing?.payloadHash;
   if (declared && /^[0-9a-f]{64}$/.test(declared) && sha256Hex(body) !== declared) throw S3_ERRORS.contentSha256Mismatch();
   return body.toString('utf8');

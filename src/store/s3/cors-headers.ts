@@ -18,8 +18,13 @@ import { S3Error } from './s3-error.ts';
 export const CORS_ERRORS = {
   missingOrigin: () => new S3Error('BadRequest', 400, 'Insufficient information. Origin request header needed.'),
   missingMethod: () => new S3Error('BadRequest', 400, 'Invalid Access-Control-Request-Method: null'),
-  forbidden: () => new S3Error('AccessForbidden', 403, 'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, '
-    + "request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."),
+  forbidden: () =>
+    new S3Error(
+      'AccessForbidden',
+      403,
+      'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, ' +
+        "request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.",
+    ),
 } as const;
 
 const VARY = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method';
@@ -57,8 +62,13 @@ function ruleHeaders(rule: CorsRule, origin: string, askedHeaders: string | unde
  * Answers a preflight: 200 with the Access-Control-* headers, or throws (400 without an Origin or
  * Access-Control-Request-Method, 403 AccessForbidden when no rule allows it).
  */
-export async function answerPreflight(req: IncomingMessage, res: ServerResponse, bucket: string | undefined,
-  lookup: (bucket: string) => Promise<BucketCors[]>, requestId: string): Promise<void> {
+export async function answerPreflight(
+  req: IncomingMessage,
+  res: ServerResponse,
+  bucket: string | undefined,
+  lookup: (bucket: string) => Promise<BucketCors[]>,
+  requestId: string,
+): Promise<void> {
   const origin = first(req.headers.origin);
   if (origin === undefined || origin === '') throw CORS_ERRORS.missingOrigin();
   const method = first(req.headers['access-control-request-method']);
@@ -77,8 +87,12 @@ export async function answerPreflight(req: IncomingMessage, res: ServerResponse,
  * carries an Origin that one of the bucket's rules allows for its method. Never throws: CORS
  * headers are an addition to the answer, not a reason to fail it.
  */
-export async function addCorsHeaders(req: IncomingMessage, res: ServerResponse, bucket: string | undefined,
-  lookup: (bucket: string) => Promise<BucketCors[]>): Promise<void> {
+export async function addCorsHeaders(
+  req: IncomingMessage,
+  res: ServerResponse,
+  bucket: string | undefined,
+  lookup: (bucket: string) => Promise<BucketCors[]>,
+): Promise<void> {
   const origin = first(req.headers.origin);
   if (origin === undefined || origin === '' || bucket === undefined || bucket.includes('/') || res.headersSent) return;
   let buckets: BucketCors[];

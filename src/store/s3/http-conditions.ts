@@ -10,12 +10,16 @@ import { S3_ERRORS } from './s3-error.ts';
 
 function etagList(value: string | undefined): EtagMatcher[] | undefined {
   if (value === undefined) return undefined;
-  return value.split(',').map((part) => part.trim()).filter((part) => part !== '').map((part): EtagMatcher => {
-    if (part === '*') return { type: 'wildcard' };
-    const weak = part.startsWith('W/');
-    const bare = (weak ? part.slice(2) : part).replace(/^"(.*)"$/, '$1');
-    return weak ? { type: 'weak', value: bare } : { type: 'strong', value: bare };
-  });
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part): EtagMatcher => {
+      if (part === '*') return { type: 'wildcard' };
+      const weak = part.startsWith('W/');
+      const bare = (weak ? part.slice(2) : part).replace(/^"(.*)"$/, '$1');
+      return weak ? { type: 'weak', value: bare } : { type: 'strong', value: bare };
+    });
 }
 
 function httpDate(value: string | undefined): number | undefined {
@@ -37,10 +41,18 @@ export function readPreconditions(headers: IncomingHttpHeaders, prefix = ''): { 
   const ifModifiedSince = httpDate(header(headers, `${prefix}if-modified-since`));
   const out: { mustMatch?: Conditional; mustChange?: Conditional } = {};
   if (ifMatch || ifUnmodifiedSince !== undefined) {
-    out.mustMatch = { secondsGranularity: true, ...(ifMatch ? { etagMatches: ifMatch } : {}), ...(ifUnmodifiedSince !== undefined ? { uploadedBefore: ifUnmodifiedSince + 1000 } : {}) };
+    out.mustMatch = {
+      secondsGranularity: true,
+      ...(ifMatch ? { etagMatches: ifMatch } : {}),
+      ...(ifUnmodifiedSince !== undefined ? { uploadedBefore: ifUnmodifiedSince + 1000 } : {}),
+    };
   }
   if (ifNoneMatch || ifModifiedSince !== undefined) {
-    out.mustChange = { secondsGranularity: true, ...(ifNoneMatch ? { etagDoesNotMatch: ifNoneMatch } : {}), ...(ifModifiedSince !== undefined ? { uploadedAfter: ifModifiedSince } : {}) };
+    out.mustChange = {
+      secondsGranularity: true,
+      ...(ifNoneMatch ? { etagDoesNotMatch: ifNoneMatch } : {}),
+      ...(ifModifiedSince !== undefined ? { uploadedAfter: ifModifiedSince } : {}),
+    };
   }
   return out;
 }
@@ -65,7 +77,8 @@ export function deleteCondition(headers: IncomingHttpHeaders): Conditional | und
   const time = header(headers, 'x-amz-if-match-last-modified-time');
   if (time !== undefined) {
     const ms = Date.parse(time);
-    if (Number.isNaN(ms)) throw S3_ERRORS.invalidArgument(`x-amz-if-match-last-modified-time must be an HTTP date (e.g. ${new Date(0).toUTCString()}), not ${time}.`);
+    if (Number.isNaN(ms))
+      throw S3_ERRORS.invalidArgument(`x-amz-if-match-last-modified-time must be an HTTP date (e.g. ${new Date(0).toUTCString()}), not ${time}.`);
     cond.uploadedAt = ms;
   }
   const size = header(headers, 'x-amz-if-match-size');
@@ -82,8 +95,14 @@ export function namesObject(cond: Conditional): boolean {
 }
 
 /** The conditional headers of S3 requests (RFC 7232's four and S3's own for deletes). */
-const CONDITION_HEADERS = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since',
-  'x-amz-if-match-last-modified-time', 'x-amz-if-match-size'] as const;
+const CONDITION_HEADERS = [
+  'if-match',
+  'if-none-match',
+  'if-modified-since',
+  'if-unmodified-since',
+  'x-amz-if-match-last-modified-time',
+  'x-amz-if-match-size',
+] as const;
 
 /**
  * Refuses (501 NotImplemented, naming the header and the operation) a conditional header on a
@@ -99,9 +118,19 @@ export function refuseUnevaluatedConditions(method: string, key: string | undefi
   if (evaluated) return;
   const named = CONDITION_HEADERS.find((name) => headers[name] !== undefined);
   if (named === undefined) return;
-  const operation = key === undefined ? `${method} on a bucket`
-    : method === 'PUT' ? 'UploadPart' : method === 'DELETE' ? 'AbortMultipartUpload' : query.has('uploads') ? 'CreateMultipartUpload' : `${method} on an object`;
-  throw S3_ERRORS.notImplemented(`The ${named} condition on ${operation} (it is evaluated only by PutObject, CopyObject, DeleteObject, CompleteMultipartUpload, GetObject and HeadObject)`);
+  const operation =
+    key === undefined
+      ? `${method} on a bucket`
+      : method === 'PUT'
+        ? 'UploadPart'
+        : method === 'DELETE'
+          ? 'AbortMultipartUpload'
+          : query.has('uploads')
+            ? 'CreateMultipartUpload'
+            : `${method} on an object`;
+  throw S3_ERRORS.notImplemented(
+    `The ${named} condition on ${operation} (it is evaluated only by PutObject, CopyObject, DeleteObject, CompleteMultipartUpload, GetObject and HeadObject)`,
+  );
 }
 
 /** 200 when the request may proceed, else the status to answer with. */

@@ -14,7 +14,7 @@ import { EMPTY_SHA256, hmacHex, sha256Hex, type SigningContext } from './sigv4.t
 
 /** The flexible checksums of the S3 API (x-amz-checksum-<name>), all verified. */
 export const S3_CHECKSUM_ALGORITHMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
-export type S3ChecksumAlgorithm = typeof S3_CHECKSUM_ALGORITHMS[number];
+export type S3ChecksumAlgorithm = (typeof S3_CHECKSUM_ALGORITHMS)[number];
 
 interface Digest {
   algorithm: S3ChecksumAlgorithm;
@@ -24,7 +24,15 @@ interface Digest {
 }
 
 function fromCrc(algorithm: S3ChecksumAlgorithm, crc: Crc): Digest {
-  return { algorithm, update(data) { crc.update(data); }, bytes() { return crc.digest(); } };
+  return {
+    algorithm,
+    update(data) {
+      crc.update(data);
+    },
+    bytes() {
+      return crc.digest();
+    },
+  };
 }
 
 function createDigest(name: string): Digest | undefined {
@@ -38,7 +46,15 @@ function createDigest(name: string): Digest | undefined {
     case 'sha1':
     case 'sha256': {
       const hash: Hash = createHash(name);
-      return { algorithm: name, update(data) { hash.update(data); }, bytes() { return hash.digest(); } };
+      return {
+        algorithm: name,
+        update(data) {
+          hash.update(data);
+        },
+        bytes() {
+          return hash.digest();
+        },
+      };
     }
     default:
       return undefined;
@@ -79,12 +95,26 @@ export function declaredLength(headers: IncomingHttpHeaders): number | undefined
  * A body to store (PutObject, UploadPart): streamed and verified, and the flexible checksum it
  * matched, in the engine's form, for the engine to read once the body has ended.
  */
-export function verifiedUpload(source: AsyncIterable<Uint8Array>, headers: IncomingHttpHeaders, signing: SigningContext | undefined):
-  { body: AsyncIterable<Uint8Array>; checksums: () => Checksums } {
+export function verifiedUpload(
+  source: AsyncIterable<Uint8Array>,
+  headers: IncomingHttpHeaders,
+  signing: SigningContext | undefined,
+): { body: AsyncIterable<Uint8Array>; checksums: () => Checksums } {
   let verified: VerifiedChecksum | undefined;
   // Methods, not arrow properties: tsx gives each arrow property its name on every call (a PUT's cost).
-  const body = verifiedBody(source, { headers, signing, onChecksum(checksum) { verified = checksum; } });
-  return { body, checksums() { return verified ? { [verified.algorithm]: verified.hex } : {}; } };
+  const body = verifiedBody(source, {
+    headers,
+    signing,
+    onChecksum(checksum) {
+      verified = checksum;
+    },
+  });
+  return {
+    body,
+    checksums() {
+      return verified ? { [verified.algorithm]: verified.hex } : {};
+    },
+  };
 }
 
 /**
@@ -95,7 +125,9 @@ export function verifiedUpload(source: AsyncIterable<Uint8Array>, headers: Incom
  */
 export function isAwsChunked(headers: IncomingHttpHeaders, payloadHash: string): boolean {
   if (payloadHash.startsWith('STREAMING-')) return true;
-  const encodings = String(headers['content-encoding'] ?? '').split(',').map((s) => s.trim().toLowerCase());
+  const encodings = String(headers['content-encoding'] ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase());
   return encodings.includes('aws-chunked') && typeof headers['x-amz-decoded-content-length'] === 'string';
 }
 
@@ -103,7 +135,9 @@ export function isAwsChunked(headers: IncomingHttpHeaders, payloadHash: string):
 export function verifiedBody(source: AsyncIterable<Uint8Array>, options: PayloadOptions): AsyncIterable<Uint8Array> {
   const payloadHash = options.signing?.payloadHash ?? String(options.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD');
   const chunked = isAwsChunked(options.headers, payloadHash);
-  const checksumHeader = Object.keys(options.headers).find((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm');
+  const checksumHeader = Object.keys(options.headers).find(
+    (name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm',
+  );
   const trailerName = typeof options.headers['x-amz-trailer'] === 'string' ? options.headers['x-amz-trailer'].toLowerCase() : undefined;
   const checksumName = checksumHeader ?? trailerName;
   const digest = checksumName ? createDigest(checksumName.slice('x-amz-checksum-'.length)) : undefined;
@@ -115,8 +149,7 @@ export function verifiedBody(source: AsyncIterable<Uint8Array>, options: Payload
     const sent = deferred ? deferredChecked(kept(source), deferred) : kept(source);
     return decodeAwsChunked(sent, signed, digest, expectedFromHeader, trailerName, options);
   }
-  const check = options.signing?.verifyDeferred
-    ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
+  const check = options.signing?.verifyDeferred ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
   // Nothing to verify (UNSIGNED-PAYLOAD, no checksum): the body as it comes, with no layer to pass through.
   if (!check && !digest) return source;
   const mismatch = options.signing?.verifyDeferred ? S3_ERRORS.signatureDoesNotMatch : S3_ERRORS.contentSha256Mismatch;
@@ -134,8 +167,14 @@ function kept(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
   return { [Symbol.asyncIterator]: () => ({ next: () => iterator.next() }) };
 }
 
-async function* plainBody(source: AsyncIterable<Uint8Array>, check: ((sha256: string) => boolean) | undefined, mismatch: () => S3Error,
-  digest: Digest | undefined, expected: string | undefined, options: PayloadOptions): AsyncIterable<Uint8Array> {
+async function* plainBody(
+  source: AsyncIterable<Uint8Array>,
+  check: ((sha256: string) => boolean) | undefined,
+  mismatch: () => S3Error,
+  digest: Digest | undefined,
+  expected: string | undefined,
+  options: PayloadOptions,
+): AsyncIterable<Uint8Array> {
   // The payload's SHA-256 of a large body is taken on the hashing thread, beside the store's MD5.
   const hash = check ? createBodyDigest(['sha256'], declaredLength(options.headers)) : undefined;
   let held: Uint8Array | undefined;
@@ -170,8 +209,14 @@ async function* deferredChecked(source: AsyncIterable<Uint8Array>, verify: (sha2
 
 const CRLF = Buffer.from('\r\n');
 
-async function* decodeAwsChunked(source: AsyncIterable<Uint8Array>, signing: SigningContext | undefined, digest: Digest | undefined,
-  expectedFromHeader: string | undefined, trailerName: string | undefined, options: PayloadOptions): AsyncIterable<Uint8Array> {
+async function* decodeAwsChunked(
+  source: AsyncIterable<Uint8Array>,
+  signing: SigningContext | undefined,
+  digest: Digest | undefined,
+  expectedFromHeader: string | undefined,
+  trailerName: string | undefined,
+  options: PayloadOptions,
+): AsyncIterable<Uint8Array> {
   let buffer: Buffer = Buffer.alloc(0);
   let state: 'header' | 'data' | 'crlf' | 'trailer' | 'done' = 'header';
   let remaining = 0;
@@ -253,7 +298,6 @@ async function* decodeAwsChunked(source: AsyncIterable<Uint8Array>, signing: Sig
   if (digest && expected !== undefined) checkDigest(digest, expected, options);
   if (held) yield held;
 }
-
 
 /**
  * STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER: the trailing headers are signed too, chained on the

@@ -35,8 +35,12 @@ export interface FormUpload {
 }
 
 const malformed = (why: string) => new S3Error('MalformedPOSTRequest', 400, `The body of your POST request is not well-formed multipart/form-data: ${why}`);
-const preDataTooLarge = (limit: number) => new S3Error('MaxPostPreDataLengthExceeded', 400,
-  `Your POST request fields preceding the upload file were too large: at most ${limit} bytes may precede the file; send the file field last and fewer or shorter fields.`);
+const preDataTooLarge = (limit: number) =>
+  new S3Error(
+    'MaxPostPreDataLengthExceeded',
+    400,
+    `Your POST request fields preceding the upload file were too large: at most ${limit} bytes may precede the file; send the file field last and fewer or shorter fields.`,
+  );
 const incomplete = () => new S3Error('IncompleteBody', 400, 'The request body ended before the file part did (no closing boundary).');
 
 const CRLF = Buffer.from('\r\n');
@@ -174,7 +178,7 @@ function partHeaders(text: string): { name: string; filename: string | undefined
   if (disposition === undefined) throw malformed('a part has no Content-Disposition header.');
   const [type, ...params] = splitParams(disposition);
   const name = params.find(([param]) => param === 'name')?.[1];
-  if (type?.toLowerCase() !== 'form-data' || name === undefined) throw malformed('a part\'s Content-Disposition is not form-data with a name.');
+  if (type?.toLowerCase() !== 'form-data' || name === undefined) throw malformed("a part's Content-Disposition is not form-data with a name.");
   const raw = params.find(([param]) => param === 'filename')?.[1];
   // Some clients send the whole path the file had on their disk: only its last component is the file name.
   const filename = raw === undefined ? undefined : raw.slice(Math.max(raw.lastIndexOf('/'), raw.lastIndexOf('\\')) + 1);

@@ -10,8 +10,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 /** The presigned form's own parameters, and the payload hash the verifier has already judged. */
 const NOT_HEADERS = new Set([
-  'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature',
-  'x-amz-security-token', 'x-amz-content-sha256', 'x-amz-sdk-checksum-algorithm',
+  'x-amz-algorithm',
+  'x-amz-credential',
+  'x-amz-date',
+  'x-amz-expires',
+  'x-amz-signedheaders',
+  'x-amz-signature',
+  'x-amz-security-token',
+  'x-amz-content-sha256',
+  'x-amz-sdk-checksum-algorithm',
 ]);
 
 /** Copies the query's hoisted x-amz-* parameters into `headers` (lower-cased, as node gives headers). */

@@ -21,13 +21,23 @@ export class S3Error extends Error {
 export const S3_ERRORS = {
   accessDenied: () => new S3Error('AccessDenied', 403, 'Access Denied'),
   invalidAccessKeyId: () => new S3Error('InvalidAccessKeyId', 403, 'The AWS Access Key Id you provided does not exist in our records.'),
-  signatureDoesNotMatch: () => new S3Error('SignatureDoesNotMatch', 403,
-    'The request signature we calculated does not match the signature you provided. Check your key and signing method.'),
+  signatureDoesNotMatch: () =>
+    new S3Error(
+      'SignatureDoesNotMatch',
+      403,
+      'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    ),
   expiredPresigned: () => new S3Error('AccessDenied', 403, 'Request has expired'),
   requestTimeTooSkewed: () => new S3Error('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.'),
-  missingSecurityHeader: () => new S3Error('AccessDenied', 403, 'Missing authentication: sign the request with AWS Signature Version 4 (Authorization header or presigned URL).'),
-  browserVisit: (dashboard: string | undefined) => new S3Error('AccessDenied', 403, 'This port is the S3-compatible API of edgeport, for S3 clients, which sign every request (AWS Signature Version 4). '
-    + `To browse buckets in a browser, open the dashboard${dashboard === undefined ? ' (on the port of the management API, 8081 by default)' : `: ${dashboard}`}.`),
+  missingSecurityHeader: () =>
+    new S3Error('AccessDenied', 403, 'Missing authentication: sign the request with AWS Signature Version 4 (Authorization header or presigned URL).'),
+  browserVisit: (dashboard: string | undefined) =>
+    new S3Error(
+      'AccessDenied',
+      403,
+      'This port is the S3-compatible API of edgeport, for S3 clients, which sign every request (AWS Signature Version 4). ' +
+        `To browse buckets in a browser, open the dashboard${dashboard === undefined ? ' (on the port of the management API, 8081 by default)' : `: ${dashboard}`}.`,
+    ),
   authorizationMalformed: (why: string) => new S3Error('AuthorizationHeaderMalformed', 400, `The authorization header is malformed; ${why}`),
   contentSha256Mismatch: () => new S3Error('XAmzContentSHA256Mismatch', 400, "The provided 'x-amz-content-sha256' header does not match what was computed."),
   badDigest: () => new S3Error('BadDigest', 400, 'The Content-MD5 or checksum you specified did not match what we received.'),
@@ -53,13 +63,21 @@ export const S3_ERRORS = {
    */
   checksPending: (retryAfterMs: number) => {
     const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-    return new S3Error('SlowDown', 503, `Please reduce your request rate: too many signature checks from this address are still under way; retry after ${seconds} s.`,
-      { 'retry-after': String(seconds) });
+    return new S3Error(
+      'SlowDown',
+      503,
+      `Please reduce your request rate: too many signature checks from this address are still under way; retry after ${seconds} s.`,
+      { 'retry-after': String(seconds) },
+    );
   },
   slowDown: (retryAfterMs: number, scope: 'address' | 'identity') => {
     const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-    return new S3Error('SlowDown', 429, `Please reduce your request rate: too many failed authentications ${scope === 'address' ? 'from this address' : 'for this access key id'}; retry after ${seconds} s.`,
-      { 'retry-after': String(seconds) });
+    return new S3Error(
+      'SlowDown',
+      429,
+      `Please reduce your request rate: too many failed authentications ${scope === 'address' ? 'from this address' : 'for this access key id'}; retry after ${seconds} s.`,
+      { 'retry-after': String(seconds) },
+    );
   },
 } as const;
 
@@ -72,7 +90,11 @@ export function toS3Error(error: unknown): { error: S3Error; internal: boolean; 
   const fault = storeFaultOf(error);
   if (fault) {
     const entry = STORE_ERRORS[fault.code];
-    return { error: new S3Error(entry.s3Code, entry.status, fault.message, { 'retry-after': String(fault.details?.retryAfterS ?? 1) }), internal: false, fault };
+    return {
+      error: new S3Error(entry.s3Code, entry.status, fault.message, { 'retry-after': String(fault.details?.retryAfterS ?? 1) }),
+      internal: false,
+      fault,
+    };
   }
   if (error instanceof StoreError) {
     const entry = STORE_ERRORS[error.code];

@@ -33,7 +33,13 @@ import { createBucket, deleteBucket, getBucketLocation, headBucket, listBuckets 
 import { copyObject } from './operations/copy.ts';
 import { listObjectVersions, listObjectsV1, listObjectsV2 } from './operations/list.ts';
 import {
-  abortMultipartUpload, completeMultipartUpload, createMultipartUpload, listMultipartUploads, listParts, uploadPart, uploadPartCopy,
+  abortMultipartUpload,
+  completeMultipartUpload,
+  createMultipartUpload,
+  listMultipartUploads,
+  listParts,
+  uploadPart,
+  uploadPartCopy,
 } from './operations/multipart.ts';
 import { deleteObject, deleteObjects, getObject, putObject } from './operations/object.ts';
 import { isPostObject, postObject } from './operations/post-object.ts';
@@ -83,9 +89,12 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
     const subresource = bucketSubresource(method, query);
     if (subresource) return subresource;
     switch (method) {
-      case 'PUT': return createBucket;
-      case 'HEAD': return headBucket;
-      case 'DELETE': return deleteBucket;
+      case 'PUT':
+        return createBucket;
+      case 'HEAD':
+        return headBucket;
+      case 'DELETE':
+        return deleteBucket;
       case 'POST':
         if (query.has('delete')) return deleteObjects;
         break;
@@ -221,7 +230,11 @@ export function createS3Handler(options: S3HandlerOptions) {
       }
       const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, at.resource, requestId);
       res.writeHead(error.status, {
-        ...error.headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'x-amz-request-id': requestId, connection: 'close',
+        ...error.headers,
+        'content-type': 'application/xml',
+        'content-length': Buffer.byteLength(body),
+        'x-amz-request-id': requestId,
+        connection: 'close',
       });
       // A body still arriving would reset a connection closed under it, and the client lose the
       // answer: the close lingers (bounded in time and bytes) for the answer to be read.
@@ -271,8 +284,12 @@ export function createS3Handler(options: S3HandlerOptions) {
       }
       const query = new URLSearchParams(rawQuery);
       let accessKey: S3AccessKey | undefined;
-      const verified = await verify({ method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers },
-        async (id) => (accessKey = await options.keys(id))?.secret, now, req.socket.remoteAddress);
+      const verified = await verify(
+        { method: req.method ?? 'GET', rawPath, rawQuery, query, headers: req.headers },
+        async (id) => (accessKey = await options.keys(id))?.secret,
+        now,
+        req.socket.remoteAddress,
+      );
       const { signing } = verified;
       settle = verified.settle;
       const grant = accessKey!;

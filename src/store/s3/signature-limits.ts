@@ -36,13 +36,20 @@ export interface LimitedVerifier {
  * signature was checked): it is given back.
  */
 export function createLimitedVerifier(limits: FailureLimits | undefined, clock: Clock): LimitedVerifier {
-  const guard = new CredentialGuard(limits ?? {
-    windowMs: AUTH_DEFAULTS.failureWindowMs, maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress, maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
-  }, clock, { limitIdentity: false });
+  const guard = new CredentialGuard(
+    limits ?? {
+      windowMs: AUTH_DEFAULTS.failureWindowMs,
+      maxPerAddress: AUTH_DEFAULTS.maxFailuresPerAddress,
+      maxPerIdentity: AUTH_DEFAULTS.maxFailuresPerIdentity,
+    },
+    clock,
+    { limitIdentity: false },
+  );
   const verifier = (request: VerifiableRequest, secrets: SecretLookup, now: number, address: string | undefined) =>
     limitedVerify(request, secrets, now, guard, address);
   return Object.assign(verifier, {
-    guarded: <T>(address: string | undefined, secrets: SecretLookup, check: (lookup: SecretLookup) => Promise<T>) => guardedCheck(guard, address, secrets, check),
+    guarded: <T>(address: string | undefined, secrets: SecretLookup, check: (lookup: SecretLookup) => Promise<T>) =>
+      guardedCheck(guard, address, secrets, check),
   });
 }
 
@@ -53,8 +60,12 @@ function admitted(admission: Admission): CredentialAttempt {
   throw S3_ERRORS.slowDown(admission.retryAfterMs, admission.scope);
 }
 
-async function guardedCheck<T>(guard: CredentialGuard, address: string | undefined, secrets: SecretLookup,
-  check: (lookup: SecretLookup) => Promise<T>): Promise<T> {
+async function guardedCheck<T>(
+  guard: CredentialGuard,
+  address: string | undefined,
+  secrets: SecretLookup,
+  check: (lookup: SecretLookup) => Promise<T>,
+): Promise<T> {
   let attempt: CredentialAttempt | undefined;
   const lookup: SecretLookup = async (accessKeyId) => {
     attempt = admitted(await guard.admitWhenDecided(address, accessKeyId));
@@ -71,16 +82,25 @@ async function guardedCheck<T>(guard: CredentialGuard, address: string | undefin
   }
 }
 
-async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, now: number, guard: CredentialGuard,
-  address: string | undefined): Promise<{ signing: SigningContext; settle: () => void }> {
+async function limitedVerify(
+  request: VerifiableRequest,
+  secrets: SecretLookup,
+  now: number,
+  guard: CredentialGuard,
+  address: string | undefined,
+): Promise<{ signing: SigningContext; settle: () => void }> {
   let attempt: CredentialAttempt | undefined;
   let signing: SigningContext;
   try {
     // The lookup is passed inline (a `const` arrow would be named by tsx on every request).
-    signing = await verifySignature(request, async (accessKeyId) => {
-      attempt = admitted(await guard.admitWhenDecided(address, accessKeyId));
-      return secrets(accessKeyId);
-    }, now);
+    signing = await verifySignature(
+      request,
+      async (accessKeyId) => {
+        attempt = admitted(await guard.admitWhenDecided(address, accessKeyId));
+        return secrets(accessKeyId);
+      },
+      now,
+    );
   } catch (error) {
     if (error instanceof S3Error && FAILED_AUTHENTICATION.has(error.s3Code)) attempt?.failed();
     else attempt?.abandoned();
@@ -97,5 +117,10 @@ async function limitedVerify(request: VerifiableRequest, secrets: SecretLookup, 
   } else {
     attempt?.succeeded();
   }
-  return { signing, settle() { attempt?.abandoned(); } };
+  return {
+    signing,
+    settle() {
+      attempt?.abandoned();
+    },
+  };
 }

@@ -121,11 +121,13 @@ function compareParams(ak: string, av: string, bk: string, bv: string): number {
 }
 
 function canonicalHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): string {
-  return signed.map((name) => {
-    const raw = headers[name];
-    const value = Array.isArray(raw) ? raw.join(',') : raw ?? '';
-    return `${name}:${value.trim().replace(/\s+/g, ' ')}\n`;
-  }).join('');
+  return signed
+    .map((name) => {
+      const raw = headers[name];
+      const value = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
+      return `${name}:${value.trim().replace(/\s+/g, ' ')}\n`;
+    })
+    .join('');
 }
 
 const keyCache = new Map<string, Buffer>();
@@ -202,8 +204,13 @@ export function signatureMatches(key: Buffer, text: string, signature: string): 
   return timingSafeEqual(Buffer.from(hmacHex(key, text), 'latin1'), Buffer.from(signature, 'latin1'));
 }
 
-const PAYLOAD_MODES = new Set(['UNSIGNED-PAYLOAD', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
-  'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER', 'DEFERRED']);
+const PAYLOAD_MODES = new Set([
+  'UNSIGNED-PAYLOAD',
+  'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
+  'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+  'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER',
+  'DEFERRED',
+]);
 
 /** A declared payload hash edgeport can check: a mode it implements, or a hex SHA-256. */
 function isPayloadHash(value: string): boolean {
@@ -274,8 +281,10 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   }
 
   if (!isPayloadHash(payloadHash)) {
-    throw S3_ERRORS.invalidArgument('x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, '
-      + 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD(-TRAILER) or the hex SHA-256 of the body.');
+    throw S3_ERRORS.invalidArgument(
+      'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, ' +
+        'STREAMING-AWS4-HMAC-SHA256-PAYLOAD(-TRAILER) or the hex SHA-256 of the body.',
+    );
   }
   const [accessKeyId, date, region, service, terminator] = credential.split('/');
   if (!accessKeyId || !date || !region || service !== 's3' || terminator !== 'aws4_request' || date !== amzDate.slice(0, 8)) {

@@ -32,7 +32,11 @@ export function sseCKeyOf(headers: IncomingHttpHeaders, prefix = SSE_C_PREFIX): 
     throw S3_ERRORS.invalidArgument('Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.');
   }
   if (algorithm !== 'AES256') {
-    throw new S3Error('InvalidEncryptionAlgorithmError', 400, `The encryption request you specified is not valid. The valid value is AES256, not ${JSON.stringify(algorithm)}.`);
+    throw new S3Error(
+      'InvalidEncryptionAlgorithmError',
+      400,
+      `The encryption request you specified is not valid. The valid value is AES256, not ${JSON.stringify(algorithm)}.`,
+    );
   }
   if (key === undefined || key === '') {
     throw S3_ERRORS.invalidArgument('Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.');
@@ -42,7 +46,9 @@ export function sseCKeyOf(headers: IncomingHttpHeaders, prefix = SSE_C_PREFIX): 
     throw S3_ERRORS.invalidArgument('The secret key was invalid for the specified algorithm: it must be 32 bytes (256 bits), base64-encoded.');
   }
   if (md5 === undefined || md5 === '') {
-    throw S3_ERRORS.invalidArgument('Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.');
+    throw S3_ERRORS.invalidArgument(
+      'Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.',
+    );
   }
   if (createHash('md5').update(bytes).digest('base64') !== md5) {
     throw S3_ERRORS.invalidArgument('The calculated MD5 hash of the key did not match the hash that was provided.');

@@ -25,17 +25,28 @@ import { S3_ERRORS, S3Error } from './s3-error.ts';
  */
 export type WriteKind = 'object' | 'part' | 'bucket';
 
-const CANNED_ACLS = ['private', 'public-read', 'public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read',
-  'bucket-owner-full-control', 'log-delivery-write'];
+const CANNED_ACLS = [
+  'private',
+  'public-read',
+  'public-read-write',
+  'authenticated-read',
+  'aws-exec-read',
+  'bucket-owner-read',
+  'bucket-owner-full-control',
+  'log-delivery-write',
+];
 /** Canned ACLs that grant nothing beyond the owner's full control: what every edgeport object has. */
 const OWNER_ONLY_ACLS = ['private', 'bucket-owner-full-control'];
 const GRANTS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
 const OBJECT_LOCK = ['x-amz-object-lock-mode', 'x-amz-object-lock-retain-until-date', 'x-amz-object-lock-legal-hold'];
-export const SSE_HEADERS = ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context',
-  'x-amz-server-side-encryption-bucket-key-enabled'];
+export const SSE_HEADERS = [
+  'x-amz-server-side-encryption',
+  'x-amz-server-side-encryption-aws-kms-key-id',
+  'x-amz-server-side-encryption-context',
+  'x-amz-server-side-encryption-bucket-key-enabled',
+];
 const SSE_METHODS = ['AES256', 'aws:kms', 'aws:kms:dsse'];
-const SSE_C = ['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-side-encryption-customer-key',
-  'x-amz-server-side-encryption-customer-key-md5'];
+const SSE_C = ['x-amz-server-side-encryption-customer-algorithm', 'x-amz-server-side-encryption-customer-key', 'x-amz-server-side-encryption-customer-key-md5'];
 
 /** A header's value (repeated ones joined, as node joins them); undefined when absent. */
 function valueOf(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -62,11 +73,19 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
   if ((acl !== undefined && !OWNER_ONLY_ACLS.includes(acl)) || grant !== undefined) {
     const asked = grant ?? `x-amz-acl: ${acl}`;
     if (kind === 'bucket') {
-      throw new S3Error('InvalidBucketAclWithObjectOwnership', 400, `Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting `
-        + `(${asked}): edgeport buckets have no ACLs; leave out the ACL, or use private.`);
+      throw new S3Error(
+        'InvalidBucketAclWithObjectOwnership',
+        400,
+        `Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting ` +
+          `(${asked}): edgeport buckets have no ACLs; leave out the ACL, or use private.`,
+      );
     }
-    throw new S3Error('AccessControlListNotSupported', 400, `The bucket does not allow ACLs (${asked}): edgeport objects are always private to their `
-      + `account; leave out the ACL, or use private or bucket-owner-full-control.`);
+    throw new S3Error(
+      'AccessControlListNotSupported',
+      400,
+      `The bucket does not allow ACLs (${asked}): edgeport objects are always private to their ` +
+        `account; leave out the ACL, or use private or bucket-owner-full-control.`,
+    );
   }
   if (kind === 'bucket') {
     const lock = valueOf(headers, 'x-amz-bucket-object-lock-enabled');
@@ -81,7 +100,9 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
   if (tagging !== undefined && tagging !== '') throw S3_ERRORS.notImplemented('Object tagging (x-amz-tagging)');
   const lock = firstPresent(headers, OBJECT_LOCK);
   if (lock !== undefined) {
-    throw S3_ERRORS.invalidRequest(`Bucket is missing Object Lock Configuration (${lock}): edgeport buckets cannot have object lock; leave out the x-amz-object-lock-* headers.`);
+    throw S3_ERRORS.invalidRequest(
+      `Bucket is missing Object Lock Configuration (${lock}): edgeport buckets cannot have object lock; leave out the x-amz-object-lock-* headers.`,
+    );
   }
   const method = valueOf(headers, 'x-amz-server-side-encryption');
   if (method !== undefined && !SSE_METHODS.includes(method)) {
@@ -90,8 +111,11 @@ export function refuseUnsupportedWriteHeaders(kind: WriteKind, headers: Incoming
   const sse = firstPresent(headers, SSE_HEADERS);
   const customer = firstPresent(headers, SSE_C);
   if (sse !== undefined && customer !== undefined) {
-    throw S3_ERRORS.invalidArgument(`Server Side Encryption with Customer provided key is incompatible with the encryption method specified (${sse} with ${customer}).`);
+    throw S3_ERRORS.invalidArgument(
+      `Server Side Encryption with Customer provided key is incompatible with the encryption method specified (${sse} with ${customer}).`,
+    );
   }
   if (sse !== undefined) throw S3_ERRORS.notImplemented(`Server-side encryption (${sse})`);
-  if (customer !== undefined && !sseC) throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys in a browser form upload (${customer})`);
+  if (customer !== undefined && !sseC)
+    throw S3_ERRORS.notImplemented(`Server-side encryption with customer-provided keys in a browser form upload (${customer})`);
 }

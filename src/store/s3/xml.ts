@@ -59,7 +59,9 @@ export function decodeXmlText(text: string): string {
 export const REQUEST_XML_MAX_DEPTH = 16;
 
 export const requestXml = new XMLParser({
-  ignoreAttributes: true, parseTagValue: false, trimValues: false,
+  ignoreAttributes: true,
+  parseTagValue: false,
+  trimValues: false,
   // fast-xml-parser counts the elements open around the one being opened: the root is not among them.
   maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
   entityDecoder: { decode: decodeXmlText, setExternalEntities() {}, addInputEntities() {}, reset() {}, setXmlVersion() {} },

@@ -36,14 +36,17 @@ test('queries in progress: per account and on the server', { timeout: 10_000 }, 
   for (const release of done) release();
 });
 
-test('an account\'s budget per window: spent by each query, back as the window moves', { timeout: 10_000 }, () => {
+test("an account's budget per window: spent by each query, back as the window moves", { timeout: 10_000 }, () => {
   const clock = new FakeClock(1_000_000);
   const admission = new GraphQLAdmission(clock, { perAccount: 2, total: 16, budget: 3, windowMs: 300_000 });
   admission.admit('a')();
   clock.advance(100_000);
   admission.admit('a')();
   admission.admit('a')();
-  assert.throws(() => admission.admit('a'), refused('GRAPHQL_RATE_LIMITED', /^rate limiter budget depleted, try again after 200 seconds: an account may run 3 queries every 5 minutes$/, 200));
+  assert.throws(
+    () => admission.admit('a'),
+    refused('GRAPHQL_RATE_LIMITED', /^rate limiter budget depleted, try again after 200 seconds: an account may run 3 queries every 5 minutes$/, 200),
+  );
   admission.admit('b')(); // another account's budget is its own
   clock.advance(200_000);
   admission.admit('a')(); // the first query left the window

@@ -8,16 +8,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { GraphQLSyntaxError, MAX_DEPTH, MAX_QUERY_LENGTH, MAX_TOKENS, parseGraphQL, type GraphQLField, type GraphQLValue } from '../../../src/api/graphql/graphql-parser.ts';
+import {
+  GraphQLSyntaxError,
+  MAX_DEPTH,
+  MAX_QUERY_LENGTH,
+  MAX_TOKENS,
+  parseGraphQL,
+  type GraphQLField,
+  type GraphQLValue,
+} from '../../../src/api/graphql/graphql-parser.ts';
 
-const nameArb = fc.stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,8}$/).filter((n) => !['true', 'false', 'null', 'query', 'fragment', 'mutation', 'subscription'].includes(n));
+const nameArb = fc
+  .stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,8}$/)
+  .filter((n) => !['true', 'false', 'null', 'query', 'fragment', 'mutation', 'subscription'].includes(n));
 
 const valueArb: fc.Arbitrary<GraphQLValue> = fc.letrec<{ value: GraphQLValue }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
     nameArb.map((name) => ({ kind: 'variable' as const, name })),
     fc.integer({ min: -1e9, max: 1e9 }).map((value) => ({ kind: 'int' as const, value })),
-    fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }).filter((v) => !Number.isInteger(v)).map((value) => ({ kind: 'float' as const, value })),
+    fc
+      .double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 })
+      .filter((v) => !Number.isInteger(v))
+      .map((value) => ({ kind: 'float' as const, value })),
     fc.string({ maxLength: 12, unit: 'grapheme' }).map((value) => ({ kind: 'string' as const, value })),
     fc.boolean().map((value) => ({ kind: 'boolean' as const, value })),
     fc.constant({ kind: 'null' as const }),
@@ -41,14 +54,23 @@ const gapArb = fc.constantFrom(' ', '\n', ', ', '\t', ' # a comment\n', ',,\r\n'
 
 function printValue(value: GraphQLValue, gap: string): string {
   switch (value.kind) {
-    case 'variable': return `$${value.name}`;
-    case 'int': case 'float': return String(value.value);
-    case 'string': return JSON.stringify(value.value);
-    case 'boolean': return String(value.value);
-    case 'null': return 'null';
-    case 'enum': return value.value;
-    case 'list': return `[${value.values.map((v) => printValue(v, gap)).join(gap)}]`;
-    case 'object': return `{${value.fields.map(([k, v]) => `${k}:${gap}${printValue(v, gap)}`).join(gap)}}`;
+    case 'variable':
+      return `$${value.name}`;
+    case 'int':
+    case 'float':
+      return String(value.value);
+    case 'string':
+      return JSON.stringify(value.value);
+    case 'boolean':
+      return String(value.value);
+    case 'null':
+      return 'null';
+    case 'enum':
+      return value.value;
+    case 'list':
+      return `[${value.values.map((v) => printValue(v, gap)).join(gap)}]`;
+    case 'object':
+      return `{${value.fields.map(([k, v]) => `${k}:${gap}${printValue(v, gap)}`).join(gap)}}`;
   }
 }
 
@@ -59,30 +81,41 @@ function printField(field: GraphQLField, gap: string): string {
 }
 
 test('any query printed back parses to the same fields and values, however it is spaced', { timeout: 60_000 }, () => {
-  fc.assert(fc.property(fc.array(fieldArb, { minLength: 1, maxLength: 3 }), fc.option(nameArb, { nil: undefined }), gapArb, (fields, name, gap) => {
-    const text = `${name === undefined ? '' : `query ${name}($a: String!, $b: [Int!] = [1, 2])`}${gap}{${gap}${fields.map((f) => printField(f, gap)).join(gap)}${gap}}${gap}`;
-    const parsed = parseGraphQL(text);
-    assert.deepEqual(parsed.selections, structuredClone(fields));
-    assert.equal(parsed.name, name);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.array(fieldArb, { minLength: 1, maxLength: 3 }), fc.option(nameArb, { nil: undefined }), gapArb, (fields, name, gap) => {
+      const text = `${name === undefined ? '' : `query ${name}($a: String!, $b: [Int!] = [1, 2])`}${gap}{${gap}${fields.map((f) => printField(f, gap)).join(gap)}${gap}}${gap}`;
+      const parsed = parseGraphQL(text);
+      assert.deepEqual(parsed.selections, structuredClone(fields));
+      assert.equal(parsed.name, name);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 /** Texts that break a parser: runs of one opening token (deep nesting), of names (many tokens), and of both mixed with anything. */
 const hostileArb = fc.oneof(
   fc.string({ maxLength: 80 }),
   fc.stringMatching(/^[{}()[\]:$!=@"#,. a-z0-9\\-]{0,60}$/),
-  fc.tuple(fc.constantFrom('{', '{ a ', '[', '{ a(b: ', '{ a(b: {c: ', 'query($a: ', 'query($a: [', '"', '\\', 'a ', '# x\n', '$'), fc.integer({ min: 1, max: 70_000 }), fc.string({ maxLength: 20 }))
+  fc
+    .tuple(
+      fc.constantFrom('{', '{ a ', '[', '{ a(b: ', '{ a(b: {c: ', 'query($a: ', 'query($a: [', '"', '\\', 'a ', '# x\n', '$'),
+      fc.integer({ min: 1, max: 70_000 }),
+      fc.string({ maxLength: 20 }),
+    )
     .map(([unit, times, tail]) => unit.repeat(Math.ceil(times / unit.length)) + tail),
 );
 
 test('any other text is refused with a GraphQLSyntaxError, never another exception', { timeout: 60_000 }, () => {
-  fc.assert(fc.property(hostileArb, (text) => {
-    try {
-      parseGraphQL(text);
-    } catch (error) {
-      assert.ok(error instanceof GraphQLSyntaxError, String(error));
-    }
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(hostileArb, (text) => {
+      try {
+        parseGraphQL(text);
+      } catch (error) {
+        assert.ok(error instanceof GraphQLSyntaxError, String(error));
+      }
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test('its limits hold: nesting, tokens and length past a limit are refused, within them they are not', { timeout: 60_000 }, () => {
@@ -103,24 +136,34 @@ test('its limits hold: nesting, tokens and length past a limit are refused, with
     { text: (n) => `{ a(b: ${'{c: '.repeat(n)}1${'}'.repeat(n)}) }`, deepest: (n) => n + 1 },
     { text: (n) => `query($v: ${'['.repeat(n)}Int${']'.repeat(n)}) { a }`, deepest: (n) => n },
   ];
-  fc.assert(fc.property(fc.integer({ min: 1, max: 3 * MAX_DEPTH }), fc.constantFrom(...nested), (n, shape) => {
-    const text = shape.text(n);
-    assert.equal(refusedFor(text, /nests more than/), shape.deepest(n) > MAX_DEPTH, text);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 3 * MAX_DEPTH }), fc.constantFrom(...nested), (n, shape) => {
+      const text = shape.text(n);
+      assert.equal(refusedFor(text, /nests more than/), shape.deepest(n) > MAX_DEPTH, text);
+    }),
+    { numRuns: 300 },
+  );
   // `{ a a ... a }`: k names and two braces.
-  fc.assert(fc.property(fc.integer({ min: MAX_TOKENS - 50, max: MAX_TOKENS + 50 }), (k) => {
-    assert.equal(refusedFor(`{${' a'.repeat(k)} }`, /more than 20000 tokens/), k + 2 > MAX_TOKENS, `${k + 2} tokens`);
-  }), { numRuns: 100 });
+  fc.assert(
+    fc.property(fc.integer({ min: MAX_TOKENS - 50, max: MAX_TOKENS + 50 }), (k) => {
+      assert.equal(refusedFor(`{${' a'.repeat(k)} }`, /more than 20000 tokens/), k + 2 > MAX_TOKENS, `${k + 2} tokens`);
+    }),
+    { numRuns: 100 },
+  );
   // Ignored characters cost no tokens; only the length bounds them.
-  fc.assert(fc.property(fc.integer({ min: MAX_QUERY_LENGTH - 20, max: MAX_QUERY_LENGTH + 20 }), (length) => {
-    const text = `{ a }${' '.repeat(length - 5)}`;
-    assert.equal(refusedFor(text, /at most 65536 are accepted/), length > MAX_QUERY_LENGTH, `${length} characters`);
-  }), { numRuns: 50 });
+  fc.assert(
+    fc.property(fc.integer({ min: MAX_QUERY_LENGTH - 20, max: MAX_QUERY_LENGTH + 20 }), (length) => {
+      const text = `{ a }${' '.repeat(length - 5)}`;
+      assert.equal(refusedFor(text, /at most 65536 are accepted/), length > MAX_QUERY_LENGTH, `${length} characters`);
+    }),
+    { numRuns: 50 },
+  );
 });
 
 test('a 64 KiB query parses in milliseconds, however it is made', { timeout: 60_000 }, () => {
   let aliases = '';
-  for (let i = 0; aliases.length < MAX_QUERY_LENGTH - 200; i++) aliases += `a${i}: r2StorageAdaptiveGroups(limit: 10000, filter: {storageClass: "Standard"}) { max { objectCount } dimensions { bucketName } }\n`;
+  for (let i = 0; aliases.length < MAX_QUERY_LENGTH - 200; i++)
+    aliases += `a${i}: r2StorageAdaptiveGroups(limit: 10000, filter: {storageClass: "Standard"}) { max { objectCount } dimensions { bucketName } }\n`;
   const texts = {
     aliases: `{ viewer { accounts(filter: {accountTag: "x"}) { ${aliases} } } }`,
     'dense names': `{${' a'.repeat(MAX_QUERY_LENGTH / 2 - 2)} }`,
@@ -145,7 +188,7 @@ test('a 64 KiB query parses in milliseconds, however it is made', { timeout: 60_
   }
 });
 
-test('wrangler\'s r2 bucket info query; refusals name what is wrong', { timeout: 10_000 }, () => {
+test("wrangler's r2 bucket info query; refusals name what is wrong", { timeout: 10_000 }, () => {
   const query = `query getR2StorageMetrics($accountTag: string, $filter: AccountR2StorageAdaptiveGroupsFilter_InputObject) {
     viewer { accounts(filter: { accountTag: $accountTag }) {
       r2StorageAdaptiveGroups(limit: 1, filter: $filter, orderBy: [datetime_DESC]) { max { objectCount, payloadSize } dimensions { datetime } }
@@ -157,7 +200,9 @@ test('wrangler\'s r2 bucket info query; refusals name what is wrong', { timeout:
   const groups = op.selections[0]!.selections[0]!.selections[0]!;
   assert.equal(groups.name, 'r2StorageAdaptiveGroups');
   assert.deepEqual(groups.arguments, [
-    ['limit', { kind: 'int', value: 1 }], ['filter', { kind: 'variable', name: 'filter' }], ['orderBy', { kind: 'list', values: [{ kind: 'enum', value: 'datetime_DESC' }] }],
+    ['limit', { kind: 'int', value: 1 }],
+    ['filter', { kind: 'variable', name: 'filter' }],
+    ['orderBy', { kind: 'list', values: [{ kind: 'enum', value: 'datetime_DESC' }] }],
   ]);
   assert.equal(parseGraphQL('{ a: b(s: "\\u0041\\n") }').selections[0]!.arguments[0]![1].kind, 'string');
 
@@ -175,6 +220,11 @@ test('wrangler\'s r2 bucket info query; refusals name what is wrong', { timeout:
     [`{${' a'.repeat(MAX_TOKENS)} }`, /more than 20000 tokens/],
     ['x'.repeat(64 * 1024 + 1), /at most 65536 are accepted/],
   ];
-  for (const [text, message] of refusals) assert.throws(() => parseGraphQL(text), (error: unknown) => error instanceof GraphQLSyntaxError && message.test(error.message), text.slice(0, 40));
+  for (const [text, message] of refusals)
+    assert.throws(
+      () => parseGraphQL(text),
+      (error: unknown) => error instanceof GraphQLSyntaxError && message.test(error.message),
+      text.slice(0, 40),
+    );
   assert.equal(parseGraphQL('query A { a } query B { b }', 'B').selections[0]!.name, 'b');
 });

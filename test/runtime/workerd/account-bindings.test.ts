@@ -52,18 +52,31 @@ test("a script's bindings name its account's buckets only: another account's buc
   await againA.stop();
 
   const unowned = await startTestHost(t, SCRIPT, { config, dataDir, accountId: null });
-  assert.equal(await read(unowned.url), 'null', 'the buckets of no account are neither A\'s nor B\'s');
+  assert.equal(await read(unowned.url), 'null', "the buckets of no account are neither A's nor B's");
 });
 
-test("an uploaded script's bucket is never made for it: deleted after the upload, it stays deleted and the binding's calls fail", { timeout: 60_000 }, async (t) => {
-  const dataDir = join(tempDir(t), 'data');
-  const account = 'c'.repeat(32);
-  const host = await startTestHost(t, SCRIPT, { config: { store_buckets: [{ binding: 'PHOTOS', bucket_name: 'photos' }] }, dataDir, accountId: account, uploaded: true });
-  const answer = await fetch(host.url);
-  assert.equal(answer.status, 500);
-  assert.match(await answer.text(), /bucket/i, 'the call names the missing bucket');
-  await host.stop();
-  const engine = await openStoreEngine({ dataDir, recover: true });
-  onTestEnd(t, () => engine.close());
-  assert.deepEqual((await accountStore(engine, account).listBuckets()).map((bucket) => bucket.name), [], 'no bucket was made');
-});
+test(
+  "an uploaded script's bucket is never made for it: deleted after the upload, it stays deleted and the binding's calls fail",
+  { timeout: 60_000 },
+  async (t) => {
+    const dataDir = join(tempDir(t), 'data');
+    const account = 'c'.repeat(32);
+    const host = await startTestHost(t, SCRIPT, {
+      config: { store_buckets: [{ binding: 'PHOTOS', bucket_name: 'photos' }] },
+      dataDir,
+      accountId: account,
+      uploaded: true,
+    });
+    const answer = await fetch(host.url);
+    assert.equal(answer.status, 500);
+    assert.match(await answer.text(), /bucket/i, 'the call names the missing bucket');
+    await host.stop();
+    const engine = await openStoreEngine({ dataDir, recover: true });
+    onTestEnd(t, () => engine.close());
+    assert.deepEqual(
+      (await accountStore(engine, account).listBuckets()).map((bucket) => bucket.name),
+      [],
+      'no bucket was made',
+    );
+  },
+);

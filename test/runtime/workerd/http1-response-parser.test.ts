@@ -54,34 +54,51 @@ function head(status: number, fields: Array<[string, string]>, extra: string): s
 }
 
 test('a Content-Length answer: its head and exactly its body, however the bytes are split, and the connection reusable', { timeout: 30_000 }, () => {
-  fc.assert(fc.property(headers, body, cuts, (fields, bytes, at) => {
-    const raw = Buffer.concat([Buffer.from(head(200, fields, `Content-Length: ${bytes.length}\r\n`), 'latin1'), bytes]);
-    const parsed = parse(raw, at);
-    assert.equal(parsed.status, 200);
-    assert.equal(parsed.statusText, 'Some Reason');
-    assert.deepEqual(parsed.headers, [...fields.flat(), 'Content-Length', String(bytes.length)]);
-    assert.deepEqual(parsed.body, bytes);
-    assert.deepEqual(parsed.ends, [true]);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(headers, body, cuts, (fields, bytes, at) => {
+      const raw = Buffer.concat([Buffer.from(head(200, fields, `Content-Length: ${bytes.length}\r\n`), 'latin1'), bytes]);
+      const parsed = parse(raw, at);
+      assert.equal(parsed.status, 200);
+      assert.equal(parsed.statusText, 'Some Reason');
+      assert.deepEqual(parsed.headers, [...fields.flat(), 'Content-Length', String(bytes.length)]);
+      assert.deepEqual(parsed.body, bytes);
+      assert.deepEqual(parsed.ends, [true]);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('a chunked answer (extensions, trailers): exactly its body, however the bytes are split', { timeout: 30_000 }, () => {
-  const pieces = fc.array(fc.uint8Array({ minLength: 1, maxLength: 500 }).map((bytes) => Buffer.from(bytes)), { maxLength: 6 });
-  fc.assert(fc.property(pieces, fc.boolean(), fc.boolean(), cuts, (parts, extensions, trailers, at) => {
-    const encoded = parts.map((part) => Buffer.concat([Buffer.from(`${part.length.toString(16)}${extensions ? ';ext=1' : ''}\r\n`), part, Buffer.from('\r\n')]));
-    const raw = Buffer.concat([
-      Buffer.from(head(200, [], 'Transfer-Encoding: chunked\r\n')), ...encoded, Buffer.from(`0\r\n${trailers ? 'x-trailer: yes\r\n' : ''}\r\n`),
-    ]);
-    const parsed = parse(raw, at);
-    assert.deepEqual(parsed.body, Buffer.concat(parts));
-    assert.deepEqual(parsed.ends, [true]);
-  }), { numRuns: 300 });
+  const pieces = fc.array(
+    fc.uint8Array({ minLength: 1, maxLength: 500 }).map((bytes) => Buffer.from(bytes)),
+    { maxLength: 6 },
+  );
+  fc.assert(
+    fc.property(pieces, fc.boolean(), fc.boolean(), cuts, (parts, extensions, trailers, at) => {
+      const encoded = parts.map((part) =>
+        Buffer.concat([Buffer.from(`${part.length.toString(16)}${extensions ? ';ext=1' : ''}\r\n`), part, Buffer.from('\r\n')]),
+      );
+      const raw = Buffer.concat([
+        Buffer.from(head(200, [], 'Transfer-Encoding: chunked\r\n')),
+        ...encoded,
+        Buffer.from(`0\r\n${trailers ? 'x-trailer: yes\r\n' : ''}\r\n`),
+      ]);
+      const parsed = parse(raw, at);
+      assert.deepEqual(parsed.body, Buffer.concat(parts));
+      assert.deepEqual(parsed.ends, [true]);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('an answer without a length runs to the connection end; HEAD, 204 and 304 have no body; interim answers are passed over', { timeout: 10_000 }, () => {
   const closed = parse(Buffer.from('HTTP/1.1 200 OK\r\n\r\nall of it'), [5, 20], 'GET', true);
   assert.deepEqual([closed.body.toString(), closed.ends], ['all of it', [false]]);
-  for (const [status, method] of [[200, 'HEAD'], [204, 'GET'], [304, 'GET']] as const) {
+  for (const [status, method] of [
+    [200, 'HEAD'],
+    [204, 'GET'],
+    [304, 'GET'],
+  ] as const) {
     const parsed = parse(Buffer.from(`HTTP/1.1 ${status} X\r\ncontent-length: 10\r\n\r\n`), [], method);
     assert.deepEqual([parsed.status, parsed.body.length, parsed.ends], [status, 0, [true]]);
   }
@@ -95,11 +112,19 @@ test('an answer without a length runs to the connection end; HEAD, 204 and 304 h
 
 test('malformed answers are errors, never a crash or a wrong body', { timeout: 10_000 }, () => {
   const bad = [
-    'HTTP/2 200 OK\r\n\r\n', 'HTTP/1.1 20 OK\r\n\r\n', 'garbage\r\n\r\n', 'HTTP/1.1 200 OK\r\nno colon\r\n\r\n',
-    'HTTP/1.1 200 OK\r\nbad name: x\r\n\r\n', 'HTTP/1.1 200 OK\r\n folded: x\r\n\r\n', 'HTTP/1.1 200 OK\r\nx: a\u0001b\r\n\r\n',
-    'HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n', 'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
-    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nokX\r\n',
-    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\nok\r\n', 'HTTP/1.1 101 Switching Protocols\r\n\r\n',
+    'HTTP/2 200 OK\r\n\r\n',
+    'HTTP/1.1 20 OK\r\n\r\n',
+    'garbage\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nno colon\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nbad name: x\r\n\r\n',
+    'HTTP/1.1 200 OK\r\n folded: x\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nx: a\u0001b\r\n\r\n',
+    'HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n',
+    'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
+    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n',
+    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nokX\r\n',
+    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\nok\r\n',
+    'HTTP/1.1 101 Switching Protocols\r\n\r\n',
     'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok-and-more',
   ];
   for (const text of bad) {
@@ -113,14 +138,22 @@ test('malformed answers are errors, never a crash or a wrong body', { timeout: 1
 });
 
 test('any bytes at all: the parser answers or throws its own error, and a body it reports is within what it was fed', { timeout: 30_000 }, () => {
-  const prefix = fc.constantFrom('HTTP/1.1 200 OK\r\n', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n', 'HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\n', '');
-  fc.assert(fc.property(prefix, fc.uint8Array({ maxLength: 300 }), cuts, fc.boolean(), (start, bytes, at, finish) => {
-    const raw = Buffer.concat([Buffer.from(start), Buffer.from(bytes)]);
-    try {
-      const parsed = parse(raw, at, 'GET', finish);
-      assert.ok(parsed.body.length <= raw.length);
-    } catch (error) {
-      assert.ok(error instanceof ResponseParseError, String(error));
-    }
-  }), { numRuns: 1000 });
+  const prefix = fc.constantFrom(
+    'HTTP/1.1 200 OK\r\n',
+    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n',
+    'HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\n',
+    '',
+  );
+  fc.assert(
+    fc.property(prefix, fc.uint8Array({ maxLength: 300 }), cuts, fc.boolean(), (start, bytes, at, finish) => {
+      const raw = Buffer.concat([Buffer.from(start), Buffer.from(bytes)]);
+      try {
+        const parsed = parse(raw, at, 'GET', finish);
+        assert.ok(parsed.body.length <= raw.length);
+      } catch (error) {
+        assert.ok(error instanceof ResponseParseError, String(error));
+      }
+    }),
+    { numRuns: 1000 },
+  );
 });

@@ -38,37 +38,42 @@ function rawLines(bytes: Buffer): Buffer[] {
 }
 
 /** Output with many newlines, CRs, long runs and multi-byte characters. */
-const textOutput = fc.array(fc.oneof(
-  fc.constantFrom('\n', '\r\n', '\r', 'é', '€', '😀', 'x'.repeat(50)),
-  fc.string({ unit: 'grapheme', maxLength: 20 }),
-), { maxLength: 60 }).map((parts) => Buffer.from(parts.join(''), 'utf8'));
+const textOutput = fc
+  .array(fc.oneof(fc.constantFrom('\n', '\r\n', '\r', 'é', '€', '😀', 'x'.repeat(50)), fc.string({ unit: 'grapheme', maxLength: 20 })), { maxLength: 60 })
+  .map((parts) => Buffer.from(parts.join(''), 'utf8'));
 
 test('arbitrary chunking never changes the lines, never yields one over the cap, and loses no byte', { timeout: 30_000 }, () => {
-  fc.assert(fc.property(textOutput, fc.array(fc.nat(), { maxLength: 30 }), fc.integer({ min: 4, max: 64 }), (bytes, cuts, max) => {
-    const lines = split(bytes, cuts, max);
-    assert.deepEqual(lines, split(bytes, [], max), 'the same lines as from one chunk');
-    const raw = rawLines(bytes);
-    assert.equal(lines.length, raw.length);
-    for (const [index, line] of lines.entries()) {
-      const kept = Buffer.from(line.text, 'utf8');
-      assert.ok(kept.length <= max, `${kept.length} bytes > ${max}`);
-      // Valid UTF-8 in: each line is its raw line's start, cut at a character boundary, and the rest is counted.
-      assert.ok(raw[index]!.subarray(0, kept.length).equals(kept));
-      assert.equal(kept.length + line.cutBytes, raw[index]!.length);
-      assert.ok(line.cutBytes === 0 || raw[index]!.length > max);
-      assert.ok(line.cutBytes === 0 || max - kept.length < 4, 'cut no more than a partial character below the cap');
-    }
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(textOutput, fc.array(fc.nat(), { maxLength: 30 }), fc.integer({ min: 4, max: 64 }), (bytes, cuts, max) => {
+      const lines = split(bytes, cuts, max);
+      assert.deepEqual(lines, split(bytes, [], max), 'the same lines as from one chunk');
+      const raw = rawLines(bytes);
+      assert.equal(lines.length, raw.length);
+      for (const [index, line] of lines.entries()) {
+        const kept = Buffer.from(line.text, 'utf8');
+        assert.ok(kept.length <= max, `${kept.length} bytes > ${max}`);
+        // Valid UTF-8 in: each line is its raw line's start, cut at a character boundary, and the rest is counted.
+        assert.ok(raw[index]!.subarray(0, kept.length).equals(kept));
+        assert.equal(kept.length + line.cutBytes, raw[index]!.length);
+        assert.ok(line.cutBytes === 0 || raw[index]!.length > max);
+        assert.ok(line.cutBytes === 0 || max - kept.length < 4, 'cut no more than a partial character below the cap');
+      }
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('bytes that are not UTF-8 never make a line longer than the cap', { timeout: 30_000 }, () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), fc.array(fc.nat(), { maxLength: 20 }), fc.integer({ min: 4, max: 40 }), (bytes, cuts, max) => {
-    const input = Buffer.from(bytes);
-    const lines = split(input, cuts, max);
-    assert.deepEqual(lines, split(input, [], max));
-    assert.equal(lines.length, rawLines(input).length);
-    for (const line of lines) assert.ok(Buffer.byteLength(line.text) <= max, `${Buffer.byteLength(line.text)} bytes > ${max}`);
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), fc.array(fc.nat(), { maxLength: 20 }), fc.integer({ min: 4, max: 40 }), (bytes, cuts, max) => {
+      const input = Buffer.from(bytes);
+      const lines = split(input, cuts, max);
+      assert.deepEqual(lines, split(input, [], max));
+      assert.equal(lines.length, rawLines(input).length);
+      for (const line of lines) assert.ok(Buffer.byteLength(line.text) <= max, `${Buffer.byteLength(line.text)} bytes > ${max}`);
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('a 100 MB line in 64 KiB chunks: one line of the cap, the rest counted, nothing held', { timeout: 30_000 }, () => {
@@ -80,7 +85,13 @@ test('a 100 MB line in 64 KiB chunks: one line of the cap, the rest counted, not
   for (let sent = 0; sent < total; sent += chunk.length) splitter.push(chunk);
   const heapGrowth = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - heapBefore;
   splitter.push(Buffer.from('\nnext\n'));
-  assert.deepEqual(lines.map(({ text, cutBytes }) => ({ length: text.length, cutBytes })), [{ length: 4096, cutBytes: total - 4096 }, { length: 4, cutBytes: 0 }]);
+  assert.deepEqual(
+    lines.map(({ text, cutBytes }) => ({ length: text.length, cutBytes })),
+    [
+      { length: 4096, cutBytes: total - 4096 },
+      { length: 4, cutBytes: 0 },
+    ],
+  );
   assert.ok(heapGrowth < 16 * 1024 * 1024, `memory grew by ${heapGrowth} bytes while reading the line`);
 });
 
@@ -90,7 +101,11 @@ test('a cut line ends on a character boundary', { timeout: 30_000 }, () => {
   splitter.push(Buffer.from('ab€€\n'));
   splitter.push(Buffer.from('abcde\r\nabcdef\r\n'));
   splitter.end();
-  assert.deepEqual(lines, [{ text: 'ab€', cutBytes: 3 }, { text: 'abcde', cutBytes: 0 }, { text: 'abcde', cutBytes: 1 }]);
+  assert.deepEqual(lines, [
+    { text: 'ab€', cutBytes: 3 },
+    { text: 'abcde', cutBytes: 0 },
+    { text: 'abcde', cutBytes: 1 },
+  ]);
   assert.equal(utf8Prefix(Buffer.from('a€'), 3), 1);
   assert.equal(utf8Prefix(Buffer.from('a€'), 4), 4);
   assert.equal(utf8Prefix(Buffer.from('😀'), 3), 0);

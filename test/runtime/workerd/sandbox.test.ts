@@ -29,7 +29,13 @@ export default {
 async function loopbackServer(t: TestContext): Promise<string> {
   const server = createServer((_req, res) => res.end('private data'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
 
@@ -63,7 +69,10 @@ test('fetch to loopback (the host itself included) and link-local addresses is r
   await refused(host, `/fetch?to=${encodeURIComponent(privateUrl)}`, /internal error|not allowed/);
   await refused(host, `/fetch?to=${encodeURIComponent(`${host.url}/`)}`, /internal error|not allowed/);
   await refused(host, `/fetch?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`, /internal error|not allowed/);
-  assert.ok(host.logs.some((record) => /connecting to 127\.0\.0\.1:\d+ is not allowed/.test(String(record.output))), 'workerd says why');
+  assert.ok(
+    host.logs.some((record) => /connecting to 127\.0\.0\.1:\d+ is not allowed/.test(String(record.output))),
+    'workerd says why',
+  );
 
   const allowed = await startTestHost(t, PROBES, { config: { outbound: { allow: ['public', '127.0.0.1/32'] } } });
   assert.equal(await (await fetch(`${allowed.url}/fetch?to=${encodeURIComponent(privateUrl)}`)).text(), 'private data');
@@ -76,7 +85,10 @@ test('a runaway script is cut off at its CPU limit or its memory limit while ano
   const spinner = await startTestHost(t, PROBES, { config: { limits: { cpu_ms: 1_000 } } });
   const grower = await startTestHost(t, PROBES, { config: { limits: { memory_mb: 32 } } });
   const neighbour = await startTestHost(t, PROBES);
-  for (const [runaway, path, answer] of [[spinner, '/spin', 'The script exceeded its CPU time limit.\n'], [grower, '/grow', 'The script exceeded its memory limit.\n']] as const) {
+  for (const [runaway, path, answer] of [
+    [spinner, '/spin', 'The script exceeded its CPU time limit.\n'],
+    [grower, '/grow', 'The script exceeded its memory limit.\n'],
+  ] as const) {
     const cutOff = fetch(`${runaway.url}${path}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const started = performance.now();
@@ -90,7 +102,9 @@ test('a runaway script is cut off at its CPU limit or its memory limit while ano
 });
 
 test('caches.default.match honours Range, If-None-Match and If-Modified-Since as the platform does, and not Vary', { timeout: 30_000 }, async (t) => {
-  const host = await startTestHost(t, `
+  const host = await startTestHost(
+    t,
+    `
 export default {
   async fetch(request) {
     const key = 'https://example.test/doc';
@@ -110,9 +124,11 @@ export default {
     return Response.json({ status: hit.status, body: await hit.text(), range: hit.headers.get('content-range') });
   },
 };
-`);
+`,
+  );
   assert.equal(await (await fetch(host.url, { method: 'PUT' })).text(), 'stored');
-  const match = async (headers: Record<string, string>) => (await fetch(host.url, { headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [`x-${name}`, value])) })).json();
+  const match = async (headers: Record<string, string>) =>
+    (await fetch(host.url, { headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [`x-${name}`, value])) })).json();
   assert.deepEqual(await match({}), { status: 200, body: '0123456789', range: null });
   assert.deepEqual(await match({ range: 'bytes=2-4' }), { status: 206, body: '234', range: 'bytes 2-4/10' });
   assert.deepEqual(await match({ range: 'bytes=-3' }), { status: 206, body: '789', range: 'bytes 7-9/10' });
@@ -123,13 +139,18 @@ export default {
   assert.deepEqual(await match({ 'if-none-match': '"v0", "v2"' }), { status: 200, body: '0123456789', range: null });
   assert.deepEqual(await match({ 'if-modified-since': 'Wed, 02 Sep 2026 10:00:00 GMT' }), { status: 304, body: '', range: null });
   assert.deepEqual(await match({ 'if-modified-since': 'Mon, 31 Aug 2026 10:00:00 GMT' }), { status: 200, body: '0123456789', range: null });
-  assert.deepEqual(await match({ 'if-none-match': '"v0"', 'if-modified-since': 'Wed, 02 Sep 2026 10:00:00 GMT' }), { status: 200, body: '0123456789', range: null },
-    'If-None-Match decides when both are sent');
+  assert.deepEqual(
+    await match({ 'if-none-match': '"v0"', 'if-modified-since': 'Wed, 02 Sep 2026 10:00:00 GMT' }),
+    { status: 200, body: '0123456789', range: null },
+    'If-None-Match decides when both are sent',
+  );
   assert.deepEqual(await match({ 'accept-language': 'fr' }), { status: 200, body: '0123456789', range: null }, 'Vary is not honoured');
 });
 
 test('HTMLRewriter and caches.default work', { timeout: 30_000 }, async (t) => {
-  const host = await startTestHost(t, `
+  const host = await startTestHost(
+    t,
+    `
 let made = 0;
 export default {
   async fetch(request) {
@@ -150,7 +171,8 @@ export default {
     return fresh;
   },
 };
-`);
+`,
+  );
   const html = await fetch(`${host.url}/html`);
   assert.equal(await html.text(), '<html><h1 class="done">rewritten</h1><p>kept</p></html>');
 

@@ -47,14 +47,22 @@ test('a start removes scratch directories whose owner is gone, and no others', {
 test('a process that crashes (an uncaught exception) or exits removes its scratch directories', { timeout: 30_000 }, async (t) => {
   const root = tempDir(t);
   for (const ending of ['throw new Error("crash")', 'process.exit(3)']) {
-    const child = spawnNode(['--import', 'tsx', '-e', `
+    const child = spawnNode([
+      '--import',
+      'tsx',
+      '-e',
+      `
       const { makeScratchDir } = await import(${JSON.stringify(MODULE)});
       const dir = await makeScratchDir(${JSON.stringify(root)});
       console.log(dir.path);
       ${ending};
-    `, '--input-type=module']);
+    `,
+      '--input-type=module',
+    ]);
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
     const code = await exitOf(child);
     assert.notEqual(code, 0, ending);
     const path = out.trim();

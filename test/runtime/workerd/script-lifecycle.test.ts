@@ -62,12 +62,20 @@ export default {
 let host: TestHost;
 // The host's clean-up runs once every test is done (node:test's `after` called inside `before` would run it at once).
 const cleanUps: Array<(...args: never[]) => unknown> = [];
-after(async () => {
-  for (const cleanUp of cleanUps) await cleanUp();
-}, { timeout: 30_000 });
-before(async () => {
-  host = await startTestHost({ after: (fn) => void (fn && cleanUps.push(fn)) }, SCRIPT, { config: { compatibility_date: '2025-01-01', compatibility_flags: ['nodejs_compat'] } });
-}, { timeout: 60_000 });
+after(
+  async () => {
+    for (const cleanUp of cleanUps) await cleanUp();
+  },
+  { timeout: 30_000 },
+);
+before(
+  async () => {
+    host = await startTestHost({ after: (fn) => void (fn && cleanUps.push(fn)) }, SCRIPT, {
+      config: { compatibility_date: '2025-01-01', compatibility_flags: ['nodejs_compat'] },
+    });
+  },
+  { timeout: 60_000 },
+);
 
 test('an unhandled rejection or a throw from a timer does not take the script down', { timeout: 20_000 }, async () => {
   assert.equal(await (await fetch(`${host.url}/reject`)).text(), 'rejected');
@@ -80,7 +88,10 @@ test('an unhandled rejection or a throw from a timer does not take the script do
 test('one isolate serves many requests at once', { timeout: 20_000 }, async () => {
   const started = performance.now();
   const bodies = await Promise.all(Array.from({ length: 40 }, async (_, i) => (await fetch(`${host.url}/sleep?n=${i}`)).text()));
-  assert.deepEqual(bodies, Array.from({ length: 40 }, (_, i) => String(i)));
+  assert.deepEqual(
+    bodies,
+    Array.from({ length: 40 }, (_, i) => String(i)),
+  );
   // 40 requests of 200 ms each, one after another, would take 8 s.
   assert.ok(performance.now() - started < 4000, 'the requests overlapped');
 });
@@ -116,7 +127,9 @@ test('HEAD gets the head of the response and no body', { timeout: 20_000 }, asyn
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
   assert.equal(head.status, 200);
   assert.equal(head.headers['x-method'], 'HEAD');
@@ -129,7 +142,7 @@ test('HEAD gets the head of the response and no body', { timeout: 20_000 }, asyn
 test('ctx.waitUntil work finishes after the response is sent', { timeout: 20_000 }, async () => {
   assert.equal(await (await fetch(`${host.url}/later`)).text(), 'soon');
   assert.equal(await (await fetch(`${host.url}/state`)).text(), 'undefined');
-  await until(async () => await (await fetch(`${host.url}/state`)).text() === 'done', 'the waitUntil work ran');
+  await until(async () => (await (await fetch(`${host.url}/state`)).text()) === 'done', 'the waitUntil work ran');
 });
 
 test('a client that hangs up mid-response cancels the script stream', { timeout: 20_000 }, async () => {
@@ -139,7 +152,7 @@ test('a client that hangs up mid-response cancels the script stream', { timeout:
   let received = 0;
   while (received < 1024 * 1024) received += (await reader.read()).value!.byteLength;
   controller.abort();
-  await until(async () => await (await fetch(`${host.url}/cancelled`)).text() === '1', 'the stream was cancelled');
+  await until(async () => (await (await fetch(`${host.url}/cancelled`)).text()) === '1', 'the stream was cancelled');
 });
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {

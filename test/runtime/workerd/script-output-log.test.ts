@@ -34,7 +34,9 @@ function manualTimers(clock: FakeClock): { schedule: Schedule; due(): void; pend
     schedule: (run, ms) => {
       const timer = { at: clock.now() + ms, run, cancelled: false };
       timers.push(timer);
-      return () => { timer.cancelled = true; };
+      return () => {
+        timer.cancelled = true;
+      };
     },
     due: () => {
       for (const timer of timers.splice(0)) {
@@ -62,7 +64,10 @@ test('a burst of lines is logged, the rest dropped and summed up once the period
   for (let i = 0; i < 1_000; i++) log.output('stdout', `line ${String(i).padStart(5, '0')}`, 0);
   const logged = records.filter((record) => record.msg === 'Script output.');
   assert.equal(logged.length, 32);
-  assert.deepEqual({ ...logged[0], time: undefined }, { level: 30, time: undefined, script: 'noisy', account: 'acct', output: 'line 00000', msg: 'Script output.' });
+  assert.deepEqual(
+    { ...logged[0], time: undefined },
+    { level: 30, time: undefined, script: 'noisy', account: 'acct', output: 'line 00000', msg: 'Script output.' },
+  );
   assert.equal(timers.pending(), 1);
   clock.advance(9_999);
   timers.due();
@@ -74,10 +79,19 @@ test('a burst of lines is logged, the rest dropped and summed up once the period
   clock.advance(1);
   timers.due();
   const summary = records.at(-1)!;
-  assert.deepEqual({ ...summary, time: undefined }, {
-    level: 40, time: undefined, script: 'noisy', account: 'acct', droppedLines: 968, droppedBytes: 968 * 10, periodMs: 10_000,
-    msg: 'Script acct/noisy: dropped 968 lines of output (9.7 kB) over its log limit in the last 10 s.',
-  });
+  assert.deepEqual(
+    { ...summary, time: undefined },
+    {
+      level: 40,
+      time: undefined,
+      script: 'noisy',
+      account: 'acct',
+      droppedLines: 968,
+      droppedBytes: 968 * 10,
+      periodMs: 10_000,
+      msg: 'Script acct/noisy: dropped 968 lines of output (9.7 kB) over its log limit in the last 10 s.',
+    },
+  );
   // A new period starts with the next drop only.
   assert.equal(timers.pending(), 0);
   log.close();
@@ -127,45 +141,61 @@ test('lines of a level the logger does not write cost nothing', { timeout: 30_00
   for (let i = 0; i < 10_000; i++) log.output('stdout', 'x'.repeat(100), 0);
   log.output('stderr', 'seen', 0);
   log.close();
-  assert.deepEqual(records.map(({ msg, output }) => ({ msg, output })), [{ msg: 'Script runtime output.', output: 'seen' }]);
+  assert.deepEqual(
+    records.map(({ msg, output }) => ({ msg, output })),
+    [{ msg: 'Script runtime output.', output: 'seen' }],
+  );
 });
 
-test('with the splitter in front, however output is chunked and timed, every line is logged or counted, and the log stays within the bucket', { timeout: 30_000 }, () => {
-  const limits: ScriptOutputLimits = { maxLineBytes: 40, lineOverheadBytes: 10, burstBytes: 300, bytesPerSecond: 50, summaryPeriodMs: 1_000 };
-  const lineOf = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 120 }), fc.constantFrom('', 'y'.repeat(500)))
-    .map((text) => text.replace(/[\r\n]/g, ' '));
-  const step = fc.record({ lines: fc.array(lineOf, { maxLength: 12 }), cuts: fc.array(fc.nat(), { maxLength: 6 }), waitMs: fc.integer({ min: 0, max: 3_000 }) });
-  fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 15 }), (steps) => {
-    const { clock, timers, records, log } = setUp('info', limits);
-    const splitter = new LineSplitter(limits.maxLineBytes, (line, cutBytes) => log.output('stdout', line, cutBytes));
-    let lines = 0;
-    let bytes = 0;
-    for (const { lines: stepLines, cuts, waitMs } of steps) {
-      const text = Buffer.from(stepLines.map((line) => `${line}\n`).join(''), 'utf8');
-      lines += stepLines.length;
-      bytes += text.length - stepLines.length;
-      const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
-      let from = 0;
-      for (const point of [...points, text.length]) {
-        splitter.push(text.subarray(from, point));
-        from = point;
-      }
-      clock.advance(waitMs);
-      timers.due();
-    }
-    splitter.end();
-    log.close();
-    const logged = records.filter((record) => record.msg === 'Script output.');
-    const summaries = records.filter((record) => record.droppedLines !== undefined);
-    for (const record of logged) assert.ok(Buffer.byteLength(record.output!) <= limits.maxLineBytes);
-    assert.equal(logged.length + summaries.reduce((sum, record) => sum + record.droppedLines!, 0), lines, 'every line logged or counted');
-    const loggedBytes = logged.reduce((sum, record) => sum + Buffer.byteLength(record.output!) + (record.cutBytes ?? 0), 0);
-    assert.equal(loggedBytes + summaries.reduce((sum, record) => sum + record.droppedBytes!, 0), bytes, 'every byte logged or counted');
-    // What the log got: at most the bucket, its refill over the time that passed, and one line of debt.
-    const spent = logged.reduce((sum, record) => sum + Buffer.byteLength(JSON.stringify(record.output)) + limits.lineOverheadBytes, 0);
-    const elapsed = steps.reduce((sum, { waitMs }) => sum + waitMs, 0);
-    assert.ok(spent <= limits.burstBytes + elapsed * limits.bytesPerSecond / 1000 + 6 * limits.maxLineBytes + 2 + limits.lineOverheadBytes, `${spent} bytes in ${elapsed} ms`);
-    // A summary at most once per period, each saying how many.
-    for (const summary of summaries) assert.ok(summary.droppedLines! > 0);
-  }), { numRuns: 300 });
-});
+test(
+  'with the splitter in front, however output is chunked and timed, every line is logged or counted, and the log stays within the bucket',
+  { timeout: 30_000 },
+  () => {
+    const limits: ScriptOutputLimits = { maxLineBytes: 40, lineOverheadBytes: 10, burstBytes: 300, bytesPerSecond: 50, summaryPeriodMs: 1_000 };
+    const lineOf = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 120 }), fc.constantFrom('', 'y'.repeat(500))).map((text) => text.replace(/[\r\n]/g, ' '));
+    const step = fc.record({
+      lines: fc.array(lineOf, { maxLength: 12 }),
+      cuts: fc.array(fc.nat(), { maxLength: 6 }),
+      waitMs: fc.integer({ min: 0, max: 3_000 }),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 15 }), (steps) => {
+        const { clock, timers, records, log } = setUp('info', limits);
+        const splitter = new LineSplitter(limits.maxLineBytes, (line, cutBytes) => log.output('stdout', line, cutBytes));
+        let lines = 0;
+        let bytes = 0;
+        for (const { lines: stepLines, cuts, waitMs } of steps) {
+          const text = Buffer.from(stepLines.map((line) => `${line}\n`).join(''), 'utf8');
+          lines += stepLines.length;
+          bytes += text.length - stepLines.length;
+          const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
+          let from = 0;
+          for (const point of [...points, text.length]) {
+            splitter.push(text.subarray(from, point));
+            from = point;
+          }
+          clock.advance(waitMs);
+          timers.due();
+        }
+        splitter.end();
+        log.close();
+        const logged = records.filter((record) => record.msg === 'Script output.');
+        const summaries = records.filter((record) => record.droppedLines !== undefined);
+        for (const record of logged) assert.ok(Buffer.byteLength(record.output!) <= limits.maxLineBytes);
+        assert.equal(logged.length + summaries.reduce((sum, record) => sum + record.droppedLines!, 0), lines, 'every line logged or counted');
+        const loggedBytes = logged.reduce((sum, record) => sum + Buffer.byteLength(record.output!) + (record.cutBytes ?? 0), 0);
+        assert.equal(loggedBytes + summaries.reduce((sum, record) => sum + record.droppedBytes!, 0), bytes, 'every byte logged or counted');
+        // What the log got: at most the bucket, its refill over the time that passed, and one line of debt.
+        const spent = logged.reduce((sum, record) => sum + Buffer.byteLength(JSON.stringify(record.output)) + limits.lineOverheadBytes, 0);
+        const elapsed = steps.reduce((sum, { waitMs }) => sum + waitMs, 0);
+        assert.ok(
+          spent <= limits.burstBytes + (elapsed * limits.bytesPerSecond) / 1000 + 6 * limits.maxLineBytes + 2 + limits.lineOverheadBytes,
+          `${spent} bytes in ${elapsed} ms`,
+        );
+        // A summary at most once per period, each saying how many.
+        for (const summary of summaries) assert.ok(summary.droppedLines! > 0);
+      }),
+      { numRuns: 300 },
+    );
+  },
+);

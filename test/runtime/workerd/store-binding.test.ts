@@ -84,12 +84,13 @@ const label = ({ date, flags }: Combination) => `${date} [${flags.join(', ')}]`;
 async function runCombination(t: TestContext, combination: Combination): Promise<CombinationResult> {
   const host = await startTestHost(t, RUNNER, {
     config: {
-      compatibility_date: combination.date, compatibility_flags: combination.flags,
+      compatibility_date: combination.date,
+      compatibility_flags: combination.flags,
       store_buckets: CASES.map((_, i) => ({ binding: `B${i}`, bucket_name: `case-${i}` })),
     },
   });
   try {
-    const globals = await (await fetch(host.url)).json() as Record<string, string>;
+    const globals = (await (await fetch(host.url)).json()) as Record<string, string>;
     const outcomes = new Map<string, string | null>();
     const honors = listHonorsInclude(combination.date, combination.flags);
     for (const file of Object.keys(CASE_FILES)) {
@@ -99,7 +100,11 @@ async function runCombination(t: TestContext, combination: Combination): Promise
       const text = await res.text();
       if (res.status !== 200) {
         // The script itself failed (a case's error escaped, or workerd gave up): what the server logged says why.
-        const logs = host.logs.slice(logged).filter((record) => record.level >= 40).map((record) => JSON.stringify(record)).join('\n');
+        const logs = host.logs
+          .slice(logged)
+          .filter((record) => record.level >= 40)
+          .map((record) => JSON.stringify(record))
+          .join('\n');
         for (const { name } of cases) outcomes.set(caseKey(file, name), `the script answered ${res.status}: ${text}\n${logs}`);
         continue;
       }
@@ -115,20 +120,27 @@ async function runCombination(t: TestContext, combination: Combination): Promise
 async function eachLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!);
+      }
+    }),
+  );
   return results;
 }
 
 function matrix(results: CombinationResult[]): string {
   const rows = results.map(({ combination, globals, outcomes }) => {
     const passed = [...outcomes.values()].filter((error) => error === null).length;
-    return [combination.date, combination.nodejsCompat ? 'with' : 'without', combination.flags.join(', ') || '(none)',
-      globals.Buffer === 'undefined' ? 'none' : 'Buffer, process', `${passed}/${CASES.length}`];
+    return [
+      combination.date,
+      combination.nodejsCompat ? 'with' : 'without',
+      combination.flags.join(', ') || '(none)',
+      globals.Buffer === 'undefined' ? 'none' : 'Buffer, process',
+      `${passed}/${CASES.length}`,
+    ];
   });
   const table = [['date', 'nodejs_compat', 'flags', 'Node globals', 'cases passed'], ...rows];
   const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
@@ -136,7 +148,9 @@ function matrix(results: CombinationResult[]): string {
 }
 
 test('every case file is run, here and in process', { timeout: 10_000 }, () => {
-  const files = readdirSync(CASES_DIR).filter((file) => file.endsWith('.case.ts')).map((file) => file.slice(0, -'.case.ts'.length));
+  const files = readdirSync(CASES_DIR)
+    .filter((file) => file.endsWith('.case.ts'))
+    .map((file) => file.slice(0, -'.case.ts'.length));
   assert.deepEqual(Object.keys(CASE_FILES).sort(), files.sort(), 'all-cases.ts lists every case file by its name');
   for (const file of files) {
     const inProcess = new URL(`${file}.test.ts`, CASES_DIR);
@@ -162,7 +176,9 @@ test('every binding case passes inside workerd, on each date, with and without n
 });
 
 test("list's include follows the store_list_honor_include flag before 2022-08-04", { timeout: 60_000 }, async (t) => {
-  const host = await startTestHost(t, `
+  const host = await startTestHost(
+    t,
+    `
 export default {
   async fetch(request, env) {
     await env.BUCKET.put('k', 'x', { httpMetadata: { contentType: 't/x' }, customMetadata: { i: '0' } });
@@ -170,7 +186,15 @@ export default {
     return Response.json([item.httpMetadata, item.customMetadata]);
   },
 };
-`, { config: { compatibility_date: '2022-08-03', compatibility_flags: ['store_list_honor_include'], store_buckets: [{ binding: 'BUCKET', bucket_name: 'include' }] } });
+`,
+    {
+      config: {
+        compatibility_date: '2022-08-03',
+        compatibility_flags: ['store_list_honor_include'],
+        store_buckets: [{ binding: 'BUCKET', bucket_name: 'include' }],
+      },
+    },
+  );
   assert.deepEqual(await (await fetch(host.url)).json(), [{}, {}]);
 });
 
@@ -189,7 +213,9 @@ function putChunked(url: string, body: Buffer): Promise<{ status: number; text: 
 }
 
 test('request bodies stream into the bucket, objects stream out; a chunked request body has no known length', { timeout: 60_000 }, async (t) => {
-  const host = await startTestHost(t, `
+  const host = await startTestHost(
+    t,
+    `
 export default {
   async fetch(request, env) {
     const key = new URL(request.url).pathname.slice(1);
@@ -208,7 +234,9 @@ export default {
     return new Response(object.body, { status: request.headers.has('range') ? 206 : 200, headers });
   },
 };
-`, { config: { compatibility_date: '2025-01-01', store_buckets: [{ binding: 'BUCKET', bucket_name: 'bodies' }] } });
+`,
+    { config: { compatibility_date: '2025-01-01', store_buckets: [{ binding: 'BUCKET', bucket_name: 'bodies' }] } },
+  );
   const body = randomBytes(12 * 1024 * 1024);
   const put = await fetch(`${host.url}/big.bin`, { method: 'PUT', body, headers: { 'content-type': 'application/x-test' } });
   assert.deepEqual(await put.json(), { size: body.byteLength, etag: createHash('md5').update(body).digest('hex') });
@@ -221,9 +249,10 @@ export default {
   assert.equal((await fetch(`${host.url}/missing`)).status, 404);
   // Without a Content-Length the runtime does not know the body's length: the platform's TypeError.
   assert.deepEqual(await putChunked(`${host.url}/chunked.bin`, body.subarray(0, 100_000)), {
-    status: 400, text: 'TypeError: Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)',
+    status: 400,
+    text: 'TypeError: Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)',
   });
   assert.equal((await fetch(`${host.url}/chunked.bin`)).status, 404, 'nothing is stored');
   const after = await fetch(`${host.url}/small.txt`, { method: 'PUT', body: 'still works' });
-  assert.equal((await after.json() as { size: number }).size, 11, 'the binding goes on serving after a refused stream');
+  assert.equal(((await after.json()) as { size: number }).size, 11, 'the binding goes on serving after a refused stream');
 });

@@ -78,30 +78,43 @@ test('requests of every framing, pipelined on one connection and split anywhere,
   const server = await start(t);
   const part = fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => Buffer.from(bytes));
   const request = fc.tuple(fc.constantFrom('length', 'chunked', 'none'), fc.array(part, { maxLength: 4 }), fc.stringMatching(/^[\x21-\x7e]{1,30}$/));
-  await fc.assert(fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 10 }), async (requests, cuts) => {
-    const expected: string[] = [];
-    const bytes = Buffer.concat(requests.map(([framing, parts, call]) => {
-      const body = framing === 'none' ? Buffer.alloc(0) : Buffer.concat(parts);
-      const length = framing === 'chunked' ? 'chunked' : body.length;
-      expected.push(`HTTP/1.1 200 OK\r\nx-echo-call: ${call}\r\nx-echo-length: ${length}\r\ncontent-length: ${body.length}\r\n\r\n${body.toString('latin1')}`);
-      const head = `POST / HTTP/1.1\r\nHost: store.internal\r\nX-Store-Call:  ${call}\r\n`;
-      if (framing === 'length') return Buffer.concat([Buffer.from(`${head}Content-Length: ${body.length}\r\n\r\n`), body]);
-      if (framing === 'chunked') return Buffer.concat([Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n`), chunked(parts)]);
-      return Buffer.from(`${head}\r\n`);
-    }));
-    const all = expected.join('');
-    const answer = await exchange(server.path, split(bytes, cuts), (text) => text.length >= all.length);
-    assert.equal(answer, all);
-  }), { numRuns: 60 });
+  await fc.assert(
+    fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 10 }), async (requests, cuts) => {
+      const expected: string[] = [];
+      const bytes = Buffer.concat(
+        requests.map(([framing, parts, call]) => {
+          const body = framing === 'none' ? Buffer.alloc(0) : Buffer.concat(parts);
+          const length = framing === 'chunked' ? 'chunked' : body.length;
+          expected.push(
+            `HTTP/1.1 200 OK\r\nx-echo-call: ${call}\r\nx-echo-length: ${length}\r\ncontent-length: ${body.length}\r\n\r\n${body.toString('latin1')}`,
+          );
+          const head = `POST / HTTP/1.1\r\nHost: store.internal\r\nX-Store-Call:  ${call}\r\n`;
+          if (framing === 'length') return Buffer.concat([Buffer.from(`${head}Content-Length: ${body.length}\r\n\r\n`), body]);
+          if (framing === 'chunked') return Buffer.concat([Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n`), chunked(parts)]);
+          return Buffer.from(`${head}\r\n`);
+        }),
+      );
+      const all = expected.join('');
+      const answer = await exchange(server.path, split(bytes, cuts), (text) => text.length >= all.length);
+      assert.equal(answer, all);
+    }),
+    { numRuns: 60 },
+  );
   assert.deepEqual(server.failures, []);
 });
 
 test('malformed requests are answered 400 (431 for a head over the limit) and their connection closed', { timeout: 30_000 }, async (t) => {
   const server = await start(t);
   const bad = [
-    'GET\r\n\r\n', 'GET / HTTP/2.0\r\n\r\n', 'GET / HTTP/1.1\r\nno colon\r\n\r\n', 'GET / HTTP/1.1\r\nbad name: x\r\n\r\n',
-    'GET / HTTP/1.1\r\nx: a\u0001b\r\n\r\n', 'POST / HTTP/1.1\r\ncontent-length: x\r\n\r\n', 'POST / HTTP/1.1\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
-    'POST / HTTP/1.1\r\ntransfer-encoding: gzip\r\n\r\n', 'POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n',
+    'GET\r\n\r\n',
+    'GET / HTTP/2.0\r\n\r\n',
+    'GET / HTTP/1.1\r\nno colon\r\n\r\n',
+    'GET / HTTP/1.1\r\nbad name: x\r\n\r\n',
+    'GET / HTTP/1.1\r\nx: a\u0001b\r\n\r\n',
+    'POST / HTTP/1.1\r\ncontent-length: x\r\n\r\n',
+    'POST / HTTP/1.1\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
+    'POST / HTTP/1.1\r\ntransfer-encoding: gzip\r\n\r\n',
+    'POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n',
     'POST / HTTP/1.1\r\nx-store-call: a\r\nx-store-call: b\r\n\r\n',
   ];
   for (const text of bad) {
@@ -116,27 +129,31 @@ test('malformed requests are answered 400 (431 for a head over the limit) and th
   assert.deepEqual(server.failures, []);
 });
 
-test('a body cut off by the client fails the handler\'s read; a handler that throws closes its connection and is reported; the server lives on', { timeout: 30_000 }, async (t) => {
-  let failedRead: Error | undefined;
-  let aborted = false;
-  const server = await start(t, async (request, response) => {
-    if (request.call === 'throw') throw new Error('handler bug');
-    try {
-      for (;;) if ((await request.body.next()).done) break;
-    } catch (error) {
-      failedRead = error as Error;
-      aborted = request.aborted;
-      return;
-    }
-    response.writeHead(200, ['content-length', '0']);
-    response.end();
-  });
-  await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\ncontent-length: 100\r\n\r\nonly part')], undefined, true);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.match(failedRead!.message, /closed before the request body ended/);
-  assert.equal(aborted, true);
-  assert.equal(await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\nx-store-call: throw\r\n\r\n')]), '');
-  assert.match(String(server.failures[0]), /handler bug/);
-  const fine = await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\nconnection: close\r\n\r\n')]);
-  assert.equal(fine, 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-});
+test(
+  "a body cut off by the client fails the handler's read; a handler that throws closes its connection and is reported; the server lives on",
+  { timeout: 30_000 },
+  async (t) => {
+    let failedRead: Error | undefined;
+    let aborted = false;
+    const server = await start(t, async (request, response) => {
+      if (request.call === 'throw') throw new Error('handler bug');
+      try {
+        for (;;) if ((await request.body.next()).done) break;
+      } catch (error) {
+        failedRead = error as Error;
+        aborted = request.aborted;
+        return;
+      }
+      response.writeHead(200, ['content-length', '0']);
+      response.end();
+    });
+    await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\ncontent-length: 100\r\n\r\nonly part')], undefined, true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.match(failedRead!.message, /closed before the request body ended/);
+    assert.equal(aborted, true);
+    assert.equal(await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\nx-store-call: throw\r\n\r\n')]), '');
+    assert.match(String(server.failures[0]), /handler bug/);
+    const fine = await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\nconnection: close\r\n\r\n')]);
+    assert.equal(fine, 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+  },
+);

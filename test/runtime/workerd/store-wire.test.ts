@@ -6,14 +6,17 @@ import fc from 'fast-check';
 import { decodeHeader, encodeHeader, NATIVE_CALL_HEADER_LIMIT } from '../../../src/runtime/workerd/store-wire.ts';
 
 test('any JSON value survives a header, which holds only printable ASCII that node:http accepts', { timeout: 30_000 }, () => {
-  fc.assert(fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, key) => {
-    const message = { op: 'get', args: ['bucket', key, value] };
-    const header = encodeHeader(message);
-    if (header === undefined) return;
-    assert.match(header, /^[\x20-\x7e]*$/);
-    assert.doesNotThrow(() => validateHeaderValue('x-store-call', header));
-    assert.deepEqual(decodeHeader(header), JSON.parse(JSON.stringify(message)));
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, key) => {
+      const message = { op: 'get', args: ['bucket', key, value] };
+      const header = encodeHeader(message);
+      if (header === undefined) return;
+      assert.match(header, /^[\x20-\x7e]*$/);
+      assert.doesNotThrow(() => validateHeaderValue('x-store-call', header));
+      assert.deepEqual(decodeHeader(header), JSON.parse(JSON.stringify(message)));
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('keys outside ASCII (accents, emoji, a lone surrogate, controls, DEL) keep every code unit', { timeout: 10_000 }, () => {
@@ -31,7 +34,7 @@ test('JSON too long for a header is refused, so that it goes as a frame', { time
   assert.notEqual(encodeHeader({ op: 'head', args: ['b', 'é'.repeat(1000)] }), undefined);
 });
 
-test('a call whose body is the script\'s own stream takes a header as long as a frame may be', { timeout: 10_000 }, () => {
+test("a call whose body is the script's own stream takes a header as long as a frame may be", { timeout: 10_000 }, () => {
   // Nothing may go in front of such a body, whose Content-Length is the stream's own.
   const call = { op: 'put', args: ['b', 'k', { customMetadata: { k: 'é'.repeat(4000) } }], body: { kind: 'native' } };
   assert.equal(encodeHeader(call), undefined);

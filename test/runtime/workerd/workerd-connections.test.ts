@@ -72,37 +72,42 @@ interface Outcome {
 function send(connections: WorkerdConnections, options: Partial<DispatchOptions>, hold?: (abort: (reason?: Error) => void) => void): Promise<Outcome> {
   const outcome: Outcome = { body: '', completed: false };
   return new Promise((resolve) => {
-    connections.dispatch({ method: 'GET', path: '/', headers: ['host', 'example.com'], body: null, ...options }, {
-      onConnect(abort) {
-        hold?.(abort);
+    connections.dispatch(
+      { method: 'GET', path: '/', headers: ['host', 'example.com'], body: null, ...options },
+      {
+        onConnect(abort) {
+          hold?.(abort);
+        },
+        onHeaders(status, headers) {
+          outcome.status = status;
+          outcome.headers = headers;
+        },
+        onData(chunk, release) {
+          outcome.body += Buffer.from(chunk).toString('latin1');
+          release();
+          return true;
+        },
+        onComplete() {
+          outcome.completed = true;
+          resolve(outcome);
+        },
+        onError(error) {
+          outcome.error = error;
+          resolve(outcome);
+        },
       },
-      onHeaders(status, headers) {
-        outcome.status = status;
-        outcome.headers = headers;
-      },
-      onData(chunk, release) {
-        outcome.body += Buffer.from(chunk).toString('latin1');
-        release();
-        return true;
-      },
-      onComplete() {
-        outcome.completed = true;
-        resolve(outcome);
-      },
-      onError(error) {
-        outcome.error = error;
-        resolve(outcome);
-      },
-    });
+    );
   });
 }
 
 test('answers of every framing come back whole, and one kept-alive connection carries request after request', { timeout: 10_000 }, async (t) => {
-  const server = await rawServer(t, (socket) => serveRequests(socket, (head, body) => {
-    const target = head.split(' ')[1]!;
-    if (target === '/chunked') return 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n';
-    return `HTTP/1.1 201 Made\r\nx-echo: ${target}\r\ncontent-length: ${body.length + 2}\r\n\r\n${body}ok`;
-  }));
+  const server = await rawServer(t, (socket) =>
+    serveRequests(socket, (head, body) => {
+      const target = head.split(' ')[1]!;
+      if (target === '/chunked') return 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n';
+      return `HTTP/1.1 201 Made\r\nx-echo: ${target}\r\ncontent-length: ${body.length + 2}\r\n\r\n${body}ok`;
+    }),
+  );
   const connections = new WorkerdConnections(server.path);
   t.after(() => connections.destroy());
   for (let i = 0; i < 3; i++) {
@@ -122,13 +127,15 @@ test('answers of every framing come back whole, and one kept-alive connection ca
 test('a refused connection fails with its code; a server that closes mid-answer, or answers garbage, fails the request', { timeout: 10_000 }, async (t) => {
   const missing = new WorkerdConnections(join(tempDir(t), 'nobody.sock'));
   assert.equal((await send(missing, {})).error?.code, 'ENOENT');
-  const server = await rawServer(t, (socket) => serveRequests(socket, (head) => {
-    if (head.startsWith('GET /cut')) {
-      setImmediate(() => socket.destroy());
-      return 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly part';
-    }
-    return 'HTTP/1.1 200 OK\r\ncontent-length: nope\r\n\r\n';
-  }));
+  const server = await rawServer(t, (socket) =>
+    serveRequests(socket, (head) => {
+      if (head.startsWith('GET /cut')) {
+        setImmediate(() => socket.destroy());
+        return 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly part';
+      }
+      return 'HTTP/1.1 200 OK\r\ncontent-length: nope\r\n\r\n';
+    }),
+  );
   const connections = new WorkerdConnections(server.path);
   t.after(() => connections.destroy());
   const cut = await send(connections, { path: '/cut' });
@@ -142,7 +149,9 @@ test('a refused connection fails with its code; a server that closes mid-answer,
 });
 
 test('an aborted request fails with its reason and its connection is not reused; destroy fails what is in flight', { timeout: 10_000 }, async (t) => {
-  const server = await rawServer(t, (socket) => serveRequests(socket, (head) => (head.startsWith('GET /hang') ? '' : 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n')));
+  const server = await rawServer(t, (socket) =>
+    serveRequests(socket, (head) => (head.startsWith('GET /hang') ? '' : 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n')),
+  );
   const connections = new WorkerdConnections(server.path);
   t.after(() => connections.destroy());
   let abort: ((reason?: Error) => void) | undefined;
@@ -190,49 +199,58 @@ async function idleClosingServer(t: TestContext, idleMs: number, dropSome: () =>
   });
 }
 
-test('10,000 requests with the edge idling exactly as long as the server: none fails, requests on a connection closing under them go out again', { timeout: 120_000 }, async (t) => {
-  const idleMs = 40;
-  let dropped = 0;
-  const server = await idleClosingServer(t, idleMs, () => Math.random() < 0.02 && ++dropped > 0);
-  // The racing values: the edge keeps an idle connection exactly as long as the server does.
-  const connections = new WorkerdConnections(server.path, { idleMs });
-  t.after(() => connections.destroy());
-  let failed = 0;
-  let sent = 0;
-  const loops = Array.from({ length: 100 }, async (_, loop) => {
-    for (let i = 0; i < 100; i++) {
-      // Around the idle limit, either side of it.
-      await new Promise((resolve) => setTimeout(resolve, idleMs - 5 + Math.random() * 10));
-      const withBody = (loop + i) % 3 === 0;
-      const payload = `b${loop}.${i}`;
-      const outcome = await send(connections, withBody
-        ? { method: 'POST', headers: ['host', 'h', 'content-length', String(payload.length)], body: Readable.from([Buffer.from(payload)]) }
-        : {});
-      sent++;
-      if (!outcome.completed || outcome.body !== (withBody ? `ok${payload}` : 'ok')) failed++;
-    }
-  });
-  await Promise.all(loops);
-  t.diagnostic(`${sent} requests, ${failed} failed, ${connections.retried} sent again on a fresh connection (${dropped} dropped by the server as it closed), ${server.connections()} connections`);
-  assert.equal(sent, 10_000);
-  assert.equal(failed, 0);
-  assert.ok(connections.retried >= dropped, 'every dropped request was sent again');
-});
+test(
+  '10,000 requests with the edge idling exactly as long as the server: none fails, requests on a connection closing under them go out again',
+  { timeout: 120_000 },
+  async (t) => {
+    const idleMs = 40;
+    let dropped = 0;
+    const server = await idleClosingServer(t, idleMs, () => Math.random() < 0.02 && ++dropped > 0);
+    // The racing values: the edge keeps an idle connection exactly as long as the server does.
+    const connections = new WorkerdConnections(server.path, { idleMs });
+    t.after(() => connections.destroy());
+    let failed = 0;
+    let sent = 0;
+    const loops = Array.from({ length: 100 }, async (_, loop) => {
+      for (let i = 0; i < 100; i++) {
+        // Around the idle limit, either side of it.
+        await new Promise((resolve) => setTimeout(resolve, idleMs - 5 + Math.random() * 10));
+        const withBody = (loop + i) % 3 === 0;
+        const payload = `b${loop}.${i}`;
+        const outcome = await send(
+          connections,
+          withBody ? { method: 'POST', headers: ['host', 'h', 'content-length', String(payload.length)], body: Readable.from([Buffer.from(payload)]) } : {},
+        );
+        sent++;
+        if (!outcome.completed || outcome.body !== (withBody ? `ok${payload}` : 'ok')) failed++;
+      }
+    });
+    await Promise.all(loops);
+    t.diagnostic(
+      `${sent} requests, ${failed} failed, ${connections.retried} sent again on a fresh connection (${dropped} dropped by the server as it closed), ${server.connections()} connections`,
+    );
+    assert.equal(sent, 10_000);
+    assert.equal(failed, 0);
+    assert.ok(connections.retried >= dropped, 'every dropped request was sent again');
+  },
+);
 
 test('a request is not sent again once its answer began or more of its body was read than is held to send again', { timeout: 10_000 }, async (t) => {
   let count = 0;
-  const server = await rawServer(t, (socket) => serveRequests(socket, (head) => {
-    count++;
-    if (head.startsWith('GET /part')) {
-      setImmediate(() => socket.destroy());
-      return 'HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\npart';
-    }
-    if (head.startsWith('POST')) {
-      setImmediate(() => socket.destroy());
-      return '';
-    }
-    return 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok';
-  }));
+  const server = await rawServer(t, (socket) =>
+    serveRequests(socket, (head) => {
+      count++;
+      if (head.startsWith('GET /part')) {
+        setImmediate(() => socket.destroy());
+        return 'HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\npart';
+      }
+      if (head.startsWith('POST')) {
+        setImmediate(() => socket.destroy());
+        return '';
+      }
+      return 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok';
+    }),
+  );
   const connections = new WorkerdConnections(server.path);
   t.after(() => connections.destroy());
   assert.equal((await send(connections, {})).body, 'ok');
@@ -240,7 +258,11 @@ test('a request is not sent again once its answer began or more of its body was 
   assert.ok(part.error, 'an answer cut off after it began fails');
   assert.equal((await send(connections, {})).body, 'ok');
   const large = Buffer.alloc(100 * 1024, 97);
-  const posted = await send(connections, { method: 'POST', headers: ['host', 'h', 'content-length', String(large.length)], body: Readable.from([large.subarray(0, 70 * 1024), large.subarray(70 * 1024)]) });
+  const posted = await send(connections, {
+    method: 'POST',
+    headers: ['host', 'h', 'content-length', String(large.length)],
+    body: Readable.from([large.subarray(0, 70 * 1024), large.subarray(70 * 1024)]),
+  });
   assert.ok(posted.error, 'a body read past what is held is not sent twice');
   assert.equal(connections.retried, 0);
   assert.equal(count, 4);

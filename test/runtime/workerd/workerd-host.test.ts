@@ -49,7 +49,10 @@ test('a script on workerd gets the request as sent and its response goes out as 
   const echo = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const sent = request(`${host.url}/echo?q=1`, { method: 'PUT', headers: { 'x-sent': 'yes', host: 'example.test' } }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => body += chunk).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => (body += chunk))
+        .on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
     });
     sent.on('error', reject);
     sent.end('sent body');
@@ -117,10 +120,13 @@ test('while (true) {} is cut off at the CPU limit with a 503, and the next reque
   assert.equal(await res.text(), 'The script exceeded its CPU time limit.\n');
   assert.ok(elapsed >= 500 && elapsed < 5000, `cut off at the limit, after ${Math.round(elapsed)} ms`);
   assert.equal(await (await fetch(host.url)).text(), 'ok');
-  assert.ok(host.logs.some((record) => record.failure === 'cpu'), 'the cut-off is logged');
+  assert.ok(
+    host.logs.some((record) => record.failure === 'cpu'),
+    'the cut-off is logged',
+  );
 });
 
-test('a script past its memory limit (V8\'s heap limit in workerd) is answered 503, logged, and the next request is served', { timeout: 30_000 }, async (t) => {
+test("a script past its memory limit (V8's heap limit in workerd) is answered 503, logged, and the next request is served", { timeout: 30_000 }, async (t) => {
   const host = await startTestHost(t, SCRIPT, { config: { ...WORKERD, limits: { memory_mb: 32 } } });
   const res = await fetch(`${host.url}/grow`);
   const text = await res.text();
@@ -149,7 +155,9 @@ test('a script that cannot load fails the start with what is wrong', { timeout: 
 test('workerd does not outlive a server that is killed', { timeout: 30_000 }, async (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'script.mjs'), 'export default { fetch: () => new Response("held") };');
-  const child = spawnNode(['--import', 'tsx', new URL('../../helpers/fixtures/holds-workerd-host.ts', import.meta.url).pathname], { env: { ...process.env, HOLDER_DIR: dir } });
+  const child = spawnNode(['--import', 'tsx', new URL('../../helpers/fixtures/holds-workerd-host.ts', import.meta.url).pathname], {
+    env: { ...process.env, HOLDER_DIR: dir },
+  });
   t.after(() => stopChild(child, 1_000));
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => line === 'ready' && resolve());

@@ -16,17 +16,23 @@ export const CASES: BindingCases = {
       ['ReadableStream', new Response('streamed').body, 'streamed'],
     ];
     for (const [name, value, text] of values) {
-      const put = await b.put(name, value as never, { httpMetadata: new Headers({ 'content-type': 'text/plain', 'x-other': 'ignored' }), customMetadata: { n: 1 as never } });
+      const put = await b.put(name, value as never, {
+        httpMetadata: new Headers({ 'content-type': 'text/plain', 'x-other': 'ignored' }),
+        customMetadata: { n: 1 as never },
+      });
       assert.equal(put?.constructor.name, 'HeadResult');
       const md5 = await digest('md5', text);
       assert.equal(put.etag, md5, name);
       assert.equal(put.httpEtag, `"${md5}"`);
       assert.deepEqual(put.httpMetadata, { contentType: 'text/plain' });
       assert.deepEqual(put.customMetadata, { n: '1' });
-      assert.equal(await (await b.get(name) as GetResult).text(), text);
+      assert.equal(await ((await b.get(name)) as GetResult).text(), text);
     }
-    await rejectsWith(b.put('bad', undefined as never), TypeError,
-      "Failed to execute 'put' on 'StoreBucket': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.");
+    await rejectsWith(
+      b.put('bad', undefined as never),
+      TypeError,
+      "Failed to execute 'put' on 'StoreBucket': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.",
+    );
     await rejectsWith(b.put('bad', 5 as never), TypeError, /parameter 2 is not of type/);
   },
   'head, get, and their shapes': async ({ bucket: b, digest }) => {
@@ -41,14 +47,14 @@ export const CASES: BindingCases = {
     assert.ok(head?.checksums.md5 instanceof ArrayBuffer);
     assert.equal(head?.checksums.sha1, undefined);
     assert.equal('body' in head!, false);
-    const got = await b.get('k') as GetResult;
+    const got = (await b.get('k')) as GetResult;
     assert.equal(got.constructor.name, 'GetResult');
     assert.deepEqual(got.range, { offset: 0, length: 7 });
     assert.equal(got.bodyUsed, false);
     assert.deepEqual(await got.json(), { a: 1 });
     assert.equal(got.bodyUsed, true);
     await rejectsWith(got.text(), TypeError, 'Body has already been used. It can only be used once. Use tee() first if you need to read it twice.');
-    const blob = await (await b.get('k') as GetResult).blob();
+    const blob = await ((await b.get('k')) as GetResult).blob();
     assert.equal(blob.type, 'application/json');
     const headers = new Headers({ etag: 'kept' });
     got.writeHttpMetadata(headers);
@@ -61,12 +67,12 @@ export const CASES: BindingCases = {
   },
   'get ranges and conditions through the binding': async ({ bucket: b }) => {
     const put = await b.put('k', 'hello world');
-    const ranged = await b.get('k', { range: { offset: 6 } }) as GetResult;
+    const ranged = (await b.get('k', { range: { offset: 6 } })) as GetResult;
     assert.equal(await ranged.text(), 'world');
     assert.deepEqual(ranged.range, { offset: 6, length: 5 });
-    const suffix = await b.get('k', { range: new Headers({ range: 'bytes=-5' }) }) as GetResult;
+    const suffix = (await b.get('k', { range: new Headers({ range: 'bytes=-5' }) })) as GetResult;
     assert.equal(await suffix.text(), 'world');
-    const whole = await b.get('k', { range: new Headers({ range: 'bytes=9-2' }) }) as GetResult;
+    const whole = (await b.get('k', { range: new Headers({ range: 'bytes=9-2' }) })) as GetResult;
     assert.equal(await whole.text(), 'hello world');
     await rejectsWith(b.get('k', { range: { offset: 11 } }), Error, 'get: The requested range is not satisfiable (10039)');
     const failed = await b.get('k', { onlyIf: { etagDoesNotMatch: put!.etag } });
@@ -80,15 +86,34 @@ export const CASES: BindingCases = {
     await rejectsWith(b.get('k', { onlyIf: new Headers({ 'if-match': 'unquoted' }) }), Error, 'Invalid ETag in if-match header');
   },
   'engine errors reach scripts as plain Errors with the action and code': async ({ bucket: b, digest }) => {
-    await rejectsWith(b.put('k', 'data', { md5: '0'.repeat(32) }), Error,
-      `put: The MD5 checksum you specified did not match what we received.\nYou provided a MD5 checksum with value: ${'0'.repeat(32)}\nActual MD5 was: ${await digest('md5', 'data')} (10037)`);
+    await rejectsWith(
+      b.put('k', 'data', { md5: '0'.repeat(32) }),
+      Error,
+      `put: The MD5 checksum you specified did not match what we received.\nYou provided a MD5 checksum with value: ${'0'.repeat(32)}\nActual MD5 was: ${await digest('md5', 'data')} (10037)`,
+    );
     await rejectsWith(b.head('é'.repeat(513)), Error, 'head: The specified object name is not valid. (10020)');
-    await rejectsWith(b.put('k', 'x', { customMetadata: { k: 'x'.repeat(8192) } }), Error, 'put: Your metadata headers exceed the maximum allowed metadata size. (10012)');
-    await rejectsWith(b.delete(Array.from({ length: 1001 }, (_, i) => `k${i}`)), Error, 'delete: The number of keys in the request must be between 1 and 1000 inclusive. (10027)');
+    await rejectsWith(
+      b.put('k', 'x', { customMetadata: { k: 'x'.repeat(8192) } }),
+      Error,
+      'put: Your metadata headers exceed the maximum allowed metadata size. (10012)',
+    );
+    await rejectsWith(
+      b.delete(Array.from({ length: 1001 }, (_, i) => `k${i}`)),
+      Error,
+      'delete: The number of keys in the request must be between 1 and 1000 inclusive. (10027)',
+    );
     await rejectsWith(b.list({ limit: 1001 }), Error, 'list: MaxKeys params must be positive integer <= 1000. (10022)');
     await rejectsWith(b.list({ include: ['bogus' as never] }), RangeError, 'Unsupported include value bogus');
-    await rejectsWith(b.list({ include: 'httpMetadata' as never }), TypeError, "Incorrect type for the 'include' field on 'ListOptions': the provided value is not of type 'Array'.");
-    await rejectsWith(b.list({ prefix: 5 as never }), TypeError, "Incorrect type for the 'prefix' field on 'ListOptions': the provided value is not of type 'string'.");
+    await rejectsWith(
+      b.list({ include: 'httpMetadata' as never }),
+      TypeError,
+      "Incorrect type for the 'include' field on 'ListOptions': the provided value is not of type 'Array'.",
+    );
+    await rejectsWith(
+      b.list({ prefix: 5 as never }),
+      TypeError,
+      "Incorrect type for the 'prefix' field on 'ListOptions': the provided value is not of type 'string'.",
+    );
     const thrown = await b.head('é'.repeat(513)).catch((e: unknown) => e as Error);
     assert.equal((thrown as Error).name, 'Error');
     assert.equal('code' in (thrown as object), false);
@@ -98,7 +123,10 @@ export const CASES: BindingCases = {
     await b.put('top', 'x');
     const root = await b.list({ delimiter: '/' });
     assert.deepEqual(root.delimitedPrefixes, ['a']);
-    assert.deepEqual(root.objects.map((o) => o.key), ['top']);
+    assert.deepEqual(
+      root.objects.map((o) => o.key),
+      ['top'],
+    );
     assert.equal(root.truncated, false);
     assert.equal('cursor' in root, false);
     assert.deepEqual((await b.list({ prefix: 'a/', delimiter: '/' })).delimitedPrefixes, ['a/b']);
@@ -111,7 +139,10 @@ export const CASES: BindingCases = {
     const first = await b.list({ limit: 2 });
     assert.equal(first.truncated, true);
     const second = await b.list({ limit: 2, cursor: first.cursor! });
-    assert.deepEqual(second.objects.map((o) => o.key), ['k2', 'k3']);
+    assert.deepEqual(
+      second.objects.map((o) => o.key),
+      ['k2', 'k3'],
+    );
     const plain = (await b.list()).objects[0]!;
     assert.deepEqual(plain.httpMetadata, listHonorsInclude ? {} : { contentType: 't/x' });
     assert.deepEqual(plain.customMetadata, listHonorsInclude ? {} : { i: '0' });
@@ -131,17 +162,27 @@ export const CASES: BindingCases = {
     const p2 = await upload.uploadPart(2, 'tail');
     await rejectsWith(upload.uploadPart(0, 'x'), TypeError, 'Part number must be between 1 and 10000 (inclusive). Actual value was: 0');
     await rejectsWith(upload.uploadPart(1, null as never), TypeError, /parameter 2 is not of type/);
-    await rejectsWith(upload.complete([p1, { partNumber: 2, etag: 'wrong' }]), Error, 'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+    await rejectsWith(
+      upload.complete([p1, { partNumber: 2, etag: 'wrong' }]),
+      Error,
+      'completeMultipartUpload: One or more of the specified parts could not be found. (10025)',
+    );
     const done = await upload.complete([p1, p2]);
     assert.match(done.etag, /-2$/);
     assert.equal((await b.head('mpu'))?.httpMetadata?.contentType, 'a/b');
     await rejectsWith(upload.uploadPart(3, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
-    assert.throws(() => b.resumeMultipartUpload('mpu', undefined as never), { name: 'TypeError', message: "Failed to execute 'resumeMultipartUpload' on 'StoreBucket': parameter 2 is not of type 'string'." });
+    assert.throws(() => b.resumeMultipartUpload('mpu', undefined as never), {
+      name: 'TypeError',
+      message: "Failed to execute 'resumeMultipartUpload' on 'StoreBucket': parameter 2 is not of type 'string'.",
+    });
     const aborted = await b.createMultipartUpload('other');
     await aborted.abort();
     await rejectsWith(aborted.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
   },
-  'list() with `include: []`: the metadata is left out when the compatibility rules honour `include`, and sent anyway when they do not': async ({ bucket: b, listHonorsInclude }) => {
+  'list() with `include: []`: the metadata is left out when the compatibility rules honour `include`, and sent anyway when they do not': async ({
+    bucket: b,
+    listHonorsInclude,
+  }) => {
     await b.put('with-metadata', 'x', { httpMetadata: { contentType: 't/x' }, customMetadata: { i: '0' } });
     const listed = (await b.list({ include: [] })).objects[0]!;
     assert.equal(listed.key, 'with-metadata');

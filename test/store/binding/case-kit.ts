@@ -65,8 +65,9 @@ function isDeepEqual(a: unknown, b: unknown): boolean {
   const keysA = Object.keys(a);
   const keysB = Object.keys(b);
   if (keysA.length !== keysB.length) return false;
-  return keysA.every((key) => Object.prototype.hasOwnProperty.call(b, key)
-    && isDeepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+  return keysA.every(
+    (key) => Object.prototype.hasOwnProperty.call(b, key) && isDeepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+  );
 }
 
 function matches(error: unknown, expected: Expected): boolean {
@@ -148,9 +149,12 @@ export async function rejectsWith(promise: Promise<unknown>, type: ErrorClass, m
   try {
     await promise;
   } catch (error) {
-    const ok = error instanceof Error && error.constructor === type
-      && (typeof message === 'string' ? error.message === message : message.test(error.message));
-    if (!ok) fail(undefined, `expected ${wanted}, got ${error instanceof Error ? `a ${error.constructor.name} with message ${JSON.stringify(error.message)}` : show(error)}`);
+    const ok = error instanceof Error && error.constructor === type && (typeof message === 'string' ? error.message === message : message.test(error.message));
+    if (!ok)
+      fail(
+        undefined,
+        `expected ${wanted}, got ${error instanceof Error ? `a ${error.constructor.name} with message ${JSON.stringify(error.message)}` : show(error)}`,
+      );
     return;
   }
   fail(undefined, `expected ${wanted}, but it resolved`);
@@ -182,7 +186,10 @@ export function fromHex(digits: string): Uint8Array {
  * cannot be seen: workerd has no ReadableStream constructor before compatibility date 2022-11-30,
  * and the stream is then the readable half of a TransformStream (an IdentityTransformStream).
  */
-export function scriptStream(chunks: Uint8Array[], options: { open?: boolean } = {}): { stream: ReadableStream<Uint8Array>; cancelled: Promise<unknown> | undefined } {
+export function scriptStream(
+  chunks: Uint8Array[],
+  options: { open?: boolean } = {},
+): { stream: ReadableStream<Uint8Array>; cancelled: Promise<unknown> | undefined } {
   let cancel: (reason: unknown) => void = () => undefined;
   const cancelled = new Promise<unknown>((resolve) => {
     cancel = resolve;
@@ -216,7 +223,7 @@ export interface FixedLengthStreamClass {
 /** workerd's FixedLengthStream class; throws where there is none (cases use it only inside workerd). */
 export function fixedLengthStreamClass(): FixedLengthStreamClass {
   const FixedLengthStream = (globalThis as { FixedLengthStream?: FixedLengthStreamClass }).FixedLengthStream;
-  if (!FixedLengthStream) throw new Error('FixedLengthStream is workerd\'s: cases use it only there.');
+  if (!FixedLengthStream) throw new Error("FixedLengthStream is workerd's: cases use it only there.");
   return FixedLengthStream;
 }
 
@@ -224,6 +231,9 @@ export function fixedLengthStreamClass(): FixedLengthStreamClass {
 export function fixedLengthStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
   const { readable, writable } = new (fixedLengthStreamClass())(bytes.byteLength);
   const writer = writable.getWriter();
-  void writer.write(bytes).then(() => writer.close()).catch(() => undefined);
+  void writer
+    .write(bytes)
+    .then(() => writer.close())
+    .catch(() => undefined);
   return readable;
 }

@@ -6,8 +6,14 @@ import { StoreChecksums, toExpectedChecksum } from '../../../src/store/binding/c
 import type { StoreObject, StorePutOptions } from '../../../src/store/binding/index.ts';
 import { assert, hex, rejectsWith, type BindingCases, type CaseContext } from './case-kit.ts';
 
-const ALGORITHMS = [['md5', 'MD5', 16], ['sha1', 'SHA-1', 20], ['sha256', 'SHA-256', 32], ['sha384', 'SHA-384', 48], ['sha512', 'SHA-512', 64]] as const;
-type Algorithm = typeof ALGORITHMS[number][0];
+const ALGORITHMS = [
+  ['md5', 'MD5', 16],
+  ['sha1', 'SHA-1', 20],
+  ['sha256', 'SHA-256', 32],
+  ['sha384', 'SHA-384', 48],
+  ['sha512', 'SHA-512', 64],
+] as const;
+type Algorithm = (typeof ALGORITHMS)[number][0];
 
 /** Every form put takes a checksum in: hex either case, an ArrayBuffer, and views (a window of a larger buffer, a DataView, a wider typed array). */
 function forms(digestHex: string): Array<[string, string | ArrayBuffer | ArrayBufferView]> {
@@ -77,10 +83,17 @@ export const CASES: BindingCases = {
   'a wrong checksum of every algorithm, as hex or bytes, is BadDigest; nothing is stored': async ({ bucket: b, digest }) => {
     for (const [algorithm, name, size] of ALGORITHMS) {
       const actual = await digest(algorithm, 'data');
-      const wrong: Array<string | ArrayBuffer | ArrayBufferView> = ['F'.repeat(size * 2), new Uint8Array(size).fill(0xff).buffer, new Uint8Array(size).fill(0xff)];
+      const wrong: Array<string | ArrayBuffer | ArrayBufferView> = [
+        'F'.repeat(size * 2),
+        new Uint8Array(size).fill(0xff).buffer,
+        new Uint8Array(size).fill(0xff),
+      ];
       for (const value of wrong) {
-        await rejectsWith(b.put('bad', 'data', { [algorithm]: value } as StorePutOptions), Error,
-          `put: The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${'f'.repeat(size * 2)}\nActual ${name} was: ${actual} (10037)`);
+        await rejectsWith(
+          b.put('bad', 'data', { [algorithm]: value } as StorePutOptions),
+          Error,
+          `put: The ${name} checksum you specified did not match what we received.\nYou provided a ${name} checksum with value: ${'f'.repeat(size * 2)}\nActual ${name} was: ${actual} (10037)`,
+        );
       }
     }
     assert.equal(await b.head('bad'), null, 'nothing is stored on a bad digest');
@@ -107,7 +120,11 @@ export const CASES: BindingCases = {
       }
     }
     await rejectsWith(b.put('k', 'data', { md5: 'a'.repeat(32), sha1: 'a'.repeat(40) }), TypeError, 'You cannot specify multiple hashing algorithms.');
-    await rejectsWith(b.put('k', 'data', { sha256: new ArrayBuffer(32), sha512: new Uint8Array(64) }), TypeError, 'You cannot specify multiple hashing algorithms.');
+    await rejectsWith(
+      b.put('k', 'data', { sha256: new ArrayBuffer(32), sha512: new Uint8Array(64) }),
+      TypeError,
+      'You cannot specify multiple hashing algorithms.',
+    );
     assert.equal(await b.head('k'), null);
   },
 
@@ -161,6 +178,9 @@ export const CASES: BindingCases = {
     assert.deepEqual((await b.head('k'))!.checksums.toJSON(), { md5 });
     const sha512 = await digest('sha512', data);
     assert.deepEqual((await b.put('stream', new Response(data).body, { sha512 }))!.checksums.toJSON(), { md5, sha512 });
-    assert.deepEqual((await b.put('blob', new Blob([data]), { sha256: await digest('sha256', data) }))!.checksums.toJSON(), { md5, sha256: await digest('sha256', data) });
+    assert.deepEqual((await b.put('blob', new Blob([data]), { sha256: await digest('sha256', data) }))!.checksums.toJSON(), {
+      md5,
+      sha256: await digest('sha256', data),
+    });
   },
 };

@@ -72,42 +72,87 @@ export const CASES: BindingCases = {
       ['"a", "b', 'if-match', 'Unclosed double quote for Etag'],
       ['W"a"', 'if-match', 'Weak etags must start with W/ and their value must be quoted'],
       ['W/ "a"', 'if-match', 'Weak etags must start with W/ and their value must be quoted'],
-      ['"a" "b"', 'if-match', `Comma was expected to separate etags. Encountered a double quote character '"' instead. This would otherwise indicate the start of a new strong etag.`],
+      [
+        '"a" "b"',
+        'if-match',
+        `Comma was expected to separate etags. Encountered a double quote character '"' instead. This would otherwise indicate the start of a new strong etag.`,
+      ],
       ['"a" *', 'if-none-match', "Comma was expected to separate etags. Encountered a wildcard character '*' instead."],
-      ['"a" W/"b"', 'if-match', "Comma was expected to separate etags. Encountered a weak quotation character 'W' instead. This would otherwise indicate the start of a new weak etag."],
+      [
+        '"a" W/"b"',
+        'if-match',
+        "Comma was expected to separate etags. Encountered a weak quotation character 'W' instead. This would otherwise indicate the start of a new weak etag.",
+      ],
     ];
     for (const [header, name, message] of cases) {
-      assert.throws(() => parseEtagList(header, name), (error: unknown) => error instanceof Error && error.constructor === Error && error.message === message, header);
+      assert.throws(
+        () => parseEtagList(header, name),
+        (error: unknown) => error instanceof Error && error.constructor === Error && error.message === message,
+        header,
+      );
     }
   },
   'onlyIf object: conversion, wildcard, quotes, dates': () => {
     assert.equal(toConditional(undefined), undefined);
     assert.equal(toConditional(null), undefined);
     assert.deepEqual(toConditional({}), {});
-    assert.deepEqual(toConditional({ etagMatches: 'e', etagDoesNotMatch: '*', uploadedAfter: 7, uploadedBefore: new Date(9), secondsGranularity: true } as unknown as StoreConditional), {
-      etagMatches: [strong('e')], etagDoesNotMatch: [{ type: 'wildcard' }], uploadedAfter: 7, uploadedBefore: 9, secondsGranularity: true,
-    });
+    assert.deepEqual(
+      toConditional({
+        etagMatches: 'e',
+        etagDoesNotMatch: '*',
+        uploadedAfter: 7,
+        uploadedBefore: new Date(9),
+        secondsGranularity: true,
+      } as unknown as StoreConditional),
+      {
+        etagMatches: [strong('e')],
+        etagDoesNotMatch: [{ type: 'wildcard' }],
+        uploadedAfter: 7,
+        uploadedBefore: 9,
+        secondsGranularity: true,
+      },
+    );
     for (const quoted of ['"e"', '"', '""']) {
-      assert.throws(() => toConditional({ etagDoesNotMatch: quoted }), { name: 'TypeError', message: `Conditional ETag should not be wrapped in quotes (${quoted}).` });
+      assert.throws(() => toConditional({ etagDoesNotMatch: quoted }), {
+        name: 'TypeError',
+        message: `Conditional ETag should not be wrapped in quotes (${quoted}).`,
+      });
     }
     assert.deepEqual(toConditional({ etagMatches: 'W/"e"' }), { etagMatches: [strong('W/"e"')] }, 'only a value quoted at both ends is refused');
-    assert.throws(() => toConditional({ etagDoesNotMatch: 5 } as unknown as StoreConditional),
-      { name: 'TypeError', message: "Incorrect type for the 'etagDoesNotMatch' field on 'Conditional': the provided value is not of type 'string'." });
-    assert.throws(() => toConditional({ uploadedAfter: '2020-01-01' } as unknown as StoreConditional),
-      { name: 'TypeError', message: "Incorrect type for the 'uploadedAfter' field on 'Conditional': the provided value is not of type 'date'." });
-    assert.throws(() => toConditional({ uploadedBefore: 1e16 } as unknown as StoreConditional), { name: 'TypeError', message: "This API doesn't support dates after 2189." });
+    assert.throws(() => toConditional({ etagDoesNotMatch: 5 } as unknown as StoreConditional), {
+      name: 'TypeError',
+      message: "Incorrect type for the 'etagDoesNotMatch' field on 'Conditional': the provided value is not of type 'string'.",
+    });
+    assert.throws(() => toConditional({ uploadedAfter: '2020-01-01' } as unknown as StoreConditional), {
+      name: 'TypeError',
+      message: "Incorrect type for the 'uploadedAfter' field on 'Conditional': the provided value is not of type 'date'.",
+    });
+    assert.throws(() => toConditional({ uploadedBefore: 1e16 } as unknown as StoreConditional), {
+      name: 'TypeError',
+      message: "This API doesn't support dates after 2189.",
+    });
     assert.throws(() => toConditional('x' as never, 'PutOptions'), { name: 'TypeError', message: /on 'PutOptions'/ });
   },
   'onlyIf Headers: four headers, seconds granularity, lenient dates, If-Range ignored': () => {
     assert.equal(toConditional(new Headers()), undefined);
     assert.equal(toConditional(new Headers({ 'if-range': '"x"', 'content-type': 'a/b' })), undefined);
-    assert.deepEqual(toConditional(new Headers({
-      'if-match': '"a", W/"b"', 'if-none-match': '*',
-      'if-modified-since': 'Sun, 22 Nov 2026 12:00:00 GMT', 'if-unmodified-since': 'garbage',
-    })), {
-      secondsGranularity: true, etagMatches: [strong('a'), weak('b')], etagDoesNotMatch: [{ type: 'wildcard' }],
-      uploadedAfter: Date.UTC(2026, 10, 22, 12), uploadedBefore: 0,
-    });
+    assert.deepEqual(
+      toConditional(
+        new Headers({
+          'if-match': '"a", W/"b"',
+          'if-none-match': '*',
+          'if-modified-since': 'Sun, 22 Nov 2026 12:00:00 GMT',
+          'if-unmodified-since': 'garbage',
+        }),
+      ),
+      {
+        secondsGranularity: true,
+        etagMatches: [strong('a'), weak('b')],
+        etagDoesNotMatch: [{ type: 'wildcard' }],
+        uploadedAfter: Date.UTC(2026, 10, 22, 12),
+        uploadedBefore: 0,
+      },
+    );
     assert.throws(() => toConditional(new Headers({ 'if-none-match': 'bare' })), { message: 'Invalid ETag in if-none-match header' });
   },
   'truth table through the engine: get gives a body or a bodiless object, put writes or gives null': async ({ bucket: b }) => {
@@ -126,7 +171,7 @@ export const CASES: BindingCases = {
       const [name, onlyIf, passes] = truthTable(E, uploaded.getTime())[i]!;
       const put = await b.put(`p${i}`, 'other', { onlyIf });
       assert.equal(put !== null, passes, `put: ${name}`);
-      assert.equal(await (await b.get(`p${i}`) as { text(): Promise<string> }).text(), passes ? 'other' : 'value', `stored after put: ${name}`);
+      assert.equal(await ((await b.get(`p${i}`)) as { text(): Promise<string> }).text(), passes ? 'other' : 'value', `stored after put: ${name}`);
     }
   },
   'conditions on a missing key: get is null; put proceeds unless etagMatches or uploadedAfter is given': async ({ bucket: b }) => {
@@ -147,6 +192,6 @@ export const CASES: BindingCases = {
     assert.ok(got && !('body' in got));
     await rejectsWith(b.get('k', { onlyIf: { etagMatches: `"${etag}"` } }), TypeError, `Conditional ETag should not be wrapped in quotes ("${etag}").`);
     await rejectsWith(b.put('k', 'new', { onlyIf: new Headers({ 'if-match': '"a" "b"' }) }), Error, /^Comma was expected/);
-    assert.equal(await (await b.get('k') as { text(): Promise<string> }).text(), 'abc');
+    assert.equal(await ((await b.get('k')) as { text(): Promise<string> }).text(), 'abc');
   },
 };

@@ -9,10 +9,12 @@ import { runCasesInProcess } from './in-process.ts';
 runCasesInProcess(CASES);
 
 test('property: bytesToHex agrees with Buffer, and hexToBytes undoes it', { timeout: 10_000 }, () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
-    const digits = bytesToHex(bytes);
-    assert.equal(digits, Buffer.from(bytes).toString('hex'));
-    assert.deepEqual(hexToBytes(digits), new Uint8Array(bytes));
-    assert.deepEqual(hexToBytes(digits.toUpperCase()), new Uint8Array(bytes));
-  }));
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+      const digits = bytesToHex(bytes);
+      assert.equal(digits, Buffer.from(bytes).toString('hex'));
+      assert.deepEqual(hexToBytes(digits), new Uint8Array(bytes));
+      assert.deepEqual(hexToBytes(digits.toUpperCase()), new Uint8Array(bytes));
+    }),
+  );
 });

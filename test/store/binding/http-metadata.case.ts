@@ -8,26 +8,60 @@ export const CASES: BindingCases = {
     assert.equal(toHttpMetadata(undefined), undefined);
     assert.equal(toHttpMetadata(null), undefined);
     assert.deepEqual(toHttpMetadata({}), {});
-    assert.deepEqual(toHttpMetadata({
-      contentType: 5, contentLanguage: 'en', contentDisposition: 'inline', contentEncoding: 'gzip', cacheControl: 'no-store',
-      cacheExpiry: new Date(5000), bogus: 'x',
-    } as unknown as StoreHTTPMetadata), {
-      contentType: '5', contentLanguage: 'en', contentDisposition: 'inline', contentEncoding: 'gzip', cacheControl: 'no-store', cacheExpiry: 5000,
-    });
+    assert.deepEqual(
+      toHttpMetadata({
+        contentType: 5,
+        contentLanguage: 'en',
+        contentDisposition: 'inline',
+        contentEncoding: 'gzip',
+        cacheControl: 'no-store',
+        cacheExpiry: new Date(5000),
+        bogus: 'x',
+      } as unknown as StoreHTTPMetadata),
+      {
+        contentType: '5',
+        contentLanguage: 'en',
+        contentDisposition: 'inline',
+        contentEncoding: 'gzip',
+        cacheControl: 'no-store',
+        cacheExpiry: 5000,
+      },
+    );
     assert.deepEqual(toHttpMetadata({ cacheExpiry: 1234 } as unknown as StoreHTTPMetadata), { cacheExpiry: 1234 });
-    assert.throws(() => toHttpMetadata({ cacheExpiry: '2020-01-01' } as unknown as StoreHTTPMetadata),
-      { name: 'TypeError', message: "Incorrect type for the 'cacheExpiry' field on 'HttpMetadata': the provided value is not of type 'date'." });
-    assert.throws(() => toHttpMetadata({ cacheExpiry: 8e15 } as unknown as StoreHTTPMetadata), { name: 'TypeError', message: "This API doesn't support dates after 2189." });
+    assert.throws(() => toHttpMetadata({ cacheExpiry: '2020-01-01' } as unknown as StoreHTTPMetadata), {
+      name: 'TypeError',
+      message: "Incorrect type for the 'cacheExpiry' field on 'HttpMetadata': the provided value is not of type 'date'.",
+    });
+    assert.throws(() => toHttpMetadata({ cacheExpiry: 8e15 } as unknown as StoreHTTPMetadata), {
+      name: 'TypeError',
+      message: "This API doesn't support dates after 2189.",
+    });
   },
   'httpMetadata Headers: exactly six headers; an unparseable Expires is epoch 0': () => {
     assert.deepEqual(toHttpMetadata(new Headers()), {});
-    assert.deepEqual(toHttpMetadata(new Headers({
-      'content-type': 'text/plain', 'content-encoding': 'br', 'content-disposition': 'attachment', 'content-language': 'de',
-      'cache-control': 'max-age=60', expires: 'Thu, 01 Jan 1970 00:20:34 GMT', etag: '"x"', 'content-length': '3', 'x-other': 'y',
-    })), {
-      contentType: 'text/plain', contentEncoding: 'br', contentDisposition: 'attachment', contentLanguage: 'de',
-      cacheControl: 'max-age=60', cacheExpiry: 1234000,
-    });
+    assert.deepEqual(
+      toHttpMetadata(
+        new Headers({
+          'content-type': 'text/plain',
+          'content-encoding': 'br',
+          'content-disposition': 'attachment',
+          'content-language': 'de',
+          'cache-control': 'max-age=60',
+          expires: 'Thu, 01 Jan 1970 00:20:34 GMT',
+          etag: '"x"',
+          'content-length': '3',
+          'x-other': 'y',
+        }),
+      ),
+      {
+        contentType: 'text/plain',
+        contentEncoding: 'br',
+        contentDisposition: 'attachment',
+        contentLanguage: 'de',
+        cacheControl: 'max-age=60',
+        cacheExpiry: 1234000,
+      },
+    );
     assert.deepEqual(toHttpMetadata(new Headers({ expires: 'not a date' })), { cacheExpiry: 0 });
   },
   'customMetadata: values coerced to strings, order kept; non-objects refused': () => {
@@ -35,16 +69,33 @@ export const CASES: BindingCases = {
     assert.deepEqual(toCustomMetadata({ b: 1, a: true, c: 'x' }), { b: '1', a: 'true', c: 'x' });
     assert.deepEqual(Object.keys(toCustomMetadata({ z: '1', a: '2' })!), ['z', 'a']);
     for (const bad of ['x', ['a'], 5]) {
-      assert.throws(() => toCustomMetadata(bad), { name: 'TypeError', message: "Incorrect type for the 'customMetadata' field on 'PutOptions': the provided value is not of type 'object'." });
+      assert.throws(() => toCustomMetadata(bad), {
+        name: 'TypeError',
+        message: "Incorrect type for the 'customMetadata' field on 'PutOptions': the provided value is not of type 'object'.",
+      });
     }
   },
   'writeHttpMetadata: sets only present fields, overwrites them, leaves other headers alone': () => {
     const headers = new Headers({ 'content-type': 'old/type', etag: '"kept"', 'x-mine': 'kept' });
     assert.equal(writeHttpMetadata({ contentType: 'new/type', cacheExpiry: new Date(1234567) }, headers), undefined);
-    assert.deepEqual([...headers], [['content-type', 'new/type'], ['etag', '"kept"'], ['expires', 'Thu, 01 Jan 1970 00:20:34 GMT'], ['x-mine', 'kept']]);
+    assert.deepEqual(
+      [...headers],
+      [
+        ['content-type', 'new/type'],
+        ['etag', '"kept"'],
+        ['expires', 'Thu, 01 Jan 1970 00:20:34 GMT'],
+        ['x-mine', 'kept'],
+      ],
+    );
     const all = new Headers();
     writeHttpMetadata({ contentType: 'a', contentLanguage: 'b', contentDisposition: 'c', contentEncoding: 'd', cacheControl: 'e' }, all);
-    assert.deepEqual(Object.fromEntries(all), { 'content-type': 'a', 'content-language': 'b', 'content-disposition': 'c', 'content-encoding': 'd', 'cache-control': 'e' });
+    assert.deepEqual(Object.fromEntries(all), {
+      'content-type': 'a',
+      'content-language': 'b',
+      'content-disposition': 'c',
+      'content-encoding': 'd',
+      'cache-control': 'e',
+    });
     const none = new Headers();
     writeHttpMetadata({}, none);
     assert.deepEqual([...none], []);

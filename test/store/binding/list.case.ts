@@ -46,14 +46,20 @@ export const CASES: BindingCases = {
   'include values are validated under every rule': async ({ bucket: b }) => {
     await rejectsWith(b.list({ include: ['bogus' as never] }), RangeError, 'Unsupported include value bogus');
     await rejectsWith(b.list({ include: ['httpMetadata', 'HTTPMETADATA' as never] }), RangeError, 'Unsupported include value HTTPMETADATA');
-    await rejectsWith(b.list({ include: 'httpMetadata' as never }), TypeError,
-      "Incorrect type for the 'include' field on 'ListOptions': the provided value is not of type 'Array'.");
+    await rejectsWith(
+      b.list({ include: 'httpMetadata' as never }),
+      TypeError,
+      "Incorrect type for the 'include' field on 'ListOptions': the provided value is not of type 'Array'.",
+    );
   },
   'option types: strings are not coerced; limit is converted like an integer': async ({ bucket }) => {
     const b = await seed(bucket);
     for (const field of ['prefix', 'cursor', 'delimiter', 'startAfter']) {
-      await rejectsWith(b.list({ [field]: 5 } as never), TypeError,
-        `Incorrect type for the '${field}' field on 'ListOptions': the provided value is not of type 'string'.`);
+      await rejectsWith(
+        b.list({ [field]: 5 } as never),
+        TypeError,
+        `Incorrect type for the '${field}' field on 'ListOptions': the provided value is not of type 'string'.`,
+      );
     }
     const count = async (limit: unknown) => (await b.list({ limit } as never)).objects.length;
     assert.equal(await count('2'), 2);
@@ -83,8 +89,14 @@ export const CASES: BindingCases = {
     const exact = await b.list({ limit: 5 });
     assert.equal(exact.truncated, false, 'no cursor when the remaining keys exactly fill the limit');
     assert.equal('cursor' in exact, false);
-    assert.deepEqual((await b.list({ startAfter: 'k2' })).objects.map((o) => o.key), ['k3', 'k4']);
-    assert.deepEqual((await b.list({ prefix: 'k4' })).objects.map((o) => o.key), ['k4']);
+    assert.deepEqual(
+      (await b.list({ startAfter: 'k2' })).objects.map((o) => o.key),
+      ['k3', 'k4'],
+    );
+    assert.deepEqual(
+      (await b.list({ prefix: 'k4' })).objects.map((o) => o.key),
+      ['k4'],
+    );
     assert.deepEqual(await b.list({ prefix: 'none' }), { objects: [], truncated: false, delimitedPrefixes: [] });
     const item = (await b.list({ limit: 1 })).objects[0]!;
     assert.equal(item.constructor.name, 'HeadResult');
@@ -96,13 +108,19 @@ export const CASES: BindingCases = {
     const byFile8 = await b.list({ delimiter: 'file8' });
     // `file8` and `file8/x` are the group before the first `file8`: the empty prefix; `xfile8y/z` the group `x`.
     assert.deepEqual(byFile8.delimitedPrefixes, ['', 'x']);
-    assert.deepEqual(byFile8.objects.map((o) => o.key), ['a/b/c', 'a/d', 'plain']);
+    assert.deepEqual(
+      byFile8.objects.map((o) => o.key),
+      ['a/b/c', 'a/d', 'plain'],
+    );
     // A script that lists again appends the delimiter to the prefix it was given: nothing is lost.
     const regroup = async (group: string) => (await b.list({ prefix: `${group}file8` })).objects.map((o) => o.key);
     assert.deepEqual(await regroup(''), ['file8', 'file8/x']);
     assert.deepEqual(await regroup('x'), ['xfile8y', 'xfile8z']);
     assert.deepEqual((await b.list({ delimiter: '/' })).delimitedPrefixes, ['a', 'file8']);
     assert.deepEqual((await b.list({ prefix: 'a/', delimiter: '/' })).delimitedPrefixes, ['a/b']);
-    assert.deepEqual((await b.list({ prefix: 'a/b/', delimiter: '/' })).objects.map((o) => o.key), ['a/b/c']);
+    assert.deepEqual(
+      (await b.list({ prefix: 'a/b/', delimiter: '/' })).objects.map((o) => o.key),
+      ['a/b/c'],
+    );
   },
 };

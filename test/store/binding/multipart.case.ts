@@ -6,7 +6,8 @@ const MiB = 1024 * 1024;
 /** A part etag: opaque, unique to one upload of the part (43 base64url characters here). */
 const OPAQUE_ETAG = /^[A-Za-z0-9_-]{43}$/;
 const PART_RANGE = (n: number) => `Part number must be between 1 and 10000 (inclusive). Actual value was: ${n}`;
-const VALUE_ERROR = "Failed to execute 'uploadPart' on 'StoreMultipartUpload': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
+const VALUE_ERROR =
+  "Failed to execute 'uploadPart' on 'StoreMultipartUpload': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
 
 export const CASES: BindingCases = {
   'create, upload, complete: the handle, part etags, the final object': async ({ bucket: b, digest }) => {
@@ -26,7 +27,7 @@ export const CASES: BindingCases = {
     assert.equal(done.constructor.name, 'HeadResult');
     assert.equal(done.size, 5 * MiB + 4);
     // The object's etag is still S3's: the MD5 of the parts' MD5s.
-    const expected = await digest('md5', fromHex(await digest('md5', first) + await digest('md5', 'tail')));
+    const expected = await digest('md5', fromHex((await digest('md5', first)) + (await digest('md5', 'tail'))));
     assert.equal(done.etag, `${expected}-2`);
     assert.equal(done.httpEtag, `"${expected}-2"`);
     assert.deepEqual(done.checksums.toJSON(), {}, 'multipart objects have no MD5');
@@ -61,16 +62,29 @@ export const CASES: BindingCases = {
     for (const bad of [null, undefined, 5]) await rejectsWith(upload.uploadPart(1, bad as never), TypeError, VALUE_ERROR);
     await rejectsWith(upload.uploadPart(0, null as never), TypeError, VALUE_ERROR);
     await rejectsWith(upload.complete([{ partNumber: 0, etag: 'e' }]), TypeError, PART_RANGE(0));
-    await rejectsWith(upload.complete([{ partNumber: 1, etag: await digest('md5', 'x') }, { partNumber: 10001, etag: 'e' }]), TypeError, PART_RANGE(10001));
+    await rejectsWith(
+      upload.complete([
+        { partNumber: 1, etag: await digest('md5', 'x') },
+        { partNumber: 10001, etag: 'e' },
+      ]),
+      TypeError,
+      PART_RANGE(10001),
+    );
   },
   'multipart failures as the script sees them': async ({ bucket: b }) => {
     const upload = await b.createMultipartUpload('k');
     const small = await upload.uploadPart(1, 'small');
     const last = await upload.uploadPart(2, 'last');
-    await rejectsWith(upload.complete([small, last]), Error,
-      'completeMultipartUpload: Your proposed upload is smaller than the minimum allowed object size. (10011)');
-    await rejectsWith(upload.complete([{ partNumber: 1, etag: 'wrong' }]), Error,
-      'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+    await rejectsWith(
+      upload.complete([small, last]),
+      Error,
+      'completeMultipartUpload: Your proposed upload is smaller than the minimum allowed object size. (10011)',
+    );
+    await rejectsWith(
+      upload.complete([{ partNumber: 1, etag: 'wrong' }]),
+      Error,
+      'completeMultipartUpload: One or more of the specified parts could not be found. (10025)',
+    );
     await rejectsWith(upload.complete([small, small]), Error, 'completeMultipartUpload: We encountered an internal error. Please try again. (10001)');
     // Duplicates are found before etags are checked: a stale first copy still answers 10001, not 10025.
     const replaced = await upload.uploadPart(3, 'old');
@@ -91,8 +105,11 @@ export const CASES: BindingCases = {
     await aborted.abort();
     await rejectsWith(aborted.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
     await rejectsWith(aborted.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
-    await rejectsWith(b.createMultipartUpload('big-meta', { customMetadata: { k: 'x'.repeat(9000) } }), Error,
-      'createMultipartUpload: Your metadata headers exceed the maximum allowed metadata size. (10012)');
+    await rejectsWith(
+      b.createMultipartUpload('big-meta', { customMetadata: { k: 'x'.repeat(9000) } }),
+      Error,
+      'createMultipartUpload: Your metadata headers exceed the maximum allowed metadata size. (10012)',
+    );
   },
   'resumeMultipartUpload: synchronous, unchecked, key coerced; uploadId must be a string': async ({ bucket: b }) => {
     const upload = await b.createMultipartUpload('7');
@@ -104,8 +121,10 @@ export const CASES: BindingCases = {
     const unknown = b.resumeMultipartUpload('k', 'no-such-upload');
     await rejectsWith(unknown.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
     for (const bad of [undefined, 5, null]) {
-      assert.throws(() => b.resumeMultipartUpload('k', bad as never),
-        { name: 'TypeError', message: "Failed to execute 'resumeMultipartUpload' on 'StoreBucket': parameter 2 is not of type 'string'." });
+      assert.throws(() => b.resumeMultipartUpload('k', bad as never), {
+        name: 'TypeError',
+        message: "Failed to execute 'resumeMultipartUpload' on 'StoreBucket': parameter 2 is not of type 'string'.",
+      });
     }
   },
 };

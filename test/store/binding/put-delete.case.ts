@@ -2,7 +2,8 @@
 import type { GetResult } from '../../../src/store/binding/index.ts';
 import { assert, fixedLengthStream, fixedLengthStreamClass, rejectsWith, scriptStream, utf8, type BindingCases } from './case-kit.ts';
 
-const VALUE_ERROR = "Failed to execute 'put' on 'StoreBucket': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
+const VALUE_ERROR =
+  "Failed to execute 'put' on 'StoreBucket': parameter 2 is not of type 'ReadableStream or ArrayBuffer or ArrayBufferView or string or Blob'.";
 const UNKNOWN_LENGTH = 'Provided readable stream must have a known length (request/response body or readable half of FixedLengthStream)';
 
 export const CASES: BindingCases = {
@@ -62,11 +63,18 @@ export const CASES: BindingCases = {
     assert.equal(await b.head('k'), null);
     const upload = await b.createMultipartUpload('mpu');
     await rejectsWith(upload.uploadPart(1, scriptStream([utf8('part')]).stream), TypeError, UNKNOWN_LENGTH);
-    await rejectsWith(upload.complete([{ partNumber: 1, etag: 'any' }]), Error, 'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+    await rejectsWith(
+      upload.complete([{ partNumber: 1, etag: 'any' }]),
+      Error,
+      'completeMultipartUpload: One or more of the specified parts could not be found. (10025)',
+    );
     await upload.abort();
     assert.equal((await b.put('k', 'the binding goes on'))!.size, 19);
   },
-  'streams of known length are taken by put and uploadPart: request and response bodies, a Blob\'s stream, a get body, a FixedLengthStream': async ({ bucket: b, runtime }) => {
+  "streams of known length are taken by put and uploadPart: request and response bodies, a Blob's stream, a get body, a FixedLengthStream": async ({
+    bucket: b,
+    runtime,
+  }) => {
     await b.put('source', 'source bytes');
     const known: Array<[string, () => Promise<ReadableStream> | ReadableStream | null, string]> = [
       ['a Response body', () => new Response('response').body, 'response'],
@@ -94,8 +102,11 @@ export const CASES: BindingCases = {
     assert.deepEqual((await b.head('big-meta'))!.customMetadata, customMetadata);
     assert.equal((await b.head('big-meta'))!.httpMetadata.contentType, 'é/'.repeat(1000));
     assert.equal(await ((await b.get('big-meta')) as GetResult).text(), 'body');
-    await rejectsWith(b.put('too-big', new Response('body').body!, { customMetadata: { k: 'x'.repeat(9000) } }), Error,
-      'put: Your metadata headers exceed the maximum allowed metadata size. (10012)');
+    await rejectsWith(
+      b.put('too-big', new Response('body').body!, { customMetadata: { k: 'x'.repeat(9000) } }),
+      Error,
+      'put: Your metadata headers exceed the maximum allowed metadata size. (10012)',
+    );
     assert.equal(await b.head('too-big'), null);
   },
   'a stream of known length that fails while put reads it rejects put; nothing is stored': async ({ bucket: b, runtime }) => {
@@ -109,7 +120,10 @@ export const CASES: BindingCases = {
       // stream itself, so the store sees a body cut short, and put fails as the store does.
       const { readable, writable } = new (fixedLengthStreamClass())(10);
       const writer = writable.getWriter();
-      void writer.write(utf8('12345')).then(() => writer.abort(boom)).catch(() => undefined);
+      void writer
+        .write(utf8('12345'))
+        .then(() => writer.abort(boom))
+        .catch(() => undefined);
       await rejectsWith(b.put('k', readable), Error, 'put: We encountered an internal error. Please try again. (10001)');
     }
     assert.equal(await b.head('k'), null);
@@ -156,10 +170,16 @@ export const CASES: BindingCases = {
     assert.equal(await b.delete('a'), undefined);
     assert.equal(await b.delete(['b', 'missing']), undefined);
     assert.equal(await b.delete('missing'), undefined);
-    assert.deepEqual((await b.list()).objects.map((o) => o.key), ['c']);
+    assert.deepEqual(
+      (await b.list()).objects.map((o) => o.key),
+      ['c'],
+    );
     await b.delete([]);
     await b.delete(Array.from({ length: 1000 }, (_, i) => `k${i}`));
-    await rejectsWith(b.delete(Array.from({ length: 1001 }, (_, i) => `k${i}`)), Error,
-      'delete: The number of keys in the request must be between 1 and 1000 inclusive. (10027)');
+    await rejectsWith(
+      b.delete(Array.from({ length: 1001 }, (_, i) => `k${i}`)),
+      Error,
+      'delete: The number of keys in the request must be between 1 and 1000 inclusive. (10027)',
+    );
   },
 };

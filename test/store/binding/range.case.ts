@@ -34,7 +34,11 @@ export const CASES: BindingCases = {
       [{ offset: -1, length: -1 }, RangeError, 'Invalid range. Starting offset (-1) must be greater than or equal to 0.'],
     ];
     for (const [value, type, message] of cases) {
-      assert.throws(() => range(value), (error: unknown) => error instanceof type && error.constructor === type && error.message === message, JSON.stringify(value));
+      assert.throws(
+        () => range(value),
+        (error: unknown) => error instanceof type && error.constructor === type && error.message === message,
+        JSON.stringify(value),
+      );
     }
   },
   'Range header: single ranges are used; anything else is the whole object': () => {
@@ -43,7 +47,18 @@ export const CASES: BindingCases = {
     assert.deepEqual(parseRangeHeader(' bytes = 3 - '), { offset: 3 });
     assert.deepEqual(parseRangeHeader('bytes=-2'), { suffix: 2 });
     assert.deepEqual(parseRangeHeader('bytes=5-99999999999999999999999'), { offset: 5 }, 'an end past any size is open-ended');
-    for (const whole of ['', 'bytes=', 'bytes=-', 'bytes=3-1', 'bytes=0-1,3-4', 'bytes=-0', 'items=0-1', 'bytes=a-b', 'bytes=1.5-2', 'bytes=99999999999999999999-']) {
+    for (const whole of [
+      '',
+      'bytes=',
+      'bytes=-',
+      'bytes=3-1',
+      'bytes=0-1,3-4',
+      'bytes=-0',
+      'items=0-1',
+      'bytes=a-b',
+      'bytes=1.5-2',
+      'bytes=99999999999999999999-',
+    ]) {
       assert.equal(parseRangeHeader(whole), undefined, whole);
     }
     assert.equal(range(new Headers()), undefined);
@@ -51,34 +66,46 @@ export const CASES: BindingCases = {
     assert.deepEqual(range(new Headers({ range: 'bytes=1-2' })), { offset: 1, length: 2 });
   },
   'property: Range header parsing never throws, and what it returns is a valid range': () => {
-    fc.assert(fc.property(fc.oneof(fc.string(), fc.string().map((s) => `bytes=${s}`),
-      fc.tuple(fc.option(fc.nat()), fc.option(fc.nat())).map(([a, b]) => `bytes=${a ?? ''}-${b ?? ''}`)), (header) => {
-      const parsed = parseRangeHeader(header);
-      if (parsed === undefined) return;
-      for (const value of Object.values(parsed)) assert.ok(Number.isSafeInteger(value) && value >= 0, header);
-      if ('suffix' in parsed) assert.ok(parsed.suffix > 0);
-      else assert.ok(parsed.length === undefined || parsed.length > 0);
-      assert.doesNotThrow(() => range(parsed));
-    }));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string().map((s) => `bytes=${s}`),
+          fc.tuple(fc.option(fc.nat()), fc.option(fc.nat())).map(([a, b]) => `bytes=${a ?? ''}-${b ?? ''}`),
+        ),
+        (header) => {
+          const parsed = parseRangeHeader(header);
+          if (parsed === undefined) return;
+          for (const value of Object.values(parsed)) assert.ok(Number.isSafeInteger(value) && value >= 0, header);
+          if ('suffix' in parsed) assert.ok(parsed.suffix > 0);
+          else assert.ok(parsed.length === undefined || parsed.length > 0);
+          assert.doesNotThrow(() => range(parsed));
+        },
+      ),
+    );
   },
   'property: a range object is accepted exactly when each number is a non-negative integer': () => {
     const number = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }));
     const ok = (n: number) => Number.isInteger(n) && n >= 0;
-    fc.assert(fc.property(fc.option(number, { nil: undefined }), fc.option(number, { nil: undefined }), (offset, length) => {
-      const value = { ...(offset === undefined ? {} : { offset }), ...(length === undefined ? {} : { length }) };
-      const valid = (offset === undefined || ok(offset)) && (length === undefined || ok(length));
-      if (valid) assert.deepEqual(range(value), offset === undefined && length === undefined ? undefined : value);
-      else assert.throws(() => range(value), RangeError);
-    }));
-    fc.assert(fc.property(number, (suffix) => {
-      if (ok(suffix)) assert.deepEqual(range({ suffix }), { suffix });
-      else assert.throws(() => range({ suffix }), RangeError);
-    }));
+    fc.assert(
+      fc.property(fc.option(number, { nil: undefined }), fc.option(number, { nil: undefined }), (offset, length) => {
+        const value = { ...(offset === undefined ? {} : { offset }), ...(length === undefined ? {} : { length }) };
+        const valid = (offset === undefined || ok(offset)) && (length === undefined || ok(length));
+        if (valid) assert.deepEqual(range(value), offset === undefined && length === undefined ? undefined : value);
+        else assert.throws(() => range(value), RangeError);
+      }),
+    );
+    fc.assert(
+      fc.property(number, (suffix) => {
+        if (ok(suffix)) assert.deepEqual(range({ suffix }), { suffix });
+        else assert.throws(() => range({ suffix }), RangeError);
+      }),
+    );
   },
   'ranged reads through the engine: served bytes and the range field': async ({ bucket: b }) => {
     await b.put('k', 'hello world');
     const read = async (r: StoreRange | Headers) => {
-      const got = await b.get('k', { range: r }) as GetResult;
+      const got = (await b.get('k', { range: r })) as GetResult;
       return [await got.text(), got.range];
     };
     assert.deepEqual(await read({ offset: 6 }), ['world', { offset: 6, length: 5 }]);
@@ -92,7 +119,7 @@ export const CASES: BindingCases = {
     assert.deepEqual(await read(new Headers({ range: 'bytes=-5' })), ['world', { offset: 6, length: 5 }]);
     assert.deepEqual(await read(new Headers({ range: 'bytes=6-' })), ['world', { offset: 6, length: 5 }]);
     assert.deepEqual(await read(new Headers()), ['hello world', { offset: 0, length: 11 }]);
-    const got = await b.get('k') as GetResult;
+    const got = (await b.get('k')) as GetResult;
     assert.deepEqual(got.range, { offset: 0, length: 11 }, 'range is filled in without a range option');
   },
   'unsatisfiable: a range object rejects with 10039, a Range header serves the whole object': async ({ bucket: b }) => {
@@ -106,14 +133,14 @@ export const CASES: BindingCases = {
     await rejectsWith(b.get('empty', { range: { offset: 0 } }), Error, unsatisfiable);
     await rejectsWith(b.get('empty', { range: { suffix: 1 } }), Error, unsatisfiable);
     for (const header of ['bytes=10-', 'bytes=5-9', 'bytes=-0', 'bytes=3-1', 'bytes=0-1,2-3', 'bytes=x']) {
-      const got = await b.get('k', { range: new Headers({ range: header }) }) as GetResult;
+      const got = (await b.get('k', { range: new Headers({ range: header }) })) as GetResult;
       assert.equal(await got.text(), 'hello', header);
       assert.deepEqual(got.range, { offset: 0, length: 5 }, header);
     }
-    const empty = await b.get('empty', { range: new Headers({ range: 'bytes=0-' }) }) as GetResult;
+    const empty = (await b.get('empty', { range: new Headers({ range: 'bytes=0-' }) })) as GetResult;
     assert.equal(await empty.text(), '');
     const headers = new Headers({ range: 'bytes=10-', 'if-none-match': '"nope"' });
-    assert.equal(await (await b.get('k', { onlyIf: headers, range: headers }) as GetResult).text(), 'hello', 'one Headers for both');
+    assert.equal(await ((await b.get('k', { onlyIf: headers, range: headers })) as GetResult).text(), 'hello', 'one Headers for both');
     await rejectsWith(b.get('k', { range: { offset: -1 } }), RangeError, 'Invalid range. Starting offset (-1) must be greater than or equal to 0.');
   },
 };

@@ -36,8 +36,16 @@ export const CASES: BindingCases = {
     assert.equal(put.range, undefined, 'put results carry no range');
     assert.deepEqual(head.range, { offset: 0, length: 5 });
     assert.deepEqual(JSON.parse(JSON.stringify(put)), {
-      key: 'k', version: put.version, size: 5, etag: md5, httpEtag: `"${md5}"`, checksums: { md5 },
-      uploaded: put.uploaded.toISOString(), httpMetadata: { contentType: 't/x' }, customMetadata: { a: 'b' }, storageClass: 'Standard',
+      key: 'k',
+      version: put.version,
+      size: 5,
+      etag: md5,
+      httpEtag: `"${md5}"`,
+      checksums: { md5 },
+      uploaded: put.uploaded.toISOString(),
+      httpMetadata: { contentType: 't/x' },
+      customMetadata: { a: 'b' },
+      storageClass: 'Standard',
     });
     assert.equal(put.version, head.version);
   },
@@ -50,7 +58,11 @@ export const CASES: BindingCases = {
     assert.equal(Object.keys(got).includes('body'), false);
     assert.ok('body' in got && 'bodyUsed' in got);
     const reads: Record<string, (r: GetResult) => Promise<unknown>> = {
-      text: (r) => r.text(), json: (r) => r.json(), arrayBuffer: (r) => r.arrayBuffer(), bytes: (r) => r.bytes(), blob: (r) => r.blob(),
+      text: (r) => r.text(),
+      json: (r) => r.json(),
+      arrayBuffer: (r) => r.arrayBuffer(),
+      bytes: (r) => r.bytes(),
+      blob: (r) => r.blob(),
     };
     const expected: Record<string, (value: unknown) => void> = {
       text: (v) => assert.equal(v, '{"n":1}'),
@@ -89,7 +101,11 @@ export const CASES: BindingCases = {
     assert.equal(await textFirst.text(), 'streamed');
     // In workerd the stream is the runtime's own, which the read left locked or disturbed: the runtime's TypeError.
     const readElsewhere = runtime === 'workerd' ? /locked|disturbed/ : USED;
-    await assert.rejects(async () => new Response(stream).text(), { name: 'TypeError', message: readElsewhere }, 'the stream does not replay bytes read elsewhere');
+    await assert.rejects(
+      async () => new Response(stream).text(),
+      { name: 'TypeError', message: readElsewhere },
+      'the stream does not replay bytes read elsewhere',
+    );
   },
   'GetResult: large and multipart bodies stream intact': async ({ bucket: b }) => {
     const big = new Uint8Array(300 * 1024).map((_, i) => (i * 7) & 255);

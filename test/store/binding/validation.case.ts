@@ -21,7 +21,11 @@ export const CASES: BindingCases = {
       [{ suffix: -1 }, RangeError, 'Invalid suffix. Suffix (-1) must be greater than or equal to 0.'],
       [{ suffix: 1.5 }, RangeError, 'Invalid range. Suffix (1.5) must be an integer, not floating point.'],
     ];
-    for (const [range, type, message] of cases) assert.throws(() => toRangeRequest(range as never), (e: unknown) => e instanceof type && (e as Error).message === message);
+    for (const [range, type, message] of cases)
+      assert.throws(
+        () => toRangeRequest(range as never),
+        (e: unknown) => e instanceof type && (e as Error).message === message,
+      );
   },
   'Range headers: one valid range is used, anything else means the whole object': () => {
     assert.deepEqual(parseRangeHeader('bytes=0-4'), { offset: 0, length: 5 });
@@ -31,18 +35,26 @@ export const CASES: BindingCases = {
     assert.equal(toRangeRequest(new Headers()), undefined);
   },
   'property: Range header parsing never throws; object ranges accept exactly non-negative integers': () => {
-    fc.assert(fc.property(fc.string(), (header) => {
-      parseRangeHeader(header);
-      parseRangeHeader(`bytes=${header}`);
-    }));
-    fc.assert(fc.property(fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, min: -1e6, max: 1e6 })), (offset) => {
-      const ok = Number.isInteger(offset) && offset >= 0;
-      if (ok) assert.deepEqual(toRangeRequest({ offset }), { offset });
-      else assert.throws(() => toRangeRequest({ offset }), RangeError);
-    }));
+    fc.assert(
+      fc.property(fc.string(), (header) => {
+        parseRangeHeader(header);
+        parseRangeHeader(`bytes=${header}`);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, min: -1e6, max: 1e6 })), (offset) => {
+        const ok = Number.isInteger(offset) && offset >= 0;
+        if (ok) assert.deepEqual(toRangeRequest({ offset }), { offset });
+        else assert.throws(() => toRangeRequest({ offset }), RangeError);
+      }),
+    );
   },
   'etag lists follow RFC 7232 with the runtime errors': () => {
-    assert.deepEqual(parseEtagList('"a", W/"b" ,,"c"', 'if-match'), [{ type: 'strong', value: 'a' }, { type: 'weak', value: 'b' }, { type: 'strong', value: 'c' }]);
+    assert.deepEqual(parseEtagList('"a", W/"b" ,,"c"', 'if-match'), [
+      { type: 'strong', value: 'a' },
+      { type: 'weak', value: 'b' },
+      { type: 'strong', value: 'c' },
+    ]);
     assert.deepEqual(parseEtagList(' * ', 'if-none-match'), [{ type: 'wildcard' }]);
     assert.throws(() => parseEtagList('abc', 'if-match'), { message: 'Invalid ETag in if-match header' });
     assert.throws(() => parseEtagList('abc', 'if-none-match'), { message: 'Invalid ETag in if-none-match header' });
@@ -54,11 +66,18 @@ export const CASES: BindingCases = {
     assert.throws(() => parseEtagList('Wx', 'if-match'), { message: 'Invalid ETag in if-match header' });
   },
   'onlyIf objects and Headers convert to engine conditions': () => {
-    assert.deepEqual(toConditional({ etagMatches: 'x', etagDoesNotMatch: '*', uploadedBefore: new Date(5) }),
-      { etagMatches: [{ type: 'strong', value: 'x' }], etagDoesNotMatch: [{ type: 'wildcard' }], uploadedBefore: 5 });
+    assert.deepEqual(toConditional({ etagMatches: 'x', etagDoesNotMatch: '*', uploadedBefore: new Date(5) }), {
+      etagMatches: [{ type: 'strong', value: 'x' }],
+      etagDoesNotMatch: [{ type: 'wildcard' }],
+      uploadedBefore: 5,
+    });
     assert.throws(() => toConditional({ etagMatches: '"x"' }), { name: 'TypeError', message: 'Conditional ETag should not be wrapped in quotes ("x").' });
-    assert.throws(() => toConditional({ etagMatches: 123 as never }), { message: "Incorrect type for the 'etagMatches' field on 'Conditional': the provided value is not of type 'string'." });
-    assert.throws(() => toConditional({ uploadedBefore: '2020' as never }), { message: "Incorrect type for the 'uploadedBefore' field on 'Conditional': the provided value is not of type 'date'." });
+    assert.throws(() => toConditional({ etagMatches: 123 as never }), {
+      message: "Incorrect type for the 'etagMatches' field on 'Conditional': the provided value is not of type 'string'.",
+    });
+    assert.throws(() => toConditional({ uploadedBefore: '2020' as never }), {
+      message: "Incorrect type for the 'uploadedBefore' field on 'Conditional': the provided value is not of type 'date'.",
+    });
     const headers = new Headers({ 'if-modified-since': 'not a date', 'if-range': '"x"' });
     assert.deepEqual(toConditional(headers), { secondsGranularity: true, uploadedAfter: 0 });
     assert.equal(toConditional(new Headers({ 'if-range': '"x"' })), undefined);

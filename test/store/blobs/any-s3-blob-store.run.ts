@@ -23,7 +23,10 @@ function freshUrl(): string {
   if (base === undefined) throw new Error('Set EDGEPORT_BLOBS_TEST_URL to an s3:// [blobs] url (bin/radosgw-one-node.sh does).');
   const location = parseBlobsUrl(base);
   assert.equal(location.kind, 's3');
-  return base.replace(/^(s3:\/\/[^/?]+)(\/[^?]*)?/, `$1/${location.kind === 's3' && location.prefix ? `${location.prefix}/` : ''}run-${randomHexId().slice(0, 12)}`);
+  return base.replace(
+    /^(s3:\/\/[^/?]+)(\/[^?]*)?/,
+    `$1/${location.kind === 's3' && location.prefix ? `${location.prefix}/` : ''}run-${randomHexId().slice(0, 12)}`,
+  );
 }
 
 runBlobStoreSuite('S3BlobStore on EDGEPORT_BLOBS_TEST_URL', {
@@ -40,7 +43,12 @@ test('an engine starts on it (the start-up sweep) and keeps a multipart body byt
   t.after(() => engine.close());
   await engine.createBucket('contract');
   const body = pattern(2 * PART + 12_345, 7);
-  await engine.put('contract', 'big', { stream: (async function* () { for (let at = 0; at < body.length; at += 1 << 20) yield body.subarray(at, at + (1 << 20)); })(), length: body.length });
+  await engine.put('contract', 'big', {
+    stream: (async function* () {
+      for (let at = 0; at < body.length; at += 1 << 20) yield body.subarray(at, at + (1 << 20));
+    })(),
+    length: body.length,
+  });
   assert.ok(Buffer.from(body).equals(await readAll((await engine.get('contract', 'big'))?.body?.stream())));
   await engine.delete('contract', ['big']);
 });

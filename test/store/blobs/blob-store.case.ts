@@ -43,7 +43,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
   test(`${name}: a committed blob reads back whole and by range; chunk buffers may be reused at once`, { timeout: 10_000 }, async (t) => {
     const store = await open(t);
     for (const size of [0, 1, 100_000, largeBytes + 12_345]) {
-      const data = pattern(size, size % 13 + 3);
+      const data = pattern(size, (size % 13) + 3);
       const { blobId, size: written } = await (await writeThroughScratch(store, data, 65_536)).commit();
       assert.equal(written, size);
       assert.match(blobId, /^[0-9a-f]{32}$/);
@@ -61,7 +61,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     const store = await open(t);
     const size = largeBytes + 4321;
     for (const hint of [size, 1, size - 1000, size + 1, size * 2]) {
-      const data = pattern(size, hint % 11 + 2);
+      const data = pattern(size, (hint % 11) + 2);
       const { blobId, size: written } = await (await writeThroughScratch(store, data, 65_536, hint)).commit();
       assert.equal(written, size, `hint ${hint}`);
       assert.equal(md5(await readAll(store.read(blobId, 0, size))), md5(data), `hint ${hint}`);
@@ -89,7 +89,10 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     const writer = await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
     await writer.abort();
     await writer.abort();
-    await assert.rejects(async () => { await writer.write(new Uint8Array(1)); await writer.commit(); });
+    await assert.rejects(async () => {
+      await writer.write(new Uint8Array(1));
+      await writer.commit();
+    });
     assert.deepEqual(await store.list(), []);
     assert.equal(await store.clearTemporary(), 0);
   });
@@ -99,7 +102,7 @@ export function runBlobStoreSuite(name: string, { open, largeBytes }: BlobStoreS
     const abandoned = await writeThroughScratch(store, pattern(largeBytes + 1), 1 << 20);
     const committed = await (await writeThroughScratch(store, pattern(2000), 2000)).commit();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(await store.clearTemporary({ olderThanMs: 60 * 60 * 1000 }), 0, 'a fresh one may be another instance\'s');
+    assert.equal(await store.clearTemporary({ olderThanMs: 60 * 60 * 1000 }), 0, "a fresh one may be another instance's");
     assert.deepEqual(await store.list(), [committed.blobId], 'published blobs are not temporary');
     await abandoned.abort();
     assert.equal(await store.clearTemporary(), 0);

@@ -45,25 +45,35 @@ test('FsBlobStore: a file sized up front ends at the bytes written: nothing past
   }
 });
 
-test('FsBlobStore: any chunking, through one reused buffer, stores exactly the bytes written (writes are staged behind the caller)', { timeout: 10_000 }, async (t) => {
-  const store = await FsBlobStore.open(tempDir(t));
-  t.after(() => store.close());
-  await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 700_000 }), { maxLength: 8 }), async (sizes) => {
-    const data = pattern(sizes.reduce((a, b) => a + b, 0), sizes.length + 3);
-    const writer = await store.createWriter();
-    const scratch = new Uint8Array(Math.max(1, ...sizes));
-    let at = 0;
-    for (const size of sizes) {
-      scratch.set(data.subarray(at, at + size));
-      await writer.write(scratch.subarray(0, size));
-      scratch.fill(0xee);
-      at += size;
-    }
-    const { blobId, size } = await writer.commit();
-    assert.equal(size, data.byteLength);
-    assert.ok(Buffer.from(data).equals(await readAll(store.read(blobId, 0, size))));
-  }), { numRuns: 25 });
-});
+test(
+  'FsBlobStore: any chunking, through one reused buffer, stores exactly the bytes written (writes are staged behind the caller)',
+  { timeout: 10_000 },
+  async (t) => {
+    const store = await FsBlobStore.open(tempDir(t));
+    t.after(() => store.close());
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 700_000 }), { maxLength: 8 }), async (sizes) => {
+        const data = pattern(
+          sizes.reduce((a, b) => a + b, 0),
+          sizes.length + 3,
+        );
+        const writer = await store.createWriter();
+        const scratch = new Uint8Array(Math.max(1, ...sizes));
+        let at = 0;
+        for (const size of sizes) {
+          scratch.set(data.subarray(at, at + size));
+          await writer.write(scratch.subarray(0, size));
+          scratch.fill(0xee);
+          at += size;
+        }
+        const { blobId, size } = await writer.commit();
+        assert.equal(size, data.byteLength);
+        assert.ok(Buffer.from(data).equals(await readAll(store.read(blobId, 0, size))));
+      }),
+      { numRuns: 25 },
+    );
+  },
+);
 
 test('FsBlobStore: abort while a staged write is on the disk leaves nothing behind', { timeout: 10_000 }, async (t) => {
   const root = tempDir(t);
@@ -88,7 +98,9 @@ async function otherWriter(t: TestContext, root: string): Promise<ChildProcess> 
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill('SIGKILL'));
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('written')) resolve(); });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('written')) resolve();
+    });
     child.once('exit', (code) => reject(new Error(`the writer exited with ${code}`)));
   });
   // Its bytes are written behind the caller; give the last staged write a moment to land.
@@ -96,7 +108,7 @@ async function otherWriter(t: TestContext, root: string): Promise<ChildProcess> 
   return child;
 }
 
-test('FsBlobStore: a sweep removes the temporary files of processes that are gone, never a running one\'s', { timeout: 60_000 }, async (t) => {
+test("FsBlobStore: a sweep removes the temporary files of processes that are gone, never a running one's", { timeout: 60_000 }, async (t) => {
   const root = tempDir(t);
   const store = await FsBlobStore.open(root);
   t.after(() => store.close());
@@ -117,10 +129,10 @@ test('FsBlobStore: a sweep removes the temporary files of processes that are gon
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   await exited;
-  assert.equal(await store.clearTemporary(), 1, 'the killed writer\'s file');
+  assert.equal(await store.clearTemporary(), 1, "the killed writer's file");
   assert.deepEqual(readdirSync(tmp), [processTag()]);
   const { blobId } = await mine.commit();
-  assert.deepEqual(await store.list(), [blobId], 'this process\'s write went on');
+  assert.deepEqual(await store.list(), [blobId], "this process's write went on");
 });
 
 test('FsBlobStore: a temporary file of no known process goes only once idle for an hour; with an age, any idle file goes', { timeout: 10_000 }, async (t) => {
@@ -130,8 +142,8 @@ test('FsBlobStore: a temporary file of no known process goes only once idle for 
   const tmp = join(root, 'tmp');
   const fresh = randomHexId();
   const old = randomHexId();
-  writeFileSync(join(tmp, fresh), 'an older version\'s write, maybe in progress');
-  writeFileSync(join(tmp, old), 'an older version\'s crash');
+  writeFileSync(join(tmp, fresh), "an older version's write, maybe in progress");
+  writeFileSync(join(tmp, old), "an older version's crash");
   const longAgo = new Date(Date.now() - UNOWNED_TEMP_AGE_MS - 60_000);
   utimesSync(join(tmp, old), longAgo, longAgo);
   assert.equal(await store.clearTemporary(), 1);
@@ -150,7 +162,7 @@ test('FsBlobStore: a temporary file of no known process goes only once idle for 
   await writer.commit();
 });
 
-test('FsBlobStore: a link planted at a body\'s name is never followed on read', { timeout: 10_000 }, async (t) => {
+test("FsBlobStore: a link planted at a body's name is never followed on read", { timeout: 10_000 }, async (t) => {
   const root = tempDir(t);
   const store = await FsBlobStore.open(root);
   t.after(() => store.close());

@@ -12,17 +12,30 @@ const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
 const missingBucket = { name: 'StoreError', code: 'STORE_NO_SUCH_BUCKET' };
 
-test('buckets: created, got and listed under the account\'s own names; stored under the account\'s id', { timeout: 10_000 }, async (t) => {
+test("buckets: created, got and listed under the account's own names; stored under the account's id", { timeout: 10_000 }, async (t) => {
   const { engine } = await openTestEngine(t);
   const a = accountStore(engine, A);
   const b = accountStore(engine, B);
   assert.deepEqual((await a.createBucket('photos', { storageClass: 'InfrequentAccess' })).name, 'photos');
   await b.createBucket('photos');
   await a.createBucket('docs');
-  assert.deepEqual((await a.listBuckets()).map((x) => [x.name, x.storageClass]), [['docs', 'Standard'], ['photos', 'InfrequentAccess']]);
-  assert.deepEqual((await b.listBuckets()).map((x) => x.name), ['photos']);
+  assert.deepEqual(
+    (await a.listBuckets()).map((x) => [x.name, x.storageClass]),
+    [
+      ['docs', 'Standard'],
+      ['photos', 'InfrequentAccess'],
+    ],
+  );
+  assert.deepEqual(
+    (await b.listBuckets()).map((x) => x.name),
+    ['photos'],
+  );
   assert.equal((await engine.getBucket(storedBucketName(A, 'photos')))?.storageClass, 'InfrequentAccess');
-  assert.deepEqual((await accountStore(engine, null).listBuckets()).map((x) => x.name), ['test-bucket'], 'the fixture\'s bucket is of no account');
+  assert.deepEqual(
+    (await accountStore(engine, null).listBuckets()).map((x) => x.name),
+    ['test-bucket'],
+    "the fixture's bucket is of no account",
+  );
   await assert.rejects(a.createBucket('photos'), { code: 'STORE_BUCKET_ALREADY_EXISTS' });
   assert.equal((await a.ensureBucket('photos')).name, 'photos');
   await assert.rejects(a.createBucket(`${B}/photos`), { code: 'STORE_INVALID_BUCKET_NAME' });
@@ -51,8 +64,11 @@ test('objects and uploads stay in their account; a name with a slash names no bu
   // As for any bucket that does not exist: the engine finds no such upload there.
   await assert.rejects(b.uploadPart('photos', 'big', upload, 1, new Uint8Array(1)), { code: 'STORE_NO_SUCH_UPLOAD' });
   await assert.rejects(b.completeMultipartUpload('photos', 'big', upload, []), { code: 'STORE_NO_SUCH_UPLOAD' });
-  assert.deepEqual((await a.listUploads('photos')).map((u) => u.uploadId), [upload]);
+  assert.deepEqual(
+    (await a.listUploads('photos')).map((u) => u.uploadId),
+    [upload],
+  );
   assert.equal((await a.head('photos', 'k'))?.size, 1);
-  assert.equal(await none.expireUploads(), 0, 'maintenance is the server\'s, never a view\'s');
+  assert.equal(await none.expireUploads(), 0, "maintenance is the server's, never a view's");
   assert.throws(() => accountStore(engine, 'not-an-id'), /Not an account id/);
 });

@@ -8,7 +8,15 @@ import { bytes, openTestEngine, readAll } from '../../helpers/engine.ts';
 
 const T = Date.UTC(2026, 0, 1, 0, 0, 0, 500);
 const meta: ObjectMeta = {
-  key: 'k', version: 'v', size: 5, etag: 'abc', uploaded: T, httpMetadata: {}, customMetadata: {}, checksums: {}, storageClass: 'Standard',
+  key: 'k',
+  version: 'v',
+  size: 5,
+  etag: 'abc',
+  uploaded: T,
+  httpMetadata: {},
+  customMetadata: {},
+  checksums: {},
+  storageClass: 'Standard',
 };
 const strong = (value: string) => ({ type: 'strong' as const, value });
 const weak = (value: string) => ({ type: 'weak' as const, value });
@@ -80,8 +88,9 @@ test('get with a failing condition returns metadata without body; put with one s
 test('racing conditional puts with the same etagMatches: exactly one wins', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   const base = await engine.put(bucket, 'counter', bytes('0'));
-  const racers = Array.from({ length: 20 }, (_, i) => engine.put(bucket, 'counter', bytes(`from-${i}-${'x'.repeat(i * 10_000)}`),
-    { onlyIf: { etagMatches: [strong(base!.etag)] } }));
+  const racers = Array.from({ length: 20 }, (_, i) =>
+    engine.put(bucket, 'counter', bytes(`from-${i}-${'x'.repeat(i * 10_000)}`), { onlyIf: { etagMatches: [strong(base!.etag)] } }),
+  );
   const results = await Promise.all(racers);
   const winners = results.filter((r) => r !== null);
   assert.equal(winners.length, 1);

@@ -17,20 +17,26 @@ const noBlobs = { createWriter: () => assert.fail('a small body is kept inline')
 const OPTIONS = { blobs: noBlobs, inlineMax: 4096, maxSize: 1 << 20 };
 
 test('property: a small body in any chunking is kept inline whole, with its MD5; a length other than declared is incomplete', { timeout: 30_000 }, async () => {
-  await fc.assert(fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 600 }), { maxLength: 6 }), fc.integer({ min: -3, max: 3 }), async (chunks, off) => {
-    const whole = Buffer.concat(chunks);
-    const declared = Math.max(0, whole.length + off);
-    const stream = Readable.from(chunks.map((chunk) => Buffer.from(chunk)), { objectMode: false });
-    const taken = ingestBody({ stream, length: declared }, OPTIONS);
-    if (declared !== whole.length) {
-      await assert.rejects(taken, (error: unknown) => error instanceof StoreError && error.code === 'STORE_INCOMPLETE_BODY');
-      return;
-    }
-    const ingested = await taken;
-    assert.deepEqual(Buffer.from(ingested.inline!), whole);
-    assert.equal(ingested.size, whole.length);
-    assert.equal(ingested.md5, createHash('md5').update(whole).digest('hex'));
-  }), { numRuns: 200 });
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 600 }), { maxLength: 6 }), fc.integer({ min: -3, max: 3 }), async (chunks, off) => {
+      const whole = Buffer.concat(chunks);
+      const declared = Math.max(0, whole.length + off);
+      const stream = Readable.from(
+        chunks.map((chunk) => Buffer.from(chunk)),
+        { objectMode: false },
+      );
+      const taken = ingestBody({ stream, length: declared }, OPTIONS);
+      if (declared !== whole.length) {
+        await assert.rejects(taken, (error: unknown) => error instanceof StoreError && error.code === 'STORE_INCOMPLETE_BODY');
+        return;
+      }
+      const ingested = await taken;
+      assert.deepEqual(Buffer.from(ingested.inline!), whole);
+      assert.equal(ingested.size, whole.length);
+      assert.equal(ingested.md5, createHash('md5').update(whole).digest('hex'));
+    }),
+    { numRuns: 200 },
+  );
 });
 
 test('a stream that fails or closes before its end fails the body with that error; nothing is left listening', { timeout: 10_000 }, async () => {

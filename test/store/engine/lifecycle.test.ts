@@ -21,8 +21,11 @@ const DAY = 86_400_000;
 const rule = (over: Partial<LifecycleRule>): LifecycleRule => ({ id: 'r', enabled: true, prefix: '', ...over });
 
 test('rules are validated: ids unique and bounded, an action each, ages whole and positive, a transition before its expiration', { timeout: 10_000 }, () => {
-  const refused = (rules: LifecycleRule[], message: RegExp) => assert.throws(() => assertLifecycleRules(rules),
-    (error: unknown) => error instanceof StoreError && error.code === 'STORE_INVALID_LIFECYCLE' && message.test(error.message));
+  const refused = (rules: LifecycleRule[], message: RegExp) =>
+    assert.throws(
+      () => assertLifecycleRules(rules),
+      (error: unknown) => error instanceof StoreError && error.code === 'STORE_INVALID_LIFECYCLE' && message.test(error.message),
+    );
   refused([rule({})], /has no action/);
   refused([rule({ expiration: { afterSeconds: 0 } })], /at least 1/);
   refused([rule({ expiration: { afterSeconds: 1.5 } })], /whole number/);
@@ -30,36 +33,43 @@ test('rules are validated: ids unique and bounded, an action each, ages whole an
   refused([rule({ id: '', expiration: { afterSeconds: 60 } })], /1 to 255 characters/);
   refused([rule({ prefix: 'p'.repeat(1025), expiration: { afterSeconds: 60 } })], /at most 1024 bytes/);
   refused([rule({ expiration: { afterSeconds: 60 }, transition: { afterSeconds: 60 } })], /must come before its expiration/);
-  refused(Array.from({ length: 1001 }, (_, i) => rule({ id: `r${i}`, expiration: { afterSeconds: 60 } })), /at most 1000 rules/);
+  refused(
+    Array.from({ length: 1001 }, (_, i) => rule({ id: `r${i}`, expiration: { afterSeconds: 60 } })),
+    /at most 1000 rules/,
+  );
   assertLifecycleRules([rule({ expiration: { date: Date.UTC(2030, 0, 1) }, transition: { afterSeconds: 60 }, abortUploadsAfterSeconds: 86_400 })]);
 });
 
-test('what is due: expiration before transition, by age or date; disabled rules and other prefixes never; scan prefixes are the fewest that cover', { timeout: 10_000 }, () => {
-  const now = Date.UTC(2026, 0, 10);
-  const rules = [
-    rule({ id: 'logs', prefix: 'logs/', expiration: { afterSeconds: 86_400 } }),
-    rule({ id: 'archive', prefix: 'archive/', transition: { afterSeconds: 86_400 } }),
-    rule({ id: 'tmp', prefix: 'tmp/', expiration: { date: now } }),
-    rule({ id: 'off', prefix: 'off/', enabled: false, expiration: { afterSeconds: 1 } }),
-    rule({ id: 'nested', prefix: 'logs/old/', abortUploadsAfterSeconds: 60 }),
-  ];
-  const object = (key: string, age: number, storageClass: 'Standard' | 'InfrequentAccess' = 'Standard') => ({ key, uploaded: now - age, storageClass });
-  assert.equal(dueAction(rules, object('logs/a', DAY), now), 'expire');
-  assert.equal(dueAction(rules, object('logs/a', DAY - 1), now), undefined);
-  assert.equal(dueAction(rules, object('archive/a', DAY), now), 'transition');
-  assert.equal(dueAction(rules, object('archive/a', DAY, 'InfrequentAccess'), now), undefined, 'already moved');
-  assert.equal(dueAction(rules, object('tmp/new', 0), now), 'expire', 'a date expires every object, new ones too');
-  assert.equal(dueAction(rules, object('tmp/x', 0), now - 1), undefined);
-  assert.equal(dueAction(rules, object('off/x', DAY), now), undefined);
-  assert.equal(dueAction(rules, object('other', 10 * DAY), now), undefined);
-  assert.deepEqual(scanPrefixes(rules), ['archive/', 'logs/', 'tmp/']);
-  assert.deepEqual(scanPrefixes([...rules, rule({ id: 'all', expiration: { afterSeconds: 1 } })]), ['']);
-  assert.deepEqual(scanPrefixes(rules, true), ['logs/old/']);
-  assert.equal(uploadDue(rules, 'logs/old/u', now - 60_000, now), true);
-  assert.equal(uploadDue(rules, 'logs/new/u', now - 60_000, now), false);
-});
+test(
+  'what is due: expiration before transition, by age or date; disabled rules and other prefixes never; scan prefixes are the fewest that cover',
+  { timeout: 10_000 },
+  () => {
+    const now = Date.UTC(2026, 0, 10);
+    const rules = [
+      rule({ id: 'logs', prefix: 'logs/', expiration: { afterSeconds: 86_400 } }),
+      rule({ id: 'archive', prefix: 'archive/', transition: { afterSeconds: 86_400 } }),
+      rule({ id: 'tmp', prefix: 'tmp/', expiration: { date: now } }),
+      rule({ id: 'off', prefix: 'off/', enabled: false, expiration: { afterSeconds: 1 } }),
+      rule({ id: 'nested', prefix: 'logs/old/', abortUploadsAfterSeconds: 60 }),
+    ];
+    const object = (key: string, age: number, storageClass: 'Standard' | 'InfrequentAccess' = 'Standard') => ({ key, uploaded: now - age, storageClass });
+    assert.equal(dueAction(rules, object('logs/a', DAY), now), 'expire');
+    assert.equal(dueAction(rules, object('logs/a', DAY - 1), now), undefined);
+    assert.equal(dueAction(rules, object('archive/a', DAY), now), 'transition');
+    assert.equal(dueAction(rules, object('archive/a', DAY, 'InfrequentAccess'), now), undefined, 'already moved');
+    assert.equal(dueAction(rules, object('tmp/new', 0), now), 'expire', 'a date expires every object, new ones too');
+    assert.equal(dueAction(rules, object('tmp/x', 0), now - 1), undefined);
+    assert.equal(dueAction(rules, object('off/x', DAY), now), undefined);
+    assert.equal(dueAction(rules, object('other', 10 * DAY), now), undefined);
+    assert.deepEqual(scanPrefixes(rules), ['archive/', 'logs/', 'tmp/']);
+    assert.deepEqual(scanPrefixes([...rules, rule({ id: 'all', expiration: { afterSeconds: 1 } })]), ['']);
+    assert.deepEqual(scanPrefixes(rules, true), ['logs/old/']);
+    assert.equal(uploadDue(rules, 'logs/old/u', now - 60_000, now), true);
+    assert.equal(uploadDue(rules, 'logs/new/u', now - 60_000, now), false);
+  },
+);
 
-test('a sweep expires, moves and aborts what is due, each once, and keeps the account\'s usage exact', { timeout: 30_000 }, async (t) => {
+test("a sweep expires, moves and aborts what is due, each once, and keeps the account's usage exact", { timeout: 30_000 }, async (t) => {
   const { engine, clock, bucket } = await openTestEngine(t);
   await engine.putBucketLifecycle(bucket, [
     rule({ id: 'logs', prefix: 'logs/', expiration: { afterSeconds: 86_400 } }),
@@ -85,8 +95,15 @@ test('a sweep expires, moves and aborts what is due, each once, and keeps the ac
   const fresh = await engine.createMultipartUpload(bucket, 'up/fresh');
   assert.equal(await sweeper.runCycle(), 'done');
   assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads, sweeper.stats.cycles], [25, 1, 3]);
-  assert.deepEqual((await engine.list(bucket)).objects.map((o) => o.key), ['archive/a', 'keep', 'logs/late'], 'the late one is not due yet');
-  assert.deepEqual((await engine.listUploads(bucket)).map((u) => u.uploadId), [fresh]);
+  assert.deepEqual(
+    (await engine.list(bucket)).objects.map((o) => o.key),
+    ['archive/a', 'keep', 'logs/late'],
+    'the late one is not due yet',
+  );
+  assert.deepEqual(
+    (await engine.listUploads(bucket)).map((u) => u.uploadId),
+    [fresh],
+  );
   const usage = await engine.accountUsage(null);
   assert.deepEqual([usage.objectBytes, usage.objectCount], [15, 3], 'every deletion and abort gave its space back');
   // Again: nothing more is due, nothing is counted twice.
@@ -114,31 +131,43 @@ test('an object written again after the sweep saw it is another object: not dele
   assert.equal(sweeper.stats.expiredObjects, 0);
 });
 
-test('a second sweeper finds the lease held; after the holder stops mid-cycle and its lease runs out, another resumes where it stopped', { timeout: 30_000 }, async (t) => {
-  const { engine, clock, bucket } = await openTestEngine(t);
-  await engine.putBucketLifecycle(bucket, [rule({ expiration: { afterSeconds: 60 } })]);
-  for (let i = 0; i < 30; i++) await engine.put(bucket, `k${String(i).padStart(2, '0')}`, new Uint8Array(1));
-  clock.advance(60_000);
-  const first = new LifecycleSweeper({ meta: engine.metadata, clock, logger: silentLogger, holder: 'first', pageSize: 5, pagesPerPass: 3, leaseMs: 30_000 });
-  const second = new LifecycleSweeper({ meta: engine.metadata, clock, logger: silentLogger, holder: 'second', pageSize: 5, pagesPerPass: 100, leaseMs: 30_000 });
-  // Three steps: finding the bucket, then two pages of five.
-  assert.equal(await first.runPass(), 'more');
-  assert.equal(first.stats.expiredObjects, 10);
-  assert.equal(await second.runPass(), 'busy', 'one instance sweeps at a time');
-  assert.equal(second.stats.holdsLease, false);
-  // The first "crashes": it never runs again. Its lease runs out; the second resumes after k09.
-  clock.advance(30_000);
-  const listed: Array<string | undefined> = [];
-  const listObjects = engine.metadata.listObjects.bind(engine.metadata);
-  engine.metadata.listObjects = async (b, query) => {
-    listed.push(query.after);
-    return listObjects(b, query);
-  };
-  assert.equal(await second.runPass(), 'done');
-  assert.equal(listed[0], 'k09', 'resumed after the last key the first holder finished');
-  assert.equal(first.stats.expiredObjects + second.stats.expiredObjects, 30);
-  assert.deepEqual((await engine.list(bucket)).objects, []);
-});
+test(
+  'a second sweeper finds the lease held; after the holder stops mid-cycle and its lease runs out, another resumes where it stopped',
+  { timeout: 30_000 },
+  async (t) => {
+    const { engine, clock, bucket } = await openTestEngine(t);
+    await engine.putBucketLifecycle(bucket, [rule({ expiration: { afterSeconds: 60 } })]);
+    for (let i = 0; i < 30; i++) await engine.put(bucket, `k${String(i).padStart(2, '0')}`, new Uint8Array(1));
+    clock.advance(60_000);
+    const first = new LifecycleSweeper({ meta: engine.metadata, clock, logger: silentLogger, holder: 'first', pageSize: 5, pagesPerPass: 3, leaseMs: 30_000 });
+    const second = new LifecycleSweeper({
+      meta: engine.metadata,
+      clock,
+      logger: silentLogger,
+      holder: 'second',
+      pageSize: 5,
+      pagesPerPass: 100,
+      leaseMs: 30_000,
+    });
+    // Three steps: finding the bucket, then two pages of five.
+    assert.equal(await first.runPass(), 'more');
+    assert.equal(first.stats.expiredObjects, 10);
+    assert.equal(await second.runPass(), 'busy', 'one instance sweeps at a time');
+    assert.equal(second.stats.holdsLease, false);
+    // The first "crashes": it never runs again. Its lease runs out; the second resumes after k09.
+    clock.advance(30_000);
+    const listed: Array<string | undefined> = [];
+    const listObjects = engine.metadata.listObjects.bind(engine.metadata);
+    engine.metadata.listObjects = async (b, query) => {
+      listed.push(query.after);
+      return listObjects(b, query);
+    };
+    assert.equal(await second.runPass(), 'done');
+    assert.equal(listed[0], 'k09', 'resumed after the last key the first holder finished');
+    assert.equal(first.stats.expiredObjects + second.stats.expiredObjects, 30);
+    assert.deepEqual((await engine.list(bucket)).objects, []);
+  },
+);
 
 test('PostgreSQL: two instances sweeping at once delete every due object exactly once, one holding the lease at a time', { timeout: 120_000 }, async (t) => {
   const url = await pgTestUrl(t, { pool: 4 });
@@ -160,9 +189,18 @@ test('PostgreSQL: two instances sweeping at once delete every due object exactly
   for (let i = 0; i < total; i++) await (i % 2 ? a : b).put('shared', `due/${String(i).padStart(3, '0')}`, new Uint8Array(4));
   await a.put('shared', 'kept', new Uint8Array(4));
   clock.advance(3600_000);
-  const sweepers = [a, b].map((engine, i) => new LifecycleSweeper({
-    meta: engine.metadata, clock, logger: silentLogger, holder: `instance-${i}`, pageSize: 10, pagesPerPass: 2, leaseMs: 5_000,
-  }));
+  const sweepers = [a, b].map(
+    (engine, i) =>
+      new LifecycleSweeper({
+        meta: engine.metadata,
+        clock,
+        logger: silentLogger,
+        holder: `instance-${i}`,
+        pageSize: 10,
+        pagesPerPass: 2,
+        leaseMs: 5_000,
+      }),
+  );
   // Both run passes concurrently, over and over; the lease runs out between rounds, so the work changes hands.
   let holders = 0;
   for (let round = 0; round < 100; round++) {
@@ -174,7 +212,10 @@ test('PostgreSQL: two instances sweeping at once delete every due object exactly
   }
   assert.ok(holders > 0);
   assert.equal(sweepers[0]!.stats.expiredObjects + sweepers[1]!.stats.expiredObjects, total, 'each due object deleted exactly once');
-  assert.deepEqual((await a.list('shared')).objects.map((o) => o.key), ['kept']);
+  assert.deepEqual(
+    (await a.list('shared')).objects.map((o) => o.key),
+    ['kept'],
+  );
   const usage = await a.accountUsage(null);
   assert.deepEqual([usage.objectBytes, usage.objectCount], [4, 1]);
 });

@@ -50,7 +50,10 @@ test('pagination over 2,500 keys reaches the end with no duplicate and no gap', 
   assert.equal(all.pages, 3);
   assert.deepEqual(all.keys, keys);
   const small = await listAll(engine, bucket, { limit: 7, prefix: 'item/01' });
-  assert.deepEqual(small.keys, keys.filter((k) => k.startsWith('item/01')));
+  assert.deepEqual(
+    small.keys,
+    keys.filter((k) => k.startsWith('item/01')),
+  );
 });
 
 test('a page that exactly fills the limit is not truncated', { timeout: 10_000 }, async (t) => {
@@ -75,7 +78,10 @@ test('delimited prefixes count against the limit and the cursor skips the whole 
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['dir0/file0', 'dir0/file1', 'dir0/sub0/x', 'dir0/sub0/y', 'dir0/sub1/z']) await engine.put(bucket, key, bytes('x'));
   const first = await engine.list(bucket, { prefix: 'dir0/', delimiter: '/', limit: 2 });
-  assert.deepEqual(first.objects.map((o) => o.key), ['dir0/file0', 'dir0/file1']);
+  assert.deepEqual(
+    first.objects.map((o) => o.key),
+    ['dir0/file0', 'dir0/file1'],
+  );
   assert.equal(first.truncated, true);
   const second = await engine.list(bucket, { prefix: 'dir0/', delimiter: '/', limit: 2, cursor: first.cursor! });
   assert.deepEqual(second.delimitedPrefixes, ['dir0/sub0/', 'dir0/sub1/']);
@@ -86,10 +92,16 @@ test('multi-character delimiters and keys equal to the prefix', { timeout: 10_00
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['x--1', 'x--2--3', 'x3', 'dir', 'dir/x']) await engine.put(bucket, key, bytes('x'));
   const dashes = await engine.list(bucket, { prefix: 'x', delimiter: '--' });
-  assert.deepEqual(dashes.objects.map((o) => o.key), ['x3']);
+  assert.deepEqual(
+    dashes.objects.map((o) => o.key),
+    ['x3'],
+  );
   assert.deepEqual(dashes.delimitedPrefixes, ['x--']);
   const dir = await engine.list(bucket, { prefix: 'dir', delimiter: '/' });
-  assert.deepEqual(dir.objects.map((o) => o.key), ['dir']);
+  assert.deepEqual(
+    dir.objects.map((o) => o.key),
+    ['dir'],
+  );
   assert.deepEqual(dir.delimitedPrefixes, ['dir/']);
 });
 
@@ -97,9 +109,15 @@ test('order is UTF-8 byte order; startAfter is exclusive', { timeout: 10_000 }, 
   const { engine, bucket } = await openTestEngine(t);
   for (const key of ['u\u{1F600}', 'u\uFF61', 'b', 'a']) await engine.put(bucket, key, bytes('x'));
   const page = await engine.list(bucket, {});
-  assert.deepEqual(page.objects.map((o) => o.key), ['a', 'b', 'u\uFF61', 'u\u{1F600}']);
+  assert.deepEqual(
+    page.objects.map((o) => o.key),
+    ['a', 'b', 'u\uFF61', 'u\u{1F600}'],
+  );
   const later = await engine.list(bucket, { startAfter: 'b' });
-  assert.deepEqual(later.objects.map((o) => o.key), ['u\uFF61', 'u\u{1F600}']);
+  assert.deepEqual(
+    later.objects.map((o) => o.key),
+    ['u\uFF61', 'u\u{1F600}'],
+  );
 });
 
 test('startAfter and cursors compare in UTF-8 byte order, past U+FFFF too', { timeout: 10_000 }, async (t) => {
@@ -107,15 +125,27 @@ test('startAfter and cursors compare in UTF-8 byte order, past U+FFFF too', { ti
   for (const key of ['\u{1F600}', '\u{1F600}\u{1F600}', '\uFF61x', '\u{10000}a']) await engine.put(bucket, key, bytes('x'));
   // U+1F600 is below U+FF61 in UTF-16 (a surrogate) but above it in UTF-8: the cursor must win.
   const first = await engine.list(bucket, { startAfter: '\uFF61\u{10FFFF}', limit: 1 });
-  assert.deepEqual(first.objects.map((o) => o.key), ['\u{10000}a']);
+  assert.deepEqual(
+    first.objects.map((o) => o.key),
+    ['\u{10000}a'],
+  );
   const second = await engine.list(bucket, { startAfter: '\uFF61\u{10FFFF}', limit: 1, cursor: first.cursor! });
-  assert.deepEqual(second.objects.map((o) => o.key), ['\u{1F600}']);
+  assert.deepEqual(
+    second.objects.map((o) => o.key),
+    ['\u{1F600}'],
+  );
   const third = await engine.list(bucket, { startAfter: '\uFF61\u{10FFFF}', limit: 1, cursor: second.cursor! });
-  assert.deepEqual(third.objects.map((o) => o.key), ['\u{1F600}\u{1F600}']);
+  assert.deepEqual(
+    third.objects.map((o) => o.key),
+    ['\u{1F600}\u{1F600}'],
+  );
   assert.equal(third.truncated, false);
   // And a startAfter below the prefix (in bytes) does not widen the listing beyond the prefix.
   const prefixed = await engine.list(bucket, { prefix: '\u{10000}', startAfter: '\uFF61' });
-  assert.deepEqual(prefixed.objects.map((o) => o.key), ['\u{10000}a']);
+  assert.deepEqual(
+    prefixed.objects.map((o) => o.key),
+    ['\u{10000}a'],
+  );
 });
 
 test('include fills in only the requested metadata', { timeout: 10_000 }, async (t) => {
@@ -143,19 +173,22 @@ test('property: paginating any key set with any prefix, delimiter and limit equa
   let run = 0;
   const alphabet = fc.constantFrom('a', 'b', '/', '-', 'é', '🙂');
   const key = fc.array(alphabet, { minLength: 0, maxLength: 6 }).map((chars) => chars.join(''));
-  await fc.assert(fc.asyncProperty(
-    fc.array(key, { minLength: 0, maxLength: 40 }),
-    fc.array(alphabet, { maxLength: 2 }).map((c) => c.join('')),
-    fc.option(fc.constantFrom('/', '-', 'a', '/-'), { nil: undefined }),
-    fc.integer({ min: 1, max: 8 }),
-    async (keys, prefix, delimiter, limit) => {
-      const bucket = `prop-${run++}`;
-      await engine.createBucket(bucket);
-      await Promise.all([...new Set(keys)].map((k) => engine.put(bucket, k, bytes('v'))));
-      const got = await listAll(engine, bucket, { prefix, ...(delimiter ? { delimiter } : {}), limit });
-      const want = expected(keys, prefix, delimiter);
-      assert.deepEqual(got.keys, want.objects);
-      assert.deepEqual(got.prefixes, want.prefixes);
-    },
-  ), { numRuns: 60 });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(key, { minLength: 0, maxLength: 40 }),
+      fc.array(alphabet, { maxLength: 2 }).map((c) => c.join('')),
+      fc.option(fc.constantFrom('/', '-', 'a', '/-'), { nil: undefined }),
+      fc.integer({ min: 1, max: 8 }),
+      async (keys, prefix, delimiter, limit) => {
+        const bucket = `prop-${run++}`;
+        await engine.createBucket(bucket);
+        await Promise.all([...new Set(keys)].map((k) => engine.put(bucket, k, bytes('v'))));
+        const got = await listAll(engine, bucket, { prefix, ...(delimiter ? { delimiter } : {}), limit });
+        const want = expected(keys, prefix, delimiter);
+        assert.deepEqual(got.keys, want.objects);
+        assert.deepEqual(got.prefixes, want.prefixes);
+      },
+    ),
+    { numRuns: 60 },
+  );
 });

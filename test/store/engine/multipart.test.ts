@@ -21,11 +21,21 @@ test('parts of 5 MiB, 5 MiB and 1 MiB complete into one readable object', { time
   // Uploaded out of order, completed in any order: parts are sorted by number.
   const p3 = await engine.uploadPart(bucket, 'mpu', id, 3, data[2]!);
   const p1 = await engine.uploadPart(bucket, 'mpu', id, 1, data[0]!);
-  const p2 = await engine.uploadPart(bucket, 'mpu', id, 2, { stream: (async function* () { yield data[1]!; })() });
+  const p2 = await engine.uploadPart(bucket, 'mpu', id, 2, {
+    stream: (async function* () {
+      yield data[1]!;
+    })(),
+  });
   assert.equal(p1.etag, createHash('md5').update(data[0]!).digest('hex'));
   assert.equal(await engine.head(bucket, 'mpu'), null, 'not visible before completion');
-  assert.deepEqual((await engine.listParts(bucket, 'mpu', id)).map((p) => p.partNumber), [1, 2, 3]);
-  assert.deepEqual((await engine.listUploads(bucket)).map((u) => u.uploadId), [id]);
+  assert.deepEqual(
+    (await engine.listParts(bucket, 'mpu', id)).map((p) => p.partNumber),
+    [1, 2, 3],
+  );
+  assert.deepEqual(
+    (await engine.listUploads(bucket)).map((u) => u.uploadId),
+    [id],
+  );
   const done = await engine.completeMultipartUpload(bucket, 'mpu', id, [p2, p3, p1]);
   assert.equal(done.size, 11 * MiB);
   assert.equal(done.etag, multipartEtag([p1.etag, p2.etag, p3.etag]));
@@ -36,7 +46,7 @@ test('parts of 5 MiB, 5 MiB and 1 MiB complete into one readable object', { time
   assert.equal(got?.meta.etag, done.etag);
   assert.ok(Buffer.concat(data).equals(await readAll(got!.body!.stream())));
   const across = await engine.get(bucket, 'mpu', { range: { offset: 5 * MiB - 2, length: 4 } });
-  assert.deepEqual([...await readAll(across!.body!.stream())], [1, 1, 2, 2]);
+  assert.deepEqual([...(await readAll(across!.body!.stream()))], [1, 1, 2, 2]);
   assert.deepEqual(await engine.listUploads(bucket), []);
   await assert.rejects(engine.completeMultipartUpload(bucket, 'mpu', id, [p1]), code('STORE_NO_SUCH_UPLOAD'));
   await engine.abortMultipartUpload(bucket, 'mpu', id);
@@ -54,7 +64,12 @@ test('a wrong or stale etag, an unknown part or a duplicate part is refused', { 
   const current = { partNumber: 1, etag: createHash('md5').update('uno').digest('hex') };
   await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, [current, current]), code('STORE_INTERNAL'));
   // A duplicate is a duplicate whichever copy is stale, and wherever it stands in the list.
-  for (const list of [[first, current], [current, first], [first, first], [{ partNumber: 9, etag: first.etag }, current, { partNumber: 9, etag: 'x' }]]) {
+  for (const list of [
+    [first, current],
+    [current, first],
+    [first, first],
+    [{ partNumber: 9, etag: first.etag }, current, { partNumber: 9, etag: 'x' }],
+  ]) {
     await assert.rejects(engine.completeMultipartUpload(bucket, 'k', id, list), code('STORE_INTERNAL'), JSON.stringify(list));
   }
   const done = await engine.completeMultipartUpload(bucket, 'k', id, [{ ...current, etag: `"${current.etag}"` }]);
@@ -129,7 +144,11 @@ test('a completion sent again answers the same object, across a restart, for a d
   const { engine, clock } = second;
   clock.set(first.clock.now());
   const repeat = { answerRepeat: true };
-  assert.deepEqual(await engine.completeMultipartUpload(bucket, 'again', id, [{ ...part, etag: `"${part.etag}"` }], repeat), made, 'quoted etags are the same parts');
+  assert.deepEqual(
+    await engine.completeMultipartUpload(bucket, 'again', id, [{ ...part, etag: `"${part.etag}"` }], repeat),
+    made,
+    'quoted etags are the same parts',
+  );
   // Without answerRepeat (the binding, as the real one), a completed upload is gone.
   await assert.rejects(engine.completeMultipartUpload(bucket, 'again', id, [part]), code('STORE_NO_SUCH_UPLOAD'));
   // Another parts list is another request: the upload is gone.
@@ -143,8 +162,11 @@ test('a completion sent again answers the same object, across a restart, for a d
   await engine.expireUploads();
   assert.deepEqual(await engine.completeMultipartUpload(bucket, 'again', id, [part], repeat), made);
   clock.advance(3600_000 + 1);
-  assert.deepEqual(await engine.completeMultipartUpload(bucket, 'again', id, [part], repeat).catch((e: unknown) => e instanceof StoreError && e.code), 'STORE_NO_SUCH_UPLOAD',
-    'past a day, even before maintenance');
+  assert.deepEqual(
+    await engine.completeMultipartUpload(bucket, 'again', id, [part], repeat).catch((e: unknown) => e instanceof StoreError && e.code),
+    'STORE_NO_SUCH_UPLOAD',
+    'past a day, even before maintenance',
+  );
   await engine.expireUploads();
   assert.equal(await engine.metadata.getUpload(bucket, 'again', id), null, 'maintenance forgot it');
 });
@@ -172,22 +194,24 @@ test('a completion sent again after its object was overwritten or deleted is NoS
 
 test('a stated completion checksum matches exactly the COMPOSITE checksum it names, with or without its part count', { timeout: 10_000 }, () => {
   const digest = fc.uint8Array({ minLength: 4, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
-  fc.assert(fc.property(digest, digest, fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 10_000 }), (actual, other, parts, otherParts) => {
-    const stored = `${actual}-${parts}`;
-    const ok = (expected: { hex: string; parts?: number }) => {
-      try {
-        checkCompletionChecksum({ algorithm: 'sha256', ...expected }, stored);
-        return true;
-      } catch (error) {
-        assert.ok(error instanceof StoreError && error.code === 'STORE_BAD_DIGEST');
-        return false;
-      }
-    };
-    assert.equal(ok({ hex: actual }), true);
-    assert.equal(ok({ hex: actual, parts }), true);
-    assert.equal(ok({ hex: other }), other === actual);
-    assert.equal(ok({ hex: actual, parts: otherParts }), otherParts === parts);
-    assert.throws(() => checkCompletionChecksum({ algorithm: 'sha256', hex: actual }, undefined), code('STORE_BAD_DIGEST'), 'no checksum to check against');
-    checkCompletionChecksum(undefined, stored);
-  }));
+  fc.assert(
+    fc.property(digest, digest, fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 10_000 }), (actual, other, parts, otherParts) => {
+      const stored = `${actual}-${parts}`;
+      const ok = (expected: { hex: string; parts?: number }) => {
+        try {
+          checkCompletionChecksum({ algorithm: 'sha256', ...expected }, stored);
+          return true;
+        } catch (error) {
+          assert.ok(error instanceof StoreError && error.code === 'STORE_BAD_DIGEST');
+          return false;
+        }
+      };
+      assert.equal(ok({ hex: actual }), true);
+      assert.equal(ok({ hex: actual, parts }), true);
+      assert.equal(ok({ hex: other }), other === actual);
+      assert.equal(ok({ hex: actual, parts: otherParts }), otherParts === parts);
+      assert.throws(() => checkCompletionChecksum({ algorithm: 'sha256', hex: actual }, undefined), code('STORE_BAD_DIGEST'), 'no checksum to check against');
+      checkCompletionChecksum(undefined, stored);
+    }),
+  );
 });

@@ -67,25 +67,35 @@ test('md5 and an extra checksum are right however a body arrives: whole, streame
   const { engine, bucket } = await openTestEngine(t, { inlineMaxBytes: 1024 });
   let run = 0;
   // Lengths drawn as numbers: fast-check keeps generated arrays short, and the interesting bodies pass 1024 bytes.
-  await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 1500 }), fc.boolean(), fc.constantFrom('whole', 'stream'),
-    async (length, chunkSize, declared, shape) => {
-      const data = new Uint8Array(length).map((_, i) => (i * 31 + length) % 251);
-      const sha256 = createHash('sha256').update(data).digest('hex');
-      const body = shape === 'whole' ? data : { stream: chunked(data, chunkSize), ...(declared ? { length: data.byteLength } : {}) };
-      const put = await engine.put(bucket, `k${run++}`, body, { expectedChecksum: { algorithm: 'sha256', hex: sha256 } });
-      assert.equal(put?.etag, md5(data));
-      assert.equal(put?.checksums.sha256, sha256);
-      const got = await engine.get(bucket, put.key);
-      assert.ok(got?.body);
-      assert.ok(Buffer.from(data).equals(await readAll(got.body.stream())));
-    }), { numRuns: 60 });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: 3000 }),
+      fc.integer({ min: 1, max: 1500 }),
+      fc.boolean(),
+      fc.constantFrom('whole', 'stream'),
+      async (length, chunkSize, declared, shape) => {
+        const data = new Uint8Array(length).map((_, i) => (i * 31 + length) % 251);
+        const sha256 = createHash('sha256').update(data).digest('hex');
+        const body = shape === 'whole' ? data : { stream: chunked(data, chunkSize), ...(declared ? { length: data.byteLength } : {}) };
+        const put = await engine.put(bucket, `k${run++}`, body, { expectedChecksum: { algorithm: 'sha256', hex: sha256 } });
+        assert.equal(put?.etag, md5(data));
+        assert.equal(put?.checksums.sha256, sha256);
+        const got = await engine.get(bucket, put.key);
+        assert.ok(got?.body);
+        assert.ok(Buffer.from(data).equals(await readAll(got.body.stream())));
+      },
+    ),
+    { numRuns: 60 },
+  );
 });
 
 test('a stream shorter than its declared length stores nothing', { timeout: 10_000 }, async (t) => {
   const { engine, bucket, blobIds, temporaryCount } = await openTestEngine(t);
   const data = new Uint8Array(200_000);
-  await assert.rejects(engine.put(bucket, 'short', { stream: chunked(data, 10_000), length: 300_000 }),
-    (e: unknown) => e instanceof StoreError && e.code === 'STORE_INCOMPLETE_BODY');
+  await assert.rejects(
+    engine.put(bucket, 'short', { stream: chunked(data, 10_000), length: 300_000 }),
+    (e: unknown) => e instanceof StoreError && e.code === 'STORE_INCOMPLETE_BODY',
+  );
   assert.equal(await engine.head(bucket, 'short'), null);
   assert.equal(await temporaryCount(), 0);
   assert.deepEqual(await blobIds(), []);
@@ -143,8 +153,10 @@ test('keys over 1024 UTF-8 bytes are refused on every operation; odd keys never 
 test('custom metadata over 8192 bytes is refused', { timeout: 10_000 }, async (t) => {
   const { engine, bucket } = await openTestEngine(t);
   await engine.put(bucket, 'ok', bytes('x'), { customMetadata: { k: 'x'.repeat(8191) } });
-  await assert.rejects(engine.put(bucket, 'no', bytes('x'), { customMetadata: { k: 'x'.repeat(8192) } }),
-    (e: unknown) => e instanceof StoreError && e.code === 'STORE_METADATA_TOO_LARGE');
+  await assert.rejects(
+    engine.put(bucket, 'no', bytes('x'), { customMetadata: { k: 'x'.repeat(8192) } }),
+    (e: unknown) => e instanceof StoreError && e.code === 'STORE_METADATA_TOO_LARGE',
+  );
 });
 
 test('storage class defaults to the bucket class and is validated', { timeout: 10_000 }, async (t) => {
@@ -152,8 +164,10 @@ test('storage class defaults to the bucket class and is validated', { timeout: 1
   await engine.createBucket('cold-bucket', { storageClass: 'InfrequentAccess' });
   assert.equal((await engine.put('cold-bucket', 'k', bytes('x')))?.storageClass, 'InfrequentAccess');
   assert.equal((await engine.put('cold-bucket', 'k', bytes('x'), { storageClass: 'Standard' }))?.storageClass, 'Standard');
-  await assert.rejects(engine.put('cold-bucket', 'k', bytes('x'), { storageClass: 'Glacier' as never }),
-    (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_STORAGE_CLASS');
+  await assert.rejects(
+    engine.put('cold-bucket', 'k', bytes('x'), { storageClass: 'Glacier' as never }),
+    (e: unknown) => e instanceof StoreError && e.code === 'STORE_INVALID_STORAGE_CLASS',
+  );
 });
 
 test('delete removes one or many keys; missing keys are fine; over 1000 keys is refused', { timeout: 10_000 }, async (t) => {
@@ -163,8 +177,13 @@ test('delete removes one or many keys; missing keys are fine; over 1000 keys is 
   await engine.delete(bucket, ['a', 'missing']);
   assert.equal(await engine.head(bucket, 'a'), null);
   assert.ok(await engine.head(bucket, 'b'));
-  await assert.rejects(engine.delete(bucket, Array.from({ length: 1001 }, (_, i) => `k${i}`)),
-    (e: unknown) => e instanceof StoreError && e.code === 'STORE_TOO_MANY_KEYS');
+  await assert.rejects(
+    engine.delete(
+      bucket,
+      Array.from({ length: 1001 }, (_, i) => `k${i}`),
+    ),
+    (e: unknown) => e instanceof StoreError && e.code === 'STORE_TOO_MANY_KEYS',
+  );
 });
 
 test('unknown buckets are reported; non-empty buckets cannot be deleted', { timeout: 10_000 }, async (t) => {
@@ -201,7 +220,10 @@ test('a bucket deleted, or made again with another storage class, through anothe
   await first.engine.createBucket('shared', { storageClass: 'InfrequentAccess' });
   // Several puts at once share one bucket lookup (object-engine.ts): they all see the bucket as it is.
   const puts = await Promise.all(['a', 'b', 'c'].map((key) => first.engine.put('shared', key, bytes(key))));
-  assert.deepEqual(puts.map((meta) => meta?.storageClass), ['InfrequentAccess', 'InfrequentAccess', 'InfrequentAccess']);
+  assert.deepEqual(
+    puts.map((meta) => meta?.storageClass),
+    ['InfrequentAccess', 'InfrequentAccess', 'InfrequentAccess'],
+  );
   await second.engine.delete('shared', ['a', 'b', 'c']);
   await second.engine.deleteBucket('shared');
   await assert.rejects(first.engine.put('shared', 'd', bytes('d')), (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
@@ -236,9 +258,13 @@ test('a bucket deleted while a put streams its body: the put fails with NoSuchBu
   const { engine, blobIds } = await openTestEngine(t, { inlineMaxBytes: 1024 });
   await engine.createBucket('doomed');
   let streaming!: () => void;
-  const started = new Promise<void>((resolve) => { streaming = resolve; });
+  const started = new Promise<void>((resolve) => {
+    streaming = resolve;
+  });
   let finish!: () => void;
-  const rest = new Promise<void>((resolve) => { finish = resolve; });
+  const rest = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
   async function* body(): AsyncIterable<Uint8Array> {
     streaming();
     yield new Uint8Array(100_000).fill(1);
@@ -251,7 +277,7 @@ test('a bucket deleted while a put streams its body: the put fails with NoSuchBu
   finish();
   await assert.rejects(put, (e: unknown) => e instanceof StoreError && e.code === 'STORE_NO_SUCH_BUCKET');
   assert.equal(await engine.getBucket('doomed'), null);
-  assert.deepEqual(await blobIds(), [], 'the body\'s blob is discarded');
+  assert.deepEqual(await blobIds(), [], "the body's blob is discarded");
   await engine.createBucket('doomed');
   assert.equal(await engine.head('doomed', 'k'), null, 'a bucket made again under the same name is empty');
 });

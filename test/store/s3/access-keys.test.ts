@@ -6,8 +6,18 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import {
-  CopyObjectCommand, CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand,
-  ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,13 +35,26 @@ async function startKeyedS3(t: TestContext) {
   const fixture = await openTestEngine(t);
   const keys = new AccessKeys(fixture.engine.metadata, fixture.clock);
   const handler = createS3Handler({ engine: fixture.engine, clock: { now: () => Date.now() }, logger: silentLogger, keys: (id) => keys.keyFor(id) });
-  const server = createServer((req, res) => { void handler(req, res); });
+  const server = createServer((req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientFor = async (accountId: string, options?: AccessKeyOptions) => {
     const made = await keys.create(accountId, options);
-    const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey } });
+    const client = new S3Client({
+      endpoint,
+      region: 'auto',
+      forcePathStyle: true,
+      credentials: { accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey },
+    });
     t.after(() => client.destroy());
     return { client, accessKeyId: made.accessKeyId };
   };
@@ -42,7 +65,11 @@ const denied = s3ErrorCode('AccessDenied', 403);
 
 test('bootstrap key from the environment belongs to the given account; generated keys; revocation through the S3 API', { timeout: 10_000 }, async (t) => {
   const { engine, clock, keys, clientFor } = await startKeyedS3(t);
-  assert.deepEqual(await keys.ensureBootstrap({ EDGEPORT_S3_ACCESS_KEY_ID: 'ENVKEY0001', EDGEPORT_S3_SECRET_ACCESS_KEY: 'env-secret-0123456789' }, A), { kind: 'given', accessKeyId: 'ENVKEY0001', replaced: [] });
+  assert.deepEqual(await keys.ensureBootstrap({ EDGEPORT_S3_ACCESS_KEY_ID: 'ENVKEY0001', EDGEPORT_S3_SECRET_ACCESS_KEY: 'env-secret-0123456789' }, A), {
+    kind: 'given',
+    accessKeyId: 'ENVKEY0001',
+    replaced: [],
+  });
   assert.deepEqual(await keys.keyFor('ENVKEY0001'), { secret: 'env-secret-0123456789', accountId: A, permission: 'admin_read_write', buckets: null });
   assert.deepEqual(await keys.ensureBootstrap({}, A), { kind: 'kept' }, 'a key exists, nothing is generated');
   await accountStore(engine, A).createBucket('data');
@@ -52,8 +79,17 @@ test('bootstrap key from the environment belongs to the given account; generated
   assert.equal(await keys.revoke(B, accessKeyId), false, 'another account cannot revoke it');
   assert.equal(await keys.revoke(A, accessKeyId), true);
   clock.advance(1001);
-  await assert.rejects(client.send(new GetObjectCommand({ Bucket: 'data', Key: 'k' })), (e: unknown) => e instanceof S3ServiceException && e.name === 'InvalidAccessKeyId');
-  assert.deepEqual((await keys.list(A)).map((k) => [k.accessKeyId, k.revoked !== null]), [['ENVKEY0001', false], [accessKeyId, true]]);
+  await assert.rejects(
+    client.send(new GetObjectCommand({ Bucket: 'data', Key: 'k' })),
+    (e: unknown) => e instanceof S3ServiceException && e.name === 'InvalidAccessKeyId',
+  );
+  assert.deepEqual(
+    (await keys.list(A)).map((k) => [k.accessKeyId, k.revoked !== null]),
+    [
+      ['ENVKEY0001', false],
+      [accessKeyId, true],
+    ],
+  );
   assert.deepEqual(await keys.list(B), []);
 });
 
@@ -64,7 +100,15 @@ test('a fresh store generates one bootstrap key for the first account; a key of 
   assert.match(made.accessKeyId, /^EPSTART[0-9A-F]{14}$/, 'its id says a start generated it');
   assert.equal((await keys.keyFor(made.accessKeyId))?.secret, made.secretAccessKey);
   assert.deepEqual(await keys.ensureBootstrap({}, A), { kind: 'kept' });
-  await engine.metadata.putAccessKey({ accessKeyId: 'OLDKEY0001', secret: 'old-secret-0123456789', accountId: null, permission: 'admin_read_write', buckets: null, created: 1, revoked: null });
+  await engine.metadata.putAccessKey({
+    accessKeyId: 'OLDKEY0001',
+    secret: 'old-secret-0123456789',
+    accountId: null,
+    permission: 'admin_read_write',
+    buckets: null,
+    created: 1,
+    revoked: null,
+  });
   assert.equal(await keys.keyFor('OLDKEY0001'), undefined);
 });
 
@@ -80,18 +124,31 @@ test("two accounts: each sees only its own buckets, and another account's bucket
   await b.send(new PutObjectCommand({ Bucket: 'photos', Key: 'cat.jpg', Body: 'B cat' }));
   assert.equal(await (await a.send(new GetObjectCommand({ Bucket: 'photos', Key: 'cat.jpg' }))).Body!.transformToString(), 'A cat');
   assert.equal(await (await b.send(new GetObjectCommand({ Bucket: 'photos', Key: 'cat.jpg' }))).Body!.transformToString(), 'B cat');
-  assert.deepEqual((await b.send(new ListBucketsCommand({}))).Buckets!.map((x) => x.Name), ['photos']);
+  assert.deepEqual(
+    (await b.send(new ListBucketsCommand({}))).Buckets!.map((x) => x.Name),
+    ['photos'],
+  );
   const missing = s3ErrorCode('NoSuchBucket', 404);
   await assert.rejects(b.send(new GetObjectCommand({ Bucket: 'a-only', Key: 'secret.txt' })), missing);
   await assert.rejects(b.send(new PutObjectCommand({ Bucket: 'a-only', Key: 'secret.txt', Body: 'B' })), missing);
   await assert.rejects(b.send(new ListObjectsV2Command({ Bucket: 'a-only' })), missing);
   await assert.rejects(b.send(new DeleteBucketCommand({ Bucket: 'a-only' })), missing);
   await assert.rejects(b.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'stolen', CopySource: 'a-only/secret.txt' })), missing);
-  await assert.rejects(b.send(new HeadBucketCommand({ Bucket: 'a-only' })), (e: unknown) => e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404);
+  await assert.rejects(
+    b.send(new HeadBucketCommand({ Bucket: 'a-only' })),
+    (e: unknown) => e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404,
+  );
   // A percent-encoded slash cannot name a bucket under another account's id either.
-  await assert.rejects(b.send(new GetObjectCommand({ Bucket: `${A}%2Fa-only`, Key: 'secret.txt' })), (e: unknown) => e instanceof S3ServiceException && (e.$metadata.httpStatusCode ?? 0) >= 400 && (e.$metadata.httpStatusCode ?? 0) < 500);
+  await assert.rejects(
+    b.send(new GetObjectCommand({ Bucket: `${A}%2Fa-only`, Key: 'secret.txt' })),
+    (e: unknown) => e instanceof S3ServiceException && (e.$metadata.httpStatusCode ?? 0) >= 400 && (e.$metadata.httpStatusCode ?? 0) < 500,
+  );
   await b.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'cat.jpg' }] } }));
-  assert.equal(await (await a.send(new GetObjectCommand({ Bucket: 'photos', Key: 'cat.jpg' }))).Body!.transformToString(), 'A cat', "B's delete touched only B's bucket");
+  assert.equal(
+    await (await a.send(new GetObjectCommand({ Bucket: 'photos', Key: 'cat.jpg' }))).Body!.transformToString(),
+    'A cat',
+    "B's delete touched only B's bucket",
+  );
   assert.equal(await (await a.send(new GetObjectCommand({ Bucket: 'a-only', Key: 'secret.txt' }))).Body!.transformToString(), 'A');
 });
 
@@ -104,8 +161,15 @@ test('a read-only key limited to one bucket reads it and nothing else, and write
   }
   const { client: reader } = await clientFor(A, { permission: 'object_read_only', buckets: ['photos'] });
   assert.equal(await (await reader.send(new GetObjectCommand({ Bucket: 'photos', Key: 'k' }))).Body!.transformToString(), 'photos');
-  assert.deepEqual((await reader.send(new ListObjectsV2Command({ Bucket: 'photos' }))).Contents!.map((o) => o.Key), ['k']);
-  assert.deepEqual((await reader.send(new ListBucketsCommand({}))).Buckets!.map((x) => x.Name), ['photos'], 'it lists only the buckets it may use');
+  assert.deepEqual(
+    (await reader.send(new ListObjectsV2Command({ Bucket: 'photos' }))).Contents!.map((o) => o.Key),
+    ['k'],
+  );
+  assert.deepEqual(
+    (await reader.send(new ListBucketsCommand({}))).Buckets!.map((x) => x.Name),
+    ['photos'],
+    'it lists only the buckets it may use',
+  );
   await assert.rejects(reader.send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'overwritten' })), denied);
   await assert.rejects(reader.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'k' })), denied);
   await assert.rejects(reader.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'k' }] } })), denied);
@@ -117,18 +181,25 @@ test('a read-only key limited to one bucket reads it and nothing else, and write
 
   const { client: writer } = await clientFor(A, { permission: 'object_read_write', buckets: ['photos'] });
   await writer.send(new PutObjectCommand({ Bucket: 'photos', Key: 'w', Body: 'written' }));
-  await assert.rejects(writer.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copied', CopySource: 'private/k' })), denied, 'the copy source is checked too');
+  await assert.rejects(
+    writer.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copied', CopySource: 'private/k' })),
+    denied,
+    'the copy source is checked too',
+  );
   await assert.rejects(writer.send(new PutObjectCommand({ Bucket: 'private', Key: 'w', Body: 'x' })), denied);
   await assert.rejects(writer.send(new CreateBucketCommand({ Bucket: 'new-one' })), denied, 'object keys never create buckets');
 
   const { client: adminReader } = await clientFor(A, { permission: 'admin_read_only' });
-  assert.deepEqual((await adminReader.send(new ListBucketsCommand({}))).Buckets!.map((x) => x.Name), ['photos', 'private']);
+  assert.deepEqual(
+    (await adminReader.send(new ListBucketsCommand({}))).Buckets!.map((x) => x.Name),
+    ['photos', 'private'],
+  );
   assert.equal(await (await adminReader.send(new GetObjectCommand({ Bucket: 'private', Key: 'k' }))).Body!.transformToString(), 'private');
   await assert.rejects(adminReader.send(new PutObjectCommand({ Bucket: 'private', Key: 'k', Body: 'x' })), denied);
   await assert.rejects(adminReader.send(new DeleteBucketCommand({ Bucket: 'photos' })), denied);
 });
 
-test('the operator\'s variables replace the key a start generated: it is revoked, keys made otherwise stay', { timeout: 10_000 }, async (t) => {
+test("the operator's variables replace the key a start generated: it is revoked, keys made otherwise stay", { timeout: 10_000 }, async (t) => {
   const { clock, keys } = await startKeyedS3(t);
   const generated = await keys.ensureBootstrap({}, A);
   assert.equal(generated.kind, 'generated');
@@ -139,7 +210,11 @@ test('the operator\'s variables replace the key a start generated: it is revoked
   assert.equal(await keys.keyFor(generated.accessKeyId), undefined, 'the generated key no longer signs anything');
   assert.ok(await keys.keyFor(made.accessKeyId), 'a key made through the API stays');
   assert.ok(await keys.keyFor('ENVKEY0002'));
-  assert.deepEqual(await keys.ensureBootstrap(env, A), { kind: 'given', accessKeyId: 'ENVKEY0002', replaced: [] }, 'said once: the next start has nothing to revoke');
+  assert.deepEqual(
+    await keys.ensureBootstrap(env, A),
+    { kind: 'given', accessKeyId: 'ENVKEY0002', replaced: [] },
+    'said once: the next start has nothing to revoke',
+  );
   const revoked = Object.fromEntries((await keys.list(A)).map((k) => [k.accessKeyId, k.revoked !== null]));
   assert.deepEqual(revoked, { [generated.accessKeyId]: true, [made.accessKeyId]: false, ENVKEY0002: false });
 });

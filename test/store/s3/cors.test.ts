@@ -9,8 +9,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import {
-  CreateBucketCommand, DeleteBucketCommand, DeleteBucketCorsCommand, GetBucketCorsCommand, GetObjectCommand, PutBucketCorsCommand, PutObjectCommand,
-  S3Client, type S3ServiceException, type CORSRule,
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteBucketCorsCommand,
+  GetBucketCorsCommand,
+  GetObjectCommand,
+  PutBucketCorsCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ServiceException,
+  type CORSRule,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { silentLogger } from '../../../src/core/log.ts';
@@ -25,8 +33,14 @@ const B = 'b'.repeat(32);
 const PAGE = 'https://app.example.com';
 
 const RULES: CORSRule[] = [
-  { ID: 'uploads', AllowedOrigins: ['https://*.example.com'], AllowedMethods: ['PUT', 'POST'], AllowedHeaders: ['Content-Type', 'x-amz-meta-*'],
-    ExposeHeaders: ['ETag', 'x-amz-request-id'], MaxAgeSeconds: 600 },
+  {
+    ID: 'uploads',
+    AllowedOrigins: ['https://*.example.com'],
+    AllowedMethods: ['PUT', 'POST'],
+    AllowedHeaders: ['Content-Type', 'x-amz-meta-*'],
+    ExposeHeaders: ['ETag', 'x-amz-request-id'],
+    MaxAgeSeconds: 600,
+  },
   { AllowedOrigins: ['*'], AllowedMethods: ['GET', 'HEAD'] },
 ];
 
@@ -40,11 +54,16 @@ const s3Error = (name: string, status: number, message: RegExp) => (error: unkno
 /** Replaces the serialized request document before checksums and the signature are computed over it. */
 function replaceBody(client: S3Client): (body: string | undefined) => void {
   let replacement: string | undefined;
-  client.middlewareStack.add((next) => async (args) => {
-    if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
-    return next(args);
-  }, { step: 'build', priority: 'high', name: 'replaceCorsDocument' });
-  return (body) => { replacement = body; };
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
+      return next(args);
+    },
+    { step: 'build', priority: 'high', name: 'replaceCorsDocument' },
+  );
+  return (body) => {
+    replacement = body;
+  };
 }
 
 async function preflight(endpoint: string, path: string, headers: Record<string, string>): Promise<Response> {
@@ -53,13 +72,22 @@ async function preflight(endpoint: string, path: string, headers: Record<string,
 
 test('PutBucketCors, GetBucketCors and DeleteBucketCors round-trip the rules through the AWS SDK', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
-  await assert.rejects(client.send(new GetBucketCorsCommand({ Bucket: bucket })), s3Error('NoSuchCORSConfiguration', 404, /^The CORS configuration does not exist$/));
+  await assert.rejects(
+    client.send(new GetBucketCorsCommand({ Bucket: bucket })),
+    s3Error('NoSuchCORSConfiguration', 404, /^The CORS configuration does not exist$/),
+  );
   const put = await client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: RULES } }));
   assert.equal(put.$metadata.httpStatusCode, 200);
   const got = await client.send(new GetBucketCorsCommand({ Bucket: bucket }));
   assert.deepEqual(got.CORSRules, [
-    { ID: 'uploads', AllowedOrigins: ['https://*.example.com'], AllowedMethods: ['PUT', 'POST'], AllowedHeaders: ['Content-Type', 'x-amz-meta-*'],
-      ExposeHeaders: ['ETag', 'x-amz-request-id'], MaxAgeSeconds: 600 },
+    {
+      ID: 'uploads',
+      AllowedOrigins: ['https://*.example.com'],
+      AllowedMethods: ['PUT', 'POST'],
+      AllowedHeaders: ['Content-Type', 'x-amz-meta-*'],
+      ExposeHeaders: ['ETag', 'x-amz-request-id'],
+      MaxAgeSeconds: 600,
+    },
     { AllowedOrigins: ['*'], AllowedMethods: ['GET', 'HEAD'] },
   ]);
   // A second PUT replaces the rules whole.
@@ -70,7 +98,10 @@ test('PutBucketCors, GetBucketCors and DeleteBucketCors round-trip the rules thr
   await assert.rejects(client.send(new GetBucketCorsCommand({ Bucket: bucket })), s3ErrorCode('NoSuchCORSConfiguration', 404));
   await client.send(new DeleteBucketCorsCommand({ Bucket: bucket }));
 
-  await assert.rejects(client.send(new PutBucketCorsCommand({ Bucket: 'no-such-bucket', CORSConfiguration: { CORSRules: RULES } })), s3ErrorCode('NoSuchBucket', 404));
+  await assert.rejects(
+    client.send(new PutBucketCorsCommand({ Bucket: 'no-such-bucket', CORSConfiguration: { CORSRules: RULES } })),
+    s3ErrorCode('NoSuchBucket', 404),
+  );
   await assert.rejects(client.send(new GetBucketCorsCommand({ Bucket: 'no-such-bucket' })), s3ErrorCode('NoSuchBucket', 404));
   await assert.rejects(client.send(new DeleteBucketCorsCommand({ Bucket: 'no-such-bucket' })), s3ErrorCode('NoSuchBucket', 404));
 });
@@ -81,23 +112,40 @@ test('PutBucketCors validates as S3 does and a refused document changes nothing'
   const refused = async (rules: CORSRule[], check: (error: unknown) => boolean) => {
     await assert.rejects(client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: rules } })), check);
   };
-  await refused([{ AllowedOrigins: ['*'], AllowedMethods: ['GET', 'PATCH'] }],
-    s3Error('InvalidRequest', 400, /^Found unsupported HTTP method in CORS config\. Unsupported method is PATCH$/));
+  await refused(
+    [{ AllowedOrigins: ['*'], AllowedMethods: ['GET', 'PATCH'] }],
+    s3Error('InvalidRequest', 400, /^Found unsupported HTTP method in CORS config\. Unsupported method is PATCH$/),
+  );
   await refused([{ AllowedOrigins: ['*'], AllowedMethods: ['get'] }], s3Error('InvalidRequest', 400, /Unsupported method is get$/));
-  await refused([{ AllowedOrigins: ['https://*.*.example.com'], AllowedMethods: ['GET'] }],
-    s3Error('InvalidRequest', 400, /^AllowedOrigin "https:\/\/\*\.\*\.example\.com" can not have more than one wildcard\.$/));
+  await refused(
+    [{ AllowedOrigins: ['https://*.*.example.com'], AllowedMethods: ['GET'] }],
+    s3Error('InvalidRequest', 400, /^AllowedOrigin "https:\/\/\*\.\*\.example\.com" can not have more than one wildcard\.$/),
+  );
   await refused([{ AllowedOrigins: ['*'], AllowedMethods: ['GET'], AllowedHeaders: ['x-*-*'] }], s3Error('InvalidRequest', 400, /AllowedHeader "x-\*-\*"/));
-  await refused([{ AllowedOrigins: ['*'], AllowedMethods: ['GET'], ExposeHeaders: ['*'] }], s3Error('InvalidRequest', 400, /ExposeHeader "\*" contains wildcard/));
-  await refused(Array.from({ length: 101 }, () => ({ AllowedOrigins: ['*'], AllowedMethods: ['GET'] })), s3Error('InvalidRequest', 400, /at most 100 rules; this one has 101/));
+  await refused(
+    [{ AllowedOrigins: ['*'], AllowedMethods: ['GET'], ExposeHeaders: ['*'] }],
+    s3Error('InvalidRequest', 400, /ExposeHeader "\*" contains wildcard/),
+  );
+  await refused(
+    Array.from({ length: 101 }, () => ({ AllowedOrigins: ['*'], AllowedMethods: ['GET'] })),
+    s3Error('InvalidRequest', 400, /at most 100 rules; this one has 101/),
+  );
   // 100 rules are fine (and replace the two).
-  await client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: Array.from({ length: 100 }, (_, i) => ({ ID: `r${i}`, AllowedOrigins: ['*'], AllowedMethods: ['GET'] })) } }));
+  await client.send(
+    new PutBucketCorsCommand({
+      Bucket: bucket,
+      CORSConfiguration: { CORSRules: Array.from({ length: 100 }, (_, i) => ({ ID: `r${i}`, AllowedOrigins: ['*'], AllowedMethods: ['GET'] })) },
+    }),
+  );
   assert.equal((await client.send(new GetBucketCorsCommand({ Bucket: bucket }))).CORSRules?.length, 100);
   await client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: RULES } }));
 
   const replace = replaceBody(client);
   const put = () => client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: RULES } }));
   for (const document of [
-    'not xml at all', '<CORSConfiguration></CORSConfiguration>', '<Other><CORSRule/></Other>',
+    'not xml at all',
+    '<CORSConfiguration></CORSConfiguration>',
+    '<Other><CORSRule/></Other>',
     '<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>',
     '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>',
     '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><Unknown>1</Unknown></CORSRule></CORSConfiguration>',
@@ -107,32 +155,46 @@ test('PutBucketCors validates as S3 does and a refused document changes nothing'
     replace(document);
     await assert.rejects(put(), s3ErrorCode('MalformedXML', 400), document);
   }
-  replace(`<CORSConfiguration><CORSRule><AllowedOrigin>${'o'.repeat(64 * 1024)}</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>`);
+  replace(
+    `<CORSConfiguration><CORSRule><AllowedOrigin>${'o'.repeat(64 * 1024)}</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>`,
+  );
   await assert.rejects(put(), s3Error('MaxMessageLengthExceeded', 400, /at most 65536 bytes/));
   // Pretty-printed, with a declaration: as other clients write it.
-  replace(`<?xml version="1.0" encoding="UTF-8"?>\n<CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">\n  <CORSRule>\n    <AllowedOrigin>${PAGE}</AllowedOrigin>\n`
-    + '    <AllowedMethod>GET</AllowedMethod>\n    <AllowedHeader>*</AllowedHeader>\n    <MaxAgeSeconds> 30 </MaxAgeSeconds>\n  </CORSRule>\n</CORSConfiguration>\n');
+  replace(
+    `<?xml version="1.0" encoding="UTF-8"?>\n<CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">\n  <CORSRule>\n    <AllowedOrigin>${PAGE}</AllowedOrigin>\n` +
+      '    <AllowedMethod>GET</AllowedMethod>\n    <AllowedHeader>*</AllowedHeader>\n    <MaxAgeSeconds> 30 </MaxAgeSeconds>\n  </CORSRule>\n</CORSConfiguration>\n',
+  );
   await put();
   replace(undefined);
-  assert.deepEqual((await client.send(new GetBucketCorsCommand({ Bucket: bucket }))).CORSRules, [{ AllowedOrigins: [PAGE], AllowedMethods: ['GET'], AllowedHeaders: ['*'], MaxAgeSeconds: 30 }]);
+  assert.deepEqual((await client.send(new GetBucketCorsCommand({ Bucket: bucket }))).CORSRules, [
+    { AllowedOrigins: [PAGE], AllowedMethods: ['GET'], AllowedHeaders: ['*'], MaxAgeSeconds: 30 },
+  ]);
 });
 
 test('PutBucketCors needs Content-MD5 or a checksum, and a wrong one is BadDigest', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   let rewrite: ((headers: Record<string, string>) => void) | undefined;
   // After the SDK's checksum middleware (build step, normal priority), before signing (finalizeRequest).
-  client.middlewareStack.add((next) => async (args) => {
-    rewrite?.((args.request as { headers: Record<string, string> }).headers);
-    return next(args);
-  }, { step: 'build', priority: 'low', name: 'rewriteChecksumHeaders' });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      rewrite?.((args.request as { headers: Record<string, string> }).headers);
+      return next(args);
+    },
+    { step: 'build', priority: 'low', name: 'rewriteChecksumHeaders' },
+  );
   const put = () => client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: RULES } }));
-  const checksumNames = (headers: Record<string, string>) => Object.keys(headers).filter((name) => /^(content-md5|x-amz-checksum-|x-amz-sdk-checksum-)/i.test(name));
+  const checksumNames = (headers: Record<string, string>) =>
+    Object.keys(headers).filter((name) => /^(content-md5|x-amz-checksum-|x-amz-sdk-checksum-)/i.test(name));
   let sent: string[] = [];
-  rewrite = (headers) => { sent = checksumNames(headers); };
+  rewrite = (headers) => {
+    sent = checksumNames(headers);
+  };
   await put();
   assert.ok(sent.length > 0, 'the SDK sends a checksum of the document');
 
-  rewrite = (headers) => { for (const name of checksumNames(headers)) delete headers[name]; };
+  rewrite = (headers) => {
+    for (const name of checksumNames(headers)) delete headers[name];
+  };
   await assert.rejects(put(), s3Error('InvalidRequest', 400, /^Missing required header for this request: Content-Md5\.$/));
   rewrite = (headers) => {
     for (const name of checksumNames(headers)) delete headers[name];
@@ -149,12 +211,20 @@ test('PutBucketCors needs Content-MD5 or a checksum, and a wrong one is BadDiges
 test('preflights: allowed by a matching rule with the Access-Control-* headers S3 sends, refused otherwise', { timeout: 10_000 }, async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   const path = `/${bucket}/photos/cat.jpg`;
-  const asking = { origin: 'https://app.example.com', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'Content-Type, X-Amz-Meta-Owner' };
+  const asking = {
+    origin: 'https://app.example.com',
+    'access-control-request-method': 'PUT',
+    'access-control-request-headers': 'Content-Type, X-Amz-Meta-Owner',
+  };
   const forbidden = async (response: Response, why: string) => {
     assert.equal(response.status, 403, why);
     const body = await response.text();
     assert.match(body, /<Code>AccessForbidden<\/Code>/, why);
-    assert.match(body, /<Message>CORSResponse: This CORS request is not allowed\. This is usually because the evalution of Origin, request method \/ Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource&apos;s CORS spec\.<\/Message>/, why);
+    assert.match(
+      body,
+      /<Message>CORSResponse: This CORS request is not allowed\. This is usually because the evalution of Origin, request method \/ Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource&apos;s CORS spec\.<\/Message>/,
+      why,
+    );
     assert.equal(response.headers.get('access-control-allow-origin'), null, why);
   };
   await forbidden(await preflight(endpoint, path, asking), 'no CORS configuration');
@@ -185,8 +255,10 @@ test('preflights: allowed by a matching rule with the Access-Control-* headers S
   await forbidden(await preflight(endpoint, path, { ...asking, 'access-control-request-headers': 'content-type, authorization' }), 'a header no rule allows');
   await forbidden(await preflight(endpoint, path, { ...asking, 'access-control-request-method': 'DELETE' }), 'a method no rule allows');
   await forbidden(await preflight(endpoint, path, { ...asking, origin: 'https://example.com' }), 'an origin no rule allows (the wildcard needs a subdomain)');
-  await forbidden(await preflight(endpoint, path, { origin: 'http://elsewhere.test', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' }),
-    'the * rule allows no request header');
+  await forbidden(
+    await preflight(endpoint, path, { origin: 'http://elsewhere.test', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' }),
+    'the * rule allows no request header',
+  );
 
   const noOrigin = await preflight(endpoint, path, { 'access-control-request-method': 'PUT' });
   assert.equal(noOrigin.status, 400);
@@ -213,14 +285,22 @@ test('preflights: allowed by a matching rule with the Access-Control-* headers S
 test('actual requests with a matching Origin get the Access-Control-* headers, errors included; others get none', { timeout: 10_000 }, async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'hello' }));
-  await client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [
-    { AllowedOrigins: [PAGE], AllowedMethods: ['GET'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 60 },
-  ] } }));
+  await client.send(
+    new PutBucketCorsCommand({
+      Bucket: bucket,
+      CORSConfiguration: { CORSRules: [{ AllowedOrigins: [PAGE], AllowedMethods: ['GET'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 60 }] },
+    }),
+  );
   const signed = async (key: string, expiresIn = 600) => getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn });
-  const corsHeaders = (response: Response) => Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
+  const corsHeaders = (response: Response) =>
+    Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
   const expected = {
-    'access-control-allow-origin': PAGE, 'access-control-allow-credentials': 'true', 'access-control-allow-methods': 'GET',
-    'access-control-expose-headers': 'ETag', 'access-control-max-age': '60', vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
+    'access-control-allow-origin': PAGE,
+    'access-control-allow-credentials': 'true',
+    'access-control-allow-methods': 'GET',
+    'access-control-expose-headers': 'ETag',
+    'access-control-max-age': '60',
+    vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
   };
 
   const ok = await fetch(await signed('k'), { headers: { origin: PAGE } });
@@ -239,22 +319,39 @@ test('actual requests with a matching Origin get the Access-Control-* headers, e
   assert.deepEqual(corsHeaders(otherOrigin), {});
   const noOrigin = await fetch(await signed('k'));
   assert.deepEqual(corsHeaders(noOrigin), {});
-  const put = await fetch(await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: 'k2' })), { method: 'PUT', body: 'x', headers: { origin: PAGE } });
+  const put = await fetch(await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: 'k2' })), {
+    method: 'PUT',
+    body: 'x',
+    headers: { origin: PAGE },
+  });
   assert.equal(put.status, 200);
   assert.deepEqual(corsHeaders(put), {}, 'PUT is not a method the rule allows');
 });
 
-test('a preflight or a signed request never sees another account\'s rules', { timeout: 10_000 }, async (t) => {
+test("a preflight or a signed request never sees another account's rules", { timeout: 10_000 }, async (t) => {
   const fixture = await openTestEngine(t);
   const keys = new AccessKeys(fixture.engine.metadata, fixture.clock);
   const handler = createS3Handler({ engine: fixture.engine, clock: { now: () => Date.now() }, logger: silentLogger, keys: (id) => keys.keyFor(id) });
-  const server = createServer((req, res) => { void handler(req, res); });
+  const server = createServer((req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientOf = async (account: string) => {
     const made = await keys.create(account);
-    const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey } });
+    const client = new S3Client({
+      endpoint,
+      region: 'auto',
+      forcePathStyle: true,
+      credentials: { accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey },
+    });
     t.after(() => client.destroy());
     return client;
   };
@@ -296,8 +393,13 @@ test('the rules are read from the database only for requests with an Origin, onc
   const meta = engine.metadata;
   const read = meta.corsByName.bind(meta);
   let reads = 0;
-  meta.corsByName = (name) => { reads++; return read(name); };
-  t.after(() => { meta.corsByName = read; });
+  meta.corsByName = (name) => {
+    reads++;
+    return read(name);
+  };
+  t.after(() => {
+    meta.corsByName = read;
+  });
   const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: 'k' }));
   for (let i = 0; i < 10; i++) assert.equal((await fetch(url)).status, 200);
   assert.equal(reads, 0, 'no Origin, no read');

@@ -16,17 +16,31 @@ export async function startS3(t: TestContext, options: { logger?: Logger } = {})
   const fixture = await openTestEngine(t);
   fixture.clock.set(Date.now());
   const handler = createS3Handler({
-    engine: fixture.engine, clock: { now: () => Date.now() }, logger: options.logger ?? silentLogger,
+    engine: fixture.engine,
+    clock: { now: () => Date.now() },
+    logger: options.logger ?? silentLogger,
     keys: (id) => (id === ACCESS_KEY_ID ? adminKey(SECRET) : undefined),
   });
-  const server: Server = createServer((req, res) => { void handler(req, res); });
+  const server: Server = createServer((req, res) => {
+    void handler(req, res);
+  });
   // As `edgeport start` listens: the handler answers Expect: 100-continue once it accepts the request.
-  server.on('checkContinue', (req, res) => { void handler(req, res); });
+  server.on('checkContinue', (req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = new S3Client({
-    endpoint, region: 'auto', forcePathStyle: true,
+    endpoint,
+    region: 'auto',
+    forcePathStyle: true,
     credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET },
   });
   t.after(() => client.destroy());
@@ -64,9 +78,14 @@ export async function allPages<Markers>(page: (markers: Markers | undefined) => 
  */
 export function replaceDocuments(client: S3Client): (document: string | undefined) => void {
   let replacement: string | undefined;
-  client.middlewareStack.add((next) => async (args) => {
-    if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
-    return next(args);
-  }, { step: 'build', priority: 'high', name: 'replaceDocument' });
-  return (document) => { replacement = document; };
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (replacement !== undefined) (args.request as { body: unknown }).body = replacement;
+      return next(args);
+    },
+    { step: 'build', priority: 'high', name: 'replaceDocument' },
+  );
+  return (document) => {
+    replacement = document;
+  };
 }

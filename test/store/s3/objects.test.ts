@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import type { S3ServiceException} from '@aws-sdk/client-s3';
+import type { S3ServiceException } from '@aws-sdk/client-s3';
 import {
-  CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand,
-  HeadObjectCommand, ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListBucketsCommand,
+  ListObjectsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { connect } from 'node:net';
@@ -20,7 +30,10 @@ test('buckets: create, list, head, delete only when empty', { timeout: 10_000 },
   const listed = await client.send(new ListBucketsCommand({}));
   assert.ok(listed.Buckets?.some((b) => b.Name === 'photos'));
   await client.send(new HeadBucketCommand({ Bucket: 'photos' }));
-  await assert.rejects(client.send(new HeadBucketCommand({ Bucket: 'nope-bucket' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
+  await assert.rejects(
+    client.send(new HeadBucketCommand({ Bucket: 'nope-bucket' })),
+    (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404,
+  );
   await assert.rejects(client.send(new CreateBucketCommand({ Bucket: 'photos' })), code('BucketAlreadyOwnedByYou', 409));
   await client.send(new PutObjectCommand({ Bucket: 'photos', Key: 'a', Body: 'x' }));
   await assert.rejects(client.send(new DeleteBucketCommand({ Bucket: 'photos' })), code('BucketNotEmpty', 409));
@@ -32,10 +45,17 @@ test('buckets: create, list, head, delete only when empty', { timeout: 10_000 },
 test('put and get: body, etag, metadata, storage class, ranges, conditions, overrides', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const body = 'hello from the sdk';
-  const put = await client.send(new PutObjectCommand({
-    Bucket: bucket, Key: 'dir/file name+ü.txt', Body: body, ContentType: 'text/plain', CacheControl: 'max-age=60',
-    Metadata: { owner: 'tom' }, StorageClass: 'STANDARD_IA',
-  }));
+  const put = await client.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: 'dir/file name+ü.txt',
+      Body: body,
+      ContentType: 'text/plain',
+      CacheControl: 'max-age=60',
+      Metadata: { owner: 'tom' },
+      StorageClass: 'STANDARD_IA',
+    }),
+  );
   const md5 = createHash('md5').update(body).digest('hex');
   assert.equal(put.ETag, `"${md5}"`);
   const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt' }));
@@ -53,21 +73,40 @@ test('put and get: body, etag, metadata, storage class, ranges, conditions, over
   assert.equal(ranged.ContentRange, `bytes 6-9/${body.length}`);
   await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', Range: 'bytes=999-' })), code('InvalidRange', 416));
   await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', IfMatch: '"nope"' })), code('PreconditionFailed', 412));
-  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', IfNoneMatch: `"${md5}"` })),
-    (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 304);
+  await assert.rejects(
+    client.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', IfNoneMatch: `"${md5}"` })),
+    (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 304,
+  );
   const overridden = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', ResponseContentType: 'x/y' }));
   assert.equal(overridden.ContentType, 'x/y');
   await overridden.Body!.transformToString();
   await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'missing' })), code('NoSuchKey', 404));
-  await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', Body: 'new', IfNoneMatch: '*' })), code('PreconditionFailed', 412));
+  await assert.rejects(
+    client.send(new PutObjectCommand({ Bucket: bucket, Key: 'dir/file name+ü.txt', Body: 'new', IfNoneMatch: '*' })),
+    code('PreconditionFailed', 412),
+  );
 });
 
 test('Content-MD5 and checksums are verified; a mismatch stores nothing', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
-  await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ContentMD5: Buffer.alloc(16).toString('base64') })), code('BadDigest', 400));
-  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
+  await assert.rejects(
+    client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ContentMD5: Buffer.alloc(16).toString('base64') })),
+    code('BadDigest', 400),
+  );
+  await assert.rejects(
+    client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })),
+    (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404,
+  );
   await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumCRC32: 'AAAAAA==' })), code('BadDigest', 400));
-  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ContentMD5: createHash('md5').update('data').digest('base64'), ChecksumAlgorithm: 'SHA256' }));
+  await client.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: 'k',
+      Body: 'data',
+      ContentMD5: createHash('md5').update('data').digest('base64'),
+      ChecksumAlgorithm: 'SHA256',
+    }),
+  );
 });
 
 test('flexible checksums: every algorithm verified and stored, returned for whole-object reads, shared with the binding', { timeout: 10_000 }, async (t) => {
@@ -75,9 +114,12 @@ test('flexible checksums: every algorithm verified and stored, returned for whol
   const binding = createStoreBucket(engine, bucket, { listHonorsInclude: true });
   const body = Buffer.from('checksummed bytes '.repeat(1000));
   const fields = { CRC32: 'ChecksumCRC32', CRC32C: 'ChecksumCRC32C', CRC64NVME: 'ChecksumCRC64NVME', SHA1: 'ChecksumSHA1', SHA256: 'ChecksumSHA256' } as const;
-  for (const [algorithm, field] of Object.entries(fields) as Array<[keyof typeof fields, typeof fields[keyof typeof fields]]>) {
+  for (const [algorithm, field] of Object.entries(fields) as Array<[keyof typeof fields, (typeof fields)[keyof typeof fields]]>) {
     // A Buffer goes with the checksum in a header; a stream as aws-chunked with a trailer. The SDK computes both.
-    for (const [shape, data] of [['header', body], ['trailer', Readable.from([body.subarray(0, 7000), body.subarray(7000)])]] as const) {
+    for (const [shape, data] of [
+      ['header', body],
+      ['trailer', Readable.from([body.subarray(0, 7000), body.subarray(7000)])],
+    ] as const) {
       const key = `${algorithm}-${shape}`;
       const put = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data, ChecksumAlgorithm: algorithm, ContentLength: body.length }));
       assert.ok(put[field], `${key}: PutObject answers the checksum`);
@@ -90,12 +132,21 @@ test('flexible checksums: every algorithm verified and stored, returned for whol
     }
     const wrong = Buffer.alloc(algorithm === 'CRC64NVME' ? 8 : algorithm.startsWith('CRC') ? 4 : algorithm === 'SHA1' ? 20 : 32).toString('base64');
     await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: `${algorithm}-wrong`, Body: body, [field]: wrong })), code('BadDigest', 400));
-    await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: `${algorithm}-wrong` })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
+    await assert.rejects(
+      client.send(new HeadObjectCommand({ Bucket: bucket, Key: `${algorithm}-wrong` })),
+      (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404,
+    );
   }
   // Ranges and reads that do not ask get no checksum.
   const ranged = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'CRC32C-header', Range: 'bytes=0-9', ChecksumMode: 'ENABLED' }));
   assert.deepEqual([ranged.ChecksumCRC32C, await ranged.Body!.transformToString()], [undefined, 'checksumme']);
-  const plain = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET }, responseChecksumValidation: 'WHEN_REQUIRED' });
+  const plain = new S3Client({
+    endpoint,
+    region: 'auto',
+    forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET },
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
   t.after(() => plain.destroy());
   const unasked = await plain.send(new GetObjectCommand({ Bucket: bucket, Key: 'CRC32C-header' }));
   assert.deepEqual([unasked.ChecksumCRC32C, unasked.ChecksumType], [undefined, undefined]);
@@ -118,8 +169,14 @@ test('list v2 and v1 with prefix, delimiter, pagination; delete many', { timeout
   const keys = ['a/1', 'a/2', 'a/b/3', 'c', 'd/4'];
   for (const key of keys) await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
   const root = await client.send(new ListObjectsV2Command({ Bucket: bucket, Delimiter: '/' }));
-  assert.deepEqual(root.Contents?.map((o) => o.Key), ['c']);
-  assert.deepEqual(root.CommonPrefixes?.map((p) => p.Prefix), ['a/', 'd/']);
+  assert.deepEqual(
+    root.Contents?.map((o) => o.Key),
+    ['c'],
+  );
+  assert.deepEqual(
+    root.CommonPrefixes?.map((p) => p.Prefix),
+    ['a/', 'd/'],
+  );
   const seen: string[] = [];
   let token: string | undefined;
   do {
@@ -129,13 +186,25 @@ test('list v2 and v1 with prefix, delimiter, pagination; delete many', { timeout
   } while (token);
   assert.deepEqual(seen, keys);
   const after = await client.send(new ListObjectsV2Command({ Bucket: bucket, StartAfter: 'a/b/3' }));
-  assert.deepEqual(after.Contents?.map((o) => o.Key), ['c', 'd/4']);
+  assert.deepEqual(
+    after.Contents?.map((o) => o.Key),
+    ['c', 'd/4'],
+  );
   const v1 = await client.send(new ListObjectsCommand({ Bucket: bucket, Prefix: 'a/', Delimiter: '/', MaxKeys: 1 }));
-  assert.deepEqual(v1.Contents?.map((o) => o.Key), ['a/1']);
+  assert.deepEqual(
+    v1.Contents?.map((o) => o.Key),
+    ['a/1'],
+  );
   assert.equal(v1.IsTruncated, true);
   const v1next = await client.send(new ListObjectsCommand({ Bucket: bucket, Prefix: 'a/', Delimiter: '/', Marker: 'a/1' }));
-  assert.deepEqual(v1next.Contents?.map((o) => o.Key), ['a/2']);
-  assert.deepEqual(v1next.CommonPrefixes?.map((p) => p.Prefix), ['a/b/']);
+  assert.deepEqual(
+    v1next.Contents?.map((o) => o.Key),
+    ['a/2'],
+  );
+  assert.deepEqual(
+    v1next.CommonPrefixes?.map((p) => p.Prefix),
+    ['a/b/'],
+  );
   const deleted = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })) } }));
   assert.equal(deleted.Deleted?.length, 5);
   assert.equal((await client.send(new ListObjectsV2Command({ Bucket: bucket }))).KeyCount, 0);
@@ -152,7 +221,10 @@ test('keys with spaces at either end, CR/LF, quotes and control characters list 
   const v1 = await client.send(new ListObjectsCommand({ Bucket: bucket, Prefix: 'cr' }));
   assert.deepEqual(v1.Contents?.map((c) => c.Key).sort(), ['cr\nlf\n', 'cr\rlf\n']);
   const deleted = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: odd.map((Key) => ({ Key })) } }));
-  assert.deepEqual(deleted.Deleted?.map((d) => d.Key), odd);
+  assert.deepEqual(
+    deleted.Deleted?.map((d) => d.Key),
+    odd,
+  );
   const left = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
   assert.deepEqual(left.Contents?.map((c) => c.Key).sort(), lookAlikes.sort());
 });
@@ -190,7 +262,9 @@ test('authentication: wrong secret, unknown key, unsigned, presigned GET/PUT and
 async function rawRequest(url: URL, pieces: Buffer[]): Promise<string> {
   const socket = connect(Number(url.port), url.hostname);
   let answer = '';
-  socket.on('data', (data: Buffer) => { answer += data.toString('latin1'); });
+  socket.on('data', (data: Buffer) => {
+    answer += data.toString('latin1');
+  });
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   for (const [i, piece] of pieces.entries()) {
     if (i > 0) await new Promise((resolve) => setTimeout(resolve, 30));
@@ -212,7 +286,10 @@ test('a presigned PUT stores its exact bytes, whether the body came whole with i
   for (const [label, body, split] of cases) {
     const key = `raw-${label}`;
     const url = new URL(await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: 60 }));
-    const head = Buffer.from(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: ${body.byteLength}\r\nConnection: close\r\n\r\n`, 'latin1');
+    const head = Buffer.from(
+      `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: ${body.byteLength}\r\nConnection: close\r\n\r\n`,
+      'latin1',
+    );
     assert.equal(await rawRequest(url, split(head, body)), 'HTTP/1.1 200 OK', label);
     const stored = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     assert.deepEqual(Buffer.from(await stored.Body!.transformToByteArray()), body, label);
@@ -228,52 +305,81 @@ test('a presigned PUT stores its exact bytes, whether the body came whole with i
 test('a declared payload hash that is neither a mode edgeport checks nor a SHA-256 is refused, even though signed', { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   // Set before signing, so the signature covers it: the client really declared this.
-  client.middlewareStack.add((next) => async (args) => {
-    (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = 'not-a-hash';
-    return next(args);
-  }, { step: 'build', name: 'oddPayloadHash' });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = 'not-a-hash';
+      return next(args);
+    },
+    { step: 'build', name: 'oddPayloadHash' },
+  );
   await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'body' })), code('InvalidArgument', 400));
-  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 400);
+  await assert.rejects(
+    client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })),
+    (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 400,
+  );
 });
 
-test('a body that does not match its signed x-amz-content-sha256 is refused and stores nothing, hashed inline or on the hashing thread', { timeout: 10_000 }, async (t) => {
-  const { client, bucket } = await startS3(t);
-  // After signing: the bytes change, the signed hash of the original stays.
-  client.middlewareStack.add((next) => async (args) => {
-    const request = args.request as { body: unknown };
-    if (Buffer.isBuffer(request.body) || request.body instanceof Uint8Array) {
-      const changed = Buffer.from(request.body);
-      changed.writeUInt8(changed.readUInt8(changed.length - 1) ^ 1, changed.length - 1);
-      request.body = changed;
+test(
+  'a body that does not match its signed x-amz-content-sha256 is refused and stores nothing, hashed inline or on the hashing thread',
+  { timeout: 10_000 },
+  async (t) => {
+    const { client, bucket } = await startS3(t);
+    // After signing: the bytes change, the signed hash of the original stays.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { body: unknown };
+        if (Buffer.isBuffer(request.body) || request.body instanceof Uint8Array) {
+          const changed = Buffer.from(request.body);
+          changed.writeUInt8(changed.readUInt8(changed.length - 1) ^ 1, changed.length - 1);
+          request.body = changed;
+        }
+        return next(args);
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'tamperBody' },
+    );
+    const { CreateMultipartUploadCommand, ListPartsCommand, UploadPartCommand } = await import('@aws-sdk/client-s3');
+    for (const size of [1024, 3 * 1024 * 1024]) {
+      await assert.rejects(
+        client.send(new PutObjectCommand({ Bucket: bucket, Key: `k${size}`, Body: Buffer.alloc(size, 5) })),
+        code('XAmzContentSHA256Mismatch', 400),
+        `${size} bytes`,
+      );
+      await assert.rejects(
+        client.send(new HeadObjectCommand({ Bucket: bucket, Key: `k${size}` })),
+        (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404,
+      );
     }
-    return next(args);
-  }, { step: 'finalizeRequest', priority: 'low', name: 'tamperBody' });
-  const { CreateMultipartUploadCommand, ListPartsCommand, UploadPartCommand } = await import('@aws-sdk/client-s3');
-  for (const size of [1024, 3 * 1024 * 1024]) {
-    await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: `k${size}`, Body: Buffer.alloc(size, 5) })),
-      code('XAmzContentSHA256Mismatch', 400), `${size} bytes`);
-    await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: `k${size}` })), (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404);
-  }
-  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }));
-  await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: 1, Body: Buffer.alloc(5 * 1024 * 1024, 6) })),
-    code('XAmzContentSHA256Mismatch', 400));
-  const parts = await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'multi', UploadId }));
-  assert.equal(parts.Parts?.length ?? 0, 0);
-});
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }));
+    await assert.rejects(
+      client.send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: 1, Body: Buffer.alloc(5 * 1024 * 1024, 6) })),
+      code('XAmzContentSHA256Mismatch', 400),
+    );
+    const parts = await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'multi', UploadId }));
+    assert.equal(parts.Parts?.length ?? 0, 0);
+  },
+);
 
 test('virtual-hosted addressing reaches the same objects', { timeout: 10_000 }, async (t) => {
   const { client, bucket, endpoint } = await startS3(t);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vh', Body: 'virtual' }));
   const port = new URL(endpoint).port;
-  const vhost = new S3Client({ endpoint: `http://localhost:${port}`, region: 'auto', forcePathStyle: false, credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: (await import('./helpers.ts')).SECRET } });
+  const vhost = new S3Client({
+    endpoint: `http://localhost:${port}`,
+    region: 'auto',
+    forcePathStyle: false,
+    credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: (await import('./helpers.ts')).SECRET },
+  });
   t.after(() => vhost.destroy());
   // The SDK would address test-bucket.localhost, which does not resolve here; sign for it and send to 127.0.0.1.
-  vhost.middlewareStack.add((next) => async (args) => {
-    const request = args.request as { hostname: string; headers: Record<string, string> };
-    request.headers.host = `${request.hostname}:${port}`;
-    request.hostname = '127.0.0.1';
-    return next(args);
-  }, { step: 'finalizeRequest', priority: 'low', name: 'resolveToLoopback' });
+  vhost.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { hostname: string; headers: Record<string, string> };
+      request.headers.host = `${request.hostname}:${port}`;
+      request.hostname = '127.0.0.1';
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'resolveToLoopback' },
+  );
   const got = await vhost.send(new GetObjectCommand({ Bucket: bucket, Key: 'vh' }));
   assert.equal(await got.Body!.transformToString(), 'virtual');
 });
@@ -283,15 +389,45 @@ test('curl --aws-sigv4 (body hash signed but not declared) is verified at the en
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const { SECRET } = await import('./helpers.ts');
-  const curl = async (args: string[]) => (await promisify(execFile)('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--aws-sigv4', 'aws:amz:auto:s3', '--user', `${ACCESS_KEY_ID}:${SECRET}`, ...args])).stdout;
+  const curl = async (args: string[]) =>
+    (
+      await promisify(execFile)('curl', [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--aws-sigv4',
+        'aws:amz:auto:s3',
+        '--user',
+        `${ACCESS_KEY_ID}:${SECRET}`,
+        ...args,
+      ])
+    ).stdout;
   assert.equal(await curl(['-X', 'PUT', '--data-binary', 'signed by curl', '-H', 'content-type: text/plain', `${endpoint}/${bucket}/from-curl.txt`]), '200');
   const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'from-curl.txt' }));
   assert.equal(await got.Body!.transformToString(), 'signed by curl');
   assert.equal(got.ContentType, 'text/plain');
   assert.equal(await curl([`${endpoint}/${bucket}/from-curl.txt`]), '200');
   assert.equal(await curl([`${endpoint}/${bucket}?list-type=2`]), '200');
-  const wrong = (await promisify(execFile)('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--aws-sigv4', 'aws:amz:auto:s3', '--user', `${ACCESS_KEY_ID}:wrong`,
-    '-X', 'PUT', '--data-binary', 'nope', `${endpoint}/${bucket}/forged.txt`])).stdout;
+  const wrong = (
+    await promisify(execFile)('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '--aws-sigv4',
+      'aws:amz:auto:s3',
+      '--user',
+      `${ACCESS_KEY_ID}:wrong`,
+      '-X',
+      'PUT',
+      '--data-binary',
+      'nope',
+      `${endpoint}/${bucket}/forged.txt`,
+    ])
+  ).stdout;
   assert.equal(wrong, '403');
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'forged.txt' })));
 });

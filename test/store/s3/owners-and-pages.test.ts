@@ -6,35 +6,69 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import {
-  CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, ListBucketsCommand,
-  ListObjectsCommand, ListObjectsV2Command, ListObjectVersionsCommand, paginateListBuckets, PutObjectCommand, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  GetObjectAttributesCommand,
+  ListBucketsCommand,
+  ListObjectsCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  paginateListBuckets,
+  PutObjectCommand,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
 const MiB = 1024 * 1024;
 
-test('ListObjects always names each object\'s Owner, ListObjectsV2 only with fetch-owner, ListObjectVersions too: the ListBuckets owner', { timeout: 10_000 }, async (t) => {
-  const { client, bucket } = await startS3(t);
-  for (const Key of ['a', 'dir/b']) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: Key }));
-  const { Owner } = await client.send(new ListBucketsCommand({}));
-  assert.ok(Owner?.ID && Owner.DisplayName, 'ListBuckets names the owner');
-  const owner = { ID: Owner.ID, DisplayName: Owner.DisplayName };
+test(
+  "ListObjects always names each object's Owner, ListObjectsV2 only with fetch-owner, ListObjectVersions too: the ListBuckets owner",
+  { timeout: 10_000 },
+  async (t) => {
+    const { client, bucket } = await startS3(t);
+    for (const Key of ['a', 'dir/b']) await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: Key }));
+    const { Owner } = await client.send(new ListBucketsCommand({}));
+    assert.ok(Owner?.ID && Owner.DisplayName, 'ListBuckets names the owner');
+    const owner = { ID: Owner.ID, DisplayName: Owner.DisplayName };
 
-  const v1 = await client.send(new ListObjectsCommand({ Bucket: bucket }));
-  assert.deepEqual(v1.Contents?.map((o) => [o.Key, o.Owner]), [['a', owner], ['dir/b', owner]]);
-  const v2 = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
-  assert.deepEqual(v2.Contents?.map((o) => [o.Key, o.Owner]), [['a', undefined], ['dir/b', undefined]]);
-  const v2False = await client.send(new ListObjectsV2Command({ Bucket: bucket, FetchOwner: false }));
-  assert.deepEqual(v2False.Contents?.map((o) => o.Owner), [undefined, undefined]);
-  const v2Owner = await client.send(new ListObjectsV2Command({ Bucket: bucket, FetchOwner: true, Delimiter: '/' }));
-  assert.deepEqual(v2Owner.Contents?.map((o) => [o.Key, o.Owner]), [['a', owner]]);
-  assert.deepEqual(v2Owner.CommonPrefixes, [{ Prefix: 'dir/' }]);
-  const versions = await client.send(new ListObjectVersionsCommand({ Bucket: bucket }));
-  assert.deepEqual(versions.Versions?.map((v) => v.Owner), [owner, owner]);
+    const v1 = await client.send(new ListObjectsCommand({ Bucket: bucket }));
+    assert.deepEqual(
+      v1.Contents?.map((o) => [o.Key, o.Owner]),
+      [
+        ['a', owner],
+        ['dir/b', owner],
+      ],
+    );
+    const v2 = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+    assert.deepEqual(
+      v2.Contents?.map((o) => [o.Key, o.Owner]),
+      [
+        ['a', undefined],
+        ['dir/b', undefined],
+      ],
+    );
+    const v2False = await client.send(new ListObjectsV2Command({ Bucket: bucket, FetchOwner: false }));
+    assert.deepEqual(
+      v2False.Contents?.map((o) => o.Owner),
+      [undefined, undefined],
+    );
+    const v2Owner = await client.send(new ListObjectsV2Command({ Bucket: bucket, FetchOwner: true, Delimiter: '/' }));
+    assert.deepEqual(
+      v2Owner.Contents?.map((o) => [o.Key, o.Owner]),
+      [['a', owner]],
+    );
+    assert.deepEqual(v2Owner.CommonPrefixes, [{ Prefix: 'dir/' }]);
+    const versions = await client.send(new ListObjectVersionsCommand({ Bucket: bucket }));
+    assert.deepEqual(
+      versions.Versions?.map((v) => v.Owner),
+      [owner, owner],
+    );
 
-  await assert.rejects(client.send(new ListObjectsV2Command({ Bucket: bucket, FetchOwner: 'maybe' as unknown as boolean })), code('InvalidArgument', 400));
-});
+    await assert.rejects(client.send(new ListObjectsV2Command({ Bucket: bucket, FetchOwner: 'maybe' as unknown as boolean })), code('InvalidArgument', 400));
+  },
+);
 
 test('ListBuckets pages: max-buckets, ContinuationToken, Prefix and BucketRegion, as S3 (and paginateListBuckets) expect', { timeout: 15_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
@@ -46,7 +80,10 @@ test('ListBuckets pages: max-buckets, ContinuationToken, Prefix and BucketRegion
   names.sort();
 
   const all = await client.send(new ListBucketsCommand({}));
-  assert.deepEqual(all.Buckets?.map((b) => [b.Name, b.BucketRegion]), names.map((name) => [name, 'auto']));
+  assert.deepEqual(
+    all.Buckets?.map((b) => [b.Name, b.BucketRegion]),
+    names.map((name) => [name, 'auto']),
+  );
   assert.deepEqual([all.ContinuationToken, all.Prefix], [undefined, undefined], 'everything fits one page: no token');
 
   const pages: string[][] = [];
@@ -63,7 +100,10 @@ test('ListBuckets pages: max-buckets, ContinuationToken, Prefix and BucketRegion
   const second = await client.send(new ListBucketsCommand({ MaxBuckets: 2, Prefix: `${bucket}-logs`, ContinuationToken: first.ContinuationToken }));
   assert.deepEqual([second.Buckets?.map((b) => b.Name), second.ContinuationToken], [[`${bucket}-logs-3`], undefined]);
 
-  assert.deepEqual((await client.send(new ListBucketsCommand({ BucketRegion: 'auto', Prefix: `${bucket}-z` }))).Buckets?.map((b) => b.Name), [`${bucket}-zz`]);
+  assert.deepEqual(
+    (await client.send(new ListBucketsCommand({ BucketRegion: 'auto', Prefix: `${bucket}-z` }))).Buckets?.map((b) => b.Name),
+    [`${bucket}-zz`],
+  );
   assert.deepEqual((await client.send(new ListBucketsCommand({ BucketRegion: 'eu-west-1' }))).Buckets ?? [], []);
 
   for (const MaxBuckets of [0, 10_001, -1]) {
@@ -91,17 +131,32 @@ test('GetObjectAttributes lists the parts of an upload made with checksums, page
   const expected = bodies.map((body, index) => ({ PartNumber: index + 1, Size: body.length, ChecksumSHA256: sha256(body) }));
   const whole = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'sums', ObjectAttributes: ['ObjectParts'] }));
   assert.deepEqual(whole.ObjectParts, {
-    TotalPartsCount: 3, PartNumberMarker: '0', NextPartNumberMarker: '3', MaxParts: 1000, IsTruncated: false, Parts: expected,
+    TotalPartsCount: 3,
+    PartNumberMarker: '0',
+    NextPartNumberMarker: '3',
+    MaxParts: 1000,
+    IsTruncated: false,
+    Parts: expected,
   });
 
   const first = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'sums', ObjectAttributes: ['ObjectParts'], MaxParts: 2 }));
-  assert.deepEqual([first.ObjectParts?.Parts, first.ObjectParts?.IsTruncated, first.ObjectParts?.NextPartNumberMarker, first.ObjectParts?.MaxParts],
-    [expected.slice(0, 2), true, '2', 2]);
-  const rest = await client.send(new GetObjectAttributesCommand({
-    Bucket: bucket, Key: 'sums', ObjectAttributes: ['ObjectParts'], MaxParts: 2, PartNumberMarker: first.ObjectParts!.NextPartNumberMarker,
-  }));
-  assert.deepEqual([rest.ObjectParts?.Parts, rest.ObjectParts?.IsTruncated, rest.ObjectParts?.PartNumberMarker, rest.ObjectParts?.TotalPartsCount],
-    [expected.slice(2), false, '2', 3]);
+  assert.deepEqual(
+    [first.ObjectParts?.Parts, first.ObjectParts?.IsTruncated, first.ObjectParts?.NextPartNumberMarker, first.ObjectParts?.MaxParts],
+    [expected.slice(0, 2), true, '2', 2],
+  );
+  const rest = await client.send(
+    new GetObjectAttributesCommand({
+      Bucket: bucket,
+      Key: 'sums',
+      ObjectAttributes: ['ObjectParts'],
+      MaxParts: 2,
+      PartNumberMarker: first.ObjectParts!.NextPartNumberMarker,
+    }),
+  );
+  assert.deepEqual(
+    [rest.ObjectParts?.Parts, rest.ObjectParts?.IsTruncated, rest.ObjectParts?.PartNumberMarker, rest.ObjectParts?.TotalPartsCount],
+    [expected.slice(2), false, '2', 3],
+  );
 
   // An upload without checksums: the count, but no parts (as S3).
   const { UploadId: plainId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'plain' }));
@@ -115,7 +170,10 @@ test('GetObjectAttributes lists the parts of an upload made with checksums, page
   assert.deepEqual([plain.ObjectParts?.TotalPartsCount, plain.ObjectParts?.Parts, plain.ObjectParts?.IsTruncated], [3, undefined, false]);
 
   for (const input of [{ MaxParts: -1 }, { PartNumberMarker: 'two' }]) {
-    await assert.rejects(client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'sums', ObjectAttributes: ['ObjectParts'], ...input })),
-      code('InvalidArgument', 400), JSON.stringify(input));
+    await assert.rejects(
+      client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'sums', ObjectAttributes: ['ObjectParts'], ...input })),
+      code('InvalidArgument', 400),
+      JSON.stringify(input),
+    );
   }
 });

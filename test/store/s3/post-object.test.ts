@@ -29,15 +29,34 @@ async function startPostS3(t: TestContext, failureLimits?: FailureLimits) {
   // The SDK signs with the real time; the server's clock starts there and is moved by the tests.
   fixture.clock.set(Date.now());
   const keys = new AccessKeys(fixture.engine.metadata, fixture.clock);
-  const handler = createS3Handler({ engine: fixture.engine, clock: fixture.clock, logger: silentLogger, keys: (id) => keys.keyFor(id), ...(failureLimits ? { failureLimits } : {}) });
-  const server = createServer((req, res) => { void handler(req, res); });
+  const handler = createS3Handler({
+    engine: fixture.engine,
+    clock: fixture.clock,
+    logger: silentLogger,
+    keys: (id) => keys.keyFor(id),
+    ...(failureLimits ? { failureLimits } : {}),
+  });
+  const server = createServer((req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const port = (server.address() as AddressInfo).port;
   const endpoint = `http://127.0.0.1:${port}`;
   const clientFor = async (accountId: string, options?: AccessKeyOptions) => {
     const made = await keys.create(accountId, options);
-    const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey } });
+    const client = new S3Client({
+      endpoint,
+      region: 'auto',
+      forcePathStyle: true,
+      credentials: { accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey },
+    });
     t.after(() => client.destroy());
     return client;
   };
@@ -85,8 +104,12 @@ test('a createPresignedPost form stores the file with its metadata, key from ${f
   const { url, fields } = await presign({
     Key: 'photos/${filename}',
     Fields: {
-      'Content-Type': 'text/plain', 'x-amz-meta-Owner': 'ann', 'Cache-Control': 'max-age=60',
-      'Content-Disposition': 'attachment; filename="notes.txt"', 'Content-Encoding': 'identity', Expires: 'Wed, 01 Jan 2031 00:00:00 GMT',
+      'Content-Type': 'text/plain',
+      'x-amz-meta-Owner': 'ann',
+      'Cache-Control': 'max-age=60',
+      'Content-Disposition': 'attachment; filename="notes.txt"',
+      'Content-Encoding': 'identity',
+      Expires: 'Wed, 01 Jan 2031 00:00:00 GMT',
     },
     Conditions: [['content-length-range', 1, 1024]],
   });
@@ -108,65 +131,109 @@ test('a createPresignedPost form stores the file with its metadata, key from ${f
   assert.deepEqual(got.Metadata, { owner: 'ann' });
 });
 
-test('each condition kind: exact-match object and eq, starts-with (empty prefix: anything), content-length-range; a failing one stores nothing', { timeout: 30_000 }, async (t) => {
-  const { client, presign } = await startPostS3(t);
-  const form = await presign({
-    Key: 'docs/${filename}',
-    Conditions: [
-      { 'x-amz-meta-team': 'blue' },
-      ['eq', '$x-amz-meta-kind', 'report'],
-      ['starts-with', '$Content-Type', 'text/'],
-      ['starts-with', '$x-amz-meta-note', ''],
-      ['content-length-range', 3, 10],
-    ],
-  });
-  const fields = (overrides: Record<string, string> = {}) => ({
-    ...form.fields, 'x-amz-meta-team': 'blue', 'x-amz-meta-kind': 'report', 'Content-Type': 'text/csv', 'x-amz-meta-note': 'anything at all', ...overrides,
-  });
-  const ok = await send(form.url, fields(), { data: 'a,b,c', filename: 'ok.csv' });
-  assert.equal(ok.status, 204, await ok.clone().text());
-  assert.equal(await bodyOf(client, 'docs/ok.csv'), 'a,b,c');
-  // Several types in Content-Type: each must start with the prefix.
-  const listed = await send(form.url, fields({ 'Content-Type': 'text/csv, text/plain' }), { data: 'abc', filename: 'two.csv' });
-  assert.equal(listed.status, 204);
-
-  const refusals: Array<[string, Record<string, string>, Upload, number, string, RegExp]> = [
-    ['exact-match object', { 'x-amz-meta-team': 'red' }, { data: 'abcd', filename: 'f1' }, 403, 'AccessDenied',
-      /^Invalid according to Policy: Policy Condition failed: \{"x-amz-meta-team":"blue"\}$/],
-    ['eq', { 'x-amz-meta-kind': 'memo' }, { data: 'abcd', filename: 'f2' }, 403, 'AccessDenied',
-      /^Invalid according to Policy: Policy Condition failed: \["eq", "\$x-amz-meta-kind", "report"\]$/],
-    ['starts-with', { 'Content-Type': 'image/png' }, { data: 'abcd', filename: 'f3' }, 403, 'AccessDenied',
-      /Policy Condition failed: \["starts-with", "\$Content-Type", "text\/"\]/],
-    ['starts-with on each listed type', { 'Content-Type': 'text/csv,image/png' }, { data: 'abcd', filename: 'f4' }, 403, 'AccessDenied', /starts-with/],
-    ['starts-with on the key (after ${filename})', { key: 'other/${filename}' }, { data: 'abcd', filename: 'f5' }, 403, 'AccessDenied',
-      /Policy Condition failed: \["starts-with", "\$key", "docs\/"\]/],
-    ['content-length-range: too small', {}, { data: 'ab', filename: 'f6' }, 400, 'EntityTooSmall', /at least 3/],
-    ['content-length-range: too large', {}, { data: 'abcdefghijk', filename: 'f7' }, 400, 'EntityTooLarge', /at most 10 bytes/],
-  ];
-  for (const [what, overrides, file, status, code, message] of refusals) {
-    await t.test(what, { timeout: 10_000 }, async () => {
-      await assertS3Error(await send(form.url, fields(overrides), file), status, code, message);
-      for (const key of [`docs/${file.filename}`, `other/${file.filename}`]) {
-        await assert.rejects(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })), (e: unknown) => (e as { name?: string }).name === 'NotFound');
-      }
+test(
+  'each condition kind: exact-match object and eq, starts-with (empty prefix: anything), content-length-range; a failing one stores nothing',
+  { timeout: 30_000 },
+  async (t) => {
+    const { client, presign } = await startPostS3(t);
+    const form = await presign({
+      Key: 'docs/${filename}',
+      Conditions: [
+        { 'x-amz-meta-team': 'blue' },
+        ['eq', '$x-amz-meta-kind', 'report'],
+        ['starts-with', '$Content-Type', 'text/'],
+        ['starts-with', '$x-amz-meta-note', ''],
+        ['content-length-range', 3, 10],
+      ],
     });
-  }
-  // The boundary values of the range are inside it.
-  assert.equal((await send(form.url, fields(), { data: 'abc', filename: 'min' })).status, 204);
-  assert.equal((await send(form.url, fields(), { data: '0123456789', filename: 'max' })).status, 204);
-  assert.equal(await bodyOf(client, 'docs/max'), '0123456789');
-});
+    const fields = (overrides: Record<string, string> = {}) => ({
+      ...form.fields,
+      'x-amz-meta-team': 'blue',
+      'x-amz-meta-kind': 'report',
+      'Content-Type': 'text/csv',
+      'x-amz-meta-note': 'anything at all',
+      ...overrides,
+    });
+    const ok = await send(form.url, fields(), { data: 'a,b,c', filename: 'ok.csv' });
+    assert.equal(ok.status, 204, await ok.clone().text());
+    assert.equal(await bodyOf(client, 'docs/ok.csv'), 'a,b,c');
+    // Several types in Content-Type: each must start with the prefix.
+    const listed = await send(form.url, fields({ 'Content-Type': 'text/csv, text/plain' }), { data: 'abc', filename: 'two.csv' });
+    assert.equal(listed.status, 204);
+
+    const refusals: Array<[string, Record<string, string>, Upload, number, string, RegExp]> = [
+      [
+        'exact-match object',
+        { 'x-amz-meta-team': 'red' },
+        { data: 'abcd', filename: 'f1' },
+        403,
+        'AccessDenied',
+        /^Invalid according to Policy: Policy Condition failed: \{"x-amz-meta-team":"blue"\}$/,
+      ],
+      [
+        'eq',
+        { 'x-amz-meta-kind': 'memo' },
+        { data: 'abcd', filename: 'f2' },
+        403,
+        'AccessDenied',
+        /^Invalid according to Policy: Policy Condition failed: \["eq", "\$x-amz-meta-kind", "report"\]$/,
+      ],
+      [
+        'starts-with',
+        { 'Content-Type': 'image/png' },
+        { data: 'abcd', filename: 'f3' },
+        403,
+        'AccessDenied',
+        /Policy Condition failed: \["starts-with", "\$Content-Type", "text\/"\]/,
+      ],
+      ['starts-with on each listed type', { 'Content-Type': 'text/csv,image/png' }, { data: 'abcd', filename: 'f4' }, 403, 'AccessDenied', /starts-with/],
+      [
+        'starts-with on the key (after ${filename})',
+        { key: 'other/${filename}' },
+        { data: 'abcd', filename: 'f5' },
+        403,
+        'AccessDenied',
+        /Policy Condition failed: \["starts-with", "\$key", "docs\/"\]/,
+      ],
+      ['content-length-range: too small', {}, { data: 'ab', filename: 'f6' }, 400, 'EntityTooSmall', /at least 3/],
+      ['content-length-range: too large', {}, { data: 'abcdefghijk', filename: 'f7' }, 400, 'EntityTooLarge', /at most 10 bytes/],
+    ];
+    for (const [what, overrides, file, status, code, message] of refusals) {
+      await t.test(what, { timeout: 10_000 }, async () => {
+        await assertS3Error(await send(form.url, fields(overrides), file), status, code, message);
+        for (const key of [`docs/${file.filename}`, `other/${file.filename}`]) {
+          await assert.rejects(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })), (e: unknown) => (e as { name?: string }).name === 'NotFound');
+        }
+      });
+    }
+    // The boundary values of the range are inside it.
+    assert.equal((await send(form.url, fields(), { data: 'abc', filename: 'min' })).status, 204);
+    assert.equal((await send(form.url, fields(), { data: '0123456789', filename: 'max' })).status, 204);
+    assert.equal(await bodyOf(client, 'docs/max'), '0123456789');
+  },
+);
 
 test('every field needs a condition (x-ignore-* and fields after the file excepted); a missing field fails its condition', { timeout: 20_000 }, async (t) => {
   const { client, presign } = await startPostS3(t);
   const form = await presign({ Key: 'a.txt', Conditions: [['starts-with', '$x-amz-meta-tag', 't']] });
-  await assertS3Error(await send(form.url, { ...form.fields, 'x-amz-meta-tag': 'top', 'x-amz-meta-extra': 'no' }, { data: 'x' }), 403, 'AccessDenied',
-    /^Invalid according to Policy: Extra input fields: x-amz-meta-extra$/);
-  await assertS3Error(await send(form.url, form.fields, { data: 'x' }), 403, 'AccessDenied', /Policy Condition failed: \["starts-with", "\$x-amz-meta-tag", "t"\]/);
+  await assertS3Error(
+    await send(form.url, { ...form.fields, 'x-amz-meta-tag': 'top', 'x-amz-meta-extra': 'no' }, { data: 'x' }),
+    403,
+    'AccessDenied',
+    /^Invalid according to Policy: Extra input fields: x-amz-meta-extra$/,
+  );
+  await assertS3Error(
+    await send(form.url, form.fields, { data: 'x' }),
+    403,
+    'AccessDenied',
+    /Policy Condition failed: \["starts-with", "\$x-amz-meta-tag", "t"\]/,
+  );
   await assert.rejects(client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'a.txt' })), missing);
 
-  const ignored = await send(form.url, { ...form.fields, 'x-amz-meta-tag': 'tea', 'x-ignore-trace': 'abc' }, { data: 'kept' },
-    [['x-amz-meta-late', 'after the file'], ['key', 'elsewhere.txt']]);
+  const ignored = await send(form.url, { ...form.fields, 'x-amz-meta-tag': 'tea', 'x-ignore-trace': 'abc' }, { data: 'kept' }, [
+    ['x-amz-meta-late', 'after the file'],
+    ['key', 'elsewhere.txt'],
+  ]);
   assert.equal(ignored.status, 204, await ignored.clone().text());
   const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'a.txt' }));
   assert.equal(await got.Body!.transformToString(), 'kept');
@@ -176,78 +243,104 @@ test('every field needs a condition (x-ignore-* and fields after the file except
   await assertS3Error(await send(form.url, twice, { data: 'x' }), 400, 'InvalidArgument', /appears more than once/);
 });
 
-test('the policy expires on the server clock; a changed policy or a wrong secret is SignatureDoesNotMatch; an unknown key InvalidAccessKeyId', { timeout: 20_000 }, async (t) => {
-  const { clock, presign, clientFor } = await startPostS3(t);
-  const form = await presign({ Key: 'late.txt', Expires: 60 });
-  const policy = JSON.parse(Buffer.from(form.fields.Policy!, 'base64').toString('utf8')) as { conditions: unknown[] };
-  policy.conditions.push(['starts-with', '$x-amz-meta-any', '']);
-  const tampered = { ...form.fields, Policy: Buffer.from(JSON.stringify(policy)).toString('base64'), 'x-amz-meta-any': 'x' };
-  await assertS3Error(await send(form.url, tampered, { data: 'x' }), 403, 'SignatureDoesNotMatch');
-  const other = await clientFor(A);
-  const otherForm = await presign({ Key: 'late.txt' }, other);
-  await assertS3Error(await send(form.url, { ...form.fields, 'X-Amz-Signature': otherForm.fields['X-Amz-Signature']! }, { data: 'x' }), 403, 'SignatureDoesNotMatch');
-  const unknownId = form.fields['X-Amz-Credential']!.replace(/^[^/]+/, 'EPNOSUCHKEY0000000');
-  await assertS3Error(await send(form.url, { ...form.fields, 'X-Amz-Credential': unknownId }, { data: 'x' }), 403, 'InvalidAccessKeyId');
+test(
+  'the policy expires on the server clock; a changed policy or a wrong secret is SignatureDoesNotMatch; an unknown key InvalidAccessKeyId',
+  { timeout: 20_000 },
+  async (t) => {
+    const { clock, presign, clientFor } = await startPostS3(t);
+    const form = await presign({ Key: 'late.txt', Expires: 60 });
+    const policy = JSON.parse(Buffer.from(form.fields.Policy!, 'base64').toString('utf8')) as { conditions: unknown[] };
+    policy.conditions.push(['starts-with', '$x-amz-meta-any', '']);
+    const tampered = { ...form.fields, Policy: Buffer.from(JSON.stringify(policy)).toString('base64'), 'x-amz-meta-any': 'x' };
+    await assertS3Error(await send(form.url, tampered, { data: 'x' }), 403, 'SignatureDoesNotMatch');
+    const other = await clientFor(A);
+    const otherForm = await presign({ Key: 'late.txt' }, other);
+    await assertS3Error(
+      await send(form.url, { ...form.fields, 'X-Amz-Signature': otherForm.fields['X-Amz-Signature']! }, { data: 'x' }),
+      403,
+      'SignatureDoesNotMatch',
+    );
+    const unknownId = form.fields['X-Amz-Credential']!.replace(/^[^/]+/, 'EPNOSUCHKEY0000000');
+    await assertS3Error(await send(form.url, { ...form.fields, 'X-Amz-Credential': unknownId }, { data: 'x' }), 403, 'InvalidAccessKeyId');
 
-  clock.advance(59_000);
-  assert.equal((await send(form.url, form.fields, { data: 'in time' })).status, 204);
-  clock.advance(2_000);
-  await assertS3Error(await send(form.url, form.fields, { data: 'too late' }), 403, 'AccessDenied', /^Invalid according to Policy: Policy expired\.$/);
-});
+    clock.advance(59_000);
+    assert.equal((await send(form.url, form.fields, { data: 'in time' })).status, 204);
+    clock.advance(2_000);
+    await assertS3Error(await send(form.url, form.fields, { data: 'too late' }), 403, 'AccessDenied', /^Invalid according to Policy: Policy expired\.$/);
+  },
+);
 
-test('success_action_status 200, 201 (PostResponse), 204 and others; success_action_redirect and redirect answer 303 with bucket, key and etag', { timeout: 20_000 }, async (t) => {
-  const { presign } = await startPostS3(t);
-  const withField = async (name: string, value: string) => {
-    const form = await presign({ Key: 'status/${filename}', Fields: { [name]: value } });
-    return send(form.url, form.fields, { data: `${name}=${value}`, filename: 'f & g.txt' });
-  };
-  const ok = await withField('success_action_status', '200');
-  assert.equal(ok.status, 200);
-  assert.equal(await ok.text(), '');
-  const created = await withField('success_action_status', '201');
-  assert.equal(created.status, 201);
-  assert.equal(created.headers.get('content-type'), 'application/xml');
-  const document = await created.text();
-  const etag = created.headers.get('etag')!;
-  assert.match(document, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<PostResponse>/);
-  assert.ok(document.includes(`<Location>${created.headers.get('location')}</Location><Bucket>uploads</Bucket><Key>status/f &amp; g.txt</Key><ETag>&quot;${etag.slice(1, -1)}&quot;</ETag>`), document);
-  assert.match(created.headers.get('location')!, /\/uploads\/status\/f%20%26%20g\.txt$/);
-  assert.equal((await withField('success_action_status', '204')).status, 204);
-  assert.equal((await withField('success_action_status', '302')).status, 204, 'any other value: the default');
+test(
+  'success_action_status 200, 201 (PostResponse), 204 and others; success_action_redirect and redirect answer 303 with bucket, key and etag',
+  { timeout: 20_000 },
+  async (t) => {
+    const { presign } = await startPostS3(t);
+    const withField = async (name: string, value: string) => {
+      const form = await presign({ Key: 'status/${filename}', Fields: { [name]: value } });
+      return send(form.url, form.fields, { data: `${name}=${value}`, filename: 'f & g.txt' });
+    };
+    const ok = await withField('success_action_status', '200');
+    assert.equal(ok.status, 200);
+    assert.equal(await ok.text(), '');
+    const created = await withField('success_action_status', '201');
+    assert.equal(created.status, 201);
+    assert.equal(created.headers.get('content-type'), 'application/xml');
+    const document = await created.text();
+    const etag = created.headers.get('etag')!;
+    assert.match(document, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<PostResponse>/);
+    assert.ok(
+      document.includes(
+        `<Location>${created.headers.get('location')}</Location><Bucket>uploads</Bucket><Key>status/f &amp; g.txt</Key><ETag>&quot;${etag.slice(1, -1)}&quot;</ETag>`,
+      ),
+      document,
+    );
+    assert.match(created.headers.get('location')!, /\/uploads\/status\/f%20%26%20g\.txt$/);
+    assert.equal((await withField('success_action_status', '204')).status, 204);
+    assert.equal((await withField('success_action_status', '302')).status, 204, 'any other value: the default');
 
-  for (const name of ['success_action_redirect', 'redirect']) {
-    const redirected = await withField(name, 'https://app.example/done?from=form');
-    assert.equal(redirected.status, 303);
-    const target = new URL(redirected.headers.get('location')!);
-    assert.equal(`${target.origin}${target.pathname}`, 'https://app.example/done');
-    assert.deepEqual(Object.fromEntries(target.searchParams), { from: 'form', bucket: 'uploads', key: 'status/f & g.txt', etag: redirected.headers.get('etag') });
-  }
-  // Not an absolute http(s) URL: ignored, as S3 does.
-  assert.equal((await withField('success_action_redirect', 'javascript:alert(1)')).status, 204);
-});
+    for (const name of ['success_action_redirect', 'redirect']) {
+      const redirected = await withField(name, 'https://app.example/done?from=form');
+      assert.equal(redirected.status, 303);
+      const target = new URL(redirected.headers.get('location')!);
+      assert.equal(`${target.origin}${target.pathname}`, 'https://app.example/done');
+      assert.deepEqual(Object.fromEntries(target.searchParams), {
+        from: 'form',
+        bucket: 'uploads',
+        key: 'status/f & g.txt',
+        etag: redirected.headers.get('etag'),
+      });
+    }
+    // Not an absolute http(s) URL: ignored, as S3 does.
+    assert.equal((await withField('success_action_redirect', 'javascript:alert(1)')).status, 204);
+  },
+);
 
-test('another account\'s bucket answers like a missing one; a read-only key or another bucket\'s key is AccessDenied; acl only private', { timeout: 20_000 }, async (t) => {
-  const { engine, presign, clientFor, client } = await startPostS3(t);
-  const otherAccount = await clientFor(B);
-  const foreign = await presign({ Key: 'x.txt' }, otherAccount);
-  await assertS3Error(await send(foreign.url, foreign.fields, { data: 'x' }), 404, 'NoSuchBucket');
-  await accountStore(engine, B).createBucket('theirs');
-  const nowhere = await createPresignedPost(otherAccount as unknown as Parameters<typeof createPresignedPost>[0], { Bucket: 'nothing-here', Key: 'x.txt' });
-  await assertS3Error(await send(nowhere.url, nowhere.fields, { data: 'x' }), 404, 'NoSuchBucket');
-  await assert.rejects(client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'x.txt' })), missing);
+test(
+  "another account's bucket answers like a missing one; a read-only key or another bucket's key is AccessDenied; acl only private",
+  { timeout: 20_000 },
+  async (t) => {
+    const { engine, presign, clientFor, client } = await startPostS3(t);
+    const otherAccount = await clientFor(B);
+    const foreign = await presign({ Key: 'x.txt' }, otherAccount);
+    await assertS3Error(await send(foreign.url, foreign.fields, { data: 'x' }), 404, 'NoSuchBucket');
+    await accountStore(engine, B).createBucket('theirs');
+    const nowhere = await createPresignedPost(otherAccount as unknown as Parameters<typeof createPresignedPost>[0], { Bucket: 'nothing-here', Key: 'x.txt' });
+    await assertS3Error(await send(nowhere.url, nowhere.fields, { data: 'x' }), 404, 'NoSuchBucket');
+    await assert.rejects(client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'x.txt' })), missing);
 
-  for (const options of [{ permission: 'object_read_only' }, { permission: 'object_read_write', buckets: ['elsewhere'] }] as const) {
-    const form = await presign({ Key: 'x.txt' }, await clientFor(A, options));
-    await assertS3Error(await send(form.url, form.fields, { data: 'x' }), 403, 'AccessDenied', /^Access Denied$/);
-  }
-  const limited = await presign({ Key: 'mine.txt' }, await clientFor(A, { permission: 'object_read_write', buckets: [BUCKET] }));
-  assert.equal((await send(limited.url, limited.fields, { data: 'x' })).status, 204);
+    for (const options of [{ permission: 'object_read_only' }, { permission: 'object_read_write', buckets: ['elsewhere'] }] as const) {
+      const form = await presign({ Key: 'x.txt' }, await clientFor(A, options));
+      await assertS3Error(await send(form.url, form.fields, { data: 'x' }), 403, 'AccessDenied', /^Access Denied$/);
+    }
+    const limited = await presign({ Key: 'mine.txt' }, await clientFor(A, { permission: 'object_read_write', buckets: [BUCKET] }));
+    assert.equal((await send(limited.url, limited.fields, { data: 'x' })).status, 204);
 
-  const priv = await presign({ Key: 'private.txt', Fields: { acl: 'private' } });
-  assert.equal((await send(priv.url, priv.fields, { data: 'x' })).status, 204);
-  const pub = await presign({ Key: 'public.txt', Fields: { acl: 'public-read' } });
-  await assertS3Error(await send(pub.url, pub.fields, { data: 'x' }), 400, 'AccessControlListNotSupported', /acl field/);
-});
+    const priv = await presign({ Key: 'private.txt', Fields: { acl: 'private' } });
+    assert.equal((await send(priv.url, priv.fields, { data: 'x' })).status, 204);
+    const pub = await presign({ Key: 'public.txt', Fields: { acl: 'public-read' } });
+    await assertS3Error(await send(pub.url, pub.fields, { data: 'x' }), 400, 'AccessControlListNotSupported', /acl field/);
+  },
+);
 
 test('the form before the file is bounded (MaxPostPreDataLengthExceeded); no file, no key or no policy are refused', { timeout: 20_000 }, async (t) => {
   const { presign, client } = await startPostS3(t);
@@ -263,10 +356,19 @@ test('the form before the file is bounded (MaxPostPreDataLengthExceeded); no fil
   const { key: _key, ...noKey } = form.fields;
   await assertS3Error(await send(form.url, noKey, { data: 'x' }), 400, 'InvalidArgument', /field named 'key'/);
   await assertS3Error(await send(form.url, { key: 'anon.txt' }, { data: 'x' }), 403, 'AccessDenied', /Missing authentication/);
-  await assertS3Error(await send(form.url, { key: 'v2.txt', AWSAccessKeyId: 'EXAMPLEKEY0001', policy: form.fields.Policy!, signature: 'c2lnbmF0dXJl' }, { data: 'x' }),
-    400, 'InvalidArgument', /Signature Version 2 forms .* are not supported/);
+  await assertS3Error(
+    await send(form.url, { key: 'v2.txt', AWSAccessKeyId: 'EXAMPLEKEY0001', policy: form.fields.Policy!, signature: 'c2lnbmF0dXJl' }, { data: 'x' }),
+    400,
+    'InvalidArgument',
+    /Signature Version 2 forms .* are not supported/,
+  );
   // The file first and the key after it: the key is not seen.
-  const late = await send(form.url, Object.entries(form.fields).filter(([name]) => name !== 'key'), { data: 'x' }, [['key', 'big-form.txt']]);
+  const late = await send(
+    form.url,
+    Object.entries(form.fields).filter(([name]) => name !== 'key'),
+    { data: 'x' },
+    [['key', 'big-form.txt']],
+  );
   await assertS3Error(late, 400, 'InvalidArgument', /order of the fields/);
 });
 
@@ -318,8 +420,19 @@ test('virtual-hosted style: a form posted to <bucket>.localhost; a large file st
   const encoded = new Request('http://unused/', { method: 'POST', body: toFormData(form.fields, 'by host') });
   const bytes = Buffer.from(await encoded.arrayBuffer());
   const answer = await new Promise<{ status: number; location: string | undefined }>((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/', headers: { host: `${BUCKET}.localhost:${port}`, 'content-type': encoded.headers.get('content-type')!, 'content-length': bytes.length } },
-      (res) => { res.resume(); res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location })); });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/',
+        headers: { host: `${BUCKET}.localhost:${port}`, 'content-type': encoded.headers.get('content-type')!, 'content-length': bytes.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location }));
+      },
+    );
     req.on('error', reject);
     req.end(bytes);
   });
@@ -351,10 +464,13 @@ test('a large file refused part-way (content-length-range, expired policy) gets 
   const expiring = await presign({ Key: 'refused.bin', Expires: 1 });
   clock.advance(5_000);
   await assertS3Error(await send(expiring.url, expiring.fields, { data }), 403, 'AccessDenied', /Policy expired/);
-  await assert.rejects(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'refused.bin' })), (e: unknown) => (e as { name?: string }).name === 'NotFound');
+  await assert.rejects(
+    client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'refused.bin' })),
+    (e: unknown) => (e as { name?: string }).name === 'NotFound',
+  );
 });
 
-test('wrong signatures count against the failed-authentication limits as the header form\'s do: past them 429 SlowDown', { timeout: 20_000 }, async (t) => {
+test("wrong signatures count against the failed-authentication limits as the header form's do: past them 429 SlowDown", { timeout: 20_000 }, async (t) => {
   // Per address (the S3 API never limits per access key id: a valid signature is cheap to check).
   const { presign } = await startPostS3(t, { windowMs: 60_000, maxPerAddress: 2, maxPerIdentity: 2 });
   const form = await presign({ Key: 'limited.txt' });
@@ -365,20 +481,30 @@ test('wrong signatures count against the failed-authentication limits as the hea
   await assertS3Error(refused, 429, 'SlowDown', /from this address/);
 });
 
-test('a form shaped as boto3\'s generate_presigned_post makes it (lower-case field names, no bucket field) is accepted', { timeout: 20_000 }, async (t) => {
+test("a form shaped as boto3's generate_presigned_post makes it (lower-case field names, no bucket field) is accepted", { timeout: 20_000 }, async (t) => {
   const { client, clientFor, endpoint } = await startPostS3(t);
   const credentials = await (await clientFor(A)).config.credentials();
-  const amzDate = new Date(Date.now()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = new Date(Date.now())
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const credential = `${credentials.accessKeyId}/${amzDate.slice(0, 8)}/us-east-1/s3/aws4_request`;
   const expiration = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}/, '');
   // json.dumps' separators, botocore's order of conditions.
-  const policy = Buffer.from(`{"expiration": "${expiration}", "conditions": [{"acl": "private"}, {"bucket": "${BUCKET}"}, ["starts-with", "$key", "py/"], `
-    + `{"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-credential": "${credential}"}, {"x-amz-date": "${amzDate}"}]}`).toString('base64');
+  const policy = Buffer.from(
+    `{"expiration": "${expiration}", "conditions": [{"acl": "private"}, {"bucket": "${BUCKET}"}, ["starts-with", "$key", "py/"], ` +
+      `{"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-credential": "${credential}"}, {"x-amz-date": "${amzDate}"}]}`,
+  ).toString('base64');
   let key: Buffer = createHmac('sha256', `AWS4${credentials.secretAccessKey}`).update(amzDate.slice(0, 8)).digest();
   for (const part of ['us-east-1', 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
   const fields = {
-    acl: 'private', key: 'py/${filename}', 'x-amz-algorithm': 'AWS4-HMAC-SHA256', 'x-amz-credential': credential, 'x-amz-date': amzDate,
-    policy, 'x-amz-signature': createHmac('sha256', key).update(policy).digest('hex'),
+    acl: 'private',
+    key: 'py/${filename}',
+    'x-amz-algorithm': 'AWS4-HMAC-SHA256',
+    'x-amz-credential': credential,
+    'x-amz-date': amzDate,
+    policy,
+    'x-amz-signature': createHmac('sha256', key).update(policy).digest('hex'),
   };
   const response = await send(`${endpoint}/${BUCKET}`, fields, { data: 'from python', filename: 'data.json', type: 'application/json' });
   assert.equal(response.status, 204, await response.clone().text());
@@ -388,7 +514,7 @@ test('a form shaped as boto3\'s generate_presigned_post makes it (lower-case fie
   assert.equal(got.ContentType, 'application/octet-stream');
 });
 
-test('a form asking for encryption or tagging is refused as PutObject\'s headers are, and stores nothing', { timeout: 20_000 }, async (t) => {
+test("a form asking for encryption or tagging is refused as PutObject's headers are, and stores nothing", { timeout: 20_000 }, async (t) => {
   const { client, presign } = await startPostS3(t);
   const cases: Array<[Record<string, string>, number, string]> = [
     [{ 'x-amz-server-side-encryption': 'AES256' }, 501, 'NotImplemented'],

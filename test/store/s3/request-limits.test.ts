@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { REQUEST_XML_MAX_DEPTH } from '../../../src/store/s3/xml.ts';
 import { replaceDocuments, s3ErrorCode, startS3 } from './helpers.ts';
@@ -27,10 +33,13 @@ test('a path with a malformed or non-UTF-8 escape is 400 InvalidURI, signed or n
     assert.deepEqual([head.status, await head.text()], [400, ''], `HEAD ${path}`);
   }
   // Signed with a real key: the same answer (the path is read before the signature is checked).
-  client.middlewareStack.add((next) => async (args) => {
-    (args.request as { path: string }).path += '%FF';
-    return next(args);
-  }, { step: 'build', name: 'badEscape' });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      (args.request as { path: string }).path += '%FF';
+      return next(args);
+    },
+    { step: 'build', name: 'badEscape' },
+  );
   await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'kept' })), s3ErrorCode('InvalidURI', 400));
 });
 
@@ -51,14 +60,20 @@ test(`request documents nested deeper than ${REQUEST_XML_MAX_DEPTH} elements are
   const nest = (root: string, levels: number, inner: string) => `<${root}>${'<x>'.repeat(levels)}${'</x>'.repeat(levels)}${inner}</${root}>`;
   for (const levels of [REQUEST_XML_MAX_DEPTH, 10_000, 250_000]) {
     replace(nest('Delete', levels, '<Object><Key>kept</Key></Object>'));
-    await assert.rejects(client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: 'kept' }] } })), s3ErrorCode('MalformedXML', 400), `Delete, ${levels}`);
+    await assert.rejects(
+      client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: 'kept' }] } })),
+      s3ErrorCode('MalformedXML', 400),
+      `Delete, ${levels}`,
+    );
   }
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }));
   replace(undefined);
   const { ETag } = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: 1, Body: 'part' }));
   replace(nest('CompleteMultipartUpload', 10_000, `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>`));
-  await assert.rejects(client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } })),
-    s3ErrorCode('MalformedXML', 400));
+  await assert.rejects(
+    client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } })),
+    s3ErrorCode('MalformedXML', 400),
+  );
   // Within the limit, extra elements are ignored as before; the refusals above changed nothing.
   replace(nest('CompleteMultipartUpload', REQUEST_XML_MAX_DEPTH - 1, `<Part><PartNumber>1</PartNumber><ETag>${ETag}</ETag></Part>`));
   await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } }));

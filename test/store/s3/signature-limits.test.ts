@@ -24,20 +24,34 @@ async function startLimitedS3(t: TestContext) {
   fixture.clock.set(Date.now());
   let lookups = 0;
   const handler = createS3Handler({
-    engine: fixture.engine, clock: fixture.clock, logger: silentLogger,
+    engine: fixture.engine,
+    clock: fixture.clock,
+    logger: silentLogger,
     keys: (id) => {
       lookups++;
       return id === ACCESS_KEY_ID ? adminKey(SECRET) : undefined;
     },
   });
-  const server = createServer((req, res) => { void handler(req, res); });
+  const server = createServer((req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   /** An AWS SDK client bound to `address`, without retries (they would hide the answers). */
   const clientAt = (address: string, secretAccessKey = SECRET, accessKeyId = ACCESS_KEY_ID) => {
     const client = new S3Client({
-      endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId, secretAccessKey },
+      endpoint,
+      region: 'auto',
+      forcePathStyle: true,
+      maxAttempts: 1,
+      credentials: { accessKeyId, secretAccessKey },
       requestHandler: { httpAgent: new HttpAgent({ localAddress: address }) },
     });
     t.after(() => client.destroy());
@@ -45,7 +59,10 @@ async function startLimitedS3(t: TestContext) {
   };
   /** A GET by presigned URL (signed by `signer`) from `address`, answered raw. */
   const presignedGet = async (address: string, signer: S3Client, key = 'k') => {
-    const url = await getSignedUrl(signer, new GetObjectCommand({ Bucket: fixture.bucket, Key: key }), { expiresIn: 600, signingDate: new Date(fixture.clock.now()) });
+    const url = await getSignedUrl(signer, new GetObjectCommand({ Bucket: fixture.bucket, Key: key }), {
+      expiresIn: 600,
+      signingDate: new Date(fixture.clock.now()),
+    });
     const agent = new Agent({ localAddress: address });
     t.after(() => agent.close());
     const response = await fetch(url, { dispatcher: agent });
@@ -65,36 +82,46 @@ function assertSlowDown(answer: { status: number; retryAfter: string | null; tex
   assert.equal(answer.status, 429, answer.text);
   assert.equal(answer.retryAfter, String(seconds));
   assert.match(answer.text, /<Code>SlowDown<\/Code>/);
-  assert.match(answer.text, new RegExp(`<Message>Please reduce your request rate: too many failed authentications ${scope}; retry after ${seconds} s.</Message>`));
+  assert.match(
+    answer.text,
+    new RegExp(`<Message>Please reduce your request rate: too many failed authentications ${scope}; retry after ${seconds} s.</Message>`),
+  );
 }
 
-test('per access key id: no limit; after 30 failed signatures from 6 addresses a valid one passes from any new address, the guessers are limited each', { timeout: 60_000 }, async (t) => {
-  const s3 = await startLimitedS3(t);
-  const home = s3.clientAt('127.0.0.60');
-  await home.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' }));
-  // Three times the old per-key limit (10), from addresses that each stay within their own 20.
-  for (let i = 0; i < 30; i++) {
-    const guesser = s3.clientAt(`127.0.0.${61 + (i % 6)}`, `guess-${i}`);
-    await assert.rejects(guesser.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('SignatureDoesNotMatch', 403));
-  }
-  assert.equal((await s3.presignedGet('127.0.0.67', s3.clientAt('127.0.0.67'))).status, 200, 'a presigned URL works from an address never seen');
-  const got = await s3.clientAt('127.0.0.68').send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' }));
-  assert.equal(await got.Body!.transformToString(), 'v', 'so does the SDK');
-  assert.equal((await s3.presignedGet('127.0.0.69', s3.clientAt('127.0.0.69', 'guess-x'))).status, 403, 'a wrong one is still checked and refused');
+test(
+  'per access key id: no limit; after 30 failed signatures from 6 addresses a valid one passes from any new address, the guessers are limited each',
+  { timeout: 60_000 },
+  async (t) => {
+    const s3 = await startLimitedS3(t);
+    const home = s3.clientAt('127.0.0.60');
+    await home.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' }));
+    // Three times the old per-key limit (10), from addresses that each stay within their own 20.
+    for (let i = 0; i < 30; i++) {
+      const guesser = s3.clientAt(`127.0.0.${61 + (i % 6)}`, `guess-${i}`);
+      await assert.rejects(guesser.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('SignatureDoesNotMatch', 403));
+    }
+    assert.equal((await s3.presignedGet('127.0.0.67', s3.clientAt('127.0.0.67'))).status, 200, 'a presigned URL works from an address never seen');
+    const got = await s3.clientAt('127.0.0.68').send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' }));
+    assert.equal(await got.Body!.transformToString(), 'v', 'so does the SDK');
+    assert.equal((await s3.presignedGet('127.0.0.69', s3.clientAt('127.0.0.69', 'guess-x'))).status, 403, 'a wrong one is still checked and refused');
 
-  // One guessing address goes on to its own limit: 20 failures, then one every 60 s / 20 = 3 s.
-  for (let i = 5; i < 20; i++) {
-    await assert.rejects(s3.clientAt('127.0.0.61', `more-${i}`).send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })), code('SignatureDoesNotMatch', 403));
-  }
-  const lookupsBefore = s3.lookups();
-  assertSlowDown(await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61', 'guess-y')), 'from this address', 3);
-  assertSlowDown(await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61')), 'from this address', 3);
-  assert.equal(s3.lookups(), lookupsBefore, 'refused before the secret was looked up, even with the secret: nothing is learnt from there');
-  assert.equal((await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70'))).status, 200);
-  s3.clock.advance(3_000);
-  assert.equal((await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61', 'guess-z'))).status, 403, 'after Retry-After one attempt is let through');
-  assertSlowDown(await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61', 'guess-w')), 'from this address', 3);
-});
+    // One guessing address goes on to its own limit: 20 failures, then one every 60 s / 20 = 3 s.
+    for (let i = 5; i < 20; i++) {
+      await assert.rejects(
+        s3.clientAt('127.0.0.61', `more-${i}`).send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'k' })),
+        code('SignatureDoesNotMatch', 403),
+      );
+    }
+    const lookupsBefore = s3.lookups();
+    assertSlowDown(await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61', 'guess-y')), 'from this address', 3);
+    assertSlowDown(await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61')), 'from this address', 3);
+    assert.equal(s3.lookups(), lookupsBefore, 'refused before the secret was looked up, even with the secret: nothing is learnt from there');
+    assert.equal((await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70'))).status, 200);
+    s3.clock.advance(3_000);
+    assert.equal((await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61', 'guess-z'))).status, 403, 'after Retry-After one attempt is let through');
+    assertSlowDown(await s3.presignedGet('127.0.0.61', s3.clientAt('127.0.0.61', 'guess-w')), 'from this address', 3);
+  },
+);
 
 test('per address: 20 failures (unknown key ids count), then 429 SlowDown from that address only, even with a valid key', { timeout: 60_000 }, async (t) => {
   const s3 = await startLimitedS3(t);
@@ -105,7 +132,10 @@ test('per address: 20 failures (unknown key ids count), then 429 SlowDown from t
   // One attempt comes back every 60 s / 20 = 3 s.
   assertSlowDown(await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70', 'x', 'GUESSEDKEY9999')), 'from this address', 3);
   assertSlowDown(await s3.presignedGet('127.0.0.70', s3.clientAt('127.0.0.70')), 'from this address', 3);
-  const head = await s3.clientAt('127.0.0.70').send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' })).catch((error: unknown) => error);
+  const head = await s3
+    .clientAt('127.0.0.70')
+    .send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' }))
+    .catch((error: unknown) => error);
   assert.ok(code('SlowDown', 429)(head));
   await s3.clientAt('127.0.0.71').send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'k', Body: 'v' }));
   s3.clock.advance(3_000);
@@ -114,10 +144,27 @@ test('per address: 20 failures (unknown key ids count), then 429 SlowDown from t
 
 test('signatures checked at the end of the body (curl, hash not declared) count as failures', { timeout: 60_000 }, async (t) => {
   const s3 = await startLimitedS3(t);
-  const curlPut = async (secret: string, key: string, from = '127.0.0.80') => (await promisify(execFile)('curl', [
-    '-s', '-o', '/dev/null', '-w', '%{http_code}', '--interface', from, '--aws-sigv4', 'aws:amz:auto:s3', '--user', `${ACCESS_KEY_ID}:${secret}`,
-    '-X', 'PUT', '--data-binary', 'body', `${s3.endpoint}/${s3.bucket}/${key}`,
-  ])).stdout;
+  const curlPut = async (secret: string, key: string, from = '127.0.0.80') =>
+    (
+      await promisify(execFile)('curl', [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--interface',
+        from,
+        '--aws-sigv4',
+        'aws:amz:auto:s3',
+        '--user',
+        `${ACCESS_KEY_ID}:${secret}`,
+        '-X',
+        'PUT',
+        '--data-binary',
+        'body',
+        `${s3.endpoint}/${s3.bucket}/${key}`,
+      ])
+    ).stdout;
   assert.equal(await curlPut(SECRET, 'fine.txt', '127.0.0.82'), '200', 'a correct deferred signature succeeds (and trusts 127.0.0.82)');
   for (let i = 0; i < 20; i++) assert.equal(await curlPut(`wrong-${i}`, `forged-${i}.txt`), '403');
   assertSlowDown(await s3.presignedGet('127.0.0.80', s3.clientAt('127.0.0.80', 'guess')), 'from this address', 3);

@@ -9,8 +9,15 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectAttributesCommand, GetObjectCommand, HeadObjectCommand,
-  PutObjectCommand, UploadPartCommand, UploadPartCopyCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetObjectAttributesCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import fc from 'fast-check';
@@ -30,7 +37,10 @@ test('PutObject with SSE-C stores the bytes encrypted; GetObject and HeadObject 
   assert.deepEqual([put.SSECustomerAlgorithm, put.SSECustomerKeyMD5], ['AES256', md5(KEY)]);
   assert.notEqual(put.ETag, `"${createHash('md5').update(body).digest('hex')}"`, 'the etag tells nothing of the content');
   const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'secret.bin', ...withKey() }));
-  assert.deepEqual([got.SSECustomerAlgorithm, got.SSECustomerKeyMD5, got.ContentType, got.ContentLength], ['AES256', md5(KEY), 'application/x-secret', body.length]);
+  assert.deepEqual(
+    [got.SSECustomerAlgorithm, got.SSECustomerKeyMD5, got.ContentType, got.ContentLength],
+    ['AES256', md5(KEY), 'application/x-secret', body.length],
+  );
   assert.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(body));
   const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'secret.bin', ...withKey() }));
   assert.deepEqual([head.ContentLength, head.SSECustomerKeyMD5], [body.length, md5(KEY)]);
@@ -65,17 +75,27 @@ test('property: any range of an SSE-C object, across and within the encryption c
   const { client, bucket } = await startS3(t);
   const body = randomBytes(3 * CHUNK_BYTES + 777);
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'ranged', Body: body, ...withKey() }));
-  const read = async (Range: string) => Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'ranged', Range, ...withKey() }))).Body!.transformToByteArray());
+  const read = async (Range: string) =>
+    Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'ranged', Range, ...withKey() }))).Body!.transformToByteArray());
   // Chunk edges exactly.
-  for (const [from, to] of [[0, 0], [CHUNK_BYTES - 1, CHUNK_BYTES], [CHUNK_BYTES, 2 * CHUNK_BYTES - 1], [CHUNK_BYTES - 5, 3 * CHUNK_BYTES + 5], [body.length - 1, body.length - 1]]) {
+  for (const [from, to] of [
+    [0, 0],
+    [CHUNK_BYTES - 1, CHUNK_BYTES],
+    [CHUNK_BYTES, 2 * CHUNK_BYTES - 1],
+    [CHUNK_BYTES - 5, 3 * CHUNK_BYTES + 5],
+    [body.length - 1, body.length - 1],
+  ]) {
     assert.ok((await read(`bytes=${from}-${to}`)).equals(body.subarray(from!, to! + 1)), `${from}-${to}`);
   }
   assert.ok((await read('bytes=-1000')).equals(body.subarray(body.length - 1000)));
   assert.ok((await read(`bytes=${2 * CHUNK_BYTES + 3}-`)).equals(body.subarray(2 * CHUNK_BYTES + 3)));
-  await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: body.length - 1 }), fc.integer({ min: 1, max: 2 * CHUNK_BYTES }), async (from, length) => {
-    const to = Math.min(body.length - 1, from + length - 1);
-    assert.ok((await read(`bytes=${from}-${to}`)).equals(body.subarray(from, to + 1)));
-  }), { numRuns: 40 });
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 0, max: body.length - 1 }), fc.integer({ min: 1, max: 2 * CHUNK_BYTES }), async (from, length) => {
+      const to = Math.min(body.length - 1, from + length - 1);
+      assert.ok((await read(`bytes=${from}-${to}`)).equals(body.subarray(from, to + 1)));
+    }),
+    { numRuns: 40 },
+  );
 });
 
 test('CopyObject: from an SSE-C source with its key, to another key, to plain and from plain; without the source key 400', { timeout: 20_000 }, async (t) => {
@@ -86,7 +106,8 @@ test('CopyObject: from an SSE-C source with its key, to another key, to plain an
   await assert.rejects(client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'nope', CopySource: `${bucket}/source` })), code('InvalidRequest', 400));
   const rekeyed = await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'rekeyed', CopySource: `${bucket}/source`, ...source, ...withKey(OTHER) }));
   assert.equal(rekeyed.SSECustomerKeyMD5, md5(OTHER));
-  const readBack = async (Key: string, key?: typeof KEY) => Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key, ...(key ? withKey(key) : {}) }))).Body!.transformToByteArray());
+  const readBack = async (Key: string, key?: typeof KEY) =>
+    Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key, ...(key ? withKey(key) : {}) }))).Body!.transformToByteArray());
   assert.ok((await readBack('rekeyed', OTHER)).equals(body));
   await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'clear', CopySource: `${bucket}/source`, ...source }));
   assert.ok((await readBack('clear')).equals(body));
@@ -97,50 +118,87 @@ test('CopyObject: from an SSE-C source with its key, to another key, to plain an
   assert.ok((await readBack('source', OTHER)).equals(body));
 });
 
-test('multipart with SSE-C: every part needs the upload\'s key; the object reads back across parts and chunks; part copy from an SSE-C source', { timeout: 30_000 }, async (t) => {
-  const { client, bucket } = await startS3(t);
-  const MiB = 1024 * 1024;
-  const parts = [randomBytes(5 * MiB), randomBytes(CHUNK_BYTES * 2 + 99)];
-  const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'big', ...withKey() }));
-  assert.deepEqual([created.SSECustomerAlgorithm, created.SSECustomerKeyMD5], ['AES256', md5(KEY)]);
-  const UploadId = created.UploadId!;
-  await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0] })), code('InvalidRequest', 400));
-  await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey(OTHER) })), code('AccessDenied', 403));
-  const one = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
-  assert.equal(one.SSECustomerKeyMD5, md5(KEY));
-  assert.notEqual(one.ETag, `"${createHash('md5').update(parts[0]!).digest('hex')}"`, 'a part\'s etag tells nothing of its content either');
-  // A part sent again with the same bytes (a client's retry) keeps its etag, as S3's MD5 etags do.
-  const again = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
-  assert.equal(again.ETag, one.ETag);
-  // Part 2 copied from an SSE-C object under another key.
-  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'tail', Body: parts[1], ...withKey(OTHER) }));
-  const two = await client.send(new UploadPartCopyCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 2, CopySource: `${bucket}/tail`,
-    CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: OTHER as unknown as string, ...withKey() }));
-  const done = await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'big', UploadId, ...withKey(),
-    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: one.ETag }, { PartNumber: 2, ETag: two.CopyPartResult!.ETag }] } }));
-  assert.equal(done.$metadata.httpStatusCode, 200);
-  const whole = Buffer.concat(parts);
-  const all = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big', ...withKey() }));
-  assert.equal(all.SSECustomerKeyMD5, md5(KEY), 'the object keeps the upload\'s key');
-  assert.ok(Buffer.from(await all.Body!.transformToByteArray()).equals(whole));
-  const edge = 5 * MiB;
-  const ranged = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big', Range: `bytes=${edge - 100}-${edge + CHUNK_BYTES + 5}`, ...withKey() }));
-  assert.ok(Buffer.from(await ranged.Body!.transformToByteArray()).equals(whole.subarray(edge - 100, edge + CHUNK_BYTES + 6)));
-  const part2 = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big', PartNumber: 2, ...withKey() }));
-  assert.ok(Buffer.from(await part2.Body!.transformToByteArray()).equals(parts[1]!));
-  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big' })), code('InvalidRequest', 400));
-  const attributes = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'big', ObjectAttributes: ['ObjectSize'], ...withKey() }));
-  assert.equal(attributes.ObjectSize, whole.length);
-  // A key for an upload created without one.
-  const plain = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'plain' }));
-  await assert.rejects(client.send(new UploadPartCommand({ Bucket: bucket, Key: 'plain', UploadId: plain.UploadId, PartNumber: 1, Body: 'x', ...withKey() })),
-    code('InvalidRequest', 400));
-});
+test(
+  "multipart with SSE-C: every part needs the upload's key; the object reads back across parts and chunks; part copy from an SSE-C source",
+  { timeout: 30_000 },
+  async (t) => {
+    const { client, bucket } = await startS3(t);
+    const MiB = 1024 * 1024;
+    const parts = [randomBytes(5 * MiB), randomBytes(CHUNK_BYTES * 2 + 99)];
+    const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'big', ...withKey() }));
+    assert.deepEqual([created.SSECustomerAlgorithm, created.SSECustomerKeyMD5], ['AES256', md5(KEY)]);
+    const UploadId = created.UploadId!;
+    await assert.rejects(
+      client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0] })),
+      code('InvalidRequest', 400),
+    );
+    await assert.rejects(
+      client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey(OTHER) })),
+      code('AccessDenied', 403),
+    );
+    const one = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
+    assert.equal(one.SSECustomerKeyMD5, md5(KEY));
+    assert.notEqual(one.ETag, `"${createHash('md5').update(parts[0]!).digest('hex')}"`, "a part's etag tells nothing of its content either");
+    // A part sent again with the same bytes (a client's retry) keeps its etag, as S3's MD5 etags do.
+    const again = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
+    assert.equal(again.ETag, one.ETag);
+    // Part 2 copied from an SSE-C object under another key.
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'tail', Body: parts[1], ...withKey(OTHER) }));
+    const two = await client.send(
+      new UploadPartCopyCommand({
+        Bucket: bucket,
+        Key: 'big',
+        UploadId,
+        PartNumber: 2,
+        CopySource: `${bucket}/tail`,
+        CopySourceSSECustomerAlgorithm: 'AES256',
+        CopySourceSSECustomerKey: OTHER as unknown as string,
+        ...withKey(),
+      }),
+    );
+    const done = await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: 'big',
+        UploadId,
+        ...withKey(),
+        MultipartUpload: {
+          Parts: [
+            { PartNumber: 1, ETag: one.ETag },
+            { PartNumber: 2, ETag: two.CopyPartResult!.ETag },
+          ],
+        },
+      }),
+    );
+    assert.equal(done.$metadata.httpStatusCode, 200);
+    const whole = Buffer.concat(parts);
+    const all = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big', ...withKey() }));
+    assert.equal(all.SSECustomerKeyMD5, md5(KEY), "the object keeps the upload's key");
+    assert.ok(Buffer.from(await all.Body!.transformToByteArray()).equals(whole));
+    const edge = 5 * MiB;
+    const ranged = await client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: 'big', Range: `bytes=${edge - 100}-${edge + CHUNK_BYTES + 5}`, ...withKey() }),
+    );
+    assert.ok(Buffer.from(await ranged.Body!.transformToByteArray()).equals(whole.subarray(edge - 100, edge + CHUNK_BYTES + 6)));
+    const part2 = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big', PartNumber: 2, ...withKey() }));
+    assert.ok(Buffer.from(await part2.Body!.transformToByteArray()).equals(parts[1]!));
+    await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big' })), code('InvalidRequest', 400));
+    const attributes = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'big', ObjectAttributes: ['ObjectSize'], ...withKey() }));
+    assert.equal(attributes.ObjectSize, whole.length);
+    // A key for an upload created without one.
+    const plain = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'plain' }));
+    await assert.rejects(
+      client.send(new UploadPartCommand({ Bucket: bucket, Key: 'plain', UploadId: plain.UploadId, PartNumber: 1, Body: 'x', ...withKey() })),
+      code('InvalidRequest', 400),
+    );
+  },
+);
 
 test('presigned URLs with SSE-C: the key goes as headers with the request, as S3 requires', { timeout: 20_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
   const headers = {
-    'x-amz-server-side-encryption-customer-algorithm': 'AES256', 'x-amz-server-side-encryption-customer-key': KEY.toString('base64'),
+    'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+    'x-amz-server-side-encryption-customer-key': KEY.toString('base64'),
     'x-amz-server-side-encryption-customer-key-md5': md5(KEY),
   };
   const putUrl = await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: 'presigned', ...withKey() }), { expiresIn: 300 });
@@ -158,10 +216,13 @@ test('malformed SSE-C headers are refused as S3 refuses them, before anything is
   const { client, bucket } = await startS3(t);
   const send = (headers: Record<string, string>) => {
     const command = new PutObjectCommand({ Bucket: bucket, Key: 'refused', Body: 'x' });
-    command.middlewareStack.add((next) => async (args) => {
-      Object.assign((args.request as { headers: Record<string, string> }).headers, headers);
-      return next(args);
-    }, { step: 'build' });
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        Object.assign((args.request as { headers: Record<string, string> }).headers, headers);
+        return next(args);
+      },
+      { step: 'build' },
+    );
     return client.send(command);
   };
   const algorithm = 'x-amz-server-side-encryption-customer-algorithm';
@@ -170,10 +231,21 @@ test('malformed SSE-C headers are refused as S3 refuses them, before anything is
   await assert.rejects(send({ [algorithm]: 'AES256' }), code('InvalidArgument', 400), 'no key');
   await assert.rejects(send({ [key]: KEY.toString('base64'), [keyMd5]: md5(KEY) }), code('InvalidArgument', 400), 'no algorithm');
   await assert.rejects(send({ [algorithm]: 'AES128', [key]: KEY.toString('base64'), [keyMd5]: md5(KEY) }), code('InvalidEncryptionAlgorithmError', 400));
-  await assert.rejects(send({ [algorithm]: 'AES256', [key]: randomBytes(16).toString('base64'), [keyMd5]: md5(KEY) }), code('InvalidArgument', 400), 'a short key');
-  await assert.rejects(send({ [algorithm]: 'AES256', [key]: KEY.toString('base64'), [keyMd5]: md5(OTHER) }), code('InvalidArgument', 400), 'the MD5 of another key');
+  await assert.rejects(
+    send({ [algorithm]: 'AES256', [key]: randomBytes(16).toString('base64'), [keyMd5]: md5(KEY) }),
+    code('InvalidArgument', 400),
+    'a short key',
+  );
+  await assert.rejects(
+    send({ [algorithm]: 'AES256', [key]: KEY.toString('base64'), [keyMd5]: md5(OTHER) }),
+    code('InvalidArgument', 400),
+    'the MD5 of another key',
+  );
   await assert.rejects(send({ [algorithm]: 'AES256', [key]: KEY.toString('base64') }), code('InvalidArgument', 400), 'no MD5');
-  await assert.rejects(send({ [algorithm]: 'AES256', [key]: KEY.toString('base64'), [keyMd5]: md5(KEY), 'x-amz-server-side-encryption': 'AES256' }),
-    code('InvalidArgument', 400), 'SSE-C with SSE-S3');
+  await assert.rejects(
+    send({ [algorithm]: 'AES256', [key]: KEY.toString('base64'), [keyMd5]: md5(KEY), 'x-amz-server-side-encryption': 'AES256' }),
+    code('InvalidArgument', 400),
+    'SSE-C with SSE-S3',
+  );
   await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'refused' })), status(404));
 });

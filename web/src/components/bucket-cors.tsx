@@ -28,12 +28,20 @@ interface Draft {
 
 const EMPTY: Draft = { id: '', origins: '', methods: ['GET'], headers: '', expose: '', maxAge: '' };
 
-const lines = (text: string): string[] => text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+const lines = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 
 function toDraft(rule: CorsRuleJson): Draft {
   return {
-    id: rule.id ?? '', origins: rule.allowed.origins.join('\n'), methods: rule.allowed.methods, headers: (rule.allowed.headers ?? []).join('\n'),
-    expose: (rule.exposeHeaders ?? []).join('\n'), maxAge: rule.maxAgeSeconds === undefined ? '' : String(rule.maxAgeSeconds),
+    id: rule.id ?? '',
+    origins: rule.allowed.origins.join('\n'),
+    methods: rule.allowed.methods,
+    headers: (rule.allowed.headers ?? []).join('\n'),
+    expose: (rule.exposeHeaders ?? []).join('\n'),
+    maxAge: rule.maxAgeSeconds === undefined ? '' : String(rule.maxAgeSeconds),
   };
 }
 
@@ -58,12 +66,13 @@ export function BucketCors({ account, bucket }: { account: string; bucket: strin
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const current = rules.data ?? [];
 
-  const save = (next: CorsRuleJson[], message: string) => action.run(async () => {
-    await call('PUT', path, { rules: next });
-    setEditing(null);
-    rules.reload();
-    return message;
-  });
+  const save = (next: CorsRuleJson[], message: string) =>
+    action.run(async () => {
+      await call('PUT', path, { rules: next });
+      setEditing(null);
+      rules.reload();
+      return message;
+    });
   const submit = (event: Event) => {
     event.preventDefault();
     const rule = fromDraft(draft);
@@ -75,31 +84,70 @@ export function BucketCors({ account, bucket }: { account: string; bucket: strin
   return (
     <section class="panel" aria-labelledby="cors-title">
       <h2 id="cors-title">CORS</h2>
-      <p class="help">Which pages on other origins may use this bucket from a browser (presigned URLs, upload forms). The S3 API's PutBucketCors sets the same rules.</p>
+      <p class="help">
+        Which pages on other origins may use this bucket from a browser (presigned URLs, upload forms). The S3 API's PutBucketCors sets the same rules.
+      </p>
       {rules.error !== undefined && <Errors error={rules.error} title="The CORS rules could not be read" />}
-      {rules.data === undefined ? rules.error === undefined && <Loading what="CORS rules" /> : current.length === 0 ? <p class="muted">No rules: browsers on other origins are refused.</p> : (
+      {rules.data === undefined ? (
+        rules.error === undefined && <Loading what="CORS rules" />
+      ) : current.length === 0 ? (
+        <p class="muted">No rules: browsers on other origins are refused.</p>
+      ) : (
         <div class="table-wrap">
           <table class="cors-rules">
             <thead>
-              <tr><th scope="col">Origins</th><th scope="col">Methods</th><th scope="col">Allowed headers</th><th scope="col">Exposed headers</th><th scope="col" class="numeric">Max age</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+              <tr>
+                <th scope="col">Origins</th>
+                <th scope="col">Methods</th>
+                <th scope="col">Allowed headers</th>
+                <th scope="col">Exposed headers</th>
+                <th scope="col" class="numeric">
+                  Max age
+                </th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
             </thead>
             <tbody>
               {current.map((rule, i) => {
                 const name = rule.id ?? `rule ${i + 1}`;
                 return (
                   <tr key={i}>
-                    <th scope="row">{rule.id && <span class="muted">{rule.id}: </span>}{rule.allowed.origins.join(', ')}</th>
+                    <th scope="row">
+                      {rule.id && <span class="muted">{rule.id}: </span>}
+                      {rule.allowed.origins.join(', ')}
+                    </th>
                     <td data-label="Methods">{rule.allowed.methods.join(', ')}</td>
                     <td data-label="Allowed headers">{(rule.allowed.headers ?? []).join(', ') || '—'}</td>
                     <td data-label="Exposed headers">{(rule.exposeHeaders ?? []).join(', ') || '—'}</td>
-                    <td class="numeric" data-label="Max age">{rule.maxAgeSeconds === undefined ? '—' : `${rule.maxAgeSeconds} s`}</td>
+                    <td class="numeric" data-label="Max age">
+                      {rule.maxAgeSeconds === undefined ? '—' : `${rule.maxAgeSeconds} s`}
+                    </td>
                     <td class="actions">
-                      <button type="button" class="button-quiet" aria-label={`Edit ${name}`} disabled={action.busy} onClick={() => {
-                        setDraft(toDraft(rule));
-                        setEditing(i);
-                      }}>Edit</button>
-                      <ConfirmButton label="Remove" confirmLabel={`Remove ${name}`} disabled={action.busy}
-                        onConfirm={() => save(current.filter((_, j) => j !== i), `Removed ${name}.`)} />
+                      <button
+                        type="button"
+                        class="button-quiet"
+                        aria-label={`Edit ${name}`}
+                        disabled={action.busy}
+                        onClick={() => {
+                          setDraft(toDraft(rule));
+                          setEditing(i);
+                        }}
+                      >
+                        Edit
+                      </button>
+                      <ConfirmButton
+                        label="Remove"
+                        confirmLabel={`Remove ${name}`}
+                        disabled={action.busy}
+                        onConfirm={() =>
+                          save(
+                            current.filter((_, j) => j !== i),
+                            `Removed ${name}.`,
+                          )
+                        }
+                      />
                     </td>
                   </tr>
                 );
@@ -111,23 +159,41 @@ export function BucketCors({ account, bucket }: { account: string; bucket: strin
       {action.done && <Success>{action.done}</Success>}
       <Errors error={action.error} title="The CORS rules were not saved" />
       {editing === null ? (
-        rules.data !== undefined && <p><button type="button" disabled={action.busy} onClick={() => {
-          setDraft(EMPTY);
-          setEditing('new');
-        }}>Add a rule</button></p>
+        rules.data !== undefined && (
+          <p>
+            <button
+              type="button"
+              disabled={action.busy}
+              onClick={() => {
+                setDraft(EMPTY);
+                setEditing('new');
+              }}
+            >
+              Add a rule
+            </button>
+          </p>
+        )
       ) : (
         <form class="form-grid" onSubmit={submit} aria-label={editing === 'new' ? 'New CORS rule' : 'Edit CORS rule'}>
           <div class="field field-wide">
             <label for="cors-origins">Allowed origins</label>
             <textarea id="cors-origins" rows={3} spellcheck={false} value={draft.origins} onInput={set('origins')} aria-describedby="cors-origins-help" />
-            <p id="cors-origins-help" class="help">One per line, with at most one <code>*</code>: <code>https://app.example.com</code>, <code>https://*.example.com</code>, or <code>*</code> for any.</p>
+            <p id="cors-origins-help" class="help">
+              One per line, with at most one <code>*</code>: <code>https://app.example.com</code>, <code>https://*.example.com</code>, or <code>*</code> for
+              any.
+            </p>
           </div>
           <fieldset class="choices">
             <legend>Allowed methods</legend>
             {METHODS.map((method) => (
               <label key={method} class="choice">
-                <input type="checkbox" checked={draft.methods.includes(method)}
-                  onChange={(e) => setDraft({ ...draft, methods: e.currentTarget.checked ? [...draft.methods, method] : draft.methods.filter((m) => m !== method) })} />
+                <input
+                  type="checkbox"
+                  checked={draft.methods.includes(method)}
+                  onChange={(e) =>
+                    setDraft({ ...draft, methods: e.currentTarget.checked ? [...draft.methods, method] : draft.methods.filter((m) => m !== method) })
+                  }
+                />
                 <span class="choice-label">{method}</span>
               </label>
             ))}
@@ -135,25 +201,35 @@ export function BucketCors({ account, bucket }: { account: string; bucket: strin
           <div class="field">
             <label for="cors-headers">Allowed headers</label>
             <textarea id="cors-headers" rows={3} spellcheck={false} value={draft.headers} onInput={set('headers')} aria-describedby="cors-headers-help" />
-            <p id="cors-headers-help" class="help">Request headers pages may send, one per line (<code>content-type</code>, <code>x-amz-meta-*</code>, <code>*</code>).</p>
+            <p id="cors-headers-help" class="help">
+              Request headers pages may send, one per line (<code>content-type</code>, <code>x-amz-meta-*</code>, <code>*</code>).
+            </p>
           </div>
           <div class="field">
             <label for="cors-expose">Exposed headers</label>
             <textarea id="cors-expose" rows={3} spellcheck={false} value={draft.expose} onInput={set('expose')} aria-describedby="cors-expose-help" />
-            <p id="cors-expose-help" class="help">Response headers pages may read, one per line (<code>ETag</code>).</p>
+            <p id="cors-expose-help" class="help">
+              Response headers pages may read, one per line (<code>ETag</code>).
+            </p>
           </div>
           <div class="field">
             <label for="cors-max-age">Max age (seconds)</label>
             <input id="cors-max-age" type="number" min={0} step={1} value={draft.maxAge} onInput={set('maxAge')} aria-describedby="cors-max-age-help" />
-            <p id="cors-max-age-help" class="help">How long browsers may reuse a preflight's answer; empty for their default.</p>
+            <p id="cors-max-age-help" class="help">
+              How long browsers may reuse a preflight's answer; empty for their default.
+            </p>
           </div>
           <div class="field">
             <label for="cors-id">ID (optional)</label>
             <input id="cors-id" spellcheck={false} value={draft.id} onInput={set('id')} />
           </div>
           <div class="form-actions">
-            <button type="submit" class="button-primary" disabled={action.busy}>{editing === 'new' ? 'Add rule' : 'Save rule'}</button>
-            <button type="button" class="button-quiet" onClick={() => setEditing(null)}>Cancel</button>
+            <button type="submit" class="button-primary" disabled={action.busy}>
+              {editing === 'new' ? 'Add rule' : 'Save rule'}
+            </button>
+            <button type="button" class="button-quiet" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
           </div>
         </form>
       )}

@@ -63,12 +63,13 @@ export function BucketLifecycle({ account, bucket }: { account: string; bucket: 
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const current = rules.data ?? [];
 
-  const save = (next: LifecycleRuleJson[], message: string) => action.run(async () => {
-    await call('PUT', path, { rules: next });
-    setAdding(false);
-    rules.reload();
-    return message;
-  });
+  const save = (next: LifecycleRuleJson[], message: string) =>
+    action.run(async () => {
+      await call('PUT', path, { rules: next });
+      setAdding(false);
+      rules.reload();
+      return message;
+    });
   const submit = (event: Event) => {
     event.preventDefault();
     const rule = fromDraft(draft);
@@ -79,13 +80,28 @@ export function BucketLifecycle({ account, bucket }: { account: string; bucket: 
   return (
     <section class="panel" aria-labelledby="lifecycle-title">
       <h2 id="lifecycle-title">Lifecycle rules</h2>
-      <p class="help">What the store does by itself as objects age: delete them, move them to Infrequent Access, abort unfinished multipart uploads. Applied about every minute. S3's PutBucketLifecycleConfiguration and <code>wrangler r2 bucket lifecycle</code> set the same rules.</p>
+      <p class="help">
+        What the store does by itself as objects age: delete them, move them to Infrequent Access, abort unfinished multipart uploads. Applied about every
+        minute. S3's PutBucketLifecycleConfiguration and <code>wrangler r2 bucket lifecycle</code> set the same rules.
+      </p>
       {rules.error !== undefined && <Errors error={rules.error} title="The lifecycle rules could not be read" />}
-      {rules.data === undefined ? rules.error === undefined && <Loading what="lifecycle rules" /> : current.length === 0 ? <p class="muted">No rules: objects stay until deleted (unfinished uploads are aborted after 7 days).</p> : (
+      {rules.data === undefined ? (
+        rules.error === undefined && <Loading what="lifecycle rules" />
+      ) : current.length === 0 ? (
+        <p class="muted">No rules: objects stay until deleted (unfinished uploads are aborted after 7 days).</p>
+      ) : (
         <div class="table-wrap">
           <table class="lifecycle-rules">
             <thead>
-              <tr><th scope="col">Rule</th><th scope="col">Prefix</th><th scope="col">Actions</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+              <tr>
+                <th scope="col">Rule</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Actions</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
             </thead>
             <tbody>
               {current.map((rule, i) => (
@@ -95,12 +111,31 @@ export function BucketLifecycle({ account, bucket }: { account: string; bucket: 
                   <td data-label="Actions">{actions(rule)}</td>
                   <td data-label="Status">{rule.enabled ? 'On' : 'Off'}</td>
                   <td class="actions">
-                    <button type="button" class="button-quiet" aria-label={`${rule.enabled ? 'Turn off' : 'Turn on'} ${rule.id}`} disabled={action.busy}
-                      onClick={() => save(current.map((r, j) => (j === i ? { ...r, enabled: !r.enabled } : r)), `Turned ${rule.enabled ? 'off' : 'on'} ${rule.id}.`)}>
+                    <button
+                      type="button"
+                      class="button-quiet"
+                      aria-label={`${rule.enabled ? 'Turn off' : 'Turn on'} ${rule.id}`}
+                      disabled={action.busy}
+                      onClick={() =>
+                        save(
+                          current.map((r, j) => (j === i ? { ...r, enabled: !r.enabled } : r)),
+                          `Turned ${rule.enabled ? 'off' : 'on'} ${rule.id}.`,
+                        )
+                      }
+                    >
                       {rule.enabled ? 'Turn off' : 'Turn on'}
                     </button>
-                    <ConfirmButton label="Remove" confirmLabel={`Remove ${rule.id}`} disabled={action.busy}
-                      onConfirm={() => save(current.filter((_, j) => j !== i), `Removed ${rule.id}.`)} />
+                    <ConfirmButton
+                      label="Remove"
+                      confirmLabel={`Remove ${rule.id}`}
+                      disabled={action.busy}
+                      onConfirm={() =>
+                        save(
+                          current.filter((_, j) => j !== i),
+                          `Removed ${rule.id}.`,
+                        )
+                      }
+                    />
                   </td>
                 </tr>
               ))}
@@ -111,10 +146,20 @@ export function BucketLifecycle({ account, bucket }: { account: string; bucket: 
       {action.done && <Success>{action.done}</Success>}
       <Errors error={action.error} title="The lifecycle rules were not saved" />
       {!adding ? (
-        rules.data !== undefined && <p><button type="button" disabled={action.busy} onClick={() => {
-          setDraft(EMPTY);
-          setAdding(true);
-        }}>Add a lifecycle rule</button></p>
+        rules.data !== undefined && (
+          <p>
+            <button
+              type="button"
+              disabled={action.busy}
+              onClick={() => {
+                setDraft(EMPTY);
+                setAdding(true);
+              }}
+            >
+              Add a lifecycle rule
+            </button>
+          </p>
+        )
       ) : (
         <form class="form-grid" onSubmit={submit} aria-label="New lifecycle rule">
           <div class="field">
@@ -124,7 +169,9 @@ export function BucketLifecycle({ account, bucket }: { account: string; bucket: 
           <div class="field">
             <label for="lifecycle-prefix">Prefix</label>
             <input id="lifecycle-prefix" spellcheck={false} value={draft.prefix} onInput={set('prefix')} aria-describedby="lifecycle-prefix-help" />
-            <p id="lifecycle-prefix-help" class="help">Objects whose key starts with it (<code>logs/</code>); empty for every object.</p>
+            <p id="lifecycle-prefix-help" class="help">
+              Objects whose key starts with it (<code>logs/</code>); empty for every object.
+            </p>
           </div>
           <div class="field">
             <label for="lifecycle-expire">Delete objects after (days)</label>
@@ -139,8 +186,12 @@ export function BucketLifecycle({ account, bucket }: { account: string; bucket: 
             <input id="lifecycle-abort" type="number" min={1} step={1} value={draft.abortDays} onInput={set('abortDays')} />
           </div>
           <div class="form-actions">
-            <button type="submit" class="button-primary" disabled={action.busy}>Add rule</button>
-            <button type="button" class="button-quiet" onClick={() => setAdding(false)}>Cancel</button>
+            <button type="submit" class="button-primary" disabled={action.busy}>
+              Add rule
+            </button>
+            <button type="button" class="button-quiet" onClick={() => setAdding(false)}>
+              Cancel
+            </button>
           </div>
         </form>
       )}

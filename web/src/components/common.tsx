@@ -19,8 +19,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
     const run = ++latest.current;
     setState((s) => ({ ...s, loading: true }));
     load().then(
-      (data) => { if (run === latest.current) setState({ data, error: undefined, loading: false }); },
-      (error: unknown) => { if (run === latest.current) setState((s) => ({ data: s.data, error, loading: false })); },
+      (data) => {
+        if (run === latest.current) setState({ data, error: undefined, loading: false });
+      },
+      (error: unknown) => {
+        if (run === latest.current) setState((s) => ({ data: s.data, error, loading: false }));
+      },
     );
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
@@ -69,17 +73,34 @@ export function Errors({ error, title }: { error: unknown; title?: string }) {
   return (
     <div class="notice notice-error" role="alert">
       <p class="notice-title">{title ?? 'The server refused this'}</p>
-      {messages.length === 1 ? <p>{messages[0]}</p> : <ul>{messages.map((m, i) => <li key={i}>{m}</li>)}</ul>}
+      {messages.length === 1 ? (
+        <p>{messages[0]}</p>
+      ) : (
+        <ul>
+          {messages.map((m, i) => (
+            <li key={i}>{m}</li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }
 
 export function Success({ children }: { children: ComponentChildren }) {
-  return <div class="notice notice-success" role="status">{children}</div>;
+  return (
+    <div class="notice notice-success" role="status">
+      {children}
+    </div>
+  );
 }
 
 /** A delete that asks once more in place ("Delete" -> "Delete <what>?" / "Cancel"). */
-export function ConfirmButton({ label, confirmLabel, onConfirm, disabled }: {
+export function ConfirmButton({
+  label,
+  confirmLabel,
+  onConfirm,
+  disabled,
+}: {
   label: string;
   confirmLabel: string;
   onConfirm: () => Promise<void> | void;
@@ -88,20 +109,33 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, disabled }: {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   if (!asking) {
-    return <button type="button" class="button-danger-quiet" disabled={disabled} onClick={() => setAsking(true)}>{label}</button>;
+    return (
+      <button type="button" class="button-danger-quiet" disabled={disabled} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
   }
   return (
     <span class="confirm">
-      <button type="button" class="button-danger" disabled={busy} onClick={async () => {
-        setBusy(true);
-        try {
-          await onConfirm();
-        } finally {
-          setBusy(false);
-          setAsking(false);
-        }
-      }}>{confirmLabel}</button>
-      <button type="button" class="button-quiet" onClick={() => setAsking(false)}>Cancel</button>
+      <button
+        type="button"
+        class="button-danger"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          try {
+            await onConfirm();
+          } finally {
+            setBusy(false);
+            setAsking(false);
+          }
+        }}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" class="button-quiet" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
     </span>
   );
 }
@@ -110,13 +144,29 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, disabled }: {
  * A list read with useLoad, as a table: why it could not be read, "loading", `empty` when it has
  * nothing, else `head` and one `row` per item.
  */
-export function ListTable<T>({ list, what, failed, empty, head, row }: {
-  list: Loaded<T[]>; what: string; failed: string; empty: string; head: ComponentChildren; row: (item: T) => ComponentChildren;
+export function ListTable<T>({
+  list,
+  what,
+  failed,
+  empty,
+  head,
+  row,
+}: {
+  list: Loaded<T[]>;
+  what: string;
+  failed: string;
+  empty: string;
+  head: ComponentChildren;
+  row: (item: T) => ComponentChildren;
 }) {
   return (
     <>
       {list.error !== undefined && <Errors error={list.error} title={failed} />}
-      {list.data === undefined ? list.error === undefined && <Loading what={what} /> : list.data.length === 0 ? <p class="muted">{empty}</p> : (
+      {list.data === undefined ? (
+        list.error === undefined && <Loading what={what} />
+      ) : list.data.length === 0 ? (
+        <p class="muted">{empty}</p>
+      ) : (
         <div class="table-wrap">
           <table>
             <thead>{head}</thead>
@@ -129,7 +179,11 @@ export function ListTable<T>({ list, what, failed, empty, head, row }: {
 }
 
 export function Loading({ what }: { what: string }) {
-  return <p class="muted" role="status">Loading {what}…</p>;
+  return (
+    <p class="muted" role="status">
+      Loading {what}…
+    </p>
+  );
 }
 
 export function formatBytes(bytes: number): string {

@@ -34,7 +34,9 @@ export function CopyButton({ text, label, what }: { text: string; label: string;
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   return (
     <span class="copy">
-      <button type="button" onClick={async () => setState(await copyText(text) ? 'copied' : 'failed')}>{label}</button>
+      <button type="button" onClick={async () => setState((await copyText(text)) ? 'copied' : 'failed')}>
+        {label}
+      </button>
       <span class={state === 'failed' ? 'field-problem' : 'small muted'} aria-live="polite">
         {state === 'copied' ? `Copied ${what}.` : state === 'failed' ? `Could not copy ${what}: select it and copy it by hand.` : ''}
       </span>

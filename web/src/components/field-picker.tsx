@@ -6,7 +6,11 @@
 import { useState } from 'preact/hooks';
 import type { CatalogField } from '../jobs.ts';
 
-export function FieldPicker({ fields, selected, onChange }: {
+export function FieldPicker({
+  fields,
+  selected,
+  onChange,
+}: {
   /** The dataset's fields, from GET .../datasets/http_requests/catalog. */
   fields: CatalogField[];
   selected: string[];
@@ -17,22 +21,32 @@ export function FieldPicker({ fields, selected, onChange }: {
   const byName = new Map(fields.map((f) => [f.name, f]));
   const unfilled = fields.filter((f) => !f.filled);
   const needle = search.trim().toLowerCase();
-  const shown = [...fields].sort((a, b) => a.name.localeCompare(b.name))
+  const shown = [...fields]
+    .sort((a, b) => a.name.localeCompare(b.name))
     .filter((f) => f.filled || showUnfilled)
     .filter((f) => needle === '' || f.name.toLowerCase().includes(needle) || f.description.toLowerCase().includes(needle));
   const toggle = (name: string, on: boolean) => onChange(on ? [...selected, name] : selected.filter((n) => n !== name));
   return (
     <div class="field-picker">
       <div class="field-picker-chosen">
-        <p id="chosen-fields-label" class="label">Fields in each line, in order ({selected.length})</p>
-        {selected.length === 0 ? <p class="field-problem">Pick at least one field.</p> : (
+        <p id="chosen-fields-label" class="label">
+          Fields in each line, in order ({selected.length})
+        </p>
+        {selected.length === 0 ? (
+          <p class="field-problem">Pick at least one field.</p>
+        ) : (
           <ol class="chips" aria-labelledby="chosen-fields-label">
             {selected.map((name) => {
               const never = byName.get(name)?.filled === false;
               return (
                 <li key={name} class={never ? 'chip chip-warn' : 'chip'}>
-                  <span>{name}{never && <span class="chip-note"> (never filled here)</span>}</span>
-                  <button type="button" class="chip-remove" aria-label={`Remove field ${name}`} onClick={() => toggle(name, false)}>×</button>
+                  <span>
+                    {name}
+                    {never && <span class="chip-note"> (never filled here)</span>}
+                  </span>
+                  <button type="button" class="chip-remove" aria-label={`Remove field ${name}`} onClick={() => toggle(name, false)}>
+                    ×
+                  </button>
                 </li>
               );
             })}
@@ -52,7 +66,12 @@ export function FieldPicker({ fields, selected, onChange }: {
             <span class="field-option-name">{field.name}</span>
             <span class="field-option-description">
               {!field.filled && <span class="badge badge-warn">never filled here</span>} {field.description}
-              {field.deprecated && <> <span class="badge">deprecated</span></>}
+              {field.deprecated && (
+                <>
+                  {' '}
+                  <span class="badge">deprecated</span>
+                </>
+              )}
             </span>
           </label>
         ))}

@@ -73,11 +73,21 @@ export function ScriptTail({ scriptPath, script }: { scriptPath: string; script:
     <div class="script-tail">
       <h3 id={regionId}>Live tail</h3>
       <div class="tail-head">
-        {state === 'off'
-          ? <button type="button" onClick={start}>Start live tail</button>
-          : <button type="button" onClick={() => stop()}>Stop live tail</button>}
+        {state === 'off' ? (
+          <button type="button" onClick={start}>
+            Start live tail
+          </button>
+        ) : (
+          <button type="button" onClick={() => stop()}>
+            Stop live tail
+          </button>
+        )}
         <span class="muted small" role="status">
-          {state === 'opening' ? 'Opening…' : state === 'watching' ? `Watching ${script}: each request it serves shows here (the first second after starting may be missed).` : ''}
+          {state === 'opening'
+            ? 'Opening…'
+            : state === 'watching'
+              ? `Watching ${script}: each request it serves shows here (the first second after starting may be missed).`
+              : ''}
         </span>
       </div>
       <Errors error={error} title="The live tail stopped" />
@@ -86,13 +96,20 @@ export function ScriptTail({ scriptPath, script }: { scriptPath: string; script:
           {events.map((e) => (
             <li key={e.n} class={e.outcome === 'ok' ? undefined : 'tail-bad'}>
               <span class="tail-line">
-                <span class="muted">{new Date(e.eventTimestamp).toLocaleTimeString()}</span>{' '}
-                <strong>{e.event.request?.method}</strong> <code class="wrap">{e.event.request?.url}</code>{' '}
-                {e.event.response ? <span class="badge">{e.event.response.status}</span> : null}{' '}
+                <span class="muted">{new Date(e.eventTimestamp).toLocaleTimeString()}</span> <strong>{e.event.request?.method}</strong>{' '}
+                <code class="wrap">{e.event.request?.url}</code> {e.event.response ? <span class="badge">{e.event.response.status}</span> : null}{' '}
                 {e.outcome !== 'ok' && <span class="badge badge-bad">{e.outcome}</span>}
               </span>
-              {e.logs.map((log, i) => <pre key={`l${i}`} class="tail-log">{log.level}: {Array.isArray(log.message) ? log.message.map(text).join(' ') : text(log.message)}</pre>)}
-              {e.exceptions.map((x, i) => <pre key={`x${i}`} class="tail-log tail-exception">{x.name}: {x.message}</pre>)}
+              {e.logs.map((log, i) => (
+                <pre key={`l${i}`} class="tail-log">
+                  {log.level}: {Array.isArray(log.message) ? log.message.map(text).join(' ') : text(log.message)}
+                </pre>
+              ))}
+              {e.exceptions.map((x, i) => (
+                <pre key={`x${i}`} class="tail-log tail-exception">
+                  {x.name}: {x.message}
+                </pre>
+              ))}
             </li>
           ))}
         </ol>

@@ -58,7 +58,9 @@ export function Uploader({ account, bucket, prefix, onUploaded }: { account: str
     setUploading(true);
     setResult(null);
     setError(undefined);
-    setItems((list) => list.map((item) => (run.some((r) => r.id === item.id) ? { ...item, key: item.key.trim(), state: 'waiting', sent: 0, error: undefined } : item)));
+    setItems((list) =>
+      list.map((item) => (run.some((r) => r.id === item.id) ? { ...item, key: item.key.trim(), state: 'waiting', sent: 0, error: undefined } : item)),
+    );
     const controller = new AbortController();
     abort.current = controller;
     const stored: Array<{ id: number; key: string; size: number }> = [];
@@ -104,7 +106,9 @@ export function Uploader({ account, bucket, prefix, onUploaded }: { account: str
   const totalBytes = items.reduce((sum, item) => sum + item.file.size, 0);
 
   return (
-    <section class={`panel uploader${dragging ? ' uploader-dragging' : ''}`} aria-labelledby="upload-title"
+    <section
+      class={`panel uploader${dragging ? ' uploader-dragging' : ''}`}
+      aria-labelledby="upload-title"
       onDragOver={(e) => {
         e.preventDefault();
         if (!uploading) setDragging(true);
@@ -112,9 +116,12 @@ export function Uploader({ account, bucket, prefix, onUploaded }: { account: str
       onDragLeave={(e) => {
         if (e.currentTarget === e.target) setDragging(false);
       }}
-      onDrop={onDrop}>
+      onDrop={onDrop}
+    >
       <h2 id="upload-title">Upload</h2>
-      <p class="help drop-hint">Choose files or a folder, or drop them here. A folder's files keep their paths below <code>{prefix || '/'}</code>.</p>
+      <p class="help drop-hint">
+        Choose files or a folder, or drop them here. A folder's files keep their paths below <code>{prefix || '/'}</code>.
+      </p>
       <form class="form-grid" onSubmit={start}>
         <div class="field">
           <label for="upload-file">Files</label>
@@ -127,32 +134,61 @@ export function Uploader({ account, bucket, prefix, onUploaded }: { account: str
         {single && single.state === 'ready' && (
           <div class="field field-wide">
             <label for="upload-key">Object key</label>
-            <input id="upload-key" value={single.key} spellcheck={false} placeholder={`${prefix}name.ext`} aria-describedby="upload-key-help"
-              onInput={(e) => update(single.id, { key: e.currentTarget.value })} />
-            <p id="upload-key-help" class="help">Slashes make folders: <code>reports/2026/summary.pdf</code>. Files over 8 MiB go up in parts.</p>
+            <input
+              id="upload-key"
+              value={single.key}
+              spellcheck={false}
+              placeholder={`${prefix}name.ext`}
+              aria-describedby="upload-key-help"
+              onInput={(e) => update(single.id, { key: e.currentTarget.value })}
+            />
+            <p id="upload-key-help" class="help">
+              Slashes make folders: <code>reports/2026/summary.pdf</code>. Files over 8 MiB go up in parts.
+            </p>
           </div>
         )}
         <div class="form-actions">
           <button type="submit" class="button-primary" disabled={pending.length === 0 || pending.some((item) => item.key.trim() === '') || uploading}>
-            {failed.length > 0 && failed.length === pending.length ? `Retry ${failed.length === 1 ? 'the failed file' : `${failed.length} failed files`}` : 'Upload'}
+            {failed.length > 0 && failed.length === pending.length
+              ? `Retry ${failed.length === 1 ? 'the failed file' : `${failed.length} failed files`}`
+              : 'Upload'}
           </button>
-          {uploading && <button type="button" class="button-quiet" onClick={() => abort.current?.abort()}>Cancel upload</button>}
-          {!uploading && items.length > 0 && <button type="button" class="button-quiet" onClick={() => setItems([])}>Clear the list</button>}
+          {uploading && (
+            <button type="button" class="button-quiet" onClick={() => abort.current?.abort()}>
+              Cancel upload
+            </button>
+          )}
+          {!uploading && items.length > 0 && (
+            <button type="button" class="button-quiet" onClick={() => setItems([])}>
+              Clear the list
+            </button>
+          )}
         </div>
       </form>
       {items.length > 0 && (
         <>
-          <p class="small upload-summary">{items.length === 1 ? '1 file' : `${items.length} files`}, {formatBytes(totalBytes)}{uploading && `: ${FILES_AT_ONCE} at a time`}</p>
+          <p class="small upload-summary">
+            {items.length === 1 ? '1 file' : `${items.length} files`}, {formatBytes(totalBytes)}
+            {uploading && `: ${FILES_AT_ONCE} at a time`}
+          </p>
           <ul class="upload-list" aria-label="Files to upload" tabIndex={0}>
-            {items.map((item) => <UploadRow key={item.id} item={item} />)}
+            {items.map((item) => (
+              <UploadRow key={item.id} item={item} />
+            ))}
           </ul>
         </>
       )}
       {result && (
         <Success>
-          {result.keys.length === 1
-            ? <>Uploaded <code class="wrap">{result.keys[0]}</code> ({formatBytes(result.bytes)}).</>
-            : <>Uploaded {result.keys.length} files ({formatBytes(result.bytes)}).</>}
+          {result.keys.length === 1 ? (
+            <>
+              Uploaded <code class="wrap">{result.keys[0]}</code> ({formatBytes(result.bytes)}).
+            </>
+          ) : (
+            <>
+              Uploaded {result.keys.length} files ({formatBytes(result.bytes)}).
+            </>
+          )}
         </Success>
       )}
       <Errors error={error} title="The dropped files could not be read" />
@@ -165,16 +201,27 @@ function UploadRow({ item }: { item: Item }) {
   const progressId = `upload-progress-${item.id}`;
   return (
     <li class={`upload-item upload-item-${item.state}`}>
-      <span class="upload-key"><code class="wrap" title={item.key}>{item.key}</code> <span class="muted small">{formatBytes(item.file.size)}</span></span>
+      <span class="upload-key">
+        <code class="wrap" title={item.key}>
+          {item.key}
+        </code>{' '}
+        <span class="muted small">{formatBytes(item.file.size)}</span>
+      </span>
       {(item.state === 'uploading' || item.state === 'waiting') && (
         <span class="upload-progress">
-          <label for={progressId} class="visually-hidden">Uploading {item.key}</label>
+          <label for={progressId} class="visually-hidden">
+            Uploading {item.key}
+          </label>
           <progress id={progressId} max={100} value={percent} aria-valuetext={`${percent}%`} />
-          <span class="upload-percent">{item.state === 'waiting' ? 'waiting' : `${formatBytes(item.sent)} of ${formatBytes(item.file.size)} (${percent}%)`}</span>
+          <span class="upload-percent">
+            {item.state === 'waiting' ? 'waiting' : `${formatBytes(item.sent)} of ${formatBytes(item.file.size)} (${percent}%)`}
+          </span>
         </span>
       )}
       {item.state === 'failed' && (
-        <span class="upload-error" role="alert">Not uploaded: {messagesOf(item.error).join('; ')}</span>
+        <span class="upload-error" role="alert">
+          Not uploaded: {messagesOf(item.error).join('; ')}
+        </span>
       )}
     </li>
   );

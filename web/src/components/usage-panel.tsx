@@ -41,8 +41,8 @@ export function UsagePanel({ account }: { account: string }) {
             <QuotaRow id="quota-script-bytes" label="Script bytes" used={data.scripts.stored_bytes} max={data.scripts.max_bytes} format={formatBytes} />
           </dl>
           <p class="help">
-            Object bytes count unfinished multipart uploads too. A write past a quota is refused; each script keeps
-            its {data.scripts.max_versions_per_script} newest versions and the deployed one. The operator sets the quotas.
+            Object bytes count unfinished multipart uploads too. A write past a quota is refused; each script keeps its {data.scripts.max_versions_per_script}{' '}
+            newest versions and the deployed one. The operator sets the quotas.
           </p>
         </>
       )}

@@ -36,7 +36,11 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof ApiFailure && (error.status === 404 || error.status === 400) && error.errors.some((e) => e.code === 7003);
 }
 
-export function ZoneFrame({ zoneId, section, children }: {
+export function ZoneFrame({
+  zoneId,
+  section,
+  children,
+}: {
   zoneId: string;
   section: ZoneSection;
   /** The page, given the zone and a way to read it again (after a change). */
@@ -52,8 +56,18 @@ export function ZoneFrame({ zoneId, section, children }: {
   const breadcrumb = (name: string, current?: Zone) => (
     <nav aria-label="Breadcrumb" class="breadcrumb">
       <ol>
-        <li><Link href="/zones">Zones</Link></li>
-        <li aria-current="page">{name}{current && <> <ZoneStateBadge zone={current} /></>}</li>
+        <li>
+          <Link href="/zones">Zones</Link>
+        </li>
+        <li aria-current="page">
+          {name}
+          {current && (
+            <>
+              {' '}
+              <ZoneStateBadge zone={current} />
+            </>
+          )}
+        </li>
       </ol>
     </nav>
   );
@@ -63,21 +77,51 @@ export function ZoneFrame({ zoneId, section, children }: {
       <>
         {breadcrumb('Unknown zone')}
         <h1>{missing ? 'No such zone' : 'This zone could not be read'}</h1>
-        <p class="lead">{missing
-          ? <>Your account has no zone with the id <code class="wrap">{zoneId}</code>: it may have been deleted, or the link is wrong.</>
-          : 'The server did not answer with the zone.'}</p>
+        <p class="lead">
+          {missing ? (
+            <>
+              Your account has no zone with the id <code class="wrap">{zoneId}</code>: it may have been deleted, or the link is wrong.
+            </>
+          ) : (
+            'The server did not answer with the zone.'
+          )}
+        </p>
         <Errors error={zone.error} title={zone.error instanceof ApiFailure ? `The API answered ${zone.error.status}` : 'The server could not be reached'} />
-        <p><Link href="/zones" class="button-link">← Back to your zones</Link>{!missing && <> <button type="button" onClick={zone.reload}>Try again</button></>}</p>
+        <p>
+          <Link href="/zones" class="button-link">
+            ← Back to your zones
+          </Link>
+          {!missing && (
+            <>
+              {' '}
+              <button type="button" onClick={zone.reload}>
+                Try again
+              </button>
+            </>
+          )}
+        </p>
       </>
     );
   }
-  if (zone.data === undefined) return <>{breadcrumb('…')}<Loading what="the zone" /></>;
+  if (zone.data === undefined)
+    return (
+      <>
+        {breadcrumb('…')}
+        <Loading what="the zone" />
+      </>
+    );
   return (
     <>
       {breadcrumb(zone.data.name, zone.data)}
       <nav aria-label="Zone sections">
         <ul class="tabs">
-          {tabs.map((t) => <li key={t.id}><Link href={t.href} aria-current={t.id === section ? 'page' : undefined}>{t.label}</Link></li>)}
+          {tabs.map((t) => (
+            <li key={t.id}>
+              <Link href={t.href} aria-current={t.id === section ? 'page' : undefined}>
+                {t.label}
+              </Link>
+            </li>
+          ))}
         </ul>
       </nav>
       {children(zone.data, zone.reload)}

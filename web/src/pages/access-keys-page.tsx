@@ -81,24 +81,29 @@ export function AccessKeysPage({ account }: { account: string }) {
       requestAnimationFrame(() => madeHeading.current?.focus());
     });
   };
-  const revoke = (key: AccessKey) => action.run(async () => {
-    await call('DELETE', `${base}/access-keys/${seg(key.access_key_id)}`);
-    if (made?.access_key_id === key.access_key_id) setMade(null);
-    keys.reload();
-    return `Key ${key.access_key_id} revoked: requests signed with it are refused within a second.`;
-  });
+  const revoke = (key: AccessKey) =>
+    action.run(async () => {
+      await call('DELETE', `${base}/access-keys/${seg(key.access_key_id)}`);
+      if (made?.access_key_id === key.access_key_id) setMade(null);
+      keys.reload();
+      return `Key ${key.access_key_id} revoked: requests signed with it are refused within a second.`;
+    });
 
   return (
     <>
       <h1>S3 access keys</h1>
-      <p class="lead">Keys that S3 tools and SDKs sign their requests with to reach this account's <Link href="/buckets">buckets</Link>. Each key
-        can be limited to reading, or to objects in some buckets; a revoked key stops working within a second.</p>
+      <p class="lead">
+        Keys that S3 tools and SDKs sign their requests with to reach this account's <Link href="/buckets">buckets</Link>. Each key can be limited to reading,
+        or to objects in some buckets; a revoked key stops working within a second.
+      </p>
       <Errors error={action.error} />
       {action.done && <Success>{action.done}</Success>}
 
       {made && (
         <section class="panel panel-secret" aria-labelledby="made-title">
-          <h2 id="made-title" ref={madeHeading} tabIndex={-1}>New key {made.access_key_id}</h2>
+          <h2 id="made-title" ref={madeHeading} tabIndex={-1}>
+            New key {made.access_key_id}
+          </h2>
           <div class="notice notice-warning">
             <p class="notice-title">Copy the secret now: this is the only time it is shown.</p>
             <p>The server never shows it again, here or through the API. If it is lost, revoke this key and create another.</p>
@@ -119,38 +124,69 @@ export function AccessKeysPage({ account }: { account: string }) {
               </div>
             </div>
           </div>
-          <p class="small">{labelOf(made.permission)}{made.buckets ? `, limited to ${made.buckets.join(', ')}` : made.permission.startsWith('object_') ? ', every bucket' : ''}.
-            {endpoint && <> With the AWS SDK for JavaScript:</>}</p>
+          <p class="small">
+            {labelOf(made.permission)}
+            {made.buckets ? `, limited to ${made.buckets.join(', ')}` : made.permission.startsWith('object_') ? ', every bucket' : ''}.
+            {endpoint && <> With the AWS SDK for JavaScript:</>}
+          </p>
           {endpoint && (
             <>
-              <pre tabIndex={0} aria-label="AWS SDK setup with this key">{sdkSnippet(endpoint, region, made.access_key_id, made.secret_access_key)}</pre>
+              <pre tabIndex={0} aria-label="AWS SDK setup with this key">
+                {sdkSnippet(endpoint, region, made.access_key_id, made.secret_access_key)}
+              </pre>
               <CopyButton text={sdkSnippet(endpoint, region, made.access_key_id, made.secret_access_key)} label="Copy code" what="the code" />
             </>
           )}
           <div class="form-actions">
-            <button type="button" class="button-primary" onClick={() => setMade(null)}>I have saved the secret</button>
+            <button type="button" class="button-primary" onClick={() => setMade(null)}>
+              I have saved the secret
+            </button>
           </div>
         </section>
       )}
 
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Your keys</h2>
-        <ListTable list={keys} what="access keys" failed="The keys could not be read" empty="No keys yet: create one below."
-          head={<tr><th scope="col">Access key ID</th><th scope="col">Permission</th><th scope="col">Buckets</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+        <ListTable
+          list={keys}
+          what="access keys"
+          failed="The keys could not be read"
+          empty="No keys yet: create one below."
+          head={
+            <tr>
+              <th scope="col">Access key ID</th>
+              <th scope="col">Permission</th>
+              <th scope="col">Buckets</th>
+              <th scope="col">Created</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          }
           row={(key) => (
             <tr key={key.access_key_id}>
-              <th scope="row"><code>{key.access_key_id}</code></th>
+              <th scope="row">
+                <code>{key.access_key_id}</code>
+              </th>
               <td data-label="Permission">{labelOf(key.permission)}</td>
               <td data-label="Buckets">{key.buckets ? key.buckets.join(', ') : <span class="muted">all</span>}</td>
               <td data-label="Created">{formatDate(key.created_on)}</td>
-              <td data-label="Status">{key.status === 'active'
-                ? <span class="badge badge-ok">active</span>
-                : <><span class="badge">revoked</span> <span class="small">{formatDate(key.revoked_on)}</span></>}</td>
+              <td data-label="Status">
+                {key.status === 'active' ? (
+                  <span class="badge badge-ok">active</span>
+                ) : (
+                  <>
+                    <span class="badge">revoked</span> <span class="small">{formatDate(key.revoked_on)}</span>
+                  </>
+                )}
+              </td>
               <td class="actions">
                 {key.status === 'active' && <ConfirmButton label="Revoke" confirmLabel={`Revoke ${key.access_key_id}`} onConfirm={() => revoke(key)} />}
               </td>
             </tr>
-          )} />
+          )}
+        />
       </section>
 
       <section class="panel" aria-labelledby="create-key-title">
@@ -161,7 +197,9 @@ export function AccessKeysPage({ account }: { account: string }) {
             {PERMISSIONS.map((p) => (
               <label key={p.value} class="choice">
                 <input type="radio" name="permission" value={p.value} checked={permission === p.value} onChange={() => setPermission(p.value)} />
-                <span><span class="choice-label">{p.label}</span> <span class="help">{p.help}</span></span>
+                <span>
+                  <span class="choice-label">{p.label}</span> <span class="help">{p.help}</span>
+                </span>
               </label>
             ))}
           </fieldset>
@@ -169,36 +207,67 @@ export function AccessKeysPage({ account }: { account: string }) {
             <fieldset class="choices">
               <legend>Buckets</legend>
               {buckets.error !== undefined && <Errors error={buckets.error} title="The buckets could not be read" />}
-              {buckets.data === undefined ? buckets.error === undefined && <Loading what="buckets" /> : buckets.data.length === 0
-                ? <p class="muted">The account has no buckets yet: the key will reach every bucket it gets.</p>
-                : buckets.data.map((b) => (
+              {buckets.data === undefined ? (
+                buckets.error === undefined && <Loading what="buckets" />
+              ) : buckets.data.length === 0 ? (
+                <p class="muted">The account has no buckets yet: the key will reach every bucket it gets.</p>
+              ) : (
+                buckets.data.map((b) => (
                   <label key={b.name} class="choice">
-                    <input type="checkbox" checked={chosen.includes(b.name)}
-                      onChange={(e) => setChosen(e.currentTarget.checked ? [...chosen, b.name] : chosen.filter((n) => n !== b.name))} />
+                    <input
+                      type="checkbox"
+                      checked={chosen.includes(b.name)}
+                      onChange={(e) => setChosen(e.currentTarget.checked ? [...chosen, b.name] : chosen.filter((n) => n !== b.name))}
+                    />
                     <span class="choice-label">{b.name}</span>
                   </label>
-                ))}
+                ))
+              )}
               <p class="help">{chosen.length === 0 ? 'None chosen: every bucket of the account, including ones made later.' : `Only ${chosen.join(', ')}.`}</p>
             </fieldset>
           )}
-          <div class="form-actions"><button type="submit" class="button-primary" disabled={action.busy}>Create key</button></div>
+          <div class="form-actions">
+            <button type="submit" class="button-primary" disabled={action.busy}>
+              Create key
+            </button>
+          </div>
         </form>
       </section>
 
       <section class="panel" aria-labelledby="connect-title">
         <h2 id="connect-title">How to use a key</h2>
         {s3.error !== undefined && <Errors error={s3.error} title="The S3 endpoint could not be read" />}
-        {s3.data !== undefined && (endpoint === null ? <p class="muted">This server runs no S3-compatible API.</p> : (
-          <>
-            <dl class="facts">
-              <div><dt>Endpoint</dt><dd><code class="wrap">{endpoint}</code></dd></div>
-              <div><dt>Region</dt><dd><code>{region}</code></dd></div>
-              <div><dt>Addressing</dt><dd>path-style (<code>{endpoint}/bucket/key</code>)</dd></div>
-            </dl>
-            <p>Any S3 client that signs with AWS Signature Version 4 works. With the AWS SDK for JavaScript:</p>
-            <pre tabIndex={0} aria-label="AWS SDK setup">{sdkSnippet(endpoint, region, '<access key id>', '<secret access key>')}</pre>
-          </>
-        ))}
+        {s3.data !== undefined &&
+          (endpoint === null ? (
+            <p class="muted">This server runs no S3-compatible API.</p>
+          ) : (
+            <>
+              <dl class="facts">
+                <div>
+                  <dt>Endpoint</dt>
+                  <dd>
+                    <code class="wrap">{endpoint}</code>
+                  </dd>
+                </div>
+                <div>
+                  <dt>Region</dt>
+                  <dd>
+                    <code>{region}</code>
+                  </dd>
+                </div>
+                <div>
+                  <dt>Addressing</dt>
+                  <dd>
+                    path-style (<code>{endpoint}/bucket/key</code>)
+                  </dd>
+                </div>
+              </dl>
+              <p>Any S3 client that signs with AWS Signature Version 4 works. With the AWS SDK for JavaScript:</p>
+              <pre tabIndex={0} aria-label="AWS SDK setup">
+                {sdkSnippet(endpoint, region, '<access key id>', '<secret access key>')}
+              </pre>
+            </>
+          ))}
       </section>
     </>
   );

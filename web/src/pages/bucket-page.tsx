@@ -30,8 +30,9 @@ interface Page {
 
 export function BucketPage({ account, bucket, prefix }: { account: string; bucket: string; prefix: string }) {
   useTitle(`${bucket}${prefix ? ` / ${prefix}` : ''}`);
-  const listPath = (cursor?: string) => `/accounts/${seg(account)}/store/buckets/${seg(bucket)}/objects?delimiter=%2F&per_page=200`
-    + `${prefix ? `&prefix=${encodeURIComponent(prefix)}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+  const listPath = (cursor?: string) =>
+    `/accounts/${seg(account)}/store/buckets/${seg(bucket)}/objects?delimiter=%2F&per_page=200` +
+    `${prefix ? `&prefix=${encodeURIComponent(prefix)}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
   const readPage = async (cursor?: string): Promise<Page> => {
     const envelope: Envelope<StoredObject[]> = await call('GET', listPath(cursor));
     return { objects: envelope.result, folders: envelope.result_info?.delimited ?? [], cursor: envelope.result_info?.cursor };
@@ -46,9 +47,13 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
   // What this folder (or the whole bucket) holds, sub-folders included: a bounded count on the server,
   // asked once the bucket is known to be there.
   const listed = first.data !== undefined;
-  const usage = useLoad(() => (listed
-    ? get<Usage>(`/accounts/${seg(account)}/store/buckets/${seg(bucket)}/usage${prefix ? `?prefix=${encodeURIComponent(prefix)}` : ''}`)
-    : Promise.resolve(undefined)), [account, bucket, prefix, listed]);
+  const usage = useLoad(
+    () =>
+      listed
+        ? get<Usage>(`/accounts/${seg(account)}/store/buckets/${seg(bucket)}/usage${prefix ? `?prefix=${encodeURIComponent(prefix)}` : ''}`)
+        : Promise.resolve(undefined),
+    [account, bucket, prefix, listed],
+  );
   const reload = () => {
     setMore([]);
     first.reload();
@@ -76,11 +81,24 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
   if (!first.data && first.error instanceof ApiFailure && first.error.status === 404) {
     return (
       <>
-        <nav aria-label="Breadcrumb" class="breadcrumb"><ol><li><Link href="/buckets">Buckets</Link></li><li aria-current="page">{bucket}</li></ol></nav>
+        <nav aria-label="Breadcrumb" class="breadcrumb">
+          <ol>
+            <li>
+              <Link href="/buckets">Buckets</Link>
+            </li>
+            <li aria-current="page">{bucket}</li>
+          </ol>
+        </nav>
         <h1>No such bucket</h1>
-        <p class="lead">Your account has no bucket named <code class="wrap">{bucket}</code>: it may have been deleted, or the link is wrong.</p>
+        <p class="lead">
+          Your account has no bucket named <code class="wrap">{bucket}</code>: it may have been deleted, or the link is wrong.
+        </p>
         <Errors error={first.error} title={`The API answered ${first.error.status}`} />
-        <p><Link href="/buckets" class="button-link">← Back to your buckets</Link></p>
+        <p>
+          <Link href="/buckets" class="button-link">
+            ← Back to your buckets
+          </Link>
+        </p>
       </>
     );
   }
@@ -89,7 +107,9 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
     <>
       <nav aria-label="Breadcrumb" class="breadcrumb">
         <ol>
-          <li><Link href="/buckets">Buckets</Link></li>
+          <li>
+            <Link href="/buckets">Buckets</Link>
+          </li>
           <li>{crumbs.length === 0 ? <span aria-current="page">{bucket}</span> : <Link href={folderHref('')}>{bucket}</Link>}</li>
           {crumbs.map((part, i) => {
             const last = i === crumbs.length - 1;
@@ -99,19 +119,44 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
         </ol>
       </nav>
       <h1>{crumbs.length === 0 ? bucket : `${crumbs.at(-1)}/`}</h1>
-      <p class="lead">{prefix ? <>Objects under <code>{prefix}</code> in bucket <code>{bucket}</code>.</> : <>Objects in bucket <code>{bucket}</code>, by folder.</>}</p>
+      <p class="lead">
+        {prefix ? (
+          <>
+            Objects under <code>{prefix}</code> in bucket <code>{bucket}</code>.
+          </>
+        ) : (
+          <>
+            Objects in bucket <code>{bucket}</code>, by folder.
+          </>
+        )}
+      </p>
       {usage.data && (
         <p class="usage" role="status" aria-label={prefix ? 'Folder size' : 'Bucket size'}>
-          {prefix ? 'This folder' : 'This bucket'} holds <strong>{usage.data.complete ? '' : 'at least '}{usage.data.object_count.toLocaleString('en-US')} {usage.data.object_count === 1 ? 'object' : 'objects'}</strong>,{' '}
-          <strong>{formatBytes(usage.data.payload_size)}</strong>{prefix && ', sub-folders included'}
-          {usage.data.upload_count > 0 && <>, and {usage.data.upload_count} unfinished multipart {usage.data.upload_count === 1 ? 'upload' : 'uploads'}</>}.
+          {prefix ? 'This folder' : 'This bucket'} holds{' '}
+          <strong>
+            {usage.data.complete ? '' : 'at least '}
+            {usage.data.object_count.toLocaleString('en-US')} {usage.data.object_count === 1 ? 'object' : 'objects'}
+          </strong>
+          , <strong>{formatBytes(usage.data.payload_size)}</strong>
+          {prefix && ', sub-folders included'}
+          {usage.data.upload_count > 0 && (
+            <>
+              , and {usage.data.upload_count} unfinished multipart {usage.data.upload_count === 1 ? 'upload' : 'uploads'}
+            </>
+          )}
+          .
         </p>
       )}
-      <Uploader account={account} bucket={bucket} prefix={prefix} onUploaded={() => {
-        setDone(null);
-        setError(undefined);
-        reload();
-      }} />
+      <Uploader
+        account={account}
+        bucket={bucket}
+        prefix={prefix}
+        onUploaded={() => {
+          setDone(null);
+          setError(undefined);
+          reload();
+        }}
+      />
       <Errors error={error} />
       {done && <Success>{done}</Success>}
       <section aria-labelledby="objects-title">
@@ -119,19 +164,45 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
         {first.error !== undefined && (
           <>
             <Errors error={first.error} title="This bucket could not be listed" />
-            <p><Link href="/buckets" class="button-link">← Back to your buckets</Link> <button type="button" onClick={reload}>Try again</button></p>
+            <p>
+              <Link href="/buckets" class="button-link">
+                ← Back to your buckets
+              </Link>{' '}
+              <button type="button" onClick={reload}>
+                Try again
+              </button>
+            </p>
           </>
         )}
-        {!first.data ? first.error === undefined && <Loading what="objects" /> : folders.length === 0 && objects.length === 0 ? <p class="muted">Nothing here yet.</p> : (
+        {!first.data ? (
+          first.error === undefined && <Loading what="objects" />
+        ) : folders.length === 0 && objects.length === 0 ? (
+          <p class="muted">Nothing here yet.</p>
+        ) : (
           <div class="table-wrap">
             <table class="objects">
               <thead>
-                <tr><th scope="col">Name</th><th scope="col" class="numeric">Size</th><th scope="col">Uploaded</th><th scope="col">Storage class</th><th scope="col">ETag</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col" class="numeric">
+                    Size
+                  </th>
+                  <th scope="col">Uploaded</th>
+                  <th scope="col">Storage class</th>
+                  <th scope="col">ETag</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
               </thead>
               <tbody>
                 {folders.map((folder) => (
                   <tr key={`folder:${folder}`}>
-                    <th scope="row" colSpan={6}><Link href={folderHref(folder)} class="folder">{folder.slice(prefix.length)}</Link></th>
+                    <th scope="row" colSpan={6}>
+                      <Link href={folderHref(folder)} class="folder">
+                        {folder.slice(prefix.length)}
+                      </Link>
+                    </th>
                   </tr>
                 ))}
                 {objects.map((object) => {
@@ -141,21 +212,41 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
                   return (
                     <Fragment key={object.key}>
                       <tr>
-                        <th scope="row" class="object-name">{name}</th>
-                        <td class="numeric" data-label="Size">{formatBytes(object.size)}</td>
+                        <th scope="row" class="object-name">
+                          {name}
+                        </th>
+                        <td class="numeric" data-label="Size">
+                          {formatBytes(object.size)}
+                        </td>
                         <td data-label="Uploaded">{formatDate(object.uploaded)}</td>
                         <td data-label="Storage class">{object.storage_class}</td>
-                        <td data-label="ETag"><code class="etag" title={object.etag}>{object.etag}</code></td>
+                        <td data-label="ETag">
+                          <code class="etag" title={object.etag}>
+                            {object.etag}
+                          </code>
+                        </td>
                         <td class="actions">
-                          <button type="button" class="button-quiet" aria-expanded={isOpen} aria-controls={detailsId} aria-label={`Metadata of ${name}`}
-                            onClick={() => setOpen(isOpen ? null : object.key)}>Metadata</button>
-                          <a href={API + objectPath(account, bucket, object.key)} download={name.split('/').at(-1)} aria-label={`Download ${name}`}>Download</a>
+                          <button
+                            type="button"
+                            class="button-quiet"
+                            aria-expanded={isOpen}
+                            aria-controls={detailsId}
+                            aria-label={`Metadata of ${name}`}
+                            onClick={() => setOpen(isOpen ? null : object.key)}
+                          >
+                            Metadata
+                          </button>
+                          <a href={API + objectPath(account, bucket, object.key)} download={name.split('/').at(-1)} aria-label={`Download ${name}`}>
+                            Download
+                          </a>
                           <ConfirmButton label="Delete" confirmLabel={`Delete ${name}`} onConfirm={() => remove(object)} />
                         </td>
                       </tr>
                       {isOpen && (
                         <tr id={detailsId} class="details-row">
-                          <td colSpan={6}><Metadata object={object} /></td>
+                          <td colSpan={6}>
+                            <Metadata object={object} />
+                          </td>
                         </tr>
                       )}
                     </Fragment>
@@ -166,14 +257,19 @@ export function BucketPage({ account, bucket, prefix }: { account: string; bucke
           </div>
         )}
         {cursor && (
-          <button type="button" onClick={async () => {
-            try {
-              const page = await readPage(cursor);
-              setMore([...more, page]);
-            } catch (e) {
-              setError(e);
-            }
-          }}>Show more</button>
+          <button
+            type="button"
+            onClick={async () => {
+              try {
+                const page = await readPage(cursor);
+                setMore([...more, page]);
+              } catch (e) {
+                setError(e);
+              }
+            }}
+          >
+            Show more
+          </button>
         )}
       </section>
       {prefix === '' && first.data !== undefined && <BucketCors account={account} bucket={bucket} />}
@@ -188,18 +284,58 @@ function Metadata({ object }: { object: StoredObject }) {
   return (
     <div class="metadata">
       <dl>
-        <div><dt>Key</dt><dd><code class="wrap">{object.key}</code></dd></div>
-        <div><dt>Size</dt><dd>{object.size.toLocaleString()} bytes</dd></div>
-        <div><dt>Version</dt><dd><code>{object.version}</code></dd></div>
-        <div><dt>ETag</dt><dd><code class="wrap">{object.etag}</code></dd></div>
+        <div>
+          <dt>Key</dt>
+          <dd>
+            <code class="wrap">{object.key}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>Size</dt>
+          <dd>{object.size.toLocaleString()} bytes</dd>
+        </div>
+        <div>
+          <dt>Version</dt>
+          <dd>
+            <code>{object.version}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>ETag</dt>
+          <dd>
+            <code class="wrap">{object.etag}</code>
+          </dd>
+        </div>
       </dl>
       <div>
         <h3>HTTP metadata</h3>
-        {http.length === 0 ? <p class="muted">None.</p> : <dl>{http.map(([k, v]) => <div key={k}><dt>{k}</dt><dd>{v}</dd></div>)}</dl>}
+        {http.length === 0 ? (
+          <p class="muted">None.</p>
+        ) : (
+          <dl>
+            {http.map(([k, v]) => (
+              <div key={k}>
+                <dt>{k}</dt>
+                <dd>{v}</dd>
+              </div>
+            ))}
+          </dl>
+        )}
       </div>
       <div>
         <h3>Custom metadata</h3>
-        {custom.length === 0 ? <p class="muted">None.</p> : <dl>{custom.map(([k, v]) => <div key={k}><dt>{k}</dt><dd>{v}</dd></div>)}</dl>}
+        {custom.length === 0 ? (
+          <p class="muted">None.</p>
+        ) : (
+          <dl>
+            {custom.map(([k, v]) => (
+              <div key={k}>
+                <dt>{k}</dt>
+                <dd>{v}</dd>
+              </div>
+            ))}
+          </dl>
+        )}
       </div>
     </div>
   );

@@ -34,7 +34,9 @@ async function readUsage(account: string, names: string[]): Promise<Map<string, 
   const usage = new Map<string, Usage>();
   for (let i = 0; i < names.length; i += USAGE_BATCH) {
     const data = await graphql<{ viewer: { accounts: Array<{ r2StorageAdaptiveGroups: Array<{ max: Usage; dimensions: { bucketName: string } }> }> } }>(
-      USAGE_QUERY, { account, names: names.slice(i, i + USAGE_BATCH) });
+      USAGE_QUERY,
+      { account, names: names.slice(i, i + USAGE_BATCH) },
+    );
     for (const group of data.viewer.accounts[0]?.r2StorageAdaptiveGroups ?? []) usage.set(group.dimensions.bucketName, group.max);
   }
   return usage;
@@ -47,11 +49,20 @@ export function BucketsPage({ account }: { account: string }) {
   const base = `/accounts/${seg(account)}/store/buckets`;
   const buckets = useLoad(() => get<Bucket[]>(base), [account]);
   const names = buckets.data?.map((b) => b.name).join('\n');
-  const usage = useLoad(() => (names === undefined || names === '' ? Promise.resolve(new Map<string, Usage>()) : readUsage(account, names.split('\n'))), [account, names]);
+  const usage = useLoad(
+    () => (names === undefined || names === '' ? Promise.resolve(new Map<string, Usage>()) : readUsage(account, names.split('\n'))),
+    [account, names],
+  );
   const usageCell = (name: string, pick: (u: Usage) => string) => {
     if (usage.error !== undefined) return <span class="muted">unknown</span>;
     const u = usage.data?.get(name);
-    return u ? pick(u) : <span class="muted" aria-label="counting">…</span>;
+    return u ? (
+      pick(u)
+    ) : (
+      <span class="muted" aria-label="counting">
+        …
+      </span>
+    );
   };
   const [name, setName] = useState('');
   const [storageClass, setStorageClass] = useState('Standard');
@@ -67,11 +78,12 @@ export function BucketsPage({ account }: { account: string }) {
       return `Bucket ${name} created.`;
     });
   };
-  const remove = (bucket: Bucket) => action.run(async () => {
-    await call('DELETE', `${base}/${seg(bucket.name)}`);
-    buckets.reload();
-    return `Bucket ${bucket.name} deleted.`;
-  });
+  const remove = (bucket: Bucket) =>
+    action.run(async () => {
+      await call('DELETE', `${base}/${seg(bucket.name)}`);
+      buckets.reload();
+      return `Bucket ${bucket.name} deleted.`;
+    });
 
   return (
     <>
@@ -82,13 +94,38 @@ export function BucketsPage({ account }: { account: string }) {
       <section aria-labelledby="buckets-list">
         <h2 id="buckets-list">All buckets</h2>
         {usage.error !== undefined && <Errors error={usage.error} title="The buckets' object counts and sizes could not be read" />}
-        <ListTable list={buckets} what="buckets" failed="The buckets could not be read" empty="No buckets yet."
-          head={<tr><th scope="col">Name</th><th scope="col" class="numeric">Objects</th><th scope="col" class="numeric">Size</th><th scope="col">Storage class</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+        <ListTable
+          list={buckets}
+          what="buckets"
+          failed="The buckets could not be read"
+          empty="No buckets yet."
+          head={
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col" class="numeric">
+                Objects
+              </th>
+              <th scope="col" class="numeric">
+                Size
+              </th>
+              <th scope="col">Storage class</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          }
           row={(bucket) => (
             <tr key={bucket.name}>
-              <th scope="row"><Link href={`/buckets/${seg(bucket.name)}`}>{bucket.name}</Link></th>
-              <td class="numeric" data-label="Objects">{usageCell(bucket.name, (u) => u.objectCount.toLocaleString('en-US'))}</td>
-              <td class="numeric" data-label="Size">{usageCell(bucket.name, (u) => formatBytes(u.payloadSize))}</td>
+              <th scope="row">
+                <Link href={`/buckets/${seg(bucket.name)}`}>{bucket.name}</Link>
+              </th>
+              <td class="numeric" data-label="Objects">
+                {usageCell(bucket.name, (u) => u.objectCount.toLocaleString('en-US'))}
+              </td>
+              <td class="numeric" data-label="Size">
+                {usageCell(bucket.name, (u) => formatBytes(u.payloadSize))}
+              </td>
               <td data-label="Storage class">{bucket.storage_class}</td>
               <td data-label="Created">{formatDate(bucket.creation_date)}</td>
               <td class="actions">
@@ -96,7 +133,8 @@ export function BucketsPage({ account }: { account: string }) {
                 <ConfirmButton label="Delete" confirmLabel={`Delete ${bucket.name}`} onConfirm={() => remove(bucket)} />
               </td>
             </tr>
-          )} />
+          )}
+        />
       </section>
       <UsagePanel account={account} />
       <section class="panel" aria-labelledby="bucket-create">
@@ -104,9 +142,19 @@ export function BucketsPage({ account }: { account: string }) {
         <form onSubmit={create} class="form-grid">
           <div class="field">
             <label for="bucket-name">Name</label>
-            <input id="bucket-name" required value={name} placeholder="photos" spellcheck={false} aria-describedby="bucket-name-help" aria-invalid={nameProblem ? true : undefined}
-              onInput={(e) => setName(e.currentTarget.value)} />
-            <p id="bucket-name-help" class={nameProblem ? 'field-problem' : 'help'}>{nameProblem ?? 'Lower-case letters, digits and hyphens.'}</p>
+            <input
+              id="bucket-name"
+              required
+              value={name}
+              placeholder="photos"
+              spellcheck={false}
+              aria-describedby="bucket-name-help"
+              aria-invalid={nameProblem ? true : undefined}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+            <p id="bucket-name-help" class={nameProblem ? 'field-problem' : 'help'}>
+              {nameProblem ?? 'Lower-case letters, digits and hyphens.'}
+            </p>
           </div>
           <div class="field">
             <label for="bucket-class">Default storage class</label>
@@ -115,7 +163,11 @@ export function BucketsPage({ account }: { account: string }) {
               <option value="InfrequentAccess">InfrequentAccess</option>
             </select>
           </div>
-          <div class="form-actions"><button type="submit" class="button-primary" disabled={action.busy}>Create bucket</button></div>
+          <div class="form-actions">
+            <button type="submit" class="button-primary" disabled={action.busy}>
+              Create bucket
+            </button>
+          </div>
         </form>
       </section>
     </>

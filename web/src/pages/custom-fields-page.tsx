@@ -33,7 +33,8 @@ interface Rule {
 /** Why a name would be refused, or null. */
 function problemOf(kind: Kind, name: string, others: readonly string[]): string | null {
   if (name === '') return 'A name cannot be empty.';
-  if (!TOKEN.test(name)) return `“${name}” is not a valid ${kind === 'cookie_fields' ? 'cookie' : 'header'} name: use letters, digits and ! # $ % & ' * + - . ^ _ \` | ~ only (no spaces, no colon).`;
+  if (!TOKEN.test(name))
+    return `“${name}” is not a valid ${kind === 'cookie_fields' ? 'cookie' : 'header'} name: use letters, digits and ! # $ % & ' * + - . ^ _ \` | ~ only (no spaces, no colon).`;
   if (kind !== 'cookie_fields' && name !== name.toLowerCase()) return `Header names must be lower case: write “${name.toLowerCase()}”.`;
   if (others.includes(name)) return `“${name}” is already in this list.`;
   return null;
@@ -63,14 +64,27 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
     if (!loaded.data) return;
     const merged: Fields = { request_fields: [], response_fields: [], cookie_fields: [] };
     for (const rule of loaded.data) {
-      for (const { kind } of KINDS) for (const item of rule.action_parameters?.[kind] ?? []) if (!merged[kind].includes(item.name)) merged[kind].push(item.name);
+      for (const { kind } of KINDS)
+        for (const item of rule.action_parameters?.[kind] ?? []) if (!merged[kind].includes(item.name)) merged[kind].push(item.name);
     }
     setFields(merged);
     setRuleId(loaded.data[0]?.id);
   }, [loaded.data]);
 
-  if (loaded.error !== undefined && !fields) return <><h1>Custom fields</h1><Errors error={loaded.error} title="The custom fields could not be read" /></>;
-  if (!fields) return <><h1>Custom fields</h1><Loading what="custom fields" /></>;
+  if (loaded.error !== undefined && !fields)
+    return (
+      <>
+        <h1>Custom fields</h1>
+        <Errors error={loaded.error} title="The custom fields could not be read" />
+      </>
+    );
+  if (!fields)
+    return (
+      <>
+        <h1>Custom fields</h1>
+        <Loading what="custom fields" />
+      </>
+    );
 
   const total = KINDS.reduce((n, { kind }) => n + fields[kind].length, 0);
   const update = (kind: Kind, names: string[]) => {
@@ -117,14 +131,25 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
     setSaving(true);
     const params: Partial<Record<Kind, Array<{ name: string }>>> = {};
     for (const { kind } of KINDS) if (next[kind].length > 0) params[kind] = next[kind].map((name) => ({ name }));
-    const rules = Object.keys(params).length === 0 ? [] : [{
-      ...(ruleId ? { id: ruleId } : {}),
-      action: 'log_custom_field', expression: 'true', description: 'Custom log fields (set in the dashboard)', enabled: true, action_parameters: params,
-    }];
+    const rules =
+      Object.keys(params).length === 0
+        ? []
+        : [
+            {
+              ...(ruleId ? { id: ruleId } : {}),
+              action: 'log_custom_field',
+              expression: 'true',
+              description: 'Custom log fields (set in the dashboard)',
+              enabled: true,
+              action_parameters: params,
+            },
+          ];
     try {
       const result = (await call<{ rules: Rule[] }>('PUT', PHASE_PATH(zoneId), { rules })).result;
       setRuleId(result.rules[0]?.id);
-      setSaved(`Saved ${nextTotal} ${nextTotal === 1 ? 'field' : 'fields'}${added.length > 0 ? `, with the ${added.join(' and the ')} you had typed` : ''}. The edge logs them from the next request on.`);
+      setSaved(
+        `Saved ${nextTotal} ${nextTotal === 1 ? 'field' : 'fields'}${added.length > 0 ? `, with the ${added.join(' and the ')} you had typed` : ''}. The edge logs them from the next request on.`,
+      );
     } catch (error) {
       if (error instanceof ApiFailure) setRefusal(error.errors);
       else setFailure(error);
@@ -138,26 +163,46 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
   return (
     <>
       <h1>Custom fields</h1>
-      <p class="lead">Headers and cookies every log record of this zone carries, for the log jobs that select{' '}
-        <code>RequestHeaders</code>, <code>ResponseHeaders</code> or <code>Cookies</code> (<Link href={`/zones/${seg(zoneId)}/jobs`}>log jobs</Link>).</p>
+      <p class="lead">
+        Headers and cookies every log record of this zone carries, for the log jobs that select <code>RequestHeaders</code>, <code>ResponseHeaders</code> or{' '}
+        <code>Cookies</code> (<Link href={`/zones/${seg(zoneId)}/jobs`}>log jobs</Link>).
+      </p>
       <p class={`counter${total > MAX_FIELDS ? ' counter-over' : ''}`} aria-live="polite" id="fields-total">
         {total} of {MAX_FIELDS} fields used{total > MAX_FIELDS ? ` — remove ${total - MAX_FIELDS} to save` : ''}
       </p>
       <div class="columns-3">
-        {KINDS.map((k) => <FieldList key={k.kind} {...k} names={fields[k.kind]} full={total >= MAX_FIELDS} draft={drafts[k.kind]} blocked={blocked[k.kind]}
-          onDraft={(text) => typeDraft(k.kind, text)} onChange={(names) => update(k.kind, names)} />)}
+        {KINDS.map((k) => (
+          <FieldList
+            key={k.kind}
+            {...k}
+            names={fields[k.kind]}
+            full={total >= MAX_FIELDS}
+            draft={drafts[k.kind]}
+            blocked={blocked[k.kind]}
+            onDraft={(text) => typeDraft(k.kind, text)}
+            onChange={(names) => update(k.kind, names)}
+          />
+        ))}
       </div>
       {stopped.length > 0 && (
         <div class="notice notice-error" role="alert">
           <p class="notice-title">Nothing was saved: a name typed above could not be added. Fix it or clear its box, then save again.</p>
-          <ul>{stopped.map(({ kind, noun }) => <li key={kind}><strong>Add a {noun}:</strong> {blocked[kind]}</li>)}</ul>
+          <ul>
+            {stopped.map(({ kind, noun }) => (
+              <li key={kind}>
+                <strong>Add a {noun}:</strong> {blocked[kind]}
+              </li>
+            ))}
+          </ul>
         </div>
       )}
       {refusal && <RefusalList errors={refusal} fields={fields} />}
       <Errors error={failure} />
       {saved && <Success>{saved}</Success>}
       <div class="form-actions">
-        <button type="button" class="button-primary" disabled={saving} onClick={save}>{saving ? 'Saving…' : 'Save custom fields'}</button>
+        <button type="button" class="button-primary" disabled={saving} onClick={save}>
+          {saving ? 'Saving…' : 'Save custom fields'}
+        </button>
       </div>
     </>
   );
@@ -165,11 +210,31 @@ export function CustomFieldsPage({ zoneId }: { zoneId: string }) {
 
 const NO_DRAFTS: Record<Kind, string> = { request_fields: '', response_fields: '', cookie_fields: '' };
 
-function FieldList({ kind, title, noun, example, help, names, full, draft, blocked, onDraft, onChange }: {
-  kind: Kind; title: string; noun: string; example: string; help: string; names: string[]; full: boolean;
+function FieldList({
+  kind,
+  title,
+  noun,
+  example,
+  help,
+  names,
+  full,
+  draft,
+  blocked,
+  onDraft,
+  onChange,
+}: {
+  kind: Kind;
+  title: string;
+  noun: string;
+  example: string;
+  help: string;
+  names: string[];
+  full: boolean;
   /** The name typed in the add box, and whether it stopped a save. */
-  draft: string; blocked: string | undefined;
-  onDraft: (text: string) => void; onChange: (names: string[]) => void;
+  draft: string;
+  blocked: string | undefined;
+  onDraft: (text: string) => void;
+  onChange: (names: string[]) => void;
 }) {
   const input = useRef<HTMLInputElement>(null);
   const inputId = `add-${kind}`;
@@ -192,7 +257,9 @@ function FieldList({ kind, title, noun, example, help, names, full, draft, block
     <section class="panel" aria-labelledby={`${kind}-title`}>
       <h2 id={`${kind}-title`}>{title}</h2>
       <p class="help">{help}</p>
-      {names.length === 0 ? <p class="muted">None.</p> : (
+      {names.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
         <ul class="name-list">
           {names.map((name, i) => {
             const problem = problemOf(kind, name, names.slice(0, i));
@@ -201,7 +268,9 @@ function FieldList({ kind, title, noun, example, help, names, full, draft, block
                 <code>{name}</code>
                 {problem && <span class="field-problem">{problem}</span>}
                 <span class="name-actions">
-                  <button type="button" class="button-quiet" aria-label={`Remove ${noun} ${name}`} onClick={() => onChange(names.filter((_, j) => j !== i))}>Remove</button>
+                  <button type="button" class="button-quiet" aria-label={`Remove ${noun} ${name}`} onClick={() => onChange(names.filter((_, j) => j !== i))}>
+                    Remove
+                  </button>
                 </span>
               </li>
             );
@@ -211,14 +280,34 @@ function FieldList({ kind, title, noun, example, help, names, full, draft, block
       <form class="inline-form" onSubmit={add}>
         <div class="field">
           <label for={inputId}>Add a {noun}</label>
-          <input id={inputId} ref={input} value={draft} placeholder={example} autoComplete="off" spellcheck={false}
-            aria-describedby={`${inputId}-hint`} aria-invalid={message || blocked ? true : undefined} onInput={(e) => onDraft(e.currentTarget.value)} />
+          <input
+            id={inputId}
+            ref={input}
+            value={draft}
+            placeholder={example}
+            autoComplete="off"
+            spellcheck={false}
+            aria-describedby={`${inputId}-hint`}
+            aria-invalid={message || blocked ? true : undefined}
+            onInput={(e) => onDraft(e.currentTarget.value)}
+          />
         </div>
-        <button type="submit" disabled={typed === '' || full}>Add</button>
+        <button type="submit" disabled={typed === '' || full}>
+          Add
+        </button>
       </form>
       <div id={`${inputId}-hint`} aria-live="polite">
-        {message && <p class="field-problem">{blocked ? 'Not saved: ' : ''}{message}</p>}
-        {lower && <button type="button" class="button-quiet" onClick={() => addName(lower)}>Add “{lower}” instead</button>}
+        {message && (
+          <p class="field-problem">
+            {blocked ? 'Not saved: ' : ''}
+            {message}
+          </p>
+        )}
+        {lower && (
+          <button type="button" class="button-quiet" onClick={() => addName(lower)}>
+            Add “{lower}” instead
+          </button>
+        )}
         {!message && typed !== '' && <p class="help">Press Add (or Enter); saving adds it too.</p>}
       </div>
     </section>
@@ -240,7 +329,12 @@ function RefusalList({ errors, fields }: { errors: ErrorEntry[]; fields: Fields 
       <ul>
         {errors.map((e, i) => {
           const place = where(e.source?.pointer);
-          return <li key={i}>{place && <strong>{place}: </strong>}{e.message} <span class="muted">(code {e.code})</span></li>;
+          return (
+            <li key={i}>
+              {place && <strong>{place}: </strong>}
+              {e.message} <span class="muted">(code {e.code})</span>
+            </li>
+          );
         })}
       </ul>
     </div>

@@ -65,36 +65,77 @@ export function GatewayPage({ account }: { account: string }) {
   return (
     <>
       <h1>Gateway</h1>
-      <p class="lead">JSON-RPC 2.0 over HTTP at <code>POST /v1/&lt;network&gt;</code>, for viem, ethers, web3 and curl.</p>
+      <p class="lead">
+        JSON-RPC 2.0 over HTTP at <code>POST /v1/&lt;network&gt;</code>, for viem, ethers, web3 and curl.
+      </p>
       <Errors error={error} title="The networks could not be read" />
       <section aria-labelledby="networks-title">
         <h2 id="networks-title">Networks</h2>
-        {networks === null ? error === undefined && <Loading what="networks" /> : networks.length === 0 ? <p class="muted">This server runs no gateway.</p> : (
+        {networks === null ? (
+          error === undefined && <Loading what="networks" />
+        ) : networks.length === 0 ? (
+          <p class="muted">This server runs no gateway.</p>
+        ) : (
           <div class="table-wrap">
             <table>
               <thead>
-                <tr><th scope="col">Network</th><th scope="col" class="numeric">Chain id</th><th scope="col">State</th><th scope="col">Endpoint</th><th scope="col" class="numeric">Calls</th><th scope="col" class="numeric">Rate</th></tr>
+                <tr>
+                  <th scope="col">Network</th>
+                  <th scope="col" class="numeric">
+                    Chain id
+                  </th>
+                  <th scope="col">State</th>
+                  <th scope="col">Endpoint</th>
+                  <th scope="col" class="numeric">
+                    Calls
+                  </th>
+                  <th scope="col" class="numeric">
+                    Rate
+                  </th>
+                </tr>
               </thead>
               <tbody>
                 {networks.map((n) => (
                   <tr key={n.name}>
                     <th scope="row">{n.name}</th>
-                    <td class="numeric" data-label="Chain id">{n.chain_id}</td>
+                    <td class="numeric" data-label="Chain id">
+                      {n.chain_id}
+                    </td>
                     <td data-label="State">
-                      {n.state === 'served'
-                        ? <><span class="badge badge-ok">served</span>{n.retired_on && <span class="small"> until {n.retired_on}</span>}<span class="small muted"> · {n.backend === 'embedded' ? 'embedded chain' : 'upstream nodes'}</span></>
-                        : <><span class="badge badge-bad">retired on {n.retired_on}</span>{n.replacement && <span class="small"> · use <strong>{n.replacement}</strong></span>}</>}
+                      {n.state === 'served' ? (
+                        <>
+                          <span class="badge badge-ok">served</span>
+                          {n.retired_on && <span class="small"> until {n.retired_on}</span>}
+                          <span class="small muted"> · {n.backend === 'embedded' ? 'embedded chain' : 'upstream nodes'}</span>
+                        </>
+                      ) : (
+                        <>
+                          <span class="badge badge-bad">retired on {n.retired_on}</span>
+                          {n.replacement && (
+                            <span class="small">
+                              {' '}
+                              · use <strong>{n.replacement}</strong>
+                            </span>
+                          )}
+                        </>
+                      )}
                     </td>
                     <td data-label="Endpoint">{n.endpoint ? <code class="wrap">{n.endpoint}</code> : <span class="muted">unknown</span>}</td>
-                    <td class="numeric" data-label="Calls">{n.requests_total.toLocaleString()}</td>
-                    <td class="numeric" data-label="Rate" aria-live="off">{rates[n.name] === null || rates[n.name] === undefined ? '—' : `${rates[n.name]!.toFixed(1)}/s`}</td>
+                    <td class="numeric" data-label="Calls">
+                      {n.requests_total.toLocaleString()}
+                    </td>
+                    <td class="numeric" data-label="Rate" aria-live="off">
+                      {rates[n.name] === null || rates[n.name] === undefined ? '—' : `${rates[n.name]!.toFixed(1)}/s`}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
         )}
-        <p class="help">Calls count JSON-RPC requests received since the server started (each batch member counts); the rate is over the last {POLL_MS / 1000} seconds.</p>
+        <p class="help">
+          Calls count JSON-RPC requests received since the server started (each batch member counts); the rate is over the last {POLL_MS / 1000} seconds.
+        </p>
       </section>
       {networks && networks.length > 0 && <Console networks={networks} />}
     </>
@@ -152,32 +193,72 @@ function Console({ networks }: { networks: Network[] }) {
         <div class="field">
           <label for="rpc-network">Network</label>
           <select id="rpc-network" value={network} onChange={(e) => setNetwork(e.currentTarget.value)}>
-            {networks.map((n) => <option key={n.name} value={n.name}>{n.name}{n.state === 'retired' ? ' (retired)' : ''}</option>)}
+            {networks.map((n) => (
+              <option key={n.name} value={n.name}>
+                {n.name}
+                {n.state === 'retired' ? ' (retired)' : ''}
+              </option>
+            ))}
           </select>
         </div>
         <div class="field">
           <label for="rpc-method">Method</label>
-          <input id="rpc-method" list="rpc-methods" value={method} spellcheck={false} onInput={(e) => {
-            const value = e.currentTarget.value;
-            setMethod(value);
-            const example = EXAMPLE_PARAMS[value];
-            if (example && params.trim() === '[]') setParams(example);
-          }} />
-          <datalist id="rpc-methods">{METHODS.map((m) => <option key={m} value={m} />)}</datalist>
+          <input
+            id="rpc-method"
+            list="rpc-methods"
+            value={method}
+            spellcheck={false}
+            onInput={(e) => {
+              const value = e.currentTarget.value;
+              setMethod(value);
+              const example = EXAMPLE_PARAMS[value];
+              if (example && params.trim() === '[]') setParams(example);
+            }}
+          />
+          <datalist id="rpc-methods">
+            {METHODS.map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
         </div>
         <div class="field field-wide">
           <label for="rpc-params">Params (JSON array)</label>
-          <textarea id="rpc-params" rows={3} value={params} spellcheck={false} aria-describedby="rpc-params-help" aria-invalid={paramsProblem ? true : undefined}
-            onInput={(e) => setParams(e.currentTarget.value)} />
-          <p id="rpc-params-help" class={paramsProblem ? 'field-problem' : 'help'}>{paramsProblem ?? <>Sent to <code>{endpoint ?? 'an unknown endpoint'}</code>.</>}</p>
+          <textarea
+            id="rpc-params"
+            rows={3}
+            value={params}
+            spellcheck={false}
+            aria-describedby="rpc-params-help"
+            aria-invalid={paramsProblem ? true : undefined}
+            onInput={(e) => setParams(e.currentTarget.value)}
+          />
+          <p id="rpc-params-help" class={paramsProblem ? 'field-problem' : 'help'}>
+            {paramsProblem ?? (
+              <>
+                Sent to <code>{endpoint ?? 'an unknown endpoint'}</code>.
+              </>
+            )}
+          </p>
         </div>
-        <div class="form-actions"><button type="submit" class="button-primary" disabled={busy || !endpoint || paramsProblem !== null}>Send</button></div>
+        <div class="form-actions">
+          <button type="submit" class="button-primary" disabled={busy || !endpoint || paramsProblem !== null}>
+            Send
+          </button>
+        </div>
       </form>
-      {problem && <p class="notice notice-error" role="alert">{problem}</p>}
+      {problem && (
+        <p class="notice notice-error" role="alert">
+          {problem}
+        </p>
+      )}
       {answer && (
         <div class="rpc-answer">
-          <p class="small" role="status">HTTP {answer.status} in {answer.ms} ms</p>
-          <pre tabIndex={0} aria-label="JSON-RPC answer">{answer.body}</pre>
+          <p class="small" role="status">
+            HTTP {answer.status} in {answer.ms} ms
+          </p>
+          <pre tabIndex={0} aria-label="JSON-RPC answer">
+            {answer.body}
+          </pre>
         </div>
       )}
     </section>

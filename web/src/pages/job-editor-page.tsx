@@ -69,13 +69,28 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
 
   const header = (
     <>
-      <p class="back-link"><Link href={`/zones/${seg(zoneId)}/jobs`}>← All log jobs</Link></p>
+      <p class="back-link">
+        <Link href={`/zones/${seg(zoneId)}/jobs`}>← All log jobs</Link>
+      </p>
     </>
   );
   if (job.error !== undefined || fields.error !== undefined || existing.error !== undefined) {
-    return <>{header}<h1>Log job</h1><Errors error={job.error ?? fields.error ?? existing.error} /></>;
+    return (
+      <>
+        {header}
+        <h1>Log job</h1>
+        <Errors error={job.error ?? fields.error ?? existing.error} />
+      </>
+    );
   }
-  if (!draft || !fields.data || existing.data === undefined) return <>{header}<h1>{isNew ? 'New log job' : 'Log job'}</h1><Loading what="the log job" /></>;
+  if (!draft || !fields.data || existing.data === undefined)
+    return (
+      <>
+        {header}
+        <h1>{isNew ? 'New log job' : 'Log job'}</h1>
+        <Loading what="the log job" />
+      </>
+    );
   if (existing.data !== null && existing.data.length >= fields.data.max_jobs_per_zone) {
     return (
       <>
@@ -95,10 +110,17 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
   const destinationChanged = original === null || draft.destination.trim() !== original.destination_conf;
   const showOwnership = needsOwnership(draft.destination) && destinationChanged;
   const rate = Number(draft.sampleRate);
-  const rateProblem = draft.sampleRate.trim() === '' || !(rate > 0 && rate <= 1) ? 'A sample rate is a number above 0 and at most 1 (1 keeps every record, 0.1 one in ten).' : null;
+  const rateProblem =
+    draft.sampleRate.trim() === '' || !(rate > 0 && rate <= 1)
+      ? 'A sample rate is a number above 0 and at most 1 (1 keeps every record, 0.1 one in ten).'
+      : null;
   const nameProblem = NAME.test(draft.name) ? null : 'A job name may contain only letters, digits, hyphens and dots.';
-  const destinationProblem = draft.destination.trim() === '' ? null
-    : /^(file|store|s3|https?):\/\//i.test(draft.destination.trim()) ? null : 'Start with file://, store://, s3://, https:// or http://.';
+  const destinationProblem =
+    draft.destination.trim() === ''
+      ? null
+      : /^(file|store|s3|https?):\/\//i.test(draft.destination.trim())
+        ? null
+        : 'Start with file://, store://, s3://, https:// or http://.';
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -155,27 +177,67 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
           <div class="form-grid">
             <div class="field">
               <label for="job-name">Name</label>
-              <input id="job-name" value={draft.name} placeholder="example-test" aria-describedby="job-name-help" aria-invalid={nameProblem ? true : undefined}
-                onInput={(e) => set({ name: e.currentTarget.value })} />
-              <p id="job-name-help" class={nameProblem ? 'field-problem' : 'help'}>{nameProblem ?? 'Letters, digits, hyphens and dots (optional).'}</p>
+              <input
+                id="job-name"
+                value={draft.name}
+                placeholder="example-test"
+                aria-describedby="job-name-help"
+                aria-invalid={nameProblem ? true : undefined}
+                onInput={(e) => set({ name: e.currentTarget.value })}
+              />
+              <p id="job-name-help" class={nameProblem ? 'field-problem' : 'help'}>
+                {nameProblem ?? 'Letters, digits, hyphens and dots (optional).'}
+              </p>
             </div>
             <div class="field field-wide">
               <label for="job-destination-conf">Destination</label>
-              <input id="job-destination-conf" required value={draft.destination} placeholder={destinationExample(fields.data.file_roots)} spellcheck={false}
-                aria-describedby="job-destination-help job-destination-roots" aria-invalid={destinationProblem ? true : undefined} onInput={(e) => set({ destination: e.currentTarget.value, token: '' })} />
+              <input
+                id="job-destination-conf"
+                required
+                value={draft.destination}
+                placeholder={destinationExample(fields.data.file_roots)}
+                spellcheck={false}
+                aria-describedby="job-destination-help job-destination-roots"
+                aria-invalid={destinationProblem ? true : undefined}
+                onInput={(e) => set({ destination: e.currentTarget.value, token: '' })}
+              />
               <p id="job-destination-help" class={destinationProblem ? 'field-problem' : 'help'}>
-                {destinationProblem ?? <>file:///dir, store://bucket/path, s3://bucket/path?region=…&amp;access-key-id=…&amp;secret-access-key=…, or https://host/path. <code>{'{DATE}'}</code> becomes the day.</>}
+                {destinationProblem ?? (
+                  <>
+                    file:///dir, store://bucket/path, s3://bucket/path?region=…&amp;access-key-id=…&amp;secret-access-key=…, or https://host/path.{' '}
+                    <code>{'{DATE}'}</code> becomes the day.
+                  </>
+                )}
               </p>
               <p id="job-destination-roots" class="help">
-                {fields.data.file_roots.length === 0 ? 'file:// destinations are turned off on this server.'
-                  : <>A file:// directory must lie below {fields.data.file_roots.length === 1 ? 'this server\'s file root' : 'one of this server\'s file roots'}: {fields.data.file_roots.map((root, i) => <span key={root}>{i > 0 && ', '}<code class="wrap">{root}</code></span>)}.</>}
+                {fields.data.file_roots.length === 0 ? (
+                  'file:// destinations are turned off on this server.'
+                ) : (
+                  <>
+                    A file:// directory must lie below {fields.data.file_roots.length === 1 ? "this server's file root" : "one of this server's file roots"}:{' '}
+                    {fields.data.file_roots.map((root, i) => (
+                      <span key={root}>
+                        {i > 0 && ', '}
+                        <code class="wrap">{root}</code>
+                      </span>
+                    ))}
+                    .
+                  </>
+                )}
               </p>
             </div>
           </div>
           {showOwnership && (
             <>
               <h3>Prove the destination is yours</h3>
-              <OwnershipStep zoneId={zoneId} account={account} destination={draft.destination} token={draft.token} onToken={(token) => set({ token })} problem={tokenProblem} />
+              <OwnershipStep
+                zoneId={zoneId}
+                account={account}
+                destination={draft.destination}
+                token={draft.token}
+                onToken={(token) => set({ token })}
+                problem={tokenProblem}
+              />
             </>
           )}
         </section>
@@ -185,19 +247,35 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
           <div class="form-grid">
             <div class="field">
               <label for="job-sample-rate">Sample rate</label>
-              <input id="job-sample-rate" inputMode="decimal" value={draft.sampleRate} aria-describedby="job-sample-rate-help" aria-invalid={rateProblem ? true : undefined}
-                onInput={(e) => set({ sampleRate: e.currentTarget.value })} />
-              <p id="job-sample-rate-help" class={rateProblem ? 'field-problem' : 'help'}>{rateProblem ?? 'Share of matching records delivered (after the filter).'}</p>
+              <input
+                id="job-sample-rate"
+                inputMode="decimal"
+                value={draft.sampleRate}
+                aria-describedby="job-sample-rate-help"
+                aria-invalid={rateProblem ? true : undefined}
+                onInput={(e) => set({ sampleRate: e.currentTarget.value })}
+              />
+              <p id="job-sample-rate-help" class={rateProblem ? 'field-problem' : 'help'}>
+                {rateProblem ?? 'Share of matching records delivered (after the filter).'}
+              </p>
             </div>
             <div class="field">
               <label for="job-timestamps">Timestamp format</label>
               <select id="job-timestamps" value={draft.timestampFormat} onChange={(e) => set({ timestampFormat: e.currentTarget.value })}>
-                {TIMESTAMP_FORMATS.map((f) => <option key={f.value} value={f.value}>{f.label}</option>)}
+                {TIMESTAMP_FORMATS.map((f) => (
+                  <option key={f.value} value={f.value}>
+                    {f.label}
+                  </option>
+                ))}
               </select>
             </div>
             <div class="field">
-              <span class="label" id="job-enabled-label">Delivery</span>
-              <label class="checkbox"><input id="job-enabled" type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} /> Enabled</label>
+              <span class="label" id="job-enabled-label">
+                Delivery
+              </span>
+              <label class="checkbox">
+                <input id="job-enabled" type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} /> Enabled
+              </label>
             </div>
           </div>
           <FieldPicker fields={fields.data.fields} selected={draft.fields} onChange={(selected) => set({ fields: selected })} />
@@ -209,14 +287,20 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
             <div class="notice">
               <p>This job's filter has a shape the builder cannot show; it is kept as it is:</p>
               <pre tabIndex={0}>{draft.rawFilter}</pre>
-              <button type="button" onClick={() => set({ rawFilter: null })}>Replace it with the builder</button>
+              <button type="button" onClick={() => set({ rawFilter: null })}>
+                Replace it with the builder
+              </button>
             </div>
-          ) : <FilterBuilder root={draft.filter} types={types} unfilled={unfilled} onChange={(filter) => set({ filter })} />}
+          ) : (
+            <FilterBuilder root={draft.filter} types={types} unfilled={unfilled} onChange={(filter) => set({ filter })} />
+          )}
         </section>
 
         <Errors error={error} title="The API refused this log job; nothing was saved" />
         <div class="form-actions">
-          <button type="submit" class="button-primary" disabled={saving}>{saving ? 'Saving…' : isNew ? 'Create log job' : 'Save log job'}</button>
+          <button type="submit" class="button-primary" disabled={saving}>
+            {saving ? 'Saving…' : isNew ? 'Create log job' : 'Save log job'}
+          </button>
           <Link href={`/zones/${seg(zoneId)}/jobs`}>Cancel</Link>
         </div>
       </form>
@@ -235,10 +319,19 @@ export function JobEditorPage({ zoneId, jobId, account }: { zoneId: string; jobI
 export function JobLimitNotice({ zoneId, count, max, onJobsPage }: { zoneId: string; count: number; max: number; onJobsPage?: boolean }) {
   return (
     <div class="notice notice-warning" role="note" aria-labelledby="job-limit-title">
-      <p class="notice-title" id="job-limit-title">This zone has {count} of {max} log jobs, the most a zone may have</p>
+      <p class="notice-title" id="job-limit-title">
+        This zone has {count} of {max} log jobs, the most a zone may have
+      </p>
       <p>
-        To add another, delete a job you no longer need {onJobsPage ? 'below' : <>on <Link href={`/zones/${seg(zoneId)}/jobs`}>the zone's log jobs</Link></>}, or
-        change an existing job's destination, fields or filter instead. A disabled job still counts.
+        To add another, delete a job you no longer need{' '}
+        {onJobsPage ? (
+          'below'
+        ) : (
+          <>
+            on <Link href={`/zones/${seg(zoneId)}/jobs`}>the zone's log jobs</Link>
+          </>
+        )}
+        , or change an existing job's destination, fields or filter instead. A disabled job still counts.
       </p>
     </div>
   );
@@ -255,9 +348,18 @@ function JobStatus({ path }: { path: string }) {
   if (!job) return null;
   return (
     <dl class="facts" aria-label="Job status">
-      <div><dt>Status</dt><dd>{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</dd></div>
-      <div><dt>Last delivery</dt><dd>{formatDate(job.last_complete)}</dd></div>
-      <div><dt>Last error</dt><dd>{job.last_error ? `${formatDate(job.last_error)}: ${job.error_message ?? ''}` : 'none'}</dd></div>
+      <div>
+        <dt>Status</dt>
+        <dd>{job.enabled ? <span class="badge badge-ok">enabled</span> : <span class="badge">disabled</span>}</dd>
+      </div>
+      <div>
+        <dt>Last delivery</dt>
+        <dd>{formatDate(job.last_complete)}</dd>
+      </div>
+      <div>
+        <dt>Last error</dt>
+        <dd>{job.last_error ? `${formatDate(job.last_error)}: ${job.error_message ?? ''}` : 'none'}</dd>
+      </div>
     </dl>
   );
 }
@@ -265,13 +367,29 @@ function JobStatus({ path }: { path: string }) {
 /** The form's state for a job as the API gives it back, or for a new job (null). */
 function draftOf(current: Job | null): Draft {
   if (current === null) {
-    return { name: '', destination: '', token: '', enabled: true, fields: DEFAULT_FIELDS, sampleRate: '1', timestampFormat: 'rfc3339', filter: newGroup(), rawFilter: null };
+    return {
+      name: '',
+      destination: '',
+      token: '',
+      enabled: true,
+      fields: DEFAULT_FIELDS,
+      sampleRate: '1',
+      timestampFormat: 'rfc3339',
+      filter: newGroup(),
+      rawFilter: null,
+    };
   }
   const parsed = parseFilterText(current.filter);
   return {
-    name: current.name ?? '', destination: current.destination_conf, token: '', enabled: current.enabled,
-    fields: current.output_options.field_names, sampleRate: String(current.output_options.sample_rate),
-    timestampFormat: current.output_options.timestamp_format, filter: parsed ?? newGroup(), rawFilter: parsed ? null : current.filter,
+    name: current.name ?? '',
+    destination: current.destination_conf,
+    token: '',
+    enabled: current.enabled,
+    fields: current.output_options.field_names,
+    sampleRate: String(current.output_options.sample_rate),
+    timestampFormat: current.output_options.timestamp_format,
+    filter: parsed ?? newGroup(),
+    rawFilter: parsed ? null : current.filter,
   };
 }
 
@@ -281,7 +399,8 @@ function destinationExample(fileRoots: readonly string[]): string {
 }
 
 /** Saving without a token: what to do, with the page's own buttons and fields. */
-const TOKEN_MISSING = 'Prove the destination is yours before saving: press "Write challenge file" (step 1), then paste the token it wrote into "Ownership token".';
+const TOKEN_MISSING =
+  'Prove the destination is yours before saving: press "Write challenge file" (step 1), then paste the token it wrote into "Ownership token".';
 
 /** The API's refusal of the ownership token (missing, or not this destination's), said in the page's terms; null for any other refusal. */
 function tokenRefusal(error: unknown): string | null {

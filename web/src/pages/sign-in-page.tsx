@@ -47,26 +47,34 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
       <div class="sign-in-card">
         <p class="brand brand-large">edgeport</p>
         <h1>Sign in</h1>
-        <p class="muted">Use your account's e-mail and API key: the same pair as <code>X-Auth-Email</code> and <code>X-Auth-Key</code>.
-          The first start of <code>edgeport start</code> prints them.</p>
+        <p class="muted">
+          Use your account's e-mail and API key: the same pair as <code>X-Auth-Email</code> and <code>X-Auth-Key</code>. The first start of{' '}
+          <code>edgeport start</code> prints them.
+        </p>
         {problem && (
           <div class="notice notice-error" role="alert">
             <p class="notice-title">{problem.headline}</p>
-            {problem.details.length > 0 && <ul>{problem.details.map((d, i) => <li key={i}>{d}</li>)}</ul>}
+            {problem.details.length > 0 && (
+              <ul>
+                {problem.details.map((d, i) => (
+                  <li key={i}>{d}</li>
+                ))}
+              </ul>
+            )}
           </div>
         )}
         <form onSubmit={submit} class="stack">
           <div class="field">
             <label for="email">E-mail</label>
-            <input id="email" name="email" type="email" autoComplete="username" required value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)} />
+            <input id="email" name="email" type="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
           </div>
           <div class="field">
             <label for="key">API key</label>
-            <input id="key" name="key" type="password" autoComplete="current-password" required value={key}
-              onInput={(e) => setKey(e.currentTarget.value)} />
+            <input id="key" name="key" type="password" autoComplete="current-password" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
           </div>
-          <button type="submit" class="button-primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+          <button type="submit" class="button-primary" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
         </form>
         <p class="muted small">Sessions last 12 hours, or until you sign out.</p>
       </div>

@@ -30,18 +30,20 @@ export function ZonesPage({ account }: { account: string }) {
   const create = (event: Event) => {
     event.preventDefault();
     void adding.run(async () => {
-      const zone = (await call<Zone>('POST', '/zones', { name: name.trim(), account: { id: account }, ...(origin.trim() ? { origin: origin.trim() } : {}) })).result;
+      const zone = (await call<Zone>('POST', '/zones', { name: name.trim(), account: { id: account }, ...(origin.trim() ? { origin: origin.trim() } : {}) }))
+        .result;
       setName('');
       setOrigin('');
       zones.reload();
       return `Zone ${zone.name} created.`;
     });
   };
-  const remove = (zone: Zone) => action.run(async () => {
-    await call('DELETE', `/zones/${seg(zone.id)}`);
-    zones.reload();
-    return `Zone ${zone.name} deleted, with its custom fields and log jobs.`;
-  });
+  const remove = (zone: Zone) =>
+    action.run(async () => {
+      await call('DELETE', `/zones/${seg(zone.id)}`);
+      zones.reload();
+      return `Zone ${zone.name} deleted, with its custom fields and log jobs.`;
+    });
 
   return (
     <>
@@ -51,13 +53,31 @@ export function ZonesPage({ account }: { account: string }) {
       {action.done && <Success>{action.done}</Success>}
       <section aria-labelledby="zones-list">
         <h2 id="zones-list">Your zones</h2>
-        <ListTable list={zones} what="zones" failed="The zones could not be read" empty="No zones yet: add one below."
-          head={<tr><th scope="col">Name</th><th scope="col">Origin</th><th scope="col">State</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>}
+        <ListTable
+          list={zones}
+          what="zones"
+          failed="The zones could not be read"
+          empty="No zones yet: add one below."
+          head={
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Origin</th>
+              <th scope="col">State</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          }
           row={(zone) => (
             <tr key={zone.id}>
-              <th scope="row"><Link href={`/zones/${seg(zone.id)}`}>{zone.name}</Link></th>
+              <th scope="row">
+                <Link href={`/zones/${seg(zone.id)}`}>{zone.name}</Link>
+              </th>
               <td data-label="Origin">{zone.origin ? <code class="wrap">{zone.origin}</code> : <span class="muted">none</span>}</td>
-              <td data-label="State"><ZoneStateBadge zone={zone} /></td>
+              <td data-label="State">
+                <ZoneStateBadge zone={zone} />
+              </td>
               <td data-label="Created">{formatDate(zone.created_on)}</td>
               <td class="actions">
                 <Link href={`/zones/${seg(zone.id)}`}>Settings</Link>
@@ -66,7 +86,8 @@ export function ZonesPage({ account }: { account: string }) {
                 <ConfirmButton label="Delete" confirmLabel={`Delete ${zone.name}`} onConfirm={() => remove(zone)} />
               </td>
             </tr>
-          )} />
+          )}
+        />
       </section>
       <section aria-labelledby="zone-create" class="panel">
         <h2 id="zone-create">Add a zone</h2>
@@ -75,17 +96,39 @@ export function ZonesPage({ account }: { account: string }) {
         <form onSubmit={create} class="form-grid">
           <div class="field">
             <label for="zone-name">Name</label>
-            <input id="zone-name" required value={name} placeholder="example.test" aria-describedby="zone-name-help" aria-invalid={refusedAt(adding.error, '/name', [ZONE_EXISTS])}
-              onInput={(e) => setName(e.currentTarget.value)} />
-            <p id="zone-name-help" class="help">The host name; sub-domains are served by it too.</p>
+            <input
+              id="zone-name"
+              required
+              value={name}
+              placeholder="example.test"
+              aria-describedby="zone-name-help"
+              aria-invalid={refusedAt(adding.error, '/name', [ZONE_EXISTS])}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+            <p id="zone-name-help" class="help">
+              The host name; sub-domains are served by it too.
+            </p>
           </div>
           <div class="field">
             <label for="zone-origin">Origin</label>
-            <input id="zone-origin" type="url" value={origin} placeholder="http://127.0.0.1:3000" aria-describedby="zone-origin-help" aria-invalid={refusedAt(adding.error, '/origin')}
-              onInput={(e) => setOrigin(e.currentTarget.value)} />
-            <p id="zone-origin-help" class="help">Where the edge sends the zone's requests (optional).</p>
+            <input
+              id="zone-origin"
+              type="url"
+              value={origin}
+              placeholder="http://127.0.0.1:3000"
+              aria-describedby="zone-origin-help"
+              aria-invalid={refusedAt(adding.error, '/origin')}
+              onInput={(e) => setOrigin(e.currentTarget.value)}
+            />
+            <p id="zone-origin-help" class="help">
+              Where the edge sends the zone's requests (optional).
+            </p>
           </div>
-          <div class="form-actions"><button type="submit" class="button-primary" disabled={adding.busy}>Add zone</button></div>
+          <div class="form-actions">
+            <button type="submit" class="button-primary" disabled={adding.busy}>
+              Add zone
+            </button>
+          </div>
         </form>
       </section>
     </>

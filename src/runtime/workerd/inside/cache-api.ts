@@ -135,7 +135,11 @@ export class CacheStorage {
 /** Installs the Cache API on the isolate's global scope, its calls going through `gate`. */
 export function installCaches(gate: CacheGate): void {
   const scope = globalThis as Record<string, unknown>;
-  for (const [name, value] of [['caches', new CacheStorage(gate)], ['Cache', Cache], ['CacheStorage', CacheStorage]] as const) {
+  for (const [name, value] of [
+    ['caches', new CacheStorage(gate)],
+    ['Cache', Cache],
+    ['CacheStorage', CacheStorage],
+  ] as const) {
     Object.defineProperty(scope, name, { value, writable: true, configurable: true, enumerable: false });
   }
 }

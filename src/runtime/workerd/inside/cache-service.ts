@@ -124,7 +124,7 @@ function answerHit(entry: Entry, asked: Headers): Response {
     headers.set('content-range', `bytes ${part.offset}-${part.offset + part.length - 1}/${size}`);
     return new Response(entry.body.subarray(part.offset, part.offset + part.length) as Uint8Array<ArrayBuffer>, { status: 206, headers });
   }
-  return new Response(entry.body.byteLength === 0 && entry.status === 204 ? null : entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers });
+  return new Response(entry.body.byteLength === 0 && entry.status === 204 ? null : (entry.body as Uint8Array<ArrayBuffer>), { status: entry.status, headers });
 }
 
 /** If-None-Match (weak comparison, `*` for any) against the ETag; without it, If-Modified-Since against Last-Modified. */

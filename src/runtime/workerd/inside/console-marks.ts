@@ -64,12 +64,19 @@ export function markConsole(marks: Marks): void {
   const log = wrap('log');
   const error = wrap('error');
   let indent = '';
-  const indented = (write: Write): Write => (...args: unknown[]) => {
-    if (indent === '') write(...args);
-    else write(indent + (typeof args[0] === 'string' ? args[0] : ''), ...(typeof args[0] === 'string' ? args.slice(1) : args));
-  };
+  const indented =
+    (write: Write): Write =>
+    (...args: unknown[]) => {
+      if (indent === '') write(...args);
+      else write(indent + (typeof args[0] === 'string' ? args[0] : ''), ...(typeof args[0] === 'string' ? args.slice(1) : args));
+    };
   const methods: Record<string, Write> = {
-    log: indented(log), info: indented(wrap('info')), debug: indented(wrap('debug')), warn: indented(wrap('warn')), error: indented(error), trace: wrap('trace'),
+    log: indented(log),
+    info: indented(wrap('info')),
+    debug: indented(wrap('debug')),
+    warn: indented(wrap('warn')),
+    error: indented(error),
+    trace: wrap('trace'),
   };
   // The rest in terms of those, as Node.js prints them (each line of output marked as one call).
   const counts = new Map<string, number>();

@@ -98,7 +98,7 @@ function base64Bytes(text: string): Uint8Array {
 async function workerCode(env: HostEnv, ctx: HostContext, name: string): Promise<WorkerCode> {
   const answer = await env.CODE.fetch(`http://code.internal/${encodeURIComponent(name)}`);
   if (!answer.ok) throw new Error(await answer.text());
-  const code = await answer.json() as IsolateCode;
+  const code = (await answer.json()) as IsolateCode;
   const modules: WorkerCode['modules'] = {};
   for (const module of code.modules) {
     if (module.kind === 'data' || module.kind === 'wasm') modules[module.name] = { [module.kind]: base64Bytes(module.content) };
@@ -108,7 +108,7 @@ async function workerCode(env: HostEnv, ctx: HostContext, name: string): Promise
   const sources = { cacheApi: env.CACHE_API_SOURCE, storeBinding: env.STORE_BINDING_SOURCE, consoleMarks: env.CONSOLE_MARKS_SOURCE };
   for (const internal of code.internalModules) modules[internal.name] = { js: sources[internal.source] };
   const vars: Record<string, unknown> = {};
-  for (const binding of code.vars) vars[binding.name] = binding.kind === 'json' ? JSON.parse(binding.value) as unknown : binding.value;
+  for (const binding of code.vars) vars[binding.name] = binding.kind === 'json' ? (JSON.parse(binding.value) as unknown) : binding.value;
   const gates: Record<string, unknown> = { cache: ctx.exports.CacheGate!({ props: { namespace: code.cacheNamespace } }) };
   // The store service itself, with the isolate's token: the prelude keeps both out of the script's reach.
   if (code.storeToken !== null) Object.assign(gates, { store: env.STORE, storeToken: code.storeToken });
@@ -203,13 +203,17 @@ export class TailGate extends WorkerEntrypoint<HostEnv> {
       watched.push({
         outcome: exceptions.length > 0 && item.outcome === 'ok' ? 'exception' : item.outcome,
         eventTimestamp: item.eventTimestamp,
-        event: { request: { url: request.url, method: request.method, headers, cf: plain(request.cf) }, response: item.event?.response ? { status: item.event.response.status } : undefined },
+        event: {
+          request: { url: request.url, method: request.method, headers, cf: plain(request.cf) },
+          response: item.event?.response ? { status: item.event.response.status } : undefined,
+        },
         logs,
         exceptions,
         diagnosticsChannelEvents: [],
       });
     }
-    if (watched.length > 0) await this.env.TAIL_SINK.fetch(`http://tail.internal/${encodeURIComponent(isolate)}`, { method: 'POST', body: JSON.stringify(watched) });
+    if (watched.length > 0)
+      await this.env.TAIL_SINK.fetch(`http://tail.internal/${encodeURIComponent(isolate)}`, { method: 'POST', body: JSON.stringify(watched) });
   }
 }
 

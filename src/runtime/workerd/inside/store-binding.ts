@@ -16,5 +16,9 @@ interface InnerBindings {
 export default function makeStoreBucket(env: InnerBindings): StoreBucket {
   const store = env.store;
   // workerd knows which streams have a known length, and says so when the client sends one.
-  return createStoreBucket(createStoreClient((url, init) => store.fetch(url, init)), env.bucket, { listHonorsInclude: env.listHonorsInclude, streamLengths: 'runtime' });
+  return createStoreBucket(
+    createStoreClient((url, init) => store.fetch(url, init)),
+    env.bucket,
+    { listHonorsInclude: env.listHonorsInclude, streamLengths: 'runtime' },
+  );
 }

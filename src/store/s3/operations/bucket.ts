@@ -27,15 +27,29 @@ export async function listBuckets(ctx: S3Context): Promise<void> {
   const prefix = ctx.query.get('prefix');
   const region = ctx.query.get('bucket-region');
   const matching = (await ctx.engine.listBuckets())
-    .filter((bucket) => mayUseBucket(ctx.grant, bucket.name) && bucket.name.startsWith(prefix ?? '') && (region === null || region === REGION)
-      && (after === undefined || bucket.name > after))
+    .filter(
+      (bucket) =>
+        mayUseBucket(ctx.grant, bucket.name) &&
+        bucket.name.startsWith(prefix ?? '') &&
+        (region === null || region === REGION) &&
+        (after === undefined || bucket.name > after),
+    )
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const page = matching.slice(0, limit);
   const next = matching.length > page.length ? continuationToken(page.at(-1)!.name) : undefined;
-  const inner = page.map((b) => `<Bucket>${element('Name', b.name)}${element('CreationDate', new Date(b.created).toISOString())}`
-    + `${element('BucketRegion', REGION)}</Bucket>`).join('');
-  sendXml(ctx, 200, xmlDocument('ListAllMyBucketsResult', `${OWNER_XML}<Buckets>${inner}</Buckets>${element('ContinuationToken', next)}`
-    + element('Prefix', prefix ?? undefined)));
+  const inner = page
+    .map(
+      (b) => `<Bucket>${element('Name', b.name)}${element('CreationDate', new Date(b.created).toISOString())}` + `${element('BucketRegion', REGION)}</Bucket>`,
+    )
+    .join('');
+  sendXml(
+    ctx,
+    200,
+    xmlDocument(
+      'ListAllMyBucketsResult',
+      `${OWNER_XML}<Buckets>${inner}</Buckets>${element('ContinuationToken', next)}` + element('Prefix', prefix ?? undefined),
+    ),
+  );
 }
 
 const TOKEN_TAG = 'bucket:';

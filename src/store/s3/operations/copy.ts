@@ -69,26 +69,39 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
 }
 
 function rangeNotSatisfiable(header: string, size: number): S3Error {
-  return new S3Error('InvalidRange', 416, `The requested range is not satisfiable: x-amz-copy-source-range ${header} must lie within the source object's ${size} bytes (the last byte is ${size - 1}).`);
+  return new S3Error(
+    'InvalidRange',
+    416,
+    `The requested range is not satisfiable: x-amz-copy-source-range ${header} must lie within the source object's ${size} bytes (the last byte is ${size - 1}).`,
+  );
 }
 
 /** Headers that change what a copy onto its own key stores besides the metadata (S3 allows such a copy). */
-const IN_PLACE_CHANGES = ['x-amz-storage-class', 'x-amz-website-redirect-location', 'x-amz-server-side-encryption',
-  'x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-customer-algorithm', 'x-amz-checksum-algorithm'];
+const IN_PLACE_CHANGES = [
+  'x-amz-storage-class',
+  'x-amz-website-redirect-location',
+  'x-amz-server-side-encryption',
+  'x-amz-server-side-encryption-aws-kms-key-id',
+  'x-amz-server-side-encryption-customer-algorithm',
+  'x-amz-checksum-algorithm',
+];
 
 export async function copyObject(ctx: S3Context): Promise<void> {
   const directive = String(ctx.req.headers['x-amz-metadata-directive'] ?? 'COPY').toUpperCase();
   if (directive !== 'COPY' && directive !== 'REPLACE') throw S3_ERRORS.invalidArgument('x-amz-metadata-directive must be COPY or REPLACE.');
   const { bucket, key } = copySourceOf(ctx);
   if (bucket === ctx.bucket && key === ctx.key && directive === 'COPY' && !IN_PLACE_CHANGES.some((name) => ctx.req.headers[name] !== undefined)) {
-    throw S3_ERRORS.invalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, '
-      + 'storage class, website redirect location or encryption attributes.');
+    throw S3_ERRORS.invalidRequest(
+      "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, " +
+        'storage class, website redirect location or encryption attributes.',
+    );
   }
   const source = await readCopySource(ctx, false);
   const storageClass = storageClassFrom(ctx.req.headers);
-  const options: PutOptions = directive === 'REPLACE'
-    ? { httpMetadata: httpMetadataFrom(ctx.req.headers), customMetadata: customMetadataFrom(ctx.req.headers) }
-    : { httpMetadata: source.meta.httpMetadata, customMetadata: source.meta.customMetadata };
+  const options: PutOptions =
+    directive === 'REPLACE'
+      ? { httpMetadata: httpMetadataFrom(ctx.req.headers), customMetadata: customMetadataFrom(ctx.req.headers) }
+      : { httpMetadata: source.meta.httpMetadata, customMetadata: source.meta.customMetadata };
   options.storageClass = storageClass ?? source.meta.storageClass;
   // The copy is stored with the request's own SSE-C key, if any (the source's does not carry over).
   const ssecKey = sseCKeyOf(ctx.req.headers);

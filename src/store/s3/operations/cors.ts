@@ -18,10 +18,14 @@ type Operation = (ctx: S3Context) => Promise<void>;
 /** The operation for a bucket request naming `?cors`. */
 export function corsOperation(method: string): Operation {
   switch (method) {
-    case 'GET': return getBucketCors;
-    case 'PUT': return putBucketCors;
-    case 'DELETE': return deleteBucketCors;
-    default: throw S3_ERRORS.methodNotAllowed();
+    case 'GET':
+      return getBucketCors;
+    case 'PUT':
+      return putBucketCors;
+    case 'DELETE':
+      return deleteBucketCors;
+    default:
+      throw S3_ERRORS.methodNotAllowed();
   }
 }
 
@@ -29,7 +33,10 @@ const LISTS = new Set(['CORSRule', 'AllowedOrigin', 'AllowedMethod', 'AllowedHea
 const RULE_FIELDS = new Set(['ID', 'AllowedOrigin', 'AllowedMethod', 'AllowedHeader', 'ExposeHeader', 'MaxAgeSeconds']);
 
 const corsXml = new XMLParser({
-  ignoreAttributes: true, parseTagValue: false, trimValues: false, maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
+  ignoreAttributes: true,
+  parseTagValue: false,
+  trimValues: false,
+  maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
   entityDecoder: { decode: decodeXmlText, setExternalEntities() {}, addInputEntities() {}, reset() {}, setXmlVersion() {} },
   // Every repeatable element is an array, so a one-element list reads like a longer one; ID and
   // MaxAgeSeconds too, so a second one is seen (and refused) rather than silently merged.
@@ -90,12 +97,17 @@ export function parseCorsConfiguration(text: string): CorsRule[] {
 }
 
 export function corsConfigurationXml(rules: readonly CorsRule[]): string {
-  const inner = rules.map((rule) => `<CORSRule>${element('ID', rule.id)}`
-    + rule.allowedHeaders.map((h) => element('AllowedHeader', h)).join('')
-    + rule.allowedMethods.map((m) => element('AllowedMethod', m)).join('')
-    + rule.allowedOrigins.map((o) => element('AllowedOrigin', o)).join('')
-    + rule.exposeHeaders.map((h) => element('ExposeHeader', h)).join('')
-    + `${element('MaxAgeSeconds', rule.maxAgeSeconds)}</CORSRule>`).join('');
+  const inner = rules
+    .map(
+      (rule) =>
+        `<CORSRule>${element('ID', rule.id)}` +
+        rule.allowedHeaders.map((h) => element('AllowedHeader', h)).join('') +
+        rule.allowedMethods.map((m) => element('AllowedMethod', m)).join('') +
+        rule.allowedOrigins.map((o) => element('AllowedOrigin', o)).join('') +
+        rule.exposeHeaders.map((h) => element('ExposeHeader', h)).join('') +
+        `${element('MaxAgeSeconds', rule.maxAgeSeconds)}</CORSRule>`,
+    )
+    .join('');
   return xmlDocument('CORSConfiguration', inner);
 }
 

@@ -29,16 +29,23 @@ const DOCUMENT_BYTES = 1024 * 1024;
 /** The operation for a bucket request naming `?lifecycle`. */
 export function lifecycleOperation(method: string): Operation {
   switch (method) {
-    case 'GET': return getBucketLifecycle;
-    case 'PUT': return putBucketLifecycle;
-    case 'DELETE': return deleteBucketLifecycle;
-    default: throw S3_ERRORS.methodNotAllowed();
+    case 'GET':
+      return getBucketLifecycle;
+    case 'PUT':
+      return putBucketLifecycle;
+    case 'DELETE':
+      return deleteBucketLifecycle;
+    default:
+      throw S3_ERRORS.methodNotAllowed();
   }
 }
 
 const lifecycleXml = new XMLParser({
   // Values untrimmed: a prefix (or an ID) may begin or end with spaces, as keys may.
-  ignoreAttributes: true, parseTagValue: false, trimValues: false, maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
+  ignoreAttributes: true,
+  parseTagValue: false,
+  trimValues: false,
+  maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
   entityDecoder: { decode: decodeXmlText, setExternalEntities() {}, addInputEntities() {}, reset() {}, setXmlVersion() {} },
   // Rules and transitions repeat; every other element is kept as a list too, so a second one is seen (and refused).
   isArray: () => true,
@@ -46,8 +53,17 @@ const lifecycleXml = new XMLParser({
 
 type Element = Record<string, unknown[]>;
 
-const RULE_FIELDS = new Set(['ID', 'Filter', 'Prefix', 'Status', 'Expiration', 'Transition', 'NoncurrentVersionTransition',
-  'NoncurrentVersionExpiration', 'AbortIncompleteMultipartUpload']);
+const RULE_FIELDS = new Set([
+  'ID',
+  'Filter',
+  'Prefix',
+  'Status',
+  'Expiration',
+  'Transition',
+  'NoncurrentVersionTransition',
+  'NoncurrentVersionExpiration',
+  'AbortIncompleteMultipartUpload',
+]);
 
 /** Thrown while reading: the answer is that S3 error (anything else is MalformedXML). */
 class Refusal extends Error {
@@ -91,7 +107,8 @@ function text(parent: Element, name: string): string | undefined {
 
 function positiveDays(raw: string, what: string): number {
   const value = raw.trim();
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new Refusal(S3_ERRORS.invalidArgument(`'${what}' must be a positive integer, not ${JSON.stringify(value)}.`));
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1)
+    throw new Refusal(S3_ERRORS.invalidArgument(`'${what}' must be a positive integer, not ${JSON.stringify(value)}.`));
   return Number(value);
 }
 
@@ -130,13 +147,15 @@ function prefixOf(rule: Element): string {
     const and = elementOf(one(filter, 'And'));
     for (const name of Object.keys(and)) {
       if (name === 'Tag') throw new Refusal(S3_ERRORS.notImplemented('A lifecycle filter on object tags (Filter > And > Tag)'));
-      if (name === 'ObjectSizeGreaterThan' || name === 'ObjectSizeLessThan') throw new Refusal(S3_ERRORS.notImplemented(`A lifecycle filter on object size (${name})`));
+      if (name === 'ObjectSizeGreaterThan' || name === 'ObjectSizeLessThan')
+        throw new Refusal(S3_ERRORS.notImplemented(`A lifecycle filter on object size (${name})`));
       if (name !== 'Prefix') malformed();
     }
     return text(and, 'Prefix') ?? '';
   }
   if (only === 'Tag') throw new Refusal(S3_ERRORS.notImplemented('A lifecycle filter on object tags (Filter > Tag)'));
-  if (only === 'ObjectSizeGreaterThan' || only === 'ObjectSizeLessThan') throw new Refusal(S3_ERRORS.notImplemented(`A lifecycle filter on object size (${only})`));
+  if (only === 'ObjectSizeGreaterThan' || only === 'ObjectSizeLessThan')
+    throw new Refusal(S3_ERRORS.notImplemented(`A lifecycle filter on object size (${only})`));
   return malformed();
 }
 
@@ -153,7 +172,8 @@ function ruleOf(value: unknown): LifecycleRule {
   const expiration = one(rule, 'Expiration');
   if (expiration !== undefined) {
     const action = elementOf(expiration);
-    if (action.ExpiredObjectDeleteMarker) throw new Refusal(S3_ERRORS.notImplemented('ExpiredObjectDeleteMarker (buckets are never versioned, so they hold no delete markers)'));
+    if (action.ExpiredObjectDeleteMarker)
+      throw new Refusal(S3_ERRORS.notImplemented('ExpiredObjectDeleteMarker (buckets are never versioned, so they hold no delete markers)'));
     out.expiration = condition(action, 'Expiration');
   }
   const transitions = rule.Transition ?? [];
@@ -162,7 +182,13 @@ function ruleOf(value: unknown): LifecycleRule {
     const action = elementOf(transitions[0]);
     const storageClass = text(action, 'StorageClass')?.trim();
     if (storageClass !== 'STANDARD_IA') {
-      throw new Refusal(new S3Error('InvalidStorageClass', 400, `The storage class you specified is not valid: a transition goes to STANDARD_IA, the one class besides STANDARD, not ${storageClass ?? '(none)'}.`));
+      throw new Refusal(
+        new S3Error(
+          'InvalidStorageClass',
+          400,
+          `The storage class you specified is not valid: a transition goes to STANDARD_IA, the one class besides STANDARD, not ${storageClass ?? '(none)'}.`,
+        ),
+      );
     }
     out.transition = condition(action, 'Transition');
   }
@@ -198,14 +224,20 @@ function conditionXml(condition: LifecycleCondition): string {
 }
 
 export function lifecycleConfigurationXml(rules: readonly LifecycleRule[]): string {
-  const inner = rules.map((rule) => `<Rule>${element('ID', rule.id)}`
-    + (rule.prefixAtRule ? element('Prefix', rule.prefix) : `<Filter>${element('Prefix', rule.prefix)}</Filter>`)
-    + element('Status', rule.enabled ? 'Enabled' : 'Disabled')
-    + (rule.expiration ? `<Expiration>${conditionXml(rule.expiration)}</Expiration>` : '')
-    + (rule.transition ? `<Transition>${conditionXml(rule.transition)}${element('StorageClass', 'STANDARD_IA')}</Transition>` : '')
-    + (rule.abortUploadsAfterSeconds !== undefined
-      ? `<AbortIncompleteMultipartUpload>${element('DaysAfterInitiation', Math.ceil(rule.abortUploadsAfterSeconds / 86_400))}</AbortIncompleteMultipartUpload>` : '')
-    + '</Rule>').join('');
+  const inner = rules
+    .map(
+      (rule) =>
+        `<Rule>${element('ID', rule.id)}` +
+        (rule.prefixAtRule ? element('Prefix', rule.prefix) : `<Filter>${element('Prefix', rule.prefix)}</Filter>`) +
+        element('Status', rule.enabled ? 'Enabled' : 'Disabled') +
+        (rule.expiration ? `<Expiration>${conditionXml(rule.expiration)}</Expiration>` : '') +
+        (rule.transition ? `<Transition>${conditionXml(rule.transition)}${element('StorageClass', 'STANDARD_IA')}</Transition>` : '') +
+        (rule.abortUploadsAfterSeconds !== undefined
+          ? `<AbortIncompleteMultipartUpload>${element('DaysAfterInitiation', Math.ceil(rule.abortUploadsAfterSeconds / 86_400))}</AbortIncompleteMultipartUpload>`
+          : '') +
+        '</Rule>',
+    )
+    .join('');
   return xmlDocument('LifecycleConfiguration', inner);
 }
 

@@ -23,8 +23,13 @@ function encodeKey(ctx: S3Context, key: string): string {
 
 /** Each listed object and common prefix; `owner`: the Owner of each object (ListObjects always, V2 with fetch-owner=true). */
 function entries(ctx: S3Context, result: ListResult, owner: boolean): string {
-  const contents = result.objects.map((o) => `<Contents>${element('Key', encodeKey(ctx, o.key))}${element('LastModified', new Date(o.uploaded).toISOString())}`
-    + `${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${owner ? OWNER_XML : ''}${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Contents>`).join('');
+  const contents = result.objects
+    .map(
+      (o) =>
+        `<Contents>${element('Key', encodeKey(ctx, o.key))}${element('LastModified', new Date(o.uploaded).toISOString())}` +
+        `${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${owner ? OWNER_XML : ''}${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Contents>`,
+    )
+    .join('');
   const prefixes = result.delimitedPrefixes.map((p) => `<CommonPrefixes>${element('Prefix', encodeKey(ctx, p))}</CommonPrefixes>`).join('');
   return contents + prefixes;
 }
@@ -50,13 +55,23 @@ export async function listObjectsV2(ctx: S3Context): Promise<void> {
   const token = ctx.query.get('continuation-token');
   const startAfter = ctx.query.get('start-after');
   const result = await run(ctx, limit, {
-    prefix, ...(delimiter ? { delimiter } : {}), ...(token ? { cursor: token } : {}), ...(startAfter ? { startAfter } : {}),
+    prefix,
+    ...(delimiter ? { delimiter } : {}),
+    ...(token ? { cursor: token } : {}),
+    ...(startAfter ? { startAfter } : {}),
   });
-  const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('Delimiter', delimiter)
-    + element('MaxKeys', limit) + element('KeyCount', result.objects.length + result.delimitedPrefixes.length)
-    + element('IsTruncated', result.truncated) + element('ContinuationToken', token ?? undefined)
-    + element('NextContinuationToken', result.truncated ? result.cursor : undefined) + element('StartAfter', startAfter ?? undefined)
-    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result, owner);
+  const inner =
+    element('Name', requireBucket(ctx)) +
+    element('Prefix', encodeKey(ctx, prefix)) +
+    element('Delimiter', delimiter) +
+    element('MaxKeys', limit) +
+    element('KeyCount', result.objects.length + result.delimitedPrefixes.length) +
+    element('IsTruncated', result.truncated) +
+    element('ContinuationToken', token ?? undefined) +
+    element('NextContinuationToken', result.truncated ? result.cursor : undefined) +
+    element('StartAfter', startAfter ?? undefined) +
+    element('EncodingType', ctx.query.get('encoding-type') ?? undefined) +
+    entries(ctx, result, owner);
   sendXml(ctx, 200, xmlDocument('ListBucketResult', inner));
 }
 
@@ -75,10 +90,16 @@ export async function listObjectsV1(ctx: S3Context): Promise<void> {
   // A marker that is a common prefix resumes after that whole group, as S3 does.
   const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resumeAfter(marker, delimiter) });
   const nextMarker = lastEntry(result)?.key;
-  const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('Marker', encodeKey(ctx, marker))
-    + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('MaxKeys', limit) + element('IsTruncated', result.truncated)
-    + element('NextMarker', result.truncated && delimiter && nextMarker !== undefined ? encodeKey(ctx, nextMarker) : undefined)
-    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries(ctx, result, true);
+  const inner =
+    element('Name', requireBucket(ctx)) +
+    element('Prefix', encodeKey(ctx, prefix)) +
+    element('Marker', encodeKey(ctx, marker)) +
+    element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) +
+    element('MaxKeys', limit) +
+    element('IsTruncated', result.truncated) +
+    element('NextMarker', result.truncated && delimiter && nextMarker !== undefined ? encodeKey(ctx, nextMarker) : undefined) +
+    element('EncodingType', ctx.query.get('encoding-type') ?? undefined) +
+    entries(ctx, result, true);
   sendXml(ctx, 200, xmlDocument('ListBucketResult', inner));
 }
 
@@ -105,16 +126,29 @@ export async function listObjectVersions(ctx: S3Context): Promise<void> {
   if (versionIdMarker !== '' && versionIdMarker !== 'null') throw S3_ERRORS.invalidArgument('Invalid version id specified');
   // Each key has one version, so resuming after (key, its version) is resuming after the key.
   const result = await run(ctx, limit, { prefix, ...(delimiter ? { delimiter } : {}), ...resumeAfter(keyMarker, delimiter) });
-  const versions = result.objects.map((o) => `<Version>${element('Key', encodeKey(ctx, o.key))}<VersionId>null</VersionId><IsLatest>true</IsLatest>`
-    + `${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${OWNER_XML}`
-    + `${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Version>`).join('');
+  const versions = result.objects
+    .map(
+      (o) =>
+        `<Version>${element('Key', encodeKey(ctx, o.key))}<VersionId>null</VersionId><IsLatest>true</IsLatest>` +
+        `${element('LastModified', new Date(o.uploaded).toISOString())}${element('ETag', `"${o.etag}"`)}${element('Size', o.size)}${OWNER_XML}` +
+        `${element('StorageClass', TO_S3_CLASS[o.storageClass])}</Version>`,
+    )
+    .join('');
   const prefixes = result.delimitedPrefixes.map((p) => `<CommonPrefixes>${element('Prefix', encodeKey(ctx, p))}</CommonPrefixes>`).join('');
   const next = lastEntry(result);
-  const inner = element('Name', requireBucket(ctx)) + element('Prefix', encodeKey(ctx, prefix)) + element('KeyMarker', encodeKey(ctx, keyMarker))
-    + element('VersionIdMarker', versionIdMarker) + element('MaxKeys', limit)
-    + element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) + element('IsTruncated', result.truncated)
-    + (result.truncated && next !== undefined
-      ? element('NextKeyMarker', encodeKey(ctx, next.key)) + (next.isPrefix ? '' : element('NextVersionIdMarker', 'null')) : '')
-    + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + versions + prefixes;
+  const inner =
+    element('Name', requireBucket(ctx)) +
+    element('Prefix', encodeKey(ctx, prefix)) +
+    element('KeyMarker', encodeKey(ctx, keyMarker)) +
+    element('VersionIdMarker', versionIdMarker) +
+    element('MaxKeys', limit) +
+    element('Delimiter', delimiter === undefined ? undefined : encodeKey(ctx, delimiter)) +
+    element('IsTruncated', result.truncated) +
+    (result.truncated && next !== undefined
+      ? element('NextKeyMarker', encodeKey(ctx, next.key)) + (next.isPrefix ? '' : element('NextVersionIdMarker', 'null'))
+      : '') +
+    element('EncodingType', ctx.query.get('encoding-type') ?? undefined) +
+    versions +
+    prefixes;
   sendXml(ctx, 200, xmlDocument('ListVersionsResult', inner));
 }

@@ -37,7 +37,8 @@ const CHECKSUM_NAMES = '[CRC32, CRC32C, CRC64NVME, SHA1, SHA256]';
 function uploadChecksum(headers: IncomingHttpHeaders): { algorithm: UploadChecksumAlgorithm; type: ChecksumType } | undefined {
   const raw = headers['x-amz-checksum-algorithm'];
   if (typeof raw !== 'string') {
-    if (headers['x-amz-checksum-type'] !== undefined) throw S3_ERRORS.invalidRequest('The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.');
+    if (headers['x-amz-checksum-type'] !== undefined)
+      throw S3_ERRORS.invalidRequest('The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.');
     return undefined;
   }
   const algorithm = raw.toLowerCase();
@@ -47,8 +48,10 @@ function uploadChecksum(headers: IncomingHttpHeaders): { algorithm: UploadChecks
   const rawType = headers['x-amz-checksum-type'];
   const type = typeof rawType === 'string' ? rawType.toUpperCase() : algorithm === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE';
   if (type !== 'COMPOSITE' && type !== 'FULL_OBJECT') throw S3_ERRORS.invalidRequest('Value for x-amz-checksum-type header is invalid.');
-  if (type === 'COMPOSITE' && algorithm === 'crc64nvme') throw S3_ERRORS.invalidRequest('The COMPOSITE checksum type cannot be used with the crc64nvme checksum algorithm.');
-  if (type === 'FULL_OBJECT' && algorithm.startsWith('sha')) throw S3_ERRORS.invalidRequest(`The FULL_OBJECT checksum type cannot be used with the ${algorithm} checksum algorithm.`);
+  if (type === 'COMPOSITE' && algorithm === 'crc64nvme')
+    throw S3_ERRORS.invalidRequest('The COMPOSITE checksum type cannot be used with the crc64nvme checksum algorithm.');
+  if (type === 'FULL_OBJECT' && algorithm.startsWith('sha'))
+    throw S3_ERRORS.invalidRequest(`The FULL_OBJECT checksum type cannot be used with the ${algorithm} checksum algorithm.`);
   return { algorithm: algorithm as UploadChecksumAlgorithm, type };
 }
 
@@ -58,7 +61,9 @@ export async function createMultipartUpload(ctx: S3Context): Promise<void> {
   const checksum = uploadChecksum(headers);
   const ssecKey = sseCKeyOf(headers);
   const id = await ctx.engine.createMultipartUpload(requireBucket(ctx), requireKey(ctx), {
-    httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers), ...(storageClass ? { storageClass } : {}),
+    httpMetadata: httpMetadataFrom(headers),
+    customMetadata: customMetadataFrom(headers),
+    ...(storageClass ? { storageClass } : {}),
     ...(checksum ? { checksumAlgorithm: checksum.algorithm, checksumType: checksum.type } : {}),
     ...(ssecKey !== undefined ? { ssecKey } : {}),
   });
@@ -76,8 +81,14 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   if (length === undefined) throw S3_ERRORS.missingContentLength();
   const ssecKey = sseCKeyOf(ctx.req.headers);
   const { body, checksums } = verifiedUpload(ctx.req, ctx.req.headers, ctx.signing);
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: body, length },
-    { verifiedChecksums: checksums, ...(ssecKey !== undefined ? { ssecKey } : {}) });
+  const part = await ctx.engine.uploadPart(
+    requireBucket(ctx),
+    requireKey(ctx),
+    uploadId(ctx),
+    n,
+    { stream: body, length },
+    { verifiedChecksums: checksums, ...(ssecKey !== undefined ? { ssecKey } : {}) },
+  );
   // The checksum is echoed when the upload keeps it, so a client names it back at completion.
   sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}), ...sseCKeyHeaders(ssecKey) });
 }
@@ -86,8 +97,14 @@ export async function uploadPartCopy(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
   const ssecKey = sseCKeyOf(ctx.req.headers);
   const source = await readCopySource(ctx, true);
-  const part = await ctx.engine.uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: source.body, length: source.length },
-    ssecKey !== undefined ? { ssecKey } : {});
+  const part = await ctx.engine.uploadPart(
+    requireBucket(ctx),
+    requireKey(ctx),
+    uploadId(ctx),
+    n,
+    { stream: source.body, length: source.length },
+    ssecKey !== undefined ? { ssecKey } : {},
+  );
   setSseCHeaders(ctx.res, sseCKeyHeaders(ssecKey));
   sendXml(ctx, 200, xmlDocument('CopyPartResult', element('ETag', `"${part.etag}"`) + element('LastModified', new Date(ctx.now).toISOString())));
 }
@@ -99,7 +116,9 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
     const doc = parseRequestXml(text) as { CompleteMultipartUpload?: { Part?: Array<Record<string, unknown>> } };
     if (!doc.CompleteMultipartUpload) throw new Error('no root');
     parts = (doc.CompleteMultipartUpload.Part ?? []).map((p) => ({
-      partNumber: Number(p.PartNumber), etag: normaliseEtag(String(p.ETag ?? '').trim()), checksums: namedChecksums(p),
+      partNumber: Number(p.PartNumber),
+      etag: normaliseEtag(String(p.ETag ?? '').trim()),
+      checksums: namedChecksums(p),
     }));
   } catch {
     throw S3_ERRORS.malformedXml();
@@ -111,17 +130,31 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   const expectedChecksum = await completionChecksum(ctx);
   const ssecKey = sseCKeyOf(ctx.req.headers);
   // A client retrying after a lost answer gets the same success (S3), not NoSuchUpload.
-  const meta = await ctx.engine.completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, {
-    answerRepeat: true, ...(onlyIf ? { onlyIf } : {}), ...(expectedChecksum ? { expectedChecksum } : {}), ...(ssecKey !== undefined ? { ssecKey } : {}),
-  }).catch(async (error: unknown) => {
-    if (error instanceof StoreError && error.code === 'STORE_PRECONDITION_FAILED') throw await writeConditionFailure(ctx, onlyIf);
-    throw error;
-  });
+  const meta = await ctx.engine
+    .completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, {
+      answerRepeat: true,
+      ...(onlyIf ? { onlyIf } : {}),
+      ...(expectedChecksum ? { expectedChecksum } : {}),
+      ...(ssecKey !== undefined ? { ssecKey } : {}),
+    })
+    .catch(async (error: unknown) => {
+      if (error instanceof StoreError && error.code === 'STORE_PRECONDITION_FAILED') throw await writeConditionFailure(ctx, onlyIf);
+      throw error;
+    });
   const checksums = checksumElements(meta.checksums);
   setSseCHeaders(ctx.res, sseCResponseHeaders(meta));
-  sendXml(ctx, 200, xmlDocument('CompleteMultipartUploadResult',
-    element('Location', `/${ctx.bucket}/${ctx.key}`) + element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('ETag', `"${meta.etag}"`)
-    + (checksums === '' ? '' : checksums + element('ChecksumType', checksumType(meta.checksums)))));
+  sendXml(
+    ctx,
+    200,
+    xmlDocument(
+      'CompleteMultipartUploadResult',
+      element('Location', `/${ctx.bucket}/${ctx.key}`) +
+        element('Bucket', ctx.bucket) +
+        element('Key', ctx.key) +
+        element('ETag', `"${meta.etag}"`) +
+        (checksums === '' ? '' : checksums + element('ChecksumType', checksumType(meta.checksums))),
+    ),
+  );
 }
 
 /**
@@ -140,7 +173,9 @@ async function completionChecksum(ctx: S3Context): Promise<CompleteOptions['expe
   const match = /^([A-Za-z0-9+/]+={0,2})(?:-(\d+))?$/.exec(raw);
   const digest = match ? Buffer.from(match[1]!, 'base64') : undefined;
   if (!match || !digest || digest.toString('base64') !== match[1] || digest.length !== CHECKSUM_BYTES[algorithm]) {
-    throw S3_ERRORS.invalidRequest(`Value for x-amz-checksum-${algorithm} header is invalid: it must be the base64 of a ${CHECKSUM_BYTES[algorithm]}-byte ${algorithm.toUpperCase()} digest, optionally followed by -<parts>.`);
+    throw S3_ERRORS.invalidRequest(
+      `Value for x-amz-checksum-${algorithm} header is invalid: it must be the base64 of a ${CHECKSUM_BYTES[algorithm]}-byte ${algorithm.toUpperCase()} digest, optionally followed by -<parts>.`,
+    );
   }
   const upload = await ctx.engine.getUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx));
   // A finished or missing upload: the engine answers it (a repeated completion is checked against its object).
@@ -152,7 +187,7 @@ async function completionChecksum(ctx: S3Context): Promise<CompleteOptions['expe
   return { algorithm: kept, hex: digest.toString('hex'), ...(match[2] !== undefined ? { parts: Number(match[2]) } : {}) };
 }
 
-const CHECKSUM_BYTES: Record<typeof S3_CHECKSUM_ALGORITHMS[number], number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32 };
+const CHECKSUM_BYTES: Record<(typeof S3_CHECKSUM_ALGORITHMS)[number], number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32 };
 
 /** A part's `<ChecksumCRC32>` etc. in a CompleteMultipartUpload document, as hex by algorithm. */
 function namedChecksums(part: Record<string, unknown>): Checksums {
@@ -163,7 +198,6 @@ function namedChecksums(part: Record<string, unknown>): Checksums {
   }
   return out;
 }
-
 
 export async function abortMultipartUpload(ctx: S3Context): Promise<void> {
   await ctx.engine.abortMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx));
@@ -181,12 +215,25 @@ export async function listParts(ctx: S3Context): Promise<void> {
   const after = parts.filter((p) => p.partNumber > marker);
   const page = after.slice(0, max);
   const truncated = after.length > page.length;
-  const inner = element('Bucket', ctx.bucket) + element('Key', ctx.key) + element('UploadId', uploadId(ctx))
-    + element('StorageClass', TO_S3_CLASS[upload.storageClass]) + element('PartNumberMarker', marker) + element('MaxParts', max)
-    + element('IsTruncated', truncated) + element('NextPartNumberMarker', truncated ? page.at(-1)!.partNumber : undefined)
-    + (upload.checksumAlgorithm ? element('ChecksumAlgorithm', upload.checksumAlgorithm.toUpperCase()) + element('ChecksumType', upload.checksumType ?? 'COMPOSITE') : '')
-    + page.map((p) => `<Part>${element('PartNumber', p.partNumber)}${element('LastModified', new Date(p.uploaded).toISOString())}${element('ETag', `"${p.etag}"`)}`
-      + `${element('Size', p.size)}${upload.checksumAlgorithm && p.checksum ? checksumElements({ [upload.checksumAlgorithm]: p.checksum }) : ''}</Part>`).join('');
+  const inner =
+    element('Bucket', ctx.bucket) +
+    element('Key', ctx.key) +
+    element('UploadId', uploadId(ctx)) +
+    element('StorageClass', TO_S3_CLASS[upload.storageClass]) +
+    element('PartNumberMarker', marker) +
+    element('MaxParts', max) +
+    element('IsTruncated', truncated) +
+    element('NextPartNumberMarker', truncated ? page.at(-1)!.partNumber : undefined) +
+    (upload.checksumAlgorithm
+      ? element('ChecksumAlgorithm', upload.checksumAlgorithm.toUpperCase()) + element('ChecksumType', upload.checksumType ?? 'COMPOSITE')
+      : '') +
+    page
+      .map(
+        (p) =>
+          `<Part>${element('PartNumber', p.partNumber)}${element('LastModified', new Date(p.uploaded).toISOString())}${element('ETag', `"${p.etag}"`)}` +
+          `${element('Size', p.size)}${upload.checksumAlgorithm && p.checksum ? checksumElements({ [upload.checksumAlgorithm]: p.checksum }) : ''}</Part>`,
+      )
+      .join('');
   sendXml(ctx, 200, xmlDocument('ListPartsResult', inner));
 }
 
@@ -199,7 +246,7 @@ export async function listMultipartUploads(ctx: S3Context): Promise<void> {
   const prefix = ctx.query.get('prefix') ?? '';
   const delimiter = ctx.query.get('delimiter') || undefined;
   const keyMarker = ctx.query.get('key-marker') ?? '';
-  const uploadIdMarker = keyMarker === '' ? '' : ctx.query.get('upload-id-marker') ?? '';
+  const uploadIdMarker = keyMarker === '' ? '' : (ctx.query.get('upload-id-marker') ?? '');
   const max = pageSize(ctx.query.get('max-uploads'), 'max-uploads');
   const uploads = await ctx.engine.listUploads(requireBucket(ctx), { prefix });
   const encode = (key: string) => (ctx.query.get('encoding-type') === 'url' ? encodeURIComponent(key).replace(/%2F/g, '/') : key);
@@ -208,8 +255,10 @@ export async function listMultipartUploads(ctx: S3Context): Promise<void> {
     const markerIndex = uploadIdMarker === '' ? -1 : uploads.findIndex((u) => u.key === keyMarker && u.uploadId === uploadIdMarker);
     // A marker that is a common prefix resumes after that whole group.
     const group = delimiter !== undefined && keyMarker.endsWith(delimiter) ? keyMarker : undefined;
-    start = markerIndex >= 0 ? markerIndex + 1
-      : uploads.findIndex((u) => Buffer.compare(Buffer.from(u.key), Buffer.from(keyMarker)) > 0 && (group === undefined || !u.key.startsWith(group)));
+    start =
+      markerIndex >= 0
+        ? markerIndex + 1
+        : uploads.findIndex((u) => Buffer.compare(Buffer.from(u.key), Buffer.from(keyMarker)) > 0 && (group === undefined || !u.key.startsWith(group)));
     if (start < 0) start = uploads.length;
   }
   const entries: string[] = [];
@@ -229,14 +278,23 @@ export async function listMultipartUploads(ctx: S3Context): Promise<void> {
       while (i + 1 < uploads.length && uploads[i + 1]!.key.startsWith(group)) i++;
       continue;
     }
-    entries.push(`<Upload>${element('Key', encode(upload.key))}${element('UploadId', upload.uploadId)}<Initiator>${OWNER_FIELDS}</Initiator>`
-      + `${OWNER_XML}${element('StorageClass', TO_S3_CLASS[upload.storageClass])}${element('Initiated', new Date(upload.initiated).toISOString())}</Upload>`);
+    entries.push(
+      `<Upload>${element('Key', encode(upload.key))}${element('UploadId', upload.uploadId)}<Initiator>${OWNER_FIELDS}</Initiator>` +
+        `${OWNER_XML}${element('StorageClass', TO_S3_CLASS[upload.storageClass])}${element('Initiated', new Date(upload.initiated).toISOString())}</Upload>`,
+    );
     next = { key: upload.key, uploadId: upload.uploadId };
   }
-  const inner = element('Bucket', ctx.bucket) + element('KeyMarker', encode(keyMarker)) + element('UploadIdMarker', uploadIdMarker)
-    + (truncated && next ? element('NextKeyMarker', encode(next.key)) + element('NextUploadIdMarker', next.uploadId ?? '') : '')
-    + element('Delimiter', delimiter === undefined ? undefined : encode(delimiter)) + element('Prefix', encode(prefix)) + element('MaxUploads', max)
-    + element('IsTruncated', truncated) + element('EncodingType', ctx.query.get('encoding-type') ?? undefined) + entries.join('');
+  const inner =
+    element('Bucket', ctx.bucket) +
+    element('KeyMarker', encode(keyMarker)) +
+    element('UploadIdMarker', uploadIdMarker) +
+    (truncated && next ? element('NextKeyMarker', encode(next.key)) + element('NextUploadIdMarker', next.uploadId ?? '') : '') +
+    element('Delimiter', delimiter === undefined ? undefined : encode(delimiter)) +
+    element('Prefix', encode(prefix)) +
+    element('MaxUploads', max) +
+    element('IsTruncated', truncated) +
+    element('EncodingType', ctx.query.get('encoding-type') ?? undefined) +
+    entries.join('');
   sendXml(ctx, 200, xmlDocument('ListMultipartUploadsResult', inner));
 }
 
@@ -246,4 +304,3 @@ function pageSize(raw: string | null, name: string): number {
   if (!/^\d+$/.test(raw)) throw S3_ERRORS.invalidArgument(`${name} must be a non-negative integer.`);
   return Math.min(Number(raw), 1000);
 }
-

@@ -29,7 +29,11 @@ export function httpMetadataFrom(headers: IncomingHttpHeaders): HttpMetadata {
   if (language !== undefined) out.contentLanguage = language;
   const disposition = header(headers, 'content-disposition');
   if (disposition !== undefined) out.contentDisposition = disposition;
-  const encoding = header(headers, 'content-encoding')?.split(',').map((s) => s.trim()).filter((s) => s.toLowerCase() !== 'aws-chunked' && s !== '').join(', ');
+  const encoding = header(headers, 'content-encoding')
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.toLowerCase() !== 'aws-chunked' && s !== '')
+    .join(', ');
   if (encoding) out.contentEncoding = encoding;
   const cacheControl = header(headers, 'cache-control');
   if (cacheControl !== undefined) out.cacheControl = cacheControl;
@@ -86,9 +90,14 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
 }
 
 /** GetObject's response-* query parameters and the header each one sets. */
-const RESPONSE_OVERRIDES = [['response-content-type', 'content-type'], ['response-content-language', 'content-language'],
-  ['response-expires', 'expires'], ['response-cache-control', 'cache-control'], ['response-content-disposition', 'content-disposition'],
-  ['response-content-encoding', 'content-encoding']] as const;
+const RESPONSE_OVERRIDES = [
+  ['response-content-type', 'content-type'],
+  ['response-content-language', 'content-language'],
+  ['response-expires', 'expires'],
+  ['response-cache-control', 'cache-control'],
+  ['response-content-disposition', 'content-disposition'],
+  ['response-content-encoding', 'content-encoding'],
+] as const;
 
 /** What an HTTP header value may hold (node:http refuses anything else, CR and LF among them). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -101,7 +110,9 @@ export function assertResponseOverrides(query: URLSearchParams): void {
   for (const [param] of RESPONSE_OVERRIDES) {
     const value = query.get(param);
     if (value !== null && !HEADER_VALUE.test(value)) {
-      throw S3_ERRORS.invalidArgument(`${param} must be a valid HTTP header value: control characters such as CR and LF (and characters beyond Latin-1) are not allowed.`);
+      throw S3_ERRORS.invalidArgument(
+        `${param} must be a valid HTTP header value: control characters such as CR and LF (and characters beyond Latin-1) are not allowed.`,
+      );
     }
   }
 }
@@ -169,7 +180,8 @@ export function checksumHeaders(checksums: Checksums): Record<string, string> {
 /** `<ChecksumCRC32>base64</ChecksumCRC32>` for each of them, as response documents name them. */
 export function checksumElements(checksums: Checksums): string {
   return Object.entries(checksumHeaders(checksums))
-    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value)).join('');
+    .map(([name, value]) => element(`Checksum${name.slice('x-amz-checksum-'.length).toUpperCase()}`, value))
+    .join('');
 }
 
 /** base64 of a stored (hex) checksum; a COMPOSITE one keeps its `-<parts>`. */
@@ -197,8 +209,12 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const keyed = ssecKey !== undefined ? { ssecKey } : {};
   let result: GetResult | null;
   try {
-    result = part !== undefined ? await ctx.engine.get(bucket, key, { part, ...keyed })
-      : head ? await headAsGet(ctx, bucket, key, ssecKey) : await ctx.engine.get(bucket, key, range ? { range, ...keyed } : keyed);
+    result =
+      part !== undefined
+        ? await ctx.engine.get(bucket, key, { part, ...keyed })
+        : head
+          ? await headAsGet(ctx, bucket, key, ssecKey)
+          : await ctx.engine.get(bucket, key, range ? { range, ...keyed } : keyed);
     // If-Range naming another version of the object: the whole object, not the range.
     if (range && result && !rangeApplies(ctx.req.headers, result.meta)) {
       result.body?.discard();
@@ -267,8 +283,14 @@ const OBJECT_ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'O
 /** GetObjectAttributes: the attributes `x-amz-object-attributes` names, in S3's order. */
 export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   refuseSseOnRead(ctx.req.headers);
-  const wanted = new Set((header(ctx.req.headers, 'x-amz-object-attributes') ?? '').split(',').map((name) => name.trim()).filter(Boolean));
-  if (wanted.size === 0) throw S3_ERRORS.invalidRequest('The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty.');
+  const wanted = new Set(
+    (header(ctx.req.headers, 'x-amz-object-attributes') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  );
+  if (wanted.size === 0)
+    throw S3_ERRORS.invalidRequest('The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty.');
   for (const name of wanted) if (!OBJECT_ATTRIBUTES.includes(name)) throw S3_ERRORS.invalidArgument(`Invalid attribute name specified: ${name}.`);
   const maxParts = wholeNumberHeader(ctx, 'x-amz-max-parts', 1000);
   const marker = wholeNumberHeader(ctx, 'x-amz-part-number-marker', 0);
@@ -279,11 +301,12 @@ export async function getObjectAttributes(ctx: S3Context): Promise<void> {
   result.body?.discard();
   const { meta } = result;
   const checksums = checksumElements(meta.checksums);
-  const inner = (wanted.has('ETag') ? element('ETag', meta.etag) : '')
-    + (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', checksumType(meta.checksums))}</Checksum>` : '')
-    + (wanted.has('ObjectParts') && result.partsCount !== undefined ? objectParts(result, meta.checksums, marker, maxParts) : '')
-    + (wanted.has('StorageClass') ? element('StorageClass', TO_S3_CLASS[meta.storageClass]) : '')
-    + (wanted.has('ObjectSize') ? element('ObjectSize', meta.size) : '');
+  const inner =
+    (wanted.has('ETag') ? element('ETag', meta.etag) : '') +
+    (wanted.has('Checksum') && checksums !== '' ? `<Checksum>${checksums}${element('ChecksumType', checksumType(meta.checksums))}</Checksum>` : '') +
+    (wanted.has('ObjectParts') && result.partsCount !== undefined ? objectParts(result, meta.checksums, marker, maxParts) : '') +
+    (wanted.has('StorageClass') ? element('StorageClass', TO_S3_CLASS[meta.storageClass]) : '') +
+    (wanted.has('ObjectSize') ? element('ObjectSize', meta.size) : '');
   ctx.res.setHeader('last-modified', new Date(meta.uploaded).toUTCString());
   sendXml(ctx, 200, xmlDocument('GetObjectAttributesResponse', inner));
 }
@@ -307,15 +330,19 @@ function objectParts(result: GetResult, checksums: Checksums, marker: number, ma
   const parts = result.parts ?? [];
   const listed = algorithm !== undefined && parts.every((part) => part.checksum !== undefined);
   const count = element('PartsCount', result.partsCount);
-  if (!listed) return `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('MaxParts', maxParts)}${element('IsTruncated', false)}</ObjectParts>`;
+  if (!listed)
+    return `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('MaxParts', maxParts)}${element('IsTruncated', false)}</ObjectParts>`;
   const after = parts.map((part, index) => ({ number: index + 1, ...part })).filter((part) => part.number > marker);
   const page = after.slice(0, maxParts);
   const truncated = after.length > page.length;
-  return `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('NextPartNumberMarker', page.at(-1)?.number ?? marker)}`
-    + `${element('MaxParts', maxParts)}${element('IsTruncated', truncated)}`
-    + page.map((part) => `<Part>${element('PartNumber', part.number)}${element('Size', part.size)}`
-      + `${checksumElements({ [algorithm]: part.checksum })}</Part>`).join('')
-    + '</ObjectParts>';
+  return (
+    `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('NextPartNumberMarker', page.at(-1)?.number ?? marker)}` +
+    `${element('MaxParts', maxParts)}${element('IsTruncated', truncated)}` +
+    page
+      .map((part) => `<Part>${element('PartNumber', part.number)}${element('Size', part.size)}` + `${checksumElements({ [algorithm]: part.checksum })}</Part>`)
+      .join('') +
+    '</ObjectParts>'
+  );
 }
 
 /**
@@ -324,7 +351,10 @@ function objectParts(result: GetResult, checksums: Checksums, marker: number, ma
  */
 function refuseSseOnRead(headers: IncomingHttpHeaders): void {
   const named = SSE_HEADERS.find((name) => headers[name] !== undefined);
-  if (named !== undefined) throw S3_ERRORS.invalidArgument(`${named} header is not supported for this operation: it applies to writes only (reads need no encryption parameters but SSE-C's).`);
+  if (named !== undefined)
+    throw S3_ERRORS.invalidArgument(
+      `${named} header is not supported for this operation: it applies to writes only (reads need no encryption parameters but SSE-C's).`,
+    );
 }
 
 /** GetObject/HeadObject `partNumber` (1 to 10000), when given. */
@@ -389,7 +419,10 @@ function deleteEntry(object: Record<string, unknown>): DeleteEntry {
   const key = String(object.Key ?? '');
   const version = object.VersionId === undefined ? undefined : String(object.VersionId).trim();
   if (version !== undefined && version !== 'null') {
-    return { key, refusal: { code: 'InvalidArgument', message: `Invalid version id specified: buckets are not versioned, so only the version null exists (${version}).` } };
+    return {
+      key,
+      refusal: { code: 'InvalidArgument', message: `Invalid version id specified: buckets are not versioned, so only the version null exists (${version}).` },
+    };
   }
   const condition: Conditional = { secondsGranularity: true };
   if (object.ETag !== undefined) {
@@ -438,12 +471,15 @@ export async function deleteObjects(ctx: S3Context): Promise<void> {
     if (!entry.condition || entry.refusal) continue;
     const outcome = await ctx.engine.deleteIf(bucket, entry.key, entry.condition);
     if (outcome === 'missing') errors.set(entry, { code: 'NoSuchKey', message: 'The specified key does not exist.' });
-    if (outcome === 'precondition-failed') errors.set(entry, { code: 'PreconditionFailed', message: 'At least one of the pre-conditions you specified did not hold.' });
+    if (outcome === 'precondition-failed')
+      errors.set(entry, { code: 'PreconditionFailed', message: 'At least one of the pre-conditions you specified did not hold.' });
   }
-  const inner = entries.map((entry) => {
-    const error = errors.get(entry);
-    if (error) return `<Error>${element('Key', entry.key)}${element('Code', error.code)}${element('Message', error.message)}</Error>`;
-    return quiet ? '' : `<Deleted>${element('Key', entry.key)}</Deleted>`;
-  }).join('');
+  const inner = entries
+    .map((entry) => {
+      const error = errors.get(entry);
+      if (error) return `<Error>${element('Key', entry.key)}${element('Code', error.code)}${element('Message', error.message)}</Error>`;
+      return quiet ? '' : `<Deleted>${element('Key', entry.key)}</Deleted>`;
+    })
+    .join('');
   sendXml(ctx, 200, xmlDocument('DeleteResult', inner));
 }

@@ -50,16 +50,29 @@ export interface PostObjectRequest {
 }
 
 /** A form upload: POST on a bucket with no query, no Authorization header and a multipart/form-data body. */
-export function isPostObject(method: string | undefined, bucket: string | undefined, key: string | undefined, rawQuery: string,
-  headers: IncomingHttpHeaders): boolean {
-  return method === 'POST' && bucket !== undefined && key === undefined && rawQuery === '' && headers.authorization === undefined
-    && /^\s*multipart\/form-data\s*(;|$)/i.test(headers['content-type'] ?? '');
+export function isPostObject(
+  method: string | undefined,
+  bucket: string | undefined,
+  key: string | undefined,
+  rawQuery: string,
+  headers: IncomingHttpHeaders,
+): boolean {
+  return (
+    method === 'POST' &&
+    bucket !== undefined &&
+    key === undefined &&
+    rawQuery === '' &&
+    headers.authorization === undefined &&
+    /^\s*multipart\/form-data\s*(;|$)/i.test(headers['content-type'] ?? '')
+  );
 }
 
 const policyInvalid = (why: string) => new S3Error('InvalidPolicyDocument', 400, `Invalid Policy: ${why}`);
 const policyRefused = (why: string) => new S3Error('AccessDenied', 403, `Invalid according to Policy: ${why}`);
-const missingField = (name: string) => S3_ERRORS.invalidArgument(
-  `Bucket POST must contain a field named '${name}'. If it is specified, please check the order of the fields: every field must come before the file.`);
+const missingField = (name: string) =>
+  S3_ERRORS.invalidArgument(
+    `Bucket POST must contain a field named '${name}'. If it is specified, please check the order of the fields: every field must come before the file.`,
+  );
 
 /** Fields no policy condition needs to name (S3: the signature, the file, the policy itself, x-ignore-*). */
 function exempt(name: string): boolean {
@@ -69,7 +82,12 @@ function exempt(name: string): boolean {
 export async function postObject(options: PostObjectOptions, request: PostObjectRequest): Promise<void> {
   const { req, res, bucket, requestId, now } = request;
   const boundary = formBoundary(req.headers['content-type']);
-  if (boundary === undefined) throw new S3Error('MalformedPOSTRequest', 400, 'The body of your POST request is not well-formed multipart/form-data: its Content-Type names no valid boundary.');
+  if (boundary === undefined)
+    throw new S3Error(
+      'MalformedPOSTRequest',
+      400,
+      'The body of your POST request is not well-formed multipart/form-data: its Content-Type names no valid boundary.',
+    );
   const form = await readForm(req, boundary, POST_PRE_DATA_MAX);
 
   // Field names are case-insensitive; each may be sent once.
@@ -83,11 +101,17 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   const file = form.file;
   if (!file) throw S3_ERRORS.invalidArgument('POST requires exactly one file upload per request: add a field named file, after every other field.');
   if (!fields.has('policy') && !fields.has('x-amz-signature')) {
-    throw new S3Error('AccessDenied', 403, 'Missing authentication: a form upload needs a POST policy signed with AWS Signature Version 4 '
-      + '(policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as createPresignedPost makes them).');
+    throw new S3Error(
+      'AccessDenied',
+      403,
+      'Missing authentication: a form upload needs a POST policy signed with AWS Signature Version 4 ' +
+        '(policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as createPresignedPost makes them).',
+    );
   }
   if (fields.has('awsaccesskeyid') && !fields.has('x-amz-algorithm')) {
-    throw S3_ERRORS.invalidArgument('Signature Version 2 forms (AWSAccessKeyId, signature) are not supported: sign the policy with AWS4-HMAC-SHA256 (x-amz-algorithm, x-amz-credential, x-amz-date, x-amz-signature).');
+    throw S3_ERRORS.invalidArgument(
+      'Signature Version 2 forms (AWSAccessKeyId, signature) are not supported: sign the policy with AWS4-HMAC-SHA256 (x-amz-algorithm, x-amz-credential, x-amz-date, x-amz-signature).',
+    );
   }
   for (const name of ['key', 'policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature']) {
     if (!fields.has(name)) throw missingField(name);
@@ -129,9 +153,17 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   if (!meta) throw new Error('An unconditional put returned no object.');
 
   const drained = await form.drain(POST_TRAILING_MAX);
-  respond(res, { bucket, key, etag: `"${meta.etag}"`, requestId, location: objectUrl(req, request.rawPath, key), close: !drained,
-    headers: checksumHeaders(meta.checksums), status: fields.get('success_action_status'),
-    redirect: fields.get('success_action_redirect') ?? fields.get('redirect') });
+  respond(res, {
+    bucket,
+    key,
+    etag: `"${meta.etag}"`,
+    requestId,
+    location: objectUrl(req, request.rawPath, key),
+    close: !drained,
+    headers: checksumHeaders(meta.checksums),
+    status: fields.get('success_action_status'),
+    redirect: fields.get('success_action_redirect') ?? fields.get('redirect'),
+  });
 }
 
 /** Checks x-amz-algorithm, x-amz-credential, x-amz-date and the policy's signature; returns the key. */
@@ -144,19 +176,21 @@ async function authenticate(options: PostObjectOptions, fields: ReadonlyMap<stri
     throw S3_ERRORS.invalidArgument('x-amz-credential must be <access key id>/<yyyymmdd of x-amz-date>/<region>/s3/aws4_request.');
   }
   let grant: S3AccessKey | undefined;
-  await options.verify.guarded(address, async (id) => (grant = await options.keys(id))?.secret, async (lookup) => {
-    const secret = await lookup(accessKeyId);
-    if (secret === undefined) throw S3_ERRORS.invalidAccessKeyId();
-    if (!signatureMatches(signingKey(secret, date, region, 's3'), fields.get('policy')!, fields.get('x-amz-signature')!)) {
-      throw S3_ERRORS.signatureDoesNotMatch();
-    }
-  });
+  await options.verify.guarded(
+    address,
+    async (id) => (grant = await options.keys(id))?.secret,
+    async (lookup) => {
+      const secret = await lookup(accessKeyId);
+      if (secret === undefined) throw S3_ERRORS.invalidAccessKeyId();
+      if (!signatureMatches(signingKey(secret, date, region, 's3'), fields.get('policy')!, fields.get('x-amz-signature')!)) {
+        throw S3_ERRORS.signatureDoesNotMatch();
+      }
+    },
+  );
   return grant!;
 }
 
-type Condition =
-  | { kind: 'eq' | 'starts-with'; field: string; value: string; text: string }
-  | { kind: 'content-length-range'; min: number; max: number };
+type Condition = { kind: 'eq' | 'starts-with'; field: string; value: string; text: string } | { kind: 'content-length-range'; min: number; max: number };
 
 interface Policy {
   expiration: number;
@@ -180,7 +214,8 @@ function parsePolicy(base64: string): Policy {
   const { expiration, conditions } = document as { expiration?: unknown; conditions?: unknown };
   if (expiration === undefined) throw policyInvalid('Policy missing expiration.');
   const expires = typeof expiration === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/.test(expiration) ? Date.parse(expiration) : Number.NaN;
-  if (Number.isNaN(expires)) throw policyInvalid(`Invalid 'expiration' value: ${JSON.stringify(expiration)}; use an ISO 8601 UTC time such as 2030-01-01T00:00:00Z.`);
+  if (Number.isNaN(expires))
+    throw policyInvalid(`Invalid 'expiration' value: ${JSON.stringify(expiration)}; use an ISO 8601 UTC time such as 2030-01-01T00:00:00Z.`);
   if (conditions === undefined) throw policyInvalid('Policy missing conditions.');
   if (!Array.isArray(conditions)) throw policyInvalid("Invalid 'conditions' value: it must be an array.");
   return { expiration: expires, conditions: conditions.map(parseCondition) };
@@ -194,7 +229,8 @@ function parseCondition(raw: unknown): Condition {
     if (typeof value !== 'string') throw policyInvalid(`Invalid Simple-Condition: the value of ${JSON.stringify(field)} must be a string.`);
     return { kind: 'eq', field: field.toLowerCase(), value, text: JSON.stringify(raw) };
   }
-  if (!Array.isArray(raw) || typeof raw[0] !== 'string') throw policyInvalid(`Invalid Condition: ${JSON.stringify(raw)} is neither {"field": "value"} nor ["operator", ...].`);
+  if (!Array.isArray(raw) || typeof raw[0] !== 'string')
+    throw policyInvalid(`Invalid Condition: ${JSON.stringify(raw)} is neither {"field": "value"} nor ["operator", ...].`);
   const operator = raw[0].toLowerCase();
   if (operator === 'eq' || operator === 'starts-with') {
     const [, name, value] = raw as unknown[];
@@ -231,11 +267,14 @@ function checkConditions(conditions: readonly Condition[], fields: ReadonlyMap<s
     }
     covered.add(condition.field);
     // The bucket is the one posted to; the key, the one the file is stored under.
-    const value = condition.field === 'bucket' ? bucket : condition.field === 'key' ? key : fields.get(condition.field) ?? '';
-    const holds = condition.kind === 'eq' ? value === condition.value
-      // A Content-Type may list several types: each must start with the prefix.
-      : condition.field === 'content-type' ? value.split(',').every((type) => type.trim().startsWith(condition.value))
-        : value.startsWith(condition.value);
+    const value = condition.field === 'bucket' ? bucket : condition.field === 'key' ? key : (fields.get(condition.field) ?? '');
+    const holds =
+      condition.kind === 'eq'
+        ? value === condition.value
+        : // A Content-Type may list several types: each must start with the prefix.
+          condition.field === 'content-type'
+          ? value.split(',').every((type) => type.trim().startsWith(condition.value))
+          : value.startsWith(condition.value);
     if (!holds) throw policyRefused(`Policy Condition failed: ${condition.text}`);
   }
   const extra = [...fields.keys()].filter((name) => !exempt(name) && !covered.has(name));
@@ -245,7 +284,9 @@ function checkConditions(conditions: readonly Condition[], fields: ReadonlyMap<s
 
 /** The form's x-amz-checksum-<algorithm> field, as the header a PutObject would send, for the body to be verified against it. */
 function checksumHeader(fields: ReadonlyMap<string, string>): IncomingHttpHeaders {
-  const given = [...fields.keys()].filter((name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-algorithm' && name !== 'x-amz-checksum-type');
+  const given = [...fields.keys()].filter(
+    (name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-algorithm' && name !== 'x-amz-checksum-type',
+  );
   if (given.length === 0) return {};
   const algorithms: readonly string[] = S3_CHECKSUM_ALGORITHMS;
   if (given.length > 1 || !algorithms.includes(given[0]!.slice('x-amz-checksum-'.length))) {
@@ -261,13 +302,21 @@ async function* sizeChecked(file: FormFile, range: { min: number; max: number })
   for await (const chunk of file.body) {
     size += chunk.byteLength;
     if (size > range.max) {
-      throw new S3Error('EntityTooLarge', 400, `Your proposed upload exceeds the maximum allowed size: the policy's content-length-range allows at most ${range.max} bytes.`);
+      throw new S3Error(
+        'EntityTooLarge',
+        400,
+        `Your proposed upload exceeds the maximum allowed size: the policy's content-length-range allows at most ${range.max} bytes.`,
+      );
     }
     if (held) yield held;
     held = chunk;
   }
   if (size < range.min) {
-    throw new S3Error('EntityTooSmall', 400, `Your proposed upload is smaller than the minimum allowed size: ${size} bytes, and the policy's content-length-range asks for at least ${range.min}.`);
+    throw new S3Error(
+      'EntityTooSmall',
+      400,
+      `Your proposed upload is smaller than the minimum allowed size: ${size} bytes, and the policy's content-length-range asks for at least ${range.min}.`,
+    );
   }
   if (held) yield held;
 }
@@ -311,8 +360,9 @@ function respond(res: ServerResponse, outcome: Outcome): void {
   headers.location = outcome.location;
   if (outcome.status === '201') {
     // As S3 writes it: no namespace, unlike the API's other documents.
-    const body = `<?xml version="1.0" encoding="UTF-8"?>\n<PostResponse>${element('Location', outcome.location)}${element('Bucket', outcome.bucket)}`
-      + `${element('Key', outcome.key)}${element('ETag', outcome.etag)}</PostResponse>`;
+    const body =
+      `<?xml version="1.0" encoding="UTF-8"?>\n<PostResponse>${element('Location', outcome.location)}${element('Bucket', outcome.bucket)}` +
+      `${element('Key', outcome.key)}${element('ETag', outcome.etag)}</PostResponse>`;
     res.writeHead(201, { ...headers, 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
     res.end(body);
     return;

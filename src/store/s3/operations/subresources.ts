@@ -14,8 +14,9 @@ import { getObjectAttributes } from './object.ts';
 type Operation = (ctx: S3Context) => Promise<void>;
 
 /** Every access key acts as the one owner, with full control (ListBuckets names the same owner). */
-const OWNER_ACL = `${OWNER_XML}<AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">`
-  + `${OWNER_FIELDS}</Grantee><Permission>FULL_CONTROL</Permission></Grant></AccessControlList>`;
+const OWNER_ACL =
+  `${OWNER_XML}<AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">` +
+  `${OWNER_FIELDS}</Grantee><Permission>FULL_CONTROL</Permission></Grant></AccessControlList>`;
 
 /** A bucket subresource read: the document of "never configured", or S3's not-found error for it. */
 type BucketRead = { document: [root: string, inner: string] } | { missing: [code: string, message: string] };
