@@ -50,10 +50,16 @@ test("/metrics on the API port: every service's requests, latencies and errors, 
   assert.equal(fileLines(join(dir, 'logs')).length, 6, 'the job delivered the six lines');
 
   const origin8081 = new URL(server.urls['management API']!).origin;
-  const response = await fetch(`${origin8081}/metrics`);
+  // A batch is counted shipped once its destination acknowledged it, a moment after its lines are in the file.
+  let response = await fetch(`${origin8081}/metrics`);
+  let text = await response.text();
+  while (sample(text, `edgeport_logs_shipped_lines_total{log_job="${job.id}"}`) !== 6 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    response = await fetch(`${origin8081}/metrics`);
+    text = await response.text();
+  }
   assert.equal(response.status, 200);
   assert.match(response.headers.get('content-type')!, /^text\/plain; version=0\.0\.4/);
-  const text = await response.text();
   assert.equal(sample(text, 'edgeport_http_requests_total{service="edge",method="GET",status_class="2xx"}'), 5);
   assert.equal(sample(text, 'edgeport_http_requests_total{service="edge",method="GET",status_class="5xx"}'), 1);
   assert.equal(sample(text, 'edgeport_http_request_errors_total{service="edge",kind="server_error"}'), 1);
