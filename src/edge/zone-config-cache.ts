@@ -4,7 +4,8 @@
  * from the next request on; entries also expire after MAX_AGE_MS, so a change made on another
  * instance sharing the database applies within a second. While the database cannot be read (a
  * backend fault), a host's last known config serves instead (stale-if-error, for as long as the
- * outage lasts): known zones keep being served and logged; an unknown host's lookup fails.
+ * outage lasts): known zones keep being served and logged; an unknown host's lookup fails. After a
+ * fault no request for a known host waits on the database: it is tried again in the background.
  */
 import type { Clock } from '../core/clock.ts';
 import { backendFaultOf } from '../core/errors/backend-fault.ts';
@@ -31,6 +32,10 @@ export class ZoneConfigCache {
   #generation = 0;
   /** Each host's last config read (null: no zone), kept through change events: what serves while the database is away. */
   readonly #lastKnown = new Map<string, ZoneConfig | null>();
+  /** The last read failed with a backend fault: known hosts answer from #lastKnown until a read succeeds. */
+  #faulted = false;
+  /** When the database may be tried again while #faulted. */
+  #retryAt = 0;
 
   constructor(directory: ZoneDirectory, pipeline: LogPipeline, clock: Clock) {
     this.#directory = directory;
@@ -50,16 +55,40 @@ export class ZoneConfigCache {
    * config while the database fails. Throws the fault when there is none.
    */
   async lookup(host: string): Promise<ZoneConfig | null> {
+    // While the database fails, a known host is answered from its last config at once; the database
+    // is tried again in the background at most once per MAX_AGE_MS, and its first answer ends the
+    // outage here. Only a request for a host never read waits on the database's deadline.
+    if (this.#faulted && this.#lastKnown.has(host)) {
+      this.#retryInBackground(host);
+      return this.#lastKnown.get(host)!;
+    }
     try {
-      const config = await this.#read(host);
-      if (this.#lastKnown.size >= MAX_HOSTS && !this.#lastKnown.has(host)) this.#lastKnown.delete(this.#lastKnown.keys().next().value!);
-      this.#lastKnown.set(host, config);
-      return config;
+      return this.#remember(host, await this.#read(host));
     } catch (error) {
       const known = this.#lastKnown.get(host);
-      if (known === undefined || backendFaultOf(error) === undefined) throw error;
+      if (backendFaultOf(error) === undefined) throw error;
+      this.#faulted = true;
+      this.#retryAt = this.#clock.now() + MAX_AGE_MS;
+      if (known === undefined) throw error;
       return known;
     }
+  }
+
+  #remember(host: string, config: ZoneConfig | null): ZoneConfig | null {
+    this.#faulted = false;
+    if (this.#lastKnown.size >= MAX_HOSTS && !this.#lastKnown.has(host)) this.#lastKnown.delete(this.#lastKnown.keys().next().value!);
+    this.#lastKnown.set(host, config);
+    return config;
+  }
+
+  #retryInBackground(host: string): void {
+    const now = this.#clock.now();
+    if (now < this.#retryAt) return;
+    this.#retryAt = now + MAX_AGE_MS;
+    this.#read(host).then(
+      (config) => this.#remember(host, config),
+      () => undefined,
+    );
   }
 
   async #read(host: string): Promise<ZoneConfig | null> {

@@ -130,15 +130,20 @@ test(
         const answer = await getVia(edge, 'www.example.test', `/known-${how}`);
         return { status: answer.status, retryAfter: answer.headers['retry-after'] as string | undefined, detail: '' };
       });
+      // Right after: the last known config answers without waiting on the database's deadline again.
+      const knownAgain = await httpAnswer(async () => {
+        const answer = await getVia(edge, 'www.example.test', `/known-again-${how}`);
+        return { status: answer.status, retryAfter: answer.headers['retry-after'] as string | undefined, detail: '' };
+      });
       const unknown = await httpAnswer(async () => {
         const answer = await getVia(edge, `api.example.test`, `/unknown-${how}`);
         return { status: answer.status, retryAfter: answer.headers['retry-after'] as string | undefined, detail: '' };
       });
-      edgePaths.push(`/known-${how}`, `/unknown-${how}`);
+      edgePaths.push(`/known-${how}`, `/known-again-${how}`, `/unknown-${how}`);
       const ready = await fetch(`${new URL(apiBase).origin}/readyz`);
       const readyBody = (await ready.json()) as { checks: Record<string, string> };
       table.push(
-        `PostgreSQL ${how}: S3 PUT ${put.text}; S3 GET ${get.text}; API GET /zones ${zones.text}; edge known zone ${known.text}; ` +
+        `PostgreSQL ${how}: S3 PUT ${put.text}; S3 GET ${get.text}; API GET /zones ${zones.text}; edge known zone ${known.text}, again ${knownAgain.text}; ` +
           `edge host never looked up ${unknown.text}; /readyz ${ready.status} database: ${readyBody.checks.database}`,
       );
       for (const answer of [put, get]) {
@@ -149,6 +154,9 @@ test(
       assert.equal(zones.status, 503, zones.text);
       assert.equal(zones.retryAfter, '1');
       assert.equal(known.status, 200, 'a zone it served keeps being served');
+      assert.equal(knownAgain.status, 200, knownAgain.text);
+      // Below the database's 1.5 s deadline: this request did not wait on it.
+      assert.ok(knownAgain.ms < 1_500, `the next request to a known zone: ${knownAgain.text}`);
       assert.equal(unknown.status, 503, unknown.text);
       assert.equal(ready.status, 503);
       // Reset: at once. Silent: within the deadline (1.5 s; a transaction may try a second statement).

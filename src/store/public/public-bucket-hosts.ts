@@ -4,8 +4,8 @@
  * attached on: a zone deleted and made again by another account never serves it). Lookups are
  * cached for CACHE_MS per host (a change reaches every instance within that), at most MAX_CACHED
  * hosts; a bucket deleted or made again since its domain was set serves nothing. While the
- * database cannot be read (a backend fault), a host's last lookup answers instead, as the edge's
- * zone cache does: a custom domain's zone keeps being served through an outage.
+ * database cannot be read (a backend fault), a host's last lookup answers instead, at once, as the
+ * edge's zone cache does: a custom domain's zone keeps being served through an outage.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDomains, PublicTarget } from '../../db/public-buckets/bucket-domains.ts';
@@ -51,19 +51,39 @@ export function publicBucketHosts(options: {
     return { accountId: target.accountId, zoneId: target.zoneId, serve: (req, res) => servePublicObject(store, target.bucket, req, res) };
   }
 
-  async function cached(key: string, lookup: () => Promise<PublicTarget | null>): Promise<PublicBucket | undefined> {
-    const hit = cache.get(key);
-    if (hit && now() - hit.at < CACHE_MS) return hit.bucket;
-    let bucket: PublicBucket | undefined;
-    try {
-      bucket = await resolve(await lookup());
-    } catch (error) {
-      if (hit && backendFaultOf(error) !== undefined) return hit.bucket;
-      throw error;
-    }
+  /** The last lookup failed with a backend fault: expired entries answer at once until one succeeds. */
+  let faulted = false;
+  let retryAt = 0;
+
+  async function fresh(key: string, lookup: () => Promise<PublicTarget | null>): Promise<PublicBucket | undefined> {
+    const bucket = await resolve(await lookup());
+    faulted = false;
     if (cache.size >= MAX_CACHED) cache.clear();
     cache.set(key, { at: now(), bucket });
     return bucket;
+  }
+
+  async function cached(key: string, lookup: () => Promise<PublicTarget | null>): Promise<PublicBucket | undefined> {
+    const hit = cache.get(key);
+    if (hit && now() - hit.at < CACHE_MS) return hit.bucket;
+    if (hit && faulted) {
+      // While the database fails, no request waits on it for a host looked up before: one lookup a
+      // CACHE_MS goes on in the background, and its success ends the outage here.
+      if (now() >= retryAt) {
+        retryAt = now() + CACHE_MS;
+        fresh(key, lookup).catch(() => undefined);
+      }
+      return hit.bucket;
+    }
+    try {
+      return await fresh(key, lookup);
+    } catch (error) {
+      if (backendFaultOf(error) === undefined) throw error;
+      faulted = true;
+      retryAt = now() + CACHE_MS;
+      if (hit) return hit.bucket;
+      throw error;
+    }
   }
 
   return {
