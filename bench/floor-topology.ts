@@ -37,11 +37,16 @@ export interface FloorTopology {
   stop(): Promise<void>;
 }
 
-/** The shape `EDGEPORT_FLOOR` names (`config` for the old one), else the one edgeport runs. */
-export function floorShapeFromEnv(): FloorShape {
-  const shape = process.env.EDGEPORT_FLOOR ?? 'loader';
-  if (shape !== 'loader' && shape !== 'config') throw new Error(`EDGEPORT_FLOOR is "loader" (the default) or "config", not ${JSON.stringify(shape)}.`);
-  return shape;
+/**
+ * The shapes `EDGEPORT_FLOOR` lists (comma-separated: `config` for the old one, `loader,config` for
+ * both side by side), else the one edgeport runs.
+ */
+export function floorShapesFromEnv(): FloorShape[] {
+  const shapes = (process.env.EDGEPORT_FLOOR ?? 'loader').split(',');
+  for (const shape of shapes) {
+    if (shape !== 'loader' && shape !== 'config') throw new Error(`EDGEPORT_FLOOR lists "loader" (the default) and "config", not ${JSON.stringify(shape)}.`);
+  }
+  return shapes as FloorShape[];
 }
 
 /** argv[1]: where to listen (a port number, or a Unix socket path). Prints "ready" when listening. */

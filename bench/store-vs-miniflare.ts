@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startDevServer } from '../test/helpers/dev-server.ts';
 import { workerdProcesses } from '../test/helpers/workerd-processes.ts';
-import { floorShapeFromEnv, startFloor } from './floor-topology.ts';
+import { floorShapesFromEnv, startFloor } from './floor-topology.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { cpuSeconds } from './process-cpu.ts';
 import { median } from './stats.ts';
@@ -88,7 +88,7 @@ async function startEdgeport(): Promise<Server> {
 }
 
 async function startFloorServer(): Promise<Server> {
-  const floor = await startFloor(floorShapeFromEnv());
+  const floor = await startFloor(floorShapesFromEnv()[0]!);
   return { name: 'floor', url: floor.url, pids: Object.values(floor.pids), stop: () => floor.stop() };
 }
 
@@ -113,7 +113,7 @@ export async function benchStoreVsMiniflare(seconds: number, rounds = 3): Promis
     await seed(miniflare.url);
     servers.push(miniflare, await startFloorServer());
     say(
-      `store driver, edgeport dev beside Miniflare and the floor of edgeport's topology (${floorShapeFromEnv()}): ${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg()
+      `store driver, edgeport dev beside Miniflare and the floor of edgeport's topology (${floorShapesFromEnv()[0]!}): ${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );

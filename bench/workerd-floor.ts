@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startDevServer } from '../test/helpers/dev-server.ts';
 import { workerdProcesses } from '../test/helpers/workerd-processes.ts';
-import { floorShapeFromEnv, startFloor, type FloorTopology } from './floor-topology.ts';
+import { floorShapesFromEnv, startFloor, type FloorTopology } from './floor-topology.ts';
 import { runLoad } from './load.ts';
 import { cpuSeconds } from './process-cpu.ts';
 import { median } from './stats.ts';
@@ -83,17 +83,20 @@ export async function benchWorkerdFloor(seconds: number, rounds = 3): Promise<st
     lines.push(line);
     console.log(line);
   };
-  const shape = floorShapeFromEnv();
+  const shapes = floorShapesFromEnv();
   const topologies: Topology[] = [];
   try {
-    topologies.push(await startFloor(shape, 'unix'));
-    if (process.env.EDGEPORT_FLOOR_TRANSPORT === 'tcp') topologies.push(await startFloor(shape, 'tcp'));
+    for (const shape of shapes) {
+      topologies.push(await startFloor(shape, 'unix'));
+      if (process.env.EDGEPORT_FLOOR_TRANSPORT === 'tcp') topologies.push(await startFloor(shape, 'tcp'));
+    }
     topologies.push(await startEdgeport());
-    const middle =
-      shape === 'loader'
-        ? 'bare workerd (host worker -> Worker Loader isolate, one service binding call)'
-        : 'bare workerd (config worker, one service binding call)';
-    say(`floor: wrk -> node:http proxy -> ${middle} -> node:http 1 KiB; edgeport: store driver get 1 KiB through edgeport dev`);
+    const scripts = shapes.map((shape) =>
+      shape === 'loader' ? 'an isolate a host worker loads with the Worker Loader (floor loader)' : 'a worker of the config (floor config)',
+    );
+    say(
+      `floor: wrk -> node:http proxy -> bare workerd -> node:http 1 KiB, the one-line script ${scripts.join(', or ')}; edgeport: store driver get 1 KiB through edgeport dev`,
+    );
     say(`${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loads()}`);
     // Each topology is warmed up (JIT, connection pools) before any round counts.
     for (const topology of topologies) await measure(topology, 1);
