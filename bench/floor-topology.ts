@@ -83,6 +83,9 @@ const server = http.createServer((req, res) => {
     answer.pipe(res);
   });
   out.on('error', () => res.destroy());
+  // A client gone mid-answer (wrk closes its connections as a run ends): the answer from workerd is
+  // dropped with its connection, else the unread rest holds that connection out of the pool forever.
+  res.on('close', () => { if (!res.writableFinished) out.destroy(); });
   req.pipe(out);
 });
 server.keepAliveTimeout = 60_000;
