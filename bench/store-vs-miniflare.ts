@@ -1,16 +1,24 @@
 /**
  * The store driver script (bench/drivers/store-driver.mjs) through `edgeport dev` beside the same
  * script in Miniflare (what `wrangler dev` runs, its bucket persisted on disk), both seeded alike
- * and loaded alike (wrk, 32 connections), in alternating rounds; prints each round, the medians and
- * edgeport/Miniflare per operation. Miniflare is not a dependency of edgeport: it is loaded from the
- * directory named by EDGEPORT_BENCH_MINIFLARE (`cd /tmp/mf && npm init -y && npm install miniflare`).
+ * and loaded alike (wrk, 32 connections), and beside them the floor of edgeport's topology
+ * (bench/floor-topology.ts: bare processes in edgeport's places, the backend answering each
+ * operation with bodies of the store's sizes), in alternating rounds; prints each round (req/s and
+ * the CPU per request of each side's processes), the medians, edgeport/Miniflare, floor/Miniflare
+ * (how far the floor itself reaches) and edgeport/floor per operation. `EDGEPORT_FLOOR=config`
+ * measures the old floor (a process per script). Miniflare is not a dependency of edgeport: it is
+ * loaded from the directory named by EDGEPORT_BENCH_MINIFLARE (`cd /tmp/mf && npm init -y && npm
+ * install miniflare`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startDevServer } from '../test/helpers/dev-server.ts';
+import { workerdProcesses } from '../test/helpers/workerd-processes.ts';
+import { floorShapesFromEnv, startFloor } from './floor-topology.ts';
 import { runLoad, type LoadResult } from './load.ts';
+import { cpuSeconds } from './process-cpu.ts';
 import { median } from './stats.ts';
 import { acRequest, seed } from './store-http.ts';
 
@@ -30,14 +38,21 @@ const OPERATIONS: Array<[string, string, Record<string, string>]> = [
 interface Server {
   name: string;
   url: string;
+  /** The processes whose CPU its requests cost. */
+  pids: number[];
   stop(): Promise<void>;
+}
+
+interface Result extends LoadResult {
+  /** CPU per answered request (us), all of the server's processes. */
+  cpu: number;
 }
 
 interface MiniflareModule {
   Miniflare: new (options: Record<string, unknown>) => { ready: Promise<URL>; dispose(): Promise<void> };
 }
 
-async function startMiniflare(from: string): Promise<Server> {
+async function startMiniflare(from: string, others: number[]): Promise<Server> {
   const entry = join(from, 'node_modules', 'miniflare', 'dist', 'src', 'index.js');
   const { Miniflare } = (await import(pathToFileURL(entry).href)) as MiniflareModule;
   const persist = mkdtempSync(join(tmpdir(), 'edgeport-bench-miniflare-'));
@@ -52,9 +67,12 @@ async function startMiniflare(from: string): Promise<Server> {
     port: 0,
   });
   const url = String(await mf.ready).replace(/\/$/, '');
+  // Miniflare's workerd, and this process, where Miniflare's own Node side runs.
+  const workerd = workerdProcesses().filter((pid) => !others.includes(pid));
   return {
     name: 'miniflare',
     url,
+    pids: [process.pid, ...workerd],
     async stop() {
       await mf.dispose();
       rmSync(persist, { recursive: true, force: true });
@@ -64,8 +82,18 @@ async function startMiniflare(from: string): Promise<Server> {
 
 async function startEdgeport(): Promise<Server> {
   const server = await startDevServer(`${DRIVERS}store-driver.mjs`, [{ binding: 'BUCKET', bucket_name: 'bench' }]);
-  return { name: 'edgeport', url: server.url, stop: () => server.stop() };
+  await seed(server.url);
+  const workerd = workerdProcesses(server.child.pid);
+  return { name: 'edgeport', url: server.url, pids: [server.child.pid!, ...workerd], stop: () => server.stop() };
 }
+
+async function startFloorServer(): Promise<Server> {
+  const floor = await startFloor(floorShapesFromEnv()[0]!);
+  return { name: 'floor', url: floor.url, pids: Object.values(floor.pids), stop: () => floor.stop() };
+}
+
+const cpuOf = (server: Server) => server.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 export async function benchStoreVsMiniflare(seconds: number, rounds = 3): Promise<string[]> {
   const from = process.env.EDGEPORT_BENCH_MINIFLARE;
@@ -79,62 +107,66 @@ export async function benchStoreVsMiniflare(seconds: number, rounds = 3): Promis
   };
   const servers: Server[] = [];
   try {
-    servers.push(await startEdgeport(), await startMiniflare(from));
-    for (const server of servers) await seed(server.url);
+    const edgeport = await startEdgeport();
+    servers.push(edgeport);
+    const miniflare = await startMiniflare(from, edgeport.pids);
+    await seed(miniflare.url);
+    servers.push(miniflare, await startFloorServer());
     say(
-      `store driver, edgeport dev beside Miniflare: ${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg()
+      `store driver, edgeport dev beside Miniflare and the floor of edgeport's topology (${floorShapesFromEnv()[0]!}): ${rounds} alternating rounds of ${seconds} s, ${CONNECTIONS} connections; load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
-    const results = new Map<string, LoadResult[]>();
+    const results = new Map<string, Result[]>();
     for (const [op, name, env] of operations) {
-      for (const server of servers) {
-        // A short warm-up per operation and server, so the first round is not the cold one.
-        await runLoad({
+      const load = (server: Server, forSeconds: number) =>
+        runLoad({
           url: server.url,
           connections: CONNECTIONS,
-          seconds: 1,
+          seconds: forSeconds,
           lua: `${DRIVERS}store-driver.lua`,
           env: { OP: op, ...env },
           autocannonRequest: acRequest(op),
         });
-      }
+      // A short warm-up per operation and server, so the first round is not the cold one.
+      for (const server of servers) await load(server, 1);
       for (let round = 0; round < rounds; round++) {
-        const order = round % 2 === 0 ? servers : [...servers].reverse();
+        // Each server in each place of the order in turn: the machine's drift falls on all alike.
+        const order = servers.map((_, i) => servers[(i + round) % servers.length]!);
         for (const server of order) {
-          const load = await runLoad({
-            url: server.url,
-            connections: CONNECTIONS,
-            seconds,
-            lua: `${DRIVERS}store-driver.lua`,
-            env: { OP: op, ...env },
-            autocannonRequest: acRequest(op),
-          });
+          const before = cpuOf(server);
+          const run = await load(server, seconds);
           // Answered requests only: a refusal (a 503 shed by a loaded listener) is no request served.
-          const result = { ...load, requestsPerSec: Math.max(0, load.requestsPerSec - load.errors / seconds) };
+          const answered = Math.max(0, run.requestsPerSec * seconds - run.errors);
+          const result = { ...run, requestsPerSec: answered / seconds, cpu: ((cpuOf(server) - before) * 1e6) / Math.max(1, answered) };
           const key = `${name}|${server.name}`;
           results.set(key, [...(results.get(key) ?? []), result]);
           say(
-            `round ${round + 1}  ${name.padEnd(14)} ${server.name.padEnd(9)} ${Math.round(result.requestsPerSec).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(1).padStart(6)} ms${result.errors ? `  errors ${result.errors}` : ''}  load ${loadavg()[0]!.toFixed(1)}`,
+            `round ${round + 1}  ${name.padEnd(14)} ${server.name.padEnd(9)} ${Math.round(result.requestsPerSec).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(1).padStart(6)} ms  CPU ${Math.round(result.cpu).toString().padStart(5)} us/req${result.errors ? `  errors ${result.errors}` : ''}  load ${loadavg()[0]!.toFixed(1)}`,
           );
         }
+        const of = (server: string) => results.get(`${name}|${server}`)![round]!.requestsPerSec;
+        say(
+          `round ${round + 1}  ${name.padEnd(14)} edgeport/miniflare ${ratio(of('edgeport'), of('miniflare'))}  floor/miniflare ${ratio(of('floor'), of('miniflare'))}  edgeport/floor ${ratio(of('edgeport'), of('floor'))}`,
+        );
       }
     }
     say(
-      `medians of ${rounds} rounds (load average now ${loadavg()
+      `medians of ${rounds} rounds, req/s (CPU per request), and the medians of each round's ratios (load average now ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}):`,
     );
     for (const [, name] of operations) {
-      const edgeport = results.get(`${name}|edgeport`)!;
-      const miniflare = results.get(`${name}|miniflare`)!;
-      const perRound = edgeport.map((r, i) => r.requestsPerSec / miniflare[i]!.requestsPerSec);
+      const of = (server: string) => results.get(`${name}|${server}`)!;
+      const [edgeport, miniflare, floor] = [of('edgeport'), of('miniflare'), of('floor')];
+      const summary = (runs: Result[]) =>
+        `${Math.round(median(runs.map((r) => r.requestsPerSec)))
+          .toString()
+          .padStart(6)} (${Math.round(median(runs.map((r) => r.cpu)))} us)`;
+      const perRound = (a: Result[], b: Result[]) => a.map((r, i) => r.requestsPerSec / b[i]!.requestsPerSec);
+      const described = (ratios: number[]) => `${median(ratios).toFixed(2)}x (${ratios.map((r) => r.toFixed(2)).join(', ')})`;
       say(
-        `  ${name.padEnd(14)} edgeport ${Math.round(median(edgeport.map((r) => r.requestsPerSec)))
-          .toString()
-          .padStart(6)} req/s  miniflare ${Math.round(median(miniflare.map((r) => r.requestsPerSec)))
-          .toString()
-          .padStart(6)} req/s  edgeport/miniflare ${median(perRound).toFixed(2)}x (rounds ${perRound.map((r) => r.toFixed(2)).join(', ')})`,
+        `  ${name.padEnd(14)} edgeport ${summary(edgeport)}  miniflare ${summary(miniflare)}  floor ${summary(floor)}  edgeport/miniflare ${described(perRound(edgeport, miniflare))}  floor/miniflare ${described(perRound(floor, miniflare))}  edgeport/floor ${described(perRound(edgeport, floor))}`,
       );
     }
   } finally {
