@@ -33,6 +33,13 @@ export interface ProxyContext {
  */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
 
+/**
+ * The shape of the header names edgeport and an account's host worker share (a per-process secret:
+ * which isolate, a tail's mark, the liveness probe). Their names cannot be guessed; a client's
+ * header of that shape is dropped all the same, so none ever reaches the host worker.
+ */
+const OWN_MARK = /^x-edgeport-[a-z0-9-]+-[0-9a-f]{16}$/;
+
 export function proxyToWorkerd(context: ProxyContext, req: IncomingMessage, res: ServerResponse): void {
   const serving = context.supervisor.serving();
   if (serving instanceof Promise) {
@@ -195,7 +202,8 @@ function hasBody(req: IncomingMessage): boolean {
 function passOn(raw: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    if (!HOP_BY_HOP.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+    const name = raw[i]!.toLowerCase();
+    if (!HOP_BY_HOP.has(name) && !OWN_MARK.test(name)) out.push(raw[i]!, raw[i + 1]!);
   }
   return out;
 }

@@ -18,6 +18,7 @@ export default {
     if (pathname === '/fs') { const fs = await import('node:fs'); return new Response(fs.readFileSync('/etc/passwd', 'utf8')); }
     if (pathname === '/process') return new Response(typeof process === 'undefined' ? 'no process' : JSON.stringify(process.env));
     if (pathname === '/exit') { process.exit(1); }
+    if (pathname === '/headers') return Response.json([...request.headers.keys()]);
     if (pathname === '/fetch') return new Response(await (await fetch(searchParams.get('to'))).text());
     if (pathname === '/spin') { while (true) {} }
     if (pathname === '/grow') { globalThis.kept = []; for (;;) globalThis.kept.push({ at: globalThis.kept.length, text: 'x'.repeat(64) + globalThis.kept.length }); }
@@ -56,6 +57,23 @@ test('a script has no node:fs, no process and no environment', { timeout: 30_000
   assert.equal(await (await fetch(`${host.url}/process`)).text(), 'no process');
   await refused(host, '/exit', /process is not defined/);
 });
+
+test(
+  "headers shaped like edgeport's own marks (which isolate, a tail, the probe) never reach the host worker or the script",
+  { timeout: 30_000 },
+  async (t) => {
+    const host = await startTestHost(t, PROBES);
+    const marks = ['x-edgeport-isolate-0123456789abcdef', 'x-edgeport-tail-fedcba9876543210', 'x-edgeport-probe-00112233445566ff'];
+    const res = await fetch(`${host.url}/headers`, { headers: { 'x-kept': 'yes', ...Object.fromEntries(marks.map((mark) => [mark, 'x'])) } });
+    assert.equal(res.status, 200, 'the script answered, not the probe');
+    const seen = (await res.json()) as string[];
+    assert.ok(seen.includes('x-kept'), JSON.stringify(seen));
+    assert.deepEqual(
+      seen.filter((name) => name.startsWith('x-edgeport-')),
+      [],
+    );
+  },
+);
 
 test('with nodejs_compat, node:fs is a virtual file system and process.env is empty', { timeout: 30_000 }, async (t) => {
   const host = await startTestHost(t, PROBES, { config: { compatibility_date: '2026-01-01', compatibility_flags: ['nodejs_compat'] } });
