@@ -9,6 +9,7 @@
  */
 import type { Clock } from '../core/clock.ts';
 import { backendFaultOf } from '../core/errors/backend-fault.ts';
+import { OutageMemory } from '../core/errors/outage-memory.ts';
 import type { CustomFieldNames, ZoneRecord } from '../db/control-store.ts';
 import type { ActiveLogJob, LogPipeline } from '../logs/log-pipeline.ts';
 import { findZoneForHost, type ZoneDirectory } from './zone-lookup.ts';
@@ -32,15 +33,14 @@ export class ZoneConfigCache {
   #generation = 0;
   /** Each host's last config read (null: no zone), kept through change events: what serves while the database is away. */
   readonly #lastKnown = new Map<string, ZoneConfig | null>();
-  /** The last read failed with a backend fault: known hosts answer from #lastKnown until a read succeeds. */
-  #faulted = false;
-  /** When the database may be tried again while #faulted. */
-  #retryAt = 0;
+  /** While the database fails, known hosts answer from #lastKnown and one read per MAX_AGE_MS tries it again. */
+  readonly #outage: OutageMemory;
 
   constructor(directory: ZoneDirectory, pipeline: LogPipeline, clock: Clock) {
     this.#directory = directory;
     this.#pipeline = pipeline;
     this.#clock = clock;
+    this.#outage = new OutageMemory(() => clock.now(), MAX_AGE_MS);
     directory.onZoneChange?.(() => this.invalidate());
   }
 
@@ -55,40 +55,28 @@ export class ZoneConfigCache {
    * config while the database fails. Throws the fault when there is none.
    */
   async lookup(host: string): Promise<ZoneConfig | null> {
-    // While the database fails, a known host is answered from its last config at once; the database
-    // is tried again in the background at most once per MAX_AGE_MS, and its first answer ends the
-    // outage here. Only a request for a host never read waits on the database's deadline.
-    if (this.#faulted && this.#lastKnown.has(host)) {
-      this.#retryInBackground(host);
+    // Only a request for a host never read waits on a failing database's deadline (OutageMemory).
+    if (this.#outage.failing && this.#lastKnown.has(host)) {
+      this.#outage.retry(async () => this.#remember(host, await this.#read(host)));
       return this.#lastKnown.get(host)!;
     }
     try {
-      return this.#remember(host, await this.#read(host));
+      const config = this.#remember(host, await this.#read(host));
+      this.#outage.succeeded();
+      return config;
     } catch (error) {
-      const known = this.#lastKnown.get(host);
       if (backendFaultOf(error) === undefined) throw error;
-      this.#faulted = true;
-      this.#retryAt = this.#clock.now() + MAX_AGE_MS;
+      this.#outage.failed();
+      const known = this.#lastKnown.get(host);
       if (known === undefined) throw error;
       return known;
     }
   }
 
   #remember(host: string, config: ZoneConfig | null): ZoneConfig | null {
-    this.#faulted = false;
     if (this.#lastKnown.size >= MAX_HOSTS && !this.#lastKnown.has(host)) this.#lastKnown.delete(this.#lastKnown.keys().next().value!);
     this.#lastKnown.set(host, config);
     return config;
-  }
-
-  #retryInBackground(host: string): void {
-    const now = this.#clock.now();
-    if (now < this.#retryAt) return;
-    this.#retryAt = now + MAX_AGE_MS;
-    this.#read(host).then(
-      (config) => this.#remember(host, config),
-      () => undefined,
-    );
   }
 
   async #read(host: string): Promise<ZoneConfig | null> {

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketDomains, PublicTarget } from '../../db/public-buckets/bucket-domains.ts';
 import { backendFaultOf } from '../../core/errors/backend-fault.ts';
+import { OutageMemory } from '../../core/errors/outage-memory.ts';
 import { accountStore } from '../engine/account-store.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
 import { servePublicObject } from './public-object-server.ts';
@@ -51,13 +52,10 @@ export function publicBucketHosts(options: {
     return { accountId: target.accountId, zoneId: target.zoneId, serve: (req, res) => servePublicObject(store, target.bucket, req, res) };
   }
 
-  /** The last lookup failed with a backend fault: expired entries answer at once until one succeeds. */
-  let faulted = false;
-  let retryAt = 0;
+  const outage = new OutageMemory(now, CACHE_MS);
 
   async function fresh(key: string, lookup: () => Promise<PublicTarget | null>): Promise<PublicBucket | undefined> {
     const bucket = await resolve(await lookup());
-    faulted = false;
     if (cache.size >= MAX_CACHED) cache.clear();
     cache.set(key, { at: now(), bucket });
     return bucket;
@@ -66,21 +64,18 @@ export function publicBucketHosts(options: {
   async function cached(key: string, lookup: () => Promise<PublicTarget | null>): Promise<PublicBucket | undefined> {
     const hit = cache.get(key);
     if (hit && now() - hit.at < CACHE_MS) return hit.bucket;
-    if (hit && faulted) {
-      // While the database fails, no request waits on it for a host looked up before: one lookup a
-      // CACHE_MS goes on in the background, and its success ends the outage here.
-      if (now() >= retryAt) {
-        retryAt = now() + CACHE_MS;
-        fresh(key, lookup).catch(() => undefined);
-      }
+    // While the database fails, a host looked up before answers at once (OutageMemory).
+    if (hit && outage.failing) {
+      outage.retry(() => fresh(key, lookup));
       return hit.bucket;
     }
     try {
-      return await fresh(key, lookup);
+      const bucket = await fresh(key, lookup);
+      outage.succeeded();
+      return bucket;
     } catch (error) {
       if (backendFaultOf(error) === undefined) throw error;
-      faulted = true;
-      retryAt = now() + CACHE_MS;
+      outage.failed();
       if (hit) return hit.bucket;
       throw error;
     }
