@@ -28,7 +28,7 @@ import { startS3rver } from '../helpers/s3rver.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const ENV = { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200', EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0' };
+const ENV = { ...ADMIN, ...S3_KEY, EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: '200' };
 const md5 = (data: Uint8Array): string => createHash('md5').update(data).digest('hex');
 
 function s3Of(t: TestContext, server: EdgeportServer): S3Client {
@@ -86,6 +86,7 @@ test(
     url.host = `127.0.0.1:${proxy.port}`;
     writeFileSync(join(dir, 'edgeport.toml'), `[db]\nurl = "${url}"\ntimeout_ms = 1500\n`);
     const server = await startEdgeport({
+      shedding: false,
       owner: t,
       dataDir: join(dir, 'data'),
       env: { ...ENV, EDGEPORT_LOGS_FILE_ROOTS: dir, EDGEPORT_SECRETS_KEY: TEST_PG_SECRETS_KEY },
@@ -217,7 +218,7 @@ test(
       `[blobs]\nurl = "${blobsUrl}"\ntimeout_ms = 1500\n\n[[scripts]]\nname = "writer"\nmain = "script.mjs"\n` +
         'compatibility_date = "2025-01-01"\nroutes = ["script.test/*"]\nstore_buckets = [{ binding = "BUCKET", bucket_name = "scripted" }]\n',
     );
-    const server = await startEdgeport({ owner: t, dataDir: join(dir, 'data'), env: ENV, args: ['--config', join(dir, 'edgeport.toml')] });
+    const server = await startEdgeport({ shedding: false, owner: t, dataDir: join(dir, 'data'), env: ENV, args: ['--config', join(dir, 'edgeport.toml')] });
     const s3 = s3Of(t, server);
     await s3.send(new CreateBucketCommand({ Bucket: 'blobs-away' }));
     const acknowledged = randomBytes(200_000);
@@ -284,6 +285,7 @@ test('edgeport starts on s3rver as it is (no ListMultipartUploads) and serves bo
   const dir = tempDir(t);
   const s3rver = await startS3rver(t);
   const server = await startEdgeport({
+    shedding: false,
     owner: t,
     dataDir: join(dir, 'data'),
     env: { ...ENV, EDGEPORT_BLOBS_URL: s3rver.blobsUrl('started'), EDGEPORT_LOG_LEVEL: 'warn' },

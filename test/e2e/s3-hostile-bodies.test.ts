@@ -131,12 +131,6 @@ function postForm(fileSize: number): { body: Buffer; contentType: string } {
 
 const GARBAGE = Buffer.from('<Delete><Object><Key>a</Key></Obj\u0000ect>>>garbage</Nothing>');
 
-/**
- * Load shedding is not under test: on a busy machine a shed 503 SlowDown would stand where the
- * body's own answer is asserted.
- */
-const NO_SHEDDING = { EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0' };
-
 test('every S3 operation that reads a body survives oversized, truncated, aborted, malformed and badly signed bodies', { timeout: 300_000 }, async (t) => {
   const dataDir = tempDir(t, 'edgeport-s3-hostile-');
   const config = join(dataDir, '..', `${dataDir.split('/').pop()}.toml`);
@@ -146,7 +140,8 @@ test('every S3 operation that reads a body survives oversized, truncated, aborte
     dataDir,
     owner: t,
     args: ['--config', config],
-    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET, ...NO_SHEDDING },
+    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
+    shedding: false,
   });
   const endpoint = server.urls['S3-compatible API']!;
   const port = Number(new URL(endpoint).port);
@@ -264,7 +259,8 @@ test('the request that crashed the server: a 3 MB POST ?delete with a garbage si
   const server = await startEdgeport({
     dataDir: tempDir(t, 'edgeport-s3-crash-'),
     owner: t,
-    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET, ...NO_SHEDDING },
+    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
+    shedding: false,
   });
   const endpoint = server.urls['S3-compatible API']!;
   const port = Number(new URL(endpoint).port);
@@ -295,7 +291,8 @@ test('CR or LF in a response-* parameter of GetObject is 400 InvalidArgument nam
   const server = await startEdgeport({
     dataDir: tempDir(t, 'edgeport-s3-crlf-'),
     owner: t,
-    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET, ...NO_SHEDDING },
+    env: { EDGEPORT_S3_ACCESS_KEY_ID: KEY_ID, EDGEPORT_S3_SECRET_ACCESS_KEY: SECRET },
+    shedding: false,
   });
   const endpoint = server.urls['S3-compatible API']!;
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET } });

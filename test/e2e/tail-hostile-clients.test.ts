@@ -107,7 +107,7 @@ test(
   { timeout: 300_000 },
   async (t) => {
     // No load shedding: every request must be served (and tailed) for the honest tail's count to be exact.
-    const server = await startEdgeport({ owner: t, dataDir: join(tempDir(t), 'data'), env: { ...ADMIN, EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    const server = await startEdgeport({ owner: t, dataDir: join(tempDir(t), 'data'), env: ADMIN, shedding: false });
     const apiUrl = server.urls['management API']!;
     const edgeUrl = server.urls.edge!;
     const metricsUrl = `${new URL(apiUrl).origin}/metrics`;

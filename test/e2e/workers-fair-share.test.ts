@@ -74,7 +74,7 @@ test(
     writeFileSync(config, '[workers]\nscript_cpu_ms = 2000\n');
     // No load shedding: the 200 parked requests come from one address, which the listener's fair
     // shedding would cut to a few on a busy machine; the accounts' shares are what is under test.
-    const server = await startEdgeport({ owner: t, dataDir, env: { ...ADMIN, EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0' }, args: ['--config', config] });
+    const server = await startEdgeport({ owner: t, dataDir, env: ADMIN, shedding: false, args: ['--config', config] });
     const apiUrl = server.urls['management API']!;
     const edge = new URL(server.urls.edge!);
     const parker = await tenant(apiUrl, dataDir, ADMIN.EDGEPORT_ADMIN_EMAIL, 'parker.test', ADMIN.EDGEPORT_ADMIN_KEY);

@@ -87,8 +87,8 @@ export function startServer(t: TestContext, dataDir: string, options: { args?: s
       ...S3_KEY,
       EDGEPORT_LOGS_MAX_BATCH_INTERVAL_MS: String(options.batchIntervalMs ?? 200),
       EDGEPORT_LOGS_FILE_ROOTS: dirname(dataDir),
-      EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0',
     },
+    shedding: false,
   });
 }
 

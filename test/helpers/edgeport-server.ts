@@ -33,6 +33,11 @@ export interface StartOptions {
   args?: string[];
   /** The test that owns the server: it is stopped when that test ends, before the test's earlier temporary directories are removed. */
   owner?: TestContext;
+  /**
+   * false: the server never sheds load. For tests whose exact answers are under test: on a busy
+   * machine the listener's 503 (its event loop behind, whoever asks) would stand in their place.
+   */
+  shedding?: false;
 }
 
 /**
@@ -46,7 +51,13 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
   const ports = ['--edge-port', '0', '--api-port', '0', '--gateway-port', '0', '--s3-port', '0'];
   const onPostgres = Boolean(options.env?.EDGEPORT_DB_URL) && options.env?.EDGEPORT_SECRETS_KEY === undefined;
   const child = spawnNode([join(ROOT, 'bin/edgeport.js'), 'start', '--data-dir', options.dataDir, ...ports, ...(options.args ?? [])], {
-    env: { ...process.env, EDGEPORT_LOG_LEVEL: 'warn', ...(onPostgres ? { EDGEPORT_SECRETS_KEY: TEST_PG_SECRETS_KEY } : {}), ...options.env },
+    env: {
+      ...process.env,
+      EDGEPORT_LOG_LEVEL: 'warn',
+      ...(onPostgres ? { EDGEPORT_SECRETS_KEY: TEST_PG_SECRETS_KEY } : {}),
+      ...(options.shedding === false ? { EDGEPORT_LIMITS_MAX_EVENT_LOOP_DELAY_MS: '0' } : {}),
+      ...options.env,
+    },
   });
   const stop = () => stopChild(child);
   if (options.owner) onTestEnd(options.owner, stop);
