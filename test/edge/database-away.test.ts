@@ -5,13 +5,12 @@
  * database answers, then shipped. Every request makes its log line.
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { test, type TestContext } from 'node:test';
+import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { test } from 'node:test';
 import { systemClock } from '../../src/core/clock.ts';
 import { backendUnavailable } from '../../src/core/errors/backend-fault.ts';
 import { silentLogger } from '../../src/core/log.ts';
-import type { ControlStore, LogOutputOptions } from '../../src/db/control-store.ts';
+import type { ControlStore } from '../../src/db/control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
 import { FileRoots } from '../../src/logs/index.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
@@ -19,34 +18,10 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 const ZONE = 'e'.repeat(32);
-const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'ClientRequestHost', 'EdgeResponseStatus'],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'rfc3339',
-  sampleRate: 1,
-  cve202144228: false,
-};
-
-async function listen(server: Server, t: TestContext): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as AddressInfo).port;
-}
+const OUTPUT = ndjsonOutput(['RayID', 'ClientRequestHost', 'EdgeResponseStatus']);
 
 /** `store` with every call failing as a database that is away while `state.down`. */
 function switchable(store: ControlStore, state: { down: boolean }): ControlStore {

@@ -4,8 +4,8 @@
  * errors, and the records it spools with the custom-fields rules (docs/edge-and-logs.md).
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
@@ -22,45 +22,21 @@ import { openTestControlStore, openTestDatabase } from '../helpers/control-store
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { statusOf } from '../helpers/raw-connections.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 const ZONE = 'e'.repeat(32);
-const OUTPUT: LogOutputOptions = {
-  fieldNames: [
-    'RayID',
-    'ClientRequestHost',
-    'ClientRequestPath',
-    'ClientRequestMethod',
-    'EdgeResponseStatus',
-    'OriginResponseStatus',
-    'EdgeResponseBytes',
-    'RequestHeaders',
-    'ResponseHeaders',
-    'Cookies',
-  ],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'rfc3339',
-  sampleRate: 1,
-  cve202144228: false,
-};
-
-async function listen(server: Server, t: TestContext): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as AddressInfo).port;
-}
+const OUTPUT = ndjsonOutput([
+  'RayID',
+  'ClientRequestHost',
+  'ClientRequestPath',
+  'ClientRequestMethod',
+  'EdgeResponseStatus',
+  'OriginResponseStatus',
+  'EdgeResponseBytes',
+  'RequestHeaders',
+  'ResponseHeaders',
+  'Cookies',
+]);
 
 interface SetupOptions {
   /** The zone's name (default example.test). */

@@ -5,15 +5,14 @@
  * Refusals answer 403 `error 1000` and are logged like other origin errors.
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
 import { lookup } from 'node:dns';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import { pino } from 'pino';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
-import type { ControlStore, LogOutputOptions } from '../../src/db/control-store.ts';
+import type { ControlStore } from '../../src/db/control-store.ts';
 import { createEdgeService, OriginPolicy, type ListenerAddress } from '../../src/edge/index.ts';
 import type { ResolveAll } from '../../src/edge/origin-proxy.ts';
 import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
@@ -22,35 +21,11 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 const OPERATOR = 'a'.repeat(32);
 const OTHER = 'b'.repeat(32);
-const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'ClientRequestHost', 'EdgeResponseStatus', 'OriginResponseStatus'],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'rfc3339',
-  sampleRate: 1,
-  cve202144228: false,
-};
-
-async function listen(server: Server, t: TestContext): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as AddressInfo).port;
-}
+const OUTPUT = ndjsonOutput(['RayID', 'ClientRequestHost', 'EdgeResponseStatus', 'OriginResponseStatus']);
 
 function get(port: number, host: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
   return new Promise((resolve, reject) => {

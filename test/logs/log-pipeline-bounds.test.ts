@@ -16,7 +16,7 @@ import { test, type TestContext } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
-import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
+import type { LogJobRecord } from '../../src/db/control-store.ts';
 import { toJobJson } from '../../src/api/logshipping/job-schema.ts';
 import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
 import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
@@ -24,22 +24,10 @@ import { LogPipeline, type LogPipelineOptions } from '../../src/logs/log-pipelin
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 const ZONE = 'z'.repeat(32);
-const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'EdgeResponseStatus', 'ClientRequestURI'],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'rfc3339',
-  sampleRate: 1,
-  cve202144228: false,
-};
+const OUTPUT = ndjsonOutput(['RayID', 'EdgeResponseStatus', 'ClientRequestURI']);
 
 async function fixture(t: TestContext) {
   const clock = new FakeClock(Date.parse('2026-11-23T02:00:00Z'));
@@ -53,27 +41,7 @@ async function fixture(t: TestContext) {
   await control.createAccount({ id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'x', created: now });
   await control.createZone({ id: ZONE, accountId: 'a'.repeat(32), name: 'example.test', origin: null, paused: false, created: now, modified: now });
   const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) =>
-    control.createJob(ZONE, () => ({
-      zoneId: ZONE,
-      name: 'job',
-      enabled: true,
-      dataset: 'http_requests',
-      kind: '',
-      frequency: 'high',
-      destinationConf,
-      filter: null,
-      outputOptions: OUTPUT,
-      logpullOptions: null,
-      maxUploadBytes: null,
-      maxUploadRecords: null,
-      maxUploadIntervalSeconds: null,
-      lastComplete: null,
-      lastError: null,
-      errorMessage: null,
-      created: now,
-      modified: now,
-      ...extra,
-    }));
+    control.createJob(ZONE, () => ({ ...jobFields(ZONE, destinationConf, OUTPUT, now), ...extra }));
   const pipeline = (options: Partial<LogPipelineOptions> = {}) => {
     const made = new LogPipeline({
       dataDir,

@@ -15,7 +15,7 @@ import { test, type TestContext } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/log.ts';
-import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
+import type { LogJobRecord } from '../../src/db/control-store.ts';
 import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
 import { FileRoots } from '../../src/logs/destinations/file-roots.ts';
 import { LogPipeline } from '../../src/logs/log-pipeline.ts';
@@ -25,21 +25,9 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { traceFs } from '../helpers/fs-trace.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
-const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID', 'EdgeResponseStatus', 'EdgeStartTimestamp'],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'rfc3339',
-  sampleRate: 1,
-  cve202144228: false,
-};
+const OUTPUT = ndjsonOutput(['RayID', 'EdgeResponseStatus', 'EdgeStartTimestamp']);
 
 async function fixture(t: TestContext) {
   const dataDir = tempDir(t);
@@ -53,27 +41,7 @@ async function fixture(t: TestContext) {
   await control.createAccount({ id: 'a'.repeat(32), email: 'owner@example.test', name: 'owner', keyHash: 'x', created: now });
   await control.createZone({ id: 'z'.repeat(32), accountId: 'a'.repeat(32), name: 'example.test', origin: null, paused: false, created: now, modified: now });
   const createJob = (destinationConf: string, extra: Partial<LogJobRecord> = {}) =>
-    control.createJob('z'.repeat(32), () => ({
-      zoneId: 'z'.repeat(32),
-      name: 'job',
-      enabled: true,
-      dataset: 'http_requests',
-      kind: '',
-      frequency: 'high',
-      destinationConf,
-      filter: null,
-      outputOptions: OUTPUT,
-      logpullOptions: null,
-      maxUploadBytes: null,
-      maxUploadRecords: null,
-      maxUploadIntervalSeconds: null,
-      lastComplete: null,
-      lastError: null,
-      errorMessage: null,
-      created: now,
-      modified: now,
-      ...extra,
-    }));
+    control.createJob('z'.repeat(32), () => ({ ...jobFields('z'.repeat(32), destinationConf, OUTPUT, now), ...extra }));
   const fileRoots = new FileRoots({ roots: [out], dataDir });
   const pipeline = (maxIntervalMs = 100, shutdownDeadlineMs = 5_000) =>
     new LogPipeline({

@@ -13,26 +13,14 @@ import { pino } from 'pino';
 import { systemClock } from '../../src/core/clock.ts';
 import { backendUnavailable } from '../../src/core/errors/backend-fault.ts';
 import type { Logger } from '../../src/core/log.ts';
-import type { LogJobRecord, LogOutputOptions } from '../../src/db/control-store.ts';
+import type { LogJobRecord } from '../../src/db/control-store.ts';
 import type { HttpRequestRecord } from '../../src/logs/http-request-record.ts';
 import { LogPipeline, type LogJobSource } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
-const OUTPUT: LogOutputOptions = {
-  fieldNames: ['RayID'],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'rfc3339',
-  sampleRate: 1,
-  cve202144228: false,
-};
+const OUTPUT = ndjsonOutput(['RayID']);
 const ZONE = 'z'.repeat(32);
 
 function record(i: number): HttpRequestRecord {
@@ -89,27 +77,7 @@ async function receiver(t: TestContext) {
 
 /** A control plane in memory whose reads can be made to fail as a database that is away. */
 function jobSource(destinationConf: string) {
-  const job: LogJobRecord = {
-    id: 1,
-    zoneId: ZONE,
-    name: 'job',
-    enabled: true,
-    dataset: 'http_requests',
-    kind: '',
-    frequency: 'high',
-    destinationConf,
-    filter: null,
-    outputOptions: OUTPUT,
-    logpullOptions: null,
-    maxUploadBytes: null,
-    maxUploadRecords: null,
-    maxUploadIntervalSeconds: null,
-    lastComplete: null,
-    lastError: null,
-    errorMessage: null,
-    created: 0,
-    modified: 0,
-  } as LogJobRecord;
+  const job: LogJobRecord = { id: 1, ...jobFields(ZONE, destinationConf, OUTPUT, 0) };
   const state = { down: false, reads: [] as number[] };
   const read = <T>(value: T): Promise<T> => {
     state.reads.push(performance.now());
