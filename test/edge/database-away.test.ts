@@ -18,7 +18,7 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { jobFields, listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 const ZONE = 'e'.repeat(32);
 const OUTPUT = ndjsonOutput(['RayID', 'ClientRequestHost', 'EdgeResponseStatus']);
@@ -64,26 +64,7 @@ test(
       created: now,
       modified: now,
     });
-    await store.createJob(ZONE, () => ({
-      zoneId: ZONE,
-      name: 'all',
-      enabled: true,
-      dataset: 'http_requests',
-      kind: '',
-      frequency: 'high',
-      destinationConf: `file://${out}`,
-      filter: null,
-      outputOptions: OUTPUT,
-      logpullOptions: null,
-      maxUploadBytes: null,
-      maxUploadRecords: null,
-      maxUploadIntervalSeconds: null,
-      lastComplete: null,
-      lastError: null,
-      errorMessage: null,
-      created: now,
-      modified: now,
-    }));
+    await store.createJob(ZONE, () => ({ ...jobFields(ZONE, `file://${out}`, OUTPUT, now), name: 'all' }));
     const state = { down: false };
     const control = switchable(store, state);
     const pipeline = new LogPipeline({

@@ -21,7 +21,7 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { jobFields, listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 const OPERATOR = 'a'.repeat(32);
 const OTHER = 'b'.repeat(32);
@@ -120,26 +120,7 @@ async function setup(t: TestContext): Promise<Setup> {
     async zone(accountId, name, origin) {
       const id = (++zones).toString(16).padStart(32, '0');
       assert.equal(await control.createZone({ id, accountId, name, origin, paused: false, created: now, modified: now }), 'created');
-      await control.createJob(id, () => ({
-        zoneId: id,
-        name: 'all',
-        enabled: true,
-        dataset: 'http_requests',
-        kind: '',
-        frequency: 'high',
-        destinationConf: `file://${out}`,
-        filter: null,
-        outputOptions: OUTPUT,
-        logpullOptions: null,
-        maxUploadBytes: null,
-        maxUploadRecords: null,
-        maxUploadIntervalSeconds: null,
-        lastComplete: null,
-        lastError: null,
-        errorMessage: null,
-        created: now,
-        modified: now,
-      }));
+      await control.createJob(id, () => ({ ...jobFields(id, `file://${out}`, OUTPUT, now), name: 'all' }));
       return id;
     },
     async edge({ allowPrivateOrigins, ownListeners }) {
