@@ -12,7 +12,7 @@
  */
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
-import type { LifecycleRule } from './lifecycle.ts';
+import type { LifecycleExpiry, LifecycleRule } from './lifecycle.ts';
 import { StoreError } from './errors.ts';
 import type { StoreEngine } from './store-engine.ts';
 import type {
@@ -139,6 +139,11 @@ class AccountStore implements StoreEngine {
   putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
     const stored = this.#stored(bucket);
     return stored === null ? noSuchBucket() : this.#engine.putBucketLifecycle(stored, rules);
+  }
+
+  expirationOf(bucket: string, key: string, uploaded: number): Promise<LifecycleExpiry | undefined> {
+    const stored = this.#stored(bucket);
+    return stored === null ? Promise.resolve(undefined) : this.#engine.expirationOf(stored, key, uploaded);
   }
 
   async corsOfBucketsNamed(name: string): Promise<BucketCors[]> {

@@ -4,6 +4,7 @@
  * API (JSON) both store rules through the engine, so one validation and one matcher serve both.
  */
 import { StoreError } from './errors.ts';
+import { ReadThroughCache } from './read-through-cache.ts';
 
 export const CORS_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'] as const;
 export type CorsMethod = (typeof CORS_METHODS)[number];
@@ -109,43 +110,7 @@ export interface BucketCors {
 
 /**
  * The rules of every bucket of a name, kept in memory so that a request with an Origin costs no
- * metadata read on the hot path (requests without one never ask). An entry lives `ttlMs` (another
- * instance's change shows within that time) and is dropped at once when this instance changes the
- * rules or deletes the bucket. Names with no rules are kept too, and at most `maxNames` names: the
- * oldest goes first, so unsigned preflights naming random buckets cannot grow it.
+ * metadata read on the hot path (requests without one never ask): see ReadThroughCache for how
+ * long an entry lives and how many are kept.
  */
-export class CorsCache {
-  readonly #load: (name: string) => Promise<BucketCors[]>;
-  readonly #now: () => number;
-  readonly #ttlMs: number;
-  readonly #maxNames: number;
-  readonly #entries = new Map<string, { until: number; value: Promise<BucketCors[]> }>();
-
-  constructor(options: { load: (name: string) => Promise<BucketCors[]>; now: () => number; ttlMs?: number; maxNames?: number }) {
-    this.#load = options.load;
-    this.#now = options.now;
-    this.#ttlMs = options.ttlMs ?? 5_000;
-    this.#maxNames = options.maxNames ?? 10_000;
-  }
-
-  get(name: string): Promise<BucketCors[]> {
-    const now = this.#now();
-    const cached = this.#entries.get(name);
-    if (cached && cached.until > now) return cached.value;
-    this.#entries.delete(name);
-    if (this.#entries.size >= this.#maxNames) this.#entries.delete(this.#entries.keys().next().value!);
-    const value = this.#load(name);
-    const entry = { until: now + this.#ttlMs, value };
-    this.#entries.set(name, entry);
-    // A failed read is not remembered: the next request reads again.
-    value.catch(() => {
-      if (this.#entries.get(name) === entry) this.#entries.delete(name);
-    });
-    return value;
-  }
-
-  /** Forgets a name (its rules changed here, or its bucket was deleted). */
-  invalidate(name: string): void {
-    this.#entries.delete(name);
-  }
-}
+export class CorsCache extends ReadThroughCache<BucketCors[]> {}

@@ -38,6 +38,7 @@ export const LIFECYCLE_LIMITS = {
 };
 
 const DAY_SECONDS = 86_400;
+const DAY_MS = DAY_SECONDS * 1000;
 
 function invalid(message: string): StoreError {
   return new StoreError('STORE_INVALID_LIFECYCLE', { message: `The lifecycle configuration is not valid: ${message}` });
@@ -87,9 +88,37 @@ export function assertLifecycleRules(rules: readonly LifecycleRule[]): void {
   }
 }
 
+/** When an object's expiration falls, and the rule that sets it: what S3's `x-amz-expiration` header tells. */
+export interface LifecycleExpiry {
+  at: number;
+  ruleId: string;
+}
+
+/**
+ * When an action on the condition falls due for an object uploaded at `uploaded` (epoch ms): its
+ * date; an age in whole days (S3's Days, wrangler's days) as S3 counts it, the upload time plus
+ * the age rounded up to the next midnight UTC; any other age (the R2 API's seconds) exactly.
+ */
+export function dueAt(condition: LifecycleCondition, uploaded: number): number {
+  if ('date' in condition) return condition.date;
+  const at = uploaded + condition.afterSeconds * 1000;
+  return condition.afterSeconds % DAY_SECONDS === 0 ? Math.ceil(at / DAY_MS) * DAY_MS : at;
+}
+
 /** Whether an action on the condition is due for an object uploaded at `uploaded`, at `now` (epoch ms). */
 export function isDue(condition: LifecycleCondition, uploaded: number, now: number): boolean {
-  return 'afterSeconds' in condition ? uploaded + condition.afterSeconds * 1000 <= now : condition.date <= now;
+  return dueAt(condition, uploaded) <= now;
+}
+
+/** The earliest expiration the enabled rules give an object of `key` uploaded at `uploaded`, if any. */
+export function expiryOf(rules: readonly LifecycleRule[], key: string, uploaded: number): LifecycleExpiry | undefined {
+  let out: LifecycleExpiry | undefined;
+  for (const rule of rules) {
+    if (!rule.enabled || !rule.expiration || !key.startsWith(rule.prefix)) continue;
+    const at = dueAt(rule.expiration, uploaded);
+    if (out === undefined || at < out.at) out = { at, ruleId: rule.id };
+  }
+  return out;
 }
 
 /** What the rules make of an object now: expired (deleted) first, else moved to InfrequentAccess, else nothing. */
@@ -107,14 +136,11 @@ export function dueAction(
   return transition ? 'transition' : undefined;
 }
 
-/** Whether the rules abort an upload of `key` created at `created`, at `now`. */
+/** Whether the rules abort an upload of `key` created at `created`, at `now`: its exact age, not rounded to a midnight. */
 export function uploadDue(rules: readonly LifecycleRule[], key: string, created: number, now: number): boolean {
   return rules.some(
     (rule) =>
-      rule.enabled &&
-      rule.abortUploadsAfterSeconds !== undefined &&
-      key.startsWith(rule.prefix) &&
-      isDue({ afterSeconds: rule.abortUploadsAfterSeconds }, created, now),
+      rule.enabled && rule.abortUploadsAfterSeconds !== undefined && key.startsWith(rule.prefix) && created + rule.abortUploadsAfterSeconds * 1000 <= now,
   );
 }
 

@@ -15,7 +15,8 @@ import { ownBucketName } from './account-store.ts';
 import { evaluateConditional } from './conditions.ts';
 import { assertCorsRules, CorsCache, type BucketCors, type CorsRule } from './cors.ts';
 import { StoreError, STORE_LIMITS } from './errors.ts';
-import { assertLifecycleRules, type LifecycleRule } from './lifecycle.ts';
+import { assertLifecycleRules, expiryOf, type LifecycleExpiry, type LifecycleRule } from './lifecycle.ts';
+import { ReadThroughCache } from './read-through-cache.ts';
 import { ingestBody, type Ingested } from './ingest.ts';
 import { listObjects } from './list.ts';
 import { checkCompletionChecksum, normaliseEtag, opaquePartEtag, planCompletion } from './multipart.ts';
@@ -113,6 +114,8 @@ export class ObjectEngine implements StoreEngine {
   readonly #logger: Logger;
   readonly #inlineMax: number;
   readonly #cors: CorsCache;
+  /** Lifecycle rules by stored bucket name, for the expiry an object's answers carry. */
+  readonly #lifecycle: ReadThroughCache<LifecycleRule[] | null>;
   /**
    * Buckets found during this turn of the event loop, forgotten at its end (and at once when this
    * engine deletes one; a missing bucket is never remembered). Requests that arrive together (one
@@ -137,6 +140,7 @@ export class ObjectEngine implements StoreEngine {
     this.#logger = options.logger;
     this.#inlineMax = options.inlineMaxBytes ?? 64 * 1024;
     this.#cors = new CorsCache({ load: (name) => this.#meta.corsByName(name), now: () => this.#clock.now() });
+    this.#lifecycle = new ReadThroughCache({ load: (bucket) => this.#meta.getBucketLifecycle(bucket), now: () => this.#clock.now() });
   }
 
   /** The metadata store, for services that keep their own rows beside the store's (S3 access keys). */
@@ -199,6 +203,7 @@ export class ObjectEngine implements StoreEngine {
     if (outcome === 'missing') throw new StoreError('STORE_NO_SUCH_BUCKET');
     if (outcome === 'not-empty') throw new StoreError('STORE_BUCKET_NOT_EMPTY');
     this.#cors.invalidate(ownBucketName(name));
+    this.#lifecycle.invalidate(name);
   }
 
   async getBucketCors(bucket: string): Promise<CorsRule[] | null> {
@@ -222,7 +227,14 @@ export class ObjectEngine implements StoreEngine {
 
   async putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void> {
     if (rules !== null) assertLifecycleRules(rules);
-    if (!(await this.#meta.putBucketLifecycle(bucket, rules && rules.length > 0 ? rules : null))) throw new StoreError('STORE_NO_SUCH_BUCKET');
+    const written = await this.#meta.putBucketLifecycle(bucket, rules && rules.length > 0 ? rules : null);
+    this.#lifecycle.invalidate(bucket);
+    if (!written) throw new StoreError('STORE_NO_SUCH_BUCKET');
+  }
+
+  async expirationOf(bucket: string, key: string, uploaded: number): Promise<LifecycleExpiry | undefined> {
+    const rules = await this.#lifecycle.get(bucket);
+    return rules === null ? undefined : expiryOf(rules, key, uploaded);
   }
 
   corsOfBucketsNamed(name: string): Promise<BucketCors[]> {

@@ -5,7 +5,7 @@
  */
 import type { AccountUsage } from '../../db/account-usage.ts';
 import type { BucketCors, CorsRule } from './cors.ts';
-import type { LifecycleRule } from './lifecycle.ts';
+import type { LifecycleExpiry, LifecycleRule } from './lifecycle.ts';
 import type {
   BodyInput,
   BucketInfo,
@@ -61,6 +61,11 @@ export interface StoreEngine {
   getBucketLifecycle(bucket: string): Promise<LifecycleRule[] | null>;
   /** Replaces the bucket's lifecycle rules (validated first: STORE_INVALID_LIFECYCLE), or removes them with null. */
   putBucketLifecycle(bucket: string, rules: LifecycleRule[] | null): Promise<void>;
+  /**
+   * When the bucket's lifecycle rules expire an object of `key` uploaded at `uploaded`, and by which
+   * rule (S3's `x-amz-expiration`), from a short-lived in-memory cache; undefined when no rule does.
+   */
+  expirationOf(bucket: string, key: string, uploaded: number): Promise<LifecycleExpiry | undefined>;
   /**
    * The CORS rules of the buckets called `name` this view can see (the whole engine: every
    * account's; an account's view: its own), from a short-lived in-memory cache.

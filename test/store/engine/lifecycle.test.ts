@@ -10,7 +10,7 @@ import { FakeClock } from '../../../src/core/clock.ts';
 import { silentLogger } from '../../../src/core/log.ts';
 import { PgDatabase } from '../../../src/db/postgres/pg-database.ts';
 import { StoreError } from '../../../src/store/engine/errors.ts';
-import { assertLifecycleRules, dueAction, scanPrefixes, uploadDue, type LifecycleRule } from '../../../src/store/engine/lifecycle.ts';
+import { assertLifecycleRules, dueAction, dueAt, expiryOf, scanPrefixes, uploadDue, type LifecycleRule } from '../../../src/store/engine/lifecycle.ts';
 import { LifecycleSweeper } from '../../../src/store/engine/lifecycle-sweeper.ts';
 import { openStoreEngine } from '../../../src/store/engine/open-store-engine.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
@@ -69,6 +69,28 @@ test(
   },
 );
 
+test(
+  'when an action falls due: whole days to the next midnight UTC (S3), other ages exactly, dates as given; the earliest expiry names its rule',
+  { timeout: 10_000 },
+  () => {
+    const noon = Date.UTC(2026, 0, 10, 12);
+    assert.equal(dueAt({ afterSeconds: 86_400 }, noon), Date.UTC(2026, 0, 12));
+    assert.equal(dueAt({ afterSeconds: 86_400 }, Date.UTC(2026, 0, 10)), Date.UTC(2026, 0, 11), 'a midnight stays');
+    assert.equal(dueAt({ afterSeconds: 3 * 86_400 }, Date.UTC(2026, 0, 10) + 1), Date.UTC(2026, 0, 14));
+    assert.equal(dueAt({ afterSeconds: 3600 }, noon), noon + 3600_000);
+    assert.equal(dueAt({ date: Date.UTC(2027, 0, 1) }, noon), Date.UTC(2027, 0, 1));
+    const rules = [
+      rule({ id: 'month', expiration: { afterSeconds: 30 * 86_400 } }),
+      rule({ id: 'tmp', prefix: 'tmp/', expiration: { afterSeconds: 86_400 } }),
+      rule({ id: 'off', prefix: 'tmp/', enabled: false, expiration: { afterSeconds: 60 } }),
+      rule({ id: 'move', prefix: 'tmp/', transition: { afterSeconds: 60 } }),
+    ];
+    assert.deepEqual(expiryOf(rules, 'tmp/x', noon), { at: Date.UTC(2026, 0, 12), ruleId: 'tmp' });
+    assert.deepEqual(expiryOf(rules, 'other', noon), { at: Date.UTC(2026, 1, 10), ruleId: 'month' });
+    assert.equal(expiryOf(rules.slice(1), 'other', noon), undefined);
+  },
+);
+
 test("a sweep expires, moves and aborts what is due, each once, and keeps the account's usage exact", { timeout: 30_000 }, async (t) => {
   const { engine, clock, bucket } = await openTestEngine(t);
   await engine.putBucketLifecycle(bucket, [
@@ -91,14 +113,22 @@ test("a sweep expires, moves and aborts what is due, each once, and keeps the ac
   await sweeper.runCycle();
   assert.equal((await engine.head(bucket, 'archive/a'))?.storageClass, 'InfrequentAccess');
   assert.equal(sweeper.stats.transitionedObjects, 1);
+  // The upload's age counts exactly; the objects' whole day is rounded up to the next midnight UTC, as S3 counts it.
   clock.advance(DAY - 3600_000);
   const fresh = await engine.createMultipartUpload(bucket, 'up/fresh');
+  await engine.put(bucket, 'logs/later', new Uint8Array(5));
   assert.equal(await sweeper.runCycle(), 'done');
-  assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads, sweeper.stats.cycles], [25, 1, 3]);
+  assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads], [0, 1], 'a day later, not yet midnight: only the upload');
+  clock.set(Date.UTC(2026, 10, 24) - 1);
+  await sweeper.runCycle();
+  assert.equal(sweeper.stats.expiredObjects, 0, 'one millisecond before the midnight');
+  clock.set(Date.UTC(2026, 10, 24));
+  assert.equal(await sweeper.runCycle(), 'done');
+  assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads, sweeper.stats.cycles], [26, 1, 5]);
   assert.deepEqual(
     (await engine.list(bucket)).objects.map((o) => o.key),
-    ['archive/a', 'keep', 'logs/late'],
-    'the late one is not due yet',
+    ['archive/a', 'keep', 'logs/later'],
+    'the one put a day later is not due yet',
   );
   assert.deepEqual(
     (await engine.listUploads(bucket)).map((u) => u.uploadId),
@@ -108,7 +138,7 @@ test("a sweep expires, moves and aborts what is due, each once, and keeps the ac
   assert.deepEqual([usage.objectBytes, usage.objectCount], [15, 3], 'every deletion and abort gave its space back');
   // Again: nothing more is due, nothing is counted twice.
   await sweeper.runCycle();
-  assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads], [25, 1]);
+  assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads], [26, 1]);
 });
 
 test('an object written again after the sweep saw it is another object: not deleted until it is due itself', { timeout: 10_000 }, async (t) => {

@@ -7,13 +7,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteBucketLifecycleCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   PutBucketLifecycleConfigurationCommand,
   PutObjectCommand,
+  UploadPartCommand,
   type LifecycleRule as S3LifecycleRule,
 } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
@@ -150,30 +154,97 @@ test('property: any rules the S3 face can express read back as written', { timeo
   );
 });
 
-test('the rules applied: due objects expire, a due upload is aborted, others stay; S3 clients see them gone', { timeout: 20_000 }, async (t) => {
-  const { client, bucket, engine, clock } = await startS3(t);
-  await client.send(
-    new PutBucketLifecycleConfigurationCommand({
-      Bucket: bucket,
-      LifecycleConfiguration: {
-        Rules: [
-          { ID: 'logs', Status: 'Enabled', Filter: { Prefix: 'logs/' }, Expiration: { Days: 1 } },
-          { ID: 'uploads', Status: 'Enabled', Filter: { Prefix: '' }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } },
-        ],
-      },
-    }),
-  );
-  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'logs/a', Body: 'old' }));
-  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'data/b', Body: 'kept' }));
-  await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'big' }));
-  clock.advance(DAY);
-  const sweeper = new LifecycleSweeper({ meta: engine.metadata, clock, logger: silentLogger });
-  await sweeper.runCycle();
-  await assert.rejects(
-    client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'logs/a' })),
-    (error: Error & { $metadata?: { httpStatusCode?: number } }) => error.$metadata?.httpStatusCode === 404,
-  );
-  await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'data/b' }));
-  assert.equal((await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads, undefined);
-  assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads], [1, 1]);
-});
+test(
+  'the rules applied: due objects expire (at the midnight after their age), a due upload is aborted, others stay; S3 clients see them gone',
+  { timeout: 20_000 },
+  async (t) => {
+    const { client, bucket, engine, clock } = await startS3(t);
+    await client.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: bucket,
+        LifecycleConfiguration: {
+          Rules: [
+            { ID: 'logs', Status: 'Enabled', Filter: { Prefix: 'logs/' }, Expiration: { Days: 1 } },
+            { ID: 'uploads', Status: 'Enabled', Filter: { Prefix: '' }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } },
+          ],
+        },
+      }),
+    );
+    clock.set(Date.UTC(2026, 5, 1, 15, 30));
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'logs/a', Body: 'old' }));
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'data/b', Body: 'kept' }));
+    await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'big' }));
+    clock.advance(DAY);
+    const sweeper = new LifecycleSweeper({ meta: engine.metadata, clock, logger: silentLogger });
+    await sweeper.runCycle();
+    // An upload's age counts exactly; an object's is rounded up to the next midnight UTC, as S3 counts it.
+    assert.equal((await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads, undefined);
+    await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'logs/a' }));
+    clock.set(Date.UTC(2026, 5, 3) - 1);
+    await sweeper.runCycle();
+    await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'logs/a' }));
+    clock.set(Date.UTC(2026, 5, 3));
+    await sweeper.runCycle();
+    await assert.rejects(
+      client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'logs/a' })),
+      (error: Error & { $metadata?: { httpStatusCode?: number } }) => error.$metadata?.httpStatusCode === 404,
+    );
+    await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'data/b' }));
+    assert.equal((await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads, undefined);
+    assert.deepEqual([sweeper.stats.expiredObjects, sweeper.stats.abortedUploads], [1, 1]);
+  },
+);
+
+test(
+  'x-amz-expiration on PUT, HEAD, GET, copy and completion: the earliest enabled rule that expires the key, as the SDK reads it',
+  { timeout: 10_000 },
+  async (t) => {
+    const { client, bucket, clock } = await startS3(t);
+    clock.set(Date.UTC(2026, 5, 1, 15, 30));
+    const expiration = (date: Date, rule: string) => `expiry-date="${date.toUTCString()}", rule-id="${rule}"`;
+    await client.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: bucket,
+        LifecycleConfiguration: {
+          Rules: [
+            { ID: 'rule1', Status: 'Enabled', Filter: { Prefix: 'days1/' }, Expiration: { Days: 1 } },
+            { ID: 'all-in-30', Status: 'Enabled', Filter: {}, Expiration: { Days: 30 } },
+            { ID: 'by-date', Status: 'Enabled', Filter: { Prefix: 'dated/' }, Expiration: { Date: new Date('2026-06-10T00:00:00Z') } },
+            { ID: 'off', Status: 'Disabled', Filter: { Prefix: 'days1/' }, Expiration: { Date: new Date('2026-06-02T00:00:00Z') } },
+            { ID: 'move "quoted" é', Status: 'Enabled', Filter: { Prefix: 'moved/' }, Transitions: [{ Days: 1, StorageClass: 'STANDARD_IA' }] },
+          ],
+        },
+      }),
+    );
+    // Uploaded 2026-06-01 15:30 + 1 day, rounded up to the next midnight UTC: 2026-06-03.
+    const put = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'days1/foo', Body: 'bar' }));
+    assert.equal(put.Expiration, expiration(new Date('2026-06-03T00:00:00Z'), 'rule1'));
+    assert.equal((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'days1/foo' }))).Expiration, put.Expiration);
+    const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'days1/foo' }));
+    assert.equal(got.Expiration, put.Expiration);
+    await got.Body!.transformToString();
+    const dated = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'dated/x', Body: 'x' }));
+    assert.equal(dated.Expiration, expiration(new Date('2026-06-10T00:00:00Z'), 'by-date'), 'a date earlier than the 30 days of the rule for all');
+    const other = await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'moved/x', Body: 'x' }));
+    assert.equal(other.Expiration, expiration(new Date('2026-07-02T00:00:00Z'), 'all-in-30'), 'a transition is no expiration');
+    const copied = await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'days1/copy', CopySource: `${bucket}/dated/x` }));
+    assert.equal(copied.Expiration, expiration(new Date('2026-06-03T00:00:00Z'), 'rule1'));
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'dated/big' }));
+    const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'dated/big', UploadId, PartNumber: 1, Body: 'part' }));
+    const done = await client.send(
+      new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'dated/big', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag! }] } }),
+    );
+    assert.equal(done.Expiration, expiration(new Date('2026-06-10T00:00:00Z'), 'by-date'));
+    // A rule ID that cannot stand between quotes is escaped as in a URL; no rule, no header (seen at once after a change).
+    await client.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: bucket,
+        LifecycleConfiguration: { Rules: [{ ID: 'say "hi" é', Status: 'Enabled', Filter: { Prefix: 'days1/' }, Expiration: { Days: 2 } }] },
+      }),
+    );
+    const escaped = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'days1/foo' }));
+    assert.equal(escaped.Expiration, expiration(new Date('2026-06-04T00:00:00Z'), 'say %22hi%22 %C3%A9'));
+    await client.send(new DeleteBucketLifecycleCommand({ Bucket: bucket }));
+    assert.equal((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'days1/foo' }))).Expiration, undefined);
+  },
+);

@@ -9,6 +9,7 @@ import { preconditionStatus, readPreconditions, writeCondition } from '../http-c
 import { assertAllowed } from '../key-grant.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { COPY_SOURCE_SSE_C_PREFIX, setSseCHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
+import { expirationHeader } from '../expiration-header.ts';
 import { element, xmlDocument } from '../xml.ts';
 import { customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
 import { StoreError } from '../../engine/errors.ts';
@@ -111,6 +112,6 @@ export async function copyObject(ctx: S3Context): Promise<void> {
   if (onlyIf) options.onlyIf = onlyIf;
   const meta = await ctx.engine.put(requireBucket(ctx), requireKey(ctx), { stream: source.body, length: source.length }, options);
   if (!meta) throw await writeConditionFailure(ctx, onlyIf);
-  setSseCHeaders(ctx.res, sseCResponseHeaders(meta));
+  setSseCHeaders(ctx.res, { ...sseCResponseHeaders(meta), ...(await expirationHeader(ctx, meta)) });
   sendXml(ctx, 200, xmlDocument('CopyObjectResult', element('LastModified', new Date(meta.uploaded).toISOString()) + element('ETag', `"${meta.etag}"`)));
 }

@@ -15,6 +15,7 @@ import { readCopySource } from './copy.ts';
 import { checksumElements, checksumHeaders, checksumType, customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
 import { writeCondition } from '../http-conditions.ts';
 import { setSseCHeaders, sseCKeyHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
+import { expirationHeader } from '../expiration-header.ts';
 
 function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
@@ -142,7 +143,7 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
       throw error;
     });
   const checksums = checksumElements(meta.checksums);
-  setSseCHeaders(ctx.res, sseCResponseHeaders(meta));
+  setSseCHeaders(ctx.res, { ...sseCResponseHeaders(meta), ...(await expirationHeader(ctx, meta)) });
   sendXml(
     ctx,
     200,

@@ -11,6 +11,7 @@ import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sen
 import { deleteCondition, namesObject, parseRange, preconditionStatus, rangeApplies, readPreconditions, writeCondition } from '../http-conditions.ts';
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
+import { expirationHeader } from '../expiration-header.ts';
 import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
@@ -144,7 +145,7 @@ export async function putObject(ctx: S3Context): Promise<void> {
     ctx.req.resume();
     throw await writeConditionFailure(ctx, onlyIf);
   }
-  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums), ...sseCResponseHeaders(meta) });
+  sendEmpty(ctx, 200, { etag: `"${meta.etag}"`, ...checksumHeaders(meta.checksums), ...sseCResponseHeaders(meta), ...(await expirationHeader(ctx, meta)) });
 }
 
 /** Bodies up to this size may be taken whole once they have arrived (arrivedWhole). */
@@ -244,7 +245,7 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   }
   const headers = objectHeaders(meta, ctx.query);
   headers['x-amz-request-id'] = ctx.requestId;
-  Object.assign(headers, sseCResponseHeaders(meta));
+  Object.assign(headers, sseCResponseHeaders(meta), await expirationHeader(ctx, meta));
   // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
   if (!range && part === undefined && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
     const checksums = checksumHeaders(meta.checksums);
