@@ -149,7 +149,7 @@ export interface GetResult {
   body?: ObjectBody;
   /** How many parts a multipart object has; absent for any other object. */
   partsCount?: number;
-  /** A multipart object's parts, in order: each one's size and, when its upload kept one, checksum (lowercase hex, the object's COMPOSITE algorithm). */
+  /** A multipart object's parts, in order: each one's size and, when its upload kept one, checksum (lowercase hex, in the algorithm of the object's COMPOSITE or FULL_OBJECT checksum). */
   parts?: ReadonlyArray<{ size: number; checksum?: string }>;
 }
 

@@ -8,6 +8,7 @@ import {
   type ListMultipartUploadsCommandOutput,
   CopyObjectCommand,
   CreateMultipartUploadCommand,
+  GetObjectAttributesCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
@@ -365,6 +366,59 @@ test(
       assert.deepEqual([got[`Checksum${algorithm}`], got.ChecksumType], [crcOf(whole), 'FULL_OBJECT']);
       assert.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(whole));
     }
+  },
+);
+
+test(
+  "GetObject / HeadObject of one part with checksum mode: that part's own checksum and the object's type; GetObjectAttributes lists them",
+  { timeout: 20_000 },
+  async (t) => {
+    const { client, bucket } = await startS3(t);
+    const parts = [Buffer.alloc(5 * MiB, 'x'), Buffer.from('the short last part')];
+    const sha256Of = (data: Buffer) => createHash('sha256').update(data).digest('base64');
+    for (const [algorithm, type, checksumOf] of [
+      ['SHA256', 'COMPOSITE', sha256Of],
+      ['CRC32', 'FULL_OBJECT', crc32Of],
+      ['CRC64NVME', 'FULL_OBJECT', crc64Of],
+    ] as const) {
+      const Key = `parts-${algorithm}`;
+      const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key, ChecksumAlgorithm: algorithm, ChecksumType: type }));
+      const named = [];
+      for (const [i, Body] of parts.entries()) {
+        const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: i + 1, Body, ChecksumAlgorithm: algorithm }));
+        named.push({ PartNumber: i + 1, ETag: part.ETag, [`Checksum${algorithm}`]: checksumOf(Body) });
+      }
+      await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key, UploadId, MultipartUpload: { Parts: named } }));
+      for (const [i, body] of parts.entries()) {
+        // The SDK sends checksum mode on GetObject and verifies the body against the part's checksum.
+        const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key, PartNumber: i + 1, ChecksumMode: 'ENABLED' }));
+        assert.deepEqual([got[`Checksum${algorithm}`], got.ChecksumType, got.PartsCount], [checksumOf(body), type, 2], `${algorithm} part ${i + 1}`);
+        assert.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(body));
+        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key, PartNumber: i + 1, ChecksumMode: 'ENABLED' }));
+        assert.deepEqual([head[`Checksum${algorithm}`], head.ChecksumType, head.ContentLength], [checksumOf(body), type, body.length]);
+      }
+      // Not asked for: none.
+      const plainHead = await client.send(new HeadObjectCommand({ Bucket: bucket, Key, PartNumber: 1 }));
+      assert.deepEqual([plainHead[`Checksum${algorithm}`], plainHead.ChecksumType], [undefined, undefined]);
+      const attributes = await client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key, ObjectAttributes: ['ObjectParts'] }));
+      assert.deepEqual(
+        attributes.ObjectParts?.Parts,
+        parts.map((body, i) => ({ PartNumber: i + 1, Size: body.length, [`Checksum${algorithm}`]: checksumOf(body) })),
+      );
+    }
+    // An upload made without checksums: a part is served without one.
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'unsummed' }));
+    const only = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'unsummed', UploadId, PartNumber: 1, Body: parts[1] }));
+    await client.send(
+      new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'unsummed', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: only.ETag }] } }),
+    );
+    const unsummed = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'unsummed', PartNumber: 1, ChecksumMode: 'ENABLED' }));
+    assert.deepEqual([unsummed.ChecksumCRC64NVME, unsummed.ChecksumCRC32, unsummed.ChecksumType, unsummed.PartsCount], [undefined, undefined, undefined, 1]);
+    // Part 1 of an object put whole is all of it, so its checksum is the object's.
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'whole', Body: parts[1], ChecksumAlgorithm: 'CRC32C' }));
+    const whole = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'whole', PartNumber: 1, ChecksumMode: 'ENABLED' }));
+    assert.deepEqual([whole.ChecksumCRC32C, whole.ChecksumType, whole.PartsCount], [crc32cOf(parts[1]!), 'FULL_OBJECT', undefined]);
+    assert.equal(await whole.Body!.transformToString(), 'the short last part');
   },
 );
 

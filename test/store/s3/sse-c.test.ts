@@ -28,6 +28,12 @@ const KEY = randomBytes(32);
 const OTHER = randomBytes(32);
 const md5 = (data: Uint8Array) => createHash('md5').update(data).digest('base64');
 const withKey = (key = KEY) => ({ SSECustomerAlgorithm: 'AES256', SSECustomerKey: key as unknown as string });
+/** 400 InvalidRequest with S3's message. */
+const refused = (message: string) => (error: Error) => {
+  assert.ok(code('InvalidRequest', 400)(error));
+  assert.equal(error.message, message);
+  return true;
+};
 const status = (expected: number) => (error: Error & { $metadata?: { httpStatusCode?: number } }) => error.$metadata?.httpStatusCode === expected;
 
 test('PutObject with SSE-C stores the bytes encrypted; GetObject and HeadObject need the key; a wrong key is 403, none 400', { timeout: 20_000 }, async (t) => {
@@ -119,7 +125,7 @@ test('CopyObject: from an SSE-C source with its key, to another key, to plain an
 });
 
 test(
-  "multipart with SSE-C: every part needs the upload's key; the object reads back across parts and chunks; part copy from an SSE-C source",
+  "multipart with SSE-C: every part needs the upload's key (400 without it or with another); the object reads back across parts and chunks; part copy from an SSE-C source",
   { timeout: 30_000 },
   async (t) => {
     const { client, bucket } = await startS3(t);
@@ -128,13 +134,14 @@ test(
     const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'big', ...withKey() }));
     assert.deepEqual([created.SSECustomerAlgorithm, created.SSECustomerKeyMD5], ['AES256', md5(KEY)]);
     const UploadId = created.UploadId!;
+    // A part without the upload's key, or with another: 400 InvalidRequest in S3's words (not the 403 of a read).
     await assert.rejects(
       client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0] })),
-      code('InvalidRequest', 400),
+      refused('The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.'),
     );
     await assert.rejects(
       client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey(OTHER) })),
-      code('AccessDenied', 403),
+      refused('The provided encryption parameters did not match the ones used originally.'),
     );
     const one = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'big', UploadId, PartNumber: 1, Body: parts[0], ...withKey() }));
     assert.equal(one.SSECustomerKeyMD5, md5(KEY));
@@ -144,6 +151,24 @@ test(
     assert.equal(again.ETag, one.ETag);
     // Part 2 copied from an SSE-C object under another key.
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'tail', Body: parts[1], ...withKey(OTHER) }));
+    const copyTail = { Bucket: bucket, Key: 'big', UploadId, PartNumber: 2, CopySource: `${bucket}/tail` };
+    const tailKey = { CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: OTHER as unknown as string };
+    // The source's key where the upload's belongs, or none: refused as for UploadPart.
+    await assert.rejects(
+      client.send(new UploadPartCopyCommand({ ...copyTail, ...tailKey, ...withKey(OTHER) })),
+      refused('The provided encryption parameters did not match the ones used originally.'),
+    );
+    await assert.rejects(
+      client.send(new UploadPartCopyCommand({ ...copyTail, ...tailKey })),
+      refused('The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.'),
+    );
+    // A wrong key for the source itself is a read's refusal.
+    await assert.rejects(
+      client.send(
+        new UploadPartCopyCommand({ ...copyTail, CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: KEY as unknown as string, ...withKey() }),
+      ),
+      code('AccessDenied', 403),
+    );
     const two = await client.send(
       new UploadPartCopyCommand({
         Bucket: bucket,
@@ -156,20 +181,23 @@ test(
         ...withKey(),
       }),
     );
-    const done = await client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: bucket,
-        Key: 'big',
-        UploadId,
-        ...withKey(),
-        MultipartUpload: {
-          Parts: [
-            { PartNumber: 1, ETag: one.ETag },
-            { PartNumber: 2, ETag: two.CopyPartResult!.ETag },
-          ],
-        },
-      }),
+    const completion = {
+      Bucket: bucket,
+      Key: 'big',
+      UploadId,
+      MultipartUpload: {
+        Parts: [
+          { PartNumber: 1, ETag: one.ETag },
+          { PartNumber: 2, ETag: two.CopyPartResult!.ETag },
+        ],
+      },
+    };
+    // A completion given another key is refused as a part would be, and completes nothing.
+    await assert.rejects(
+      client.send(new CompleteMultipartUploadCommand({ ...completion, ...withKey(OTHER) })),
+      refused('The provided encryption parameters did not match the ones used originally.'),
     );
+    const done = await client.send(new CompleteMultipartUploadCommand({ ...completion, ...withKey() }));
     assert.equal(done.$metadata.httpStatusCode, 200);
     const whole = Buffer.concat(parts);
     const all = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'big', ...withKey() }));

@@ -82,14 +82,16 @@ export async function uploadPart(ctx: S3Context): Promise<void> {
   if (length === undefined) throw S3_ERRORS.missingContentLength();
   const ssecKey = sseCKeyOf(ctx.req.headers);
   const { body, checksums } = verifiedUpload(ctx.req, ctx.req.headers, ctx.signing);
-  const part = await ctx.engine.uploadPart(
-    requireBucket(ctx),
-    requireKey(ctx),
-    uploadId(ctx),
-    n,
-    { stream: body, length },
-    { verifiedChecksums: checksums, ...(ssecKey !== undefined ? { ssecKey } : {}) },
-  );
+  const part = await ctx.engine
+    .uploadPart(
+      requireBucket(ctx),
+      requireKey(ctx),
+      uploadId(ctx),
+      n,
+      { stream: body, length },
+      { verifiedChecksums: checksums, ...(ssecKey !== undefined ? { ssecKey } : {}) },
+    )
+    .catch(partKeyRefusal);
   // The checksum is echoed when the upload keeps it, so a client names it back at completion.
   sendEmpty(ctx, 200, { etag: `"${part.etag}"`, ...checksumHeaders(part.checksums ?? {}), ...sseCKeyHeaders(ssecKey) });
 }
@@ -98,16 +100,28 @@ export async function uploadPartCopy(ctx: S3Context): Promise<void> {
   const n = partNumber(ctx);
   const ssecKey = sseCKeyOf(ctx.req.headers);
   const source = await readCopySource(ctx, true);
-  const part = await ctx.engine.uploadPart(
-    requireBucket(ctx),
-    requireKey(ctx),
-    uploadId(ctx),
-    n,
-    { stream: source.body, length: source.length },
-    ssecKey !== undefined ? { ssecKey } : {},
-  );
+  // The source's own key was checked as it was opened: what the engine refuses here is the upload's.
+  const part = await ctx.engine
+    .uploadPart(requireBucket(ctx), requireKey(ctx), uploadId(ctx), n, { stream: source.body, length: source.length }, ssecKey !== undefined ? { ssecKey } : {})
+    .catch(partKeyRefusal);
   setSseCHeaders(ctx.res, sseCKeyHeaders(ssecKey));
   sendXml(ctx, 200, xmlDocument('CopyPartResult', element('ETag', `"${part.etag}"`) + element('LastModified', new Date(ctx.now).toISOString())));
+}
+
+/**
+ * A part (UploadPart, UploadPartCopy) for an upload created with an SSE-C key, sent without that
+ * key or with another one: S3 answers both 400 InvalidRequest, in its words for parts (a wrong key
+ * is not AccessDenied there, as it is for reading an object; a completion given another key is
+ * answered the same). The engine's own errors (and what the binding answers) stay as they are.
+ */
+function partKeyRefusal(error: unknown): never {
+  if (error instanceof StoreError && error.code === 'STORE_SSEC_KEY_MISMATCH')
+    throw S3_ERRORS.invalidRequest('The provided encryption parameters did not match the ones used originally.');
+  if (error instanceof StoreError && error.code === 'STORE_SSEC_KEY_REQUIRED')
+    throw S3_ERRORS.invalidRequest(
+      'The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.',
+    );
+  throw error;
 }
 
 export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
@@ -140,6 +154,8 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
     })
     .catch(async (error: unknown) => {
       if (error instanceof StoreError && error.code === 'STORE_PRECONDITION_FAILED') throw await writeConditionFailure(ctx, onlyIf);
+      // A key given for an SSE-C upload must be its own: another is refused as a part's would be.
+      if (error instanceof StoreError && error.code === 'STORE_SSEC_KEY_MISMATCH') partKeyRefusal(error);
       throw error;
     });
   const checksums = checksumElements(meta.checksums);

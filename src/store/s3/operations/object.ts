@@ -9,7 +9,7 @@ import { engineBlobs, writeSegments, primeFirstBlob } from '../../segment-writer
 import type { BodyInput, Checksums, Conditional, GetResult, HttpMetadata, ObjectMeta, PutOptions } from '../../engine/types.ts';
 import { FROM_S3_CLASS, readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
 import { deleteCondition, namesObject, parseRange, preconditionStatus, rangeApplies, readPreconditions, writeCondition } from '../http-conditions.ts';
-import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
+import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload, type S3ChecksumAlgorithm } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { expirationHeader } from '../expiration-header.ts';
 import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
@@ -246,9 +246,10 @@ export async function getObject(ctx: S3Context, head: boolean): Promise<void> {
   const headers = objectHeaders(meta, ctx.query);
   headers['x-amz-request-id'] = ctx.requestId;
   Object.assign(headers, sseCResponseHeaders(meta), await expirationHeader(ctx, meta));
-  // Checksums describe the whole object: asked for, and not for a range (S3 API, GetObject).
-  if (!range && part === undefined && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
-    const checksums = checksumHeaders(meta.checksums);
+  // Checksums, when asked for, describe what is served: the whole object, or one part of it (a
+  // multipart object's part by its own checksum, as S3 answers), never another range.
+  if (!range && header(ctx.req.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
+    const checksums = checksumHeaders(part === undefined ? meta.checksums : partChecksums(result, meta.checksums, part));
     if (Object.keys(checksums).length > 0) Object.assign(headers, checksums, { 'x-amz-checksum-type': checksumType(meta.checksums) });
   }
   const served = result.range;
@@ -322,25 +323,45 @@ function wholeNumberHeader(ctx: S3Context, name: string, fallback: number): numb
 }
 
 /**
- * ObjectParts of a multipart object. As S3, its parts are listed (number, size and checksum) only
- * when the object has a COMPOSITE checksum, i.e. its upload kept every part's checksum; a page
- * starts after `marker` and holds at most `maxParts`.
+ * The algorithm a multipart object's parts keep their checksums in: the one of the object's own
+ * (COMPOSITE or FULL_OBJECT) checksum, made of them. None when the object has none (an upload made
+ * without an algorithm, or with a part that kept no checksum).
+ */
+function partAlgorithm(checksums: Checksums): S3ChecksumAlgorithm | undefined {
+  return S3_CHECKSUM_ALGORITHMS.find((name) => checksums[name] !== undefined);
+}
+
+/**
+ * The checksums of part `part` of an object: a multipart object's part, its own (in the object's
+ * algorithm); part 1 of any other object is the whole object, so the object's.
+ */
+function partChecksums(result: GetResult, checksums: Checksums, part: number): Checksums {
+  if (result.parts === undefined) return checksums;
+  const algorithm = partAlgorithm(checksums);
+  const checksum = result.parts[part - 1]?.checksum;
+  return algorithm !== undefined && checksum !== undefined ? { [algorithm]: checksum } : {};
+}
+
+/**
+ * ObjectParts of a multipart object: its parts (number, size and, when its upload kept them, each
+ * part's checksum), a page of at most `maxParts` after `marker`. S3 lists parts for objects with
+ * checksums, which since its default CRC-64/NVME is every object it stores; edgeport adds no default
+ * checksum, so a part made without one is listed with its number and size only.
  */
 function objectParts(result: GetResult, checksums: Checksums, marker: number, maxParts: number): string {
-  const algorithm = S3_CHECKSUM_ALGORITHMS.find((name) => checksums[name]?.includes('-'));
-  const parts = result.parts ?? [];
-  const listed = algorithm !== undefined && parts.every((part) => part.checksum !== undefined);
-  const count = element('PartsCount', result.partsCount);
-  if (!listed)
-    return `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('MaxParts', maxParts)}${element('IsTruncated', false)}</ObjectParts>`;
-  const after = parts.map((part, index) => ({ number: index + 1, ...part })).filter((part) => part.number > marker);
+  const algorithm = partAlgorithm(checksums);
+  const after = (result.parts ?? []).map((part, index) => ({ number: index + 1, ...part })).filter((part) => part.number > marker);
   const page = after.slice(0, maxParts);
   const truncated = after.length > page.length;
   return (
-    `<ObjectParts>${count}${element('PartNumberMarker', marker)}${element('NextPartNumberMarker', page.at(-1)?.number ?? marker)}` +
-    `${element('MaxParts', maxParts)}${element('IsTruncated', truncated)}` +
+    `<ObjectParts>${element('PartsCount', result.partsCount)}${element('PartNumberMarker', marker)}` +
+    `${element('NextPartNumberMarker', page.at(-1)?.number ?? marker)}${element('MaxParts', maxParts)}${element('IsTruncated', truncated)}` +
     page
-      .map((part) => `<Part>${element('PartNumber', part.number)}${element('Size', part.size)}` + `${checksumElements({ [algorithm]: part.checksum })}</Part>`)
+      .map(
+        (part) =>
+          `<Part>${element('PartNumber', part.number)}${element('Size', part.size)}` +
+          `${algorithm !== undefined && part.checksum !== undefined ? checksumElements({ [algorithm]: part.checksum }) : ''}</Part>`,
+      )
       .join('') +
     '</ObjectParts>'
   );
