@@ -309,11 +309,11 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async putObject(bucket: string, meta: ObjectMeta, data: StoredData, options: PutObjectOptions = {}): Promise<PutOutcome> {
     return this.#writes.run((): PutOutcome => {
-      const found = this.#bucketRow(bucket);
+      const found = this.#sql.bucketAndObject.get(meta.key, bucket) as [string, ...RawObjectRow] | [string, null] | undefined;
       if (!found) return 'no-bucket';
-      const current = this.#currentRow(bucket, meta.key);
+      const current = found[1] === null ? undefined : objectRecord(found.slice(1) as RawObjectRow);
       if (options.precondition && !options.precondition(current ? toMeta(current) : null)) return 'precondition-failed';
-      if (options.classOfBucket) meta.storageClass = found.storage_class as ObjectMeta['storageClass'];
+      if (options.classOfBucket) meta.storageClass = found[0] as ObjectMeta['storageClass'];
       this.#charge(accountOfBucket(bucket), meta.size - (current?.size ?? 0), current ? 0 : 1);
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);

@@ -114,6 +114,13 @@ export function prepareStatements(db: Database) {
     deleteUpload: s('DELETE FROM uploads WHERE upload_id = ?'),
 
     headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`).raw(),
+    // A put's bucket and the object it replaces in one lookup: [storage_class, ...headObject's columns
+    // (NULL when the key has none)], or no row when the bucket does not exist. Key first, then bucket.
+    bucketAndObject: s(
+      `SELECT b.storage_class, ${META_COLUMNS.split(', ')
+        .map((c) => `o.${c}`)
+        .join(', ')} FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ? WHERE b.name = ?`,
+    ).raw(),
     getObject: s(`SELECT ${META_COLUMNS.split(', ')
       .map((c) => `o.${c}`)
       .join(', ')}, coalesce(n.bytes, b.bytes) AS inline_data
