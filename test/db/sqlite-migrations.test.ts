@@ -97,3 +97,66 @@ test("migration 16 counts what each account already stores: objects, open upload
   t.after(() => registry.close());
   await checkUsage(store, registry);
 });
+
+test('migration 20: bodies stored before stay readable by version; new ones, and those replacing them, go by row id', { timeout: 10_000 }, async (t) => {
+  const file = join(tempDir(t), 'metadata.sqlite');
+  const old = databaseAt(file, 19);
+  old.prepare('INSERT INTO buckets (name, created, storage_class) VALUES (?, 0, ?)').run('b', 'Standard');
+  const before = new Map<string, Buffer>();
+  for (const [i, size] of [0, 1, 1500, 65_536].entries()) {
+    const key = `old${i}`;
+    before.set(key, Buffer.alloc(size, i + 1));
+    old
+      .prepare(
+        `INSERT INTO objects (bucket, key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class,
+      has_inline, blob_id, part_count) VALUES ('b', ?, ?, ?, 'e', 0, '{}', '{}', '{}', 'Standard', 1, NULL, 0)`,
+      )
+      .run(key, `v${i}`, size);
+    old.prepare('INSERT INTO inline_bodies (version, bytes) VALUES (?, ?)').run(`v${i}`, before.get(key)!);
+  }
+  old.close();
+
+  const store = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0 });
+  t.after(() => store.close());
+  const bodyOf = async (key: string) => {
+    const stored = await store.getObject('b', key);
+    assert.equal(stored?.data.kind, 'inline', key);
+    return Buffer.from(stored.data.kind === 'inline' ? stored.data.bytes : []);
+  };
+  for (const [key, bytes] of before) assert.deepEqual(await bodyOf(key), bytes, key);
+
+  const meta = (key: string, version: string, size: number) => ({
+    key,
+    version,
+    size,
+    etag: 'e',
+    uploaded: 0,
+    httpMetadata: {},
+    customMetadata: {},
+    checksums: {},
+    storageClass: 'Standard' as const,
+  });
+  // A new object, one replacing an old one, an old one replaced by a blob, an old one deleted.
+  assert.equal(await store.putObject('b', meta('new', 'n1', 3), { kind: 'inline', bytes: Buffer.from('new') }), 'written');
+  assert.equal(await store.putObject('b', meta('old0', 'n2', 4), { kind: 'inline', bytes: Buffer.from('repl') }), 'written');
+  assert.equal(await store.putObject('b', meta('old1', 'n3', 1), { kind: 'blob', blobId: 'blob-1' }), 'written');
+  await store.deleteObjects('b', ['old2']);
+  assert.deepEqual(await bodyOf('new'), Buffer.from('new'));
+  assert.deepEqual(await bodyOf('old0'), Buffer.from('repl'));
+  assert.deepEqual(await bodyOf('old3'), before.get('old3'));
+  assert.deepEqual((await store.getObject('b', 'old1'))?.data, { kind: 'blob', blobId: 'blob-1' });
+  assert.equal(await store.getObject('b', 'old2'), null);
+
+  // Only the bodies of live objects are kept, each in one table: the untouched old one by version, the rest by id.
+  const check = openSqlite(file);
+  t.after(() => check.close());
+  assert.deepEqual(check.prepare('SELECT version FROM inline_bodies').pluck().all(), ['v3']);
+  assert.deepEqual(check.prepare('SELECT o.key FROM object_bodies n JOIN objects o ON o.body_id = n.id ORDER BY o.key').pluck().all(), ['new', 'old0']);
+  assert.equal(check.prepare('SELECT count(*) FROM object_bodies').pluck().get(), 2);
+
+  // Replacing and deleting an object stored this way frees its row.
+  assert.equal(await store.putObject('b', meta('new', 'n4', 5), { kind: 'inline', bytes: Buffer.from('newer') }), 'written');
+  await store.deleteObjects('b', ['old0']);
+  assert.deepEqual(await bodyOf('new'), Buffer.from('newer'));
+  assert.equal(check.prepare('SELECT count(*) FROM object_bodies').pluck().get(), 1);
+});

@@ -18,6 +18,7 @@ import { accountQuotas } from './0016-account-quotas.ts';
 import { sealedSecrets } from './0017-sealed-secrets.ts';
 import { lifecycleAndSseC } from './0018-lifecycle-and-sse-c.ts';
 import { rulesetHistoryPublicBuckets } from './0019-ruleset-history-public-buckets.ts';
+import { objectBodiesById } from './0020-object-bodies-by-id.ts';
 
 export interface Migration {
   version: number;
@@ -47,4 +48,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sealedSecrets,
   lifecycleAndSseC,
   rulesetHistoryPublicBuckets,
+  objectBodiesById,
 ];

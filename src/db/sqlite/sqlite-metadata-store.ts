@@ -309,11 +309,11 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async putObject(bucket: string, meta: ObjectMeta, data: StoredData, options: PutObjectOptions = {}): Promise<PutOutcome> {
     return this.#writes.run((): PutOutcome => {
-      const found = this.#bucketRow(bucket);
+      const found = this.#sql.bucketAndObject.get(meta.key, bucket) as [string, ...RawObjectRow] | [string, null] | undefined;
       if (!found) return 'no-bucket';
-      const current = this.#currentRow(bucket, meta.key);
+      const current = found[1] === null ? undefined : objectRecord(found.slice(1) as RawObjectRow);
       if (options.precondition && !options.precondition(current ? toMeta(current) : null)) return 'precondition-failed';
-      if (options.classOfBucket) meta.storageClass = found.storage_class as ObjectMeta['storageClass'];
+      if (options.classOfBucket) meta.storageClass = found[0] as ObjectMeta['storageClass'];
       this.#charge(accountOfBucket(bucket), meta.size - (current?.size ?? 0), current ? 0 : 1);
       if (current) this.#dropObjectData(current);
       this.#insertObject(bucket, meta, data);
@@ -594,6 +594,7 @@ export class SqliteMetadataStore implements MetadataStore {
 
   #insertObject(bucket: string, meta: ObjectMeta, data: StoredData): void {
     const partCount = data.kind === 'parts' ? data.parts.length : 0;
+    const bodyId = data.kind === 'inline' ? Number(this.#sql.insertBody.run(data.bytes).lastInsertRowid) : null;
     this.#sql.upsertObject.run(
       bucket,
       meta.key,
@@ -610,8 +611,8 @@ export class SqliteMetadataStore implements MetadataStore {
       // A multipart object of zero parts still needs part_count > 0 to be read as one; its body is empty.
       data.kind === 'parts' ? Math.max(partCount, 1) : 0,
       meta.ssec ? JSON.stringify(meta.ssec) : null,
+      bodyId,
     );
-    if (data.kind === 'inline') this.#sql.insertInlineBody.run(meta.version, data.bytes);
     if (data.kind === 'parts') {
       data.parts.forEach((part, idx) => this.#sql.insertObjectPart.run(meta.version, idx, part.blobId, part.size, part.checksum ?? null));
     }
@@ -619,7 +620,8 @@ export class SqliteMetadataStore implements MetadataStore {
 
   /** Queues the blobs of an object being replaced or deleted, and forgets its part rows. */
   #dropObjectData(row: ObjectRecord): void {
-    if (row.has_inline) this.#sql.deleteInlineBody.run(row.version);
+    if (row.body_id !== null) this.#sql.deleteBody.run(row.body_id);
+    else if (row.has_inline) this.#sql.deleteInlineBody.run(row.version);
     if (row.blob_id !== null) this.#reclaim(row.blob_id);
     if (row.part_count > 0) {
       for (const id of this.#sql.objectParts.all(row.version).map((p) => (p as { blob_id: string }).blob_id)) this.#reclaim(id);

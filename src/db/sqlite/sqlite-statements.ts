@@ -4,6 +4,8 @@ import type { ObjectRecord as SharedObjectRecord } from '../metadata-rows.ts';
 
 /** getObject's row: the object's columns and, for an inline body, its bytes. */
 export interface ObjectRecord extends SharedObjectRecord {
+  /** The object_bodies row of its inline body (migration 20); null for a body in inline_bodies, found by version, or none. */
+  body_id: number | null;
   inline_data?: Uint8Array | null;
 }
 
@@ -25,6 +27,7 @@ export type RawObjectRow = [
   blobId: string | null,
   partCount: number,
   ssec: string | null,
+  bodyId: number | null,
   inlineData?: Uint8Array | null,
 ];
 
@@ -43,13 +46,15 @@ export function objectRecord(row: RawObjectRow): ObjectRecord {
     blob_id: row[10],
     part_count: row[11],
     ssec: row[12],
-    inline_data: row[13],
+    body_id: row[13],
+    inline_data: row[14],
   };
 }
 
 export type { PartRecord, UploadRecord } from '../metadata-rows.ts';
 
-const META_COLUMNS = 'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec';
+const META_COLUMNS =
+  'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec, body_id';
 
 /** Column order of a raw list row; http_metadata and custom_metadata follow when requested. */
 const LIST_COLUMNS = 'key, version, size, etag, uploaded, checksums, storage_class';
@@ -109,13 +114,24 @@ export function prepareStatements(db: Database) {
     deleteUpload: s('DELETE FROM uploads WHERE upload_id = ?'),
 
     headObject: s(`SELECT ${META_COLUMNS} FROM objects WHERE bucket = ? AND key = ?`).raw(),
+    // A put's bucket and the object it replaces in one lookup: [storage_class, ...headObject's columns
+    // (NULL when the key has none)], or no row when the bucket does not exist. Key first, then bucket.
+    bucketAndObject: s(
+      `SELECT b.storage_class, ${META_COLUMNS.split(', ')
+        .map((c) => `o.${c}`)
+        .join(', ')} FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ? WHERE b.name = ?`,
+    ).raw(),
     getObject: s(`SELECT ${META_COLUMNS.split(', ')
       .map((c) => `o.${c}`)
-      .join(', ')}, b.bytes AS inline_data
-      FROM objects o LEFT JOIN inline_bodies b ON o.has_inline = 1 AND b.version = o.version WHERE o.bucket = ? AND o.key = ?`).raw(),
+      .join(', ')}, coalesce(n.bytes, b.bytes) AS inline_data
+      FROM objects o LEFT JOIN object_bodies n ON n.id = o.body_id
+        LEFT JOIN inline_bodies b ON o.body_id IS NULL AND o.has_inline = 1 AND b.version = o.version
+      WHERE o.bucket = ? AND o.key = ?`).raw(),
     upsertObject: s(`INSERT OR REPLACE INTO objects (bucket, key, version, size, etag, uploaded, http_metadata,
-      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    insertInlineBody: s('INSERT OR REPLACE INTO inline_bodies (version, bytes) VALUES (?, ?)'),
+      custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec, body_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    // Inline bodies by row id (migration 20); those stored before are in inline_bodies, by version.
+    insertBody: s('INSERT INTO object_bodies (bytes) VALUES (?)'),
+    deleteBody: s('DELETE FROM object_bodies WHERE id = ?'),
     deleteInlineBody: s('DELETE FROM inline_bodies WHERE version = ?'),
     deleteObject: s('DELETE FROM objects WHERE bucket = ? AND key = ?'),
     // Listing returns arrays (raw mode) of LIST_COLUMNS, plus the two metadata columns when asked:

@@ -150,10 +150,13 @@ async function readAnswer(response: Response): Promise<{ answer: WireResponse; r
   const header = response.headers.get(ANSWER_HEADER);
   if (header !== null) {
     const answer = decodeHeader(header) as WireResponse;
-    // No object body to come: an empty body is left unread, and the connection is free again.
     const hasBody = 'ok' in answer && answer.body !== undefined && answer.body.length > 0;
-    if (!hasBody) void response.body?.cancel().catch(() => undefined);
-    return { answer, rest: hasBody ? response.body : null };
+    if (hasBody) return { answer, rest: response.body };
+    // No object body to come. An empty one (the service's answers say `content-length: 0`) is
+    // over as it arrives and leaves the connection free: it is not even looked at (a stream made
+    // and cancelled on every call). Anything else is cancelled.
+    if (response.headers.get('content-length') !== '0') void response.body?.cancel().catch(() => undefined);
+    return { answer, rest: null };
   }
   if (response.body === null) throw new Error(`The store service answered ${response.status} without an answer.`);
   const reader = response.body.getReader();

@@ -129,17 +129,28 @@ function withBody(request: WireRequest, body: BodyInput): unknown[] {
   return args;
 }
 
+/**
+ * A native body up to this long is read whole and handed to the engine as bytes: no larger than
+ * what the engine keeps in memory to store inline (64 KiB by default), and most often here already
+ * with the request's head (a script's put of a small request body). Passing it on chunk by chunk
+ * cost more than the rest of reading the call. Its length is the HTTP body's own, so the bytes
+ * are exactly the script's stream (a `stream` body's declared length is checked by the engine).
+ */
+const BUFFERED_BODY_BYTES = 64 * 1024;
+
 async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Array, req: StoreRequest): Promise<BodyInput> {
   const iterator = req.body;
-  if (spec.kind === 'bytes') {
+  // A native body is the whole HTTP body: its length is the Content-Length (checked present above).
+  const length = spec.kind === 'native' ? req.length : spec.length;
+  if (spec.kind === 'bytes' || (spec.kind === 'native' && length! <= BUFFERED_BODY_BYTES)) {
     // A body the script passed as bytes reaches the engine as bytes, as it does in-process.
-    const bytes = new Uint8Array(spec.length);
-    let at = Math.min(leftover.byteLength, spec.length);
+    const bytes = new Uint8Array(length!);
+    let at = Math.min(leftover.byteLength, length!);
     bytes.set(leftover.subarray(0, at), 0);
-    while (at < spec.length) {
+    while (at < length!) {
       const next = await iterator.next();
       if (next.done) throw new Error('the body ended early');
-      const chunk = next.value.subarray(0, spec.length - at);
+      const chunk = next.value.subarray(0, length! - at);
       bytes.set(chunk, at);
       at += chunk.byteLength;
     }
@@ -153,8 +164,6 @@ async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Arr
       yield next.value;
     }
   }
-  // A native body is the whole HTTP body: its length is the Content-Length (checked present above).
-  const length = spec.kind === 'native' ? req.length : spec.length;
   return length === undefined ? { stream: rest() } : { stream: rest(), length };
 }
 

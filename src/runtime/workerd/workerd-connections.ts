@@ -291,9 +291,14 @@ class Connection {
       return;
     }
     const chunked = !hasLength;
-    this.#socket.write(`${head}${chunked ? 'transfer-encoding: chunked\r\n' : ''}\r\n`, 'latin1');
-    this.#sending = true;
     const socket = this.#socket;
+    // The head waits for the body's first bytes, to go out with them in one write: node:http has
+    // the body of a small request already (it came in the same read as its head) and hands it over
+    // on the next tick, which the 'data' listener below schedules before the uncork. Sent apart, the
+    // head cost a write here, and workerd a wake-up and a read of its own.
+    socket.cork();
+    socket.write(`${head}${chunked ? 'transfer-encoding: chunked\r\n' : ''}\r\n`, 'latin1');
+    this.#sending = true;
     const write = (chunk: Buffer): boolean => {
       const sent = this.#sent;
       if (sent !== undefined) {
@@ -316,6 +321,7 @@ class Connection {
       for (const chunk of resumed.chunks) write(chunk);
       if (resumed.ended) {
         finish();
+        socket.uncork();
         return;
       }
     }
@@ -349,6 +355,7 @@ class Connection {
     body.on('data', onData);
     // Paused by a connection that failed under it (then sent again here).
     if (resumed !== undefined) body.resume();
+    process.nextTick(() => socket.uncork());
     body.once('end', onEnd);
     body.once('error', onFailed);
     body.once('aborted', onFailed);

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { test, type TestContext } from 'node:test';
 import { listHonorsInclude } from '../../../src/store/binding/index.ts';
@@ -256,3 +256,70 @@ export default {
   const after = await fetch(`${host.url}/small.txt`, { method: 'PUT', body: 'still works' });
   assert.equal(((await after.json()) as { size: number }).size, 11, 'the binding goes on serving after a refused stream');
 });
+
+/** This process's connections accepted by a store service (the socket inodes of its `store.sock`): Linux only. */
+function storeConnections(): Set<string> {
+  const mine = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const link = readlinkSync(`/proc/self/fd/${fd}`);
+      if (link.startsWith('socket:[')) mine.add(link.slice('socket:['.length, -1));
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  const accepted = new Set<string>();
+  for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    // Num RefCount Protocol Flags Type St(03: connected) Inode Path
+    if (fields[7]?.endsWith('/store.sock') && fields[5] === '03' && mine.has(fields[6]!)) accepted.add(fields[6]!);
+  }
+  return accepted;
+}
+
+test(
+  'request bodies of every size arrive whole, read at once up to 64 KiB; calls one after another keep their connection to the store service',
+  { timeout: 60_000, skip: process.platform !== 'linux' && 'reads /proc' },
+  async (t) => {
+    const host = await startTestHost(
+      t,
+      `
+export default {
+  async fetch(request, env) {
+    const key = new URL(request.url).pathname.slice(1);
+    if (request.method === 'PUT') {
+      const put = await env.BUCKET.put(key, request.body);
+      return Response.json({ size: put.size, etag: put.etag });
+    }
+    if (request.method === 'HEAD') return new Response(null, { status: (await env.BUCKET.head(key)) ? 200 : 404 });
+    return new Response((await env.BUCKET.get(key)).body);
+  },
+};
+`,
+      { config: { compatibility_date: '2025-01-01', store_buckets: [{ binding: 'BUCKET', bucket_name: 'sizes' }] } },
+    );
+    // Both sides of the store service's limit (64 KiB, read whole), and of the engine's for inline bodies (64 KiB).
+    for (const size of [0, 1, 1024, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 300_000]) {
+      const body = randomBytes(size);
+      const put = await fetch(`${host.url}/o${size}`, { method: 'PUT', body });
+      assert.deepEqual(await put.json(), { size, etag: createHash('md5').update(body).digest('hex') }, `${size} bytes`);
+      const got = Buffer.from(await (await fetch(`${host.url}/o${size}`)).arrayBuffer());
+      assert.ok(got.equals(body), `${size} bytes come back intact`);
+    }
+    // An answer with no body is not even read by the binding: the connection is free for the next call all the same.
+    const before = storeConnections();
+    assert.ok(before.size > 0, 'the store service holds a connection from workerd');
+    for (let i = 0; i < 30; i++) {
+      const put = await fetch(`${host.url}/seq${i}`, { method: 'PUT', body: `body ${i}` });
+      assert.equal(put.status, 200);
+      await put.arrayBuffer();
+      assert.equal((await fetch(`${host.url}/seq${i}`, { method: 'HEAD' })).status, 200);
+    }
+    const after = storeConnections();
+    assert.deepEqual(
+      [...after].filter((inode) => !before.has(inode)),
+      [],
+      `60 calls one after another went over the connections already open (${before.size} before, ${after.size} after)`,
+    );
+  },
+);
