@@ -19,6 +19,7 @@ export default {
     if (pathname === '/process') return new Response(typeof process === 'undefined' ? 'no process' : JSON.stringify(process.env));
     if (pathname === '/exit') { process.exit(1); }
     if (pathname === '/headers') return Response.json([...request.headers.keys()]);
+    if (pathname === '/cf') return Response.json(request.cf ?? null);
     if (pathname === '/fetch') return new Response(await (await fetch(searchParams.get('to'))).text());
     if (pathname === '/spin') { while (true) {} }
     if (pathname === '/grow') { globalThis.kept = []; for (;;) globalThis.kept.push({ at: globalThis.kept.length, text: 'x'.repeat(64) + globalThis.kept.length }); }
@@ -74,6 +75,13 @@ test(
     );
   },
 );
+
+test("request.cf tells a script nothing of the host: not the server process's pid or user id", { timeout: 30_000 }, async (t) => {
+  const host = await startTestHost(t, PROBES);
+  const cf = (await (await fetch(`${host.url}/cf`)).json()) as Record<string, unknown> | null;
+  assert.equal(JSON.stringify(cf ?? {}).match(/clientPid|clientUid/), null, `request.cf: ${JSON.stringify(cf)}`);
+  assert.equal(JSON.stringify(cf ?? {}).includes(String(process.pid)), false);
+});
 
 test('with nodejs_compat, node:fs is a virtual file system and process.env is empty', { timeout: 30_000 }, async (t) => {
   const host = await startTestHost(t, PROBES, { config: { compatibility_date: '2026-01-01', compatibility_flags: ['nodejs_compat'] } });

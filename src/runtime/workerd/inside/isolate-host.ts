@@ -132,7 +132,9 @@ export default {
     if (request.headers.has(marks.probe)) return new Response(null, { status: 204 });
     const name = request.headers.get(marks.isolate);
     if (name === null) return new Response('The request names no isolate.', { status: 400, headers: { [marks.hostFailure]: 'request' } });
-    const forwarded = new Request(request);
+    // workerd fills `cf` with the Unix-socket caller's pid and user id (edgeport's server process):
+    // a script is told nothing of its host, so it gets an empty object, never the socket's.
+    const forwarded = new Request(request, { cf: {} } as RequestInit);
     forwarded.headers.delete(marks.isolate);
     try {
       const worker = env.LOADER.get(name, () => workerCode(env, ctx, name));
