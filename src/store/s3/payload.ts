@@ -10,7 +10,7 @@ import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../core
 import { createBodyDigest } from '../../core/crypto/off-thread-digest.ts';
 import type { Checksums } from '../engine/types.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
-import { EMPTY_SHA256, hmacHex, sha256Hex, type SigningContext } from './sigv4.ts';
+import { canonicalRequestHash, EMPTY_SHA256, hmacHex, type SigningContext } from './sigv4.ts';
 
 /** The flexible checksums of the S3 API (x-amz-checksum-<name>), all verified. */
 export const S3_CHECKSUM_ALGORITHMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
@@ -302,13 +302,13 @@ async function* decodeAwsChunked(
 /**
  * STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER: the trailing headers are signed too, chained on the
  * final chunk's signature (AWS "Signature calculations for trailing headers"). Every trailer but
- * the signature, `name:value\n` as received, is what is signed.
+ * the signature, `name:value\n` as received (its bytes: the lines are read as latin1), is what is signed.
  */
 function verifyTrailer(signing: SigningContext, finalChunkSignature: string, trailers: ReadonlyMap<string, string>): void {
   const signature = trailers.get('x-amz-trailer-signature');
   if (signature === undefined) throw S3_ERRORS.signatureDoesNotMatch();
   let canonical = '';
   for (const [name, value] of trailers) if (name !== 'x-amz-trailer-signature') canonical += `${name}:${value}\n`;
-  const stringToSign = `AWS4-HMAC-SHA256-TRAILER\n${signing.amzDate}\n${signing.scope}\n${finalChunkSignature}\n${sha256Hex(canonical)}`;
+  const stringToSign = `AWS4-HMAC-SHA256-TRAILER\n${signing.amzDate}\n${signing.scope}\n${finalChunkSignature}\n${canonicalRequestHash(canonical)}`;
   if (hmacHex(signing.signingKey, stringToSign) !== signature) throw S3_ERRORS.signatureDoesNotMatch();
 }

@@ -359,8 +359,8 @@ test('the form before the file is bounded (MaxPostPreDataLengthExceeded); no fil
   await assertS3Error(
     await send(form.url, { key: 'v2.txt', AWSAccessKeyId: 'EXAMPLEKEY0001', policy: form.fields.Policy!, signature: 'c2lnbmF0dXJl' }, { data: 'x' }),
     400,
-    'InvalidArgument',
-    /Signature Version 2 forms .* are not supported/,
+    'InvalidRequest',
+    /^The authorization mechanism you have provided is not supported\. Please use AWS4-HMAC-SHA256\.$/,
   );
   // The file first and the key after it: the key is not seen.
   const late = await send(
