@@ -75,8 +75,24 @@ export interface PayloadOptions {
   onChecksum?: (checksum: VerifiedChecksum) => void;
 }
 
-/** Throws BadDigest unless the digest equals the client's base64 value; reports the match. */
+/** How many bytes each flexible checksum's digest has. */
+export const CHECKSUM_BYTES: Record<S3ChecksumAlgorithm, number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32 };
+
+/**
+ * Refuses a checksum value that cannot be one (not the base64 of a digest of the algorithm's
+ * length) as S3 does, with 400 InvalidRequest; a well-formed value that does not match the body
+ * is BadDigest, once the body has been read (checkDigest).
+ */
+function assertWellFormed(algorithm: S3ChecksumAlgorithm, value: string): void {
+  const bytes = Buffer.from(value, 'base64');
+  if (bytes.length !== CHECKSUM_BYTES[algorithm] || bytes.toString('base64') !== value) {
+    throw S3_ERRORS.invalidRequest(`Value for x-amz-checksum-${algorithm} header is invalid.`);
+  }
+}
+
+/** Throws BadDigest unless the digest equals the client's base64 value (InvalidRequest when that is no such value); reports the match. */
 function checkDigest(digest: Digest, expected: string, options: PayloadOptions): void {
+  assertWellFormed(digest.algorithm, expected);
   const actual = digest.bytes();
   if (actual.toString('base64') !== expected) throw S3_ERRORS.badDigest();
   options.onChecksum?.({ algorithm: digest.algorithm, hex: actual.toString('hex') });
@@ -135,13 +151,17 @@ export function isAwsChunked(headers: IncomingHttpHeaders, payloadHash: string):
 export function verifiedBody(source: AsyncIterable<Uint8Array>, options: PayloadOptions): AsyncIterable<Uint8Array> {
   const payloadHash = options.signing?.payloadHash ?? String(options.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD');
   const chunked = isAwsChunked(options.headers, payloadHash);
-  const checksumHeader = Object.keys(options.headers).find(
+  const checksumHeaders = Object.keys(options.headers).filter(
     (name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm',
   );
+  if (checksumHeaders.length > 1) throw S3_ERRORS.invalidRequest('Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
+  const checksumHeader = checksumHeaders[0];
   const trailerName = typeof options.headers['x-amz-trailer'] === 'string' ? options.headers['x-amz-trailer'].toLowerCase() : undefined;
   const checksumName = checksumHeader ?? trailerName;
   const digest = checksumName ? createDigest(checksumName.slice('x-amz-checksum-'.length)) : undefined;
   const expectedFromHeader = checksumHeader ? String(options.headers[checksumHeader]) : undefined;
+  // A value that cannot be a checksum is refused before any of the body is read.
+  if (digest && expectedFromHeader !== undefined) assertWellFormed(digest.algorithm, expectedFromHeader);
   if (chunked) {
     const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
     // No payload hash declared: the signature covers the body as sent (aws-chunked framing and all), checked before its end is decoded.

@@ -381,6 +381,8 @@ test('a policy that is not valid JSON or lacks expiration is InvalidPolicyDocume
   assert.equal(good.headers.get('x-amz-checksum-sha256'), sha256('summed'));
   const bad = await send(form.url, { ...form.fields, 'x-amz-checksum-sha256': sha256('other') }, { data: 'changed' });
   await assertS3Error(bad, 400, 'BadDigest');
+  const malformed = await send(form.url, { ...form.fields, 'x-amz-checksum-sha256': 'bad' }, { data: 'changed' });
+  await assertS3Error(malformed, 400, 'InvalidRequest', /^Value for x-amz-checksum-sha256 header is invalid\.$/);
   assert.equal(await bodyOf(client, 'sum.txt'), 'summed');
   const md5Form = await presign({ Key: 'md5.txt', Conditions: [['starts-with', '$Content-MD5', '']] });
   const md5 = (text: string) => createHash('md5').update(text).digest('base64');
