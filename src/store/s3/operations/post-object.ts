@@ -140,7 +140,7 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   const md5 = contentMd5Hex(asHeaders);
   const put: PutOptions = {
     httpMetadata: httpMetadataFrom(asHeaders),
-    customMetadata: customMetadataFrom(asHeaders),
+    customMetadata: customMetadataFrom(asHeaders, 'text'),
     ...(storageClass ? { storageClass } : {}),
     ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
   };
