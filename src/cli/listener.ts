@@ -3,6 +3,8 @@
  * clients, and closed with a drain, so requests in flight after SIGTERM get DRAIN_MS to finish
  * before their connections are cut.
  *
+ * Expectations other than `100-continue` are ignored (the request is served as without its Expect).
+ *
  * Guards (`[limits]`, src/config/limits.ts), each bounding what a client can hold before the
  * service behind the listener sees anything:
  * - the whole request head must arrive within `headerTimeoutMs` (Node's `headersTimeout`, checked
@@ -98,6 +100,10 @@ export async function listen(handler: RequestListener, host: string, port: numbe
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node emits 'checkContinue' (instead of answering 100 Continue itself) only when it has a listener.
   if (options.handlesExpectContinue) server.on('checkContinue', guard.onRequest);
+  // An expectation other than 100-continue (`Expect: 200`, an empty Expect) is ignored and the
+  // request served as without it (RFC 9110 §10.1.1 lets a server do either): without this
+  // listener Node answers 417 itself, in no service's error shape and before any handler sees it.
+  server.on('checkExpectation', guard.onRequest);
   // Upgraded sockets (tail WebSockets) are no longer the HTTP server's to close: they are tracked here, so a drain can cut them.
   const upgraded = new Set<Duplex>();
   const onUpgrade = options.onUpgrade;

@@ -163,3 +163,13 @@ test(
     }
   },
 );
+
+test('an expectation other than 100-continue is ignored: the handler serves the request (no bare 417), body and all', { timeout: 30_000 }, async (t) => {
+  const listener = await countingListener(t, 120_000);
+  for (const expect of ['200', '', 'teapot']) {
+    const raw = `PUT /upload HTTP/1.1\r\nHost: x\r\nExpect: ${expect}\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`;
+    const { text } = await (await openRaw(listener.port, { send: raw })).closed;
+    assert.equal(statusOf(text), 200, `Expect: ${JSON.stringify(expect)}: ${text}`);
+    assert.match(text, /\r\n\r\n5$/, `Expect: ${JSON.stringify(expect)}: the handler read the whole body`);
+  }
+});

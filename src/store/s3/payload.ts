@@ -10,7 +10,7 @@ import { createCrc32, createCrc32c, createCrc64Nvme, type Crc } from '../../core
 import { createBodyDigest } from '../../core/crypto/off-thread-digest.ts';
 import type { Checksums } from '../engine/types.ts';
 import { S3_ERRORS, S3Error } from './s3-error.ts';
-import { EMPTY_SHA256, hmacHex, sha256Hex, type SigningContext } from './sigv4.ts';
+import { canonicalRequestHash, EMPTY_SHA256, hmacHex, type SigningContext } from './sigv4.ts';
 
 /** The flexible checksums of the S3 API (x-amz-checksum-<name>), all verified. */
 export const S3_CHECKSUM_ALGORITHMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
@@ -75,8 +75,24 @@ export interface PayloadOptions {
   onChecksum?: (checksum: VerifiedChecksum) => void;
 }
 
-/** Throws BadDigest unless the digest equals the client's base64 value; reports the match. */
+/** How many bytes each flexible checksum's digest has. */
+export const CHECKSUM_BYTES: Record<S3ChecksumAlgorithm, number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32 };
+
+/**
+ * Refuses a checksum value that cannot be one (not the base64 of a digest of the algorithm's
+ * length) as S3 does, with 400 InvalidRequest; a well-formed value that does not match the body
+ * is BadDigest, once the body has been read (checkDigest).
+ */
+function assertWellFormed(algorithm: S3ChecksumAlgorithm, value: string): void {
+  const bytes = Buffer.from(value, 'base64');
+  if (bytes.length !== CHECKSUM_BYTES[algorithm] || bytes.toString('base64') !== value) {
+    throw S3_ERRORS.invalidRequest(`Value for x-amz-checksum-${algorithm} header is invalid.`);
+  }
+}
+
+/** Throws BadDigest unless the digest equals the client's base64 value (InvalidRequest when that is no such value); reports the match. */
 function checkDigest(digest: Digest, expected: string, options: PayloadOptions): void {
+  assertWellFormed(digest.algorithm, expected);
   const actual = digest.bytes();
   if (actual.toString('base64') !== expected) throw S3_ERRORS.badDigest();
   options.onChecksum?.({ algorithm: digest.algorithm, hex: actual.toString('hex') });
@@ -135,13 +151,17 @@ export function isAwsChunked(headers: IncomingHttpHeaders, payloadHash: string):
 export function verifiedBody(source: AsyncIterable<Uint8Array>, options: PayloadOptions): AsyncIterable<Uint8Array> {
   const payloadHash = options.signing?.payloadHash ?? String(options.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD');
   const chunked = isAwsChunked(options.headers, payloadHash);
-  const checksumHeader = Object.keys(options.headers).find(
+  const checksumHeaders = Object.keys(options.headers).filter(
     (name) => name.startsWith('x-amz-checksum-') && name !== 'x-amz-checksum-type' && name !== 'x-amz-checksum-algorithm',
   );
+  if (checksumHeaders.length > 1) throw S3_ERRORS.invalidRequest('Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
+  const checksumHeader = checksumHeaders[0];
   const trailerName = typeof options.headers['x-amz-trailer'] === 'string' ? options.headers['x-amz-trailer'].toLowerCase() : undefined;
   const checksumName = checksumHeader ?? trailerName;
   const digest = checksumName ? createDigest(checksumName.slice('x-amz-checksum-'.length)) : undefined;
   const expectedFromHeader = checksumHeader ? String(options.headers[checksumHeader]) : undefined;
+  // A value that cannot be a checksum is refused before any of the body is read.
+  if (digest && expectedFromHeader !== undefined) assertWellFormed(digest.algorithm, expectedFromHeader);
   if (chunked) {
     const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
     // No payload hash declared: the signature covers the body as sent (aws-chunked framing and all), checked before its end is decoded.
@@ -302,13 +322,13 @@ async function* decodeAwsChunked(
 /**
  * STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER: the trailing headers are signed too, chained on the
  * final chunk's signature (AWS "Signature calculations for trailing headers"). Every trailer but
- * the signature, `name:value\n` as received, is what is signed.
+ * the signature, `name:value\n` as received (its bytes: the lines are read as latin1), is what is signed.
  */
 function verifyTrailer(signing: SigningContext, finalChunkSignature: string, trailers: ReadonlyMap<string, string>): void {
   const signature = trailers.get('x-amz-trailer-signature');
   if (signature === undefined) throw S3_ERRORS.signatureDoesNotMatch();
   let canonical = '';
   for (const [name, value] of trailers) if (name !== 'x-amz-trailer-signature') canonical += `${name}:${value}\n`;
-  const stringToSign = `AWS4-HMAC-SHA256-TRAILER\n${signing.amzDate}\n${signing.scope}\n${finalChunkSignature}\n${sha256Hex(canonical)}`;
+  const stringToSign = `AWS4-HMAC-SHA256-TRAILER\n${signing.amzDate}\n${signing.scope}\n${finalChunkSignature}\n${canonicalRequestHash(canonical)}`;
   if (hmacHex(signing.signingKey, stringToSign) !== signature) throw S3_ERRORS.signatureDoesNotMatch();
 }

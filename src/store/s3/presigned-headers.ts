@@ -21,12 +21,16 @@ const NOT_HEADERS = new Set([
   'x-amz-sdk-checksum-algorithm',
 ]);
 
+/** Printable ASCII: the same as header text and as bytes. */
+const PLAIN = /^[\x20-\x7e]*$/;
+
 /** Copies the query's hoisted x-amz-* parameters into `headers` (lower-cased, as node gives headers). */
 export function applyHoistedHeaders(headers: IncomingHttpHeaders, query: URLSearchParams): void {
   for (const [name, value] of query) {
     if (name.length < 6 || (name.charCodeAt(0) | 0x20) !== 0x78) continue; // 'x' or 'X': most names stop here
     const lower = name.toLowerCase();
     if (!lower.startsWith('x-amz-') || NOT_HEADERS.has(lower) || lower.startsWith('x-amz-checksum-') || headers[lower] !== undefined) continue;
-    headers[lower] = value;
+    // As node gives a header: one character per byte (latin1), so the value reads as a sent header's would.
+    headers[lower] = PLAIN.test(value) ? value : Buffer.from(value, 'utf8').toString('latin1');
   }
 }

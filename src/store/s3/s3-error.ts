@@ -38,6 +38,12 @@ export const S3_ERRORS = {
       'This port is the S3-compatible API of edgeport, for S3 clients, which sign every request (AWS Signature Version 4). ' +
         `To browse buckets in a browser, open the dashboard${dashboard === undefined ? ' (on the port of the management API, 8081 by default)' : `: ${dashboard}`}.`,
     ),
+  /** Signature Version 2 (header, query or form), as S3 answers it where only SigV4 is taken. */
+  signatureV2: () => new S3Error('InvalidRequest', 400, 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.'),
+  /** A header-signed request with neither X-Amz-Date nor Date (or an X-Amz-Date that is no time): S3's answer. */
+  missingRequestDate: () => new S3Error('AccessDenied', 403, 'AWS authentication requires a valid Date or x-amz-date header'),
+  /** A presigned URL's X-Amz-* parameter that is missing or malformed (S3's code for the query form's own parameters). */
+  authorizationQueryParameters: (message: string) => new S3Error('AuthorizationQueryParametersError', 400, message),
   authorizationMalformed: (why: string) => new S3Error('AuthorizationHeaderMalformed', 400, `The authorization header is malformed; ${why}`),
   contentSha256Mismatch: () => new S3Error('XAmzContentSHA256Mismatch', 400, "The provided 'x-amz-content-sha256' header does not match what was computed."),
   badDigest: () => new S3Error('BadDigest', 400, 'The Content-MD5 or checksum you specified did not match what we received.'),

@@ -335,7 +335,8 @@ export function createS3Handler(options: S3HandlerOptions) {
 /** An unsigned GET or HEAD that asks for HTML: a browser's address bar, not an S3 client (those sign, and never ask for HTML). */
 function isBrowserVisit(req: IncomingMessage, rawQuery: string): boolean {
   if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization !== undefined) return false;
-  if (/(^|&)X-Amz-(Signature|Credential)=/i.test(rawQuery)) return false;
+  // A presigned URL (SigV4's query, or SigV2's, which is answered as S3 answers SigV2) is no visit.
+  if (/(^|&)(X-Amz-Signature|X-Amz-Credential|Signature|AWSAccessKeyId)=/i.test(rawQuery)) return false;
   return /\btext\/html\b/i.test(req.headers.accept ?? '');
 }
 

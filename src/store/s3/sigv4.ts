@@ -120,14 +120,38 @@ function compareParams(ak: string, av: string, bk: string, bv: string): number {
   return av < bv ? -1 : av > bv ? 1 : 0;
 }
 
+/** Spaces and tabs (and the other ASCII white space) around and inside a header value; never a byte above 0x7f. */
+const HEADER_SPACE_RUN = /[ \t\n\v\f\r]+/g;
+const HEADER_SPACE_ENDS = /^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g;
+
+/**
+ * The canonical headers, each value as its received bytes: node gives header values decoded as
+ * latin1 (one character per byte), so a UTF-8 value (`é` is C3 A9) is two characters here, and
+ * the canonical request is hashed as latin1 (canonicalRequestHash) to get those bytes back. Only
+ * ASCII white space is trimmed and collapsed: JavaScript's \s would also take 0xA0, a byte of
+ * many UTF-8 characters (`à` is C3 A0).
+ */
 function canonicalHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): string {
   return signed
     .map((name) => {
       const raw = headers[name];
       const value = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
-      return `${name}:${value.trim().replace(/\s+/g, ' ')}\n`;
+      return `${name}:${value.replace(HEADER_SPACE_ENDS, '').replace(HEADER_SPACE_RUN, ' ')}\n`;
     })
     .join('');
+}
+
+/** Anything beyond ASCII: only header values can hold it (the URI and query parts are percent-encoded). */
+// eslint-disable-next-line no-control-regex -- every ASCII character, control characters included
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * The SHA-256 of a canonical request (or of canonical trailers): its characters are bytes (header
+ * values as node decoded them, latin1), so it is hashed as latin1; a hash of the string would
+ * encode each such byte as UTF-8 and never match a signature over a non-ASCII value.
+ */
+export function canonicalRequestHash(text: string): string {
+  return NON_ASCII.test(text) ? sha256Hex(Buffer.from(text, 'latin1')) : sha256Hex(text);
 }
 
 const keyCache = new Map<string, Buffer>();
@@ -227,6 +251,71 @@ function parseAmzDate(amzDate: string): number {
   return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * An HTTP `Date` (RFC 1123, `Sun, 06 Nov 1994 08:49:37 GMT`; the zone may also be `UTC` or a
+ * numeric offset such as `+0000` or `-0000`, which Python's email.utils.formatdate writes) in
+ * SigV4's basic form (`19941106T084937Z`), or undefined when it is no such date.
+ */
+function httpDateToAmzDate(value: string): string | undefined {
+  const m = /^(?:[A-Z][a-z]{2}, )?(\d{1,2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) (GMT|UTC|UT|Z|[+-]\d{4})$/.exec(value.trim());
+  if (!m) return undefined;
+  const month = MONTHS.indexOf(m[2]!);
+  const [day, hour, minute, second] = [Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])];
+  if (month < 0 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  const local = Date.UTC(Number(m[3]), month, day, hour, minute, Math.min(second, 59));
+  // A day the month does not have (31 Feb) is no date.
+  if (new Date(local).getUTCDate() !== day) return undefined;
+  const zone = m[7]!;
+  const offsetMinutes = /^[+-]/.test(zone) ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3, 5))) : 0;
+  return new Date(local - offsetMinutes * 60_000)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+}
+
+/**
+ * The time a header-signed request was signed at: `X-Amz-Date`, or when it sends none its `Date`
+ * (SigV4 takes either; X-Amz-Date wins when both are sent), in the basic form the string to sign
+ * holds. A request with neither, or with an X-Amz-Date that is no such time, is refused as S3
+ * refuses it.
+ */
+function headerSigningTime(headers: IncomingHttpHeaders): { amzDate: string; signedAt: number } {
+  const amz = headers['x-amz-date'];
+  const date = headers.date;
+  const amzDate = typeof amz === 'string' ? amz : typeof date === 'string' ? httpDateToAmzDate(date) : undefined;
+  const signedAt = amzDate === undefined ? Number.NaN : parseAmzDate(amzDate);
+  if (Number.isNaN(signedAt)) throw S3_ERRORS.missingRequestDate();
+  return { amzDate: amzDate!, signedAt };
+}
+
+/**
+ * Signature Version 2 (an `Authorization: AWS <key>:<signature>` header, or `AWSAccessKeyId` and
+ * `Signature` in the query): refused as S3 refuses it in the regions that take SigV4 only.
+ */
+function isSignatureV2(authorization: string | undefined, query: URLSearchParams): boolean {
+  if (authorization !== undefined) return /^AWS [^:\s]+:/.test(authorization);
+  return query.get('X-Amz-Algorithm') === null && query.has('AWSAccessKeyId') && query.has('Signature');
+}
+
+/** X-Amz-Expires as S3 checks it: a whole number of seconds, not negative, at most a week (604800). */
+function presignedExpiry(raw: string | null): number {
+  if (raw === null) throw S3_ERRORS.authorizationQueryParameters(MISSING_QUERY_PARAMETERS);
+  if (!/^-?\d+$/.test(raw)) throw S3_ERRORS.authorizationQueryParameters('X-Amz-Expires should be a number');
+  const expires = Number(raw);
+  if (expires < 0) throw S3_ERRORS.authorizationQueryParameters('X-Amz-Expires must be non-negative');
+  if (expires > MAX_PRESIGN_SECONDS) {
+    throw S3_ERRORS.authorizationQueryParameters(
+      'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds',
+    );
+  }
+  return expires;
+}
+
+const MISSING_QUERY_PARAMETERS =
+  'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.';
+
 export interface VerifiableRequest {
   method: string;
   /** The parsed query (the same parameters as rawQuery). */
@@ -242,6 +331,7 @@ export interface VerifiableRequest {
 export async function verifySignature(request: VerifiableRequest, lookup: SecretLookup, now: number): Promise<SigningContext> {
   const query = request.query;
   const authorization = request.headers.authorization;
+  if (isSignatureV2(authorization, query)) throw S3_ERRORS.signatureV2();
   const presigned = query.get('X-Amz-Algorithm') !== null;
   if (!authorization && !presigned) throw S3_ERRORS.missingSecurityHeader();
 
@@ -251,18 +341,16 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   let amzDate: string;
   let payloadHash: string;
   if (presigned) {
-    if (query.get('X-Amz-Algorithm') !== ALGORITHM) throw S3_ERRORS.invalidArgument(`X-Amz-Algorithm must be ${ALGORITHM}.`);
+    if (query.get('X-Amz-Algorithm') !== ALGORITHM) throw S3_ERRORS.authorizationQueryParameters(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
     credential = query.get('X-Amz-Credential') ?? '';
     signedHeaders = (query.get('X-Amz-SignedHeaders') ?? '').split(';');
     signature = query.get('X-Amz-Signature') ?? '';
     amzDate = query.get('X-Amz-Date') ?? '';
-    const expires = Number(query.get('X-Amz-Expires'));
-    if (!Number.isInteger(expires) || expires < 1 || expires > MAX_PRESIGN_SECONDS) {
-      throw S3_ERRORS.invalidArgument('X-Amz-Expires must be a whole number of seconds between 1 and 604800.');
-    }
+    const expires = presignedExpiry(query.get('X-Amz-Expires'));
     const signedAt = parseAmzDate(amzDate);
-    if (Number.isNaN(signedAt)) throw S3_ERRORS.invalidArgument('X-Amz-Date must be of the form yyyyMMddTHHmmssZ.');
-    if (now > signedAt + expires * 1000) throw S3_ERRORS.expiredPresigned();
+    if (Number.isNaN(signedAt)) throw S3_ERRORS.authorizationQueryParameters(`X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`);
+    // A URL valid for 0 seconds has expired as soon as it was signed.
+    if (expires === 0 || now > signedAt + expires * 1000) throw S3_ERRORS.expiredPresigned();
     if (signedAt - now > MAX_SKEW_MS) throw S3_ERRORS.requestTimeTooSkewed();
     const declared = request.headers['x-amz-content-sha256'];
     payloadHash = typeof declared === 'string' ? declared : 'UNSIGNED-PAYLOAD';
@@ -271,11 +359,9 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
     if (!m) throw S3_ERRORS.authorizationMalformed('expected "AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...".');
     [, credential, , signature] = m as unknown as [string, string, string, string];
     signedHeaders = m[2]!.split(';');
-    const dateHeader = request.headers['x-amz-date'];
-    amzDate = typeof dateHeader === 'string' ? dateHeader : '';
-    const signedAt = parseAmzDate(amzDate);
-    if (Number.isNaN(signedAt)) throw S3_ERRORS.accessDenied();
-    if (Math.abs(now - signedAt) > MAX_SKEW_MS) throw S3_ERRORS.requestTimeTooSkewed();
+    const time = headerSigningTime(request.headers);
+    amzDate = time.amzDate;
+    if (Math.abs(now - time.signedAt) > MAX_SKEW_MS) throw S3_ERRORS.requestTimeTooSkewed();
     const declared = request.headers['x-amz-content-sha256'];
     payloadHash = typeof declared === 'string' ? declared : hasBody(request.headers) ? 'DEFERRED' : EMPTY_SHA256;
   }
@@ -314,6 +400,6 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
 
 /** Whether the request signature is that of the canonical request `head` with the payload hash `hash`. */
 function requestSignatureMatches(context: SigningContext, head: string, hash: string): boolean {
-  const stringToSign = `${ALGORITHM}\n${context.amzDate}\n${context.scope}\n${sha256Hex(`${head}\n${hash}`)}`;
+  const stringToSign = `${ALGORITHM}\n${context.amzDate}\n${context.scope}\n${canonicalRequestHash(`${head}\n${hash}`)}`;
   return signatureMatches(context.signingKey, stringToSign, context.signature);
 }

@@ -28,6 +28,10 @@ export async function startS3(t: TestContext, options: { logger?: Logger } = {})
   server.on('checkContinue', (req, res) => {
     void handler(req, res);
   });
+  // And serves a request with any other expectation as without it (src/cli/listener.ts).
+  server.on('checkExpectation', (req, res) => {
+    void handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(
     () =>

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { S3ServiceException } from '@aws-sdk/client-s3';
 import {
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteBucketCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -15,12 +16,14 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { createStoreBucket } from '../../../src/store/binding/index.ts';
 import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
+import { s3Error, sendRaw, signRaw } from './raw-signing.ts';
 
 const code = s3ErrorCode;
 
@@ -108,6 +111,77 @@ test('Content-MD5 and checksums are verified; a mismatch stores nothing', { time
     }),
   );
 });
+
+test(
+  'a checksum value that cannot be one is InvalidRequest, as S3 answers it; a well-formed one that does not match is BadDigest',
+  { timeout: 10_000 },
+  async (t) => {
+    const { client, bucket, endpoint } = await startS3(t);
+    const invalid = (algorithm: string) => (error: unknown) => {
+      s3ErrorCode('InvalidRequest', 400)(error);
+      assert.equal((error as S3ServiceException).message, `Value for x-amz-checksum-${algorithm} header is invalid.`);
+      return true;
+    };
+    const sha256 = createHash('sha256').update('data').digest();
+    // Not base64, the base64 of a digest of another length, base64 that is not written canonically.
+    for (const value of ['bad', Buffer.alloc(20).toString('base64'), `${sha256.toString('base64').slice(0, -2)}=`]) {
+      await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumSHA256: value })), invalid('sha256'), value);
+    }
+    await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumCRC32: 'AAAAAAAA' })), invalid('crc32'));
+    await assert.rejects(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumCRC64NVME: 'bad' })), invalid('crc64nvme'));
+    await assert.rejects(
+      client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumSHA256: Buffer.alloc(32).toString('base64') })),
+      code('BadDigest', 400),
+    );
+    await assert.rejects(
+      client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'data', ChecksumSHA256: sha256.toString('base64'), ChecksumCRC32: 'AAAAAA==' })),
+      (error: unknown) => {
+        s3ErrorCode('InvalidRequest', 400)(error);
+        assert.match((error as S3ServiceException).message, /Expecting a single x-amz-checksum- header/);
+        return true;
+      },
+    );
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'mpu', ChecksumAlgorithm: 'SHA256' }));
+    await assert.rejects(
+      client.send(new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 1, Body: 'data', ChecksumSHA256: 'bad' })),
+      invalid('sha256'),
+    );
+    await assert.rejects(
+      client.send(
+        new UploadPartCommand({ Bucket: bucket, Key: 'mpu', UploadId, PartNumber: 1, Body: 'data', ChecksumSHA256: Buffer.alloc(32).toString('base64') }),
+      ),
+      code('BadDigest', 400),
+    );
+    // In an aws-chunked trailer too.
+    const chunked = (value: string) =>
+      sendRaw(
+        endpoint,
+        'PUT',
+        `/${bucket}/trailer`,
+        signRaw(endpoint, {
+          method: 'PUT',
+          path: `/${bucket}/trailer`,
+          at: new Date(),
+          headers: {
+            'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
+            'content-encoding': 'aws-chunked',
+            'x-amz-decoded-content-length': '4',
+            'x-amz-trailer': 'x-amz-checksum-crc32',
+          },
+        }),
+        `4\r\ndata\r\n0\r\nx-amz-checksum-crc32:${value}\r\n\r\n`,
+      );
+    assert.deepEqual(s3Error(await chunked('bad')), { status: 400, code: 'InvalidRequest', message: 'Value for x-amz-checksum-crc32 header is invalid.' });
+    assert.deepEqual(s3Error(await chunked('AAAAAA==')).code, 'BadDigest');
+    const crc = await chunked('rfPzYw==');
+    assert.equal(crc.status, 200, crc.body);
+    assert.equal((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'trailer' }))).ContentLength, 4);
+    await assert.rejects(
+      client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' })),
+      (e: unknown) => (e as S3ServiceException).$metadata.httpStatusCode === 404,
+    );
+  },
+);
 
 test('flexible checksums: every algorithm verified and stored, returned for whole-object reads, shared with the binding', { timeout: 10_000 }, async (t) => {
   const { client, bucket, engine, endpoint } = await startS3(t);

@@ -359,8 +359,8 @@ test('the form before the file is bounded (MaxPostPreDataLengthExceeded); no fil
   await assertS3Error(
     await send(form.url, { key: 'v2.txt', AWSAccessKeyId: 'EXAMPLEKEY0001', policy: form.fields.Policy!, signature: 'c2lnbmF0dXJl' }, { data: 'x' }),
     400,
-    'InvalidArgument',
-    /Signature Version 2 forms .* are not supported/,
+    'InvalidRequest',
+    /^The authorization mechanism you have provided is not supported\. Please use AWS4-HMAC-SHA256\.$/,
   );
   // The file first and the key after it: the key is not seen.
   const late = await send(
@@ -381,6 +381,8 @@ test('a policy that is not valid JSON or lacks expiration is InvalidPolicyDocume
   assert.equal(good.headers.get('x-amz-checksum-sha256'), sha256('summed'));
   const bad = await send(form.url, { ...form.fields, 'x-amz-checksum-sha256': sha256('other') }, { data: 'changed' });
   await assertS3Error(bad, 400, 'BadDigest');
+  const malformed = await send(form.url, { ...form.fields, 'x-amz-checksum-sha256': 'bad' }, { data: 'changed' });
+  await assertS3Error(malformed, 400, 'InvalidRequest', /^Value for x-amz-checksum-sha256 header is invalid\.$/);
   assert.equal(await bodyOf(client, 'sum.txt'), 'summed');
   const md5Form = await presign({ Key: 'md5.txt', Conditions: [['starts-with', '$Content-MD5', '']] });
   const md5 = (text: string) => createHash('md5').update(text).digest('base64');

@@ -32,8 +32,13 @@ import {
   CreateMultipartUploadCommand,
   UploadPartCommand,
   CompleteMultipartUploadCommand,
+  DeleteBucketOwnershipControlsCommand,
+  GetBucketOwnershipControlsCommand,
+  GetBucketPolicyStatusCommand,
+  PutBucketOwnershipControlsCommand,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
+import { allPages, replaceDocuments, s3ErrorCode, startS3 } from './helpers.ts';
 
 const code = s3ErrorCode;
 
@@ -197,4 +202,66 @@ test('GetObjectAttributes: etag, checksum, parts, storage class and size, as ask
     code('InvalidArgument', 400),
   );
   await assert.rejects(client.send(new GetObjectAttributesCommand({ Bucket: bucket, Key: 'missing', ObjectAttributes: ['ETag'] })), code('NoSuchKey', 404));
+});
+
+test('ownership controls: every bucket is BucketOwnerEnforced; putting that is accepted, anything else changes nothing', { timeout: 10_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  const enforced = `${bucket}-enforced`;
+  await client.send(new CreateBucketCommand({ Bucket: enforced, ObjectOwnership: 'BucketOwnerEnforced' }));
+  const rules = async (name: string) => (await client.send(new GetBucketOwnershipControlsCommand({ Bucket: name }))).OwnershipControls?.Rules;
+  // As S3 answers for every bucket made since April 2023, with or without the header at creation.
+  assert.deepEqual(await rules(bucket), [{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+  assert.deepEqual(await rules(enforced), [{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+  await assert.rejects(client.send(new GetBucketOwnershipControlsCommand({ Bucket: 'no-such-bucket' })), code('NoSuchBucket', 404));
+
+  const put = await client.send(
+    new PutBucketOwnershipControlsCommand({ Bucket: bucket, OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } }),
+  );
+  assert.equal(put.$metadata.httpStatusCode, 200);
+  for (const ObjectOwnership of ['BucketOwnerPreferred', 'ObjectWriter'] as const) {
+    await assert.rejects(
+      client.send(new PutBucketOwnershipControlsCommand({ Bucket: bucket, OwnershipControls: { Rules: [{ ObjectOwnership }] } })),
+      (error) => {
+        assert.ok(error instanceof S3ServiceException);
+        assert.deepEqual([error.name, error.$metadata.httpStatusCode], ['NotImplemented', 501]);
+        assert.match(error.message, new RegExp(`ObjectOwnership ${ObjectOwnership} .*BucketOwnerEnforced`));
+        return true;
+      },
+    );
+  }
+  await assert.rejects(client.send(new DeleteBucketOwnershipControlsCommand({ Bucket: bucket })), (error) => {
+    assert.ok(error instanceof S3ServiceException);
+    assert.deepEqual([error.name, error.$metadata.httpStatusCode], ['NotImplemented', 501]);
+    assert.match(error.message, /every bucket is BucketOwnerEnforced and keeps that rule/);
+    return true;
+  });
+  assert.deepEqual(await rules(bucket), [{ ObjectOwnership: 'BucketOwnerEnforced' }], 'nothing refused changed the rule');
+  await assert.rejects(
+    client.send(
+      new PutBucketOwnershipControlsCommand({ Bucket: 'no-such-bucket', OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } }),
+    ),
+    code('NoSuchBucket', 404),
+  );
+  // Documents that are no OwnershipControls with one known rule (the SDK's checksum is made over each).
+  const replace = replaceDocuments(client);
+  for (const document of [
+    '<OwnershipControls><Rule><ObjectOwnership>Everyone</ObjectOwnership></Rule></OwnershipControls>',
+    '<OwnershipControls></OwnershipControls>',
+    '<OwnershipControls><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>',
+    '<OwnershipControls><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule>',
+  ]) {
+    replace(document);
+    await assert.rejects(
+      client.send(new PutBucketOwnershipControlsCommand({ Bucket: bucket, OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } })),
+      code('MalformedXML', 400),
+      document,
+    );
+  }
+  replace(undefined);
+});
+
+test('GetBucketPolicyStatus of a bucket, which never has a policy, is NoSuchBucketPolicy, as S3 answers one without', { timeout: 10_000 }, async (t) => {
+  const { client, bucket } = await startS3(t);
+  await assert.rejects(client.send(new GetBucketPolicyStatusCommand({ Bucket: bucket })), code('NoSuchBucketPolicy', 404));
+  await assert.rejects(client.send(new GetBucketPolicyStatusCommand({ Bucket: 'no-such-bucket' })), code('NoSuchBucket', 404));
 });

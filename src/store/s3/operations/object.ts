@@ -12,6 +12,7 @@ import { deleteCondition, namesObject, parseRange, preconditionStatus, rangeAppl
 import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload, type S3ChecksumAlgorithm } from '../payload.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
 import { expirationHeader } from '../expiration-header.ts';
+import { metadataValueFromHeader, metadataValueToHeader } from '../metadata-values.ts';
 import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
@@ -43,10 +44,16 @@ export function httpMetadataFrom(headers: IncomingHttpHeaders): HttpMetadata {
   return out;
 }
 
-export function customMetadataFrom(headers: IncomingHttpHeaders): Record<string, string> {
+/**
+ * The x-amz-meta-* headers as the object's metadata, each value as text (metadata-values.ts):
+ * `form` 'text' for a browser form's fields, which are text already.
+ */
+export function customMetadataFrom(headers: IncomingHttpHeaders, form: 'header' | 'text' = 'header'): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (name.startsWith('x-amz-meta-') && value !== undefined) out[name.slice('x-amz-meta-'.length)] = Array.isArray(value) ? value.join(',') : value;
+    if (name.startsWith('x-amz-meta-') && value !== undefined) {
+      out[name.slice('x-amz-meta-'.length)] = metadataValueFromHeader(Array.isArray(value) ? value.join(',') : value, form);
+    }
   }
   return out;
 }
@@ -81,7 +88,7 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
   if (meta.httpMetadata.cacheControl) h['cache-control'] = meta.httpMetadata.cacheControl;
   if (meta.httpMetadata.cacheExpiry !== undefined) h.expires = new Date(meta.httpMetadata.cacheExpiry).toUTCString();
   if (meta.storageClass !== 'Standard') h['x-amz-storage-class'] = TO_S3_CLASS[meta.storageClass];
-  for (const [name, value] of Object.entries(meta.customMetadata)) h[`x-amz-meta-${name}`] = value;
+  for (const [name, value] of Object.entries(meta.customMetadata)) h[`x-amz-meta-${name}`] = metadataValueToHeader(value);
   // GetObject's response-* query parameters override the stored headers (S3 API reference).
   for (const [param, name] of RESPONSE_OVERRIDES) {
     const value = overrides.get(param);

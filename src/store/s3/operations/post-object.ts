@@ -108,11 +108,8 @@ export async function postObject(options: PostObjectOptions, request: PostObject
         '(policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as createPresignedPost makes them).',
     );
   }
-  if (fields.has('awsaccesskeyid') && !fields.has('x-amz-algorithm')) {
-    throw S3_ERRORS.invalidArgument(
-      'Signature Version 2 forms (AWSAccessKeyId, signature) are not supported: sign the policy with AWS4-HMAC-SHA256 (x-amz-algorithm, x-amz-credential, x-amz-date, x-amz-signature).',
-    );
-  }
+  // A Signature Version 2 form (AWSAccessKeyId, signature): refused as S3 refuses SigV2 where it takes SigV4 only.
+  if (fields.has('awsaccesskeyid') && !fields.has('x-amz-algorithm')) throw S3_ERRORS.signatureV2();
   for (const name of ['key', 'policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature']) {
     if (!fields.has(name)) throw missingField(name);
   }
@@ -143,7 +140,7 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   const md5 = contentMd5Hex(asHeaders);
   const put: PutOptions = {
     httpMetadata: httpMetadataFrom(asHeaders),
-    customMetadata: customMetadataFrom(asHeaders),
+    customMetadata: customMetadataFrom(asHeaders, 'text'),
     ...(storageClass ? { storageClass } : {}),
     ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
   };

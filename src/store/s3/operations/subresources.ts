@@ -2,13 +2,16 @@
  * Bucket and object subresources edgeport has no feature for (versioning, ACLs, policies, tagging,
  * encryption, ...; CORS is operations/cors.ts, lifecycle operations/lifecycle.ts). Reading one answers what S3 answers for a bucket or object
  * where nothing was ever configured, so tools that read them all (rclone, Terraform, s3cmd info)
- * work; writing or deleting one is NotImplemented. A request naming any of them never reaches
+ * work; writing or deleting one is NotImplemented, but for PutBucketOwnershipControls with the one
+ * ownership every bucket has (BucketOwnerEnforced), accepted as it changes nothing. A request naming any of them never reaches
  * PutObject, DeleteObject, CreateBucket or DeleteBucket: `DELETE /b/k?tagging` must not delete `k`.
  */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { StoreError } from '../../engine/errors.ts';
-import { requireBucket, requireKey, sendXml, type S3Context } from '../context.ts';
+import { readConfigurationDocument } from '../configuration-document.ts';
+import { requireBucket, requireKey, sendEmpty, sendXml, type S3Context } from '../context.ts';
 import { S3_ERRORS, S3Error } from '../s3-error.ts';
-import { OWNER_FIELDS, OWNER_XML, xmlDocument } from '../xml.ts';
+import { element, OWNER_FIELDS, OWNER_XML, REQUEST_XML_MAX_DEPTH, xmlDocument } from '../xml.ts';
 import { getObjectAttributes } from './object.ts';
 
 type Operation = (ctx: S3Context) => Promise<void>;
@@ -17,6 +20,9 @@ type Operation = (ctx: S3Context) => Promise<void>;
 const OWNER_ACL =
   `${OWNER_XML}<AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">` +
   `${OWNER_FIELDS}</Grantee><Permission>FULL_CONTROL</Permission></Grant></AccessControlList>`;
+
+/** The one Object Ownership every bucket has. */
+const OWNERSHIP = 'BucketOwnerEnforced';
 
 /** A bucket subresource read: the document of "never configured", or S3's not-found error for it. */
 type BucketRead = { document: [root: string, inner: string] } | { missing: [code: string, message: string] };
@@ -34,12 +40,15 @@ const BUCKET_READS: Record<string, BucketRead> = {
   website: { missing: ['NoSuchWebsiteConfiguration', 'The specified bucket does not have a website configuration'] },
   'object-lock': { missing: ['ObjectLockConfigurationNotFoundError', 'Object Lock configuration does not exist for this bucket'] },
   replication: { missing: ['ReplicationConfigurationNotFoundError', 'The replication configuration was not found'] },
-  ownershipControls: { missing: ['OwnershipControlsNotFoundError', 'The bucket ownership controls were not found'] },
+  // Every edgeport bucket is what S3 makes every new bucket (since April 2023): ACLs disabled, the bucket owner owns every object.
+  ownershipControls: { document: ['OwnershipControls', `<Rule>${element('ObjectOwnership', OWNERSHIP)}</Rule>`] },
+  // GetBucketPolicyStatus of a bucket with no policy: S3 answers NoSuchBucketPolicy, as GetBucketPolicy does.
+  policyStatus: { missing: ['NoSuchBucketPolicy', 'The bucket policy does not exist'] },
   publicAccessBlock: { missing: ['NoSuchPublicAccessBlockConfiguration', 'The public access block configuration was not found'] },
 };
 
 /** Bucket subresources with no read here either (analytics, inventory, ...): always NotImplemented. */
-const OTHER_BUCKET_SUBRESOURCES = ['analytics', 'inventory', 'metrics', 'intelligent-tiering', 'policyStatus', 'metadataTable'];
+const OTHER_BUCKET_SUBRESOURCES = ['analytics', 'inventory', 'metrics', 'intelligent-tiering', 'metadataTable'];
 
 const OBJECT_SUBRESOURCES = ['tagging', 'acl', 'retention', 'legal-hold', 'restore', 'select', 'select-type', 'torrent', 'attributes', 'renameObject'];
 
@@ -53,6 +62,10 @@ export function bucketSubresource(method: string, query: URLSearchParams): Opera
   const name = named(query, [...Object.keys(BUCKET_READS), ...OTHER_BUCKET_SUBRESOURCES]);
   if (name === undefined) return undefined;
   const read = BUCKET_READS[name];
+  if (name === 'ownershipControls' && method === 'PUT') return putBucketOwnershipControls;
+  if (name === 'ownershipControls' && method === 'DELETE') {
+    throw S3_ERRORS.notImplemented(`DELETE ?ownershipControls on a bucket (every bucket is ${OWNERSHIP} and keeps that rule)`);
+  }
   if (method !== 'GET' || !read) throw S3_ERRORS.notImplemented(`${method} ?${name} on a bucket`);
   return async (ctx) => {
     if (!(await ctx.engine.getBucket(requireBucket(ctx)))) throw new StoreError('STORE_NO_SUCH_BUCKET');
@@ -60,6 +73,49 @@ export function bucketSubresource(method: string, query: URLSearchParams): Opera
     sendXml(ctx, 200, xmlDocument(...read.document));
   };
 }
+
+const ownershipXml = new XMLParser({
+  ignoreAttributes: true,
+  parseTagValue: false,
+  maxNestedTags: REQUEST_XML_MAX_DEPTH - 1,
+  isArray: (name) => name === 'Rule',
+});
+
+/** The ObjectOwnership values S3 knows. */
+const OWNERSHIPS = new Set(['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter']);
+
+/**
+ * The ObjectOwnership of an OwnershipControls document (one Rule, as S3 takes it); MalformedXML
+ * unless it is one.
+ */
+function parseOwnershipControls(text: string): string {
+  try {
+    if (XMLValidator.validate(text) !== true) throw new Error('not well-formed');
+    const doc = ownershipXml.parse(text) as { OwnershipControls?: { Rule?: Array<{ ObjectOwnership?: unknown }> } };
+    const rules = doc.OwnershipControls?.Rule;
+    const value = rules?.length === 1 ? rules[0]!.ObjectOwnership : undefined;
+    if (typeof value !== 'string' || !OWNERSHIPS.has(value)) throw new Error('no ObjectOwnership');
+    return value;
+  } catch {
+    throw S3_ERRORS.malformedXml();
+  }
+}
+
+/**
+ * PutBucketOwnershipControls: BucketOwnerEnforced is what the bucket already is (accepted, nothing
+ * changes); the settings that enable ACLs are NotImplemented, as ACLs are.
+ */
+async function putBucketOwnershipControls(ctx: S3Context): Promise<void> {
+  if (!(await ctx.engine.getBucket(requireBucket(ctx)))) throw new StoreError('STORE_NO_SUCH_BUCKET');
+  const ownership = parseOwnershipControls(await readConfigurationDocument(ctx, OWNERSHIP_DOCUMENT_MAX, 'OwnershipControls document'));
+  if (ownership !== OWNERSHIP) {
+    throw S3_ERRORS.notImplemented(`PutBucketOwnershipControls with ObjectOwnership ${ownership} (every bucket is ${OWNERSHIP}: ACLs are disabled)`);
+  }
+  sendEmpty(ctx, 200);
+}
+
+/** An OwnershipControls document is a few hundred bytes. */
+const OWNERSHIP_DOCUMENT_MAX = 16 * 1024;
 
 /** The operation for an object request naming a subresource (tagging, acl, ...), or undefined. */
 export function objectSubresource(method: string, query: URLSearchParams): Operation | undefined {

@@ -1,0 +1,120 @@
+/**
+ * User metadata values beyond US-ASCII, as S3 documents them: RFC 2047 encoded-words are decoded
+ * on the way in, a raw UTF-8 value is taken as its text, and a value that is not printable ASCII
+ * goes out as one `=?UTF-8?B?...?=` word; what a script sees (`customMetadata`) is the text, for
+ * every write that takes metadata (PutObject, CopyObject, CreateMultipartUpload, presigned URLs,
+ * POST forms) and the reverse.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { startS3 } from './helpers.ts';
+import { sendRaw, signRaw, utf8Bytes } from './raw-signing.ts';
+
+/** The encoded-word S3 sends a value as. */
+const word = (text: string) => `=?UTF-8?B?${Buffer.from(text, 'utf8').toString('base64')}?=`;
+
+test('a raw UTF-8 metadata value is stored as its text and read back as one UTF-8 encoded-word (GET and HEAD)', { timeout: 10_000 }, async (t) => {
+  const { client, bucket, endpoint, engine } = await startS3(t);
+  const headers = { 'x-amz-meta-meta1': utf8Bytes('Hello Worldé'), 'x-amz-meta-latin1': '\xe9t\xe9', 'x-amz-meta-plain': 'just ASCII' };
+  const put = await sendRaw(endpoint, 'PUT', `/${bucket}/k`, signRaw(endpoint, { method: 'PUT', path: `/${bucket}/k`, headers, at: new Date() }), 'body');
+  assert.equal(put.status, 200, put.body);
+  const stored = await engine.head(bucket, 'k');
+  // Bytes that are not UTF-8 are read one character a byte (Latin-1).
+  assert.deepEqual(stored?.customMetadata, { meta1: 'Hello Worldé', latin1: 'été', plain: 'just ASCII' });
+  const expected = { meta1: '=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?=', latin1: word('été'), plain: 'just ASCII' };
+  assert.deepEqual((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'k' }))).Metadata, expected);
+  const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'k' }));
+  assert.deepEqual(got.Metadata, expected);
+  assert.equal(await got.Body!.transformToString(), 'body');
+});
+
+test('encoded-words in a value are decoded as RFC 2047 says; anything else is kept as written', { timeout: 10_000 }, async (t) => {
+  const { client, bucket, engine } = await startS3(t);
+  const cases: Array<[string, string]> = [
+    [word('日本語'), '日本語'],
+    ['=?utf-8?b?w6k=?=', 'é'],
+    ['=?ISO-8859-1?Q?caf=E9_cr=E8me?=', 'café crème'],
+    // White space between two adjacent encoded-words is dropped; around other text it stays.
+    [`${word('a')} ${word('b')}`, 'ab'],
+    [`price: ${word('€')} 5`, 'price: € 5'],
+    // Not encoded-words that decode: kept.
+    ['=?UTF-8?B?@@@?=', '=?UTF-8?B?@@@?='],
+    ['=?no-such-charset?B?w6k=?=', '=?no-such-charset?B?w6k=?='],
+    ['a=?b', 'a=?b'],
+    ['', ''],
+  ];
+  for (const [i, [sent, text]] of cases.entries()) {
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: `k${i}`, Body: 'x', Metadata: { v: sent } }));
+    assert.equal((await engine.head(bucket, `k${i}`))?.customMetadata.v, text, sent);
+    const back = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: `k${i}` }))).Metadata?.v;
+    assert.equal(back, /^[\t\x20-\x7e]*$/.test(text) ? text : word(text), sent);
+  }
+});
+
+test('metadata a script stored is read over S3 as encoded-words; copies and multipart uploads keep the text', { timeout: 10_000 }, async (t) => {
+  const { client, bucket, engine } = await startS3(t);
+  await engine.put(bucket, 'scripted', new TextEncoder().encode('x'), { customMetadata: { emoji: '🙂', accent: 'é', control: 'a\nb', plain: 'p' } });
+  assert.deepEqual((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'scripted' }))).Metadata, {
+    emoji: word('🙂'),
+    accent: word('é'),
+    control: word('a\nb'),
+    plain: 'p',
+  });
+
+  await client.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copied', CopySource: `${bucket}/scripted` }));
+  assert.deepEqual((await engine.head(bucket, 'copied'))?.customMetadata, { emoji: '🙂', accent: 'é', control: 'a\nb', plain: 'p' });
+  await client.send(
+    new CopyObjectCommand({
+      Bucket: bucket,
+      Key: 'replaced',
+      CopySource: `${bucket}/scripted`,
+      MetadataDirective: 'REPLACE',
+      Metadata: { v: word('nouvelle') },
+    }),
+  );
+  assert.deepEqual((await engine.head(bucket, 'replaced'))?.customMetadata, { v: 'nouvelle' });
+
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multipart', Metadata: { v: word('größe') } }));
+  const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'multipart', UploadId, PartNumber: 1, Body: 'only part' }));
+  await client.send(
+    new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multipart', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }),
+  );
+  assert.deepEqual((await engine.head(bucket, 'multipart'))?.customMetadata, { v: 'größe' });
+  assert.deepEqual((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'multipart' }))).Metadata, { v: word('größe') });
+});
+
+test('metadata in a presigned URL and in a POST form is taken as its text too', { timeout: 10_000 }, async (t) => {
+  const { client, bucket, engine, endpoint } = await startS3(t);
+  // The presigner moves x-amz-meta-* into the query, percent-encoded UTF-8.
+  const url = await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: 'presigned', Metadata: { note: 'déjà vu €', plain: 'p' } }), {
+    expiresIn: 60,
+  });
+  assert.match(url, /x-amz-meta-note=/);
+  assert.equal((await fetch(url, { method: 'PUT', body: 'x' })).status, 200);
+  assert.deepEqual((await engine.head(bucket, 'presigned'))?.customMetadata, { note: 'déjà vu €', plain: 'p' });
+
+  const form = await createPresignedPost(client, {
+    Bucket: bucket,
+    Key: 'posted',
+    Fields: { 'x-amz-meta-note': 'café €' },
+    Conditions: [['eq', '$x-amz-meta-note', 'café €']],
+  });
+  const body = new FormData();
+  for (const [name, value] of Object.entries(form.fields)) body.append(name, value);
+  body.append('file', new Blob(['posted body']), 'f.txt');
+  const posted = await fetch(form.url.startsWith('http') ? form.url : `${endpoint}/${bucket}`, { method: 'POST', body });
+  assert.equal(posted.status, 204, await posted.text());
+  assert.deepEqual((await engine.head(bucket, 'posted'))?.customMetadata, { note: 'café €' });
+  assert.deepEqual((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'posted' }))).Metadata, { note: word('café €') });
+});
