@@ -118,3 +118,14 @@ test('metadata in a presigned URL and in a POST form is taken as its text too', 
   assert.deepEqual((await engine.head(bucket, 'posted'))?.customMetadata, { note: 'café €' });
   assert.deepEqual((await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'posted' }))).Metadata, { note: word('café €') });
 });
+
+test('metadata names a script stored that cannot be header names are counted in x-amz-missing-meta, never a 500', { timeout: 10_000 }, async (t) => {
+  const { client, bucket, engine } = await startS3(t);
+  const customMetadata = { 'with space': 'a', 'colon:name': 'b', naïve: 'c', ok: 'd' };
+  await engine.put(bucket, 'names', new TextEncoder().encode('x'), { customMetadata });
+  const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'names' }));
+  assert.deepEqual([head.Metadata, head.MissingMeta], [{ ok: 'd' }, 3]);
+  const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'names' }));
+  assert.deepEqual([got.Metadata, got.MissingMeta, await got.Body!.transformToString()], [{ ok: 'd' }, 3, 'x']);
+  assert.deepEqual((await engine.head(bucket, 'names'))?.customMetadata, customMetadata, 'kept as stored');
+});

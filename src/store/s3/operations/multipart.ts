@@ -8,7 +8,7 @@ import { StoreError } from '../../engine/errors.ts';
 import type { Checksums, ChecksumType, CompleteOptions, UploadChecksumAlgorithm, UploadedPart } from '../../engine/types.ts';
 import { normaliseEtag } from '../../engine/multipart.ts';
 import { readSmallBody, requireBucket, requireKey, sendEmpty, sendXml, TO_S3_CLASS, type S3Context } from '../context.ts';
-import { declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
+import { CHECKSUM_BYTES, declaredLength, S3_CHECKSUM_ALGORITHMS, verifiedUpload } from '../payload.ts';
 import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, parseRequestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
@@ -203,8 +203,6 @@ async function completionChecksum(ctx: S3Context): Promise<CompleteOptions['expe
   }
   return { algorithm: kept, hex: digest.toString('hex'), ...(match[2] !== undefined ? { parts: Number(match[2]) } : {}) };
 }
-
-const CHECKSUM_BYTES: Record<(typeof S3_CHECKSUM_ALGORITHMS)[number], number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32 };
 
 /** A part's `<ChecksumCRC32>` etc. in a CompleteMultipartUpload document, as hex by algorithm. */
 function namedChecksums(part: Record<string, unknown>): Checksums {

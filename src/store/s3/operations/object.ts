@@ -74,6 +74,9 @@ export function contentMd5Hex(headers: IncomingHttpHeaders): string | undefined 
   return bytes.toString('hex');
 }
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /** The object's metadata as response headers (GET and HEAD). */
 export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Record<string, string | number> {
   const h: Record<string, string | number> = {
@@ -88,7 +91,14 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
   if (meta.httpMetadata.cacheControl) h['cache-control'] = meta.httpMetadata.cacheControl;
   if (meta.httpMetadata.cacheExpiry !== undefined) h.expires = new Date(meta.httpMetadata.cacheExpiry).toUTCString();
   if (meta.storageClass !== 'Standard') h['x-amz-storage-class'] = TO_S3_CLASS[meta.storageClass];
-  for (const [name, value] of Object.entries(meta.customMetadata)) h[`x-amz-meta-${name}`] = metadataValueToHeader(value);
+  // A name a script stored that cannot be a header name (a space, a colon, beyond ASCII) is
+  // counted in x-amz-missing-meta, as S3 counts metadata its REST face cannot show.
+  let missing = 0;
+  for (const [name, value] of Object.entries(meta.customMetadata)) {
+    if (HEADER_TOKEN.test(name)) h[`x-amz-meta-${name}`] = metadataValueToHeader(value);
+    else missing++;
+  }
+  if (missing > 0) h['x-amz-missing-meta'] = missing;
   // GetObject's response-* query parameters override the stored headers (S3 API reference).
   for (const [param, name] of RESPONSE_OVERRIDES) {
     const value = overrides.get(param);
