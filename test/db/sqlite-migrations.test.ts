@@ -11,6 +11,7 @@ import { migrateSqlite } from '../../src/db/sqlite/migrate.ts';
 import { ensureSealed, sqliteSealingTarget } from '../../src/db/secrets/sealing.ts';
 import { openSqlite } from '../../src/db/sqlite/open-sqlite.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
+import { objectMeta } from '../helpers/engine.ts';
 import { TEST_SECRETS, TEST_SECRETS_KEY } from '../helpers/secrets.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { openScriptRegistry } from '../../src/db/scripts/script-registry-drivers.ts';
@@ -125,17 +126,7 @@ test('migration 20: bodies stored before stay readable by version; new ones, and
   };
   for (const [key, bytes] of before) assert.deepEqual(await bodyOf(key), bytes, key);
 
-  const meta = (key: string, version: string, size: number) => ({
-    key,
-    version,
-    size,
-    etag: 'e',
-    uploaded: 0,
-    httpMetadata: {},
-    customMetadata: {},
-    checksums: {},
-    storageClass: 'Standard' as const,
-  });
+  const meta = objectMeta;
   // A new object, one replacing an old one, an old one replaced by a blob, an old one deleted.
   assert.equal(await store.putObject('b', meta('new', 'n1', 3), { kind: 'inline', bytes: Buffer.from('new') }), 'written');
   assert.equal(await store.putObject('b', meta('old0', 'n2', 4), { kind: 'inline', bytes: Buffer.from('repl') }), 'written');

@@ -7,6 +7,7 @@ import { FakeClock } from '../../src/core/clock.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
 import { startWalCheckpointer } from '../../src/db/sqlite/wal-checkpointer.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
+import { objectMeta } from '../helpers/engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 async function fill(dataDir: string, background: boolean): Promise<number> {
@@ -53,17 +54,7 @@ test('under steady writes the WAL starts over at nearly every round of the check
   const writers = Array.from({ length: 4 }, async () => {
     while (writing) {
       const key = `k${n++}`;
-      const object = {
-        key,
-        version: key,
-        size: 1024,
-        etag: 'e',
-        uploaded: 0,
-        httpMetadata: {},
-        customMetadata: {},
-        checksums: {},
-        storageClass: 'Standard' as const,
-      };
+      const object = objectMeta(key, key, 1024);
       await meta.putObject('b', object, { kind: 'inline', bytes: body });
       await sleep(1);
     }

@@ -11,6 +11,7 @@ import { PgDatabase } from '../../src/db/postgres/pg-database.ts';
 import { openBlobStore, parseBlobsUrl } from '../../src/store/blobs/open-blob-store.ts';
 import { openStoreEngine, type OpenStoreEngineOptions } from '../../src/store/engine/open-store-engine.ts';
 import type { ObjectEngine } from '../../src/store/engine/object-engine.ts';
+import type { ObjectMeta } from '../../src/store/engine/types.ts';
 import { pgTestUrl, TEST_DB } from './postgres.ts';
 import { TEST_SECRETS } from './secrets.ts';
 import { startS3Endpoint, TEST_BLOBS, type S3Endpoint } from './s3-endpoint.ts';
@@ -113,4 +114,9 @@ export async function readAll(body: AsyncIterable<Uint8Array> | undefined): Prom
 
 export function bytes(text: string): Uint8Array {
   return new TextEncoder().encode(text);
+}
+
+/** An object's metadata row as a metadata store takes it, for tests that write rows directly. */
+export function objectMeta(key: string, version: string, size: number): ObjectMeta {
+  return { key, version, size, etag: 'e', uploaded: 0, httpMetadata: {}, customMetadata: {}, checksums: {}, storageClass: 'Standard' };
 }
