@@ -55,6 +55,10 @@ export type { PartRecord, UploadRecord } from '../metadata-rows.ts';
 
 const META_COLUMNS =
   'key, version, size, etag, uploaded, http_metadata, custom_metadata, checksums, storage_class, has_inline, blob_id, part_count, ssec, body_id';
+/** META_COLUMNS of the objects table aliased `o`, for queries that join it. */
+const OBJECT_COLUMNS = META_COLUMNS.split(', ')
+  .map((c) => `o.${c}`)
+  .join(', ');
 
 /** Column order of a raw list row; http_metadata and custom_metadata follow when requested. */
 const LIST_COLUMNS = 'key, version, size, etag, uploaded, checksums, storage_class';
@@ -117,13 +121,9 @@ export function prepareStatements(db: Database) {
     // A put's bucket and the object it replaces in one lookup: [storage_class, ...headObject's columns
     // (NULL when the key has none)], or no row when the bucket does not exist. Key first, then bucket.
     bucketAndObject: s(
-      `SELECT b.storage_class, ${META_COLUMNS.split(', ')
-        .map((c) => `o.${c}`)
-        .join(', ')} FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ? WHERE b.name = ?`,
+      `SELECT b.storage_class, ${OBJECT_COLUMNS} FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ? WHERE b.name = ?`,
     ).raw(),
-    getObject: s(`SELECT ${META_COLUMNS.split(', ')
-      .map((c) => `o.${c}`)
-      .join(', ')}, coalesce(n.bytes, b.bytes) AS inline_data
+    getObject: s(`SELECT ${OBJECT_COLUMNS}, coalesce(n.bytes, b.bytes) AS inline_data
       FROM objects o LEFT JOIN object_bodies n ON n.id = o.body_id
         LEFT JOIN inline_bodies b ON o.body_id IS NULL AND o.has_inline = 1 AND b.version = o.version
       WHERE o.bucket = ? AND o.key = ?`).raw(),

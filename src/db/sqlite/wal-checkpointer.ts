@@ -7,11 +7,11 @@
  * SQLite starts the WAL over from its beginning only when a commit finds every frame already
  * copied; under steady writes a commit always landed while the checkpoint ran, and the WAL grew
  * for as long as the writes went on (37 MB in 8 s of puts), each fsync of it then also writing the
- * file's new blocks and size (here an fsync after a 45 KiB write took 127 us of CPU growing the file,
-75 us in blocks it already had). So each round checkpoints again
- * while the previous pass left frames behind, a few passes at most: the last ones are short (only
- * what came during the pass before), and once a pass ends with nothing left the next commit starts
- * the WAL over, in the file's existing blocks.
+ * file's new blocks and size (here an fsync after a 45 KiB write took 127 us of CPU growing the
+ * file, 75 us in blocks it already had). So each round checkpoints again while the previous pass
+ * left frames behind, a few passes at most: the last ones are short (only what came during the
+ * pass before), and once a pass ends with nothing left the next commit starts the WAL over, in the
+ * file's existing blocks.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';

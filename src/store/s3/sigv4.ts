@@ -251,28 +251,15 @@ function parseAmzDate(amzDate: string): number {
   return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
 /**
- * An HTTP `Date` (RFC 1123, `Sun, 06 Nov 1994 08:49:37 GMT`; the zone may also be `UTC` or a
- * numeric offset such as `+0000` or `-0000`, which Python's email.utils.formatdate writes) in
- * SigV4's basic form (`19941106T084937Z`), or undefined when it is no such date.
+ * An HTTP `Date` (`Sun, 06 Nov 1994 08:49:37 GMT`, or with a numeric zone such as `-0000`, which
+ * Python's email.utils.formatdate writes) in SigV4's basic form (`19941106T084937Z`), or undefined
+ * when it is no date. Read with Date.parse, as the conditional headers' dates are: the signature
+ * over the time and the skew window decide the rest.
  */
 function httpDateToAmzDate(value: string): string | undefined {
-  const m = /^(?:[A-Z][a-z]{2}, )?(\d{1,2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) (GMT|UTC|UT|Z|[+-]\d{4})$/.exec(value.trim());
-  if (!m) return undefined;
-  const month = MONTHS.indexOf(m[2]!);
-  const [day, hour, minute, second] = [Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])];
-  if (month < 0 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
-  const local = Date.UTC(Number(m[3]), month, day, hour, minute, Math.min(second, 59));
-  // A day the month does not have (31 Feb) is no date.
-  if (new Date(local).getUTCDate() !== day) return undefined;
-  const zone = m[7]!;
-  const offsetMinutes = /^[+-]/.test(zone) ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3, 5))) : 0;
-  return new Date(local - offsetMinutes * 60_000)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
 }
 
 /**
