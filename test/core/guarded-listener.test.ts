@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { guardedListener } from '../../src/core/http/guarded-listener.ts';
+import { listen } from '../helpers/listen.ts';
 
 /** An async handler by path: rejects before or while answering, or answers (`/ok`). */
 async function failing(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -42,15 +42,8 @@ test('a handler that throws or rejects is logged and answered 500 (or its connec
     body: (req) => JSON.stringify({ error: 'internal', path: req.url }),
   });
   const server = createServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  const base = `http://127.0.0.1:${port}`;
 
   for (const path of ['/throws', '/rejects']) {
     const response = await fetch(`${base}${path}`);

@@ -7,9 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { LINGER_BYTES, LINGER_MS, lingerOnClose } from '../../src/core/http/lingering-close.ts';
+import { listen } from '../helpers/listen.ts';
 
 /** Refuses every request, once some of its body waits unread in the socket's buffers (as when checks take a while). */
 function refuse(req: IncomingMessage, res: ServerResponse): void {
@@ -24,15 +25,7 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
 
 test('a refused upload still arriving gets its answer, and the connection closes within the linger bounds', { timeout: 30_000 }, async (t) => {
   const server = createServer(refuse);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, t);
 
   // Writes chunks as fast as the socket takes them until it closes; resolves with what came back.
   const flood = (declared: number) =>

@@ -8,6 +8,7 @@ import { test, type TestContext } from 'node:test';
 import type { FakeClock } from '../../src/core/clock.ts';
 import type { ApiTokenRecord } from '../../src/db/api-tokens/api-token-store.ts';
 import type { ControlStore, LogJobRecord, NewLogJob, RuleRecord, RulesetRecord, ZoneRecord } from '../../src/db/control-store.ts';
+import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
 
 export interface ControlStoreSuiteOptions {
   /** A fresh, empty store for the test, closed when it ends. */
@@ -47,37 +48,9 @@ export const ruleset = (id: string, zoneId: string, rules: RuleRecord[], phase =
   rules,
 });
 export const job = (zoneId: string, enabled: boolean, name = 'j'): NewLogJob => ({
-  zoneId,
+  ...jobFields(zoneId, 'file:///tmp/x', { ...ndjsonOutput(['RayID']), timestampFormat: 'unixnano' }, 1),
   name,
   enabled,
-  dataset: 'http_requests',
-  kind: '',
-  frequency: 'high',
-  destinationConf: 'file:///tmp/x',
-  filter: null,
-  outputOptions: {
-    fieldNames: ['RayID'],
-    outputType: 'ndjson',
-    batchPrefix: '',
-    batchSuffix: '',
-    recordPrefix: '{',
-    recordSuffix: '}\n',
-    recordDelimiter: '',
-    fieldDelimiter: ',',
-    recordTemplate: null,
-    timestampFormat: 'unixnano',
-    sampleRate: 1,
-    cve202144228: false,
-  },
-  logpullOptions: null,
-  maxUploadBytes: null,
-  maxUploadRecords: null,
-  maxUploadIntervalSeconds: null,
-  lastComplete: null,
-  lastError: null,
-  errorMessage: null,
-  created: 1,
-  modified: 1,
 });
 /** A 32-hex id from a short tag (`hex(7)` -> `000…07`). */
 export const hex = (n: number): string => n.toString(16).padStart(32, '0');

@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startEdgeport, writeScriptConfig } from '../helpers/edgeport-server.ts';
 import { managementApi } from '../helpers/management-api.ts';
 import { bodyOf, headerOf, openRaw, statusOf } from '../helpers/raw-connections.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'owner@example.test', EDGEPORT_ADMIN_KEY: 'e2e-admin-key-0123456789' };
 
@@ -21,15 +21,8 @@ async function startOrigin(t: TestContext): Promise<string> {
     req.resume();
     req.on('end', () => res.end(`origin: host=${req.headers.host} url=${req.url}`));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  return `http://127.0.0.1:${port}`;
 }
 
 /** Sends a raw head; resolves with the answer once it is complete (by Content-Length) or the edge closes. */

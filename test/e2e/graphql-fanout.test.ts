@@ -14,7 +14,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -24,6 +23,7 @@ import { spawnNode, stopChild } from '../helpers/child-processes.ts';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { sdkFor, viaEdge } from '../helpers/workers-upload.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FLOOD = fileURLToPath(new URL('../helpers/graphql-fanout-flood.ts', import.meta.url));
@@ -43,15 +43,8 @@ async function honestOrigin(t: TestContext): Promise<number> {
     req.resume();
     res.end('honest');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as AddressInfo).port;
+  const port = await listen(server, t);
+  return port;
 }
 
 interface FloodResult {

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { within } from '../../src/core/within.ts';
@@ -17,6 +16,7 @@ import { answeredRay } from '../helpers/edge-request.ts';
 import { startEdgeport, type EdgeportServer } from '../helpers/edgeport-server.ts';
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'owner@example.test', EDGEPORT_ADMIN_KEY: 'crash-admin-key-0123456789' };
 /** Kills that hit a delivery, and rounds tried at most to get them. */
@@ -28,15 +28,8 @@ async function startOrigin(t: TestContext): Promise<string> {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  return `http://127.0.0.1:${port}`;
 }
 
 /** One request through the edge with ~4 KiB of incompressible header (big batches: slow writes); resolves with its RayID once answered whole. */

@@ -9,13 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { DeleteBucketCorsCommand, GetObjectCommand, PutBucketCorsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Page } from 'playwright-core';
 import { checkPage, signIn, startDashboard } from '../helpers/dashboard-browser.ts';
+import { listen } from '../helpers/listen.ts';
 
 const S3_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTCORSKEY0001', EDGEPORT_S3_SECRET_ACCESS_KEY: 'cors-browser-secret-0123456789abcdef' };
 
@@ -25,15 +25,8 @@ async function servePage(t: TestContext): Promise<string> {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><html lang="en"><head><title>Another origin</title></head><body><h1>Another origin</h1></body></html>');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  return `http://127.0.0.1:${port}`;
 }
 
 /** What a fetch in the page came to: its status and the headers the page may read, or the error it threw. */

@@ -11,7 +11,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import {
@@ -28,6 +27,7 @@ import { startEdgeport, writeScriptConfig, type EdgeportServer } from '../helper
 import { managementApi, type ApiClient } from '../helpers/management-api.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'owner@example.test', EDGEPORT_ADMIN_KEY: 'scale-out-admin-key-0123' };
 const S3_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTSCALEOUT', EDGEPORT_S3_SECRET_ACCESS_KEY: 'scale-out-secret-0123456789' };
@@ -263,15 +263,8 @@ async function startOrigin(t: TestContext): Promise<{ url: string }> {
     req.resume();
     req.on('end', () => res.end('ok'));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  const port = await listen(server, t);
+  return { url: `http://127.0.0.1:${port}` };
 }
 
 /** GET through an instance's edge for host scale.test; resolves with the request's RayID and body. */

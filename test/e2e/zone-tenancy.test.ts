@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import Cloudflare from 'cloudflare';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { sdkFor, viaEdge } from '../helpers/workers-upload.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'operator@example.test', EDGEPORT_ADMIN_KEY: 'tenancy-operator-key-0123' };
@@ -43,15 +43,8 @@ async function internalOrigin(t: TestContext): Promise<{ port: number; hosts: st
     hosts.push(String(req.headers.host));
     res.end('internal');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { port: (server.address() as AddressInfo).port, hosts };
+  const port = await listen(server, t);
+  return { port: port, hosts };
 }
 
 test('two accounts through edgeport start: names cannot be taken, origins cannot reach inside', { timeout: 120_000 }, async (t) => {

@@ -22,7 +22,8 @@ import { openTestControlStore, openTestDatabase } from '../helpers/control-store
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { statusOf } from '../helpers/raw-connections.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ZONE = 'e'.repeat(32);
 const OUTPUT = ndjsonOutput([
@@ -93,26 +94,7 @@ async function setup(t: TestContext, origin: string | null, fields: CustomFieldN
     }));
   await setFields(fields);
   const out = tempDir(t);
-  await control.createJob(ZONE, () => ({
-    zoneId: ZONE,
-    name: 'all',
-    enabled: true,
-    dataset: 'http_requests',
-    kind: '',
-    frequency: 'high',
-    destinationConf: `file://${out}`,
-    filter: null,
-    outputOptions: output,
-    logpullOptions: null,
-    maxUploadBytes: null,
-    maxUploadRecords: null,
-    maxUploadIntervalSeconds: null,
-    lastComplete: null,
-    lastError: null,
-    errorMessage: null,
-    created: now,
-    modified: now,
-  }));
+  await control.createJob(ZONE, () => ({ ...jobFields(ZONE, `file://${out}`, output, now), name: 'all' }));
   const pipeline = new LogPipeline({
     dataDir,
     jobs: control,

@@ -21,7 +21,8 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { fileLines } from '../helpers/delivered-logs.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { jobFields, listen, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { listen } from '../helpers/listen.ts';
 
 const OPERATOR = 'a'.repeat(32);
 const OTHER = 'b'.repeat(32);

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import autocannon from 'autocannon';
@@ -15,6 +14,7 @@ import { fileLines as readLines } from './delivered-logs.ts';
 import { answeredRay } from './edge-request.ts';
 import { startEdgeport, type EdgeportServer } from './edgeport-server.ts';
 import { managementApi, type ApiClient } from './management-api.ts';
+import { listen } from './listen.ts';
 
 export const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'owner@example.test', EDGEPORT_ADMIN_KEY: 'e2e-admin-key-0123456789' };
 export const S3_KEY = { EDGEPORT_S3_ACCESS_KEY_ID: 'EDGEPORTE2EKEY01', EDGEPORT_S3_SECRET_ACCESS_KEY: 'e2e-secret-0123456789abcdef' };
@@ -59,15 +59,8 @@ export async function startOrigin(t: TestContext): Promise<{ url: string; seen: 
       res.end('ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  const port = await listen(server, t);
+  return { url: `http://127.0.0.1:${port}`, seen };
 }
 
 /**

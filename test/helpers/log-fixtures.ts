@@ -1,11 +1,7 @@
 /**
  * What the edge and log pipeline tests build their jobs from: NDJSON output options with the
- * fields a test asks for, a job record's fields, and a server listening on a free loopback port
- * that the test closes.
+ * fields a test asks for, and a job record's fields.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { TestContext } from 'node:test';
 import type { LogOutputOptions, NewLogJob } from '../../src/db/control-store.ts';
 
 /** NDJSON lines of `fieldNames`, RFC 3339 timestamps, every record kept. */
@@ -48,17 +44,4 @@ export function jobFields(zoneId: string, destinationConf: string, outputOptions
     created: now,
     modified: now,
   };
-}
-
-/** Listens on a free port of 127.0.0.1 until the test ends; the port. */
-export async function listen(server: Server, t: TestContext): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as AddressInfo).port;
 }

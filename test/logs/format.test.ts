@@ -3,21 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LogOutputOptions } from '../../src/db/control-store.ts';
 import { createRecordFormatter } from '../../src/logs/format/record-formatter.ts';
+import { ndjsonOutput } from '../helpers/log-fixtures.ts';
 
-const NDJSON: LogOutputOptions = {
-  fieldNames: ['RayID', 'EdgeStartTimestamp', 'ClientIP'],
-  outputType: 'ndjson',
-  batchPrefix: '',
-  batchSuffix: '',
-  recordPrefix: '{',
-  recordSuffix: '}\n',
-  recordDelimiter: '',
-  fieldDelimiter: ',',
-  recordTemplate: null,
-  timestampFormat: 'unixnano',
-  sampleRate: 1,
-  cve202144228: false,
-};
+const NDJSON: LogOutputOptions = { ...ndjsonOutput(['RayID', 'EdgeStartTimestamp', 'ClientIP']), timestampFormat: 'unixnano' };
 const record = {
   RayID: '7f1e0a2b3c4d5e6f',
   EdgeStartTimestamp: Date.parse('2026-11-23T02:05:07.123Z'),

@@ -25,6 +25,7 @@ import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { openTestControlStore, openTestDatabase } from '../helpers/control-store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { listen } from '../helpers/listen.ts';
 
 const ZONE = 'z'.repeat(32);
 const OUTPUT = ndjsonOutput(['RayID', 'EdgeResponseStatus', 'ClientRequestURI']);
@@ -162,15 +163,8 @@ async function receiver(t: TestContext) {
       res.writeHead(state.status).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`, state };
+  const port = await listen(server, t);
+  return { url: `http://127.0.0.1:${port}/ingest`, state };
 }
 
 test(

@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
@@ -19,6 +18,7 @@ import { LogPipeline, type LogJobSource } from '../../src/logs/log-pipeline.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
+import { listen } from '../helpers/listen.ts';
 
 const OUTPUT = ndjsonOutput(['RayID']);
 const ZONE = 'z'.repeat(32);
@@ -64,15 +64,8 @@ async function receiver(t: TestContext) {
       res.writeHead(200).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { state, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/logs` };
+  const port = await listen(server, t);
+  return { state, url: `http://127.0.0.1:${port}/logs` };
 }
 
 /** A control plane in memory whose reads can be made to fail as a database that is away. */

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { startTestHost, type TestHost } from '../../helpers/script-host.ts';
+import { listen } from '../../helpers/listen.ts';
 
 const PROBES = `
 export default {
@@ -30,15 +30,8 @@ export default {
 
 async function loopbackServer(t: TestContext): Promise<string> {
   const server = createServer((_req, res) => res.end('private data'));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const port = await listen(server, t);
+  return `http://127.0.0.1:${port}/`;
 }
 
 /** The request fails as a script exception, whose logged error matches `error`; the next request is served. */

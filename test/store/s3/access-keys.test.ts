@@ -20,13 +20,13 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../../../src/core/log.ts';
 import { accountStore } from '../../../src/store/engine/account-store.ts';
 import { AccessKeys, type AccessKeyOptions } from '../../../src/store/s3/access-keys.ts';
 import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
 import { s3ErrorCode } from './helpers.ts';
+import { listen } from '../../helpers/listen.ts';
 
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
@@ -38,15 +38,8 @@ async function startKeyedS3(t: TestContext) {
   const server = createServer((req, res) => {
     void handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  const endpoint = `http://127.0.0.1:${port}`;
   const clientFor = async (accountId: string, options?: AccessKeyOptions) => {
     const made = await keys.create(accountId, options);
     const client = new S3Client({

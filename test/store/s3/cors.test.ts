@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import {
   CreateBucketCommand,
@@ -27,6 +26,7 @@ import { AccessKeys } from '../../../src/store/s3/access-keys.ts';
 import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
 import { s3ErrorCode, startS3 } from './helpers.ts';
+import { listen } from '../../helpers/listen.ts';
 
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
@@ -335,15 +335,8 @@ test("a preflight or a signed request never sees another account's rules", { tim
   const server = createServer((req, res) => {
     void handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  const endpoint = `http://127.0.0.1:${port}`;
   const clientOf = async (account: string) => {
     const made = await keys.create(account);
     const client = new S3Client({

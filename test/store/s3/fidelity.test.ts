@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import {
   CompleteMultipartUploadCommand,
@@ -34,6 +33,7 @@ import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { silentLogger } from '../../../src/core/log.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
 import { ACCESS_KEY_ID, SECRET, s3ErrorCode, startS3 } from './helpers.ts';
+import { listen as listenForTest } from '../../helpers/listen.ts';
 
 test("Content-Encoding: aws-chunked is a transfer token: dropped from a plain body's encoding and from a chunked one's", { timeout: 10_000 }, async (t) => {
   const { client, bucket } = await startS3(t);
@@ -421,15 +421,8 @@ test('behind a server that answers 100 Continue itself (no checkContinue listene
   const server = createServer((req, res) => {
     void handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listenForTest(server, t);
+  const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET } });
   t.after(() => client.destroy());
   const signed = await getSignedUrl(client, new PutObjectCommand({ Bucket: fixture.bucket, Key: 'once' }), { expiresIn: 300 });

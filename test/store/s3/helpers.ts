@@ -1,6 +1,5 @@
 /** A real S3 listener on 127.0.0.1 (port 0) over a real engine, and an AWS SDK client for it. */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
@@ -8,6 +7,7 @@ import { silentLogger, type Logger } from '../../../src/core/log.ts';
 import { adminKey } from '../../../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
+import { listen } from '../../helpers/listen.ts';
 
 export const ACCESS_KEY_ID = 'EDGEPORTTESTKEY00001';
 export const SECRET = 'edgeport-test-secret-key-0123456789abcdef';
@@ -32,15 +32,8 @@ export async function startS3(t: TestContext, options: { logger?: Logger } = {})
   server.on('checkExpectation', (req, res) => {
     void handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({
     endpoint,
     region: 'auto',

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
@@ -19,6 +18,7 @@ import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { decodeXmlText } from '../../../src/store/s3/xml.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
 import { s3ErrorCode } from './helpers.ts';
+import { listen } from '../../helpers/listen.ts';
 
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
@@ -39,15 +39,7 @@ async function startPostS3(t: TestContext, failureLimits?: FailureLimits) {
   const server = createServer((req, res) => {
     void handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, t);
   const endpoint = `http://127.0.0.1:${port}`;
   const clientFor = async (accountId: string, options?: AccessKeyOptions) => {
     const made = await keys.create(accountId, options);

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { Agent as HttpAgent, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
@@ -18,6 +17,7 @@ import { adminKey } from '../../../src/store/s3/key-grant.ts';
 import { createS3Handler } from '../../../src/store/s3/s3-handler.ts';
 import { openTestEngine } from '../../helpers/engine.ts';
 import { ACCESS_KEY_ID, SECRET } from './helpers.ts';
+import { listen } from '../../helpers/listen.ts';
 
 async function startLimitedS3(t: TestContext) {
   const fixture = await openTestEngine(t);
@@ -35,15 +35,8 @@ async function startLimitedS3(t: TestContext) {
   const server = createServer((req, res) => {
     void handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, t);
+  const endpoint = `http://127.0.0.1:${port}`;
   /** An AWS SDK client bound to `address`, without retries (they would hide the answers). */
   const clientAt = (address: string, secretAccessKey = SECRET, accessKeyId = ACCESS_KEY_ID) => {
     const client = new S3Client({
