@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { CustomFieldNames, RuleRecord, RulesetRecord, RulesetVersionRecord } from '../../db/control-store.ts';
 import { refuse, refuseValue } from '../refinements.ts';
+import { HTTP_TOKEN } from '../../core/http/token.ts';
 
 export const CUSTOM_FIELDS_PHASE = 'http_log_custom_fields';
 /** The real API's limit of custom fields per zone, request headers, response headers and cookies together. */
@@ -41,9 +42,6 @@ export const RULESET_PHASES = [
 ] as const;
 
 const RULESET_KINDS = ['managed', 'custom', 'root', 'zone'] as const;
-
-/** RFC 9110 token: the characters of a header field name, and of a cookie name (RFC 6265). */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 type FieldKind = keyof CustomFieldNames;
 const FIELD_ARRAYS: Record<string, FieldKind> = { request_fields: 'requestFields', response_fields: 'responseFields', cookie_fields: 'cookieFields' };
@@ -133,7 +131,7 @@ function checkRule(rule: RuleInput, ctx: z.RefinementCtx): void {
       } else if (item.preserve_duplicates === false && key !== 'response_fields') {
         refuse(ctx, ['action_parameters', key, i, 'preserve_duplicates'], 'preserve_duplicates applies only to response_fields');
       }
-      if (!TOKEN.test(item.name)) {
+      if (!HTTP_TOKEN.test(item.name)) {
         refuseValue(ctx, path, item.name, key === 'cookie_fields' ? 'it is not a valid cookie name' : 'it is not a valid HTTP header name');
       } else if (key !== 'cookie_fields' && item.name !== item.name.toLowerCase()) {
         refuseValue(ctx, path, item.name, 'header names must be lower case');

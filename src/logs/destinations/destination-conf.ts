@@ -8,6 +8,7 @@
  * probed with a test upload instead, as the real service does for S3-compatible and HTTP
  * destinations. `http://` is accepted too (local collectors), unlike the real service.
  */
+import { HTTP_TOKEN } from '../../core/http/token.ts';
 
 export type Destination =
   | { scheme: 'file'; directory: string }
@@ -19,7 +20,6 @@ export const MAX_DESTINATION_CONF_LENGTH = 4096;
 
 const BUCKET = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export type DestinationResult = { ok: true; destination: Destination } | { ok: false; reason: string };
 
@@ -109,7 +109,7 @@ function parseHttp(conf: string, scheme: 'http' | 'https'): DestinationResult {
   for (const [key, value] of [...url.searchParams]) {
     if (!key.startsWith('header_')) continue;
     const name = key.slice('header_'.length);
-    if (!HEADER_NAME.test(name)) return fail(`${key} does not name a valid HTTP header`);
+    if (!HTTP_TOKEN.test(name)) return fail(`${key} does not name a valid HTTP header`);
     headers[name] = value;
     url.searchParams.delete(key);
   }

@@ -6,6 +6,7 @@
  * cannot read exactly (a malformed line, a head over the limit, conflicting lengths, bytes after
  * a response) is an error thrown from feed(), and the connection is not to be used again.
  */
+import { HTTP_TOKEN } from '../../core/http/token.ts';
 
 /** What the parser reports, in order: head, body views (none for a body-less answer), end. */
 export interface ResponseEvents {
@@ -25,7 +26,6 @@ type State = 'idle' | 'head' | 'length' | 'close' | 'chunk-size' | 'chunk-data' 
 
 const CR = 13;
 const LF = 10;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: ([^\r\n]*))?$/;
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
@@ -177,7 +177,7 @@ export class ResponseParser {
       const colon = line.indexOf(':');
       if (colon <= 0) throw new ResponseParseError(`A header line of workerd's response is malformed: ${JSON.stringify(line.slice(0, 100))}.`);
       const name = line.slice(0, colon);
-      if (!TOKEN.test(name)) throw new ResponseParseError(`A header name of workerd's response is malformed: ${JSON.stringify(name.slice(0, 100))}.`);
+      if (!HTTP_TOKEN.test(name)) throw new ResponseParseError(`A header name of workerd's response is malformed: ${JSON.stringify(name.slice(0, 100))}.`);
       const value = line.slice(colon + 1).replace(OWS, '');
       if (BAD_VALUE.test(value)) throw new ResponseParseError(`The header ${name} of workerd's response has a control character.`);
       headers.push(name, value);

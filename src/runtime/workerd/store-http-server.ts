@@ -11,6 +11,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { BodySink } from '../../core/http/drained.ts';
 import { CALL_HEADER, NATIVE_CALL_HEADER_LIMIT } from './store-wire.ts';
+import { HTTP_TOKEN } from '../../core/http/token.ts';
 
 export interface StoreRequest {
   /** The request target (its path), as sent. */
@@ -35,7 +36,6 @@ const MAX_CHUNK_LINE = 4096;
 const IDLE_MS = 60_000;
 
 const REQUEST_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [^\s]+ HTTP\/1\.([01])$/;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 const OWS = /^[ \t]+|[ \t]+$/g;
@@ -256,7 +256,7 @@ function parseHead(head: string): { target: string; call: string | undefined; fr
     const colon = line.indexOf(':');
     if (colon <= 0) throw new BadRequest('A header line is malformed.');
     const name = line.slice(0, colon).toLowerCase();
-    if (!TOKEN.test(name)) throw new BadRequest('A header name is malformed.');
+    if (!HTTP_TOKEN.test(name)) throw new BadRequest('A header name is malformed.');
     const value = line.slice(colon + 1).replace(OWS, '');
     if (BAD_VALUE.test(value)) throw new BadRequest('A header value has a control character.');
     if (name === CALL_HEADER) {

@@ -16,6 +16,7 @@ import { metadataValueFromHeader, metadataValueToHeader } from '../metadata-valu
 import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
+import { HTTP_TOKEN } from '../../../core/http/token.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -74,9 +75,6 @@ export function contentMd5Hex(headers: IncomingHttpHeaders): string | undefined 
   return bytes.toString('hex');
 }
 
-/** An HTTP header name (RFC 9110 token). */
-const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
 /** The object's metadata as response headers (GET and HEAD). */
 export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Record<string, string | number> {
   const h: Record<string, string | number> = {
@@ -95,7 +93,7 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
   // counted in x-amz-missing-meta, as S3 counts metadata its REST face cannot show.
   let missing = 0;
   for (const [name, value] of Object.entries(meta.customMetadata)) {
-    if (HEADER_TOKEN.test(name)) h[`x-amz-meta-${name}`] = metadataValueToHeader(value);
+    if (HTTP_TOKEN.test(name)) h[`x-amz-meta-${name}`] = metadataValueToHeader(value);
     else missing++;
   }
   if (missing > 0) h['x-amz-missing-meta'] = missing;
