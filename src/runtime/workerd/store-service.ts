@@ -142,15 +142,16 @@ async function bodyOf(spec: NonNullable<WireRequest['body']>, leftover: Uint8Arr
   const iterator = req.body;
   // A native body is the whole HTTP body: its length is the Content-Length (checked present above).
   const length = spec.kind === 'native' ? req.length : spec.length;
-  if (spec.kind === 'bytes' || (spec.kind === 'native' && length! <= BUFFERED_BODY_BYTES)) {
-    // A body the script passed as bytes reaches the engine as bytes, as it does in-process.
-    const bytes = new Uint8Array(length!);
-    let at = Math.min(leftover.byteLength, length!);
+  // A body the script passed as bytes reaches the engine as bytes, as it does in-process; so does a small native one.
+  const whole = spec.kind === 'bytes' || (spec.kind === 'native' && length !== undefined && length <= BUFFERED_BODY_BYTES) ? length : undefined;
+  if (whole !== undefined) {
+    const bytes = new Uint8Array(whole);
+    let at = Math.min(leftover.byteLength, whole);
     bytes.set(leftover.subarray(0, at), 0);
-    while (at < length!) {
+    while (at < whole) {
       const next = await iterator.next();
       if (next.done) throw new Error('the body ended early');
-      const chunk = next.value.subarray(0, length! - at);
+      const chunk = next.value.subarray(0, whole - at);
       bytes.set(chunk, at);
       at += chunk.byteLength;
     }
