@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { SqliteMetadataStore } from '../../src/db/sqlite/sqlite-metadata-store.ts';
-import { startWalCheckpointer } from '../../src/db/sqlite/wal-checkpointer.ts';
+import type { Logger } from '../../src/core/log.ts';
+import { startWalCheckpointer, walRestartLogger, type WalRestart } from '../../src/db/sqlite/wal-checkpointer.ts';
 import { openStoreEngine } from '../../src/store/engine/open-store-engine.ts';
 import { objectMeta } from '../helpers/engine.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -67,4 +69,56 @@ test('under steady writes the WAL starts over at nearly every round of the check
   await Promise.all(writers);
   // About 40 rounds: measured 38-40 restarts (with one pass a round, as before: 9-18).
   assert.ok(restarts >= 28, `the WAL started over ${restarts} times in 2 s of ${n} puts`);
+});
+
+test('past its bound the WAL is started over by a blocking checkpoint, and no write is lost', { timeout: 30_000 }, async (t) => {
+  const file = join(tempDir(t), 'metadata.sqlite');
+  const meta = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0, autoCheckpoint: false });
+  t.after(() => meta.close());
+  await meta.insertBucket({ name: 'b', created: 0, storageClass: 'Standard' });
+  const maxWalBytes = 64 * 1024;
+  const restarts: WalRestart[] = [];
+  const checkpointer = startWalCheckpointer(file, { intervalMs: 100, maxWalBytes, onRestart: (restart) => restarts.push(restart) });
+  t.after(() => checkpointer.stop());
+  const body = new Uint8Array(1024).fill(7);
+  let n = 0;
+  let writing = true;
+  // Sixteen writers without pause: commits as fast as the queue makes them.
+  const writers = Array.from({ length: 16 }, async () => {
+    while (writing) {
+      const key = `k${n++}`;
+      await meta.putObject('b', objectMeta(key, key, 1024), { kind: 'inline', bytes: body });
+    }
+  });
+  await sleep(200);
+  const before = walSequence(file);
+  await sleep(1_500);
+  writing = false;
+  await Promise.all(writers);
+  assert.ok(restarts.length > 0, `no round restarted the WAL in 1.5 s of ${n} puts`);
+  for (const restart of restarts) assert.ok(restart.frames * 4096 > maxWalBytes, `a restart at ${restart.frames} frames, within the bound`);
+  assert.ok(walSequence(file) - before >= 1, 'the WAL started over');
+  // Every put is there: a restart only moves frames into the database.
+  for (const i of [0, Math.floor(n / 2), n - 1]) assert.ok(await meta.headObject('b', `k${i}`), `k${i} is readable`);
+  const check = new Database(file, { readonly: true });
+  t.after(() => check.close());
+  assert.equal(check.prepare("SELECT count(*) FROM objects WHERE bucket = 'b'").pluck().get(), n);
+  assert.equal(check.pragma('integrity_check', { simple: true }), 'ok');
+});
+
+test('WAL restarts are logged at most once a minute, with how many came and the longest hold', () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
+  let now = 0;
+  const report = walRestartLogger(logger, () => now);
+  report({ frames: 20_000, busy: false, ms: 1.5 });
+  now = 30_000;
+  report({ frames: 21_000, busy: false, ms: 9.25 });
+  now = 59_000;
+  report({ frames: 22_000, busy: true, ms: 2 });
+  assert.equal(lines.length, 1);
+  now = 61_000;
+  report({ frames: 23_000, busy: false, ms: 3 });
+  assert.equal(lines.length, 2);
+  assert.deepEqual(lines[1], { restarts: 3, longestHoldMs: 9.3, frames: 23_000, readersKeptIt: false });
 });

@@ -14,7 +14,7 @@ import type { MetadataStore } from '../../db/metadata-store.ts';
 import type { PgDatabase } from '../../db/postgres/pg-database.ts';
 import { PgMetadataStore } from '../../db/postgres/pg-metadata-store.ts';
 import { SqliteMetadataStore } from '../../db/sqlite/sqlite-metadata-store.ts';
-import { startWalCheckpointer } from '../../db/sqlite/wal-checkpointer.ts';
+import { startWalCheckpointer, walRestartLogger } from '../../db/sqlite/wal-checkpointer.ts';
 import { openBlobStore } from '../blobs/open-blob-store.ts';
 import { startFailure } from '../blobs/start-failure.ts';
 import { ObjectEngine } from './object-engine.ts';
@@ -103,7 +103,11 @@ export async function openStoreEngine(options: OpenStoreEngineOptions): Promise<
   if (!options.maintenance) return engine;
   const checkpointer =
     options.backgroundCheckpoints && !options.database
-      ? startWalCheckpointer(file, { intervalMs: 200, onError: (message) => logger.warn({ error: message }, 'WAL checkpoint failed; it is retried.') })
+      ? startWalCheckpointer(file, {
+          intervalMs: 200,
+          onError: (message) => logger.warn({ error: message }, 'WAL checkpoint failed; it is retried.'),
+          onRestart: walRestartLogger(logger),
+        })
       : null;
   const timer = setInterval(() => {
     Promise.all([engine.reclaimBlobs(), engine.expireUploads()]).catch((error: unknown) => {
