@@ -94,7 +94,8 @@ export type ApiErrorCode =
   | 'API_WORKER_SECRET_NOT_FOUND'
   | 'API_WORKER_TAIL_NOT_FOUND'
   | 'API_WORKER_TAIL_LIMIT'
-  | 'API_WORKER_BUSY';
+  | 'API_WORKER_BUSY'
+  | 'API_WORKER_UPLOADS_IN_FLIGHT';
 
 export interface ApiErrorEntry {
   kind: 'user' | 'system';
@@ -387,6 +388,12 @@ export const API_ERRORS: Record<ApiErrorCode, ApiErrorEntry> = {
     status: 503,
     code: 971,
     message: 'Please wait and consider throttling your request speed: too many script uploads are being tried; retry after <n> s',
+  },
+  API_WORKER_UPLOADS_IN_FLIGHT: {
+    kind: 'user',
+    status: 429,
+    code: 971,
+    message: 'Please wait and consider throttling your request speed: your account has as many script uploads being tried as it may; retry after <n> s',
   },
   API_WORKER_SECRET_NOT_FOUND: { kind: 'user', status: 404, code: 10056, message: 'The script has no secret named <name>' },
   API_WORKER_TAIL_NOT_FOUND: { kind: 'user', status: 404, code: 10007, message: 'The script has no tail <tail id>' },

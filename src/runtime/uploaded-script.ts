@@ -9,6 +9,7 @@ import type { ModuleType, RunnableVersion } from '../db/scripts/script-records.t
 import type { ObjectEngine } from '../store/engine/object-engine.ts';
 import { startScriptHost, type ScriptHost, type TailTarget, type UploadedSource } from './host.ts';
 import { SCRIPT_LIMIT_DEFAULTS, type ScriptConfig, type ScriptLimits } from './script-config.ts';
+import { TrialQueue, type TrialRefusal } from './trial-queue.ts';
 import type { IsolatePool } from './workerd/isolate-pool.ts';
 import type { WorkerdModule } from './workerd/workerd-config.ts';
 
@@ -100,35 +101,24 @@ export function startFailureMessage(error: unknown): string {
   return [/Uncaught .*/.exec(lines[start]!)![0], ...where].join('\n');
 }
 
-/** Trial starts at once at most (each is a workerd process of its own for a moment); more wait their turn. */
-const TRIAL_STARTS = 2;
-/** Uploads waiting for a trial start at most; more are told to come back later. */
-const TRIALS_WAITING = 16;
-
 /**
  * A trial start for uploads: the version starts in workerd and stops at once. Resolves null when it
- * started, else with the exception it threw; at most TRIAL_STARTS run together, and past
- * TRIALS_WAITING waiting uploads it resolves `{ busy: true }` at once.
+ * started, else with the exception it threw; past the account's or the server's share of uploads
+ * being tried (trial-queue.ts), with the refusal at once.
  */
-export function trialStarter(deps: UploadedHostDeps): (runnable: RunnableVersion) => Promise<string | null | { busy: true }> {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async (runnable) => {
-    if (running >= TRIAL_STARTS) {
-      if (waiting.length >= TRIALS_WAITING) return { busy: true };
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    }
-    running++;
-    try {
-      const host = await startUploadedHost(runnable, deps);
-      await host.close();
-      return null;
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'RUNTIME_SCRIPT_START_FAILED') throw error;
-      return startFailureMessage(error);
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
+export function trialStarter(
+  deps: UploadedHostDeps,
+  queue = new TrialQueue(),
+): (runnable: RunnableVersion) => Promise<string | null | { refused: TrialRefusal }> {
+  return (runnable) =>
+    queue.run(runnable.version.accountId, async () => {
+      try {
+        const host = await startUploadedHost(runnable, deps);
+        await host.close();
+        return null;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'RUNTIME_SCRIPT_START_FAILED') throw error;
+        return startFailureMessage(error);
+      }
+    });
 }

@@ -30,8 +30,9 @@ export async function storeVersion(
     secrets,
   });
   if (typeof failure === 'object' && failure !== null) {
-    throw new ApiError('API_WORKER_BUSY', {
-      message: `Please wait and consider throttling your request speed: too many script uploads are being tried; retry after ${BUSY_RETRY_S} s`,
+    const who = failure.refused === 'account' ? 'your account has as many script uploads being tried as it may' : 'too many script uploads are being tried';
+    throw new ApiError(failure.refused === 'account' ? 'API_WORKER_UPLOADS_IN_FLIGHT' : 'API_WORKER_BUSY', {
+      message: `Please wait and consider throttling your request speed: ${who}; retry after ${BUSY_RETRY_S} s`,
       headers: { 'retry-after': String(BUSY_RETRY_S) },
     });
   }

@@ -6,6 +6,7 @@
 import type { DeploymentRecord, RunnableVersion, ScriptRecord, VersionRecord } from '../../db/scripts/script-records.ts';
 import type { ScriptRegistry } from '../../db/scripts/script-registry.ts';
 import type { TailSessions } from '../../edge/tail-sessions.ts';
+import type { TrialRefusal } from '../../runtime/trial-queue.ts';
 import type { AccountRecord } from '../../db/control-store.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
 import { userIdOf } from '../accounts/user-id.ts';
@@ -15,7 +16,7 @@ import type { RouteContext } from '../route.ts';
 export interface WorkersDeps {
   registry: ScriptRegistry;
   /** Starts a version in workerd and stops it: null when it started, else the exception it threw ("Uncaught ..."); `busy` when too many uploads wait. */
-  tryStart(runnable: RunnableVersion): Promise<string | null | { busy: true }>;
+  tryStart(runnable: RunnableVersion): Promise<string | null | { refused: TrialRefusal }>;
   maxScriptsPerAccount: number;
   maxRoutesPerZone: number;
   /** The domain of `<script>.<subdomain>.<devDomain>`, or null when the operator serves none. */
