@@ -137,7 +137,8 @@ export interface GetOptions {
   range?: RangeRequest;
   /**
    * Serve one part of a multipart object (1-based; S3's GetObject `partNumber`). Part 1 of any
-   * other object is all of it. A part beyond the last is STORE_INVALID_PART_NUMBER.
+   * other object is all of it. A part beyond the last is STORE_INVALID_PART_NUMBER, its details
+   * naming the part asked for (`partNumberRequested`) and how many there are (`actualPartCount`).
    */
   part?: number;
 }
