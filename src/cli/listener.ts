@@ -327,12 +327,13 @@ class ListenerGuard {
  * the idle timeout. A body there is refused at once with 400 (a handshake has none: RFC 6455 §4.1,
  * RFC 9110 §7.8 switches protocols after the request); true when answered so. But an h2c upgrade is
  * an ordinary request that also offers HTTP/2 (curl --http2 sends it with a POST's body too): it is
- * served, body and all, as a server without h2c must (core/http/h2c.ts); only a malformed chunked
- * body of one waits for the idle timeout instead of a 400.
+ * served with its body, as a server without h2c must (core/http/h2c.ts), when that body has a
+ * Content-Length; a chunked one is still refused, since its malformed chunks would go unnoticed.
  */
 function upgradeAsHttp(req: IncomingMessage, res: ServerResponse): boolean {
   res.shouldKeepAlive = false;
-  if (asksOnlyForH2c(req.headers)) return false;
+  // An h2c offer with a Content-Length body is served; a chunked one keeps the 400 (a bad chunk would wait out the idle timeout).
+  if (asksOnlyForH2c(req.headers) && req.headers['transfer-encoding'] === undefined) return false;
   const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
   if (!hasBody) return false;
   const body = 'error 400: an Upgrade request may not carry a body: send the request without Upgrade, or without a body.\n';

@@ -468,6 +468,8 @@ test('requestFramingProblem: chunked alone passes in any case and spacing; any o
   assert.equal(requestFramingProblem({ upgrade: 'websocket', 'content-length': '0' }), null);
   assert.notEqual(requestFramingProblem({ upgrade: 'websocket', 'content-length': '1' }), null);
   assert.equal(requestFramingProblem({ upgrade: 'h2c', 'content-length': '1' }), null);
-  assert.equal(requestFramingProblem({ upgrade: 'H2C', 'transfer-encoding': 'chunked' }), null);
+  assert.equal(requestFramingProblem({ upgrade: 'H2C', 'content-length': '3' }), null);
+  // A chunked body of one is still refused: the listener could not see a bad chunk.
+  assert.notEqual(requestFramingProblem({ upgrade: 'h2c', 'transfer-encoding': 'chunked' }), null);
   assert.equal(requestFramingProblem({ 'content-length': '10' }), null);
 });
