@@ -3,7 +3,8 @@
  * clients, and closed with a drain, so requests in flight after SIGTERM get DRAIN_MS to finish
  * before their connections are cut.
  *
- * Expectations other than `100-continue` are ignored (the request is served as without its Expect).
+ * Expectations other than `100-continue` are ignored (the request is served as without its Expect),
+ * and so is an upgrade to h2c (the request is served over HTTP/1.1, as without its Upgrade).
  *
  * Guards (`[limits]`, src/config/limits.ts), each bounding what a client can hold before the
  * service behind the listener sees anything:
@@ -22,11 +23,12 @@
  *   every place a client with one request needs. Since shedding stops a loop turn from serving more
  *   once it runs that far behind, a waiting request waits about two such turns.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { DEFAULTS } from '../config/defaults.ts';
 import type { ListenerLimits } from '../config/limits.ts';
+import { asksOnlyForH2c, serveUpgradeAsHttp1 } from '../core/http/h2c.ts';
 import type { Logger } from '../core/log.ts';
 import type { RequestListener } from '../core/service.ts';
 import { CliError } from './cli-errors.ts';
@@ -88,15 +90,18 @@ export interface ListenOptions {
 export async function listen(handler: RequestListener, host: string, port: number, label: string, options: ListenOptions = {}): Promise<Listener> {
   const limits: ListenerLimits = { ...DEFAULTS.limits, ...options.limits };
   const guard = new ListenerGuard(handler, label, limits, options);
-  const server = createServer(
-    {
-      // No limit on a whole request; the head alone is limited, checked promptly (Node checks every 30 s by default).
-      requestTimeout: 0,
-      headersTimeout: limits.headerTimeoutMs,
-      connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(limits.headerTimeoutMs / 10))),
-    },
-    guard.onRequest,
-  );
+  const onUpgrade = options.onUpgrade;
+  const serverOptions: ServerOptions & { shouldUpgradeCallback?: (req: IncomingMessage) => boolean } = {
+    // No limit on a whole request; the head alone is limited, checked promptly (Node checks every 30 s by default).
+    requestTimeout: 0,
+    headersTimeout: limits.headerTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(limits.headerTimeoutMs / 10))),
+    // An h2c upgrade (curl --http2) is served as the HTTP/1.1 request it also is, never switched
+    // (core/http/h2c.ts); other upgrades go to `onUpgrade`. Node 22.21 / 24.9 and later ask this;
+    // older ones hand every upgrade to the 'upgrade' event, which serves h2c itself below.
+    shouldUpgradeCallback: (req) => onUpgrade !== undefined && !asksOnlyForH2c(req.headers),
+  };
+  const server = createServer(serverOptions, guard.onRequest);
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node emits 'checkContinue' (instead of answering 100 Continue itself) only when it has a listener.
   if (options.handlesExpectContinue) server.on('checkContinue', guard.onRequest);
@@ -106,12 +111,12 @@ export async function listen(handler: RequestListener, host: string, port: numbe
   server.on('checkExpectation', guard.onRequest);
   // Upgraded sockets (tail WebSockets) are no longer the HTTP server's to close: they are tracked here, so a drain can cut them.
   const upgraded = new Set<Duplex>();
-  const onUpgrade = options.onUpgrade;
   if (onUpgrade) {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       upgraded.add(socket);
       socket.once('close', () => upgraded.delete(socket));
-      onUpgrade(req, socket, head);
+      if (asksOnlyForH2c(req.headers)) serveUpgradeAsHttp1(req, socket, guard.onRequest);
+      else onUpgrade(req, socket, head);
     });
   }
   // With no 'timeout' listener, Node destroys the idle socket.
@@ -315,15 +320,20 @@ class ListenerGuard {
 }
 
 /**
- * An Upgrade request Node serves as plain HTTP (the listener has no 'upgrade' handler, so Node
- * passes it on as a request): Node's parser stops at the end of such a request, so the
- * connection can serve no other (it is closed after the answer), and it swallows the parse errors
- * of its body, so a malformed one (a bad chunk size) would hold the request until the idle
- * timeout. A body there is refused at once with 400 (a handshake has none: RFC 6455 §4.1, RFC 9110
- * §7.8 switches protocols after the request); true when answered so.
+ * An Upgrade request Node serves as plain HTTP (the listener has no 'upgrade' handler, or the
+ * upgrade is to h2c, so Node passes it on as a request): Node's parser stops at the end of such a
+ * request, so the connection can serve no other (it is closed after the answer), and it swallows
+ * the parse errors of its body, so a malformed one (a bad chunk size) would hold the request until
+ * the idle timeout. A body there is refused at once with 400 (a handshake has none: RFC 6455 §4.1,
+ * RFC 9110 §7.8 switches protocols after the request); true when answered so. But an h2c upgrade is
+ * an ordinary request that also offers HTTP/2 (curl --http2 sends it with a POST's body too): it is
+ * served with its body, as a server without h2c must (core/http/h2c.ts), when that body has a
+ * Content-Length; a chunked one is still refused, since its malformed chunks would go unnoticed.
  */
 function upgradeAsHttp(req: IncomingMessage, res: ServerResponse): boolean {
   res.shouldKeepAlive = false;
+  // An h2c offer with a Content-Length body is served; a chunked one keeps the 400 (a bad chunk would wait out the idle timeout).
+  if (asksOnlyForH2c(req.headers) && req.headers['transfer-encoding'] === undefined) return false;
   const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
   if (!hasBody) return false;
   const body = 'error 400: an Upgrade request may not carry a body: send the request without Upgrade, or without a body.\n';

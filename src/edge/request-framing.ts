@@ -8,8 +8,12 @@
  *   §6.1 lets a server refuse codings it does not understand);
  * - an Upgrade request with a body: the edge does not switch protocols (Upgrade is hop-by-hop and
  *   dropped), and a handshake has no body, so a body there is a smuggling attempt or a broken client.
+ *   Except an upgrade to h2c with a Content-Length body (curl --http2 offers it with a POST's body
+ *   too): that request is an ordinary one, served over HTTP/1.1 with the offer ignored
+ *   (core/http/h2c.ts). A chunked one is still refused: the listener could not see a bad chunk.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { asksOnlyForH2c } from '../core/http/h2c.ts';
 
 /** What is wrong with a request's framing, said for its client, or null. */
 export function requestFramingProblem(headers: IncomingHttpHeaders): string | null {
@@ -18,7 +22,7 @@ export function requestFramingProblem(headers: IncomingHttpHeaders): string | nu
     return `the request's Transfer-Encoding "${codings.slice(0, 64)}" is not supported: send the body with Content-Length or Transfer-Encoding: chunked alone.`;
   }
   const hasBody = codings !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-  if (headers.upgrade !== undefined && hasBody) {
+  if (headers.upgrade !== undefined && hasBody && !(asksOnlyForH2c(headers) && codings === undefined)) {
     return 'an Upgrade request may not carry a body, and the edge does not switch protocols: send the request without Upgrade, or without a body.';
   }
   return null;

@@ -140,6 +140,43 @@ test('objects: streamed put with metadata (past the JSON body limit), folders by
   assert.deepEqual(gone.body.errors, [{ code: 10007, message: 'The specified key does not exist.' }]);
 });
 
+test(
+  'objects: headers sent as raw UTF-8 are kept as their text and downloaded as the same bytes; other bytes one character a byte',
+  { timeout: 10_000 },
+  async (t) => {
+    const api = await startApi(t);
+    /** A header value as the bytes of `text` in UTF-8, one character per byte (what fetch sends as those bytes). */
+    const utf8Bytes = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
+    const text = { disposition: 'inline; filename="naïve.txt"', type: 'text/plain; title="日本語"', owner: 'Zoë' };
+    const stored = await put(api, 'test-bucket', 'naive.txt', new TextEncoder().encode('x'), {
+      'content-type': utf8Bytes(text.type),
+      'content-disposition': utf8Bytes(text.disposition),
+      'x-edgeport-meta-owner': utf8Bytes(text.owner),
+    });
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    assert.deepEqual(stored.body.result.http_metadata, { content_type: text.type, content_disposition: text.disposition });
+    assert.deepEqual(stored.body.result.custom_metadata, { owner: text.owner });
+    const listed = await api.call(`${base(api)}/test-bucket/objects`);
+    assert.deepEqual(listed.body.result[0].http_metadata, { content_type: text.type, content_disposition: text.disposition });
+
+    // Out, the text is its UTF-8 again (fetch shows each byte as a character).
+    const auth = { 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key };
+    const download = await fetch(api.base + objectPath(api, 'test-bucket', 'naive.txt'), { headers: auth });
+    assert.equal(download.status, 200);
+    assert.equal(download.headers.get('content-type'), utf8Bytes(text.type));
+    await download.arrayBuffer();
+    const r2 = await fetch(`${api.base}/accounts/${api.admin.accountId}/r2/buckets/test-bucket/objects/naive.txt`, { headers: auth });
+    assert.equal(r2.status, 200);
+    assert.deepEqual([r2.headers.get('content-type'), r2.headers.get('content-disposition')], [utf8Bytes(text.type), utf8Bytes(text.disposition)]);
+    await r2.arrayBuffer();
+
+    // Bytes that are not UTF-8 (what a browser's fetch sends for Latin-1 text): one character a byte.
+    const latin1 = await put(api, 'test-bucket', 'latin1.txt', new TextEncoder().encode('x'), { 'content-disposition': 'inline; filename="\xe9t\xe9.txt"' });
+    assert.equal(latin1.status, 200, JSON.stringify(latin1.body));
+    assert.equal(latin1.body.result.http_metadata.content_disposition, 'inline; filename="été.txt"');
+  },
+);
+
 test("usage: a bucket's and a folder's object count and bytes, bounded; a missing bucket is 10006", { timeout: 10_000 }, async (t) => {
   const api = await startApi(t);
   for (const [key, size] of [

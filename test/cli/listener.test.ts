@@ -1,10 +1,10 @@
-/** The listener's timeouts: idle mid-request, header (slowloris), keep-alive between requests. */
+/** The listener's timeouts: idle mid-request, header (slowloris), keep-alive between requests; Upgrade and Expect requests. */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { listen } from '../../src/cli/listener.ts';
-import { openRaw, statusOf } from '../helpers/raw-connections.ts';
+import { bodyOf, headerOf, openRaw, statusOf } from '../helpers/raw-connections.ts';
 import { onTestEnd } from '../helpers/cleanup.ts';
 import { okListener } from '../helpers/ok-listener.ts';
 
@@ -135,8 +135,13 @@ test(
       ['Upgrade, bad chunk size in a second write', head, 400],
       ['Upgrade, valid chunked body', `${head}5\r\nhello\r\n0\r\n\r\n`, 400],
       [
-        'Upgrade: h2c, Content-Length body',
-        'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello',
+        'Upgrade to h2c, bad chunk size',
+        'PUT /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n',
+        400,
+      ],
+      [
+        'Upgrade to h2c and websocket, Content-Length body',
+        'POST /rpc HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c, websocket\r\nContent-Length: 5\r\n\r\nhello',
         400,
       ],
       ["no Upgrade, bad chunk size (Node's own 400)", 'POST /rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n', 400],
@@ -161,6 +166,58 @@ test(
       if (status === 200) assert.match(text, /\r\nconnection: close\r\n/i, name);
       console.log(`${name}: ${statusOf(text)}, closed after ${Math.round(afterMs)} ms`);
     }
+  },
+);
+
+test(
+  'an Upgrade: h2c request (curl --http2) is served over HTTP/1.1, body and all, with and without WebSocket upgrades on the port; other upgrades keep their answers',
+  { timeout: 60_000 },
+  async (t) => {
+    const upgrades: string[] = [];
+    const serve = (req: IncomingMessage, res: ServerResponse) => {
+      let bytes = 0;
+      req.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      req.on('end', () => res.end(`${req.method} ${req.url} ${bytes}`));
+    };
+    const plain = await listen(serve, '127.0.0.1', 0, 'plain listener', { limits: { idleTimeoutMs: 120_000 } });
+    onTestEnd(t, () => plain.close());
+    // As the API's port: WebSocket upgrades go to their handler, which refuses what is no handshake of its.
+    const withUpgrades = await listen(serve, '127.0.0.1', 0, 'upgrading listener', {
+      limits: { idleTimeoutMs: 120_000 },
+      onUpgrade: (req, socket) => {
+        upgrades.push(`${req.method} ${req.url}`);
+        socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      },
+    });
+    onTestEnd(t, () => withUpgrades.close());
+    // What curl --http2 sends with its first request over http://.
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const cases: Array<[string, string, string]> = [
+      ['bodiless GET', `GET /a HTTP/1.1\r\nHost: x\r\n${h2c}\r\n`, 'GET /a 0'],
+      ['POST with Content-Length', `POST /b HTTP/1.1\r\nHost: x\r\n${h2c}Content-Length: 5\r\n\r\nhello`, 'POST /b 5'],
+      ['the token in capitals', `GET /d HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: H2C\r\n\r\n`, 'GET /d 0'],
+    ];
+    for (const listener of [plain, withUpgrades]) {
+      for (const [name, raw, answer] of cases) {
+        const { text, afterMs } = await (await openRaw(listener.port, { send: raw })).closed;
+        assert.equal(statusOf(text), 200, `${name}: ${text}`);
+        assert.equal(bodyOf(text), answer, name);
+        assert.equal(headerOf(text, 'upgrade'), undefined, `${name}: no protocol is switched to`);
+        // Node reads no next request after an Upgrade one: the connection is closed after the answer.
+        assert.equal(headerOf(text, 'connection'), 'close', name);
+        assert.ok(afterMs < 10_000, `${name}: closed after ${Math.round(afterMs)} ms`);
+      }
+    }
+    assert.deepEqual(upgrades, [], 'no h2c request reached the upgrade handler');
+    // A WebSocket upgrade still reaches it; elsewhere a bodiless one is served, one with a body refused.
+    const websocket = 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n';
+    assert.equal(statusOf((await (await openRaw(withUpgrades.port, { send: websocket })).closed).text), 400);
+    assert.deepEqual(upgrades, ['GET /ws']);
+    assert.equal(statusOf((await (await openRaw(plain.port, { send: websocket })).closed).text), 200);
+    const withBody = 'POST /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 5\r\n\r\nhello';
+    assert.match((await (await openRaw(plain.port, { send: withBody })).closed).text, /^HTTP\/1\.1 400 [^]*an Upgrade request may not carry a body/);
   },
 );
 

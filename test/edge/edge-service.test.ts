@@ -411,8 +411,10 @@ test(
   { timeout: 20_000 },
   async (t) => {
     const reached: string[] = [];
+    const offered: string[] = [];
     const origin = createServer((req, res) => {
       reached.push(`${req.method} ${req.url}`);
+      for (const name of ['upgrade', 'http2-settings']) if (req.headers[name] !== undefined) offered.push(name);
       req.resume();
       req.on('end', () => res.end('origin ok'));
     });
@@ -424,7 +426,7 @@ test(
         raw: `${head}Connection: Upgrade\r\nUpgrade: websocket\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n`,
         message: /an Upgrade request may not carry a body/,
       },
-      { raw: `${head}Connection: Upgrade\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello`, message: /an Upgrade request may not carry a body/ },
+      { raw: `${head}Connection: Upgrade\r\nUpgrade: h2c, websocket\r\nContent-Length: 5\r\n\r\nhello`, message: /an Upgrade request may not carry a body/ },
     ];
     for (const { raw, message } of refusals) {
       const { text, ms } = await sendRaw(port, raw);
@@ -439,7 +441,14 @@ test(
     assert.equal(statusOf(chunked.text), 200, chunked.text);
     const upgrade = await sendRaw(port, 'GET /ws HTTP/1.1\r\nHost: example.test\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\r\n');
     assert.equal(statusOf(upgrade.text), 200, upgrade.text);
-    assert.deepEqual(reached, ['POST /upload', 'GET /ws']);
+    // An upgrade to h2c (curl --http2) is an ordinary request, body and all; the offer goes no further.
+    const h2c = await sendRaw(
+      port,
+      `${head}Connection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nContent-Length: 5\r\n\r\nhello`,
+    );
+    assert.equal(statusOf(h2c.text), 200, h2c.text);
+    assert.deepEqual(reached, ['POST /upload', 'GET /ws', 'POST /upload']);
+    assert.deepEqual(offered, [], 'the origin saw no Upgrade and no HTTP2-Settings');
   },
 );
 
@@ -458,5 +467,9 @@ test('requestFramingProblem: chunked alone passes in any case and spacing; any o
   assert.equal(requestFramingProblem({ upgrade: 'websocket' }), null);
   assert.equal(requestFramingProblem({ upgrade: 'websocket', 'content-length': '0' }), null);
   assert.notEqual(requestFramingProblem({ upgrade: 'websocket', 'content-length': '1' }), null);
+  assert.equal(requestFramingProblem({ upgrade: 'h2c', 'content-length': '1' }), null);
+  assert.equal(requestFramingProblem({ upgrade: 'H2C', 'content-length': '3' }), null);
+  // A chunked body of one is still refused: the listener could not see a bad chunk.
+  assert.notEqual(requestFramingProblem({ upgrade: 'h2c', 'transfer-encoding': 'chunked' }), null);
   assert.equal(requestFramingProblem({ 'content-length': '10' }), null);
 });

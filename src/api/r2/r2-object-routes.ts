@@ -15,7 +15,15 @@ import { toStoreHttpMetadata, writeHttpMetadata } from '../../store/binding/http
 import { StoreError } from '../../store/engine/errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
-import { listingResultInfo, metadataFromHeaders, objectResult, streamedBody, toObjectJson, toWebStream } from '../store/store-schema.ts';
+import {
+  httpMetadataAsHeaderBytes,
+  listingResultInfo,
+  metadataFromHeaders,
+  objectResult,
+  streamedBody,
+  toObjectJson,
+  toWebStream,
+} from '../store/store-schema.ts';
 import { R2_BUCKETS } from './r2-bucket-routes.ts';
 import { listR2ObjectsQuery, r2ObjectResult, r2Store, storageClassHeader, toR2ObjectJson, withR2Errors } from './r2-schema.ts';
 import { validateQuery } from '../validation.ts';
@@ -89,7 +97,7 @@ export const R2_OBJECT_ROUTES: ApiRoute[] = [
       if (!result?.body) throw new StoreError('STORE_NO_SUCH_KEY');
       const { meta } = result;
       const headers = new Headers();
-      writeHttpMetadata(toStoreHttpMetadata(meta.httpMetadata), headers);
+      writeHttpMetadata(toStoreHttpMetadata(httpMetadataAsHeaderBytes(meta.httpMetadata)), headers);
       if (!headers.has('content-type')) headers.set('content-type', 'application/octet-stream');
       headers.set('content-length', String(meta.size));
       headers.set('etag', `"${meta.etag}"`);

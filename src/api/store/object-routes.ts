@@ -11,6 +11,7 @@
  * their trailing delimiter (S3's form), so a prefix can be passed back as `prefix` as it is.
  */
 import { z } from 'zod';
+import { headerBytes } from '../../core/http/header-text.ts';
 import { StoreError } from '../../store/engine/errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
@@ -69,7 +70,7 @@ export const OBJECT_ROUTES: ApiRoute[] = [
       const { meta } = result;
       const name = key.slice(key.lastIndexOf('/') + 1) || 'download';
       const headers = new Headers({
-        'content-type': meta.httpMetadata.contentType ?? 'application/octet-stream',
+        'content-type': headerBytes(meta.httpMetadata.contentType ?? 'application/octet-stream'),
         'content-length': String(meta.size),
         'content-disposition': `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`,
         etag: `"${meta.etag}"`,

@@ -7,13 +7,16 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import { StoreError } from './errors.ts';
 import type { BodySegment, ObjectBody, ServedRange } from './types.ts';
 
-/** The bytes of part `part` (1-based) of a multipart object; part 1 of any other object is all of it. */
+/**
+ * The bytes of part `part` (1-based) of a multipart object; part 1 of any other object is all of it.
+ * A part beyond the last names the part asked for and how many there are (S3's error carries both).
+ */
 export function partRange(data: StoredData, part: number, size: number): ServedRange {
-  if (data.kind !== 'parts') {
-    if (part !== 1) throw new StoreError('STORE_INVALID_PART_NUMBER');
-    return { offset: 0, length: size };
+  const count = data.kind === 'parts' ? data.parts.length : 1;
+  if (part < 1 || part > count) {
+    throw new StoreError('STORE_INVALID_PART_NUMBER', { details: { partNumberRequested: part, actualPartCount: count } });
   }
-  if (part < 1 || part > data.parts.length) throw new StoreError('STORE_INVALID_PART_NUMBER');
+  if (data.kind !== 'parts') return { offset: 0, length: size };
   let offset = 0;
   for (let i = 0; i < part - 1; i++) offset += data.parts[i]!.size;
   return { offset, length: data.parts[part - 1]!.size };

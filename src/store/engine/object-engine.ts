@@ -415,9 +415,10 @@ export class ObjectEngine implements StoreEngine {
     assertKey(key);
     const now = this.#clock.now();
     const condition = options.onlyIf;
-    if (options.ssecKey !== undefined) {
+    if (options.ssecKey !== undefined || options.ssecKeyWithChecksums) {
       const upload = await this.#activeUpload(bucket, key, uploadId);
-      if (upload) sseCDataKey(upload.ssec, options.ssecKey, 'upload');
+      const keyNeeded = options.ssecKeyWithChecksums === true && upload?.ssec !== undefined && upload.checksumAlgorithm !== null;
+      if (upload && (options.ssecKey !== undefined || keyNeeded)) sseCDataKey(upload.ssec, options.ssecKey, 'upload');
     }
     let meta: ObjectMeta | null;
     try {

@@ -137,7 +137,8 @@ export interface GetOptions {
   range?: RangeRequest;
   /**
    * Serve one part of a multipart object (1-based; S3's GetObject `partNumber`). Part 1 of any
-   * other object is all of it. A part beyond the last is STORE_INVALID_PART_NUMBER.
+   * other object is all of it. A part beyond the last is STORE_INVALID_PART_NUMBER, its details
+   * naming the part asked for (`partNumberRequested`) and how many there are (`actualPartCount`).
    */
   part?: number;
 }
@@ -229,6 +230,12 @@ export interface CompleteOptions {
   answerRepeat?: boolean;
   /** The upload's SSE-C key, when the caller gives it (S3 may): checked. */
   ssecKey?: string;
+  /**
+   * S3's rule: an upload created with an SSE-C key and a checksum algorithm completes only with
+   * its key; without one it is STORE_SSEC_KEY_REQUIRED and nothing is completed. Uploads without
+   * a checksum algorithm (and every upload, without this option: the binding) complete without it.
+   */
+  ssecKeyWithChecksums?: boolean;
 }
 
 export interface HeadOptions {

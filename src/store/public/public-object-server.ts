@@ -7,6 +7,7 @@
  * metadata is not sent. Bodies stream from where they live (segment-writer.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { headerBytes } from '../../core/http/header-text.ts';
 import { StoreError } from '../engine/errors.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
 import type { GetResult, ObjectMeta } from '../engine/types.ts';
@@ -28,11 +29,12 @@ function objectHeaders(meta: ObjectMeta): Record<string, string | number> {
   return {
     ...validators(meta),
     'accept-ranges': 'bytes',
-    'content-type': http.contentType ?? 'application/octet-stream',
-    ...(http.contentLanguage ? { 'content-language': http.contentLanguage } : {}),
-    ...(http.contentDisposition ? { 'content-disposition': http.contentDisposition } : {}),
-    ...(http.contentEncoding ? { 'content-encoding': http.contentEncoding } : {}),
-    ...(http.cacheControl ? { 'cache-control': http.cacheControl } : {}),
+    // Stored text goes out as its UTF-8 bytes (core/http/header-text.ts).
+    'content-type': headerBytes(http.contentType ?? 'application/octet-stream'),
+    ...(http.contentLanguage ? { 'content-language': headerBytes(http.contentLanguage) } : {}),
+    ...(http.contentDisposition ? { 'content-disposition': headerBytes(http.contentDisposition) } : {}),
+    ...(http.contentEncoding ? { 'content-encoding': headerBytes(http.contentEncoding) } : {}),
+    ...(http.cacheControl ? { 'cache-control': headerBytes(http.cacheControl) } : {}),
     ...(http.cacheExpiry === undefined ? {} : { expires: new Date(http.cacheExpiry).toUTCString() }),
   };
 }

@@ -6,6 +6,7 @@
  * it as text. A raw non-ASCII header value is read as the UTF-8 it nearly always is (what every
  * SDK and browser sends); bytes that are not UTF-8 are read as Latin-1, one character a byte.
  */
+import { headerText } from '../../core/http/header-text.ts';
 
 /** Printable US-ASCII and tab: sent as it is. */
 const PLAIN = /^[\t\x20-\x7e]*$/;
@@ -67,16 +68,7 @@ function decodeEncodedWords(text: string): string {
  * character a byte received, latin1), or a value that is already text ('text': a form field).
  */
 export function metadataValueFromHeader(value: string, form: 'header' | 'text' = 'header'): string {
-  let text = value;
-  if (form === 'header' && !PLAIN.test(value)) {
-    const bytes = Buffer.from(value, 'latin1');
-    try {
-      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-    } catch {
-      // Not UTF-8: one character per byte, as received.
-    }
-  }
-  return decodeEncodedWords(text);
+  return decodeEncodedWords(form === 'header' ? headerText(value) : value);
 }
 
 /** A stored metadata value as a header value: as it is when printable US-ASCII, else one UTF-8 B encoded-word. */

@@ -9,12 +9,15 @@ export class S3Error extends Error {
   readonly status: number;
   /** Response headers the error answer carries (Retry-After of SlowDown). */
   readonly headers: Readonly<Record<string, string>>;
-  constructor(s3Code: string, status: number, message: string, headers: Record<string, string> = {}) {
+  /** Elements the error document carries after its Message, as S3's do (InvalidPartNumber's PartNumberRequested). */
+  readonly fields: Readonly<Record<string, string | number>>;
+  constructor(s3Code: string, status: number, message: string, headers: Record<string, string> = {}, fields: Record<string, string | number> = {}) {
     super(message);
     this.name = 'S3Error';
     this.s3Code = s3Code;
     this.status = status;
     this.headers = headers;
+    this.fields = fields;
   }
 }
 
@@ -104,7 +107,16 @@ export function toS3Error(error: unknown): { error: S3Error; internal: boolean; 
   }
   if (error instanceof StoreError) {
     const entry = STORE_ERRORS[error.code];
-    return { error: new S3Error(entry.s3Code, entry.status, error.message), internal: entry.kind === 'system' };
+    return { error: new S3Error(entry.s3Code, entry.status, error.message, {}, storeErrorFields(error)), internal: entry.kind === 'system' };
   }
   return { error: new S3Error('InternalError', 500, 'We encountered an internal error. Please try again.'), internal: true };
+}
+
+/** The elements S3 adds to a store error's document: the part asked for and the object's part count of InvalidPartNumber. */
+function storeErrorFields(error: StoreError): Record<string, string | number> {
+  if (error.code !== 'STORE_INVALID_PART_NUMBER' || error.details === undefined) return {};
+  const { partNumberRequested, actualPartCount } = error.details;
+  return typeof partNumberRequested === 'number' && typeof actualPartCount === 'number'
+    ? { PartNumberRequested: partNumberRequested, ActualPartCount: actualPartCount }
+    : {};
 }

@@ -228,7 +228,7 @@ export function createS3Handler(options: S3HandlerOptions) {
         });
         if (clientLeft(req, res) || res.headersSent) return void res.destroy();
       }
-      const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, at.resource, requestId);
+      const body = req.method === 'HEAD' ? '' : errorXml(error.s3Code, error.message, at.resource, requestId, error.fields);
       res.writeHead(error.status, {
         ...error.headers,
         'content-type': 'application/xml',

@@ -31,8 +31,12 @@ export function xmlDocument(root: string, inner: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${inner}</${root}>`;
 }
 
-export function errorXml(code: string, message: string, resource: string, requestId: string): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${element('Code', code)}${element('Message', message)}${element('Resource', resource)}${element('RequestId', requestId)}</Error>`;
+/** The error document; `fields` are the error's own elements, after its Message as S3 writes them. */
+export function errorXml(code: string, message: string, resource: string, requestId: string, fields: Readonly<Record<string, string | number>> = {}): string {
+  const own = Object.entries(fields)
+    .map(([name, value]) => element(name, value))
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${element('Code', code)}${element('Message', message)}${own}${element('Resource', resource)}${element('RequestId', requestId)}</Error>`;
 }
 
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };

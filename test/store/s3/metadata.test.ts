@@ -3,7 +3,8 @@
  * on the way in, a raw UTF-8 value is taken as its text, and a value that is not printable ASCII
  * goes out as one `=?UTF-8?B?...?=` word; what a script sees (`customMetadata`) is the text, for
  * every write that takes metadata (PutObject, CopyObject, CreateMultipartUpload, presigned URLs,
- * POST forms) and the reverse.
+ * POST forms) and the reverse. Standard headers (Content-Disposition...) beyond ASCII are kept as
+ * the text their UTF-8 spells and sent back as the very bytes received.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -18,6 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createStoreBucket } from '../../../src/store/binding/index.ts';
 import { startS3 } from './helpers.ts';
 import { sendRaw, signRaw, utf8Bytes } from './raw-signing.ts';
 
@@ -38,6 +40,52 @@ test('a raw UTF-8 metadata value is stored as its text and read back as one UTF-
   assert.deepEqual(got.Metadata, expected);
   assert.equal(await got.Body!.transformToString(), 'body');
 });
+
+test(
+  'standard headers sent as raw UTF-8 are kept as their text (what a script reads) and sent back over S3 as the same bytes; other bytes one character a byte',
+  { timeout: 10_000 },
+  async (t) => {
+    const { bucket, endpoint, engine } = await startS3(t);
+    const text = {
+      'content-disposition': 'attachment; filename="naïve.txt"',
+      'content-type': 'text/plain; title="日本語"',
+      'cache-control': 'private, x-note="größe"',
+      'content-language': 'fr',
+    };
+    const sent = Object.fromEntries(Object.entries(text).map(([name, value]) => [name, utf8Bytes(value)]));
+    const path = `/${bucket}/naive`;
+    // Signed over the bytes sent, as botocore signs a value's UTF-8: the signature still verifies.
+    const put = await sendRaw(endpoint, 'PUT', path, signRaw(endpoint, { method: 'PUT', path, headers: sent, at: new Date() }), 'body');
+    assert.equal(put.status, 200, put.body);
+    const binding = createStoreBucket(engine, bucket, { listHonorsInclude: true });
+    const object = await binding.head('naive');
+    assert.deepEqual(object?.httpMetadata, {
+      contentDisposition: text['content-disposition'],
+      contentType: text['content-type'],
+      cacheControl: text['cache-control'],
+      contentLanguage: 'fr',
+    });
+    for (const method of ['GET', 'HEAD']) {
+      const got = await sendRaw(endpoint, method, path, signRaw(endpoint, { method, path, headers: {}, at: new Date() }));
+      assert.equal(got.status, 200, got.body);
+      for (const name of Object.keys(sent)) assert.equal(got.headers[name], sent[name], `${method} ${name}: the bytes sent`);
+    }
+
+    // Bytes that are not UTF-8 are kept one character a byte (Latin-1).
+    const latin1Path = `/${bucket}/latin1`;
+    const latin1 = { 'content-disposition': 'attachment; filename="\xe9t\xe9.txt"' };
+    const putLatin1 = await sendRaw(endpoint, 'PUT', latin1Path, signRaw(endpoint, { method: 'PUT', path: latin1Path, headers: latin1, at: new Date() }), 'x');
+    assert.equal(putLatin1.status, 200, putLatin1.body);
+    assert.equal((await binding.head('latin1'))?.httpMetadata.contentDisposition, 'attachment; filename="été.txt"');
+
+    // A script's value beyond Latin-1 goes out as its UTF-8 (node would refuse it as a header string).
+    await binding.put('scripted', 'x', { httpMetadata: { contentDisposition: 'attachment; filename="日本.txt"' } });
+    const scriptedPath = `/${bucket}/scripted`;
+    const scripted = await sendRaw(endpoint, 'GET', scriptedPath, signRaw(endpoint, { method: 'GET', path: scriptedPath, headers: {}, at: new Date() }));
+    assert.equal(scripted.status, 200, scripted.body);
+    assert.equal(scripted.headers['content-disposition'], utf8Bytes('attachment; filename="日本.txt"'));
+  },
+);
 
 test('encoded-words in a value are decoded as RFC 2047 says; anything else is kept as written', { timeout: 10_000 }, async (t) => {
   const { client, bucket, engine } = await startS3(t);

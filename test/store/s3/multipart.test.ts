@@ -27,6 +27,14 @@ import { allPages, s3ErrorCode, startS3 } from './helpers.ts';
 const MiB = 1024 * 1024;
 const code = s3ErrorCode;
 
+/** InvalidPartNumber, naming the part asked for and the object's part count, as S3's error document does. */
+const invalidPartNumber = (requested: number, actual: number) => (error: unknown) => {
+  code('InvalidPartNumber', 416)(error);
+  const fields = error as { PartNumberRequested?: unknown; ActualPartCount?: unknown };
+  assert.deepEqual([fields.PartNumberRequested, fields.ActualPartCount], [String(requested), String(actual)]);
+  return true;
+};
+
 /** Base64 CRCs as S3 writes them: CRC-32 from node:zlib, the others from edgeport's own (checked against the catalogue in crc.test.ts). */
 const crc32Of = (data: Buffer): string => {
   const bytes = Buffer.alloc(4);
@@ -136,12 +144,20 @@ test('multipart: create, parts, list, complete; errors for order, size, unknown 
   assert.ok(Buffer.from(await second.Body!.transformToByteArray()).equals(Buffer.alloc(MiB, 2)));
   const first = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 1 }));
   assert.deepEqual([first.ContentLength, first.ContentRange, first.PartsCount], [5 * MiB, `bytes 0-${5 * MiB - 1}/${6 * MiB}`, 2]);
-  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 3 })), code('InvalidPartNumber', 416));
+  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 3 })), invalidPartNumber(3, 2));
+  // HEAD answers carry no document: the status says it.
+  await assert.rejects(
+    client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 3 })),
+    (error: { $metadata?: { httpStatusCode?: number } }) => {
+      assert.equal(error.$metadata?.httpStatusCode, 416);
+      return true;
+    },
+  );
   await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'mpu', PartNumber: 1, Range: 'bytes=0-1' })), code('InvalidRequest', 400));
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'single', Body: 'one piece' }));
   const whole = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'single', PartNumber: 1 }));
   assert.deepEqual([whole.$metadata.httpStatusCode, whole.PartsCount, await whole.Body!.transformToString()], [200, undefined, 'one piece']);
-  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'single', PartNumber: 2 })), code('InvalidPartNumber', 416));
+  await assert.rejects(client.send(new GetObjectCommand({ Bucket: bucket, Key: 'single', PartNumber: 2 })), invalidPartNumber(2, 1));
 
   const small = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'small' }));
   const s1 = await client.send(new UploadPartCommand({ Bucket: bucket, Key: 'small', UploadId: small.UploadId!, PartNumber: 1, Body: 'tiny' }));

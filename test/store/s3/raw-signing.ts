@@ -81,8 +81,11 @@ export function sendRaw(endpoint: string, method: string, pathAndQuery: string, 
     );
     req.on('error', reject);
     // A Buffer: node writes a string body's first chunk together with the head, in the body's
-    // encoding (UTF-8), which would turn each header character above 0x7f into two bytes.
-    req.end(body === undefined ? undefined : Buffer.from(body, 'utf8'));
+    // encoding (UTF-8), which would turn each header character above 0x7f into two bytes. Written,
+    // not given to end(): a body given to end() makes node rewrite a Content-Disposition value
+    // (its characters taken as UTF-8 bytes), so the bytes sent would not be the ones given.
+    if (body !== undefined) req.write(Buffer.from(body, 'utf8'));
+    req.end();
   });
 }
 

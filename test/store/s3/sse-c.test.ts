@@ -15,6 +15,7 @@ import {
   GetObjectAttributesCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   PutObjectCommand,
   UploadPartCommand,
   UploadPartCopyCommand,
@@ -219,6 +220,66 @@ test(
       client.send(new UploadPartCommand({ Bucket: bucket, Key: 'plain', UploadId: plain.UploadId, PartNumber: 1, Body: 'x', ...withKey() })),
       code('InvalidRequest', 400),
     );
+  },
+);
+
+test(
+  'CompleteMultipartUpload of an SSE-C upload needs its key when the upload has a checksum algorithm (400, nothing completed), as on S3; not without one',
+  { timeout: 20_000 },
+  async (t) => {
+    const { client, bucket } = await startS3(t);
+    const body = randomBytes(CHUNK_BYTES + 7);
+    const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'summed', ChecksumAlgorithm: 'CRC32', ...withKey() }));
+    const UploadId = created.UploadId!;
+    const part = await client.send(
+      new UploadPartCommand({ Bucket: bucket, Key: 'summed', UploadId, PartNumber: 1, Body: body, ChecksumAlgorithm: 'CRC32', ...withKey() }),
+    );
+    assert.ok(part.ChecksumCRC32, 'the upload keeps the part checksum');
+    const completion = {
+      Bucket: bucket,
+      Key: 'summed',
+      UploadId,
+      MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32 }] },
+    };
+    await assert.rejects(
+      client.send(new CompleteMultipartUploadCommand(completion)),
+      refused(
+        'The multipart upload initiate requested encryption and a checksum algorithm. The complete request must include the appropriate encryption parameters.',
+      ),
+    );
+    await assert.rejects(
+      client.send(new CompleteMultipartUploadCommand({ ...completion, ...withKey(OTHER) })),
+      refused('The provided encryption parameters did not match the ones used originally.'),
+    );
+    // Nothing was completed: the upload is still open and the key has no object.
+    const listed = await client.send(new ListPartsCommand({ Bucket: bucket, Key: 'summed', UploadId }));
+    assert.deepEqual(
+      listed.Parts?.map((p) => p.PartNumber),
+      [1],
+    );
+    await assert.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: 'summed', ...withKey() })), status(404));
+    const done = await client.send(new CompleteMultipartUploadCommand({ ...completion, ...withKey() }));
+    assert.equal(done.$metadata.httpStatusCode, 200);
+    assert.match(done.ChecksumCRC32 ?? '', /-1$/);
+    const read = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'summed', ...withKey() }));
+    assert.ok(Buffer.from(await read.Body!.transformToByteArray()).equals(body));
+
+    // Without a checksum algorithm the key stays optional at completion, as on S3.
+    const plain = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'unsummed', ...withKey() }));
+    const one = await client.send(
+      new UploadPartCommand({ Bucket: bucket, Key: 'unsummed', UploadId: plain.UploadId, PartNumber: 1, Body: body, ...withKey() }),
+    );
+    const finished = await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: 'unsummed',
+        UploadId: plain.UploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: one.ETag }] },
+      }),
+    );
+    assert.equal(finished.$metadata.httpStatusCode, 200);
+    const readPlain = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'unsummed', ...withKey() }));
+    assert.ok(Buffer.from(await readPlain.Body!.transformToByteArray()).equals(body));
   },
 );
 

@@ -144,10 +144,12 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
   const onlyIf = writeCondition(ctx.req.headers);
   const expectedChecksum = await completionChecksum(ctx);
   const ssecKey = sseCKeyOf(ctx.req.headers);
-  // A client retrying after a lost answer gets the same success (S3), not NoSuchUpload.
+  // A client retrying after a lost answer gets the same success (S3), not NoSuchUpload. An SSE-C
+  // upload with a checksum algorithm needs its key, as on S3; one without completes without it.
   const meta = await ctx.engine
     .completeMultipartUpload(requireBucket(ctx), requireKey(ctx), uploadId(ctx), parts, {
       answerRepeat: true,
+      ssecKeyWithChecksums: true,
       ...(onlyIf ? { onlyIf } : {}),
       ...(expectedChecksum ? { expectedChecksum } : {}),
       ...(ssecKey !== undefined ? { ssecKey } : {}),
@@ -156,6 +158,11 @@ export async function completeMultipartUpload(ctx: S3Context): Promise<void> {
       if (error instanceof StoreError && error.code === 'STORE_PRECONDITION_FAILED') throw await writeConditionFailure(ctx, onlyIf);
       // A key given for an SSE-C upload must be its own: another is refused as a part's would be.
       if (error instanceof StoreError && error.code === 'STORE_SSEC_KEY_MISMATCH') partKeyRefusal(error);
+      if (error instanceof StoreError && error.code === 'STORE_SSEC_KEY_REQUIRED') {
+        throw S3_ERRORS.invalidRequest(
+          'The multipart upload initiate requested encryption and a checksum algorithm. The complete request must include the appropriate encryption parameters.',
+        );
+      }
       throw error;
     });
   const checksums = checksumElements(meta.checksums);

@@ -16,6 +16,7 @@ import { metadataValueFromHeader, metadataValueToHeader } from '../metadata-valu
 import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
+import { headerBytes, headerText } from '../../../core/http/header-text.ts';
 import { HTTP_TOKEN } from '../../../core/http/token.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -23,22 +24,30 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-/** Standard headers -> httpMetadata; `aws-chunked` is a transfer detail, not the object's encoding. */
-export function httpMetadataFrom(headers: IncomingHttpHeaders): HttpMetadata {
+/**
+ * Standard headers -> httpMetadata; `aws-chunked` is a transfer detail, not the object's encoding.
+ * A value beyond ASCII is kept as text (core/http/header-text.ts: its UTF-8, else one character a
+ * byte), what a script reads; `form` 'text' for a browser form's fields, which are text already.
+ */
+export function httpMetadataFrom(headers: IncomingHttpHeaders, form: 'header' | 'text' = 'header'): HttpMetadata {
+  const text = (name: string): string | undefined => {
+    const value = header(headers, name);
+    return value === undefined || form === 'text' ? value : headerText(value);
+  };
   const out: HttpMetadata = {};
-  const contentType = header(headers, 'content-type');
+  const contentType = text('content-type');
   if (contentType !== undefined) out.contentType = contentType;
-  const language = header(headers, 'content-language');
+  const language = text('content-language');
   if (language !== undefined) out.contentLanguage = language;
-  const disposition = header(headers, 'content-disposition');
+  const disposition = text('content-disposition');
   if (disposition !== undefined) out.contentDisposition = disposition;
-  const encoding = header(headers, 'content-encoding')
+  const encoding = text('content-encoding')
     ?.split(',')
     .map((s) => s.trim())
     .filter((s) => s.toLowerCase() !== 'aws-chunked' && s !== '')
     .join(', ');
   if (encoding) out.contentEncoding = encoding;
-  const cacheControl = header(headers, 'cache-control');
+  const cacheControl = text('cache-control');
   if (cacheControl !== undefined) out.cacheControl = cacheControl;
   const expires = header(headers, 'expires');
   if (expires !== undefined && !Number.isNaN(Date.parse(expires))) out.cacheExpiry = Date.parse(expires);
@@ -81,12 +90,13 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
     etag: `"${meta.etag}"`,
     'last-modified': new Date(meta.uploaded).toUTCString(),
     'accept-ranges': 'bytes',
-    'content-type': meta.httpMetadata.contentType ?? 'application/octet-stream',
+    'content-type': headerBytes(meta.httpMetadata.contentType ?? 'application/octet-stream'),
   };
-  if (meta.httpMetadata.contentLanguage) h['content-language'] = meta.httpMetadata.contentLanguage;
-  if (meta.httpMetadata.contentDisposition) h['content-disposition'] = meta.httpMetadata.contentDisposition;
-  if (meta.httpMetadata.contentEncoding) h['content-encoding'] = meta.httpMetadata.contentEncoding;
-  if (meta.httpMetadata.cacheControl) h['cache-control'] = meta.httpMetadata.cacheControl;
+  // Stored text goes out as its UTF-8 bytes: what an S3 client sent, byte for byte.
+  if (meta.httpMetadata.contentLanguage) h['content-language'] = headerBytes(meta.httpMetadata.contentLanguage);
+  if (meta.httpMetadata.contentDisposition) h['content-disposition'] = headerBytes(meta.httpMetadata.contentDisposition);
+  if (meta.httpMetadata.contentEncoding) h['content-encoding'] = headerBytes(meta.httpMetadata.contentEncoding);
+  if (meta.httpMetadata.cacheControl) h['cache-control'] = headerBytes(meta.httpMetadata.cacheControl);
   if (meta.httpMetadata.cacheExpiry !== undefined) h.expires = new Date(meta.httpMetadata.cacheExpiry).toUTCString();
   if (meta.storageClass !== 'Standard') h['x-amz-storage-class'] = TO_S3_CLASS[meta.storageClass];
   // A name a script stored that cannot be a header name (a space, a colon, beyond ASCII) is

@@ -139,7 +139,7 @@ export async function postObject(options: PostObjectOptions, request: PostObject
   const storageClass = storageClassFrom(asHeaders);
   const md5 = contentMd5Hex(asHeaders);
   const put: PutOptions = {
-    httpMetadata: httpMetadataFrom(asHeaders),
+    httpMetadata: httpMetadataFrom(asHeaders, 'text'),
     customMetadata: customMetadataFrom(asHeaders, 'text'),
     ...(storageClass ? { storageClass } : {}),
     ...(md5 ? { expectedChecksum: { algorithm: 'md5', hex: md5 } } : {}),
