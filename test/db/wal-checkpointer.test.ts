@@ -106,7 +106,7 @@ test('past its bound the WAL is started over by a blocking checkpoint, and no wr
   assert.equal(check.pragma('integrity_check', { simple: true }), 'ok');
 });
 
-test('WAL restarts are logged at most once a minute, with how many came and the longest hold', () => {
+test('WAL restarts are logged at most once a minute, with how many came and the longest hold', { timeout: 10_000 }, () => {
   const lines: Array<Record<string, unknown>> = [];
   const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) } as unknown as Logger;
   let now = 0;

@@ -14,7 +14,7 @@ function gate(): { promise: Promise<string>; open: (value: string) => void } {
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-test('an account flooding trials holds one place; another account takes the other at once', async () => {
+test('an account flooding trials holds one place; another account takes the other at once', { timeout: 10_000 }, async () => {
   const queue = new TrialQueue({ running: 2, runningPerAccount: 1, waitingPerAccount: 3, waiting: 16 });
   const hog = Array.from({ length: 6 }, () => gate());
   const started: string[] = [];
@@ -48,7 +48,7 @@ test('an account flooding trials holds one place; another account takes the othe
   assert.deepEqual(queue.counts, { running: 0, waiting: 0 });
 });
 
-test('a place freed goes to the longest-waiting upload of an account below its share', async () => {
+test('a place freed goes to the longest-waiting upload of an account below its share', { timeout: 10_000 }, async () => {
   const queue = new TrialQueue({ running: 1, runningPerAccount: 1, waitingPerAccount: 3, waiting: 16 });
   const first = gate();
   const order: string[] = [];
@@ -66,7 +66,7 @@ test('a place freed goes to the longest-waiting upload of an account below its s
   assert.deepEqual(order, ['a', 'b', 'c']);
 });
 
-test('the server refuses past its waiting bound, whatever the account', async () => {
+test('the server refuses past its waiting bound, whatever the account', { timeout: 10_000 }, async () => {
   const queue = new TrialQueue({ running: 1, runningPerAccount: 1, waitingPerAccount: 2, waiting: 2 });
   const held = gate();
   const running = queue.run('x', () => held.promise);
@@ -76,7 +76,7 @@ test('the server refuses past its waiting bound, whatever the account', async ()
   assert.deepEqual(await Promise.all([running, ...waiting]), ['x', 'y', 'z']);
 });
 
-test('a trial that throws frees its place', async () => {
+test('a trial that throws frees its place', { timeout: 10_000 }, async () => {
   const queue = new TrialQueue({ running: 1, runningPerAccount: 1, waitingPerAccount: 1, waiting: 1 });
   await assert.rejects(
     queue.run('a', async () => {
@@ -87,7 +87,7 @@ test('a trial that throws frees its place', async () => {
   assert.equal(await queue.run('a', async () => 'again'), 'again');
 });
 
-test('property: never more trials than the limits allow, and every admitted trial runs', async () => {
+test('property: never more trials than the limits allow, and every admitted trial runs', { timeout: 60_000 }, async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.record({
