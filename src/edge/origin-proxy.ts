@@ -17,6 +17,7 @@ import { isIP } from 'node:net';
 import { guardedLookup, ProhibitedAddressError, systemResolve, type ResolveAll } from '../core/net/outbound-guard.ts';
 import type { Logger } from '../core/log.ts';
 import type { OriginGuard } from './origin-policy.ts';
+import { connectionHeaderTokens } from '../core/http/connection-tokens.ts';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -233,13 +234,4 @@ function responseHeaders(raw: readonly string[], rayId: string): string[] {
   }
   out.push('edgeport-ray', rayId);
   return out;
-}
-
-function connectionHeaderTokens(raw: readonly string[]): Set<string> {
-  const tokens = new Set<string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() !== 'connection') continue;
-    for (const token of raw[i + 1]!.split(',')) tokens.add(token.trim().toLowerCase());
-  }
-  return tokens;
 }

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
 import type { ScriptException, ScriptOutputLog } from './script-output-log.ts';
 import { failureOf, type Generation, type WorkerdSupervisor } from './workerd-supervisor.ts';
+import { connectionHeaderTokens } from '../../core/http/connection-tokens.ts';
 
 export interface ProxyContext {
   supervisor: WorkerdSupervisor;
@@ -199,11 +200,17 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** Named in Connection, yet what addresses and frames the request: passed on all the same. */
+const NEVER_HOP = new Set(['host', 'content-length']);
+
+/** The request's end-to-end headers: no hop-by-hop ones (those `Connection` names too, as `curl --http2`'s HTTP2-Settings), no marks. */
 function passOn(raw: readonly string[]): string[] {
+  const named = connectionHeaderTokens(raw);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (!HOP_BY_HOP.has(name) && !OWN_MARK.test(name)) out.push(raw[i]!, raw[i + 1]!);
+    if (HOP_BY_HOP.has(name) || OWN_MARK.test(name) || (named.has(name) && !NEVER_HOP.has(name))) continue;
+    out.push(raw[i]!, raw[i + 1]!);
   }
   return out;
 }

@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import { RuntimeError } from '../../../src/runtime/errors.ts';
 import { spawnNode, stopChild } from '../../helpers/child-processes.ts';
 import { startTestHost } from '../../helpers/script-host.ts';
+import { bodyOf, openRaw, statusOf } from '../../helpers/raw-connections.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { workerdProcesses } from '../../helpers/workerd-processes.ts';
 
@@ -27,6 +28,7 @@ export default {
     if (pathname === '/echo') {
       return new Response(request.body, { status: 201, headers: { 'x-method': request.method, 'x-url': request.url, 'x-seen': request.headers.get('x-sent') ?? '', 'set-cookie': 'a=1' } });
     }
+    if (pathname === '/headers') return new Response([...request.headers.keys()].join(',') + ' ' + (await request.text()));
     if (pathname === '/digest') {
       const digest = await crypto.subtle.digest('SHA-256', await request.arrayBuffer());
       return new Response([...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join(''));
@@ -74,6 +76,26 @@ test('a script on workerd gets the request as sent and its response goes out as 
   assert.equal(await (await fetch(`${host.url}/log`)).text(), 'logged');
   await until(() => host.logs.some((record) => record.output === 'hello from the script'), 'console.log reaches the log');
 });
+
+test(
+  'headers a request names in Connection (hop-by-hop: curl --http2 names HTTP2-Settings) never reach the script; Host and Content-Length still frame it',
+  { timeout: 30_000 },
+  async (t) => {
+    const host = await startTestHost(t, SCRIPT, { config: WORKERD });
+    const { port } = new URL(host.url);
+    const raw =
+      'PUT /headers HTTP/1.1\r\nHost: example.test\r\nConnection: X-Hop, HTTP2-Settings, content-length, host, close\r\n' +
+      'X-Hop: secret\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nX-End-To-End: kept\r\nContent-Length: 4\r\n\r\nbody';
+    const { text } = await (await openRaw(Number(port), { send: raw })).closed;
+    assert.equal(statusOf(text), 200, text);
+    const [names, body] = bodyOf(text).split(' ');
+    const seen = names!.split(',');
+    assert.ok(seen.includes('x-end-to-end'), `the script saw ${names}`);
+    for (const hop of ['x-hop', 'http2-settings', 'connection']) assert.ok(!seen.includes(hop), `the script saw ${hop}: ${names}`);
+    assert.ok(seen.includes('host') && seen.includes('content-length'), `the request kept its Host and Content-Length: ${names}`);
+    assert.equal(body, 'body');
+  },
+);
 
 test('a script that throws or answers no Response gets a 500, logged with its stack, and the next request is served', { timeout: 30_000 }, async (t) => {
   const host = await startTestHost(t, SCRIPT, { config: WORKERD });
