@@ -15,15 +15,8 @@ import { toStoreHttpMetadata, writeHttpMetadata } from '../../store/binding/http
 import { StoreError } from '../../store/engine/errors.ts';
 import { successResponse } from '../envelope.ts';
 import { defineRoute, type ApiRoute } from '../route.ts';
-import {
-  httpMetadataAsHeaderBytes,
-  listingResultInfo,
-  metadataFromHeaders,
-  objectResult,
-  streamedBody,
-  toObjectJson,
-  toWebStream,
-} from '../store/store-schema.ts';
+import { httpMetadataAsHeaderBytes } from '../../store/engine/http-metadata-text.ts';
+import { listingResultInfo, metadataFromHeaders, objectResult, streamedBody, toObjectJson, toWebStream } from '../store/store-schema.ts';
 import { R2_BUCKETS } from './r2-bucket-routes.ts';
 import { listR2ObjectsQuery, r2ObjectResult, r2Store, storageClassHeader, toR2ObjectJson, withR2Errors } from './r2-schema.ts';
 import { validateQuery } from '../validation.ts';

@@ -17,7 +17,8 @@ import {
 import { accountStore } from '../../store/engine/account-store.ts';
 import type { StoreEngine } from '../../store/engine/store-engine.ts';
 import { toHttpMetadata } from '../../store/binding/http-metadata.ts';
-import { headerBytes, headerText } from '../../core/http/header-text.ts';
+import { headerText } from '../../core/http/header-text.ts';
+import { httpMetadataAsText } from '../../store/engine/http-metadata-text.ts';
 import type { CursorInfo } from '../envelope.ts';
 import { ApiError } from '../errors.ts';
 import { requireOwnAccount } from '../accounts/account-routes.ts';
@@ -118,9 +119,6 @@ export function fromHttpMetadataJson(json: z.infer<typeof createUploadBody>['htt
   return out;
 }
 
-/** The HTTP metadata fields that are header text (cacheExpiry is a time). */
-const TEXT_FIELDS = ['contentType', 'contentLanguage', 'contentDisposition', 'contentEncoding', 'cacheControl'] as const;
-
 /**
  * HTTP metadata (the standard headers, as a script's `put` reads Headers) and custom metadata of a
  * PUT. A value beyond ASCII is kept as the text its bytes spell (core/http/header-text.ts: UTF-8,
@@ -132,22 +130,7 @@ export function metadataFromHeaders(headers: Headers): { httpMetadata: HttpMetad
     if (name.startsWith(CUSTOM_METADATA_HEADER) && name.length > CUSTOM_METADATA_HEADER.length)
       customMetadata[name.slice(CUSTOM_METADATA_HEADER.length)] = headerText(value);
   });
-  const httpMetadata = toHttpMetadata(headers) ?? {};
-  for (const field of TEXT_FIELDS) {
-    const value = httpMetadata[field];
-    if (value !== undefined) httpMetadata[field] = headerText(value);
-  }
-  return { httpMetadata, customMetadata };
-}
-
-/** The stored HTTP metadata as header values to write: its text fields as their UTF-8 bytes (core/http/header-text.ts). */
-export function httpMetadataAsHeaderBytes(meta: HttpMetadata): HttpMetadata {
-  const out: HttpMetadata = { ...meta };
-  for (const field of TEXT_FIELDS) {
-    const value = out[field];
-    if (value !== undefined) out[field] = headerBytes(value);
-  }
-  return out;
+  return { httpMetadata: httpMetadataAsText(toHttpMetadata(headers) ?? {}), customMetadata };
 }
 
 /** The engine, once the `:account_id` of the path is the caller's own. */

@@ -7,7 +7,7 @@
  * metadata is not sent. Bodies stream from where they live (segment-writer.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { headerBytes } from '../../core/http/header-text.ts';
+import { httpMetadataAsHeaderBytes } from '../engine/http-metadata-text.ts';
 import { StoreError } from '../engine/errors.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
 import type { GetResult, ObjectMeta } from '../engine/types.ts';
@@ -25,16 +25,16 @@ function validators(meta: ObjectMeta): Record<string, string> {
 }
 
 function objectHeaders(meta: ObjectMeta): Record<string, string | number> {
-  const http = meta.httpMetadata;
+  // Stored text goes out as its UTF-8 bytes (engine/http-metadata-text.ts).
+  const http = httpMetadataAsHeaderBytes(meta.httpMetadata);
   return {
     ...validators(meta),
     'accept-ranges': 'bytes',
-    // Stored text goes out as its UTF-8 bytes (core/http/header-text.ts).
-    'content-type': headerBytes(http.contentType ?? 'application/octet-stream'),
-    ...(http.contentLanguage ? { 'content-language': headerBytes(http.contentLanguage) } : {}),
-    ...(http.contentDisposition ? { 'content-disposition': headerBytes(http.contentDisposition) } : {}),
-    ...(http.contentEncoding ? { 'content-encoding': headerBytes(http.contentEncoding) } : {}),
-    ...(http.cacheControl ? { 'cache-control': headerBytes(http.cacheControl) } : {}),
+    'content-type': http.contentType ?? 'application/octet-stream',
+    ...(http.contentLanguage ? { 'content-language': http.contentLanguage } : {}),
+    ...(http.contentDisposition ? { 'content-disposition': http.contentDisposition } : {}),
+    ...(http.contentEncoding ? { 'content-encoding': http.contentEncoding } : {}),
+    ...(http.cacheControl ? { 'cache-control': http.cacheControl } : {}),
     ...(http.cacheExpiry === undefined ? {} : { expires: new Date(http.cacheExpiry).toUTCString() }),
   };
 }

@@ -16,7 +16,7 @@ import { metadataValueFromHeader, metadataValueToHeader } from '../metadata-valu
 import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
-import { headerBytes, headerText } from '../../../core/http/header-text.ts';
+import { httpMetadataAsHeaderBytes, httpMetadataAsText } from '../../engine/http-metadata-text.ts';
 import { HTTP_TOKEN } from '../../../core/http/token.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -30,28 +30,24 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
  * byte), what a script reads; `form` 'text' for a browser form's fields, which are text already.
  */
 export function httpMetadataFrom(headers: IncomingHttpHeaders, form: 'header' | 'text' = 'header'): HttpMetadata {
-  const text = (name: string): string | undefined => {
-    const value = header(headers, name);
-    return value === undefined || form === 'text' ? value : headerText(value);
-  };
   const out: HttpMetadata = {};
-  const contentType = text('content-type');
+  const contentType = header(headers, 'content-type');
   if (contentType !== undefined) out.contentType = contentType;
-  const language = text('content-language');
+  const language = header(headers, 'content-language');
   if (language !== undefined) out.contentLanguage = language;
-  const disposition = text('content-disposition');
+  const disposition = header(headers, 'content-disposition');
   if (disposition !== undefined) out.contentDisposition = disposition;
-  const encoding = text('content-encoding')
+  const encoding = header(headers, 'content-encoding')
     ?.split(',')
     .map((s) => s.trim())
     .filter((s) => s.toLowerCase() !== 'aws-chunked' && s !== '')
     .join(', ');
   if (encoding) out.contentEncoding = encoding;
-  const cacheControl = text('cache-control');
+  const cacheControl = header(headers, 'cache-control');
   if (cacheControl !== undefined) out.cacheControl = cacheControl;
   const expires = header(headers, 'expires');
   if (expires !== undefined && !Number.isNaN(Date.parse(expires))) out.cacheExpiry = Date.parse(expires);
-  return out;
+  return form === 'text' ? out : httpMetadataAsText(out);
 }
 
 /**
@@ -86,18 +82,19 @@ export function contentMd5Hex(headers: IncomingHttpHeaders): string | undefined 
 
 /** The object's metadata as response headers (GET and HEAD). */
 export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Record<string, string | number> {
+  // Stored text goes out as its UTF-8 bytes: what an S3 client sent, byte for byte.
+  const http = httpMetadataAsHeaderBytes(meta.httpMetadata);
   const h: Record<string, string | number> = {
     etag: `"${meta.etag}"`,
     'last-modified': new Date(meta.uploaded).toUTCString(),
     'accept-ranges': 'bytes',
-    'content-type': headerBytes(meta.httpMetadata.contentType ?? 'application/octet-stream'),
+    'content-type': http.contentType ?? 'application/octet-stream',
   };
-  // Stored text goes out as its UTF-8 bytes: what an S3 client sent, byte for byte.
-  if (meta.httpMetadata.contentLanguage) h['content-language'] = headerBytes(meta.httpMetadata.contentLanguage);
-  if (meta.httpMetadata.contentDisposition) h['content-disposition'] = headerBytes(meta.httpMetadata.contentDisposition);
-  if (meta.httpMetadata.contentEncoding) h['content-encoding'] = headerBytes(meta.httpMetadata.contentEncoding);
-  if (meta.httpMetadata.cacheControl) h['cache-control'] = headerBytes(meta.httpMetadata.cacheControl);
-  if (meta.httpMetadata.cacheExpiry !== undefined) h.expires = new Date(meta.httpMetadata.cacheExpiry).toUTCString();
+  if (http.contentLanguage) h['content-language'] = http.contentLanguage;
+  if (http.contentDisposition) h['content-disposition'] = http.contentDisposition;
+  if (http.contentEncoding) h['content-encoding'] = http.contentEncoding;
+  if (http.cacheControl) h['cache-control'] = http.cacheControl;
+  if (http.cacheExpiry !== undefined) h.expires = new Date(http.cacheExpiry).toUTCString();
   if (meta.storageClass !== 'Standard') h['x-amz-storage-class'] = TO_S3_CLASS[meta.storageClass];
   // A name a script stored that cannot be a header name (a space, a colon, beyond ASCII) is
   // counted in x-amz-missing-meta, as S3 counts metadata its REST face cannot show.
