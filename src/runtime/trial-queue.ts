@@ -31,7 +31,6 @@ export class TrialQueue {
   #running = 0;
   readonly #runningBy = new Map<string, number>();
   readonly #waiting: Waiting[] = [];
-  readonly #waitingBy = new Map<string, number>();
 
   constructor(limits: TrialQueueLimits = TRIAL_QUEUE_LIMITS) {
     this.#limits = limits;
@@ -44,13 +43,10 @@ export class TrialQueue {
   async run<T>(account: string, trial: () => Promise<T>): Promise<T | { refused: TrialRefusal }> {
     if (this.#mayStart(account)) this.#take(account);
     else {
-      if ((this.#waitingBy.get(account) ?? 0) >= this.#limits.waitingPerAccount) return { refused: 'account' };
+      if (this.#waiting.filter((waiting) => waiting.account === account).length >= this.#limits.waitingPerAccount) return { refused: 'account' };
       if (this.#waiting.length >= this.#limits.waiting) return { refused: 'server' };
       // #startNext takes the place for it before it resumes.
-      await new Promise<void>((start) => {
-        this.#waiting.push({ account, start });
-        this.#waitingBy.set(account, (this.#waitingBy.get(account) ?? 0) + 1);
-      });
+      await new Promise<void>((start) => this.#waiting.push({ account, start }));
     }
     try {
       return await trial();
@@ -86,9 +82,6 @@ export class TrialQueue {
         continue;
       }
       this.#waiting.splice(i, 1);
-      const left = this.#waitingBy.get(next.account)! - 1;
-      if (left === 0) this.#waitingBy.delete(next.account);
-      else this.#waitingBy.set(next.account, left);
       this.#take(next.account);
       next.start();
     }
