@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerScriptFailure, SCRIPT_FAILURES } from '../errors.ts';
 import type { ScriptException, ScriptOutputLog } from './script-output-log.ts';
 import { failureOf, type Generation, type WorkerdSupervisor } from './workerd-supervisor.ts';
-import { connectionHeaderTokens } from '../../core/http/connection-tokens.ts';
+import { connectionTokens } from '../../core/http/connection-tokens.ts';
 
 export interface ProxyContext {
   supervisor: WorkerdSupervisor;
@@ -88,8 +88,8 @@ function forward(context: ProxyContext, generation: Generation, req: IncomingMes
       method: req.method ?? 'GET',
       path: req.url ?? '/',
       headers: context.tail?.watched()
-        ? [...passOn(req.rawHeaders), context.tail.header, '1', context.isolate.header, name]
-        : [...passOn(req.rawHeaders), context.isolate.header, name],
+        ? [...passOn(req), context.tail.header, '1', context.isolate.header, name]
+        : [...passOn(req), context.isolate.header, name],
       body: hasBody(req) ? req : null,
     },
     {
@@ -204,8 +204,10 @@ function hasBody(req: IncomingMessage): boolean {
 const NEVER_HOP = new Set(['host', 'content-length']);
 
 /** The request's end-to-end headers: no hop-by-hop ones (those `Connection` names too, as `curl --http2`'s HTTP2-Settings), no marks. */
-function passOn(raw: readonly string[]): string[] {
-  const named = connectionHeaderTokens(raw);
+function passOn(req: IncomingMessage): string[] {
+  const raw = req.rawHeaders;
+  // Node has joined the Connection headers already: no second pass over the raw ones.
+  const named = connectionTokens(req.headers.connection);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
