@@ -28,6 +28,7 @@ import { registerTailMetrics } from '../edge/tail-metrics.ts';
 import { TailSessions } from '../edge/tail-sessions.ts';
 import { tailUpgradeHandler } from '../api/workers/worker-tail-routes.ts';
 import { startUploadedHost, trialStarter } from '../runtime/uploaded-script.ts';
+import { TrialQueue } from '../runtime/trial-queue.ts';
 import { IsolatePool } from '../runtime/workerd/isolate-pool.ts';
 import type { PgDatabase } from '../db/postgres/pg-database.ts';
 import { createEdgeService, OriginPolicy, parseRoutePattern, type EdgeScript, type ListenerAddress } from '../edge/index.ts';
@@ -239,7 +240,7 @@ export async function runStart(args: StartArgs): Promise<void> {
     await deployed.start();
     const workers = {
       registry,
-      tryStart: trialStarter(hostDeps),
+      tryStart: trialStarter(hostDeps, new TrialQueue(config.workers.uploadTrials)),
       maxScriptsPerAccount: config.workers.maxScriptsPerAccount,
       maxRoutesPerZone: config.workers.maxRoutesPerZone,
       devDomain: config.workers.devDomain,

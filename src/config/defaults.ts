@@ -49,6 +49,9 @@ export const DEFAULTS = {
     accountMemoryMb: 1_024,
     scriptCpuMs: 30_000,
     scriptMemoryMb: 128,
+    // An upload is tried in a workerd process of its own before it is stored: two at once, one of
+    // them an account's; three more of its uploads waiting, sixteen in all.
+    uploadTrials: { running: 2, runningPerAccount: 1, waitingPerAccount: 3, waiting: 16 },
   },
   /**
    * A bucket whose managed public URL is on (wrangler's `r2 bucket dev-url enable`) is served

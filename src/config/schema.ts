@@ -74,6 +74,14 @@ export const configFileSchema = z.strictObject({
       script_cpu_ms: z.number().int().min(10).max(3_600_000).optional(),
       /** V8's heap limit of a deployed script's isolate. */
       script_memory_mb: z.number().int().min(16).max(65_536).optional(),
+      /** Script uploads tried in workerd at once (each a workerd process until it started, or its CPU limit). */
+      max_upload_trials: z.number().int().min(1).max(256).optional(),
+      /** An account's uploads tried at once. */
+      max_upload_trials_per_account: z.number().int().min(1).max(256).optional(),
+      /** Uploads waiting for a trial, all accounts together; past it `503 / 971`. */
+      max_upload_trials_waiting: z.number().int().min(0).max(100_000).optional(),
+      /** An account's uploads waiting for a trial; past it `429 / 971`. */
+      max_upload_trials_waiting_per_account: z.number().int().min(0).max(100_000).optional(),
     })
     .optional(),
   /** Public buckets (`/accounts/<id>/r2/buckets/<name>/domains/...`). */
@@ -210,6 +218,19 @@ export interface WorkersConfig {
   accountMemoryMb: number;
   scriptCpuMs: number;
   scriptMemoryMb: number;
+  uploadTrials: UploadTrialLimits;
+}
+
+/**
+ * Who may try a script upload in workerd, and when (src/runtime/trial-queue.ts): at most `running`
+ * trials at once, `runningPerAccount` of one account; `waitingPerAccount` more of an account's
+ * waiting, `waiting` in all.
+ */
+export interface UploadTrialLimits {
+  running: number;
+  runningPerAccount: number;
+  waitingPerAccount: number;
+  waiting: number;
 }
 
 export interface AuthConfig {
@@ -251,6 +272,12 @@ export function toConfig(file: ConfigFile): Config {
       accountMemoryMb: file.workers?.account_memory_mb ?? DEFAULTS.workers.accountMemoryMb,
       scriptCpuMs: file.workers?.script_cpu_ms ?? DEFAULTS.workers.scriptCpuMs,
       scriptMemoryMb: file.workers?.script_memory_mb ?? DEFAULTS.workers.scriptMemoryMb,
+      uploadTrials: {
+        running: file.workers?.max_upload_trials ?? DEFAULTS.workers.uploadTrials.running,
+        runningPerAccount: file.workers?.max_upload_trials_per_account ?? DEFAULTS.workers.uploadTrials.runningPerAccount,
+        waiting: file.workers?.max_upload_trials_waiting ?? DEFAULTS.workers.uploadTrials.waiting,
+        waitingPerAccount: file.workers?.max_upload_trials_waiting_per_account ?? DEFAULTS.workers.uploadTrials.waitingPerAccount,
+      },
     },
     r2: { publicDomain: file.r2?.public_domain === undefined ? DEFAULTS.r2.publicDomain : file.r2.public_domain || null },
     auth: {

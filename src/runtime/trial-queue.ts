@@ -7,16 +7,10 @@
  * account flooding uploads that never start holds one place at most, and another account's upload
  * takes the next free one.
  */
+import { DEFAULTS } from '../config/defaults.ts';
+import type { UploadTrialLimits } from '../config/schema.ts';
 
-export interface TrialQueueLimits {
-  running: number;
-  runningPerAccount: number;
-  waitingPerAccount: number;
-  waiting: number;
-}
-
-/** The defaults: two trials at once, one of them an account's; three more of its uploads waiting, sixteen in all. */
-export const TRIAL_QUEUE_LIMITS: TrialQueueLimits = { running: 2, runningPerAccount: 1, waitingPerAccount: 3, waiting: 16 };
+export type TrialQueueLimits = UploadTrialLimits;
 
 /** Why an upload was not let in: its account already has its share in flight, or the server has as many waiting as it holds. */
 export type TrialRefusal = 'account' | 'server';
@@ -32,7 +26,7 @@ export class TrialQueue {
   readonly #runningBy = new Map<string, number>();
   readonly #waiting: Waiting[] = [];
 
-  constructor(limits: TrialQueueLimits = TRIAL_QUEUE_LIMITS) {
+  constructor(limits: TrialQueueLimits = DEFAULTS.workers.uploadTrials) {
     this.#limits = limits;
   }
 

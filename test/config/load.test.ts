@@ -170,3 +170,23 @@ test('[secrets]: none by default; EDGEPORT_SECRETS_KEY and _FILE over the file; 
   writeFileSync(file, '[secrets]\nkey_file = ""\n');
   assert.throws(() => loadConfig({ file, env: {} }), /secrets\.key_file/);
 });
+
+test("[workers] upload trials: defaults, the file's values, and values out of range refused by name", { timeout: 10_000 }, (t) => {
+  assert.deepEqual(loadConfig({ env: {} }).workers.uploadTrials, { running: 2, runningPerAccount: 1, waitingPerAccount: 3, waiting: 16 });
+  const file = join(tempDir(t), 'edgeport.toml');
+  writeFileSync(
+    file,
+    '[workers]\nmax_upload_trials = 4\nmax_upload_trials_per_account = 2\nmax_upload_trials_waiting_per_account = 0\nmax_upload_trials_waiting = 8\n',
+  );
+  assert.deepEqual(loadConfig({ file, env: {} }).workers.uploadTrials, { running: 4, runningPerAccount: 2, waitingPerAccount: 0, waiting: 8 });
+  writeFileSync(file, '[workers]\nmax_upload_trials = 0\nmax_upload_trials_waiting = -1\n');
+  assert.throws(
+    () => loadConfig({ file, env: {} }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /workers\.max_upload_trials:/);
+      assert.match(error.message, /workers\.max_upload_trials_waiting:/);
+      return true;
+    },
+  );
+});

@@ -93,3 +93,35 @@ test(
     assert.deepEqual(scripts, ['calm']);
   },
 );
+
+test("[workers] max_upload_trials_* set an account's share of upload trials and the server's", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const dataDir = join(dir, 'data');
+  const config = join(dir, 'edgeport.toml');
+  // Two of an account's trials at once and one more waiting; three places in all, so another
+  // account still finds one free.
+  writeFileSync(
+    config,
+    '[workers]\nscript_cpu_ms = 2000\nmax_upload_trials = 3\nmax_upload_trials_per_account = 2\nmax_upload_trials_waiting_per_account = 1\n',
+  );
+  const server = await startEdgeport({ owner: t, dataDir, env: ADMIN, shedding: false, args: ['--config', config] });
+  const apiUrl = server.urls['management API']!;
+  const hog = await tenant(apiUrl, dataDir, ADMIN.EDGEPORT_ADMIN_EMAIL, 'hog.test', ADMIN.EDGEPORT_ADMIN_KEY);
+  const calm = await tenant(apiUrl, dataDir, 'calm@example.test', 'calm.test');
+
+  const flood = Array.from({ length: 5 }, (_, i) => upload(apiUrl, hog, `loop-${i}`, LOOP));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const calmAnswer = await upload(apiUrl, calm, 'calm', CALM);
+  assert.equal(calmAnswer.status, 200, JSON.stringify(calmAnswer));
+  assert.ok(calmAnswer.ms < 2_400, `the calm account's upload took ${Math.round(calmAnswer.ms)} ms`);
+
+  const hogAnswers = await Promise.all(flood);
+  const tried = hogAnswers.filter((a) => a.status === 400).map((a) => a.ms);
+  assert.equal(tried.length, 3, JSON.stringify(hogAnswers.map((a) => a.status)));
+  assert.equal(hogAnswers.filter((a) => a.status === 429 && a.code === 971).length, 2);
+  tried.sort((a, b) => a - b);
+  t.diagnostic(`hog trials ended after ${tried.map(Math.round).join(', ')} ms`);
+  // Two ran side by side (ending together), the third after one of them (a CPU limit later).
+  assert.ok(tried[1]! - tried[0]! < 1_500, `the second trial ran beside the first (ended ${Math.round(tried[1]! - tried[0]!)} ms after it)`);
+  assert.ok(tried[2]! - tried[1]! > 1_500, `the third trial waited for a place (ended ${Math.round(tried[2]! - tried[1]!)} ms after the second)`);
+});
