@@ -177,3 +177,14 @@ test('metadata names a script stored that cannot be header names are counted in 
   assert.deepEqual([got.Metadata, got.MissingMeta, await got.Body!.transformToString()], [{ ok: 'd' }, 3, 'x']);
   assert.deepEqual((await engine.head(bucket, 'names'))?.customMetadata, customMetadata, 'kept as stored');
 });
+
+test("a response-* override beyond ASCII goes out as its UTF-8 bytes, as a stored header's does", { timeout: 10_000 }, async (t) => {
+  const { client, bucket, endpoint } = await startS3(t);
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'body' }));
+  const disposition = 'attachment; filename="naïve 日本.txt"';
+  const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: 'k', ResponseContentDisposition: disposition }), { expiresIn: 60 });
+  const path = url.slice(endpoint.length);
+  const got = await sendRaw(endpoint, 'GET', path, {});
+  assert.equal(got.status, 200, got.body);
+  assert.equal(got.headers['content-disposition'], utf8Bytes(disposition));
+});

@@ -17,6 +17,7 @@ import { sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { SSE_HEADERS } from '../write-headers.ts';
 import { element, parseRequestXml, xmlDocument } from '../xml.ts';
 import { httpMetadataAsHeaderBytes, httpMetadataAsText } from '../../engine/http-metadata-text.ts';
+import { headerBytes } from '../../../core/http/header-text.ts';
 import { HTTP_TOKEN } from '../../../core/http/token.ts';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -107,7 +108,8 @@ export function objectHeaders(meta: ObjectMeta, overrides: URLSearchParams): Rec
   // GetObject's response-* query parameters override the stored headers (S3 API reference).
   for (const [param, name] of RESPONSE_OVERRIDES) {
     const value = overrides.get(param);
-    if (value !== null) h[name] = value;
+    // Text beyond ASCII goes out as its UTF-8 bytes, as a stored header's does.
+    if (value !== null) h[name] = headerBytes(value);
   }
   return h;
 }
@@ -122,8 +124,9 @@ const RESPONSE_OVERRIDES = [
   ['response-content-encoding', 'content-encoding'],
 ] as const;
 
-/** What an HTTP header value may hold (node:http refuses anything else, CR and LF among them). */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** What an HTTP header value may hold: no control character but tab (CR and LF would split the answer's headers). */
+// eslint-disable-next-line no-control-regex -- the control characters are the point
+const HEADER_VALUE = /^[^\x00-\x08\x0a-\x1f\x7f]*$/;
 
 /**
  * Refuses (400 InvalidArgument, naming the parameter) a response-* override that cannot be a
@@ -133,9 +136,7 @@ export function assertResponseOverrides(query: URLSearchParams): void {
   for (const [param] of RESPONSE_OVERRIDES) {
     const value = query.get(param);
     if (value !== null && !HEADER_VALUE.test(value)) {
-      throw S3_ERRORS.invalidArgument(
-        `${param} must be a valid HTTP header value: control characters such as CR and LF (and characters beyond Latin-1) are not allowed.`,
-      );
+      throw S3_ERRORS.invalidArgument(`${param} must be a valid HTTP header value: control characters such as CR and LF are not allowed.`);
     }
   }
 }
