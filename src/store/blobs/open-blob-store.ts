@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { EdgeportError } from '../../core/errors/edgeport-error.ts';
 import type { Logger } from '../../core/log.ts';
 import type { BlobStore } from './blob-store.ts';
+import { DEFAULTS } from '../../config/defaults.ts';
+import { DeadlineBlobStore } from './deadline-blob-store.ts';
 import { FsBlobStore } from './fs-blob-store.ts';
 
 /** Where blobs live, parsed from `[blobs] url`. */
@@ -55,14 +57,18 @@ export function parseBlobsUrl(url: string): BlobsLocation {
 export async function openBlobStore(options: {
   url?: string | undefined;
   dataDir: string;
-  /** Each call's deadline on an s3:// store (`[blobs] timeout_ms`). */
+  /** Each call's deadline on an s3:// or file:// store (`[blobs] timeout_ms`). */
   timeoutMs?: number | undefined;
   /** Warnings of an s3:// store (a call it lacks). */
   logger?: Logger | undefined;
 }): Promise<{ store: BlobStore; shared: boolean }> {
   if (options.url === undefined) return { store: await FsBlobStore.open(options.dataDir), shared: false };
   const location = parseBlobsUrl(options.url);
-  if (location.kind === 'fs') return { store: await FsBlobStore.open(location.root), shared: true };
+  if (location.kind === 'fs') {
+    // A shared directory may be on a mount that hangs: its calls get the deadline an s3:// store's have.
+    const timeoutMs = options.timeoutMs ?? DEFAULTS.backends.blobsTimeoutMs;
+    return { store: await DeadlineBlobStore.open(() => FsBlobStore.open(location.root), { timeoutMs }), shared: true };
+  }
   // Loaded only here, so installs that keep blobs on disk never load the AWS SDK.
   const { S3BlobStore } = await import('./s3-blob-store.ts');
   const store = await S3BlobStore.open({
