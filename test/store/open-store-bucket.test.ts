@@ -184,6 +184,41 @@ test('a data dir keeps its objects across opens, is locked while open, and close
   assert.equal(await other.get('k'), null, 'another data dir is another store');
 });
 
+test('a data dir keeps metadata, listings, deletions and open multipart uploads across opens', { timeout: 30_000 }, async (t) => {
+  const dataDir = tempDir(t);
+  const first = await open(t, { bucket: 'photos', dataDir });
+  await first.put('kept', 'value', { httpMetadata: { contentType: 'text/plain' }, customMetadata: { a: 'b' } });
+  await first.put('gone', 'x');
+  const upload = await first.createMultipartUpload('multipart');
+  const part = await upload.uploadPart(1, 'part one');
+  await first.close();
+
+  const second = await open(t, { bucket: 'photos', dataDir });
+  const head = await second.head('kept');
+  assert.equal(head?.size, 5);
+  assert.deepEqual([head?.httpMetadata, head?.customMetadata], [{ contentType: 'text/plain' }, { a: 'b' }]);
+  assert.deepEqual(
+    (await second.list()).objects.map((o) => [o.key, o.size]),
+    [
+      ['gone', 1],
+      ['kept', 5],
+    ],
+  );
+  await second.delete('gone');
+  // The upload begun before the reopen is resumed by its id and completed with the part uploaded then.
+  const resumed = second.resumeMultipartUpload('multipart', upload.uploadId);
+  assert.equal((await resumed.complete([part])).size, 8);
+  await second.close();
+
+  const third = await open(t, { bucket: 'photos', dataDir });
+  assert.equal(await third.head('gone'), null);
+  assert.deepEqual(
+    (await third.list()).objects.map((o) => o.key),
+    ['kept', 'multipart'],
+  );
+  assert.equal(await ((await third.get('multipart')) as { text(): Promise<string> }).text(), 'part one');
+});
+
 test('without a data dir: a temporary one, removed by close(), fresh for each bucket', { timeout: 30_000 }, async (t) => {
   const a = await open(t, { bucket: 'photos' });
   const b = await open(t, { bucket: 'photos' });

@@ -29,6 +29,19 @@ function truthTable(E: string, T: number): Array<[string, StoreConditional | Hea
     ['failing etagMatches, passing uploadedBefore', { etagMatches: 'other', uploadedBefore: new Date(T + 1) }, false],
     ['passing etagDoesNotMatch overrides uploadedAfter', { etagDoesNotMatch: 'other', uploadedAfter: new Date(T + 1) }, true],
     ['failing etagDoesNotMatch, passing uploadedAfter', { etagDoesNotMatch: E, uploadedAfter: new Date(T - 1) }, false],
+    ['etagMatches E and etagDoesNotMatch E', { etagMatches: E, etagDoesNotMatch: E }, false],
+    ['passing etagMatches does not override uploadedAfter', { etagMatches: E, uploadedAfter: new Date(T + 1) }, false],
+    ['passing etagDoesNotMatch does not override uploadedBefore', { etagDoesNotMatch: 'other', uploadedBefore: new Date(T - 1) }, false],
+    [
+      'all four, each etag test overriding its date test',
+      { etagMatches: E, uploadedBefore: new Date(T - 1), etagDoesNotMatch: 'other', uploadedAfter: new Date(T + 1) },
+      true,
+    ],
+    [
+      'all four, a failing etagMatches failing the passing rest',
+      { etagMatches: 'other', etagDoesNotMatch: 'other', uploadedAfter: new Date(T - 1), uploadedBefore: new Date(T + 1) },
+      false,
+    ],
     ['seconds: uploadedAfter the start of its second', { uploadedAfter: new Date(secondStart), secondsGranularity: true }, false],
     ['seconds: uploadedBefore the end of its second', { uploadedBefore: new Date(secondStart + 999), secondsGranularity: true }, false],
     ['seconds: uploadedAfter the second before', { uploadedAfter: new Date(secondStart - 1), secondsGranularity: true }, true],
@@ -183,6 +196,9 @@ export const CASES: BindingCases = {
     assert.equal(await b.head('a'), null);
     assert.ok(await b.put('d', 'x', { onlyIf: { etagDoesNotMatch: '*' } }), 'create only if absent');
     assert.ok(await b.put('e', 'x', { onlyIf: { uploadedBefore: new Date(0) } }));
+    assert.ok(await b.put('g', 'x', { onlyIf: { etagDoesNotMatch: 'e', uploadedBefore: new Date(0) } }));
+    assert.equal(await b.put('h', 'x', { onlyIf: { etagMatches: 'e', uploadedBefore: new Date(0) } }), null);
+    assert.equal(await b.put('i', 'x', { onlyIf: { etagDoesNotMatch: 'e', uploadedAfter: new Date(0) } }), null);
     assert.ok(await b.put('f', 'x', { onlyIf: new Headers({ 'if-none-match': '*' }) }));
     assert.equal(await b.put('f', 'y', { onlyIf: new Headers({ 'if-none-match': '*' }) }), null, 'and not a second time');
   },

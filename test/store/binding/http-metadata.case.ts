@@ -138,4 +138,39 @@ export const CASES: BindingCases = {
     included.writeHttpMetadata(written);
     assert.deepEqual(Object.fromEntries(written), { 'content-type': 'text/html', expires: 'Thu, 01 Jan 1970 00:00:05 GMT' });
   },
+  'all six httpMetadata fields come back as stored from put, head, get, list and a completed multipart upload': async ({ bucket: b }) => {
+    const httpMetadata = {
+      contentType: 'text/plain; charset=utf-8',
+      contentLanguage: 'en-GB',
+      contentDisposition: 'attachment; filename="value.txt"',
+      contentEncoding: 'gzip',
+      cacheControl: 'max-age=3600',
+      cacheExpiry: new Date('Fri, 24 Feb 2023 00:00:00 GMT'),
+    };
+    const customMetadata = { key: 'value', 'with space': 'and "quotes"' };
+    assert.deepEqual((await b.put('k', 'value', { httpMetadata, customMetadata }))!.httpMetadata, httpMetadata);
+    assert.deepEqual((await b.head('k'))!.httpMetadata, httpMetadata);
+    const got = (await b.get('k')) as GetResult;
+    assert.deepEqual(got.httpMetadata, httpMetadata);
+    assert.deepEqual(got.customMetadata, customMetadata);
+    const listed = (await b.list({ include: ['httpMetadata', 'customMetadata'] })).objects[0]!;
+    assert.deepEqual(listed.httpMetadata, httpMetadata);
+    assert.deepEqual(listed.customMetadata, customMetadata);
+    const headers = new Headers({ 'x-key': 'value' });
+    assert.equal(got.writeHttpMetadata(headers), undefined);
+    assert.deepEqual(Object.fromEntries(headers), {
+      'content-type': 'text/plain; charset=utf-8',
+      'content-language': 'en-GB',
+      'content-disposition': 'attachment; filename="value.txt"',
+      'content-encoding': 'gzip',
+      'cache-control': 'max-age=3600',
+      expires: 'Fri, 24 Feb 2023 00:00:00 GMT',
+      'x-key': 'value',
+    });
+    const upload = await b.createMultipartUpload('mpu', { httpMetadata, customMetadata });
+    const done = await upload.complete([await upload.uploadPart(1, 'part')]);
+    assert.deepEqual(done.httpMetadata, httpMetadata);
+    assert.deepEqual((await b.head('mpu'))!.httpMetadata, httpMetadata);
+    assert.deepEqual((await b.head('mpu'))!.customMetadata, customMetadata);
+  },
 };

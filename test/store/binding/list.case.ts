@@ -123,4 +123,106 @@ export const CASES: BindingCases = {
       ['a/b/c'],
     );
   },
+  'startAfter with a limit: the next page goes on from the cursor, whether or not startAfter names a key': async ({ bucket: b }) => {
+    for (const key of ['key1', 'key2', 'key3', 'key4']) await b.put(key, key);
+    const pages = async (options: StoreListOptions) => {
+      const out: Array<[string[], boolean]> = [];
+      let cursor: string | undefined;
+      do {
+        const page = await b.list({ ...options, ...(cursor ? { cursor } : {}) });
+        out.push([page.objects.map((o) => o.key), page.truncated]);
+        cursor = page.cursor;
+        assert.ok(out.length <= 4, 'the listing ends');
+      } while (cursor);
+      return out;
+    };
+    assert.deepEqual(await pages({ startAfter: 'key1', limit: 2 }), [
+      [['key2', 'key3'], true],
+      [['key4'], false],
+    ]);
+    assert.deepEqual(await pages({ startAfter: 'key', limit: 2 }), [
+      [['key1', 'key2'], true],
+      [['key3', 'key4'], false],
+    ]);
+    assert.deepEqual(await pages({ startAfter: 'key4' }), [[[], false]]);
+  },
+  'a cursor is a position, not a snapshot: keys added behind it are not listed, keys ahead of it are; each page may ask for another limit': async ({
+    bucket: b,
+  }) => {
+    for (const key of ['key1', 'key3', 'key5']) await b.put(key, key);
+    const first = await b.list({ limit: 2 });
+    assert.deepEqual(
+      first.objects.map((o) => o.key),
+      ['key1', 'key3'],
+    );
+    assert.equal(first.truncated, true);
+    await b.put('key2', 'behind the cursor');
+    await b.put('key4', 'ahead of the cursor');
+    const second = await b.list({ limit: 2, cursor: first.cursor! });
+    assert.deepEqual(
+      second.objects.map((o) => o.key),
+      ['key4', 'key5'],
+    );
+    assert.equal(second.truncated, false);
+    const one = await b.list({ limit: 1 });
+    const wider = await b.list({ limit: 3, cursor: one.cursor! });
+    assert.deepEqual(
+      wider.objects.map((o) => o.key),
+      ['key2', 'key3', 'key4'],
+    );
+    assert.equal(wider.truncated, true);
+  },
+  'a cursor that no list call gave is refused with 10029, as production does': async ({ bucket: b }) => {
+    await b.put('k', 'x');
+    for (const cursor of ['bad', 'not-a-cursor', '%%%']) {
+      await rejectsWith(b.list({ cursor }), Error, 'list: The provided cursor is not valid: pass the cursor of a previous list call unchanged. (10029)');
+    }
+    assert.deepEqual(
+      (await b.list({ cursor: '' })).objects.map((o) => o.key),
+      ['k'],
+      'an empty cursor is no cursor',
+    );
+  },
+  'with a delimiter the limit counts objects and delimitedPrefixes together; an empty delimiter is no delimiter': async ({ bucket: b }) => {
+    for (const key of ['dir/file0', 'dir/file1', 'dir/sub0/a', 'dir/sub0/b', 'dir/sub1/c', 'file2']) await b.put(key, 'v');
+    const all = await b.list({ delimiter: '' });
+    assert.deepEqual(all.delimitedPrefixes, []);
+    assert.equal(all.objects.length, 6);
+    const first = await b.list({ prefix: 'dir/', delimiter: '/', limit: 2 });
+    assert.deepEqual(
+      first.objects.map((o) => o.key),
+      ['dir/file0', 'dir/file1'],
+    );
+    assert.deepEqual(first.delimitedPrefixes, []);
+    assert.equal(first.truncated, true);
+    const second = await b.list({ prefix: 'dir/', delimiter: '/', limit: 2, cursor: first.cursor! });
+    assert.deepEqual(second.objects, []);
+    assert.deepEqual(second.delimitedPrefixes, ['dir/sub0', 'dir/sub1']);
+    assert.equal(second.truncated, false, 'no cursor when the groups exactly fill the limit');
+    const mixed = await b.list({ prefix: 'dir/', delimiter: '/', limit: 3 });
+    assert.deepEqual([mixed.objects.map((o) => o.key), mixed.delimitedPrefixes, mixed.truncated], [['dir/file0', 'dir/file1'], ['dir/sub0'], true]);
+    const rest = await b.list({ prefix: 'dir/', delimiter: '/', limit: 3, cursor: mixed.cursor! });
+    assert.deepEqual([rest.objects.map((o) => o.key), rest.delimitedPrefixes, rest.truncated], [[], ['dir/sub1'], false], 'a group is listed once');
+    assert.deepEqual((await b.list({ prefix: 'dir', delimiter: '/' })).delimitedPrefixes, ['dir']);
+  },
+  'keys list in UTF-8 byte order; the empty key and a 1024-byte key list, and a 1024-byte prefix finds its key': async ({ bucket: b }) => {
+    const keys = ['key3', 'key1', 'key2', ', ', '!', 'é', '\uFFFF', '😀', ''];
+    for (const key of keys) await b.put(key, 'v');
+    // UTF-8 bytes: é is C3 A9, U+FFFF EF BF BF, 😀 F0 9F 98 80 (UTF-16 would put 😀 before U+FFFF).
+    assert.deepEqual(
+      (await b.list()).objects.map((o) => o.key),
+      ['', '!', ', ', 'key1', 'key2', 'key3', 'é', '\uFFFF', '😀'],
+    );
+    await b.delete('');
+    assert.equal(await b.head(''), null);
+    assert.equal((await b.list()).objects[0]!.key, '!');
+    const long = 'x'.repeat(1024);
+    await b.put(long, 'long');
+    const found = await b.list({ prefix: long });
+    assert.deepEqual(
+      found.objects.map((o) => o.key),
+      [long],
+    );
+    assert.deepEqual((await b.list({ prefix: `${long}x` })).objects, [], 'a longer prefix matches nothing and is no error');
+  },
 };

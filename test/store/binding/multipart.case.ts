@@ -127,4 +127,91 @@ export const CASES: BindingCases = {
       });
     }
   },
+  'uploads of one key are independent of each other and of the key: in progress they are invisible, a put or delete of the key leaves them be': async ({
+    bucket: b,
+  }) => {
+    const one = await b.createMultipartUpload('key', { httpMetadata: { contentType: 'text/plain' } });
+    const two = await b.createMultipartUpload('key');
+    assert.equal(one.key, 'key');
+    assert.notEqual(one.uploadId, two.uploadId, 'each upload has an id of its own');
+    const p1 = await one.uploadPart(1, 'same');
+    const p100 = await one.uploadPart(100, 'same');
+    assert.equal(p100.partNumber, 100);
+    assert.notEqual(p1.etag, p100.etag, 'the same bytes under another part number get another etag');
+    assert.equal(await b.head('key'), null, 'an upload in progress is no object');
+    assert.equal(await b.get('key'), null);
+    assert.deepEqual((await b.list()).objects, []);
+    await b.put('key', 'a put meanwhile');
+    await b.delete('key');
+    const part = await two.uploadPart(1, 'the upload goes on');
+    const done = await two.complete([part]);
+    const head = (await b.head('key'))!;
+    assert.equal(head.version, done.version);
+    assert.equal(head.etag, done.etag);
+    assert.deepEqual(head.range, { offset: 0, length: 18 });
+    const listed = (await b.list()).objects;
+    assert.deepEqual(
+      listed.map((o) => [o.key, o.version, o.size]),
+      [['key', done.version, 18]],
+    );
+    assert.equal(listed[0]!.range, undefined);
+    assert.equal(await ((await b.get('key')) as GetResult).text(), 'the upload goes on');
+    // The first upload is untouched by the second's completion, and replaces the object in turn.
+    assert.equal((await one.complete([p100])).size, 4);
+    assert.equal(await ((await b.get('key')) as GetResult).text(), 'same');
+    assert.equal((await b.head('key'))!.httpMetadata.contentType, 'text/plain', "the upload's own metadata");
+  },
+  "an upload id belongs to its key and its parts to their upload: another key's handle is NoSuchUpload (10024), another upload's part InvalidPart (10025)":
+    async ({ bucket: b }) => {
+      const upload = await b.createMultipartUpload('key');
+      const elsewhere = b.resumeMultipartUpload('other-key', upload.uploadId);
+      await rejectsWith(elsewhere.uploadPart(1, 'x'), Error, 'uploadPart: The specified multipart upload does not exist. (10024)');
+      await rejectsWith(elsewhere.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
+      await rejectsWith(elsewhere.abort(), Error, 'abortMultipartUpload: The specified multipart upload does not exist. (10024)');
+      const never = b.resumeMultipartUpload('key', 'no-such-upload');
+      await rejectsWith(never.complete([]), Error, 'completeMultipartUpload: The specified multipart upload does not exist. (10024)');
+      await rejectsWith(never.abort(), Error, 'abortMultipartUpload: The specified multipart upload does not exist. (10024)');
+      const sibling = await b.createMultipartUpload('key');
+      const foreign = await sibling.uploadPart(1, 'value');
+      await rejectsWith(upload.complete([foreign]), Error, 'completeMultipartUpload: One or more of the specified parts could not be found. (10025)');
+      await rejectsWith(
+        upload.complete([{ partNumber: 3, etag: foreign.etag }]),
+        Error,
+        'completeMultipartUpload: One or more of the specified parts could not be found. (10025)',
+      );
+      assert.equal((await upload.uploadPart(1, 'still open')).partNumber, 1, 'a refused handle leaves the upload open');
+    },
+  'complete([]) makes an empty object; part numbers need not be contiguous': async ({ bucket: b, digest }) => {
+    const empty = await b.createMultipartUpload('empty');
+    const none = await empty.complete([]);
+    assert.equal(none.size, 0);
+    assert.equal(none.etag, `${await digest('md5', '')}-0`);
+    assert.equal(await ((await b.get('empty')) as GetResult).text(), '');
+    const gaps = await b.createMultipartUpload('gaps');
+    const first = new Uint8Array(5 * MiB).fill(2);
+    const p2 = await gaps.uploadPart(2, first);
+    const p9 = await gaps.uploadPart(9, 'nine');
+    const done = await gaps.complete([p9, p2]);
+    assert.equal(done.size, 5 * MiB + 4);
+    const expected = await digest('md5', fromHex((await digest('md5', first)) + (await digest('md5', 'nine'))));
+    assert.equal(done.etag, `${expected}-2`);
+    assert.equal(await ((await b.get('gaps', { range: { suffix: 4 } })) as GetResult).text(), 'nine');
+  },
+  'part sizes: every part but the last at least 5 MiB and of one size, the last no larger, else 10011 or 10048': async ({ bucket: b }) => {
+    const tooSmall = 'completeMultipartUpload: Your proposed upload is smaller than the minimum allowed object size. (10011)';
+    const uneven = 'completeMultipartUpload: There was a problem with the multipart upload. (10048)';
+    const upload = await b.createMultipartUpload('sizes');
+    const p1 = await upload.uploadPart(1, new Uint8Array(5 * MiB));
+    const p2 = await upload.uploadPart(2, new Uint8Array(5 * MiB + 1));
+    const p3 = await upload.uploadPart(3, 'x');
+    await rejectsWith(upload.complete([p1, p2, p3]), Error, uneven);
+    await rejectsWith(upload.complete([p1, p2]), Error, uneven);
+    const small = await upload.uploadPart(4, 'small');
+    // Part 3 ('x') is not the last part here.
+    await rejectsWith(upload.complete([p1, small, p3]), Error, tooSmall);
+    // Sizes are checked in part-number order, the object's, whatever order the list is in: part 3 is last here.
+    const done = await upload.complete([p3, p1]);
+    assert.equal(done.size, 5 * MiB + 1);
+    assert.equal(await ((await b.get('sizes', { range: { suffix: 2 } })) as GetResult).text(), '\0x');
+  },
 };

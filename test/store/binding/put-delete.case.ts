@@ -1,5 +1,5 @@
 /** put() values and options, streams of known and unknown length, keys, delete(). */
-import type { GetResult } from '../../../src/store/binding/index.ts';
+import type { GetResult, StoreBucket } from '../../../src/store/binding/index.ts';
 import { assert, fixedLengthStream, fixedLengthStreamClass, rejectsWith, scriptStream, utf8, type BindingCases } from './case-kit.ts';
 
 const VALUE_ERROR =
@@ -181,5 +181,59 @@ export const CASES: BindingCases = {
       Error,
       'delete: The number of keys in the request must be between 1 and 1000 inclusive. (10027)',
     );
+  },
+  'custom metadata is limited to 8,192 UTF-8 bytes of names and values together; one byte more is MetadataTooLarge': async ({ bucket: b }) => {
+    const tooLarge = 'put: Your metadata headers exceed the maximum allowed metadata size. (10012)';
+    assert.ok(await b.put('k', 'v', { customMetadata: { key: 'x'.repeat(8189) } }), '3 + 8,189 bytes');
+    await rejectsWith(b.put('k', 'v', { customMetadata: { key: 'x'.repeat(8190) } }), Error, tooLarge);
+    assert.ok(await b.put('k', 'v', { customMetadata: { a: 'x'.repeat(4095), b: 'y'.repeat(4095) } }), 'summed over entries: 8,192');
+    await rejectsWith(b.put('k', 'v', { customMetadata: { a: 'x'.repeat(4095), bb: 'y'.repeat(4095) } }), Error, tooLarge);
+    // '🙂' is two UTF-16 code units and four UTF-8 bytes: the bytes are what count.
+    assert.ok(await b.put('k', 'v', { customMetadata: { key: '🙂'.repeat(2047) } }), '3 + 8,188 bytes');
+    assert.ok(await b.put('k', 'v', { customMetadata: { key1: '🙂'.repeat(2047) } }), '4 + 8,188 bytes');
+    await rejectsWith(b.put('k', 'v', { customMetadata: { key12: '🙂'.repeat(2047) } }), Error, tooLarge);
+    await rejectsWith(b.put('k', 'v', { customMetadata: { key: '🙂'.repeat(2048) } }), Error, tooLarge);
+    assert.deepEqual((await b.head('k'))!.customMetadata, { key1: '🙂'.repeat(2047) }, 'a refused put changes nothing');
+  },
+  "a ranged get's body is a value of known length: put stores exactly the range": async ({ bucket: b }) => {
+    await b.put('source', '0123456789');
+    const copies: Array<[string, Parameters<StoreBucket['get']>[1], string]> = [
+      ['whole', undefined, '0123456789'],
+      ['offset and length', { range: { offset: 1, length: 4 } }, '1234'],
+      ['length', { range: { length: 3 } }, '012'],
+      ['offset', { range: { offset: 7 } }, '789'],
+      ['suffix', { range: { suffix: 5 } }, '56789'],
+      ['Range header', { range: new Headers({ range: 'bytes=0-5' }) }, '012345'],
+    ];
+    for (const [name, options, expected] of copies) {
+      const source = (await b.get('source', options)) as GetResult;
+      const put = await b.put(`copy/${name}`, source.body);
+      assert.equal(put?.size, expected.length, name);
+      assert.equal(await ((await b.get(`copy/${name}`)) as GetResult).text(), expected, name);
+    }
+  },
+  'a body got before its object is deleted or replaced still reads whole': async ({ bucket: b }) => {
+    // Stored inline (up to 64 KiB) and as a blob (larger); a multipart object is read across parts.
+    const small = utf8('small body');
+    const large = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) & 255);
+    await b.put('small', small);
+    await b.put('large', large);
+    const upload = await b.createMultipartUpload('multipart');
+    const firstPart = new Uint8Array(5 * 1024 * 1024).fill(1);
+    await upload.complete([await upload.uploadPart(1, firstPart), await upload.uploadPart(2, 'tail')]);
+    const bodies = {
+      small: (await b.get('small')) as GetResult,
+      large: (await b.get('large')) as GetResult,
+      ranged: (await b.get('large', { range: { offset: 1024 * 1024 } })) as GetResult,
+      multipart: (await b.get('multipart', { range: { offset: 5 * 1024 * 1024 - 3 } })) as GetResult,
+    };
+    await b.delete(['small', 'multipart']);
+    await b.put('large', 'replaced');
+    assert.deepEqual(await bodies.small.bytes(), small);
+    assert.deepEqual(await bodies.large.bytes(), large);
+    assert.deepEqual(await bodies.ranged.bytes(), large.subarray(1024 * 1024));
+    assert.deepEqual(await bodies.multipart.bytes(), Uint8Array.of(1, 1, 1, ...utf8('tail')));
+    assert.equal(await b.head('small'), null);
+    assert.equal(await ((await b.get('large')) as GetResult).text(), 'replaced');
   },
 };

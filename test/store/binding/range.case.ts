@@ -129,6 +129,7 @@ export const CASES: BindingCases = {
     await rejectsWith(b.get('k', { range: { offset: 5 } }), Error, unsatisfiable);
     await rejectsWith(b.get('k', { range: { offset: 9 } }), Error, unsatisfiable);
     await rejectsWith(b.get('k', { range: { offset: 1, length: 0 } }), Error, unsatisfiable);
+    await rejectsWith(b.get('k', { range: { length: 0 } }), Error, unsatisfiable);
     await rejectsWith(b.get('k', { range: { suffix: 0 } }), Error, unsatisfiable);
     await rejectsWith(b.get('empty', { range: { offset: 0 } }), Error, unsatisfiable);
     await rejectsWith(b.get('empty', { range: { suffix: 1 } }), Error, unsatisfiable);
