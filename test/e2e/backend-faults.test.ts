@@ -9,11 +9,14 @@
  *   SlowDown, 507 full. S3 clients get 503 ServiceUnavailable / InsufficientStorage, the binding a
  *   thrown error, /readyz 503 naming the blob store; nothing acknowledged is lost.
  * - edgeport starts on s3rver as it is (it lacks ListMultipartUploads) and serves bodies byte-exact.
+ * - A file:// blob store whose file hangs its reader (a FIFO, as a mount that hangs): 503 within the
+ *   deadline, then calls refused at once and /readyz 503 while two hang; answering again, all served.
  * Each test prints what the clients saw (status, code, Retry-After, time to answer).
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -22,6 +25,7 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client, S3Se
 import { until } from '../helpers/delivered-logs.ts';
 import { ADMIN, S3_KEY, apiOf, createFileJob, createZone, fileLines, getVia } from '../helpers/edge-logs-setup.ts';
 import { startEdgeport, TEST_PG_SECRETS_KEY, type EdgeportServer } from '../helpers/edgeport-server.ts';
+import { hasExited } from '../helpers/child-processes.ts';
 import { startFaultyS3 } from '../helpers/faulty-s3.ts';
 import { pgTestUrl } from '../helpers/postgres.ts';
 import { startS3rver } from '../helpers/s3rver.ts';
@@ -299,3 +303,83 @@ test('edgeport starts on s3rver as it is (no ListMultipartUploads) and serves bo
     assert.equal(md5(await got.Body!.transformToByteArray()), md5(body), `${size} bytes`);
   }
 });
+
+test(
+  'a file:// blob store whose file hangs its reader (a FIFO): 503 within the deadline, then refused at once and /readyz 503; answering again, all served',
+  { timeout: 120_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const shared = join(dir, 'shared');
+    writeFileSync(join(dir, 'edgeport.toml'), `[blobs]\nurl = "file://${shared}"\ntimeout_ms = 800\n`);
+    const server = await startEdgeport({ shedding: false, owner: t, dataDir: join(dir, 'data'), env: ENV, args: ['--config', join(dir, 'edgeport.toml')] });
+    const s3 = s3Of(t, server);
+    await s3.send(new CreateBucketCommand({ Bucket: 'mounted' }));
+    const blobFiles = () => readdirSync(join(shared, 'blobs'));
+    const hungBytes = randomBytes(200_000);
+    await s3.send(new PutObjectCommand({ Bucket: 'mounted', Key: 'hung', Body: hungBytes }));
+    const [hungFile] = blobFiles();
+    const fineBytes = randomBytes(200_000);
+    await s3.send(new PutObjectCommand({ Bucket: 'mounted', Key: 'fine', Body: fineBytes }));
+    assert.equal(blobFiles().length, 2);
+    // The hung object's file becomes a FIFO with no writer: a read's open() blocks in a worker thread, as on a mount that hangs.
+    const hungPath = join(shared, 'blobs', hungFile!);
+    rmSync(hungPath);
+    execFileSync('mkfifo', [hungPath]);
+    const release = () => {
+      try {
+        closeSync(openSync(hungPath, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // No reader left, or the file is back: nothing blocked.
+      }
+    };
+    t.after(release);
+    const readyz = `${new URL(server.urls['management API']!).origin}/readyz`;
+    const get = (key: string) => s3Answer(() => s3.send(new GetObjectCommand({ Bucket: 'mounted', Key: key })));
+
+    const first = await get('hung');
+    const fine = await get('fine');
+    const second = await get('hung');
+    // Two reads hang now: the store refuses calls at once rather than give the mount more threads.
+    const refusedGet = await get('fine');
+    const refusedPut = await s3Answer(() => s3.send(new PutObjectCommand({ Bucket: 'mounted', Key: 'during', Body: randomBytes(200_000) })));
+    const ready = await fetch(readyz);
+    const readyBody = (await ready.json()) as { checks: Record<string, string> };
+    t.diagnostic(
+      `GET of the hung object ${first.text}, then ${second.text}; another object meanwhile ${fine.text}; with two hung: GET ${refusedGet.text}, PUT ${refusedPut.text}; /readyz ${ready.status} blobs: ${readyBody.checks.blobs}`,
+    );
+    for (const answer of [first, second]) {
+      assert.equal(answer.status, 503, answer.text);
+      assert.equal(answer.code, 'ServiceUnavailable');
+      assert.equal(answer.retryAfter, '1');
+      assert.ok(answer.ms >= 700 && answer.ms < 5_000, answer.text);
+    }
+    assert.equal(fine.status, 200, fine.text);
+    for (const answer of [refusedGet, refusedPut]) {
+      assert.equal(answer.status, 503, answer.text);
+      assert.equal(answer.retryAfter, '1');
+      assert.ok(answer.ms < 700, `refused at once: ${answer.text}`);
+    }
+    assert.equal(ready.status, 503);
+    assert.match(readyBody.checks.blobs!, /blob store has 2 calls unanswered/);
+
+    // The mount answers again (the FIFO gets a writer), and the file comes back.
+    release();
+    rmSync(hungPath);
+    writeFileSync(hungPath, hungBytes);
+    await until(
+      async () => (await fetch(readyz)).status,
+      (status) => status === 200,
+      'ready again',
+      15_000,
+    );
+    for (const [key, bytes] of [
+      ['hung', hungBytes],
+      ['fine', fineBytes],
+    ] as const) {
+      const back = await s3.send(new GetObjectCommand({ Bucket: 'mounted', Key: key }));
+      assert.equal(md5(await back.Body!.transformToByteArray()), md5(bytes), `${key}, byte-exact`);
+    }
+    await s3.send(new PutObjectCommand({ Bucket: 'mounted', Key: 'after', Body: randomBytes(200_000) }));
+    assert.equal(hasExited(server.child), false);
+  },
+);
