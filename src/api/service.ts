@@ -3,6 +3,7 @@
  * @hono/node-server, which leaves the global Request/Response alone) for the `/client/v4` port,
  * which also serves the web dashboard's files outside `/client/`.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { AuthConfig } from '../config/schema.ts';
 import { AUTH_DEFAULTS } from '../config/defaults.ts';
@@ -12,6 +13,8 @@ import type { Logger } from '../core/log.ts';
 import type { ServiceHandle } from '../core/service.ts';
 import type { ControlStore } from '../db/control-store.ts';
 import { OriginPolicy } from '../edge/index.ts';
+import { parseHostHeader } from '../edge/host-header.ts';
+import { API_ERRORS } from './errors.ts';
 import type { FileRoots } from '../logs/index.ts';
 import type { StoreEngine } from '../store/engine/store-engine.ts';
 import type { AccessKeys } from '../store/s3/access-keys.ts';
@@ -135,11 +138,29 @@ export async function createApiService(options: ApiServiceOptions): Promise<ApiS
   const listener = getRequestListener((request, env) => app.fetch(request, env), { overrideGlobalObjects: false });
   return {
     // hono answers the app's own errors; should answering itself fail, the request is logged and cut, never an unhandled rejection.
-    handler: guardedListener(listener, 'management API', options.logger),
+    handler: guardedListener(withValidHost(listener), 'management API', options.logger),
     fetch,
     // The control store is opened and closed by its owner; the scrypt thread too, when given.
     close: async () => {
       await ownScrypt?.close();
     },
+  };
+}
+
+/**
+ * node:http takes any Host header, and the request's URL is made from it: one that names no host
+ * (`127.t.0.1`, `a b`, two of them) is the client's mistake, answered 400 / 6003 in the envelope
+ * before anything parses it. A request without one (HTTP/1.0) goes on.
+ */
+function withValidHost(listener: (req: IncomingMessage, res: ServerResponse) => unknown): (req: IncomingMessage, res: ServerResponse) => unknown {
+  return (req, res) => {
+    if (req.headers.host === undefined) return listener(req, res);
+    const host = parseHostHeader(req.rawHeaders);
+    if (!('problem' in host)) return listener(req, res);
+    const { status, code, message } = API_ERRORS.API_INVALID_REQUEST_HEADERS;
+    const body = JSON.stringify({ result: null, success: false, errors: [{ code, message: `${message}: ${host.problem}` }], messages: [] });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    return undefined;
   };
 }

@@ -37,7 +37,10 @@ export function parseHostHeader(rawHeaders: readonly string[]): HostHeader {
     match !== null &&
     (ipv6 === undefined || isIPv6(ipv6)) &&
     (name === undefined || (name.length <= MAX_NAME + 1 && name.split('.').every((label) => label.length <= MAX_LABEL))) &&
-    (port === undefined || port === '' || (port.length <= 5 && Number(port) <= 65535));
+    (port === undefined || port === '' || (port.length <= 5 && Number(port) <= 65535)) &&
+    // A name whose last label starts with a digit is read as an IPv4 address by URL parsers
+    // (WHATWG): `127.t.0.1` or `1.2.3.4.5` would be a host no URL can hold.
+    (name === undefined || !/(?:^|\.)[0-9][^.]*\.?$/.test(name) || URL.canParse(`http://${name}/`));
   if (!valid) {
     const shown = value.length > SHOWN ? `${value.slice(0, SHOWN)}...` : value;
     return { problem: `the Host header ${JSON.stringify(shown)} is not a host name with an optional port, such as "example.com" or "example.com:8080".` };

@@ -150,3 +150,43 @@ test('/client/v4/openapi.json documents every route from the validating schemas'
   assert.ok(job.properties.output_options.anyOf.some((s: Json) => s.properties?.['CVE-2021-44228']));
   assert.deepEqual(doc.paths['/client/v4/zones'].get.parameters.find((p: Json) => p.name === 'per_page').schema.maximum, 50);
 });
+
+test('a Host header that names no host is 400 / 6003 naming it, on every path, never a 500', { timeout: 10_000 }, async (t) => {
+  const api = await startApi(t);
+  const url = new URL(api.base);
+  const send = (path: string, host: string) =>
+    new Promise<{ status: number; body: Json }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, path, headers: { host, 'x-auth-email': api.admin.email, 'x-auth-key': api.admin.key } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(body) as Json }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  for (const host of ['127.t.0.1', 'a b', '[::1', 'a/b', 'é', '1.2.3.4.5']) {
+    for (const path of ['/client/v4/zones', '/client/v4/nothing-here', '/']) {
+      const answer = await send(path, host);
+      assert.deepEqual(
+        [answer.status, answer.body],
+        [
+          400,
+          envelope(
+            6003,
+            `Invalid request headers: the Host header ${JSON.stringify(host)} is not a host name with an optional port, such as "example.com" or "example.com:8080".`,
+          ),
+        ],
+        `${host} ${path}`,
+      );
+    }
+  }
+  for (const host of [`${url.hostname}:${url.port}`, 'localhost', 'Edgeport.Example.test:8081', '[::1]:8081', '10.0.0.1']) {
+    assert.equal((await send('/client/v4/zones', host)).status, 200, host);
+  }
+});

@@ -13,6 +13,8 @@ test('a host name, IPv4 or bracketed IPv6 address, with an optional port, routes
   assert.deepEqual(host('shop.example.test:'), { host: 'shop.example.test' }, 'RFC 3986: port = *DIGIT');
   assert.deepEqual(host('_acme.example.test'), { host: '_acme.example.test' });
   assert.deepEqual(host('192.0.2.1:80'), { host: '192.0.2.1' });
+  assert.deepEqual(host('a.1b.test'), { host: 'a.1b.test' }, 'a label may start with a digit');
+  assert.deepEqual(host('0x7f.1'), { host: '0x7f.1' }, 'an IPv4 address as URL parsers read it');
   assert.deepEqual(host('[2001:DB8::1]:443'), { host: '[2001:db8::1]' });
   assert.deepEqual(parseHostHeader(['X-A', '1', 'hOsT', 'example.test', 'X-B', '2']), { host: 'example.test' });
 });
@@ -43,6 +45,11 @@ test('none, several, empty or invalid Host headers are problems that say what is
     '%61.test',
     `${'a'.repeat(64)}.test`,
     `${'a.'.repeat(127)}test`,
+    // Read as IPv4 addresses by URL parsers, and none.
+    '127.t.0.1',
+    '1.2.3.4.5',
+    '256.0.0.1',
+    'a.0x',
   ]) {
     const parsed = host(bad);
     assert.ok('problem' in parsed, `${bad} is refused`);

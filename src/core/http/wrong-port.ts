@@ -36,15 +36,20 @@ export function isJsonRpcText(text: string): boolean {
 
 /**
  * Reads a body `mayBeJsonRpc` allowed (its declared length, at most SNIFF_MAX_BYTES) and says
- * whether it is JSON-RPC. The body is consumed: the caller answers the request itself.
+ * whether it is JSON-RPC. The body is consumed: the caller answers the request itself. A body cut
+ * short (the client went away mid-body) is no JSON-RPC: false, never a failure of the request.
  */
 export async function readJsonRpcBody(req: IncomingMessage): Promise<boolean> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > SNIFF_MAX_BYTES) return false;
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > SNIFF_MAX_BYTES) return false;
+      chunks.push(chunk);
+    }
+  } catch {
+    return false;
   }
   return isJsonRpcText(Buffer.concat(chunks).toString('utf8'));
 }
