@@ -13,6 +13,7 @@
  * a JSON-RPC body) is told which port serves it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { Clock } from '../core/clock.ts';
 import { backendFaultOf, type BackendFault } from '../core/errors/backend-fault.ts';
 import { noteFault } from '../core/errors/fault-log.ts';
@@ -33,6 +34,7 @@ import { tapResponse, type ResponseTap } from './response-tap.ts';
 import type { DeployedMatch } from './deployed-scripts.ts';
 import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
+import { HELD_RECORDS_FILE } from './held-records-file.ts';
 import { PendingRecords } from './pending-records.ts';
 import { ZoneConfigCache, type ZoneConfig } from './zone-config-cache.ts';
 import type { ZoneDirectory } from './zone-lookup.ts';
@@ -98,8 +100,14 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
   const policy =
     options.originPolicy ?? new OriginPolicy({ allowPrivateOrigins: false, operatorAccountId: async () => (await zones.firstAccount())?.id ?? null });
   const cache = new ZoneConfigCache(zones, pipeline, clock);
-  // Records of requests answered while their zone could not be read: logged once the database is back.
-  const pending = new PendingRecords({ resolve: (host) => cache.lookup(host), emit: (jobs, record) => pipeline.emit(jobs, record), logger });
+  // Records of requests answered while their zone could not be read: logged once the database is
+  // back; kept beside the job spools meanwhile, so a killed process loses none of them.
+  const pending = new PendingRecords({
+    resolve: (host) => cache.lookup(host),
+    emit: (jobs, record, written) => pipeline.emit(jobs, record, written),
+    logger,
+    path: join(pipeline.logsDir, HELD_RECORDS_FILE),
+  });
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -212,7 +220,8 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
 
   /**
    * The database is away and this host's zone was never read: 503 with Retry-After, and the
-   * request's record held until the zone can be read (pending-records.ts).
+   * request's record held (in `<data dir>/logs/held-records` before the response completes) until
+   * the zone can be read (pending-records.ts).
    */
   function answerUnresolved(
     req: IncomingMessage,
@@ -259,7 +268,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     },
     async close() {
       proxy.close();
-      pending.close();
+      await pending.close();
     },
   };
 }

@@ -156,6 +156,8 @@ export interface LogJobDeliveryStats {
 
 export class LogPipeline {
   readonly #options: LogPipelineOptions;
+  /** `<data dir>/logs`: the job spools' folder (`jobs/`) and the edge's held records (held-records-file.ts). */
+  readonly logsDir: string;
   readonly #root: string;
   /** Names this data dir's batches apart from other instances' batches of the same job. */
   readonly #instanceId: string;
@@ -184,9 +186,10 @@ export class LogPipeline {
     this.#budget = new SpoolBudget(options.maxTotalSpoolBytes ?? DEFAULTS.logs.maxTotalSpoolBytes);
     this.#maxJobSpoolBytes = options.maxJobSpoolBytes ?? DEFAULTS.logs.maxJobSpoolBytes;
     this.#pauseAfterMs = options.pauseAfterFailingMs ?? DEFAULTS.logs.pauseAfterFailingMs;
-    this.#root = join(options.dataDir, 'logs', 'jobs');
+    this.logsDir = join(options.dataDir, 'logs');
+    this.#root = join(this.logsDir, 'jobs');
     mkdirSync(this.#root, { recursive: true });
-    this.#instanceId = instanceId(join(options.dataDir, 'logs'));
+    this.#instanceId = instanceId(this.logsDir);
     // Spools left by an earlier run are delivered first.
     for (const name of readdirSync(this.#root)) {
       const marker = join(this.#root, name, 'job.json');
