@@ -2,8 +2,9 @@
  * Public buckets through `edgeport start`, read with curl as a visitor would: a bucket's managed
  * public URL (`pub-<id>.r2.localhost` on the edge's port, which curl resolves to this machine) and
  * a custom domain on the account's zone serve GET and HEAD with ranges and conditional requests,
- * and refuse writes; the custom domain's requests are shipped by the zone's log job like any other;
- * turning the URL off, detaching the domain or deleting and making the bucket again stops them;
+ * answer browsers from the bucket's CORS rules, and refuse writes; the custom domain's requests
+ * are shipped by the zone's log job like any other; turning the URL off, detaching the domain or
+ * deleting and making the bucket again stops them;
  * another account can neither attach its own domain on that zone nor read the bucket's settings;
  * no zone may be made under the public domain.
  */
@@ -104,6 +105,18 @@ test('a public bucket over its managed URL and a custom domain, read with curl',
     assert.deepEqual([write.status, write.headers.allow], [405, 'GET, HEAD'], `${method} is refused`);
   }
   assert.equal((await curl(`${url}/docs/missing.txt`)).status, 404);
+  // A page on another origin: refused until the bucket's CORS rules allow it, then answered with them.
+  const page = ['-H', 'Origin: https://app.files.test'];
+  const preflight = ['-X', 'OPTIONS', ...page, '-H', 'Access-Control-Request-Method: GET'];
+  assert.equal((await curl(`${url}/docs/hello.txt`, ...preflight)).status, 403);
+  await client.call('PUT', `${buckets}/site/cors`, { rules: [{ allowed: { origins: ['https://app.files.test'], methods: ['GET'] }, maxAgeSeconds: 60 }] });
+  const allowed = await curl(`${url}/docs/hello.txt`, ...preflight);
+  assert.deepEqual(
+    [allowed.status, allowed.headers['access-control-allow-origin'], allowed.headers['access-control-max-age']],
+    [200, 'https://app.files.test', '60'],
+  );
+  const read = await curl(`${url}/docs/hello.txt`, ...page);
+  assert.deepEqual([read.status, read.body, read.headers['access-control-allow-origin']], [200, BODY, 'https://app.files.test']);
   assert.equal((await curl(`http://pub-${'0'.repeat(32)}.r2.localhost:${edgePort}/docs/hello.txt`)).status, 404, 'another public id serves nothing');
   assert.equal((await curl(`${url}/docs/hello.txt`)).body, BODY, 'the writes changed nothing');
 

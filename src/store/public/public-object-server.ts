@@ -2,9 +2,12 @@
  * A public bucket's objects over plain HTTP, as the platform's r2.dev URLs and R2 custom domains
  * serve them: read-only (GET and HEAD; any other method is 405 with `Allow: GET, HEAD`), the key
  * being the URL's path (percent-decoded, the query ignored), the object's HTTP metadata as
- * headers, one `Range` (206, or 416 past the end), and the preconditions of RFC 9110 (304 on
- * `If-None-Match` / `If-Modified-Since`, 412 on `If-Match` / `If-Unmodified-Since`). Custom
- * metadata is not sent. Bodies stream from where they live (segment-writer.ts).
+ * headers, one `Range` on GET (206, or 416 past the end; HEAD ignores it), and the preconditions
+ * of RFC 9110 (304 on `If-None-Match` / `If-Modified-Since`, 412 on `If-Match` /
+ * `If-Unmodified-Since`). Custom metadata is not sent. Browsers get the bucket's CORS rules, as the
+ * platform applies them to public buckets: `OPTIONS` preflights for GET and HEAD, and the
+ * Access-Control-* headers on answers to a request with an Origin a rule allows. Bodies stream
+ * from where they live (segment-writer.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { httpMetadataAsHeaderBytes } from '../engine/http-metadata-text.ts';
@@ -12,6 +15,9 @@ import { StoreError } from '../engine/errors.ts';
 import type { StoreEngine } from '../engine/store-engine.ts';
 import type { GetResult, ObjectMeta } from '../engine/types.ts';
 import { parseRange, preconditionStatus, readPreconditions } from '../s3/http-conditions.ts';
+import { addCorsHeaders, preflightHeaders } from '../s3/cors-headers.ts';
+import { S3Error } from '../s3/s3-error.ts';
+import type { BucketCors } from '../engine/cors.ts';
 import { engineBlobs, writeSegments } from '../segment-writer.ts';
 
 function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
@@ -52,7 +58,11 @@ function keyOf(url: string): string | null {
 /** Answers `req` from `bucket` of `store` (an account's view); resolves once the answer is written. */
 export async function servePublicObject(store: StoreEngine, bucket: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? 'GET';
+  const rules = (name: string): Promise<BucketCors[]> => store.corsOfBucketsNamed(name);
+  if (method === 'OPTIONS') return answerPreflight(req, res, bucket, rules);
   if (method !== 'GET' && method !== 'HEAD') return plain(res, 405, 'Method not allowed: a public bucket is read-only (GET and HEAD).', { allow: 'GET, HEAD' });
+  // A browser's request: the Access-Control-* headers of the bucket's rule that allows it, on whatever the answer is.
+  if (req.headers.origin !== undefined) await addCorsHeaders(req, res, bucket, rules);
   const key = keyOf(req.url ?? '/');
   if (key === null) return plain(res, 400, 'Bad request: the path is not valid percent-encoding.');
   if (key === '') return plain(res, 404, 'Object not found: name an object in the path.');
@@ -120,6 +130,27 @@ async function serveHead(store: StoreEngine, bucket: string, key: string, conds:
     return;
   }
   res.writeHead(200, { ...objectHeaders(meta), 'content-length': meta.size });
+  res.end();
+}
+
+/**
+ * A browser's preflight, from the bucket's CORS rules: 200 with the Access-Control-* headers, else
+ * the refusal as text (400 without an Origin or a method to ask for, 403 when no rule allows it or
+ * it asks for a method other than GET and HEAD, which nothing here serves).
+ */
+async function answerPreflight(req: IncomingMessage, res: ServerResponse, bucket: string, rules: (name: string) => Promise<BucketCors[]>): Promise<void> {
+  const asked = req.headers['access-control-request-method'];
+  if (typeof asked === 'string' && asked !== '' && asked !== 'GET' && asked !== 'HEAD' && req.headers.origin) {
+    return plain(res, 403, `CORS request not allowed: a public bucket is read-only, so only GET and HEAD may be asked for, not ${asked}.`);
+  }
+  let headers: Record<string, string>;
+  try {
+    headers = await preflightHeaders(req, bucket, rules);
+  } catch (error) {
+    if (error instanceof S3Error) return plain(res, error.status, error.message);
+    throw error;
+  }
+  res.writeHead(200, { ...headers, 'content-length': 0 });
   res.end();
 }
 

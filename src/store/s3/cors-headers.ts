@@ -59,16 +59,14 @@ function ruleHeaders(rule: CorsRule, origin: string, askedHeaders: string | unde
 }
 
 /**
- * Answers a preflight: 200 with the Access-Control-* headers, or throws (400 without an Origin or
+ * The Access-Control-* headers answering a preflight, or throws (400 without an Origin or
  * Access-Control-Request-Method, 403 AccessForbidden when no rule allows it).
  */
-export async function answerPreflight(
+export async function preflightHeaders(
   req: IncomingMessage,
-  res: ServerResponse,
   bucket: string | undefined,
   lookup: (bucket: string) => Promise<BucketCors[]>,
-  requestId: string,
-): Promise<void> {
+): Promise<Record<string, string>> {
   const origin = first(req.headers.origin);
   if (origin === undefined || origin === '') throw CORS_ERRORS.missingOrigin();
   const method = first(req.headers['access-control-request-method']);
@@ -78,7 +76,19 @@ export async function answerPreflight(
   const buckets = bucket === undefined || bucket.includes('/') ? [] : await lookup(bucket);
   const rule = matching(buckets, origin, method, requestedHeaders(asked));
   if (!rule) throw CORS_ERRORS.forbidden();
-  res.writeHead(200, { ...ruleHeaders(rule, origin, asked), 'content-length': 0, 'x-amz-request-id': requestId });
+  return ruleHeaders(rule, origin, asked);
+}
+
+/** Answers a preflight: 200 with the Access-Control-* headers, or throws as preflightHeaders does. */
+export async function answerPreflight(
+  req: IncomingMessage,
+  res: ServerResponse,
+  bucket: string | undefined,
+  lookup: (bucket: string) => Promise<BucketCors[]>,
+  requestId: string,
+): Promise<void> {
+  const headers = await preflightHeaders(req, bucket, lookup);
+  res.writeHead(200, { ...headers, 'content-length': 0, 'x-amz-request-id': requestId });
   res.end();
 }
 

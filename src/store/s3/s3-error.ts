@@ -24,11 +24,22 @@ export class S3Error extends Error {
 export const S3_ERRORS = {
   accessDenied: () => new S3Error('AccessDenied', 403, 'Access Denied'),
   invalidAccessKeyId: () => new S3Error('InvalidAccessKeyId', 403, 'The AWS Access Key Id you provided does not exist in our records.'),
-  signatureDoesNotMatch: () =>
+  /** `details`: what the signature should have covered (AWSAccessKeyId, StringToSign, SignatureProvided, CanonicalRequest), as S3 shows it. */
+  signatureDoesNotMatch: (details: Record<string, string> = {}) =>
     new S3Error(
       'SignatureDoesNotMatch',
       403,
       'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+      {},
+      details,
+    ),
+  /** A session token (X-Amz-Security-Token): S3's code for a token it cannot honour; edgeport issues none. */
+  sessionToken: () =>
+    new S3Error(
+      'InvalidToken',
+      400,
+      'The provided token is malformed or otherwise invalid: edgeport access keys are long-lived and have no session token. ' +
+        'Sign with an edgeport access key id and secret and no X-Amz-Security-Token (unset AWS_SESSION_TOKEN, or the sessionToken of the credentials).',
     ),
   expiredPresigned: () => new S3Error('AccessDenied', 403, 'Request has expired'),
   requestTimeTooSkewed: () => new S3Error('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.'),
@@ -55,6 +66,9 @@ export const S3_ERRORS = {
   notImplemented: (what: string) => new S3Error('NotImplemented', 501, `${what} is not implemented by edgeport.`),
   methodNotAllowed: () => new S3Error('MethodNotAllowed', 405, 'The specified method is not allowed against this resource.'),
   invalidArgument: (message: string) => new S3Error('InvalidArgument', 400, message),
+  /** A storage class the store does not have (S3's and the platform's code for one it does not take). */
+  invalidStorageClass: (value: string) =>
+    new S3Error('InvalidStorageClass', 400, `The storage class you specified is not valid: x-amz-storage-class must be STANDARD or STANDARD_IA, not ${value}.`),
   missingContentLength: () => new S3Error('MissingContentLength', 411, 'You must provide the Content-Length HTTP header.'),
   invalidRequest: (message: string) => new S3Error('InvalidRequest', 400, message),
   /** A path whose percent-escapes are malformed or do not spell UTF-8 (S3's own answer and message). */

@@ -50,7 +50,7 @@ import { addCorsHeaders, answerPreflight } from './cors-headers.ts';
 import { applyHoistedHeaders } from './presigned-headers.ts';
 import { accessOf, assertAllowed, type S3AccessKey } from './key-grant.ts';
 import { refuseUnevaluatedConditions } from './http-conditions.ts';
-import { S3_ERRORS, toS3Error } from './s3-error.ts';
+import { S3_ERRORS, toS3Error, type S3Error } from './s3-error.ts';
 import { createLimitedVerifier } from './signature-limits.ts';
 import { sha256Hex } from './sigv4.ts';
 import { refuseUnsupportedWriteHeaders, type WriteKind } from './write-headers.ts';
@@ -76,6 +76,25 @@ export interface S3HandlerOptions {
 }
 
 type Operation = (ctx: S3Context) => Promise<void>;
+
+const LIST_V1_PARAMETERS = ['prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type'];
+const LIST_V2_ONLY_PARAMETERS = ['continuation-token', 'start-after', 'fetch-owner'];
+
+/** A bucket request no operation takes: the error says what would make it one. */
+function unroutedBucketRequest(method: string, query: URLSearchParams): S3Error {
+  const names = [...query.keys()];
+  if (method === 'POST') {
+    return S3_ERRORS.invalidRequest(
+      `A POST on a bucket is DeleteObjects (?delete) or a browser form upload (POST Object: an unsigned multipart/form-data body with its policy and signature)${names.length > 0 ? `, not ?${names.join('&')}` : ''}.`,
+    );
+  }
+  if (method !== 'GET') return S3_ERRORS.methodNotAllowed();
+  const listType = query.get('list-type');
+  if (listType !== null) return S3_ERRORS.invalidArgument(`list-type must be 2 (ListObjectsV2) or left out (ListObjects), not ${JSON.stringify(listType)}.`);
+  const v2Only = names.find((name) => LIST_V2_ONLY_PARAMETERS.includes(name));
+  if (v2Only !== undefined) return S3_ERRORS.invalidArgument(`${v2Only} is a parameter of ListObjectsV2: add list-type=2 (ListObjects pages with marker).`);
+  return S3_ERRORS.notImplemented(`GET on a bucket with ?${names.filter((name) => !LIST_V1_PARAMETERS.includes(name)).join('&')}`);
+}
 
 /** Picks the operation from method, addressing and query (S3 API reference, per operation). */
 function detect(method: string, bucket: string | undefined, key: string | undefined, query: URLSearchParams): Operation {
@@ -103,10 +122,10 @@ function detect(method: string, bucket: string | undefined, key: string | undefi
         if (query.has('uploads')) return listMultipartUploads;
         if (query.has('versions')) return listObjectVersions;
         if (query.get('list-type') === '2') return listObjectsV2;
-        if ([...query.keys()].every((name) => ['prefix', 'delimiter', 'marker', 'max-keys', 'encoding-type'].includes(name))) return listObjectsV1;
+        if (!query.has('list-type') && [...query.keys()].every((name) => LIST_V1_PARAMETERS.includes(name))) return listObjectsV1;
         break;
     }
-    throw S3_ERRORS.notImplemented(`${method} on a bucket with ?${[...query.keys()].join('&')}`);
+    throw unroutedBucketRequest(method, query);
   }
   const subresource = objectSubresource(method, query);
   if (subresource) return subresource;

@@ -300,6 +300,9 @@ function presignedExpiry(raw: string | null): number {
   return expires;
 }
 
+/** A presigned URL's own query parameters, every one of them required. */
+const PRESIGN_PARAMETERS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Signature', 'X-Amz-Date', 'X-Amz-SignedHeaders', 'X-Amz-Expires'] as const;
+
 const MISSING_QUERY_PARAMETERS =
   'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.';
 
@@ -319,7 +322,10 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   const query = request.query;
   const authorization = request.headers.authorization;
   if (isSignatureV2(authorization, query)) throw S3_ERRORS.signatureV2();
-  const presigned = query.get('X-Amz-Algorithm') !== null;
+  // edgeport's keys are long-lived: a session token (temporary credentials) names a key it never issued.
+  if (request.headers['x-amz-security-token'] !== undefined || query.has('X-Amz-Security-Token')) throw S3_ERRORS.sessionToken();
+  // Any of a presigned URL's own parameters makes it one (a truncated URL is told what it lacks, not that it is unsigned).
+  const presigned = query.get('X-Amz-Algorithm') !== null || (!authorization && PRESIGN_PARAMETERS.some((name) => query.has(name)));
   if (!authorization && !presigned) throw S3_ERRORS.missingSecurityHeader();
 
   let credential: string;
@@ -328,6 +334,7 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   let amzDate: string;
   let payloadHash: string;
   if (presigned) {
+    if (PRESIGN_PARAMETERS.some((name) => query.get(name) === null)) throw S3_ERRORS.authorizationQueryParameters(MISSING_QUERY_PARAMETERS);
     if (query.get('X-Amz-Algorithm') !== ALGORITHM) throw S3_ERRORS.authorizationQueryParameters(`X-Amz-Algorithm only supports "${ALGORITHM}"`);
     credential = query.get('X-Amz-Credential') ?? '';
     signedHeaders = (query.get('X-Amz-SignedHeaders') ?? '').split(';');
@@ -359,10 +366,13 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
         'STREAMING-AWS4-HMAC-SHA256-PAYLOAD(-TRAILER) or the hex SHA-256 of the body.',
     );
   }
-  const [accessKeyId, date, region, service, terminator] = credential.split('/');
-  if (!accessKeyId || !date || !region || service !== 's3' || terminator !== 'aws4_request' || date !== amzDate.slice(0, 8)) {
-    throw S3_ERRORS.authorizationMalformed('the credential scope must be <key>/<yyyymmdd of the request>/<region>/s3/aws4_request.');
+  const scopeProblem = credentialProblem(credential, amzDate.slice(0, 8), presigned);
+  if (scopeProblem !== undefined) {
+    throw presigned
+      ? S3_ERRORS.authorizationQueryParameters(`Error parsing the X-Amz-Credential parameter; ${scopeProblem}`)
+      : S3_ERRORS.authorizationMalformed(scopeProblem);
   }
+  const [accessKeyId, date, region] = credential.split('/') as [string, string, string];
   if (!signedHeaders.includes('host')) throw S3_ERRORS.authorizationMalformed('SignedHeaders must include host.');
   const secret = await lookup(accessKeyId);
   if (secret === undefined) throw S3_ERRORS.invalidAccessKeyId();
@@ -381,12 +391,45 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
     context.verifyDeferred = (hash) => requestSignatureMatches(context, head, hash);
     return context;
   }
-  if (!requestSignatureMatches(context, head, payloadHash)) throw S3_ERRORS.signatureDoesNotMatch();
+  if (!requestSignatureMatches(context, head, payloadHash)) {
+    // As S3 does, the answer shows what the signature should have covered, so a client can see where its signing differs.
+    const canonicalRequest = `${head}\n${payloadHash}`;
+    throw S3_ERRORS.signatureDoesNotMatch({
+      AWSAccessKeyId: accessKeyId,
+      StringToSign: stringToSignOf(context, canonicalRequest),
+      SignatureProvided: signature,
+      CanonicalRequest: canonicalRequest.replace(SSE_C_KEY_LINE, '$1<an SSE-C key is never shown>'),
+    });
+  }
   return context;
+}
+
+/** A signed SSE-C key in a canonical request (its value is a secret, even in an error sent to its own sender). */
+const SSE_C_KEY_LINE = /^((?:x-amz-copy-source-)?x-amz-server-side-encryption-customer-key:).*$/gm;
+
+/**
+ * What is wrong with a credential scope (`<key>/<yyyymmdd>/<region>/s3/aws4_request`), said as
+ * what it should be, or undefined when nothing is. `day` is the request's own date.
+ */
+function credentialProblem(credential: string, day: string, presigned: boolean): string | undefined {
+  const parts = credential.split('/');
+  const [accessKeyId, date, region, service, terminator] = parts;
+  if (parts.length !== 5 || !accessKeyId || !date || !region) {
+    return `the Credential "${credential}" is not <access key id>/<yyyymmdd>/<region>/s3/aws4_request (it has ${parts.length} slash-separated parts, not 5).`;
+  }
+  if (service !== 's3') return `incorrect service "${service}". This endpoint belongs to "s3".`;
+  if (terminator !== 'aws4_request') return `incorrect terminal "${terminator}". This endpoint uses "aws4_request".`;
+  if (date !== day) {
+    return `Invalid credential date "${date}". This date is not the same as ${presigned ? 'X-Amz-Date' : "the request's X-Amz-Date (or Date)"}, "${day}".`;
+  }
+  return undefined;
 }
 
 /** Whether the request signature is that of the canonical request `head` with the payload hash `hash`. */
 function requestSignatureMatches(context: SigningContext, head: string, hash: string): boolean {
-  const stringToSign = `${ALGORITHM}\n${context.amzDate}\n${context.scope}\n${canonicalRequestHash(`${head}\n${hash}`)}`;
-  return signatureMatches(context.signingKey, stringToSign, context.signature);
+  return signatureMatches(context.signingKey, stringToSignOf(context, `${head}\n${hash}`), context.signature);
+}
+
+function stringToSignOf(context: SigningContext, canonicalRequest: string): string {
+  return `${ALGORITHM}\n${context.amzDate}\n${context.scope}\n${canonicalRequestHash(canonicalRequest)}`;
 }

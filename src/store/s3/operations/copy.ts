@@ -33,7 +33,7 @@ function copySourceOf(ctx: S3Context): { bucket: string; key: string } {
     throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>, URL-encoded as UTF-8.');
   }
   const slash = decoded.indexOf('/');
-  if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument('x-amz-copy-source must be <bucket>/<key>.');
+  if (slash <= 0 || slash === decoded.length - 1) throw S3_ERRORS.invalidArgument(`x-amz-copy-source must be <bucket>/<key>, not ${JSON.stringify(raw)}.`);
   return { bucket: decoded.slice(0, slash), key: decoded.slice(slash + 1) };
 }
 
@@ -45,7 +45,8 @@ export async function readCopySource(ctx: S3Context, allowRange: boolean): Promi
   let range: { offset: number; length: number } | undefined;
   if (typeof rangeHeader === 'string') {
     const m = /^bytes=(\d+)-(\d+)$/.exec(rangeHeader);
-    if (!m || Number(m[2]) < Number(m[1])) throw S3_ERRORS.invalidArgument('x-amz-copy-source-range must be bytes=first-last.');
+    if (!m || Number(m[2]) < Number(m[1]))
+      throw S3_ERRORS.invalidArgument(`x-amz-copy-source-range must be bytes=first-last, first <= last, not ${JSON.stringify(rangeHeader)}.`);
     range = { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
   }
   // An SSE-C source is read with its key (x-amz-copy-source-server-side-encryption-customer-*).
@@ -89,7 +90,8 @@ const IN_PLACE_CHANGES = [
 
 export async function copyObject(ctx: S3Context): Promise<void> {
   const directive = String(ctx.req.headers['x-amz-metadata-directive'] ?? 'COPY').toUpperCase();
-  if (directive !== 'COPY' && directive !== 'REPLACE') throw S3_ERRORS.invalidArgument('x-amz-metadata-directive must be COPY or REPLACE.');
+  if (directive !== 'COPY' && directive !== 'REPLACE')
+    throw S3_ERRORS.invalidArgument(`x-amz-metadata-directive must be COPY or REPLACE, not ${JSON.stringify(ctx.req.headers['x-amz-metadata-directive'])}.`);
   const { bucket, key } = copySourceOf(ctx);
   if (bucket === ctx.bucket && key === ctx.key && directive === 'COPY' && !IN_PLACE_CHANGES.some((name) => ctx.req.headers[name] !== undefined)) {
     throw S3_ERRORS.invalidRequest(

@@ -17,6 +17,14 @@ function maxKeys(ctx: S3Context): number {
   return Math.min(n, 1000);
 }
 
+/** Whether a listing's keys are URL-encoded: `encoding-type` is `url` or absent, as S3 takes it (another is refused, never ignored). */
+export function urlEncoded(query: URLSearchParams): boolean {
+  const value = query.get('encoding-type');
+  if (value === null) return false;
+  if (value === 'url') return true;
+  throw S3_ERRORS.invalidArgument(`Invalid Encoding Method specified in Request: encoding-type must be url (or left out), not ${JSON.stringify(value)}.`);
+}
+
 function encodeKey(ctx: S3Context, key: string): string {
   return ctx.query.get('encoding-type') === 'url' ? encodeURIComponent(key).replace(/%2F/g, '/') : key;
 }
@@ -44,6 +52,7 @@ async function run(ctx: S3Context, limit: number, options: ListOptions): Promise
 }
 
 function common(ctx: S3Context): { prefix: string; delimiter: string | undefined } {
+  urlEncoded(ctx.query);
   const delimiter = ctx.query.get('delimiter');
   return { prefix: ctx.query.get('prefix') ?? '', delimiter: delimiter ? delimiter : undefined };
 }

@@ -13,6 +13,7 @@ import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, parseRequestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
 import { checksumElements, checksumHeaders, checksumType, customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
+import { urlEncoded } from './list.ts';
 import { writeCondition } from '../http-conditions.ts';
 import { setSseCHeaders, sseCKeyHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { expirationHeader } from '../expiration-header.ts';
@@ -21,9 +22,11 @@ function uploadId(ctx: S3Context): string {
   return ctx.query.get('uploadId') ?? '';
 }
 
+/** UploadPart's `partNumber`: digits only (`01` is 1; `1.0`, `0x1` or ` 1` are no part number), 1 to 10000. */
 function partNumber(ctx: S3Context): number {
-  const n = Number(ctx.query.get('partNumber'));
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw S3_ERRORS.invalidArgument('Part number must be an integer between 1 and 10000, inclusive.');
+  const raw = ctx.query.get('partNumber') ?? '';
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 10_000) throw S3_ERRORS.invalidArgument('Part number must be an integer between 1 and 10000, inclusive.');
   return n;
 }
 
@@ -271,7 +274,8 @@ export async function listMultipartUploads(ctx: S3Context): Promise<void> {
   const uploadIdMarker = keyMarker === '' ? '' : (ctx.query.get('upload-id-marker') ?? '');
   const max = pageSize(ctx.query.get('max-uploads'), 'max-uploads');
   const uploads = await ctx.engine.listUploads(requireBucket(ctx), { prefix });
-  const encode = (key: string) => (ctx.query.get('encoding-type') === 'url' ? encodeURIComponent(key).replace(/%2F/g, '/') : key);
+  const encoded = urlEncoded(ctx.query);
+  const encode = (key: string) => (encoded ? encodeURIComponent(key).replace(/%2F/g, '/') : key);
   let start = 0;
   if (keyMarker !== '') {
     const markerIndex = uploadIdMarker === '' ? -1 : uploads.findIndex((u) => u.key === keyMarker && u.uploadId === uploadIdMarker);

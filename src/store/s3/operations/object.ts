@@ -69,7 +69,7 @@ export function storageClassFrom(headers: IncomingHttpHeaders): PutOptions['stor
   const value = header(headers, 'x-amz-storage-class');
   if (value === undefined) return undefined;
   const mapped = FROM_S3_CLASS[value];
-  if (!mapped) throw S3_ERRORS.invalidArgument(`x-amz-storage-class must be STANDARD or STANDARD_IA, not ${value}.`);
+  if (!mapped) throw S3_ERRORS.invalidStorageClass(value);
   return mapped;
 }
 
@@ -461,7 +461,9 @@ interface DeleteEntry {
 }
 
 function deleteEntry(object: Record<string, unknown>): DeleteEntry {
-  const key = String(object.Key ?? '');
+  // Key is required by S3's schema: an Object without one deletes nothing, it is MalformedXML.
+  if (typeof object.Key !== 'string') throw S3_ERRORS.malformedXml();
+  const key = object.Key;
   const version = object.VersionId === undefined ? undefined : String(object.VersionId).trim();
   if (version !== undefined && version !== 'null') {
     return {
@@ -487,6 +489,14 @@ function deleteEntry(object: Record<string, unknown>): DeleteEntry {
   return namesObject(condition) ? { key, condition } : { key };
 }
 
+/** An xs:boolean of a request document (`true`, `false`, `1`, `0`); anything else does not validate against S3's schema. */
+function xsBoolean(value: unknown): boolean {
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw S3_ERRORS.malformedXml();
+}
+
 /**
  * DeleteObjects: each `<Object>` may name an `ETag` (or `*`), a `LastModifiedTime` and a `Size`,
  * checked against that key's object as it is deleted; one that fails is an `<Error>` entry
@@ -500,7 +510,7 @@ export async function deleteObjects(ctx: S3Context): Promise<void> {
     const doc = parseRequestXml(text) as { Delete?: { Object?: Array<Record<string, unknown>>; Quiet?: unknown } };
     if (!doc.Delete) throw new Error('no Delete');
     entries = (doc.Delete.Object ?? []).map((object) => deleteEntry(typeof object === 'object' && object !== null ? object : {}));
-    quiet = String(doc.Delete.Quiet ?? 'false').trim() === 'true';
+    quiet = xsBoolean(doc.Delete.Quiet ?? 'false');
   } catch (error) {
     if (error instanceof S3Error) throw error;
     throw S3_ERRORS.malformedXml();
