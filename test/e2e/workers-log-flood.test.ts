@@ -180,7 +180,8 @@ test(
       `one 100 MB console.log: logged ${big!.output!.length} bytes of it, cutBytes ${big!.cutBytes}; the server's RSS grew by at most ${(bigGrowth / MB).toFixed(1)} MB while reading it`,
     );
     assert.deepEqual([big!.output, big!.cutBytes], ['y'.repeat(4096), 100_000_000 - 4096]);
-    assert.ok(bigGrowth < 50 * MB, `${bigGrowth} bytes`);
+    // Held whole, the line alone would be 100 MB (200 as a JS string); 20 MB is usual, 50 on a busy machine whose GC runs late.
+    assert.ok(bigGrowth < 64 * MB, `${bigGrowth} bytes`);
 
     // 20,000 console lines of 1 KB in one request.
     const beforeLong = logBytes;

@@ -279,7 +279,8 @@ test("a shared file:// blob dir: two engines read each other's blobs; recovery k
   const shared = tempDir(t, 'edgeport-shared-blobs-');
   const blobsUrl = pathToFileURL(shared).href;
   const a = await openTestEngine(t, { blobsUrl });
-  assert.equal(a.engine.blobDir, join(shared, 'blobs'));
+  // Its files are read through the store's calls, which have a deadline (a mount may hang), not streamed from the directory.
+  assert.equal(a.engine.blobDir, undefined);
   const body = pattern(200_000);
   await a.engine.put(a.bucket, 'k', body);
   const [aBlob] = readdirSync(join(shared, 'blobs'));
