@@ -214,6 +214,14 @@ function fileRecords(path: string): PendingRecord[] {
 }
 
 const rays = (lines: Array<{ RayID: string }>): string[] => lines.map((line) => line.RayID).sort();
+/** Resolves once the held records' file is empty (what it held was handed on), within 5 s. */
+const emptied = (path: string): Promise<number> =>
+  until(
+    () => statSync(path).size,
+    (size) => size === 0,
+    'the file emptied',
+    5_000,
+  );
 const messages = (logged: Array<Record<string, unknown>>, pattern: RegExp) => logged.filter((line) => pattern.test(String(line.msg)));
 
 /** A held record as the edge makes one for a host it could not look up (pad: an extra header of that many bytes). */
@@ -377,12 +385,7 @@ test('a torn last entry is cut and a damaged one skipped: the edge starts, the r
   assert.equal(warned.length, 1);
   assert.equal(warned[0]!.skippedBytes, entries[1]!.frame.length);
   assert.equal(warned[0]!.trailingBytes, Math.floor(entries[3]!.frame.length / 2));
-  await until(
-    () => statSync(env.path).size,
-    (size) => size === 0,
-    'the file emptied',
-    5_000,
-  );
+  await emptied(env.path);
 });
 
 test('a file of garbage never stops the edge starting: skipped, logged, and the file holds new records again', { timeout: 60_000 }, async (t) => {
@@ -508,12 +511,7 @@ test('bounds: at most `max` records held and kept in the file; the newest come b
   );
   assert.equal(lines.length, 5);
   assert.equal(messages(second.logged, /held log records went to their jobs/)[0]?.dropped, 35);
-  await until(
-    () => statSync(env.path).size,
-    (size) => size === 0,
-    'the file emptied',
-    5_000,
-  );
+  await emptied(env.path);
 });
 
 test('bounds: the file never passes its bytes, the records held take at most half of it; past it the oldest go', { timeout: 60_000 }, async (t) => {
@@ -620,12 +618,7 @@ test('records added while earlier ones are handed on are kept by the file', { ti
     await sleep(2);
   }
   await until(env.delivered, (found) => found.length >= 30, 'every record', 20_000);
-  await until(
-    () => statSync(env.path).size,
-    (size) => size === 0,
-    'the file emptied',
-    5_000,
-  );
+  await emptied(env.path);
   await sleep(500);
   assert.equal(env.delivered().length, 30, 'each once');
 });
