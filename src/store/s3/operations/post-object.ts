@@ -117,6 +117,8 @@ export async function postObject(options: PostObjectOptions, request: PostObject
     throw S3_ERRORS.invalidArgument(`The form's bucket field names '${fields.get('bucket')}', but the form was posted to bucket '${bucket}'.`);
   }
 
+  // A form signed with temporary credentials carries their session token: edgeport issues none (as a signed header would be refused).
+  if (fields.has('x-amz-security-token')) throw S3_ERRORS.sessionToken();
   const grant = await authenticate(options, fields, req.socket.remoteAddress);
   const engine = accountStore(options.engine, grant.accountId);
   // A page's upload: the Access-Control-* headers of the key's account's bucket, on errors too.
