@@ -277,6 +277,7 @@ export async function runStart(args: StartArgs): Promise<void> {
           logger,
           originPolicy,
           listeners: { api: () => listenerUrls['management API'], gateway: () => listenerUrls.gateway },
+          metrics,
         }),
       },
       {

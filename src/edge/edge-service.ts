@@ -36,6 +36,8 @@ import { isPlatformHost } from './platform-hosts.ts';
 import { ScriptRouter } from './script-routes.ts';
 import { HELD_RECORDS_FILE } from './held-records-file.ts';
 import { PendingRecords } from './pending-records.ts';
+import type { Metrics } from '../core/metrics.ts';
+import { Counter, Gauge } from 'prom-client';
 import { ZoneConfigCache, type ZoneConfig } from './zone-config-cache.ts';
 import type { ZoneDirectory } from './zone-lookup.ts';
 
@@ -90,6 +92,8 @@ export interface EdgeServiceOptions {
   originPolicy?: OriginPolicy;
   /** The URLs of edgeport's other listeners once bound (`http://host:port`), named to a request that came to the wrong port. */
   listeners?: { api(): string | undefined; gateway(): string | undefined };
+  /** Where the held log records are counted (`/metrics`). */
+  metrics?: Metrics;
 }
 
 const ORIGIN_DEFAULTS: OriginProxyOptions = { connectTimeoutMs: 15_000, responseTimeoutMs: 100_000 };
@@ -108,6 +112,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     logger,
     path: join(pipeline.logsDir, HELD_RECORDS_FILE),
   });
+  if (options.metrics) registerHeldRecordMetrics(options.metrics, pending);
   const router = new ScriptRouter((options.scripts ?? []).flatMap((script) => script.routes.map((pattern) => ({ pattern, target: script }))));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -434,4 +439,24 @@ function sendEdgeError(
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/** The held log records at /metrics: how many wait for the database, and how many were dropped for room. */
+function registerHeldRecordMetrics(metrics: Metrics, pending: PendingRecords): void {
+  const held = new Gauge({
+    name: 'edgeport_edge_held_log_records',
+    help: 'Log records of edge requests answered while the database could not tell their zone, held (on disk) until it can.',
+    registers: [metrics.registry],
+  });
+  const dropped = new Counter({
+    name: 'edgeport_edge_held_log_records_dropped_total',
+    help: 'Held log records dropped for room (the oldest, past 10,000 records or their byte bound).',
+    registers: [metrics.registry],
+  });
+  let seen = 0;
+  metrics.beforeScrape(() => {
+    held.set(pending.size);
+    dropped.inc(pending.droppedTotal - seen);
+    seen = pending.droppedTotal;
+  });
 }

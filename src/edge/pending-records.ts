@@ -80,6 +80,8 @@ export class PendingRecords {
   /** Records held in memory only since the last report (their write failed). */
   #memoryOnly = 0;
   #dropped = 0;
+  /** Records dropped for room since the process started (the metric; #dropped is this outage's, for its log line). */
+  #droppedTotal = 0;
   #timer: NodeJS.Timeout | null = null;
   /** A drain is under way (it schedules the next one when it ends). */
   #draining = false;
@@ -91,6 +93,11 @@ export class PendingRecords {
     this.#maxFileBytes = options.maxFileBytes ?? MAX_HELD_FILE_BYTES;
     this.#maxHeldBytes = Math.floor(this.#maxFileBytes / 2);
     if (options.path !== undefined) this.#openFile(options.path);
+  }
+
+  /** Records dropped for room (the oldest, past the bounds) since the process started. */
+  get droppedTotal(): number {
+    return this.#droppedTotal;
   }
 
   get size(): number {
@@ -170,6 +177,7 @@ export class PendingRecords {
     while (this.#queue.length > this.#max || (this.#queueBytes > this.#maxHeldBytes && this.#queue.length > 0)) {
       this.#queueBytes -= this.#queue.shift()!.frame.length;
       this.#dropped += 1;
+      this.#droppedTotal += 1;
     }
   }
 

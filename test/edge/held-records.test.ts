@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { systemClock } from '../../src/core/clock.ts';
+import { Metrics } from '../../src/core/metrics.ts';
 import { backendUnavailable } from '../../src/core/errors/backend-fault.ts';
 import type { ControlStore } from '../../src/db/control-store.ts';
 import { createEdgeService } from '../../src/edge/index.ts';
@@ -87,8 +88,8 @@ interface Setup {
   out: string;
   state: DatabaseState;
   control: ControlStore;
-  /** An edge (with its own log pipeline) on the data dir, as a start of edgeport makes. */
-  start(): Promise<Edge>;
+  /** An edge (with its own log pipeline) on the data dir, as a start of edgeport makes; counted in `metrics` when given. */
+  start(metrics?: Metrics): Promise<Edge>;
   /** A log pipeline on the data dir, closed when the test ends. */
   pipeline(): LogPipeline;
   delivered(): Line[];
@@ -162,10 +163,10 @@ async function setup(t: TestContext): Promise<Setup> {
     stops.push(() => made.close());
     return made;
   };
-  const start = async (): Promise<Edge> => {
+  const start = async (metrics?: Metrics): Promise<Edge> => {
     const { logger, logged } = capturing();
     const logs = pipeline(logger);
-    const edge = createEdgeService({ zones: control, pipeline: logs, clock: systemClock, logger });
+    const edge = createEdgeService({ zones: control, pipeline: logs, clock: systemClock, logger, ...(metrics ? { metrics } : {}) });
     const server: Server = createServer(edge.handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
@@ -301,7 +302,8 @@ test(
   async (t) => {
     const env = await setup(t);
     env.state.down = true;
-    const first = await env.start();
+    const metrics = new Metrics();
+    const first = await env.start(metrics);
     const answered: string[] = [];
     for (let i = 0; i < 3; i++) {
       const answer = await first.get('api.example.test', `/held-${i}`, { 'x-trace': `trace-${i}` });
@@ -314,6 +316,9 @@ test(
       assert.equal(held.at(-1)!.record.ClientRequestPath, `/held-${i}`);
     }
     assert.equal(messages(first.logged, /Log records are held until the database answers again/).length, 1, 'one line per outage');
+    const exposition = await metrics.text();
+    assert.match(exposition, /^edgeport_edge_held_log_records 3$/m);
+    assert.match(exposition, /^edgeport_edge_held_log_records_dropped_total 0$/m);
     const before = readFileSync(env.path);
     await first.close();
     assert.deepEqual(readFileSync(env.path), before, 'closing leaves the file as it was: the next start reads what a kill would leave');
@@ -488,6 +493,7 @@ test('bounds: at most `max` records held and kept in the file; the newest come b
     first.pending.add(heldRecord(i));
     assert.equal(first.pending.size, Math.min(i + 1, 5));
   }
+  assert.equal(first.pending.droppedTotal, 35, 'the oldest 35, counted for /metrics');
   await first.pending.close();
 
   const second = make();
