@@ -25,7 +25,12 @@ export interface EdgeportServer {
   s3Key: { accessKeyId: string; secretAccessKey: string } | undefined;
   /** SIGTERM (SIGKILL if it has not exited 20 s later), then resolves with the exit code; again is fine. */
   stop(): Promise<number | null>;
+  /** What the server printed (stdout and stderr: its log lines) since it started, the last 4 MiB at most. */
+  output(): string;
 }
+
+/** What `output()` keeps of a server's printing. */
+const OUTPUT_KEPT = 4 * 1024 * 1024;
 
 export interface StartOptions {
   dataDir: string;
@@ -66,7 +71,11 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
     stderr += chunk.toString();
   });
   const banner = await readyLine(child, /; ready\n/, () => stderr, options.owner?.signal);
-  child.stdout!.resume();
+  let printed = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    printed += chunk.toString();
+    if (printed.length > OUTPUT_KEPT) printed = printed.slice(-OUTPUT_KEPT);
+  });
   const urls: Record<string, string> = {};
   for (const match of banner.matchAll(/^edgeport: (.+) at (http:\/\/\S+)$/gm)) urls[match[1]!] = match[2]!;
   const id = /access key id: +(\S+)/.exec(banner)?.[1];
@@ -77,6 +86,7 @@ export async function startEdgeport(options: StartOptions): Promise<EdgeportServ
     urls,
     s3Key: id && secret ? { accessKeyId: id, secretAccessKey: secret } : undefined,
     stop,
+    output: () => `${printed}${stderr.slice(-OUTPUT_KEPT)}`,
   };
 }
 

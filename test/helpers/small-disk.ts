@@ -103,6 +103,7 @@ export async function startOnSmallDisk(
     banner,
     urls,
     s3Key: undefined,
+    output: () => stderr,
     stop,
     pid,
     inside: (path) => `/proc/${pid}/root${path}`,
