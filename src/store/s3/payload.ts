@@ -165,14 +165,14 @@ export function verifiedBody(source: AsyncIterable<Uint8Array>, options: Payload
   if (chunked) {
     const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
     // No payload hash declared: the signature covers the body as sent (aws-chunked framing and all), checked before its end is decoded.
-    const deferred = options.signing?.verifyDeferred;
-    const sent = deferred ? deferredChecked(kept(source), deferred) : kept(source);
+    const signing = options.signing;
+    const sent = signing?.verifyDeferred ? deferredChecked(kept(source), signing.verifyDeferred, mismatchOf(signing)) : kept(source);
     return decodeAwsChunked(sent, signed, digest, expectedFromHeader, trailerName, options);
   }
   const check = options.signing?.verifyDeferred ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
   // Nothing to verify (UNSIGNED-PAYLOAD, no checksum): the body as it comes, with no layer to pass through.
   if (!check && !digest) return source;
-  const mismatch = options.signing?.verifyDeferred ? S3_ERRORS.signatureDoesNotMatch : S3_ERRORS.contentSha256Mismatch;
+  const mismatch = options.signing?.verifyDeferred ? mismatchOf(options.signing) : S3_ERRORS.contentSha256Mismatch;
   return plainBody(kept(source), check, mismatch, digest, expectedFromHeader, options);
 }
 
@@ -190,7 +190,7 @@ function kept(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
 async function* plainBody(
   source: AsyncIterable<Uint8Array>,
   check: ((sha256: string) => boolean) | undefined,
-  mismatch: () => S3Error,
+  mismatch: (sha256: string) => S3Error,
   digest: Digest | undefined,
   expected: string | undefined,
   options: PayloadOptions,
@@ -208,7 +208,8 @@ async function* plainBody(
       held = chunk;
       if (hashing) await hashing;
     }
-    if (hash && !check!((await hash.digest())[0]!)) throw mismatch();
+    const actual = hash ? (await hash.digest())[0]! : undefined;
+    if (actual !== undefined && !check!(actual)) throw mismatch(actual);
     verified = true;
   } finally {
     if (!verified) hash?.cancel();
@@ -217,14 +218,24 @@ async function* plainBody(
   if (held) yield held;
 }
 
-/** The source as it comes, throwing SignatureDoesNotMatch at its end unless its SHA-256 passes `verify`. */
-async function* deferredChecked(source: AsyncIterable<Uint8Array>, verify: (sha256: string) => boolean): AsyncIterable<Uint8Array> {
+/** The source as it comes, throwing `mismatch`'s SignatureDoesNotMatch at its end unless its SHA-256 passes `verify`. */
+async function* deferredChecked(
+  source: AsyncIterable<Uint8Array>,
+  verify: (sha256: string) => boolean,
+  mismatch: (sha256: string) => S3Error,
+): AsyncIterable<Uint8Array> {
   const hash = createHash('sha256');
   for await (const chunk of source) {
     hash.update(chunk);
     yield chunk;
   }
-  if (!verify(hash.digest('hex'))) throw S3_ERRORS.signatureDoesNotMatch();
+  const actual = hash.digest('hex');
+  if (!verify(actual)) throw mismatch(actual);
+}
+
+/** The SignatureDoesNotMatch of a body whose signed hash was not declared, with what the signature should have covered. */
+function mismatchOf(signing: SigningContext): (sha256: string) => S3Error {
+  return (sha256) => signing.deferredMismatch?.(sha256) ?? S3_ERRORS.signatureDoesNotMatch();
 }
 
 const CRLF = Buffer.from('\r\n');

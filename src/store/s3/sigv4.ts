@@ -8,7 +8,7 @@
 import * as crypto from 'node:crypto';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { S3_ERRORS } from './s3-error.ts';
+import { S3_ERRORS, type S3Error } from './s3-error.ts';
 
 export const ALGORITHM = 'AWS4-HMAC-SHA256';
 export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
@@ -31,6 +31,8 @@ export interface SigningContext {
    * does), the signature can only be checked once the body is read: this checks it then.
    */
   verifyDeferred?: (bodySha256: string) => boolean;
+  /** The SignatureDoesNotMatch of a deferred check that failed, showing what the signature should have covered. */
+  deferredMismatch?: (bodySha256: string) => S3Error;
 }
 
 export type SecretLookup = (accessKeyId: string) => string | undefined | Promise<string | undefined>;
@@ -389,19 +391,26 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   const context: SigningContext = { accessKeyId, amzDate, scope, signingKey: key, signature, payloadHash };
   if (payloadHash === 'DEFERRED') {
     context.verifyDeferred = (hash) => requestSignatureMatches(context, head, hash);
+    context.deferredMismatch = (hash) => signatureMismatch(context, head, hash);
     return context;
   }
-  if (!requestSignatureMatches(context, head, payloadHash)) {
-    // As S3 does, the answer shows what the signature should have covered, so a client can see where its signing differs.
-    const canonicalRequest = `${head}\n${payloadHash}`;
-    throw S3_ERRORS.signatureDoesNotMatch({
-      AWSAccessKeyId: accessKeyId,
-      StringToSign: stringToSignOf(context, canonicalRequest),
-      SignatureProvided: signature,
-      CanonicalRequest: canonicalRequest.replace(SSE_C_KEY_LINE, '$1<an SSE-C key is never shown>'),
-    });
-  }
+  if (!requestSignatureMatches(context, head, payloadHash)) throw signatureMismatch(context, head, payloadHash);
   return context;
+}
+
+/**
+ * SignatureDoesNotMatch as S3 answers it: the answer shows what the signature should have covered
+ * (the canonical request of `head` with the payload hash `hash`), so a client can see where its
+ * signing differs.
+ */
+function signatureMismatch(context: SigningContext, head: string, hash: string): S3Error {
+  const canonicalRequest = `${head}\n${hash}`;
+  return S3_ERRORS.signatureDoesNotMatch({
+    AWSAccessKeyId: context.accessKeyId,
+    StringToSign: stringToSignOf(context, canonicalRequest),
+    SignatureProvided: context.signature,
+    CanonicalRequest: canonicalRequest.replace(SSE_C_KEY_LINE, '$1<an SSE-C key is never shown>'),
+  });
 }
 
 /** A signed SSE-C key in a canonical request (its value is a secret, even in an error sent to its own sender). */
