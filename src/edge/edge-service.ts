@@ -110,6 +110,7 @@ export function createEdgeService(options: EdgeServiceOptions): ServiceHandle {
     resolve: (host) => cache.lookup(host),
     emit: (jobs, record, written) => pipeline.emit(jobs, record, written),
     logger,
+    clock,
     path: join(pipeline.logsDir, HELD_RECORDS_FILE),
   });
   if (options.metrics) registerHeldRecordMetrics(options.metrics, pending);

@@ -17,6 +17,7 @@
  * past the bounds the oldest go, counted, with one log line per outage.
  */
 import { backendFaultOf } from '../core/errors/backend-fault.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import type { CustomFieldNames } from '../db/control-store.ts';
 import { extractCustomFields } from '../logs/custom-fields.ts';
@@ -45,6 +46,8 @@ export interface PendingRecordsOptions {
   /** Hands the record to the jobs; `written` runs once it is in their spools (in the OS). */
   emit(jobs: readonly ActiveLogJob[], record: HttpRequestRecord, written: () => void): void;
   logger: Logger;
+  /** What times the retries of a failing file (default: the system's). */
+  clock?: Clock;
   /** The file the records are held in (`<data dir>/logs/held-records`); none: memory only. */
   path?: string;
   max?: number;
@@ -60,6 +63,7 @@ interface Held {
 
 export class PendingRecords {
   readonly #options: PendingRecordsOptions;
+  readonly #clock: Clock;
   readonly #max: number;
   readonly #maxFileBytes: number;
   /** What the held records' entries may take together: half the file, so that it is rewritten at most once per half of it appended. */
@@ -89,10 +93,15 @@ export class PendingRecords {
 
   constructor(options: PendingRecordsOptions) {
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
     this.#max = options.max ?? MAX_PENDING;
     this.#maxFileBytes = options.maxFileBytes ?? MAX_HELD_FILE_BYTES;
     this.#maxHeldBytes = Math.floor(this.#maxFileBytes / 2);
     if (options.path !== undefined) this.#openFile(options.path);
+  }
+
+  #now(): number {
+    return this.#clock.now();
   }
 
   /** Records dropped for room (the oldest, past the bounds) since the process started. */
@@ -193,7 +202,7 @@ export class PendingRecords {
       if (this.#options.path !== undefined) this.#memoryOnly += 1;
       return;
     }
-    if (this.#fileFailing && Date.now() < this.#retryAt) {
+    if (this.#fileFailing && this.#now() < this.#retryAt) {
       this.#memoryOnly += 1;
       return;
     }
@@ -235,7 +244,7 @@ export class PendingRecords {
       this.#options.logger.info({ path: this.#file.path }, 'Held log records are written to their file again.');
       return;
     }
-    this.#retryAt = Date.now() + WRITE_RETRY_MS;
+    this.#retryAt = this.#now() + WRITE_RETRY_MS;
     if (this.#fileFailing) return;
     this.#fileFailing = true;
     this.#options.logger.error(

@@ -215,6 +215,12 @@ function fileRecords(path: string): PendingRecord[] {
 }
 
 const rays = (lines: Array<{ RayID: string }>): string[] => lines.map((line) => line.RayID).sort();
+/** The paths of the lines delivered so far, sorted. */
+const deliveredPaths = (env: Setup): string[] =>
+  env
+    .delivered()
+    .map((line) => line.ClientRequestPath)
+    .sort();
 /** Resolves once the held records' file is empty (what it held was handed on), within 5 s. */
 const emptied = (path: string): Promise<number> =>
   until(
@@ -378,13 +384,7 @@ test('a torn last entry is cut and a damaged one skipped: the edge starts, the r
   const second = await env.start();
   const lines = await until(env.delivered, (found) => found.length >= 2, 'the readable records', 20_000);
   await sleep(1_500);
-  assert.deepEqual(
-    env
-      .delivered()
-      .map((line) => line.ClientRequestPath)
-      .sort(),
-    ['/held-0', '/held-2'],
-  );
+  assert.deepEqual(deliveredPaths(env), ['/held-0', '/held-2']);
   assert.deepEqual(rays(lines), [entries[0]!.entry.record.RayID, entries[2]!.entry.record.RayID].sort());
   const warned = messages(second.logged, /not whole records/);
   assert.equal(warned.length, 1);
@@ -508,13 +508,7 @@ test('bounds: at most `max` records held and kept in the file; the newest come b
   env.state.down = false;
   const lines = await until(env.delivered, (found) => found.length >= 5, 'the newest five', 20_000);
   await sleep(1_500);
-  assert.deepEqual(
-    env
-      .delivered()
-      .map((line) => line.ClientRequestPath)
-      .sort(),
-    ['/r35', '/r36', '/r37', '/r38', '/r39'],
-  );
+  assert.deepEqual(deliveredPaths(env), ['/r35', '/r36', '/r37', '/r38', '/r39']);
   assert.equal(lines.length, 5);
   assert.equal(messages(second.logged, /held log records went to their jobs/)[0]?.dropped, 35);
   await emptied(env.path);
@@ -550,13 +544,7 @@ test('bounds: the file never passes its bytes, the records held take at most hal
   env.state.down = false;
   await until(env.delivered, (found) => found.length >= fits, 'the newest records', 20_000);
   await sleep(1_500);
-  assert.deepEqual(
-    env
-      .delivered()
-      .map((line) => line.ClientRequestPath)
-      .sort(),
-    [...newest].sort(),
-  );
+  assert.deepEqual(deliveredPaths(env), [...newest].sort());
 });
 
 test('a drain cut short by the database rewrites the file with what is still held; a restart delivers the rest, each once', { timeout: 60_000 }, async (t) => {
@@ -583,13 +571,7 @@ test('a drain cut short by the database rewrites the file with what is still hel
     5_000,
   );
   assert.deepEqual(left, ['/r3', '/r4']);
-  assert.deepEqual(
-    env
-      .delivered()
-      .map((line) => line.ClientRequestPath)
-      .sort(),
-    ['/r1', '/r2'],
-  );
+  assert.deepEqual(deliveredPaths(env), ['/r1', '/r2']);
   await first.pending.close();
 
   const second = make();
@@ -598,14 +580,7 @@ test('a drain cut short by the database rewrites the file with what is still hel
   env.state.failing.clear();
   await until(env.delivered, (found) => found.length >= 4, 'every record', 20_000);
   await sleep(1_500);
-  assert.deepEqual(
-    env
-      .delivered()
-      .map((line) => line.ClientRequestPath)
-      .sort(),
-    ['/r1', '/r2', '/r3', '/r4'],
-    'each once',
-  );
+  assert.deepEqual(deliveredPaths(env), ['/r1', '/r2', '/r3', '/r4'], 'each once');
   assert.equal(statSync(env.path).size, 0);
 });
 
