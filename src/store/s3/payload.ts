@@ -165,15 +165,16 @@ export function verifiedBody(source: AsyncIterable<Uint8Array>, options: Payload
   if (chunked) {
     const signed = payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD') ? options.signing : undefined;
     // No payload hash declared: the signature covers the body as sent (aws-chunked framing and all), checked before its end is decoded.
-    const signing = options.signing;
-    const sent = signing?.verifyDeferred ? deferredChecked(kept(source), signing.verifyDeferred, mismatchOf(signing)) : kept(source);
+    const deferred = options.signing?.verifyDeferred;
+    const sent = deferred ? deferredChecked(kept(source), deferred) : kept(source);
     return decodeAwsChunked(sent, signed, digest, expectedFromHeader, trailerName, options);
   }
-  const check = options.signing?.verifyDeferred ?? (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => actual === payloadHash : undefined);
+  const verify =
+    options.signing?.verifyDeferred ??
+    (/^[0-9a-f]{64}$/.test(payloadHash) ? (actual: string) => (actual === payloadHash ? undefined : S3_ERRORS.contentSha256Mismatch()) : undefined);
   // Nothing to verify (UNSIGNED-PAYLOAD, no checksum): the body as it comes, with no layer to pass through.
-  if (!check && !digest) return source;
-  const mismatch = options.signing?.verifyDeferred ? mismatchOf(options.signing) : S3_ERRORS.contentSha256Mismatch;
-  return plainBody(kept(source), check, mismatch, digest, expectedFromHeader, options);
+  if (!verify && !digest) return source;
+  return plainBody(kept(source), verify, digest, expectedFromHeader, options);
 }
 
 /**
@@ -189,14 +190,14 @@ function kept(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
 
 async function* plainBody(
   source: AsyncIterable<Uint8Array>,
-  check: ((sha256: string) => boolean) | undefined,
-  mismatch: (sha256: string) => S3Error,
+  /** The body's SHA-256 checked: undefined when it passes, else the error to throw. */
+  verify: ((sha256: string) => S3Error | undefined) | undefined,
   digest: Digest | undefined,
   expected: string | undefined,
   options: PayloadOptions,
 ): AsyncIterable<Uint8Array> {
   // The payload's SHA-256 of a large body is taken on the hashing thread, beside the store's MD5.
-  const hash = check ? createBodyDigest(['sha256'], declaredLength(options.headers)) : undefined;
+  const hash = verify ? createBodyDigest(['sha256'], declaredLength(options.headers)) : undefined;
   let held: Uint8Array | undefined;
   let verified = false;
   try {
@@ -208,8 +209,8 @@ async function* plainBody(
       held = chunk;
       if (hashing) await hashing;
     }
-    const actual = hash ? (await hash.digest())[0]! : undefined;
-    if (actual !== undefined && !check!(actual)) throw mismatch(actual);
+    const mismatch = hash ? verify!((await hash.digest())[0]!) : undefined;
+    if (mismatch) throw mismatch;
     verified = true;
   } finally {
     if (!verified) hash?.cancel();
@@ -218,24 +219,15 @@ async function* plainBody(
   if (held) yield held;
 }
 
-/** The source as it comes, throwing `mismatch`'s SignatureDoesNotMatch at its end unless its SHA-256 passes `verify`. */
-async function* deferredChecked(
-  source: AsyncIterable<Uint8Array>,
-  verify: (sha256: string) => boolean,
-  mismatch: (sha256: string) => S3Error,
-): AsyncIterable<Uint8Array> {
+/** The source as it comes, throwing at its end what `verify` answers for its SHA-256 (SignatureDoesNotMatch), if anything. */
+async function* deferredChecked(source: AsyncIterable<Uint8Array>, verify: (sha256: string) => S3Error | undefined): AsyncIterable<Uint8Array> {
   const hash = createHash('sha256');
   for await (const chunk of source) {
     hash.update(chunk);
     yield chunk;
   }
-  const actual = hash.digest('hex');
-  if (!verify(actual)) throw mismatch(actual);
-}
-
-/** The SignatureDoesNotMatch of a body whose signed hash was not declared, with what the signature should have covered. */
-function mismatchOf(signing: SigningContext): (sha256: string) => S3Error {
-  return (sha256) => signing.deferredMismatch?.(sha256) ?? S3_ERRORS.signatureDoesNotMatch();
+  const mismatch = verify(hash.digest('hex'));
+  if (mismatch) throw mismatch;
 }
 
 const CRLF = Buffer.from('\r\n');

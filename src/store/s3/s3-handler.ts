@@ -339,8 +339,8 @@ export function createS3Handler(options: S3HandlerOptions) {
       if (expectsContinue(req) && !continueSent(res)) res.writeContinue();
       if (readsBodyFirst) {
         ctx.body = await readBody(req);
-        const bodySha256 = sha256Hex(ctx.body);
-        if (!signing.verifyDeferred!(bodySha256)) throw signing.deferredMismatch?.(bodySha256) ?? S3_ERRORS.signatureDoesNotMatch();
+        const mismatch = signing.verifyDeferred!(sha256Hex(ctx.body));
+        if (mismatch) throw mismatch;
       }
       await operation(ctx);
     } catch (thrown) {

@@ -109,10 +109,10 @@ async function limitedVerify(
   const deferred = signing.verifyDeferred;
   if (deferred) {
     signing.verifyDeferred = (bodySha256) => {
-      const matches = deferred(bodySha256);
-      if (matches) attempt?.succeeded();
+      const mismatch = deferred(bodySha256);
+      if (mismatch === undefined) attempt?.succeeded();
       else attempt?.failed();
-      return matches;
+      return mismatch;
     };
   } else {
     attempt?.succeeded();

@@ -28,11 +28,11 @@ export interface SigningContext {
   payloadHash: string;
   /**
    * When a client signed the body's SHA-256 without declaring it (no x-amz-content-sha256, as curl
-   * does), the signature can only be checked once the body is read: this checks it then.
+   * does), the signature can only be checked once the body is read: this checks it then, and
+   * answers undefined when it matches, else the SignatureDoesNotMatch to throw (showing what the
+   * signature should have covered).
    */
-  verifyDeferred?: (bodySha256: string) => boolean;
-  /** The SignatureDoesNotMatch of a deferred check that failed, showing what the signature should have covered. */
-  deferredMismatch?: (bodySha256: string) => S3Error;
+  verifyDeferred?: (bodySha256: string) => S3Error | undefined;
 }
 
 export type SecretLookup = (accessKeyId: string) => string | undefined | Promise<string | undefined>;
@@ -390,8 +390,7 @@ export async function verifySignature(request: VerifiableRequest, lookup: Secret
   const key = signingKey(secret, date, region, 's3');
   const context: SigningContext = { accessKeyId, amzDate, scope, signingKey: key, signature, payloadHash };
   if (payloadHash === 'DEFERRED') {
-    context.verifyDeferred = (hash) => requestSignatureMatches(context, head, hash);
-    context.deferredMismatch = (hash) => signatureMismatch(context, head, hash);
+    context.verifyDeferred = (hash) => (requestSignatureMatches(context, head, hash) ? undefined : signatureMismatch(context, head, hash));
     return context;
   }
   if (!requestSignatureMatches(context, head, payloadHash)) throw signatureMismatch(context, head, payloadHash);
