@@ -16,7 +16,11 @@
  * too and a hung first read fails the request before any header is sent (segment-writer.ts).
  */
 import { backendUnavailable, type BackendFault } from '../../core/errors/backend-fault.ts';
+import { within } from '../../core/within.ts';
 import type { BlobStore, BlobWriter, SweepOptions } from './blob-store.ts';
+
+/** What `within` answers for a call past its deadline. */
+const LATE = Symbol('late');
 
 /** How many calls past their deadline may still hold a worker thread before calls are refused at once. */
 export const DEFAULT_MAX_STUCK = 2;
@@ -30,10 +34,13 @@ export interface DeadlineOptions {
 export class DeadlineBlobStore implements BlobStore {
   /** Opens the store `open` makes (a directory's mkdir may hang too), within the deadline, and wraps it. */
   static async open(open: () => Promise<BlobStore>, options: DeadlineOptions): Promise<DeadlineBlobStore> {
-    const inner = await withDeadline(open, options.timeoutMs, {
-      late: () => backendUnavailable('blob store', `did not answer open within ${options.timeoutMs} ms`, undefined, { blobStore: 'file', operation: 'open' }),
-      settledLate: () => undefined,
-    });
+    const opening = open();
+    const inner = await within(opening, options.timeoutMs, LATE);
+    if (inner === LATE) {
+      // Should it open after all, nobody uses it; a failure then is nobody's either.
+      opening.catch(() => undefined);
+      throw backendUnavailable('blob store', `did not answer open within ${options.timeoutMs} ms`, undefined, { blobStore: 'file', operation: 'open' });
+    }
     return new DeadlineBlobStore(inner, options);
   }
 
@@ -105,58 +112,21 @@ export class DeadlineBlobStore implements BlobStore {
   }
 
   /** Runs `run` with the deadline; refuses at once while too many earlier calls are stuck. */
-  #call<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    if (this.#stuck >= this.#maxStuck) {
-      return Promise.reject(this.#fault(operation, `has ${this.#stuck} calls unanswered for over ${this.#timeoutMs} ms`));
-    }
-    return withDeadline(run, this.#timeoutMs, {
-      late: () => {
-        this.#stuck++;
-        return this.#fault(operation, `did not answer ${operation} within ${this.#timeoutMs} ms`);
-      },
-      settledLate: () => {
-        this.#stuck--;
-      },
-    });
+  async #call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    if (this.#stuck >= this.#maxStuck) throw this.#fault(operation, `has ${this.#stuck} calls unanswered for over ${this.#timeoutMs} ms`);
+    const pending = run();
+    const answer = await within(pending, this.#timeoutMs, LATE);
+    if (answer !== LATE) return answer;
+    // Past its deadline: counted as stuck until it returns at last (its answer, or failure, then goes nowhere).
+    this.#stuck++;
+    const returned = (): void => {
+      this.#stuck--;
+    };
+    pending.then(returned, returned);
+    throw this.#fault(operation, `did not answer ${operation} within ${this.#timeoutMs} ms`);
   }
 
   #fault(operation: string, why: string): BackendFault {
     return backendUnavailable('blob store', why, undefined, { blobStore: 'file', operation, timeoutMs: this.#timeoutMs, stuck: this.#stuck });
   }
-}
-
-/**
- * `run`'s answer, or `late()`'s fault once `ms` pass first; `settledLate` is told when a late call
- * returns at last (its answer, or failure, then goes nowhere).
- */
-function withDeadline<T>(run: () => Promise<T>, ms: number, on: { late: () => BackendFault; settledLate: () => void }): Promise<T> {
-  let pending: Promise<T>;
-  try {
-    pending = run();
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      reject(on.late());
-    }, ms);
-    pending.then(
-      (value) => {
-        if (late) on.settledLate();
-        else {
-          clearTimeout(timer);
-          resolve(value);
-        }
-      },
-      (error: unknown) => {
-        if (late) on.settledLate();
-        else {
-          clearTimeout(timer);
-          reject(error as Error);
-        }
-      },
-    );
-  });
 }
