@@ -70,10 +70,11 @@ export class PendingRecords {
   readonly #maxHeldBytes: number;
   #queue: Held[] = [];
   #queueBytes = 0;
-  /** Records a drain handed to their jobs whose spool writes have not completed yet: still kept by any rewrite of the file. */
-  readonly #delivering = new Set<Held>();
-  /** Those spool writes, resolved once each is in the OS. */
-  readonly #deliveries = new Set<Promise<void>>();
+  /**
+   * Records a drain handed to their jobs whose spool writes have not completed yet (still kept by
+   * any rewrite of the file), each with its write, resolved once it is in the OS.
+   */
+  readonly #delivering = new Map<Held, Promise<void>>();
   /** Records left the queue since the file was last emptied or rewritten: the file still gives them. */
   #untrimmed = false;
   #file: HeldRecordsFile | null = null;
@@ -142,7 +143,7 @@ export class PendingRecords {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    await Promise.all(this.#deliveries);
+    await Promise.all(this.#delivering.values());
     if (this.#untrimmed) this.#rewrite();
     this.#file?.close();
     this.#file = null;
@@ -233,7 +234,7 @@ export class PendingRecords {
   }
 
   #replaceFile(file: HeldRecordsFile): void {
-    file.replace([...this.#delivering, ...this.#queue].map((held) => held.frame));
+    file.replace([...this.#delivering.keys(), ...this.#queue].map((held) => held.frame));
   }
 
   /** One line when writes to the file start failing, one when they work again. */
@@ -297,7 +298,6 @@ export class PendingRecords {
         this.#queueBytes -= held.frame.length;
         this.#untrimmed = true;
         if (config === null || config.jobs.length === 0) continue;
-        this.#delivering.add(held);
         written.push(this.#emit(held, config));
         delivered += 1;
       }
@@ -322,11 +322,10 @@ export class PendingRecords {
     const delivery = new Promise<void>((resolve) => {
       done = () => {
         this.#delivering.delete(held);
-        this.#deliveries.delete(delivery);
         resolve();
       };
     });
-    this.#deliveries.add(delivery);
+    this.#delivering.set(held, delivery);
     try {
       this.#options.emit(config.jobs, complete(held.entry, config.zone.name, config.fields), done);
     } catch (error) {
