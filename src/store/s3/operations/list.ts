@@ -17,15 +17,16 @@ function maxKeys(ctx: S3Context): number {
   return Math.min(n, 1000);
 }
 
-/** Whether a listing's keys are URL-encoded: `encoding-type` is `url` or absent, as S3 takes it (another is refused, never ignored). */
-export function urlEncoded(query: URLSearchParams): boolean {
+/** Refuses an `encoding-type` other than `url` (S3 takes that one or none; another is never ignored). */
+export function assertEncodingType(query: URLSearchParams): void {
   const value = query.get('encoding-type');
-  if (value === null) return false;
-  if (value === 'url') return true;
-  throw S3_ERRORS.invalidArgument(`Invalid Encoding Method specified in Request: encoding-type must be url (or left out), not ${JSON.stringify(value)}.`);
+  if (value !== null && value !== 'url') {
+    throw S3_ERRORS.invalidArgument(`Invalid Encoding Method specified in Request: encoding-type must be url (or left out), not ${JSON.stringify(value)}.`);
+  }
 }
 
-function encodeKey(ctx: S3Context, key: string): string {
+/** A key (or prefix, marker, delimiter) as a listing shows it: URL-encoded, `/` kept, with `encoding-type=url`. */
+export function encodeKey(ctx: S3Context, key: string): string {
   return ctx.query.get('encoding-type') === 'url' ? encodeURIComponent(key).replace(/%2F/g, '/') : key;
 }
 
@@ -52,7 +53,7 @@ async function run(ctx: S3Context, limit: number, options: ListOptions): Promise
 }
 
 function common(ctx: S3Context): { prefix: string; delimiter: string | undefined } {
-  urlEncoded(ctx.query);
+  assertEncodingType(ctx.query);
   const delimiter = ctx.query.get('delimiter');
   return { prefix: ctx.query.get('prefix') ?? '', delimiter: delimiter ? delimiter : undefined };
 }

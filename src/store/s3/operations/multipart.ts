@@ -13,7 +13,7 @@ import { S3_ERRORS } from '../s3-error.ts';
 import { element, OWNER_FIELDS, OWNER_XML, parseRequestXml, xmlDocument } from '../xml.ts';
 import { readCopySource } from './copy.ts';
 import { checksumElements, checksumHeaders, checksumType, customMetadataFrom, httpMetadataFrom, storageClassFrom, writeConditionFailure } from './object.ts';
-import { urlEncoded } from './list.ts';
+import { assertEncodingType, encodeKey } from './list.ts';
 import { writeCondition } from '../http-conditions.ts';
 import { setSseCHeaders, sseCKeyHeaders, sseCKeyOf, sseCResponseHeaders } from '../sse-c-headers.ts';
 import { expirationHeader } from '../expiration-header.ts';
@@ -274,8 +274,8 @@ export async function listMultipartUploads(ctx: S3Context): Promise<void> {
   const uploadIdMarker = keyMarker === '' ? '' : (ctx.query.get('upload-id-marker') ?? '');
   const max = pageSize(ctx.query.get('max-uploads'), 'max-uploads');
   const uploads = await ctx.engine.listUploads(requireBucket(ctx), { prefix });
-  const encoded = urlEncoded(ctx.query);
-  const encode = (key: string) => (encoded ? encodeURIComponent(key).replace(/%2F/g, '/') : key);
+  assertEncodingType(ctx.query);
+  const encode = (key: string) => encodeKey(ctx, key);
   let start = 0;
   if (keyMarker !== '') {
     const markerIndex = uploadIdMarker === '' ? -1 : uploads.findIndex((u) => u.key === keyMarker && u.uploadId === uploadIdMarker);
