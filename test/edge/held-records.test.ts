@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -32,6 +32,7 @@ import type { StoreEngine } from '../../src/store/engine/store-engine.ts';
 import { onTestEnd } from '../helpers/cleanup.ts';
 import { openTestControlStore } from '../helpers/control-store.ts';
 import { fileLines, until } from '../helpers/delivered-logs.ts';
+import { getVia } from '../helpers/edge-logs-setup.ts';
 import { jobFields, ndjsonOutput } from '../helpers/log-fixtures.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -180,7 +181,7 @@ async function setup(t: TestContext): Promise<Setup> {
       await logs.close();
     };
     stops.push(close);
-    return { port, pipeline: logs, logged, get: (host, path, headers = {}) => get(port, host, path, headers), close };
+    return { port, pipeline: logs, logged, get: (host, path, headers = {}) => getVia(`http://127.0.0.1:${port}`, host, path, headers), close };
   };
   return {
     dataDir,
@@ -192,21 +193,6 @@ async function setup(t: TestContext): Promise<Setup> {
     pipeline: () => pipeline(),
     delivered: () => fileLines<Line>(out),
   };
-}
-
-function get(port: number, host: string, path: string, headers: Record<string, string>): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path, headers: { host, ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    })
-      .on('error', reject)
-      .end();
-  });
 }
 
 /** The records the file holds now, in order. */

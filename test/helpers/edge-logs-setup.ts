@@ -86,10 +86,15 @@ export function startServer(t: TestContext, dataDir: string, options: { args?: s
 }
 
 /** GET `path` through the edge at `edge` with Host `host`: the whole answer. */
-export function getVia(edge: string, host: string, path: string): Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }> {
+export function getVia(
+  edge: string,
+  host: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }> {
   return new Promise((resolve, reject) => {
     const url = new URL(edge);
-    const req = request({ host: url.hostname, port: url.port, path, headers: { host } });
+    const req = request({ host: url.hostname, port: url.port, path, headers: { host, ...headers } });
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
