@@ -9,10 +9,10 @@
  * the seed is printed, with the answers' statuses.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { hasExited } from '../helpers/child-processes.ts';
+import { openRaw, statusOf } from '../helpers/raw-connections.ts';
 import { startEdgeport, writeScriptConfig } from '../helpers/edgeport-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { ACCESS_KEY_ID, SECRET } from '../store/s3/helpers.ts';
@@ -102,23 +102,14 @@ function fuzzer(random: () => number): Fuzzer {
  * Writes `bytes` on a new connection, perhaps cut short, half-closed at once (`end`) or abandoned
  * after `abandonMs`; resolves with the status line's code ('' for none) once the connection closes.
  */
-function sendRawBytes(port: number, bytes: Buffer, how: { cut: boolean; end: boolean; abandonMs: number | undefined }): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let answer = '';
-    const done = () => resolve(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? '');
-    socket.setTimeout(1_000, () => socket.destroy());
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk: Buffer) => {
-      if (answer.length < 64) answer += chunk.toString('latin1');
-    });
-    socket.on('close', done);
-    socket.on('connect', () => {
-      socket.write(how.cut ? bytes.subarray(0, Math.floor(bytes.length / 2)) : bytes);
-      if (how.end) socket.end();
-      if (how.abandonMs !== undefined) setTimeout(() => socket.destroy(), how.abandonMs);
-    });
-  });
+async function sendRawBytes(port: number, bytes: Buffer, how: { cut: boolean; end: boolean; abandonMs: number | undefined }): Promise<string> {
+  const connection = await openRaw(port, { send: how.cut ? bytes.subarray(0, Math.floor(bytes.length / 2)) : bytes });
+  const { socket } = connection;
+  socket.setTimeout(1_000, () => socket.destroy());
+  if (how.end) socket.end();
+  if (how.abandonMs !== undefined) setTimeout(() => socket.destroy(), how.abandonMs);
+  const status = statusOf((await connection.closed).text);
+  return status === 0 ? '' : String(status);
 }
 
 /** Runs `one` from `workers` loops until `ms` pass; tallies what each returned. */
