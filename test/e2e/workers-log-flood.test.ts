@@ -180,8 +180,11 @@ test(
       `one 100 MB console.log: logged ${big!.output!.length} bytes of it, cutBytes ${big!.cutBytes}; the server's RSS grew by at most ${(bigGrowth / MB).toFixed(1)} MB while reading it`,
     );
     assert.deepEqual([big!.output, big!.cutBytes], ['y'.repeat(4096), 100_000_000 - 4096]);
-    // Held whole, the line alone would be 100 MB (200 as a JS string); 20 MB is usual, 50 on a busy machine whose GC runs late.
-    assert.ok(bigGrowth < 64 * MB, `${bigGrowth} bytes`);
+    // Held whole, the line alone is 100 MB resident (200 as a JS string), whatever the garbage
+    // collector does. Not held, the server still reads it in 64 KiB chunks that are garbage at
+    // once, and V8 starts collecting such memory only once about 64 MB of it has piled up (its
+    // external-memory trigger): 20 MB is usual, and 67 MB was seen on a busy CI machine.
+    assert.ok(bigGrowth < 90 * MB, `${bigGrowth} bytes`);
 
     // 20,000 console lines of 1 KB in one request.
     const beforeLong = logBytes;
