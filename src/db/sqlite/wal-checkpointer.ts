@@ -46,10 +46,13 @@ const restartWait = db.prepare('PRAGMA busy_timeout = ${RESTART_WAIT_MS}');
 const normalWait = db.prepare('PRAGMA busy_timeout = 1000');
 // A frame is a page and its 24-byte header.
 const maxFrames = Math.floor(workerData.maxWalBytes / (db.pragma('page_size', { simple: true }) + 24));
+// Rounds run so far, shared with the thread that started this one.
+const rounds = new Int32Array(workerData.rounds);
 const run = () => {
+  Atomics.add(rounds, 0, 1);
   try {
     let [, frames] = checkpoint.get();
-    for (let pass = 1; pass < ${MAX_PASSES}; pass++) {
+    for (let pass = 1; pass < workerData.passes; pass++) {
       const [, now, copied] = checkpoint.get();
       // Nothing was committed during the pass before, and all of it is copied: done.
       if (now === frames && copied === now) break;
@@ -81,6 +84,8 @@ parentPort.on('message', (message) => {
 `;
 
 export interface WalCheckpointer {
+  /** Rounds the thread has begun so far (fewer than its interval allows when the machine is busy). */
+  rounds(): number;
   stop(): Promise<void>;
 }
 
@@ -95,6 +100,8 @@ export interface WalCheckpointerOptions {
   intervalMs: number;
   /** Frames past this many bytes restart the WAL (default MAX_WAL_BYTES). */
   maxWalBytes?: number;
+  /** Checkpoint passes a round makes at most (default MAX_PASSES; 1 is the single pass that let the WAL grow). */
+  passes?: number;
   onError?: (message: string) => void;
   onRestart?: (restart: WalRestart) => void;
 }
@@ -102,7 +109,15 @@ export interface WalCheckpointerOptions {
 /** Starts a checkpointer thread for the database at `file`. */
 export function startWalCheckpointer(file: string, options: WalCheckpointerOptions): WalCheckpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { file, driver, intervalMs: options.intervalMs, maxWalBytes: options.maxWalBytes ?? MAX_WAL_BYTES };
+  const rounds = new Int32Array(new SharedArrayBuffer(4));
+  const workerData = {
+    file,
+    driver,
+    intervalMs: options.intervalMs,
+    maxWalBytes: options.maxWalBytes ?? MAX_WAL_BYTES,
+    passes: options.passes ?? MAX_PASSES,
+    rounds: rounds.buffer,
+  };
   const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData });
   worker.on('message', (message: { error?: string; restart?: WalRestart }) => {
     if (message.error) options.onError?.(message.error);
@@ -111,6 +126,7 @@ export function startWalCheckpointer(file: string, options: WalCheckpointerOptio
   worker.on('error', (error) => options.onError?.(String(error)));
   worker.unref();
   return {
+    rounds: () => Atomics.load(rounds, 0),
     async stop() {
       const exited = new Promise((resolve) => worker.once('exit', resolve));
       worker.ref();
