@@ -42,45 +42,59 @@ function walSequence(file: string): number {
   }
 }
 
-/** Puts under steady writes for 40 rounds of a checkpointer making `passes` passes a round: how often the WAL started over. */
-async function steadyWrites(t: TestContext, passes: number): Promise<{ restarts: number; rounds: number; puts: number }> {
+/** A metadata store of its own (bucket `b`, checkpoints left to a checkpointer thread), closed when the test ends. */
+async function storeWithBucket(t: TestContext): Promise<{ file: string; meta: SqliteMetadataStore }> {
   const file = join(tempDir(t), 'metadata.sqlite');
   const meta = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0, autoCheckpoint: false });
-  try {
-    await meta.insertBucket({ name: 'b', created: 0, storageClass: 'Standard' });
-    const checkpointer = startWalCheckpointer(file, { intervalMs: 50, passes });
-    const body = new Uint8Array(1024).fill(7);
-    let puts = 0;
-    let writing = true;
-    // Four writers, each pausing a millisecond between puts: a commit about every one to two ms.
-    const writers = Array.from({ length: 4 }, async () => {
-      while (writing) {
-        const key = `k${puts++}`;
-        await meta.putObject('b', objectMeta(key, key, 1024), { kind: 'inline', bytes: body });
-        await sleep(1);
-      }
-    });
-    try {
-      await sleep(200);
-      const before = walSequence(file);
-      const roundsBefore = checkpointer.rounds();
-      // 2 s at 50 ms a round; longer when the machine is busy and the thread runs late (at most 10 s).
-      for (const deadline = Date.now() + 10_000; checkpointer.rounds() - roundsBefore < 40 && Date.now() < deadline;) await sleep(50);
-      return { restarts: walSequence(file) - before, rounds: checkpointer.rounds() - roundsBefore, puts };
-    } finally {
+  t.after(() => meta.close());
+  await meta.insertBucket({ name: 'b', created: 0, storageClass: 'Standard' });
+  return { file, meta };
+}
+
+/** `count` writers putting 1 KiB objects `k0`, `k1`, ... into bucket `b`, each pausing `pauseMs` between puts (0: none). */
+function startWriters(meta: SqliteMetadataStore, count: number, pauseMs: number): { puts(): number; stop(): Promise<void> } {
+  const body = new Uint8Array(1024).fill(7);
+  let puts = 0;
+  let writing = true;
+  const writers = Array.from({ length: count }, async () => {
+    while (writing) {
+      const key = `k${puts++}`;
+      await meta.putObject('b', objectMeta(key, key, 1024), { kind: 'inline', bytes: body });
+      if (pauseMs > 0) await sleep(pauseMs);
+    }
+  });
+  return {
+    puts: () => puts,
+    async stop() {
       writing = false;
       await Promise.all(writers);
-      await checkpointer.stop();
-    }
+    },
+  };
+}
+
+/** Puts under steady writes for 40 rounds of a checkpointer making `passes` passes a round: how often the WAL started over. */
+async function steadyWrites(t: TestContext, passes: number): Promise<{ restarts: number; rounds: number; puts: number }> {
+  const { file, meta } = await storeWithBucket(t);
+  const checkpointer = startWalCheckpointer(file, { intervalMs: 50, passes });
+  // Four writers, each pausing a millisecond between puts: a commit about every one to two ms.
+  const writers = startWriters(meta, 4, 1);
+  try {
+    await sleep(200);
+    const before = walSequence(file);
+    const roundsBefore = checkpointer.rounds();
+    // 2 s at 50 ms a round; longer when the machine is busy and the thread runs late (at most 10 s).
+    for (const deadline = Date.now() + 10_000; checkpointer.rounds() - roundsBefore < 40 && Date.now() < deadline;) await sleep(50);
+    return { restarts: walSequence(file) - before, rounds: checkpointer.rounds() - roundsBefore, puts: writers.puts() };
   } finally {
-    meta.close();
+    await writers.stop();
+    await checkpointer.stop();
   }
 }
 
 test('under steady writes the WAL starts over far more often than with one checkpoint pass a round, instead of growing', { timeout: 60_000 }, async (t) => {
   // Both under the same load: how often a round catches up falls as the machine gets busier
-  // (measured: 30-34 restarts in 40 rounds against 0-1 with one pass; while a full test suite ran
-  // beside it, 10-19 against 0-1).
+  // (measured: 30-36 restarts in 40 rounds against 0-5 with one pass; while a full test suite ran
+  // beside it, 10-19 against 0-2).
   const several = await steadyWrites(t, 5);
   const single = await steadyWrites(t, 1);
   const report = `${several.restarts} restarts in ${several.rounds} rounds (${several.puts} puts), with one pass ${single.restarts} in ${single.rounds} (${single.puts} puts)`;
@@ -90,29 +104,18 @@ test('under steady writes the WAL starts over far more often than with one check
 });
 
 test('past its bound the WAL is started over by a blocking checkpoint, and no write is lost', { timeout: 30_000 }, async (t) => {
-  const file = join(tempDir(t), 'metadata.sqlite');
-  const meta = new SqliteMetadataStore({ file, clock: new FakeClock(0), reclaimGraceMs: 0, autoCheckpoint: false });
-  t.after(() => meta.close());
-  await meta.insertBucket({ name: 'b', created: 0, storageClass: 'Standard' });
+  const { file, meta } = await storeWithBucket(t);
   const maxWalBytes = 64 * 1024;
   const restarts: WalRestart[] = [];
   const checkpointer = startWalCheckpointer(file, { intervalMs: 100, maxWalBytes, onRestart: (restart) => restarts.push(restart) });
   t.after(() => checkpointer.stop());
-  const body = new Uint8Array(1024).fill(7);
-  let n = 0;
-  let writing = true;
   // Sixteen writers without pause: commits as fast as the queue makes them.
-  const writers = Array.from({ length: 16 }, async () => {
-    while (writing) {
-      const key = `k${n++}`;
-      await meta.putObject('b', objectMeta(key, key, 1024), { kind: 'inline', bytes: body });
-    }
-  });
+  const writers = startWriters(meta, 16, 0);
   await sleep(200);
   const before = walSequence(file);
   await sleep(1_500);
-  writing = false;
-  await Promise.all(writers);
+  await writers.stop();
+  const n = writers.puts();
   assert.ok(restarts.length > 0, `no round restarted the WAL in 1.5 s of ${n} puts`);
   for (const restart of restarts) assert.ok(restart.frames * 4096 > maxWalBytes, `a restart at ${restart.frames} frames, within the bound`);
   assert.ok(walSequence(file) - before >= 1, 'the WAL started over');
