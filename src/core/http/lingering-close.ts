@@ -19,19 +19,26 @@ const CHECK_MS = 5;
 /** Makes the close that follows this socket's `connection: close` answer a lingering one. */
 export function lingerOnClose(socket: Socket): void {
   (socket as Socket & { destroySoon(): void }).destroySoon = function lingeringClose(this: Socket): void {
-    this.end();
-    const readBefore = this.bytesRead;
-    const check = setInterval(() => {
-      if (this.bytesRead - readBefore > LINGER_BYTES) this.destroy();
-    }, CHECK_MS);
-    const deadline = setTimeout(() => this.destroy(), LINGER_MS);
-    check.unref();
-    deadline.unref();
-    // The client closing its side (it read the answer and stopped) ends the wait at once.
-    this.once('end', () => this.destroy());
-    this.once('close', () => {
-      clearInterval(check);
-      clearTimeout(deadline);
-    });
+    closeLingering(this);
   };
+}
+
+/** Ends `socket` after what was written to it, reading and dropping what still comes, within the bounds. */
+export function closeLingering(socket: Socket): void {
+  socket.end();
+  const readBefore = socket.bytesRead;
+  const check = setInterval(() => {
+    if (socket.bytesRead - readBefore > LINGER_BYTES) socket.destroy();
+  }, CHECK_MS);
+  const deadline = setTimeout(() => socket.destroy(), LINGER_MS);
+  check.unref();
+  deadline.unref();
+  // The client closing its side (it read the answer and stopped) ends the wait at once.
+  socket.once('end', () => socket.destroy());
+  socket.once('close', () => {
+    clearInterval(check);
+    clearTimeout(deadline);
+  });
+  // Read on (the caller drops what comes): bytes left unread would make the close a reset.
+  socket.resume();
 }

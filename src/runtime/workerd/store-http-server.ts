@@ -10,6 +10,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { BodySink } from '../../core/http/drained.ts';
+import { closeLingering } from '../../core/http/lingering-close.ts';
 import { CALL_HEADER, NATIVE_CALL_HEADER_LIMIT } from './store-wire.ts';
 import { HTTP_TOKEN } from '../../core/http/token.ts';
 
@@ -73,6 +74,8 @@ class StoreConnection {
   /** A request is being answered: further bytes wait. */
   #busy = false;
   #keepAlive = true;
+  /** The connection is closing after its answer: what still comes (an unread body) is dropped. */
+  #closing = false;
 
   constructor(socket: Socket, handler: StoreHandler, onFailure: (error: unknown) => void) {
     this.#socket = socket;
@@ -86,6 +89,7 @@ class StoreConnection {
   }
 
   #onData(chunk: Buffer): void {
+    if (this.#closing) return;
     try {
       if (this.#body !== undefined && !this.#body.ended) {
         const rest = this.#feedBody(chunk);
@@ -209,9 +213,13 @@ class StoreConnection {
     this.#busy = false;
     const body = this.#body;
     this.#body = undefined;
-    // A body not read to its end leaves no way to find the next request: the connection goes.
+    // A body not read to its end leaves no way to find the next request: the connection goes,
+    // lingering: closed with the body's bytes unread, it would be reset, and workerd could lose
+    // the answer before reading it (the script then saw an internal error, not the answer).
     if (!this.#keepAlive || (body !== undefined && !body.ended)) {
-      this.#socket.end();
+      this.#closing = true;
+      this.#pending = undefined;
+      closeLingering(this.#socket);
       return;
     }
     this.#socket.setTimeout(IDLE_MS);

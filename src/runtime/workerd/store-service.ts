@@ -11,6 +11,7 @@ import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
 import { backendFaultOf } from '../../core/errors/backend-fault.ts';
 import { noteFault } from '../../core/errors/fault-log.ts';
+import { LINGER_BYTES, LINGER_MS } from '../../core/http/lingering-close.ts';
 import { StoreError, storeFaultOf } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
 import { primeFirstBlob, writeSegments, type BlobSource } from '../../store/segment-writer.ts';
@@ -77,8 +78,12 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
       leftover = frame.leftover;
     }
     if (request.body?.kind === 'native' && req.length === undefined) {
-      // Sent chunked: workerd did not know the stream's length, which the runtime requires. The
-      // body is left unread (the connection then closes, which cancels the script's stream).
+      // Sent chunked: workerd did not know the stream's length, which the runtime requires. What
+      // the script sends is read and dropped first (within the lingering bounds): answered while
+      // workerd still sent it, the connection then closing, workerd could lose the answer and the
+      // script see "Network connection lost." instead. Past the bounds the connection closes,
+      // which cancels the script's stream.
+      await dropBody(req.body);
       answer(res, { lengthRequired: true });
       return;
     }
@@ -109,6 +114,25 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
     const level = req.aborted || res.destroyed ? 'debug' : 'error';
     logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
     answer(res, { internal: 'We encountered an internal error. Please try again.' });
+  }
+}
+
+/** Reads `body` to its end, dropping it, for at most LINGER_MS and LINGER_BYTES. */
+async function dropBody(body: AsyncIterator<Buffer>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, LINGER_MS);
+  });
+  try {
+    for (let bytes = 0; bytes <= LINGER_BYTES;) {
+      const next = await Promise.race([body.next(), late.then(() => undefined)]);
+      if (next === undefined || next.done === true) return;
+      bytes += next.value.byteLength;
+    }
+  } catch {
+    // The connection failed: the answer goes nowhere either way.
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -153,7 +153,7 @@ export async function rejectsWith(promise: Promise<unknown>, type: ErrorClass, m
     if (!ok)
       fail(
         undefined,
-        `expected ${wanted}, got ${error instanceof Error ? `a ${error.constructor.name} with message ${JSON.stringify(error.message)}` : show(error)}`,
+        `expected ${wanted}, got ${error instanceof Error ? `a ${error.constructor.name} with message ${JSON.stringify(error.message)}${error.cause === undefined ? '' : `, caused by ${error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : show(error.cause)}`}` : show(error)}`,
       );
     return;
   }
