@@ -11,6 +11,7 @@ import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
 import { backendFaultOf } from '../../core/errors/backend-fault.ts';
 import { noteFault } from '../../core/errors/fault-log.ts';
+import { within } from '../../core/within.ts';
 import { LINGER_BYTES, LINGER_MS } from '../../core/http/lingering-close.ts';
 import { StoreError, storeFaultOf } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
@@ -119,21 +120,19 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
 
 /** Reads `body` to its end, dropping it, for at most LINGER_MS and LINGER_BYTES. */
 async function dropBody(body: AsyncIterator<Buffer>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, LINGER_MS);
-  });
-  try {
+  const drain = async () => {
     for (let bytes = 0; bytes <= LINGER_BYTES;) {
-      const next = await Promise.race([body.next(), late.then(() => undefined)]);
-      if (next === undefined || next.done === true) return;
+      const next = await body.next();
+      if (next.done === true) return;
       bytes += next.value.byteLength;
     }
-  } catch {
-    // The connection failed: the answer goes nowhere either way.
-  } finally {
-    clearTimeout(timer);
-  }
+  };
+  // A failed connection ends it too: the answer goes nowhere either way.
+  await within(
+    drain().catch(() => undefined),
+    LINGER_MS,
+    undefined,
+  );
 }
 
 /** The request as sent, checked: a known operation on a bucket the script binds. */
