@@ -5,12 +5,14 @@
  * one request at a time per connection (kept alive, pipelined requests wait their turn): the head
  * (bounded), then a Content-Length or chunked body handed to the handler chunk by chunk with the
  * socket's back-pressure; the handler answers through a StoreResponse, whose head goes out in one
- * write with the first bytes of its body. Malformed input is answered 400 (431 for a head over the
+ * write with the first bytes of its body. A request answered before its body ended keeps its
+ * connection: the rest of the body is read and dropped (within the lingering bounds, else the
+ * connection is closed lingering). Malformed input is answered 400 (431 for a head over the
  * limit) and the connection closed; a connection that ends inside a body fails that body.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { BodySink } from '../../core/http/drained.ts';
-import { closeLingering } from '../../core/http/lingering-close.ts';
+import { closeLingering, LINGER_BYTES, LINGER_MS } from '../../core/http/lingering-close.ts';
 import { CALL_HEADER, NATIVE_CALL_HEADER_LIMIT } from './store-wire.ts';
 import { HTTP_TOKEN } from '../../core/http/token.ts';
 
@@ -76,6 +78,8 @@ class StoreConnection {
   #keepAlive = true;
   /** The connection is closing after its answer: what still comes (an unread body) is dropped. */
   #closing = false;
+  /** The request was answered before its body ended: the bytes of the body dropped since, and the deadline for the rest. */
+  #draining: { bytes: number; deadline: NodeJS.Timeout } | undefined;
 
   constructor(socket: Socket, handler: StoreHandler, onFailure: (error: unknown) => void) {
     this.#socket = socket;
@@ -85,15 +89,28 @@ class StoreConnection {
     socket.on('timeout', () => socket.destroy());
     socket.on('error', () => socket.destroy());
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
-    socket.on('close', () => this.#body?.fail(new Error('The store connection closed before the request body ended.')));
+    socket.on('close', () => {
+      clearTimeout(this.#draining?.deadline);
+      this.#body?.fail(new Error('The store connection closed before the request body ended.'));
+    });
   }
 
   #onData(chunk: Buffer): void {
     if (this.#closing) return;
     try {
       if (this.#body !== undefined && !this.#body.ended) {
+        const draining = this.#draining;
+        if (draining !== undefined && (draining.bytes += chunk.byteLength) > LINGER_BYTES) {
+          this.#close();
+          return;
+        }
         const rest = this.#feedBody(chunk);
         if (rest !== undefined) this.#keep(rest);
+        if (draining !== undefined && this.#body.ended) {
+          clearTimeout(draining.deadline);
+          this.#draining = undefined;
+          this.#answered();
+        }
         return;
       }
       this.#keep(chunk);
@@ -208,20 +225,23 @@ class StoreConnection {
     return undefined;
   }
 
-  /** The response has ended: the next request is read, or the connection closed. */
+  /** The response has ended: the next request is read (once the body is), or the connection closed. */
   #answered(): void {
-    this.#busy = false;
     const body = this.#body;
-    this.#body = undefined;
-    // A body not read to its end leaves no way to find the next request: the connection goes,
-    // lingering: closed with the body's bytes unread, it would be reset, and workerd could lose
-    // the answer before reading it (the script then saw an internal error, not the answer).
-    if (!this.#keepAlive || (body !== undefined && !body.ended)) {
-      this.#closing = true;
-      this.#pending = undefined;
-      closeLingering(this.#socket);
+    if (!this.#keepAlive || body?.aborted === true) {
+      this.#close();
       return;
     }
+    if (body !== undefined && !body.ended) {
+      // The next request starts where this body ends: the rest is read and dropped, within bounds.
+      body.discard();
+      this.#draining = { bytes: 0, deadline: setTimeout(() => this.#close(), LINGER_MS) };
+      this.#draining.deadline.unref();
+      this.#socket.resume();
+      return;
+    }
+    this.#busy = false;
+    this.#body = undefined;
     this.#socket.setTimeout(IDLE_MS);
     if (this.#socket.isPaused()) this.#socket.resume();
     try {
@@ -229,6 +249,20 @@ class StoreConnection {
     } catch (error) {
       this.#reject(error);
     }
+  }
+
+  /**
+   * Closes the connection after its answer, lingering: closed with a body's bytes unread, it would
+   * be reset, and workerd could lose the answer before reading it (the script then saw an internal
+   * error, not the answer).
+   */
+  #close(): void {
+    if (this.#closing) return;
+    this.#closing = true;
+    clearTimeout(this.#draining?.deadline);
+    this.#draining = undefined;
+    this.#pending = undefined;
+    closeLingering(this.#socket);
   }
 
   #reject(error: unknown): void {
@@ -306,6 +340,8 @@ class BodyReader implements AsyncIterator<Buffer> {
   #waiting: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: Error) => void } | undefined;
   #ended: boolean;
   #error: Error | undefined;
+  /** The handler is done with the body: what still comes is dropped, not queued. */
+  #discarding = false;
   aborted = false;
 
   constructor(socket: Socket, empty: boolean) {
@@ -318,6 +354,7 @@ class BodyReader implements AsyncIterator<Buffer> {
   }
 
   push(chunk: Buffer): void {
+    if (this.#discarding) return;
     if (this.#waiting) {
       const waiting = this.#waiting;
       this.#waiting = undefined;
@@ -327,6 +364,15 @@ class BodyReader implements AsyncIterator<Buffer> {
     this.#queue.push(chunk);
     // Back-pressure: nothing more is read until the handler has taken what came.
     this.#socket.pause();
+  }
+
+  /** Drops what was queued and what still comes; a read still waiting ends. */
+  discard(): void {
+    this.#discarding = true;
+    this.#queue.length = 0;
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    waiting?.resolve({ done: true, value: undefined });
   }
 
   end(): void {

@@ -6,6 +6,7 @@ import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { createStoreHttpServer, MAX_HEAD_BYTES, type StoreHandler } from '../../../src/runtime/workerd/store-http-server.ts';
 import { listenOnSocket } from '../../../src/runtime/workerd/socket-server.ts';
+import { LINGER_BYTES, LINGER_MS } from '../../../src/core/http/lingering-close.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 /** Echoes each request: its call header, its length (as Content-Length says; `chunked` without one) and body, as the answer's headers and body. */
@@ -102,6 +103,78 @@ test('requests of every framing, pipelined on one connection and split anywhere,
   );
   assert.deepEqual(server.failures, []);
 });
+
+/** Answers a call starting `early` at once, its body unread; echoes any other. */
+const earlyOrEcho: StoreHandler = async (request, response) => {
+  if (!request.call?.startsWith('early')) return echo(request, response);
+  response.writeHead(200, ['x-early', request.call, 'content-length', '0']);
+  response.end();
+};
+
+test(
+  'a request answered before its body ended keeps its connection: the rest of the body is dropped and the next request answered',
+  { timeout: 60_000 },
+  async (t) => {
+    const server = await start(t, earlyOrEcho);
+    const part = fc.uint8Array({ minLength: 1, maxLength: 3000 }).map((bytes) => Buffer.from(bytes));
+    const request = fc.tuple(
+      fc.boolean(),
+      fc.constantFrom('length', 'chunked'),
+      fc.array(part, { minLength: 1, maxLength: 4 }),
+      fc.stringMatching(/^[a-z]{1,10}$/),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 10 }), async (requests, cuts) => {
+        const expected: string[] = [];
+        const bytes = Buffer.concat(
+          requests.map(([early, framing, parts, name]) => {
+            const call = early ? `early-${name}` : name;
+            const body = Buffer.concat(parts);
+            const length = framing === 'chunked' ? 'chunked' : body.length;
+            expected.push(
+              early
+                ? `HTTP/1.1 200 OK\r\nx-early: ${call}\r\ncontent-length: 0\r\n\r\n`
+                : `HTTP/1.1 200 OK\r\nx-echo-call: ${call}\r\nx-echo-length: ${length}\r\ncontent-length: ${body.length}\r\n\r\n${body.toString('latin1')}`,
+            );
+            const head = `POST / HTTP/1.1\r\nx-store-call: ${call}\r\n`;
+            if (framing === 'length') return Buffer.concat([Buffer.from(`${head}content-length: ${body.length}\r\n\r\n`), body]);
+            return Buffer.concat([Buffer.from(`${head}transfer-encoding: chunked\r\n\r\n`), chunked(parts)]);
+          }),
+        );
+        const all = expected.join('');
+        const answer = await exchange(server.path, split(bytes, cuts), (text) => text.length >= all.length);
+        assert.equal(answer, all);
+      }),
+      { numRuns: 60 },
+    );
+    assert.deepEqual(server.failures, []);
+  },
+);
+
+test(
+  'after an early answer, a body over the lingering bound or one that stops coming closes the connection, the answer intact',
+  { timeout: 30_000 },
+  async (t) => {
+    const server = await start(t, earlyOrEcho);
+    const answer = 'HTTP/1.1 200 OK\r\nx-early: early\r\ncontent-length: 0\r\n\r\n';
+    const next = Buffer.from('POST / HTTP/1.1\r\nx-store-call: next\r\n\r\n');
+    // The body is LINGER_BYTES and a bit more: the connection closes before the request that follows it.
+    const length = LINGER_BYTES + 65_536;
+    const huge = await exchange(server.path, [
+      Buffer.from(`POST / HTTP/1.1\r\nx-store-call: early\r\ncontent-length: ${length}\r\n\r\n`),
+      ...Array.from({ length: length / 65_536 }, () => Buffer.alloc(65_536, 0x61)),
+      next,
+    ]);
+    assert.equal(huge, answer);
+    // A body that stops coming: closed once LINGER_MS has passed.
+    const started = performance.now();
+    const stalled = await exchange(server.path, [Buffer.from('POST / HTTP/1.1\r\nx-store-call: early\r\ncontent-length: 100\r\n\r\nonly part')]);
+    const closedMs = performance.now() - started;
+    assert.equal(stalled, answer);
+    assert.ok(closedMs >= LINGER_MS - 50 && closedMs < LINGER_MS + 2_000, `closed after ${Math.round(closedMs)} ms`);
+    assert.deepEqual(server.failures, []);
+  },
+);
 
 test('malformed requests are answered 400 (431 for a head over the limit) and their connection closed', { timeout: 30_000 }, async (t) => {
   const server = await start(t);
