@@ -273,6 +273,11 @@ class StoreConnection {
     }
     this.#body?.fail(error);
     this.#pending = undefined;
+    if (this.#draining !== undefined) {
+      // The answer is out: closed lingering, the connection still delivers it.
+      this.#close();
+      return;
+    }
     if (this.#busy) {
       // An answer has started or may start: only closing the connection is left.
       this.#socket.destroy();

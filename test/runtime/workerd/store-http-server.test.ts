@@ -152,7 +152,7 @@ test(
 );
 
 test(
-  'after an early answer, a body over the lingering bound or one that stops coming closes the connection, the answer intact',
+  'after an early answer, a body over the lingering bound, one that stops coming or one malformed closes the connection, the answer intact',
   { timeout: 30_000 },
   async (t) => {
     const server = await start(t, earlyOrEcho);
@@ -172,6 +172,19 @@ test(
     const closedMs = performance.now() - started;
     assert.equal(stalled, answer);
     assert.ok(closedMs >= LINGER_MS - 50 && closedMs < LINGER_MS + 2_000, `closed after ${Math.round(closedMs)} ms`);
+    // A chunked body that turns malformed while it is dropped (sent once the answer came): the connection closes, the answer intact.
+    const socket = connect(server.path);
+    socket.on('error', () => undefined);
+    let malformed = '';
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.on('data', (chunk) => {
+      const first = malformed === '';
+      malformed += chunk.toString('latin1');
+      if (first) socket.write(Buffer.concat([Buffer.from('zz\r\nnot a chunk\r\n'), next]));
+    });
+    socket.write('POST / HTTP/1.1\r\nx-store-call: early\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n');
+    await closed;
+    assert.equal(malformed, answer);
     assert.deepEqual(server.failures, []);
   },
 );
