@@ -7,21 +7,17 @@
  * process already running.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startEdgeport } from '../helpers/edgeport-server.ts';
+import { residentBytes } from '../helpers/process-memory.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { workerdProcesses } from '../helpers/workerd-processes.ts';
 import { deploy, tenant, type Tenant } from '../helpers/workers-tenants.ts';
 
 const ADMIN = { EDGEPORT_ADMIN_EMAIL: 'many-0@example.test', EDGEPORT_ADMIN_KEY: 'many-scripts-operator-key-0123' };
 const MiB = 1024 * 1024;
-
-function residentBytes(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-}
 
 function get(edge: URL, host: string, path: string, agent: Agent): Promise<{ status: number; body: string; ms: number }> {
   const started = performance.now();
