@@ -11,8 +11,6 @@ import type { Logger } from '../../core/log.ts';
 import { BINDING_OPERATIONS, type BindingEngine } from '../../store/binding/index.ts';
 import { backendFaultOf } from '../../core/errors/backend-fault.ts';
 import { noteFault } from '../../core/errors/fault-log.ts';
-import { within } from '../../core/within.ts';
-import { LINGER_BYTES, LINGER_MS } from '../../core/http/lingering-close.ts';
 import { StoreError, storeFaultOf } from '../../store/engine/errors.ts';
 import type { BodyInput, GetResult } from '../../store/engine/types.ts';
 import { primeFirstBlob, writeSegments, type BlobSource } from '../../store/segment-writer.ts';
@@ -79,12 +77,8 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
       leftover = frame.leftover;
     }
     if (request.body?.kind === 'native' && req.length === undefined) {
-      // Sent chunked: workerd did not know the stream's length, which the runtime requires. What
-      // the script sends is read and dropped first (within the lingering bounds): answered while
-      // workerd still sent it, the connection then closing, workerd could lose the answer and the
-      // script see "Network connection lost." instead. Past the bounds the connection closes,
-      // which cancels the script's stream.
-      await dropBody(req.body);
+      // Sent chunked: workerd did not know the stream's length, which the runtime requires. Answered
+      // at once: the store HTTP server reads and drops the rest of the body and keeps the connection.
       answer(res, { lengthRequired: true });
       return;
     }
@@ -116,23 +110,6 @@ async function serve(options: StoreCaller, logger: Logger, req: StoreRequest, re
     logger[level]({ script: options.scriptName, op: request.op, error: (error as Error).message }, 'A store binding call failed.');
     answer(res, { internal: 'We encountered an internal error. Please try again.' });
   }
-}
-
-/** Reads `body` to its end, dropping it, for at most LINGER_MS and LINGER_BYTES. */
-async function dropBody(body: AsyncIterator<Buffer>): Promise<void> {
-  const drain = async () => {
-    for (let bytes = 0; bytes <= LINGER_BYTES;) {
-      const next = await body.next();
-      if (next.done === true) return;
-      bytes += next.value.byteLength;
-    }
-  };
-  // A failed connection ends it too: the answer goes nowhere either way.
-  await within(
-    drain().catch(() => undefined),
-    LINGER_MS,
-    undefined,
-  );
 }
 
 /** The request as sent, checked: a known operation on a bucket the script binds. */
