@@ -78,8 +78,8 @@ class StoreConnection {
   #keepAlive = true;
   /** The connection is closing after its answer: what still comes (an unread body) is dropped. */
   #closing = false;
-  /** The request was answered before its body ended: the bytes of the body dropped since, and the deadline for the rest. */
-  #draining: { bytes: number; deadline: NodeJS.Timeout } | undefined;
+  /** The request was answered before its body ended: the socket's bytesRead then, and the deadline for the rest. */
+  #draining: { readBefore: number; deadline: NodeJS.Timeout } | undefined;
 
   constructor(socket: Socket, handler: StoreHandler, onFailure: (error: unknown) => void) {
     this.#socket = socket;
@@ -100,7 +100,7 @@ class StoreConnection {
     try {
       if (this.#body !== undefined && !this.#body.ended) {
         const draining = this.#draining;
-        if (draining !== undefined && (draining.bytes += chunk.byteLength) > LINGER_BYTES) {
+        if (draining !== undefined && this.#socket.bytesRead - draining.readBefore > LINGER_BYTES) {
           this.#close();
           return;
         }
@@ -235,7 +235,7 @@ class StoreConnection {
     if (body !== undefined && !body.ended) {
       // The next request starts where this body ends: the rest is read and dropped, within bounds.
       body.discard();
-      this.#draining = { bytes: 0, deadline: setTimeout(() => this.#close(), LINGER_MS) };
+      this.#draining = { readBefore: this.#socket.bytesRead, deadline: setTimeout(() => this.#close(), LINGER_MS) };
       this.#draining.deadline.unref();
       this.#socket.resume();
       return;
