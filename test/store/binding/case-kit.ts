@@ -150,14 +150,18 @@ export async function rejectsWith(promise: Promise<unknown>, type: ErrorClass, m
     await promise;
   } catch (error) {
     const ok = error instanceof Error && error.constructor === type && (typeof message === 'string' ? error.message === message : message.test(error.message));
-    if (!ok)
-      fail(
-        undefined,
-        `expected ${wanted}, got ${error instanceof Error ? `a ${error.constructor.name} with message ${JSON.stringify(error.message)}${error.cause === undefined ? '' : `, caused by ${error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : show(error.cause)}`}` : show(error)}`,
-      );
+    if (!ok) fail(undefined, `expected ${wanted}, got ${describeError(error)}`);
     return;
   }
   fail(undefined, `expected ${wanted}, but it resolved`);
+}
+
+/** A thrown value as a failure message names it: an error's class and message, and its cause when it has one. */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return show(error);
+  const cause =
+    error.cause === undefined ? '' : `, caused by ${error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : show(error.cause)}`;
+  return `a ${error.constructor.name} with message ${JSON.stringify(error.message)}${cause}`;
 }
 
 /** The bytes of `text` as UTF-8. */
